@@ -1,0 +1,217 @@
+//! The Blackhole NoC grid: size, what tile sits at each NoC0 coordinate, NoC0 <-> NoC1.
+//!
+//! All coordinates here are *raw* NoC coordinates (no hardware coordinate translation).
+//! Sources: tt-umd `blackhole_implementation.hpp` (`GRID_SIZE`, `TENSIX_CORES_NOC0`,
+//! `DRAM_CORES_NOC0`, `ETH_CORES_NOC0`, ...), tt-isa-documentation `BlackholeA0/NoC/MemoryMap.md`
+//! and `NoC/RoutingPaths.md`; see `shared/design/blackhole-facts.md` §1.
+
+/// Grid width: NoC0 x runs 0..=16.
+pub const GRID_X: u8 = 17;
+/// Grid height: NoC0 y runs 0..=11.
+pub const GRID_Y: u8 = 12;
+
+/// NoC0 x of the 14 Tensix columns, ascending (tt-umd `T6_X_LOCATIONS`).
+pub const TENSIX_X: [u8; 14] = [1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16];
+/// NoC0 y of the first Tensix row; Tensix rows are `TENSIX_Y_FIRST..=TENSIX_Y_LAST`.
+pub const TENSIX_Y_FIRST: u8 = 2;
+/// NoC0 y of the last Tensix row.
+pub const TENSIX_Y_LAST: u8 = 11;
+/// Tensix rows on every part (harvesting removes whole columns only).
+pub const TENSIX_ROWS: u8 = 10;
+/// Tensix tiles on the full die.
+pub const TENSIX_COUNT_FULL: usize = 140;
+
+/// DRAM banks.
+pub const DRAM_BANKS: usize = 8;
+/// NoC ports (tiles) per DRAM bank; each exposes the whole bank.
+pub const DRAM_PORTS_PER_BANK: usize = 3;
+/// Bytes per DRAM bank (4 GiB).
+pub const DRAM_BANK_SIZE: u64 = 4 << 30;
+/// Bytes per bank tt-metal uses (the top 16 MiB are reserved).
+pub const DRAM_BANK_USABLE_SIZE: u64 = 4_278_190_080;
+/// NoC0 (x, y) of every DRAM port, by bank then port (tt-umd `DRAM_CORES_NOC0`).
+pub const DRAM_PORTS: [[(u8, u8); DRAM_PORTS_PER_BANK]; DRAM_BANKS] = [
+    [(0, 0), (0, 1), (0, 11)],
+    [(0, 2), (0, 10), (0, 3)],
+    [(0, 9), (0, 4), (0, 8)],
+    [(0, 5), (0, 7), (0, 6)],
+    [(9, 0), (9, 1), (9, 11)],
+    [(9, 2), (9, 10), (9, 3)],
+    [(9, 9), (9, 4), (9, 8)],
+    [(9, 5), (9, 7), (9, 6)],
+];
+/// The worker-facing port of each bank that tt-metal prefers (`blackhole_140_arch.yaml`).
+pub const DRAM_WORKER_PORT: [(u8, u8); DRAM_BANKS] = [
+    (0, 11),
+    (0, 3),
+    (0, 8),
+    (0, 6),
+    (9, 11),
+    (9, 3),
+    (9, 8),
+    (9, 6),
+];
+
+/// ARC tile.
+pub const ARC: (u8, u8) = (8, 0);
+/// PCIe tiles: PCIe0 (host link on p150) and PCIe1 (host link on p100).
+pub const PCIE: [(u8, u8); 2] = [(2, 0), (11, 0)];
+/// Security tile.
+pub const SECURITY: (u8, u8) = (8, 2);
+/// L2CPU tiles (4 SiFive x280 each).
+pub const L2CPU: [(u8, u8); 4] = [(8, 3), (8, 5), (8, 7), (8, 9)];
+/// Ethernet tiles all sit on this NoC0 row.
+pub const ETH_Y: u8 = 1;
+/// NoC0 x of Ethernet channel 0..13 (the die order; tt-umd `ETH_CORES_NOC0`).
+pub const ETH_CHANNEL_X: [u8; 14] = [1, 16, 2, 15, 3, 14, 4, 13, 5, 12, 6, 11, 7, 10];
+/// Router-only tiles (tt-umd `ROUTER_CORES_NOC0`).
+pub const ROUTER_ONLY: [(u8, u8); 18] = [
+    (1, 0),
+    (3, 0),
+    (4, 0),
+    (5, 0),
+    (6, 0),
+    (7, 0),
+    (10, 0),
+    (12, 0),
+    (13, 0),
+    (14, 0),
+    (15, 0),
+    (16, 0),
+    (8, 1),
+    (8, 4),
+    (8, 6),
+    (8, 8),
+    (8, 10),
+    (8, 11),
+];
+
+/// What sits at one NoC coordinate.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TileKind {
+    /// A Tensix tile (5 baby RISC-V cores, 1536 KiB L1), harvested or not.
+    Tensix,
+    /// One NoC port of a DRAM bank.
+    Dram {
+        /// Bank 0..8.
+        bank: u8,
+        /// Port 0..3 within the bank.
+        port: u8,
+    },
+    /// A PCIe tile (0 or 1).
+    Pcie(u8),
+    /// The ARC management tile.
+    Arc,
+    /// An Ethernet tile with its channel number 0..14.
+    Ethernet(u8),
+    /// One of the 4 L2CPU tiles.
+    L2Cpu(u8),
+    /// The security tile.
+    Security,
+    /// A router with no endpoint.
+    RouterOnly,
+}
+
+/// True when NoC0 x is one of the Tensix columns.
+pub const fn is_tensix_x(x: u8) -> bool {
+    matches!(x, 1..=7 | 10..=16)
+}
+
+/// What sits at NoC0 `(x, y)`, or `None` outside the 17 x 12 grid.
+pub const fn tile_at(x: u8, y: u8) -> Option<TileKind> {
+    if x >= GRID_X || y >= GRID_Y {
+        return None;
+    }
+    if is_tensix_x(x) && y >= TENSIX_Y_FIRST {
+        return Some(TileKind::Tensix);
+    }
+    if x == 0 || x == 9 {
+        let mut bank = 0;
+        while bank < DRAM_BANKS {
+            let mut port = 0;
+            while port < DRAM_PORTS_PER_BANK {
+                let (px, py) = DRAM_PORTS[bank][port];
+                if px == x && py == y {
+                    return Some(TileKind::Dram {
+                        bank: bank as u8,
+                        port: port as u8,
+                    });
+                }
+                port += 1;
+            }
+            bank += 1;
+        }
+    }
+    if y == ETH_Y && is_tensix_x(x) {
+        let mut channel = 0;
+        while channel < ETH_CHANNEL_X.len() {
+            if ETH_CHANNEL_X[channel] == x {
+                return Some(TileKind::Ethernet(channel as u8));
+            }
+            channel += 1;
+        }
+    }
+    if x == ARC.0 && y == ARC.1 {
+        return Some(TileKind::Arc);
+    }
+    if y == PCIE[0].1 && x == PCIE[0].0 {
+        return Some(TileKind::Pcie(0));
+    }
+    if y == PCIE[1].1 && x == PCIE[1].0 {
+        return Some(TileKind::Pcie(1));
+    }
+    if x == SECURITY.0 && y == SECURITY.1 {
+        return Some(TileKind::Security);
+    }
+    let mut i = 0;
+    while i < L2CPU.len() {
+        if L2CPU[i].0 == x && L2CPU[i].1 == y {
+            return Some(TileKind::L2Cpu(i as u8));
+        }
+        i += 1;
+    }
+    Some(TileKind::RouterOnly)
+}
+
+/// The two NoCs of the chip.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Noc {
+    /// NoC0: flows +x then +y (unicast X first, then Y).
+    Noc0 = 0,
+    /// NoC1: flows -x/-y in NoC0 terms, which is +x/+y in its own raw coordinates
+    /// (unicast Y first, then X).
+    Noc1 = 1,
+}
+
+/// NoC1 raw coordinate of NoC0 `(x, y)`: `x1 = 16 - x0`, `y1 = 11 - y0`.
+/// Returns `None` outside the grid.
+pub const fn noc0_to_noc1(x: u8, y: u8) -> Option<(u8, u8)> {
+    if x >= GRID_X || y >= GRID_Y {
+        return None;
+    }
+    Some((GRID_X - 1 - x, GRID_Y - 1 - y))
+}
+
+/// NoC0 raw coordinate of NoC1 `(x, y)`; the mapping is its own inverse.
+pub const fn noc1_to_noc0(x: u8, y: u8) -> Option<(u8, u8)> {
+    noc0_to_noc1(x, y)
+}
+
+/// Raw coordinate on `noc` of NoC0 `(x, y)`; `None` outside the grid.
+pub const fn noc0_to(noc: Noc, x: u8, y: u8) -> Option<(u8, u8)> {
+    match noc {
+        Noc::Noc0 if x < GRID_X && y < GRID_Y => Some((x, y)),
+        Noc::Noc0 => None,
+        Noc::Noc1 => noc0_to_noc1(x, y),
+    }
+}
+
+/// Routers a unicast packet passes on a one-directional torus axis from `from` to `to`
+/// (`len` positions), moving in the + direction of that NoC's raw coordinates.
+pub const fn forward_hops(from: u8, to: u8, len: u8) -> u8 {
+    if to >= from {
+        to - from
+    } else {
+        len - from + to
+    }
+}

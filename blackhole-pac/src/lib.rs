@@ -1,0 +1,33 @@
+//! # blackhole-pac
+//!
+//! Chip facts and registers of Tenstorrent Blackhole, as typed constants, `const fn`s and
+//! chiptool-style register blocks. `#![no_std]`, no dependencies.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`grid`] | the 17 x 12 NoC grid, what sits where, NoC0 <-> NoC1 coordinates |
+//! | [`harvest`] | harvest masks (die order and tt-umd order), logical -> NoC0 Tensix mapping |
+//! | [`addr`] | 64-bit NoC address encodings, multicast rectangles with torus wrap, alignment |
+//! | [`niu`] | the NIU register block: command buffers, `NOC_CTRL`, counters, configuration |
+//! | [`stream`] | overlay stream registers used as circular-buffer counters |
+//! | [`tensix`] | L1 size, local memories, soft reset, reset PCs, clocks |
+//! | [`tlb`] | PCIe TLB windows and their 2 MiB / 4 GiB configuration encoding |
+//! | [`reg`] | `Reg<T, A>`: the volatile register access the blocks are built from |
+//!
+//! Every number comes from a primary source named in its module's docs
+//! (`shared/design/blackhole-facts.md` collects them); the crate's tests check each table
+//! against those numbers. Register blocks wrap a base pointer, so a test lays them over a host
+//! buffer and checks the exact words a driver wrote.
+//!
+//! Coordinates are raw NoC coordinates throughout; this crate never applies the NIU's hardware
+//! coordinate translation.
+#![no_std]
+
+pub mod addr;
+pub mod grid;
+pub mod harvest;
+pub mod niu;
+pub mod reg;
+pub mod stream;
+pub mod tensix;
+pub mod tlb;

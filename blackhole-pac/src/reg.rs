@@ -1,0 +1,189 @@
+//! Typed register access in the chiptool style.
+//!
+//! A register is a [`Reg<T, A>`]: a raw pointer to a `T` plus an access marker (`R`, `W`, `RW`).
+//! Register blocks are `Copy` structs that wrap a base pointer and compute register addresses by
+//! pointer arithmetic, so the same layout can sit over MMIO on the chip or over a plain host
+//! buffer in a test.
+//!
+//! Every access is a single `read_volatile` / `write_volatile` of the whole register. No
+//! reference to MMIO is ever created: a `&T` to device memory is `dereferenceable` to the
+//! compiler, which may then insert reads of its own (rust-embedded/volatile-register#10). This is
+//! why the crate does not use `volatile-register`'s `RW<T>` cells (see `docs/decisions.md`).
+//!
+//! Safety lives at construction: `from_ptr` is `unsafe` and its caller promises the pointer is
+//! valid for volatile access for as long as the value is used. After that, reads and writes are
+//! safe, as in chiptool-generated PACs.
+
+use core::marker::PhantomData;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Marker trait of the access kinds. Sealed: only [`R`], [`W`] and [`RW`] implement it.
+pub trait Access: sealed::Sealed + Copy {}
+/// Access kinds that may be read.
+pub trait Read: Access {}
+/// Access kinds that may be written.
+pub trait Write: Access {}
+
+/// Read-only access.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct R;
+/// Write-only access.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct W;
+/// Read-write access.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RW;
+
+impl sealed::Sealed for R {}
+impl sealed::Sealed for W {}
+impl sealed::Sealed for RW {}
+impl Access for R {}
+impl Access for W {}
+impl Access for RW {}
+impl Read for R {}
+impl Read for RW {}
+impl Write for W {}
+impl Write for RW {}
+
+/// One memory-mapped register holding a `T` (a `u32` or a 32-bit fieldset), with access `A`.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub struct Reg<T: Copy, A: Access> {
+    ptr: *mut T,
+    access: PhantomData<A>,
+}
+
+// SAFETY: a `Reg` is an address; moving it between threads moves no data. Whoever made it with
+// `from_ptr` has promised the address stays valid, and every access is one volatile operation.
+unsafe impl<T: Copy, A: Access> Send for Reg<T, A> {}
+// SAFETY: as for `Send`: shared `Reg`s only perform single volatile accesses.
+unsafe impl<T: Copy, A: Access> Sync for Reg<T, A> {}
+
+impl<T: Copy, A: Access> Reg<T, A> {
+    /// Makes a register at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must be aligned for `T` and valid for volatile reads and writes of `T` for as long as
+    /// the returned `Reg` (or any copy of it) is used.
+    #[inline(always)]
+    pub const unsafe fn from_ptr(ptr: *mut T) -> Self {
+        Self {
+            ptr,
+            access: PhantomData,
+        }
+    }
+
+    /// The register's address.
+    #[inline(always)]
+    pub const fn as_ptr(&self) -> *mut T {
+        self.ptr
+    }
+}
+
+impl<T: Copy, A: Read> Reg<T, A> {
+    /// Reads the register with one volatile load.
+    #[inline(always)]
+    pub fn read(&self) -> T {
+        // SAFETY: `from_ptr`'s contract makes `ptr` valid and aligned for volatile reads.
+        unsafe { self.ptr.read_volatile() }
+    }
+}
+
+impl<T: Copy, A: Write> Reg<T, A> {
+    /// Writes `value` with one volatile store.
+    #[inline(always)]
+    pub fn write_value(&self, value: T) {
+        // SAFETY: `from_ptr`'s contract makes `ptr` valid and aligned for volatile writes.
+        unsafe { self.ptr.write_volatile(value) }
+    }
+}
+
+impl<T: Default + Copy, A: Write> Reg<T, A> {
+    /// Builds a value from `T::default()` with `f`, then writes it; returns what `f` returned.
+    #[inline(always)]
+    pub fn write<Out>(&self, f: impl FnOnce(&mut T) -> Out) -> Out {
+        let mut value = T::default();
+        let out = f(&mut value);
+        self.write_value(value);
+        out
+    }
+}
+
+impl<T: Copy, A: Read + Write> Reg<T, A> {
+    /// Reads the register, lets `f` change the value, writes it back; returns what `f` returned.
+    #[inline(always)]
+    pub fn modify<Out>(&self, f: impl FnOnce(&mut T) -> Out) -> Out {
+        let mut value = self.read();
+        let out = f(&mut value);
+        self.write_value(value);
+        out
+    }
+}
+
+/// Defines a 32-bit fieldset newtype with typed getters and setters.
+///
+/// Fields are either `flag getter, setter @ bit;` (a `bool`) or
+/// `field getter, setter: u8|u16|u32 @ bit_offset, width;`. Setters mask the value to the
+/// field's width, so a too-wide value never spills into a neighbouring field.
+macro_rules! fieldset {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident { $($body:tt)* }
+    ) => {
+        $(#[$meta])*
+        #[repr(transparent)]
+        #[derive(Copy, Clone, Default, PartialEq, Eq, Hash)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            $crate::reg::fieldset!(@fields $($body)*);
+        }
+
+        impl core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                write!(f, concat!(stringify!($name), "({:#010x})"), self.0)
+            }
+        }
+    };
+    (@fields) => {};
+    (@fields $(#[$fmeta:meta])* flag $get:ident, $set:ident @ $bit:expr; $($rest:tt)*) => {
+        $(#[$fmeta])*
+        #[inline(always)]
+        pub const fn $get(&self) -> bool {
+            (self.0 >> $bit) & 1 != 0
+        }
+        #[doc = concat!("Sets the flag read by [`Self::", stringify!($get), "`].")]
+        #[inline(always)]
+        pub const fn $set(&mut self, value: bool) {
+            self.0 = (self.0 & !(1u32 << $bit)) | ((value as u32) << $bit);
+        }
+        $crate::reg::fieldset!(@fields $($rest)*);
+    };
+    (@fields $(#[$fmeta:meta])* field $get:ident, $set:ident : $ty:ident @ $off:expr, $width:expr; $($rest:tt)*) => {
+        $(#[$fmeta])*
+        #[inline(always)]
+        pub const fn $get(&self) -> $ty {
+            ((self.0 >> $off) & $crate::reg::field_mask($width)) as $ty
+        }
+        #[doc = concat!("Sets the field read by [`Self::", stringify!($get), "`]; bits beyond its width are dropped.")]
+        #[inline(always)]
+        pub const fn $set(&mut self, value: $ty) {
+            let mask = $crate::reg::field_mask($width);
+            self.0 = (self.0 & !(mask << $off)) | (((value as u32) & mask) << $off);
+        }
+        $crate::reg::fieldset!(@fields $($rest)*);
+    };
+}
+pub(crate) use fieldset;
+
+/// The mask of a field `width` bits wide, in its lowest bits.
+#[doc(hidden)]
+pub const fn field_mask(width: u32) -> u32 {
+    if width >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << width) - 1
+    }
+}

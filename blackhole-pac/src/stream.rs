@@ -1,0 +1,96 @@
+//! NoC-overlay stream registers used as circular-buffer counters.
+//!
+//! tt-metal keeps each circular buffer's shared counters in an overlay stream's registers, not
+//! in L1: CB `n` uses stream `n` (`OPERAND_START_STREAM = 0` on Blackhole); the producer's
+//! `tiles_received` is register 10 (`STREAM_REMOTE_DEST_BUF_SIZE_REG_INDEX`), the consumer's
+//! `tiles_acked` register 8 (`STREAM_REMOTE_DEST_BUF_START_REG_INDEX`), both 16-bit counts of
+//! pages that wrap. Sources: tt-metal `…/blackhole/stream_io_map.h`,
+//! `…/blackhole/noc/noc_overlay_parameters.h` (blackhole-facts.md §5.2).
+
+use crate::reg::{RW, Reg};
+
+/// Base of the overlay stream registers.
+pub const STREAM_BASE: usize = 0xFFB4_0000;
+/// Bytes between consecutive streams.
+pub const STREAM_STRIDE: usize = 0x1000;
+/// Overlay streams (`NOC_NUM_STREAMS`).
+pub const STREAMS: usize = 64;
+/// Circular buffers per core on Blackhole.
+pub const CIRCULAR_BUFFERS: usize = 64;
+/// Stream of circular buffer 0.
+pub const OPERAND_START_STREAM: usize = 0;
+/// Register index of `tiles_received` (pages pushed by the producer).
+pub const TILES_RECEIVED_REG: usize = 10;
+/// Register index of `tiles_acked` (pages popped by the consumer).
+pub const TILES_ACKED_REG: usize = 8;
+/// Bytes of the stream register window this crate describes.
+pub const STREAM_BLOCK_BYTES: usize = STREAMS * STREAM_STRIDE;
+
+/// `STREAM_REG_ADDR(stream, reg) = STREAM_BASE + stream * 0x1000 + reg * 4`.
+pub const fn stream_reg_addr(stream: usize, reg: usize) -> usize {
+    STREAM_BASE + stream * STREAM_STRIDE + reg * 4
+}
+
+/// A circular buffer index, 0..64.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CbIndex(u8);
+
+impl CbIndex {
+    /// A circular buffer index; `None` unless `index < 64`.
+    pub const fn new(index: u8) -> Option<Self> {
+        if (index as usize) < CIRCULAR_BUFFERS {
+            Some(Self(index))
+        } else {
+            None
+        }
+    }
+    /// The index.
+    pub const fn get(self) -> u8 {
+        self.0
+    }
+}
+
+/// The overlay stream register window over a base pointer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Streams {
+    ptr: *mut u8,
+}
+
+// SAFETY: an address only; see `Reg`.
+unsafe impl Send for Streams {}
+// SAFETY: an address only; see `Reg`.
+unsafe impl Sync for Streams {}
+
+impl Streams {
+    /// The window at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must be 4-byte aligned and valid for volatile 32-bit access over
+    /// [`STREAM_BLOCK_BYTES`] for as long as the window or a register from it is used.
+    pub const unsafe fn from_ptr(ptr: *mut ()) -> Self {
+        Self {
+            ptr: ptr as *mut u8,
+        }
+    }
+
+    const fn reg(self, cb: CbIndex, reg: usize) -> Reg<u32, RW> {
+        let offset = (OPERAND_START_STREAM + cb.0 as usize) * STREAM_STRIDE + reg * 4;
+        // SAFETY: `from_ptr`'s contract covers the whole window; `cb < 64` keeps us inside it.
+        unsafe { Reg::from_ptr(self.ptr.wrapping_add(offset) as *mut u32) }
+    }
+
+    /// Pages pushed into circular buffer `cb` (16 significant bits, wrapping).
+    pub const fn tiles_received(self, cb: CbIndex) -> Reg<u32, RW> {
+        self.reg(cb, TILES_RECEIVED_REG)
+    }
+
+    /// Pages popped from circular buffer `cb` (16 significant bits, wrapping).
+    pub const fn tiles_acked(self, cb: CbIndex) -> Reg<u32, RW> {
+        self.reg(cb, TILES_ACKED_REG)
+    }
+}
+
+/// The stream window on a Tensix RISC-V (device only; see [`crate::niu::NIU0`]).
+pub const STREAMS_MMIO: Streams = Streams {
+    ptr: STREAM_BASE as *mut u8,
+};

@@ -1,0 +1,74 @@
+//! Tensix tile facts: L1, local memories, soft reset, reset PCs, debug registers.
+//!
+//! Sources: tt-isa-documentation `BlackholeA0/TensixTile/BabyRISCV/README.md` and (fork)
+//! `TensixTile/SoftReset.md`; tt-umd `blackhole_implementation.hpp`; tt-metal `dev_mem_map.h`
+//! (blackhole-facts.md §5).
+
+use crate::reg::fieldset;
+
+/// L1 bytes per Tensix (0x0000_0000..0x0018_0000).
+pub const L1_SIZE: u32 = 1536 * 1024;
+/// L1 bytes tt-metal reports as usable (`worker_l1_size`).
+pub const L1_USABLE_SIZE: u32 = 1_499_136;
+/// Private local data RAM base of each baby core.
+pub const LOCAL_MEM_BASE: u32 = 0xFFB0_0000;
+/// Local data RAM of BRISC and NCRISC.
+pub const LOCAL_MEM_DM_SIZE: u32 = 8 * 1024;
+/// Local data RAM of each TRISC.
+pub const LOCAL_MEM_TRISC_SIZE: u32 = 4 * 1024;
+/// L0 data cache bytes (4 lines of 16 B; not coherent).
+pub const L0_DCACHE_SIZE: u32 = 64;
+/// End of tt-metal's fixed L1 map (`MEM_MAP_END`); kernels and buffers live above it.
+pub const TT_METAL_MEM_MAP_END: u32 = 0x9F00;
+/// tt-metal's inline-write scratch (`MEM_L1_INLINE_BASE`), 16 B per NoC per DM core.
+pub const TT_METAL_L1_INLINE_BASE: u32 = 32;
+
+/// `RISCV_DEBUG_REG_SOFT_RESET_0` (also writable over the NoC).
+pub const SOFT_RESET_ADDR: u32 = 0xFFB1_21B0;
+/// Soft-reset bits of all five baby cores.
+pub const SOFT_RESET_ALL_CORES: u32 = (1 << 11) | (1 << 12) | (1 << 13) | (1 << 14) | (1 << 18);
+
+fieldset! {
+    /// `RISCV_DEBUG_REG_SOFT_RESET_0`: a set bit holds that core in reset.
+    pub struct SoftReset {
+        /// BRISC (RISCV_B, data movement 0).
+        flag brisc, set_brisc @ 11;
+        /// TRISC0 (unpack).
+        flag trisc0, set_trisc0 @ 12;
+        /// TRISC1 (math).
+        flag trisc1, set_trisc1 @ 13;
+        /// TRISC2 (pack).
+        flag trisc2, set_trisc2 @ 14;
+        /// NCRISC (RISCV_NC, data movement 1).
+        flag ncrisc, set_ncrisc @ 18;
+        /// Staggered start (tt-umd `SOFT_RESET_STAGGERED_START`).
+        flag staggered_start, set_staggered_start @ 31;
+    }
+}
+
+/// Reset PC of BRISC.
+pub const BRISC_RESET_PC: u32 = 0x0;
+/// Default reset PCs of TRISC0, TRISC1, TRISC2.
+pub const TRISC_RESET_PC: [u32; 3] = [0x6000, 0xA000, 0xE000];
+/// Default reset PC of NCRISC.
+pub const NCRISC_RESET_PC: u32 = 0x1_2000;
+/// `TRISC_RESET_PC_OVERRIDE`.
+pub const TRISC_RESET_PC_OVERRIDE: u32 = 0xFFB1_2234;
+/// TRISC0..2 override PC registers.
+pub const TRISC_RESET_PC_REGS: [u32; 3] = [0xFFB1_2228, 0xFFB1_222C, 0xFFB1_2230];
+/// `NCRISC_RESET_PC_OVERRIDE`.
+pub const NCRISC_RESET_PC_OVERRIDE: u32 = 0xFFB1_223C;
+/// NCRISC override PC register.
+pub const NCRISC_RESET_PC_REG: u32 = 0xFFB1_2238;
+/// PC snapshot registers of B, NC, T0, T1, T2.
+pub const PC_SNAPSHOT: [u32; 5] = [
+    0xFFB1_3138,
+    0xFFB1_313C,
+    0xFFB1_3140,
+    0xFFB1_3144,
+    0xFFB1_3148,
+];
+/// AICLK (and NoC clock) under load, in MHz.
+pub const AICLK_BUSY_MHZ: u32 = 1350;
+/// AICLK when idle, in MHz.
+pub const AICLK_IDLE_MHZ: u32 = 800;

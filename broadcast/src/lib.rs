@@ -1,0 +1,2 @@
+//! # komorebi-broadcast
+#![no_std]

@@ -1,0 +1,113 @@
+//! [`ControlBlock`]: a tile's control words in L1, its stop flag, the run's wait limit and a
+//! cycle clock.
+//!
+//! The control block is a region of L1 at the same address on every tile of a chip, so a word's
+//! offset names the same word everywhere and a core can write a word of another tile's block
+//! over the NoC (from [`ControlBlock::addr`] on this tile to the same offset on that one). Its
+//! layout above the words this trait names is the runtime's ABI (`komorebi-kernel`).
+//!
+//! # The contract a backend keeps
+//!
+//! * `load` returns the word as it is in L1 now, including words other cores wrote over the NoC
+//!   (no stale cached copy); `store` makes the word visible in L1, to NoC reads of it and to the
+//!   NoC writes that use it as a source, before it returns. Offsets are byte offsets, multiples
+//!   of 4, below `len()`.
+//! * `stop_requested` is true once the host or any kernel of the tile has asked the tile to stop;
+//!   it stays true until the host clears it between commands.
+//! * `wait_limit` is the number of cycles any single wait may last in the current command.
+//! * `now` is a 64-bit cycle count that never wraps or goes back.
+//!
+//! `hal/README.md` says how Blackhole realizes each method.
+
+use crate::types::L1Addr;
+
+/// Generic kinds of control-block errors.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// An offset at or beyond the end of the control block.
+    OutOfRange,
+    /// An offset that is not a multiple of 4.
+    Misaligned,
+    /// Anything else.
+    Other,
+}
+
+impl core::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Self::OutOfRange => "offset beyond the control block",
+            Self::Misaligned => "offset not a multiple of 4",
+            Self::Other => "control block error",
+        })
+    }
+}
+
+crate::error::error_skeleton!("control block");
+
+/// A tile's control words; see the module docs.
+pub trait ControlBlock: ErrorType {
+    /// Bytes in the control block.
+    fn len(&self) -> u32;
+
+    /// True for an empty control block (never, for a real one).
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// L1 address of the word at `offset`, for use as a NoC source or destination.
+    fn addr(&self, offset: u32) -> Result<L1Addr, Self::Error>;
+
+    /// The word at `offset`.
+    fn load(&mut self, offset: u32) -> Result<u32, Self::Error>;
+
+    /// Writes the word at `offset`.
+    fn store(&mut self, offset: u32, value: u32) -> Result<(), Self::Error>;
+
+    /// True once the tile has been asked to stop.
+    fn stop_requested(&mut self) -> Result<bool, Self::Error>;
+
+    /// Asks every kernel of this tile to stop (sets the stop flag).
+    fn request_stop(&mut self) -> Result<(), Self::Error>;
+
+    /// Cycles any single wait may last in the current command.
+    fn wait_limit(&mut self) -> Result<u64, Self::Error>;
+
+    /// Cycles since an arbitrary start; monotonic, never wraps.
+    fn now(&mut self) -> u64;
+}
+
+impl<T: ControlBlock + ?Sized> ControlBlock for &mut T {
+    #[inline]
+    fn len(&self) -> u32 {
+        T::len(self)
+    }
+    #[inline]
+    fn addr(&self, offset: u32) -> Result<L1Addr, Self::Error> {
+        T::addr(self, offset)
+    }
+    #[inline]
+    fn load(&mut self, offset: u32) -> Result<u32, Self::Error> {
+        T::load(self, offset)
+    }
+    #[inline]
+    fn store(&mut self, offset: u32, value: u32) -> Result<(), Self::Error> {
+        T::store(self, offset, value)
+    }
+    #[inline]
+    fn stop_requested(&mut self) -> Result<bool, Self::Error> {
+        T::stop_requested(self)
+    }
+    #[inline]
+    fn request_stop(&mut self) -> Result<(), Self::Error> {
+        T::request_stop(self)
+    }
+    #[inline]
+    fn wait_limit(&mut self) -> Result<u64, Self::Error> {
+        T::wait_limit(self)
+    }
+    #[inline]
+    fn now(&mut self) -> u64 {
+        T::now(self)
+    }
+}

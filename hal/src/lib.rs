@@ -1,0 +1,18 @@
+#![doc = include_str!("../README.md")]
+#![no_std]
+// The HAL's one async trait (`Pause`) is used by single-threaded executors; no `Send` bound is
+// wanted, as in embedded-hal-async.
+#![allow(async_fn_in_trait)]
+
+pub mod cb;
+pub mod control;
+mod error;
+pub mod noc;
+pub mod types;
+pub mod wait;
+
+pub use cb::CircularBuffer;
+pub use control::ControlBlock;
+pub use noc::NocMulticast;
+pub use types::{L1Addr, NocAddr, NocId, Rect, ValueError, Xy};
+pub use wait::{Pause, Spin, WaitError, block_on, wait_until};

@@ -1,0 +1,204 @@
+//! [`NocMulticast`]: one NoC as seen from one data-movement core.
+//!
+//! Every method either starts a transfer or observes progress; none waits. Waiting is done above
+//! the HAL with [`crate::wait::wait_until`].
+//!
+//! # The contract a backend keeps
+//!
+//! * **Issue.** `read`, `write` and `multicast` return once the request is handed to the NoC.
+//!   They may return [`ErrorKind::Busy`] when the backend cannot take a request right now
+//!   (nothing was issued; call again later).
+//! * **Reads.** [`NocMulticast::reads_done`] is true when every read this core issued on this NoC
+//!   has landed in local L1 and is visible to the core's own loads.
+//! * **Writes sent.** [`NocMulticast::writes_sent`] is true when every write and multicast this
+//!   core issued on this NoC has been read out of its source: the source bytes may change.
+//!   Changing them earlier delivers the changed bytes (on Blackhole the core can overwrite L1
+//!   before the NIU has read it).
+//! * **Writes acked.** [`NocMulticast::writes_acked`] is true when every [`Ack::Acked`] write this
+//!   core issued on this NoC has been acknowledged by every destination: a multicast counts one
+//!   acknowledgement per receiving node. Acked data is in the destination's memory.
+//! * **Ordering.** Two writes this core issued with [`Order::Ordered`] on the same NoC to the same
+//!   destination (the same node, or the same rectangle) arrive in the order they were issued,
+//!   byte for byte. Nothing else is ordered: not writes on different NoCs, not a unicast with a
+//!   multicast, not [`Order::Relaxed`] writes, not reads with writes, not acknowledgements.
+//! * **Multicast.** A multicast to a [`Rect`] writes the same bytes to the same local address on
+//!   every compute node (on Blackhole: Tensix) of the rectangle, in this NoC's raw coordinates,
+//!   **except the sender**, even when the sender lies inside it. Nodes of other kinds inside the
+//!   rectangle receive nothing. A wrapping rectangle ([`Rect::wrapping`]) covers what it says.
+//!   A multicast with no receiving node completes at once (sent and acked).
+//! * **Counters.** The observers are booleans. Hardware counters wrap (32-bit on Blackhole);
+//!   a backend compares them with wrapping arithmetic, which is exact while fewer than 2^31
+//!   transfers are outstanding.
+//! * **Stronger is allowed.** A backend may deliver a stronger mode than asked (an acked write
+//!   where posted was asked; Blackhole must, since posted multicast is broken there), never a
+//!   weaker one.
+//!
+//! `hal/README.md` says how Blackhole realizes each method.
+
+use crate::types::{L1Addr, NocAddr, NocId, Rect, Xy};
+
+/// Generic kinds of NoC errors.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The backend cannot take a request now; nothing was issued. Try again.
+    Busy,
+    /// A coordinate or local address this NoC has no node or memory for.
+    InvalidAddress,
+    /// An address or length that is not a multiple of what the NoC needs.
+    Misaligned,
+    /// A zero length, or one larger than the backend can transfer at once.
+    InvalidLength,
+    /// A request the hardware would carry out wrongly (e.g. an inline write to L1 on Blackhole).
+    HardwareHazard,
+    /// A fault injected or detected by the backend (a simulator's dropped transaction, a bus
+    /// error).
+    Fault,
+    /// Anything else.
+    Other,
+}
+
+impl core::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Self::Busy => "the NoC cannot take a request now",
+            Self::InvalidAddress => "no such node or local address on this NoC",
+            Self::Misaligned => "address or length not aligned as the NoC requires",
+            Self::InvalidLength => "transfer length is zero or too large",
+            Self::HardwareHazard => "request would trigger a known hardware bug",
+            Self::Fault => "NoC fault",
+            Self::Other => "NoC error",
+        })
+    }
+}
+
+crate::error::error_skeleton!("NoC");
+
+/// Whether a write asks for acknowledgements.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ack {
+    /// Non-posted: every destination acknowledges; counted by `writes_acked`.
+    Acked,
+    /// Posted: no acknowledgement.
+    Posted,
+}
+
+/// Which writes a write is ordered with; see the module docs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Order {
+    /// Ordered with the other `Ordered` writes of this core to the same destination on this NoC.
+    Ordered,
+    /// No ordering promise.
+    Relaxed,
+}
+
+/// How a write is carried.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct WriteMode {
+    /// Acknowledged or posted.
+    pub ack: Ack,
+    /// Ordered or relaxed.
+    pub order: Order,
+}
+
+impl WriteMode {
+    /// Acknowledged and ordered: what data, flags and markers of a protocol use.
+    pub const ORDERED: Self = Self {
+        ack: Ack::Acked,
+        order: Order::Ordered,
+    };
+    /// Acknowledged, no ordering promise.
+    pub const RELAXED: Self = Self {
+        ack: Ack::Acked,
+        order: Order::Relaxed,
+    };
+}
+
+/// One NoC as seen from one data-movement core.
+pub trait NocMulticast: ErrorType {
+    /// The NoC this handle issues on.
+    fn noc(&self) -> NocId;
+
+    /// This core's raw coordinates on that NoC.
+    fn node(&self) -> Xy;
+
+    /// Starts a read of `len` bytes at `src` into local L1 at `dst`.
+    fn read(&mut self, src: NocAddr, dst: L1Addr, len: u32) -> Result<(), Self::Error>;
+
+    /// Starts a write of `len` bytes from local L1 at `src` to `dst`.
+    fn write(
+        &mut self,
+        src: L1Addr,
+        dst: NocAddr,
+        len: u32,
+        mode: WriteMode,
+    ) -> Result<(), Self::Error>;
+
+    /// Starts a multicast of `len` bytes from local L1 at `src` to L1 address `dst` of every
+    /// compute node of `rect` except this one.
+    fn multicast(
+        &mut self,
+        src: L1Addr,
+        rect: Rect,
+        dst: L1Addr,
+        len: u32,
+        mode: WriteMode,
+    ) -> Result<(), Self::Error>;
+
+    /// True when every read issued so far has landed.
+    fn reads_done(&mut self) -> Result<bool, Self::Error>;
+
+    /// True when every write and multicast issued so far has left its source.
+    fn writes_sent(&mut self) -> Result<bool, Self::Error>;
+
+    /// True when every acked write issued so far is acknowledged by all its destinations.
+    fn writes_acked(&mut self) -> Result<bool, Self::Error>;
+}
+
+impl<T: NocMulticast + ?Sized> NocMulticast for &mut T {
+    #[inline]
+    fn noc(&self) -> NocId {
+        T::noc(self)
+    }
+    #[inline]
+    fn node(&self) -> Xy {
+        T::node(self)
+    }
+    #[inline]
+    fn read(&mut self, src: NocAddr, dst: L1Addr, len: u32) -> Result<(), Self::Error> {
+        T::read(self, src, dst, len)
+    }
+    #[inline]
+    fn write(
+        &mut self,
+        src: L1Addr,
+        dst: NocAddr,
+        len: u32,
+        mode: WriteMode,
+    ) -> Result<(), Self::Error> {
+        T::write(self, src, dst, len, mode)
+    }
+    #[inline]
+    fn multicast(
+        &mut self,
+        src: L1Addr,
+        rect: Rect,
+        dst: L1Addr,
+        len: u32,
+        mode: WriteMode,
+    ) -> Result<(), Self::Error> {
+        T::multicast(self, src, rect, dst, len, mode)
+    }
+    #[inline]
+    fn reads_done(&mut self) -> Result<bool, Self::Error> {
+        T::reads_done(self)
+    }
+    #[inline]
+    fn writes_sent(&mut self) -> Result<bool, Self::Error> {
+        T::writes_sent(self)
+    }
+    #[inline]
+    fn writes_acked(&mut self) -> Result<bool, Self::Error> {
+        T::writes_acked(self)
+    }
+}

@@ -1,0 +1,289 @@
+//! Value types shared by the traits. Each validates on construction, so a value that exists is
+//! one every backend can be handed.
+
+use core::fmt;
+
+/// Largest coordinate on either axis. The HAL's coordinate space is 64 x 64 nodes (6 bits per
+/// axis, the NoC node-id width of every Tenstorrent NoC); a backend refuses coordinates outside
+/// its own grid with `ErrorKind::InvalidAddress`.
+pub const COORD_MAX: u8 = 63;
+/// Bits of a node-local NoC address.
+pub const LOCAL_ADDR_BITS: u32 = 36;
+/// Alignment every [`L1Addr`] has (one 32-bit word). NoCs may need more for transfers and say so
+/// with `ErrorKind::Misaligned`.
+pub const L1_ADDR_ALIGN: u32 = 4;
+
+/// A value that cannot be one of the HAL's types.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ValueError {
+    /// A coordinate above [`COORD_MAX`].
+    Coordinate {
+        /// The coordinate given.
+        value: u8,
+    },
+    /// A rectangle whose start lies after its end on `axis` (`'x'` or `'y'`).
+    Reversed {
+        /// The axis.
+        axis: char,
+        /// Start coordinate on that axis.
+        start: u8,
+        /// End coordinate on that axis.
+        end: u8,
+    },
+    /// An L1 address that is not a multiple of [`L1_ADDR_ALIGN`].
+    Misaligned {
+        /// The address given.
+        addr: u32,
+    },
+    /// A local address of more than [`LOCAL_ADDR_BITS`] bits.
+    LocalAddress {
+        /// The address given.
+        addr: u64,
+    },
+}
+
+impl fmt::Display for ValueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::Coordinate { value } => {
+                write!(
+                    f,
+                    "coordinate {value} is out of range (allowed: 0..={COORD_MAX})"
+                )
+            }
+            Self::Reversed { axis, start, end } => write!(
+                f,
+                "rectangle start {axis}={start} lies after end {axis}={end} \
+                 (allowed: start <= end; use Rect::wrapping for a torus-wrapping rectangle)"
+            ),
+            Self::Misaligned { addr } => write!(
+                f,
+                "L1 address {addr:#x} is not a multiple of {L1_ADDR_ALIGN} (a 32-bit word)"
+            ),
+            Self::LocalAddress { addr } => write!(
+                f,
+                "local address {addr:#x} does not fit {LOCAL_ADDR_BITS} bits \
+                 (allowed: 0..={:#x})",
+                (1u64 << LOCAL_ADDR_BITS) - 1
+            ),
+        }
+    }
+}
+
+impl core::error::Error for ValueError {}
+
+/// Which of a node's two NoCs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NocId {
+    /// NoC 0.
+    Noc0 = 0,
+    /// NoC 1.
+    Noc1 = 1,
+}
+
+impl NocId {
+    /// The NoC with index `index` (0 or 1).
+    pub const fn new(index: u8) -> Option<Self> {
+        match index {
+            0 => Some(Self::Noc0),
+            1 => Some(Self::Noc1),
+            _ => None,
+        }
+    }
+
+    /// The index, 0 or 1.
+    pub const fn index(self) -> u8 {
+        self as u8
+    }
+}
+
+/// A node's raw coordinates on one NoC.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Xy {
+    x: u8,
+    y: u8,
+}
+
+impl Xy {
+    /// The node at `(x, y)`; both must be at most [`COORD_MAX`].
+    pub const fn new(x: u8, y: u8) -> Result<Self, ValueError> {
+        if x > COORD_MAX {
+            return Err(ValueError::Coordinate { value: x });
+        }
+        if y > COORD_MAX {
+            return Err(ValueError::Coordinate { value: y });
+        }
+        Ok(Self { x, y })
+    }
+
+    /// x.
+    pub const fn x(self) -> u8 {
+        self.x
+    }
+
+    /// y.
+    pub const fn y(self) -> u8 {
+        self.y
+    }
+}
+
+impl fmt::Display for Xy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({}, {})", self.x, self.y)
+    }
+}
+
+/// A multicast rectangle in the raw coordinates of the NoC that carries it: every node with
+/// `start.x <= x <= end.x` and `start.y <= y <= end.y`, inclusive.
+///
+/// [`Rect::new`] refuses a start after its end. Hardware takes such corners as a rectangle that
+/// wraps around the torus; that is almost always a coordinate-conversion bug, so it is only
+/// built on purpose with [`Rect::wrapping`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Rect {
+    start: Xy,
+    end: Xy,
+}
+
+impl Rect {
+    /// The rectangle `start..=end`; `start` must not lie after `end` on either axis.
+    pub const fn new(start: Xy, end: Xy) -> Result<Self, ValueError> {
+        if start.x > end.x {
+            return Err(ValueError::Reversed {
+                axis: 'x',
+                start: start.x,
+                end: end.x,
+            });
+        }
+        if start.y > end.y {
+            return Err(ValueError::Reversed {
+                axis: 'y',
+                start: start.y,
+                end: end.y,
+            });
+        }
+        Ok(Self { start, end })
+    }
+
+    /// The rectangle with corners `start` and `end` exactly as hardware reads them: on an axis
+    /// where `start > end` it wraps around the torus and covers `v <= end || v >= start`.
+    pub const fn wrapping(start: Xy, end: Xy) -> Self {
+        Self { start, end }
+    }
+
+    /// The rectangle of one node.
+    pub const fn single(node: Xy) -> Self {
+        Self {
+            start: node,
+            end: node,
+        }
+    }
+
+    /// Start corner.
+    pub const fn start(self) -> Xy {
+        self.start
+    }
+
+    /// End corner.
+    pub const fn end(self) -> Xy {
+        self.end
+    }
+
+    /// True when an axis wraps around the torus.
+    pub const fn is_wrapping(self) -> bool {
+        self.start.x > self.end.x || self.start.y > self.end.y
+    }
+
+    /// Whether `node` lies in the rectangle (torus wrap included).
+    pub const fn contains(self, node: Xy) -> bool {
+        const fn span(s: u8, e: u8, v: u8) -> bool {
+            if s <= e {
+                s <= v && v <= e
+            } else {
+                v <= e || v >= s
+            }
+        }
+        span(self.start.x, self.end.x, node.x) && span(self.start.y, self.end.y, node.y)
+    }
+}
+
+impl fmt::Display for Rect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}..={}", self.start, self.end)
+    }
+}
+
+/// A byte address in a node's local L1 memory, word aligned.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct L1Addr(u32);
+
+impl L1Addr {
+    /// The address `addr`; must be a multiple of [`L1_ADDR_ALIGN`].
+    pub const fn new(addr: u32) -> Result<Self, ValueError> {
+        if addr % L1_ADDR_ALIGN != 0 {
+            return Err(ValueError::Misaligned { addr });
+        }
+        Ok(Self(addr))
+    }
+
+    /// The address.
+    pub const fn get(self) -> u32 {
+        self.0
+    }
+
+    /// `self + bytes`, or `None` if the sum overflows or is not word aligned.
+    pub const fn offset(self, bytes: u32) -> Option<Self> {
+        match self.0.checked_add(bytes) {
+            Some(a) if a % L1_ADDR_ALIGN == 0 => Some(Self(a)),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for L1Addr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#x}", self.0)
+    }
+}
+
+/// An address on the NoC: a node and a local address in it (L1, DRAM, registers).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NocAddr {
+    node: Xy,
+    local: u64,
+}
+
+impl NocAddr {
+    /// `local` in `node`; `local` must fit [`LOCAL_ADDR_BITS`] bits.
+    pub const fn new(node: Xy, local: u64) -> Result<Self, ValueError> {
+        if local >> LOCAL_ADDR_BITS != 0 {
+            return Err(ValueError::LocalAddress { addr: local });
+        }
+        Ok(Self { node, local })
+    }
+
+    /// The L1 address `addr` of `node`.
+    pub const fn l1(node: Xy, addr: L1Addr) -> Self {
+        Self {
+            node,
+            local: addr.0 as u64,
+        }
+    }
+
+    /// The node.
+    pub const fn node(self) -> Xy {
+        self.node
+    }
+
+    /// The local address.
+    pub const fn local(self) -> u64 {
+        self.local
+    }
+}
+
+impl fmt::Display for NocAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{:#x}", self.node, self.local)
+    }
+}

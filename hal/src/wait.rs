@@ -1,0 +1,148 @@
+//! The wait primitive: poll a condition until it holds, the run's wait limit passes, or the
+//! tile is asked to stop. Everything that waits in komorebi waits through [`wait_until`].
+//!
+//! Between polls a waiting kernel calls [`Pause::pause`] with its deadline. The backend decides
+//! how time passes: silicon and unit tests poll again at once ([`Spin`]); the simulator suspends
+//! the kernel until something it could observe changes or the deadline comes, so a timeout in an
+//! idle chip fires without stepping through idle cycles. (`embedded-hal-async`'s `DelayNs` cannot
+//! say "until something changes or this cycle", which is why this is a trait of its own; see
+//! `docs/decisions.md`.)
+
+use core::future::Future;
+use core::pin::{Pin, pin};
+use core::task::{Context, Poll, Waker};
+
+use crate::control::ControlBlock;
+
+/// How a waiting kernel lets time pass between two polls of its condition.
+pub trait Pause {
+    /// Returns when the condition may have changed or cycle `deadline` has come, whichever is
+    /// first. Returning early is always allowed (the caller polls again).
+    async fn pause(&mut self, deadline: u64);
+}
+
+impl<T: Pause + ?Sized> Pause for &mut T {
+    #[inline]
+    async fn pause(&mut self, deadline: u64) {
+        T::pause(self, deadline).await
+    }
+}
+
+/// Polls again at once, after yielding to the executor once (so other tasks on a cooperative
+/// executor run). Right for silicon, where each core runs one kernel, and for unit tests.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Spin;
+
+impl Pause for Spin {
+    #[inline]
+    async fn pause(&mut self, _deadline: u64) {
+        YieldOnce(false).await
+    }
+}
+
+/// A future that is pending exactly once.
+struct YieldOnce(bool);
+
+impl Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            Poll::Ready(())
+        } else {
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+}
+
+/// Why a wait ended without its condition.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WaitError<E> {
+    /// The wait limit passed.
+    TimedOut {
+        /// Cycles waited.
+        waited: u64,
+    },
+    /// The tile's stop flag was set.
+    Stopped {
+        /// Cycles waited.
+        waited: u64,
+    },
+    /// The condition or the control block failed.
+    Hal(E),
+}
+
+impl<E> WaitError<E> {
+    /// Cycles waited before the wait ended (0 for a HAL error).
+    pub fn waited(&self) -> u64 {
+        match *self {
+            Self::TimedOut { waited } | Self::Stopped { waited } => waited,
+            Self::Hal(_) => 0,
+        }
+    }
+}
+
+impl<E: core::fmt::Display> core::fmt::Display for WaitError<E> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::TimedOut { waited } => write!(f, "wait limit passed after {waited} cycles"),
+            Self::Stopped { waited } => write!(f, "tile asked to stop after {waited} cycles"),
+            Self::Hal(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Polls `ready` until it returns true; returns the cycles waited.
+///
+/// Order of checks on every round: the condition first (so a condition that already holds is
+/// never refused, even with a wait limit of 0), then the stop flag, then the deadline
+/// (`start + wait_limit`, saturating), then [`Pause::pause`]. The condition gets the control
+/// block, so it may read control words.
+pub async fn wait_until<K, P, E, F>(
+    ctrl: &mut K,
+    pause: &mut P,
+    mut ready: F,
+) -> Result<u64, WaitError<E>>
+where
+    K: ControlBlock,
+    P: Pause,
+    E: From<K::Error>,
+    F: FnMut(&mut K) -> Result<bool, E>,
+{
+    let start = ctrl.now();
+    let limit = ctrl.wait_limit().map_err(|e| WaitError::Hal(e.into()))?;
+    let deadline = start.saturating_add(limit);
+    loop {
+        if ready(ctrl).map_err(WaitError::Hal)? {
+            return Ok(ctrl.now().saturating_sub(start));
+        }
+        if ctrl
+            .stop_requested()
+            .map_err(|e| WaitError::Hal(e.into()))?
+        {
+            return Err(WaitError::Stopped {
+                waited: ctrl.now().saturating_sub(start),
+            });
+        }
+        let now = ctrl.now();
+        if now >= deadline {
+            return Err(WaitError::TimedOut {
+                waited: now.saturating_sub(start),
+            });
+        }
+        pause.pause(deadline).await;
+    }
+}
+
+/// Runs `future` to completion by polling it in a loop: the executor of a core that runs one
+/// kernel and has nothing else to do. The waker does nothing; every `Pending` is polled again.
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+    }
+}
