@@ -79,5 +79,5 @@ fn a_failing_control_block_is_reported_not_retried() {
         &mut pause,
         |c: &mut MockControlBlock| Ok::<_, ErrorKind>(c.load(0)? == 1),
     ));
-    assert_eq!(out, Err(WaitError::Hal(ErrorKind::OutOfRange)));
+    assert_eq!(out, Err(WaitError::Control(ErrorKind::OutOfRange)));
 }

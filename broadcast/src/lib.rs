@@ -1,2 +1,33 @@
 //! # komorebi-broadcast
+//!
+//! The broadcast protocol: one core of a column (or of a row inside one panel), the *sender*,
+//! reads blocks from DRAM into a windowed buffer and multicasts each block to the same slot on
+//! every other core of the broadcast, then a VALID marker; receivers hand blocks to their compute
+//! kernel and report back with DONE markers in the sender's DONE-BY table; the sender reuses a
+//! slot only when every receiver has popped it. Up to two broadcasts run at once (id 0 and 1).
+//!
+//! | module | side | what |
+//! |---|---|---|
+//! | [`device`] | data-movement kernels | `Broadcast`: `new`, `ok`, `included`, `sender`, `reserve`, `cast`, `arrive`, `finish` |
+//! | [`compute`] | compute kernel | `receive`, `done`, `end` |
+//! | [`layout`] | host | `broadcasts`, `broadcast_rect`, `broadcast_args`, `blackhole_noc0_x`, `panels` |
+//! | [`args`] | both | the 11 words of `BroadcastArgs`, version 1 |
+//! | [`area`] | both | the broadcast areas of the control block (0xA00, 2 x 0x140 bytes) |
+//!
+//! Generic over `komorebi-hal`; `#![no_std]`, no allocation. The specification is
+//! `shared/seeds/002_1b9a6746630272b9.txt`; each module says which of its rules it keeps.
+//!
+//! Which kernel runs a broadcast: NoC0 -> the reader (RISCV_0), sender at the top of a column or
+//! the left end of a row, multicast +y / +x; NoC1 -> the writer (RISCV_1), sender at the bottom /
+//! right end, -y / -x. Every core of a broadcast runs it in the same kernel.
 #![no_std]
+
+pub mod area;
+pub mod args;
+pub mod compute;
+pub mod device;
+pub mod layout;
+
+pub use area::Where;
+pub use args::{Along, BroadcastArgs, LogicalRect};
+pub use device::{Broadcast, Cause, Context, DataMovement, GiveUp};

@@ -219,6 +219,9 @@ impl fmt::Display for Rect {
 pub struct L1Addr(u32);
 
 impl L1Addr {
+    /// Address 0.
+    pub const ZERO: Self = Self(0);
+
     /// The address `addr`; must be a multiple of [`L1_ADDR_ALIGN`].
     pub const fn new(addr: u32) -> Result<Self, ValueError> {
         if addr % L1_ADDR_ALIGN != 0 {

@@ -12,7 +12,7 @@ use core::future::Future;
 use core::pin::{Pin, pin};
 use core::task::{Context, Poll, Waker};
 
-use crate::control::ControlBlock;
+use crate::control::{self, ControlBlock, Error as _};
 
 /// How a waiting kernel lets time pass between two polls of its condition.
 pub trait Pause {
@@ -69,16 +69,18 @@ pub enum WaitError<E> {
         /// Cycles waited.
         waited: u64,
     },
-    /// The condition or the control block failed.
-    Hal(E),
+    /// The control block failed (reading the clock's wait limit or the stop flag).
+    Control(control::ErrorKind),
+    /// The condition failed.
+    Condition(E),
 }
 
 impl<E> WaitError<E> {
-    /// Cycles waited before the wait ended (0 for a HAL error).
+    /// Cycles waited before the wait ended (0 for a failure).
     pub fn waited(&self) -> u64 {
         match *self {
             Self::TimedOut { waited } | Self::Stopped { waited } => waited,
-            Self::Hal(_) => 0,
+            Self::Control(_) | Self::Condition(_) => 0,
         }
     }
 }
@@ -88,7 +90,8 @@ impl<E: core::fmt::Display> core::fmt::Display for WaitError<E> {
         match self {
             Self::TimedOut { waited } => write!(f, "wait limit passed after {waited} cycles"),
             Self::Stopped { waited } => write!(f, "tile asked to stop after {waited} cycles"),
-            Self::Hal(e) => write!(f, "{e}"),
+            Self::Control(e) => write!(f, "control block: {e}"),
+            Self::Condition(e) => write!(f, "{e}"),
         }
     }
 }
@@ -98,7 +101,9 @@ impl<E: core::fmt::Display> core::fmt::Display for WaitError<E> {
 /// Order of checks on every round: the condition first (so a condition that already holds is
 /// never refused, even with a wait limit of 0), then the stop flag, then the deadline
 /// (`start + wait_limit`, saturating), then [`Pause::pause`]. The condition gets the control
-/// block, so it may read control words.
+/// block, so it may read control words; its own error type `E` is passed through as
+/// [`WaitError::Condition`], and failures of the control block's own calls come back as
+/// [`WaitError::Control`] with their kind.
 pub async fn wait_until<K, P, E, F>(
     ctrl: &mut K,
     pause: &mut P,
@@ -107,19 +112,20 @@ pub async fn wait_until<K, P, E, F>(
 where
     K: ControlBlock,
     P: Pause,
-    E: From<K::Error>,
     F: FnMut(&mut K) -> Result<bool, E>,
 {
     let start = ctrl.now();
-    let limit = ctrl.wait_limit().map_err(|e| WaitError::Hal(e.into()))?;
+    let limit = ctrl
+        .wait_limit()
+        .map_err(|e| WaitError::Control(e.kind()))?;
     let deadline = start.saturating_add(limit);
     loop {
-        if ready(ctrl).map_err(WaitError::Hal)? {
+        if ready(ctrl).map_err(WaitError::Condition)? {
             return Ok(ctrl.now().saturating_sub(start));
         }
         if ctrl
             .stop_requested()
-            .map_err(|e| WaitError::Hal(e.into()))?
+            .map_err(|e| WaitError::Control(e.kind()))?
         {
             return Err(WaitError::Stopped {
                 waited: ctrl.now().saturating_sub(start),

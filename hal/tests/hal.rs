@@ -231,7 +231,10 @@ fn the_condition_reads_control_words_and_its_errors_pass_through() {
     let out = block_on(wait_until(&mut ctrl, &mut Spin, |c: &mut FakeCtrl| {
         Ok::<_, control::ErrorKind>(c.load(4096)? == 0)
     }));
-    assert_eq!(out, Err(WaitError::Hal(control::ErrorKind::OutOfRange)));
+    assert_eq!(
+        out,
+        Err(WaitError::Condition(control::ErrorKind::OutOfRange))
+    );
 }
 
 #[test]

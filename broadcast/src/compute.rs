@@ -1,0 +1,142 @@
+//! Compute side of the broadcast: what the compute kernel of every core of a broadcast calls.
+//!
+//! ```text
+//! for block in 0..blocks {
+//!     receive(&mut compute, &mut cb, pages).await?;   // the block's pages are ready
+//!     // read pages 0..pages with cb.read_page(..)
+//!     done(&mut cb, pages)?;                          // pop; the DM kernel sends the marker
+//! }
+//! end(&mut compute, &mut cb, pages, window, blocks).await?;  // pops finish's padding
+//! ```
+//!
+//! Compute gives up like every other wait (wait limit, stop flag) but records nothing: the
+//! broadcast area of a core has one writer, the data-movement kernel running the broadcast.
+//! The runtime reports a compute give-up with the tile's report.
+
+use komorebi_hal::Pause;
+use komorebi_hal::cb::{self, CircularBuffer, Error as _};
+use komorebi_hal::control::{self, ControlBlock};
+use komorebi_hal::wait::{WaitError, wait_until};
+
+use crate::area::padding_blocks;
+
+/// The HAL handles of a compute kernel: its tile's control block and how it pauses.
+#[derive(Debug)]
+pub struct Compute<K, P> {
+    /// The tile's control block (stop flag, wait limit, clock).
+    pub ctrl: K,
+    /// How waits pass time.
+    pub pause: P,
+}
+
+/// Why a compute call gave up.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ComputeError {
+    /// The wait limit passed waiting for pages.
+    TimedOut {
+        /// Cycles waited.
+        waited: u64,
+    },
+    /// The tile was asked to stop.
+    Stopped {
+        /// Cycles waited.
+        waited: u64,
+    },
+    /// A circular-buffer call failed.
+    Cb(cb::ErrorKind),
+    /// A control-block call failed.
+    Control(control::ErrorKind),
+    /// `pages`, `window` or `blocks` out of range (window 1..=8, pages >= 1, blocks <= 32 767).
+    Misuse,
+}
+
+impl core::fmt::Display for ComputeError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::TimedOut { waited } => write!(f, "compute waited {waited} cycles for a block"),
+            Self::Stopped { waited } => write!(f, "compute stopped after {waited} cycles"),
+            Self::Cb(k) => write!(f, "circular buffer: {k}"),
+            Self::Control(k) => write!(f, "control block: {k}"),
+            Self::Misuse => {
+                f.write_str("broadcast compute call with pages, window or blocks out of range")
+            }
+        }
+    }
+}
+
+/// Waits until `pages` pages are ready.
+async fn wait_pages<K, P, C>(
+    compute: &mut Compute<K, P>,
+    cb: &mut C,
+    pages: u16,
+) -> Result<(), ComputeError>
+where
+    K: ControlBlock,
+    P: Pause,
+    C: CircularBuffer,
+{
+    let Compute { ctrl, pause } = compute;
+    match wait_until(ctrl, pause, |_| {
+        cb.pages_ready().map(|ready| ready >= pages)
+    })
+    .await
+    {
+        Ok(_) => Ok(()),
+        Err(WaitError::TimedOut { waited }) => Err(ComputeError::TimedOut { waited }),
+        Err(WaitError::Stopped { waited }) => Err(ComputeError::Stopped { waited }),
+        Err(WaitError::Control(k)) => Err(ComputeError::Control(k)),
+        Err(WaitError::Condition(e)) => Err(ComputeError::Cb(e.kind())),
+    }
+}
+
+/// Waits until the next block's `pages` pages are ready; read them by index 0..pages.
+pub async fn receive<K, P, C>(
+    compute: &mut Compute<K, P>,
+    cb: &mut C,
+    pages: u16,
+) -> Result<(), ComputeError>
+where
+    K: ControlBlock,
+    P: Pause,
+    C: CircularBuffer,
+{
+    if pages == 0 {
+        return Err(ComputeError::Misuse);
+    }
+    wait_pages(compute, cb, pages).await
+}
+
+/// Done with the block: pops its `pages` pages (the data-movement kernel sends the marker).
+pub fn done<C: CircularBuffer>(cb: &mut C, pages: u16) -> Result<(), ComputeError> {
+    cb.pop(pages).map_err(|e| ComputeError::Cb(e.kind()))
+}
+
+/// After the last block: waits for and pops the padding `finish` pushed, so the next command
+/// starts at slot 0.
+pub async fn end<K, P, C>(
+    compute: &mut Compute<K, P>,
+    cb: &mut C,
+    pages: u16,
+    window: u8,
+    blocks: u32,
+) -> Result<(), ComputeError>
+where
+    K: ControlBlock,
+    P: Pause,
+    C: CircularBuffer,
+{
+    if pages == 0
+        || window == 0
+        || window > crate::args::MAX_WINDOW
+        || blocks > crate::args::MAX_BLOCKS
+    {
+        return Err(ComputeError::Misuse);
+    }
+    let pad = padding_blocks(window, blocks) * pages as u32;
+    if pad == 0 {
+        return Ok(());
+    }
+    let pad = u16::try_from(pad).map_err(|_| ComputeError::Misuse)?;
+    wait_pages(compute, cb, pad).await?;
+    cb.pop(pad).map_err(|e| ComputeError::Cb(e.kind()))
+}

@@ -1,0 +1,904 @@
+//! Device side of the broadcast: what the reader (NoC0) or writer (NoC1) kernel of each core of
+//! a broadcast calls, generic over the HAL.
+//!
+//! ```text
+//! let mut b = Broadcast::new(&mut dm, cb, &context, program_words, first_word);
+//! if !b.ok() { return; }                       // bad words: broadcast_begin recorded
+//! if b.included() {
+//!     for block in 0..blocks {
+//!         if b.sender() {
+//!             let slot = b.reserve(&mut dm, block).await?;   // slot block % window
+//!             // read the block's pages from DRAM into `slot` with dm.noc.read(..)
+//!             b.cast(&mut dm, block).await?;    // reads landed, receivers done with
+//!                                               // block - window, multicast, VALID, push
+//!         } else {
+//!             b.arrive(&mut dm, block).await?;  // VALID >= block + 1, push
+//!         }
+//!     }
+//!     b.finish(&mut dm).await?;                 // compute popped all, padding, last markers
+//! }
+//! ```
+//!
+//! # What it guarantees
+//!
+//! * The sender multicasts block `b` into slot `b % window` of every receiver only when every
+//!   receiver's DONE marker of this command says its compute popped block `b - window`; its own
+//!   compute gets every block through its own buffer.
+//! * A receiver hands block `b` to its compute only when its VALID word of this command says at
+//!   least `b + 1` blocks were cast. VALID and data travel on the same NoC, to the same
+//!   rectangle, ordered, so the data is there before the VALID that announces it.
+//! * Receivers send their DONE markers from inside `arrive` (also while waiting) and `finish`,
+//!   from their marker-source slot, with an ordinary NoC write (never an inline write: broken
+//!   into L1 on Blackhole), and change the source only once `writes_sent` says the previous one
+//!   left.
+//! * `finish` returns only when this core's compute popped every block, the buffer is padded to
+//!   whole windows (so the next command starts at slot 0 everywhere), and this core's last
+//!   transfers are acknowledged: the sender's multicasts, a receiver's final marker. The sender
+//!   also waits for every receiver's final marker, so when any core of a broadcast reports, no
+//!   word of this command is still in flight towards it; it then clears its DONE-BY table and a
+//!   receiver its VALID word.
+//! * Every wait ends at the run's wait limit or on the tile's stop flag. A call that fails
+//!   records the first give-up of this command in the broadcast's area (where, broadcast, block,
+//!   sequence), and every later call returns the same [`GiveUp`] at once. A sender whose wait
+//!   for markers or for its own NoC barriers times out (`broadcast_done`) also sets its tile's
+//!   stop flag.
+
+use komorebi_hal::cb::{self, CircularBuffer, Error as _};
+use komorebi_hal::control::{self, ControlBlock};
+use komorebi_hal::noc::{self, NocMulticast, WriteMode};
+use komorebi_hal::wait::{WaitError, wait_until};
+use komorebi_hal::{L1Addr, NocAddr, Pause, Rect, Xy};
+
+use crate::area::{self, GiveUpRecord, Where, marker, marker_count, padding_blocks};
+use crate::args::{ArgsError, BroadcastArgs, LogicalRect, MAX_BLOCKS};
+
+/// The HAL handles of one data-movement kernel: its NoC, its tile's control block, and how it
+/// pauses between polls.
+#[derive(Debug)]
+pub struct DataMovement<N, K, P> {
+    /// The kernel's NoC (NoC0 for the reader, NoC1 for the writer).
+    pub noc: N,
+    /// The tile's control block.
+    pub ctrl: K,
+    /// How waits pass time.
+    pub pause: P,
+}
+
+/// What a broadcast needs to know of the command it runs in.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Context {
+    /// The command's sequence number; its low half tags every VALID and DONE word.
+    pub sequence: u32,
+    /// The group the command names.
+    pub group: LogicalRect,
+    /// Whether the command carries `EXCLUSIVE` (rule 3 requires it).
+    pub exclusive: bool,
+}
+
+/// Why a broadcast call gave up.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Cause {
+    /// The words are not valid `BroadcastArgs`.
+    BadWords(ArgsError),
+    /// The words were built for another group than the command names (rule 3).
+    WrongGroup {
+        /// The command's group.
+        command: LogicalRect,
+        /// The words' group.
+        words: LogicalRect,
+    },
+    /// The command does not carry `EXCLUSIVE` (rule 3).
+    NotExclusive,
+    /// The words are for the other NoC than this kernel's.
+    WrongNoc,
+    /// The words are for another core.
+    WrongCore,
+    /// The buffer is not exactly `window * pages` pages.
+    BufferSize {
+        /// Pages the words need.
+        expected: u32,
+        /// Pages the buffer has.
+        capacity: u16,
+    },
+    /// The buffer's write pointer is not at slot 0 (rule 2).
+    NotAtSlotZero,
+    /// A call for a block out of order, past 32 767, or a call of the wrong role.
+    Misuse,
+    /// The wait limit passed.
+    TimedOut,
+    /// The tile was asked to stop.
+    Stopped,
+    /// A NoC call failed.
+    Noc(noc::ErrorKind),
+    /// A circular-buffer call failed.
+    Cb(cb::ErrorKind),
+    /// A control-block call failed.
+    Control(control::ErrorKind),
+}
+
+impl core::fmt::Display for Cause {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::BadWords(e) => write!(f, "bad broadcast words: {e}"),
+            Self::WrongGroup { command, words } => write!(
+                f,
+                "command names group {command} but the broadcast words were built for {words}"
+            ),
+            Self::NotExclusive => f.write_str("a command with broadcasts must carry EXCLUSIVE"),
+            Self::WrongNoc => f.write_str("broadcast words are for the other NoC's kernel"),
+            Self::WrongCore => f.write_str("broadcast words are for another core"),
+            Self::BufferSize { expected, capacity } => write!(
+                f,
+                "broadcast buffer has {capacity} pages, the words need window * pages = {expected}"
+            ),
+            Self::NotAtSlotZero => f.write_str("broadcast buffer does not start at slot 0"),
+            Self::Misuse => f.write_str("broadcast call out of order or for the wrong role"),
+            Self::TimedOut => f.write_str("wait limit passed"),
+            Self::Stopped => f.write_str("tile asked to stop"),
+            Self::Noc(k) => write!(f, "NoC: {k}"),
+            Self::Cb(k) => write!(f, "circular buffer: {k}"),
+            Self::Control(k) => write!(f, "control block: {k}"),
+        }
+    }
+}
+
+/// A give-up: what [`Broadcast`] calls return on failure, and what the area records.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct GiveUp {
+    /// Where.
+    pub place: Where,
+    /// The broadcast id.
+    pub broadcast: u8,
+    /// The block the call was about (for `finish`, the number of blocks).
+    pub block: u32,
+    /// Why.
+    pub cause: Cause,
+}
+
+impl core::fmt::Display for GiveUp {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "{} (broadcast {}, block {}): {}",
+            self.place, self.broadcast, self.block, self.cause
+        )
+    }
+}
+
+type Fail = (Where, Cause);
+
+/// A core's role, with what the role needs.
+#[derive(Copy, Clone, Debug)]
+enum Role {
+    Sender { rect: Option<Rect>, receivers: u8 },
+    Receiver { done_dst: NocAddr },
+    Excluded,
+}
+
+/// Tracks how many pages the compute kernel popped this command, from the wrapping counter.
+#[derive(Copy, Clone, Debug)]
+struct Popped {
+    last_raw: u16,
+    pages: u32,
+}
+
+impl Popped {
+    fn blocks<C: CircularBuffer>(&mut self, cb: &mut C, pages: u16) -> Result<u32, Cause> {
+        let raw = cb.popped().map_err(|e| Cause::Cb(e.kind()))?;
+        self.pages = self
+            .pages
+            .wrapping_add(raw.wrapping_sub(self.last_raw) as u32);
+        self.last_raw = raw;
+        Ok(self.pages / pages as u32)
+    }
+}
+
+/// One core's part in one broadcast of one command. See the module docs.
+#[derive(Debug)]
+pub struct Broadcast<C> {
+    cb: C,
+    args: Option<BroadcastArgs>,
+    id: u8,
+    sequence: u32,
+    role: Role,
+    slot_bytes: u32,
+    valid_src: L1Addr,
+    marker_src: L1Addr,
+    /// Blocks cast (sender) or handed to compute (receiver) so far.
+    blocks: u32,
+    popped: Popped,
+    marker_sent: Option<u16>,
+    wait_cycles: u64,
+    failed: Option<GiveUp>,
+    finished: bool,
+}
+
+fn noc_cause<E: noc::Error>(e: E) -> Cause {
+    Cause::Noc(e.kind())
+}
+
+fn ctrl_cause<E: control::Error>(e: E) -> Cause {
+    Cause::Control(e.kind())
+}
+
+/// `Ok(true)` when a request was issued, `Ok(false)` when the NoC was busy (try again).
+fn issued<E: noc::Error>(r: Result<(), E>) -> Result<bool, Cause> {
+    match r {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == noc::ErrorKind::Busy => Ok(false),
+        Err(e) => Err(noc_cause(e)),
+    }
+}
+
+/// Waits for `ready`, adding the cycles waited to `wait_cycles`.
+async fn wait_for<K, P, F>(
+    ctrl: &mut K,
+    pause: &mut P,
+    wait_cycles: &mut u64,
+    ready: F,
+) -> Result<(), Cause>
+where
+    K: ControlBlock,
+    P: Pause,
+    F: FnMut(&mut K) -> Result<bool, Cause>,
+{
+    match wait_until(ctrl, pause, ready).await {
+        Ok(waited) => {
+            *wait_cycles = wait_cycles.saturating_add(waited);
+            Ok(())
+        }
+        Err(WaitError::TimedOut { waited }) => {
+            *wait_cycles = wait_cycles.saturating_add(waited);
+            Err(Cause::TimedOut)
+        }
+        Err(WaitError::Stopped { waited }) => {
+            *wait_cycles = wait_cycles.saturating_add(waited);
+            Err(Cause::Stopped)
+        }
+        Err(WaitError::Control(k)) => Err(Cause::Control(k)),
+        Err(WaitError::Condition(c)) => Err(c),
+    }
+}
+
+/// True when every rank 1..=receivers has a DONE word of this command with count >= `needed`.
+fn receivers_done<K: ControlBlock>(
+    ctrl: &mut K,
+    id: u8,
+    seq: u16,
+    receivers: u8,
+    needed: u32,
+) -> Result<bool, Cause> {
+    for rank in 1..=receivers {
+        let word = ctrl.load(area::done_by(id, rank)).map_err(ctrl_cause)?;
+        match marker_count(word, seq) {
+            Some(count) if count as u32 >= needed => {}
+            _ => return Ok(false),
+        }
+    }
+    Ok(true)
+}
+
+fn xy(p: (u8, u8)) -> Result<Xy, Cause> {
+    Xy::new(p.0, p.1).map_err(|_| Cause::WrongCore)
+}
+
+impl<C: CircularBuffer> Broadcast<C> {
+    /// Reads this core's broadcast words at `words[first..first + 11]` and checks them against
+    /// the command, this kernel's NoC and core, and the buffer `cb`. On any mismatch the
+    /// broadcast is not [`ok`](Self::ok) and a `broadcast_begin` give-up is recorded.
+    pub fn new<N, K, P>(
+        dm: &mut DataMovement<N, K, P>,
+        cb: C,
+        context: &Context,
+        words: &[u32],
+        first: usize,
+    ) -> Self
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        let mut b = Self {
+            cb,
+            args: None,
+            id: 0,
+            sequence: context.sequence,
+            role: Role::Excluded,
+            slot_bytes: 0,
+            valid_src: L1Addr::ZERO,
+            marker_src: L1Addr::ZERO,
+            blocks: 0,
+            popped: Popped {
+                last_raw: 0,
+                pages: 0,
+            },
+            marker_sent: None,
+            wait_cycles: 0,
+            failed: None,
+            finished: false,
+        };
+        let words = words.get(first..).unwrap_or(&[]);
+        // The id as the words give it, for the record even when the words are bad.
+        b.id = words.first().map_or(0, |&w| w as u8);
+        match b.setup(dm, context, words) {
+            Ok(()) => {
+                let ctrl = &mut dm.ctrl;
+                let base = area::area(b.id);
+                let reset = ctrl
+                    .store(base + area::STATS_BLOCKS, 0)
+                    .and_then(|()| ctrl.store(base + area::STATS_WAIT_CYCLES, 0));
+                if let Err(e) = reset {
+                    b.fail(&mut dm.ctrl, Where::BroadcastBegin, 0, ctrl_cause(e));
+                }
+            }
+            Err(cause) => {
+                b.args = None;
+                b.role = Role::Excluded;
+                b.fail(&mut dm.ctrl, Where::BroadcastBegin, 0, cause);
+            }
+        }
+        b
+    }
+
+    fn setup<N: NocMulticast, K: ControlBlock, P>(
+        &mut self,
+        dm: &mut DataMovement<N, K, P>,
+        context: &Context,
+        words: &[u32],
+    ) -> Result<(), Cause> {
+        let args = BroadcastArgs::decode(words).map_err(Cause::BadWords)?;
+        self.id = args.broadcast;
+        self.args = Some(args);
+        if args.group != context.group {
+            return Err(Cause::WrongGroup {
+                command: context.group,
+                words: args.group,
+            });
+        }
+        if !context.exclusive {
+            return Err(Cause::NotExclusive);
+        }
+        if args.noc != dm.noc.noc().index() {
+            return Err(Cause::WrongNoc);
+        }
+        if !args.included() {
+            return Ok(());
+        }
+        let me = dm.noc.node();
+        if (me.x(), me.y()) != args.core {
+            return Err(Cause::WrongCore);
+        }
+        let expected = args.buffer_pages();
+        if self.cb.capacity() as u32 != expected {
+            return Err(Cause::BufferSize {
+                expected,
+                capacity: self.cb.capacity(),
+            });
+        }
+        if self.cb.write_ptr() != self.cb.base() {
+            return Err(Cause::NotAtSlotZero);
+        }
+        self.slot_bytes =
+            (args.pages as u32)
+                .checked_mul(self.cb.page_size())
+                .ok_or(Cause::BufferSize {
+                    expected,
+                    capacity: self.cb.capacity(),
+                })?;
+        let base = area::area(args.broadcast);
+        self.valid_src = dm.ctrl.addr(base + area::VALID).map_err(ctrl_cause)?;
+        self.marker_src = dm
+            .ctrl
+            .addr(base + area::MARKER_SOURCE)
+            .map_err(ctrl_cause)?;
+        self.popped = Popped {
+            last_raw: self.cb.popped().map_err(|e| Cause::Cb(e.kind()))?,
+            pages: 0,
+        };
+        self.role = if args.is_sender() {
+            let rect = if args.receivers == 0 {
+                None
+            } else {
+                Some(
+                    Rect::new(xy(args.start)?, xy(args.end)?)
+                        .map_err(|_| Cause::BadWords(ArgsError::Reversed))?,
+                )
+            };
+            Role::Sender {
+                rect,
+                receivers: args.receivers,
+            }
+        } else {
+            let dst = dm
+                .ctrl
+                .addr(area::done_by(args.broadcast, args.rank))
+                .map_err(ctrl_cause)?;
+            Role::Receiver {
+                done_dst: NocAddr::l1(xy(args.sender)?, dst),
+            }
+        };
+        Ok(())
+    }
+
+    /// True when the words fit this command, core and buffer.
+    pub fn ok(&self) -> bool {
+        self.args.is_some()
+            && !matches!(
+                self.failed,
+                Some(GiveUp {
+                    place: Where::BroadcastBegin,
+                    ..
+                })
+            )
+    }
+
+    /// True when this core takes part in the broadcast.
+    pub fn included(&self) -> bool {
+        self.ok() && !matches!(self.role, Role::Excluded)
+    }
+
+    /// True when this core is the broadcast's sender.
+    pub fn sender(&self) -> bool {
+        self.ok() && matches!(self.role, Role::Sender { .. })
+    }
+
+    /// The decoded words, if they were valid.
+    pub fn args(&self) -> Option<&BroadcastArgs> {
+        self.args.as_ref()
+    }
+
+    /// The first give-up of this broadcast, if any.
+    pub fn give_up(&self) -> Option<GiveUp> {
+        self.failed
+    }
+
+    /// Cycles spent waiting so far.
+    pub fn wait_cycles(&self) -> u64 {
+        self.wait_cycles
+    }
+
+    /// Blocks cast (sender) or handed to compute (receiver) so far.
+    pub fn blocks(&self) -> u32 {
+        self.blocks
+    }
+
+    /// The broadcast buffer.
+    pub fn buffer(&mut self) -> &mut C {
+        &mut self.cb
+    }
+
+    /// Records a give-up (the first of this command only) and remembers it.
+    fn fail<K: ControlBlock>(
+        &mut self,
+        ctrl: &mut K,
+        place: Where,
+        block: u32,
+        cause: Cause,
+    ) -> GiveUp {
+        let give_up = GiveUp {
+            place,
+            broadcast: self.id,
+            block,
+            cause,
+        };
+        if self.failed.is_none() {
+            self.failed = Some(give_up);
+        }
+        let record = GiveUpRecord {
+            place,
+            broadcast: self.id,
+            block,
+            sequence: self.sequence,
+        };
+        // Recording is best effort: we are failing already, and a control block that cannot
+        // be written has nothing better to tell.
+        let _ = record_first(ctrl, self.id, record);
+        let _ = self.store_stats(ctrl);
+        if place == Where::BroadcastDone
+            && cause == Cause::TimedOut
+            && matches!(self.role, Role::Sender { .. })
+        {
+            let _ = ctrl.request_stop();
+        }
+        give_up
+    }
+
+    fn store_stats<K: ControlBlock>(&self, ctrl: &mut K) -> Result<(), K::Error> {
+        let base = area::area(self.id);
+        ctrl.store(base + area::STATS_BLOCKS, self.blocks)?;
+        ctrl.store(
+            base + area::STATS_WAIT_CYCLES,
+            self.wait_cycles.min(u32::MAX as u64) as u32,
+        )
+    }
+
+    /// The outcome of a call: `Ok`, or the recorded give-up.
+    fn settle<T, K: ControlBlock>(
+        &mut self,
+        ctrl: &mut K,
+        block: u32,
+        r: Result<T, Fail>,
+    ) -> Result<T, GiveUp> {
+        r.map_err(|(place, cause)| self.fail(ctrl, place, block, cause))
+    }
+
+    /// Checks a call may go ahead: no earlier give-up, the right role, the next block.
+    fn admit(&self, sender: bool, block: u32, place: Where) -> Result<BroadcastArgs, Fail> {
+        if let Some(g) = self.failed {
+            return Err((g.place, g.cause));
+        }
+        let args = self.args.ok_or((Where::BroadcastBegin, Cause::Misuse))?;
+        let role_ok = match self.role {
+            Role::Sender { .. } => sender,
+            Role::Receiver { .. } => !sender,
+            Role::Excluded => false,
+        };
+        if !role_ok || self.finished || block != self.blocks || block > MAX_BLOCKS {
+            return Err((place, Cause::Misuse));
+        }
+        Ok(args)
+    }
+
+    /// Sender: waits until slot `block % window` is free in its own buffer (its compute popped
+    /// block `block - window`) and returns the slot's address, the same on every core.
+    pub async fn reserve<N, K, P>(
+        &mut self,
+        dm: &mut DataMovement<N, K, P>,
+        block: u32,
+    ) -> Result<L1Addr, GiveUp>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        let r = self.reserve_inner(dm, block).await;
+        self.settle(&mut dm.ctrl, block, r)
+    }
+
+    async fn reserve_inner<N, K, P>(
+        &mut self,
+        dm: &mut DataMovement<N, K, P>,
+        block: u32,
+    ) -> Result<L1Addr, Fail>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        let args = self.admit(true, block, Where::BroadcastFree)?;
+        let pages = args.pages;
+        let cb = &mut self.cb;
+        wait_for(&mut dm.ctrl, &mut dm.pause, &mut self.wait_cycles, |_| {
+            Ok(cb.pages_free().map_err(|e| Cause::Cb(e.kind()))? >= pages)
+        })
+        .await
+        .map_err(|c| (Where::BroadcastFree, c))?;
+        let slot = block % args.window as u32;
+        let addr = self.cb.base().offset(slot * self.slot_bytes);
+        match addr {
+            Some(a) if a == self.cb.write_ptr() => Ok(a),
+            _ => Err((Where::BroadcastFree, Cause::NotAtSlotZero)),
+        }
+    }
+
+    /// Sender: once the block's reads have landed and every receiver is done with block
+    /// `block - window`, multicasts the block to its slot on every receiver, then VALID, then
+    /// hands it to its own compute.
+    pub async fn cast<N, K, P>(
+        &mut self,
+        dm: &mut DataMovement<N, K, P>,
+        block: u32,
+    ) -> Result<(), GiveUp>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        let r = self.cast_inner(dm, block).await;
+        self.settle(&mut dm.ctrl, block, r)
+    }
+
+    async fn cast_inner<N, K, P>(
+        &mut self,
+        dm: &mut DataMovement<N, K, P>,
+        block: u32,
+    ) -> Result<(), Fail>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        const W: Where = Where::BroadcastDone;
+        let args = self.admit(true, block, W)?;
+        let Role::Sender { rect, receivers } = self.role else {
+            return Err((W, Cause::Misuse));
+        };
+        let (id, seq) = (self.id, self.sequence as u16);
+        let DataMovement { noc, ctrl, pause } = dm;
+        // The block's reads have landed in the slot.
+        wait_for(ctrl, pause, &mut self.wait_cycles, |_| {
+            noc.reads_done().map_err(noc_cause)
+        })
+        .await
+        .map_err(|c| (W, c))?;
+        let slot = self.cb.write_ptr();
+        if let Some(rect) = rect {
+            // Every receiver popped the block that was in this slot.
+            if let Some(needed) = (block + 1).checked_sub(args.window as u32) {
+                wait_for(ctrl, pause, &mut self.wait_cycles, |c| {
+                    receivers_done(c, id, seq, receivers, needed)
+                })
+                .await
+                .map_err(|c| (W, c))?;
+            }
+            let len = self.slot_bytes;
+            wait_for(ctrl, pause, &mut self.wait_cycles, |_| {
+                issued(noc.multicast(slot, rect, slot, len, WriteMode::ORDERED))
+            })
+            .await
+            .map_err(|c| (W, c))?;
+            // The VALID source may change only once the previous VALID left.
+            wait_for(ctrl, pause, &mut self.wait_cycles, |_| {
+                noc.writes_sent().map_err(noc_cause)
+            })
+            .await
+            .map_err(|c| (W, c))?;
+        }
+        let offset = area::area(id) + area::VALID;
+        ctrl.store(offset, marker(seq, (block + 1) as u16))
+            .map_err(|e| (W, ctrl_cause(e)))?;
+        if let Some(rect) = rect {
+            let src = self.valid_src;
+            wait_for(ctrl, pause, &mut self.wait_cycles, |_| {
+                issued(noc.multicast(src, rect, src, 4, WriteMode::ORDERED))
+            })
+            .await
+            .map_err(|c| (W, c))?;
+        }
+        self.cb
+            .push(args.pages)
+            .map_err(|e| (W, Cause::Cb(e.kind())))?;
+        self.blocks += 1;
+        Ok(())
+    }
+
+    /// Receiver: waits until VALID says block `block` was cast (sending DONE markers for what
+    /// its compute popped meanwhile), then hands the block to its compute.
+    pub async fn arrive<N, K, P>(
+        &mut self,
+        dm: &mut DataMovement<N, K, P>,
+        block: u32,
+    ) -> Result<(), GiveUp>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        let r = self.arrive_inner(dm, block).await;
+        self.settle(&mut dm.ctrl, block, r)
+    }
+
+    async fn arrive_inner<N, K, P>(
+        &mut self,
+        dm: &mut DataMovement<N, K, P>,
+        block: u32,
+    ) -> Result<(), Fail>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        const W: Where = Where::BroadcastValid;
+        let args = self.admit(false, block, W)?;
+        let seq = self.sequence as u16;
+        let valid = area::area(self.id) + area::VALID;
+        let needed = block + 1;
+        let mut pump = self.pump_state();
+        let DataMovement { noc, ctrl, pause } = dm;
+        let cb = &mut self.cb;
+        let taken = self.blocks;
+        let r = wait_for(ctrl, pause, &mut self.wait_cycles, |c| {
+            pump.pump(noc, cb, c, args.pages, taken, false)?;
+            let word = c.load(valid).map_err(ctrl_cause)?;
+            Ok(marker_count(word, seq).is_some_and(|n| n as u32 >= needed))
+        })
+        .await;
+        self.apply(pump);
+        r.map_err(|c| (W, c))?;
+        self.cb
+            .push(args.pages)
+            .map_err(|e| (W, Cause::Cb(e.kind())))?;
+        self.blocks += 1;
+        Ok(())
+    }
+
+    /// Every core: waits until its compute popped every block, pads the buffer to whole windows,
+    /// and waits until its last transfers are acknowledged (see the module docs).
+    pub async fn finish<N, K, P>(&mut self, dm: &mut DataMovement<N, K, P>) -> Result<(), GiveUp>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        let block = self.blocks;
+        let r = self.finish_inner(dm).await;
+        let r = self.settle(&mut dm.ctrl, block, r);
+        if r.is_ok() {
+            self.finished = true;
+            self.store_stats(&mut dm.ctrl)
+                .map_err(|e| self.fail(&mut dm.ctrl, Where::BroadcastFree, block, ctrl_cause(e)))?;
+        }
+        r
+    }
+
+    async fn finish_inner<N, K, P>(&mut self, dm: &mut DataMovement<N, K, P>) -> Result<(), Fail>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        let sender = matches!(self.role, Role::Sender { .. });
+        let place = if sender {
+            Where::BroadcastDone
+        } else {
+            Where::BroadcastValid
+        };
+        let args = self.admit(sender, self.blocks, place)?;
+        let (id, seq, blocks, pages) = (self.id, self.sequence as u16, self.blocks, args.pages);
+        let mut pump = self.pump_state();
+        let DataMovement { noc, ctrl, pause } = dm;
+        let cb = &mut self.cb;
+        // Own compute popped every block (a receiver keeps its markers going meanwhile).
+        let r = wait_for(ctrl, pause, &mut self.wait_cycles, |c| {
+            if sender {
+                Ok(pump.popped.blocks(cb, pages)? >= blocks)
+            } else {
+                pump.pump(noc, cb, c, pages, blocks, false)?;
+                Ok(pump.popped.blocks(cb, pages)? >= blocks)
+            }
+        })
+        .await;
+        let r = r.map_err(|c| (Where::BroadcastFree, c));
+        if let Err(e) = r {
+            self.apply(pump);
+            return Err(e);
+        }
+        let pad = padding_blocks(args.window, blocks) * pages as u32;
+        if pad > 0 {
+            if let Err(e) = cb.push(pad as u16) {
+                self.apply(pump);
+                return Err((Where::BroadcastFree, Cause::Cb(e.kind())));
+            }
+        }
+        let r = match self.role {
+            Role::Sender { rect, receivers } => {
+                let w = Where::BroadcastDone;
+                if rect.is_some() {
+                    wait_for(ctrl, pause, &mut self.wait_cycles, |c| {
+                        receivers_done(c, id, seq, receivers, blocks)
+                    })
+                    .await
+                    .map_err(|c| (w, c))?;
+                }
+                wait_for(ctrl, pause, &mut self.wait_cycles, |_| {
+                    noc.writes_acked().map_err(noc_cause)
+                })
+                .await
+                .map_err(|c| (w, c))?;
+                for rank in 1..=receivers {
+                    ctrl.store(area::done_by(id, rank), 0)
+                        .map_err(|e| (w, ctrl_cause(e)))?;
+                }
+                ctrl.store(area::area(id) + area::VALID, 0)
+                    .map_err(|e| (w, ctrl_cause(e)))
+            }
+            Role::Receiver { .. } => {
+                let w = Where::BroadcastFree;
+                let r = wait_for(ctrl, pause, &mut self.wait_cycles, |c| {
+                    pump.pump(noc, cb, c, pages, blocks, true)?;
+                    Ok(pump.sent == Some(blocks as u16))
+                })
+                .await;
+                self.apply(pump);
+                r.map_err(|c| (w, c))?;
+                wait_for(ctrl, pause, &mut self.wait_cycles, |_| {
+                    noc.writes_acked().map_err(noc_cause)
+                })
+                .await
+                .map_err(|c| (w, c))?;
+                ctrl.store(area::area(id) + area::VALID, 0)
+                    .map_err(|e| (w, ctrl_cause(e)))
+            }
+            Role::Excluded => Err((place, Cause::Misuse)),
+        };
+        self.apply(pump);
+        r
+    }
+
+    fn pump_state(&self) -> Pump {
+        Pump {
+            popped: self.popped,
+            sent: self.marker_sent,
+            src: self.marker_src,
+            src_offset: area::area(self.id) + area::MARKER_SOURCE,
+            dst: match self.role {
+                Role::Receiver { done_dst } => Some(done_dst),
+                _ => None,
+            },
+            seq: self.sequence as u16,
+        }
+    }
+
+    fn apply(&mut self, pump: Pump) {
+        self.popped = pump.popped;
+        self.marker_sent = pump.sent;
+    }
+}
+
+/// A receiver's DONE-marker sender, split off the broadcast so a wait's condition can drive it
+/// while the broadcast's other fields are borrowed.
+#[derive(Copy, Clone, Debug)]
+struct Pump {
+    popped: Popped,
+    sent: Option<u16>,
+    src: L1Addr,
+    src_offset: u32,
+    dst: Option<NocAddr>,
+    seq: u16,
+}
+
+impl Pump {
+    /// Sends a DONE marker if compute popped more blocks than the last marker said (or, with
+    /// `last`, if the last marker does not say every block), once the previous marker left.
+    fn pump<N: NocMulticast, C: CircularBuffer, K: ControlBlock>(
+        &mut self,
+        noc: &mut N,
+        cb: &mut C,
+        ctrl: &mut K,
+        pages: u16,
+        taken: u32,
+        last: bool,
+    ) -> Result<(), Cause> {
+        let Some(dst) = self.dst else { return Ok(()) };
+        let popped = self.popped.blocks(cb, pages)?.min(taken) as u16;
+        let due = if last {
+            self.sent != Some(popped)
+        } else {
+            popped > self.sent.unwrap_or(0)
+        };
+        if !due || !noc.writes_sent().map_err(noc_cause)? {
+            return Ok(());
+        }
+        ctrl.store(self.src_offset, marker(self.seq, popped))
+            .map_err(ctrl_cause)?;
+        if issued(noc.write(self.src, dst, 4, WriteMode::ORDERED))? {
+            self.sent = Some(popped);
+        }
+        Ok(())
+    }
+}
+
+/// Stores `record` unless the area already holds a give-up of the same command.
+fn record_first<K: ControlBlock>(
+    ctrl: &mut K,
+    id: u8,
+    record: GiveUpRecord,
+) -> Result<(), K::Error> {
+    let base = area::area(id);
+    let held = [
+        ctrl.load(base + area::GIVE_UP_WHERE)?,
+        ctrl.load(base + area::GIVE_UP_BLOCK)?,
+        ctrl.load(base + area::GIVE_UP_SEQUENCE)?,
+    ];
+    if let Some(old) = GiveUpRecord::from_words(held) {
+        if old.sequence == record.sequence {
+            return Ok(());
+        }
+    }
+    let [where_word, block, sequence] = record.words();
+    ctrl.store(base + area::GIVE_UP_BLOCK, block)?;
+    ctrl.store(base + area::GIVE_UP_SEQUENCE, sequence)?;
+    // The where word last: a reader that sees it sees the block and sequence of the same record.
+    ctrl.store(base + area::GIVE_UP_WHERE, where_word)
+}

@@ -1,0 +1,283 @@
+//! Layout properties, for every harvest mask with 0..4 harvested columns and random rectangles.
+
+use blackhole_pac::harvest::HarvestMask;
+use komorebi_broadcast::args::{Along, BroadcastArgs, LogicalRect, RANK_NONE};
+use komorebi_broadcast::layout::*;
+use proptest::prelude::*;
+
+/// Die-order masks with at most `max` harvested columns.
+fn masks(max: u32) -> Vec<u32> {
+    (0u32..0x4000).filter(|m| m.count_ones() <= max).collect()
+}
+
+#[test]
+fn noc0_x_agrees_with_blackhole_pac_for_every_mask() {
+    for mask in 0u32..0x4000 {
+        let ours = blackhole_noc0_x(mask).unwrap();
+        let pac = HarvestMask::new(mask).unwrap().columns();
+        assert_eq!(ours.as_slice(), pac.noc0_x(), "mask {mask:#x}");
+    }
+    assert_eq!(
+        blackhole_noc0_x(0x4000),
+        Err(LayoutError::HarvestMask(0x4000))
+    );
+}
+
+#[test]
+fn panels_of_the_common_parts() {
+    let full = blackhole_noc0_x(0).unwrap();
+    assert_eq!(
+        panels(&full).as_slice(),
+        &[
+            Panel {
+                first_column: 0,
+                columns: 7
+            },
+            Panel {
+                first_column: 7,
+                columns: 7
+            }
+        ]
+    );
+    let p150 = blackhole_noc0_x(0x3000).unwrap();
+    assert_eq!(p150.as_slice(), &[1, 2, 3, 4, 5, 6, 11, 12, 13, 14, 15, 16]);
+    assert_eq!(
+        panels(&p150).as_slice(),
+        &[
+            Panel {
+                first_column: 0,
+                columns: 6
+            },
+            Panel {
+                first_column: 6,
+                columns: 6
+            }
+        ]
+    );
+    // Harvesting x = 3 (die bit 4) splits the left panel in two of different widths.
+    let split = blackhole_noc0_x(1 << 4).unwrap();
+    assert_eq!(
+        panels(&split).as_slice(),
+        &[
+            Panel {
+                first_column: 0,
+                columns: 2
+            },
+            Panel {
+                first_column: 2,
+                columns: 4
+            },
+            Panel {
+                first_column: 6,
+                columns: 7
+            }
+        ]
+    );
+}
+
+#[test]
+fn a_noc1_column_sends_from_the_bottom_with_swapped_corners() {
+    let g = Geometry::blackhole(0x3000).unwrap();
+    let bs = broadcasts(&g, LogicalRect::new(2, 0, 1, 10), Along::Column, Noc::Noc1).unwrap();
+    assert_eq!(bs.len(), 1);
+    assert_eq!(bs[0].sender(), (2, 9));
+    assert_eq!(bs[0].cores()[1], (2, 8));
+    // Logical column 2 is NoC0 x 3 -> NoC1 x 13; rows 8..0 are NoC0 y 10..2 -> NoC1 y 1..9.
+    assert_eq!(
+        broadcast_rect(&g, &bs[0], Noc::Noc1).unwrap(),
+        Some(((13, 1), (13, 9)))
+    );
+    assert_eq!(
+        broadcast_rect(&g, &bs[0], Noc::Noc0),
+        Err(LayoutError::NotConsecutive)
+    );
+}
+
+#[test]
+fn bad_requests_are_refused_with_what_is_allowed() {
+    let g = Geometry::blackhole(0x3000).unwrap();
+    let e = broadcasts(&g, LogicalRect::new(0, 0, 13, 10), Along::Row, Noc::Noc0).unwrap_err();
+    assert_eq!(
+        e,
+        LayoutError::OutsideGrid {
+            rect: LogicalRect::new(0, 0, 13, 10),
+            columns: 12,
+            rows: 10
+        }
+    );
+    assert!(e.to_string().contains("x0 + columns <= 12"), "{e}");
+    let e = broadcasts(&g, LogicalRect::new(0, 0, 0, 10), Along::Row, Noc::Noc0).unwrap_err();
+    assert!(matches!(e, LayoutError::EmptyRect(_)));
+    let p = BroadcastParams {
+        broadcast: 0,
+        cb: 0,
+        window: 9,
+        pages: 1,
+    };
+    let r = LogicalRect::new(0, 0, 2, 2);
+    assert!(matches!(
+        broadcast_args(&g, r, r, Along::Row, Noc::Noc0, p),
+        Err(LayoutError::Args(_))
+    ));
+    let p = BroadcastParams {
+        broadcast: 0,
+        cb: 0,
+        window: 2,
+        pages: 1,
+    };
+    assert!(matches!(
+        broadcast_args(
+            &g,
+            r,
+            LogicalRect::new(1, 1, 2, 2),
+            Along::Row,
+            Noc::Noc0,
+            p
+        ),
+        Err(LayoutError::OutsideGroup { .. })
+    ));
+    let not_a_line = BroadcastCores::new(&[(0, 0), (2, 0)]).unwrap();
+    assert_eq!(
+        broadcast_rect(&g, &not_a_line, Noc::Noc0),
+        Err(LayoutError::NotConsecutive)
+    );
+    let across_panels = BroadcastCores::new(&[(5, 0), (6, 0)]).unwrap();
+    assert_eq!(
+        broadcast_rect(&g, &across_panels, Noc::Noc0),
+        Err(LayoutError::NotConsecutive)
+    );
+}
+
+fn check_layout(mask: u32, rect: LogicalRect, along: Along, noc: Noc) -> Result<(), TestCaseError> {
+    let g = Geometry::blackhole(mask).unwrap();
+    let bs = broadcasts(&g, rect, along, noc).unwrap();
+    let panel_of = |x: u8| {
+        panels(g.noc0_x())
+            .iter()
+            .position(|p| x >= p.first_column && x < p.first_column + p.columns)
+    };
+    // Every core of the rectangle in exactly one broadcast.
+    let mut seen = std::collections::BTreeMap::new();
+    for (i, b) in bs.iter().enumerate() {
+        for &c in b.cores() {
+            prop_assert!(rect.contains(c.0, c.1));
+            prop_assert!(seen.insert(c, i).is_none(), "core {:?} twice", c);
+        }
+        let noc0: Vec<_> = b.cores().iter().map(|&c| g.noc0(c).unwrap()).collect();
+        match along {
+            Along::Column => prop_assert!(b.cores().iter().all(|c| c.0 == b.sender().0)),
+            Along::Row => {
+                prop_assert!(b.cores().iter().all(|c| c.1 == b.sender().1));
+                let p = panel_of(b.sender().0);
+                prop_assert!(
+                    b.cores().iter().all(|c| panel_of(c.0) == p),
+                    "row crosses a panel"
+                );
+            }
+        }
+        // Rank 0 where the NoC's direction starts.
+        let first = noc0[0];
+        let (axis_min, axis_max) = match along {
+            Along::Column => (
+                noc0.iter().map(|p| p.1).min().unwrap(),
+                noc0.iter().map(|p| p.1).max().unwrap(),
+            ),
+            Along::Row => (
+                noc0.iter().map(|p| p.0).min().unwrap(),
+                noc0.iter().map(|p| p.0).max().unwrap(),
+            ),
+        };
+        let sender_axis = if along == Along::Column {
+            first.1
+        } else {
+            first.0
+        };
+        prop_assert_eq!(
+            sender_axis,
+            if noc == Noc::Noc0 { axis_min } else { axis_max }
+        );
+        // The rectangle covers exactly the receivers.
+        let rect_raw = broadcast_rect(&g, b, noc).unwrap();
+        let raw: Vec<_> = b
+            .cores()
+            .iter()
+            .map(|&c| g.noc_xy(c, noc).unwrap())
+            .collect();
+        match rect_raw {
+            None => prop_assert_eq!(b.cores().len(), 1),
+            Some((s, e)) => {
+                prop_assert!(s.0 <= e.0 && s.1 <= e.1);
+                let covered: Vec<_> = (s.0..=e.0)
+                    .flat_map(|x| (s.1..=e.1).map(move |y| (x, y)))
+                    .collect();
+                prop_assert_eq!(covered.as_slice(), &raw[1..]);
+            }
+        }
+    }
+    prop_assert_eq!(seen.len(), rect.len());
+    // The words of every core decode, with the right rank and sender.
+    let params = BroadcastParams {
+        broadcast: 1,
+        cb: 3,
+        window: 2,
+        pages: 4,
+    };
+    let group = g.full();
+    let args = broadcast_args(&g, group, rect, along, noc, params).unwrap();
+    prop_assert_eq!(args.len(), group.len());
+    for a in &args {
+        let d = BroadcastArgs::decode(&a.words).unwrap();
+        match seen.get(&a.core) {
+            None => prop_assert_eq!(d.rank, RANK_NONE),
+            Some(&i) => {
+                let b = &bs[i];
+                prop_assert_eq!(Some(d.rank), b.rank_of(a.core));
+                prop_assert_eq!(d.receivers, b.receivers());
+                prop_assert_eq!(d.sender, g.noc_xy(b.sender(), noc).unwrap());
+                prop_assert_eq!(d.core, g.noc_xy(a.core, noc).unwrap());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn arb_case() -> impl Strategy<Value = (u32, LogicalRect, Along, Noc)> {
+    let all = masks(4);
+    (proptest::sample::select(all), any::<bool>(), any::<bool>()).prop_flat_map(
+        |(mask, row, noc1)| {
+            let columns = blackhole_noc0_x(mask).unwrap().len() as u8;
+            (0..columns, 0u8..10).prop_flat_map(move |(x0, y0)| {
+                (1..=columns - x0, 1..=10 - y0).prop_map(move |(c, r)| {
+                    (
+                        mask,
+                        LogicalRect::new(x0, y0, c, r),
+                        if row { Along::Row } else { Along::Column },
+                        if noc1 { Noc::Noc1 } else { Noc::Noc0 },
+                    )
+                })
+            })
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    #[test]
+    fn layout_properties_hold((mask, rect, along, noc) in arb_case()) {
+        check_layout(mask, rect, along, noc)?;
+    }
+}
+
+#[test]
+fn every_mask_with_up_to_4_harvested_columns_lays_out_the_full_grid() {
+    for mask in masks(4) {
+        let columns = blackhole_noc0_x(mask).unwrap().len() as u8;
+        let full = LogicalRect::new(0, 0, columns, 10);
+        for along in [Along::Row, Along::Column] {
+            for noc in [Noc::Noc0, Noc::Noc1] {
+                check_layout(mask, full, along, noc).unwrap();
+            }
+        }
+    }
+}
