@@ -625,7 +625,9 @@ impl<C: CircularBuffer> Broadcast<C> {
         let slot = self.cb.write_ptr();
         if let Some(rect) = rect {
             // Every receiver popped the block that was in this slot.
-            if let Some(needed) = (block + 1).checked_sub(args.window as u32) {
+            // Slot reuse: block `block - window` was there; nothing to wait for in the first lap.
+            if let Some(previous) = block.checked_sub(args.window as u32) {
+                let needed = previous + 1;
                 wait_for(ctrl, pause, &mut self.wait_cycles, |c| {
                     receivers_done(c, id, seq, receivers, needed)
                 })

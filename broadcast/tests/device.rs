@@ -1,0 +1,986 @@
+//! Interaction tests of the device side against komorebi-mock: the exact NoC calls (in a
+//! `Sequence`), the exact control-block stores and buffer pushes, for sender, receiver,
+//! padding, both broadcasts, and every give-up path.
+//!
+//! The control block and circular buffer mocks are backed by a shared `State` so that the
+//! protocol sees consistent words and counters, and every store and push is logged.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use komorebi_broadcast::area::{self, GiveUpRecord, Where, marker};
+use komorebi_broadcast::args::{Along, BroadcastArgs, LogicalRect};
+use komorebi_broadcast::device::{Broadcast, Cause, Context, DataMovement, GiveUp};
+use komorebi_broadcast::layout::{BroadcastParams, Geometry, Noc, broadcast_args};
+use komorebi_hal::noc::WriteMode;
+use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Spin, Xy, block_on};
+use komorebi_mock::{MockCircularBuffer, MockControlBlock, MockNocMulticast};
+use mockall::Sequence;
+use mockall::predicate::eq;
+
+const CTRL: u32 = 0x1_0000;
+const CB_BASE: u32 = 0x2_0000;
+const PAGE: u32 = 64;
+const PAGES: u16 = 2;
+const WINDOW: u8 = 2;
+const SEQ: u32 = 0x0001_0007;
+const S16: u16 = 7;
+
+/// How the fake compute kernel pops.
+#[derive(Copy, Clone, PartialEq)]
+enum ComputeMode {
+    /// Pops nothing.
+    Idle,
+    /// Every read of `popped` first pops everything pushed.
+    PopsAll,
+}
+
+struct State {
+    words: BTreeMap<u32, u32>,
+    stores: Vec<(u32, u32)>,
+    loads: Vec<u32>,
+    clock: u64,
+    stop: bool,
+    stops_requested: u32,
+    pushed: u16,
+    popped: u16,
+    pushes: Vec<u16>,
+    compute: ComputeMode,
+    /// Runs on every control-block load: lets a test change words "from the NoC".
+    on_load: Option<Box<dyn FnMut(&mut BTreeMap<u32, u32>, u32) + Send>>,
+}
+
+type Shared = Arc<Mutex<State>>;
+
+fn shared() -> Shared {
+    Arc::new(Mutex::new(State {
+        words: BTreeMap::new(),
+        stores: Vec::new(),
+        loads: Vec::new(),
+        clock: 0,
+        stop: false,
+        stops_requested: 0,
+        pushed: 0,
+        popped: 0,
+        pushes: Vec::new(),
+        compute: ComputeMode::Idle,
+        on_load: None,
+    }))
+}
+
+fn l1(a: u32) -> L1Addr {
+    L1Addr::new(a).unwrap()
+}
+
+fn xy(x: u8, y: u8) -> Xy {
+    Xy::new(x, y).unwrap()
+}
+
+fn ctrl(s: &Shared, wait_limit: u64) -> MockControlBlock {
+    let mut c = MockControlBlock::new();
+    c.expect_len().return_const(0x1000u32);
+    c.expect_addr().returning(|off| Ok(l1(CTRL + off)));
+    let st = s.clone();
+    c.expect_load().returning(move |off| {
+        let mut g = st.lock().unwrap();
+        g.loads.push(off);
+        let mut hook = g.on_load.take();
+        if let Some(h) = hook.as_mut() {
+            h(&mut g.words, off);
+        }
+        g.on_load = hook;
+        Ok(*g.words.get(&off).unwrap_or(&0))
+    });
+    let st = s.clone();
+    c.expect_store().returning(move |off, v| {
+        let mut g = st.lock().unwrap();
+        g.words.insert(off, v);
+        g.stores.push((off, v));
+        Ok(())
+    });
+    let st = s.clone();
+    c.expect_now().returning(move || {
+        let mut g = st.lock().unwrap();
+        g.clock += 1;
+        g.clock
+    });
+    c.expect_wait_limit().returning(move || Ok(wait_limit));
+    let st = s.clone();
+    c.expect_stop_requested()
+        .returning(move || Ok(st.lock().unwrap().stop));
+    let st = s.clone();
+    c.expect_request_stop().returning(move || {
+        let mut g = st.lock().unwrap();
+        g.stop = true;
+        g.stops_requested += 1;
+        Ok(())
+    });
+    c
+}
+
+fn cb(s: &Shared) -> MockCircularBuffer {
+    let capacity = WINDOW as u16 * PAGES;
+    let mut b = MockCircularBuffer::new();
+    b.expect_capacity().return_const(capacity);
+    b.expect_page_size().return_const(PAGE);
+    b.expect_base().return_const(l1(CB_BASE));
+    let st = s.clone();
+    b.expect_write_ptr().returning(move || {
+        let g = st.lock().unwrap();
+        l1(CB_BASE + (g.pushed % capacity) as u32 * PAGE)
+    });
+    let st = s.clone();
+    b.expect_pushed()
+        .returning(move || Ok(st.lock().unwrap().pushed));
+    let st = s.clone();
+    b.expect_popped().returning(move || {
+        let mut g = st.lock().unwrap();
+        if g.compute == ComputeMode::PopsAll {
+            g.popped = g.pushed;
+        }
+        Ok(g.popped)
+    });
+    let st = s.clone();
+    b.expect_pages_free().returning(move || {
+        let mut g = st.lock().unwrap();
+        if g.compute == ComputeMode::PopsAll {
+            g.popped = g.pushed;
+        }
+        Ok(capacity - g.pushed.wrapping_sub(g.popped))
+    });
+    let st = s.clone();
+    b.expect_push().returning(move |n| {
+        let mut g = st.lock().unwrap();
+        g.pushed = g.pushed.wrapping_add(n);
+        g.pushes.push(n);
+        Ok(())
+    });
+    b
+}
+
+/// A column of 3 cores on NoC0 (logical (0,0)..(0,2), NoC0 (1,2)..(1,4)): (0,0) sends to
+/// NoC0 (1,3)..(1,4). Broadcast 0, CB 5, window 2, 2 pages of 64 bytes.
+fn column_words(core: (u8, u8)) -> [u32; 11] {
+    words(0, LogicalRect::new(0, 0, 1, 3), Along::Column, core)
+}
+
+fn group() -> LogicalRect {
+    LogicalRect::new(0, 0, 3, 3)
+}
+
+fn words(id: u8, rect: LogicalRect, along: Along, core: (u8, u8)) -> [u32; 11] {
+    let g = Geometry::blackhole(0).unwrap();
+    let params = BroadcastParams {
+        broadcast: id,
+        cb: 5,
+        window: WINDOW,
+        pages: PAGES,
+    };
+    let all = broadcast_args(&g, group(), rect, along, Noc::Noc0, params).unwrap();
+    all.iter().find(|a| a.core == core).unwrap().words
+}
+
+fn context() -> Context {
+    Context {
+        sequence: SEQ,
+        group: group(),
+        exclusive: true,
+    }
+}
+
+fn noc_at(x: u8, y: u8) -> MockNocMulticast {
+    let mut n = MockNocMulticast::new();
+    n.expect_noc().return_const(NocId::Noc0);
+    n.expect_node().return_const(xy(x, y));
+    n
+}
+
+fn rect() -> Rect {
+    Rect::new(xy(1, 3), xy(1, 4)).unwrap()
+}
+
+const VALID0: u32 = area::CONTROL_BROADCAST + area::VALID;
+
+type Dm = DataMovement<MockNocMulticast, MockControlBlock, Spin>;
+
+fn dm(noc: MockNocMulticast, ctrl: MockControlBlock) -> Dm {
+    DataMovement {
+        noc,
+        ctrl,
+        pause: Spin,
+    }
+}
+
+/// Expects, in order, the NoC calls of a sender's cast of one block into `slot`.
+fn expect_cast(noc: &mut MockNocMulticast, seq: &mut Sequence, slot: u32) {
+    noc.expect_reads_done()
+        .times(1)
+        .in_sequence(seq)
+        .returning(|| Ok(true));
+    noc.expect_multicast()
+        .with(
+            eq(l1(slot)),
+            eq(rect()),
+            eq(l1(slot)),
+            eq(PAGES as u32 * PAGE),
+            eq(WriteMode::ORDERED),
+        )
+        .times(1)
+        .in_sequence(seq)
+        .returning(|_, _, _, _, _| Ok(()));
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(seq)
+        .returning(|| Ok(true));
+    noc.expect_multicast()
+        .with(
+            eq(l1(CTRL + VALID0)),
+            eq(rect()),
+            eq(l1(CTRL + VALID0)),
+            eq(4),
+            eq(WriteMode::ORDERED),
+        )
+        .times(1)
+        .in_sequence(seq)
+        .returning(|_, _, _, _, _| Ok(()));
+}
+
+fn given_up_record(s: &Shared, id: u8) -> Option<GiveUpRecord> {
+    let g = s.lock().unwrap();
+    let base = area::area(id);
+    let w = |o| *g.words.get(&(base + o)).unwrap_or(&0);
+    GiveUpRecord::from_words([
+        w(area::GIVE_UP_WHERE),
+        w(area::GIVE_UP_BLOCK),
+        w(area::GIVE_UP_SEQUENCE),
+    ])
+}
+
+// ---- sender --------------------------------------------------------------------------------
+
+#[test]
+fn words_name_the_sender_and_the_receivers_rectangle() {
+    let a = BroadcastArgs::decode(&column_words((0, 0))).unwrap();
+    assert_eq!(
+        (a.rank, a.receivers, a.core, a.sender),
+        (0, 2, (1, 2), (1, 2))
+    );
+    assert_eq!((a.start, a.end), ((1, 3), (1, 4)));
+    let b = BroadcastArgs::decode(&column_words((0, 2))).unwrap();
+    assert_eq!((b.rank, b.core), (2, (1, 4)));
+    let outside = BroadcastArgs::decode(&column_words((1, 1))).unwrap();
+    assert!(!outside.included());
+}
+
+#[test]
+fn sender_casts_data_then_valid_then_hands_the_block_to_its_compute() {
+    let s = shared();
+    let mut noc = noc_at(1, 2);
+    let mut seq = Sequence::new();
+    expect_cast(&mut noc, &mut seq, CB_BASE);
+    expect_cast(&mut noc, &mut seq, CB_BASE + 128);
+    let mut dm = dm(noc, ctrl(&s, 1_000));
+    let w = column_words((0, 0));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &w, 0);
+    assert!(b.ok() && b.included() && b.sender());
+    for block in 0..2 {
+        let slot = block_on(b.reserve(&mut dm, block)).unwrap();
+        assert_eq!(slot, l1(CB_BASE + block * 128));
+        block_on(b.cast(&mut dm, block)).unwrap();
+    }
+    let g = s.lock().unwrap();
+    assert_eq!(g.pushes, vec![PAGES, PAGES]);
+    let valid: Vec<_> = g
+        .stores
+        .iter()
+        .filter(|(o, _)| *o == VALID0)
+        .map(|&(_, v)| v)
+        .collect();
+    assert_eq!(valid, vec![marker(S16, 1), marker(S16, 2)]);
+    // Nothing to wait for below the window: no DONE-BY word was read.
+    assert!(
+        !g.loads
+            .iter()
+            .any(|&o| o >= area::done_by(0, 1) && o <= area::done_by(0, 2))
+    );
+}
+
+#[test]
+fn sender_reuses_a_slot_only_after_every_receiver_marked_it_this_command() {
+    let s = shared();
+    s.lock().unwrap().compute = ComputeMode::PopsAll;
+    {
+        let mut g = s.lock().unwrap();
+        // Rank 1 is done with block 0; rank 2's word is from the previous command (seq 6).
+        g.words.insert(area::done_by(0, 1), marker(S16, 1));
+        g.words.insert(area::done_by(0, 2), marker(S16 - 1, 9));
+        let mut reads = 0;
+        g.on_load = Some(Box::new(move |words, off| {
+            if off == area::done_by(0, 2) {
+                reads += 1;
+                if reads == 5 {
+                    words.insert(off, marker(S16, 1));
+                }
+            }
+        }));
+    }
+    let mut noc = noc_at(1, 2);
+    let mut seq = Sequence::new();
+    expect_cast(&mut noc, &mut seq, CB_BASE);
+    expect_cast(&mut noc, &mut seq, CB_BASE + 128);
+    // Block 2: reads landed, then the wait for markers, then the multicast into slot 0.
+    noc.expect_reads_done()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    let st = s.clone();
+    noc.expect_multicast()
+        .with(
+            eq(l1(CB_BASE)),
+            eq(rect()),
+            eq(l1(CB_BASE)),
+            eq(128),
+            eq(WriteMode::ORDERED),
+        )
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(move |_, _, _, _, _| {
+            let g = st.lock().unwrap();
+            assert_eq!(
+                g.words[&area::done_by(0, 2)],
+                marker(S16, 1),
+                "multicast before rank 2 marked block 0"
+            );
+            Ok(())
+        });
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    noc.expect_multicast()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|_, _, _, _, _| Ok(()));
+    let mut dm = dm(noc, ctrl(&s, 1_000));
+    let w = column_words((0, 0));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &w, 0);
+    for block in 0..3 {
+        block_on(b.reserve(&mut dm, block)).unwrap();
+        block_on(b.cast(&mut dm, block)).unwrap();
+    }
+    assert!(b.wait_cycles() > 0);
+}
+
+#[test]
+fn sender_whose_marker_wait_times_out_gives_up_broadcast_done_and_stops_its_tile() {
+    let s = shared();
+    s.lock().unwrap().compute = ComputeMode::PopsAll;
+    let mut noc = noc_at(1, 2);
+    let mut seq = Sequence::new();
+    expect_cast(&mut noc, &mut seq, CB_BASE);
+    expect_cast(&mut noc, &mut seq, CB_BASE + 128);
+    noc.expect_reads_done()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    let mut dm = dm(noc, ctrl(&s, 40));
+    let w = column_words((0, 0));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &w, 0);
+    for block in 0..2 {
+        block_on(b.reserve(&mut dm, block)).unwrap();
+        block_on(b.cast(&mut dm, block)).unwrap();
+    }
+    block_on(b.reserve(&mut dm, 2)).unwrap();
+    let expected = GiveUp {
+        place: Where::BroadcastDone,
+        broadcast: 0,
+        block: 2,
+        cause: Cause::TimedOut,
+    };
+    assert_eq!(block_on(b.cast(&mut dm, 2)), Err(expected));
+    assert_eq!(
+        given_up_record(&s, 0),
+        Some(GiveUpRecord {
+            place: Where::BroadcastDone,
+            broadcast: 0,
+            block: 2,
+            sequence: SEQ
+        })
+    );
+    assert_eq!(s.lock().unwrap().stops_requested, 1);
+    assert_eq!(b.give_up(), Some(expected));
+    // Every later call returns the same give-up without touching the NoC (no expectation left).
+    assert_eq!(block_on(b.cast(&mut dm, 2)), Err(expected));
+    assert_eq!(block_on(b.finish(&mut dm)), Err(expected));
+}
+
+#[test]
+fn sender_finish_pads_waits_for_last_markers_and_acks_then_clears_its_table() {
+    let s = shared();
+    s.lock().unwrap().compute = ComputeMode::PopsAll;
+    {
+        let mut g = s.lock().unwrap();
+        g.words.insert(area::done_by(0, 1), marker(S16, 3));
+        g.words.insert(area::done_by(0, 2), marker(S16, 3));
+    }
+    let mut noc = noc_at(1, 2);
+    let mut seq = Sequence::new();
+    for block in 0..3u32 {
+        noc.expect_reads_done()
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|| Ok(true));
+        let slot = CB_BASE + (block % 2) * 128;
+        noc.expect_multicast()
+            .with(
+                eq(l1(slot)),
+                eq(rect()),
+                eq(l1(slot)),
+                eq(128),
+                eq(WriteMode::ORDERED),
+            )
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|_, _, _, _, _| Ok(()));
+        noc.expect_writes_sent()
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|| Ok(true));
+        noc.expect_multicast()
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|_, _, _, _, _| Ok(()));
+    }
+    noc.expect_writes_acked()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    let mut dm = dm(noc, ctrl(&s, 1_000));
+    let w = column_words((0, 0));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &w, 0);
+    for block in 0..3 {
+        block_on(b.reserve(&mut dm, block)).unwrap();
+        block_on(b.cast(&mut dm, block)).unwrap();
+    }
+    let before = s.lock().unwrap().stores.len();
+    block_on(b.finish(&mut dm)).unwrap();
+    let g = s.lock().unwrap();
+    // 3 blocks, window 2: one padding block.
+    assert_eq!(g.pushes, vec![2, 2, 2, 2]);
+    let base = area::area(0);
+    assert_eq!(
+        g.stores[before..],
+        [
+            (area::done_by(0, 1), 0),
+            (area::done_by(0, 2), 0),
+            (base + area::VALID, 0),
+            (base + area::STATS_BLOCKS, 3),
+            (base + area::STATS_WAIT_CYCLES, b.wait_cycles() as u32),
+        ]
+    );
+}
+
+#[test]
+fn a_broadcast_of_no_block_still_finishes_on_every_core() {
+    let s = shared();
+    s.lock()
+        .unwrap()
+        .words
+        .insert(area::done_by(0, 1), marker(S16, 0));
+    s.lock()
+        .unwrap()
+        .words
+        .insert(area::done_by(0, 2), marker(S16, 0));
+    let mut noc = noc_at(1, 2);
+    noc.expect_writes_acked().times(1).returning(|| Ok(true));
+    let mut dm = dm(noc, ctrl(&s, 1_000));
+    let w = column_words((0, 0));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &w, 0);
+    block_on(b.finish(&mut dm)).unwrap();
+    assert!(
+        s.lock().unwrap().pushes.is_empty(),
+        "no padding for 0 blocks"
+    );
+}
+
+// ---- receiver ------------------------------------------------------------------------------
+
+fn marker_dst(rank: u8) -> NocAddr {
+    NocAddr::l1(xy(1, 2), l1(CTRL + area::done_by(0, rank)))
+}
+
+const MARKER_SRC0: u32 = area::CONTROL_BROADCAST + area::MARKER_SOURCE;
+
+#[test]
+fn receiver_takes_a_block_only_on_this_commands_valid_and_marks_pops_meanwhile() {
+    let s = shared();
+    {
+        let mut g = s.lock().unwrap();
+        g.words.insert(VALID0, marker(S16 - 1, 9)); // left by the previous command
+        let mut reads = 0;
+        g.on_load = Some(Box::new(move |words, off| {
+            if off == VALID0 {
+                reads += 1;
+                match reads {
+                    4 => {
+                        words.insert(off, marker(S16, 1));
+                    }
+                    8 => {
+                        words.insert(off, marker(S16, 2));
+                    }
+                    _ => {}
+                }
+            }
+        }));
+    }
+    let mut noc = noc_at(1, 3);
+    let mut seq = Sequence::new();
+    // While waiting for block 1, compute pops block 0: one marker, sent once the NoC is free.
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    noc.expect_write()
+        .with(
+            eq(l1(CTRL + MARKER_SRC0)),
+            eq(marker_dst(1)),
+            eq(4),
+            eq(WriteMode::ORDERED),
+        )
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|_, _, _, _| Ok(()));
+    let mut dm = dm(noc, ctrl(&s, 1_000));
+    let w = column_words((0, 1));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &w, 0);
+    assert!(b.included() && !b.sender());
+    block_on(b.arrive(&mut dm, 0)).unwrap();
+    assert_eq!(
+        s.lock().unwrap().pushes,
+        vec![PAGES],
+        "pushed once VALID said 1"
+    );
+    s.lock().unwrap().popped = PAGES; // compute pops block 0
+    block_on(b.arrive(&mut dm, 1)).unwrap();
+    let g = s.lock().unwrap();
+    assert_eq!(g.pushes, vec![PAGES, PAGES]);
+    let markers: Vec<_> = g
+        .stores
+        .iter()
+        .filter(|(o, _)| *o == MARKER_SRC0)
+        .map(|&(_, v)| v)
+        .collect();
+    assert_eq!(markers, vec![marker(S16, 1)]);
+}
+
+#[test]
+fn receiver_changes_its_marker_source_only_after_the_previous_marker_left() {
+    let s = shared();
+    s.lock().unwrap().words.insert(VALID0, marker(S16, 3));
+    let mut noc = noc_at(1, 3);
+    let mut seq = Sequence::new();
+    // Marker for block 0, then compute pops block 1 while that marker is still in the NIU.
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    noc.expect_write()
+        .with(
+            eq(l1(CTRL + MARKER_SRC0)),
+            eq(marker_dst(1)),
+            eq(4),
+            eq(WriteMode::ORDERED),
+        )
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|_, _, _, _| Ok(()));
+    let st = s.clone();
+    noc.expect_writes_sent()
+        .times(3)
+        .in_sequence(&mut seq)
+        .returning(move || {
+            let g = st.lock().unwrap();
+            assert_eq!(
+                g.words[&MARKER_SRC0],
+                marker(S16, 1),
+                "source changed before writes_sent"
+            );
+            Ok(false)
+        });
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    noc.expect_write()
+        .with(
+            eq(l1(CTRL + MARKER_SRC0)),
+            eq(marker_dst(1)),
+            eq(4),
+            eq(WriteMode::ORDERED),
+        )
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|_, _, _, _| Ok(()));
+    noc.expect_writes_sent().returning(|| Ok(true));
+    noc.expect_writes_acked().times(1).returning(|| Ok(true));
+    let mut dm = dm(noc, ctrl(&s, 1_000));
+    let w = column_words((0, 1));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &w, 0);
+    block_on(b.arrive(&mut dm, 0)).unwrap();
+    s.lock().unwrap().popped = PAGES;
+    block_on(b.arrive(&mut dm, 1)).unwrap();
+    s.lock().unwrap().popped = 2 * PAGES;
+    block_on(b.finish(&mut dm)).unwrap();
+    let g = s.lock().unwrap();
+    let markers: Vec<_> = g
+        .stores
+        .iter()
+        .filter(|(o, _)| *o == MARKER_SRC0)
+        .map(|&(_, v)| v)
+        .collect();
+    assert_eq!(markers, vec![marker(S16, 1), marker(S16, 2)]);
+}
+
+#[test]
+fn receiver_finish_pads_sends_the_last_marker_waits_for_its_ack_and_clears_valid() {
+    let s = shared();
+    s.lock().unwrap().words.insert(VALID0, marker(S16, 3));
+    s.lock().unwrap().compute = ComputeMode::PopsAll;
+    let mut noc = noc_at(1, 4);
+    let mut seq = Sequence::new();
+    noc.expect_writes_sent().returning(|| Ok(true));
+    // Markers 1, 2 during the arrives, 3 in finish: each the cumulative count.
+    noc.expect_write()
+        .with(
+            eq(l1(CTRL + MARKER_SRC0)),
+            eq(marker_dst(2)),
+            eq(4),
+            eq(WriteMode::ORDERED),
+        )
+        .times(3)
+        .in_sequence(&mut seq)
+        .returning(|_, _, _, _| Ok(()));
+    noc.expect_writes_acked()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    let mut dm = dm(noc, ctrl(&s, 1_000));
+    let w = column_words((0, 2));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &w, 0);
+    for block in 0..3 {
+        block_on(b.arrive(&mut dm, block)).unwrap();
+    }
+    block_on(b.finish(&mut dm)).unwrap();
+    let g = s.lock().unwrap();
+    assert_eq!(g.pushes, vec![2, 2, 2, 2], "3 blocks + 1 padding block");
+    let markers: Vec<_> = g
+        .stores
+        .iter()
+        .filter(|(o, _)| *o == MARKER_SRC0)
+        .map(|&(_, v)| v)
+        .collect();
+    assert_eq!(
+        markers,
+        vec![marker(S16, 1), marker(S16, 2), marker(S16, 3)]
+    );
+    assert_eq!(g.words[&VALID0], 0);
+    assert_eq!(g.words[&(area::area(0) + area::STATS_BLOCKS)], 3);
+}
+
+#[test]
+fn receiver_waiting_for_valid_gives_up_broadcast_valid_without_stopping_its_tile() {
+    let s = shared();
+    let noc = noc_at(1, 3);
+    let mut dm = dm(noc, ctrl(&s, 30));
+    let w = column_words((0, 1));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &w, 0);
+    let expected = GiveUp {
+        place: Where::BroadcastValid,
+        broadcast: 0,
+        block: 0,
+        cause: Cause::TimedOut,
+    };
+    assert_eq!(block_on(b.arrive(&mut dm, 0)), Err(expected));
+    assert_eq!(
+        given_up_record(&s, 0),
+        Some(GiveUpRecord {
+            place: Where::BroadcastValid,
+            broadcast: 0,
+            block: 0,
+            sequence: SEQ
+        })
+    );
+    assert_eq!(s.lock().unwrap().stops_requested, 0);
+}
+
+#[test]
+fn finish_waiting_for_own_compute_gives_up_broadcast_free() {
+    let s = shared();
+    s.lock().unwrap().words.insert(VALID0, marker(S16, 1));
+    let mut noc = noc_at(1, 3);
+    noc.expect_writes_sent().returning(|| Ok(true));
+    let mut dm = dm(noc, ctrl(&s, 30));
+    let w = column_words((0, 1));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &w, 0);
+    block_on(b.arrive(&mut dm, 0)).unwrap();
+    let r = block_on(b.finish(&mut dm));
+    assert_eq!(
+        r,
+        Err(GiveUp {
+            place: Where::BroadcastFree,
+            broadcast: 0,
+            block: 1,
+            cause: Cause::TimedOut
+        })
+    );
+}
+
+#[test]
+fn a_stopped_tile_ends_the_wait_without_a_further_stop_request() {
+    let s = shared();
+    s.lock().unwrap().stop = true;
+    let noc = noc_at(1, 3);
+    let mut dm = dm(noc, ctrl(&s, 1_000_000));
+    let w = column_words((0, 1));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &w, 0);
+    let r = block_on(b.arrive(&mut dm, 0));
+    assert_eq!(
+        r,
+        Err(GiveUp {
+            place: Where::BroadcastValid,
+            broadcast: 0,
+            block: 0,
+            cause: Cause::Stopped
+        })
+    );
+    assert_eq!(s.lock().unwrap().stops_requested, 0);
+}
+
+// ---- two broadcasts ------------------------------------------------------------------------
+
+#[test]
+fn two_broadcasts_on_one_core_use_their_own_areas() {
+    let s = shared();
+    // Core (0,1) receives column broadcast 0 and sends row broadcast 1 (cores (0,1)..(2,1)).
+    let row = LogicalRect::new(0, 1, 3, 1);
+    let w1 = words(1, row, Along::Row, (0, 1));
+    let a1 = BroadcastArgs::decode(&w1).unwrap();
+    assert_eq!(
+        (a1.broadcast, a1.rank, a1.start, a1.end),
+        (1, 0, (2, 3), (3, 3))
+    );
+    let row_rect = Rect::new(xy(2, 3), xy(3, 3)).unwrap();
+    let valid1 = area::area(1) + area::VALID;
+    s.lock().unwrap().words.insert(VALID0, marker(S16, 1));
+    let mut noc = noc_at(1, 3);
+    let mut seq = Sequence::new();
+    noc.expect_reads_done()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    noc.expect_multicast()
+        .with(
+            eq(l1(0x3_0000)),
+            eq(row_rect),
+            eq(l1(0x3_0000)),
+            eq(128),
+            eq(WriteMode::ORDERED),
+        )
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|_, _, _, _, _| Ok(()));
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    noc.expect_multicast()
+        .with(
+            eq(l1(CTRL + valid1)),
+            eq(row_rect),
+            eq(l1(CTRL + valid1)),
+            eq(4),
+            eq(WriteMode::ORDERED),
+        )
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|_, _, _, _, _| Ok(()));
+    let mut dm = dm(noc, ctrl(&s, 1_000));
+    let w0 = column_words((0, 1));
+    let mut b0 = Broadcast::new(&mut dm, cb(&s), &context(), &w0, 0);
+    // Broadcast 1's buffer is another CB at 0x3_0000 with its own counters.
+    let s1 = shared();
+    let mut cb1 = MockCircularBuffer::new();
+    cb1.expect_capacity().return_const(4u16);
+    cb1.expect_page_size().return_const(PAGE);
+    cb1.expect_base().return_const(l1(0x3_0000));
+    cb1.expect_write_ptr().return_const(l1(0x3_0000));
+    cb1.expect_popped().returning(|| Ok(0));
+    cb1.expect_pages_free().returning(|| Ok(4));
+    let st = s1.clone();
+    cb1.expect_push().returning(move |n| {
+        st.lock().unwrap().pushes.push(n);
+        Ok(())
+    });
+    let mut b1 = Broadcast::new(&mut dm, cb1, &context(), &w1, 0);
+    assert!(b0.included() && !b0.sender() && b1.sender());
+    block_on(b0.arrive(&mut dm, 0)).unwrap();
+    block_on(b1.reserve(&mut dm, 0)).unwrap();
+    block_on(b1.cast(&mut dm, 0)).unwrap();
+    let g = s.lock().unwrap();
+    assert_eq!(g.words[&valid1], marker(S16, 1));
+    assert_eq!(g.pushes, vec![PAGES]);
+    assert_eq!(s1.lock().unwrap().pushes, vec![PAGES]);
+}
+
+// ---- broadcast_begin and misuse ------------------------------------------------------------
+
+fn begin_cause(
+    words: &[u32],
+    context: Context,
+    node: (u8, u8),
+    noc_id: NocId,
+) -> (bool, Option<GiveUp>, Shared) {
+    let s = shared();
+    let mut noc = MockNocMulticast::new();
+    noc.expect_noc().return_const(noc_id);
+    noc.expect_node().return_const(xy(node.0, node.1));
+    let mut dm = dm(noc, ctrl(&s, 100));
+    let b = Broadcast::new(&mut dm, cb(&s), &context, words, 0);
+    (b.ok(), b.give_up(), s)
+}
+
+#[test]
+fn bad_words_give_up_broadcast_begin_before_any_noc_traffic() {
+    let mut w = column_words((0, 1));
+    w[10] ^= 0x10;
+    let (ok, g, s) = begin_cause(&w, context(), (1, 3), NocId::Noc0);
+    assert!(!ok);
+    assert!(matches!(
+        g,
+        Some(GiveUp {
+            place: Where::BroadcastBegin,
+            cause: Cause::BadWords(_),
+            ..
+        })
+    ));
+    assert_eq!(
+        given_up_record(&s, 0),
+        Some(GiveUpRecord {
+            place: Where::BroadcastBegin,
+            broadcast: 0,
+            block: 0,
+            sequence: SEQ
+        })
+    );
+    // Words that do not fit the command.
+    let (ok, g, _) = begin_cause(&w[..5], context(), (1, 3), NocId::Noc0);
+    assert!(!ok && matches!(g.unwrap().cause, Cause::BadWords(_)));
+}
+
+#[test]
+fn words_for_another_group_noc_core_or_buffer_give_up_broadcast_begin() {
+    let w = column_words((0, 1));
+    let cause = |ctx: Context, node: (u8, u8), noc: NocId| {
+        begin_cause(&w, ctx, node, noc).1.map(|g| g.cause)
+    };
+    let other_group = Context {
+        group: LogicalRect::new(0, 0, 2, 3),
+        ..context()
+    };
+    assert_eq!(
+        cause(other_group, (1, 3), NocId::Noc0),
+        Some(Cause::WrongGroup {
+            command: other_group.group,
+            words: group()
+        })
+    );
+    assert_eq!(
+        cause(
+            Context {
+                exclusive: false,
+                ..context()
+            },
+            (1, 3),
+            NocId::Noc0
+        ),
+        Some(Cause::NotExclusive)
+    );
+    assert_eq!(cause(context(), (1, 3), NocId::Noc1), Some(Cause::WrongNoc));
+    assert_eq!(
+        cause(context(), (1, 4), NocId::Noc0),
+        Some(Cause::WrongCore)
+    );
+    // A buffer of another size.
+    let s = shared();
+    let mut buf = MockCircularBuffer::new();
+    buf.expect_capacity().return_const(6u16);
+    buf.expect_base().return_const(l1(CB_BASE));
+    buf.expect_write_ptr().return_const(l1(CB_BASE));
+    let mut dm = dm(noc_at(1, 3), ctrl(&s, 100));
+    let b = Broadcast::new(&mut dm, buf, &context(), &w, 0);
+    assert_eq!(
+        b.give_up().map(|g| g.cause),
+        Some(Cause::BufferSize {
+            expected: 4,
+            capacity: 6
+        })
+    );
+    // A buffer not at slot 0.
+    let mut buf = MockCircularBuffer::new();
+    buf.expect_capacity().return_const(4u16);
+    buf.expect_base().return_const(l1(CB_BASE));
+    buf.expect_write_ptr().return_const(l1(CB_BASE + 64));
+    let b = Broadcast::new(&mut dm, buf, &context(), &w, 0);
+    assert_eq!(b.give_up().map(|g| g.cause), Some(Cause::NotAtSlotZero));
+}
+
+#[test]
+fn only_the_first_give_up_of_a_command_is_kept() {
+    let s = shared();
+    // A record left by the previous command is replaced ...
+    s.lock()
+        .unwrap()
+        .words
+        .insert(area::area(0) + area::GIVE_UP_WHERE, 2);
+    s.lock()
+        .unwrap()
+        .words
+        .insert(area::area(0) + area::GIVE_UP_SEQUENCE, SEQ - 1);
+    let mut dm = dm(noc_at(1, 3), ctrl(&s, 10));
+    let w = column_words((0, 1));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &w, 0);
+    assert!(block_on(b.arrive(&mut dm, 0)).is_err());
+    let first = given_up_record(&s, 0).unwrap();
+    assert_eq!((first.place, first.sequence), (Where::BroadcastValid, SEQ));
+    // ... but a second give-up of the same command is not recorded over the first.
+    let mut w2 = w;
+    w2[10] ^= 1;
+    let again = Broadcast::new(&mut dm, cb(&s), &context(), &w2, 0);
+    assert!(!again.ok());
+    assert_eq!(given_up_record(&s, 0), Some(first));
+}
+
+#[test]
+fn calls_out_of_order_or_for_the_wrong_role_are_misuse() {
+    let s = shared();
+    s.lock().unwrap().words.insert(VALID0, marker(S16, 5));
+    let mut dm = dm(noc_at(1, 3), ctrl(&s, 100));
+    let w = column_words((0, 1));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &w, 0);
+    let r = block_on(b.arrive(&mut dm, 1));
+    assert_eq!(r.map_err(|g| g.cause), Err(Cause::Misuse));
+    let mut b = Broadcast::new(
+        &mut dm,
+        cb(&s),
+        &Context {
+            sequence: SEQ + 1,
+            ..context()
+        },
+        &w,
+        0,
+    );
+    assert_eq!(
+        block_on(b.cast(&mut dm, 0)).map_err(|g| g.cause),
+        Err(Cause::Misuse)
+    );
+}
