@@ -47,10 +47,11 @@ struct State {
     pushes: Vec<u16>,
     compute: ComputeMode,
     /// Runs on every control-block load: lets a test change words "from the NoC".
-    on_load: Option<Box<dyn FnMut(&mut BTreeMap<u32, u32>, u32) + Send>>,
+    on_load: Option<LoadHook>,
 }
 
 type Shared = Arc<Mutex<State>>;
+type LoadHook = Box<dyn FnMut(&mut BTreeMap<u32, u32>, u32) + Send>;
 
 fn shared() -> Shared {
     Arc::new(Mutex::new(State {
