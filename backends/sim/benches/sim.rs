@@ -1,0 +1,55 @@
+//! Simulator speed: simulated flits per wall second and events per wall second, on a workload
+//! shaped like the broadcast example (every column of the chip multicasting 8 KiB blocks to its
+//! 9 other cores, with a VALID word after each block).
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use komorebi_hal::noc::{NocMulticast, WriteMode};
+use komorebi_hal::{ControlBlock, L1Addr, Rect, Xy, wait_until};
+use komorebi_sim::{Kernel, Sim, SimConfig, Stats};
+
+const BLOCKS: u32 = 32;
+
+fn workload() -> Stats {
+    let mut sim = Sim::new(SimConfig::default());
+    let control = sim.config().control;
+    let columns: Vec<u8> = sim.config().harvest.columns().noc0_x().to_vec();
+    for &x in &columns {
+        let tile = (x, 2);
+        sim.write_l1_u32(tile, control.base + control.wait_limit_offset, u32::MAX)
+            .unwrap();
+        sim.spawn(tile, Kernel::Reader, move |env| async move {
+            let (mut noc, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
+            let rect = Rect::new(Xy::new(x, 3).unwrap(), Xy::new(x, 11).unwrap()).unwrap();
+            let slot = L1Addr::new(0x2_0000).unwrap();
+            let valid = ctrl.addr(0x100).unwrap();
+            for block in 0..BLOCKS {
+                noc.multicast(slot, rect, slot, 8192, WriteMode::ORDERED)
+                    .unwrap();
+                ctrl.store(0x100, block + 1).unwrap();
+                noc.multicast(valid, rect, valid, 4, WriteMode::ORDERED)
+                    .unwrap();
+                let _ = wait_until(&mut ctrl, &mut pause, |_| noc.writes_sent()).await;
+            }
+            let _ = wait_until(&mut ctrl, &mut pause, |_| noc.writes_acked()).await;
+        })
+        .unwrap();
+    }
+    sim.run(u64::MAX);
+    sim.stats()
+}
+
+fn bench(c: &mut Criterion) {
+    let stats = workload();
+    let mut g = c.benchmark_group("sim");
+    g.sample_size(20);
+    g.throughput(Throughput::Elements(stats.flits));
+    g.bench_function("flits", |b| b.iter(|| black_box(workload())));
+    g.throughput(Throughput::Elements(stats.events));
+    g.bench_function("events", |b| b.iter(|| black_box(workload())));
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,96 @@
+//! The timing model's parameters, in AICLK cycles, with defaults calibrated against the
+//! measured Blackhole figures of `shared/design/blackhole-perf.md` (tt-metal's data-movement
+//! tests). `tests/calibration.rs` runs each measured pattern on the simulator and checks it
+//! lands within 15% of the published figure.
+//!
+//! How the parts combine (a unicast write of `F` flits over `H` router hops, acked over `H'`):
+//!
+//! ```text
+//! depart  = max(issue time, NIU free) + issue_latency
+//! arrive  = depart + niu_hop + per link: max(t, link free) + router_hop ... + niu_hop + (F - 1)
+//! ack     = arrive + ack_turnaround + niu_hop + router_hop * H' + niu_hop
+//! NIU free after depart: max(write_issue_floor, F)            (reads: read_issue_floor)
+//! multicast NIU occupancy: reserve_base + reserve_per_hop * H + F   (path reserved per packet)
+//! ```
+
+/// All timing parameters. `Timing::default()` is the calibrated Blackhole model.
+#[derive(Copy, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Timing {
+    /// AICLK in MHz (the NoC runs in the same clock domain).
+    pub aiclk_mhz: u32,
+    /// Bytes per flit.
+    pub flit_bytes: u32,
+    /// Largest NoC packet payload; longer transfers are split.
+    pub max_packet_bytes: u32,
+    /// Cycles per router-to-router hop (ISA: 9).
+    pub router_hop: u64,
+    /// Cycles NIU <-> router (ISA: about 5).
+    pub niu_hop: u64,
+    /// Cycles from programming a command buffer to the header leaving the NIU.
+    pub issue_latency: u64,
+    /// Cycles from a write committing at its destination to its ack leaving.
+    pub ack_turnaround: u64,
+    /// Cycles from a read request arriving at an L1 to the response leaving.
+    pub read_turnaround: u64,
+    /// Least cycles an NIU spends per write command (measured: ~24).
+    pub write_issue_floor: u64,
+    /// Least cycles an NIU spends per read command (measured: ~36).
+    pub read_issue_floor: u64,
+    /// Fixed part of a multicast's path reservation (fit: 8.5).
+    pub reserve_base: f64,
+    /// Path reservation per hop to the farthest destination (fit: 15.9).
+    pub reserve_per_hop: f64,
+    /// Extra cycles a DRAM read spends in the bank beyond an L1 read.
+    pub dram_read_latency: u64,
+    /// Extra cycles a DRAM write spends in the bank beyond an L1 write.
+    pub dram_write_latency: u64,
+    /// One bank's bandwidth, bytes per cycle: 512 GB/s over 8 banks = 64 GB/s = 47.4 B/cycle
+    /// at 1.35 GHz. The chip's aggregate ceiling is exactly the sum of the banks' (7 x 64 GB/s
+    /// on a p100 too), so it is modelled per bank: a separate aggregate resource never binds.
+    pub dram_bank_bytes_per_cycle: f64,
+    /// Cycles a kernel spends programming a NoC command (MMIO stores).
+    pub kernel_issue_cycles: u64,
+    /// Cycles a kernel spends on any other HAL call (a register or L1 word access).
+    pub kernel_call_cycles: u64,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Self {
+            aiclk_mhz: 1350,
+            flit_bytes: 64,
+            max_packet_bytes: 16384,
+            router_hop: 9,
+            niu_hop: 5,
+            issue_latency: 40,
+            ack_turnaround: 40,
+            read_turnaround: 58,
+            write_issue_floor: 24,
+            read_issue_floor: 36,
+            reserve_base: 8.5,
+            reserve_per_hop: 15.9,
+            dram_read_latency: 200,
+            dram_write_latency: 140,
+            dram_bank_bytes_per_cycle: 512.0e9 / 8.0 / 1.35e9,
+            kernel_issue_cycles: 8,
+            kernel_call_cycles: 1,
+        }
+    }
+}
+
+impl Timing {
+    /// Flits of a packet carrying `bytes` of payload: one header flit plus the data flits.
+    pub fn flits(&self, bytes: u32) -> u64 {
+        1 + bytes.div_ceil(self.flit_bytes) as u64
+    }
+
+    /// Microseconds of `cycles` at AICLK.
+    pub fn micros(&self, cycles: u64) -> f64 {
+        cycles as f64 / self.aiclk_mhz as f64
+    }
+
+    /// Cycles of `ns` nanoseconds at AICLK, rounded up.
+    pub fn cycles_of_ns(&self, ns: u64) -> u64 {
+        (ns as u128 * self.aiclk_mhz as u128).div_ceil(1000) as u64
+    }
+}
