@@ -3,9 +3,21 @@
 //! Host side of the komorebi persistent-kernel stack for Tenstorrent Blackhole, and the
 //! `komorebi` command-line tool.
 //!
-//! Today this crate holds the reports behind `komorebi grid` and `komorebi layout`. The Session, Run, test
-//! feeder and dispatcher arrive with their issues (see README.md's status table); they are
-//! absent, not stubbed.
+//! | module | what |
+//! |---|---|
+//! | [`device`] | the host's view of a chip (`Device`), and the simulator as one (`SimDevice`) |
+//! | [`session`] | `Session`, `CommandSpec`, `Report`, the test `Feeder`, `Run` |
+//! | [`broadcast_app`] | the 03_broadcast program behind `komorebi broadcast` and the example |
+//! | [`grid_report`], [`layout_report`] | `komorebi grid`, `komorebi layout` |
+//! | [`cli`] | flags and output shared by the binary and the examples |
+//!
+//! The dispatcher arrives with its issue (see README.md's status table).
 
+pub mod broadcast_app;
+pub mod cli;
+pub mod device;
 pub mod grid_report;
 pub mod layout_report;
+pub mod session;
+
+pub use session::{Backend, CommandSpec, Feeder, Report, Run, Session, SessionError, TileProgram};

@@ -1,8 +1,30 @@
 //! # komorebi-kernel
 //!
-//! Device side of the persistent kernel: the tile control-block ABI, commands, reports and the three kernels' command loop.
+//! The device side of the persistent kernel. Each Tensix tile runs three kernels (reader on
+//! NoC0, writer on NoC1, compute) that wait for commands in the tile's control block, run the
+//! handler the command names, and report when all three are done.
 //!
-//! **Status: not implemented yet.** This crate is reserved in the workspace so the dependency
-//! graph of the architecture is fixed from the start; it holds no code until issue 5 (persistent kernel) fills it.
-//! Nothing here claims to work.
+//! | module | what |
+//! |---|---|
+//! | [`abi`] | the tile control block ABI (version 1): header, stop flag, wait limit, command slots, reports, broadcast areas |
+//! | [`command`] | a command read from its slot; the control block a handler sees |
+//! | [`handler`] | `Handler` (the three bodies of one command kind), `HandlerSet`, `Buffers` |
+//! | [`kernel`] | the persistent loops `reader`, `writer`, `compute` |
+//! | [`broadcast_handler`] | the broadcast handler (id 1): the 03_broadcast program |
+//!
+//! `#![no_std]`, generic over `komorebi-hal`; the same code runs on the simulator and (through
+//! `komorebi-silicon`) on the baby cores.
 #![no_std]
+#![allow(async_fn_in_trait)]
+
+pub mod abi;
+pub mod broadcast_handler;
+pub mod command;
+pub mod handler;
+pub mod kernel;
+
+pub use abi::Role;
+pub use broadcast_handler::BroadcastHandler;
+pub use command::{Command, CommandCtrl};
+pub use handler::{Buffers, Handler, HandlerSet, Outcome};
+pub use kernel::KernelExit;

@@ -216,6 +216,8 @@ impl Sim {
                 epoch: 0,
                 parked_at: now,
                 stalled: false,
+                deadline: u64::MAX,
+                deadline_entry: None,
             });
             w.push(now, Item::Wake { task, epoch: 0 });
             if let Some(trace) = w.trace.as_mut() {
@@ -305,9 +307,16 @@ impl Sim {
         let Some((time, item)) = self.world.borrow_mut().pop() else {
             return;
         };
-        let Item::Wake { task, epoch } = item else {
-            self.world.borrow_mut().handle(time, item);
-            return;
+        let (task, epoch) = match item {
+            Item::Wake { task, epoch } => (task, epoch),
+            Item::Deadline { task } => match self.world.borrow_mut().deadline_due(task, time) {
+                Some(epoch) => (task, epoch),
+                None => return,
+            },
+            item => {
+                self.world.borrow_mut().handle(time, item);
+                return;
+            }
         };
         {
             let mut w = self.world.borrow_mut();

@@ -3,6 +3,38 @@
 //! and 32 GiB costs only what a run touches.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A multiplicative hasher for the simulator's integer keys (chunk numbers, flow keys): much
+/// cheaper than SipHash, and no input here is adversarial.
+#[derive(Default, Clone, Copy, Debug)]
+pub struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn write_u16(&mut self, n: u16) {
+        self.write_u64(n as u64);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+/// `BuildHasher` of [`FastHasher`].
+pub type FastHash = BuildHasherDefault<FastHasher>;
 
 const CHUNK_SHIFT: u32 = 12;
 const CHUNK: usize = 1 << CHUNK_SHIFT;
@@ -11,7 +43,7 @@ const CHUNK: usize = 1 << CHUNK_SHIFT;
 #[derive(Debug, Clone)]
 pub struct SparseMemory {
     len: u64,
-    chunks: HashMap<u64, Box<[u8; CHUNK]>>,
+    chunks: HashMap<u64, Box<[u8; CHUNK]>, FastHash>,
 }
 
 impl SparseMemory {
@@ -19,7 +51,7 @@ impl SparseMemory {
     pub fn new(len: u64) -> Self {
         Self {
             len,
-            chunks: HashMap::new(),
+            chunks: HashMap::default(),
         }
     }
 

@@ -148,6 +148,10 @@ pub(crate) struct TaskMeta {
     pub parked_at: u64,
     /// Stopped by a fault: it is never polled again and its HAL calls have no effect.
     pub stalled: bool,
+    /// The deadline of its current wait (`u64::MAX`: none).
+    pub deadline: u64,
+    /// The time of its one live `Deadline` entry in the queue, if any.
+    pub deadline_entry: Option<u64>,
 }
 
 /// A write or multicast on its way out of its NIU.
@@ -187,6 +191,10 @@ pub(crate) enum Item {
     Wake {
         task: usize,
         epoch: u64,
+    },
+    /// A task's deadline; at most one live entry per task (see `World::park`).
+    Deadline {
+        task: usize,
     },
     DepartWrite(Box<WritePacket>),
     DepartRead(Box<ReadPacket>),
@@ -319,7 +327,7 @@ pub(crate) struct World {
     dram_bank_free: [f64; 8],
     links: Vec<u64>,
     queue: BinaryHeap<Entry>,
-    flows: HashMap<(u64, TileIx), u64>,
+    flows: HashMap<(u64, TileIx), u64, crate::memory::FastHash>,
     pub tasks: Vec<TaskMeta>,
     pub faults: Faults,
     pub trace: Option<Trace>,
@@ -400,7 +408,7 @@ impl World {
             dram_bank_free: [0.0; 8],
             links: vec![0; 2 * GX as usize * GY as usize * 2 * VC_CLASSES],
             queue: BinaryHeap::new(),
-            flows: HashMap::new(),
+            flows: HashMap::default(),
             tasks: Vec::new(),
             faults: Faults::default(),
             trace,
@@ -434,7 +442,7 @@ impl World {
     }
 
     pub(crate) fn push(&mut self, time: u64, item: Item) {
-        let class = u8::from(matches!(item, Item::Wake { .. }));
+        let class = u8::from(matches!(item, Item::Wake { .. } | Item::Deadline { .. }));
         let seq = if self.cfg.adversarial {
             self.rng.next()
         } else {
@@ -474,6 +482,11 @@ impl World {
     // ---- tasks ---------------------------------------------------------------------------
 
     /// Parks `task` until a change to its tile (unless `sleeping`) or `deadline`.
+    ///
+    /// A task keeps at most one `Deadline` entry in the queue: a wait that ends early leaves
+    /// its entry, and the next wait reuses it if it is not later than the new deadline (the
+    /// entry then wakes the task early, which a wait allows, or is re-armed for the later
+    /// deadline). So the queue does not fill up with the deadlines of waits long over.
     pub(crate) fn park(&mut self, task: usize, deadline: u64, sleeping: bool) -> u64 {
         let t = &mut self.tasks[task];
         t.epoch += 1;
@@ -482,14 +495,36 @@ impl World {
             sleeping,
         };
         t.parked_at = t.local;
-        let (epoch, local, tile) = (t.epoch, t.local, t.tile);
-        if deadline != u64::MAX {
-            self.push(deadline.max(local), Item::Wake { task, epoch });
+        let at = deadline.max(t.local);
+        t.deadline = if deadline == u64::MAX { u64::MAX } else { at };
+        let (epoch, tile) = (t.epoch, t.tile);
+        if deadline != u64::MAX && t.deadline_entry.is_none_or(|e| e > at) {
+            t.deadline_entry = Some(at);
+            self.push(at, Item::Deadline { task });
         }
         if !sleeping {
             self.tiles[tile as usize].waiters.push(task);
         }
         epoch
+    }
+
+    /// A `Deadline` entry of `task` came at `time`: the wake-up to run, if any.
+    pub(crate) fn deadline_due(&mut self, task: usize, time: u64) -> Option<u64> {
+        let t = &mut self.tasks[task];
+        if t.deadline_entry != Some(time) {
+            return None;
+        }
+        t.deadline_entry = None;
+        if !matches!(t.state, TaskState::Parked { woken: false, .. }) || t.deadline == u64::MAX {
+            return None;
+        }
+        if t.deadline <= time {
+            return Some(t.epoch);
+        }
+        let at = t.deadline;
+        t.deadline_entry = Some(at);
+        self.push(at, Item::Deadline { task });
+        None
     }
 
     /// Wakes every parked (not sleeping) task of `tile` at `time` or its own clock.
@@ -693,7 +728,7 @@ impl World {
     /// Handles a non-wake item at `time`.
     pub(crate) fn handle(&mut self, time: u64, item: Item) {
         match item {
-            Item::Wake { .. } => {}
+            Item::Wake { .. } | Item::Deadline { .. } => {}
             Item::DepartWrite(p) => self.depart_write(time, *p),
             Item::DepartRead(p) => self.depart_read(time, *p),
             Item::Commit {

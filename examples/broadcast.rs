@@ -1,0 +1,24 @@
+//! 03_broadcast on the simulator: `cargo run --release --example broadcast -- --rect 0,0,12,10
+//! --blocks 16 --pages 4 --window 2 --jobs 8`. The same program and flags as
+//! `komorebi broadcast`; see `komorebi::broadcast_app` for what it does.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use komorebi::cli::{self, BroadcastFlags};
+
+/// 03_broadcast: jobs of two broadcasts (A along rows on NoC0, W along columns on NoC1) over a
+/// rectangle of Tensix cores, every byte checked by compute.
+#[derive(Parser, Debug)]
+#[command(name = "broadcast", version)]
+struct Example {
+    #[command(flatten)]
+    flags: BroadcastFlags,
+}
+
+fn main() -> ExitCode {
+    match cli::parse_or_exit::<Example>() {
+        Ok(e) => cli::broadcast(&e.flags),
+        Err(code) => code,
+    }
+}

@@ -1,0 +1,265 @@
+//! The tile control block ABI, version 1: one place for every offset and encoding that the
+//! device kernels and the host share.
+//!
+//! The control block is [`CONTROL_BYTES`] of L1 at [`CONTROL_BASE`] on every Tensix tile (the
+//! same address everywhere, so a core can write a word of another tile's block over the NoC).
+//! Offsets below are from its start.
+//!
+//! | offset | words | who writes | what |
+//! |---|---|---|---|
+//! | 0x000 | magic `KMRB`, ABI version, tile (logical `x \| y << 8`), 0 | host, once | header |
+//! | 0x010 | stop | host, a sender giving up; cleared by the reporter | nonzero: every kernel of the tile gives up its waits |
+//! | 0x018 | wait limit (u64) | host, once | the limit of waits outside a command (`u64::MAX`: waiting for a command never times out) |
+//! | 0x040 | done index of reader, writer, compute | each kernel | the per-tile index of the last command the kernel finished |
+//! | 0x080 | reported index | the reporter (reader) | the index of the last command the tile reported |
+//! | 0x0C0 | report record 0 ([`RECORD_BYTES`]) | kernels, then the reporter | the report of the command in slot 0 |
+//! | 0x100 | report record 1 | | the report of the command in slot 1 |
+//! | 0x200 | command slot 0 ([`SLOT_BYTES`]) | host | |
+//! | 0x400 | command slot 1 | host | |
+//! | 0xA00 | broadcast areas 0 and 1 (0x140 bytes each) | broadcast calls | see `komorebi_broadcast::area` |
+//!
+//! # Commands
+//! The host posts a tile's commands into its slots in turn (the tile's `k`-th command into slot
+//! `(k - 1) % SLOTS`) and never overwrites a slot whose command the tile has not reported.
+//! A slot's words:
+//!
+//! | word | what |
+//! |---|---|
+//! | 0 | the tile's command index `k` (1, 2, ...; written **last**: a nonzero new index publishes the command) |
+//! | 1 | the command's sequence number (global; its low half tags VALID and DONE words) |
+//! | 2 | handler id (bits 0..15) and flags (bits 16..31: [`FLAG_EXCLUSIVE`]) |
+//! | 3 | the group it was built for (logical `x0 \| y0 << 8 \| columns << 16 \| rows << 24`) |
+//! | 4, 5 | the wait limit (u64, low word first) |
+//! | 6 | program word counts: reader (bits 0..7), writer (8..15), compute (16..23) |
+//! | 7 | 0 |
+//! | 8.. | program words: reader's, then writer's, then compute's (at most [`MAX_PROGRAM_WORDS`]) |
+//!
+//! # Reports
+//! Each slot has a report record, so the host can read a command's report after the tile has
+//! already reported the next one. Record words: 0 index, 1 sequence, 2 status, 4..7 the give-up
+//! word of reader, writer, compute ([`KernelGiveUp`]), 8..11 their give-up blocks, 12..15 their
+//! statistics (bytes moved or checked). A kernel writes its three words, then its done index;
+//! once all three are done, the reader kernel writes status, sequence, index, then the reported
+//! index (last). Status bits: [`STATUS_GAVE_UP`], [`STATUS_REFUSED`],
+//! [`STATUS_MISMATCH`]; 0 is success. The first give-up of each broadcast stays in the
+//! broadcast areas, tagged with the sequence number.
+
+/// L1 address of the control block on every tile.
+pub const CONTROL_BASE: u32 = 0x4000;
+/// Bytes of the control block.
+pub const CONTROL_BYTES: u32 = 0x1000;
+/// `KMRB`.
+pub const MAGIC: u32 = 0x4B4D_5242;
+/// This ABI's version.
+pub const ABI_VERSION: u32 = 1;
+
+/// Offset of the magic word.
+pub const HEADER_MAGIC: u32 = 0x000;
+/// Offset of the ABI version.
+pub const HEADER_VERSION: u32 = 0x004;
+/// Offset of the tile's logical coordinates.
+pub const HEADER_TILE: u32 = 0x008;
+/// Offset of the stop word.
+pub const STOP: u32 = 0x010;
+/// Offset of the idle wait limit (u64).
+pub const IDLE_WAIT_LIMIT: u32 = 0x018;
+/// Offset of the kernels' done indices (reader, writer, compute).
+pub const KERNEL_DONE: u32 = 0x040;
+/// Offset of the index of the last command the tile reported.
+pub const REPORT_INDEX: u32 = 0x080;
+/// Offset of report record 0.
+pub const RECORDS_BASE: u32 = 0x0C0;
+/// Bytes of one report record.
+pub const RECORD_BYTES: u32 = 0x40;
+/// Offset in a record of the command index.
+pub const RECORD_INDEX: u32 = 0x00;
+/// Offset in a record of the sequence number.
+pub const RECORD_SEQUENCE: u32 = 0x04;
+/// Offset in a record of the status.
+pub const RECORD_STATUS: u32 = 0x08;
+/// Offset in a record of the kernels' give-up words (reader, writer, compute).
+pub const RECORD_GIVE_UP: u32 = 0x10;
+/// Offset in a record of the kernels' give-up blocks.
+pub const RECORD_GIVE_UP_BLOCK: u32 = 0x20;
+/// Offset in a record of the kernels' statistics.
+pub const RECORD_STAT: u32 = 0x30;
+/// Offset of command slot 0.
+pub const SLOTS_BASE: u32 = 0x200;
+/// Bytes of one command slot.
+pub const SLOT_BYTES: u32 = 0x200;
+/// Command slots per tile.
+pub const SLOTS: u32 = 2;
+/// Header words of a slot.
+pub const SLOT_HEADER_WORDS: usize = 8;
+/// Program words a command may carry (all kernels together).
+pub const MAX_PROGRAM_WORDS: usize = (SLOT_BYTES as usize / 4) - SLOT_HEADER_WORDS;
+
+/// The command is exclusive: no overlapping group's command may be in flight with it. Rule 3
+/// of the broadcast: a command with broadcasts must carry it.
+pub const FLAG_EXCLUSIVE: u16 = 1;
+
+/// Report status: some kernel gave up.
+pub const STATUS_GAVE_UP: u32 = 1;
+/// Report status: the command was refused (unknown handler, rule 3, malformed).
+pub const STATUS_REFUSED: u32 = 2;
+/// Report status: a compute kernel found bytes that were not the ones sent.
+pub const STATUS_MISMATCH: u32 = 4;
+
+/// Handler id that ends the kernels' loops (the kernels return).
+pub const HANDLER_EXIT: u16 = 0;
+
+/// Offset of slot `slot`.
+pub const fn slot(slot: u32) -> u32 {
+    SLOTS_BASE + (slot % SLOTS) * SLOT_BYTES
+}
+
+/// The slot of a tile's command with index `index` (1-based).
+pub const fn slot_of(index: u32) -> u32 {
+    slot(index.wrapping_sub(1))
+}
+
+/// Offset of the report record of the command with index `index`.
+pub const fn record_of(index: u32) -> u32 {
+    RECORDS_BASE + (index.wrapping_sub(1) % SLOTS) * RECORD_BYTES
+}
+
+/// The three kernels of a tile.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+    /// RISCV_0, NoC0: reads; also writes the tile's report.
+    Reader = 0,
+    /// RISCV_1, NoC1: writes.
+    Writer = 1,
+    /// The compute kernel.
+    Compute = 2,
+}
+
+impl Role {
+    /// All three, in ABI order.
+    pub const ALL: [Role; 3] = [Role::Reader, Role::Writer, Role::Compute];
+
+    /// `reader`, `writer` or `compute`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Reader => "reader",
+            Self::Writer => "writer",
+            Self::Compute => "compute",
+        }
+    }
+
+    /// Offset of this kernel's word in a per-kernel table at `table`.
+    pub const fn at(self, table: u32) -> u32 {
+        table + 4 * self as u32
+    }
+}
+
+/// What a kernel's give-up word says.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum GiveUpCode {
+    /// A broadcast call gave up at this place (the codes of `komorebi_broadcast::Where`).
+    Broadcast(komorebi_broadcast::Where),
+    /// Compute's wait for a block passed the wait limit.
+    ComputeTimedOut,
+    /// Compute saw the stop flag.
+    ComputeStopped,
+    /// A compute call failed otherwise (buffer misuse).
+    ComputeFailed,
+    /// Compute found bytes that were not the ones sent, or blocks out of order.
+    DataMismatch,
+    /// Refused: no handler with the command's id.
+    UnknownHandler,
+    /// Refused: the handler runs broadcasts and the command lacks `EXCLUSIVE` (rule 3).
+    NotExclusive,
+    /// Refused: this tile is not in the command's group.
+    NotInGroup,
+    /// Refused: the slot's word counts exceed the slot.
+    BadCommand,
+}
+
+impl GiveUpCode {
+    /// The code byte.
+    pub const fn code(self) -> u8 {
+        match self {
+            Self::Broadcast(w) => w.code(),
+            Self::ComputeTimedOut => 0x10,
+            Self::ComputeStopped => 0x11,
+            Self::ComputeFailed => 0x12,
+            Self::DataMismatch => 0x13,
+            Self::UnknownHandler => 0x20,
+            Self::NotExclusive => 0x21,
+            Self::NotInGroup => 0x22,
+            Self::BadCommand => 0x23,
+        }
+    }
+
+    /// The code of byte `c`; `None` for 0 (no give-up) or an unknown byte.
+    pub const fn from_code(c: u8) -> Option<Self> {
+        match c {
+            0x10 => Some(Self::ComputeTimedOut),
+            0x11 => Some(Self::ComputeStopped),
+            0x12 => Some(Self::ComputeFailed),
+            0x13 => Some(Self::DataMismatch),
+            0x20 => Some(Self::UnknownHandler),
+            0x21 => Some(Self::NotExclusive),
+            0x22 => Some(Self::NotInGroup),
+            0x23 => Some(Self::BadCommand),
+            c => match komorebi_broadcast::Where::from_code(c) {
+                Some(w) => Some(Self::Broadcast(w)),
+                None => None,
+            },
+        }
+    }
+
+    /// A name for reports: the seed's name for broadcast places.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Broadcast(w) => w.name(),
+            Self::ComputeTimedOut => "compute_timeout",
+            Self::ComputeStopped => "compute_stopped",
+            Self::ComputeFailed => "compute_failed",
+            Self::DataMismatch => "data_mismatch",
+            Self::UnknownHandler => "unknown_handler",
+            Self::NotExclusive => "not_exclusive",
+            Self::NotInGroup => "not_in_group",
+            Self::BadCommand => "bad_command",
+        }
+    }
+
+    /// True for the refusals.
+    pub const fn is_refusal(self) -> bool {
+        matches!(
+            self,
+            Self::UnknownHandler | Self::NotExclusive | Self::NotInGroup | Self::BadCommand
+        )
+    }
+}
+
+/// One kernel's give-up, as its two words hold it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KernelGiveUp {
+    /// What.
+    pub code: GiveUpCode,
+    /// The broadcast it concerned (0 when none).
+    pub broadcast: u8,
+    /// The block.
+    pub block: u32,
+}
+
+impl KernelGiveUp {
+    /// The give-up word.
+    pub const fn word(&self) -> u32 {
+        self.code.code() as u32 | (self.broadcast as u32) << 8
+    }
+
+    /// The give-up of a word and its block; `None` when the word says none.
+    pub const fn from_words(word: u32, block: u32) -> Option<Self> {
+        match GiveUpCode::from_code(word as u8) {
+            Some(code) => Some(Self {
+                code,
+                broadcast: (word >> 8) as u8,
+                block,
+            }),
+            None => None,
+        }
+    }
+}

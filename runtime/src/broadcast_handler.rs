@@ -1,0 +1,538 @@
+//! The broadcast handler (id [`BROADCAST_HANDLER`]): the 03_broadcast program. Each data-movement
+//! kernel may run one broadcast (the reader on NoC0, the writer on NoC1); the sender of each
+//! reads its blocks from DRAM; compute takes both broadcasts' blocks in turn, checks every byte
+//! against the pattern the host wrote, and pops them.
+//!
+//! # Program words, version 1
+//! Data-movement kernel (0 words: this kernel runs no broadcast):
+//!
+//! | word | what |
+//! |---|---|
+//! | 0..11 | `BroadcastArgs` |
+//! | 11 | blocks |
+//! | 12 | page size in bytes |
+//! | 13 | DRAM address (bank-local) of the broadcast's page 0 |
+//! | 14..18 | DRAM bank `i`'s NoC coordinates for this kernel's NoC: bank `2j` in bits 0..15 and `2j + 1` in 16..31 of word `14 + j`, each `x \| y << 8` |
+//! | 18 | fault ([`Fault`]): 0 none |
+//!
+//! Page `g = block * pages + page` of a broadcast lives in bank `g % 8` at
+//! `base + (g / 8) * page_size` (pages interleaved over the banks).
+//!
+//! Compute kernel: word 0 the number of broadcasts `n` (0..=2), word 1 the job, then 7 words per
+//! broadcast: CB, pages, window, blocks, page size, broadcast id, producing kernel (0 reader,
+//! 1 writer).
+//!
+//! # After a give-up
+//! A kernel whose broadcast gave up still leaves its tile ready for the next command: the
+//! data-movement kernel waits until its own transfers are acknowledged and pads its buffer to
+//! the end of the lap; compute pops everything until that kernel is done. These waits ignore the
+//! stop flag and end at the wait limit; the give-up recorded first stays the one reported.
+
+use komorebi_broadcast::compute::{self, Compute, ComputeError};
+use komorebi_broadcast::device::{Broadcast, Context, DataMovement, GiveUp};
+use komorebi_hal::{CircularBuffer, ControlBlock, NocAddr, NocMulticast, Pause, Xy, wait_until};
+
+use crate::abi::{self, GiveUpCode, KernelGiveUp, Role};
+use crate::command::{Command, CommandCtrl};
+use crate::handler::{Buffers, Handler, Outcome};
+
+/// The broadcast handler's id: the first handler.
+pub const BROADCAST_HANDLER: u16 = 1;
+/// Words of a data-movement kernel's program.
+pub const DM_WORDS: usize = 19;
+/// Words of the compute program with `n` broadcasts.
+pub const fn compute_words(n: usize) -> usize {
+    2 + 7 * n
+}
+/// DRAM banks pages are interleaved over.
+pub const BANKS: u32 = 8;
+
+/// A fault the handler injects into itself (set by the host for tests of the give-up path).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// No fault.
+    None,
+    /// The data-movement kernel stops calling its broadcast calls before this block (and sleeps
+    /// out the wait limit before it recovers).
+    StallBefore(u32),
+}
+
+impl Fault {
+    /// The fault word.
+    pub const fn word(self) -> u32 {
+        match self {
+            Self::None => 0,
+            Self::StallBefore(b) => 1 | (b & 0xFFFF) << 8,
+        }
+    }
+
+    /// The fault of a word (unknown kinds mean none).
+    pub const fn from_word(w: u32) -> Self {
+        match w & 0xFF {
+            1 => Self::StallBefore((w >> 8) & 0xFFFF),
+            _ => Self::None,
+        }
+    }
+}
+
+/// The 32-bit pattern word `word` of page `page` of block `block` of broadcast `broadcast` in job
+/// `job`: what the host writes to DRAM and compute checks.
+pub fn pattern_word(job: u32, broadcast: u8, block: u32, page: u32, word: u32) -> u32 {
+    let mut z = (job as u64) << 40 ^ (broadcast as u64) << 56 ^ (block as u64) << 20 ^ page as u64;
+    z = z.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (word as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+    z ^= z >> 32;
+    z = z.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    (z ^ (z >> 29)) as u32
+}
+
+/// Bank `bank`'s coordinates from a DM program.
+fn bank_xy(words: &[u32], bank: u32) -> Option<Xy> {
+    let w = *words.get(14 + bank as usize / 2)?;
+    let half = if bank % 2 == 0 {
+        w as u16
+    } else {
+        (w >> 16) as u16
+    };
+    Xy::new(half as u8, (half >> 8) as u8).ok()
+}
+
+/// The 03_broadcast handler. It keeps no state between commands.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BroadcastHandler;
+
+fn gave_up(g: Option<GiveUp>) -> Outcome {
+    Outcome {
+        give_up: g.map(|g| KernelGiveUp {
+            code: GiveUpCode::Broadcast(g.place),
+            broadcast: g.broadcast,
+            block: g.block,
+        }),
+        stat: 0,
+    }
+}
+
+async fn dm_body<N, K, P, B>(
+    dm: &mut DataMovement<N, K, P>,
+    buffers: &B,
+    command: &Command,
+    words: &[u32],
+) -> Outcome
+where
+    N: NocMulticast,
+    K: ControlBlock,
+    P: Pause,
+    B: Buffers,
+{
+    if words.is_empty() {
+        return Outcome::default();
+    }
+    // The buffer the words name (a bad index is caught by the words' checks).
+    let Some(cb) = buffers.cb(words.get(2).map_or(0, |&w| w as u8 & 63)) else {
+        return Outcome {
+            give_up: Some(KernelGiveUp {
+                code: GiveUpCode::Broadcast(komorebi_broadcast::Where::BroadcastBegin),
+                broadcast: 0,
+                block: 0,
+            }),
+            stat: 0,
+        };
+    };
+    let context = Context {
+        sequence: command.sequence,
+        group: command.group,
+        exclusive: command.exclusive(),
+    };
+    let mut b = Broadcast::new(dm, cb, &context, words, 0);
+    if !b.ok() {
+        return gave_up(b.give_up());
+    }
+    if !b.included() {
+        return Outcome::default();
+    }
+    let (Some(&blocks), Some(&page_size), Some(&base), Some(&fault)) =
+        (words.get(11), words.get(12), words.get(13), words.get(18))
+    else {
+        return gave_up(b.give_up());
+    };
+    let fault = Fault::from_word(fault);
+    let pages = b.args().map_or(1, |a| a.pages) as u32;
+    let r = run_blocks(dm, &mut b, blocks, pages, page_size, base, words, fault).await;
+    let stat = b.blocks().saturating_mul(pages).saturating_mul(page_size);
+    match r {
+        Ok(()) => Outcome {
+            give_up: None,
+            stat,
+        },
+        Err(g) => {
+            recover_producer(dm, &mut b).await;
+            Outcome {
+                stat,
+                ..gave_up(Some(g))
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_blocks<N, K, P, C>(
+    dm: &mut DataMovement<N, K, P>,
+    b: &mut Broadcast<C>,
+    blocks: u32,
+    pages: u32,
+    page_size: u32,
+    base: u32,
+    words: &[u32],
+    fault: Fault,
+) -> Result<(), GiveUp>
+where
+    N: NocMulticast,
+    K: ControlBlock,
+    P: Pause,
+    C: CircularBuffer,
+{
+    for block in 0..blocks {
+        if fault == Fault::StallBefore(block) {
+            // A data-movement kernel that stops calling its broadcast calls: it sends no more
+            // markers. It sleeps out one wait limit, then gives up waiting itself.
+            let _ = wait_until(&mut dm.ctrl, &mut dm.pause, |_| Ok::<_, ()>(false)).await;
+            return Err(b.give_up().unwrap_or(GiveUp {
+                place: komorebi_broadcast::Where::BroadcastValid,
+                broadcast: b.args().map_or(0, |a| a.broadcast),
+                block,
+                cause: komorebi_broadcast::Cause::TimedOut,
+            }));
+        }
+        if b.sender() {
+            let slot = b.reserve(dm, block).await?;
+            for page in 0..pages {
+                let g = block * pages + page;
+                let src = bank_xy(words, g % BANKS).and_then(|xy| {
+                    NocAddr::new(xy, base as u64 + (g / BANKS) as u64 * page_size as u64).ok()
+                });
+                let dst = slot.offset(page * page_size);
+                let (Some(src), Some(dst)) = (src, dst) else {
+                    return Err(GiveUp {
+                        place: komorebi_broadcast::Where::BroadcastBegin,
+                        broadcast: b.args().map_or(0, |a| a.broadcast),
+                        block,
+                        cause: komorebi_broadcast::Cause::Misuse,
+                    });
+                };
+                // A busy NoC is retried; any other refusal is a give-up of the block.
+                loop {
+                    match dm.noc.read(src, dst, page_size) {
+                        Ok(()) => break,
+                        Err(e)
+                            if komorebi_hal::noc::Error::kind(&e)
+                                == komorebi_hal::noc::ErrorKind::Busy =>
+                        {
+                            dm.pause.pause(0).await;
+                        }
+                        Err(e) => {
+                            return Err(GiveUp {
+                                place: komorebi_broadcast::Where::BroadcastDone,
+                                broadcast: b.args().map_or(0, |a| a.broadcast),
+                                block,
+                                cause: komorebi_broadcast::Cause::Noc(
+                                    komorebi_hal::noc::Error::kind(&e),
+                                ),
+                            });
+                        }
+                    }
+                }
+            }
+            b.cast(dm, block).await?;
+        } else {
+            b.arrive(dm, block).await?;
+        }
+    }
+    b.finish(dm).await
+}
+
+/// After a give-up: wait for this kernel's own transfers, then pad the buffer to the end of its
+/// lap so the next command starts at slot 0 (compute pops meanwhile).
+async fn recover_producer<N, K, P, C>(dm: &mut DataMovement<N, K, P>, b: &mut Broadcast<C>)
+where
+    N: NocMulticast,
+    K: ControlBlock,
+    P: Pause,
+    C: CircularBuffer,
+{
+    let limit = dm.ctrl.wait_limit().unwrap_or(0);
+    let mut ctrl = CommandCtrl::recovery(&mut dm.ctrl, limit);
+    let noc = &mut dm.noc;
+    let _ = wait_until(&mut ctrl, &mut dm.pause, |_| {
+        noc.writes_acked().map_err(|_| ())
+    })
+    .await;
+    let cb = b.buffer();
+    let (capacity, page_size) = (cb.capacity() as u32, cb.page_size());
+    if capacity == 0 || page_size == 0 {
+        return;
+    }
+    let at = cb.write_ptr().get().saturating_sub(cb.base().get()) / page_size;
+    let pad = ((capacity - at % capacity) % capacity) as u16;
+    if pad > 0 {
+        let ok = wait_until(&mut ctrl, &mut dm.pause, |_| {
+            cb.pages_free().map(|f| f >= pad).map_err(|_| ())
+        })
+        .await;
+        if ok.is_ok() {
+            let _ = cb.push(pad);
+        }
+    }
+}
+
+/// One broadcast as compute sees it.
+#[derive(Copy, Clone, Debug)]
+struct Stream {
+    cb: u8,
+    pages: u16,
+    window: u8,
+    blocks: u32,
+    page_size: u32,
+    broadcast: u8,
+    producer: Role,
+}
+
+fn streams(words: &[u32]) -> Option<([Option<Stream>; 2], u32)> {
+    let n = *words.first()? as usize;
+    let job = *words.get(1)?;
+    if n > 2 {
+        return None;
+    }
+    let mut out = [None; 2];
+    for (i, slot) in out.iter_mut().enumerate().take(n) {
+        let w = words.get(2 + 7 * i..2 + 7 * (i + 1))?;
+        *slot = Some(Stream {
+            cb: w[0] as u8,
+            pages: u16::try_from(w[1]).ok()?,
+            window: u8::try_from(w[2]).ok()?,
+            blocks: w[3],
+            page_size: w[4],
+            broadcast: w[5] as u8,
+            producer: if w[6] == 0 {
+                Role::Reader
+            } else {
+                Role::Writer
+            },
+        });
+    }
+    Some((out, job))
+}
+
+fn compute_give_up(e: ComputeError, broadcast: u8, block: u32) -> KernelGiveUp {
+    let code = match e {
+        ComputeError::TimedOut { .. } => GiveUpCode::ComputeTimedOut,
+        ComputeError::Stopped { .. } => GiveUpCode::ComputeStopped,
+        _ => GiveUpCode::ComputeFailed,
+    };
+    KernelGiveUp {
+        code,
+        broadcast,
+        block,
+    }
+}
+
+/// Checks one page against the pattern; returns false on a mismatch.
+fn check_page<C: CircularBuffer>(
+    cb: &mut C,
+    s: &Stream,
+    job: u32,
+    block: u32,
+    page: u16,
+) -> Result<bool, ComputeError> {
+    let mut buf = [0u8; 256];
+    let mut offset = 0;
+    while offset < s.page_size {
+        let n = (s.page_size - offset).min(buf.len() as u32) as usize;
+        cb.read_page(page, offset, &mut buf[..n])
+            .map_err(|e| ComputeError::Cb(komorebi_hal::cb::Error::kind(&e)))?;
+        // Page sizes are multiples of 64, so every chunk is a whole word.
+        for (i, chunk) in buf[..n].chunks_exact(4).enumerate() {
+            let word = (offset / 4) + i as u32;
+            let got = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+            if got != pattern_word(job, s.broadcast, block, page as u32, word) {
+                return Ok(false);
+            }
+        }
+        if n % 4 != 0 {
+            return Ok(false);
+        }
+        offset += n as u32;
+    }
+    Ok(true)
+}
+
+async fn compute_body<K, P, B>(
+    compute: &mut Compute<K, P>,
+    buffers: &B,
+    command: &Command,
+) -> Outcome
+where
+    K: ControlBlock,
+    P: Pause,
+    B: Buffers,
+{
+    let Some((streams, job)) = streams(command.words(Role::Compute)) else {
+        return Outcome {
+            give_up: Some(KernelGiveUp {
+                code: GiveUpCode::ComputeFailed,
+                broadcast: 0,
+                block: 0,
+            }),
+            stat: 0,
+        };
+    };
+    let mut cbs = [None, None];
+    for (i, s) in streams.iter().enumerate() {
+        if let Some(s) = s {
+            cbs[i] = buffers.cb(s.cb);
+        }
+    }
+    let mut checked: u32 = 0;
+    let mut first: Option<KernelGiveUp> = None;
+    let mut failed = false;
+    let blocks = streams
+        .iter()
+        .flatten()
+        .map(|s| s.blocks)
+        .max()
+        .unwrap_or(0);
+    'blocks: for block in 0..blocks {
+        for (i, s) in streams.iter().enumerate() {
+            let (Some(s), Some(cb)) = (s, cbs[i].as_mut()) else {
+                continue;
+            };
+            if block >= s.blocks {
+                continue;
+            }
+            if let Err(e) = compute::receive(compute, cb, s.pages).await {
+                first = first.or(Some(compute_give_up(e, s.broadcast, block)));
+                failed = true;
+                break 'blocks;
+            }
+            for page in 0..s.pages {
+                match check_page(cb, s, job, block, page) {
+                    Ok(true) => checked = checked.saturating_add(s.page_size),
+                    Ok(false) => {
+                        first = first.or(Some(KernelGiveUp {
+                            code: GiveUpCode::DataMismatch,
+                            broadcast: s.broadcast,
+                            block,
+                        }))
+                    }
+                    Err(e) => {
+                        first = first.or(Some(compute_give_up(e, s.broadcast, block)));
+                        failed = true;
+                        break 'blocks;
+                    }
+                }
+            }
+            if let Err(e) = compute::done(cb, s.pages) {
+                first = first.or(Some(compute_give_up(e, s.broadcast, block)));
+                failed = true;
+                break 'blocks;
+            }
+        }
+    }
+    if !failed {
+        for (i, s) in streams.iter().enumerate() {
+            let (Some(s), Some(cb)) = (s, cbs[i].as_mut()) else {
+                continue;
+            };
+            if let Err(e) = compute::end(compute, cb, s.pages, s.window, s.blocks).await {
+                first = first.or(Some(compute_give_up(e, s.broadcast, s.blocks)));
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        recover_consumer(compute, &streams, &mut cbs, command.index).await;
+    }
+    Outcome {
+        give_up: first,
+        stat: checked,
+    }
+}
+
+/// After a give-up: pop everything each producer pushed until it is done with this command and
+/// the buffer is back at slot 0.
+async fn recover_consumer<K, P, C>(
+    compute: &mut Compute<K, P>,
+    streams: &[Option<Stream>; 2],
+    cbs: &mut [Option<C>; 2],
+    index: u32,
+) where
+    K: ControlBlock,
+    P: Pause,
+    C: CircularBuffer,
+{
+    let limit = compute.ctrl.wait_limit().unwrap_or(0);
+    // Two wait limits: the producer may itself be waiting out one before it recovers.
+    let mut ctrl = CommandCtrl::recovery(&mut compute.ctrl, limit.saturating_mul(2));
+    for (i, s) in streams.iter().enumerate() {
+        let (Some(s), Some(cb)) = (s, cbs[i].as_mut()) else {
+            continue;
+        };
+        let done_at = s.producer.at(abi::KERNEL_DONE);
+        let _ = wait_until(&mut ctrl, &mut compute.pause, |c| {
+            let ready = cb.pages_ready().map_err(|_| ())?;
+            if ready > 0 {
+                cb.pop(ready).map_err(|_| ())?;
+            }
+            let producer_done = c.load(done_at).map_err(|_| ())? == index;
+            Ok::<_, ()>(producer_done && cb.pages_ready().map_err(|_| ())? == 0)
+        })
+        .await;
+    }
+}
+
+impl Handler for BroadcastHandler {
+    const ID: u16 = BROADCAST_HANDLER;
+    const USES_BROADCASTS: bool = true;
+
+    async fn reader<N, K, P, B>(
+        &mut self,
+        dm: &mut DataMovement<N, K, P>,
+        buffers: &B,
+        command: &Command,
+    ) -> Outcome
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+        B: Buffers,
+    {
+        dm_body(dm, buffers, command, command.words(Role::Reader)).await
+    }
+
+    async fn writer<N, K, P, B>(
+        &mut self,
+        dm: &mut DataMovement<N, K, P>,
+        buffers: &B,
+        command: &Command,
+    ) -> Outcome
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+        B: Buffers,
+    {
+        dm_body(dm, buffers, command, command.words(Role::Writer)).await
+    }
+
+    async fn compute<K, P, B>(
+        &mut self,
+        compute: &mut Compute<K, P>,
+        buffers: &B,
+        command: &Command,
+    ) -> Outcome
+    where
+        K: ControlBlock,
+        P: Pause,
+        B: Buffers,
+    {
+        compute_body(compute, buffers, command).await
+    }
+}

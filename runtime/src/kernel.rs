@@ -1,0 +1,280 @@
+//! The persistent loop each of a tile's three kernels runs: wait for the next command, run the
+//! handler body, mark it done; the reader also writes the tile's report once all three are done.
+//!
+//! Guarantees:
+//! * A kernel takes command `k + 1` only once the tile's report of command `k` is written, so
+//!   commands of one tile never overlap, and the stop flag a failed command left (cleared by
+//!   the reporter just before it reports) never reaches the next one.
+//! * Every kernel refuses a command the same way (unknown handler, missing `EXCLUSIVE` on a
+//!   broadcast handler, a tile outside the group, malformed word counts), so a refused command
+//!   is refused by the whole tile and no body runs.
+//! * Waiting for a command never times out and ignores the stop flag.
+
+use komorebi_broadcast::compute::Compute;
+use komorebi_broadcast::device::DataMovement;
+use komorebi_hal::control::{self, Error as _};
+use komorebi_hal::{ControlBlock, NocMulticast, Pause};
+
+use crate::abi::{self, GiveUpCode, KernelGiveUp, Role};
+use crate::command::{Command, CommandCtrl};
+use crate::handler::{Buffers, HandlerSet, Outcome};
+
+/// Why a kernel's loop returned.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum KernelExit {
+    /// An exit command (handler 0).
+    Exit,
+    /// The control block failed: the kernel cannot go on.
+    ControlFailed(control::ErrorKind),
+}
+
+/// A NoC for the compute kernel, which has none: it cannot be built.
+#[derive(Debug)]
+pub enum NoNoc {}
+
+impl komorebi_hal::noc::ErrorType for NoNoc {
+    type Error = komorebi_hal::noc::ErrorKind;
+}
+
+impl NocMulticast for NoNoc {
+    fn noc(&self) -> komorebi_hal::NocId {
+        match *self {}
+    }
+    fn node(&self) -> komorebi_hal::Xy {
+        match *self {}
+    }
+    fn read(
+        &mut self,
+        _: komorebi_hal::NocAddr,
+        _: komorebi_hal::L1Addr,
+        _: u32,
+    ) -> Result<(), Self::Error> {
+        match *self {}
+    }
+    fn write(
+        &mut self,
+        _: komorebi_hal::L1Addr,
+        _: komorebi_hal::NocAddr,
+        _: u32,
+        _: komorebi_hal::noc::WriteMode,
+    ) -> Result<(), Self::Error> {
+        match *self {}
+    }
+    fn multicast(
+        &mut self,
+        _: komorebi_hal::L1Addr,
+        _: komorebi_hal::Rect,
+        _: komorebi_hal::L1Addr,
+        _: u32,
+        _: komorebi_hal::noc::WriteMode,
+    ) -> Result<(), Self::Error> {
+        match *self {}
+    }
+    fn reads_done(&mut self) -> Result<bool, Self::Error> {
+        match *self {}
+    }
+    fn writes_sent(&mut self) -> Result<bool, Self::Error> {
+        match *self {}
+    }
+    fn writes_acked(&mut self) -> Result<bool, Self::Error> {
+        match *self {}
+    }
+}
+
+/// The reader kernel (NoC0); also the tile's reporter.
+pub async fn reader<N, K, P, B, H>(
+    noc: N,
+    ctrl: K,
+    pause: P,
+    buffers: B,
+    handlers: &mut H,
+) -> KernelExit
+where
+    N: NocMulticast,
+    K: ControlBlock,
+    P: Pause,
+    B: Buffers,
+    H: HandlerSet,
+{
+    run(Role::Reader, Some(noc), ctrl, pause, buffers, handlers).await
+}
+
+/// The writer kernel (NoC1).
+pub async fn writer<N, K, P, B, H>(
+    noc: N,
+    ctrl: K,
+    pause: P,
+    buffers: B,
+    handlers: &mut H,
+) -> KernelExit
+where
+    N: NocMulticast,
+    K: ControlBlock,
+    P: Pause,
+    B: Buffers,
+    H: HandlerSet,
+{
+    run(Role::Writer, Some(noc), ctrl, pause, buffers, handlers).await
+}
+
+/// The compute kernel.
+pub async fn compute<K, P, B, H>(ctrl: K, pause: P, buffers: B, handlers: &mut H) -> KernelExit
+where
+    K: ControlBlock,
+    P: Pause,
+    B: Buffers,
+    H: HandlerSet,
+{
+    run::<NoNoc, K, P, B, H>(Role::Compute, None, ctrl, pause, buffers, handlers).await
+}
+
+fn refused(code: GiveUpCode) -> Outcome {
+    Outcome {
+        give_up: Some(KernelGiveUp {
+            code,
+            broadcast: 0,
+            block: 0,
+        }),
+        stat: 0,
+    }
+}
+
+async fn run<N, K, P, B, H>(
+    role: Role,
+    mut noc: Option<N>,
+    mut ctrl: K,
+    mut pause: P,
+    buffers: B,
+    handlers: &mut H,
+) -> KernelExit
+where
+    N: NocMulticast,
+    K: ControlBlock,
+    P: Pause,
+    B: Buffers,
+    H: HandlerSet,
+{
+    macro_rules! ctl {
+        ($e:expr) => {
+            match $e {
+                Ok(v) => v,
+                Err(e) => return KernelExit::ControlFailed(e.kind()),
+            }
+        };
+    }
+    let mut last = ctl!(ctrl.load(role.at(abi::KERNEL_DONE)));
+    loop {
+        let next = last.wrapping_add(1);
+        let slot = abi::slot_of(next);
+        loop {
+            let published = ctl!(ctrl.load(slot)) == next;
+            if published && ctl!(ctrl.load(abi::REPORT_INDEX)) == last {
+                break;
+            }
+            pause.pause(u64::MAX).await;
+        }
+        let command = match Command::load(&mut ctrl, slot) {
+            Ok(c) => Ok(c),
+            Err(Some(kind)) => return KernelExit::ControlFailed(kind),
+            Err(None) => Err(()),
+        };
+        let tile = ctl!(ctrl.load(abi::HEADER_TILE));
+        let (outcome, sequence, exit) = match command {
+            Err(()) => (refused(GiveUpCode::BadCommand), 0, false),
+            Ok(c) if c.handler == abi::HANDLER_EXIT => (Outcome::default(), c.sequence, true),
+            Ok(c) => {
+                let outcome = match handlers.lookup(c.handler) {
+                    None => refused(GiveUpCode::UnknownHandler),
+                    Some(true) if !c.exclusive() => refused(GiveUpCode::NotExclusive),
+                    Some(_) if !c.group.contains(tile as u8, (tile >> 8) as u8) => {
+                        refused(GiveUpCode::NotInGroup)
+                    }
+                    Some(_) => {
+                        let cc = CommandCtrl::new(&mut ctrl, c.wait_limit);
+                        match (role, noc.as_mut()) {
+                            (Role::Compute, _) => {
+                                let mut k = Compute {
+                                    ctrl: cc,
+                                    pause: &mut pause,
+                                };
+                                handlers.compute(c.handler, &mut k, &buffers, &c).await
+                            }
+                            (Role::Reader, Some(n)) => {
+                                let mut dm = DataMovement {
+                                    noc: n,
+                                    ctrl: cc,
+                                    pause: &mut pause,
+                                };
+                                handlers.reader(c.handler, &mut dm, &buffers, &c).await
+                            }
+                            (Role::Writer, Some(n)) => {
+                                let mut dm = DataMovement {
+                                    noc: n,
+                                    ctrl: cc,
+                                    pause: &mut pause,
+                                };
+                                handlers.writer(c.handler, &mut dm, &buffers, &c).await
+                            }
+                            (_, None) => Outcome::default(),
+                        }
+                    }
+                };
+                (outcome, c.sequence, false)
+            }
+        };
+        let (word, block) = outcome.give_up.map_or((0, 0), |g| (g.word(), g.block));
+        let record = abi::record_of(next);
+        ctl!(ctrl.store(role.at(record + abi::RECORD_GIVE_UP), word));
+        ctl!(ctrl.store(role.at(record + abi::RECORD_GIVE_UP_BLOCK), block));
+        ctl!(ctrl.store(role.at(record + abi::RECORD_STAT), outcome.stat));
+        ctl!(ctrl.store(role.at(abi::KERNEL_DONE), next));
+        if role == Role::Reader {
+            if let Err(kind) = report(&mut ctrl, &mut pause, next, sequence).await {
+                return KernelExit::ControlFailed(kind);
+            }
+        }
+        last = next;
+        if exit {
+            return KernelExit::Exit;
+        }
+    }
+}
+
+/// The reporter: once writer and compute are done with command `index`, clears the stop flag
+/// and writes status, sequence and (last) index.
+async fn report<K: ControlBlock, P: Pause>(
+    ctrl: &mut K,
+    pause: &mut P,
+    index: u32,
+    sequence: u32,
+) -> Result<(), control::ErrorKind> {
+    let k = |e: K::Error| e.kind();
+    loop {
+        let writer = ctrl.load(Role::Writer.at(abi::KERNEL_DONE)).map_err(k)?;
+        let compute = ctrl.load(Role::Compute.at(abi::KERNEL_DONE)).map_err(k)?;
+        if writer == index && compute == index {
+            break;
+        }
+        pause.pause(u64::MAX).await;
+    }
+    let record = abi::record_of(index);
+    let mut status = 0;
+    for role in Role::ALL {
+        let word = ctrl
+            .load(role.at(record + abi::RECORD_GIVE_UP))
+            .map_err(k)?;
+        if let Some(g) = KernelGiveUp::from_words(word, 0) {
+            status |= match g.code {
+                c if c.is_refusal() => abi::STATUS_REFUSED,
+                GiveUpCode::DataMismatch => abi::STATUS_MISMATCH,
+                _ => abi::STATUS_GAVE_UP,
+            };
+        }
+    }
+    ctrl.store(abi::STOP, 0).map_err(k)?;
+    ctrl.store(record + abi::RECORD_STATUS, status).map_err(k)?;
+    ctrl.store(record + abi::RECORD_SEQUENCE, sequence)
+        .map_err(k)?;
+    ctrl.store(record + abi::RECORD_INDEX, index).map_err(k)?;
+    ctrl.store(abi::REPORT_INDEX, index).map_err(k)
+}

@@ -1,0 +1,559 @@
+//! The 03_broadcast program: jobs of two broadcasts over a rectangle, every byte checked.
+//!
+//! Each job is one command on the rectangle's group carrying up to two broadcasts: **A** (id 0)
+//! along rows on NoC0 (sender at the left end of each row inside a panel, run by the reader) and
+//! **W** (id 1) along columns on NoC1 (sender at the bottom of each column, run by the writer).
+//! DRAM holds a pattern unique per (job, broadcast, block, page), pages interleaved over the 8
+//! banks; every compute kernel checks every byte it receives and the order of blocks, and pops
+//! them. Jobs run one at a time through the test feeder.
+
+use std::path::PathBuf;
+
+use blackhole_pac::grid::DRAM_WORKER_PORT;
+use blackhole_pac::harvest::HarvestMask;
+use komorebi_broadcast::area;
+use komorebi_broadcast::args::{
+    Along, BroadcastArgs, LogicalRect, MAX_BLOCKS, MAX_BUFFER_PAGES, MAX_WINDOW,
+};
+use komorebi_broadcast::layout::{self, BroadcastParams, Noc};
+use komorebi_kernel::abi;
+use komorebi_kernel::broadcast_handler::{self, BANKS, BROADCAST_HANDLER, pattern_word};
+use komorebi_sim::{SimConfig, Timing};
+use serde::Serialize;
+
+use crate::session::{
+    Backend, CommandSpec, CoreGiveUp, Feeder, Session, SessionError, TileProgram,
+};
+
+/// L1 address of the first broadcast buffer (above the control block and kernel space).
+pub const BUFFER_BASE: u32 = 0x2_0000;
+/// Where the DRAM data of the jobs starts in every bank.
+pub const DRAM_BASE: u64 = 0x100_0000;
+
+/// The program's parameters (the flags of `komorebi broadcast` and the example).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BroadcastConfig {
+    /// The rectangle (and group), logical `x0, y0, columns, rows`.
+    pub rect: LogicalRect,
+    /// Blocks per broadcast per job.
+    pub blocks: u32,
+    /// Pages per block.
+    pub pages: u16,
+    /// Bytes per page.
+    pub page_size: u32,
+    /// Window.
+    pub window: u8,
+    /// Jobs.
+    pub jobs: u32,
+    /// Run broadcast A (along rows).
+    pub rows: bool,
+    /// Run broadcast W (along columns).
+    pub columns: bool,
+    /// Harvest mask of the simulated chip.
+    pub harvest: HarvestMask,
+    /// Seed.
+    pub seed: u64,
+    /// Reorder everything the hardware does not order (seeded).
+    pub adversarial: bool,
+    /// Cycles any single wait may last.
+    pub wait_limit: u64,
+    /// Write a Chrome/Perfetto trace here.
+    pub trace: Option<PathBuf>,
+}
+
+impl Default for BroadcastConfig {
+    fn default() -> Self {
+        Self {
+            rect: LogicalRect::new(0, 0, 12, 10),
+            blocks: 16,
+            pages: 4,
+            page_size: 2048,
+            window: 2,
+            jobs: 8,
+            rows: true,
+            columns: true,
+            harvest: HarvestMask::P100_P150,
+            seed: 0,
+            adversarial: false,
+            wait_limit: 1_000_000,
+            trace: None,
+        }
+    }
+}
+
+/// A configuration that cannot run, or a run that could not complete.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BroadcastError {
+    /// A flag value that is not allowed: which flag, and why.
+    #[error("{flag}: {why}")]
+    Flag {
+        /// The flag.
+        flag: &'static str,
+        /// What is wrong and what is allowed.
+        why: String,
+    },
+    /// The session failed.
+    #[error("{0}")]
+    Session(#[from] SessionError),
+    /// The trace could not be written.
+    #[error("--trace: {0}")]
+    Trace(String),
+}
+
+fn flag(flag: &'static str, why: impl Into<String>) -> BroadcastError {
+    BroadcastError::Flag {
+        flag,
+        why: why.into(),
+    }
+}
+
+/// One job's result.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct JobResult {
+    /// Job number.
+    pub job: u32,
+    /// Every core reported success.
+    pub ok: bool,
+    /// The command timed out.
+    pub timeout: bool,
+}
+
+/// What a run came to.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BroadcastSummary {
+    /// Every job succeeded and every byte checked.
+    pub ok: bool,
+    /// Jobs run.
+    pub jobs: u32,
+    /// Blocks per broadcast per job.
+    pub blocks: u32,
+    /// Broadcasts of A and of W per job.
+    pub broadcasts: [usize; 2],
+    /// Bytes receivers got by multicast (all jobs).
+    pub received_bytes: u64,
+    /// Bytes compute kernels checked (all jobs; senders' own compute included).
+    pub checked_bytes: u64,
+    /// Simulated cycles of all jobs.
+    pub cycles: u64,
+    /// The same in microseconds at AICLK.
+    pub micros: f64,
+    /// The resource bound of all jobs, in cycles.
+    pub bound_cycles: u64,
+    /// `bound_cycles / cycles`.
+    pub achieved_over_bound: f64,
+    /// Cycles spent waiting in broadcast calls, summed over cores: A, W.
+    pub wait_cycles: [u64; 2],
+    /// Jobs that timed out.
+    pub timeouts: u32,
+    /// Jobs with a data mismatch.
+    pub mismatches: u32,
+    /// Every core's first give-ups, all jobs.
+    pub giveups: Vec<CoreGiveUp>,
+    /// Per job.
+    pub results: Vec<JobResult>,
+    /// Protocol violations the simulator saw.
+    pub violations: Vec<String>,
+}
+
+impl BroadcastSummary {
+    /// The process exit code: 0 all checked, 1 data mismatch, 3 timeout.
+    pub fn exit_code(&self) -> u8 {
+        if self.timeouts > 0 {
+            3
+        } else if self.mismatches > 0 || !self.ok {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// A broadcast of the program: A or W.
+#[derive(Copy, Clone, Debug)]
+struct Stream {
+    id: u8,
+    along: Along,
+    noc: Noc,
+    cb: u8,
+    base: u32,
+}
+
+impl BroadcastConfig {
+    fn streams(&self) -> Vec<Stream> {
+        let bytes = self.window as u32 * self.pages as u32 * self.page_size;
+        let mut out = Vec::new();
+        if self.rows {
+            out.push(Stream {
+                id: 0,
+                along: Along::Row,
+                noc: Noc::Noc0,
+                cb: 0,
+                base: BUFFER_BASE,
+            });
+        }
+        if self.columns {
+            out.push(Stream {
+                id: 1,
+                along: Along::Column,
+                noc: Noc::Noc1,
+                cb: 1,
+                base: BUFFER_BASE + bytes * out.len() as u32,
+            });
+        }
+        out
+    }
+
+    fn validate(&self) -> Result<(), BroadcastError> {
+        if self.blocks > MAX_BLOCKS {
+            return Err(flag(
+                "--blocks",
+                format!("{} (allowed: 0..={MAX_BLOCKS})", self.blocks),
+            ));
+        }
+        if self.pages == 0 {
+            return Err(flag("--pages", "0 (allowed: 1..)"));
+        }
+        if self.window == 0 || self.window > MAX_WINDOW {
+            return Err(flag(
+                "--window",
+                format!("{} (allowed: 1..={MAX_WINDOW})", self.window),
+            ));
+        }
+        if self.window as u32 * self.pages as u32 > MAX_BUFFER_PAGES {
+            return Err(flag(
+                "--pages",
+                format!(
+                    "window * pages = {} (allowed: at most {MAX_BUFFER_PAGES})",
+                    self.window as u32 * self.pages as u32
+                ),
+            ));
+        }
+        if self.page_size == 0 || self.page_size % 64 != 0 || self.page_size > 1 << 20 {
+            return Err(flag(
+                "--page-size",
+                format!(
+                    "{} (allowed: a multiple of 64 up to 1 MiB; DRAM reads are 64-byte aligned)",
+                    self.page_size
+                ),
+            ));
+        }
+        if self.jobs == 0 {
+            return Err(flag("--jobs", "0 (allowed: 1..)"));
+        }
+        if !self.rows && !self.columns {
+            return Err(flag("--along", "no broadcast (allowed: row, column, both)"));
+        }
+        let buffers = self.streams().len() as u64
+            * self.window as u64
+            * self.pages as u64
+            * self.page_size as u64;
+        let room = blackhole_pac::tensix::L1_SIZE as u64 - BUFFER_BASE as u64;
+        if buffers > room {
+            return Err(flag(
+                "--page-size",
+                format!(
+                    "buffers of {buffers} bytes do not fit the {room} bytes of L1 above {BUFFER_BASE:#x}"
+                ),
+            ));
+        }
+        let region = self.region_bytes();
+        let need = DRAM_BASE + region * 2 * self.jobs as u64;
+        if need > blackhole_pac::grid::DRAM_BANK_USABLE_SIZE {
+            return Err(flag(
+                "--jobs",
+                format!(
+                    "the jobs' data needs {need} bytes per DRAM bank (allowed: {})",
+                    blackhole_pac::grid::DRAM_BANK_USABLE_SIZE
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Bytes each bank holds of one broadcast of one job.
+    fn region_bytes(&self) -> u64 {
+        (self.blocks as u64 * self.pages as u64).div_ceil(BANKS as u64) * self.page_size as u64
+    }
+
+    fn dram_base(&self, job: u32, id: u8) -> u64 {
+        DRAM_BASE + (job as u64 * 2 + id as u64) * self.region_bytes()
+    }
+}
+
+/// DRAM bank coordinates for a kernel on `noc`, packed as the handler reads them.
+fn bank_words(noc: Noc) -> [u32; 4] {
+    let xy = |b: usize| {
+        let (x, y) = DRAM_WORKER_PORT[b];
+        let (x, y) = if noc == Noc::Noc0 {
+            (x, y)
+        } else {
+            (16 - x, 11 - y)
+        };
+        x as u32 | (y as u32) << 8
+    };
+    [0, 1, 2, 3].map(|j| xy(2 * j) | xy(2 * j + 1) << 16)
+}
+
+/// Writes every job's pattern into DRAM.
+fn fill_dram(
+    session: &mut Session,
+    cfg: &BroadcastConfig,
+    streams: &[Stream],
+) -> Result<(), SessionError> {
+    let mut page = vec![0u8; cfg.page_size as usize];
+    for job in 0..cfg.jobs {
+        for s in streams {
+            let base = cfg.dram_base(job, s.id);
+            for g in 0..cfg.blocks * cfg.pages as u32 {
+                let (block, p) = (g / cfg.pages as u32, g % cfg.pages as u32);
+                for (w, chunk) in page.chunks_mut(4).enumerate() {
+                    chunk.copy_from_slice(
+                        &pattern_word(job, s.id, block, p, w as u32).to_le_bytes(),
+                    );
+                }
+                let addr = base + (g / BANKS) as u64 * cfg.page_size as u64;
+                session
+                    .device()
+                    .write_dram((g % BANKS) as u8, addr, &page)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The resource bound of one job, in cycles: the busiest sender's NIU (reads plus multicasts,
+/// each packet paying its path reservation), DRAM bandwidth over the 8 banks, and the busiest
+/// receiver's ejection port.
+fn job_bound(cfg: &BroadcastConfig, args: &[Vec<BroadcastArgs>], timing: &Timing) -> u64 {
+    let block = cfg.pages as u64 * cfg.page_size as u64;
+    let packets = |bytes: u64| bytes.div_ceil(timing.max_packet_bytes as u64).max(1);
+    let flits = timing.flits(timing.max_packet_bytes.min(block as u32)) * packets(block);
+    let mut sender = 0u64;
+    let mut senders = 0u64;
+    for stream in args {
+        for a in stream.iter().filter(|a| a.rank == 0 && a.receivers > 0) {
+            senders += 1;
+            let hops = a.receivers as f64;
+            let reserve = (timing.reserve_base + timing.reserve_per_hop * hops).round() as u64;
+            let per_block = cfg.pages as u64 * timing.read_issue_floor
+                + packets(block) * timing.write_issue_floor.max(reserve)
+                + flits
+                + timing.write_issue_floor.max(reserve + 2);
+            sender = sender.max(per_block * cfg.blocks as u64);
+        }
+    }
+    let dram =
+        (senders * cfg.blocks as u64 * block) as f64 / (8.0 * timing.dram_bank_bytes_per_cycle);
+    let eject = (args.len() as u64 * cfg.blocks as u64 * (block + 64)) / timing.flit_bytes as u64;
+    sender.max(dram.ceil() as u64).max(eject)
+}
+
+/// Runs the program; `progress(job)` is called after each job.
+pub fn run(
+    cfg: &BroadcastConfig,
+    mut progress: impl FnMut(u32),
+) -> Result<BroadcastSummary, BroadcastError> {
+    cfg.validate()?;
+    let sim = SimConfig {
+        harvest: cfg.harvest,
+        seed: cfg.seed,
+        adversarial: cfg.adversarial,
+        trace: cfg.trace.is_some(),
+        ..SimConfig::default()
+    };
+    let timing = sim.timing;
+    let mut session = Session::open(Backend::Simulator(sim))?;
+    let geometry = session.geometry().clone();
+    let rect = cfg.rect;
+    let full = geometry.full();
+    if rect.is_empty() || !full.covers(rect) {
+        return Err(flag(
+            "--rect",
+            format!(
+                "{rect} reaches outside the {}x{} logical grid of harvest mask {:#06x} (or is empty)",
+                full.columns,
+                full.rows,
+                cfg.harvest.bits()
+            ),
+        ));
+    }
+    let streams = cfg.streams();
+    // Every core's words for each broadcast, row by row over the group (= the rectangle).
+    let mut words = Vec::new();
+    let mut decoded = Vec::new();
+    let mut counts = [0usize; 2];
+    for s in &streams {
+        let params = BroadcastParams {
+            broadcast: s.id,
+            cb: s.cb,
+            window: cfg.window,
+            pages: cfg.pages,
+        };
+        let w = layout::broadcast_args(&geometry, rect, rect, s.along, s.noc, params)
+            .map_err(|e| flag("--rect", e.to_string()))?;
+        counts[s.id as usize] = layout::broadcasts(&geometry, rect, s.along, s.noc)
+            .map_err(|e| flag("--rect", e.to_string()))?
+            .len();
+        decoded.push(
+            w.iter()
+                .filter_map(|c| BroadcastArgs::decode(&c.words).ok())
+                .collect::<Vec<_>>(),
+        );
+        words.push(w);
+        session.configure_cb(
+            rect,
+            s.cb,
+            s.base,
+            cfg.page_size,
+            cfg.window as u16 * cfg.pages,
+        )?;
+    }
+    fill_dram(&mut session, cfg, &streams)?;
+    let start = session.device().now();
+    let mut summary = BroadcastSummary {
+        ok: true,
+        jobs: cfg.jobs,
+        blocks: cfg.blocks,
+        broadcasts: counts,
+        received_bytes: 0,
+        checked_bytes: 0,
+        cycles: 0,
+        micros: 0.0,
+        bound_cycles: job_bound(cfg, &decoded, &timing) * cfg.jobs as u64,
+        achieved_over_bound: 0.0,
+        wait_cycles: [0; 2],
+        timeouts: 0,
+        mismatches: 0,
+        giveups: Vec::new(),
+        results: Vec::new(),
+        violations: Vec::new(),
+    };
+    let block_bytes = cfg.pages as u64 * cfg.page_size as u64;
+    for job in 0..cfg.jobs {
+        let mut programs = Vec::with_capacity(rect.len());
+        for core in 0..rect.len() {
+            let mut p = TileProgram::default();
+            let mut compute = vec![streams.len() as u32, job];
+            for (i, s) in streams.iter().enumerate() {
+                let mut dm = words[i][core].words.to_vec();
+                dm.extend([cfg.blocks, cfg.page_size, cfg.dram_base(job, s.id) as u32]);
+                dm.extend(bank_words(s.noc));
+                dm.push(broadcast_handler::Fault::None.word());
+                if s.noc == Noc::Noc0 {
+                    p.reader = dm
+                } else {
+                    p.writer = dm
+                }
+                compute.extend([
+                    s.cb as u32,
+                    cfg.pages as u32,
+                    cfg.window as u32,
+                    cfg.blocks,
+                    cfg.page_size,
+                    s.id as u32,
+                    s.noc as u32,
+                ]);
+            }
+            p.compute = compute;
+            programs.push(p);
+        }
+        let spec = CommandSpec {
+            handler: BROADCAST_HANDLER,
+            flags: abi::FLAG_EXCLUSIVE,
+            group: rect,
+            wait_limit: cfg.wait_limit,
+            programs,
+        };
+        let report = Feeder::new(&mut session).run(&spec)?;
+        for (i, s) in streams.iter().enumerate() {
+            for (core, a) in words[i].iter().zip(&decoded[i]) {
+                let base = area::area(s.id);
+                let blocks = session.control_word(core.core, base + area::STATS_BLOCKS)? as u64;
+                summary.wait_cycles[s.id as usize] +=
+                    session.control_word(core.core, base + area::STATS_WAIT_CYCLES)? as u64;
+                if a.rank != 0 {
+                    summary.received_bytes += blocks * block_bytes;
+                }
+            }
+        }
+        summary.checked_bytes += report.stats.iter().map(|(_, s)| s[2] as u64).sum::<u64>();
+        summary.timeouts += report.timeout as u32;
+        summary.mismatches += report.mismatch as u32;
+        summary.ok &= report.ok;
+        summary.giveups.extend(report.give_ups.iter().cloned());
+        summary.results.push(JobResult {
+            job,
+            ok: report.ok,
+            timeout: report.timeout,
+        });
+        progress(job);
+    }
+    summary.cycles = session.device().now() - start;
+    summary.micros = timing.micros(summary.cycles);
+    summary.achieved_over_bound = if summary.cycles == 0 {
+        0.0
+    } else {
+        summary.bound_cycles as f64 / summary.cycles as f64
+    };
+    if let Some(sim) = session.device().simulator() {
+        summary.violations = sim.violations().iter().map(|v| v.to_string()).collect();
+        summary.ok &= summary.violations.is_empty();
+        if let (Some(path), Some(trace)) = (&cfg.trace, sim.trace_json()) {
+            let text =
+                serde_json::to_string(&trace).map_err(|e| BroadcastError::Trace(e.to_string()))?;
+            std::fs::write(path, text)
+                .map_err(|e| BroadcastError::Trace(format!("{}: {e}", path.display())))?;
+        }
+    }
+    Ok(summary)
+}
+
+impl std::fmt::Display for BroadcastSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "broadcast on the simulator: {} jobs of {} blocks; {} A broadcasts (rows, NoC0), {} W broadcasts (columns, NoC1) per job",
+            self.jobs, self.blocks, self.broadcasts[0], self.broadcasts[1]
+        )?;
+        writeln!(f, "  received by multicast: {} bytes", self.received_bytes)?;
+        writeln!(f, "  checked by compute:    {} bytes", self.checked_bytes)?;
+        writeln!(
+            f,
+            "  simulated:             {} cycles = {:.1} us at 1350 MHz",
+            self.cycles, self.micros
+        )?;
+        writeln!(
+            f,
+            "  resource bound:        {} cycles (achieved/bound {:.2})",
+            self.bound_cycles, self.achieved_over_bound
+        )?;
+        writeln!(
+            f,
+            "  wait cycles:           A {}, W {}",
+            self.wait_cycles[0], self.wait_cycles[1]
+        )?;
+        for v in &self.violations {
+            writeln!(f, "  VIOLATION: {v}")?;
+        }
+        for g in &self.giveups {
+            writeln!(
+                f,
+                "  give-up: core ({},{}) {} broadcast {} block {} ({})",
+                g.core[0], g.core[1], g.place, g.broadcast, g.block, g.kernel
+            )?;
+        }
+        let verdict = if self.ok {
+            "ok: every byte checked"
+        } else if self.timeouts > 0 {
+            "TIMEOUT"
+        } else {
+            "DATA MISMATCH"
+        };
+        write!(
+            f,
+            "  result: {verdict} ({} timeouts, {} mismatches)",
+            self.timeouts, self.mismatches
+        )
+    }
+}

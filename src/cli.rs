@@ -1,0 +1,215 @@
+//! Command-line pieces shared by the `komorebi` binary and the examples: flag parsers, one-line
+//! error messages, and the `broadcast` command.
+
+use std::io::{IsTerminal, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use blackhole_pac::harvest::HarvestMask;
+use komorebi_broadcast::args::LogicalRect;
+
+use crate::broadcast_app::{self, BroadcastConfig};
+
+/// Parses a die-order harvest mask, decimal or `0x`-hex.
+pub fn parse_harvest(s: &str) -> Result<HarvestMask, String> {
+    let value = parse_u64(s).map_err(|_| format!("'{s}' is not a number (decimal or 0x-hex)"))?;
+    let value = u32::try_from(value)
+        .map_err(|_| format!("harvest mask {value:#x} has bits outside 0x3fff"))?;
+    HarvestMask::new(value).map_err(|e| e.to_string())
+}
+
+/// Parses decimal or `0x`-prefixed hexadecimal.
+pub fn parse_u64(s: &str) -> Result<u64, std::num::ParseIntError> {
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => s.parse(),
+    }
+}
+
+/// Parses `X0,Y0,COLUMNS,ROWS`.
+pub fn parse_rect(s: &str) -> Result<LogicalRect, String> {
+    let parts: Vec<_> = s.split(',').map(|p| p.trim().parse::<u8>()).collect();
+    match parts.as_slice() {
+        [Ok(x0), Ok(y0), Ok(c), Ok(r)] => Ok(LogicalRect::new(*x0, *y0, *c, *r)),
+        _ => Err(format!(
+            "'{s}' is not X0,Y0,COLUMNS,ROWS (four numbers 0..=255)"
+        )),
+    }
+}
+
+/// clap's error as one line: its first line, plus the missing argument or the allowed values
+/// when clap knows them.
+pub fn one_line(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let text = e.to_string();
+    let mut line = text
+        .lines()
+        .next()
+        .unwrap_or("invalid arguments")
+        .to_string();
+    if e.kind() == ErrorKind::MissingRequiredArgument {
+        if let Some(ContextValue::Strings(args)) = e.get(ContextKind::InvalidArg) {
+            line.push(' ');
+            line.push_str(&args.join(" "));
+        }
+    }
+    if let Some(ContextValue::Strings(values)) = e.get(ContextKind::ValidValue) {
+        line.push_str(&format!(" (allowed: {})", values.join(", ")));
+    }
+    line
+}
+
+/// Parses `T` from the process arguments; on bad flags prints one line and gives exit code 2
+/// (help and version print and give 0).
+pub fn parse_or_exit<T: clap::Parser>() -> Result<T, ExitCode> {
+    match T::try_parse() {
+        Ok(t) => Ok(t),
+        Err(e) if e.use_stderr() => {
+            eprintln!("{}", one_line(&e));
+            Err(ExitCode::from(2))
+        }
+        Err(e) => {
+            let _ = e.print();
+            Err(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Prints `text` on stdout; a closed stdout (`| head`) is not an error.
+pub fn print(text: &str) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}") {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("error: could not write the output: {e}");
+            ExitCode::FAILURE
+        }
+        _ => ExitCode::SUCCESS,
+    }
+}
+
+/// Prints `value` as one JSON object, or as text.
+pub fn print_report<T: serde::Serialize + std::fmt::Display>(value: &T, json: bool) -> ExitCode {
+    if !json {
+        return print(&value.to_string());
+    }
+    match serde_json::to_string(value) {
+        Ok(s) => print(&s),
+        Err(e) => {
+            eprintln!("error: could not encode the report as JSON: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--along`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AlongFlag {
+    /// Broadcasts along rows only (A, NoC0).
+    Row,
+    /// Broadcasts along columns only (W, NoC1).
+    Column,
+    /// Both at once.
+    Both,
+}
+
+/// The flags of `komorebi broadcast` and `examples/broadcast.rs`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BroadcastFlags {
+    /// The rectangle X0,Y0,COLUMNS,ROWS in logical core coordinates (also the command's group).
+    #[arg(long, value_parser = parse_rect, default_value = "0,0,12,10")]
+    pub rect: LogicalRect,
+    /// Blocks per broadcast per job (0..=32767).
+    #[arg(long, default_value_t = 16)]
+    pub blocks: u32,
+    /// Pages per block.
+    #[arg(long, default_value_t = 4)]
+    pub pages: u16,
+    /// Bytes per page (a multiple of 64).
+    #[arg(long, default_value_t = 2048)]
+    pub page_size: u32,
+    /// Window: buffer slots (1..=8).
+    #[arg(long, default_value_t = 2)]
+    pub window: u8,
+    /// Jobs (commands) to run one after another on the same cores.
+    #[arg(long, default_value_t = 8)]
+    pub jobs: u32,
+    /// Which broadcasts each job carries.
+    #[arg(long, value_enum, default_value = "both")]
+    pub along: AlongFlag,
+    /// Die-order harvest mask of the simulated chip, decimal or 0x-hex, 0..=0x3fff.
+    #[arg(long, value_parser = parse_harvest, default_value = "0x3000")]
+    pub harvest: HarvestMask,
+    /// Seed of the simulation.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Reorder everything the hardware does not order (seeded by --seed).
+    #[arg(long)]
+    pub adversarial: bool,
+    /// Cycles any single wait may last.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub wait_limit: u64,
+    /// Write a Chrome/Perfetto trace of every transfer and wait to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Print one JSON object instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl BroadcastFlags {
+    /// The program configuration these flags describe.
+    pub fn config(&self) -> BroadcastConfig {
+        BroadcastConfig {
+            rect: self.rect,
+            blocks: self.blocks,
+            pages: self.pages,
+            page_size: self.page_size,
+            window: self.window,
+            jobs: self.jobs,
+            rows: self.along != AlongFlag::Column,
+            columns: self.along != AlongFlag::Row,
+            harvest: self.harvest,
+            seed: self.seed,
+            adversarial: self.adversarial,
+            wait_limit: self.wait_limit,
+            trace: self.trace.clone(),
+        }
+    }
+}
+
+/// Runs the broadcast program with `flags`; prints the summary or JSON; returns the exit code
+/// (0 all checked, 1 data mismatch, 3 timeout, 2 bad flags).
+pub fn broadcast(flags: &BroadcastFlags) -> ExitCode {
+    let cfg = flags.config();
+    let bar = (!flags.json && flags.jobs > 1 && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(flags.jobs as u64);
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} jobs {elapsed}")
+        {
+            bar.set_style(style);
+        }
+        bar
+    });
+    let result = broadcast_app::run(&cfg, |_| {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    match result {
+        Ok(summary) => {
+            let code = summary.exit_code();
+            let printed = print_report(&summary, flags.json);
+            if printed != ExitCode::SUCCESS {
+                return printed;
+            }
+            ExitCode::from(code)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! What the host sees of a chip: tile L1 and DRAM reads and writes, circular-buffer setup, a
+//! cycle clock, and a way to let the device run until something the host watches changes.
+//!
+//! This is the one interface the host runtime uses, so a simulated run and a run on a card go
+//! through the same code. [`SimDevice`] implements it on `komorebi-sim`, where "let the device
+//! run" advances virtual time; a PCIe device implements it over TLB windows in real time.
+
+use std::future::Future;
+
+use blackhole_pac::harvest::HarvestMask;
+use komorebi_kernel::abi;
+use komorebi_kernel::handler::{Buffers, HandlerSet};
+use komorebi_sim::{ControlLayout, Kernel, KernelEnv, RunOutcome, Sim, SimCb, SimConfig};
+
+/// A refused device request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DeviceError(pub String);
+
+impl From<komorebi_sim::SimError> for DeviceError {
+    fn from(e: komorebi_sim::SimError) -> Self {
+        Self(e.to_string())
+    }
+}
+
+/// Read-only access to tile words, for the conditions the host waits on.
+pub trait Peek {
+    /// The 32-bit word at L1 `addr` of the tile at NoC0 `tile` (0 if it cannot be read).
+    fn peek(&self, tile: (u8, u8), addr: u32) -> u32;
+}
+
+/// Why [`Device::advance`] returned.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Advance {
+    /// The condition held.
+    Done,
+    /// The deadline came first.
+    Deadline,
+    /// Nothing can change any more (every kernel waits with no deadline).
+    Idle,
+}
+
+/// The host's view of one chip.
+pub trait Device {
+    /// The harvest mask the chip presents.
+    fn harvest(&self) -> HarvestMask;
+    /// Reads L1 of the tile at NoC0 `tile`.
+    fn read_l1(&self, tile: (u8, u8), addr: u32, buf: &mut [u8]) -> Result<(), DeviceError>;
+    /// Writes L1 of the tile at NoC0 `tile`.
+    fn write_l1(&mut self, tile: (u8, u8), addr: u32, data: &[u8]) -> Result<(), DeviceError>;
+    /// Reads DRAM bank `bank`.
+    fn read_dram(&self, bank: u8, addr: u64, buf: &mut [u8]) -> Result<(), DeviceError>;
+    /// Writes DRAM bank `bank`.
+    fn write_dram(&mut self, bank: u8, addr: u64, data: &[u8]) -> Result<(), DeviceError>;
+    /// Configures circular buffer `index` of a tile (`pages` pages of `page_size` bytes at `base`).
+    fn configure_cb(
+        &mut self,
+        tile: (u8, u8),
+        index: u8,
+        base: u32,
+        page_size: u32,
+        pages: u16,
+    ) -> Result<(), DeviceError>;
+    /// The device clock, in AICLK cycles.
+    fn now(&self) -> u64;
+    /// AICLK in MHz.
+    fn aiclk_mhz(&self) -> u32;
+    /// Lets the device run until `until` holds, cycle `deadline` passes, or nothing can change.
+    fn advance(&mut self, deadline: u64, until: &mut dyn FnMut(&dyn Peek) -> bool) -> Advance;
+    /// The simulator behind this device, if it is one (for traces, faults and statistics).
+    fn simulator(&mut self) -> Option<&mut Sim> {
+        None
+    }
+}
+
+/// A kernel's circular buffers on the simulator.
+#[derive(Clone, Debug)]
+pub struct SimBuffers(pub KernelEnv);
+
+impl Buffers for SimBuffers {
+    type Cb = SimCb;
+    fn cb(&self, index: u8) -> Option<SimCb> {
+        self.0.cb(index)
+    }
+}
+
+/// The simulator as a device, with the persistent kernels loaded on every Tensix tile.
+#[derive(Debug)]
+pub struct SimDevice {
+    sim: Sim,
+}
+
+impl Peek for Sim {
+    fn peek(&self, tile: (u8, u8), addr: u32) -> u32 {
+        self.read_l1_u32(tile, addr).unwrap_or(0)
+    }
+}
+
+/// The simulator's control-block layout: the kernel ABI's.
+pub const KERNEL_CONTROL: ControlLayout = ControlLayout {
+    base: abi::CONTROL_BASE,
+    len: abi::CONTROL_BYTES,
+    stop_offset: abi::STOP,
+    wait_limit_offset: abi::IDLE_WAIT_LIMIT,
+};
+
+impl SimDevice {
+    /// A simulated chip as `config` says (its control layout is set to the kernel ABI's), with
+    /// the three persistent kernels of every Tensix tile running the handlers `handlers()` makes
+    /// (one set per kernel). `logical` gives each tile's logical coordinates for its header.
+    pub fn new<H, F>(
+        mut config: SimConfig,
+        handlers: F,
+        logical: impl Fn((u8, u8)) -> (u8, u8),
+    ) -> Result<Self, DeviceError>
+    where
+        H: HandlerSet + 'static,
+        F: Fn() -> H,
+    {
+        config.control = KERNEL_CONTROL;
+        let mut sim = Sim::new(config);
+        for tile in sim.tensix() {
+            let (lx, ly) = logical(tile);
+            let base = abi::CONTROL_BASE;
+            for (offset, value) in [
+                (abi::HEADER_MAGIC, abi::MAGIC),
+                (abi::HEADER_VERSION, abi::ABI_VERSION),
+                (abi::HEADER_TILE, lx as u32 | (ly as u32) << 8),
+                (abi::STOP, 0),
+                (abi::IDLE_WAIT_LIMIT, u32::MAX),
+                (abi::IDLE_WAIT_LIMIT + 4, u32::MAX),
+            ] {
+                sim.write_l1_u32(tile, base + offset, value)?;
+            }
+            spawn(
+                &mut sim,
+                tile,
+                Kernel::Reader,
+                handlers(),
+                |env, mut h| async move {
+                    if let Some(noc) = env.noc() {
+                        komorebi_kernel::kernel::reader(
+                            noc,
+                            env.ctrl(),
+                            env.pause(),
+                            SimBuffers(env),
+                            &mut h,
+                        )
+                        .await;
+                    }
+                },
+            )?;
+            spawn(
+                &mut sim,
+                tile,
+                Kernel::Writer,
+                handlers(),
+                |env, mut h| async move {
+                    if let Some(noc) = env.noc() {
+                        komorebi_kernel::kernel::writer(
+                            noc,
+                            env.ctrl(),
+                            env.pause(),
+                            SimBuffers(env),
+                            &mut h,
+                        )
+                        .await;
+                    }
+                },
+            )?;
+            spawn(
+                &mut sim,
+                tile,
+                Kernel::Compute,
+                handlers(),
+                |env, mut h| async move {
+                    komorebi_kernel::kernel::compute(
+                        env.ctrl(),
+                        env.pause(),
+                        SimBuffers(env),
+                        &mut h,
+                    )
+                    .await;
+                },
+            )?;
+        }
+        // Let every kernel reach its first wait for a command.
+        sim.run(sim.now());
+        Ok(Self { sim })
+    }
+}
+
+fn spawn<H, B, Fut>(
+    sim: &mut Sim,
+    tile: (u8, u8),
+    kernel: Kernel,
+    handlers: H,
+    body: B,
+) -> Result<(), DeviceError>
+where
+    H: 'static,
+    B: FnOnce(KernelEnv, H) -> Fut,
+    Fut: Future<Output = ()> + 'static,
+{
+    sim.spawn(tile, kernel, move |env| body(env, handlers))?;
+    Ok(())
+}
+
+impl Device for SimDevice {
+    fn harvest(&self) -> HarvestMask {
+        self.sim.config().harvest
+    }
+    fn read_l1(&self, tile: (u8, u8), addr: u32, buf: &mut [u8]) -> Result<(), DeviceError> {
+        Ok(self.sim.read_l1(tile, addr, buf)?)
+    }
+    fn write_l1(&mut self, tile: (u8, u8), addr: u32, data: &[u8]) -> Result<(), DeviceError> {
+        Ok(self.sim.write_l1(tile, addr, data)?)
+    }
+    fn read_dram(&self, bank: u8, addr: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        Ok(self.sim.read_dram(bank, addr, buf)?)
+    }
+    fn write_dram(&mut self, bank: u8, addr: u64, data: &[u8]) -> Result<(), DeviceError> {
+        Ok(self.sim.write_dram(bank, addr, data)?)
+    }
+    fn configure_cb(
+        &mut self,
+        tile: (u8, u8),
+        index: u8,
+        base: u32,
+        page_size: u32,
+        pages: u16,
+    ) -> Result<(), DeviceError> {
+        Ok(self.sim.configure_cb(tile, index, base, page_size, pages)?)
+    }
+    fn now(&self) -> u64 {
+        self.sim.now()
+    }
+    fn aiclk_mhz(&self) -> u32 {
+        self.sim.config().timing.aiclk_mhz
+    }
+    fn advance(&mut self, deadline: u64, until: &mut dyn FnMut(&dyn Peek) -> bool) -> Advance {
+        if until(&self.sim) {
+            return Advance::Done;
+        }
+        match self.sim.run_until(deadline, |s| until(s)) {
+            RunOutcome::Stopped => Advance::Done,
+            RunOutcome::Deadline => Advance::Deadline,
+            RunOutcome::Quiescent => Advance::Idle,
+        }
+    }
+    fn simulator(&mut self) -> Option<&mut Sim> {
+        Some(&mut self.sim)
+    }
+}

@@ -1,0 +1,608 @@
+//! `Session`: one open chip, its grid, and the commands posted to its tiles; `Report`: what a
+//! command came to; `Run` and `Feeder`: ways to run commands.
+//!
+//! A command goes to every tile of its group: the session writes each tile's program words and
+//! header into the tile's next free slot and publishes it by writing the slot's index word last.
+//! A tile's report is read from the slot's report record once the tile's reported index has
+//! reached the command. A command whose tiles do not all report by its deadline, or any of whose
+//! kernels gave up, is a **timeout**; its report lists every core's first give-up.
+
+use std::collections::HashMap;
+
+use blackhole_pac::harvest::HarvestMask;
+use komorebi_broadcast::LogicalRect;
+use komorebi_broadcast::area::{self, GiveUpRecord};
+use komorebi_broadcast::layout::{Geometry, LayoutError};
+use komorebi_kernel::abi::{self, KernelGiveUp, Role};
+use komorebi_kernel::handler::HandlerSet;
+use komorebi_kernel::{BroadcastHandler, Command};
+use komorebi_sim::SimConfig;
+use serde::Serialize;
+
+use crate::device::{Advance, Device, DeviceError, SimDevice};
+
+/// Which chip a session opens.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Backend {
+    /// The simulator (the default): harvest mask, seed and adversary from the configuration.
+    Simulator(SimConfig),
+}
+
+impl Default for Backend {
+    fn default() -> Self {
+        Self::Simulator(SimConfig::default())
+    }
+}
+
+/// What went wrong with a session request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// The device refused a request.
+    #[error("device: {0}")]
+    Device(#[from] DeviceError),
+    /// The grid could not be laid out.
+    #[error("layout: {0}")]
+    Layout(#[from] LayoutError),
+    /// A group that is empty or reaches outside the logical grid.
+    #[error("group {group} is outside the {columns}x{rows} logical grid (or empty)")]
+    Group {
+        /// The group.
+        group: LogicalRect,
+        /// Logical columns.
+        columns: u8,
+        /// Logical rows.
+        rows: u8,
+    },
+    /// Programs for a different number of cores than the group has.
+    #[error("{got} programs for a group of {expected} cores (give one for all, or one per core)")]
+    Programs {
+        /// Cores in the group.
+        expected: usize,
+        /// Programs given.
+        got: usize,
+    },
+    /// A core's program words do not fit a command slot.
+    #[error(
+        "core {core:?}: {words} program words do not fit a command slot (at most {max}, 255 per kernel)"
+    )]
+    TooManyWords {
+        /// The core (logical).
+        core: (u8, u8),
+        /// Words given.
+        words: usize,
+        /// The most a slot holds.
+        max: usize,
+    },
+    /// Every slot of a core holds a command not yet reported.
+    #[error("core {core:?} has no free command slot: collect reports first")]
+    SlotsFull {
+        /// The core (logical).
+        core: (u8, u8),
+    },
+}
+
+/// One core's program words.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TileProgram {
+    /// The reader's words.
+    pub reader: Vec<u32>,
+    /// The writer's words.
+    pub writer: Vec<u32>,
+    /// The compute kernel's words.
+    pub compute: Vec<u32>,
+}
+
+/// A command to post.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// Handler id.
+    pub handler: u16,
+    /// Flags (`abi::FLAG_EXCLUSIVE`).
+    pub flags: u16,
+    /// The group: every core of it gets the command.
+    pub group: LogicalRect,
+    /// Cycles any single wait may last.
+    pub wait_limit: u64,
+    /// One program for every core, or one per core of the group, row by row.
+    pub programs: Vec<TileProgram>,
+}
+
+/// A posted command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ticket {
+    /// Its sequence number.
+    pub sequence: u32,
+    /// Its group.
+    pub group: LogicalRect,
+    /// Whether it is exclusive.
+    pub exclusive: bool,
+    /// `(tile, index)` of every core.
+    tiles: Vec<(usize, u32)>,
+    /// Device cycle it was posted at.
+    pub posted_at: u64,
+    /// Device cycle by which every core must have reported.
+    pub deadline: u64,
+}
+
+/// A core's give-up, decoded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CoreGiveUp {
+    /// Logical coordinates `[x, y]`.
+    pub core: [u8; 2],
+    /// Where: `broadcast_done`, `broadcast_valid`, `broadcast_free`, `broadcast_begin`, or a
+    /// kernel-level name (`compute_timeout`, `data_mismatch`, `not_exclusive`, ...).
+    #[serde(rename = "where")]
+    pub place: &'static str,
+    /// The broadcast it concerned.
+    pub broadcast: u8,
+    /// The block.
+    pub block: u32,
+    /// The kernel that recorded it.
+    pub kernel: &'static str,
+}
+
+/// What a command came to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// The command's sequence number.
+    pub sequence: u32,
+    /// Every core reported, with status 0.
+    pub ok: bool,
+    /// Some core did not report by the deadline, or some kernel gave up.
+    pub timeout: bool,
+    /// Some core refused the command.
+    pub refused: bool,
+    /// Some compute kernel found bytes other than the ones sent.
+    pub mismatch: bool,
+    /// Cores that did not report by the deadline (logical).
+    pub unreported: Vec<[u8; 2]>,
+    /// Every core's first give-ups.
+    pub give_ups: Vec<CoreGiveUp>,
+    /// Per core (logical), the three kernels' statistics.
+    #[serde(skip)]
+    pub stats: Vec<((u8, u8), [u32; 3])>,
+    /// Device cycles from posting to the last report (or the deadline).
+    pub cycles: u64,
+}
+
+#[derive(Clone, Debug)]
+struct TileState {
+    logical: (u8, u8),
+    noc0: (u8, u8),
+    posted: u32,
+    reported: u32,
+}
+
+/// One open chip.
+pub struct Session {
+    device: Box<dyn Device>,
+    geometry: Geometry,
+    tiles: Vec<TileState>,
+    by_logical: HashMap<(u8, u8), usize>,
+    next_sequence: u32,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("tiles", &self.tiles.len())
+            .field("next_sequence", &self.next_sequence)
+            .finish()
+    }
+}
+
+/// Host deadline of a command: the device-side wait limits catch stalls; this only catches a
+/// tile that never reports.
+fn deadline_cycles(wait_limit: u64) -> u64 {
+    wait_limit.max(1_000_000).saturating_mul(64)
+}
+
+impl Session {
+    /// Opens `backend` with the broadcast handler loaded.
+    pub fn open(backend: Backend) -> Result<Self, SessionError> {
+        Self::open_with(backend, || (BroadcastHandler,))
+    }
+
+    /// Opens `backend` with the handler set `handlers()` makes, learns the grid (harvesting)
+    /// and prepares every tile's control block.
+    pub fn open_with<H, F>(backend: Backend, handlers: F) -> Result<Self, SessionError>
+    where
+        H: HandlerSet + 'static,
+        F: Fn() -> H,
+    {
+        let Backend::Simulator(config) = backend;
+        let geometry = Geometry::blackhole(config.harvest.bits() as u32)?;
+        let columns = config.harvest.columns();
+        let logical = |t: (u8, u8)| columns.noc0_to_logical(t.0, t.1).unwrap_or((0xFF, 0xFF));
+        let device = SimDevice::new(config.clone(), handlers, logical)?;
+        let mut tiles = Vec::new();
+        let mut by_logical = HashMap::new();
+        for x in 0..geometry.columns() {
+            for y in 0..geometry.rows() {
+                let Some(noc0) = geometry.noc0((x, y)) else {
+                    continue;
+                };
+                by_logical.insert((x, y), tiles.len());
+                tiles.push(TileState {
+                    logical: (x, y),
+                    noc0,
+                    posted: 0,
+                    reported: 0,
+                });
+            }
+        }
+        Ok(Self {
+            device: Box::new(device),
+            geometry,
+            tiles,
+            by_logical,
+            next_sequence: 1,
+        })
+    }
+
+    /// The logical grid.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    /// The harvest mask.
+    pub fn harvest(&self) -> HarvestMask {
+        self.device.harvest()
+    }
+
+    /// The device.
+    pub fn device(&mut self) -> &mut dyn Device {
+        self.device.as_mut()
+    }
+
+    /// NoC0 coordinates of logical `core`.
+    pub fn noc0(&self, core: (u8, u8)) -> Option<(u8, u8)> {
+        self.by_logical.get(&core).map(|&i| self.tiles[i].noc0)
+    }
+
+    fn group_tiles(&self, group: LogicalRect) -> Result<Vec<usize>, SessionError> {
+        let full = self.geometry.full();
+        if group.is_empty() || !full.covers(group) {
+            return Err(SessionError::Group {
+                group,
+                columns: full.columns,
+                rows: full.rows,
+            });
+        }
+        let mut out = Vec::with_capacity(group.len());
+        for y in group.y0..group.y0 + group.rows {
+            for x in group.x0..group.x0 + group.columns {
+                out.push(self.by_logical[&(x, y)]);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Configures circular buffer `index` on every core of `group`.
+    pub fn configure_cb(
+        &mut self,
+        group: LogicalRect,
+        index: u8,
+        base: u32,
+        page_size: u32,
+        pages: u16,
+    ) -> Result<(), SessionError> {
+        for t in self.group_tiles(group)? {
+            let noc0 = self.tiles[t].noc0;
+            self.device
+                .configure_cb(noc0, index, base, page_size, pages)?;
+        }
+        Ok(())
+    }
+
+    /// Reads the word at control-block offset `offset` of logical `core`.
+    pub fn control_word(&self, core: (u8, u8), offset: u32) -> Result<u32, SessionError> {
+        let noc0 = self.noc0(core).ok_or(SessionError::Group {
+            group: LogicalRect::new(core.0, core.1, 1, 1),
+            columns: self.geometry.columns(),
+            rows: self.geometry.rows(),
+        })?;
+        let mut b = [0; 4];
+        self.device
+            .read_l1(noc0, abi::CONTROL_BASE + offset, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    /// Posts `spec` to every core of its group.
+    pub fn post(&mut self, spec: &CommandSpec) -> Result<Ticket, SessionError> {
+        let tiles = self.group_tiles(spec.group)?;
+        if spec.programs.len() != 1 && spec.programs.len() != tiles.len() {
+            return Err(SessionError::Programs {
+                expected: tiles.len(),
+                got: spec.programs.len(),
+            });
+        }
+        for &t in &tiles {
+            let s = &self.tiles[t];
+            if s.posted.wrapping_sub(s.reported) >= abi::SLOTS {
+                return Err(SessionError::SlotsFull { core: s.logical });
+            }
+        }
+        let sequence = self.next_sequence;
+        self.next_sequence = self.next_sequence.wrapping_add(1).max(1);
+        let mut posted = Vec::with_capacity(tiles.len());
+        for (i, &t) in tiles.iter().enumerate() {
+            let program = &spec.programs[if spec.programs.len() == 1 { 0 } else { i }];
+            let index = self.tiles[t].posted.wrapping_add(1);
+            let (logical, noc0) = (self.tiles[t].logical, self.tiles[t].noc0);
+            let command = Command::new(
+                index,
+                sequence,
+                spec.handler,
+                spec.flags,
+                spec.group,
+                spec.wait_limit,
+            )
+            .with_words(&program.reader, &program.writer, &program.compute)
+            .ok_or(SessionError::TooManyWords {
+                core: logical,
+                words: program.reader.len() + program.writer.len() + program.compute.len(),
+                max: abi::MAX_PROGRAM_WORDS,
+            })?;
+            let (header, words) = command.slot_words();
+            let slot = abi::CONTROL_BASE + abi::slot_of(index);
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            self.device
+                .write_l1(noc0, slot + 4 * abi::SLOT_HEADER_WORDS as u32, &bytes)?;
+            let head: Vec<u8> = header[1..].iter().flat_map(|w| w.to_le_bytes()).collect();
+            self.device.write_l1(noc0, slot + 4, &head)?;
+            // The index word last: it publishes the command.
+            self.device.write_l1(noc0, slot, &index.to_le_bytes())?;
+            self.tiles[t].posted = index;
+            posted.push((t, index));
+        }
+        let now = self.device.now();
+        Ok(Ticket {
+            sequence,
+            group: spec.group,
+            exclusive: spec.flags & abi::FLAG_EXCLUSIVE != 0,
+            tiles: posted,
+            posted_at: now,
+            deadline: now.saturating_add(deadline_cycles(spec.wait_limit)),
+        })
+    }
+
+    /// Lets the device run until every core of every ticket has reported, or the earliest
+    /// ticket's deadline.
+    pub fn wait(&mut self, tickets: &[&Ticket]) -> Advance {
+        let deadline = tickets.iter().map(|t| t.deadline).min().unwrap_or(0);
+        let mut pending: Vec<((u8, u8), u32)> = tickets
+            .iter()
+            .flat_map(|t| {
+                t.tiles
+                    .iter()
+                    .map(|&(i, index)| (self.tiles[i].noc0, index))
+            })
+            .collect();
+        let report_at = abi::CONTROL_BASE + abi::REPORT_INDEX;
+        self.device.advance(deadline, &mut |peek| {
+            while let Some(&(tile, index)) = pending.last() {
+                if peek.peek(tile, report_at).wrapping_sub(index) as i32 >= 0 {
+                    pending.pop();
+                } else {
+                    return false;
+                }
+            }
+            true
+        })
+    }
+
+    /// Reads and decodes the report of `ticket` as it stands now.
+    pub fn report(&mut self, ticket: &Ticket) -> Result<Report, SessionError> {
+        let now = self.device.now();
+        let mut r = Report {
+            sequence: ticket.sequence,
+            ok: true,
+            timeout: false,
+            refused: false,
+            mismatch: false,
+            unreported: Vec::new(),
+            give_ups: Vec::new(),
+            stats: Vec::new(),
+            cycles: now.saturating_sub(ticket.posted_at),
+        };
+        for &(t, index) in &ticket.tiles {
+            let (logical, noc0) = (self.tiles[t].logical, self.tiles[t].noc0);
+            let word = |dev: &dyn Device, offset: u32| -> Result<u32, SessionError> {
+                let mut b = [0; 4];
+                dev.read_l1(noc0, abi::CONTROL_BASE + offset, &mut b)?;
+                Ok(u32::from_le_bytes(b))
+            };
+            let record = abi::record_of(index);
+            let reported =
+                word(self.device.as_ref(), abi::REPORT_INDEX)?.wrapping_sub(index) as i32 >= 0
+                    && word(self.device.as_ref(), record + abi::RECORD_INDEX)? == index;
+            // First give-ups of both broadcast areas that belong to this command.
+            for id in 0..area::MAX_BROADCASTS {
+                let base = area::area(id);
+                let w = [
+                    word(self.device.as_ref(), base + area::GIVE_UP_WHERE)?,
+                    word(self.device.as_ref(), base + area::GIVE_UP_BLOCK)?,
+                    word(self.device.as_ref(), base + area::GIVE_UP_SEQUENCE)?,
+                ];
+                if let Some(g) =
+                    GiveUpRecord::from_words(w).filter(|g| g.sequence == ticket.sequence)
+                {
+                    r.give_ups.push(CoreGiveUp {
+                        core: [logical.0, logical.1],
+                        place: g.place.name(),
+                        broadcast: g.broadcast,
+                        block: g.block,
+                        kernel: "broadcast area",
+                    });
+                }
+            }
+            if !reported {
+                r.unreported.push([logical.0, logical.1]);
+                continue;
+            }
+            self.tiles[t].reported = self.tiles[t].reported.max(index);
+            let status = word(self.device.as_ref(), record + abi::RECORD_STATUS)?;
+            r.timeout |= status & abi::STATUS_GAVE_UP != 0;
+            r.refused |= status & abi::STATUS_REFUSED != 0;
+            r.mismatch |= status & abi::STATUS_MISMATCH != 0;
+            let mut stats = [0u32; 3];
+            for role in Role::ALL {
+                stats[role as usize] =
+                    word(self.device.as_ref(), role.at(record + abi::RECORD_STAT))?;
+                let gw = word(self.device.as_ref(), role.at(record + abi::RECORD_GIVE_UP))?;
+                let block = word(
+                    self.device.as_ref(),
+                    role.at(record + abi::RECORD_GIVE_UP_BLOCK),
+                )?;
+                // Broadcast give-ups are in the areas already; the kernel-level ones are added.
+                if let Some(g) = KernelGiveUp::from_words(gw, block) {
+                    if !matches!(g.code, abi::GiveUpCode::Broadcast(_)) {
+                        r.give_ups.push(CoreGiveUp {
+                            core: [logical.0, logical.1],
+                            place: g.code.name(),
+                            broadcast: g.broadcast,
+                            block: g.block,
+                            kernel: role.name(),
+                        });
+                    }
+                }
+            }
+            r.stats.push((logical, stats));
+        }
+        r.timeout |= !r.unreported.is_empty();
+        r.ok = !r.timeout && !r.refused && !r.mismatch;
+        Ok(r)
+    }
+}
+
+/// Runs commands one at a time: post, wait for the report, decode it.
+#[derive(Debug)]
+pub struct Feeder<'s> {
+    session: &'s mut Session,
+}
+
+impl<'s> Feeder<'s> {
+    /// A feeder on `session`.
+    pub fn new(session: &'s mut Session) -> Self {
+        Self { session }
+    }
+
+    /// The session.
+    pub fn session(&mut self) -> &mut Session {
+        self.session
+    }
+
+    /// Runs one command to its report.
+    pub fn run(&mut self, spec: &CommandSpec) -> Result<Report, SessionError> {
+        let ticket = self.session.post(spec)?;
+        self.session.wait(&[&ticket]);
+        self.session.report(&ticket)
+    }
+
+    /// Runs every command in turn and checks each report with `check`; returns the reports, or
+    /// the index and message of the first that fails its check.
+    pub fn run_checked(
+        &mut self,
+        specs: &[CommandSpec],
+        mut check: impl FnMut(usize, &Report) -> Result<(), String>,
+    ) -> Result<Vec<Report>, (usize, String)> {
+        let mut out = Vec::with_capacity(specs.len());
+        for (i, spec) in specs.iter().enumerate() {
+            let report = self.run(spec).map_err(|e| (i, e.to_string()))?;
+            check(i, &report).map_err(|m| (i, m))?;
+            out.push(report);
+        }
+        Ok(out)
+    }
+}
+
+/// A batch of commands with one wait limit: posted as soon as slots and exclusivity allow,
+/// reports collected as they come.
+#[derive(Debug)]
+pub struct Run<'s> {
+    session: &'s mut Session,
+    wait_limit: u64,
+    in_flight: Vec<Ticket>,
+    reports: Vec<Report>,
+}
+
+impl<'s> Run<'s> {
+    /// A run on `session` whose commands wait at most `wait_limit` cycles per wait.
+    pub fn new(session: &'s mut Session, wait_limit: u64) -> Self {
+        Self {
+            session,
+            wait_limit,
+            in_flight: Vec::new(),
+            reports: Vec::new(),
+        }
+    }
+
+    fn overlaps(a: LogicalRect, b: LogicalRect) -> bool {
+        a.x0 < b.x0 + b.columns
+            && b.x0 < a.x0 + a.columns
+            && a.y0 < b.y0 + b.rows
+            && b.y0 < a.y0 + a.rows
+    }
+
+    fn collect_oldest(&mut self) -> Result<(), SessionError> {
+        if self.in_flight.is_empty() {
+            return Ok(());
+        }
+        let t = self.in_flight.remove(0);
+        self.session.wait(&[&t]);
+        let r = self.session.report(&t)?;
+        self.reports.push(r);
+        Ok(())
+    }
+
+    /// Submits a command (handler, flags, group, programs); waits for earlier commands first
+    /// when an overlapping exclusive one is in flight or the cores' slots are full. Returns the
+    /// command's sequence number.
+    pub fn submit(
+        &mut self,
+        handler: u16,
+        flags: u16,
+        group: LogicalRect,
+        programs: Vec<TileProgram>,
+    ) -> Result<u32, SessionError> {
+        let exclusive = flags & abi::FLAG_EXCLUSIVE != 0;
+        while self
+            .in_flight
+            .iter()
+            .any(|t| (t.exclusive || exclusive) && Self::overlaps(t.group, group))
+        {
+            self.collect_oldest()?;
+        }
+        let spec = CommandSpec {
+            handler,
+            flags,
+            group,
+            wait_limit: self.wait_limit,
+            programs,
+        };
+        loop {
+            match self.session.post(&spec) {
+                Err(SessionError::SlotsFull { .. }) if !self.in_flight.is_empty() => {
+                    self.collect_oldest()?
+                }
+                Err(e) => return Err(e),
+                Ok(t) => {
+                    let seq = t.sequence;
+                    self.in_flight.push(t);
+                    return Ok(seq);
+                }
+            }
+        }
+    }
+
+    /// Waits for every command in flight and returns all reports, in submission order.
+    pub fn finish(mut self) -> Result<Vec<Report>, SessionError> {
+        while !self.in_flight.is_empty() {
+            self.collect_oldest()?;
+        }
+        Ok(self.reports)
+    }
+}
