@@ -349,6 +349,153 @@ fn job_bound(cfg: &BroadcastConfig, args: &[Vec<BroadcastArgs>], timing: &Timing
     sender.max(dram.ceil() as u64).max(eject)
 }
 
+/// The commands of a run: every core's broadcast words, the buffers and the DRAM data.
+#[derive(Clone, Debug)]
+pub struct BroadcastPlan {
+    cfg: BroadcastConfig,
+    streams: Vec<Stream>,
+    words: Vec<Vec<layout::CoreArgs>>,
+    decoded: Vec<Vec<BroadcastArgs>>,
+    counts: [usize; 2],
+}
+
+impl BroadcastPlan {
+    /// Lays out `cfg` on `geometry`; refuses flags that cannot run.
+    pub fn new(cfg: &BroadcastConfig, geometry: &layout::Geometry) -> Result<Self, BroadcastError> {
+        cfg.validate()?;
+        let rect = cfg.rect;
+        let full = geometry.full();
+        if rect.is_empty() || !full.covers(rect) {
+            return Err(flag(
+                "--rect",
+                format!(
+                    "{rect} reaches outside the {}x{} logical grid of harvest mask {:#06x} (or is empty)",
+                    full.columns,
+                    full.rows,
+                    cfg.harvest.bits()
+                ),
+            ));
+        }
+        let streams = cfg.streams();
+        let (mut words, mut decoded, mut counts) = (Vec::new(), Vec::new(), [0usize; 2]);
+        for s in &streams {
+            let params = BroadcastParams {
+                broadcast: s.id,
+                cb: s.cb,
+                window: cfg.window,
+                pages: cfg.pages,
+            };
+            let w = layout::broadcast_args(geometry, rect, rect, s.along, s.noc, params)
+                .map_err(|e| flag("--rect", e.to_string()))?;
+            counts[s.id as usize] = layout::broadcasts(geometry, rect, s.along, s.noc)
+                .map_err(|e| flag("--rect", e.to_string()))?
+                .len();
+            decoded.push(
+                w.iter()
+                    .filter_map(|c| BroadcastArgs::decode(&c.words).ok())
+                    .collect(),
+            );
+            words.push(w.to_vec());
+        }
+        Ok(Self {
+            cfg: cfg.clone(),
+            streams,
+            words,
+            decoded,
+            counts,
+        })
+    }
+
+    /// Configures the broadcast buffers and writes every job's DRAM data.
+    pub fn prepare(&self, session: &mut Session) -> Result<(), SessionError> {
+        let cfg = &self.cfg;
+        for s in &self.streams {
+            session.configure_cb(
+                cfg.rect,
+                s.cb,
+                s.base,
+                cfg.page_size,
+                cfg.window as u16 * cfg.pages,
+            )?;
+        }
+        fill_dram(session, cfg, &self.streams)
+    }
+
+    /// The command of job `job`: one program per core of the rectangle, row by row.
+    pub fn spec(&self, job: u32) -> CommandSpec {
+        let cfg = &self.cfg;
+        let mut programs = Vec::with_capacity(cfg.rect.len());
+        for core in 0..cfg.rect.len() {
+            let mut p = TileProgram::default();
+            let mut compute = vec![self.streams.len() as u32, job];
+            for (i, s) in self.streams.iter().enumerate() {
+                let mut dm = self.words[i][core].words.to_vec();
+                dm.extend([cfg.blocks, cfg.page_size, cfg.dram_base(job, s.id) as u32]);
+                dm.extend(bank_words(s.noc));
+                dm.push(broadcast_handler::Fault::None.word());
+                if s.noc == Noc::Noc0 {
+                    p.reader = dm;
+                } else {
+                    p.writer = dm;
+                }
+                compute.extend([
+                    s.cb as u32,
+                    cfg.pages as u32,
+                    cfg.window as u32,
+                    cfg.blocks,
+                    cfg.page_size,
+                    s.id as u32,
+                    s.noc as u32,
+                ]);
+            }
+            p.compute = compute;
+            programs.push(p);
+        }
+        CommandSpec {
+            handler: BROADCAST_HANDLER,
+            flags: abi::FLAG_EXCLUSIVE,
+            group: cfg.rect,
+            wait_limit: cfg.wait_limit,
+            programs,
+        }
+    }
+
+    /// Logical coordinates of core `i` of the group (row by row).
+    pub fn core(&self, i: usize) -> (u8, u8) {
+        let r = self.cfg.rect;
+        (
+            r.x0 + (i % r.columns as usize) as u8,
+            r.y0 + (i / r.columns as usize) as u8,
+        )
+    }
+
+    /// Broadcasts of A and of W per job.
+    pub fn broadcasts(&self) -> [usize; 2] {
+        self.counts
+    }
+
+    /// Adds what the cores' broadcast areas say of the job just run to `summary`.
+    fn account(
+        &self,
+        session: &Session,
+        summary: &mut BroadcastSummary,
+    ) -> Result<(), SessionError> {
+        let block_bytes = self.cfg.pages as u64 * self.cfg.page_size as u64;
+        for (i, s) in self.streams.iter().enumerate() {
+            for (core, a) in self.words[i].iter().zip(&self.decoded[i]) {
+                let base = area::area(s.id);
+                let blocks = session.control_word(core.core, base + area::STATS_BLOCKS)? as u64;
+                summary.wait_cycles[s.id as usize] +=
+                    session.control_word(core.core, base + area::STATS_WAIT_CYCLES)? as u64;
+                if a.rank != 0 {
+                    summary.received_bytes += blocks * block_bytes;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Runs the program; `progress(job)` is called after each job.
 pub fn run(
     cfg: &BroadcastConfig,
@@ -364,63 +511,19 @@ pub fn run(
     };
     let timing = sim.timing;
     let mut session = Session::open(Backend::Simulator(sim))?;
-    let geometry = session.geometry().clone();
-    let rect = cfg.rect;
-    let full = geometry.full();
-    if rect.is_empty() || !full.covers(rect) {
-        return Err(flag(
-            "--rect",
-            format!(
-                "{rect} reaches outside the {}x{} logical grid of harvest mask {:#06x} (or is empty)",
-                full.columns,
-                full.rows,
-                cfg.harvest.bits()
-            ),
-        ));
-    }
-    let streams = cfg.streams();
-    // Every core's words for each broadcast, row by row over the group (= the rectangle).
-    let mut words = Vec::new();
-    let mut decoded = Vec::new();
-    let mut counts = [0usize; 2];
-    for s in &streams {
-        let params = BroadcastParams {
-            broadcast: s.id,
-            cb: s.cb,
-            window: cfg.window,
-            pages: cfg.pages,
-        };
-        let w = layout::broadcast_args(&geometry, rect, rect, s.along, s.noc, params)
-            .map_err(|e| flag("--rect", e.to_string()))?;
-        counts[s.id as usize] = layout::broadcasts(&geometry, rect, s.along, s.noc)
-            .map_err(|e| flag("--rect", e.to_string()))?
-            .len();
-        decoded.push(
-            w.iter()
-                .filter_map(|c| BroadcastArgs::decode(&c.words).ok())
-                .collect::<Vec<_>>(),
-        );
-        words.push(w);
-        session.configure_cb(
-            rect,
-            s.cb,
-            s.base,
-            cfg.page_size,
-            cfg.window as u16 * cfg.pages,
-        )?;
-    }
-    fill_dram(&mut session, cfg, &streams)?;
+    let plan = BroadcastPlan::new(cfg, session.geometry())?;
+    plan.prepare(&mut session)?;
     let start = session.device().now();
     let mut summary = BroadcastSummary {
         ok: true,
         jobs: cfg.jobs,
         blocks: cfg.blocks,
-        broadcasts: counts,
+        broadcasts: plan.broadcasts(),
         received_bytes: 0,
         checked_bytes: 0,
         cycles: 0,
         micros: 0.0,
-        bound_cycles: job_bound(cfg, &decoded, &timing) * cfg.jobs as u64,
+        bound_cycles: job_bound(cfg, &plan.decoded, &timing) * cfg.jobs as u64,
         achieved_over_bound: 0.0,
         wait_cycles: [0; 2],
         timeouts: 0,
@@ -429,54 +532,9 @@ pub fn run(
         results: Vec::new(),
         violations: Vec::new(),
     };
-    let block_bytes = cfg.pages as u64 * cfg.page_size as u64;
     for job in 0..cfg.jobs {
-        let mut programs = Vec::with_capacity(rect.len());
-        for core in 0..rect.len() {
-            let mut p = TileProgram::default();
-            let mut compute = vec![streams.len() as u32, job];
-            for (i, s) in streams.iter().enumerate() {
-                let mut dm = words[i][core].words.to_vec();
-                dm.extend([cfg.blocks, cfg.page_size, cfg.dram_base(job, s.id) as u32]);
-                dm.extend(bank_words(s.noc));
-                dm.push(broadcast_handler::Fault::None.word());
-                if s.noc == Noc::Noc0 {
-                    p.reader = dm
-                } else {
-                    p.writer = dm
-                }
-                compute.extend([
-                    s.cb as u32,
-                    cfg.pages as u32,
-                    cfg.window as u32,
-                    cfg.blocks,
-                    cfg.page_size,
-                    s.id as u32,
-                    s.noc as u32,
-                ]);
-            }
-            p.compute = compute;
-            programs.push(p);
-        }
-        let spec = CommandSpec {
-            handler: BROADCAST_HANDLER,
-            flags: abi::FLAG_EXCLUSIVE,
-            group: rect,
-            wait_limit: cfg.wait_limit,
-            programs,
-        };
-        let report = Feeder::new(&mut session).run(&spec)?;
-        for (i, s) in streams.iter().enumerate() {
-            for (core, a) in words[i].iter().zip(&decoded[i]) {
-                let base = area::area(s.id);
-                let blocks = session.control_word(core.core, base + area::STATS_BLOCKS)? as u64;
-                summary.wait_cycles[s.id as usize] +=
-                    session.control_word(core.core, base + area::STATS_WAIT_CYCLES)? as u64;
-                if a.rank != 0 {
-                    summary.received_bytes += blocks * block_bytes;
-                }
-            }
-        }
+        let report = Feeder::new(&mut session).run(&plan.spec(job))?;
+        plan.account(&session, &mut summary)?;
         summary.checked_bytes += report.stats.iter().map(|(_, s)| s[2] as u64).sum::<u64>();
         summary.timeouts += report.timeout as u32;
         summary.mismatches += report.mismatch as u32;

@@ -457,7 +457,7 @@ where
 }
 
 /// After a give-up: pop everything each producer pushed until it is done with this command and
-/// the buffer is back at slot 0.
+/// the buffer is back at slot 0 (the producer pads its lap; see `recover_producer`).
 async fn recover_consumer<K, P, C>(
     compute: &mut Compute<K, P>,
     streams: &[Option<Stream>; 2],
@@ -477,9 +477,12 @@ async fn recover_consumer<K, P, C>(
         };
         let done_at = s.producer.at(abi::KERNEL_DONE);
         let _ = wait_until(&mut ctrl, &mut compute.pause, |c| {
+            // Pops never cross the end of the buffer (the wrap rule): at most to the lap's end.
             let ready = cb.pages_ready().map_err(|_| ())?;
-            if ready > 0 {
-                cb.pop(ready).map_err(|_| ())?;
+            let at = cb.read_ptr().get().saturating_sub(cb.base().get()) / cb.page_size().max(1);
+            let to_end = (cb.capacity() as u32).saturating_sub(at) as u16;
+            if ready.min(to_end) > 0 {
+                cb.pop(ready.min(to_end)).map_err(|_| ())?;
             }
             let producer_done = c.load(done_at).map_err(|_| ())? == index;
             Ok::<_, ()>(producer_done && cb.pages_ready().map_err(|_| ())? == 0)

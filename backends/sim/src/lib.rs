@@ -117,6 +117,25 @@ pub struct TaskInfo {
     pub state: &'static str,
 }
 
+/// A circular buffer as the simulator holds it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CbState {
+    /// L1 address of page 0.
+    pub base: u32,
+    /// Bytes per page.
+    pub page_size: u32,
+    /// Pages.
+    pub pages: u16,
+    /// Pages pushed (wrapping).
+    pub pushed: u16,
+    /// Pages popped (wrapping).
+    pub popped: u16,
+    /// The producer's next page.
+    pub write_page: u16,
+    /// The consumer's oldest page.
+    pub read_page: u16,
+}
+
 /// One NIU's counters: the hardware's (`NIU_MST_RD_RESP_RECEIVED`,
 /// `NIU_MST_(NON)POSTED_WR_REQ_SENT`, `NIU_MST_WR_ACK_RECEIVED`) and the software counts a
 /// driver keeps to compare them with.
@@ -547,6 +566,25 @@ impl Sim {
             acks_expected: n.acks_expected,
             acks_received: n.acks_received,
         })
+    }
+
+    /// The state of circular buffer `index` of the tile at NoC0 `tile`, if configured.
+    pub fn cb_state(&self, tile: (u8, u8), index: u8) -> Result<Option<CbState>, SimError> {
+        let ix = self.tile(tile)?;
+        let w = self.world.borrow();
+        let cb = w.tiles[ix as usize]
+            .cbs
+            .get(index as usize)
+            .and_then(|c| c.as_ref());
+        Ok(cb.map(|c| CbState {
+            base: c.base,
+            page_size: c.page_size,
+            pages: c.pages,
+            pushed: c.pushed,
+            popped: c.popped,
+            write_page: c.wr,
+            read_page: c.rd,
+        }))
     }
 
     /// True when every spawned task has returned.

@@ -1,0 +1,226 @@
+//! Session, Run and feeder: refusals, rule 3, host-deadline timeouts, and commands after a
+//! failed one on the same tiles.
+
+use komorebi::broadcast_app::{BroadcastConfig, BroadcastPlan};
+use komorebi::{Backend, CommandSpec, Feeder, Run, Session, TileProgram};
+use komorebi_broadcast::LogicalRect;
+use komorebi_kernel::abi;
+use komorebi_kernel::broadcast_handler::BROADCAST_HANDLER;
+use komorebi_sim::{Fault, SimConfig};
+
+fn session() -> Session {
+    Session::open(Backend::Simulator(SimConfig::default())).unwrap()
+}
+
+fn plan(session: &mut Session, rect: LogicalRect) -> BroadcastPlan {
+    let cfg = BroadcastConfig {
+        rect,
+        blocks: 4,
+        pages: 2,
+        page_size: 256,
+        jobs: 4,
+        ..BroadcastConfig::default()
+    };
+    let plan = BroadcastPlan::new(&cfg, session.geometry()).unwrap();
+    plan.prepare(session).unwrap();
+    plan
+}
+
+/// A command of the broadcast handler that runs no broadcast.
+fn empty(group: LogicalRect) -> CommandSpec {
+    CommandSpec {
+        handler: BROADCAST_HANDLER,
+        flags: abi::FLAG_EXCLUSIVE,
+        group,
+        wait_limit: 100_000,
+        programs: vec![TileProgram {
+            compute: vec![0, 0],
+            ..TileProgram::default()
+        }],
+    }
+}
+
+#[test]
+fn the_session_learns_the_grid_and_prepares_every_tile() {
+    let s = session();
+    assert_eq!((s.geometry().columns(), s.geometry().rows()), (12, 10));
+    assert_eq!(s.noc0((6, 0)), Some((11, 2)));
+    for core in [(0, 0), (11, 9)] {
+        assert_eq!(s.control_word(core, abi::HEADER_MAGIC).unwrap(), abi::MAGIC);
+        assert_eq!(
+            s.control_word(core, abi::HEADER_VERSION).unwrap(),
+            abi::ABI_VERSION
+        );
+        assert_eq!(
+            s.control_word(core, abi::HEADER_TILE).unwrap(),
+            core.0 as u32 | (core.1 as u32) << 8
+        );
+    }
+}
+
+#[test]
+fn unknown_handlers_and_missing_exclusive_are_refused_by_every_core() {
+    let mut s = session();
+    let group = LogicalRect::new(2, 2, 2, 2);
+    let mut spec = empty(group);
+    spec.handler = 77;
+    let r = Feeder::new(&mut s).run(&spec).unwrap();
+    assert!(r.refused && !r.ok && !r.timeout, "{r:?}");
+    assert_eq!(r.give_ups.len(), 4 * 3, "three kernels of four cores");
+    assert!(r.give_ups.iter().all(|g| g.place == "unknown_handler"));
+    let mut spec = empty(group);
+    spec.flags = 0;
+    let r = Feeder::new(&mut s).run(&spec).unwrap();
+    assert!(r.refused);
+    assert!(r.give_ups.iter().all(|g| g.place == "not_exclusive"));
+    // And the tiles take the next command.
+    let r = Feeder::new(&mut s).run(&empty(group)).unwrap();
+    assert!(r.ok, "{r:?}");
+}
+
+#[test]
+fn words_built_for_another_group_give_up_broadcast_begin_and_the_next_command_succeeds() {
+    let mut s = session();
+    let rect = LogicalRect::new(0, 0, 3, 2);
+    let p = plan(&mut s, rect);
+    let mut spec = p.spec(0);
+    // Rule 3: the command names a group other than the one the words were built for.
+    spec.group = LogicalRect::new(0, 0, 3, 3);
+    spec.programs.extend(std::iter::repeat_n(
+        TileProgram {
+            compute: vec![0, 0],
+            ..TileProgram::default()
+        },
+        3,
+    ));
+    let r = Feeder::new(&mut s).run(&spec).unwrap();
+    assert!(r.timeout && !r.ok, "{r:?}");
+    let begins = r
+        .give_ups
+        .iter()
+        .filter(|g| g.place == "broadcast_begin")
+        .count();
+    assert_eq!(
+        begins,
+        2 * rect.len(),
+        "both broadcasts of every core of the rectangle: {:?}",
+        r.give_ups
+    );
+    for job in 1..4 {
+        let r = Feeder::new(&mut s).run(&p.spec(job)).unwrap();
+        assert!(r.ok, "job {job}: {r:?}");
+    }
+}
+
+#[test]
+fn corrupted_words_give_up_broadcast_begin_on_that_core_only() {
+    let mut s = session();
+    let rect = LogicalRect::new(4, 4, 1, 3);
+    let p = plan(&mut s, rect);
+    let mut spec = p.spec(0);
+    spec.programs[1].writer[5] ^= 0x100;
+    let r = Feeder::new(&mut s).run(&spec).unwrap();
+    assert!(r.timeout);
+    let on_core: Vec<_> = r
+        .give_ups
+        .iter()
+        .filter(|g| g.place == "broadcast_begin")
+        .map(|g| g.core)
+        .collect();
+    assert_eq!(on_core, vec![[4, 5]]);
+    let r = Feeder::new(&mut s).run(&p.spec(1)).unwrap();
+    assert!(r.ok, "{r:?}");
+}
+
+#[test]
+fn a_tile_that_never_reports_times_out_at_the_host_deadline() {
+    let mut s = session();
+    let group = LogicalRect::new(0, 0, 2, 1);
+    let frozen = s.noc0((1, 0)).unwrap();
+    s.device()
+        .simulator()
+        .unwrap()
+        .inject(Fault::FreezeTile {
+            tile: frozen,
+            at: 0,
+        })
+        .unwrap();
+    let r = Feeder::new(&mut s).run(&empty(group)).unwrap();
+    assert!(r.timeout && !r.ok);
+    // The simulator knows at once that nothing can change any more, so the wait ends early.
+    assert_eq!(r.unreported, vec![[1, 0]]);
+    // The other tile took it and takes the next one.
+    let r = Feeder::new(&mut s)
+        .run(&empty(LogicalRect::new(0, 0, 1, 1)))
+        .unwrap();
+    assert!(r.ok);
+}
+
+#[test]
+fn a_run_keeps_disjoint_groups_in_flight_together_and_serializes_overlapping_ones() {
+    let mut s = session();
+    let mut run = Run::new(&mut s, 100_000);
+    let a = run
+        .submit(
+            BROADCAST_HANDLER,
+            abi::FLAG_EXCLUSIVE,
+            LogicalRect::new(0, 0, 2, 2),
+            empty(LogicalRect::new(0, 0, 2, 2)).programs,
+        )
+        .unwrap();
+    let b = run
+        .submit(
+            BROADCAST_HANDLER,
+            abi::FLAG_EXCLUSIVE,
+            LogicalRect::new(4, 0, 2, 2),
+            empty(LogicalRect::new(4, 0, 2, 2)).programs,
+        )
+        .unwrap();
+    let c = run
+        .submit(
+            BROADCAST_HANDLER,
+            abi::FLAG_EXCLUSIVE,
+            LogicalRect::new(1, 1, 4, 1),
+            empty(LogicalRect::new(1, 1, 4, 1)).programs,
+        )
+        .unwrap();
+    let reports = run.finish().unwrap();
+    assert_eq!(
+        reports.iter().map(|r| r.sequence).collect::<Vec<_>>(),
+        vec![a, b, c]
+    );
+    assert!(reports.iter().all(|r| r.ok), "{reports:?}");
+}
+
+#[test]
+fn bad_specs_are_refused_before_anything_is_posted() {
+    let mut s = session();
+    let mut spec = empty(LogicalRect::new(10, 0, 3, 1));
+    assert!(
+        Feeder::new(&mut s)
+            .run(&spec)
+            .unwrap_err()
+            .to_string()
+            .contains("outside")
+    );
+    spec.group = LogicalRect::new(0, 0, 2, 1);
+    spec.programs = vec![TileProgram::default(); 3];
+    assert!(
+        Feeder::new(&mut s)
+            .run(&spec)
+            .unwrap_err()
+            .to_string()
+            .contains("3 programs for a group of 2")
+    );
+    spec.programs = vec![TileProgram {
+        reader: vec![0; 200],
+        ..TileProgram::default()
+    }];
+    assert!(
+        Feeder::new(&mut s)
+            .run(&spec)
+            .unwrap_err()
+            .to_string()
+            .contains("do not fit")
+    );
+}
