@@ -129,7 +129,10 @@ fn many_seeds_with_the_adversary_on() {
 
 #[test]
 fn the_default_run_checks_every_byte() {
-    let c = BroadcastConfig { jobs: 2, ..BroadcastConfig::default() };
+    let c = BroadcastConfig {
+        jobs: 2,
+        ..BroadcastConfig::default()
+    };
     let s = check(&c);
     assert_eq!(s.broadcasts, [20, 12]);
     assert!(
