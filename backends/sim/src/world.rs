@@ -367,7 +367,7 @@ pub(crate) fn fwd(from: u8, to: u8, len: u8) -> u8 {
 
 /// Router hops of a unicast from `a` to `b` (raw coordinates of one NoC).
 pub(crate) fn unicast_hops(a: (u8, u8), b: (u8, u8)) -> u64 {
-    fwd(a.0, b.0, GX) as u64 + fwd(a.1, b.1, GY) as u64
+    crate::route::hops(a, b)
 }
 
 /// Whether `v` is in the span `s..=e` of a torus axis (wrapping when `s > e`).
@@ -607,11 +607,7 @@ impl World {
     }
 
     fn step(p: (u8, u8), dir: usize) -> (u8, u8) {
-        if dir == 0 {
-            ((p.0 + 1) % GX, p.1)
-        } else {
-            (p.0, (p.1 + 1) % GY)
-        }
+        crate::route::step(p, dir)
     }
 
     /// Head arrival at the router of `to` for a unicast from `from` leaving its router at `t`
@@ -625,18 +621,8 @@ impl World {
         flits: u64,
         class: Vc,
     ) -> u64 {
-        let order = if noc == 0 { [0, 1] } else { [1, 0] };
-        let mut p = from;
-        for dir in order {
-            let n = if dir == 0 {
-                fwd(p.0, to.0, GX)
-            } else {
-                fwd(p.1, to.1, GY)
-            };
-            for _ in 0..n {
-                t = self.hop(noc, p, dir, t, flits, class);
-                p = Self::step(p, dir);
-            }
+        for (p, dir) in crate::route::unicast_links(noc, from, to) {
+            t = self.hop(noc, p, dir, t, flits, class);
         }
         t
     }

@@ -704,3 +704,24 @@ fn tlb_windows_reach_the_tiles_their_configuration_names() {
     );
     assert!(s.bar_write(2, 0, &[0]).is_err());
 }
+
+#[test]
+fn unicast_routes_go_x_then_y_on_noc0_and_y_then_x_on_noc1_around_the_torus() {
+    use komorebi_sim::route::{hops, unicast_path};
+    assert_eq!(
+        unicast_path(0, (1, 2), (3, 3)),
+        vec![(1, 2), (2, 2), (3, 2), (3, 3)]
+    );
+    assert_eq!(
+        unicast_path(1, (1, 2), (3, 3)),
+        vec![(1, 2), (1, 3), (2, 3), (3, 3)]
+    );
+    // Backwards means the long way round: 16 hops in x, 11 in y.
+    let back = unicast_path(0, (3, 3), (1, 2));
+    assert_eq!(back.len() - 1, 15 + 11);
+    assert_eq!(back[1], (4, 3));
+    assert!(back.contains(&(16, 3)) && back.contains(&(0, 3)));
+    assert_eq!(hops((3, 3), (1, 2)), 26);
+    assert_eq!(hops((5, 5), (5, 5)), 0);
+    assert_eq!(unicast_path(1, (5, 5), (5, 5)), vec![(5, 5)]);
+}
