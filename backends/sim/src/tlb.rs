@@ -9,6 +9,12 @@ use blackhole_pac::tlb::{self, TlbConfig, TlbSize};
 use crate::world::{Target, raw};
 use crate::{Sim, SimError};
 
+/// Where a window access lands: a tile's L1 (NoC0 coordinates, address) or a DRAM bank.
+enum Place {
+    L1((u8, u8), u32),
+    Dram(u8, u64),
+}
+
 /// Saved configuration words of every window.
 pub(crate) type TlbRegs = Vec<[u32; 3]>;
 
@@ -48,6 +54,25 @@ impl Sim {
             .then(|| ((offset - base) / 4) as usize)
     }
 
+    /// Where a unicast window's access at NoC address `addr` lands.
+    fn unicast_target(&self, config: &TlbConfig, addr: u64) -> Result<Place, SimError> {
+        let noc = config.noc as u8;
+        let target = self.world.borrow().target_at(noc, config.end);
+        match target {
+            Some(Target::L1(ix)) => {
+                let xy0 = self.world.borrow().tiles[ix as usize].xy0;
+                let addr = u32::try_from(addr)
+                    .map_err(|_| SimError::OutOfRange(format!("L1 address {addr:#x}")))?;
+                Ok(Place::L1(xy0, addr))
+            }
+            Some(Target::Dram(bank)) => Ok(Place::Dram(bank, addr)),
+            None => Err(SimError::BadBar(format!(
+                "TLB window targets NoC{noc} {:?}, which has no L1 or DRAM",
+                config.end
+            ))),
+        }
+    }
+
     /// A host write to BAR `bar` (0 or 4) at `offset`: a TLB configuration register (BAR0
     /// `0x1FC0_0000..`) or a window's aperture.
     pub fn bar_write(&mut self, bar: u8, offset: u64, data: &[u8]) -> Result<(), SimError> {
@@ -72,19 +97,9 @@ impl Sim {
             self.multicast_l1(s0, e0, addr, data)?;
             return Ok(());
         }
-        let target = self.world.borrow().target_at(noc, config.end);
-        match target {
-            Some(Target::L1(ix)) => {
-                let xy0 = self.world.borrow().tiles[ix as usize].xy0;
-                let addr = u32::try_from(addr)
-                    .map_err(|_| SimError::OutOfRange(format!("L1 address {addr:#x}")))?;
-                self.write_l1(xy0, addr, data)
-            }
-            Some(Target::Dram(bank)) => self.write_dram(bank, addr, data),
-            None => Err(SimError::BadBar(format!(
-                "TLB window targets NoC{noc} {:?}, which has no L1 or DRAM",
-                config.end
-            ))),
+        match self.unicast_target(&config, addr)? {
+            Place::L1(xy0, addr) => self.write_l1(xy0, addr, data),
+            Place::Dram(bank, addr) => self.write_dram(bank, addr, data),
         }
     }
 
@@ -106,20 +121,9 @@ impl Sim {
                 "a read through a multicast TLB window (reads never multicast)".into(),
             ));
         }
-        let noc = config.noc as u8;
-        let target = self.world.borrow().target_at(noc, config.end);
-        match target {
-            Some(Target::L1(ix)) => {
-                let xy0 = self.world.borrow().tiles[ix as usize].xy0;
-                let addr = u32::try_from(addr)
-                    .map_err(|_| SimError::OutOfRange(format!("L1 address {addr:#x}")))?;
-                self.read_l1(xy0, addr, buf)
-            }
-            Some(Target::Dram(bank)) => self.read_dram(bank, addr, buf),
-            None => Err(SimError::BadBar(format!(
-                "TLB window targets NoC{noc} {:?}, which has no L1 or DRAM",
-                config.end
-            ))),
+        match self.unicast_target(&config, addr)? {
+            Place::L1(xy0, addr) => self.read_l1(xy0, addr, buf),
+            Place::Dram(bank, addr) => self.read_dram(bank, addr, buf),
         }
     }
 }
