@@ -22,13 +22,105 @@ use komorebi_sim::{SimConfig, Timing};
 use serde::Serialize;
 
 use crate::session::{
-    Backend, CommandSpec, CoreGiveUp, Feeder, Session, SessionError, TileProgram,
+    Backend, CommandSpec, CoreGiveUp, Report, Session, SessionError, TileProgram,
 };
 
 /// L1 address of the first broadcast buffer (above the control block and kernel space).
 pub const BUFFER_BASE: u32 = 0x2_0000;
 /// Where the DRAM data of the jobs starts in every bank.
 pub const DRAM_BASE: u64 = 0x100_0000;
+
+/// A fault class of `--fault KIND:X,Y[:BLOCK]`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum FaultKind {
+    /// A receiver's data-movement kernel stops calling its broadcast calls before BLOCK.
+    StallDm,
+    /// A receiver's compute stops popping at BLOCK.
+    StallCompute,
+    /// The sender's own compute stops popping at BLOCK.
+    StallSenderCompute,
+    /// The core's BLOCK-th DONE marker (counting from 0) is lost on the NoC.
+    DropMarker,
+    /// The BLOCK-th VALID write to the core (counting from 0) is lost on the NoC.
+    DropValid,
+    /// The core's broadcast words are corrupted.
+    BadWords,
+    /// The host sets the core's stop flag once the core has seen BLOCK blocks.
+    HostStop,
+}
+
+impl FaultKind {
+    /// Every kind with its flag name.
+    pub const ALL: [(FaultKind, &'static str); 7] = [
+        (Self::StallDm, "stall-dm"),
+        (Self::StallCompute, "stall-compute"),
+        (Self::StallSenderCompute, "stall-sender-compute"),
+        (Self::DropMarker, "drop-marker"),
+        (Self::DropValid, "drop-valid"),
+        (Self::BadWords, "bad-words"),
+        (Self::HostStop, "host-stop"),
+    ];
+
+    /// The flag name.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(k, _)| *k == self)
+            .map_or("?", |(_, n)| n)
+    }
+}
+
+/// One fault of a run: applied to the first job only.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FaultSpec {
+    /// Which fault.
+    pub kind: FaultKind,
+    /// The core, logical.
+    pub core: (u8, u8),
+    /// The block (or the marker / VALID number) it concerns.
+    pub block: u32,
+}
+
+impl std::str::FromStr for FaultSpec {
+    type Err = String;
+
+    /// `KIND:X,Y[:BLOCK]`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let allowed = || {
+            FaultKind::ALL
+                .iter()
+                .map(|(_, n)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut parts = s.split(':');
+        let kind = parts.next().unwrap_or("");
+        let kind = FaultKind::ALL
+            .iter()
+            .find(|(_, n)| *n == kind)
+            .map(|(k, _)| *k)
+            .ok_or_else(|| format!("'{kind}' is not a fault kind (allowed: {})", allowed()))?;
+        let core = parts
+            .next()
+            .ok_or_else(|| format!("'{s}' is not KIND:X,Y[:BLOCK]"))?;
+        let xy: Vec<_> = core.split(',').map(|v| v.trim().parse::<u8>()).collect();
+        let core = match xy.as_slice() {
+            [Ok(x), Ok(y)] => (*x, *y),
+            _ => return Err(format!("'{core}' is not X,Y (logical core coordinates)")),
+        };
+        let block = match parts.next() {
+            None => 0,
+            Some(b) => b
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| format!("'{b}' is not a block number"))?,
+        };
+        if parts.next().is_some() {
+            return Err(format!("'{s}' is not KIND:X,Y[:BLOCK]"));
+        }
+        Ok(Self { kind, core, block })
+    }
+}
 
 /// The program's parameters (the flags of `komorebi broadcast` and the example).
 #[derive(Clone, Debug, PartialEq)]
@@ -59,6 +151,8 @@ pub struct BroadcastConfig {
     pub wait_limit: u64,
     /// Write a Chrome/Perfetto trace here.
     pub trace: Option<PathBuf>,
+    /// Faults injected into the first job.
+    pub faults: Vec<FaultSpec>,
 }
 
 impl Default for BroadcastConfig {
@@ -77,6 +171,7 @@ impl Default for BroadcastConfig {
             adversarial: false,
             wait_limit: 1_000_000,
             trace: None,
+            faults: Vec::new(),
         }
     }
 }
@@ -448,6 +543,7 @@ impl BroadcastPlan {
                     s.noc as u32,
                 ]);
             }
+            compute.push(broadcast_handler::Fault::None.word());
             p.compute = compute;
             programs.push(p);
         }
@@ -458,6 +554,193 @@ impl BroadcastPlan {
             wait_limit: cfg.wait_limit,
             programs,
         }
+    }
+
+    /// The rank of logical `core` in each broadcast of the plan: `(broadcast id, rank)`.
+    pub fn ranks(&self, core: (u8, u8)) -> Vec<(u8, u8)> {
+        let mut out = Vec::new();
+        for (i, s) in self.streams.iter().enumerate() {
+            if let Some((_, a)) = self.words[i]
+                .iter()
+                .zip(&self.decoded[i])
+                .find(|(w, _)| w.core == core)
+            {
+                if a.included() && (a.rank != 0 || a.receivers > 0) {
+                    out.push((s.id, a.rank));
+                }
+            }
+        }
+        out
+    }
+
+    fn check_faults(&self) -> Result<(), BroadcastError> {
+        for f in &self.cfg.faults {
+            if !self.cfg.rect.contains(f.core.0, f.core.1) {
+                return Err(flag(
+                    "--fault",
+                    format!(
+                        "{}: core {:?} is not in --rect {}",
+                        f.kind.name(),
+                        f.core,
+                        self.cfg.rect
+                    ),
+                ));
+            }
+            let ranks = self.ranks(f.core);
+            let receives = ranks.iter().any(|&(_, r)| r > 0);
+            let sends = ranks.iter().any(|&(_, r)| r == 0);
+            let needs = match f.kind {
+                FaultKind::StallDm
+                | FaultKind::StallCompute
+                | FaultKind::DropMarker
+                | FaultKind::DropValid => (receives, "receives no broadcast"),
+                FaultKind::StallSenderCompute => (sends, "sends no broadcast with receivers"),
+                FaultKind::BadWords | FaultKind::HostStop => (true, ""),
+            };
+            if !needs.0 {
+                return Err(flag(
+                    "--fault",
+                    format!("{}: core {:?} {}", f.kind.name(), f.core, needs.1),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The command of job `job` with the faults applied (the faults belong to job 0).
+    fn faulty_spec(&self, job: u32) -> CommandSpec {
+        let mut spec = self.spec(job);
+        if job != 0 {
+            return spec;
+        }
+        for f in &self.cfg.faults {
+            let Some(i) = (0..self.cfg.rect.len()).find(|&i| self.core(i) == f.core) else {
+                continue;
+            };
+            let ranks = self.ranks(f.core);
+            let p = &mut spec.programs[i];
+            let stall = broadcast_handler::Fault::StallBefore(f.block).word();
+            match f.kind {
+                FaultKind::StallDm => {
+                    for &(id, rank) in &ranks {
+                        let dm = if id == 0 {
+                            &mut p.reader
+                        } else {
+                            &mut p.writer
+                        };
+                        if rank > 0 && dm.len() == broadcast_handler::DM_WORDS {
+                            dm[broadcast_handler::DM_WORDS - 1] = stall;
+                        }
+                    }
+                }
+                FaultKind::StallCompute | FaultKind::StallSenderCompute => {
+                    if let Some(w) = p.compute.last_mut() {
+                        *w = stall;
+                    }
+                }
+                FaultKind::BadWords => {
+                    for dm in [&mut p.reader, &mut p.writer] {
+                        if let Some(w) = dm.get_mut(5) {
+                            *w ^= 1 << 8;
+                        }
+                    }
+                }
+                FaultKind::DropMarker | FaultKind::DropValid | FaultKind::HostStop => {}
+            }
+        }
+        spec
+    }
+
+    /// Arms the NoC faults of job 0 in the simulator.
+    fn arm(&self, session: &mut Session) {
+        for f in &self.cfg.faults {
+            let Some(noc0) = session.noc0(f.core) else {
+                continue;
+            };
+            let ranks = self.ranks(f.core);
+            let ctrl = abi::CONTROL_BASE as u64;
+            let filter = match f.kind {
+                // The core's markers: its unicast writes into a DONE-BY table.
+                FaultKind::DropMarker => komorebi_sim::TxFilter {
+                    kind: Some(komorebi_sim::TxKind::Write),
+                    src: Some(noc0),
+                    addr: Some(
+                        ctrl + area::area(0) as u64
+                            ..ctrl + (area::area(1) + area::AREA_BYTES) as u64,
+                    ),
+                    skip: f.block,
+                    ..Default::default()
+                },
+                // VALID multicasts to the core, of the first broadcast it receives.
+                FaultKind::DropValid => {
+                    let id = ranks.iter().find(|&&(_, r)| r > 0).map_or(0, |&(id, _)| id);
+                    let valid = ctrl + (area::area(id) + area::VALID) as u64;
+                    komorebi_sim::TxFilter {
+                        kind: Some(komorebi_sim::TxKind::Multicast),
+                        dst: Some(noc0),
+                        addr: Some(valid..valid + 4),
+                        skip: f.block,
+                        ..Default::default()
+                    }
+                }
+                _ => continue,
+            };
+            if let Some(sim) = session.device().simulator() {
+                let _ = sim.inject(komorebi_sim::Fault::Transaction {
+                    filter,
+                    action: komorebi_sim::TxAction::Drop { ack: false },
+                });
+            }
+        }
+    }
+
+    /// Runs job `job` through the test feeder's steps (post, wait, report), with job 0's faults.
+    pub fn run_job(&self, session: &mut Session, job: u32) -> Result<Report, SessionError> {
+        if job == 0 {
+            self.arm(session);
+        }
+        let ticket = session.post(&self.faulty_spec(job))?;
+        if job == 0 {
+            for f in self
+                .cfg
+                .faults
+                .iter()
+                .filter(|f| f.kind == FaultKind::HostStop)
+            {
+                let Some(noc0) = session.noc0(f.core) else {
+                    continue;
+                };
+                // Once the core has seen BLOCK blocks of this command, the host stops it.
+                let valids: Vec<u32> = self
+                    .ranks(f.core)
+                    .iter()
+                    .map(|&(id, _)| abi::CONTROL_BASE + area::area(id) + area::VALID)
+                    .collect();
+                let seq = ticket.sequence as u16;
+                let block = f.block;
+                let deadline = ticket.deadline;
+                session.device().advance(deadline, &mut |peek| {
+                    block == 0
+                        || valids.iter().any(|&a| {
+                            area::marker_count(peek.peek(noc0, a), seq)
+                                .is_some_and(|n| n as u32 >= block)
+                        })
+                });
+                session.device().write_l1(
+                    noc0,
+                    abi::CONTROL_BASE + abi::STOP,
+                    &1u32.to_le_bytes(),
+                )?;
+            }
+        }
+        session.wait(&[&ticket]);
+        let report = session.report(&ticket)?;
+        if job == 0 {
+            if let Some(sim) = session.device().simulator() {
+                sim.clear_faults();
+            }
+        }
+        Ok(report)
     }
 
     /// Logical coordinates of core `i` of the group (row by row).
@@ -512,6 +795,7 @@ pub fn run(
     let timing = sim.timing;
     let mut session = Session::open(Backend::Simulator(sim))?;
     let plan = BroadcastPlan::new(cfg, session.geometry())?;
+    plan.check_faults()?;
     plan.prepare(&mut session)?;
     let start = session.device().now();
     let mut summary = BroadcastSummary {
@@ -533,7 +817,7 @@ pub fn run(
         violations: Vec::new(),
     };
     for job in 0..cfg.jobs {
-        let report = Feeder::new(&mut session).run(&plan.spec(job))?;
+        let report = plan.run_job(&mut session, job)?;
         plan.account(&session, &mut summary)?;
         summary.checked_bytes += report.stats.iter().map(|(_, s)| s[2] as u64).sum::<u64>();
         summary.timeouts += report.timeout as u32;

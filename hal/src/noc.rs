@@ -29,6 +29,12 @@
 //! * **Counters.** The observers are booleans. Hardware counters wrap (32-bit on Blackhole);
 //!   a backend compares them with wrapping arithmetic, which is exact while fewer than 2^31
 //!   transfers are outstanding.
+//! * **Resync.** `resync` forgets every transfer issued so far: afterwards the observers count
+//!   only transfers issued after it. A runtime calls it where nothing it cares about can still be
+//!   in flight (the start of a command), so an acknowledgement lost on the NoC in an earlier
+//!   command does not keep `writes_acked` false for ever. A transfer of before that completes
+//!   late never makes a later one look unfinished, but can make it look finished early, so do
+//!   not resync with transfers of interest in flight.
 //! * **Stronger is allowed.** A backend may deliver a stronger mode than asked (an acked write
 //!   where posted was asked; Blackhole must, since posted multicast is broken there), never a
 //!   weaker one.
@@ -153,6 +159,9 @@ pub trait NocMulticast: ErrorType {
 
     /// True when every acked write issued so far is acknowledged by all its destinations.
     fn writes_acked(&mut self) -> Result<bool, Self::Error>;
+
+    /// Forgets every transfer issued so far (see the module docs).
+    fn resync(&mut self) -> Result<(), Self::Error>;
 }
 
 impl<T: NocMulticast + ?Sized> NocMulticast for &mut T {
@@ -200,5 +209,9 @@ impl<T: NocMulticast + ?Sized> NocMulticast for &mut T {
     #[inline]
     fn writes_acked(&mut self) -> Result<bool, Self::Error> {
         T::writes_acked(self)
+    }
+    #[inline]
+    fn resync(&mut self) -> Result<(), Self::Error> {
+        T::resync(self)
     }
 }

@@ -11,6 +11,7 @@
 //! | 0x010 | stop | host, a sender giving up; cleared by the reporter | nonzero: every kernel of the tile gives up its waits |
 //! | 0x018 | wait limit (u64) | host, once | the limit of waits outside a command (`u64::MAX`: waiting for a command never times out) |
 //! | 0x040 | done index of reader, writer, compute | each kernel | the per-tile index of the last command the kernel finished |
+//! | 0x050 | recovering index of reader, writer, compute | each kernel | the index of a command the kernel gave up and is recovering from: pages it pushes from then on are padding, not data |
 //! | 0x080 | reported index | the reporter (reader) | the index of the last command the tile reported |
 //! | 0x0C0 | report record 0 ([`RECORD_BYTES`]) | kernels, then the reporter | the report of the command in slot 0 |
 //! | 0x100 | report record 1 | | the report of the command in slot 1 |
@@ -65,6 +66,8 @@ pub const STOP: u32 = 0x010;
 pub const IDLE_WAIT_LIMIT: u32 = 0x018;
 /// Offset of the kernels' done indices (reader, writer, compute).
 pub const KERNEL_DONE: u32 = 0x040;
+/// Offset of the kernels' recovering indices (reader, writer, compute).
+pub const KERNEL_RECOVERING: u32 = 0x050;
 /// Offset of the index of the last command the tile reported.
 pub const REPORT_INDEX: u32 = 0x080;
 /// Offset of report record 0.

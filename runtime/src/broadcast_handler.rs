@@ -20,13 +20,22 @@
 //!
 //! Compute kernel: word 0 the number of broadcasts `n` (0..=2), word 1 the job, then 7 words per
 //! broadcast: CB, pages, window, blocks, page size, broadcast id, producing kernel (0 reader,
-//! 1 writer).
+//! 1 writer), then a fault word ([`Fault`]; 0 none).
+//!
+//! # Injected faults
+//! A [`Fault`] in a kernel's words makes that kernel stop making its calls before a block, as a
+//! hung core would: a data-movement kernel for one wait limit, compute until every producer of
+//! its buffers has given up or finished. Then it recovers (below) and returns, so its tile still
+//! reports and the next command runs without a reset. A stalled kernel records no give-up in the
+//! broadcast area: a hung core records nothing; the cores waiting for it do.
 //!
 //! # After a give-up
 //! A kernel whose broadcast gave up still leaves its tile ready for the next command: the
-//! data-movement kernel waits until its own transfers are acknowledged and pads its buffer to
-//! the end of the lap; compute pops everything until that kernel is done. These waits ignore the
-//! stop flag and end at the wait limit; the give-up recorded first stays the one reported.
+//! data-movement kernel announces its recovery (`abi::KERNEL_RECOVERING`), waits at most one
+//! wait limit for its own transfers to be acknowledged, and pads its buffer to the end of the
+//! lap; compute, which takes announced pages for padding rather than data, pops everything
+//! until that kernel is done. These waits ignore the stop flag; the give-up recorded first stays
+//! the one reported.
 
 use komorebi_broadcast::compute::{self, Compute, ComputeError};
 use komorebi_broadcast::device::{Broadcast, Context, DataMovement, GiveUp};
@@ -42,7 +51,7 @@ pub const BROADCAST_HANDLER: u16 = 1;
 pub const DM_WORDS: usize = 19;
 /// Words of the compute program with `n` broadcasts.
 pub const fn compute_words(n: usize) -> usize {
-    2 + 7 * n
+    2 + 7 * n + 1
 }
 /// DRAM banks pages are interleaved over.
 pub const BANKS: u32 = 8;
@@ -52,8 +61,9 @@ pub const BANKS: u32 = 8;
 pub enum Fault {
     /// No fault.
     None,
-    /// The data-movement kernel stops calling its broadcast calls before this block (and sleeps
-    /// out the wait limit before it recovers).
+    /// The kernel stops making its calls before this block: a data-movement kernel stops
+    /// calling its broadcast calls (so it sends no more markers) for one wait limit; compute
+    /// stops popping until its producers have given up or finished. Then it recovers.
     StallBefore(u32),
 }
 
@@ -164,6 +174,16 @@ where
             stat,
         },
         Err(g) => {
+            let role = if b.args().is_some_and(|a| a.noc == 1) {
+                Role::Writer
+            } else {
+                Role::Reader
+            };
+            // Announce the recovery before any padding is pushed: compute must not take it for
+            // a block.
+            let _ = dm
+                .ctrl
+                .store(role.at(abi::KERNEL_RECOVERING), command.index);
             recover_producer(dm, &mut b).await;
             Outcome {
                 stat,
@@ -259,9 +279,11 @@ where
     C: CircularBuffer,
 {
     let limit = dm.ctrl.wait_limit().unwrap_or(0);
-    let mut ctrl = CommandCtrl::recovery(&mut dm.ctrl, limit);
     let noc = &mut dm.noc;
-    let _ = wait_until(&mut ctrl, &mut dm.pause, |_| {
+    // Its own transfers first (bounded: an acknowledgement lost on the NoC never comes; the
+    // next command's resync forgets it).
+    let mut bounded = CommandCtrl::recovery(&mut dm.ctrl, limit);
+    let _ = wait_until(&mut bounded, &mut dm.pause, |_| {
         noc.writes_acked().map_err(|_| ())
     })
     .await;
@@ -273,7 +295,11 @@ where
     let at = cb.write_ptr().get().saturating_sub(cb.base().get()) / page_size;
     let pad = ((capacity - at % capacity) % capacity) as u16;
     if pad > 0 {
-        let ok = wait_until(&mut ctrl, &mut dm.pause, |_| {
+        // Unbounded: compute pops everything in its own recovery, which it enters within one
+        // wait limit of its last block. Only a hung compute could keep this waiting, and then
+        // the tile cannot report anyway.
+        let mut patient = CommandCtrl::recovery(&mut dm.ctrl, u64::MAX);
+        let ok = wait_until(&mut patient, &mut dm.pause, |_| {
             cb.pages_free().map(|f| f >= pad).map_err(|_| ())
         })
         .await;
@@ -295,7 +321,7 @@ struct Stream {
     producer: Role,
 }
 
-fn streams(words: &[u32]) -> Option<([Option<Stream>; 2], u32)> {
+fn streams(words: &[u32]) -> Option<([Option<Stream>; 2], u32, Fault)> {
     let n = *words.first()? as usize;
     let job = *words.get(1)?;
     if n > 2 {
@@ -318,7 +344,8 @@ fn streams(words: &[u32]) -> Option<([Option<Stream>; 2], u32)> {
             },
         });
     }
-    Some((out, job))
+    let fault = Fault::from_word(words.get(2 + 7 * n).copied().unwrap_or(0));
+    Some((out, job, fault))
 }
 
 fn compute_give_up(e: ComputeError, broadcast: u8, block: u32) -> KernelGiveUp {
@@ -374,7 +401,7 @@ where
     P: Pause,
     B: Buffers,
 {
-    let Some((streams, job)) = streams(command.words(Role::Compute)) else {
+    let Some((streams, job, fault)) = streams(command.words(Role::Compute)) else {
         return Outcome {
             give_up: Some(KernelGiveUp {
                 code: GiveUpCode::ComputeFailed,
@@ -400,6 +427,34 @@ where
         .max()
         .unwrap_or(0);
     'blocks: for block in 0..blocks {
+        if fault == Fault::StallBefore(block) {
+            // Compute stops popping, and stays stopped until every producer has given up or
+            // finished: only then does it drain its buffers so the next command can run.
+            let broadcast = streams.iter().flatten().next().map_or(0, |s| s.broadcast);
+            first = first.or(Some(KernelGiveUp {
+                code: GiveUpCode::ComputeTimedOut,
+                broadcast,
+                block,
+            }));
+            let mut ctrl = CommandCtrl::recovery(&mut compute.ctrl, u64::MAX);
+            let index = command.index;
+            let _ = wait_until(&mut ctrl, &mut compute.pause, |c| {
+                for s in streams.iter().flatten() {
+                    let recovering = c
+                        .load(s.producer.at(abi::KERNEL_RECOVERING))
+                        .map_err(|_| ())?
+                        == index;
+                    let done = c.load(s.producer.at(abi::KERNEL_DONE)).map_err(|_| ())? == index;
+                    if !recovering && !done {
+                        return Ok(false);
+                    }
+                }
+                Ok::<_, ()>(true)
+            })
+            .await;
+            failed = true;
+            break 'blocks;
+        }
         for (i, s) in streams.iter().enumerate() {
             let (Some(s), Some(cb)) = (s, cbs[i].as_mut()) else {
                 continue;
@@ -409,6 +464,16 @@ where
             }
             if let Err(e) = compute::receive(compute, cb, s.pages).await {
                 first = first.or(Some(compute_give_up(e, s.broadcast, block)));
+                failed = true;
+                break 'blocks;
+            }
+            // Pages pushed by a producer that gave up are padding: leave the checks to nobody.
+            if compute
+                .ctrl
+                .load(s.producer.at(abi::KERNEL_RECOVERING))
+                .ok()
+                == Some(command.index)
+            {
                 failed = true;
                 break 'blocks;
             }
@@ -468,9 +533,9 @@ async fn recover_consumer<K, P, C>(
     P: Pause,
     C: CircularBuffer,
 {
-    let limit = compute.ctrl.wait_limit().unwrap_or(0);
-    // Two wait limits: the producer may itself be waiting out one before it recovers.
-    let mut ctrl = CommandCtrl::recovery(&mut compute.ctrl, limit.saturating_mul(2));
+    // Unbounded: each producer's recovery is itself bounded, so it is done in finite time; a
+    // hung producer keeps its tile from reporting either way.
+    let mut ctrl = CommandCtrl::recovery(&mut compute.ctrl, u64::MAX);
     for (i, s) in streams.iter().enumerate() {
         let (Some(s), Some(cb)) = (s, cbs[i].as_mut()) else {
             continue;

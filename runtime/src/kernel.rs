@@ -79,6 +79,9 @@ impl NocMulticast for NoNoc {
     fn writes_acked(&mut self) -> Result<bool, Self::Error> {
         match *self {}
     }
+    fn resync(&mut self) -> Result<(), Self::Error> {
+        match *self {}
+    }
 }
 
 /// The reader kernel (NoC0); also the tile's reporter.
@@ -190,6 +193,11 @@ where
                         refused(GiveUpCode::NotInGroup)
                     }
                     Some(_) => {
+                        // Nothing of an earlier command is still of interest: forget its
+                        // transfers, so a lost acknowledgement cannot block this one.
+                        if let Some(n) = noc.as_mut() {
+                            let _ = n.resync();
+                        }
                         let cc = CommandCtrl::new(&mut ctrl, c.wait_limit);
                         match (role, noc.as_mut()) {
                             (Role::Compute, _) => {

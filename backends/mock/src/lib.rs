@@ -75,6 +75,7 @@ mock! {
         fn reads_done(&mut self) -> Result<bool, noc::ErrorKind>;
         fn writes_sent(&mut self) -> Result<bool, noc::ErrorKind>;
         fn writes_acked(&mut self) -> Result<bool, noc::ErrorKind>;
+        fn resync(&mut self) -> Result<(), noc::ErrorKind>;
     }
 }
 

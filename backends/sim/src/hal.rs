@@ -64,6 +64,12 @@ sim_error!(
 
 pub(crate) type Shared = Rc<RefCell<World>>;
 
+/// `done` has reached `issued`, comparing wrapping 32-bit counters (exact while fewer than 2^31
+/// are outstanding; a straggler completing after a `resync` makes it "ahead", never behind).
+fn caught_up(done: u32, issued: u32) -> bool {
+    done.wrapping_sub(issued) as i32 >= 0
+}
+
 fn stalled(w: &World, task: usize) -> bool {
     w.tasks[task].stalled
 }
@@ -383,7 +389,7 @@ impl noc::NocMulticast for SimNoc {
         let mut w = self.world.borrow_mut();
         w.charge_call(self.task);
         let n = &w.tiles[self.tile as usize].niu[self.noc as usize];
-        Ok(!stalled(&w, self.task) && n.reads_done == n.reads_issued)
+        Ok(!stalled(&w, self.task) && caught_up(n.reads_done, n.reads_issued))
     }
 
     fn writes_sent(&mut self) -> Result<bool, NocError> {
@@ -391,15 +397,26 @@ impl noc::NocMulticast for SimNoc {
         w.charge_call(self.task);
         let n = &w.tiles[self.tile as usize].niu[self.noc as usize];
         Ok(!stalled(&w, self.task)
-            && n.nonposted_sent == n.nonposted_issued
-            && n.posted_sent == n.posted_issued)
+            && caught_up(n.nonposted_sent, n.nonposted_issued)
+            && caught_up(n.posted_sent, n.posted_issued))
     }
 
     fn writes_acked(&mut self) -> Result<bool, NocError> {
         let mut w = self.world.borrow_mut();
         w.charge_call(self.task);
         let n = &w.tiles[self.tile as usize].niu[self.noc as usize];
-        Ok(!stalled(&w, self.task) && n.acks_received == n.acks_expected)
+        Ok(!stalled(&w, self.task) && caught_up(n.acks_received, n.acks_expected))
+    }
+
+    fn resync(&mut self) -> Result<(), NocError> {
+        let mut w = self.world.borrow_mut();
+        w.charge_call(self.task);
+        let n = &mut w.tiles[self.tile as usize].niu[self.noc as usize];
+        n.reads_issued = n.reads_done;
+        n.nonposted_issued = n.nonposted_sent;
+        n.posted_issued = n.posted_sent;
+        n.acks_expected = n.acks_received;
+        Ok(())
     }
 }
 

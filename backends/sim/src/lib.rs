@@ -508,6 +508,11 @@ impl Sim {
         Ok(())
     }
 
+    /// Disarms every transaction fault that has not fired yet, and every pending stall trigger.
+    pub fn clear_faults(&mut self) {
+        self.world.borrow_mut().faults = fault::Faults::default();
+    }
+
     /// Transaction faults that have fired so far.
     pub fn faults_fired(&self) -> usize {
         self.world.borrow().faults.fired()

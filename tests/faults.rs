@@ -1,0 +1,294 @@
+//! The give-up path end to end (seed 002, "When a core stalls"): for every fault class, the
+//! give-ups recorded are exactly those the seed describes, the command is a timeout with every
+//! core's first give-up, every tile reports (every kernel returned), and the next command on the
+//! same tiles succeeds without any reset.
+//!
+//! Shapes: one broadcast, so the expectations are exact. W down column 2 on NoC1: sender at the
+//! bottom (2, 9), receivers (2, 8) .. (2, 0); A along row 4 on NoC0: sender (0, 4), receivers
+//! (1, 4) .. (5, 4). Window 2, 8 blocks.
+
+use komorebi::broadcast_app::{self, BroadcastConfig, BroadcastSummary, FaultKind, FaultSpec};
+use komorebi::session::CoreGiveUp;
+use komorebi_broadcast::LogicalRect;
+
+const WINDOW: u32 = 2;
+const BLOCKS: u32 = 8;
+
+fn column() -> BroadcastConfig {
+    BroadcastConfig {
+        rect: LogicalRect::new(2, 0, 1, 10),
+        rows: false,
+        blocks: BLOCKS,
+        window: WINDOW as u8,
+        pages: 2,
+        page_size: 256,
+        jobs: 2,
+        wait_limit: 200_000,
+        ..BroadcastConfig::default()
+    }
+}
+
+fn row() -> BroadcastConfig {
+    BroadcastConfig {
+        rect: LogicalRect::new(0, 4, 6, 1),
+        rows: true,
+        columns: false,
+        ..column()
+    }
+}
+
+fn run(mut cfg: BroadcastConfig, kind: FaultKind, core: (u8, u8), block: u32) -> BroadcastSummary {
+    cfg.faults = vec![FaultSpec { kind, core, block }];
+    let s = broadcast_app::run(&cfg, |_| {}).unwrap();
+    assert_eq!(s.results.len(), 2);
+    assert!(
+        s.results[0].timeout && !s.results[0].ok,
+        "{kind:?}: the faulty job is a timeout\n{s}"
+    );
+    assert!(
+        s.results[1].ok,
+        "{kind:?}: the next job on the same tiles succeeds\n{s}"
+    );
+    assert_eq!(s.mismatches, 0, "{s}");
+    assert!(s.violations.is_empty(), "{:?}", s.violations);
+    assert_eq!(s.exit_code(), 3);
+    s
+}
+
+/// The first give-ups recorded in broadcast areas, per core.
+fn areas(s: &BroadcastSummary) -> Vec<&CoreGiveUp> {
+    s.giveups
+        .iter()
+        .filter(|g| g.kernel == "broadcast area")
+        .collect()
+}
+
+fn at(s: &BroadcastSummary, core: (u8, u8)) -> Vec<&CoreGiveUp> {
+    areas(s)
+        .into_iter()
+        .filter(|g| g.core == [core.0, core.1])
+        .collect()
+}
+
+fn single(s: &BroadcastSummary, core: (u8, u8)) -> &CoreGiveUp {
+    let g = at(s, core);
+    assert_eq!(g.len(), 1, "core {core:?}: {g:?}");
+    g[0]
+}
+
+fn column_receivers() -> impl Iterator<Item = (u8, u8)> {
+    (0..9).map(|y| (2, y))
+}
+
+#[test]
+fn stall_dm_sender_records_done_and_the_other_receivers_valid() {
+    let k = 3;
+    let stalled = (2, 5);
+    let s = run(column(), FaultKind::StallDm, stalled, k);
+    let sender = single(&s, (2, 9));
+    assert_eq!((sender.place, sender.broadcast), ("broadcast_done", 1));
+    // The stalled core's last markers went out while it waited inside arrive(k - 1).
+    assert!((k..k + WINDOW).contains(&sender.block), "{sender:?}");
+    assert!(
+        at(&s, stalled).is_empty(),
+        "a stalled core records nothing: {:?}",
+        at(&s, stalled)
+    );
+    for r in column_receivers().filter(|&c| c != stalled) {
+        let g = single(&s, r);
+        assert_eq!(
+            (g.place, g.broadcast, g.block),
+            ("broadcast_valid", 1, sender.block),
+            "{r:?}"
+        );
+    }
+}
+
+#[test]
+fn stall_dm_on_a_row_on_noc0() {
+    let s = run(row(), FaultKind::StallDm, (3, 4), 2);
+    let sender = single(&s, (0, 4));
+    assert_eq!((sender.place, sender.broadcast), ("broadcast_done", 0));
+    assert!(at(&s, (3, 4)).is_empty());
+    for x in [1, 2, 4, 5] {
+        assert_eq!(single(&s, (x, 4)).place, "broadcast_valid");
+    }
+}
+
+#[test]
+fn stall_compute_everyone_waits_window_blocks_later() {
+    let k = 3;
+    let s = run(column(), FaultKind::StallCompute, (2, 5), k);
+    let sender = single(&s, (2, 9));
+    assert_eq!(
+        (sender.place, sender.broadcast, sender.block),
+        ("broadcast_done", 1, k + WINDOW)
+    );
+    for r in column_receivers() {
+        let g = single(&s, r);
+        assert_eq!(
+            (g.place, g.block),
+            ("broadcast_valid", k + WINDOW),
+            "{r:?} (the stalled core's DM too)"
+        );
+    }
+    let compute: Vec<_> = s
+        .giveups
+        .iter()
+        .filter(|g| g.kernel == "compute" && g.core == [2, 5])
+        .collect();
+    assert_eq!(compute.len(), 1);
+    assert_eq!((compute[0].place, compute[0].block), ("compute_timeout", k));
+}
+
+#[test]
+fn stall_sender_compute_sender_records_free_and_does_not_stop() {
+    let k = 3;
+    let s = run(column(), FaultKind::StallSenderCompute, (2, 9), k);
+    let sender = single(&s, (2, 9));
+    assert_eq!(
+        (sender.place, sender.broadcast, sender.block),
+        ("broadcast_free", 1, k + WINDOW)
+    );
+    for r in column_receivers() {
+        let g = single(&s, r);
+        assert_eq!((g.place, g.block), ("broadcast_valid", k + WINDOW), "{r:?}");
+    }
+}
+
+#[test]
+fn a_lost_marker_is_covered_but_its_ack_never_comes() {
+    // The first marker of (2, 5) is lost, with its acknowledgement: the next marker covers it,
+    // so the sender completes; the receiver waits for its last markers to leave.
+    let s = run(column(), FaultKind::DropMarker, (2, 5), 0);
+    let g = single(&s, (2, 5));
+    assert_eq!(
+        (g.place, g.broadcast, g.block),
+        ("broadcast_free", 1, BLOCKS)
+    );
+    assert_eq!(areas(&s).len(), 1, "{:?}", s.giveups);
+}
+
+#[test]
+fn a_lost_valid_is_covered_but_the_sender_waits_for_its_barrier() {
+    let s = run(column(), FaultKind::DropValid, (2, 5), 0);
+    let g = single(&s, (2, 9));
+    assert_eq!(
+        (g.place, g.broadcast, g.block),
+        ("broadcast_done", 1, BLOCKS)
+    );
+    assert_eq!(areas(&s).len(), 1, "{:?}", s.giveups);
+    let s = run(row(), FaultKind::DropValid, (2, 4), 1);
+    let g = single(&s, (0, 4));
+    assert_eq!(
+        (g.place, g.broadcast, g.block),
+        ("broadcast_done", 0, BLOCKS)
+    );
+}
+
+#[test]
+fn bad_words_give_up_broadcast_begin_and_the_broadcast_stalls_at_the_first_reuse() {
+    let s = run(column(), FaultKind::BadWords, (2, 5), 0);
+    let bad = single(&s, (2, 5));
+    assert_eq!(
+        (bad.place, bad.broadcast, bad.block),
+        ("broadcast_begin", 1, 0)
+    );
+    // No marker ever comes from (2, 5): the sender can cast one window and no more.
+    let sender = single(&s, (2, 9));
+    assert_eq!((sender.place, sender.block), ("broadcast_done", WINDOW));
+    for r in column_receivers().filter(|&c| c != (2, 5)) {
+        assert_eq!(single(&s, r).place, "broadcast_valid", "{r:?}");
+    }
+    // Bad words on the sender: every receiver waits for the first VALID.
+    let s = run(column(), FaultKind::BadWords, (2, 9), 0);
+    assert_eq!(single(&s, (2, 9)).place, "broadcast_begin");
+    for r in column_receivers() {
+        let g = single(&s, r);
+        assert_eq!((g.place, g.block), ("broadcast_valid", 0), "{r:?}");
+    }
+}
+
+#[test]
+fn a_host_stop_stops_that_core_and_the_broadcast_stalls_behind_it() {
+    let s = run(column(), FaultKind::HostStop, (2, 5), 2);
+    let stopped = single(&s, (2, 5));
+    assert_eq!((stopped.place, stopped.broadcast), ("broadcast_valid", 1));
+    assert!(stopped.block >= 2, "{stopped:?}");
+    assert_eq!(single(&s, (2, 9)).place, "broadcast_done");
+}
+
+#[test]
+fn faults_with_both_broadcasts_leave_the_next_jobs_clean() {
+    for kind in FaultKind::ALL.map(|(k, _)| k) {
+        let core = if kind == FaultKind::StallSenderCompute {
+            (0, 9)
+        } else {
+            (3, 4)
+        };
+        let cfg = BroadcastConfig {
+            rect: LogicalRect::new(0, 0, 6, 10),
+            jobs: 3,
+            blocks: 6,
+            pages: 2,
+            page_size: 256,
+            wait_limit: 200_000,
+            ..BroadcastConfig::default()
+        };
+        let s = run(BroadcastConfig { jobs: 2, ..cfg }, kind, core, 2);
+        assert!(!areas(&s).is_empty() || !s.giveups.is_empty(), "{kind:?}");
+    }
+}
+
+#[test]
+fn a_fault_on_a_core_that_cannot_have_it_is_refused() {
+    let mut cfg = column();
+    cfg.faults = vec![FaultSpec {
+        kind: FaultKind::StallSenderCompute,
+        core: (2, 5),
+        block: 1,
+    }];
+    let e = broadcast_app::run(&cfg, |_| {}).unwrap_err().to_string();
+    assert!(
+        e.starts_with("--fault") && e.contains("sends no broadcast"),
+        "{e}"
+    );
+    cfg.faults = vec![FaultSpec {
+        kind: FaultKind::StallDm,
+        core: (7, 7),
+        block: 1,
+    }];
+    let e = broadcast_app::run(&cfg, |_| {}).unwrap_err().to_string();
+    assert!(e.contains("not in --rect"), "{e}");
+    assert!("stall-dm:1,2:3".parse::<FaultSpec>().is_ok());
+    assert!(
+        "melt:1,2"
+            .parse::<FaultSpec>()
+            .unwrap_err()
+            .contains("allowed: stall-dm")
+    );
+    assert!("stall-dm:1".parse::<FaultSpec>().is_err());
+}
+
+#[test]
+fn wait_limits_at_the_edges() {
+    // 0 cycles: every wait that does not hold at once gives up; the run times out cleanly.
+    let cfg = BroadcastConfig {
+        wait_limit: 0,
+        jobs: 1,
+        ..column()
+    };
+    let s = broadcast_app::run(&cfg, |_| {}).unwrap();
+    assert!(
+        s.results[0].timeout && s.mismatches == 0 && s.violations.is_empty(),
+        "{s}"
+    );
+    assert!(!s.giveups.is_empty());
+    // The largest the ABI holds (u64::MAX): nothing times out.
+    let cfg = BroadcastConfig {
+        wait_limit: u64::MAX,
+        ..column()
+    };
+    let s = broadcast_app::run(&cfg, |_| {}).unwrap();
+    assert!(s.ok, "{s}");
+}
