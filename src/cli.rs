@@ -183,6 +183,34 @@ impl BroadcastFlags {
     }
 }
 
+fn progress_bar(total: u64, what: &str, show: bool) -> Option<indicatif::ProgressBar> {
+    (show && total > 1 && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(total);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(&format!("{{bar:40}} {{pos}}/{{len}} {what} {{elapsed}}")) {
+            bar.set_style(style);
+        }
+        bar
+    })
+}
+
+/// Runs `seeds` exploration cases from `start`; exit code 0 when all pass, 1 otherwise.
+pub fn explore(seeds: u64, start: u64, json: bool) -> ExitCode {
+    let bar = progress_bar(seeds, "cases", !json);
+    let out = crate::explore::explore(start, seeds, |_| {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let printed = print_report(&out, json);
+    if printed != ExitCode::SUCCESS {
+        return printed;
+    }
+    if out.failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
 /// Runs the broadcast program with `flags`; prints the summary or JSON; returns the exit code
 /// (0 all checked, 1 data mismatch, 3 timeout, 2 bad flags).
 pub fn broadcast(flags: &BroadcastFlags) -> ExitCode {

@@ -25,6 +25,19 @@ struct Cli {
 enum Command {
     /// Run the 03_broadcast program on the simulator: jobs of two broadcasts, every byte checked.
     Broadcast(BroadcastFlags),
+    /// Run random seeds x random broadcast shapes with the adversary on; print failures with
+    /// the command that replays each.
+    Explore {
+        /// Cases to run.
+        #[arg(long, default_value_t = 1000)]
+        seeds: u64,
+        /// First seed.
+        #[arg(long, default_value_t = 0)]
+        start: u64,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the chip map for a harvest mask: enabled columns, logical -> NoC0/NoC1, every tile.
     Grid {
         /// Die-order harvest mask (bit i = column at NoC0 x [1,16,2,15,3,14,4,13,5,12,6,11,7,10][i]),
@@ -69,6 +82,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Broadcast(flags) => cli::broadcast(&flags),
+        Command::Explore { seeds, start, json } => cli::explore(seeds, start, json),
         Command::Grid { harvest, json } => cli::print_report(&grid_report(harvest), json),
         Command::Layout {
             harvest,

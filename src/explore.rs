@@ -1,0 +1,163 @@
+//! Schedule exploration: random seeds x random shapes of the broadcast, with the adversary on.
+//!
+//! Each case's seed fixes both its shape (window 1..=8, blocks 0..=64, pages 1..=8, page size
+//! 64..=256, along rows, columns or both, 1..=9 receivers: a column of up to 10 cores or a row
+//! of up to 6 inside a panel, the most Blackhole's grid allows) and the simulation's schedule.
+//! A case passes when every byte arrived and was checked in order (exact counts), no slot was
+//! multicast before it was popped (no violation), nothing deadlocked (every tile reported), and
+//! nothing gave up (no fault was injected). A failing case prints the command that replays it.
+
+use komorebi_broadcast::LogicalRect;
+use komorebi_broadcast::layout::{self, Geometry, Noc};
+use komorebi_broadcast::Along;
+use serde::Serialize;
+
+use crate::broadcast_app::{self, BroadcastConfig};
+
+/// SplitMix64 for drawing shapes.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `lo..=hi`.
+    fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next() % (hi - lo + 1)
+    }
+}
+
+/// The shape of case `seed`, on the default chip.
+pub fn shape(seed: u64) -> BroadcastConfig {
+    let mut r = Rng(seed ^ 0x5EED_0000_0000_0001);
+    let kind = r.range(0, 2);
+    let (rows, columns) = (kind != 1, kind != 0);
+    // The default chip's panels are 6 columns wide (logical 0..=5 and 6..=11).
+    let (w, h) = match kind {
+        0 => (r.range(2, 6), r.range(1, 3)),
+        1 => (r.range(1, 3), r.range(2, 10)),
+        _ => (r.range(1, 6), r.range(1, 10)),
+    };
+    let w = if kind == 2 && w == 1 && h == 1 { 2 } else { w };
+    let panel = r.range(0, 1) * 6;
+    let x0 = panel + r.range(0, 6 - w);
+    let y0 = r.range(0, 10 - h);
+    BroadcastConfig {
+        rect: LogicalRect::new(x0 as u8, y0 as u8, w as u8, h as u8),
+        blocks: r.range(0, 64) as u32,
+        pages: r.range(1, 8) as u16,
+        page_size: 64 * r.range(1, 4) as u32,
+        window: r.range(1, 8) as u8,
+        jobs: 2,
+        rows,
+        columns,
+        seed,
+        adversarial: true,
+        wait_limit: 1_000_000,
+        ..BroadcastConfig::default()
+    }
+}
+
+/// The `komorebi broadcast` command that replays a case.
+pub fn replay_command(cfg: &BroadcastConfig) -> String {
+    let along = match (cfg.rows, cfg.columns) {
+        (true, false) => "row",
+        (false, true) => "column",
+        _ => "both",
+    };
+    format!(
+        "komorebi broadcast --rect {} --blocks {} --pages {} --page-size {} --window {} --jobs {} --along {along} --harvest {:#x} --seed {} --adversarial --wait-limit {}",
+        cfg.rect, cfg.blocks, cfg.pages, cfg.page_size, cfg.window, cfg.jobs, cfg.harvest.bits(), cfg.seed, cfg.wait_limit
+    )
+}
+
+/// One failing case.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Failure {
+    /// Its seed.
+    pub seed: u64,
+    /// What was wrong.
+    pub what: String,
+    /// The command that replays it.
+    pub replay: String,
+}
+
+/// What an exploration found.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Exploration {
+    /// Cases run.
+    pub cases: u64,
+    /// Failing cases.
+    pub failures: Vec<Failure>,
+    /// Simulated cycles, all cases.
+    pub cycles: u64,
+    /// Bytes checked by compute, all cases.
+    pub checked_bytes: u64,
+}
+
+/// Runs one case; `Err` says what was wrong.
+pub fn check_case(cfg: &BroadcastConfig) -> Result<broadcast_app::BroadcastSummary, String> {
+    let s = broadcast_app::run(cfg, |_| {}).map_err(|e| format!("could not run: {e}"))?;
+    if !s.violations.is_empty() {
+        return Err(format!("protocol violation: {}", s.violations.join("; ")));
+    }
+    if s.timeouts > 0 || !s.giveups.is_empty() {
+        let first = s.giveups.first().map(|g| format!("{} at core {:?} broadcast {} block {}", g.place, g.core, g.broadcast, g.block)).unwrap_or_default();
+        return Err(format!("{} timeouts, {} give-ups without a fault (first: {first})", s.timeouts, s.giveups.len()));
+    }
+    if s.mismatches > 0 || !s.ok {
+        return Err("data mismatch".into());
+    }
+    let g = Geometry::blackhole(cfg.harvest.bits() as u32).map_err(|e| e.to_string())?;
+    let block = cfg.pages as u64 * cfg.page_size as u64;
+    let (mut streams, mut receivers) = (0, 0);
+    for (on, along, noc) in [(cfg.rows, Along::Row, Noc::Noc0), (cfg.columns, Along::Column, Noc::Noc1)] {
+        if on {
+            streams += 1;
+            receivers += layout::broadcasts(&g, cfg.rect, along, noc).map_err(|e| e.to_string())?.iter().map(|b| b.receivers() as u64).sum::<u64>();
+        }
+    }
+    let per_job = cfg.blocks as u64 * block * cfg.jobs as u64;
+    let checked = cfg.rect.len() as u64 * streams * per_job;
+    if s.checked_bytes != checked || s.received_bytes != receivers * per_job {
+        return Err(format!(
+            "bytes: checked {} of {checked}, received {} of {}",
+            s.checked_bytes,
+            s.received_bytes,
+            receivers * per_job
+        ));
+    }
+    Ok(s)
+}
+
+/// Runs `count` cases from seed `start`; `progress(done)` after each.
+pub fn explore(start: u64, count: u64, mut progress: impl FnMut(u64)) -> Exploration {
+    let mut out = Exploration { cases: 0, failures: Vec::new(), cycles: 0, checked_bytes: 0 };
+    for seed in start..start.saturating_add(count) {
+        let cfg = shape(seed);
+        match check_case(&cfg) {
+            Ok(s) => {
+                out.cycles += s.cycles;
+                out.checked_bytes += s.checked_bytes;
+            }
+            Err(what) => out.failures.push(Failure { seed, what, replay: replay_command(&cfg) }),
+        }
+        out.cases += 1;
+        progress(out.cases);
+    }
+    out
+}
+
+impl std::fmt::Display for Exploration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for fail in &self.failures {
+            writeln!(f, "FAIL seed {}: {}\n  replay: {}", fail.seed, fail.what, fail.replay)?;
+        }
+        write!(f, "{} cases, {} failed; {} bytes checked, {} simulated cycles", self.cases, self.failures.len(), self.checked_bytes, self.cycles)
+    }
+}

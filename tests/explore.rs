@@ -1,0 +1,44 @@
+//! Schedule exploration: a sample of the cases CI runs in full (`komorebi explore --seeds 2000`),
+//! and proof that the case check fails when something is wrong.
+
+use komorebi::broadcast_app::{FaultKind, FaultSpec};
+use komorebi::explore::{check_case, explore, replay_command, shape};
+
+#[test]
+fn a_sample_of_random_shapes_and_seeds_passes() {
+    let out = explore(10_000, 40, |_| {});
+    assert_eq!(out.cases, 40);
+    assert!(out.failures.is_empty(), "{out}");
+    assert!(out.checked_bytes > 0);
+}
+
+#[test]
+fn shapes_cover_the_parameter_ranges() {
+    let shapes: Vec<_> = (0..2000).map(shape).collect();
+    let window: std::collections::BTreeSet<_> = shapes.iter().map(|s| s.window).collect();
+    assert_eq!(window.into_iter().collect::<Vec<_>>(), (1..=8).collect::<Vec<_>>());
+    assert!(shapes.iter().any(|s| s.blocks == 0) && shapes.iter().any(|s| s.blocks == 64));
+    assert!(shapes.iter().all(|s| (1..=8).contains(&s.pages) && s.adversarial));
+    assert!(shapes.iter().any(|s| s.rows && !s.columns));
+    assert!(shapes.iter().any(|s| !s.rows && s.columns));
+    assert!(shapes.iter().any(|s| s.rows && s.columns));
+    // Column broadcasts of 10 cores (9 receivers) and rows of 6 (5 receivers) both occur.
+    assert!(shapes.iter().any(|s| s.columns && s.rect.rows == 10));
+    assert!(shapes.iter().any(|s| s.rows && s.rect.columns == 6));
+}
+
+#[test]
+fn a_failing_case_is_reported_with_what_replays_it() {
+    let mut cfg = shape(3);
+    cfg.blocks = 6;
+    cfg.window = 2;
+    cfg.rows = false;
+    cfg.columns = true;
+    cfg.rect = komorebi_broadcast::LogicalRect::new(1, 0, 1, 4);
+    cfg.faults = vec![FaultSpec { kind: FaultKind::BadWords, core: (1, 1), block: 0 }];
+    let e = check_case(&cfg).unwrap_err();
+    assert!(e.contains("give-ups without a fault"), "{e}");
+    let replay = replay_command(&cfg);
+    assert!(replay.starts_with("komorebi broadcast --rect 1,0,1,4 --blocks 6"), "{replay}");
+    assert!(replay.contains(&format!("--seed {}", cfg.seed)) && replay.contains("--adversarial"));
+}
