@@ -26,6 +26,8 @@ pub mod area;
 pub mod args;
 pub mod compute;
 pub mod device;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod layout;
 
 pub use area::Where;

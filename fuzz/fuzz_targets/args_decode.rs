@@ -1,0 +1,3 @@
+//! `BroadcastArgs` decoding of arbitrary bytes: never panics; decoded values round-trip.
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| komorebi_broadcast::fuzz::args_decode(data));
