@@ -782,8 +782,16 @@ impl BroadcastPlan {
 /// Runs the program; `progress(job)` is called after each job.
 pub fn run(
     cfg: &BroadcastConfig,
-    mut progress: impl FnMut(u32),
+    progress: impl FnMut(u32),
 ) -> Result<BroadcastSummary, BroadcastError> {
+    run_session(cfg, progress).map(|(summary, _)| summary)
+}
+
+/// Runs the program and hands back the session too, for inspection.
+pub fn run_session(
+    cfg: &BroadcastConfig,
+    mut progress: impl FnMut(u32),
+) -> Result<(BroadcastSummary, Session), BroadcastError> {
     cfg.validate()?;
     let sim = SimConfig {
         harvest: cfg.harvest,
@@ -848,7 +856,7 @@ pub fn run(
                 .map_err(|e| BroadcastError::Trace(format!("{}: {e}", path.display())))?;
         }
     }
-    Ok(summary)
+    Ok((summary, session))
 }
 
 impl std::fmt::Display for BroadcastSummary {

@@ -186,11 +186,52 @@ impl BroadcastFlags {
 fn progress_bar(total: u64, what: &str, show: bool) -> Option<indicatif::ProgressBar> {
     (show && total > 1 && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(total);
-        if let Ok(style) = indicatif::ProgressStyle::with_template(&format!("{{bar:40}} {{pos}}/{{len}} {what} {{elapsed}}")) {
+        if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
+            "{{bar:40}} {{pos}}/{{len}} {what} {{elapsed}}"
+        )) {
             bar.set_style(style);
         }
         bar
     })
+}
+
+/// Runs the broadcast program with `flags`, then prints (or `--json`s) every core's broadcast
+/// areas and draws `picture` if given; the exit code is the run's.
+pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> ExitCode {
+    if let Some(p) = picture {
+        if !matches!(p.extension().and_then(|e| e.to_str()), Some("svg" | "png")) {
+            eprintln!(
+                "error: --picture {}: the picture must be a .svg or .png file",
+                p.display()
+            );
+            return ExitCode::from(2);
+        }
+    }
+    let (summary, session) = match broadcast_app::run_session(&flags.config(), |_| {}) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let view = match crate::inspect::inspect(&session) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(p) = picture {
+        if let Err(e) = view.write_picture(p) {
+            eprintln!("error: --picture {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let printed = print_report(&view, flags.json);
+    if printed != ExitCode::SUCCESS {
+        return printed;
+    }
+    ExitCode::from(summary.exit_code())
 }
 
 /// Runs `seeds` exploration cases from `start`; exit code 0 when all pass, 1 otherwise.
@@ -208,7 +249,11 @@ pub fn explore(seeds: u64, start: u64, json: bool) -> ExitCode {
     if printed != ExitCode::SUCCESS {
         return printed;
     }
-    if out.failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    if out.failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }
 
 /// Runs the broadcast program with `flags`; prints the summary or JSON; returns the exit code

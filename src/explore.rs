@@ -7,9 +7,9 @@
 //! multicast before it was popped (no violation), nothing deadlocked (every tile reported), and
 //! nothing gave up (no fault was injected). A failing case prints the command that replays it.
 
+use komorebi_broadcast::Along;
 use komorebi_broadcast::LogicalRect;
 use komorebi_broadcast::layout::{self, Geometry, Noc};
-use komorebi_broadcast::Along;
 use serde::Serialize;
 
 use crate::broadcast_app::{self, BroadcastConfig};
@@ -72,7 +72,15 @@ pub fn replay_command(cfg: &BroadcastConfig) -> String {
     };
     format!(
         "komorebi broadcast --rect {} --blocks {} --pages {} --page-size {} --window {} --jobs {} --along {along} --harvest {:#x} --seed {} --adversarial --wait-limit {}",
-        cfg.rect, cfg.blocks, cfg.pages, cfg.page_size, cfg.window, cfg.jobs, cfg.harvest.bits(), cfg.seed, cfg.wait_limit
+        cfg.rect,
+        cfg.blocks,
+        cfg.pages,
+        cfg.page_size,
+        cfg.window,
+        cfg.jobs,
+        cfg.harvest.bits(),
+        cfg.seed,
+        cfg.wait_limit
     )
 }
 
@@ -107,8 +115,21 @@ pub fn check_case(cfg: &BroadcastConfig) -> Result<broadcast_app::BroadcastSumma
         return Err(format!("protocol violation: {}", s.violations.join("; ")));
     }
     if s.timeouts > 0 || !s.giveups.is_empty() {
-        let first = s.giveups.first().map(|g| format!("{} at core {:?} broadcast {} block {}", g.place, g.core, g.broadcast, g.block)).unwrap_or_default();
-        return Err(format!("{} timeouts, {} give-ups without a fault (first: {first})", s.timeouts, s.giveups.len()));
+        let first = s
+            .giveups
+            .first()
+            .map(|g| {
+                format!(
+                    "{} at core {:?} broadcast {} block {}",
+                    g.place, g.core, g.broadcast, g.block
+                )
+            })
+            .unwrap_or_default();
+        return Err(format!(
+            "{} timeouts, {} give-ups without a fault (first: {first})",
+            s.timeouts,
+            s.giveups.len()
+        ));
     }
     if s.mismatches > 0 || !s.ok {
         return Err("data mismatch".into());
@@ -116,10 +137,17 @@ pub fn check_case(cfg: &BroadcastConfig) -> Result<broadcast_app::BroadcastSumma
     let g = Geometry::blackhole(cfg.harvest.bits() as u32).map_err(|e| e.to_string())?;
     let block = cfg.pages as u64 * cfg.page_size as u64;
     let (mut streams, mut receivers) = (0, 0);
-    for (on, along, noc) in [(cfg.rows, Along::Row, Noc::Noc0), (cfg.columns, Along::Column, Noc::Noc1)] {
+    for (on, along, noc) in [
+        (cfg.rows, Along::Row, Noc::Noc0),
+        (cfg.columns, Along::Column, Noc::Noc1),
+    ] {
         if on {
             streams += 1;
-            receivers += layout::broadcasts(&g, cfg.rect, along, noc).map_err(|e| e.to_string())?.iter().map(|b| b.receivers() as u64).sum::<u64>();
+            receivers += layout::broadcasts(&g, cfg.rect, along, noc)
+                .map_err(|e| e.to_string())?
+                .iter()
+                .map(|b| b.receivers() as u64)
+                .sum::<u64>();
         }
     }
     let per_job = cfg.blocks as u64 * block * cfg.jobs as u64;
@@ -137,7 +165,12 @@ pub fn check_case(cfg: &BroadcastConfig) -> Result<broadcast_app::BroadcastSumma
 
 /// Runs `count` cases from seed `start`; `progress(done)` after each.
 pub fn explore(start: u64, count: u64, mut progress: impl FnMut(u64)) -> Exploration {
-    let mut out = Exploration { cases: 0, failures: Vec::new(), cycles: 0, checked_bytes: 0 };
+    let mut out = Exploration {
+        cases: 0,
+        failures: Vec::new(),
+        cycles: 0,
+        checked_bytes: 0,
+    };
     for seed in start..start.saturating_add(count) {
         let cfg = shape(seed);
         match check_case(&cfg) {
@@ -145,7 +178,11 @@ pub fn explore(start: u64, count: u64, mut progress: impl FnMut(u64)) -> Explora
                 out.cycles += s.cycles;
                 out.checked_bytes += s.checked_bytes;
             }
-            Err(what) => out.failures.push(Failure { seed, what, replay: replay_command(&cfg) }),
+            Err(what) => out.failures.push(Failure {
+                seed,
+                what,
+                replay: replay_command(&cfg),
+            }),
         }
         out.cases += 1;
         progress(out.cases);
@@ -156,8 +193,19 @@ pub fn explore(start: u64, count: u64, mut progress: impl FnMut(u64)) -> Explora
 impl std::fmt::Display for Exploration {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for fail in &self.failures {
-            writeln!(f, "FAIL seed {}: {}\n  replay: {}", fail.seed, fail.what, fail.replay)?;
+            writeln!(
+                f,
+                "FAIL seed {}: {}\n  replay: {}",
+                fail.seed, fail.what, fail.replay
+            )?;
         }
-        write!(f, "{} cases, {} failed; {} bytes checked, {} simulated cycles", self.cases, self.failures.len(), self.checked_bytes, self.cycles)
+        write!(
+            f,
+            "{} cases, {} failed; {} bytes checked, {} simulated cycles",
+            self.cases,
+            self.failures.len(),
+            self.checked_bytes,
+            self.cycles
+        )
     }
 }

@@ -10,6 +10,7 @@
 //! | [`broadcast_app`] | the 03_broadcast program behind `komorebi broadcast` and the example |
 //! | [`grid_report`], [`layout_report`] | `komorebi grid`, `komorebi layout` |
 //! | [`cli`] | flags and output shared by the binary and the examples |
+//! | [`inspect`] | every core's broadcast areas: text, JSON, SVG/PNG picture |
 //! | [`explore`] | schedule exploration: random seeds x random shapes, adversary on |
 //!
 //! The dispatcher arrives with its issue (see README.md's status table).
@@ -19,6 +20,7 @@ pub mod cli;
 pub mod device;
 pub mod explore;
 pub mod grid_report;
+pub mod inspect;
 pub mod layout_report;
 pub mod session;
 

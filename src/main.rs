@@ -25,6 +25,16 @@ struct Cli {
 enum Command {
     /// Run the 03_broadcast program on the simulator: jobs of two broadcasts, every byte checked.
     Broadcast(BroadcastFlags),
+    /// Run the broadcast program (same flags as `broadcast`), then print every core's broadcast
+    /// areas: VALID, first give-up, statistics.
+    Inspect {
+        #[command(flatten)]
+        flags: BroadcastFlags,
+        /// Also draw the grid, each core coloured by wait cycles and marked where it gave up
+        /// (.svg or .png).
+        #[arg(long, value_name = "FILE")]
+        picture: Option<std::path::PathBuf>,
+    },
     /// Run random seeds x random broadcast shapes with the adversary on; print failures with
     /// the command that replays each.
     Explore {
@@ -83,6 +93,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Broadcast(flags) => cli::broadcast(&flags),
         Command::Explore { seeds, start, json } => cli::explore(seeds, start, json),
+        Command::Inspect { flags, picture } => cli::inspect(&flags, picture.as_deref()),
         Command::Grid { harvest, json } => cli::print_report(&grid_report(harvest), json),
         Command::Layout {
             harvest,

@@ -120,3 +120,110 @@ fn grid_prints_the_chip_map() {
     assert_eq!(v["tensix"], 140);
     assert_eq!(v["umd_harvest_mask"], 0);
 }
+
+#[test]
+fn broadcast_with_a_fault_exits_3_and_lists_give_ups_and_results() {
+    let (code, out, err) = komorebi(&[
+        "broadcast",
+        "--rect",
+        "2,0,1,10",
+        "--along",
+        "column",
+        "--blocks",
+        "8",
+        "--pages",
+        "2",
+        "--page-size",
+        "256",
+        "--jobs",
+        "2",
+        "--wait-limit",
+        "200000",
+        "--fault",
+        "stall-compute:2,5:3",
+        "--json",
+    ]);
+    assert_eq!(code, 3, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["timeouts"], 1);
+    assert_eq!(
+        v["results"],
+        serde_json::json!([{"job": 0, "ok": false, "timeout": true}, {"job": 1, "ok": true, "timeout": false}])
+    );
+    let sender = v["giveups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["core"] == serde_json::json!([2, 9]))
+        .unwrap();
+    assert_eq!(
+        (
+            sender["where"].as_str(),
+            sender["broadcast"].as_u64(),
+            sender["block"].as_u64()
+        ),
+        (Some("broadcast_done"), Some(1), Some(5))
+    );
+}
+
+#[test]
+fn bad_fault_flags_exit_2_with_one_line() {
+    for (fault, needle) in [
+        ("melt:1,1", "allowed: stall-dm"),
+        ("stall-dm:1", "KIND:X,Y"),
+        ("stall-sender-compute:3,3", "sends no broadcast"),
+        ("stall-dm:13,1", "not in --rect"),
+    ] {
+        let (code, _, err) = komorebi(&["broadcast", "--jobs", "1", "--fault", fault]);
+        assert_eq!(code, 2, "{fault}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{fault}: {err}");
+    }
+}
+
+#[test]
+fn inspect_prints_every_core_and_draws_the_grid() {
+    let dir = std::env::temp_dir().join(format!("komorebi-inspect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (png, svg) = (dir.join("grid.png"), dir.join("grid.svg"));
+    let args = [
+        "inspect",
+        "--rect",
+        "0,0,3,3",
+        "--blocks",
+        "4",
+        "--pages",
+        "1",
+        "--page-size",
+        "256",
+        "--jobs",
+        "1",
+        "--json",
+        "--picture",
+    ];
+    let (code, out, err) = komorebi(&[&args[..], &[png.to_str().unwrap()]].concat());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["cores"].as_array().unwrap().len(), 120);
+    let core = &v["cores"][1];
+    assert_eq!(core["core"], serde_json::json!([1, 0]));
+    assert_eq!(core["areas"][0]["blocks"], 4);
+    assert!(core["areas"][0]["give_up"].is_null());
+    assert_eq!(&std::fs::read(&png).unwrap()[..8], b"\x89PNG\r\n\x1a\n");
+    let (code, _, _) = komorebi(&[&args[..], &[svg.to_str().unwrap()]].concat());
+    assert_eq!(code, 0);
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    let (code, _, err) = komorebi(&[&args[..], &["grid.bmp"]].concat());
+    assert_eq!(code, 2);
+    assert!(err.contains(".svg or .png"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn explore_runs_cases_and_reports_json() {
+    let (code, out, err) = komorebi(&["explore", "--seeds", "3", "--start", "5", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["cases"], 3);
+    assert_eq!(v["failures"], serde_json::json!([]));
+}

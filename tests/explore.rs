@@ -16,9 +16,16 @@ fn a_sample_of_random_shapes_and_seeds_passes() {
 fn shapes_cover_the_parameter_ranges() {
     let shapes: Vec<_> = (0..2000).map(shape).collect();
     let window: std::collections::BTreeSet<_> = shapes.iter().map(|s| s.window).collect();
-    assert_eq!(window.into_iter().collect::<Vec<_>>(), (1..=8).collect::<Vec<_>>());
+    assert_eq!(
+        window.into_iter().collect::<Vec<_>>(),
+        (1..=8).collect::<Vec<_>>()
+    );
     assert!(shapes.iter().any(|s| s.blocks == 0) && shapes.iter().any(|s| s.blocks == 64));
-    assert!(shapes.iter().all(|s| (1..=8).contains(&s.pages) && s.adversarial));
+    assert!(
+        shapes
+            .iter()
+            .all(|s| (1..=8).contains(&s.pages) && s.adversarial)
+    );
     assert!(shapes.iter().any(|s| s.rows && !s.columns));
     assert!(shapes.iter().any(|s| !s.rows && s.columns));
     assert!(shapes.iter().any(|s| s.rows && s.columns));
@@ -35,10 +42,17 @@ fn a_failing_case_is_reported_with_what_replays_it() {
     cfg.rows = false;
     cfg.columns = true;
     cfg.rect = komorebi_broadcast::LogicalRect::new(1, 0, 1, 4);
-    cfg.faults = vec![FaultSpec { kind: FaultKind::BadWords, core: (1, 1), block: 0 }];
+    cfg.faults = vec![FaultSpec {
+        kind: FaultKind::BadWords,
+        core: (1, 1),
+        block: 0,
+    }];
     let e = check_case(&cfg).unwrap_err();
     assert!(e.contains("give-ups without a fault"), "{e}");
     let replay = replay_command(&cfg);
-    assert!(replay.starts_with("komorebi broadcast --rect 1,0,1,4 --blocks 6"), "{replay}");
+    assert!(
+        replay.starts_with("komorebi broadcast --rect 1,0,1,4 --blocks 6"),
+        "{replay}"
+    );
     assert!(replay.contains(&format!("--seed {}", cfg.seed)) && replay.contains("--adversarial"));
 }

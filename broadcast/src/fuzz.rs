@@ -7,9 +7,17 @@ use crate::layout::{self, BroadcastParams, Geometry, Noc};
 
 /// Decodes `data` as little-endian words; a decoded value must encode back to the same words.
 pub fn args_decode(data: &[u8]) {
-    let words: heapless::Vec<u32, 64> = data.chunks_exact(4).take(64).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let words: heapless::Vec<u32, 64> = data
+        .chunks_exact(4)
+        .take(64)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
     if let Ok(args) = BroadcastArgs::decode(&words) {
-        assert_eq!(&args.encode()[..], &words[..ARGS_WORDS], "a decoded value encodes back to its words");
+        assert_eq!(
+            &args.encode()[..],
+            &words[..ARGS_WORDS],
+            "a decoded value encodes back to its words"
+        );
     }
 }
 
@@ -20,16 +28,36 @@ pub fn layout(data: &[u8]) {
     let mask = u16::from_le_bytes([b(0), b(1)]) as u32 & 0x7FFF;
     let group = LogicalRect::new(b(2) % 16, b(3) % 12, b(4) % 17, b(5) % 12);
     let rect = LogicalRect::new(b(6) % 16, b(7) % 12, b(8) % 17, b(9) % 12);
-    let along = if b(10) & 1 == 0 { Along::Row } else { Along::Column };
+    let along = if b(10) & 1 == 0 {
+        Along::Row
+    } else {
+        Along::Column
+    };
     let noc = if b(10) & 2 == 0 { Noc::Noc0 } else { Noc::Noc1 };
-    let params = BroadcastParams { broadcast: b(11) % 3, cb: b(12), window: b(13) % 10, pages: u16::from_le_bytes([b(14), b(15)]) };
-    let Ok(xs) = layout::blackhole_noc0_x(mask) else { return };
+    let params = BroadcastParams {
+        broadcast: b(11) % 3,
+        cb: b(12),
+        window: b(13) % 10,
+        pages: u16::from_le_bytes([b(14), b(15)]),
+    };
+    let Ok(xs) = layout::blackhole_noc0_x(mask) else {
+        return;
+    };
     let panels = layout::panels(&xs);
-    assert_eq!(panels.iter().map(|p| p.columns as usize).sum::<usize>(), xs.len());
-    let Ok(geometry) = Geometry::blackhole(mask) else { return };
+    assert_eq!(
+        panels.iter().map(|p| p.columns as usize).sum::<usize>(),
+        xs.len()
+    );
+    let Ok(geometry) = Geometry::blackhole(mask) else {
+        return;
+    };
     if let Ok(all) = layout::broadcasts(&geometry, rect, along, noc) {
         let cores: usize = all.iter().map(|b| b.cores().len()).sum();
-        assert_eq!(cores, rect.len(), "every core of the rectangle in exactly one broadcast");
+        assert_eq!(
+            cores,
+            rect.len(),
+            "every core of the rectangle in exactly one broadcast"
+        );
         for bc in &all {
             if let Ok(Some((s, e))) = layout::broadcast_rect(&geometry, bc, noc) {
                 assert!(s.0 <= e.0 && s.1 <= e.1);
@@ -39,7 +67,10 @@ pub fn layout(data: &[u8]) {
     if let Ok(words) = layout::broadcast_args(&geometry, group, rect, along, noc, params) {
         assert_eq!(words.len(), group.len());
         for w in &words {
-            assert!(BroadcastArgs::decode(&w.words).is_ok(), "broadcast_args produces words that decode");
+            assert!(
+                BroadcastArgs::decode(&w.words).is_ok(),
+                "broadcast_args produces words that decode"
+            );
         }
     }
 }

@@ -72,8 +72,12 @@ fn model(window: u32, slack: u32) {
                 thread::spawn(move || {
                     for b in 0..BLOCKS {
                         chip.wait(|c| c.receivers[r].valid.load(Ordering::Acquire) > b);
-                        let got = chip.receivers[r].slots[(b % window) as usize].load(Ordering::Relaxed);
-                        assert_eq!(got, b, "receiver {r}: slot of block {b} was overwritten before it was popped");
+                        let got =
+                            chip.receivers[r].slots[(b % window) as usize].load(Ordering::Relaxed);
+                        assert_eq!(
+                            got, b,
+                            "receiver {r}: slot of block {b} was overwritten before it was popped"
+                        );
                         chip.receivers[r].done.store(b + 1, Ordering::Release);
                         chip.publish();
                     }
@@ -85,7 +89,11 @@ fn model(window: u32, slack: u32) {
                 // The block that was in this slot, b - window, must be popped everywhere:
                 // DONE >= b - window + 1 (one fewer with `slack`).
                 let needed = (b + 1).saturating_sub(window + slack);
-                chip.wait(|c| c.receivers.iter().all(|r| r.done.load(Ordering::Acquire) >= needed));
+                chip.wait(|c| {
+                    c.receivers
+                        .iter()
+                        .all(|r| r.done.load(Ordering::Acquire) >= needed)
+                });
             }
             for r in chip.receivers.iter() {
                 r.slots[(b % window) as usize].store(b, Ordering::Relaxed);
@@ -100,19 +108,28 @@ fn model(window: u32, slack: u32) {
 }
 
 #[test]
-#[cfg_attr(debug_assertions, ignore = "loom model: slow unoptimized; run with --release (CI does)")]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "loom model: slow unoptimized; run with --release (CI does)"
+)]
 fn window_1_never_overwrites_and_never_deadlocks() {
     model(1, 0);
 }
 
 #[test]
-#[cfg_attr(debug_assertions, ignore = "loom model: slow unoptimized; run with --release (CI does)")]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "loom model: slow unoptimized; run with --release (CI does)"
+)]
 fn window_2_never_overwrites_and_never_deadlocks() {
     model(2, 0);
 }
 
 #[test]
-#[cfg_attr(debug_assertions, ignore = "loom model: slow unoptimized; run with --release (CI does)")]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "loom model: slow unoptimized; run with --release (CI does)"
+)]
 #[should_panic(expected = "overwritten before it was popped")]
 fn reusing_a_slot_one_block_early_is_caught() {
     model(2, 1);
