@@ -1,0 +1,164 @@
+//! `CircularBuffer` on the overlay stream registers: CB `n` keeps its shared counters in stream
+//! `n` (`tiles_received`, `tiles_acked`, 16 significant bits), and each kernel keeps its own
+//! pointers, as tt-metal's `LocalCBInterface` does.
+
+use blackhole_pac::stream::{CbIndex, Streams};
+use komorebi_hal::L1Addr;
+use komorebi_hal::cb::{self, ErrorKind};
+
+use crate::{Error, fence};
+
+type CbError = Error<ErrorKind>;
+
+/// One circular buffer as one kernel (its producer or its consumer) sees it.
+#[derive(Debug)]
+pub struct SiliconCb {
+    streams: Streams,
+    index: CbIndex,
+    l1: *const u8,
+    base: u32,
+    page_size: u32,
+    pages: u16,
+    /// This kernel's next page to write (producer) and oldest page (consumer).
+    wr: u16,
+    rd: u16,
+}
+
+impl SiliconCb {
+    /// Circular buffer `index`: `pages` pages of `page_size` bytes at L1 `base`, counters in
+    /// `streams`, L1 at `l1` (address 0 of L1). Both pointers start at page 0 (every command
+    /// leaves the buffer at slot 0).
+    ///
+    /// # Safety
+    /// `l1` must be valid for reads of the buffer's bytes (`base .. base + pages * page_size`)
+    /// for as long as the handle is used, and `streams` must be a valid stream window.
+    pub unsafe fn from_ptr(
+        streams: Streams,
+        index: CbIndex,
+        l1: *const u8,
+        base: u32,
+        page_size: u32,
+        pages: u16,
+    ) -> Self {
+        Self {
+            streams,
+            index,
+            l1,
+            base,
+            page_size,
+            pages,
+            wr: 0,
+            rd: 0,
+        }
+    }
+
+    fn received(&self) -> u16 {
+        self.streams.tiles_received(self.index).read() as u16
+    }
+
+    fn acked(&self) -> u16 {
+        self.streams.tiles_acked(self.index).read() as u16
+    }
+
+    fn advance(&self, at: u16, pages: u16, push: bool) -> Result<u16, CbError> {
+        let room = if push {
+            self.pages - self.received().wrapping_sub(self.acked())
+        } else {
+            self.received().wrapping_sub(self.acked())
+        };
+        if pages > room {
+            let (kind, what) = if push {
+                (ErrorKind::Overflow, "push of more pages than are free")
+            } else {
+                (ErrorKind::Underflow, "pop of more pages than are ready")
+            };
+            return Err(Error { kind, what });
+        }
+        if at as u32 + pages as u32 > self.pages as u32 {
+            return Err(Error {
+                kind: ErrorKind::Wrap,
+                what: "push or pop would cross the end of the buffer",
+            });
+        }
+        Ok(if at + pages == self.pages {
+            0
+        } else {
+            at + pages
+        })
+    }
+}
+
+impl cb::ErrorType for SiliconCb {
+    type Error = CbError;
+}
+
+impl cb::CircularBuffer for SiliconCb {
+    fn capacity(&self) -> u16 {
+        self.pages
+    }
+
+    fn page_size(&self) -> u32 {
+        self.page_size
+    }
+
+    fn base(&self) -> L1Addr {
+        L1Addr::new(self.base).unwrap_or(L1Addr::ZERO)
+    }
+
+    fn pushed(&mut self) -> Result<u16, CbError> {
+        Ok(self.received())
+    }
+
+    fn popped(&mut self) -> Result<u16, CbError> {
+        Ok(self.acked())
+    }
+
+    fn write_ptr(&self) -> L1Addr {
+        L1Addr::new(self.base + self.wr as u32 * self.page_size).unwrap_or(L1Addr::ZERO)
+    }
+
+    fn push(&mut self, pages: u16) -> Result<(), CbError> {
+        self.wr = self.advance(self.wr, pages, true)?;
+        // The pages' bytes are in L1 before the consumer can see the count.
+        fence();
+        self.streams
+            .tiles_received(self.index)
+            .modify(|v| *v = (*v as u16).wrapping_add(pages) as u32);
+        Ok(())
+    }
+
+    fn read_ptr(&self) -> L1Addr {
+        L1Addr::new(self.base + self.rd as u32 * self.page_size).unwrap_or(L1Addr::ZERO)
+    }
+
+    fn pop(&mut self, pages: u16) -> Result<(), CbError> {
+        self.rd = self.advance(self.rd, pages, false)?;
+        self.streams
+            .tiles_acked(self.index)
+            .modify(|v| *v = (*v as u16).wrapping_add(pages) as u32);
+        Ok(())
+    }
+
+    fn read_page(&mut self, page: u16, offset: u32, buf: &mut [u8]) -> Result<(), CbError> {
+        if page >= self.received().wrapping_sub(self.acked()) {
+            return Err(Error {
+                kind: ErrorKind::Underflow,
+                what: "read of a page that is not ready",
+            });
+        }
+        if offset as u64 + buf.len() as u64 > self.page_size as u64 {
+            return Err(Error {
+                kind: ErrorKind::OutOfRange,
+                what: "read beyond the page",
+            });
+        }
+        let at = self.base + ((self.rd + page) % self.pages) as u32 * self.page_size + offset;
+        fence();
+        for (i, b) in buf.iter_mut().enumerate() {
+            // SAFETY: `from_ptr`'s contract covers the buffer's bytes; volatile because the NoC
+            // writes them behind the compiler's back.
+            *b = unsafe { self.l1.add(at as usize + i).read_volatile() };
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,129 @@
+//! `ControlBlock` on the tile's L1 control block.
+
+use komorebi_hal::L1Addr;
+use komorebi_hal::control::{self, ErrorKind};
+
+use crate::{Error, fence};
+
+type CtrlError = Error<ErrorKind>;
+
+/// Where the control block and its stop and wait-limit words are (the runtime's ABI).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ControlLayout {
+    /// L1 address of the block.
+    pub base: u32,
+    /// Bytes.
+    pub len: u32,
+    /// Offset of the stop word.
+    pub stop_offset: u32,
+    /// Offset of the wait limit (u64, low word first).
+    pub wait_limit_offset: u32,
+}
+
+/// The tile's control block as one kernel sees it.
+#[derive(Debug)]
+pub struct SiliconCtrl {
+    block: *mut u32,
+    layout: ControlLayout,
+    clock: fn() -> u64,
+}
+
+/// The RISC-V cycle counter, read high-low-high for a consistent 64-bit value.
+#[cfg(target_arch = "riscv32")]
+pub fn cycles() -> u64 {
+    loop {
+        let (hi, lo, hi2): (u32, u32, u32);
+        // SAFETY: reading the cycle CSRs has no side effect.
+        unsafe {
+            core::arch::asm!("csrr {0}, cycleh", "csrr {1}, cycle", "csrr {2}, cycleh", out(reg) hi, out(reg) lo, out(reg) hi2, options(nomem, nostack));
+        }
+        if hi == hi2 {
+            return (hi as u64) << 32 | lo as u64;
+        }
+    }
+}
+
+impl SiliconCtrl {
+    /// The control block at `block` (its first word), laid out as `layout`, with the cycle
+    /// clock `clock` (on the baby cores: [`cycles`]).
+    ///
+    /// # Safety
+    /// `block` must be 4-byte aligned and valid for volatile reads and writes of `layout.len`
+    /// bytes for as long as the handle is used.
+    pub unsafe fn from_ptr(block: *mut u32, layout: ControlLayout, clock: fn() -> u64) -> Self {
+        Self {
+            block,
+            layout,
+            clock,
+        }
+    }
+
+    fn word(&self, offset: u32) -> Result<*mut u32, CtrlError> {
+        if offset % 4 != 0 {
+            return Err(Error {
+                kind: ErrorKind::Misaligned,
+                what: "control offset not a multiple of 4",
+            });
+        }
+        if offset >= self.layout.len {
+            return Err(Error {
+                kind: ErrorKind::OutOfRange,
+                what: "control offset beyond the block",
+            });
+        }
+        Ok(self.block.wrapping_add(offset as usize / 4))
+    }
+}
+
+impl control::ErrorType for SiliconCtrl {
+    type Error = CtrlError;
+}
+
+impl control::ControlBlock for SiliconCtrl {
+    fn len(&self) -> u32 {
+        self.layout.len
+    }
+
+    fn addr(&self, offset: u32) -> Result<L1Addr, CtrlError> {
+        self.word(offset)?;
+        L1Addr::new(self.layout.base + offset).map_err(|_| Error {
+            kind: ErrorKind::Misaligned,
+            what: "control block base not word aligned",
+        })
+    }
+
+    fn load(&mut self, offset: u32) -> Result<u32, CtrlError> {
+        let p = self.word(offset)?;
+        // Other cores write these words over the NoC: no stale L0 line.
+        fence();
+        // SAFETY: `from_ptr`'s contract; `word` checked the offset.
+        Ok(unsafe { p.read_volatile() })
+    }
+
+    fn store(&mut self, offset: u32, value: u32) -> Result<(), CtrlError> {
+        let p = self.word(offset)?;
+        // SAFETY: as for `load`.
+        unsafe { p.write_volatile(value) };
+        // Visible in L1 (to NoC reads of it, and as a NoC source) before we return.
+        fence();
+        Ok(())
+    }
+
+    fn stop_requested(&mut self) -> Result<bool, CtrlError> {
+        Ok(self.load(self.layout.stop_offset)? != 0)
+    }
+
+    fn request_stop(&mut self) -> Result<(), CtrlError> {
+        self.store(self.layout.stop_offset, 1)
+    }
+
+    fn wait_limit(&mut self) -> Result<u64, CtrlError> {
+        let lo = self.load(self.layout.wait_limit_offset)? as u64;
+        let hi = self.load(self.layout.wait_limit_offset + 4)? as u64;
+        Ok(hi << 32 | lo)
+    }
+
+    fn now(&mut self) -> u64 {
+        (self.clock)()
+    }
+}
