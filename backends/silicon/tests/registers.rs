@@ -402,7 +402,6 @@ fn the_control_block_is_l1_words_with_the_abi_s_stop_flag_and_wait_limit() {
         c.load(0x102).unwrap_err().kind,
         komorebi_hal::control::ErrorKind::Misaligned
     );
-    drop(c);
     assert_eq!(block[0x40], 7);
     assert_eq!(block[4], 1, "stop word");
 }
