@@ -25,8 +25,9 @@ use crate::session::{
     Backend, CommandSpec, CoreGiveUp, Report, Session, SessionError, TileProgram,
 };
 
-/// L1 address of the first broadcast buffer (above the control block and kernel space).
-pub const BUFFER_BASE: u32 = 0x2_0000;
+/// L1 address of the first broadcast buffer: above the control block and the firmware images
+/// (`examples/firmware`'s layout ends at 0x30000).
+pub const BUFFER_BASE: u32 = 0x4_0000;
 /// Where the DRAM data of the jobs starts in every bank.
 pub const DRAM_BASE: u64 = 0x100_0000;
 

@@ -126,6 +126,7 @@ impl SimDevice {
                 (abi::HEADER_MAGIC, abi::MAGIC),
                 (abi::HEADER_VERSION, abi::ABI_VERSION),
                 (abi::HEADER_TILE, lx as u32 | (ly as u32) << 8),
+                (abi::HEADER_HARVEST, sim.config().harvest.bits() as u32),
                 (abi::STOP, 0),
                 (abi::IDLE_WAIT_LIMIT, u32::MAX),
                 (abi::IDLE_WAIT_LIMIT + 4, u32::MAX),

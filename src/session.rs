@@ -280,7 +280,8 @@ impl Session {
         Ok(out)
     }
 
-    /// Configures circular buffer `index` on every core of `group`.
+    /// Configures circular buffer `index` on every core of `group`: the device's buffer, and
+    /// the entry of the control block's buffer table that firmware builds its handle from.
     pub fn configure_cb(
         &mut self,
         group: LogicalRect,
@@ -293,6 +294,15 @@ impl Session {
             let noc0 = self.tiles[t].noc0;
             self.device
                 .configure_cb(noc0, index, base, page_size, pages)?;
+            // The table entry firmware builds its handle from.
+            if (index as u32) < abi::CB_ENTRIES {
+                let entry: Vec<u8> = [base, page_size, pages as u32, 0]
+                    .iter()
+                    .flat_map(|w| w.to_le_bytes())
+                    .collect();
+                let at = abi::CONTROL_BASE + abi::CB_TABLE + index as u32 * abi::CB_ENTRY_BYTES;
+                self.device.write_l1(noc0, at, &entry)?;
+            }
         }
         Ok(())
     }

@@ -232,16 +232,18 @@ fn issued<E: noc::Error>(r: Result<(), E>) -> Result<bool, Cause> {
 }
 
 /// Waits for `ready`, adding the cycles waited to `wait_cycles`.
-async fn wait_for<K, P, F>(
+///
+/// The condition is a `dyn` closure so that every wait of a broadcast shares one state machine:
+/// on the baby cores that is the difference between fitting L1's code space and not.
+async fn wait_for<K, P>(
     ctrl: &mut K,
     pause: &mut P,
     wait_cycles: &mut u64,
-    ready: F,
+    ready: &mut dyn FnMut(&mut K) -> Result<bool, Cause>,
 ) -> Result<(), Cause>
 where
     K: ControlBlock,
     P: Pause,
-    F: FnMut(&mut K) -> Result<bool, Cause>,
 {
     match wait_until(ctrl, pause, ready).await {
         Ok(waited) => {
@@ -569,9 +571,12 @@ impl<C: CircularBuffer> Broadcast<C> {
         let args = self.admit(true, block, Where::BroadcastFree)?;
         let pages = args.pages;
         let cb = &mut self.cb;
-        wait_for(&mut dm.ctrl, &mut dm.pause, &mut self.wait_cycles, |_| {
-            Ok(cb.pages_free().map_err(|e| Cause::Cb(e.kind()))? >= pages)
-        })
+        wait_for(
+            &mut dm.ctrl,
+            &mut dm.pause,
+            &mut self.wait_cycles,
+            &mut |_| Ok(cb.pages_free().map_err(|e| Cause::Cb(e.kind()))? >= pages),
+        )
         .await
         .map_err(|c| (Where::BroadcastFree, c))?;
         let slot = block % args.window as u32;
@@ -617,7 +622,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         let (id, seq) = (self.id, self.sequence as u16);
         let DataMovement { noc, ctrl, pause } = dm;
         // The block's reads have landed in the slot.
-        wait_for(ctrl, pause, &mut self.wait_cycles, |_| {
+        wait_for(ctrl, pause, &mut self.wait_cycles, &mut |_| {
             noc.reads_done().map_err(noc_cause)
         })
         .await
@@ -628,20 +633,20 @@ impl<C: CircularBuffer> Broadcast<C> {
             // Slot reuse: block `block - window` was there; nothing to wait for in the first lap.
             if let Some(previous) = block.checked_sub(args.window as u32) {
                 let needed = previous + 1;
-                wait_for(ctrl, pause, &mut self.wait_cycles, |c| {
+                wait_for(ctrl, pause, &mut self.wait_cycles, &mut |c| {
                     receivers_done(c, id, seq, receivers, needed)
                 })
                 .await
                 .map_err(|c| (W, c))?;
             }
             let len = self.slot_bytes;
-            wait_for(ctrl, pause, &mut self.wait_cycles, |_| {
+            wait_for(ctrl, pause, &mut self.wait_cycles, &mut |_| {
                 issued(noc.multicast(slot, rect, slot, len, WriteMode::ORDERED))
             })
             .await
             .map_err(|c| (W, c))?;
             // The VALID source may change only once the previous VALID left.
-            wait_for(ctrl, pause, &mut self.wait_cycles, |_| {
+            wait_for(ctrl, pause, &mut self.wait_cycles, &mut |_| {
                 noc.writes_sent().map_err(noc_cause)
             })
             .await
@@ -652,7 +657,7 @@ impl<C: CircularBuffer> Broadcast<C> {
             .map_err(|e| (W, ctrl_cause(e)))?;
         if let Some(rect) = rect {
             let src = self.valid_src;
-            wait_for(ctrl, pause, &mut self.wait_cycles, |_| {
+            wait_for(ctrl, pause, &mut self.wait_cycles, &mut |_| {
                 issued(noc.multicast(src, rect, src, 4, WriteMode::ORDERED))
             })
             .await
@@ -700,7 +705,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         let DataMovement { noc, ctrl, pause } = dm;
         let cb = &mut self.cb;
         let taken = self.blocks;
-        let r = wait_for(ctrl, pause, &mut self.wait_cycles, |c| {
+        let r = wait_for(ctrl, pause, &mut self.wait_cycles, &mut |c| {
             pump.pump(noc, cb, c, args.pages, taken, false)?;
             let word = c.load(valid).map_err(ctrl_cause)?;
             Ok(marker_count(word, seq).is_some_and(|n| n as u32 >= needed))
@@ -752,7 +757,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         let DataMovement { noc, ctrl, pause } = dm;
         let cb = &mut self.cb;
         // Own compute popped every block (a receiver keeps its markers going meanwhile).
-        let r = wait_for(ctrl, pause, &mut self.wait_cycles, |c| {
+        let r = wait_for(ctrl, pause, &mut self.wait_cycles, &mut |c| {
             if sender {
                 Ok(pump.popped.blocks(cb, pages)? >= blocks)
             } else {
@@ -777,13 +782,13 @@ impl<C: CircularBuffer> Broadcast<C> {
             Role::Sender { rect, receivers } => {
                 let w = Where::BroadcastDone;
                 if rect.is_some() {
-                    wait_for(ctrl, pause, &mut self.wait_cycles, |c| {
+                    wait_for(ctrl, pause, &mut self.wait_cycles, &mut |c| {
                         receivers_done(c, id, seq, receivers, blocks)
                     })
                     .await
                     .map_err(|c| (w, c))?;
                 }
-                wait_for(ctrl, pause, &mut self.wait_cycles, |_| {
+                wait_for(ctrl, pause, &mut self.wait_cycles, &mut |_| {
                     noc.writes_acked().map_err(noc_cause)
                 })
                 .await
@@ -797,14 +802,14 @@ impl<C: CircularBuffer> Broadcast<C> {
             }
             Role::Receiver { .. } => {
                 let w = Where::BroadcastFree;
-                let r = wait_for(ctrl, pause, &mut self.wait_cycles, |c| {
+                let r = wait_for(ctrl, pause, &mut self.wait_cycles, &mut |c| {
                     pump.pump(noc, cb, c, pages, blocks, true)?;
                     Ok(pump.sent == Some(blocks as u16))
                 })
                 .await;
                 self.apply(pump);
                 r.map_err(|c| (w, c))?;
-                wait_for(ctrl, pause, &mut self.wait_cycles, |_| {
+                wait_for(ctrl, pause, &mut self.wait_cycles, &mut |_| {
                     noc.writes_acked().map_err(noc_cause)
                 })
                 .await

@@ -7,9 +7,10 @@
 //!
 //! | offset | words | who writes | what |
 //! |---|---|---|---|
-//! | 0x000 | magic `KMRB`, ABI version, tile (logical `x \| y << 8`), 0 | host, once | header |
+//! | 0x000 | magic `KMRB`, ABI version, tile (logical `x \| y << 8`), harvest mask (die order) | host, once | header |
 //! | 0x010 | stop | host, a sender giving up; cleared by the reporter | nonzero: every kernel of the tile gives up its waits |
 //! | 0x018 | wait limit (u64) | host, once | the limit of waits outside a command (`u64::MAX`: waiting for a command never times out) |
+//! | 0x020 | panic word of reader, writer, compute | firmware's panic handler | `0xDEAD_0000 \| line` of the panic, 0 if none |
 //! | 0x040 | done index of reader, writer, compute | each kernel | the per-tile index of the last command the kernel finished |
 //! | 0x050 | recovering index of reader, writer, compute | each kernel | the index of a command the kernel gave up and is recovering from: pages it pushes from then on are padding, not data |
 //! | 0x080 | reported index | the reporter (reader) | the index of the last command the tile reported |
@@ -17,6 +18,7 @@
 //! | 0x100 | report record 1 | | the report of the command in slot 1 |
 //! | 0x200 | command slot 0 ([`SLOT_BYTES`]) | host | |
 //! | 0x400 | command slot 1 | host | |
+//! | 0x600 | circular-buffer table: 64 entries of 16 bytes (base, page size, pages, 0) | host | the buffers each kernel builds its handles from |
 //! | 0xA00 | broadcast areas 0 and 1 (0x140 bytes each) | broadcast calls | see `komorebi_broadcast::area` |
 //!
 //! # Commands
@@ -60,6 +62,19 @@ pub const HEADER_MAGIC: u32 = 0x000;
 pub const HEADER_VERSION: u32 = 0x004;
 /// Offset of the tile's logical coordinates.
 pub const HEADER_TILE: u32 = 0x008;
+/// Offset of the chip's harvest mask (die order).
+pub const HEADER_HARVEST: u32 = 0x00C;
+/// Offset of the kernels' panic words (reader, writer, compute).
+pub const PANIC: u32 = 0x020;
+/// A panic word: this tag with the source line in the low half.
+pub const PANIC_TAG: u32 = 0xDEAD_0000;
+/// Offset of the circular-buffer table.
+pub const CB_TABLE: u32 = 0x600;
+/// Bytes per circular-buffer table entry (base, page size, pages, 0).
+pub const CB_ENTRY_BYTES: u32 = 16;
+/// Entries in the table.
+pub const CB_ENTRIES: u32 = 64;
+
 /// Offset of the stop word.
 pub const STOP: u32 = 0x010;
 /// Offset of the idle wait limit (u64).

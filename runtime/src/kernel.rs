@@ -99,7 +99,7 @@ where
     B: Buffers,
     H: HandlerSet,
 {
-    run(Role::Reader, Some(noc), ctrl, pause, buffers, handlers).await
+    run::<0, N, K, P, B, H>(Some(noc), ctrl, pause, buffers, handlers).await
 }
 
 /// The writer kernel (NoC1).
@@ -117,7 +117,7 @@ where
     B: Buffers,
     H: HandlerSet,
 {
-    run(Role::Writer, Some(noc), ctrl, pause, buffers, handlers).await
+    run::<1, N, K, P, B, H>(Some(noc), ctrl, pause, buffers, handlers).await
 }
 
 /// The compute kernel.
@@ -128,7 +128,7 @@ where
     B: Buffers,
     H: HandlerSet,
 {
-    run::<NoNoc, K, P, B, H>(Role::Compute, None, ctrl, pause, buffers, handlers).await
+    run::<2, NoNoc, K, P, B, H>(None, ctrl, pause, buffers, handlers).await
 }
 
 fn refused(code: GiveUpCode) -> Outcome {
@@ -142,8 +142,9 @@ fn refused(code: GiveUpCode) -> Outcome {
     }
 }
 
-async fn run<N, K, P, B, H>(
-    role: Role,
+/// `ROLE` is a const (0 reader, 1 writer, 2 compute), so each kernel's image holds only its
+/// own bodies.
+async fn run<const ROLE: u8, N, K, P, B, H>(
     mut noc: Option<N>,
     mut ctrl: K,
     mut pause: P,
@@ -165,6 +166,11 @@ where
             }
         };
     }
+    let role = match ROLE {
+        0 => Role::Reader,
+        1 => Role::Writer,
+        _ => Role::Compute,
+    };
     let mut last = ctl!(ctrl.load(role.at(abi::KERNEL_DONE)));
     loop {
         let next = last.wrapping_add(1);

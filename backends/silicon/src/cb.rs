@@ -15,7 +15,7 @@ type CbError = Error<ErrorKind>;
 pub struct SiliconCb {
     streams: Streams,
     index: CbIndex,
-    l1: *const u8,
+    l1: usize,
     base: u32,
     page_size: u32,
     pages: u16,
@@ -26,16 +26,17 @@ pub struct SiliconCb {
 
 impl SiliconCb {
     /// Circular buffer `index`: `pages` pages of `page_size` bytes at L1 `base`, counters in
-    /// `streams`, L1 at `l1` (address 0 of L1). Both pointers start at page 0 (every command
-    /// leaves the buffer at slot 0).
+    /// `streams`, with L1 address 0 at address `l1` of this core (0 on a baby core; a host
+    /// buffer's address in tests). Both pointers start at page 0 (every command leaves the
+    /// buffer at slot 0).
     ///
     /// # Safety
-    /// `l1` must be valid for reads of the buffer's bytes (`base .. base + pages * page_size`)
-    /// for as long as the handle is used, and `streams` must be a valid stream window.
+    /// `l1 + base .. l1 + base + pages * page_size` must be valid for volatile reads for as long
+    /// as the handle is used, and `streams` must be a valid stream window.
     pub unsafe fn from_ptr(
         streams: Streams,
         index: CbIndex,
-        l1: *const u8,
+        l1: usize,
         base: u32,
         page_size: u32,
         pages: u16,
@@ -157,7 +158,7 @@ impl cb::CircularBuffer for SiliconCb {
         for (i, b) in buf.iter_mut().enumerate() {
             // SAFETY: `from_ptr`'s contract covers the buffer's bytes; volatile because the NoC
             // writes them behind the compiler's back.
-            *b = unsafe { self.l1.add(at as usize + i).read_volatile() };
+            *b = unsafe { ((self.l1 + at as usize + i) as *const u8).read_volatile() };
         }
         Ok(())
     }

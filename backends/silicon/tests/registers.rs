@@ -335,9 +335,11 @@ fn circular_buffers_count_in_the_stream_registers_with_tt_metal_s_wrap_rules() {
     let streams = unsafe { Streams::from_ptr(regs.as_mut_ptr().cast()) };
     let cb3 = CbIndex::new(3).unwrap();
     // SAFETY: as above; the buffer lies inside `mem`.
-    let mut producer = unsafe { SiliconCb::from_ptr(streams, cb3, mem.as_ptr(), 0x2_0000, 64, 4) };
+    let mut producer =
+        unsafe { SiliconCb::from_ptr(streams, cb3, mem.as_ptr() as usize, 0x2_0000, 64, 4) };
     // SAFETY: as above.
-    let mut consumer = unsafe { SiliconCb::from_ptr(streams, cb3, mem.as_ptr(), 0x2_0000, 64, 4) };
+    let mut consumer =
+        unsafe { SiliconCb::from_ptr(streams, cb3, mem.as_ptr() as usize, 0x2_0000, 64, 4) };
     producer.push(3).unwrap();
     assert_eq!(
         regs[(3 * stream::STREAM_STRIDE + 4 * stream::TILES_RECEIVED_REG) / 4],

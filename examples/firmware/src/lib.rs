@@ -1,0 +1,143 @@
+//! Shared parts of the three kernels: the entry point, the panic handler, and the HAL handles
+//! built from the tile's control block (the runtime ABI).
+//!
+//! Memory (L1): 0x0 the reader's boot stub (BRISC's reset PC), 0x4000..0x5000 the control
+//! block, 0x5000..0x6000 defmt rings, 0x6000..0x12000 compute (TRISC0's reset PC),
+//! 0x12000..0x1C000 writer (NCRISC's reset PC), 0x1C000..0x30000 reader, buffers from 0x40000.
+//! Data, bss and stack live in each core's private local RAM at 0xFFB0_0000 (8 KiB for the
+//! data-movement cores, 4 KiB for TRISC0). `_start` sets the stack, zeroes bss, copies data,
+//! and calls `kernel_main`.
+#![no_std]
+
+#[cfg(feature = "defmt")]
+mod log;
+
+use blackhole_pac::harvest::HarvestMask;
+use blackhole_pac::niu::{CmdBufId, NIU0, NIU1};
+use blackhole_pac::stream::{CbIndex, STREAMS_MMIO};
+use komorebi_hal::{NocId, Xy};
+use komorebi_kernel::abi::{self, Role};
+use komorebi_kernel::handler::Buffers;
+use komorebi_silicon::{ControlLayout, SiliconCb, SiliconCtrl, SiliconNoc, Translation};
+
+// The reader's boot stub: BRISC starts at 0x0; jump to `_start` wherever the image put it.
+// (The other kernels start at `_start` directly; their images begin at their reset PCs.)
+core::arch::global_asm!(
+    ".section .text.boot, \"ax\"",
+    ".global _boot",
+    "_boot:",
+    "lui t0, %hi(_start)",
+    "jalr zero, %lo(_start)(t0)",
+);
+
+core::arch::global_asm!(
+    ".section .text.start, \"ax\"",
+    ".global _start",
+    "_start:",
+    "la sp, __stack_top",
+    "la t0, __bss_start",
+    "la t1, __bss_end",
+    "1: bgeu t0, t1, 2f",
+    "sw zero, 0(t0)",
+    "addi t0, t0, 4",
+    "j 1b",
+    "2: la t0, __data_start",
+    "la t1, __data_end",
+    "la t2, __data_load",
+    "3: bgeu t0, t1, 4f",
+    "lw t3, 0(t2)",
+    "sw t3, 0(t0)",
+    "addi t0, t0, 4",
+    "addi t2, t2, 4",
+    "j 3b",
+    "4: call kernel_main",
+    "5: j 5b",
+);
+
+/// The control block's layout, from the ABI.
+pub const CONTROL: ControlLayout = ControlLayout {
+    base: abi::CONTROL_BASE,
+    len: abi::CONTROL_BYTES,
+    stop_offset: abi::STOP,
+    wait_limit_offset: abi::IDLE_WAIT_LIMIT,
+};
+
+/// Which kernel this image is; set by each binary's `kernel_main` before anything can panic.
+static mut ROLE: Role = Role::Reader;
+
+fn control_word(offset: u32) -> *mut u32 {
+    (abi::CONTROL_BASE + offset) as usize as *mut u32
+}
+
+/// The tile's control block.
+pub fn ctrl() -> SiliconCtrl {
+    // SAFETY: the control block is 4 KiB of L1 at CONTROL_BASE on every Tensix tile.
+    unsafe { SiliconCtrl::from_ptr(control_word(0), CONTROL, komorebi_silicon::cycles) }
+}
+
+/// This kernel's NoC: NIU0 for the reader, NIU1 for the writer.
+pub fn noc(role: Role) -> SiliconNoc {
+    let (niu, id) = if role == Role::Writer {
+        (NIU1, NocId::Noc1)
+    } else {
+        (NIU0, NocId::Noc0)
+    };
+    let node = niu.cmd_buf(CmdBufId::WRITE).node_id().read();
+    // SAFETY: the header word is written by the host before the kernels start.
+    let harvest = unsafe { control_word(abi::HEADER_HARVEST).read_volatile() };
+    let harvest = HarvestMask::new(harvest & 0x3FFF).unwrap_or(HarvestMask::NONE);
+    let translation = niu
+        .niu_cfg_0()
+        .read()
+        .noc_id_translate_en()
+        .then(|| Translation::new(harvest));
+    SiliconNoc::new(
+        niu,
+        id,
+        Xy::new(node.x(), node.y()).unwrap_or_default(),
+        harvest,
+        translation,
+    )
+}
+
+/// The tile's circular buffers, built from the control block's buffer table.
+#[derive(Debug, Clone, Copy)]
+pub struct TileBuffers;
+
+impl Buffers for TileBuffers {
+    type Cb = SiliconCb;
+    fn cb(&self, index: u8) -> Option<SiliconCb> {
+        let cb = CbIndex::new(index)?;
+        let entry = abi::CB_TABLE + index as u32 * abi::CB_ENTRY_BYTES;
+        // SAFETY: the table lies inside the control block.
+        let (base, page_size, pages) = unsafe {
+            (
+                control_word(entry).read_volatile(),
+                control_word(entry + 4).read_volatile(),
+                control_word(entry + 8).read_volatile(),
+            )
+        };
+        if pages == 0 || pages > u16::MAX as u32 {
+            return None;
+        }
+        // SAFETY: L1 starts at address 0 of the core's address space and the host placed the
+        // buffer inside it.
+        Some(unsafe { SiliconCb::from_ptr(STREAMS_MMIO, cb, 0, base, page_size, pages as u16) })
+    }
+}
+
+/// Records which kernel this is (for the panic handler).
+pub fn set_role(role: Role) {
+    // SAFETY: one hart, set once before anything else runs.
+    unsafe { ROLE = role };
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    // SAFETY: ROLE is only written once at start-up, on this hart.
+    let role = unsafe { ROLE };
+    let line = info.location().map_or(0, |l| l.line() & 0xFFFF);
+    // SAFETY: the panic word lies inside the control block.
+    unsafe { control_word(role.at(abi::PANIC)).write_volatile(abi::PANIC_TAG | line) };
+    loop {}
+}
