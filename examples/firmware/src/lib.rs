@@ -141,3 +141,23 @@ fn panic(info: &core::panic::PanicInfo) -> ! {
     unsafe { control_word(role.at(abi::PANIC)).write_volatile(abi::PANIC_TAG | line) };
     loop {}
 }
+
+/// Defines `kernel_main` for one kernel: set the role, log (with defmt), run the persistent loop
+/// with the broadcast handler, park when it returns.
+#[macro_export]
+macro_rules! kernel_main {
+    ($role:ident, $run:expr) => {
+        /// Entered from `_start` with a stack and initialised data.
+        #[unsafe(no_mangle)]
+        extern "C" fn kernel_main() -> ! {
+            $crate::set_role(komorebi_kernel::abi::Role::$role);
+            #[cfg(feature = "defmt")]
+            defmt::info!("kernel up");
+            let mut handlers = (komorebi_kernel::BroadcastHandler,);
+            let run = $run;
+            // An exit command (or a control block that failed): park.
+            let _ = komorebi_hal::block_on(run(&mut handlers));
+            loop {}
+        }
+    };
+}

@@ -1,21 +1,9 @@
-//! The compute kernel: the persistent loop with the broadcast handler.
+//! The compute kernel (TRISC0): the persistent loop with the broadcast handler.
 #![no_std]
 #![no_main]
 
-use komorebi_firmware::{TileBuffers, ctrl, set_role};
-use komorebi_hal::{Spin, block_on};
-use komorebi_kernel::abi::Role;
-use komorebi_kernel::{BroadcastHandler, kernel};
+use komorebi_firmware::{TileBuffers, ctrl};
+use komorebi_hal::Spin;
+use komorebi_kernel::kernel;
 
-/// Entered from `_start` with a stack and initialised data.
-#[unsafe(no_mangle)]
-extern "C" fn kernel_main() -> ! {
-    set_role(Role::Compute);
-    #[cfg(feature = "defmt")]
-    defmt::info!("compute kernel up");
-    let mut handlers = (BroadcastHandler,);
-    let exit = block_on(kernel::compute(ctrl(), Spin, TileBuffers, &mut handlers));
-    // An exit command (or a control block that failed): park.
-    let _ = exit;
-    loop {}
-}
+komorebi_firmware::kernel_main!(Compute, |h| kernel::compute(ctrl(), Spin, TileBuffers, h));

@@ -1,27 +1,16 @@
-//! The reader kernel: the persistent loop with the broadcast handler.
+//! The reader kernel (BRISC, NoC0): the persistent loop with the broadcast handler.
 #![no_std]
 #![no_main]
 
-use komorebi_firmware::{TileBuffers, ctrl, noc, set_role};
-use komorebi_hal::{Spin, block_on};
+use komorebi_firmware::{TileBuffers, ctrl, noc};
+use komorebi_hal::Spin;
 use komorebi_kernel::abi::Role;
-use komorebi_kernel::{BroadcastHandler, kernel};
+use komorebi_kernel::kernel;
 
-/// Entered from `_start` with a stack and initialised data.
-#[unsafe(no_mangle)]
-extern "C" fn kernel_main() -> ! {
-    set_role(Role::Reader);
-    #[cfg(feature = "defmt")]
-    defmt::info!("reader kernel up");
-    let mut handlers = (BroadcastHandler,);
-    let exit = block_on(kernel::reader(
-        noc(Role::Reader),
-        ctrl(),
-        Spin,
-        TileBuffers,
-        &mut handlers,
-    ));
-    // An exit command (or a control block that failed): park.
-    let _ = exit;
-    loop {}
-}
+komorebi_firmware::kernel_main!(Reader, |h| kernel::reader(
+    noc(Role::Reader),
+    ctrl(),
+    Spin,
+    TileBuffers,
+    h
+));
