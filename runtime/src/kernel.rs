@@ -28,62 +28,6 @@ pub enum KernelExit {
     ControlFailed(control::ErrorKind),
 }
 
-/// A NoC for the compute kernel, which has none: it cannot be built.
-#[derive(Debug)]
-pub enum NoNoc {}
-
-impl komorebi_hal::noc::ErrorType for NoNoc {
-    type Error = komorebi_hal::noc::ErrorKind;
-}
-
-impl NocMulticast for NoNoc {
-    fn noc(&self) -> komorebi_hal::NocId {
-        match *self {}
-    }
-    fn node(&self) -> komorebi_hal::Xy {
-        match *self {}
-    }
-    fn read(
-        &mut self,
-        _: komorebi_hal::NocAddr,
-        _: komorebi_hal::L1Addr,
-        _: u32,
-    ) -> Result<(), Self::Error> {
-        match *self {}
-    }
-    fn write(
-        &mut self,
-        _: komorebi_hal::L1Addr,
-        _: komorebi_hal::NocAddr,
-        _: u32,
-        _: komorebi_hal::noc::WriteMode,
-    ) -> Result<(), Self::Error> {
-        match *self {}
-    }
-    fn multicast(
-        &mut self,
-        _: komorebi_hal::L1Addr,
-        _: komorebi_hal::Rect,
-        _: komorebi_hal::L1Addr,
-        _: u32,
-        _: komorebi_hal::noc::WriteMode,
-    ) -> Result<(), Self::Error> {
-        match *self {}
-    }
-    fn reads_done(&mut self) -> Result<bool, Self::Error> {
-        match *self {}
-    }
-    fn writes_sent(&mut self) -> Result<bool, Self::Error> {
-        match *self {}
-    }
-    fn writes_acked(&mut self) -> Result<bool, Self::Error> {
-        match *self {}
-    }
-    fn resync(&mut self) -> Result<(), Self::Error> {
-        match *self {}
-    }
-}
-
 /// The reader kernel (NoC0); also the tile's reporter.
 pub async fn reader<N, K, P, B, H>(
     noc: N,
@@ -99,7 +43,7 @@ where
     B: Buffers,
     H: HandlerSet,
 {
-    run::<0, N, K, P, B, H>(Some(noc), ctrl, pause, buffers, handlers).await
+    run(DmBody::<N, false>(noc), ctrl, pause, buffers, handlers).await
 }
 
 /// The writer kernel (NoC1).
@@ -117,7 +61,7 @@ where
     B: Buffers,
     H: HandlerSet,
 {
-    run::<1, N, K, P, B, H>(Some(noc), ctrl, pause, buffers, handlers).await
+    run(DmBody::<N, true>(noc), ctrl, pause, buffers, handlers).await
 }
 
 /// The compute kernel.
@@ -128,7 +72,97 @@ where
     B: Buffers,
     H: HandlerSet,
 {
-    run::<2, NoNoc, K, P, B, H>(None, ctrl, pause, buffers, handlers).await
+    run(ComputeBody, ctrl, pause, buffers, handlers).await
+}
+
+/// What one kernel does with a command the loop accepted. The loop is generic over it, so each
+/// kernel's state machine holds only its own body's future (an `async fn` keeps a state for
+/// every await point, even a statically dead one).
+trait Body<K, P, B, H> {
+    /// Which kernel.
+    const ROLE: Role;
+    /// Forgets earlier transfers (data-movement kernels).
+    fn resync(&mut self);
+    /// Runs handler `id` on `command`.
+    async fn run(
+        &mut self,
+        handlers: &mut H,
+        ctrl: CommandCtrl<'_, K>,
+        pause: &mut P,
+        buffers: &B,
+        command: &Command,
+    ) -> Outcome;
+}
+
+/// A data-movement kernel's body: the reader's (`WRITER = false`) or the writer's.
+struct DmBody<N, const WRITER: bool>(N);
+
+impl<N, K, P, B, H, const WRITER: bool> Body<K, P, B, H> for DmBody<N, WRITER>
+where
+    N: NocMulticast,
+    K: ControlBlock,
+    P: Pause,
+    B: Buffers,
+    H: HandlerSet,
+{
+    const ROLE: Role = if WRITER { Role::Writer } else { Role::Reader };
+
+    fn resync(&mut self) {
+        let _ = self.0.resync();
+    }
+
+    async fn run(
+        &mut self,
+        handlers: &mut H,
+        ctrl: CommandCtrl<'_, K>,
+        pause: &mut P,
+        buffers: &B,
+        command: &Command,
+    ) -> Outcome {
+        let mut dm = DataMovement {
+            noc: &mut self.0,
+            ctrl,
+            pause,
+        };
+        if WRITER {
+            handlers
+                .writer(command.handler, &mut dm, buffers, command)
+                .await
+        } else {
+            handlers
+                .reader(command.handler, &mut dm, buffers, command)
+                .await
+        }
+    }
+}
+
+/// The compute kernel's body.
+struct ComputeBody;
+
+impl<K, P, B, H> Body<K, P, B, H> for ComputeBody
+where
+    K: ControlBlock,
+    P: Pause,
+    B: Buffers,
+    H: HandlerSet,
+{
+    const ROLE: Role = Role::Compute;
+
+    fn resync(&mut self) {}
+
+    async fn run(
+        &mut self,
+        handlers: &mut H,
+        ctrl: CommandCtrl<'_, K>,
+        pause: &mut P,
+        buffers: &B,
+        command: &Command,
+    ) -> Outcome {
+        let mut k = Compute { ctrl, pause };
+        handlers
+            .compute(command.handler, &mut k, buffers, command)
+            .await
+    }
 }
 
 fn refused(code: GiveUpCode) -> Outcome {
@@ -142,17 +176,15 @@ fn refused(code: GiveUpCode) -> Outcome {
     }
 }
 
-/// `ROLE` is a const (0 reader, 1 writer, 2 compute), so each kernel's image holds only its
-/// own bodies.
-async fn run<const ROLE: u8, N, K, P, B, H>(
-    mut noc: Option<N>,
+async fn run<Y, K, P, B, H>(
+    mut body: Y,
     mut ctrl: K,
     mut pause: P,
     buffers: B,
     handlers: &mut H,
 ) -> KernelExit
 where
-    N: NocMulticast,
+    Y: Body<K, P, B, H>,
     K: ControlBlock,
     P: Pause,
     B: Buffers,
@@ -166,11 +198,7 @@ where
             }
         };
     }
-    let role = match ROLE {
-        0 => Role::Reader,
-        1 => Role::Writer,
-        _ => Role::Compute,
-    };
+    let role = Y::ROLE;
     let mut last = ctl!(ctrl.load(role.at(abi::KERNEL_DONE)));
     loop {
         let next = last.wrapping_add(1);
@@ -201,36 +229,9 @@ where
                     Some(_) => {
                         // Nothing of an earlier command is still of interest: forget its
                         // transfers, so a lost acknowledgement cannot block this one.
-                        if let Some(n) = noc.as_mut() {
-                            let _ = n.resync();
-                        }
+                        body.resync();
                         let cc = CommandCtrl::new(&mut ctrl, c.wait_limit);
-                        match (role, noc.as_mut()) {
-                            (Role::Compute, _) => {
-                                let mut k = Compute {
-                                    ctrl: cc,
-                                    pause: &mut pause,
-                                };
-                                handlers.compute(c.handler, &mut k, &buffers, &c).await
-                            }
-                            (Role::Reader, Some(n)) => {
-                                let mut dm = DataMovement {
-                                    noc: n,
-                                    ctrl: cc,
-                                    pause: &mut pause,
-                                };
-                                handlers.reader(c.handler, &mut dm, &buffers, &c).await
-                            }
-                            (Role::Writer, Some(n)) => {
-                                let mut dm = DataMovement {
-                                    noc: n,
-                                    ctrl: cc,
-                                    pause: &mut pause,
-                                };
-                                handlers.writer(c.handler, &mut dm, &buffers, &c).await
-                            }
-                            (_, None) => Outcome::default(),
-                        }
+                        body.run(handlers, cc, &mut pause, &buffers, &c).await
                     }
                 };
                 (outcome, c.sequence, false)
