@@ -45,7 +45,7 @@ pub fn cycles() -> u64 {
 
 impl SiliconCtrl {
     /// The control block at `block` (its first word), laid out as `layout`, with the cycle
-    /// clock `clock` (on the baby cores: [`cycles`]).
+    /// clock `clock` (on the baby cores: `komorebi_silicon::cycles`, which reads the cycle CSRs).
     ///
     /// # Safety
     /// `block` must be 4-byte aligned and valid for volatile reads and writes of `layout.len`
