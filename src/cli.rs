@@ -151,7 +151,7 @@ pub struct BroadcastFlags {
     /// Write a Chrome/Perfetto trace of every transfer and wait to FILE.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
-    /// Inject a fault into the first job: KIND:X,Y[:BLOCK] with X,Y logical core coordinates
+    /// Inject a fault into the first job: `KIND:X,Y[:BLOCK]` with X,Y logical core coordinates
     /// and KIND one of stall-dm, stall-compute, stall-sender-compute, drop-marker, drop-valid,
     /// bad-words, host-stop. May be given more than once.
     #[arg(long, value_name = "KIND:X,Y[:BLOCK]")]
