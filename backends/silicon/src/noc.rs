@@ -214,22 +214,27 @@ impl SiliconNoc {
 
     /// Tensix tiles the raw rectangle `rect` covers on this NoC, without this node.
     fn receivers(&self, rect: Rect) -> u32 {
-        let mut n = 0;
-        for x in 0..GRID_X {
-            for y in 0..GRID_Y {
-                let p = Xy::new(x, y).unwrap_or_default();
-                if p == self.node || !rect.contains(p) {
-                    continue;
-                }
-                let (x0, y0) = self.noc0(p);
-                if matches!(blackhole_pac::grid::tile_at(x0, y0), Some(TileKind::Tensix))
+        // Tensix tiles form whole columns x whole rows, so the count factors: enabled Tensix
+        // columns in the x span times Tensix rows in the y span (wrap included), minus this
+        // node if it lies inside.
+        let (sx, sy) = (rect.start().x(), rect.start().y());
+        let columns = (0..GRID_X)
+            .filter(|&x| {
+                let p = Xy::new(x, sy).unwrap_or_default();
+                let x0 = self.noc0(p).0;
+                rect.contains(p)
+                    && blackhole_pac::grid::is_tensix_x(x0)
                     && !self.harvest.is_harvested(x0)
-                {
-                    n += 1;
-                }
-            }
-        }
-        n
+            })
+            .count() as u32;
+        let rows = (0..GRID_Y)
+            .filter(|&y| {
+                let p = Xy::new(sx, y).unwrap_or_default();
+                let y0 = self.noc0(p).1;
+                rect.contains(p) && (TENSIX_Y_FIRST..=TENSIX_Y_LAST).contains(&y0)
+            })
+            .count() as u32;
+        (columns * rows).saturating_sub(rect.contains(self.node) as u32)
     }
 
     fn ctrl_word(mode: WriteMode, multicast: bool) -> NocCtrl {
