@@ -12,12 +12,12 @@
 //! | [`cli`] | flags and output shared by the binary and the examples |
 //! | [`inspect`] | every core's broadcast areas: text, JSON, SVG/PNG picture |
 //! | [`explore`] | schedule exploration: random seeds x random shapes, adversary on |
-//!
-//! The dispatcher arrives with its issue (see README.md's status table).
+//! | [`dispatch`] | the dispatcher: VMS-style animation master with plugin, slots, reservations, work stealing |
 
 pub mod broadcast_app;
 pub mod cli;
 pub mod device;
+pub mod dispatch;
 pub mod explore;
 pub mod grid_report;
 pub mod inspect;

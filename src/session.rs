@@ -19,7 +19,7 @@ use komorebi_kernel::{BroadcastHandler, Command};
 use komorebi_sim::SimConfig;
 use serde::Serialize;
 
-use crate::device::{Advance, Device, DeviceError, SimDevice};
+use crate::device::{Advance, Device, DeviceError, Peek, SimDevice};
 
 /// Which chip a session opens.
 #[derive(Clone, Debug)]
@@ -165,6 +165,10 @@ pub struct Report {
     pub stats: Vec<((u8, u8), [u32; 3])>,
     /// Device cycles from posting to the last report (or the deadline).
     pub cycles: u64,
+    /// Device cycle at which the first core took the command (0 if none reported).
+    pub started_at: u64,
+    /// Device cycle at which the last reporting core wrote its report (0 if none reported).
+    pub finished_at: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -383,18 +387,11 @@ impl Session {
     /// ticket's deadline.
     pub fn wait(&mut self, tickets: &[&Ticket]) -> Advance {
         let deadline = tickets.iter().map(|t| t.deadline).min().unwrap_or(0);
-        let mut pending: Vec<((u8, u8), u32)> = tickets
-            .iter()
-            .flat_map(|t| {
-                t.tiles
-                    .iter()
-                    .map(|&(i, index)| (self.tiles[i].noc0, index))
-            })
-            .collect();
-        let report_at = abi::CONTROL_BASE + abi::REPORT_INDEX;
+        let mut pending: Vec<((u8, u8), u32)> =
+            tickets.iter().flat_map(|t| self.watch(t)).collect();
         self.device.advance(deadline, &mut |peek| {
             while let Some(&(tile, index)) = pending.last() {
-                if peek.peek(tile, report_at).wrapping_sub(index) as i32 >= 0 {
+                if reported(peek, tile, index) {
                     pending.pop();
                 } else {
                     return false;
@@ -402,6 +399,42 @@ impl Session {
             }
             true
         })
+    }
+
+    /// Lets the device run until every core of at least one of `tickets` has reported, or cycle
+    /// `deadline`. With no tickets, returns at once.
+    pub fn wait_any(&mut self, tickets: &[&Ticket], deadline: u64) -> Advance {
+        if tickets.is_empty() {
+            return Advance::Done;
+        }
+        let watched: Vec<Vec<((u8, u8), u32)>> =
+            tickets.iter().map(|t| self.watch(t).collect()).collect();
+        self.device.advance(deadline, &mut |peek| {
+            watched
+                .iter()
+                .any(|w| w.iter().all(|&(tile, index)| reported(peek, tile, index)))
+        })
+    }
+
+    /// Whether every core of `ticket` has reported it (the tiles are quiet again).
+    pub fn is_reported(&self, ticket: &Ticket) -> Result<bool, SessionError> {
+        for (tile, index) in self.watch(ticket) {
+            let mut b = [0; 4];
+            self.device
+                .read_l1(tile, abi::CONTROL_BASE + abi::REPORT_INDEX, &mut b)?;
+            if (u32::from_le_bytes(b).wrapping_sub(index) as i32) < 0 {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// `(NoC0 tile, index)` of every core of `ticket`.
+    fn watch<'t>(&'t self, ticket: &'t Ticket) -> impl Iterator<Item = ((u8, u8), u32)> + 't {
+        ticket
+            .tiles
+            .iter()
+            .map(|&(i, index)| (self.tiles[i].noc0, index))
     }
 
     /// Reads and decodes the report of `ticket` as it stands now.
@@ -417,6 +450,15 @@ impl Session {
             give_ups: Vec::new(),
             stats: Vec::new(),
             cycles: now.saturating_sub(ticket.posted_at),
+            started_at: 0,
+            finished_at: 0,
+        };
+        // The record's clock words are the low 32 bits of the device clock; a command runs for
+        // far less than 2^32 cycles (3 s at 1.35 GHz), so they extend against the posting cycle.
+        let extend = |low: u32| {
+            ticket
+                .posted_at
+                .wrapping_add(low.wrapping_sub(ticket.posted_at as u32) as u64)
         };
         for &(t, index) in &ticket.tiles {
             let (logical, noc0) = (self.tiles[t].logical, self.tiles[t].noc0);
@@ -454,6 +496,14 @@ impl Session {
                 continue;
             }
             self.tiles[t].reported = self.tiles[t].reported.max(index);
+            let started = extend(word(self.device.as_ref(), record + abi::RECORD_STARTED)?);
+            let finished = extend(word(self.device.as_ref(), record + abi::RECORD_FINISHED)?);
+            r.started_at = if r.started_at == 0 {
+                started
+            } else {
+                r.started_at.min(started)
+            };
+            r.finished_at = r.finished_at.max(finished);
             let status = word(self.device.as_ref(), record + abi::RECORD_STATUS)?;
             r.timeout |= status & abi::STATUS_GAVE_UP != 0;
             r.refused |= status & abi::STATUS_REFUSED != 0;
@@ -486,6 +536,13 @@ impl Session {
         r.ok = !r.timeout && !r.refused && !r.mismatch;
         Ok(r)
     }
+}
+
+/// Whether the tile at NoC0 `tile` has reported its command `index`.
+fn reported(peek: &dyn Peek, tile: (u8, u8), index: u32) -> bool {
+    peek.peek(tile, abi::CONTROL_BASE + abi::REPORT_INDEX)
+        .wrapping_sub(index) as i32
+        >= 0
 }
 
 /// Runs commands one at a time: post, wait for the report, decode it.
@@ -550,13 +607,6 @@ impl<'s> Run<'s> {
         }
     }
 
-    fn overlaps(a: LogicalRect, b: LogicalRect) -> bool {
-        a.x0 < b.x0 + b.columns
-            && b.x0 < a.x0 + a.columns
-            && a.y0 < b.y0 + b.rows
-            && b.y0 < a.y0 + a.rows
-    }
-
     fn collect_oldest(&mut self) -> Result<(), SessionError> {
         if self.in_flight.is_empty() {
             return Ok(());
@@ -582,7 +632,7 @@ impl<'s> Run<'s> {
         while self
             .in_flight
             .iter()
-            .any(|t| (t.exclusive || exclusive) && Self::overlaps(t.group, group))
+            .any(|t| (t.exclusive || exclusive) && t.group.overlaps(group))
         {
             self.collect_oldest()?;
         }

@@ -104,6 +104,16 @@ impl LogicalRect {
             && other.y0 as u16 + other.rows as u16 <= self.y0 as u16 + self.rows as u16
     }
 
+    /// Whether the two rectangles share a core.
+    pub const fn overlaps(self, other: LogicalRect) -> bool {
+        !self.is_empty()
+            && !other.is_empty()
+            && (self.x0 as u16) < other.x0 as u16 + other.columns as u16
+            && (other.x0 as u16) < self.x0 as u16 + self.columns as u16
+            && (self.y0 as u16) < other.y0 as u16 + other.rows as u16
+            && (other.y0 as u16) < self.y0 as u16 + self.rows as u16
+    }
+
     /// Cores inside.
     pub const fn len(self) -> usize {
         self.columns as usize * self.rows as usize

@@ -39,9 +39,11 @@
 //!
 //! # Reports
 //! Each slot has a report record, so the host can read a command's report after the tile has
-//! already reported the next one. Record words: 0 index, 1 sequence, 2 status, 4..7 the give-up
-//! word of reader, writer, compute ([`KernelGiveUp`]), 8..11 their give-up blocks, 12..15 their
-//! statistics (bytes moved or checked). A kernel writes its three words, then its done index;
+//! already reported the next one. Record words: 0 index, 1 sequence, 2 status, 3 the reader's
+//! cycle clock (low 32 bits) when it took the command, 4..6 the give-up word of reader, writer,
+//! compute ([`KernelGiveUp`]), 7 the reader's cycle clock when it wrote the report, 8..10 their
+//! give-up blocks, 12..14 their statistics (bytes moved or checked). The two clock words give
+//! the host a command's run time on the device. A kernel writes its three words, then its done index;
 //! once all three are done, the reader kernel writes status, sequence, index, then the reported
 //! index (last). Status bits: [`STATUS_GAVE_UP`], [`STATUS_REFUSED`],
 //! [`STATUS_MISMATCH`]; 0 is success. The first give-up of each broadcast stays in the
@@ -95,8 +97,13 @@ pub const RECORD_INDEX: u32 = 0x00;
 pub const RECORD_SEQUENCE: u32 = 0x04;
 /// Offset in a record of the status.
 pub const RECORD_STATUS: u32 = 0x08;
+/// Offset in a record of the low 32 bits of the reader's cycle clock when it took the command
+/// (the host extends it against the cycle it posted at).
+pub const RECORD_STARTED: u32 = 0x0C;
 /// Offset in a record of the kernels' give-up words (reader, writer, compute).
 pub const RECORD_GIVE_UP: u32 = 0x10;
+/// Offset in a record of the low 32 bits of the reader's cycle clock when it wrote the report.
+pub const RECORD_FINISHED: u32 = 0x1C;
 /// Offset in a record of the kernels' give-up blocks.
 pub const RECORD_GIVE_UP_BLOCK: u32 = 0x20;
 /// Offset in a record of the kernels' statistics.

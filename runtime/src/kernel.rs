@@ -210,6 +210,10 @@ where
             }
             pause.pause(u64::MAX).await;
         }
+        if role == Role::Reader {
+            let started = ctrl.now() as u32;
+            ctl!(ctrl.store(abi::record_of(next) + abi::RECORD_STARTED, started));
+        }
         let command = match Command::load(&mut ctrl, slot) {
             Ok(c) => Ok(c),
             Err(Some(kind)) => return KernelExit::ControlFailed(kind),
@@ -287,6 +291,9 @@ async fn report<K: ControlBlock, P: Pause>(
         }
     }
     ctrl.store(abi::STOP, 0).map_err(k)?;
+    let finished = ctrl.now() as u32;
+    ctrl.store(record + abi::RECORD_FINISHED, finished)
+        .map_err(k)?;
     ctrl.store(record + abi::RECORD_STATUS, status).map_err(k)?;
     ctrl.store(record + abi::RECORD_SEQUENCE, sequence)
         .map_err(k)?;

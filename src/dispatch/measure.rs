@@ -1,0 +1,302 @@
+//! Measurement in the spirit of VMS's `MEAS__` probes: per-command timestamps, histograms of
+//! queue wait, run time and handler time, and a Perfetto (Chrome JSON) trace of both.
+//!
+//! Host times are nanoseconds of the wall clock since the run started; device times are device
+//! cycles (converted with the target's AICLK where a duration is printed).
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// One command's timestamps.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CommandTimes {
+    /// The command's id.
+    pub id: u64,
+    /// The group it ran on.
+    pub group: Option<u32>,
+    /// The worker that handled it.
+    pub worker: usize,
+    /// Whether a worker other than the one that made it ready ran it.
+    pub stolen: bool,
+    /// Host ns: made ready (seeded or submitted).
+    pub queued: u64,
+    /// Host ns: posted to the device.
+    pub posted: Option<u64>,
+    /// Device cycle: the first core took it.
+    pub started: Option<u64>,
+    /// Device cycle: the last core reported it.
+    pub reported: Option<u64>,
+    /// Host ns: a worker saw its outcome.
+    pub noticed: u64,
+    /// Host ns: its request handler returned.
+    pub handled: u64,
+    /// `reported`, `timed_out`, `refused` or `abandoned`.
+    pub outcome: &'static str,
+}
+
+/// A distribution, in nanoseconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Distribution {
+    /// Samples.
+    pub count: u64,
+    /// Smallest.
+    pub min: u64,
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// Largest.
+    pub max: u64,
+    /// Mean.
+    pub mean: f64,
+}
+
+impl Distribution {
+    /// The distribution of `samples` (3 significant digits, as HdrHistogram keeps them).
+    pub fn of(samples: impl IntoIterator<Item = u64>) -> Self {
+        let mut h = Histogram::<u64>::new(3).expect("3 significant digits is a valid precision");
+        for s in samples {
+            h.saturating_record(s);
+        }
+        if h.is_empty() {
+            return Self::default();
+        }
+        Self {
+            count: h.len(),
+            min: h.min(),
+            p50: h.value_at_quantile(0.5),
+            p90: h.value_at_quantile(0.9),
+            p99: h.value_at_quantile(0.99),
+            max: h.max(),
+            mean: h.mean(),
+        }
+    }
+}
+
+impl std::fmt::Display for Distribution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let us = |ns: u64| ns as f64 / 1000.0;
+        write!(
+            f,
+            "n {} p50 {:.1} us p90 {:.1} us p99 {:.1} us max {:.1} us",
+            self.count,
+            us(self.p50),
+            us(self.p90),
+            us(self.p99),
+            us(self.max)
+        )
+    }
+}
+
+/// One worker's counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct WorkerStats {
+    /// Commands it posted.
+    pub posted: u64,
+    /// Commands whose outcome its request handler handled.
+    pub handled: u64,
+    /// Of those, commands another worker made ready (stolen, or routed to its group).
+    pub stolen: u64,
+    /// Times it tried reserving tiles and found them held.
+    pub blocked: u64,
+    /// Times it slept.
+    pub parks: u64,
+    /// Times it let the device run.
+    pub drives: u64,
+}
+
+/// The dispatcher's part of a run summary.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DispatchSummary {
+    /// Worker threads.
+    pub workers: usize,
+    /// Scheduling slots per group.
+    pub depth: usize,
+    /// Commands handled.
+    pub commands: u64,
+    /// Of those: reported.
+    pub reported: u64,
+    /// Timed out.
+    pub timed_out: u64,
+    /// Refused.
+    pub refused: u64,
+    /// Abandoned.
+    pub abandoned: u64,
+    /// Commands run by a worker other than the one that made them ready.
+    pub stolen: u64,
+    /// Slots still held at the end by timed-out commands whose cores never reported.
+    pub held_at_end: usize,
+    /// Device publications dropped as stale or duplicate.
+    pub dropped_publications: u64,
+    /// Wall time of the run, ns.
+    pub wall_ns: u64,
+    /// Ready to posted.
+    pub queue_wait: Distribution,
+    /// First core took it to last core reported (device time).
+    pub run_time: Distribution,
+    /// Posted to noticed by a worker.
+    pub round_trip: Distribution,
+    /// Request handler time.
+    pub handler_time: Distribution,
+    /// Per worker.
+    pub per_worker: Vec<WorkerStats>,
+}
+
+impl DispatchSummary {
+    pub(crate) fn build(
+        times: &[CommandTimes],
+        per_worker: Vec<WorkerStats>,
+        depth: usize,
+        aiclk_mhz: u32,
+    ) -> Self {
+        let count = |o: &str| times.iter().filter(|t| t.outcome == o).count() as u64;
+        let cycles_ns = |c: u64| c.saturating_mul(1000) / aiclk_mhz.max(1) as u64;
+        Self {
+            workers: per_worker.len(),
+            depth,
+            commands: times.len() as u64,
+            reported: count("reported"),
+            timed_out: count("timed_out"),
+            refused: count("refused"),
+            abandoned: count("abandoned"),
+            stolen: times.iter().filter(|t| t.stolen).count() as u64,
+            held_at_end: 0,
+            dropped_publications: 0,
+            wall_ns: 0,
+            queue_wait: Distribution::of(
+                times
+                    .iter()
+                    .filter_map(|t| t.posted.map(|p| p.saturating_sub(t.queued))),
+            ),
+            run_time: Distribution::of(
+                times
+                    .iter()
+                    .filter_map(|t| Some(cycles_ns(t.reported?.saturating_sub(t.started?)))),
+            ),
+            round_trip: Distribution::of(
+                times
+                    .iter()
+                    .filter_map(|t| t.posted.map(|p| t.noticed.saturating_sub(p))),
+            ),
+            handler_time: Distribution::of(
+                times.iter().map(|t| t.handled.saturating_sub(t.noticed)),
+            ),
+            per_worker,
+        }
+    }
+}
+
+impl std::fmt::Display for DispatchSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "dispatcher: {} workers, {} slots per group; {} commands ({} reported, {} timed out, {} refused, {} abandoned), {} stolen, in {:.1} ms",
+            self.workers,
+            self.depth,
+            self.commands,
+            self.reported,
+            self.timed_out,
+            self.refused,
+            self.abandoned,
+            self.stolen,
+            self.wall_ns as f64 / 1e6
+        )?;
+        writeln!(f, "  queue wait   {}", self.queue_wait)?;
+        writeln!(f, "  run time     {} (device)", self.run_time)?;
+        writeln!(f, "  round trip   {}", self.round_trip)?;
+        write!(f, "  handler time {}", self.handler_time)?;
+        if self.held_at_end > 0 {
+            write!(
+                f,
+                "\n  {} slots still held by timed-out commands whose cores never reported",
+                self.held_at_end
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Perfetto process id of the host's slices.
+pub const TRACE_HOST_PID: u32 = 1000;
+/// Perfetto process id of the device-side run slices.
+pub const TRACE_DEVICE_PID: u32 = 1001;
+
+/// Trace events (Chrome JSON, as Perfetto reads it) of `times`: per worker, each command's
+/// queue wait, time in flight and handler on the host's wall clock; per group, each command's
+/// run on the device clock (`aiclk_mhz`), which lines up with the simulator's own trace.
+pub fn trace_events(times: &[CommandTimes], aiclk_mhz: u32) -> Vec<Value> {
+    let us = |ns: u64| ns as f64 / 1000.0;
+    let dev_us = |c: u64| c as f64 / aiclk_mhz.max(1) as f64;
+    let mut out = vec![
+        json!({"ph": "M", "name": "process_name", "pid": TRACE_HOST_PID,
+               "args": {"name": "dispatcher (host wall clock)"}}),
+        json!({"ph": "M", "name": "process_name", "pid": TRACE_DEVICE_PID,
+               "args": {"name": "dispatcher (device clock, per group)"}}),
+    ];
+    let slice = |name: &str, pid: u32, tid: u64, ts: f64, dur: f64, t: &CommandTimes| {
+        json!({"ph": "X", "name": name, "cat": "dispatch", "pid": pid, "tid": tid,
+               "ts": ts, "dur": dur.max(0.0),
+               "args": {"id": t.id, "group": t.group, "outcome": t.outcome, "stolen": t.stolen}})
+    };
+    for t in times {
+        let w = t.worker as u64;
+        if let Some(p) = t.posted {
+            out.push(slice(
+                "queued",
+                TRACE_HOST_PID,
+                w,
+                us(t.queued),
+                us(p.saturating_sub(t.queued)),
+                t,
+            ));
+            out.push(slice(
+                "in flight",
+                TRACE_HOST_PID,
+                w,
+                us(p),
+                us(t.noticed.saturating_sub(p)),
+                t,
+            ));
+        }
+        out.push(slice(
+            "handler",
+            TRACE_HOST_PID,
+            w,
+            us(t.noticed),
+            us(t.handled.saturating_sub(t.noticed)),
+            t,
+        ));
+        if let (Some(s), Some(r), Some(g)) = (t.started, t.reported, t.group) {
+            out.push(slice(
+                "run",
+                TRACE_DEVICE_PID,
+                g as u64,
+                dev_us(s),
+                dev_us(r.saturating_sub(s)),
+                t,
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distribution_percentiles_of_known_samples() {
+        let d = Distribution::of(1..=1000u64);
+        assert_eq!((d.count, d.min, d.max), (1000, 1, 1000));
+        assert_eq!(d.p50, 500);
+        assert_eq!(d.p99, 990);
+        assert!((d.mean - 500.5).abs() < 0.5);
+        assert_eq!(
+            Distribution::of(std::iter::empty()),
+            Distribution::default()
+        );
+    }
+}

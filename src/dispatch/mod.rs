@@ -1,0 +1,1011 @@
+//! The dispatcher: the VMS animation master, on the host, for a persistent-kernel chip.
+//!
+//! # Model
+//! The chip's cores are split into **groups** (rectangles; they may overlap). Each group has
+//! `depth` **scheduling slots** (the tiles' command slots: with the default 2, the next command
+//! is posted while one runs). Worker threads each own a **shard** of the groups: a worker is
+//! the only one that posts to its groups' slots and the only one that scans their outcomes, and
+//! it has its own [`Plugin`] instance, so the plugin runs sequentially without a global master
+//! lock. Per pass, a worker
+//! 1. scans its busy slots' mailboxes (the report words) and hands every finished command to
+//!    the plugin's **request handler**, whose follow-up commands become ready;
+//! 2. receives messages and commands routed to its groups by other workers;
+//! 3. offers every empty slot to the plugin's **assigner**, which picks among the ready
+//!    commands pinned to that group and the first few of the worker's stealable ones; the
+//!    chosen command is posted once it has **reserved** its tiles (see [`reserve`]);
+//! 4. with nothing of its own left, **steals** ready commands from the seed queue or another
+//!    worker.
+//!
+//! With nothing to do it spins a little on its mailboxes, then parks ([`park`]); the last
+//! worker to go idle lets the device run instead ([`Target::drive`]), so on the simulator
+//! virtual time stands still while the host works.
+//!
+//! # Guarantees
+//! * **Exclusive groups:** a command flagged `EXCLUSIVE` is never in flight together with
+//!   another command on any of its tiles, whatever the assigner picks: the flags checked are
+//!   the ones of the command being posted.
+//! * **Every command ends exactly once:** each is handled once, as reported, timed out,
+//!   refused or abandoned. A ready command sits in exactly one queue; stealing takes it out of
+//!   that queue with crossbeam's Chase-Lev deque, and only ready commands are ever stealable.
+//!   In-flight commands live in their slot, which only the owning worker touches, so the
+//!   seed's gate protocol (which guarded a structure a victim read without a lock) has no
+//!   counterpart here and needs no replacement.
+//! * **Timeouts:** a command whose kernels gave up, or whose deadline passed with cores busy, is
+//!   handed to the request handler as [`Outcome::TimedOut`] with every core's first give-up.
+//!   Its slot and tiles are released only when all its cores have reported (the device is
+//!   quiet again); a late completion is matched to its own epoch ([`mailbox`]).
+//! * **Termination:** the run ends when no command is ready, in flight, or unhandled and no
+//!   message is undelivered. If the device can do nothing more while commands are still ready
+//!   but cannot be placed, they are handed to the handler as [`Outcome::Abandoned`].
+
+pub mod mailbox;
+pub mod measure;
+pub mod park;
+pub mod plugin;
+pub mod reserve;
+mod sync;
+pub mod target;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crossbeam_deque::{Injector, Steal, Stealer, Worker as Deque};
+use komorebi_broadcast::LogicalRect;
+use komorebi_kernel::abi;
+use serde::Serialize;
+
+pub use mailbox::{Mailbox, Polled, Published};
+pub use measure::{CommandTimes, DispatchSummary, Distribution, WorkerStats, trace_events};
+pub use park::Sleep;
+pub use plugin::{Cx, Finished, GroupInfo, Outcome, Place, Plugin, Ready, Refusal, SlotView};
+pub use reserve::{Held, Reservations};
+pub use target::{Drive, NullTarget, PostHook, Posting, SimTarget, Target};
+
+use sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+/// A group's index in the list the dispatcher was made with.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct GroupId(pub u32);
+
+/// How the dispatcher runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DispatchConfig {
+    /// Worker threads (shards), `1..=64`.
+    pub workers: usize,
+    /// Scheduling slots per group, `1..=2` (the tiles' command slots).
+    pub depth: usize,
+    /// Passes a worker with commands in flight spins before it parks.
+    pub spin: u32,
+    /// Stealable commands offered to the assigner besides the pinned one, `1..=64`.
+    pub lookahead: usize,
+}
+
+impl Default for DispatchConfig {
+    fn default() -> Self {
+        Self {
+            workers: 2,
+            depth: 2,
+            spin: 64,
+            lookahead: 4,
+        }
+    }
+}
+
+/// What the dispatcher refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DispatchError {
+    /// A configuration value out of range.
+    #[error("{what} = {got} (allowed: {allowed})")]
+    Config {
+        /// The setting.
+        what: &'static str,
+        /// The value given.
+        got: usize,
+        /// The allowed range.
+        allowed: &'static str,
+    },
+    /// A group that is empty or reaches outside the grid.
+    #[error("group {index} ({group}) is empty or reaches outside the {columns}x{rows} grid")]
+    Group {
+        /// Its index.
+        index: usize,
+        /// The group.
+        group: LogicalRect,
+        /// Grid columns.
+        columns: u8,
+        /// Grid rows.
+        rows: u8,
+    },
+    /// A seed pinned to a group that does not exist.
+    #[error("seed pinned to group {group}, but there are {groups} groups")]
+    NoSuchGroup {
+        /// The group named.
+        group: u32,
+        /// Groups there are.
+        groups: usize,
+    },
+    /// A worker thread panicked (in plugin code or the target).
+    #[error("worker {worker} panicked: {message}")]
+    WorkerPanicked {
+        /// The worker.
+        worker: usize,
+        /// The panic message.
+        message: String,
+    },
+}
+
+/// What a run gives back: the plugin instances (with whatever they recorded), the summary and
+/// every command's timestamps.
+#[derive(Debug)]
+pub struct DispatchResult<P> {
+    /// The plugin instances, by worker.
+    pub plugins: Vec<P>,
+    /// Counts and distributions.
+    pub summary: DispatchSummary,
+    /// Every command's timestamps, by worker, then in the order handled.
+    pub times: Vec<CommandTimes>,
+}
+
+enum Inbound<W, M> {
+    Ready(Ready<W>),
+    Message(M),
+}
+
+struct Shared<W, M> {
+    groups: Vec<GroupInfo>,
+    tiles: Vec<Arc<[u16]>>,
+    /// Group id -> index in its owner's list.
+    local_index: Vec<usize>,
+    reservations: Reservations,
+    seeds: Injector<Ready<W>>,
+    inboxes: Vec<Injector<Inbound<W, M>>>,
+    stealers: Vec<Stealer<Ready<W>>>,
+    sleep: Sleep,
+    /// Commands ready, in flight or unhandled, plus messages undelivered.
+    outstanding: AtomicUsize,
+    active: AtomicUsize,
+    driving: AtomicBool,
+    idle_generation: AtomicU64,
+    /// Bumped after every pass that did something and every drive that published.
+    activity: AtomicU64,
+    /// Per worker: `activity` when its last fruitless look for work began.
+    rescanned: Vec<AtomicU64>,
+    next_id: AtomicU64,
+    start: Instant,
+    config: DispatchConfig,
+}
+
+impl<W, M> Shared<W, M> {
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+}
+
+/// The dispatcher over target `T` for commands with payload `W`; see the module docs.
+pub struct Dispatcher<'t, T, W> {
+    target: &'t T,
+    config: DispatchConfig,
+    grid: LogicalRect,
+    groups: Vec<GroupInfo>,
+    seeds: Vec<(W, Place)>,
+}
+
+impl<T, W> std::fmt::Debug for Dispatcher<'_, T, W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dispatcher")
+            .field("config", &self.config)
+            .field("groups", &self.groups)
+            .field("seeds", &self.seeds.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn check(
+    what: &'static str,
+    got: usize,
+    lo: usize,
+    hi: usize,
+    allowed: &'static str,
+) -> Result<(), DispatchError> {
+    if got < lo || got > hi {
+        return Err(DispatchError::Config { what, got, allowed });
+    }
+    Ok(())
+}
+
+impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
+    /// A dispatcher on `target` whose cores form the logical grid `grid` (origin 0,0), with
+    /// `groups`; group `i` gets id `i` and goes to worker `i * workers / groups.len()`, so a
+    /// worker owns neighbouring groups.
+    pub fn new(
+        target: &'t T,
+        grid: LogicalRect,
+        groups: &[LogicalRect],
+        config: DispatchConfig,
+    ) -> Result<Self, DispatchError> {
+        check("workers", config.workers, 1, 64, "1..=64")?;
+        check(
+            "depth",
+            config.depth,
+            1,
+            abi::SLOTS as usize,
+            "1..=2 (the tiles' command slots)",
+        )?;
+        check("lookahead", config.lookahead, 1, 64, "1..=64")?;
+        let n = groups.len().max(1);
+        let mut infos = Vec::with_capacity(groups.len());
+        for (index, &group) in groups.iter().enumerate() {
+            if group.is_empty() || grid.x0 != 0 || grid.y0 != 0 || !grid.covers(group) {
+                return Err(DispatchError::Group {
+                    index,
+                    group,
+                    columns: grid.columns,
+                    rows: grid.rows,
+                });
+            }
+            infos.push(GroupInfo {
+                id: GroupId(index as u32),
+                rect: group,
+                shard: index * config.workers / n,
+            });
+        }
+        Ok(Self {
+            target,
+            config,
+            grid,
+            groups: infos,
+            seeds: Vec::new(),
+        })
+    }
+
+    /// The groups, with their ids and owners.
+    pub fn groups(&self) -> &[GroupInfo] {
+        &self.groups
+    }
+
+    /// Adds a seed command: ready when the run starts.
+    pub fn seed(&mut self, work: W, place: Place) -> Result<(), DispatchError> {
+        if let Place::Group(g) = place {
+            if g.0 as usize >= self.groups.len() {
+                return Err(DispatchError::NoSuchGroup {
+                    group: g.0,
+                    groups: self.groups.len(),
+                });
+            }
+        }
+        self.seeds.push((work, place));
+        Ok(())
+    }
+
+    /// Runs until every command has ended; `plugin(worker)` makes each worker's plugin
+    /// instance (on that worker's thread).
+    pub fn run<P, F>(self, plugin: F) -> Result<DispatchResult<P>, DispatchError>
+    where
+        P: Plugin<Work = W>,
+        F: Fn(usize) -> P + Sync,
+    {
+        let workers = self.config.workers;
+        let deques: Vec<Deque<Ready<W>>> = (0..workers).map(|_| Deque::new_lifo()).collect();
+        let columns = self.grid.columns as usize;
+        let tiles: Vec<Arc<[u16]>> = self
+            .groups
+            .iter()
+            .map(|g| {
+                let r = g.rect;
+                let mut t: Vec<u16> = (r.y0..r.y0 + r.rows)
+                    .flat_map(|y| {
+                        (r.x0..r.x0 + r.columns)
+                            .map(move |x| (y as usize * columns + x as usize) as u16)
+                    })
+                    .collect();
+                t.sort_unstable();
+                t.into()
+            })
+            .collect();
+        let mut counts = vec![0usize; workers];
+        let local_index = self
+            .groups
+            .iter()
+            .map(|g| {
+                counts[g.shard] += 1;
+                counts[g.shard] - 1
+            })
+            .collect();
+        let shared = Shared {
+            groups: self.groups.clone(),
+            tiles,
+            local_index,
+            reservations: Reservations::new(self.grid.len()),
+            seeds: Injector::new(),
+            inboxes: (0..workers).map(|_| Injector::new()).collect(),
+            stealers: deques.iter().map(|d| d.stealer()).collect(),
+            sleep: Sleep::new(),
+            outstanding: AtomicUsize::new(self.seeds.len()),
+            active: AtomicUsize::new(workers),
+            driving: AtomicBool::new(false),
+            idle_generation: AtomicU64::new(0),
+            activity: AtomicU64::new(0),
+            rescanned: (0..workers).map(|_| AtomicU64::new(u64::MAX)).collect(),
+            next_id: AtomicU64::new(0),
+            start: Instant::now(),
+            config: self.config.clone(),
+        };
+        for (work, place) in self.seeds {
+            let ready = Ready {
+                work,
+                place,
+                id: shared.next_id.fetch_add(1, Ordering::Relaxed),
+                queued: 0,
+                origin: usize::MAX,
+            };
+            match place {
+                Place::Any => shared.seeds.push(ready),
+                Place::Group(g) => {
+                    shared.inboxes[shared.groups[g.0 as usize].shard].push(Inbound::Ready(ready))
+                }
+            }
+        }
+        let target = self.target;
+        let shared = &shared;
+        let plugin = &plugin;
+        let outcomes: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = deques
+                .into_iter()
+                .enumerate()
+                .map(|(me, local)| {
+                    std::thread::Builder::new()
+                        .name(format!("komorebi-dispatch-{me}"))
+                        .spawn_scoped(s, move || {
+                            let mut w = WorkerState::new(me, shared, target, plugin(me), local);
+                            w.run();
+                            w.into_outcome()
+                        })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .enumerate()
+                .map(|(worker, h)| {
+                    let h = h.map_err(|e| DispatchError::WorkerPanicked {
+                        worker,
+                        message: format!("could not start: {e}"),
+                    })?;
+                    h.join().map_err(|p| {
+                        // A worker that dies leaves its commands outstanding: stop the others.
+                        shared.outstanding.store(0, Ordering::SeqCst);
+                        shared.sleep.wake_all();
+                        DispatchError::WorkerPanicked {
+                            worker,
+                            message: panic_message(&p),
+                        }
+                    })
+                })
+                .collect()
+        });
+        let wall_ns = shared.now();
+        let mut plugins = Vec::with_capacity(workers);
+        let mut times = Vec::new();
+        let mut stats = Vec::with_capacity(workers);
+        let (mut held, mut dropped) = (0, 0);
+        for o in outcomes {
+            let o = o?;
+            plugins.push(o.plugin);
+            times.extend(o.times);
+            stats.push(o.stats);
+            held += o.held;
+            dropped += o.dropped;
+        }
+        let mut summary =
+            DispatchSummary::build(&times, stats, self.config.depth, target.aiclk_mhz());
+        summary.wall_ns = wall_ns;
+        summary.held_at_end = held;
+        summary.dropped_publications = dropped;
+        Ok(DispatchResult {
+            plugins,
+            summary,
+            times,
+        })
+    }
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
+}
+
+struct Busy<W> {
+    /// `None` once its timeout was handed to the handler (waiting for the cores to report).
+    job: Option<Ready<W>>,
+    /// Timed out, and counted as outstanding until its cores report.
+    awaiting_quiet: bool,
+    held: Held,
+    times: CommandTimes,
+}
+
+struct Slot<W> {
+    mailbox: Arc<Mailbox>,
+    epoch: u64,
+    busy: Option<Busy<W>>,
+}
+
+struct OwnedGroup<W> {
+    info: GroupInfo,
+    tiles: Arc<[u16]>,
+    pinned: VecDeque<Ready<W>>,
+    slots: Vec<Slot<W>>,
+}
+
+struct WorkerOutcome<P> {
+    plugin: P,
+    times: Vec<CommandTimes>,
+    stats: WorkerStats,
+    held: usize,
+    dropped: u64,
+}
+
+struct WorkerState<'s, P: Plugin, T> {
+    me: usize,
+    shared: &'s Shared<P::Work, P::Message>,
+    target: &'s T,
+    plugin: P,
+    local: Deque<Ready<P::Work>>,
+    groups: Vec<OwnedGroup<P::Work>>,
+    scratch: Vec<Ready<P::Work>>,
+    submitted: Vec<(P::Work, Place)>,
+    messages: Vec<(usize, P::Message)>,
+    times: Vec<CommandTimes>,
+    stats: WorkerStats,
+    seen_idle: u64,
+}
+
+enum Event<W> {
+    Final(Option<Ready<W>>, Outcome, Option<(u64, u64)>),
+    Overdue(Ready<W>, Outcome, Option<(u64, u64)>),
+}
+
+impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
+    fn new(
+        me: usize,
+        shared: &'s Shared<P::Work, P::Message>,
+        target: &'s T,
+        plugin: P,
+        local: Deque<Ready<P::Work>>,
+    ) -> Self {
+        let groups = shared
+            .groups
+            .iter()
+            .filter(|g| g.shard == me)
+            .map(|g| OwnedGroup {
+                info: g.clone(),
+                tiles: Arc::clone(&shared.tiles[g.id.0 as usize]),
+                pinned: VecDeque::new(),
+                slots: (0..shared.config.depth)
+                    .map(|_| Slot {
+                        mailbox: Arc::new(Mailbox::new()),
+                        epoch: 0,
+                        busy: None,
+                    })
+                    .collect(),
+            })
+            .collect();
+        Self {
+            me,
+            shared,
+            target,
+            plugin,
+            local,
+            groups,
+            scratch: Vec::new(),
+            submitted: Vec::new(),
+            messages: Vec::new(),
+            times: Vec::new(),
+            stats: WorkerStats::default(),
+            seen_idle: 0,
+        }
+    }
+
+    fn run(&mut self) {
+        let mut spins = 0;
+        loop {
+            if self.shared.outstanding.load(Ordering::SeqCst) == 0 {
+                self.shared.sleep.wake_all();
+                return;
+            }
+            if self.pass() {
+                spins = 0;
+                continue;
+            }
+            if spins < self.shared.config.spin && self.in_flight() > 0 {
+                spins += 1;
+                std::hint::spin_loop();
+                continue;
+            }
+            spins = 0;
+            self.idle();
+        }
+    }
+
+    fn in_flight(&self) -> usize {
+        self.groups
+            .iter()
+            .flat_map(|g| &g.slots)
+            .filter(|s| s.busy.as_ref().is_some_and(|b| b.job.is_some()))
+            .count()
+    }
+
+    /// Nothing to do: park, or be the one that lets the device run.
+    fn idle(&mut self) {
+        let sh = self.shared;
+        let ticket = sh.sleep.prepare();
+        let activity = sh.activity.load(Ordering::SeqCst);
+        if self.pass() || sh.outstanding.load(Ordering::SeqCst) == 0 {
+            sh.sleep.cancel(ticket);
+            return;
+        }
+        sh.rescanned[self.me].store(activity, Ordering::SeqCst);
+        let last = sh.active.fetch_sub(1, Ordering::SeqCst) == 1;
+        if last
+            && sh
+                .driving
+                .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        {
+            sh.sleep.cancel(ticket);
+            self.stats.drives += 1;
+            let drive = self.target.drive();
+            if drive == Drive::Progress {
+                sh.activity.fetch_add(1, Ordering::SeqCst);
+            } else {
+                // Nothing can change on the device, and every worker looked for work in vain
+                // since anything last happened: what is ready now can never be placed.
+                let now = sh.activity.load(Ordering::SeqCst);
+                if sh.rescanned.iter().all(|r| r.load(Ordering::SeqCst) == now) {
+                    sh.idle_generation.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            sh.driving.store(false, Ordering::SeqCst);
+            sh.active.fetch_add(1, Ordering::SeqCst);
+            sh.sleep.wake_all();
+        } else {
+            self.stats.parks += 1;
+            sh.sleep.sleep(ticket);
+            sh.active.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// One pass of the animation master over this worker's shard; whether anything happened.
+    fn pass(&mut self) -> bool {
+        let generation = self.shared.idle_generation.load(Ordering::SeqCst);
+        let stalled = generation != self.seen_idle;
+        self.seen_idle = generation;
+        let mut progressed = self.completions();
+        progressed |= self.inbox();
+        progressed |= self.assign();
+        // Stolen work counts only once posted: work no slot can take yet would otherwise
+        // bounce between idle thieves, each thinking it made progress.
+        if !progressed && self.local.is_empty() && self.steal() {
+            progressed |= self.assign();
+        }
+        if stalled {
+            progressed |= self.abandon();
+        }
+        if progressed {
+            self.shared.activity.fetch_add(1, Ordering::SeqCst);
+        }
+        progressed
+    }
+
+    /// Step 1: hand finished commands to the request handler.
+    fn completions(&mut self) -> bool {
+        let mut progressed = false;
+        for gi in 0..self.groups.len() {
+            for si in 0..self.groups[gi].slots.len() {
+                let slot = &mut self.groups[gi].slots[si];
+                let Some(busy) = slot.busy.as_mut() else {
+                    continue;
+                };
+                let device = |r: &crate::session::Report| {
+                    (r.finished_at != 0).then_some((r.started_at, r.finished_at))
+                };
+                let event = match slot.mailbox.poll(slot.epoch) {
+                    Polled::Pending => continue,
+                    Polled::Reported(r) => {
+                        let d = device(&r);
+                        let o = if r.timeout {
+                            Outcome::TimedOut(r)
+                        } else {
+                            Outcome::Reported(r)
+                        };
+                        Event::Final(busy.job.take(), o, d)
+                    }
+                    Polled::Overdue(r) => match busy.job.take() {
+                        Some(job) => {
+                            let d = device(&r);
+                            Event::Overdue(job, Outcome::TimedOut(r), d)
+                        }
+                        None => continue,
+                    },
+                    Polled::Quiet => Event::Final(None, Outcome::Abandoned, None),
+                    Polled::Refused(e) => {
+                        Event::Final(busy.job.take(), Outcome::Refused(Refusal::Device(e)), None)
+                    }
+                };
+                progressed = true;
+                let times = busy.times.clone();
+                let group = self.groups[gi].info.id;
+                match event {
+                    Event::Final(job, outcome, device) => {
+                        if let Some(job) = job {
+                            self.finish(job, Some(group), outcome, times, device);
+                        }
+                        let busy = self.groups[gi].slots[si].busy.take();
+                        if let Some(b) = busy {
+                            if b.awaiting_quiet {
+                                self.shared.outstanding.fetch_sub(1, Ordering::SeqCst);
+                            }
+                            self.shared.reservations.release(b.held);
+                            self.shared.sleep.notify();
+                        }
+                    }
+                    Event::Overdue(job, outcome, device) => {
+                        // The run waits for the late completion too (unless the device stalls).
+                        self.shared.outstanding.fetch_add(1, Ordering::SeqCst);
+                        if let Some(b) = self.groups[gi].slots[si].busy.as_mut() {
+                            b.awaiting_quiet = true;
+                        }
+                        self.finish(job, Some(group), outcome, times, device);
+                    }
+                }
+            }
+        }
+        progressed
+    }
+
+    /// Step 2: messages, and commands other workers routed to this worker's groups.
+    fn inbox(&mut self) -> bool {
+        let mut progressed = false;
+        loop {
+            match self.shared.inboxes[self.me].steal() {
+                Steal::Empty => return progressed,
+                Steal::Retry => continue,
+                Steal::Success(Inbound::Ready(r)) => {
+                    progressed = true;
+                    self.enqueue(r);
+                }
+                Steal::Success(Inbound::Message(m)) => {
+                    progressed = true;
+                    let mut cx = Cx {
+                        shard: self.me,
+                        shards: self.shared.config.workers,
+                        groups: &self.shared.groups,
+                        submitted: &mut self.submitted,
+                        messages: &mut self.messages,
+                    };
+                    self.plugin.receive(m, &mut cx);
+                    self.route();
+                    self.shared.outstanding.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
+        }
+    }
+
+    fn enqueue(&mut self, r: Ready<P::Work>) {
+        match r.place {
+            Place::Any => self.local.push(r),
+            Place::Group(g) => {
+                let i = self.shared.local_index[g.0 as usize];
+                self.groups[i].pinned.push_back(r);
+            }
+        }
+    }
+
+    /// Step 3: offer every empty slot to the assigner; post what it picks once its tiles are
+    /// reserved.
+    fn assign(&mut self) -> bool {
+        let mut progressed = false;
+        for gi in 0..self.groups.len() {
+            while let Some(si) = self.groups[gi].slots.iter().position(|s| s.busy.is_none()) {
+                match self.fill(gi, si) {
+                    Fill::Posted => progressed = true,
+                    Fill::Refused => progressed = true,
+                    Fill::Nothing => break,
+                }
+            }
+        }
+        progressed
+    }
+
+    fn fill(&mut self, gi: usize, si: usize) -> Fill {
+        self.scratch.clear();
+        let pinned = match self.groups[gi].pinned.pop_front() {
+            Some(r) => {
+                self.scratch.push(r);
+                true
+            }
+            None => false,
+        };
+        while self.scratch.len() < self.shared.config.lookahead + pinned as usize {
+            match self.local.pop() {
+                Some(r) => self.scratch.push(r),
+                None => break,
+            }
+        }
+        if self.scratch.is_empty() {
+            return Fill::Nothing;
+        }
+        let in_flight = self.groups[gi]
+            .slots
+            .iter()
+            .filter(|s| s.busy.is_some())
+            .count();
+        let view = SlotView {
+            group: &self.groups[gi].info,
+            slot: si,
+            in_flight,
+        };
+        let pick = self
+            .plugin
+            .assign(&view, &self.scratch)
+            .filter(|&i| i < self.scratch.len());
+        let chosen = pick.map(|i| self.scratch.remove(i));
+        self.put_back(gi, pinned && pick != Some(0));
+        let Some(job) = chosen else {
+            return Fill::Nothing;
+        };
+        let info = self.groups[gi].info.clone();
+        let spec = self.plugin.command(&job.work, &info);
+        if spec.group != info.rect {
+            let refusal = Refusal::WrongGroup {
+                spec: spec.group,
+                slot: info.rect,
+            };
+            let times = self.times_of(&job);
+            self.finish(job, Some(info.id), Outcome::Refused(refusal), times, None);
+            return Fill::Refused;
+        }
+        let exclusive = spec.flags & abi::FLAG_EXCLUSIVE != 0;
+        let Some(held) = self
+            .shared
+            .reservations
+            .try_reserve(&self.groups[gi].tiles, exclusive)
+        else {
+            self.stats.blocked += 1;
+            match job.place {
+                Place::Group(_) => self.groups[gi].pinned.push_front(job),
+                Place::Any => self.local.push(job),
+            }
+            return Fill::Nothing;
+        };
+        let slot = &mut self.groups[gi].slots[si];
+        slot.epoch += 1;
+        let armed = slot.mailbox.arm(slot.epoch);
+        debug_assert!(armed, "a free slot's mailbox is settled");
+        let posting = Posting {
+            mailbox: Arc::clone(&slot.mailbox),
+            epoch: slot.epoch,
+        };
+        let mut times = self.times_of(&job);
+        times.posted = Some(self.shared.now());
+        match self.target.post(spec, posting) {
+            Ok(()) => {
+                self.stats.posted += 1;
+                self.groups[gi].slots[si].busy = Some(Busy {
+                    job: Some(job),
+                    awaiting_quiet: false,
+                    held,
+                    times,
+                });
+                Fill::Posted
+            }
+            Err(e) => {
+                self.shared.reservations.release(held);
+                self.finish(
+                    job,
+                    Some(info.id),
+                    Outcome::Refused(Refusal::Device(e)),
+                    times,
+                    None,
+                );
+                Fill::Refused
+            }
+        }
+    }
+
+    /// Returns the assigner's unchosen candidates: the pinned one (if `pinned_left`) to the
+    /// front of its queue, the stealable ones to the deque in their old order.
+    fn put_back(&mut self, gi: usize, pinned_left: bool) {
+        let mut rest = std::mem::take(&mut self.scratch);
+        let mut drain = rest.drain(..);
+        if pinned_left {
+            if let Some(r) = drain.next() {
+                self.groups[gi].pinned.push_front(r);
+            }
+        }
+        // Popped newest first: push back oldest first.
+        let floating: Vec<_> = drain.collect();
+        for r in floating.into_iter().rev() {
+            self.local.push(r);
+        }
+        self.scratch = rest;
+    }
+
+    /// Step 4: take ready commands from the seeds or another worker, when this worker has a
+    /// free slot to run them in.
+    fn steal(&mut self) -> bool {
+        let free = self
+            .groups
+            .iter()
+            .any(|g| g.slots.iter().any(|s| s.busy.is_none()));
+        if !free {
+            return false;
+        }
+        let n = self.shared.config.workers;
+        loop {
+            let mut retry = false;
+            match self.shared.seeds.steal_batch_and_pop(&self.local) {
+                Steal::Success(r) => {
+                    self.local.push(r);
+                    return true;
+                }
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+            for k in 1..n {
+                match self.shared.stealers[(self.me + k) % n].steal_batch_and_pop(&self.local) {
+                    Steal::Success(r) => {
+                        self.local.push(r);
+                        return true;
+                    }
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            if !retry {
+                return false;
+            }
+        }
+    }
+
+    /// After the device went idle: every ready command that could not be placed is abandoned,
+    /// and timed-out commands whose cores will never report stop holding up the run's end
+    /// (their slots and tiles stay held).
+    fn abandon(&mut self) -> bool {
+        let mut left = Vec::new();
+        let mut any = false;
+        for g in &mut self.groups {
+            left.extend(g.pinned.drain(..));
+            for b in g.slots.iter_mut().filter_map(|s| s.busy.as_mut()) {
+                if std::mem::take(&mut b.awaiting_quiet) {
+                    self.shared.outstanding.fetch_sub(1, Ordering::SeqCst);
+                    any = true;
+                }
+            }
+        }
+        while let Some(r) = self.local.pop() {
+            left.push(r);
+        }
+        loop {
+            match self.shared.seeds.steal() {
+                Steal::Success(r) => left.push(r),
+                Steal::Retry => continue,
+                Steal::Empty => break,
+            }
+        }
+        any |= !left.is_empty();
+        for job in left {
+            let times = self.times_of(&job);
+            self.finish(job, None, Outcome::Abandoned, times, None);
+        }
+        any
+    }
+
+    fn times_of(&self, job: &Ready<P::Work>) -> CommandTimes {
+        CommandTimes {
+            id: job.id,
+            queued: job.queued,
+            stolen: job.origin != usize::MAX && job.origin != self.me,
+            ..CommandTimes::default()
+        }
+    }
+
+    /// Hands a command's end to the request handler and routes what it submitted.
+    fn finish(
+        &mut self,
+        job: Ready<P::Work>,
+        group: Option<GroupId>,
+        outcome: Outcome,
+        mut times: CommandTimes,
+        device: Option<(u64, u64)>,
+    ) {
+        times.group = group.map(|g| g.0);
+        times.worker = self.me;
+        times.noticed = self.shared.now();
+        times.outcome = match outcome {
+            Outcome::Reported(_) => "reported",
+            Outcome::TimedOut(_) => "timed_out",
+            Outcome::Refused(_) => "refused",
+            Outcome::Abandoned => "abandoned",
+        };
+        if let Some((s, r)) = device {
+            times.started = Some(s);
+            times.reported = Some(r);
+        }
+        self.stats.handled += 1;
+        self.stats.stolen += times.stolen as u64;
+        let finished = Finished {
+            work: job.work,
+            id: job.id,
+            group,
+            outcome,
+            times: times.clone(),
+        };
+        let mut cx = Cx {
+            shard: self.me,
+            shards: self.shared.config.workers,
+            groups: &self.shared.groups,
+            submitted: &mut self.submitted,
+            messages: &mut self.messages,
+        };
+        self.plugin.handle(finished, &mut cx);
+        times.handled = self.shared.now();
+        self.times.push(times);
+        self.route();
+        self.shared.outstanding.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Makes the handler's follow-ups ready and sends its messages; counted as outstanding
+    /// before the handled command stops being.
+    fn route(&mut self) {
+        let n = self.submitted.len() + self.messages.len();
+        if n == 0 {
+            return;
+        }
+        self.shared.outstanding.fetch_add(n, Ordering::SeqCst);
+        let now = self.shared.now();
+        let mut submitted = std::mem::take(&mut self.submitted);
+        for (work, place) in submitted.drain(..) {
+            let ready = Ready {
+                work,
+                place,
+                id: self.shared.next_id.fetch_add(1, Ordering::Relaxed),
+                queued: now,
+                origin: self.me,
+            };
+            let owner = match place {
+                Place::Any => self.me,
+                Place::Group(g) => self.shared.groups[g.0 as usize].shard,
+            };
+            if owner == self.me {
+                self.enqueue(ready);
+            } else {
+                self.shared.inboxes[owner].push(Inbound::Ready(ready));
+            }
+        }
+        self.submitted = submitted;
+        for (shard, m) in self.messages.drain(..) {
+            self.shared.inboxes[shard].push(Inbound::Message(m));
+        }
+        self.shared.sleep.notify();
+    }
+
+    fn into_outcome(self) -> WorkerOutcome<P> {
+        let slots = || self.groups.iter().flat_map(|g| &g.slots);
+        WorkerOutcome {
+            held: slots().filter(|s| s.busy.is_some()).count(),
+            dropped: slots().map(|s| s.mailbox.dropped()).sum(),
+            plugin: self.plugin,
+            times: self.times,
+            stats: self.stats,
+        }
+    }
+}
+
+enum Fill {
+    Posted,
+    Refused,
+    Nothing,
+}

@@ -1,0 +1,170 @@
+//! Tile reservations: the mechanism that keeps an exclusive command's tiles to itself.
+//!
+//! Every logical tile has one word: the number of non-exclusive commands in flight on it, or
+//! [`EXCLUSIVE`] while an exclusive one is. A command is posted only after it reserved every tile
+//! of its group: shared for a plain command, exclusive for one flagged `EXCLUSIVE`. Reserving
+//! never waits: the tiles are taken in ascending order with one compare-and-swap each, and on the
+//! first refusal the ones already taken are given back, so two placers can never deadlock and
+//! the dispatcher can try other work instead.
+//!
+//! Guarantee: while an exclusive reservation of a tile is held, no other reservation of that tile
+//! is; the assigner's choice cannot break it, because the flags checked are those of the command
+//! about to be posted.
+//!
+//! Orderings: taking a tile is `Acquire` and giving it back is `Release`, so whatever the last
+//! holder did before releasing (reading the device's report of its command) happens before the
+//! next holder posts.
+
+use std::sync::Arc;
+
+use super::sync::{AtomicU32, Ordering};
+
+/// The word of a tile an exclusive command holds.
+pub const EXCLUSIVE: u32 = u32::MAX;
+
+/// The reservation words of every tile of a grid.
+#[derive(Debug)]
+pub struct Reservations {
+    tiles: Box<[AtomicU32]>,
+}
+
+/// Tiles one command holds; give them back with [`Reservations::release`].
+#[derive(Debug)]
+#[must_use = "a reservation is held until it is released"]
+pub struct Held {
+    tiles: Arc<[u16]>,
+    exclusive: bool,
+}
+
+impl Held {
+    /// Whether the tiles are held exclusively.
+    pub fn exclusive(&self) -> bool {
+        self.exclusive
+    }
+
+    /// The tiles held.
+    pub fn tiles(&self) -> &[u16] {
+        &self.tiles
+    }
+}
+
+impl Reservations {
+    /// Words for `tiles` tiles, all free.
+    pub fn new(tiles: usize) -> Self {
+        Self {
+            tiles: (0..tiles).map(|_| AtomicU32::new(0)).collect(),
+        }
+    }
+
+    /// Number of tiles.
+    pub fn len(&self) -> usize {
+        self.tiles.len()
+    }
+
+    /// Whether there are no tiles.
+    pub fn is_empty(&self) -> bool {
+        self.tiles.is_empty()
+    }
+
+    /// Reserves every tile of `tiles` (ascending, each below [`len`](Self::len)), exclusively or
+    /// shared; `None`, with nothing held, when some tile is not available that way or out of
+    /// range.
+    pub fn try_reserve(&self, tiles: &Arc<[u16]>, exclusive: bool) -> Option<Held> {
+        for (n, &t) in tiles.iter().enumerate() {
+            let taken = self
+                .tiles
+                .get(t as usize)
+                .is_some_and(|word| Self::take(word, exclusive));
+            if !taken {
+                for &u in tiles[..n].iter().rev() {
+                    Self::give_back(&self.tiles[u as usize], exclusive);
+                }
+                return None;
+            }
+        }
+        Some(Held {
+            tiles: Arc::clone(tiles),
+            exclusive,
+        })
+    }
+
+    /// Gives back every tile of `held`.
+    pub fn release(&self, held: Held) {
+        for &t in held.tiles.iter().rev() {
+            Self::give_back(&self.tiles[t as usize], held.exclusive);
+        }
+    }
+
+    /// The word of tile `tile`: holders of a shared reservation, or [`EXCLUSIVE`]. For tests and
+    /// diagnostics; it may change as soon as it is read.
+    pub fn word(&self, tile: u16) -> Option<u32> {
+        self.tiles
+            .get(tile as usize)
+            .map(|w| w.load(Ordering::Relaxed))
+    }
+
+    fn take(word: &AtomicU32, exclusive: bool) -> bool {
+        if exclusive {
+            return word
+                .compare_exchange(0, EXCLUSIVE, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok();
+        }
+        let mut seen = word.load(Ordering::Relaxed);
+        loop {
+            // A tile has a handful of shared holders at most (its command slots); refusing at
+            // EXCLUSIVE - 1 keeps the count from ever reading as exclusive.
+            if seen >= EXCLUSIVE - 1 {
+                return false;
+            }
+            match word.compare_exchange_weak(seen, seen + 1, Ordering::Acquire, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(now) => seen = now,
+            }
+        }
+    }
+
+    fn give_back(word: &AtomicU32, exclusive: bool) {
+        if exclusive {
+            word.store(0, Ordering::Release);
+        } else {
+            word.fetch_sub(1, Ordering::Release);
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn tiles(t: &[u16]) -> Arc<[u16]> {
+        t.into()
+    }
+
+    #[test]
+    fn exclusive_excludes_every_overlap_and_shared_shares() {
+        let r = Reservations::new(8);
+        let a = r.try_reserve(&tiles(&[1, 2, 3]), true).expect("free tiles");
+        assert!(r.try_reserve(&tiles(&[3, 4]), false).is_none());
+        assert!(r.try_reserve(&tiles(&[0, 1]), true).is_none());
+        // A refusal gives back what it took: tile 0 and 4 are still free.
+        assert_eq!((r.word(0), r.word(4)), (Some(0), Some(0)));
+        let b = r.try_reserve(&tiles(&[4, 5]), false).expect("disjoint");
+        let c = r
+            .try_reserve(&tiles(&[5, 6]), false)
+            .expect("shared with b");
+        assert_eq!(r.word(5), Some(2));
+        assert!(r.try_reserve(&tiles(&[5]), true).is_none());
+        r.release(a);
+        r.release(b);
+        r.release(c);
+        assert!((0..8).all(|t| r.word(t) == Some(0)));
+    }
+
+    #[test]
+    fn out_of_range_tiles_are_refused_with_nothing_held() {
+        let r = Reservations::new(4);
+        assert!(r.try_reserve(&tiles(&[2, 9]), false).is_none());
+        assert_eq!(r.word(2), Some(0));
+        assert_eq!(r.word(9), None);
+    }
+}

@@ -1,0 +1,302 @@
+//! What the dispatcher needs of a chip ([`Target`]), and two targets: [`NullTarget`], a device
+//! that completes every command the moment it is posted (for measuring the dispatcher itself),
+//! and [`SimTarget`], the simulator on a thread of its own.
+//!
+//! A target takes posted commands and later publishes what became of each into the command's
+//! slot [`Mailbox`]; workers find out by polling their mailboxes (the host's scan of report
+//! words). On a card the mailbox words would be the tiles' report words read through a TLB
+//! window; on the simulator the device thread mirrors them into host memory.
+
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use super::mailbox::{Mailbox, Published};
+use crate::session::{CommandSpec, Report, Session, SessionError, Ticket};
+
+/// Where the outcome of one posted command goes: its slot's mailbox and the command's epoch.
+#[derive(Clone, Debug)]
+pub struct Posting {
+    /// The slot's mailbox.
+    pub mailbox: Arc<Mailbox>,
+    /// The command's epoch in that mailbox.
+    pub epoch: u64,
+}
+
+impl Posting {
+    /// Publishes `what` for this command; `false` if it was stale or out of order.
+    pub fn publish(&self, what: Published) -> bool {
+        self.mailbox.publish(self.epoch, what)
+    }
+}
+
+/// What [`Target::drive`] did.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Drive {
+    /// The device ran; something may have been published.
+    Progress,
+    /// Nothing can change any more: every command the device could finish is finished, and
+    /// nothing was published.
+    Idle,
+}
+
+/// A chip as the dispatcher uses it. Shared by every worker, so `Sync`; posting never waits for
+/// the command to run.
+pub trait Target: Sync {
+    /// Posts `command` to every core of its group; what becomes of it is published to
+    /// `posting`, at once or later. An error here means nothing was posted.
+    fn post(&self, command: CommandSpec, posting: Posting) -> Result<(), SessionError>;
+
+    /// Lets the device run until something is published or nothing can change. The dispatcher
+    /// calls it only when every worker has nothing else to do, so on the simulator virtual time
+    /// stands still while the host works.
+    fn drive(&self) -> Drive;
+
+    /// The device clock's frequency in MHz (for converting device cycles to time).
+    fn aiclk_mhz(&self) -> u32;
+}
+
+/// A device that completes every command, successfully, the moment it is posted.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct NullTarget;
+
+impl Target for NullTarget {
+    fn post(&self, command: CommandSpec, posting: Posting) -> Result<(), SessionError> {
+        posting.publish(Published::Reported(Report {
+            sequence: posting.epoch as u32,
+            ok: true,
+            timeout: false,
+            refused: false,
+            mismatch: false,
+            unreported: Vec::new(),
+            give_ups: Vec::new(),
+            stats: Vec::new(),
+            cycles: 0,
+            started_at: 0,
+            finished_at: 0,
+        }));
+        drop(command);
+        Ok(())
+    }
+
+    fn drive(&self) -> Drive {
+        Drive::Idle
+    }
+
+    fn aiclk_mhz(&self) -> u32 {
+        1350
+    }
+}
+
+type SessionJob = Box<dyn FnOnce(&mut Session) + Send>;
+/// Called on the device thread right after a command was posted, with its ticket.
+pub type PostHook = Box<dyn FnMut(&mut Session, &Ticket) + Send>;
+
+enum Request {
+    Post(CommandSpec, Posting),
+    Drive(mpsc::Sender<Drive>),
+    With(SessionJob),
+}
+
+/// The simulator behind a [`Session`] on a device thread of its own (the simulator is
+/// single-threaded; workers reach it only through this target).
+///
+/// Posts are queued to the device thread, which writes them into the tiles' slots at the current
+/// virtual time. [`drive`](Target::drive) runs the simulator until some watched command's tiles
+/// have all reported, an overdue command's tiles are quiet again, or the earliest deadline; it
+/// then publishes reports, overdue reports and late completions to the mailboxes.
+pub struct SimTarget {
+    requests: Option<mpsc::Sender<Request>>,
+    thread: Option<JoinHandle<()>>,
+    aiclk_mhz: u32,
+}
+
+impl std::fmt::Debug for SimTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimTarget")
+            .field("aiclk_mhz", &self.aiclk_mhz)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Watched {
+    ticket: Ticket,
+    posting: Posting,
+    overdue: bool,
+}
+
+impl SimTarget {
+    /// Opens a session with `open` on a new device thread; `hook`, if any, runs after every
+    /// post on that thread (the broadcast program's host-stop fault uses it).
+    pub fn spawn<F>(open: F, hook: Option<PostHook>) -> Result<Self, SessionError>
+    where
+        F: FnOnce() -> Result<Session, SessionError> + Send + 'static,
+    {
+        let (tx, rx) = mpsc::channel::<Request>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<u32, SessionError>>();
+        let thread = std::thread::Builder::new()
+            .name("komorebi-sim".into())
+            .spawn(move || {
+                let mut session = match open() {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                let _ = ready_tx.send(Ok(session.device().aiclk_mhz()));
+                device_thread(&mut session, rx, hook);
+            })
+            .map_err(|e| {
+                SessionError::Device(crate::device::DeviceError(format!(
+                    "cannot start the simulator thread: {e}"
+                )))
+            })?;
+        let aiclk_mhz = ready_rx.recv().unwrap_or_else(|_| {
+            Err(SessionError::Device(crate::device::DeviceError(
+                "the simulator thread ended while opening the session".into(),
+            )))
+        })?;
+        Ok(Self {
+            requests: Some(tx),
+            thread: Some(thread),
+            aiclk_mhz,
+        })
+    }
+
+    /// Runs `f` on the session, on the device thread, and returns its result (for reading
+    /// device state from a request handler, or after a run).
+    pub fn with_session<R, F>(&self, f: F) -> Result<R, SessionError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Session) -> R + Send + 'static,
+    {
+        let (tx, rx) = mpsc::channel();
+        self.send(Request::With(Box::new(move |s| {
+            let _ = tx.send(f(s));
+        })))?;
+        rx.recv().map_err(|_| gone())
+    }
+
+    fn send(&self, r: Request) -> Result<(), SessionError> {
+        let requests = self.requests.as_ref().ok_or_else(gone)?;
+        requests.send(r).map_err(|_| gone())
+    }
+}
+
+fn gone() -> SessionError {
+    SessionError::Device(crate::device::DeviceError(
+        "the simulator thread has ended".into(),
+    ))
+}
+
+impl Drop for SimTarget {
+    fn drop(&mut self) {
+        // Closing the channel ends the device thread.
+        drop(self.requests.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Target for SimTarget {
+    fn post(&self, command: CommandSpec, posting: Posting) -> Result<(), SessionError> {
+        self.send(Request::Post(command, posting))
+    }
+
+    fn drive(&self) -> Drive {
+        let (tx, rx) = mpsc::channel();
+        if self.send(Request::Drive(tx)).is_err() {
+            return Drive::Idle;
+        }
+        rx.recv().unwrap_or(Drive::Idle)
+    }
+
+    fn aiclk_mhz(&self) -> u32 {
+        self.aiclk_mhz
+    }
+}
+
+fn device_thread(session: &mut Session, rx: mpsc::Receiver<Request>, mut hook: Option<PostHook>) {
+    let mut watched: Vec<Watched> = Vec::new();
+    while let Ok(request) = rx.recv() {
+        match request {
+            Request::Post(spec, posting) => match session.post(&spec) {
+                Ok(ticket) => {
+                    if let Some(h) = hook.as_mut() {
+                        h(session, &ticket);
+                    }
+                    watched.push(Watched {
+                        ticket,
+                        posting,
+                        overdue: false,
+                    });
+                }
+                Err(e) => {
+                    posting.publish(Published::Refused(e));
+                }
+            },
+            Request::Drive(reply) => {
+                let _ = reply.send(drive(session, &mut watched));
+            }
+            Request::With(job) => job(session),
+        }
+    }
+}
+
+/// One drive of the device thread; see [`SimTarget`].
+fn drive(session: &mut Session, watched: &mut Vec<Watched>) -> Drive {
+    if watched.is_empty() {
+        return Drive::Idle;
+    }
+    let deadline = watched
+        .iter()
+        .filter(|w| !w.overdue)
+        .map(|w| w.ticket.deadline)
+        .min()
+        .unwrap_or(u64::MAX);
+    let advance = {
+        let tickets: Vec<&Ticket> = watched.iter().map(|w| &w.ticket).collect();
+        session.wait_any(&tickets, deadline)
+    };
+    let idle = advance == crate::device::Advance::Idle;
+    let now = session.device().now();
+    let mut published = false;
+    let mut i = 0;
+    while i < watched.len() {
+        let w = &mut watched[i];
+        let quiet = session.is_reported(&w.ticket).unwrap_or(false);
+        let what = if quiet && w.overdue {
+            Some(Published::Quiet)
+        } else if quiet || (!w.overdue && (idle || now >= w.ticket.deadline)) {
+            Some(match session.report(&w.ticket) {
+                Ok(r) if quiet => Published::Reported(r),
+                Ok(r) => Published::Overdue(r),
+                Err(e) => Published::Refused(e),
+            })
+        } else {
+            None
+        };
+        let Some(what) = what else {
+            i += 1;
+            continue;
+        };
+        let last = matches!(
+            what,
+            Published::Reported(_) | Published::Quiet | Published::Refused(_)
+        );
+        published |= w.posting.publish(what);
+        if last {
+            watched.swap_remove(i);
+        } else {
+            w.overdue = true;
+            i += 1;
+        }
+    }
+    if published {
+        Drive::Progress
+    } else {
+        Drive::Idle
+    }
+}

@@ -1,0 +1,513 @@
+//! The dispatcher against scripted and null devices: every command ends exactly once, exclusive
+//! commands on overlapping groups are never in flight together whatever the assigner picks,
+//! timeouts hold their tiles until the late completion, stealing moves ready work only.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use komorebi::dispatch::{
+    Cx, DispatchConfig, DispatchError, Dispatcher, Drive, Finished, GroupId, GroupInfo, NullTarget,
+    Outcome, Place, Plugin, Posting, Published, Ready, SlotView, Target,
+};
+use komorebi::session::{CommandSpec, Report, SessionError, TileProgram};
+use komorebi_broadcast::LogicalRect;
+use komorebi_kernel::abi;
+use proptest::prelude::*;
+
+const GRID: LogicalRect = LogicalRect::new(0, 0, 8, 6);
+
+fn report(ok: bool, timeout: bool) -> Report {
+    Report {
+        sequence: 0,
+        ok,
+        timeout,
+        refused: false,
+        mismatch: false,
+        unreported: Vec::new(),
+        give_ups: Vec::new(),
+        stats: Vec::new(),
+        cycles: 0,
+        started_at: 0,
+        finished_at: 0,
+    }
+}
+
+fn spec(group: LogicalRect, exclusive: bool, tag: u64) -> CommandSpec {
+    CommandSpec {
+        handler: 7,
+        flags: if exclusive { abi::FLAG_EXCLUSIVE } else { 0 },
+        group,
+        wait_limit: 1000,
+        programs: vec![TileProgram {
+            reader: vec![tag as u32, (tag >> 32) as u32],
+            ..TileProgram::default()
+        }],
+    }
+}
+
+/// A device whose commands finish when it is driven, in an order a seeded generator picks;
+/// some go overdue first and complete late. It checks, at every post, that no exclusive
+/// command shares a tile with another command in flight (overdue ones included).
+struct Scripted {
+    state: Mutex<ScriptState>,
+}
+
+struct InFlight {
+    group: LogicalRect,
+    exclusive: bool,
+    tag: u64,
+    posting: Posting,
+    overdue: bool,
+}
+
+struct ScriptState {
+    rng: u64,
+    in_flight: Vec<InFlight>,
+    violations: Vec<String>,
+    runs: HashMap<u64, u32>,
+    /// Postings already finished, to replay as stale publications.
+    finished: Vec<Posting>,
+    timeout_percent: u64,
+}
+
+impl ScriptState {
+    fn next(&mut self) -> u64 {
+        // xorshift64*: fixed by the test's seed.
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+impl Scripted {
+    fn new(seed: u64, timeout_percent: u64) -> Self {
+        Self {
+            state: Mutex::new(ScriptState {
+                rng: seed | 1,
+                in_flight: Vec::new(),
+                violations: Vec::new(),
+                runs: HashMap::new(),
+                finished: Vec::new(),
+                timeout_percent,
+            }),
+        }
+    }
+}
+
+impl Target for Scripted {
+    fn post(&self, command: CommandSpec, posting: Posting) -> Result<(), SessionError> {
+        let mut guard = self.state.lock().unwrap();
+        let s = &mut *guard;
+        let exclusive = command.flags & abi::FLAG_EXCLUSIVE != 0;
+        for other in &s.in_flight {
+            if (exclusive || other.exclusive) && other.group.overlaps(command.group) {
+                let v = format!(
+                    "command {} on {} posted while {} on {} is in flight (exclusive {} / {})",
+                    command.programs[0].reader[0],
+                    command.group,
+                    other.tag,
+                    other.group,
+                    exclusive,
+                    other.exclusive
+                );
+                s.violations.push(v);
+            }
+        }
+        let r = &command.programs[0].reader;
+        let tag = r[0] as u64 | (r[1] as u64) << 32;
+        *s.runs.entry(tag).or_default() += 1;
+        s.in_flight.push(InFlight {
+            group: command.group,
+            exclusive,
+            tag,
+            posting,
+            overdue: false,
+        });
+        Ok(())
+    }
+
+    fn drive(&self) -> Drive {
+        let mut s = self.state.lock().unwrap();
+        if s.in_flight.is_empty() {
+            return Drive::Idle;
+        }
+        // Finish one to three commands, chosen at random (completion order is not post order).
+        let n = 1 + (s.next() % 3) as usize;
+        for _ in 0..n.min(s.in_flight.len()) {
+            let i = (s.next() % s.in_flight.len() as u64) as usize;
+            let timeout = s.next() % 100 < s.timeout_percent;
+            let f = &mut s.in_flight[i];
+            if f.overdue {
+                assert!(f.posting.publish(Published::Quiet));
+            } else if timeout {
+                f.overdue = true;
+                let mut r = report(false, true);
+                r.unreported.push([f.group.x0, f.group.y0]);
+                assert!(f.posting.publish(Published::Overdue(r)));
+                continue;
+            } else {
+                assert!(f.posting.publish(Published::Reported(report(true, false))));
+            }
+            let done = s.in_flight.swap_remove(i);
+            s.finished.push(done.posting);
+        }
+        // A stale publication for an old command must be dropped by its mailbox.
+        if !s.finished.is_empty() && s.next() % 4 == 0 {
+            let i = (s.next() % s.finished.len() as u64) as usize;
+            let stale = s.finished[i].clone();
+            assert!(!stale.publish(Published::Reported(report(true, false))));
+        }
+        Drive::Progress
+    }
+
+    fn aiclk_mhz(&self) -> u32 {
+        1350
+    }
+}
+
+#[derive(Debug)]
+struct Job {
+    tag: u64,
+    exclusive: bool,
+    /// Follow-ups this command makes when it ends.
+    children: u32,
+}
+
+/// A plugin whose assigner picks adversarially (the last candidate, so stealable work jumps
+/// ahead of pinned), and whose handler records every end and fans out follow-ups.
+struct Recorder {
+    ends: Vec<(u64, &'static str)>,
+    next_tag: &'static AtomicU64,
+    groups: usize,
+}
+
+impl Plugin for Recorder {
+    type Work = Job;
+    type Message = ();
+
+    fn handle(&mut self, f: Finished<Job>, cx: &mut Cx<'_, Job, ()>) {
+        let kind = match f.outcome {
+            Outcome::Reported(_) => "reported",
+            Outcome::TimedOut(_) => "timed_out",
+            Outcome::Refused(_) => "refused",
+            Outcome::Abandoned => "abandoned",
+        };
+        self.ends.push((f.work.tag, kind));
+        for c in 0..f.work.children {
+            let tag = self.next_tag.fetch_add(1, Ordering::Relaxed);
+            let place = if c % 2 == 0 {
+                Place::Any
+            } else {
+                Place::Group(GroupId((tag % self.groups as u64) as u32))
+            };
+            let job = Job {
+                tag,
+                exclusive: tag % 3 == 0,
+                children: 0,
+            };
+            cx.submit(job, place).expect("group ids are in range");
+        }
+    }
+
+    fn assign(&mut self, _slot: &SlotView<'_>, candidates: &[Ready<Job>]) -> Option<usize> {
+        Some(candidates.len() - 1)
+    }
+
+    fn command(&mut self, work: &Job, group: &GroupInfo) -> CommandSpec {
+        spec(group.rect, work.exclusive, work.tag)
+    }
+}
+
+fn groups_strategy() -> impl Strategy<Value = Vec<LogicalRect>> {
+    prop::collection::vec(
+        (0u8..8, 0u8..6, 1u8..4, 1u8..4)
+            .prop_map(|(x, y, c, r)| LogicalRect::new(x.min(8 - c), y.min(6 - r), c, r)),
+        1..7,
+    )
+}
+
+struct Case {
+    ends: Vec<(u64, &'static str)>,
+    violations: Vec<String>,
+    runs: HashMap<u64, u32>,
+    tags: u64,
+    held: usize,
+}
+
+fn run_case(groups: &[LogicalRect], seed: u64, seeds: u32, workers: usize, timeouts: u64) -> Case {
+    let target = Scripted::new(seed, timeouts);
+    let config = DispatchConfig {
+        workers,
+        ..DispatchConfig::default()
+    };
+    let mut d = Dispatcher::new(&target, GRID, groups, config).unwrap();
+    let tags: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(seeds as u64)));
+    for t in 0..seeds as u64 {
+        let place = if t % 2 == 0 {
+            Place::Any
+        } else {
+            Place::Group(GroupId((t % groups.len() as u64) as u32))
+        };
+        let job = Job {
+            tag: t,
+            exclusive: t % 2 == 0,
+            children: (t % 4) as u32,
+        };
+        d.seed(job, place).unwrap();
+    }
+    let n = groups.len();
+    let result = d
+        .run(|_| Recorder {
+            ends: Vec::new(),
+            next_tag: tags,
+            groups: n,
+        })
+        .unwrap();
+    let s = target.state.into_inner().unwrap();
+    Case {
+        ends: result.plugins.into_iter().flat_map(|p| p.ends).collect(),
+        violations: s.violations,
+        runs: s.runs,
+        tags: tags.load(Ordering::Relaxed),
+        held: result.summary.held_at_end,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Random groups, flags, completion orders and timeouts: no exclusive overlap is ever in
+    /// flight, every command ends exactly once, and none runs twice.
+    #[test]
+    fn exclusive_commands_never_overlap_and_every_command_ends_once(
+        groups in groups_strategy(),
+        seed in any::<u64>(),
+        seeds in 1u32..24,
+        workers in 1usize..4,
+        timeouts in 0u64..30,
+    ) {
+        let case = run_case(&groups, seed, seeds, workers, timeouts);
+        prop_assert!(case.violations.is_empty(), "seed {seed}: {:?}", case.violations);
+        let mut ended: Vec<u64> = case.ends.iter().map(|e| e.0).collect();
+        ended.sort_unstable();
+        let all: Vec<u64> = (0..case.tags).collect();
+        prop_assert_eq!(ended, all, "seed {}: every command ends exactly once", seed);
+        prop_assert!(case.runs.values().all(|&n| n == 1), "seed {seed}: a command ran twice");
+        // Scripted commands all end: nothing is abandoned, and the device only goes idle when
+        // nothing is in flight.
+        prop_assert!(case.ends.iter().all(|e| e.1 == "reported" || e.1 == "timed_out"));
+        prop_assert_eq!(case.held, 0);
+    }
+}
+
+#[test]
+fn timeouts_are_handed_over_and_their_tiles_held_until_quiet() {
+    // One group, every command exclusive, every other one times out: the checks at post time
+    // would fail if a timed-out command's tiles were reused before its late completion.
+    let groups = [LogicalRect::new(0, 0, 2, 2), LogicalRect::new(1, 1, 2, 2)];
+    let case = run_case(&groups, 0x5eed, 20, 2, 50);
+    assert!(case.violations.is_empty(), "{:?}", case.violations);
+    assert!(case.ends.iter().any(|e| e.1 == "timed_out"));
+    assert!(case.ends.iter().any(|e| e.1 == "reported"));
+}
+
+/// Null device: counts ends, fans one seed out into many stealable commands.
+struct Fan {
+    handled: u64,
+    fan_out: u32,
+    spin_ns: u64,
+}
+
+impl Plugin for Fan {
+    type Work = u32;
+    type Message = ();
+
+    fn handle(&mut self, f: Finished<u32>, cx: &mut Cx<'_, u32, ()>) {
+        assert!(matches!(f.outcome, Outcome::Reported(_)));
+        self.handled += 1;
+        // Some handler work, so the fan-out outlasts a thread wake-up.
+        let t = std::time::Instant::now();
+        while (t.elapsed().as_nanos() as u64) < self.spin_ns {
+            std::hint::spin_loop();
+        }
+        if f.work == u32::MAX {
+            for i in 0..self.fan_out {
+                cx.submit(i, Place::Any).unwrap();
+            }
+        }
+    }
+
+    fn assign(&mut self, _slot: &SlotView<'_>, _c: &[Ready<u32>]) -> Option<usize> {
+        Some(0)
+    }
+
+    fn command(&mut self, work: &u32, group: &GroupInfo) -> CommandSpec {
+        spec(group.rect, false, *work as u64)
+    }
+}
+
+#[test]
+fn an_idle_worker_steals_ready_work_from_a_busy_one() {
+    let groups = [
+        LogicalRect::new(0, 0, 2, 2),
+        LogicalRect::new(2, 0, 2, 2),
+        LogicalRect::new(4, 0, 2, 2),
+        LogicalRect::new(6, 0, 2, 2),
+    ];
+    let mut d = Dispatcher::new(&NullTarget, GRID, &groups, DispatchConfig::default()).unwrap();
+    // Pinned to worker 0's first group: all 400 follow-ups start in worker 0's queue.
+    d.seed(u32::MAX, Place::Group(GroupId(0))).unwrap();
+    let r = d
+        .run(|_| Fan {
+            handled: 0,
+            fan_out: 400,
+            spin_ns: 20_000,
+        })
+        .unwrap();
+    let handled: Vec<u64> = r.plugins.iter().map(|p| p.handled).collect();
+    assert_eq!(handled.iter().sum::<u64>(), 401);
+    assert!(
+        handled.iter().all(|&h| h > 0),
+        "both workers ran commands: {handled:?}"
+    );
+    assert!(r.summary.stolen > 0);
+    assert_eq!(r.summary.stolen, r.summary.per_worker[1].stolen);
+    assert_eq!(r.summary.commands, 401);
+    assert_eq!(r.times.len(), 401);
+    assert!(
+        r.times
+            .iter()
+            .all(|t| t.posted.is_some() && t.handled >= t.noticed)
+    );
+}
+
+#[test]
+fn refusals_and_bad_configuration_are_typed() {
+    let g = [LogicalRect::new(0, 0, 1, 1)];
+    let e = Dispatcher::<_, u32>::new(
+        &NullTarget,
+        GRID,
+        &g,
+        DispatchConfig {
+            depth: 3,
+            ..DispatchConfig::default()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "depth = 3 (allowed: 1..=2 (the tiles' command slots))"
+    );
+    let e = Dispatcher::<_, u32>::new(
+        &NullTarget,
+        GRID,
+        &[LogicalRect::new(7, 0, 2, 1)],
+        DispatchConfig::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, DispatchError::Group { index: 0, .. }), "{e}");
+    let mut d =
+        Dispatcher::<_, u32>::new(&NullTarget, GRID, &g, DispatchConfig::default()).unwrap();
+    assert_eq!(
+        d.seed(1, Place::Group(GroupId(5))),
+        Err(DispatchError::NoSuchGroup {
+            group: 5,
+            groups: 1
+        })
+    );
+}
+
+/// A plugin that builds its command for the wrong group, and one whose assigner never picks.
+struct Misbehaving {
+    ends: Vec<String>,
+    pick: bool,
+}
+
+impl Plugin for Misbehaving {
+    type Work = u32;
+    type Message = ();
+
+    fn handle(&mut self, f: Finished<u32>, _cx: &mut Cx<'_, u32, ()>) {
+        self.ends.push(match f.outcome {
+            Outcome::Refused(r) => r.to_string(),
+            Outcome::Abandoned => "abandoned".into(),
+            o => format!("{o:?}"),
+        });
+    }
+
+    fn assign(&mut self, _slot: &SlotView<'_>, _c: &[Ready<u32>]) -> Option<usize> {
+        self.pick.then_some(0)
+    }
+
+    fn command(&mut self, _work: &u32, _group: &GroupInfo) -> CommandSpec {
+        spec(LogicalRect::new(5, 5, 1, 1), false, 0)
+    }
+}
+
+#[test]
+fn a_command_for_the_wrong_group_is_refused_and_unplaceable_work_abandoned() {
+    let g = [LogicalRect::new(0, 0, 1, 1)];
+    for pick in [true, false] {
+        let mut d = Dispatcher::new(&NullTarget, GRID, &g, DispatchConfig::default()).unwrap();
+        d.seed(1, Place::Any).unwrap();
+        let r = d
+            .run(|_| Misbehaving {
+                ends: Vec::new(),
+                pick,
+            })
+            .unwrap();
+        let ends: Vec<String> = r.plugins.into_iter().flat_map(|p| p.ends).collect();
+        let want = if pick {
+            "the command was built for group 5,5,1,1 but assigned to a slot of group 0,0,1,1"
+        } else {
+            "abandoned"
+        };
+        assert_eq!(ends, vec![want.to_string()]);
+    }
+}
+
+/// Messages between shards: each worker's instance counts what the others told it.
+struct Talker {
+    heard: u32,
+}
+
+impl Plugin for Talker {
+    type Work = u32;
+    type Message = u32;
+
+    fn handle(&mut self, f: Finished<u32>, cx: &mut Cx<'_, u32, u32>) {
+        for s in 0..cx.shards() {
+            cx.send(s, f.work);
+        }
+    }
+
+    fn receive(&mut self, m: u32, _cx: &mut Cx<'_, u32, u32>) {
+        self.heard += m;
+    }
+
+    fn assign(&mut self, _slot: &SlotView<'_>, _c: &[Ready<u32>]) -> Option<usize> {
+        Some(0)
+    }
+
+    fn command(&mut self, work: &u32, group: &GroupInfo) -> CommandSpec {
+        spec(group.rect, true, *work as u64)
+    }
+}
+
+#[test]
+fn messages_reach_every_shard_before_the_run_ends() {
+    let g = [LogicalRect::new(0, 0, 1, 1), LogicalRect::new(1, 0, 1, 1)];
+    let config = DispatchConfig {
+        workers: 3,
+        ..DispatchConfig::default()
+    };
+    let mut d = Dispatcher::new(&NullTarget, GRID, &g, config).unwrap();
+    for w in 1..=10 {
+        d.seed(w, Place::Any).unwrap();
+    }
+    let r = d.run(|_| Talker { heard: 0 }).unwrap();
+    let heard: Vec<u32> = r.plugins.iter().map(|p| p.heard).collect();
+    assert_eq!(heard, vec![55, 55, 55]);
+}
