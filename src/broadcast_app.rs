@@ -21,8 +21,12 @@ use komorebi_kernel::broadcast_handler::{self, BANKS, BROADCAST_HANDLER, pattern
 use komorebi_sim::{SimConfig, Timing};
 use serde::Serialize;
 
+use crate::dispatch::{
+    Cx, DispatchConfig, DispatchSummary, Dispatcher, Finished, GroupId, GroupInfo, Outcome, Place,
+    Plugin, PostHook, Ready, SimTarget, SlotView, Target, trace_events,
+};
 use crate::session::{
-    Backend, CommandSpec, CoreGiveUp, Report, Session, SessionError, TileProgram,
+    Backend, CommandSpec, CoreGiveUp, Report, Session, SessionError, Ticket, TileProgram,
 };
 
 /// L1 address of the first broadcast buffer: above the control block and the firmware images
@@ -195,6 +199,9 @@ pub enum BroadcastError {
     /// The trace could not be written.
     #[error("--trace: {0}")]
     Trace(String),
+    /// The dispatcher refused the run or a job.
+    #[error("dispatcher: {0}")]
+    Dispatch(String),
 }
 
 fn flag(flag: &'static str, why: impl Into<String>) -> BroadcastError {
@@ -250,6 +257,9 @@ pub struct BroadcastSummary {
     pub results: Vec<JobResult>,
     /// Protocol violations the simulator saw.
     pub violations: Vec<String>,
+    /// The dispatcher's figures, when the jobs ran through it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dispatch: Option<DispatchSummary>,
 }
 
 impl BroadcastSummary {
@@ -702,6 +712,22 @@ impl BroadcastPlan {
         }
         let ticket = session.post(&self.faulty_spec(job))?;
         if job == 0 {
+            self.host_stops(session, &ticket)?;
+        }
+        session.wait(&[&ticket]);
+        let report = session.report(&ticket)?;
+        if job == 0 {
+            if let Some(sim) = session.device().simulator() {
+                sim.clear_faults();
+            }
+        }
+        Ok(report)
+    }
+
+    /// Job 0's host-stop faults: once the core has seen BLOCK blocks of `ticket`'s command, the
+    /// host writes its stop flag.
+    fn host_stops(&self, session: &mut Session, ticket: &Ticket) -> Result<(), SessionError> {
+        {
             for f in self
                 .cfg
                 .faults
@@ -734,14 +760,7 @@ impl BroadcastPlan {
                 )?;
             }
         }
-        session.wait(&[&ticket]);
-        let report = session.report(&ticket)?;
-        if job == 0 {
-            if let Some(sim) = session.device().simulator() {
-                sim.clear_faults();
-            }
-        }
-        Ok(report)
+        Ok(())
     }
 
     /// Logical coordinates of core `i` of the group (row by row).
@@ -780,7 +799,8 @@ impl BroadcastPlan {
     }
 }
 
-/// Runs the program; `progress(job)` is called after each job.
+/// Runs the program through the test feeder (one job at a time, deterministic);
+/// `progress(job)` is called after each job.
 pub fn run(
     cfg: &BroadcastConfig,
     progress: impl FnMut(u32),
@@ -788,76 +808,247 @@ pub fn run(
     run_session(cfg, progress).map(|(summary, _)| summary)
 }
 
-/// Runs the program and hands back the session too, for inspection.
-pub fn run_session(
-    cfg: &BroadcastConfig,
-    mut progress: impl FnMut(u32),
-) -> Result<(BroadcastSummary, Session), BroadcastError> {
-    cfg.validate()?;
-    let sim = SimConfig {
+fn sim_config(cfg: &BroadcastConfig) -> SimConfig {
+    SimConfig {
         harvest: cfg.harvest,
         seed: cfg.seed,
         adversarial: cfg.adversarial,
         trace: cfg.trace.is_some(),
         ..SimConfig::default()
-    };
+    }
+}
+
+impl BroadcastSummary {
+    fn empty(cfg: &BroadcastConfig, plan: &BroadcastPlan, timing: &Timing) -> Self {
+        Self {
+            ok: true,
+            jobs: cfg.jobs,
+            blocks: cfg.blocks,
+            broadcasts: plan.broadcasts(),
+            received_bytes: 0,
+            checked_bytes: 0,
+            cycles: 0,
+            micros: 0.0,
+            bound_cycles: job_bound(cfg, &plan.decoded, timing) * cfg.jobs as u64,
+            achieved_over_bound: 0.0,
+            wait_cycles: [0; 2],
+            timeouts: 0,
+            mismatches: 0,
+            giveups: Vec::new(),
+            results: Vec::new(),
+            violations: Vec::new(),
+            dispatch: None,
+        }
+    }
+
+    /// Adds job `job`'s report.
+    fn record(&mut self, job: u32, report: &Report) {
+        self.checked_bytes += report.stats.iter().map(|(_, s)| s[2] as u64).sum::<u64>();
+        self.timeouts += report.timeout as u32;
+        self.mismatches += report.mismatch as u32;
+        self.ok &= report.ok;
+        self.giveups.extend(report.give_ups.iter().cloned());
+        self.results.push(JobResult {
+            job,
+            ok: report.ok,
+            timeout: report.timeout,
+        });
+    }
+
+    /// Cycles since `start`, the simulator's violations, and the trace (with `extra` events).
+    fn close(
+        &mut self,
+        session: &mut Session,
+        cfg: &BroadcastConfig,
+        start: u64,
+        timing: &Timing,
+        extra: Vec<serde_json::Value>,
+    ) -> Result<(), BroadcastError> {
+        self.cycles = session.device().now() - start;
+        self.micros = timing.micros(self.cycles);
+        self.achieved_over_bound = if self.cycles == 0 {
+            0.0
+        } else {
+            self.bound_cycles as f64 / self.cycles as f64
+        };
+        if let Some(sim) = session.device().simulator() {
+            self.violations = sim.violations().iter().map(|v| v.to_string()).collect();
+            self.ok &= self.violations.is_empty();
+            if let (Some(path), Some(mut trace)) = (&cfg.trace, sim.trace_json()) {
+                if let Some(events) = trace.get_mut("traceEvents").and_then(|e| e.as_array_mut()) {
+                    events.extend(extra);
+                }
+                let text = serde_json::to_string(&trace)
+                    .map_err(|e| BroadcastError::Trace(e.to_string()))?;
+                std::fs::write(path, text)
+                    .map_err(|e| BroadcastError::Trace(format!("{}: {e}", path.display())))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs the program through the test feeder and hands back the session too, for inspection.
+pub fn run_session(
+    cfg: &BroadcastConfig,
+    mut progress: impl FnMut(u32),
+) -> Result<(BroadcastSummary, Session), BroadcastError> {
+    cfg.validate()?;
+    let sim = sim_config(cfg);
     let timing = sim.timing;
     let mut session = Session::open(Backend::Simulator(sim))?;
     let plan = BroadcastPlan::new(cfg, session.geometry())?;
     plan.check_faults()?;
     plan.prepare(&mut session)?;
     let start = session.device().now();
-    let mut summary = BroadcastSummary {
-        ok: true,
-        jobs: cfg.jobs,
-        blocks: cfg.blocks,
-        broadcasts: plan.broadcasts(),
-        received_bytes: 0,
-        checked_bytes: 0,
-        cycles: 0,
-        micros: 0.0,
-        bound_cycles: job_bound(cfg, &plan.decoded, &timing) * cfg.jobs as u64,
-        achieved_over_bound: 0.0,
-        wait_cycles: [0; 2],
-        timeouts: 0,
-        mismatches: 0,
-        giveups: Vec::new(),
-        results: Vec::new(),
-        violations: Vec::new(),
-    };
+    let mut summary = BroadcastSummary::empty(cfg, &plan, &timing);
     for job in 0..cfg.jobs {
         let report = plan.run_job(&mut session, job)?;
         plan.account(&session, &mut summary)?;
-        summary.checked_bytes += report.stats.iter().map(|(_, s)| s[2] as u64).sum::<u64>();
-        summary.timeouts += report.timeout as u32;
-        summary.mismatches += report.mismatch as u32;
-        summary.ok &= report.ok;
-        summary.giveups.extend(report.give_ups.iter().cloned());
-        summary.results.push(JobResult {
-            job,
-            ok: report.ok,
-            timeout: report.timeout,
-        });
+        summary.record(job, &report);
         progress(job);
     }
-    summary.cycles = session.device().now() - start;
-    summary.micros = timing.micros(summary.cycles);
-    summary.achieved_over_bound = if summary.cycles == 0 {
-        0.0
-    } else {
-        summary.bound_cycles as f64 / summary.cycles as f64
-    };
-    if let Some(sim) = session.device().simulator() {
-        summary.violations = sim.violations().iter().map(|v| v.to_string()).collect();
-        summary.ok &= summary.violations.is_empty();
-        if let (Some(path), Some(trace)) = (&cfg.trace, sim.trace_json()) {
-            let text =
-                serde_json::to_string(&trace).map_err(|e| BroadcastError::Trace(e.to_string()))?;
-            std::fs::write(path, text)
-                .map_err(|e| BroadcastError::Trace(format!("{}: {e}", path.display())))?;
-        }
-    }
+    summary.close(&mut session, cfg, start, &timing, Vec::new())?;
     Ok((summary, session))
+}
+
+/// The broadcast program as a dispatcher plugin: every job is one exclusive command on the
+/// rectangle's group, in job order; the request handler accounts each job's report and the
+/// cores' broadcast statistics (read while the job still holds its tiles).
+struct BroadcastJobs<'a> {
+    plan: &'a BroadcastPlan,
+    target: &'a SimTarget,
+    progress: &'a (dyn Fn(u32) + Sync),
+    summary: BroadcastSummary,
+    error: Option<BroadcastError>,
+}
+
+impl Plugin for BroadcastJobs<'_> {
+    type Work = u32;
+    type Message = ();
+
+    fn handle(&mut self, finished: Finished<u32>, _cx: &mut Cx<'_, u32, ()>) {
+        let job = finished.work;
+        let report = match finished.outcome {
+            Outcome::Reported(r) | Outcome::TimedOut(r) => r,
+            Outcome::Refused(e) => {
+                self.error
+                    .get_or_insert(BroadcastError::Dispatch(e.to_string()));
+                return;
+            }
+            Outcome::Abandoned => {
+                self.error.get_or_insert(BroadcastError::Dispatch(format!(
+                    "job {job} was abandoned: its tiles are held by a command that never finished"
+                )));
+                return;
+            }
+        };
+        let plan = self.plan.clone();
+        let mut summary = self.summary.clone();
+        let accounted = self.target.with_session(move |s| {
+            if job == 0 {
+                if let Some(sim) = s.device().simulator() {
+                    sim.clear_faults();
+                }
+            }
+            plan.account(s, &mut summary).map(|()| summary)
+        });
+        match accounted {
+            Ok(Ok(s)) => self.summary = s,
+            Ok(Err(e)) | Err(e) => {
+                self.error.get_or_insert(e.into());
+            }
+        }
+        self.summary.record(job, &report);
+        (self.progress)(job);
+    }
+
+    fn assign(&mut self, _slot: &SlotView<'_>, candidates: &[Ready<u32>]) -> Option<usize> {
+        // Jobs in order: the lowest job number among the candidates.
+        (0..candidates.len()).min_by_key(|&i| *candidates[i].work())
+    }
+
+    fn command(&mut self, job: &u32, _group: &GroupInfo) -> CommandSpec {
+        self.plan.faulty_spec(*job)
+    }
+}
+
+/// Runs the program through the dispatcher: the simulator on its own thread, `dispatch`'s
+/// workers posting the jobs; `progress(job)` is called after each job. The summary carries the
+/// dispatcher's figures, and the trace (if asked for) its per-command slices.
+pub fn run_dispatched(
+    cfg: &BroadcastConfig,
+    dispatch: &DispatchConfig,
+    progress: &(dyn Fn(u32) + Sync),
+) -> Result<BroadcastSummary, BroadcastError> {
+    cfg.validate()?;
+    let sim = sim_config(cfg);
+    let timing = sim.timing;
+    let geometry = layout::Geometry::blackhole(cfg.harvest.bits() as u32)
+        .map_err(|e| flag("--harvest", e.to_string()))?;
+    let plan = BroadcastPlan::new(cfg, &geometry)?;
+    plan.check_faults()?;
+    let (p1, p2) = (plan.clone(), plan.clone());
+    let mut first = true;
+    let hook: PostHook = Box::new(move |s: &mut Session, t: &Ticket| {
+        // Job 0 is the first command posted: its host-stop faults act now.
+        if std::mem::take(&mut first) {
+            let _ = p2.host_stops(s, t);
+        }
+    });
+    let target = SimTarget::spawn(
+        move || {
+            let mut s = Session::open(Backend::Simulator(sim))?;
+            p1.prepare(&mut s)?;
+            p1.arm(&mut s);
+            Ok(s)
+        },
+        Some(hook),
+    )?;
+    let start = target.with_session(|s| s.device().now())?;
+    let mut d = Dispatcher::new(&target, geometry.full(), &[cfg.rect], dispatch.clone())
+        .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
+    for job in 0..cfg.jobs {
+        d.seed(job, Place::Group(GroupId(0)))
+            .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
+    }
+    let result = d
+        .run(|_| BroadcastJobs {
+            plan: &plan,
+            target: &target,
+            progress,
+            summary: BroadcastSummary::empty(cfg, &plan, &timing),
+            error: None,
+        })
+        .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
+    let mut summary = BroadcastSummary::empty(cfg, &plan, &timing);
+    for p in result.plugins {
+        if let Some(e) = p.error {
+            return Err(e);
+        }
+        let s = p.summary;
+        summary.received_bytes += s.received_bytes;
+        summary.checked_bytes += s.checked_bytes;
+        summary.wait_cycles[0] += s.wait_cycles[0];
+        summary.wait_cycles[1] += s.wait_cycles[1];
+        summary.timeouts += s.timeouts;
+        summary.mismatches += s.mismatches;
+        summary.ok &= s.ok;
+        summary.giveups.extend(s.giveups);
+        summary.results.extend(s.results);
+    }
+    summary.results.sort_by_key(|r| r.job);
+    summary.ok &= summary.results.len() == cfg.jobs as usize;
+    let extra = trace_events(&result.times, target.aiclk_mhz());
+    let cfg2 = cfg.clone();
+    let closed = target.with_session(move |s| {
+        summary
+            .close(s, &cfg2, start, &timing, extra)
+            .map(|()| summary)
+    })?;
+    let mut summary = closed?;
+    summary.dispatch = Some(result.summary);
+    Ok(summary)
 }
 
 impl std::fmt::Display for BroadcastSummary {
@@ -886,6 +1077,11 @@ impl std::fmt::Display for BroadcastSummary {
         )?;
         for v in &self.violations {
             writeln!(f, "  VIOLATION: {v}")?;
+        }
+        if let Some(d) = &self.dispatch {
+            for line in d.to_string().lines() {
+                writeln!(f, "  {line}")?;
+            }
         }
         for g in &self.giveups {
             writeln!(

@@ -159,9 +159,27 @@ pub struct BroadcastFlags {
     /// Print one JSON object instead of the summary.
     #[arg(long)]
     pub json: bool,
+    /// Dispatcher worker threads.
+    #[arg(long, default_value_t = 2)]
+    pub workers: usize,
+    /// Dispatcher scheduling slots per group (1 or 2).
+    #[arg(long, default_value_t = 2)]
+    pub depth: usize,
+    /// Run the jobs through the test feeder (one at a time, no dispatcher) instead.
+    #[arg(long)]
+    pub feeder: bool,
 }
 
 impl BroadcastFlags {
+    /// The dispatcher configuration these flags describe.
+    pub fn dispatch(&self) -> crate::dispatch::DispatchConfig {
+        crate::dispatch::DispatchConfig {
+            workers: self.workers,
+            depth: self.depth,
+            ..crate::dispatch::DispatchConfig::default()
+        }
+    }
+
     /// The program configuration these flags describe.
     pub fn config(&self) -> BroadcastConfig {
         BroadcastConfig {
@@ -269,11 +287,16 @@ pub fn broadcast(flags: &BroadcastFlags) -> ExitCode {
         }
         bar
     });
-    let result = broadcast_app::run(&cfg, |_| {
+    let tick = |_| {
         if let Some(b) = &bar {
             b.inc(1);
         }
-    });
+    };
+    let result = if flags.feeder {
+        broadcast_app::run(&cfg, tick)
+    } else {
+        broadcast_app::run_dispatched(&cfg, &flags.dispatch(), &tick)
+    };
     if let Some(b) = bar {
         b.finish_and_clear();
     }

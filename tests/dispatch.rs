@@ -511,3 +511,35 @@ fn messages_reach_every_shard_before_the_run_ends() {
     let heard: Vec<u32> = r.plugins.iter().map(|p| p.heard).collect();
     assert_eq!(heard, vec![55, 55, 55]);
 }
+
+#[test]
+fn the_broadcast_program_through_the_dispatcher_matches_the_feeder_exactly() {
+    use komorebi::broadcast_app::{self, BroadcastConfig};
+    let cfg = BroadcastConfig {
+        rect: LogicalRect::new(0, 0, 6, 4),
+        blocks: 5,
+        jobs: 4,
+        ..BroadcastConfig::default()
+    };
+    let fed = broadcast_app::run(&cfg, |_| {}).unwrap();
+    for (workers, depth) in [(1, 1), (2, 2), (3, 2)] {
+        let config = DispatchConfig {
+            workers,
+            depth,
+            ..DispatchConfig::default()
+        };
+        let jobs = std::sync::atomic::AtomicU32::new(0);
+        let mut d = broadcast_app::run_dispatched(&cfg, &config, &|_| {
+            jobs.fetch_add(1, Ordering::Relaxed);
+        })
+        .unwrap();
+        let figures = d.dispatch.take().unwrap();
+        assert_eq!(d, fed, "{workers} workers, depth {depth}");
+        assert!(d.ok && d.checked_bytes > 0);
+        assert_eq!(jobs.load(Ordering::Relaxed), 4);
+        assert_eq!((figures.commands, figures.reported), (4, 4));
+        // Every job's device run time came back from its report records.
+        assert_eq!(figures.run_time.count, 4);
+        assert!(figures.run_time.min > 0);
+    }
+}

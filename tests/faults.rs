@@ -8,6 +8,7 @@
 //! (1, 4) .. (5, 4). Window 2, 8 blocks.
 
 use komorebi::broadcast_app::{self, BroadcastConfig, BroadcastSummary, FaultKind, FaultSpec};
+use komorebi::dispatch::DispatchConfig;
 use komorebi::session::CoreGiveUp;
 use komorebi_broadcast::LogicalRect;
 
@@ -52,6 +53,13 @@ fn run(mut cfg: BroadcastConfig, kind: FaultKind, core: (u8, u8), block: u32) ->
     assert_eq!(s.mismatches, 0, "{s}");
     assert!(s.violations.is_empty(), "{:?}", s.violations);
     assert_eq!(s.exit_code(), 3);
+    // The dispatcher runs the same jobs to the same end: virtual time stands still while the
+    // host works, so even the cycle counts agree with the feeder's.
+    let mut d = broadcast_app::run_dispatched(&cfg, &DispatchConfig::default(), &|_| {}).unwrap();
+    let figures = d.dispatch.take().expect("the dispatcher's figures");
+    assert_eq!(d, s, "{kind:?}: dispatcher and feeder disagree");
+    assert_eq!((figures.timed_out, figures.reported), (1, 1), "{kind:?}");
+    assert_eq!(figures.held_at_end, 0, "{kind:?}: every core reported");
     s
 }
 

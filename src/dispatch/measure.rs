@@ -57,9 +57,14 @@ pub struct Distribution {
 impl Distribution {
     /// The distribution of `samples` (3 significant digits, as HdrHistogram keeps them).
     pub fn of(samples: impl IntoIterator<Item = u64>) -> Self {
-        let mut h = Histogram::<u64>::new(3).expect("3 significant digits is a valid precision");
+        let Ok(mut h) = Histogram::<u64>::new(3) else {
+            return Self::default();
+        };
+        // Grows to the largest sample instead of saturating at its initial range.
+        h.auto(true);
         for s in samples {
-            h.saturating_record(s);
+            // With auto-resize on, recording fails only past u64's range: keep the rest.
+            let _ = h.record(s);
         }
         if h.is_empty() {
             return Self::default();
