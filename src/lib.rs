@@ -12,6 +12,7 @@
 //! | [`cli`] | flags and output shared by the binary and the examples |
 //! | [`inspect`] | every core's broadcast areas: text, JSON, SVG/PNG picture |
 //! | [`explore`] | schedule exploration: random seeds x random shapes, adversary on |
+//! | [`matmul_app`] | the `matmul_schedule` example: a tiled product's schedule through a dispatcher plugin |
 //! | [`dispatch`] | the dispatcher: VMS-style animation master with plugin, slots, reservations, work stealing |
 
 pub mod broadcast_app;
@@ -22,6 +23,7 @@ pub mod explore;
 pub mod grid_report;
 pub mod inspect;
 pub mod layout_report;
+pub mod matmul_app;
 pub mod session;
 
 pub use session::{Backend, CommandSpec, Feeder, Report, Run, Session, SessionError, TileProgram};

@@ -543,3 +543,38 @@ fn the_broadcast_program_through_the_dispatcher_matches_the_feeder_exactly() {
         assert!(figures.run_time.min > 0);
     }
 }
+
+#[test]
+fn the_matmul_schedule_runs_every_step_and_write_back_and_checks_every_byte() {
+    use komorebi::matmul_app::{self, MatmulConfig};
+    let cfg = MatmulConfig {
+        rect: LogicalRect::new(0, 0, 6, 4),
+        block: (3, 2),
+        steps: 3,
+        blocks_per_step: 2,
+        seed: 7,
+    };
+    for workers in [1, 2, 3] {
+        let config = DispatchConfig {
+            workers,
+            ..DispatchConfig::default()
+        };
+        let s = matmul_app::run(&cfg, &config).unwrap();
+        assert!(s.ok, "{workers} workers: {s}");
+        assert_eq!((s.blocks, s.rows), (4, 2));
+        assert_eq!(s.commands, 4 * 3 + 2);
+        // Every core of every command checks both broadcasts' blocks of 2 pages of 1 KiB.
+        let per_core = 2 * 2 * 2048;
+        assert_eq!(s.checked_bytes, (4 * 3 * 6 + 2 * 12) * per_core);
+        assert_eq!(s.dispatch.reported, 14);
+    }
+    let bad = MatmulConfig {
+        block: (4, 2),
+        ..cfg
+    };
+    let e = matmul_app::run(&bad, &DispatchConfig::default()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "--block: 4x2 blocks do not tile the 6x4 rectangle (allowed: divisors of its columns and rows)"
+    );
+}

@@ -172,7 +172,6 @@ struct Shared<W, M> {
     activity: AtomicU64,
     /// Per worker: `activity` when its last fruitless look for work began.
     rescanned: Vec<AtomicU64>,
-    next_id: AtomicU64,
     start: Instant,
     config: DispatchConfig,
 }
@@ -328,15 +327,14 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
             idle_generation: AtomicU64::new(0),
             activity: AtomicU64::new(0),
             rescanned: (0..workers).map(|_| AtomicU64::new(u64::MAX)).collect(),
-            next_id: AtomicU64::new(0),
             start: Instant::now(),
             config: self.config.clone(),
         };
-        for (work, place) in self.seeds {
+        for (n, (work, place)) in self.seeds.into_iter().enumerate() {
             let ready = Ready {
                 work,
                 place,
-                id: shared.next_id.fetch_add(1, Ordering::Relaxed),
+                id: n as u64,
                 queued: 0,
                 origin: usize::MAX,
             };
@@ -460,6 +458,10 @@ struct WorkerState<'s, P: Plugin, T> {
     times: Vec<CommandTimes>,
     stats: WorkerStats,
     seen_idle: u64,
+    /// Commands this worker made ready.
+    made: u64,
+    /// Something this pass may interest a sleeper (ready work, released tiles).
+    wake: bool,
 }
 
 enum Event<W> {
@@ -505,6 +507,8 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             times: Vec::new(),
             stats: WorkerStats::default(),
             seen_idle: 0,
+            made: 0,
+            wake: false,
         }
     }
 
@@ -596,6 +600,10 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         if progressed {
             self.shared.activity.fetch_add(1, Ordering::SeqCst);
         }
+        // One wake-up per pass, after everything it made is visible.
+        if std::mem::take(&mut self.wake) {
+            self.shared.sleep.notify();
+        }
         progressed
     }
 
@@ -635,7 +643,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
                     }
                 };
                 progressed = true;
-                let times = busy.times.clone();
+                let times = std::mem::take(&mut busy.times);
                 let group = self.groups[gi].info.id;
                 match event {
                     Event::Final(job, outcome, device) => {
@@ -648,7 +656,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
                                 self.shared.outstanding.fetch_sub(1, Ordering::SeqCst);
                             }
                             self.shared.reservations.release(b.held);
-                            self.shared.sleep.notify();
+                            self.wake = true;
                         }
                     }
                     Event::Overdue(job, outcome, device) => {
@@ -686,8 +694,8 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
                         messages: &mut self.messages,
                     };
                     self.plugin.receive(m, &mut cx);
-                    self.route();
-                    self.shared.outstanding.fetch_sub(1, Ordering::SeqCst);
+                    let now = self.shared.now();
+                    self.route(now);
                 }
             }
         }
@@ -826,8 +834,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             }
         }
         // Popped newest first: push back oldest first.
-        let floating: Vec<_> = drain.collect();
-        for r in floating.into_iter().rev() {
+        for r in drain.rev() {
             self.local.push(r);
         }
         self.scratch = rest;
@@ -903,6 +910,13 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         any
     }
 
+    /// A run-wide unique id without a shared counter: seeds have ids below 2^56; worker `w`'s
+    /// `n`-th command gets `(w + 1) << 56 | n`.
+    fn next_id(&mut self) -> u64 {
+        self.made += 1;
+        (self.me as u64 + 1) << 56 | self.made
+    }
+
     fn times_of(&self, job: &Ready<P::Work>) -> CommandTimes {
         CommandTimes {
             id: job.id,
@@ -952,26 +966,29 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         };
         self.plugin.handle(finished, &mut cx);
         times.handled = self.shared.now();
+        let now = times.handled;
         self.times.push(times);
-        self.route();
-        self.shared.outstanding.fetch_sub(1, Ordering::SeqCst);
+        self.route(now);
     }
 
-    /// Makes the handler's follow-ups ready and sends its messages; counted as outstanding
-    /// before the handled command stops being.
-    fn route(&mut self) {
+    /// Makes the plugin's follow-ups ready and sends its messages, in place of the one command
+    /// or message just handled. The outstanding count changes once, by the difference, and
+    /// never undercounts: a rise is counted before the new work is visible, a fall after.
+    fn route(&mut self, now: u64) {
         let n = self.submitted.len() + self.messages.len();
         if n == 0 {
+            self.shared.outstanding.fetch_sub(1, Ordering::SeqCst);
             return;
         }
-        self.shared.outstanding.fetch_add(n, Ordering::SeqCst);
-        let now = self.shared.now();
+        if n > 1 {
+            self.shared.outstanding.fetch_add(n - 1, Ordering::SeqCst);
+        }
         let mut submitted = std::mem::take(&mut self.submitted);
         for (work, place) in submitted.drain(..) {
             let ready = Ready {
                 work,
                 place,
-                id: self.shared.next_id.fetch_add(1, Ordering::Relaxed),
+                id: self.next_id(),
                 queued: now,
                 origin: self.me,
             };
@@ -989,7 +1006,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         for (shard, m) in self.messages.drain(..) {
             self.shared.inboxes[shard].push(Inbound::Message(m));
         }
-        self.shared.sleep.notify();
+        self.wake = true;
     }
 
     fn into_outcome(self) -> WorkerOutcome<P> {

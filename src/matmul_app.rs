@@ -1,0 +1,285 @@
+//! The `matmul_schedule` program: the data movement of a tiled matrix product (SUMMA) as a
+//! schedule of many small groups with dependencies, run through the dispatcher on the simulator.
+//!
+//! The output `C = A x B` is cut into blocks; each block belongs to one group of cores
+//! (`block` columns x rows of the rectangle). Step `k` of a block multicasts the `k`-th panel of
+//! A along the group's rows and of B down its columns: one broadcast command, `EXCLUSIVE` as the
+//! broadcast requires, in which every compute kernel checks every byte it receives. The panels'
+//! bytes are the broadcast program's test pattern for step `k`, not matrix values: what this
+//! schedules and checks is the movement, not the arithmetic. Once every block of a block row
+//! has done its last step, that row's **write-back** runs: a broadcast along the whole row panel
+//! (a larger group overlapping all of the row's block groups).
+//!
+//! What the dispatcher does here: every step of a block is seeded at once, pinned to the
+//! block's group; with two slots per group the dispatcher would post step `k + 1` while `k`
+//! runs, but the tile reservations keep exclusive commands on the same tiles apart, so the steps
+//! run one after another in queue order. Block groups are spread over the workers; a block's
+//! last step sends a message to the worker owning its row's write-back group, whose plugin
+//! instance counts them and submits the write-back (a cross-shard dependency without a shared
+//! lock).
+
+use std::collections::HashMap;
+
+use komorebi_broadcast::LogicalRect;
+use komorebi_broadcast::layout::Geometry;
+use serde::Serialize;
+
+use crate::broadcast_app::{BroadcastConfig, BroadcastError, BroadcastPlan};
+use crate::dispatch::{
+    Cx, DispatchConfig, DispatchSummary, Dispatcher, Finished, GroupId, GroupInfo, Outcome, Place,
+    Plugin, Ready, SimTarget, SlotView,
+};
+use crate::session::{Backend, CommandSpec, Session};
+
+/// The schedule's shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatmulConfig {
+    /// The cores the product runs on (logical); its columns and rows must be multiples of the
+    /// block's.
+    pub rect: LogicalRect,
+    /// Cores per block group: columns, rows.
+    pub block: (u8, u8),
+    /// Steps (panels of the inner dimension).
+    pub steps: u32,
+    /// Blocks of data per panel multicast.
+    pub blocks_per_step: u32,
+    /// Simulator seed.
+    pub seed: u64,
+}
+
+impl Default for MatmulConfig {
+    fn default() -> Self {
+        Self {
+            rect: LogicalRect::new(0, 0, 12, 10),
+            block: (3, 2),
+            steps: 4,
+            blocks_per_step: 4,
+            seed: 0,
+        }
+    }
+}
+
+/// What a schedule came to.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MatmulSummary {
+    /// Every command succeeded and every byte checked.
+    pub ok: bool,
+    /// Block groups.
+    pub blocks: usize,
+    /// Row write-back groups.
+    pub rows: usize,
+    /// Commands run.
+    pub commands: u64,
+    /// Bytes compute kernels checked.
+    pub checked_bytes: u64,
+    /// Simulated cycles of the whole schedule.
+    pub cycles: u64,
+    /// Commands that did not succeed, as `group step: why`.
+    pub failures: Vec<String>,
+    /// The dispatcher's figures.
+    pub dispatch: DispatchSummary,
+}
+
+impl std::fmt::Display for MatmulSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "matmul schedule on the simulator: {} block groups, {} row write-backs, {} commands",
+            self.blocks, self.rows, self.commands
+        )?;
+        writeln!(f, "  checked by compute: {} bytes", self.checked_bytes)?;
+        writeln!(f, "  simulated:          {} cycles", self.cycles)?;
+        for line in self.dispatch.to_string().lines() {
+            writeln!(f, "  {line}")?;
+        }
+        for x in &self.failures {
+            writeln!(f, "  FAILED: {x}")?;
+        }
+        write!(f, "  result: {}", if self.ok { "ok" } else { "FAILED" })
+    }
+}
+
+/// One command of the schedule: step `step` on `group` (`step == steps` is a write-back).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// The group.
+    pub group: GroupId,
+    /// The step.
+    pub step: u32,
+}
+
+struct Schedule<'a> {
+    plans: &'a [BroadcastPlan],
+    steps: u32,
+    blocks_per_row: u32,
+    /// Group -> its block row, for block groups.
+    block_row: &'a [Option<usize>],
+    /// Block row -> its write-back group.
+    row_group: &'a [GroupId],
+    finished_in_row: HashMap<usize, u32>,
+    commands: u64,
+    checked_bytes: u64,
+    failures: Vec<String>,
+}
+
+impl Plugin for Schedule<'_> {
+    type Work = Step;
+    type Message = usize;
+
+    fn handle(&mut self, f: Finished<Step>, cx: &mut Cx<'_, Step, usize>) {
+        let Step { group, step } = f.work;
+        self.commands += 1;
+        match &f.outcome {
+            Outcome::Reported(r) if r.ok => {
+                self.checked_bytes += r.stats.iter().map(|(_, s)| s[2] as u64).sum::<u64>();
+            }
+            other => self
+                .failures
+                .push(format!("group {} step {step}: {other:?}", group.0)),
+        }
+        if let Some(row) = self.block_row[group.0 as usize] {
+            if step + 1 == self.steps {
+                let owner = cx.groups()[self.row_group[row].0 as usize].shard;
+                cx.send(owner, row);
+            }
+        }
+    }
+
+    fn receive(&mut self, row: usize, cx: &mut Cx<'_, Step, usize>) {
+        let n = self.finished_in_row.entry(row).or_default();
+        *n += 1;
+        if *n == self.blocks_per_row {
+            let group = self.row_group[row];
+            let step = Step {
+                group,
+                step: self.steps,
+            };
+            if cx.submit(step, Place::Group(group)).is_err() {
+                self.failures
+                    .push(format!("row {row}: no write-back group"));
+            }
+        }
+    }
+
+    fn assign(&mut self, _slot: &SlotView<'_>, candidates: &[Ready<Step>]) -> Option<usize> {
+        // Only pinned steps exist; the first is the group's next step.
+        (!candidates.is_empty()).then_some(0)
+    }
+
+    fn command(&mut self, work: &Step, _group: &GroupInfo) -> CommandSpec {
+        self.plans[work.group.0 as usize].spec(work.step)
+    }
+}
+
+/// Runs the schedule `cfg` through the dispatcher configured by `dispatch`.
+pub fn run(cfg: &MatmulConfig, dispatch: &DispatchConfig) -> Result<MatmulSummary, BroadcastError> {
+    let bad = |why: String| BroadcastError::Flag {
+        flag: "--block",
+        why,
+    };
+    let (bc, br) = cfg.block;
+    let r = cfg.rect;
+    if bc == 0 || br == 0 || r.columns % bc != 0 || r.rows % br != 0 {
+        return Err(bad(format!(
+            "{bc}x{br} blocks do not tile the {}x{} rectangle (allowed: divisors of its columns and rows)",
+            r.columns, r.rows
+        )));
+    }
+    let broadcast = |rect: LogicalRect| BroadcastConfig {
+        rect,
+        blocks: cfg.blocks_per_step,
+        pages: 2,
+        page_size: 1024,
+        window: 2,
+        jobs: cfg.steps + 1,
+        seed: cfg.seed,
+        ..BroadcastConfig::default()
+    };
+    let base = broadcast(r);
+    let geometry =
+        Geometry::blackhole(base.harvest.bits() as u32).map_err(|e| bad(e.to_string()))?;
+    let (mut groups, mut block_row, mut row_group) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..r.rows / br {
+        for j in 0..r.columns / bc {
+            groups.push(LogicalRect::new(r.x0 + j * bc, r.y0 + i * br, bc, br));
+            block_row.push(Some(i as usize));
+        }
+    }
+    for i in 0..r.rows / br {
+        row_group.push(GroupId(groups.len() as u32));
+        groups.push(LogicalRect::new(r.x0, r.y0 + i * br, r.columns, br));
+        block_row.push(None);
+    }
+    let plans = groups
+        .iter()
+        .map(|&g| BroadcastPlan::new(&broadcast(g), &geometry))
+        .collect::<Result<Vec<_>, _>>()?;
+    let for_device = plans.clone();
+    let sim = komorebi_sim::SimConfig {
+        harvest: base.harvest,
+        seed: cfg.seed,
+        ..komorebi_sim::SimConfig::default()
+    };
+    let target = SimTarget::spawn(
+        move || {
+            let mut s = Session::open(Backend::Simulator(sim))?;
+            // Every plan writes the same DRAM pattern (it depends on step and broadcast
+            // only), so preparing each group's buffers also rewrites identical bytes.
+            for p in &for_device {
+                p.prepare(&mut s)?;
+            }
+            Ok(s)
+        },
+        None,
+    )?;
+    let start = target.with_session(|s| s.device().now())?;
+    let dispatch_err = |e: crate::dispatch::DispatchError| BroadcastError::Dispatch(e.to_string());
+    let mut d = Dispatcher::new(&target, geometry.full(), &groups, dispatch.clone())
+        .map_err(dispatch_err)?;
+    let blocks = block_row.iter().filter(|b| b.is_some()).count();
+    for g in 0..blocks {
+        for step in 0..cfg.steps {
+            let group = GroupId(g as u32);
+            d.seed(Step { group, step }, Place::Group(group))
+                .map_err(dispatch_err)?;
+        }
+    }
+    let result = d
+        .run(|_| Schedule {
+            plans: &plans,
+            steps: cfg.steps,
+            blocks_per_row: (r.columns / bc) as u32,
+            block_row: &block_row,
+            row_group: &row_group,
+            finished_in_row: HashMap::new(),
+            commands: 0,
+            checked_bytes: 0,
+            failures: Vec::new(),
+        })
+        .map_err(dispatch_err)?;
+    let cycles = target.with_session(move |s| s.device().now() - start)?;
+    let mut summary = MatmulSummary {
+        ok: true,
+        blocks,
+        rows: row_group.len(),
+        commands: 0,
+        checked_bytes: 0,
+        cycles,
+        failures: Vec::new(),
+        dispatch: result.summary,
+    };
+    for p in result.plugins {
+        summary.commands += p.commands;
+        summary.checked_bytes += p.checked_bytes;
+        summary.failures.extend(p.failures);
+    }
+    let expected = blocks as u64 * cfg.steps as u64 + row_group.len() as u64;
+    if summary.commands != expected {
+        summary.failures.push(format!(
+            "{} commands ran, {expected} expected",
+            summary.commands
+        ));
+    }
+    summary.ok = summary.failures.is_empty();
+    Ok(summary)
+}
