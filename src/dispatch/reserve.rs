@@ -17,6 +17,8 @@
 
 use std::sync::Arc;
 
+use crossbeam_utils::CachePadded;
+
 use super::sync::{AtomicU32, Ordering};
 
 /// The word of a tile an exclusive command holds.
@@ -25,7 +27,9 @@ pub const EXCLUSIVE: u32 = u32::MAX;
 /// The reservation words of every tile of a grid.
 #[derive(Debug)]
 pub struct Reservations {
-    tiles: Box<[AtomicU32]>,
+    // One cache line per tile: neighbouring groups belong to different workers, and sharing
+    // lines made every reservation a cache miss (20% of the host overhead with 2 workers).
+    tiles: Box<[CachePadded<AtomicU32>]>,
 }
 
 /// Tiles one command holds; give them back with [`Reservations::release`].
@@ -52,7 +56,9 @@ impl Reservations {
     /// Words for `tiles` tiles, all free.
     pub fn new(tiles: usize) -> Self {
         Self {
-            tiles: (0..tiles).map(|_| AtomicU32::new(0)).collect(),
+            tiles: (0..tiles)
+                .map(|_| CachePadded::new(AtomicU32::new(0)))
+                .collect(),
         }
     }
 
