@@ -171,6 +171,27 @@ pub struct Report {
     pub finished_at: u64,
 }
 
+impl Report {
+    /// A successful report of command `sequence` with nothing else in it (no core listed, no
+    /// statistics, no cycles): what a device that checks nothing reports, and the base the
+    /// session decodes a real report onto.
+    pub fn success(sequence: u32) -> Self {
+        Self {
+            sequence,
+            ok: true,
+            timeout: false,
+            refused: false,
+            mismatch: false,
+            unreported: Vec::new(),
+            give_ups: Vec::new(),
+            stats: Vec::new(),
+            cycles: 0,
+            started_at: 0,
+            finished_at: 0,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 struct TileState {
     logical: (u8, u8),
@@ -441,17 +462,8 @@ impl Session {
     pub fn report(&mut self, ticket: &Ticket) -> Result<Report, SessionError> {
         let now = self.device.now();
         let mut r = Report {
-            sequence: ticket.sequence,
-            ok: true,
-            timeout: false,
-            refused: false,
-            mismatch: false,
-            unreported: Vec::new(),
-            give_ups: Vec::new(),
-            stats: Vec::new(),
             cycles: now.saturating_sub(ticket.posted_at),
-            started_at: 0,
-            finished_at: 0,
+            ..Report::success(ticket.sequence)
         };
         // The record's clock words are the low 32 bits of the device clock; a command runs for
         // far less than 2^32 cycles (3 s at 1.35 GHz), so they extend against the posting cycle.

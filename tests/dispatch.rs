@@ -17,22 +17,6 @@ use proptest::prelude::*;
 
 const GRID: LogicalRect = LogicalRect::new(0, 0, 8, 6);
 
-fn report(ok: bool, timeout: bool) -> Report {
-    Report {
-        sequence: 0,
-        ok,
-        timeout,
-        refused: false,
-        mismatch: false,
-        unreported: Vec::new(),
-        give_ups: Vec::new(),
-        stats: Vec::new(),
-        cycles: 0,
-        started_at: 0,
-        finished_at: 0,
-    }
-}
-
 fn spec(group: LogicalRect, exclusive: bool, tag: u64) -> CommandSpec {
     CommandSpec {
         handler: 7,
@@ -143,12 +127,13 @@ impl Target for Scripted {
                 assert!(f.posting.publish(Published::Quiet));
             } else if timeout {
                 f.overdue = true;
-                let mut r = report(false, true);
+                let mut r = Report::success(0);
+                (r.ok, r.timeout) = (false, true);
                 r.unreported.push([f.group.x0, f.group.y0]);
                 assert!(f.posting.publish(Published::Overdue(r)));
                 continue;
             } else {
-                assert!(f.posting.publish(Published::Reported(report(true, false))));
+                assert!(f.posting.publish(Published::Reported(Report::success(0))));
             }
             let done = s.in_flight.swap_remove(i);
             s.finished.push(done.posting);
@@ -157,7 +142,7 @@ impl Target for Scripted {
         if !s.finished.is_empty() && s.next() % 4 == 0 {
             let i = (s.next() % s.finished.len() as u64) as usize;
             let stale = s.finished[i].clone();
-            assert!(!stale.publish(Published::Reported(report(true, false))));
+            assert!(!stale.publish(Published::Reported(Report::success(0))));
         }
         Drive::Progress
     }

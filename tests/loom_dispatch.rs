@@ -22,22 +22,6 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use loom::thread;
 
-fn report(sequence: u32) -> Report {
-    Report {
-        sequence,
-        ok: true,
-        timeout: false,
-        refused: false,
-        mismatch: false,
-        unreported: Vec::new(),
-        give_ups: Vec::new(),
-        stats: Vec::new(),
-        cycles: 0,
-        started_at: 0,
-        finished_at: 0,
-    }
-}
-
 #[test]
 fn overlapping_exclusive_reservations_exclude_each_other() {
     loom::model(|| {
@@ -91,7 +75,7 @@ fn a_late_completion_and_a_stale_publication_never_reach_the_next_command() {
         let device = {
             let (m, posted) = (mailbox.clone(), posted.clone());
             thread::spawn(move || {
-                let mut timed_out = report(1);
+                let mut timed_out = Report::success(1);
                 timed_out.timeout = true;
                 assert!(m.publish(1, Published::Overdue(timed_out)));
                 assert!(m.publish(1, Published::Quiet));
@@ -100,8 +84,8 @@ fn a_late_completion_and_a_stale_publication_never_reach_the_next_command() {
                     thread::yield_now();
                 }
                 // A stale, duplicate publication for command 1: dropped.
-                assert!(!m.publish(1, Published::Reported(report(1))));
-                assert!(m.publish(2, Published::Reported(report(2))));
+                assert!(!m.publish(1, Published::Reported(Report::success(1))));
+                assert!(m.publish(2, Published::Reported(Report::success(2))));
             })
         };
         // Worker: command 1's overdue report, then its quiet; only then the slot is reused.
@@ -146,7 +130,7 @@ fn a_mailbox_is_not_reused_before_its_command_settles() {
         let device = {
             let m = mailbox.clone();
             thread::spawn(move || {
-                let mut r = report(1);
+                let mut r = Report::success(1);
                 r.timeout = true;
                 assert!(m.publish(1, Published::Overdue(r)));
             })

@@ -686,13 +686,12 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
                 }
                 Steal::Success(Inbound::Message(m)) => {
                     progressed = true;
-                    let mut cx = Cx {
-                        shard: self.me,
-                        shards: self.shared.config.workers,
-                        groups: &self.shared.groups,
-                        submitted: &mut self.submitted,
-                        messages: &mut self.messages,
-                    };
+                    let mut cx = cx(
+                        self.shared,
+                        self.me,
+                        &mut self.submitted,
+                        &mut self.messages,
+                    );
                     self.plugin.receive(m, &mut cx);
                     let now = self.shared.now();
                     self.route(now);
@@ -957,13 +956,12 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             outcome,
             times: times.clone(),
         };
-        let mut cx = Cx {
-            shard: self.me,
-            shards: self.shared.config.workers,
-            groups: &self.shared.groups,
-            submitted: &mut self.submitted,
-            messages: &mut self.messages,
-        };
+        let mut cx = cx(
+            self.shared,
+            self.me,
+            &mut self.submitted,
+            &mut self.messages,
+        );
         self.plugin.handle(finished, &mut cx);
         times.handled = self.shared.now();
         let now = times.handled;
@@ -1018,6 +1016,23 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             times: self.times,
             stats: self.stats,
         }
+    }
+}
+
+/// The plugin's view of worker `me` (a function, not a method: it borrows only these fields,
+/// so the plugin itself can be borrowed alongside).
+fn cx<'a, W, M>(
+    shared: &'a Shared<W, M>,
+    me: usize,
+    submitted: &'a mut Vec<(W, Place)>,
+    messages: &'a mut Vec<(usize, M)>,
+) -> Cx<'a, W, M> {
+    Cx {
+        shard: me,
+        shards: shared.config.workers,
+        groups: &shared.groups,
+        submitted,
+        messages,
     }
 }
 
