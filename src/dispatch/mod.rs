@@ -464,9 +464,14 @@ struct WorkerState<'s, P: Plugin, T> {
     wake: bool,
 }
 
+/// What a slot's poll found: `(command, outcome, device start and report cycles)`.
+type End<W> = (Ready<W>, Outcome, Option<(u64, u64)>);
+
 enum Event<W> {
-    Final(Option<Ready<W>>, Outcome, Option<(u64, u64)>),
-    Overdue(Ready<W>, Outcome, Option<(u64, u64)>),
+    /// The slot is free again; the command's end, unless it was handed over before (a quiet).
+    Final(Option<End<W>>),
+    /// A timeout with cores still busy: hand it over, keep the slot and tiles.
+    Overdue(End<W>),
 }
 
 impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
@@ -628,26 +633,28 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
                         } else {
                             Outcome::Reported(r)
                         };
-                        Event::Final(busy.job.take(), o, d)
+                        Event::Final(busy.job.take().map(|j| (j, o, d)))
                     }
                     Polled::Overdue(r) => match busy.job.take() {
                         Some(job) => {
                             let d = device(&r);
-                            Event::Overdue(job, Outcome::TimedOut(r), d)
+                            Event::Overdue((job, Outcome::TimedOut(r), d))
                         }
                         None => continue,
                     },
-                    Polled::Quiet => Event::Final(None, Outcome::Abandoned, None),
+                    // The late completion of a timeout already handed over: only the release.
+                    Polled::Quiet => Event::Final(None),
                     Polled::Refused(e) => {
-                        Event::Final(busy.job.take(), Outcome::Refused(Refusal::Device(e)), None)
+                        let o = Outcome::Refused(Refusal::Device(e));
+                        Event::Final(busy.job.take().map(|j| (j, o, None)))
                     }
                 };
                 progressed = true;
                 let times = std::mem::take(&mut busy.times);
                 let group = self.groups[gi].info.id;
                 match event {
-                    Event::Final(job, outcome, device) => {
-                        if let Some(job) = job {
+                    Event::Final(end) => {
+                        if let Some((job, outcome, device)) = end {
                             self.finish(job, Some(group), outcome, times, device);
                         }
                         let busy = self.groups[gi].slots[si].busy.take();
@@ -659,7 +666,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
                             self.wake = true;
                         }
                     }
-                    Event::Overdue(job, outcome, device) => {
+                    Event::Overdue((job, outcome, device)) => {
                         // The run waits for the late completion too (unless the device stalls).
                         self.shared.outstanding.fetch_add(1, Ordering::SeqCst);
                         if let Some(b) = self.groups[gi].slots[si].busy.as_mut() {
