@@ -28,7 +28,7 @@ pub struct Ready<W> {
     pub(crate) work: W,
     pub(crate) place: Place,
     pub(crate) id: u64,
-    /// Nanoseconds since the run started.
+    /// Raw host clock ticks when it was made ready (nanoseconds only once it is handled).
     pub(crate) queued: u64,
     /// The worker that made it ready (`usize::MAX` for seeds).
     pub(crate) origin: usize,

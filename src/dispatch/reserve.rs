@@ -1,17 +1,19 @@
 //! Tile reservations: the mechanism that keeps an exclusive command's tiles to itself.
 //!
-//! Every logical tile has one word: the number of non-exclusive commands in flight on it, or
-//! [`EXCLUSIVE`] while an exclusive one is. A command is posted only after it reserved every tile
-//! of its group: shared for a plain command, exclusive for one flagged `EXCLUSIVE`. Reserving
-//! never waits: the tiles are taken in ascending order with one compare-and-swap each, and on the
-//! first refusal the ones already taken are given back, so two placers can never deadlock and
-//! the dispatcher can try other work instead.
+//! Every region of tiles has one word: the number of non-exclusive commands in flight on it, or
+//! [`EXCLUSIVE`] while an exclusive one is. (The dispatcher's regions are the tiles covered by
+//! exactly the same groups, so a group covers whole regions and reserving its regions is
+//! reserving its tiles; a region may also be a single tile.) A command is posted only after it
+//! reserved every region of its group: shared for a plain command, exclusive for one flagged
+//! `EXCLUSIVE`. Reserving never waits: the regions are taken in ascending order with one
+//! compare-and-swap each, and on the first refusal the ones already taken are given back, so two
+//! placers can never deadlock and the dispatcher can try other work instead.
 //!
-//! Guarantee: while an exclusive reservation of a tile is held, no other reservation of that tile
-//! is; the assigner's choice cannot break it, because the flags checked are those of the command
+//! Guarantee: while an exclusive reservation of a region is held, no other reservation of that
+//! region is; the assigner's choice cannot break it, because the flags checked are those of the command
 //! about to be posted.
 //!
-//! Orderings: taking a tile is `Acquire` and giving it back is `Release`, so whatever the last
+//! Orderings: taking a region is `Acquire` and giving it back is `Release`, so whatever the last
 //! holder did before releasing (reading the device's report of its command) happens before the
 //! next holder posts.
 
@@ -21,91 +23,91 @@ use crossbeam_utils::CachePadded;
 
 use super::sync::{AtomicU32, Ordering};
 
-/// The word of a tile an exclusive command holds.
+/// The word of a region an exclusive command holds.
 pub const EXCLUSIVE: u32 = u32::MAX;
 
-/// The reservation words of every tile of a grid.
+/// The reservation words of every region.
 #[derive(Debug)]
 pub struct Reservations {
-    // One cache line per tile: neighbouring groups belong to different workers, and sharing
+    // One cache line per region: neighbouring groups belong to different workers, and sharing
     // lines made every reservation a cache miss (20% of the host overhead with 2 workers).
-    tiles: Box<[CachePadded<AtomicU32>]>,
+    words: Box<[CachePadded<AtomicU32>]>,
 }
 
-/// Tiles one command holds; give them back with [`Reservations::release`].
+/// Regions one command holds; give them back with [`Reservations::release`].
 #[derive(Debug)]
 #[must_use = "a reservation is held until it is released"]
 pub struct Held {
-    tiles: Arc<[u16]>,
+    regions: Arc<[u16]>,
     exclusive: bool,
 }
 
 impl Held {
-    /// Whether the tiles are held exclusively.
+    /// Whether the regions are held exclusively.
     pub fn exclusive(&self) -> bool {
         self.exclusive
     }
 
-    /// The tiles held.
-    pub fn tiles(&self) -> &[u16] {
-        &self.tiles
+    /// The regions held.
+    pub fn regions(&self) -> &[u16] {
+        &self.regions
     }
 }
 
 impl Reservations {
-    /// Words for `tiles` tiles, all free.
-    pub fn new(tiles: usize) -> Self {
+    /// Words for `regions` regions, all free.
+    pub fn new(regions: usize) -> Self {
         Self {
-            tiles: (0..tiles)
+            words: (0..regions)
                 .map(|_| CachePadded::new(AtomicU32::new(0)))
                 .collect(),
         }
     }
 
-    /// Number of tiles.
+    /// Number of regions.
     pub fn len(&self) -> usize {
-        self.tiles.len()
+        self.words.len()
     }
 
-    /// Whether there are no tiles.
+    /// Whether there are no regions.
     pub fn is_empty(&self) -> bool {
-        self.tiles.is_empty()
+        self.words.is_empty()
     }
 
-    /// Reserves every tile of `tiles` (ascending, each below [`len`](Self::len)), exclusively or
-    /// shared; `None`, with nothing held, when some tile is not available that way or out of
-    /// range.
-    pub fn try_reserve(&self, tiles: &Arc<[u16]>, exclusive: bool) -> Option<Held> {
-        for (n, &t) in tiles.iter().enumerate() {
+    /// Reserves every region of `regions` (ascending, each below [`len`](Self::len)),
+    /// exclusively or shared; `None`, with nothing held, when some region is not available that
+    /// way or out of range.
+    pub fn try_reserve(&self, regions: &Arc<[u16]>, exclusive: bool) -> Option<Held> {
+        for (n, &r) in regions.iter().enumerate() {
             let taken = self
-                .tiles
-                .get(t as usize)
+                .words
+                .get(r as usize)
                 .is_some_and(|word| Self::take(word, exclusive));
             if !taken {
-                for &u in tiles[..n].iter().rev() {
-                    Self::give_back(&self.tiles[u as usize], exclusive);
+                for &u in regions[..n].iter().rev() {
+                    Self::give_back(&self.words[u as usize], exclusive);
                 }
                 return None;
             }
         }
         Some(Held {
-            tiles: Arc::clone(tiles),
+            regions: Arc::clone(regions),
             exclusive,
         })
     }
 
-    /// Gives back every tile of `held`.
+    /// Gives back every region of `held`.
     pub fn release(&self, held: Held) {
-        for &t in held.tiles.iter().rev() {
-            Self::give_back(&self.tiles[t as usize], held.exclusive);
+        for &r in held.regions.iter().rev() {
+            Self::give_back(&self.words[r as usize], held.exclusive);
         }
     }
 
-    /// The word of tile `tile`: holders of a shared reservation, or [`EXCLUSIVE`]. For tests and
-    /// diagnostics; it may change as soon as it is read.
-    pub fn word(&self, tile: u16) -> Option<u32> {
-        self.tiles
-            .get(tile as usize)
+    /// The word of region `region`: holders of a shared reservation, or [`EXCLUSIVE`]. For tests
+    /// and diagnostics; it may change as soon as it is read.
+    pub fn word(&self, region: u16) -> Option<u32> {
+        self.words
+            .get(region as usize)
             .map(|w| w.load(Ordering::Relaxed))
     }
 
@@ -117,7 +119,7 @@ impl Reservations {
         }
         let mut seen = word.load(Ordering::Relaxed);
         loop {
-            // A tile has a handful of shared holders at most (its command slots); refusing at
+            // A region has a handful of shared holders at most (command slots); refusing at
             // EXCLUSIVE - 1 keeps the count from ever reading as exclusive.
             if seen >= EXCLUSIVE - 1 {
                 return false;
