@@ -54,18 +54,26 @@ pub struct Distribution {
     pub mean: f64,
 }
 
+/// An empty histogram of 3 significant digits that grows to the largest sample instead of
+/// saturating at its initial range.
+fn histogram() -> Histogram<u64> {
+    let mut h = Histogram::<u64>::new(3).expect("3 significant digits are within 0..=5");
+    h.auto(true);
+    h
+}
+
 impl Distribution {
     /// The distribution of `samples` (3 significant digits, as HdrHistogram keeps them).
     pub fn of(samples: impl IntoIterator<Item = u64>) -> Self {
-        let Ok(mut h) = Histogram::<u64>::new(3) else {
-            return Self::default();
-        };
-        // Grows to the largest sample instead of saturating at its initial range.
-        h.auto(true);
+        let mut h = histogram();
         for s in samples {
             // With auto-resize on, recording fails only past u64's range: keep the rest.
             let _ = h.record(s);
         }
+        Self::from_histogram(&h)
+    }
+
+    fn from_histogram(h: &Histogram<u64>) -> Self {
         if h.is_empty() {
             return Self::default();
         }
@@ -150,45 +158,100 @@ pub struct DispatchSummary {
     pub per_worker: Vec<WorkerStats>,
 }
 
-impl DispatchSummary {
-    pub(crate) fn build(
-        times: &[CommandTimes],
-        per_worker: Vec<WorkerStats>,
-        depth: usize,
-        aiclk_mhz: u32,
-    ) -> Self {
-        let count = |o: &str| times.iter().filter(|t| t.outcome == o).count() as u64;
+/// One worker's commands, counted and recorded into histograms on its own thread (in parallel
+/// with the others) and merged into the run's [`DispatchSummary`].
+#[derive(Debug)]
+pub(crate) struct Recorded {
+    commands: u64,
+    reported: u64,
+    timed_out: u64,
+    refused: u64,
+    abandoned: u64,
+    stolen: u64,
+    queue_wait: Histogram<u64>,
+    run_time: Histogram<u64>,
+    round_trip: Histogram<u64>,
+    handler_time: Histogram<u64>,
+}
+
+impl Recorded {
+    /// Counts and records `times`; device cycles become nanoseconds at `aiclk_mhz`.
+    pub(crate) fn of(times: &[CommandTimes], aiclk_mhz: u32) -> Self {
+        let mut r = Self {
+            commands: times.len() as u64,
+            reported: 0,
+            timed_out: 0,
+            refused: 0,
+            abandoned: 0,
+            stolen: 0,
+            queue_wait: histogram(),
+            run_time: histogram(),
+            round_trip: histogram(),
+            handler_time: histogram(),
+        };
         let cycles_ns = |c: u64| c.saturating_mul(1000) / aiclk_mhz.max(1) as u64;
+        // With auto-resize on, recording fails only past u64's range: those are left out.
+        for t in times {
+            match t.outcome {
+                "reported" => r.reported += 1,
+                "timed_out" => r.timed_out += 1,
+                "refused" => r.refused += 1,
+                "abandoned" => r.abandoned += 1,
+                _ => {}
+            }
+            r.stolen += t.stolen as u64;
+            if let Some(p) = t.posted {
+                let _ = r.queue_wait.record(p.saturating_sub(t.queued));
+                let _ = r.round_trip.record(t.noticed.saturating_sub(p));
+            }
+            if let (Some(s), Some(e)) = (t.started, t.reported) {
+                let _ = r.run_time.record(cycles_ns(e.saturating_sub(s)));
+            }
+            let _ = r.handler_time.record(t.handled.saturating_sub(t.noticed));
+        }
+        r
+    }
+
+    /// Adds `other`'s counts and samples to these.
+    fn merge(&mut self, other: &Self) {
+        self.commands += other.commands;
+        self.reported += other.reported;
+        self.timed_out += other.timed_out;
+        self.refused += other.refused;
+        self.abandoned += other.abandoned;
+        self.stolen += other.stolen;
+        // Auto-resizing histograms of the same precision always add.
+        let _ = self.queue_wait.add(&other.queue_wait);
+        let _ = self.run_time.add(&other.run_time);
+        let _ = self.round_trip.add(&other.round_trip);
+        let _ = self.handler_time.add(&other.handler_time);
+    }
+}
+
+impl DispatchSummary {
+    /// The summary of the workers' `recorded` commands (the wall time and the end-of-run counts
+    /// are the caller's to fill in).
+    pub(crate) fn build(recorded: &[Recorded], per_worker: Vec<WorkerStats>, depth: usize) -> Self {
+        let mut all = Recorded::of(&[], 1);
+        for r in recorded {
+            all.merge(r);
+        }
         Self {
             workers: per_worker.len(),
             depth,
-            commands: times.len() as u64,
-            reported: count("reported"),
-            timed_out: count("timed_out"),
-            refused: count("refused"),
-            abandoned: count("abandoned"),
-            stolen: times.iter().filter(|t| t.stolen).count() as u64,
+            commands: all.commands,
+            reported: all.reported,
+            timed_out: all.timed_out,
+            refused: all.refused,
+            abandoned: all.abandoned,
+            stolen: all.stolen,
             held_at_end: 0,
             dropped_publications: 0,
             wall_ns: 0,
-            queue_wait: Distribution::of(
-                times
-                    .iter()
-                    .filter_map(|t| t.posted.map(|p| p.saturating_sub(t.queued))),
-            ),
-            run_time: Distribution::of(
-                times
-                    .iter()
-                    .filter_map(|t| Some(cycles_ns(t.reported?.saturating_sub(t.started?)))),
-            ),
-            round_trip: Distribution::of(
-                times
-                    .iter()
-                    .filter_map(|t| t.posted.map(|p| t.noticed.saturating_sub(p))),
-            ),
-            handler_time: Distribution::of(
-                times.iter().map(|t| t.handled.saturating_sub(t.noticed)),
-            ),
+            queue_wait: Distribution::from_histogram(&all.queue_wait),
+            run_time: Distribution::from_histogram(&all.run_time),
+            round_trip: Distribution::from_histogram(&all.round_trip),
+            handler_time: Distribution::from_histogram(&all.handler_time),
             per_worker,
         }
     }

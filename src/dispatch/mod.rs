@@ -50,12 +50,14 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker as Deque};
+use crossbeam_utils::CachePadded;
 use komorebi_broadcast::LogicalRect;
 use komorebi_kernel::abi;
 use serde::Serialize;
 
 pub use mailbox::{Mailbox, Polled, Published};
 pub use measure::{CommandTimes, DispatchSummary, Distribution, WorkerStats, trace_events};
+use measure::Recorded;
 pub use park::Sleep;
 pub use plugin::{Cx, Finished, GroupInfo, Outcome, Place, Plugin, Ready, Refusal, SlotView};
 pub use reserve::{Held, Reservations};
@@ -155,7 +157,7 @@ enum Inbound<W, M> {
 struct Shared<W, M> {
     groups: Vec<GroupInfo>,
     /// Per group, the regions it covers (see [`regions`]).
-    regions: Vec<Arc<[u16]>>,
+    regions: Vec<Box<[u16]>>,
     /// Group id -> index in its owner's list.
     local_index: Vec<usize>,
     reservations: Reservations,
@@ -168,14 +170,17 @@ struct Shared<W, M> {
     active: AtomicUsize,
     driving: AtomicBool,
     idle_generation: AtomicU64,
-    /// Bumped after every pass that did something and every drive that published.
-    activity: AtomicU64,
-    /// Per worker: `activity` when its last fruitless look for work began.
+    /// Per worker: bumped after every pass of that worker that did something and every drive
+    /// of it that published; the sum is the run's activity. (One padded word per worker: a
+    /// shared counter bumped by every pass was a contended line, and it slowed every read of
+    /// the words beside it.)
+    activity: Box<[CachePadded<AtomicU64>]>,
+    /// Per worker: the activity when its last fruitless look for work began.
     rescanned: Vec<AtomicU64>,
     /// The host clock. The hot path reads raw ticks (the invariant TSC where there is one: a
     /// few nanoseconds, where the OS clock cost a fifth of the host overhead per command);
     /// [`ns`](Self::ns) turns them into nanoseconds since `start` when a command is handled.
-    clock: quanta::Clock,
+    clock: &'static quanta::Clock,
     /// Raw ticks when the run started.
     start: u64,
     config: DispatchConfig,
@@ -185,6 +190,18 @@ impl<W, M> Shared<W, M> {
     /// Raw clock ticks now.
     fn now(&self) -> u64 {
         self.clock.raw()
+    }
+
+    /// The run's activity: the sum of every worker's count. Each count only grows, so a sum
+    /// read while some grow lies between the sums before and after the reads: a look for work
+    /// that began before some activity never compares equal to a sum read after it.
+    fn activity(&self) -> u64 {
+        self.activity.iter().map(|a| a.load(Ordering::SeqCst)).sum()
+    }
+
+    /// Counts activity of worker `me`.
+    fn bump(&self, me: usize) {
+        self.activity[me].fetch_add(1, Ordering::SeqCst);
     }
 
     /// Nanoseconds from the run's start to raw tick `raw` (0 for a tick before the start).
@@ -200,7 +217,7 @@ impl<W, M> Shared<W, M> {
 /// against every other group, with one word per region instead of one per tile: disjoint groups
 /// take one word each, however many tiles they have. (Tiles no group covers make one region
 /// that nothing takes.)
-fn regions(grid: LogicalRect, groups: &[GroupInfo]) -> (Vec<Arc<[u16]>>, usize) {
+fn regions(grid: LogicalRect, groups: &[GroupInfo]) -> (Vec<Box<[u16]>>, usize) {
     let columns = grid.columns as usize;
     let tiles_of = |r: LogicalRect| {
         (r.y0..r.y0 + r.rows).flat_map(move |y| {
@@ -349,7 +366,9 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
                 counts[g.shard] - 1
             })
             .collect();
-        let clock = quanta::Clock::new();
+        // One per process: making one reads CPUID, a trap to the hypervisor in a VM.
+        static CLOCK: std::sync::OnceLock<quanta::Clock> = std::sync::OnceLock::new();
+        let clock = CLOCK.get_or_init(quanta::Clock::new);
         let shared = Shared {
             groups: self.groups.clone(),
             regions,
@@ -363,7 +382,9 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
             active: AtomicUsize::new(workers),
             driving: AtomicBool::new(false),
             idle_generation: AtomicU64::new(0),
-            activity: AtomicU64::new(0),
+            activity: (0..workers)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
             rescanned: (0..workers).map(|_| AtomicU64::new(u64::MAX)).collect(),
             start: clock.raw(),
             clock,
@@ -424,18 +445,19 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
         let wall_ns = shared.ns(shared.now());
         let mut plugins = Vec::with_capacity(workers);
         let mut times = Vec::new();
+        let mut recorded = Vec::with_capacity(workers);
         let mut stats = Vec::with_capacity(workers);
         let (mut held, mut dropped) = (0, 0);
         for o in outcomes {
             let o = o?;
             plugins.push(o.plugin);
             times.extend(o.times);
+            recorded.push(o.recorded);
             stats.push(o.stats);
             held += o.held;
             dropped += o.dropped;
         }
-        let mut summary =
-            DispatchSummary::build(&times, stats, self.config.depth, target.aiclk_mhz());
+        let mut summary = DispatchSummary::build(&recorded, stats, self.config.depth);
         summary.wall_ns = wall_ns;
         summary.held_at_end = held;
         summary.dropped_publications = dropped;
@@ -454,32 +476,33 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "(no message)".into())
 }
 
-struct Busy<W> {
+struct Busy<'s, W> {
     /// `None` once its timeout was handed to the handler (waiting for the cores to report).
     job: Option<Ready<W>>,
     /// Timed out, and counted as outstanding until its cores report.
     awaiting_quiet: bool,
-    held: Held,
+    held: Held<'s>,
     times: CommandTimes,
 }
 
-struct Slot<W> {
+struct Slot<'s, W> {
     mailbox: Arc<Mailbox>,
     epoch: u64,
-    busy: Option<Busy<W>>,
+    busy: Option<Busy<'s, W>>,
 }
 
-struct OwnedGroup<W> {
+struct OwnedGroup<'s, W> {
     info: GroupInfo,
     /// The regions of its tiles, whose reservation words it takes.
-    regions: Arc<[u16]>,
+    regions: &'s [u16],
     pinned: VecDeque<Ready<W>>,
-    slots: Vec<Slot<W>>,
+    slots: Vec<Slot<'s, W>>,
 }
 
 struct WorkerOutcome<P> {
     plugin: P,
     times: Vec<CommandTimes>,
+    recorded: Recorded,
     stats: WorkerStats,
     held: usize,
     dropped: u64,
@@ -491,7 +514,7 @@ struct WorkerState<'s, P: Plugin, T> {
     target: &'s T,
     plugin: P,
     local: Deque<Ready<P::Work>>,
-    groups: Vec<OwnedGroup<P::Work>>,
+    groups: Vec<OwnedGroup<'s, P::Work>>,
     /// Stealable commands taken from the deque to offer the assigner, during one assign step.
     candidates: Vec<Ready<P::Work>>,
     submitted: Vec<(P::Work, Place)>,
@@ -529,7 +552,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             .filter(|g| g.shard == me)
             .map(|g| OwnedGroup {
                 info: g.clone(),
-                regions: Arc::clone(&shared.regions[g.id.0 as usize]),
+                regions: &shared.regions[g.id.0 as usize],
                 pinned: VecDeque::new(),
                 slots: (0..shared.config.depth)
                     .map(|_| Slot {
@@ -591,7 +614,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
     fn idle(&mut self) {
         let sh = self.shared;
         let ticket = sh.sleep.prepare();
-        let activity = sh.activity.load(Ordering::SeqCst);
+        let activity = sh.activity();
         if self.pass() || sh.outstanding.load(Ordering::SeqCst) == 0 {
             sh.sleep.cancel(ticket);
             return;
@@ -608,11 +631,11 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             self.stats.drives += 1;
             let drive = self.target.drive();
             if drive == Drive::Progress {
-                sh.activity.fetch_add(1, Ordering::SeqCst);
+                sh.bump(self.me);
             } else {
                 // Nothing can change on the device, and every worker looked for work in vain
                 // since anything last happened: what is ready now can never be placed.
-                let now = sh.activity.load(Ordering::SeqCst);
+                let now = sh.activity();
                 if sh.rescanned.iter().all(|r| r.load(Ordering::SeqCst) == now) {
                     sh.idle_generation.fetch_add(1, Ordering::SeqCst);
                 }
@@ -644,7 +667,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             progressed |= self.abandon();
         }
         if progressed {
-            self.shared.activity.fetch_add(1, Ordering::SeqCst);
+            self.shared.bump(self.me);
         }
         // One wake-up per pass, after everything it made is visible.
         if std::mem::take(&mut self.wake) {
@@ -838,7 +861,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         let Some(held) = self
             .shared
             .reservations
-            .try_reserve(&self.groups[gi].regions, exclusive)
+            .try_reserve(self.groups[gi].regions, exclusive)
         else {
             self.stats.blocked += 1;
             match job.place {
@@ -1059,6 +1082,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         WorkerOutcome {
             held: slots().filter(|s| s.busy.is_some()).count(),
             dropped: slots().map(|s| s.mailbox.dropped()).sum(),
+            recorded: Recorded::of(&self.times, self.target.aiclk_mhz()),
             plugin: self.plugin,
             times: self.times,
             stats: self.stats,

@@ -17,8 +17,6 @@
 //! holder did before releasing (reading the device's report of its command) happens before the
 //! next holder posts.
 
-use std::sync::Arc;
-
 use crossbeam_utils::CachePadded;
 
 use super::sync::{AtomicU32, Ordering};
@@ -37,12 +35,12 @@ pub struct Reservations {
 /// Regions one command holds; give them back with [`Reservations::release`].
 #[derive(Debug)]
 #[must_use = "a reservation is held until it is released"]
-pub struct Held {
-    regions: Arc<[u16]>,
+pub struct Held<'a> {
+    regions: &'a [u16],
     exclusive: bool,
 }
 
-impl Held {
+impl Held<'_> {
     /// Whether the regions are held exclusively.
     pub fn exclusive(&self) -> bool {
         self.exclusive
@@ -77,7 +75,7 @@ impl Reservations {
     /// Reserves every region of `regions` (ascending, each below [`len`](Self::len)),
     /// exclusively or shared; `None`, with nothing held, when some region is not available that
     /// way or out of range.
-    pub fn try_reserve(&self, regions: &Arc<[u16]>, exclusive: bool) -> Option<Held> {
+    pub fn try_reserve<'a>(&self, regions: &'a [u16], exclusive: bool) -> Option<Held<'a>> {
         for (n, &r) in regions.iter().enumerate() {
             let taken = self
                 .words
@@ -90,14 +88,11 @@ impl Reservations {
                 return None;
             }
         }
-        Some(Held {
-            regions: Arc::clone(regions),
-            exclusive,
-        })
+        Some(Held { regions, exclusive })
     }
 
     /// Gives back every region of `held`.
-    pub fn release(&self, held: Held) {
+    pub fn release(&self, held: Held<'_>) {
         for &r in held.regions.iter().rev() {
             Self::give_back(&self.words[r as usize], held.exclusive);
         }
@@ -144,24 +139,20 @@ impl Reservations {
 mod tests {
     use super::*;
 
-    fn tiles(t: &[u16]) -> Arc<[u16]> {
-        t.into()
-    }
-
     #[test]
     fn exclusive_excludes_every_overlap_and_shared_shares() {
         let r = Reservations::new(8);
-        let a = r.try_reserve(&tiles(&[1, 2, 3]), true).expect("free tiles");
-        assert!(r.try_reserve(&tiles(&[3, 4]), false).is_none());
-        assert!(r.try_reserve(&tiles(&[0, 1]), true).is_none());
+        let a = r.try_reserve(&[1, 2, 3], true).expect("free tiles");
+        assert!(r.try_reserve(&[3, 4], false).is_none());
+        assert!(r.try_reserve(&[0, 1], true).is_none());
         // A refusal gives back what it took: tile 0 and 4 are still free.
         assert_eq!((r.word(0), r.word(4)), (Some(0), Some(0)));
-        let b = r.try_reserve(&tiles(&[4, 5]), false).expect("disjoint");
+        let b = r.try_reserve(&[4, 5], false).expect("disjoint");
         let c = r
-            .try_reserve(&tiles(&[5, 6]), false)
+            .try_reserve(&[5, 6], false)
             .expect("shared with b");
         assert_eq!(r.word(5), Some(2));
-        assert!(r.try_reserve(&tiles(&[5]), true).is_none());
+        assert!(r.try_reserve(&[5], true).is_none());
         r.release(a);
         r.release(b);
         r.release(c);
@@ -171,7 +162,7 @@ mod tests {
     #[test]
     fn out_of_range_tiles_are_refused_with_nothing_held() {
         let r = Reservations::new(4);
-        assert!(r.try_reserve(&tiles(&[2, 9]), false).is_none());
+        assert!(r.try_reserve(&[2, 9], false).is_none());
         assert_eq!(r.word(2), Some(0));
         assert_eq!(r.word(9), None);
     }
