@@ -12,7 +12,8 @@
 //! 2. receives messages and commands routed to its groups by other workers;
 //! 3. offers every empty slot to the plugin's **assigner**, which picks among the ready
 //!    commands pinned to that group and the first few of the worker's stealable ones; the
-//!    chosen command is posted once it has **reserved** its tiles (see [`reserve`]);
+//!    chosen command is posted once it has **reserved** its tiles (see [`reserve`]; tiles that
+//!    exactly the same groups cover share one reservation word);
 //! 4. with nothing of its own left, **steals** ready commands from the seed queue or another
 //!    worker.
 //!
@@ -56,8 +57,8 @@ use komorebi_kernel::abi;
 use serde::Serialize;
 
 pub use mailbox::{Mailbox, Polled, Published};
-pub use measure::{CommandTimes, DispatchSummary, Distribution, WorkerStats, trace_events};
 use measure::Recorded;
+pub use measure::{CommandTimes, DispatchSummary, Distribution, WorkerStats, trace_events};
 pub use park::Sleep;
 pub use plugin::{Cx, Finished, GroupInfo, Outcome, Place, Plugin, Ready, Refusal, SlotView};
 pub use reserve::{Held, Reservations};
@@ -1155,7 +1156,11 @@ mod tests {
             .copied()
             .collect();
         assert_eq!(shared.len(), 1, "a and b overlap in one column");
-        assert_eq!(per_group[2].len(), 3, "the whole row meets both and either alone");
+        assert_eq!(
+            per_group[2].len(),
+            3,
+            "the whole row meets both and either alone"
+        );
         assert!(per_group[0].iter().all(|r| per_group[2].contains(r)));
     }
 }

@@ -48,7 +48,7 @@ impl Held<'_> {
 
     /// The regions held.
     pub fn regions(&self) -> &[u16] {
-        &self.regions
+        self.regions
     }
 }
 
@@ -148,9 +148,7 @@ mod tests {
         // A refusal gives back what it took: tile 0 and 4 are still free.
         assert_eq!((r.word(0), r.word(4)), (Some(0), Some(0)));
         let b = r.try_reserve(&[4, 5], false).expect("disjoint");
-        let c = r
-            .try_reserve(&[5, 6], false)
-            .expect("shared with b");
+        let c = r.try_reserve(&[5, 6], false).expect("shared with b");
         assert_eq!(r.word(5), Some(2));
         assert!(r.try_reserve(&[5], true).is_none());
         r.release(a);
