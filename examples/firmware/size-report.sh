@@ -7,9 +7,12 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 dir=target/riscv32im-unknown-none-elf/release
-status=0
 printf '%-8s %8s %8s %8s %8s\n' kernel text data bss budget
 for kernel in reader writer compute; do
+  if [ ! -f "$dir/$kernel" ]; then
+    echo "size-report: $dir/$kernel is missing: build the firmware first (cargo build --release)" >&2
+    exit 1
+  fi
   read -r text data bss < <(readelf -SW "$dir/$kernel" | python3 -c '
 import sys, re
 t = d = b = 0
@@ -26,4 +29,3 @@ print(t, d, b)')
   if [ "$text" -gt "$budget" ]; then flag=" OVER"; fi
   printf '%-8s %8d %8d %8d %8d%s\n' "$kernel" "$text" "$data" "$bss" "$budget" "$flag"
 done
-exit $status
