@@ -434,8 +434,14 @@ impl Plugin for Misbehaving {
 #[test]
 fn a_command_for_the_wrong_group_is_refused_and_unplaceable_work_abandoned() {
     let g = [LogicalRect::new(0, 0, 1, 1)];
-    for pick in [true, false] {
-        let mut d = Dispatcher::new(&NullTarget, GRID, &g, DispatchConfig::default()).unwrap();
+    // Every worker count: the stall is seen only once every worker looked in vain since the
+    // last activity of any of them (each counts its own; the check sums them).
+    for (pick, workers) in [true, false].into_iter().flat_map(|p| (1..=4).map(move |w| (p, w))) {
+        let config = DispatchConfig {
+            workers,
+            ..DispatchConfig::default()
+        };
+        let mut d = Dispatcher::new(&NullTarget, GRID, &g, config).unwrap();
         d.seed(1, Place::Any).unwrap();
         let r = d
             .run(|_| Misbehaving {
@@ -449,7 +455,7 @@ fn a_command_for_the_wrong_group_is_refused_and_unplaceable_work_abandoned() {
         } else {
             "abandoned"
         };
-        assert_eq!(ends, vec![want.to_string()]);
+        assert_eq!(ends, vec![want.to_string()], "{workers} workers");
     }
 }
 
