@@ -27,7 +27,9 @@ struct Flags {
     /// Data blocks per panel multicast.
     #[arg(long, default_value_t = 4)]
     blocks_per_step: u32,
-    /// Dispatcher worker threads.
+    /// Dispatcher worker threads. With more than one, which worker places what follows thread
+    /// timing, so the simulated cycles vary from run to run (the bytes checked do not); with 1
+    /// the run replays exactly.
     #[arg(long, default_value_t = 2)]
     workers: usize,
     /// Simulator seed.
