@@ -436,7 +436,10 @@ fn a_command_for_the_wrong_group_is_refused_and_unplaceable_work_abandoned() {
     let g = [LogicalRect::new(0, 0, 1, 1)];
     // Every worker count: the stall is seen only once every worker looked in vain since the
     // last activity of any of them (each counts its own; the check sums them).
-    for (pick, workers) in [true, false].into_iter().flat_map(|p| (1..=4).map(move |w| (p, w))) {
+    for (pick, workers) in [true, false]
+        .into_iter()
+        .flat_map(|p| (1..=4).map(move |w| (p, w)))
+    {
         let config = DispatchConfig {
             workers,
             ..DispatchConfig::default()

@@ -65,6 +65,7 @@ impl core::fmt::Display for ComputeError {
 }
 
 /// Waits until `pages` pages are ready.
+#[maybe_async::maybe_async]
 async fn wait_pages<K, P, C>(
     compute: &mut Compute<K, P>,
     cb: &mut C,
@@ -90,6 +91,7 @@ where
 }
 
 /// Waits until the next block's `pages` pages are ready; read them by index 0..pages.
+#[maybe_async::maybe_async]
 pub async fn receive<K, P, C>(
     compute: &mut Compute<K, P>,
     cb: &mut C,
@@ -113,6 +115,7 @@ pub fn done<C: CircularBuffer>(cb: &mut C, pages: u16) -> Result<(), ComputeErro
 
 /// After the last block: waits for and pops the padding `finish` pushed, so the next command
 /// starts at slot 0.
+#[maybe_async::maybe_async]
 pub async fn end<K, P, C>(
     compute: &mut Compute<K, P>,
     cb: &mut C,

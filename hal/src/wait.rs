@@ -7,20 +7,30 @@
 //! idle chip fires without stepping through idle cycles. (`embedded-hal-async`'s `DelayNs` cannot
 //! say "until something changes or this cycle", which is why this is a trait of its own; see
 //! `docs/decisions.md`.)
+//!
+//! With the `blocking` feature every `async fn` here, and in the protocol and kernel crates,
+//! is compiled as a plain `fn` (maybe-async): a core that runs one kernel spins in the wait
+//! itself instead of re-entering a state machine from an executor, which is what the
+//! firmware builds. Source and behaviour are the same in both builds.
 
+#[cfg(not(feature = "blocking"))]
 use core::future::Future;
+#[cfg(not(feature = "blocking"))]
 use core::pin::{Pin, pin};
+#[cfg(not(feature = "blocking"))]
 use core::task::{Context, Poll, Waker};
 
 use crate::control::{self, ControlBlock, Error as _};
 
 /// How a waiting kernel lets time pass between two polls of its condition.
+#[maybe_async::maybe_async(AFIT)]
 pub trait Pause {
     /// Returns when the condition may have changed or cycle `deadline` has come, whichever is
     /// first. Returning early is always allowed (the caller polls again).
     async fn pause(&mut self, deadline: u64);
 }
 
+#[maybe_async::maybe_async(AFIT)]
 impl<T: Pause + ?Sized> Pause for &mut T {
     #[inline]
     async fn pause(&mut self, deadline: u64) {
@@ -28,11 +38,13 @@ impl<T: Pause + ?Sized> Pause for &mut T {
     }
 }
 
-/// Polls again at once, after yielding to the executor once (so other tasks on a cooperative
-/// executor run). Right for silicon, where each core runs one kernel, and for unit tests.
+/// Polls again at once: after yielding to the executor once (so other tasks on a cooperative
+/// executor run), or in the blocking build after a spin-loop hint. Right for silicon, where
+/// each core runs one kernel, and for unit tests.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Spin;
 
+#[maybe_async::async_impl(AFIT)]
 impl Pause for Spin {
     #[inline]
     async fn pause(&mut self, _deadline: u64) {
@@ -40,9 +52,19 @@ impl Pause for Spin {
     }
 }
 
+#[maybe_async::sync_impl]
+impl Pause for Spin {
+    #[inline]
+    fn pause(&mut self, _deadline: u64) {
+        core::hint::spin_loop()
+    }
+}
+
 /// A future that is pending exactly once.
+#[cfg(not(feature = "blocking"))]
 struct YieldOnce(bool);
 
+#[cfg(not(feature = "blocking"))]
 impl Future for YieldOnce {
     type Output = ();
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -104,6 +126,7 @@ impl<E: core::fmt::Display> core::fmt::Display for WaitError<E> {
 /// block, so it may read control words; its own error type `E` is passed through as
 /// [`WaitError::Condition`], and failures of the control block's own calls come back as
 /// [`WaitError::Control`] with their kind.
+#[maybe_async::maybe_async]
 pub async fn wait_until<K, P, E, F>(
     ctrl: &mut K,
     pause: &mut P,
@@ -143,6 +166,7 @@ where
 
 /// Runs `future` to completion by polling it in a loop: the executor of a core that runs one
 /// kernel and has nothing else to do. The waker does nothing; every `Pending` is polled again.
+#[cfg(not(feature = "blocking"))]
 pub fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
     let mut cx = Context::from_waker(Waker::noop());
@@ -151,4 +175,11 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
             return out;
         }
     }
+}
+
+/// The blocking build's executor: every protocol call has run to its end before it returns, so
+/// this hands back its result. Kernel entry points read the same in both builds.
+#[cfg(feature = "blocking")]
+pub fn block_on<T>(done: T) -> T {
+    done
 }

@@ -149,6 +149,8 @@ struct CountingPause {
     deadlines: Vec<u64>,
 }
 
+// Async, or a plain fn in the blocking build: these tests run in both.
+#[maybe_async::maybe_async(AFIT)]
 impl Pause for CountingPause {
     async fn pause(&mut self, deadline: u64) {
         self.pauses += 1;

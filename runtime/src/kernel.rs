@@ -29,6 +29,7 @@ pub enum KernelExit {
 }
 
 /// The reader kernel (NoC0); also the tile's reporter.
+#[maybe_async::maybe_async]
 pub async fn reader<N, K, P, B, H>(
     noc: N,
     ctrl: K,
@@ -47,6 +48,7 @@ where
 }
 
 /// The writer kernel (NoC1).
+#[maybe_async::maybe_async]
 pub async fn writer<N, K, P, B, H>(
     noc: N,
     ctrl: K,
@@ -65,6 +67,7 @@ where
 }
 
 /// The compute kernel.
+#[maybe_async::maybe_async]
 pub async fn compute<K, P, B, H>(ctrl: K, pause: P, buffers: B, handlers: &mut H) -> KernelExit
 where
     K: ControlBlock,
@@ -78,6 +81,7 @@ where
 /// What one kernel does with a command the loop accepted. The loop is generic over it, so each
 /// kernel's state machine holds only its own body's future (an `async fn` keeps a state for
 /// every await point, even a statically dead one).
+#[maybe_async::maybe_async(AFIT)]
 trait Body<K, P, B, H> {
     /// Which kernel.
     const ROLE: Role;
@@ -97,6 +101,7 @@ trait Body<K, P, B, H> {
 /// A data-movement kernel's body: the reader's (`WRITER = false`) or the writer's.
 struct DmBody<N, const WRITER: bool>(N);
 
+#[maybe_async::maybe_async(AFIT)]
 impl<N, K, P, B, H, const WRITER: bool> Body<K, P, B, H> for DmBody<N, WRITER>
 where
     N: NocMulticast,
@@ -139,6 +144,7 @@ where
 /// The compute kernel's body.
 struct ComputeBody;
 
+#[maybe_async::maybe_async(AFIT)]
 impl<K, P, B, H> Body<K, P, B, H> for ComputeBody
 where
     K: ControlBlock,
@@ -176,6 +182,7 @@ fn refused(code: GiveUpCode) -> Outcome {
     }
 }
 
+#[maybe_async::maybe_async]
 async fn run<Y, K, P, B, H>(
     mut body: Y,
     mut ctrl: K,
@@ -261,6 +268,7 @@ where
 
 /// The reporter: once writer and compute are done with command `index`, clears the stop flag
 /// and writes status, sequence and (last) index.
+#[maybe_async::maybe_async]
 async fn report<K: ControlBlock, P: Pause>(
     ctrl: &mut K,
     pause: &mut P,

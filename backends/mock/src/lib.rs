@@ -125,11 +125,22 @@ mock! {
     }
 }
 
+#[cfg(not(feature = "blocking"))]
 mock! {
     /// A mock `Pause`.
     pub Pause {}
 
     impl komorebi_hal::Pause for Pause {
         async fn pause(&mut self, deadline: u64);
+    }
+}
+
+#[cfg(feature = "blocking")]
+mock! {
+    /// A mock `Pause` (blocking build).
+    pub Pause {}
+
+    impl komorebi_hal::Pause for Pause {
+        fn pause(&mut self, deadline: u64);
     }
 }

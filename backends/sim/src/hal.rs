@@ -762,6 +762,9 @@ impl Future for Parked {
     }
 }
 
+// The simulator runs every kernel as an async task of its executor, so it cannot be built with
+// komorebi-hal's `blocking` feature (the firmware's): if this impl does not match the trait,
+// something in the build enabled that feature.
 impl komorebi_hal::Pause for SimPause {
     async fn pause(&mut self, deadline: u64) {
         self.world.borrow_mut().park(self.task, deadline, false);
