@@ -1,6 +1,10 @@
 //! Shared parts of the three kernels: the entry point, the panic handler, and the HAL handles
 //! built from the tile's control block (the runtime ABI).
 //!
+//! The device crates are compiled blocking here (`komorebi-hal`'s `blocking` feature, see
+//! `docs/decisions.md` D8): each core runs one kernel, so every wait spins where it is instead
+//! of returning to an executor.
+//!
 //! Memory (L1): 0x0 the reader's boot stub (BRISC's reset PC), 0x4000..0x5000 the control
 //! block, 0x5000..0x6000 defmt rings, 0x6000..0x12000 compute (TRISC0's reset PC),
 //! 0x12000..0x1C000 writer (NCRISC's reset PC), 0x1C000..0x30000 reader, buffers from 0x40000.
