@@ -367,4 +367,44 @@ mod tests {
             Distribution::default()
         );
     }
+
+    #[test]
+    fn workers_recorded_apart_sum_to_the_run() {
+        let times: Vec<CommandTimes> = (0..1000u64)
+            .map(|i| CommandTimes {
+                id: i,
+                stolen: i % 3 == 0,
+                queued: i,
+                posted: (i % 10 != 0).then_some(i * 2),
+                started: Some(100),
+                reported: Some(100 + 1350 * (i % 7)),
+                noticed: i * 3,
+                handled: i * 3 + i % 5,
+                outcome: if i % 4 == 0 { "timed_out" } else { "reported" },
+                ..CommandTimes::default()
+            })
+            .collect();
+        let (a, b) = times.split_at(377);
+        let apart = DispatchSummary::build(
+            &[Recorded::of(a, 1350), Recorded::of(b, 1350)],
+            Vec::new(),
+            2,
+        );
+        let whole = DispatchSummary::build(&[Recorded::of(&times, 1350)], Vec::new(), 2);
+        assert_eq!(apart, whole);
+        assert_eq!(
+            (whole.commands, whole.reported, whole.timed_out),
+            (1000, 750, 250)
+        );
+        assert_eq!(whole.stolen, 334);
+        assert_eq!(whole.queue_wait.count, 900);
+        // 1350 cycles at 1350 MHz is 1 us: run times are 0..=6 us (to 3 significant digits).
+        assert_eq!(whole.run_time.min, 0);
+        assert!(
+            (5994..=6006).contains(&whole.run_time.max),
+            "{}",
+            whole.run_time.max
+        );
+        assert_eq!(whole.handler_time.max, 4);
+    }
 }
