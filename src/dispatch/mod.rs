@@ -61,7 +61,7 @@ use measure::Recorded;
 pub use measure::{CommandTimes, DispatchSummary, Distribution, WorkerStats, trace_events};
 pub use park::Sleep;
 pub use plugin::{Cx, Finished, GroupInfo, Outcome, Place, Plugin, Ready, Refusal, SlotView};
-pub use reserve::{Held, PrivateReservations, Reservations};
+pub use reserve::{Held, Reservations};
 pub use target::{Drive, NullTarget, PostHook, Posting, SimTarget, Target};
 
 use sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -158,7 +158,7 @@ enum Inbound<W, M> {
 struct Shared<W, M> {
     groups: Vec<GroupInfo>,
     /// Per group, the regions it covers (see [`regions`]).
-    regions: Vec<GroupRegions>,
+    regions: Vec<Box<[u16]>>,
     /// Group id -> index in its owner's list.
     local_index: Vec<usize>,
     reservations: Reservations,
@@ -211,31 +211,21 @@ impl<W, M> Shared<W, M> {
     }
 }
 
-/// The regions of a group's tiles (see [`regions`]), split by who else may reserve them.
-struct GroupRegions {
-    /// Regions some other worker's group also covers: atomic words in [`Reservations`].
-    shared: Box<[u16]>,
-    /// Regions only this group's worker's groups cover: plain words in that worker's
-    /// [`PrivateReservations`].
-    private: Box<[u16]>,
-}
-
 /// Splits the grid's tiles into regions, tiles covered by exactly the same groups, and returns
 /// every group's regions (ascending) and the number of regions.
 ///
 /// Every group covers whole regions, so reserving a group's regions reserves exactly its tiles
 /// against every other group, with one word per region instead of one per tile: disjoint groups
-/// take one word each, however many tiles they have. A region whose groups all belong to one
-/// worker is reserved by that worker alone, without atomics. (Tiles no group covers make one
-/// region that nothing takes.)
-fn regions(grid: LogicalRect, groups: &[GroupInfo]) -> (Vec<GroupRegions>, usize) {
+/// take one word each, however many tiles they have. (Tiles no group covers make one region
+/// that nothing takes.)
+fn regions(grid: LogicalRect, groups: &[GroupInfo]) -> (Vec<Box<[u16]>>, usize) {
     let columns = grid.columns as usize;
     let tiles_of = |r: LogicalRect| {
         (r.y0..r.y0 + r.rows).flat_map(move |y| {
             (r.x0..r.x0 + r.columns).map(move |x| y as usize * columns + x as usize)
         })
     };
-    // Per tile, the groups covering it, in group order (a group's id is its index).
+    // Per tile, the groups covering it, in group order.
     let mut cover: Vec<Vec<u32>> = vec![Vec::new(); grid.len()];
     for g in groups {
         for t in tiles_of(g.rect) {
@@ -250,23 +240,13 @@ fn regions(grid: LogicalRect, groups: &[GroupInfo]) -> (Vec<GroupRegions>, usize
             *ids.entry(c.as_slice()).or_insert(next)
         })
         .collect();
-    let one_shard = |c: &[u32]| {
-        c.iter()
-            .all(|&g| groups[g as usize].shard == groups[c[0] as usize].shard)
-    };
     let per_group = groups
         .iter()
         .map(|g| {
-            let mut tiles: Vec<usize> = tiles_of(g.rect).collect();
-            tiles.sort_unstable_by_key(|&t| region[t]);
-            tiles.dedup_by_key(|t| region[*t]);
-            let (private, shared): (Vec<usize>, Vec<usize>) =
-                tiles.into_iter().partition(|&t| one_shard(&cover[t]));
-            let ids = |ts: Vec<usize>| ts.into_iter().map(|t| region[t]).collect();
-            GroupRegions {
-                shared: ids(shared),
-                private: ids(private),
-            }
+            let mut r: Vec<u16> = tiles_of(g.rect).map(|t| region[t]).collect();
+            r.sort_unstable();
+            r.dedup();
+            r.into()
         })
         .collect();
     (per_group, ids.len())
@@ -515,7 +495,7 @@ struct Slot<'s, W> {
 struct OwnedGroup<'s, W> {
     info: GroupInfo,
     /// The regions of its tiles, whose reservation words it takes.
-    regions: &'s GroupRegions,
+    regions: &'s [u16],
     pinned: VecDeque<Ready<W>>,
     slots: Vec<Slot<'s, W>>,
 }
@@ -536,8 +516,6 @@ struct WorkerState<'s, P: Plugin, T> {
     plugin: P,
     local: Deque<Ready<P::Work>>,
     groups: Vec<OwnedGroup<'s, P::Work>>,
-    /// The words of the regions only this worker's groups cover.
-    private: PrivateReservations,
     /// Stealable commands taken from the deque to offer the assigner, during one assign step.
     candidates: Vec<Ready<P::Work>>,
     submitted: Vec<(P::Work, Place)>,
@@ -593,7 +571,6 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             plugin,
             local,
             groups,
-            private: PrivateReservations::new(shared.reservations.len()),
             candidates: Vec::new(),
             submitted: Vec::new(),
             messages: Vec::new(),
@@ -750,7 +727,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
                             if b.awaiting_quiet {
                                 self.shared.outstanding.fetch_sub(1, Ordering::SeqCst);
                             }
-                            self.release(gi, b.held);
+                            self.shared.reservations.release(b.held);
                             self.wake = true;
                         }
                     }
@@ -882,7 +859,11 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             return Fill::Refused;
         }
         let exclusive = spec.flags & abi::FLAG_EXCLUSIVE != 0;
-        let Some(held) = self.reserve(gi, exclusive) else {
+        let Some(held) = self
+            .shared
+            .reservations
+            .try_reserve(self.groups[gi].regions, exclusive)
+        else {
             self.stats.blocked += 1;
             match job.place {
                 Place::Group(_) => self.groups[gi].pinned.push_front(job),
@@ -912,7 +893,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
                 Fill::Posted
             }
             Err(e) => {
-                self.release(gi, held);
+                self.shared.reservations.release(held);
                 self.finish(
                     job,
                     Some(info.id),
@@ -923,30 +904,6 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
                 Fill::Refused
             }
         }
-    }
-
-    /// Reserves group `gi`'s regions for a command: this worker's own words first, then the
-    /// shared ones; `None`, with nothing held, if any is not available.
-    fn reserve(&mut self, gi: usize, exclusive: bool) -> Option<Held<'s>> {
-        let regions = self.groups[gi].regions;
-        if !self.private.try_reserve(&regions.private, exclusive) {
-            return None;
-        }
-        let held = self
-            .shared
-            .reservations
-            .try_reserve(&regions.shared, exclusive);
-        if held.is_none() {
-            self.private.release(&regions.private, exclusive);
-        }
-        held
-    }
-
-    /// Gives back what [`reserve`](Self::reserve) took for group `gi`.
-    fn release(&mut self, gi: usize, held: Held<'s>) {
-        let regions = self.groups[gi].regions;
-        self.private.release(&regions.private, held.exclusive());
-        self.shared.reservations.release(held);
     }
 
     /// Step 4: take ready commands from the seeds or another worker, when this worker has a
@@ -1161,71 +1118,49 @@ enum Fill {
 mod tests {
     use super::*;
 
-    fn group(id: u32, rect: LogicalRect, shard: usize) -> GroupInfo {
+    fn group(id: u32, rect: LogicalRect) -> GroupInfo {
         GroupInfo {
             id: GroupId(id),
             rect,
-            shard,
+            shard: 0,
         }
-    }
-
-    fn all(r: &GroupRegions) -> Vec<u16> {
-        let mut v: Vec<u16> = r.shared.iter().chain(r.private.iter()).copied().collect();
-        v.sort_unstable();
-        v
     }
 
     #[test]
-    fn disjoint_groups_take_one_private_region_each() {
+    fn disjoint_groups_take_one_region_each() {
         let grid = LogicalRect::new(0, 0, 4, 2);
         let groups = [
-            group(0, LogicalRect::new(0, 0, 2, 2), 0),
-            group(1, LogicalRect::new(2, 0, 2, 2), 1),
+            group(0, LogicalRect::new(0, 0, 2, 2)),
+            group(1, LogicalRect::new(2, 0, 2, 2)),
         ];
         let (per_group, count) = regions(grid, &groups);
         assert_eq!(count, 2);
-        for g in &per_group {
-            assert_eq!((g.private.len(), g.shared.len()), (1, 0));
-        }
-        assert_ne!(per_group[0].private[0], per_group[1].private[0]);
+        assert_eq!(per_group[0].len(), 1);
+        assert_eq!(per_group[1].len(), 1);
+        assert_ne!(per_group[0][0], per_group[1][0]);
     }
 
     #[test]
     fn overlapping_groups_share_exactly_the_overlap() {
-        // Columns 0..3 of one row; a covers 0..2, b covers 1..3, `whole` 0..3: regions {0},
-        // {1}, {2}, and the uncovered column 3.
+        // Columns 0..3 of one row; a covers 0..2, b covers 1..3: regions {0}, {1}, {2}, and the
+        // uncovered column 3.
         let grid = LogicalRect::new(0, 0, 4, 1);
-        let a = group(0, LogicalRect::new(0, 0, 2, 1), 0);
-        let b = group(1, LogicalRect::new(1, 0, 2, 1), 0);
-        let whole = group(2, LogicalRect::new(0, 0, 3, 1), 0);
+        let a = group(0, LogicalRect::new(0, 0, 2, 1));
+        let b = group(1, LogicalRect::new(1, 0, 2, 1));
+        let whole = group(2, LogicalRect::new(0, 0, 3, 1));
         let (per_group, count) = regions(grid, &[a, b, whole]);
         assert_eq!(count, 4);
-        let (a, b, whole) = (all(&per_group[0]), all(&per_group[1]), all(&per_group[2]));
-        let overlap: Vec<u16> = a.iter().filter(|r| b.contains(r)).copied().collect();
-        assert_eq!(overlap.len(), 1, "a and b overlap in one column");
-        assert_eq!(whole.len(), 3, "the whole row meets both and either alone");
-        assert!(a.iter().all(|r| whole.contains(r)));
-        // One worker owns all three: nothing needs an atomic word.
-        assert!(per_group.iter().all(|g| g.shared.is_empty()));
-    }
-
-    #[test]
-    fn a_region_other_workers_also_cover_is_shared() {
-        // a (worker 0) and b (worker 1) overlap in column 1; c (worker 0) overlaps a only.
-        let grid = LogicalRect::new(0, 0, 3, 2);
-        let a = group(0, LogicalRect::new(0, 0, 2, 1), 0);
-        let b = group(1, LogicalRect::new(1, 0, 2, 1), 1);
-        let c = group(2, LogicalRect::new(0, 0, 1, 2), 0);
-        let (per_group, _) = regions(grid, &[a, b, c]);
-        assert_eq!(per_group[0].shared.len(), 1, "a's column 1 is b's too");
+        let shared: Vec<u16> = per_group[0]
+            .iter()
+            .filter(|r| per_group[1].contains(r))
+            .copied()
+            .collect();
+        assert_eq!(shared.len(), 1, "a and b overlap in one column");
         assert_eq!(
-            per_group[0].private.len(),
-            1,
-            "a's column 0 only worker 0 covers"
+            per_group[2].len(),
+            3,
+            "the whole row meets both and either alone"
         );
-        assert_eq!(per_group[1].shared, per_group[0].shared);
-        assert_eq!(per_group[1].private.len(), 1);
-        assert!(per_group[2].shared.is_empty());
-        assert_eq!(per_group[2].private.len(), 2);
+        assert!(per_group[0].iter().all(|r| per_group[2].contains(r)));
     }
 }

@@ -114,10 +114,12 @@ impl Reservations {
         }
         let mut seen = word.load(Ordering::Relaxed);
         loop {
-            let Some(next) = after_take(seen, false) else {
+            // A region has a handful of shared holders at most (command slots); refusing at
+            // EXCLUSIVE - 1 keeps the count from ever reading as exclusive.
+            if seen >= EXCLUSIVE - 1 {
                 return false;
-            };
-            match word.compare_exchange_weak(seen, next, Ordering::Acquire, Ordering::Relaxed) {
+            }
+            match word.compare_exchange_weak(seen, seen + 1, Ordering::Acquire, Ordering::Relaxed) {
                 Ok(_) => return true,
                 Err(now) => seen = now,
             }
@@ -130,70 +132,6 @@ impl Reservations {
         } else {
             word.fetch_sub(1, Ordering::Release);
         }
-    }
-}
-
-/// A region's word after one more reservation, or `None` if the region is not available that
-/// way: exclusively only when free, shared while nobody holds it exclusively. (A region has a
-/// handful of shared holders at most, its groups' command slots; refusing at `EXCLUSIVE - 1`
-/// keeps the count from ever reading as exclusive.)
-fn after_take(word: u32, exclusive: bool) -> Option<u32> {
-    match (exclusive, word) {
-        (true, 0) => Some(EXCLUSIVE),
-        (true, _) => None,
-        (false, w) if w >= EXCLUSIVE - 1 => None,
-        (false, w) => Some(w + 1),
-    }
-}
-
-/// The words of the regions that only one worker's groups cover, kept by that worker: the same
-/// rule as [`Reservations`] in plain integers, since no other thread ever reserves them. (With
-/// the shards disjoint, which is the usual case, no reservation needs an atomic at all.)
-#[derive(Debug, Clone, Default)]
-pub struct PrivateReservations {
-    words: Vec<u32>,
-}
-
-impl PrivateReservations {
-    /// Words for regions `0..regions`, all free (a worker uses only its own).
-    pub fn new(regions: usize) -> Self {
-        Self {
-            words: vec![0; regions],
-        }
-    }
-
-    /// Reserves every region of `regions` (each below the count given to
-    /// [`new`](Self::new)), exclusively or shared; `false`, with nothing held, when some region
-    /// is not available that way or out of range.
-    pub fn try_reserve(&mut self, regions: &[u16], exclusive: bool) -> bool {
-        for (n, &r) in regions.iter().enumerate() {
-            let next = self
-                .words
-                .get(r as usize)
-                .and_then(|&w| after_take(w, exclusive));
-            match next {
-                Some(w) => self.words[r as usize] = w,
-                None => {
-                    self.release(&regions[..n], exclusive);
-                    return false;
-                }
-            }
-        }
-        true
-    }
-
-    /// Gives back every region of `regions`, reserved before with the same `exclusive`.
-    pub fn release(&mut self, regions: &[u16], exclusive: bool) {
-        for &r in regions {
-            if let Some(w) = self.words.get_mut(r as usize) {
-                *w = if exclusive { 0 } else { w.saturating_sub(1) };
-            }
-        }
-    }
-
-    /// The word of region `region` (see [`Reservations::word`]).
-    pub fn word(&self, region: u16) -> Option<u32> {
-        self.words.get(region as usize).copied()
     }
 }
 
@@ -217,25 +155,6 @@ mod tests {
         r.release(b);
         r.release(c);
         assert!((0..8).all(|t| r.word(t) == Some(0)));
-    }
-
-    #[test]
-    fn private_words_follow_the_same_rule() {
-        let mut p = PrivateReservations::new(8);
-        assert!(p.try_reserve(&[1, 2, 3], true));
-        assert!(!p.try_reserve(&[3, 4], false));
-        assert!(!p.try_reserve(&[0, 1], true));
-        assert_eq!((p.word(0), p.word(4)), (Some(0), Some(0)));
-        assert!(p.try_reserve(&[4, 5], false));
-        assert!(p.try_reserve(&[5, 6], false));
-        assert_eq!(p.word(5), Some(2));
-        assert!(!p.try_reserve(&[5], true));
-        assert!(!p.try_reserve(&[7, 9], false), "out of range");
-        assert_eq!(p.word(7), Some(0));
-        p.release(&[1, 2, 3], true);
-        p.release(&[4, 5], false);
-        p.release(&[5, 6], false);
-        assert!((0..8).all(|t| p.word(t) == Some(0)));
     }
 
     #[test]
