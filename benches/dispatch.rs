@@ -16,7 +16,7 @@ use komorebi::dispatch::{
     Plugin, Posting, Ready, SlotView, Target,
 };
 use komorebi::session::{CommandSpec, TileProgram};
-use komorebi_broadcast::LogicalRect;
+use komorebi_hal::LogicalRect;
 
 const COMMANDS: u64 = 20_000;
 const GRID: LogicalRect = LogicalRect::new(0, 0, 8, 4);

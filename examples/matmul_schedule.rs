@@ -8,7 +8,7 @@ use clap::Parser;
 use komorebi::cli::{self, parse_rect};
 use komorebi::dispatch::DispatchConfig;
 use komorebi::matmul_app::{self, MatmulConfig};
-use komorebi_broadcast::LogicalRect;
+use komorebi_hal::LogicalRect;
 
 /// The data movement of C = A x B (SUMMA) over block groups of cores, with row write-backs that
 /// depend on every block of their row, run through the dispatcher; every byte checked.

@@ -12,10 +12,9 @@ use std::path::PathBuf;
 use blackhole_pac::grid::DRAM_WORKER_PORT;
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::area;
-use komorebi_broadcast::args::{
-    Along, BroadcastArgs, LogicalRect, MAX_BLOCKS, MAX_BUFFER_PAGES, MAX_WINDOW,
-};
+use komorebi_broadcast::args::{Along, BroadcastArgs, MAX_BLOCKS, MAX_BUFFER_PAGES, MAX_WINDOW};
 use komorebi_broadcast::layout::{self, BroadcastParams, Noc};
+use komorebi_hal::LogicalRect;
 use komorebi_kernel::abi;
 use komorebi_kernel::broadcast_handler::{self, BANKS, BROADCAST_HANDLER, pattern_word};
 use komorebi_sim::{SimConfig, Timing};

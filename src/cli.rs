@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use blackhole_pac::harvest::HarvestMask;
-use komorebi_broadcast::args::LogicalRect;
+use komorebi_hal::LogicalRect;
 
 use crate::broadcast_app::{self, BroadcastConfig};
 

@@ -8,9 +8,10 @@
 use std::future::Future;
 
 use blackhole_pac::harvest::HarvestMask;
+use komorebi_hal::Role;
 use komorebi_kernel::abi;
 use komorebi_kernel::handler::{Buffers, HandlerSet};
-use komorebi_sim::{ControlLayout, Kernel, KernelEnv, RunOutcome, Sim, SimCb, SimConfig};
+use komorebi_sim::{KernelEnv, RunOutcome, Sim, SimCb, SimConfig};
 
 /// A refused device request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -96,14 +97,6 @@ impl Peek for Sim {
     }
 }
 
-/// The simulator's control-block layout: the kernel ABI's.
-pub const KERNEL_CONTROL: ControlLayout = ControlLayout {
-    base: abi::CONTROL_BASE,
-    len: abi::CONTROL_BYTES,
-    stop_offset: abi::STOP,
-    wait_limit_offset: abi::IDLE_WAIT_LIMIT,
-};
-
 impl SimDevice {
     /// A simulated chip as `config` says (its control layout is set to the kernel ABI's), with
     /// the three persistent kernels of every Tensix tile running the handlers `handlers()` makes
@@ -117,7 +110,7 @@ impl SimDevice {
         H: HandlerSet + 'static,
         F: Fn() -> H,
     {
-        config.control = KERNEL_CONTROL;
+        config.control = abi::CONTROL_LAYOUT;
         let mut sim = Sim::new(config);
         for tile in sim.tensix() {
             let (lx, ly) = logical(tile);
@@ -136,7 +129,7 @@ impl SimDevice {
             spawn(
                 &mut sim,
                 tile,
-                Kernel::Reader,
+                Role::Reader,
                 handlers(),
                 |env, mut h| async move {
                     if let Some(noc) = env.noc() {
@@ -154,7 +147,7 @@ impl SimDevice {
             spawn(
                 &mut sim,
                 tile,
-                Kernel::Writer,
+                Role::Writer,
                 handlers(),
                 |env, mut h| async move {
                     if let Some(noc) = env.noc() {
@@ -172,7 +165,7 @@ impl SimDevice {
             spawn(
                 &mut sim,
                 tile,
-                Kernel::Compute,
+                Role::Compute,
                 handlers(),
                 |env, mut h| async move {
                     komorebi_kernel::kernel::compute(
@@ -194,7 +187,7 @@ impl SimDevice {
 fn spawn<H, B, Fut>(
     sim: &mut Sim,
     tile: (u8, u8),
-    kernel: Kernel,
+    kernel: Role,
     handlers: H,
     body: B,
 ) -> Result<(), DeviceError>

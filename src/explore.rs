@@ -8,8 +8,8 @@
 //! nothing gave up (no fault was injected). A failing case prints the command that replays it.
 
 use komorebi_broadcast::Along;
-use komorebi_broadcast::LogicalRect;
 use komorebi_broadcast::layout::{self, Geometry, Noc};
+use komorebi_hal::LogicalRect;
 use serde::Serialize;
 
 use crate::broadcast_app::{self, BroadcastConfig};

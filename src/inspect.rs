@@ -6,7 +6,8 @@
 use std::path::Path;
 
 use komorebi_broadcast::area::{self, GiveUpRecord};
-use komorebi_kernel::abi::{self, Role};
+use komorebi_hal::Role;
+use komorebi_kernel::abi;
 use serde::Serialize;
 
 use crate::session::{Session, SessionError};
@@ -97,9 +98,9 @@ pub fn inspect(session: &Session) -> Result<Inspection, SessionError> {
                 });
             }
             let done = [
-                w(Role::Reader.at(abi::KERNEL_DONE))?,
-                w(Role::Writer.at(abi::KERNEL_DONE))?,
-                w(Role::Compute.at(abi::KERNEL_DONE))?,
+                w(abi::kernel_word(abi::KERNEL_DONE, Role::Reader))?,
+                w(abi::kernel_word(abi::KERNEL_DONE, Role::Writer))?,
+                w(abi::kernel_word(abi::KERNEL_DONE, Role::Compute))?,
             ];
             let areas = [areas[0].clone(), areas[1].clone()];
             cores.push(CoreView {

@@ -1,7 +1,8 @@
 //! `komorebi layout`: the broadcasts of a rectangle for a harvest mask, direction and NoC.
 
-use komorebi_broadcast::args::{Along, LogicalRect};
+use komorebi_broadcast::args::Along;
 use komorebi_broadcast::layout::{self, Geometry, LayoutError, Noc};
+use komorebi_hal::LogicalRect;
 use serde::Serialize;
 
 /// One broadcast as `komorebi layout` prints it.

@@ -7,8 +7,9 @@ use clap::{Parser, Subcommand};
 use komorebi::cli::{self, BroadcastFlags};
 use komorebi::grid_report::grid_report;
 use komorebi::layout_report::layout_report;
-use komorebi_broadcast::args::{Along, LogicalRect};
+use komorebi_broadcast::args::Along;
 use komorebi_broadcast::layout::Noc;
+use komorebi_hal::LogicalRect;
 
 #[derive(Parser, Debug)]
 #[command(

@@ -20,8 +20,8 @@
 
 use std::collections::HashMap;
 
-use komorebi_broadcast::LogicalRect;
 use komorebi_broadcast::layout::Geometry;
+use komorebi_hal::LogicalRect;
 use serde::Serialize;
 
 use crate::broadcast_app::{BroadcastConfig, BroadcastError, BroadcastPlan};

@@ -10,10 +10,11 @@
 use std::collections::HashMap;
 
 use blackhole_pac::harvest::HarvestMask;
-use komorebi_broadcast::LogicalRect;
 use komorebi_broadcast::area::{self, GiveUpRecord};
 use komorebi_broadcast::layout::{Geometry, LayoutError};
-use komorebi_kernel::abi::{self, KernelGiveUp, Role};
+use komorebi_hal::LogicalRect;
+use komorebi_hal::Role;
+use komorebi_kernel::abi::{self, KernelGiveUp};
 use komorebi_kernel::handler::HandlerSet;
 use komorebi_kernel::{BroadcastHandler, Command};
 use komorebi_sim::SimConfig;
@@ -522,12 +523,17 @@ impl Session {
             r.mismatch |= status & abi::STATUS_MISMATCH != 0;
             let mut stats = [0u32; 3];
             for role in Role::ALL {
-                stats[role as usize] =
-                    word(self.device.as_ref(), role.at(record + abi::RECORD_STAT))?;
-                let gw = word(self.device.as_ref(), role.at(record + abi::RECORD_GIVE_UP))?;
+                stats[role as usize] = word(
+                    self.device.as_ref(),
+                    abi::kernel_word(record + abi::RECORD_STAT, role),
+                )?;
+                let gw = word(
+                    self.device.as_ref(),
+                    abi::kernel_word(record + abi::RECORD_GIVE_UP, role),
+                )?;
                 let block = word(
                     self.device.as_ref(),
-                    role.at(record + abi::RECORD_GIVE_UP_BLOCK),
+                    abi::kernel_word(record + abi::RECORD_GIVE_UP_BLOCK, role),
                 )?;
                 // Broadcast give-ups are in the areas already; the kernel-level ones are added.
                 if let Some(g) = KernelGiveUp::from_words(gw, block) {

@@ -4,8 +4,8 @@
 use blackhole_pac::harvest::HarvestMask;
 use komorebi::broadcast_app::{self, BroadcastConfig, BroadcastSummary};
 use komorebi_broadcast::Along;
-use komorebi_broadcast::LogicalRect;
 use komorebi_broadcast::layout::{self, Geometry, Noc};
+use komorebi_hal::LogicalRect;
 
 fn small(rect: LogicalRect, blocks: u32, window: u8) -> BroadcastConfig {
     BroadcastConfig {

@@ -11,7 +11,7 @@ use komorebi::dispatch::{
     Outcome, Place, Plugin, Posting, Published, Ready, SlotView, Target,
 };
 use komorebi::session::{CommandSpec, Report, SessionError, TileProgram};
-use komorebi_broadcast::LogicalRect;
+use komorebi_hal::LogicalRect;
 use komorebi_kernel::abi;
 use proptest::prelude::*;
 

@@ -41,7 +41,7 @@ fn a_failing_case_is_reported_with_what_replays_it() {
     cfg.window = 2;
     cfg.rows = false;
     cfg.columns = true;
-    cfg.rect = komorebi_broadcast::LogicalRect::new(1, 0, 1, 4);
+    cfg.rect = komorebi_hal::LogicalRect::new(1, 0, 1, 4);
     cfg.faults = vec![FaultSpec {
         kind: FaultKind::BadWords,
         core: (1, 1),

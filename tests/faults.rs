@@ -10,7 +10,7 @@
 use komorebi::broadcast_app::{self, BroadcastConfig, BroadcastSummary, FaultKind, FaultSpec};
 use komorebi::dispatch::DispatchConfig;
 use komorebi::session::CoreGiveUp;
-use komorebi_broadcast::LogicalRect;
+use komorebi_hal::LogicalRect;
 
 const WINDOW: u32 = 2;
 const BLOCKS: u32 = 8;

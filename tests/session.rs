@@ -3,7 +3,7 @@
 
 use komorebi::broadcast_app::{BroadcastConfig, BroadcastPlan};
 use komorebi::{Backend, CommandSpec, Feeder, Run, Session, TileProgram};
-use komorebi_broadcast::LogicalRect;
+use komorebi_hal::LogicalRect;
 use komorebi_kernel::abi;
 use komorebi_kernel::broadcast_handler::BROADCAST_HANDLER;
 use komorebi_sim::{Fault, SimConfig};

@@ -31,6 +31,8 @@
 
 use core::fmt;
 
+use komorebi_hal::LogicalRect;
+
 /// Words of `BroadcastArgs`.
 pub const ARGS_WORDS: usize = 11;
 /// Version of the layout this crate writes and reads.
@@ -45,91 +47,6 @@ pub const MAX_WINDOW: u8 = 8;
 pub const MAX_BUFFER_PAGES: u32 = 65_535;
 /// Largest number of blocks in one command.
 pub const MAX_BLOCKS: u32 = 32_767;
-
-/// A rectangle of logical core coordinates: `columns` x `rows` cores from `(x0, y0)`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
-pub struct LogicalRect {
-    /// First logical column.
-    pub x0: u8,
-    /// First logical row.
-    pub y0: u8,
-    /// Columns.
-    pub columns: u8,
-    /// Rows.
-    pub rows: u8,
-}
-
-impl LogicalRect {
-    /// The rectangle `columns` x `rows` from `(x0, y0)`.
-    pub const fn new(x0: u8, y0: u8, columns: u8, rows: u8) -> Self {
-        Self {
-            x0,
-            y0,
-            columns,
-            rows,
-        }
-    }
-
-    /// Packs the rectangle into one word (`x0 | y0 << 8 | columns << 16 | rows << 24`).
-    pub const fn word(self) -> u32 {
-        self.x0 as u32
-            | (self.y0 as u32) << 8
-            | (self.columns as u32) << 16
-            | (self.rows as u32) << 24
-    }
-
-    /// Unpacks [`Self::word`].
-    pub const fn from_word(w: u32) -> Self {
-        Self {
-            x0: w as u8,
-            y0: (w >> 8) as u8,
-            columns: (w >> 16) as u8,
-            rows: (w >> 24) as u8,
-        }
-    }
-
-    /// Whether logical `(x, y)` lies inside.
-    pub const fn contains(self, x: u8, y: u8) -> bool {
-        x >= self.x0
-            && y >= self.y0
-            && (x as u16) < self.x0 as u16 + self.columns as u16
-            && (y as u16) < self.y0 as u16 + self.rows as u16
-    }
-
-    /// Whether `other` lies entirely inside.
-    pub const fn covers(self, other: LogicalRect) -> bool {
-        other.x0 >= self.x0
-            && other.y0 >= self.y0
-            && other.x0 as u16 + other.columns as u16 <= self.x0 as u16 + self.columns as u16
-            && other.y0 as u16 + other.rows as u16 <= self.y0 as u16 + self.rows as u16
-    }
-
-    /// Whether the two rectangles share a core.
-    pub const fn overlaps(self, other: LogicalRect) -> bool {
-        !self.is_empty()
-            && !other.is_empty()
-            && (self.x0 as u16) < other.x0 as u16 + other.columns as u16
-            && (other.x0 as u16) < self.x0 as u16 + self.columns as u16
-            && (self.y0 as u16) < other.y0 as u16 + other.rows as u16
-            && (other.y0 as u16) < self.y0 as u16 + self.rows as u16
-    }
-
-    /// Cores inside.
-    pub const fn len(self) -> usize {
-        self.columns as usize * self.rows as usize
-    }
-
-    /// True when there is no core inside.
-    pub const fn is_empty(self) -> bool {
-        self.columns == 0 || self.rows == 0
-    }
-}
-
-impl fmt::Display for LogicalRect {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{},{},{},{}", self.x0, self.y0, self.columns, self.rows)
-    }
-}
 
 /// Which way the broadcasts of a rectangle run.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

@@ -13,21 +13,12 @@
 //! broadcast area of a core has one writer, the data-movement kernel running the broadcast.
 //! The runtime reports a compute give-up with the tile's report.
 
-use komorebi_hal::Pause;
 use komorebi_hal::cb::{self, CircularBuffer, Error as _};
 use komorebi_hal::control::{self, ControlBlock};
 use komorebi_hal::wait::{WaitError, wait_until};
+use komorebi_hal::{Compute, Pause};
 
 use crate::area::padding_blocks;
-
-/// The HAL handles of a compute kernel: its tile's control block and how it pauses.
-#[derive(Debug)]
-pub struct Compute<K, P> {
-    /// The tile's control block (stop flag, wait limit, clock).
-    pub ctrl: K,
-    /// How waits pass time.
-    pub pause: P,
-}
 
 /// Why a compute call gave up.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

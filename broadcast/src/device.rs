@@ -47,22 +47,10 @@ use komorebi_hal::cb::{self, CircularBuffer, Error as _};
 use komorebi_hal::control::{self, ControlBlock};
 use komorebi_hal::noc::{self, NocMulticast, WriteMode};
 use komorebi_hal::wait::{WaitError, wait_until};
-use komorebi_hal::{L1Addr, NocAddr, Pause, Rect, Xy};
+use komorebi_hal::{DataMovement, L1Addr, LogicalRect, NocAddr, Pause, Rect, Xy};
 
 use crate::area::{self, GiveUpRecord, Where, marker, marker_count, padding_blocks};
-use crate::args::{ArgsError, BroadcastArgs, LogicalRect, MAX_BLOCKS};
-
-/// The HAL handles of one data-movement kernel: its NoC, its tile's control block, and how it
-/// pauses between polls.
-#[derive(Debug)]
-pub struct DataMovement<N, K, P> {
-    /// The kernel's NoC (NoC0 for the reader, NoC1 for the writer).
-    pub noc: N,
-    /// The tile's control block.
-    pub ctrl: K,
-    /// How waits pass time.
-    pub pause: P,
-}
+use crate::args::{ArgsError, BroadcastArgs, MAX_BLOCKS};
 
 /// What a broadcast needs to know of the command it runs in.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -2,8 +2,9 @@
 //! broadcast words, and the layout functions on arbitrary requests. Each must never panic;
 //! whatever succeeds must be consistent.
 
-use crate::args::{ARGS_WORDS, Along, BroadcastArgs, LogicalRect};
+use crate::args::{ARGS_WORDS, Along, BroadcastArgs};
 use crate::layout::{self, BroadcastParams, Geometry, Noc};
+use komorebi_hal::LogicalRect;
 
 /// Decodes `data` as little-endian words; a decoded value must encode back to the same words.
 pub fn args_decode(data: &[u8]) {

@@ -18,11 +18,11 @@
 use core::fmt;
 
 use heapless::Vec;
+use komorebi_hal::LogicalRect;
 
 use crate::area::MAX_RECEIVERS;
 use crate::args::{
-    ARGS_WORDS, Along, ArgsError, BroadcastArgs, LogicalRect, MAX_BUFFER_PAGES, MAX_WINDOW,
-    RANK_NONE, RawXy,
+    ARGS_WORDS, Along, ArgsError, BroadcastArgs, MAX_BUFFER_PAGES, MAX_WINDOW, RANK_NONE, RawXy,
 };
 
 /// Most logical columns or rows a geometry may have.

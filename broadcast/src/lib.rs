@@ -31,5 +31,5 @@ pub mod fuzz;
 pub mod layout;
 
 pub use area::Where;
-pub use args::{Along, BroadcastArgs, LogicalRect};
-pub use device::{Broadcast, Cause, Context, DataMovement, GiveUp};
+pub use args::{Along, BroadcastArgs};
+pub use device::{Broadcast, Cause, Context, GiveUp};

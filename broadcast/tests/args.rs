@@ -2,6 +2,7 @@
 //! decoding arbitrary words never panics.
 
 use komorebi_broadcast::args::*;
+use komorebi_hal::LogicalRect;
 use proptest::prelude::*;
 
 fn sample() -> BroadcastArgs {

@@ -1,6 +1,7 @@
 //! The compute side against komorebi-mock: exact pops, padding, give-ups.
 
-use komorebi_broadcast::compute::{Compute, ComputeError, done, end, receive};
+use komorebi_broadcast::compute::{ComputeError, done, end, receive};
+use komorebi_hal::Compute;
 use komorebi_hal::{Spin, block_on};
 use komorebi_mock::{MockCircularBuffer, MockControlBlock};
 use mockall::Sequence;

@@ -9,9 +9,11 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use komorebi_broadcast::area::{self, GiveUpRecord, Where, marker};
-use komorebi_broadcast::args::{Along, BroadcastArgs, LogicalRect};
-use komorebi_broadcast::device::{Broadcast, Cause, Context, DataMovement, GiveUp};
+use komorebi_broadcast::args::{Along, BroadcastArgs};
+use komorebi_broadcast::device::{Broadcast, Cause, Context, GiveUp};
 use komorebi_broadcast::layout::{BroadcastParams, Geometry, Noc, broadcast_args};
+use komorebi_hal::DataMovement;
+use komorebi_hal::LogicalRect;
 use komorebi_hal::noc::WriteMode;
 use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Spin, Xy, block_on};
 use komorebi_mock::{MockCircularBuffer, MockControlBlock, MockNocMulticast};

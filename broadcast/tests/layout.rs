@@ -1,8 +1,9 @@
 //! Layout properties, for every harvest mask with 0..4 harvested columns and random rectangles.
 
 use blackhole_pac::harvest::HarvestMask;
-use komorebi_broadcast::args::{Along, BroadcastArgs, LogicalRect, RANK_NONE};
+use komorebi_broadcast::args::{Along, BroadcastArgs, RANK_NONE};
 use komorebi_broadcast::layout::*;
+use komorebi_hal::LogicalRect;
 use proptest::prelude::*;
 
 /// Die-order masks with at most `max` harvested columns.

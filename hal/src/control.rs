@@ -21,6 +21,22 @@
 
 use crate::types::L1Addr;
 
+/// Where a tile's control block sits in L1 and where the words this trait names are in it.
+///
+/// The numbers belong to the runtime's ABI (`komorebi-kernel`'s `abi::CONTROL_LAYOUT`); a
+/// backend's [`ControlBlock`] takes them from there, so no backend writes them out again.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ControlLayout {
+    /// L1 address of the control block (16-byte aligned).
+    pub base: u32,
+    /// Bytes in the control block.
+    pub len: u32,
+    /// Offset of the stop word (nonzero: stop).
+    pub stop_offset: u32,
+    /// Offset of the 64-bit wait limit (low word, then high word).
+    pub wait_limit_offset: u32,
+}
+
 /// Generic kinds of control-block errors.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]

@@ -8,11 +8,13 @@ pub mod cb;
 pub mod control;
 mod error;
 pub mod noc;
+pub mod role;
 pub mod types;
 pub mod wait;
 
 pub use cb::CircularBuffer;
-pub use control::ControlBlock;
+pub use control::{ControlBlock, ControlLayout};
 pub use noc::NocMulticast;
-pub use types::{L1Addr, NocAddr, NocId, Rect, ValueError, Xy};
+pub use role::{Compute, DataMovement, Role};
+pub use types::{L1Addr, LogicalRect, NocAddr, NocId, Rect, ValueError, Xy};
 pub use wait::{Pause, Spin, WaitError, block_on, wait_until};

@@ -49,6 +49,8 @@
 //! [`STATUS_MISMATCH`]; 0 is success. The first give-up of each broadcast stays in the
 //! broadcast areas, tagged with the sequence number.
 
+use komorebi_hal::{ControlLayout, Role};
+
 /// L1 address of the control block on every tile.
 pub const CONTROL_BASE: u32 = 0x4000;
 /// Bytes of the control block.
@@ -148,34 +150,18 @@ pub const fn record_of(index: u32) -> u32 {
     RECORDS_BASE + (index.wrapping_sub(1) % SLOTS) * RECORD_BYTES
 }
 
-/// The three kernels of a tile.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Role {
-    /// RISCV_0, NoC0: reads; also writes the tile's report.
-    Reader = 0,
-    /// RISCV_1, NoC1: writes.
-    Writer = 1,
-    /// The compute kernel.
-    Compute = 2,
-}
+/// The control block's place and the words `ControlBlock` names, for the backends' handles.
+pub const CONTROL_LAYOUT: ControlLayout = ControlLayout {
+    base: CONTROL_BASE,
+    len: CONTROL_BYTES,
+    stop_offset: STOP,
+    wait_limit_offset: IDLE_WAIT_LIMIT,
+};
 
-impl Role {
-    /// All three, in ABI order.
-    pub const ALL: [Role; 3] = [Role::Reader, Role::Writer, Role::Compute];
-
-    /// `reader`, `writer` or `compute`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Reader => "reader",
-            Self::Writer => "writer",
-            Self::Compute => "compute",
-        }
-    }
-
-    /// Offset of this kernel's word in a per-kernel table at `table`.
-    pub const fn at(self, table: u32) -> u32 {
-        table + 4 * self as u32
-    }
+/// Offset of `role`'s word in a per-kernel table at `table` (three words in [`Role`] order:
+/// [`KERNEL_DONE`], [`KERNEL_RECOVERING`], [`PANIC`]).
+pub const fn kernel_word(table: u32, role: Role) -> u32 {
+    table + 4 * role.index() as u32
 }
 
 /// What a kernel's give-up word says.

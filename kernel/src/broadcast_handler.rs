@@ -37,11 +37,14 @@
 //! until that kernel is done. These waits ignore the stop flag; the give-up recorded first stays
 //! the one reported.
 
-use komorebi_broadcast::compute::{self, Compute, ComputeError};
-use komorebi_broadcast::device::{Broadcast, Context, DataMovement, GiveUp};
-use komorebi_hal::{CircularBuffer, ControlBlock, NocAddr, NocMulticast, Pause, Xy, wait_until};
+use komorebi_broadcast::compute::{self, ComputeError};
+use komorebi_broadcast::device::{Broadcast, Context, GiveUp};
+use komorebi_hal::{
+    CircularBuffer, Compute, ControlBlock, DataMovement, NocAddr, NocMulticast, Pause, Role, Xy,
+    wait_until,
+};
 
-use crate::abi::{self, GiveUpCode, KernelGiveUp, Role};
+use crate::abi::{self, GiveUpCode, KernelGiveUp};
 use crate::command::{Command, CommandCtrl};
 use crate::handler::{Buffers, Handler, Outcome};
 
@@ -182,9 +185,10 @@ where
             };
             // Announce the recovery before any padding is pushed: compute must not take it for
             // a block.
-            let _ = dm
-                .ctrl
-                .store(role.at(abi::KERNEL_RECOVERING), command.index);
+            let _ = dm.ctrl.store(
+                abi::kernel_word(abi::KERNEL_RECOVERING, role),
+                command.index,
+            );
             recover_producer(dm, &mut b).await;
             Outcome {
                 stat,
@@ -445,10 +449,13 @@ where
             let _ = wait_until(&mut ctrl, &mut compute.pause, |c| {
                 for s in streams.iter().flatten() {
                     let recovering = c
-                        .load(s.producer.at(abi::KERNEL_RECOVERING))
+                        .load(abi::kernel_word(abi::KERNEL_RECOVERING, s.producer))
                         .map_err(|_| ())?
                         == index;
-                    let done = c.load(s.producer.at(abi::KERNEL_DONE)).map_err(|_| ())? == index;
+                    let done = c
+                        .load(abi::kernel_word(abi::KERNEL_DONE, s.producer))
+                        .map_err(|_| ())?
+                        == index;
                     if !recovering && !done {
                         return Ok(false);
                     }
@@ -474,7 +481,7 @@ where
             // Pages pushed by a producer that gave up are padding: leave the checks to nobody.
             if compute
                 .ctrl
-                .load(s.producer.at(abi::KERNEL_RECOVERING))
+                .load(abi::kernel_word(abi::KERNEL_RECOVERING, s.producer))
                 .ok()
                 == Some(command.index)
             {
@@ -545,7 +552,7 @@ async fn recover_consumer<K, P, C>(
         let (Some(s), Some(cb)) = (s, cbs[i].as_mut()) else {
             continue;
         };
-        let done_at = s.producer.at(abi::KERNEL_DONE);
+        let done_at = abi::kernel_word(abi::KERNEL_DONE, s.producer);
         let _ = wait_until(&mut ctrl, &mut compute.pause, |c| {
             // Pops never cross the end of the buffer (the wrap rule): at most to the lap's end.
             let ready = cb.pages_ready().map_err(|_| ())?;

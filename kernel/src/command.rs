@@ -1,11 +1,13 @@
 //! A command as a kernel reads it from its slot, and the control block a handler body sees
 //! (whose wait limit is the command's).
 
-use komorebi_broadcast::LogicalRect;
 use komorebi_hal::ControlBlock;
+use komorebi_hal::LogicalRect;
 use komorebi_hal::control::{self, Error as _};
 
-use crate::abi::{self, MAX_PROGRAM_WORDS, Role, SLOT_HEADER_WORDS};
+use komorebi_hal::Role;
+
+use crate::abi::{self, MAX_PROGRAM_WORDS, SLOT_HEADER_WORDS};
 
 /// One command, decoded from its slot.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Handlers: what a command means to each of the three kernels, registered by id.
 
-use komorebi_broadcast::compute::Compute;
-use komorebi_broadcast::device::DataMovement;
+use komorebi_hal::Compute;
+use komorebi_hal::DataMovement;
 use komorebi_hal::{CircularBuffer, ControlBlock, NocMulticast, Pause};
 
 use crate::abi::KernelGiveUp;

@@ -10,12 +10,10 @@
 //!   is refused by the whole tile and no body runs.
 //! * Waiting for a command never times out and ignores the stop flag.
 
-use komorebi_broadcast::compute::Compute;
-use komorebi_broadcast::device::DataMovement;
 use komorebi_hal::control::{self, Error as _};
-use komorebi_hal::{ControlBlock, NocMulticast, Pause};
+use komorebi_hal::{Compute, ControlBlock, DataMovement, NocMulticast, Pause, Role};
 
-use crate::abi::{self, GiveUpCode, KernelGiveUp, Role};
+use crate::abi::{self, GiveUpCode, KernelGiveUp};
 use crate::command::{Command, CommandCtrl};
 use crate::handler::{Buffers, HandlerSet, Outcome};
 
@@ -206,7 +204,7 @@ where
         };
     }
     let role = Y::ROLE;
-    let mut last = ctl!(ctrl.load(role.at(abi::KERNEL_DONE)));
+    let mut last = ctl!(ctrl.load(abi::kernel_word(abi::KERNEL_DONE, role)));
     loop {
         let next = last.wrapping_add(1);
         let slot = abi::slot_of(next);
@@ -250,10 +248,16 @@ where
         };
         let (word, block) = outcome.give_up.map_or((0, 0), |g| (g.word(), g.block));
         let record = abi::record_of(next);
-        ctl!(ctrl.store(role.at(record + abi::RECORD_GIVE_UP), word));
-        ctl!(ctrl.store(role.at(record + abi::RECORD_GIVE_UP_BLOCK), block));
-        ctl!(ctrl.store(role.at(record + abi::RECORD_STAT), outcome.stat));
-        ctl!(ctrl.store(role.at(abi::KERNEL_DONE), next));
+        ctl!(ctrl.store(abi::kernel_word(record + abi::RECORD_GIVE_UP, role), word));
+        ctl!(ctrl.store(
+            abi::kernel_word(record + abi::RECORD_GIVE_UP_BLOCK, role),
+            block
+        ));
+        ctl!(ctrl.store(
+            abi::kernel_word(record + abi::RECORD_STAT, role),
+            outcome.stat
+        ));
+        ctl!(ctrl.store(abi::kernel_word(abi::KERNEL_DONE, role), next));
         if role == Role::Reader {
             if let Err(kind) = report(&mut ctrl, &mut pause, next, sequence).await {
                 return KernelExit::ControlFailed(kind);
@@ -277,8 +281,12 @@ async fn report<K: ControlBlock, P: Pause>(
 ) -> Result<(), control::ErrorKind> {
     let k = |e: K::Error| e.kind();
     loop {
-        let writer = ctrl.load(Role::Writer.at(abi::KERNEL_DONE)).map_err(k)?;
-        let compute = ctrl.load(Role::Compute.at(abi::KERNEL_DONE)).map_err(k)?;
+        let writer = ctrl
+            .load(abi::kernel_word(abi::KERNEL_DONE, Role::Writer))
+            .map_err(k)?;
+        let compute = ctrl
+            .load(abi::kernel_word(abi::KERNEL_DONE, Role::Compute))
+            .map_err(k)?;
         if writer == index && compute == index {
             break;
         }
@@ -288,7 +296,7 @@ async fn report<K: ControlBlock, P: Pause>(
     let mut status = 0;
     for role in Role::ALL {
         let word = ctrl
-            .load(role.at(record + abi::RECORD_GIVE_UP))
+            .load(abi::kernel_word(record + abi::RECORD_GIVE_UP, role))
             .map_err(k)?;
         if let Some(g) = KernelGiveUp::from_words(word, 0) {
             status |= match g.code {

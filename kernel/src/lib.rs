@@ -23,7 +23,6 @@ pub mod command;
 pub mod handler;
 pub mod kernel;
 
-pub use abi::Role;
 pub use broadcast_handler::BroadcastHandler;
 pub use command::{Command, CommandCtrl};
 pub use handler::{Buffers, Handler, HandlerSet, Outcome};

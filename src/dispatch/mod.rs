@@ -52,7 +52,7 @@ use std::sync::Arc;
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker as Deque};
 use crossbeam_utils::CachePadded;
-use komorebi_broadcast::LogicalRect;
+use komorebi_hal::LogicalRect;
 use komorebi_kernel::abi;
 use serde::Serialize;
 

@@ -7,7 +7,7 @@
 //! ([`Cx::send`]), which the receiving instance handles in [`Plugin::receive`], again on its own
 //! thread.
 
-use komorebi_broadcast::LogicalRect;
+use komorebi_hal::LogicalRect;
 
 use super::{CommandTimes, GroupId};
 use crate::session::{CommandSpec, Report, SessionError};

@@ -1,24 +1,11 @@
 //! `ControlBlock` on the tile's L1 control block.
 
-use komorebi_hal::L1Addr;
 use komorebi_hal::control::{self, ErrorKind};
+use komorebi_hal::{ControlLayout, L1Addr};
 
 use crate::{Error, fence};
 
 type CtrlError = Error<ErrorKind>;
-
-/// Where the control block and its stop and wait-limit words are (the runtime's ABI).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct ControlLayout {
-    /// L1 address of the block.
-    pub base: u32,
-    /// Bytes.
-    pub len: u32,
-    /// Offset of the stop word.
-    pub stop_offset: u32,
-    /// Offset of the wait limit (u64, low word first).
-    pub wait_limit_offset: u32,
-}
 
 /// The tile's control block as one kernel sees it.
 #[derive(Debug)]

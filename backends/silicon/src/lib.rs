@@ -33,9 +33,9 @@ mod ctrl;
 mod noc;
 
 pub use cb::SiliconCb;
+pub use ctrl::SiliconCtrl;
 #[cfg(target_arch = "riscv32")]
 pub use ctrl::cycles;
-pub use ctrl::{ControlLayout, SiliconCtrl};
 pub use noc::{SiliconNoc, Translation};
 
 /// A refused operation: its generic kind, with a fixed description.

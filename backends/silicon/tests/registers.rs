@@ -4,9 +4,10 @@ use blackhole_pac::addr::{multicast_coord, unicast_coord};
 use blackhole_pac::harvest::HarvestMask;
 use blackhole_pac::niu::{self, Counter, NIU_BLOCK_BYTES, Niu, cmd};
 use blackhole_pac::stream::{self, CbIndex, Streams};
+use komorebi_hal::ControlLayout;
 use komorebi_hal::noc::{ErrorKind, NocMulticast, WriteMode};
 use komorebi_hal::{CircularBuffer, ControlBlock, L1Addr, NocAddr, NocId, Rect, Xy};
-use komorebi_silicon::{ControlLayout, SiliconCb, SiliconCtrl, SiliconNoc, Translation};
+use komorebi_silicon::{SiliconCb, SiliconCtrl, SiliconNoc, Translation};
 
 fn xy(x: u8, y: u8) -> Xy {
     Xy::new(x, y).unwrap()

@@ -5,9 +5,10 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use komorebi_hal::Role;
 use komorebi_hal::noc::{NocMulticast, WriteMode};
 use komorebi_hal::{ControlBlock, L1Addr, Rect, Xy, wait_until};
-use komorebi_sim::{Kernel, Sim, SimConfig, Stats};
+use komorebi_sim::{Sim, SimConfig, Stats};
 
 const BLOCKS: u32 = 32;
 
@@ -19,7 +20,7 @@ fn workload() -> Stats {
         let tile = (x, 2);
         sim.write_l1_u32(tile, control.base + control.wait_limit_offset, u32::MAX)
             .unwrap();
-        sim.spawn(tile, Kernel::Reader, move |env| async move {
+        sim.spawn(tile, Role::Reader, move |env| async move {
             let (mut noc, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
             let rect = Rect::new(Xy::new(x, 3).unwrap(), Xy::new(x, 11).unwrap()).unwrap();
             let slot = L1Addr::new(0x2_0000).unwrap();

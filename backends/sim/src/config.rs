@@ -1,34 +1,10 @@
 //! What a simulated chip is made of, and how the simulation behaves.
 
 use blackhole_pac::harvest::HarvestMask;
+use komorebi_hal::ControlLayout;
+use komorebi_kernel::abi::CONTROL_LAYOUT;
 
 use crate::timing::Timing;
-
-/// Where the tile control block sits in L1 and where its stop flag and wait limit are. The
-/// runtime's ABI (`komorebi-kernel`) owns these numbers and hands them to the simulator; the
-/// defaults are that ABI's.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct ControlLayout {
-    /// L1 address of the control block (16-byte aligned).
-    pub base: u32,
-    /// Bytes in the control block.
-    pub len: u32,
-    /// Offset of the stop word (nonzero = stop).
-    pub stop_offset: u32,
-    /// Offset of the 64-bit wait limit (low word, then high word).
-    pub wait_limit_offset: u32,
-}
-
-impl Default for ControlLayout {
-    fn default() -> Self {
-        Self {
-            base: 0x4000,
-            len: 0x1000,
-            stop_offset: 0x10,
-            wait_limit_offset: 0x18,
-        }
-    }
-}
 
 /// The configuration of one simulated chip.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,7 +21,7 @@ pub struct SimConfig {
     pub jitter_cycles: u64,
     /// The timing model.
     pub timing: Timing,
-    /// The control block's place and words.
+    /// The control block's place and words (default: the runtime ABI's).
     pub control: ControlLayout,
     /// Record a Chrome/Perfetto trace of every NoC transfer and kernel wait.
     pub trace: bool,
@@ -59,7 +35,7 @@ impl Default for SimConfig {
             adversarial: false,
             jitter_cycles: 256,
             timing: Timing::default(),
-            control: ControlLayout::default(),
+            control: CONTROL_LAYOUT,
             trace: false,
         }
     }

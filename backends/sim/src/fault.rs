@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use crate::world::Kernel;
+use komorebi_hal::Role;
 
 /// When a stalled kernel stops.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,7 +82,7 @@ pub enum Fault {
         /// NoC0 coordinates of the tile.
         tile: (u8, u8),
         /// Which kernel.
-        kernel: Kernel,
+        kernel: Role,
         /// When.
         from: StallFrom,
     },

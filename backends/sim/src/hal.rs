@@ -13,11 +13,11 @@ use std::task::{Context, Poll};
 
 use blackhole_pac::addr::{DRAM_READ_ALIGN, DRAM_WRITE_ALIGN, L1_ALIGN};
 use komorebi_hal::noc::{self, Ack, Order, WriteMode};
-use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Xy, cb, control};
+use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Role, Xy, cb, control};
 
 use crate::fault::StallFrom;
 use crate::world::{
-    Item, Kernel, ReadPacket, Target, TileIx, Violation, World, WritePacket, raw, unicast_hops,
+    Item, ReadPacket, Target, TileIx, Violation, World, WritePacket, raw, unicast_hops,
 };
 
 macro_rules! sim_error {
@@ -791,7 +791,7 @@ pub struct KernelEnv {
     pub(crate) world: Shared,
     pub(crate) task: usize,
     pub(crate) tile: TileIx,
-    pub(crate) kernel: Kernel,
+    pub(crate) kernel: Role,
 }
 
 impl std::fmt::Debug for KernelEnv {
@@ -810,7 +810,7 @@ impl KernelEnv {
             world: self.world.clone(),
             task: self.task,
             tile: self.tile,
-            noc,
+            noc: noc.index(),
         })
     }
 
@@ -842,7 +842,7 @@ impl KernelEnv {
     }
 
     /// Which kernel this is.
-    pub fn kernel(&self) -> Kernel {
+    pub fn kernel(&self) -> Role {
         self.kernel
     }
 

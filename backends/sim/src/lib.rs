@@ -66,11 +66,13 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Waker};
 
-pub use config::{ControlLayout, SimConfig};
+use komorebi_hal::Role;
+
+pub use config::SimConfig;
 pub use fault::{Fault, StallFrom, TxAction, TxFilter, TxKind};
 pub use hal::{CbError, CtrlError, KernelEnv, NocError, SimCb, SimCtrl, SimNoc, SimPause};
 pub use timing::Timing;
-pub use world::{Kernel, Stats, Violation};
+pub use world::{Stats, Violation};
 
 use world::{Item, TaskMeta, TaskState, World};
 
@@ -103,6 +105,10 @@ pub enum RunOutcome {
     Stopped,
 }
 
+fn role_name<S: serde::Serializer>(role: &Role, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(role.name())
+}
+
 /// A task as diagnostics show it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct TaskInfo {
@@ -110,8 +116,9 @@ pub struct TaskInfo {
     pub task: usize,
     /// NoC0 coordinates of its tile.
     pub tile: (u8, u8),
-    /// Which kernel.
-    pub kernel: Kernel,
+    /// Which kernel (serialized as its name).
+    #[serde(serialize_with = "role_name")]
+    pub kernel: Role,
     /// Its clock.
     pub local: u64,
     /// `running`, `waiting`, `done` or `stalled`.
@@ -213,7 +220,7 @@ impl Sim {
     pub fn spawn<F, Fut>(
         &mut self,
         tile: (u8, u8),
-        kernel: Kernel,
+        kernel: Role,
         body: F,
     ) -> Result<usize, SimError>
     where

@@ -12,6 +12,7 @@ use std::rc::Rc;
 
 use blackhole_pac::grid::{self, TileKind};
 use blackhole_pac::tensix::L1_SIZE;
+use komorebi_hal::Role;
 
 use crate::config::SimConfig;
 use crate::fault::{Faults, TxKind};
@@ -20,28 +21,6 @@ use crate::trace::Trace;
 
 /// A tile index into `World::tiles`.
 pub(crate) type TileIx = u16;
-
-/// The three kernels of a Tensix tile.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-pub enum Kernel {
-    /// The reader: RISCV_0 (BRISC), NoC0.
-    Reader,
-    /// The writer: RISCV_1 (NCRISC), NoC1.
-    Writer,
-    /// Compute (the TRISCs).
-    Compute,
-}
-
-impl Kernel {
-    /// The NoC a data-movement kernel issues on.
-    pub fn noc(self) -> Option<u8> {
-        match self {
-            Self::Reader => Some(0),
-            Self::Writer => Some(1),
-            Self::Compute => None,
-        }
-    }
-}
 
 /// SplitMix64: small, fast, and good enough for a schedule adversary.
 #[derive(Clone, Debug)]
@@ -140,7 +119,7 @@ pub(crate) enum TaskState {
 #[derive(Clone, Debug)]
 pub(crate) struct TaskMeta {
     pub tile: TileIx,
-    pub kernel: Kernel,
+    pub kernel: Role,
     /// The kernel's own clock: never behind the cycle it was last resumed at.
     pub local: u64,
     pub state: TaskState,

@@ -7,11 +7,11 @@ mod common;
 
 use common::*;
 use komorebi_hal::noc::{NocMulticast, WriteMode};
-use komorebi_hal::{NocAddr, Rect};
+use komorebi_hal::{NocAddr, Rect, Role};
 use komorebi_sim::*;
 
 /// What one kernel measures: cycles from its first issue to its barrier.
-fn measure<F, Fut>(sim: &mut Sim, tile: (u8, u8), kernel: Kernel, body: F) -> u64
+fn measure<F, Fut>(sim: &mut Sim, tile: (u8, u8), kernel: Role, body: F) -> u64
 where
     F: FnOnce(SimNoc, SimCtrl, SimPause) -> Fut + 'static,
     Fut: std::future::Future<Output = ()> + 'static,
@@ -63,7 +63,7 @@ fn writes(to: (u8, u8), size: u32, count: u32) -> u64 {
     measure(
         &mut s,
         (2, 4),
-        Kernel::Reader,
+        Role::Reader,
         move |mut noc, mut ctrl, mut pause| async move {
             for _ in 0..count {
                 noc.write(l1(0x2_0000), at(to, 0x4_0000), size, WriteMode::ORDERED)
@@ -79,7 +79,7 @@ fn reads(from: (u8, u8), size: u32, count: u32) -> u64 {
     measure(
         &mut s,
         (2, 4),
-        Kernel::Reader,
+        Role::Reader,
         move |mut noc, mut ctrl, mut pause| async move {
             for _ in 0..count {
                 noc.read(NocAddr::l1(xy(from), l1(0x2_0000)), l1(0x4_0000), size)
@@ -153,7 +153,7 @@ fn dram_latency_and_bandwidth() {
     let read = measure(
         &mut s,
         (1, 3),
-        Kernel::Reader,
+        Role::Reader,
         move |mut noc, mut ctrl, mut pause| async move {
             noc.read(dram, l1(0x4_0000), 64).unwrap();
             barrier(&mut noc, &mut ctrl, &mut pause, false).await;
@@ -164,7 +164,7 @@ fn dram_latency_and_bandwidth() {
     let write = measure(
         &mut s,
         (1, 3),
-        Kernel::Reader,
+        Role::Reader,
         move |mut noc, mut ctrl, mut pause| async move {
             noc.write(l1(0x4_0000), dram, 64, WriteMode::ORDERED)
                 .unwrap();
@@ -178,7 +178,7 @@ fn dram_latency_and_bandwidth() {
     let all = measure(
         &mut s,
         (1, 3),
-        Kernel::Reader,
+        Role::Reader,
         move |mut noc, mut ctrl, mut pause| async move {
             for i in 0..256 {
                 let p = ports[i % 8];
@@ -219,7 +219,7 @@ fn dram_aggregate_bandwidth_with_one_reader_per_bank() {
             .unwrap();
         set_limit(&mut s, (x, y), 1 << 40);
         let o = out.clone();
-        s.spawn((x, y), Kernel::Reader, move |env| async move {
+        s.spawn((x, y), Role::Reader, move |env| async move {
             use komorebi_hal::ControlBlock;
             let (mut noc, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
             let t0 = ctrl.now();
@@ -252,7 +252,7 @@ fn multicasts(sender: (u8, u8), start: (u8, u8), end: (u8, u8), size: u32, count
     measure(
         &mut s,
         sender,
-        Kernel::Reader,
+        Role::Reader,
         move |mut noc, mut ctrl, mut pause| async move {
             let rect = Rect::new(xy(start), xy(end)).unwrap();
             for _ in 0..count {

@@ -7,7 +7,7 @@ use common::*;
 use komorebi_hal::cb::CircularBuffer;
 use komorebi_hal::noc::{self, Error as _, NocMulticast, WriteMode};
 use komorebi_hal::wait::WaitError;
-use komorebi_hal::{ControlBlock, Rect};
+use komorebi_hal::{ControlBlock, Rect, Role};
 use komorebi_sim::*;
 
 /// Spawns, on every tile of `tiles`, a reader kernel that waits for the word at L1 `addr` to
@@ -17,7 +17,7 @@ fn watch(sim: &mut Sim, tiles: &[(u8, u8)], addr: u32) -> Log<((u8, u8), u64)> {
     for &t in tiles {
         set_limit(sim, t, 1_000_000);
         let seen = seen.clone();
-        sim.spawn(t, Kernel::Compute, move |env| async move {
+        sim.spawn(t, Role::Compute, move |env| async move {
             let (mut ctrl, mut pause) = (env.ctrl(), env.pause());
             let off = addr - CTRL.base;
             if wait(&mut ctrl, &mut pause, |c| Ok(word(c, off)? != 0))
@@ -51,7 +51,7 @@ fn a_row_multicast_on_noc0_reaches_each_receiver_one_router_hop_later() {
     let seen = watch(&mut s, &receivers, CTRL.base + 0x100);
     set_limit(&mut s, (1, 2), 1_000_000);
     s.write_l1_u32((1, 2), 0x8000, 7).unwrap();
-    s.spawn((1, 2), Kernel::Reader, |env| async move {
+    s.spawn((1, 2), Role::Reader, |env| async move {
         let mut n = env.noc().unwrap();
         let rect = Rect::new(xy((2, 2)), xy((6, 2))).unwrap();
         n.multicast(
@@ -90,7 +90,7 @@ fn a_column_multicast_on_noc1_runs_upwards_in_noc0_terms() {
     let receivers: Vec<_> = (6..=10).map(|y| (3, y)).collect();
     let seen = watch(&mut s, &receivers, CTRL.base + 0x100);
     s.write_l1_u32((3, 11), 0x8000, 9).unwrap();
-    s.spawn((3, 11), Kernel::Writer, |env| async move {
+    s.spawn((3, 11), Role::Writer, |env| async move {
         let mut n = env.noc().unwrap();
         assert_eq!(n.node(), xy(n1((3, 11))));
         // NoC1 raw: x1 = 13, y1 = 11 - y0: receivers y0 = 10..6 are y1 = 1..5.
@@ -124,7 +124,7 @@ fn reversed_corners_wrap_around_the_torus_and_misdeliver() {
     let row: Vec<_> = s.tensix().into_iter().filter(|&(_, y)| y == 2).collect();
     let seen = watch(&mut s, &row, CTRL.base + 0x100);
     s.write_l1_u32((1, 2), 0x8000, 1).unwrap();
-    s.spawn((1, 2), Kernel::Reader, |env| async move {
+    s.spawn((1, 2), Role::Reader, |env| async move {
         let mut n = env.noc().unwrap();
         // Meant 2..=5; given the other way round it covers x <= 2 or x >= 5.
         let rect = Rect::wrapping(xy((5, 2)), xy((2, 2)));
@@ -155,7 +155,7 @@ fn a_unicast_write_is_acked_after_the_calibrated_round_trip() {
     s.write_l1((1, 2), 0x8000, &[0xAB; 64]).unwrap();
     let out = log();
     let o = out.clone();
-    s.spawn((1, 2), Kernel::Reader, move |env| async move {
+    s.spawn((1, 2), Role::Reader, move |env| async move {
         let (mut n, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
         let t0 = ctrl.now();
         n.write(l1(0x8000), at((1, 3), 0x9000), 64, WriteMode::ORDERED)
@@ -189,7 +189,7 @@ fn reads_from_dram_land_and_count() {
     set_limit(&mut s, (2, 5), 1_000_000);
     let data: Vec<u8> = (0..20_000u32).map(|i| (i * 7) as u8).collect();
     s.write_dram(3, 0x1_0000, &data).unwrap();
-    s.spawn((2, 5), Kernel::Reader, |env| async move {
+    s.spawn((2, 5), Role::Reader, |env| async move {
         let (mut n, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
         // Bank 3 port 0 is NoC0 (0, 5).
         n.read(
@@ -223,7 +223,7 @@ fn requests_that_cannot_work_are_refused_with_their_kind() {
     let mut s = sim();
     let kinds = log();
     let k = kinds.clone();
-    s.spawn((1, 2), Kernel::Reader, move |env| async move {
+    s.spawn((1, 2), Role::Reader, move |env| async move {
         let mut n = env.noc().unwrap();
         let push = |r: Result<(), NocError>| k.borrow_mut().push(r.map_err(|e| e.kind()));
         push(n.write(l1(0x8000), at((8, 1), 0), 16, WriteMode::ORDERED));
@@ -269,7 +269,7 @@ fn sequence_of_writes(seed: u64, order: noc::Order, n: u32) -> Vec<u32> {
     set_limit(&mut s, (1, 3), 1_000_000);
     let seen = log();
     let sn = seen.clone();
-    s.spawn((1, 3), Kernel::Compute, move |env| async move {
+    s.spawn((1, 3), Role::Compute, move |env| async move {
         let (mut ctrl, mut pause) = (env.ctrl(), env.pause());
         let mut last = 0;
         while wait(&mut ctrl, &mut pause, |c| Ok(word(c, 0x100)? != last))
@@ -281,7 +281,7 @@ fn sequence_of_writes(seed: u64, order: noc::Order, n: u32) -> Vec<u32> {
         }
     })
     .unwrap();
-    s.spawn((1, 2), Kernel::Reader, move |env| async move {
+    s.spawn((1, 2), Role::Reader, move |env| async move {
         let (mut noc, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
         for v in 1..=n {
             ctrl.store(0x200 + 16 * v, v).unwrap();
@@ -334,7 +334,7 @@ fn relaxed_writes_are_reordered_by_some_seed() {
 fn source_reuse(wait_for_sent: bool) -> u32 {
     let mut s = sim();
     set_limit(&mut s, (1, 2), 1_000_000);
-    s.spawn((1, 2), Kernel::Reader, move |env| async move {
+    s.spawn((1, 2), Role::Reader, move |env| async move {
         let (mut noc, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
         ctrl.store(0x300, 0xAAAA).unwrap();
         noc.write(
@@ -370,7 +370,7 @@ fn a_timeout_in_an_idle_chip_fires_without_stepping_through_idle_cycles() {
     set_limit(&mut s, (4, 4), 1_000_000_000);
     let out = log();
     let o = out.clone();
-    s.spawn((4, 4), Kernel::Compute, move |env| async move {
+    s.spawn((4, 4), Role::Compute, move |env| async move {
         let (mut ctrl, mut pause) = (env.ctrl(), env.pause());
         let r = wait(&mut ctrl, &mut pause, |c| Ok(word(c, 0x100)? == 1)).await;
         o.borrow_mut().push(r);
@@ -390,7 +390,7 @@ fn a_host_write_wakes_a_waiting_kernel_and_the_stop_flag_ends_its_wait() {
     set_limit(&mut s, (4, 4), u64::MAX);
     let out = log();
     let o = out.clone();
-    s.spawn((4, 4), Kernel::Compute, move |env| async move {
+    s.spawn((4, 4), Role::Compute, move |env| async move {
         let (mut ctrl, mut pause) = (env.ctrl(), env.pause());
         let first = wait(&mut ctrl, &mut pause, |c| Ok(word(c, 0x100)? == 1)).await;
         o.borrow_mut().push(first.map(|_| ()));
@@ -413,13 +413,13 @@ fn a_host_write_wakes_a_waiting_kernel_and_the_stop_flag_ends_its_wait() {
 fn a_multicast_onto_unpopped_pages_is_a_violation() {
     let mut s = sim();
     s.configure_cb((2, 2), 3, 0x2_0000, 1024, 4).unwrap();
-    s.spawn((2, 2), Kernel::Writer, |env| async move {
+    s.spawn((2, 2), Role::Writer, |env| async move {
         // The producer pushes two pages; nobody pops them.
         env.cb(3).unwrap().push(2).unwrap();
     })
     .unwrap();
     s.run(1_000);
-    s.spawn((1, 2), Kernel::Reader, |env| async move {
+    s.spawn((1, 2), Role::Reader, |env| async move {
         let mut n = env.noc().unwrap();
         let rect = Rect::new(xy((2, 2)), xy((3, 2))).unwrap();
         // Page 2 is free: fine. Page 1 holds data compute has not popped: a violation.
@@ -462,7 +462,7 @@ fn circular_buffers_keep_the_wrap_rules() {
     s.configure_cb((2, 2), 0, 0x2_0000, 64, 4).unwrap();
     let out = log();
     let o = out.clone();
-    s.spawn((2, 2), Kernel::Writer, move |env| async move {
+    s.spawn((2, 2), Role::Writer, move |env| async move {
         let mut cb = env.cb(0).unwrap();
         let r = |x: Result<(), CbError>| {
             o.borrow_mut()
@@ -505,7 +505,7 @@ fn workload(seed: u64) -> (serde_json::Value, u64) {
     for (i, &(x, y)) in [(1, 3), (11, 3)].iter().enumerate() {
         s.write_l1_u32((x, y), 0x8000, 1 + i as u32).unwrap();
         set_limit(&mut s, (x, y), 1_000_000);
-        s.spawn((x, y), Kernel::Reader, move |env| async move {
+        s.spawn((x, y), Role::Reader, move |env| async move {
             let (mut n, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
             let rect = Rect::new(xy((2, 3)), xy((6, 3))).unwrap();
             for k in 0..4 {
@@ -555,7 +555,7 @@ fn a_dropped_write_never_lands_and_its_ack_never_comes() {
     let out = log();
     let o = out.clone();
     s.write_l1_u32((1, 2), 0x8000, 5).unwrap();
-    s.spawn((1, 2), Kernel::Reader, move |env| async move {
+    s.spawn((1, 2), Role::Reader, move |env| async move {
         let (mut n, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
         n.write(l1(0x8000), at((1, 3), 0x9000), 16, WriteMode::ORDERED)
             .unwrap();
@@ -593,7 +593,7 @@ fn a_delayed_write_holds_back_the_ordered_writes_behind_it() {
     })
     .unwrap();
     s.write_l1_u32((1, 2), 0x8000, 5).unwrap();
-    s.spawn((1, 2), Kernel::Reader, |env| async move {
+    s.spawn((1, 2), Role::Reader, |env| async move {
         let mut n = env.noc().unwrap();
         n.write(l1(0x8000), at((1, 3), 0x9000), 16, WriteMode::ORDERED)
             .unwrap();
@@ -619,7 +619,7 @@ fn a_stalled_kernel_stops_at_its_push_count_and_a_frozen_tile_stops_all_kernels(
     let mut s = sim();
     s.configure_cb((2, 2), 0, 0x2_0000, 64, 8).unwrap();
     set_limit(&mut s, (2, 2), 1_000_000);
-    s.spawn((2, 2), Kernel::Writer, |env| async move {
+    s.spawn((2, 2), Role::Writer, |env| async move {
         let (mut cb, mut ctrl, mut pause) = (env.cb(0).unwrap(), env.ctrl(), env.pause());
         for _ in 0..8 {
             cb.push(1).unwrap();
@@ -629,7 +629,7 @@ fn a_stalled_kernel_stops_at_its_push_count_and_a_frozen_tile_stops_all_kernels(
     .unwrap();
     s.inject(Fault::StallKernel {
         tile: (2, 2),
-        kernel: Kernel::Writer,
+        kernel: Role::Writer,
         from: StallFrom::Push {
             cb: 0,
             after_pages: 3,
@@ -639,7 +639,7 @@ fn a_stalled_kernel_stops_at_its_push_count_and_a_frozen_tile_stops_all_kernels(
     s.run(100_000_000);
     let stalled = s.tasks().into_iter().find(|t| t.tile == (2, 2)).unwrap();
     assert_eq!(stalled.state, "stalled");
-    s.spawn((3, 3), Kernel::Compute, |env| async move {
+    s.spawn((3, 3), Role::Compute, |env| async move {
         let (mut ctrl, mut pause) = (env.ctrl(), env.pause());
         let _ = wait(&mut ctrl, &mut pause, |_| Ok(false)).await;
     })

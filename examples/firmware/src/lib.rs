@@ -20,9 +20,10 @@ use blackhole_pac::harvest::HarvestMask;
 use blackhole_pac::niu::{CmdBufId, NIU0, NIU1};
 use blackhole_pac::stream::{CbIndex, STREAMS_MMIO};
 use komorebi_hal::{NocId, Xy};
-use komorebi_kernel::abi::{self, Role};
+use komorebi_hal::Role;
+use komorebi_kernel::abi;
 use komorebi_kernel::handler::Buffers;
-use komorebi_silicon::{ControlLayout, SiliconCb, SiliconCtrl, SiliconNoc, Translation};
+use komorebi_silicon::{SiliconCb, SiliconCtrl, SiliconNoc, Translation};
 
 // The reader's boot stub: BRISC starts at 0x0; jump to `_start` wherever the image put it.
 // (The other kernels start at `_start` directly; their images begin at their reset PCs.)
@@ -58,13 +59,6 @@ core::arch::global_asm!(
     "5: j 5b",
 );
 
-/// The control block's layout, from the ABI.
-pub const CONTROL: ControlLayout = ControlLayout {
-    base: abi::CONTROL_BASE,
-    len: abi::CONTROL_BYTES,
-    stop_offset: abi::STOP,
-    wait_limit_offset: abi::IDLE_WAIT_LIMIT,
-};
 
 /// Which kernel this image is; set by each binary's `kernel_main` before anything can panic.
 static mut ROLE: Role = Role::Reader;
@@ -76,7 +70,7 @@ fn control_word(offset: u32) -> *mut u32 {
 /// The tile's control block.
 pub fn ctrl() -> SiliconCtrl {
     // SAFETY: the control block is 4 KiB of L1 at CONTROL_BASE on every Tensix tile.
-    unsafe { SiliconCtrl::from_ptr(control_word(0), CONTROL, komorebi_silicon::cycles) }
+    unsafe { SiliconCtrl::from_ptr(control_word(0), abi::CONTROL_LAYOUT, komorebi_silicon::cycles) }
 }
 
 /// This kernel's NoC: NIU0 for the reader, NIU1 for the writer.
@@ -142,7 +136,7 @@ fn panic(info: &core::panic::PanicInfo) -> ! {
     let role = unsafe { ROLE };
     let line = info.location().map_or(0, |l| l.line() & 0xFFFF);
     // SAFETY: the panic word lies inside the control block.
-    unsafe { control_word(role.at(abi::PANIC)).write_volatile(abi::PANIC_TAG | line) };
+    unsafe { control_word(abi::kernel_word(abi::PANIC, role)).write_volatile(abi::PANIC_TAG | line) };
     loop {}
 }
 
@@ -154,7 +148,7 @@ macro_rules! kernel_main {
         /// Entered from `_start` with a stack and initialised data.
         #[unsafe(no_mangle)]
         extern "C" fn kernel_main() -> ! {
-            $crate::set_role(komorebi_kernel::abi::Role::$role);
+            $crate::set_role(komorebi_hal::Role::$role);
             #[cfg(feature = "defmt")]
             defmt::info!("kernel up");
             let mut handlers = (komorebi_kernel::BroadcastHandler,);

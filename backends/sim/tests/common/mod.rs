@@ -4,17 +4,13 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use komorebi_hal::ControlLayout;
 use komorebi_hal::control::{self, ControlBlock, Error as _};
 use komorebi_hal::wait::WaitError;
 use komorebi_hal::{L1Addr, NocAddr, Xy, wait_until};
-use komorebi_sim::{ControlLayout, Sim, SimConfig, SimCtrl, SimPause};
+use komorebi_sim::{Sim, SimConfig, SimCtrl, SimPause};
 
-pub const CTRL: ControlLayout = ControlLayout {
-    base: 0x4000,
-    len: 0x1000,
-    stop_offset: 0x10,
-    wait_limit_offset: 0x18,
-};
+pub const CTRL: ControlLayout = komorebi_kernel::abi::CONTROL_LAYOUT;
 
 pub fn sim_with(seed: u64, adversarial: bool) -> Sim {
     Sim::new(SimConfig {

@@ -4,7 +4,7 @@
 
 use komorebi_firmware::{TileBuffers, ctrl, noc};
 use komorebi_hal::Spin;
-use komorebi_kernel::abi::Role;
+use komorebi_hal::Role;
 use komorebi_kernel::kernel;
 
 komorebi_firmware::kernel_main!(Writer, |h| kernel::writer(
