@@ -15,8 +15,12 @@ use komorebi_broadcast::area;
 use komorebi_broadcast::args::{Along, BroadcastArgs, MAX_BLOCKS, MAX_BUFFER_PAGES, MAX_WINDOW};
 use komorebi_broadcast::layout::{self, BroadcastParams, Noc};
 use komorebi_hal::LogicalRect;
+use komorebi_hal::{NocId, Role, Xy};
 use komorebi_kernel::abi;
-use komorebi_kernel::broadcast_handler::{self, BANKS, BROADCAST_HANDLER, pattern_word};
+use komorebi_kernel::broadcast_handler::program::{
+    BANKS, BroadcastProgram, ComputeStream, MoverProgram, ProgramError,
+};
+use komorebi_kernel::broadcast_handler::{BROADCAST_HANDLER, pattern_word};
 use komorebi_sim::{SimConfig, Timing};
 use serde::Serialize;
 
@@ -198,6 +202,14 @@ pub enum BroadcastError {
     /// The trace could not be written.
     #[error("--trace: {0}")]
     Trace(String),
+    /// A core's program failed its checks (a host bug: the plan builds them).
+    #[error("the program of core {core:?}: {error}")]
+    Program {
+        /// The core, logical.
+        core: (u8, u8),
+        /// What is wrong.
+        error: ProgramError,
+    },
     /// The dispatcher refused the run or a job.
     #[error("dispatcher: {0}")]
     Dispatch(String),
@@ -386,18 +398,24 @@ impl BroadcastConfig {
     }
 }
 
-/// DRAM bank coordinates for a kernel on `noc`, packed as the handler reads them.
-fn bank_words(noc: Noc) -> [u32; 4] {
-    let xy = |b: usize| {
+fn hal_noc(noc: Noc) -> NocId {
+    match noc {
+        Noc::Noc0 => NocId::Noc0,
+        Noc::Noc1 => NocId::Noc1,
+    }
+}
+
+/// Each DRAM bank's worker port, in the raw coordinates of `noc`.
+fn bank_coordinates(noc: NocId) -> [Xy; BANKS] {
+    core::array::from_fn(|b| {
         let (x, y) = DRAM_WORKER_PORT[b];
-        let (x, y) = if noc == Noc::Noc0 {
-            (x, y)
-        } else {
-            (16 - x, 11 - y)
+        let (x, y) = match noc {
+            NocId::Noc0 => (x, y),
+            NocId::Noc1 => blackhole_pac::grid::noc0_to_noc1(x, y).unwrap_or((x, y)),
         };
-        x as u32 | (y as u32) << 8
-    };
-    [0, 1, 2, 3].map(|j| xy(2 * j) | xy(2 * j + 1) << 16)
+        // DRAM ports sit inside the 17 x 12 grid: always valid coordinates.
+        Xy::new(x, y).unwrap_or_default()
+    })
 }
 
 /// Writes every job's pattern into DRAM.
@@ -417,10 +435,10 @@ fn fill_dram(
                         &pattern_word(job, s.id, block, p, w as u32).to_le_bytes(),
                     );
                 }
-                let addr = base + (g / BANKS) as u64 * cfg.page_size as u64;
+                let addr = base + (g / BANKS as u32) as u64 * cfg.page_size as u64;
                 session
                     .device()
-                    .write_dram((g % BANKS) as u8, addr, &page)?;
+                    .write_dram((g % BANKS as u32) as u8, addr, &page)?;
             }
         }
     }
@@ -526,37 +544,55 @@ impl BroadcastPlan {
         fill_dram(session, cfg, &self.streams)
     }
 
-    /// The command of job `job`: one program per core of the rectangle, row by row.
-    pub fn spec(&self, job: u32) -> CommandSpec {
+    /// The program of core `core` (row by row in the rectangle) in job `job`, without faults.
+    pub fn program(&self, core: usize, job: u32) -> BroadcastProgram {
         let cfg = &self.cfg;
-        let mut programs = Vec::with_capacity(cfg.rect.len());
-        for core in 0..cfg.rect.len() {
-            let mut p = TileProgram::default();
-            let mut compute = vec![self.streams.len() as u32, job];
-            for (i, s) in self.streams.iter().enumerate() {
-                let mut dm = self.words[i][core].words.to_vec();
-                dm.extend([cfg.blocks, cfg.page_size, cfg.dram_base(job, s.id) as u32]);
-                dm.extend(bank_words(s.noc));
-                dm.push(broadcast_handler::Fault::None.word());
-                if s.noc == Noc::Noc0 {
-                    p.reader = dm;
-                } else {
-                    p.writer = dm;
-                }
-                compute.extend([
-                    s.cb as u32,
-                    cfg.pages as u32,
-                    cfg.window as u32,
-                    cfg.blocks,
-                    cfg.page_size,
-                    s.id as u32,
-                    s.noc as u32,
-                ]);
+        let mut p = BroadcastProgram::default();
+        p.compute.job = job;
+        for (i, s) in self.streams.iter().enumerate() {
+            let role = Role::mover(hal_noc(s.noc));
+            let mover = MoverProgram {
+                args: self.words[i][core].words,
+                // `validate` bounds blocks by MAX_BLOCKS.
+                blocks: cfg.blocks as u16,
+                page_size: cfg.page_size,
+                dram_base: cfg.dram_base(job, s.id) as u32,
+                banks: bank_coordinates(hal_noc(s.noc)),
+                stall_before: None,
+            };
+            if role == Role::Reader {
+                p.reader = Some(mover);
+            } else {
+                p.writer = Some(mover);
             }
-            compute.push(broadcast_handler::Fault::None.word());
-            p.compute = compute;
-            programs.push(p);
+            // At most two streams, the capacity.
+            let _ = p.compute.streams.push(ComputeStream {
+                cb: s.cb,
+                pages: cfg.pages,
+                window: cfg.window,
+                blocks: cfg.blocks as u16,
+                page_size: cfg.page_size,
+                broadcast: s.id,
+                producer: role,
+            });
         }
+        p
+    }
+
+    /// The command of one program per core of the rectangle, row by row (programs the plan
+    /// checked when it was made).
+    fn command(&self, programs: impl Iterator<Item = BroadcastProgram>) -> CommandSpec {
+        let cfg = &self.cfg;
+        let programs = programs
+            .map(|p| {
+                let w = p.words();
+                TileProgram {
+                    reader: w.reader.to_vec(),
+                    writer: w.writer.to_vec(),
+                    compute: w.compute.to_vec(),
+                }
+            })
+            .collect();
         CommandSpec {
             handler: BROADCAST_HANDLER,
             flags: abi::FLAG_EXCLUSIVE,
@@ -564,6 +600,25 @@ impl BroadcastPlan {
             wait_limit: cfg.wait_limit,
             programs,
         }
+    }
+
+    /// The command of job `job`: one program per core of the rectangle, row by row.
+    pub fn spec(&self, job: u32) -> CommandSpec {
+        self.command((0..self.cfg.rect.len()).map(|core| self.program(core, job)))
+    }
+
+    /// Checks every core's program (job 0's, with the faults: the other jobs differ only in
+    /// the job and DRAM address, which the checks do not read).
+    fn check_programs(&self) -> Result<(), BroadcastError> {
+        for core in 0..self.cfg.rect.len() {
+            self.faulty_program(core, 0)
+                .check()
+                .map_err(|e| BroadcastError::Program {
+                    core: self.core(core),
+                    error: e,
+                })?;
+        }
+        Ok(())
     }
 
     /// The rank of logical `core` in each broadcast of the plan: `(broadcast id, rank)`.
@@ -596,6 +651,22 @@ impl BroadcastPlan {
                     ),
                 ));
             }
+            let stalls = matches!(
+                f.kind,
+                FaultKind::StallDm | FaultKind::StallCompute | FaultKind::StallSenderCompute
+            );
+            if stalls && f.block >= self.cfg.blocks {
+                return Err(flag(
+                    "--fault",
+                    format!(
+                        "{}: block {} never comes (allowed: 0..{} with --blocks {})",
+                        f.kind.name(),
+                        f.block,
+                        self.cfg.blocks,
+                        self.cfg.blocks
+                    ),
+                ));
+            }
             let ranks = self.ranks(f.core);
             let receives = ranks.iter().any(|&(_, r)| r > 0);
             let sends = ranks.iter().any(|&(_, r)| r == 0);
@@ -617,48 +688,51 @@ impl BroadcastPlan {
         Ok(())
     }
 
-    /// The command of job `job` with the faults applied (the faults belong to job 0).
-    fn faulty_spec(&self, job: u32) -> CommandSpec {
-        let mut spec = self.spec(job);
+    /// The program of core `core` in job `job` with the faults applied (they belong to job 0).
+    fn faulty_program(&self, core: usize, job: u32) -> BroadcastProgram {
+        let mut p = self.program(core, job);
         if job != 0 {
-            return spec;
+            return p;
         }
-        for f in &self.cfg.faults {
-            let Some(i) = (0..self.cfg.rect.len()).find(|&i| self.core(i) == f.core) else {
-                continue;
-            };
-            let ranks = self.ranks(f.core);
-            let p = &mut spec.programs[i];
-            let stall = broadcast_handler::Fault::StallBefore(f.block).word();
+        for f in self.cfg.faults.iter().filter(|f| f.core == self.core(core)) {
+            // `check_faults` keeps stall blocks below --blocks (at most MAX_BLOCKS).
+            let stall = Some(f.block as u16);
             match f.kind {
                 FaultKind::StallDm => {
-                    for &(id, rank) in &ranks {
-                        let dm = if id == 0 {
+                    for (id, _) in self.ranks(f.core).into_iter().filter(|&(_, r)| r > 0) {
+                        let mover = if id == 0 {
                             &mut p.reader
                         } else {
                             &mut p.writer
                         };
-                        if rank > 0 && dm.len() == broadcast_handler::DM_WORDS {
-                            dm[broadcast_handler::DM_WORDS - 1] = stall;
+                        if let Some(m) = mover {
+                            m.stall_before = stall;
                         }
                     }
                 }
                 FaultKind::StallCompute | FaultKind::StallSenderCompute => {
-                    if let Some(w) = p.compute.last_mut() {
-                        *w = stall;
-                    }
+                    p.compute.stall_before = stall;
                 }
                 FaultKind::BadWords => {
-                    for dm in [&mut p.reader, &mut p.writer] {
-                        if let Some(w) = dm.get_mut(5) {
-                            *w ^= 1 << 8;
+                    // One bit of the first receiver's coordinates flipped after the check
+                    // word was made: the words no longer match their check.
+                    for m in [&mut p.reader, &mut p.writer].into_iter().flatten() {
+                        if let Ok(args) = BroadcastArgs::decode(&m.args) {
+                            let mut flipped = args;
+                            flipped.start.1 ^= 1;
+                            m.args = flipped.encode_stale(&args);
                         }
                     }
                 }
                 FaultKind::DropMarker | FaultKind::DropValid | FaultKind::HostStop => {}
             }
         }
-        spec
+        p
+    }
+
+    /// The command of job `job` with the faults applied (the faults belong to job 0).
+    fn faulty_spec(&self, job: u32) -> CommandSpec {
+        self.command((0..self.cfg.rect.len()).map(|core| self.faulty_program(core, job)))
     }
 
     /// Arms the NoC faults of job 0 in the simulator.
@@ -898,6 +972,7 @@ pub fn run_session(
     let mut session = Session::open(Backend::Simulator(sim))?;
     let plan = BroadcastPlan::new(cfg, session.geometry())?;
     plan.check_faults()?;
+    plan.check_programs()?;
     plan.prepare(&mut session)?;
     let start = session.device().now();
     let mut summary = BroadcastSummary::empty(cfg, &plan, &timing);
@@ -987,6 +1062,7 @@ pub fn run_dispatched(
         .map_err(|e| flag("--harvest", e.to_string()))?;
     let plan = BroadcastPlan::new(cfg, &geometry)?;
     plan.check_faults()?;
+    plan.check_programs()?;
     let (p1, p2) = (plan.clone(), plan.clone());
     let mut first = true;
     let hook: PostHook = Box::new(move |s: &mut Session, t: &Ticket| {

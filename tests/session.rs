@@ -3,9 +3,12 @@
 
 use komorebi::broadcast_app::{BroadcastConfig, BroadcastPlan};
 use komorebi::{Backend, CommandSpec, Feeder, Run, Session, TileProgram};
+use komorebi_broadcast::args::BroadcastArgs;
 use komorebi_hal::LogicalRect;
+use komorebi_hal::Role;
 use komorebi_kernel::abi;
 use komorebi_kernel::broadcast_handler::BROADCAST_HANDLER;
+use komorebi_kernel::broadcast_handler::program::{BroadcastProgram, MoverProgram};
 use komorebi_sim::{Fault, SimConfig};
 
 fn session() -> Session {
@@ -26,6 +29,15 @@ fn plan(session: &mut Session, rect: LogicalRect) -> BroadcastPlan {
     plan
 }
 
+/// A tile's program of the broadcast handler that runs no broadcast.
+fn no_broadcast() -> TileProgram {
+    let w = BroadcastProgram::default().encode().unwrap();
+    TileProgram {
+        compute: w.compute.to_vec(),
+        ..TileProgram::default()
+    }
+}
+
 /// A command of the broadcast handler that runs no broadcast.
 fn empty(group: LogicalRect) -> CommandSpec {
     CommandSpec {
@@ -33,10 +45,7 @@ fn empty(group: LogicalRect) -> CommandSpec {
         flags: abi::FLAG_EXCLUSIVE,
         group,
         wait_limit: 100_000,
-        programs: vec![TileProgram {
-            compute: vec![0, 0],
-            ..TileProgram::default()
-        }],
+        programs: vec![no_broadcast()],
     }
 }
 
@@ -86,13 +95,7 @@ fn words_built_for_another_group_give_up_broadcast_begin_and_the_next_command_su
     let mut spec = p.spec(0);
     // Rule 3: the command names a group other than the one the words were built for.
     spec.group = LogicalRect::new(0, 0, 3, 3);
-    spec.programs.extend(std::iter::repeat_n(
-        TileProgram {
-            compute: vec![0, 0],
-            ..TileProgram::default()
-        },
-        3,
-    ));
+    spec.programs.extend(std::iter::repeat_n(no_broadcast(), 3));
     let r = Feeder::new(&mut s).run(&spec).unwrap();
     assert!(r.timeout && !r.ok, "{r:?}");
     let begins = r
@@ -117,18 +120,35 @@ fn corrupted_words_give_up_broadcast_begin_on_that_core_only() {
     let mut s = session();
     let rect = LogicalRect::new(4, 4, 1, 3);
     let p = plan(&mut s, rect);
+    let begins = |r: &komorebi::Report| -> Vec<([u8; 2], u8)> {
+        r.give_ups
+            .iter()
+            .filter(|g| g.place == "broadcast_begin")
+            .map(|g| (g.core, g.broadcast))
+            .collect()
+    };
+    // The writer's arguments with one bit flipped after their check word was made: its
+    // broadcast (W, id 1) gives up at begin; the tile's program itself is sound.
     let mut spec = p.spec(0);
-    spec.programs[1].writer[5] ^= 0x100;
+    let mut writer = MoverProgram::decode(Role::Writer, &spec.programs[1].writer).unwrap();
+    let args = BroadcastArgs::decode(&writer.args).unwrap();
+    let mut flipped = args;
+    flipped.start.1 ^= 1;
+    writer.args = flipped.encode_stale(&args);
+    spec.programs[1].writer = writer.encode().to_vec();
     let r = Feeder::new(&mut s).run(&spec).unwrap();
     assert!(r.timeout);
-    let on_core: Vec<_> = r
-        .give_ups
-        .iter()
-        .filter(|g| g.place == "broadcast_begin")
-        .map(|g| g.core)
-        .collect();
-    assert_eq!(on_core, vec![[4, 5]]);
+    assert_eq!(begins(&r), vec![([4, 5], 1)]);
     let r = Feeder::new(&mut s).run(&p.spec(1)).unwrap();
+    assert!(r.ok, "{r:?}");
+    // A word of the program changed under its check word: the whole tile's program is
+    // refused, so both of its broadcasts give up at begin.
+    let mut spec = p.spec(2);
+    spec.programs[1].writer[13] ^= 0x40;
+    let r = Feeder::new(&mut s).run(&spec).unwrap();
+    assert!(r.timeout);
+    assert_eq!(begins(&r), vec![([4, 5], 0), ([4, 5], 1)]);
+    let r = Feeder::new(&mut s).run(&p.spec(3)).unwrap();
     assert!(r.ok, "{r:?}");
 }
 

@@ -260,6 +260,15 @@ impl BroadcastArgs {
         w
     }
 
+    /// The words of `self` carrying the check word of `stale`: what a bit flipped after the
+    /// words were checked looks like to the device, which must refuse them as bad words. For
+    /// fault tests; a host that runs work uses [`encode`](Self::encode).
+    pub const fn encode_stale(&self, stale: &BroadcastArgs) -> [u32; ARGS_WORDS] {
+        let mut w = self.encode();
+        w[ARGS_WORDS - 1] = stale.encode()[ARGS_WORDS - 1];
+        w
+    }
+
     /// Decodes and checks the 11 words at the start of `words`.
     pub fn decode(words: &[u32]) -> Result<Self, ArgsError> {
         let Some(w) = words.get(..ARGS_WORDS) else {

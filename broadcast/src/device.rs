@@ -69,6 +69,9 @@ pub struct Context {
 pub enum Cause {
     /// The words are not valid `BroadcastArgs`.
     BadWords(ArgsError),
+    /// The handler refused the words around the arguments (its program failed its own checks,
+    /// or disagrees with the arguments).
+    Refused,
     /// The words were built for another group than the command names (rule 3).
     WrongGroup {
         /// The command's group.
@@ -109,6 +112,9 @@ impl core::fmt::Display for Cause {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             Self::BadWords(e) => write!(f, "bad broadcast words: {e}"),
+            Self::Refused => {
+                f.write_str("the handler refused the program around the broadcast words")
+            }
             Self::WrongGroup { command, words } => write!(
                 f,
                 "command names group {command} but the broadcast words were built for {words}"
@@ -156,9 +162,9 @@ impl core::fmt::Display for GiveUp {
 
 type Fail = (Where, Cause);
 
-/// A core's role, with what the role needs.
+/// This core's part in the broadcast, with what the part needs.
 #[derive(Copy, Clone, Debug)]
-enum Role {
+enum Part {
     Sender { rect: Option<Rect>, receivers: u8 },
     Receiver { done_dst: NocAddr },
     Excluded,
@@ -189,7 +195,7 @@ pub struct Broadcast<C> {
     args: Option<BroadcastArgs>,
     id: u8,
     sequence: u32,
-    role: Role,
+    part: Part,
     slot_bytes: u32,
     valid_src: L1Addr,
     marker_src: L1Addr,
@@ -291,25 +297,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         K: ControlBlock,
         P: Pause,
     {
-        let mut b = Self {
-            cb,
-            args: None,
-            id: 0,
-            sequence: context.sequence,
-            role: Role::Excluded,
-            slot_bytes: 0,
-            valid_src: L1Addr::ZERO,
-            marker_src: L1Addr::ZERO,
-            blocks: 0,
-            popped: Popped {
-                last_raw: 0,
-                pages: 0,
-            },
-            marker_sent: None,
-            wait_cycles: 0,
-            failed: None,
-            finished: false,
-        };
+        let mut b = Self::unset(cb, context);
         let words = words.get(first..).unwrap_or(&[]);
         // The id as the words give it, for the record even when the words are bad.
         b.id = words.first().map_or(0, |&w| w as u8);
@@ -326,10 +314,49 @@ impl<C: CircularBuffer> Broadcast<C> {
             }
             Err(cause) => {
                 b.args = None;
-                b.role = Role::Excluded;
+                b.part = Part::Excluded;
                 b.fail(&mut dm.ctrl, Where::BroadcastBegin, 0, cause);
             }
         }
+        b
+    }
+
+    fn unset(cb: C, context: &Context) -> Self {
+        Self {
+            cb,
+            args: None,
+            id: 0,
+            sequence: context.sequence,
+            part: Part::Excluded,
+            slot_bytes: 0,
+            valid_src: L1Addr::ZERO,
+            marker_src: L1Addr::ZERO,
+            blocks: 0,
+            popped: Popped {
+                last_raw: 0,
+                pages: 0,
+            },
+            marker_sent: None,
+            wait_cycles: 0,
+            failed: None,
+            finished: false,
+        }
+    }
+
+    /// A broadcast the handler refuses before reading its arguments (for example because the
+    /// program around them fails its own checks): records a `broadcast_begin` give-up for
+    /// broadcast `id` with `cause`, as [`new`](Self::new) does for bad arguments, and is not
+    /// [`ok`](Self::ok).
+    pub fn refuse<K: ControlBlock>(
+        ctrl: &mut K,
+        cb: C,
+        context: &Context,
+        id: u8,
+        cause: Cause,
+    ) -> Self {
+        let mut b = Self::unset(cb, context);
+        b.id = id;
+        b.fail(ctrl, Where::BroadcastBegin, 0, cause);
         b
     }
 
@@ -388,7 +415,7 @@ impl<C: CircularBuffer> Broadcast<C> {
             last_raw: self.cb.popped().map_err(|e| Cause::Cb(e.kind()))?,
             pages: 0,
         };
-        self.role = if args.is_sender() {
+        self.part = if args.is_sender() {
             let rect = if args.receivers == 0 {
                 None
             } else {
@@ -397,7 +424,7 @@ impl<C: CircularBuffer> Broadcast<C> {
                         .map_err(|_| Cause::BadWords(ArgsError::Reversed))?,
                 )
             };
-            Role::Sender {
+            Part::Sender {
                 rect,
                 receivers: args.receivers,
             }
@@ -406,7 +433,7 @@ impl<C: CircularBuffer> Broadcast<C> {
                 .ctrl
                 .addr(area::done_by(args.broadcast, args.rank))
                 .map_err(ctrl_cause)?;
-            Role::Receiver {
+            Part::Receiver {
                 done_dst: NocAddr::l1(xy(args.sender)?, dst),
             }
         };
@@ -427,12 +454,12 @@ impl<C: CircularBuffer> Broadcast<C> {
 
     /// True when this core takes part in the broadcast.
     pub fn included(&self) -> bool {
-        self.ok() && !matches!(self.role, Role::Excluded)
+        self.ok() && !matches!(self.part, Part::Excluded)
     }
 
     /// True when this core is the broadcast's sender.
     pub fn sender(&self) -> bool {
-        self.ok() && matches!(self.role, Role::Sender { .. })
+        self.ok() && matches!(self.part, Part::Sender { .. })
     }
 
     /// The decoded words, if they were valid.
@@ -489,7 +516,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         let _ = self.store_stats(ctrl);
         if place == Where::BroadcastDone
             && cause == Cause::TimedOut
-            && matches!(self.role, Role::Sender { .. })
+            && matches!(self.part, Part::Sender { .. })
         {
             let _ = ctrl.request_stop();
         }
@@ -521,10 +548,10 @@ impl<C: CircularBuffer> Broadcast<C> {
             return Err((g.place, g.cause));
         }
         let args = self.args.ok_or((Where::BroadcastBegin, Cause::Misuse))?;
-        let role_ok = match self.role {
-            Role::Sender { .. } => sender,
-            Role::Receiver { .. } => !sender,
-            Role::Excluded => false,
+        let role_ok = match self.part {
+            Part::Sender { .. } => sender,
+            Part::Receiver { .. } => !sender,
+            Part::Excluded => false,
         };
         if !role_ok || self.finished || block != self.blocks || block > MAX_BLOCKS {
             return Err((place, Cause::Misuse));
@@ -606,7 +633,7 @@ impl<C: CircularBuffer> Broadcast<C> {
     {
         const W: Where = Where::BroadcastDone;
         let args = self.admit(true, block, W)?;
-        let Role::Sender { rect, receivers } = self.role else {
+        let Part::Sender { rect, receivers } = self.part else {
             return Err((W, Cause::Misuse));
         };
         let (id, seq) = (self.id, self.sequence as u16);
@@ -735,7 +762,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         K: ControlBlock,
         P: Pause,
     {
-        let sender = matches!(self.role, Role::Sender { .. });
+        let sender = matches!(self.part, Part::Sender { .. });
         let place = if sender {
             Where::BroadcastDone
         } else {
@@ -768,8 +795,8 @@ impl<C: CircularBuffer> Broadcast<C> {
                 return Err((Where::BroadcastFree, Cause::Cb(e.kind())));
             }
         }
-        let r = match self.role {
-            Role::Sender { rect, receivers } => {
+        let r = match self.part {
+            Part::Sender { rect, receivers } => {
                 let w = Where::BroadcastDone;
                 if rect.is_some() {
                     wait_for(ctrl, pause, &mut self.wait_cycles, &mut |c| {
@@ -790,7 +817,7 @@ impl<C: CircularBuffer> Broadcast<C> {
                 ctrl.store(area::area(id) + area::VALID, 0)
                     .map_err(|e| (w, ctrl_cause(e)))
             }
-            Role::Receiver { .. } => {
+            Part::Receiver { .. } => {
                 let w = Where::BroadcastFree;
                 let r = wait_for(ctrl, pause, &mut self.wait_cycles, &mut |c| {
                     pump.pump(noc, cb, c, pages, blocks, true)?;
@@ -807,7 +834,7 @@ impl<C: CircularBuffer> Broadcast<C> {
                 ctrl.store(area::area(id) + area::VALID, 0)
                     .map_err(|e| (w, ctrl_cause(e)))
             }
-            Role::Excluded => Err((place, Cause::Misuse)),
+            Part::Excluded => Err((place, Cause::Misuse)),
         };
         self.apply(pump);
         r
@@ -819,8 +846,8 @@ impl<C: CircularBuffer> Broadcast<C> {
             sent: self.marker_sent,
             src: self.marker_src,
             src_offset: area::area(self.id) + area::MARKER_SOURCE,
-            dst: match self.role {
-                Role::Receiver { done_dst } => Some(done_dst),
+            dst: match self.part {
+                Part::Receiver { done_dst } => Some(done_dst),
                 _ => None,
             },
             seq: self.sequence as u16,

@@ -3,27 +3,14 @@
 //! reads its blocks from DRAM; compute takes both broadcasts' blocks in turn, checks every byte
 //! against the pattern the host wrote, and pops them.
 //!
-//! # Program words, version 1
-//! Data-movement kernel (0 words: this kernel runs no broadcast):
-//!
-//! | word | what |
-//! |---|---|
-//! | 0..11 | `BroadcastArgs` |
-//! | 11 | blocks |
-//! | 12 | page size in bytes |
-//! | 13 | DRAM address (bank-local) of the broadcast's page 0 |
-//! | 14..18 | DRAM bank `i`'s NoC coordinates for this kernel's NoC: bank `2j` in bits 0..15 and `2j + 1` in 16..31 of word `14 + j`, each `x \| y << 8` |
-//! | 18 | fault ([`Fault`]): 0 none |
-//!
-//! Page `g = block * pages + page` of a broadcast lives in bank `g % 8` at
-//! `base + (g / 8) * page_size` (pages interleaved over the banks).
-//!
-//! Compute kernel: word 0 the number of broadcasts `n` (0..=2), word 1 the job, then 7 words per
-//! broadcast: CB, pages, window, blocks, page size, broadcast id, producing kernel (0 reader,
-//! 1 writer), then a fault word ([`Fault`]; 0 none).
+//! # Program
+//! The words of each kernel are a [`program::BroadcastProgram`] (version 1; its module has the
+//! table of every word). Each kernel decodes and checks the whole tile's program; a program that
+//! fails its checks, or whose copies disagree, is refused: the data-movement kernels record a
+//! `broadcast_begin` give-up, compute gives up without checking.
 //!
 //! # Injected faults
-//! A [`Fault`] in a kernel's words makes that kernel stop making its calls before a block, as a
+//! A program's `stall_before` makes that kernel stop making its calls before a block, as a
 //! hung core would: a data-movement kernel for one wait limit, compute until every producer of
 //! its buffers has given up or finished. Then it recovers (below) and returns, so its tile still
 //! reports and the next command runs without a reset. A stalled kernel records no give-up in the
@@ -38,9 +25,9 @@
 //! the one reported.
 
 use komorebi_broadcast::compute::{self, ComputeError};
-use komorebi_broadcast::device::{Broadcast, Context, GiveUp};
+use komorebi_broadcast::device::{Broadcast, Cause, Context, GiveUp};
 use komorebi_hal::{
-    CircularBuffer, Compute, ControlBlock, DataMovement, NocAddr, NocMulticast, Pause, Role, Xy,
+    CircularBuffer, Compute, ControlBlock, DataMovement, NocAddr, NocMulticast, Pause, Role,
     wait_until,
 };
 
@@ -48,46 +35,12 @@ use crate::abi::{self, GiveUpCode, KernelGiveUp};
 use crate::command::{Command, CommandCtrl};
 use crate::handler::{Buffers, Handler, Outcome};
 
+pub mod program;
+
+use program::{BANKS, BroadcastProgram, ComputeStream, MoverProgram};
+
 /// The broadcast handler's id: the first handler.
 pub const BROADCAST_HANDLER: u16 = 1;
-/// Words of a data-movement kernel's program.
-pub const DM_WORDS: usize = 19;
-/// Words of the compute program with `n` broadcasts.
-pub const fn compute_words(n: usize) -> usize {
-    2 + 7 * n + 1
-}
-/// DRAM banks pages are interleaved over.
-pub const BANKS: u32 = 8;
-
-/// A fault the handler injects into itself (set by the host for tests of the give-up path).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Fault {
-    /// No fault.
-    None,
-    /// The kernel stops making its calls before this block: a data-movement kernel stops
-    /// calling its broadcast calls (so it sends no more markers) for one wait limit; compute
-    /// stops popping until its producers have given up or finished. Then it recovers.
-    StallBefore(u32),
-}
-
-impl Fault {
-    /// The fault word.
-    pub const fn word(self) -> u32 {
-        match self {
-            Self::None => 0,
-            Self::StallBefore(b) => 1 | (b & 0xFFFF) << 8,
-        }
-    }
-
-    /// The fault of a word (unknown kinds mean none).
-    pub const fn from_word(w: u32) -> Self {
-        match w & 0xFF {
-            1 => Self::StallBefore((w >> 8) & 0xFFFF),
-            _ => Self::None,
-        }
-    }
-}
-
 /// The 32-bit pattern word `word` of page `page` of block `block` of broadcast `broadcast` in job
 /// `job`: what the host writes to DRAM and compute checks.
 pub fn pattern_word(job: u32, broadcast: u8, block: u32, page: u32, word: u32) -> u32 {
@@ -96,17 +49,6 @@ pub fn pattern_word(job: u32, broadcast: u8, block: u32, page: u32, word: u32) -
     z ^= z >> 32;
     z = z.wrapping_mul(0xBF58_476D_1CE4_E5B9);
     (z ^ (z >> 29)) as u32
-}
-
-/// Bank `bank`'s coordinates from a DM program.
-fn bank_xy(words: &[u32], bank: u32) -> Option<Xy> {
-    let w = *words.get(14 + bank as usize / 2)?;
-    let half = if bank % 2 == 0 {
-        w as u16
-    } else {
-        (w >> 16) as u16
-    };
-    Xy::new(half as u8, (half >> 8) as u8).ok()
 }
 
 /// The 03_broadcast handler. It keeps no state between commands.
@@ -129,7 +71,7 @@ async fn dm_body<N, K, P, B>(
     dm: &mut DataMovement<N, K, P>,
     buffers: &B,
     command: &Command,
-    words: &[u32],
+    role: Role,
 ) -> Outcome
 where
     N: NocMulticast,
@@ -137,6 +79,7 @@ where
     P: Pause,
     B: Buffers,
 {
+    let words = command.words(role);
     if words.is_empty() {
         return Outcome::default();
     }
@@ -156,22 +99,26 @@ where
         group: command.group,
         exclusive: command.exclusive(),
     };
-    let mut b = Broadcast::new(dm, cb, &context, words, 0);
+    let program = BroadcastProgram::decode(command);
+    let Some(mover) = program.as_ref().ok().and_then(|p| p.mover(role)) else {
+        // The id as the argument words give it, for the record of a refused program.
+        let id = words.first().map_or(0, |&w| w as u8);
+        let b = Broadcast::refuse(&mut dm.ctrl, cb, &context, id, Cause::Refused);
+        return gave_up(b.give_up());
+    };
+    let mut b = Broadcast::new(dm, cb, &context, &mover.args, 0);
     if !b.ok() {
         return gave_up(b.give_up());
     }
     if !b.included() {
         return Outcome::default();
     }
-    let (Some(&blocks), Some(&page_size), Some(&base), Some(&fault)) =
-        (words.get(11), words.get(12), words.get(13), words.get(18))
-    else {
-        return gave_up(b.give_up());
-    };
-    let fault = Fault::from_word(fault);
     let pages = b.args().map_or(1, |a| a.pages) as u32;
-    let r = run_blocks(dm, &mut b, blocks, pages, page_size, base, words, fault).await;
-    let stat = b.blocks().saturating_mul(pages).saturating_mul(page_size);
+    let r = run_blocks(dm, &mut b, pages, mover).await;
+    let stat = b
+        .blocks()
+        .saturating_mul(pages)
+        .saturating_mul(mover.page_size);
     match r {
         Ok(()) => Outcome {
             give_up: None,
@@ -198,17 +145,12 @@ where
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 #[maybe_async::maybe_async]
 async fn run_blocks<N, K, P, C>(
     dm: &mut DataMovement<N, K, P>,
     b: &mut Broadcast<C>,
-    blocks: u32,
     pages: u32,
-    page_size: u32,
-    base: u32,
-    words: &[u32],
-    fault: Fault,
+    mover: &MoverProgram,
 ) -> Result<(), GiveUp>
 where
     N: NocMulticast,
@@ -216,8 +158,9 @@ where
     P: Pause,
     C: CircularBuffer,
 {
-    for block in 0..blocks {
-        if fault == Fault::StallBefore(block) {
+    let page_size = mover.page_size;
+    for block in 0..mover.blocks as u32 {
+        if mover.stall_before.map(u32::from) == Some(block) {
             // A data-movement kernel that stops calling its broadcast calls: it sends no more
             // markers. It sleeps out one wait limit, then gives up waiting itself.
             let _ = wait_until(&mut dm.ctrl, &mut dm.pause, |_| Ok::<_, ()>(false)).await;
@@ -232,9 +175,9 @@ where
             let slot = b.reserve(dm, block).await?;
             for page in 0..pages {
                 let g = block * pages + page;
-                let src = bank_xy(words, g % BANKS).and_then(|xy| {
-                    NocAddr::new(xy, base as u64 + (g / BANKS) as u64 * page_size as u64).ok()
-                });
+                let bank = mover.banks[g as usize % BANKS];
+                let offset = (g as usize / BANKS) as u64 * page_size as u64;
+                let src = NocAddr::new(bank, mover.dram_base as u64 + offset).ok();
                 let dst = slot.offset(page * page_size);
                 let (Some(src), Some(dst)) = (src, dst) else {
                     return Err(GiveUp {
@@ -316,45 +259,6 @@ where
     }
 }
 
-/// One broadcast as compute sees it.
-#[derive(Copy, Clone, Debug)]
-struct Stream {
-    cb: u8,
-    pages: u16,
-    window: u8,
-    blocks: u32,
-    page_size: u32,
-    broadcast: u8,
-    producer: Role,
-}
-
-fn streams(words: &[u32]) -> Option<([Option<Stream>; 2], u32, Fault)> {
-    let n = *words.first()? as usize;
-    let job = *words.get(1)?;
-    if n > 2 {
-        return None;
-    }
-    let mut out = [None; 2];
-    for (i, slot) in out.iter_mut().enumerate().take(n) {
-        let w = words.get(2 + 7 * i..2 + 7 * (i + 1))?;
-        *slot = Some(Stream {
-            cb: w[0] as u8,
-            pages: u16::try_from(w[1]).ok()?,
-            window: u8::try_from(w[2]).ok()?,
-            blocks: w[3],
-            page_size: w[4],
-            broadcast: w[5] as u8,
-            producer: if w[6] == 0 {
-                Role::Reader
-            } else {
-                Role::Writer
-            },
-        });
-    }
-    let fault = Fault::from_word(words.get(2 + 7 * n).copied().unwrap_or(0));
-    Some((out, job, fault))
-}
-
 fn compute_give_up(e: ComputeError, broadcast: u8, block: u32) -> KernelGiveUp {
     let code = match e {
         ComputeError::TimedOut { .. } => GiveUpCode::ComputeTimedOut,
@@ -371,7 +275,7 @@ fn compute_give_up(e: ComputeError, broadcast: u8, block: u32) -> KernelGiveUp {
 /// Checks one page against the pattern; returns false on a mismatch.
 fn check_page<C: CircularBuffer>(
     cb: &mut C,
-    s: &Stream,
+    s: &ComputeStream,
     job: u32,
     block: u32,
     page: u16,
@@ -409,7 +313,7 @@ where
     P: Pause,
     B: Buffers,
 {
-    let Some((streams, job, fault)) = streams(command.words(Role::Compute)) else {
+    let Ok(program) = BroadcastProgram::decode(command) else {
         return Outcome {
             give_up: Some(KernelGiveUp {
                 code: GiveUpCode::ComputeFailed,
@@ -419,6 +323,12 @@ where
             stat: 0,
         };
     };
+    let program = program.compute;
+    let streams = [
+        program.streams.first().copied(),
+        program.streams.get(1).copied(),
+    ];
+    let (job, stall) = (program.job, program.stall_before.map(u32::from));
     let mut cbs = [None, None];
     for (i, s) in streams.iter().enumerate() {
         if let Some(s) = s {
@@ -431,11 +341,11 @@ where
     let blocks = streams
         .iter()
         .flatten()
-        .map(|s| s.blocks)
+        .map(|s| s.blocks as u32)
         .max()
         .unwrap_or(0);
     'blocks: for block in 0..blocks {
-        if fault == Fault::StallBefore(block) {
+        if stall == Some(block) {
             // Compute stops popping, and stays stopped until every producer has given up or
             // finished: only then does it drain its buffers so the next command can run.
             let broadcast = streams.iter().flatten().next().map_or(0, |s| s.broadcast);
@@ -470,7 +380,7 @@ where
             let (Some(s), Some(cb)) = (s, cbs[i].as_mut()) else {
                 continue;
             };
-            if block >= s.blocks {
+            if block >= s.blocks as u32 {
                 continue;
             }
             if let Err(e) = compute::receive(compute, cb, s.pages).await {
@@ -517,8 +427,8 @@ where
             let (Some(s), Some(cb)) = (s, cbs[i].as_mut()) else {
                 continue;
             };
-            if let Err(e) = compute::end(compute, cb, s.pages, s.window, s.blocks).await {
-                first = first.or(Some(compute_give_up(e, s.broadcast, s.blocks)));
+            if let Err(e) = compute::end(compute, cb, s.pages, s.window, s.blocks as u32).await {
+                first = first.or(Some(compute_give_up(e, s.broadcast, s.blocks as u32)));
                 failed = true;
             }
         }
@@ -537,7 +447,7 @@ where
 #[maybe_async::maybe_async]
 async fn recover_consumer<K, P, C>(
     compute: &mut Compute<K, P>,
-    streams: &[Option<Stream>; 2],
+    streams: &[Option<ComputeStream>; 2],
     cbs: &mut [Option<C>; 2],
     index: u32,
 ) where
@@ -585,7 +495,7 @@ impl Handler for BroadcastHandler {
         P: Pause,
         B: Buffers,
     {
-        dm_body(dm, buffers, command, command.words(Role::Reader)).await
+        dm_body(dm, buffers, command, Role::Reader).await
     }
 
     async fn writer<N, K, P, B>(
@@ -600,7 +510,7 @@ impl Handler for BroadcastHandler {
         P: Pause,
         B: Buffers,
     {
-        dm_body(dm, buffers, command, command.words(Role::Writer)).await
+        dm_body(dm, buffers, command, Role::Writer).await
     }
 
     async fn compute<K, P, B>(

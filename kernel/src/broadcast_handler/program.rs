@@ -1,0 +1,519 @@
+//! The broadcast handler's program, version 1: the words the host writes into a command for each
+//! kernel of a tile, and the one place that encodes and decodes them.
+//!
+//! A tile's program is a [`BroadcastProgram`]: up to two [`MoverProgram`]s (the reader's
+//! broadcast on NoC0, the writer's on NoC1) and one [`ComputeProgram`], which names, for each
+//! broadcast it consumes, the same buffer and shape again (compute has no other way to learn
+//! them). The host builds the typed program and encodes it; every kernel of the tile decodes the
+//! whole program from the command and checks it, so a host bug that makes the copies disagree is
+//! refused on the device (a `broadcast_begin` give-up) and, before that, on the host
+//! ([`BroadcastProgram::check`] runs inside [`BroadcastProgram::encode`]).
+//!
+//! # Data-movement kernel: [`MOVER_WORDS`] words (0 words: the kernel runs no broadcast)
+//!
+//! | word | what |
+//! |---|---|
+//! | 0..11 | the broadcast's arguments (`komorebi_broadcast::args`, with their own check word) |
+//! | 11 | blocks (bits 0..15); injected stall: 0 none, else `block + 1` (bits 16..31) |
+//! | 12 | page size in bytes |
+//! | 13 | DRAM address (bank-local) of the broadcast's page 0 |
+//! | 14..18 | DRAM bank `i`'s NoC coordinates for this kernel's NoC: bank `2j` in bits 0..15 and `2j + 1` in 16..31 of word `14 + j`, each `x \| y << 8` |
+//! | 18 | check: [`PROGRAM_VERSION`] in bits 24..31, the low 24 bits of FNV-1a over words 0..18 in bits 0..23 |
+//!
+//! Page `g = block * pages + page` of a broadcast lives in bank `g % 8` at
+//! `base + (g / 8) * page_size` (pages interleaved over the banks).
+//!
+//! # Compute kernel: `2 + 7 n + 1` words for `n` broadcasts ([`compute_words`])
+//!
+//! | word | what |
+//! |---|---|
+//! | 0 | `n` (bits 0..7, at most 2); injected stall: 0 none, else `block + 1` (bits 16..31) |
+//! | 1 | the job (the data pattern's seed) |
+//! | 2 + 7 i .. | broadcast `i`: buffer, pages, window, blocks, page size, broadcast id, producer (0 reader, 1 writer) |
+//! | 2 + 7 n | check, as the data-movement kernel's |
+//!
+//! Every copy must agree with the producer's words: buffer, pages, window and broadcast id with
+//! its arguments, blocks and page size with its program, and each data-movement program must be
+//! consumed by exactly one of compute's broadcasts.
+//!
+//! # Injected stalls
+//! `stall_before` makes a kernel stop making its calls before that block, as a hung core would
+//! (the handler's docs say what then happens). It exists for the fault tests; 0 words of it are
+//! spent on a run without faults.
+
+use core::fmt;
+
+use heapless::Vec;
+use komorebi_broadcast::args::{ARGS_WORDS, BroadcastArgs, MAX_BLOCKS, check_word};
+use komorebi_hal::{NocId, Role, Xy};
+
+use crate::command::Command;
+
+/// Version of the program words; in the top byte of every check word.
+pub const PROGRAM_VERSION: u8 = 1;
+/// Words of a data-movement kernel's program.
+pub const MOVER_WORDS: usize = 19;
+/// Words of each broadcast in the compute program.
+pub const COMPUTE_STREAM_WORDS: usize = 7;
+/// Most broadcasts of one tile (one per data-movement kernel).
+pub const MAX_STREAMS: usize = 2;
+/// Most words of a compute program.
+pub const MAX_COMPUTE_WORDS: usize = compute_words(MAX_STREAMS);
+/// DRAM banks pages are interleaved over.
+pub const BANKS: usize = 8;
+
+/// Words of the compute program with `n` broadcasts.
+pub const fn compute_words(n: usize) -> usize {
+    2 + COMPUTE_STREAM_WORDS * n + 1
+}
+
+/// What is wrong with a program, and what is allowed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProgramError {
+    /// A kernel's words are not the length its program has.
+    Length {
+        /// The kernel.
+        role: Role,
+        /// Words found.
+        found: usize,
+        /// Words allowed (the compute length follows from its first word).
+        expected: usize,
+    },
+    /// A check word that does not match the words before it, or another version.
+    Check {
+        /// The kernel.
+        role: Role,
+        /// The word found.
+        found: u32,
+        /// The word the program's words give.
+        expected: u32,
+    },
+    /// More than [`MAX_STREAMS`] broadcasts in the compute program.
+    Streams(u32),
+    /// A field out of its range: which, and the value.
+    Field {
+        /// The kernel.
+        role: Role,
+        /// The field.
+        field: &'static str,
+        /// The value found.
+        value: u32,
+    },
+    /// A copy in the compute program that disagrees with the producer's words.
+    Disagree {
+        /// Broadcast id of compute's entry.
+        broadcast: u8,
+        /// The field that differs.
+        field: &'static str,
+    },
+    /// A data-movement program that no compute broadcast consumes, or that two consume.
+    Unconsumed(Role),
+}
+
+impl fmt::Display for ProgramError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::Length {
+                role,
+                found,
+                expected,
+            } => write!(
+                f,
+                "{role} program of {found} words (allowed: 0 or {expected})"
+            ),
+            Self::Check {
+                role,
+                found,
+                expected,
+            } => write!(
+                f,
+                "{role} program check word {found:#010x}, expected {expected:#010x} (version {PROGRAM_VERSION})"
+            ),
+            Self::Streams(n) => write!(
+                f,
+                "compute program of {n} broadcasts (allowed: 0..={MAX_STREAMS})"
+            ),
+            Self::Field { role, field, value } => {
+                write!(f, "{role} program: {field} {value} is out of range")
+            }
+            Self::Disagree { broadcast, field } => write!(
+                f,
+                "compute's copy of broadcast {broadcast} disagrees with its producer on {field}"
+            ),
+            Self::Unconsumed(role) => write!(
+                f,
+                "the {role}'s broadcast is not consumed by exactly one compute broadcast"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for ProgramError {}
+
+/// The check word of `words` (every word before the check).
+const fn program_check(words: &[u32]) -> u32 {
+    (PROGRAM_VERSION as u32) << 24 | check_word(words) & 0x00FF_FFFF
+}
+
+/// Verifies the last word of `words` against the ones before it.
+fn verify(role: Role, words: &[u32]) -> Result<(), ProgramError> {
+    let (check, body) = words.split_last().ok_or(ProgramError::Length {
+        role,
+        found: 0,
+        expected: 1,
+    })?;
+    let expected = program_check(body);
+    if *check != expected {
+        return Err(ProgramError::Check {
+            role,
+            found: *check,
+            expected,
+        });
+    }
+    Ok(())
+}
+
+/// `block + 1` in the top half of a word (0: no stall).
+const fn stall_bits(stall_before: Option<u16>) -> u32 {
+    match stall_before {
+        Some(b) => (b as u32 + 1) << 16,
+        None => 0,
+    }
+}
+
+const fn stall_of(word: u32) -> Option<u16> {
+    match (word >> 16) as u16 {
+        0 => None,
+        b => Some(b - 1),
+    }
+}
+
+fn blocks_field(role: Role, value: u32) -> Result<u16, ProgramError> {
+    if value > MAX_BLOCKS {
+        return Err(ProgramError::Field {
+            role,
+            field: "blocks",
+            value,
+        });
+    }
+    Ok(value as u16)
+}
+
+/// One data-movement kernel's part: the broadcast it runs and where its blocks are in DRAM.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct MoverProgram {
+    /// The broadcast's argument words as the host layout made them (decoded and checked by the
+    /// protocol's `Broadcast::new`, not here).
+    pub args: [u32; ARGS_WORDS],
+    /// Blocks of the broadcast (at most `MAX_BLOCKS`).
+    pub blocks: u16,
+    /// Bytes per page.
+    pub page_size: u32,
+    /// DRAM address, local to each bank, of the broadcast's page 0.
+    pub dram_base: u32,
+    /// Each DRAM bank's coordinates on this kernel's NoC.
+    pub banks: [Xy; BANKS],
+    /// Injected fault: stop making broadcast calls before this block.
+    pub stall_before: Option<u16>,
+}
+
+impl MoverProgram {
+    /// The words.
+    pub fn encode(&self) -> [u32; MOVER_WORDS] {
+        let mut w = [0u32; MOVER_WORDS];
+        w[..ARGS_WORDS].copy_from_slice(&self.args);
+        w[11] = self.blocks as u32 | stall_bits(self.stall_before);
+        w[12] = self.page_size;
+        w[13] = self.dram_base;
+        let xy = |b: Xy| b.x() as u32 | (b.y() as u32) << 8;
+        for j in 0..BANKS / 2 {
+            w[14 + j] = xy(self.banks[2 * j]) | xy(self.banks[2 * j + 1]) << 16;
+        }
+        w[MOVER_WORDS - 1] = program_check(&w[..MOVER_WORDS - 1]);
+        w
+    }
+
+    /// Decodes and checks `role`'s words.
+    pub fn decode(role: Role, words: &[u32]) -> Result<Self, ProgramError> {
+        if words.len() != MOVER_WORDS {
+            return Err(ProgramError::Length {
+                role,
+                found: words.len(),
+                expected: MOVER_WORDS,
+            });
+        }
+        verify(role, words)?;
+        let mut args = [0u32; ARGS_WORDS];
+        args.copy_from_slice(&words[..ARGS_WORDS]);
+        let mut banks = [Xy::default(); BANKS];
+        for (i, bank) in banks.iter_mut().enumerate() {
+            let half = (words[14 + i / 2] >> (16 * (i % 2))) as u16;
+            *bank = Xy::new(half as u8, (half >> 8) as u8).map_err(|_| ProgramError::Field {
+                role,
+                field: "DRAM bank coordinates",
+                value: half as u32,
+            })?;
+        }
+        let blocks = words[11] & 0xFFFF;
+        Ok(Self {
+            args,
+            blocks: blocks_field(role, blocks)?,
+            page_size: words[12],
+            dram_base: words[13],
+            banks,
+            stall_before: stall_of(words[11]),
+        })
+    }
+}
+
+/// One broadcast as compute takes it: copies of its producer's buffer and shape.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ComputeStream {
+    /// The circular buffer the broadcast fills.
+    pub cb: u8,
+    /// Pages per block.
+    pub pages: u16,
+    /// Window (blocks the buffer holds).
+    pub window: u8,
+    /// Blocks of the broadcast.
+    pub blocks: u16,
+    /// Bytes per page.
+    pub page_size: u32,
+    /// The broadcast id (0 or 1): part of the data pattern.
+    pub broadcast: u8,
+    /// The data-movement kernel that fills the buffer.
+    pub producer: Role,
+}
+
+/// The compute kernel's part: the broadcasts it checks and pops, in turn, block by block.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ComputeProgram {
+    /// The job: with broadcast, block, page and word, the data pattern compute checks.
+    pub job: u32,
+    /// The broadcasts, at most [`MAX_STREAMS`].
+    pub streams: Vec<ComputeStream, MAX_STREAMS>,
+    /// Injected fault: stop popping before this block.
+    pub stall_before: Option<u16>,
+}
+
+impl ComputeProgram {
+    /// The words.
+    pub fn encode(&self) -> Vec<u32, MAX_COMPUTE_WORDS> {
+        let mut w: Vec<u32, MAX_COMPUTE_WORDS> = Vec::new();
+        // Capacity is MAX_COMPUTE_WORDS and streams hold at most MAX_STREAMS: no push fails.
+        let _ = w.push(self.streams.len() as u32 | stall_bits(self.stall_before));
+        let _ = w.push(self.job);
+        for s in &self.streams {
+            let producer = (s.producer == Role::Writer) as u32;
+            let _ = w.extend_from_slice(&[
+                s.cb as u32,
+                s.pages as u32,
+                s.window as u32,
+                s.blocks as u32,
+                s.page_size,
+                s.broadcast as u32,
+                producer,
+            ]);
+        }
+        let check = program_check(&w);
+        let _ = w.push(check);
+        w
+    }
+
+    /// Decodes and checks compute's words.
+    pub fn decode(words: &[u32]) -> Result<Self, ProgramError> {
+        let role = Role::Compute;
+        let n = words.first().map_or(0, |&w| w & 0xFF);
+        if n as usize > MAX_STREAMS {
+            return Err(ProgramError::Streams(n));
+        }
+        let expected = compute_words(n as usize);
+        if words.len() != expected {
+            return Err(ProgramError::Length {
+                role,
+                found: words.len(),
+                expected,
+            });
+        }
+        verify(role, words)?;
+        let field = |field, value| ProgramError::Field { role, field, value };
+        let mut streams = Vec::new();
+        for w in words[2..expected - 1].chunks_exact(COMPUTE_STREAM_WORDS) {
+            let producer = match w[6] {
+                0 => Role::Reader,
+                1 => Role::Writer,
+                v => return Err(field("producer", v)),
+            };
+            let stream = ComputeStream {
+                cb: u8::try_from(w[0]).map_err(|_| field("buffer", w[0]))?,
+                pages: u16::try_from(w[1]).map_err(|_| field("pages", w[1]))?,
+                window: u8::try_from(w[2]).map_err(|_| field("window", w[2]))?,
+                blocks: blocks_field(role, w[3])?,
+                page_size: w[4],
+                broadcast: u8::try_from(w[5]).map_err(|_| field("broadcast id", w[5]))?,
+                producer,
+            };
+            // At most MAX_STREAMS chunks (n was checked).
+            let _ = streams.push(stream);
+        }
+        Ok(Self {
+            job: words[1],
+            streams,
+            stall_before: stall_of(words[0]),
+        })
+    }
+}
+
+/// A tile's whole broadcast program.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct BroadcastProgram {
+    /// The reader's broadcast (NoC0), if it runs one.
+    pub reader: Option<MoverProgram>,
+    /// The writer's broadcast (NoC1), if it runs one.
+    pub writer: Option<MoverProgram>,
+    /// Compute's part.
+    pub compute: ComputeProgram,
+}
+
+/// A tile's encoded program, one word list per kernel.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ProgramWords {
+    /// The reader's words (empty: no broadcast).
+    pub reader: Vec<u32, MOVER_WORDS>,
+    /// The writer's words (empty: no broadcast).
+    pub writer: Vec<u32, MOVER_WORDS>,
+    /// Compute's words.
+    pub compute: Vec<u32, MAX_COMPUTE_WORDS>,
+}
+
+impl BroadcastProgram {
+    /// The data-movement program of `role` (`None` for compute or a kernel without one).
+    pub fn mover(&self, role: Role) -> Option<&MoverProgram> {
+        match role {
+            Role::Reader => self.reader.as_ref(),
+            Role::Writer => self.writer.as_ref(),
+            Role::Compute => None,
+        }
+    }
+
+    /// Checks that compute's copies agree with the producers' words and that every
+    /// data-movement program is consumed exactly once. A producer whose arguments do not decode
+    /// is not compared: its own kernel refuses them (`Broadcast::new`).
+    pub fn check(&self) -> Result<(), ProgramError> {
+        for role in [Role::Reader, Role::Writer] {
+            let consumers = self
+                .compute
+                .streams
+                .iter()
+                .filter(|s| s.producer == role)
+                .count();
+            if consumers != self.mover(role).is_some() as usize {
+                return Err(ProgramError::Unconsumed(role));
+            }
+        }
+        for s in &self.compute.streams {
+            let disagree = |field| ProgramError::Disagree {
+                broadcast: s.broadcast,
+                field,
+            };
+            let Some(m) = self.mover(s.producer) else {
+                return Err(ProgramError::Unconsumed(s.producer));
+            };
+            if m.blocks != s.blocks {
+                return Err(disagree("blocks"));
+            }
+            if m.page_size != s.page_size {
+                return Err(disagree("page size"));
+            }
+            let Ok(a) = BroadcastArgs::decode(&m.args) else {
+                continue;
+            };
+            let noc = s.producer.noc().map_or(u8::MAX, NocId::index);
+            for (same, field) in [
+                (a.cb == s.cb, "buffer"),
+                (a.pages == s.pages, "pages"),
+                (a.window == s.window, "window"),
+                (a.broadcast == s.broadcast, "broadcast id"),
+                (a.noc == noc, "NoC"),
+            ] {
+                if !same {
+                    return Err(disagree(field));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The words of every kernel, after [`check`](Self::check).
+    pub fn encode(&self) -> Result<ProgramWords, ProgramError> {
+        self.check()?;
+        Ok(self.words())
+    }
+
+    /// The words of every kernel, unchecked: for a host that has already checked programs of
+    /// this shape (a run checks each core's program once, not once per job).
+    pub fn words(&self) -> ProgramWords {
+        let mover = |m: Option<&MoverProgram>| {
+            m.map_or_else(Vec::new, |m| {
+                let mut v = Vec::new();
+                // MOVER_WORDS words into a Vec of that capacity.
+                let _ = v.extend_from_slice(&m.encode());
+                v
+            })
+        };
+        ProgramWords {
+            reader: mover(self.reader.as_ref()),
+            writer: mover(self.writer.as_ref()),
+            compute: self.compute.encode(),
+        }
+    }
+
+    /// Decodes and checks the program of every kernel of `command`.
+    pub fn decode(command: &Command) -> Result<Self, ProgramError> {
+        let mover = |role| {
+            let words = command.words(role);
+            if words.is_empty() {
+                Ok(None)
+            } else {
+                MoverProgram::decode(role, words).map(Some)
+            }
+        };
+        let program = Self {
+            reader: mover(Role::Reader)?,
+            writer: mover(Role::Writer)?,
+            compute: ComputeProgram::decode(command.words(Role::Compute))?,
+        };
+        program.check()?;
+        Ok(program)
+    }
+}
+
+/// Fuzz entry point (`fuzz/`'s `program_decode` target and the replay test): the first three
+/// bytes of `data` split the rest, read as little-endian words, into the reader's, writer's and
+/// compute's words. Decoding never panics, and a program that decodes encodes back to the same
+/// words.
+pub fn fuzz_decode(data: &[u8]) {
+    let (counts, rest) = data.split_at(data.len().min(3));
+    let words: Vec<u32, { crate::abi::MAX_PROGRAM_WORDS }> = rest
+        .chunks_exact(4)
+        .take(crate::abi::MAX_PROGRAM_WORDS)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let count = |i: usize| counts.get(i).map_or(0, |&c| c as usize);
+    let (r, rest) = words.split_at(count(0).min(words.len()));
+    let (w, c) = rest.split_at(count(1).min(rest.len()));
+    let c = &c[..count(2).min(c.len())];
+    let group = komorebi_hal::LogicalRect::new(0, 0, 1, 1);
+    let Some(command) = Command::new(1, 1, 1, 0, group, 0).with_words(r, w, c) else {
+        return;
+    };
+    if let Ok(program) = BroadcastProgram::decode(&command) {
+        let again = program
+            .encode()
+            .expect("a decoded program passes its checks");
+        assert_eq!(&again.reader[..], r, "reader words round-trip");
+        assert_eq!(&again.writer[..], w, "writer words round-trip");
+        assert_eq!(&again.compute[..], c, "compute words round-trip");
+    }
+}

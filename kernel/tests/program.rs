@@ -1,0 +1,251 @@
+//! The broadcast handler's program words: literal layout, round trips, and every refusal.
+
+use komorebi_broadcast::args::{Along, BroadcastArgs};
+use komorebi_hal::{LogicalRect, Role, Xy};
+use komorebi_kernel::Command;
+use komorebi_kernel::broadcast_handler::program::{
+    BroadcastProgram, ComputeProgram, ComputeStream, MOVER_WORDS, MoverProgram, ProgramError,
+    compute_words, fuzz_decode,
+};
+use proptest::prelude::*;
+
+fn xy(x: u8, y: u8) -> Xy {
+    Xy::new(x, y).unwrap()
+}
+
+fn args(broadcast: u8, noc: u8) -> BroadcastArgs {
+    BroadcastArgs {
+        broadcast,
+        rank: 1,
+        receivers: 3,
+        window: 2,
+        noc,
+        cb: broadcast,
+        pages: 4,
+        core: (2, 2),
+        sender: (1, 2),
+        start: (2, 2),
+        end: (4, 2),
+        group: LogicalRect::new(0, 0, 4, 1),
+        rect: LogicalRect::new(0, 0, 4, 1),
+        along: Along::Row,
+    }
+}
+
+fn mover(broadcast: u8, noc: u8) -> MoverProgram {
+    MoverProgram {
+        args: args(broadcast, noc).encode(),
+        blocks: 16,
+        page_size: 2048,
+        dram_base: 0x100_0000,
+        banks: core::array::from_fn(|b| xy(b as u8, 11 - b as u8)),
+        stall_before: None,
+    }
+}
+
+fn stream(broadcast: u8, producer: Role) -> ComputeStream {
+    ComputeStream {
+        cb: broadcast,
+        pages: 4,
+        window: 2,
+        blocks: 16,
+        page_size: 2048,
+        broadcast,
+        producer,
+    }
+}
+
+fn program() -> BroadcastProgram {
+    let mut compute = ComputeProgram {
+        job: 7,
+        ..ComputeProgram::default()
+    };
+    compute.streams.push(stream(0, Role::Reader)).unwrap();
+    compute.streams.push(stream(1, Role::Writer)).unwrap();
+    BroadcastProgram {
+        reader: Some(mover(0, 0)),
+        writer: Some(mover(1, 1)),
+        compute,
+    }
+}
+
+fn command(p: &BroadcastProgram) -> Command {
+    let w = p.words();
+    Command::new(1, 1, 1, 1, LogicalRect::new(0, 0, 4, 1), 1000)
+        .with_words(&w.reader, &w.writer, &w.compute)
+        .unwrap()
+}
+
+#[test]
+fn mover_words_are_laid_out_as_the_module_docs_say() {
+    let mut m = mover(0, 0);
+    m.stall_before = Some(3);
+    let w = m.encode();
+    assert_eq!(w.len(), MOVER_WORDS);
+    assert_eq!(&w[..11], &args(0, 0).encode());
+    assert_eq!(w[11], 16 | 4 << 16, "blocks, then stall block + 1");
+    assert_eq!(w[12], 2048);
+    assert_eq!(w[13], 0x0100_0000);
+    // Bank 0 at (0, 11) and bank 1 at (1, 10): x | y << 8, two to a word.
+    assert_eq!(w[14], 0x0B00 | 0x0A01 << 16);
+    assert_eq!(w[17], (6 | 5 << 8) | (7 | 4 << 8) << 16);
+    assert_eq!(w[18] >> 24, 1, "version 1 in the check word's top byte");
+}
+
+#[test]
+fn compute_words_are_laid_out_as_the_module_docs_say() {
+    let mut p = program();
+    p.compute.stall_before = Some(0);
+    let w = p.compute.encode();
+    assert_eq!(w.len(), compute_words(2));
+    assert_eq!(w.len(), 17);
+    assert_eq!(w[0], 2 | 1 << 16, "two broadcasts, stall before block 0");
+    assert_eq!(w[1], 7);
+    assert_eq!(&w[2..9], &[0, 4, 2, 16, 2048, 0, 0]);
+    assert_eq!(&w[9..16], &[1, 4, 2, 16, 2048, 1, 1]);
+    assert_eq!(w[16] >> 24, 1);
+}
+
+#[test]
+fn a_program_round_trips_through_a_command() {
+    let p = program();
+    assert_eq!(BroadcastProgram::decode(&command(&p)), Ok(p));
+}
+
+#[test]
+fn a_changed_word_fails_its_check() {
+    let p = program();
+    let mut w = p.words();
+    w.reader[13] ^= 0x40;
+    let c = Command::new(1, 1, 1, 1, LogicalRect::new(0, 0, 4, 1), 1000)
+        .with_words(&w.reader, &w.writer, &w.compute)
+        .unwrap();
+    assert!(matches!(
+        BroadcastProgram::decode(&c),
+        Err(ProgramError::Check {
+            role: Role::Reader,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn copies_that_disagree_are_refused_on_the_host_and_on_the_device() {
+    for (field, change) in [
+        (
+            "pages",
+            &(|s: &mut ComputeStream| s.pages = 8) as &dyn Fn(&mut ComputeStream),
+        ),
+        ("window", &|s| s.window = 1),
+        ("buffer", &|s| s.cb = 5),
+        ("blocks", &|s| s.blocks = 15),
+        ("page size", &|s| s.page_size = 1024),
+        ("broadcast id", &|s| s.broadcast = 1),
+    ] {
+        let mut p = program();
+        change(&mut p.compute.streams[0]);
+        let expected = Err(ProgramError::Disagree {
+            broadcast: p.compute.streams[0].broadcast,
+            field,
+        });
+        assert_eq!(p.encode().map(|_| ()), expected, "host: {field}");
+        assert_eq!(
+            BroadcastProgram::decode(&command(&p)).map(|_| ()),
+            expected,
+            "device: {field}"
+        );
+    }
+}
+
+#[test]
+fn every_broadcast_is_consumed_exactly_once() {
+    let mut p = program();
+    p.compute.streams.pop();
+    assert_eq!(p.check(), Err(ProgramError::Unconsumed(Role::Writer)));
+    let mut p = program();
+    p.writer = None;
+    assert_eq!(p.check(), Err(ProgramError::Unconsumed(Role::Writer)));
+}
+
+#[test]
+fn lengths_and_ranges_are_refused_with_what_is_allowed() {
+    let p = program();
+    let w = p.words();
+    let c = Command::new(1, 1, 1, 1, LogicalRect::new(0, 0, 4, 1), 1000)
+        .with_words(&w.reader[..18], &w.writer, &w.compute)
+        .unwrap();
+    let e = BroadcastProgram::decode(&c).unwrap_err();
+    assert_eq!(
+        e,
+        ProgramError::Length {
+            role: Role::Reader,
+            found: 18,
+            expected: 19
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "reader program of 18 words (allowed: 0 or 19)"
+    );
+    let mut bad = w.compute.clone();
+    bad[0] = 3;
+    assert_eq!(ComputeProgram::decode(&bad), Err(ProgramError::Streams(3)));
+}
+
+#[test]
+fn corrupted_arguments_still_decode_as_a_program_so_the_protocol_refuses_them() {
+    // The bad-words fault: the arguments' check no longer matches, the program's does.
+    let mut p = program();
+    let a = BroadcastArgs::decode(&p.reader.unwrap().args).unwrap();
+    let mut flipped = a;
+    flipped.start.1 ^= 1;
+    p.reader.as_mut().unwrap().args = flipped.encode_stale(&a);
+    let decoded = BroadcastProgram::decode(&command(&p)).unwrap();
+    assert!(BroadcastArgs::decode(&decoded.reader.unwrap().args).is_err());
+}
+
+proptest! {
+    #[test]
+    fn any_valid_program_round_trips(
+        blocks in 0u16..=32_767,
+        page_size in any::<u32>(),
+        dram_base in any::<u32>(),
+        job in any::<u32>(),
+        stall in proptest::option::of(0u16..32_767),
+        only_reader in any::<bool>(),
+    ) {
+        let mut p = program();
+        p.compute.job = job;
+        p.compute.stall_before = stall;
+        for m in [&mut p.reader, &mut p.writer].into_iter().flatten() {
+            m.blocks = blocks;
+            m.page_size = page_size;
+            m.dram_base = dram_base;
+            m.stall_before = stall;
+        }
+        for s in &mut p.compute.streams {
+            s.blocks = blocks;
+            s.page_size = page_size;
+        }
+        if only_reader {
+            p.writer = None;
+            p.compute.streams.pop();
+        }
+        prop_assert_eq!(BroadcastProgram::decode(&command(&p)), Ok(p));
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic_the_decoder(data in proptest::collection::vec(any::<u8>(), 0..300)) {
+        fuzz_decode(&data);
+    }
+
+    #[test]
+    fn valid_programs_with_noise_never_panic_the_decoder(bit in 0usize..(55 * 32)) {
+        let w = program().words();
+        let mut all: Vec<u32> = w.reader.iter().chain(&w.writer).chain(&w.compute).copied().collect();
+        all[bit / 32] ^= 1 << (bit % 32);
+        let mut bytes = vec![19u8, 19, 17];
+        bytes.extend(all.iter().flat_map(|w| w.to_le_bytes()));
+        fuzz_decode(&bytes);
+    }
+}
