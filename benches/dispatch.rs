@@ -15,7 +15,7 @@ use komorebi::dispatch::{
     Cx, DispatchConfig, Dispatcher, Finished, GroupInfo, Mailbox, NullTarget, Outcome, Place,
     Plugin, Posting, Ready, SlotView, Target,
 };
-use komorebi::session::{CommandSpec, TileProgram};
+use komorebi::host::session::{CommandSpec, TileProgram};
 use komorebi_hal::LogicalRect;
 
 const COMMANDS: u64 = 20_000;

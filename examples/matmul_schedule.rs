@@ -1,13 +1,13 @@
 //! A tiled matrix product's schedule through a dispatcher plugin, on the simulator:
 //! `cargo run --release --example matmul_schedule -- --steps 4 --block 3x2`. See
-//! `komorebi::matmul_app` for what it schedules and checks.
+//! `komorebi::app::matmul` for what it schedules and checks.
 
 use std::process::ExitCode;
 
 use clap::Parser;
+use komorebi::app::matmul::{self, MatmulConfig};
 use komorebi::cli::{self, parse_rect};
 use komorebi::dispatch::DispatchConfig;
-use komorebi::matmul_app::{self, MatmulConfig};
 use komorebi_hal::LogicalRect;
 
 /// The data movement of C = A x B (SUMMA) over block groups of cores, with row write-backs that
@@ -67,7 +67,7 @@ fn main() -> ExitCode {
         workers: flags.workers,
         ..DispatchConfig::default()
     };
-    match matmul_app::run(&cfg, &dispatch) {
+    match matmul::run(&cfg, &dispatch) {
         Ok(summary) => {
             let printed = cli::print_report(&summary, flags.json);
             if printed != ExitCode::SUCCESS {

@@ -28,7 +28,7 @@ use crate::dispatch::{
     Cx, DispatchConfig, DispatchSummary, Dispatcher, Finished, GroupId, GroupInfo, Outcome, Place,
     Plugin, PostHook, Ready, SimTarget, SlotView, Target, trace_events,
 };
-use crate::session::{
+use crate::host::session::{
     Backend, CommandSpec, CoreGiveUp, Report, Session, SessionError, Ticket, TileProgram,
 };
 

@@ -10,7 +10,7 @@ use komorebi_hal::Role;
 use komorebi_kernel::abi;
 use serde::Serialize;
 
-use crate::session::{Session, SessionError};
+use crate::host::session::{Session, SessionError};
 
 /// A first give-up as an area records it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -15,15 +15,16 @@
 //! | [`matmul_app`] | the `matmul_schedule` example: a tiled product's schedule through a dispatcher plugin |
 //! | [`dispatch`] | the dispatcher: VMS-style animation master with plugin, slots, reservations, work stealing |
 
+pub mod app;
 pub mod broadcast_app;
 pub mod cli;
-pub mod device;
 pub mod dispatch;
 pub mod explore;
 pub mod grid_report;
+pub mod host;
 pub mod inspect;
 pub mod layout_report;
-pub mod matmul_app;
-pub mod session;
 
-pub use session::{Backend, CommandSpec, Feeder, Report, Run, Session, SessionError, TileProgram};
+pub use host::session::{
+    Backend, CommandSpec, Feeder, Report, Run, Session, SessionError, TileProgram,
+};

@@ -10,7 +10,7 @@ use komorebi::dispatch::{
     Cx, DispatchConfig, DispatchError, Dispatcher, Drive, Finished, GroupId, GroupInfo, NullTarget,
     Outcome, Place, Plugin, Posting, Published, Ready, SlotView, Target,
 };
-use komorebi::session::{CommandSpec, Report, SessionError, TileProgram};
+use komorebi::host::session::{CommandSpec, Report, SessionError, TileProgram};
 use komorebi_hal::LogicalRect;
 use komorebi_kernel::abi;
 use proptest::prelude::*;
@@ -540,7 +540,7 @@ fn the_broadcast_program_through_the_dispatcher_matches_the_feeder_exactly() {
 
 #[test]
 fn the_matmul_schedule_runs_every_step_and_write_back_and_checks_every_byte() {
-    use komorebi::matmul_app::{self, MatmulConfig};
+    use komorebi::app::matmul::{self, MatmulConfig};
     let cfg = MatmulConfig {
         rect: LogicalRect::new(0, 0, 6, 4),
         block: (3, 2),
@@ -553,7 +553,7 @@ fn the_matmul_schedule_runs_every_step_and_write_back_and_checks_every_byte() {
             workers,
             ..DispatchConfig::default()
         };
-        let s = matmul_app::run(&cfg, &config).unwrap();
+        let s = matmul::run(&cfg, &config).unwrap();
         assert!(s.ok, "{workers} workers: {s}");
         assert_eq!((s.blocks, s.rows), (4, 2));
         assert_eq!(s.commands, 4 * 3 + 2);
@@ -566,7 +566,7 @@ fn the_matmul_schedule_runs_every_step_and_write_back_and_checks_every_byte() {
         block: (4, 2),
         ..cfg
     };
-    let e = matmul_app::run(&bad, &DispatchConfig::default()).unwrap_err();
+    let e = matmul::run(&bad, &DispatchConfig::default()).unwrap_err();
     assert_eq!(
         e.to_string(),
         "--block: 4x2 blocks do not tile the 6x4 rectangle (allowed: divisors of its columns and rows)"

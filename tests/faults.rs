@@ -9,7 +9,7 @@
 
 use komorebi::broadcast_app::{self, BroadcastConfig, BroadcastSummary, FaultKind, FaultSpec};
 use komorebi::dispatch::DispatchConfig;
-use komorebi::session::CoreGiveUp;
+use komorebi::host::session::CoreGiveUp;
 use komorebi_hal::LogicalRect;
 
 const WINDOW: u32 = 2;

@@ -17,7 +17,7 @@
 use std::sync::Arc as StdArc;
 
 use komorebi::dispatch::{Mailbox, Polled, Published, Reservations, Sleep};
-use komorebi::session::Report;
+use komorebi::host::session::Report;
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use loom::thread;

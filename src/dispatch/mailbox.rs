@@ -18,7 +18,7 @@
 //! against a worker that reuses the slot.
 
 use super::sync::{AtomicU64, Mutex, Ordering, lock};
-use crate::session::{Report, SessionError};
+use crate::host::session::{Report, SessionError};
 
 const FREE: u64 = 0;
 const POSTED: u64 = 1;

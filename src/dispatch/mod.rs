@@ -686,7 +686,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
                 let Some(busy) = slot.busy.as_mut() else {
                     continue;
                 };
-                let device = |r: &crate::session::Report| {
+                let device = |r: &crate::host::session::Report| {
                     (r.finished_at != 0).then_some((r.started_at, r.finished_at))
                 };
                 let event = match slot.mailbox.poll(slot.epoch) {

@@ -10,7 +10,7 @@
 use komorebi_hal::LogicalRect;
 
 use super::{CommandTimes, GroupId};
-use crate::session::{CommandSpec, Report, SessionError};
+use crate::host::session::{CommandSpec, Report, SessionError};
 
 /// Where a ready command may run.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 
 use super::mailbox::{Mailbox, Published};
-use crate::session::{CommandSpec, Report, Session, SessionError, Ticket};
+use crate::host::session::{CommandSpec, Report, Session, SessionError, Ticket};
 
 /// Where the outcome of one posted command goes: its slot's mailbox and the command's epoch.
 #[derive(Clone, Debug)]
@@ -136,12 +136,12 @@ impl SimTarget {
                 device_thread(&mut session, rx, hook);
             })
             .map_err(|e| {
-                SessionError::Device(crate::device::DeviceError(format!(
+                SessionError::Device(crate::host::device::DeviceError(format!(
                     "cannot start the simulator thread: {e}"
                 )))
             })?;
         let aiclk_mhz = ready_rx.recv().unwrap_or_else(|_| {
-            Err(SessionError::Device(crate::device::DeviceError(
+            Err(SessionError::Device(crate::host::device::DeviceError(
                 "the simulator thread ended while opening the session".into(),
             )))
         })?;
@@ -173,7 +173,7 @@ impl SimTarget {
 }
 
 fn gone() -> SessionError {
-    SessionError::Device(crate::device::DeviceError(
+    SessionError::Device(crate::host::device::DeviceError(
         "the simulator thread has ended".into(),
     ))
 }
@@ -248,7 +248,7 @@ fn drive(session: &mut Session, watched: &mut Vec<Watched>) -> Drive {
         let tickets: Vec<&Ticket> = watched.iter().map(|w| &w.ticket).collect();
         session.wait_any(&tickets, deadline)
     };
-    let idle = advance == crate::device::Advance::Idle;
+    let idle = advance == crate::host::device::Advance::Idle;
     let now = session.device().now();
     let mut published = false;
     let mut i = 0;

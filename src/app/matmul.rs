@@ -29,7 +29,7 @@ use crate::dispatch::{
     Cx, DispatchConfig, DispatchSummary, Dispatcher, Finished, GroupId, GroupInfo, Outcome, Place,
     Plugin, Ready, SimTarget, SlotView,
 };
-use crate::session::{Backend, CommandSpec, Session};
+use crate::host::session::{Backend, CommandSpec, Session};
 
 /// The schedule's shape.
 #[derive(Clone, Debug, PartialEq, Eq)]

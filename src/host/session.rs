@@ -20,7 +20,7 @@ use komorebi_kernel::{BroadcastHandler, Command};
 use komorebi_sim::SimConfig;
 use serde::Serialize;
 
-use crate::device::{Advance, Device, DeviceError, Peek, SimDevice};
+use crate::host::device::{Advance, Device, DeviceError, Peek, SimDevice};
 
 /// Which chip a session opens.
 #[derive(Clone, Debug)]
