@@ -732,7 +732,6 @@ impl control::ControlBlock for SimCtrl {
 }
 
 /// How a simulated kernel waits: parked until its tile changes or its deadline, in virtual time.
-/// Also the kernel's `DelayNs` (a sleep in virtual time that tile changes do not end).
 #[derive(Clone)]
 pub struct SimPause {
     pub(crate) world: Shared,
@@ -768,19 +767,6 @@ impl Future for Parked {
 impl komorebi_hal::Pause for SimPause {
     async fn pause(&mut self, deadline: u64) {
         self.world.borrow_mut().park(self.task, deadline, false);
-        Parked(false).await
-    }
-}
-
-impl embedded_hal_async::delay::DelayNs for SimPause {
-    async fn delay_ns(&mut self, ns: u32) {
-        let until = {
-            let mut w = self.world.borrow_mut();
-            let cycles = w.cfg.timing.cycles_of_ns(ns as u64);
-            let local = w.charge(self.task, 0);
-            local + cycles
-        };
-        self.world.borrow_mut().park(self.task, until, true);
         Parked(false).await
     }
 }
