@@ -54,6 +54,7 @@ pub mod config;
 pub mod fault;
 pub mod hal;
 pub mod memory;
+pub mod rng;
 pub mod route;
 pub mod timing;
 mod tlb;

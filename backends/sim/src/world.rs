@@ -17,32 +17,11 @@ use komorebi_hal::Role;
 use crate::config::SimConfig;
 use crate::fault::{Faults, TxKind};
 use crate::memory::SparseMemory;
+use crate::rng::SplitMix64;
 use crate::trace::Trace;
 
 /// A tile index into `World::tiles`.
 pub(crate) type TileIx = u16;
-
-/// SplitMix64: small, fast, and good enough for a schedule adversary.
-#[derive(Clone, Debug)]
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    pub(crate) fn new(seed: u64) -> Self {
-        Self(seed ^ 0x9E37_79B9_7F4A_7C15)
-    }
-
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-}
 
 /// One NIU's counters (wrapping, as the hardware's) and its issue pipeline.
 #[derive(Clone, Debug, Default)]
@@ -296,7 +275,7 @@ pub struct Stats {
 /// The whole simulated chip.
 pub(crate) struct World {
     pub cfg: SimConfig,
-    pub rng: Rng,
+    pub rng: SplitMix64,
     /// Time of the item being processed.
     pub now: u64,
     seq: u64,
@@ -373,7 +352,7 @@ impl World {
                 });
             }
         }
-        let rng = Rng::new(cfg.seed);
+        let rng = SplitMix64::new(cfg.seed ^ 0x9E37_79B9_7F4A_7C15);
         let trace = cfg.trace.then(Trace::default);
         Self {
             rng,
@@ -423,7 +402,7 @@ impl World {
     pub(crate) fn push(&mut self, time: u64, item: Item) {
         let class = u8::from(matches!(item, Item::Wake { .. } | Item::Deadline { .. }));
         let seq = if self.cfg.adversarial {
-            self.rng.next()
+            self.rng.next_u64()
         } else {
             self.seq
         };
