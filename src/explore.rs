@@ -10,31 +10,14 @@
 use komorebi_broadcast::Along;
 use komorebi_broadcast::layout::{self, Geometry, Noc};
 use komorebi_hal::LogicalRect;
+use komorebi_sim::rng::SplitMix64;
 use serde::Serialize;
 
 use crate::broadcast_app::{self, BroadcastConfig};
 
-/// SplitMix64 for drawing shapes.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
-    }
-}
-
 /// The shape of case `seed`, on the default chip.
 pub fn shape(seed: u64) -> BroadcastConfig {
-    let mut r = Rng(seed ^ 0x5EED_0000_0000_0001);
+    let mut r = SplitMix64::new(seed ^ 0x5EED_0000_0000_0001);
     let kind = r.range(0, 2);
     let (rows, columns) = (kind != 1, kind != 0);
     // The default chip's panels are 6 columns wide (logical 0..=5 and 6..=11).

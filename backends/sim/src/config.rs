@@ -1,4 +1,6 @@
 //! What a simulated chip is made of, and how the simulation behaves.
+//!
+//! Leaf module: imports only the leaf `timing`.
 
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_hal::ControlLayout;

@@ -4,6 +4,8 @@
 //! resumed again and HAL calls it makes after the stall point have no effect (so a kernel that
 //! is stalled in the middle of a poll does nothing more before it next waits). The NIU and L1 of
 //! a frozen tile keep working: writes still land and are acknowledged.
+//!
+//! Leaf module: imports nothing of the crate.
 
 use std::ops::Range;
 

@@ -1,6 +1,8 @@
 //! Sparse byte memory: chunks are allocated on first write, reads of untouched bytes are 0.
 //! Used for every L1 (1536 KiB each) and every DRAM bank (4 GiB each), so a chip of 120 tiles
 //! and 32 GiB costs only what a run touches.
+//!
+//! Leaf module: imports nothing of the crate.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

@@ -1,12 +1,24 @@
-//! Dimension-order routing, as pure functions: which routers a packet passes. The world times
+//! Dimension-order routing, as pure functions: which routers a packet passes. `link` times
 //! packets along exactly these paths.
 //!
 //! Coordinates are raw coordinates of the NoC in use; both NoCs move only in the + direction of
 //! their own coordinates (NoC0 right and down, NoC1 left and up in NoC0 terms) and wrap around
 //! the torus. Unicast: NoC0 goes X first, then Y; NoC1 Y first, then X. Multicast trees are
 //! X-major on NoC0 and Y-major on NoC1.
+//!
+//! Leaf module: imports nothing of the crate.
 
 use blackhole_pac::grid::{GRID_X, GRID_Y, forward_hops};
+
+/// Raw coordinates on `noc` of NoC0 `(x, y)`, and back (the mapping is its own inverse: NoC1
+/// numbers the grid from the opposite corner).
+pub fn raw(noc: u8, p: (u8, u8)) -> (u8, u8) {
+    if noc == 0 {
+        p
+    } else {
+        (GRID_X - 1 - p.0, GRID_Y - 1 - p.1)
+    }
+}
 
 /// A step out of a router: `+x` (0) or `+y` (1).
 pub type Dir = usize;

@@ -12,6 +12,8 @@
 //! NIU free after depart: max(write_issue_floor, F)            (reads: read_issue_floor)
 //! multicast NIU occupancy: reserve_base + reserve_per_hop * H + F   (path reserved per packet)
 //! ```
+//!
+//! Leaf module: imports nothing of the crate.
 
 /// All timing parameters. `Timing::default()` is the calibrated Blackhole model.
 #[derive(Copy, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -1,6 +1,8 @@
 //! Chrome / Perfetto trace output: every NoC transfer and every kernel wait, as complete
 //! ("X") events in microseconds at AICLK. Open the file in `ui.perfetto.dev` or
 //! `chrome://tracing`.
+//!
+//! Leaf module: imports nothing of the crate.
 
 use serde::Serialize;
 

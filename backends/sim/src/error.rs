@@ -1,0 +1,21 @@
+//! The host side's error type.
+//!
+//! Leaf module: imports nothing of the crate.
+
+/// A refused simulator request (host side).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SimError {
+    /// No enabled Tensix tile at these NoC0 coordinates.
+    #[error("no enabled Tensix tile at NoC0 {0:?}")]
+    NoTile((u8, u8)),
+    /// An access outside L1 or a DRAM bank.
+    #[error("{0}")]
+    OutOfRange(String),
+    /// A circular-buffer configuration that cannot work.
+    #[error("{0}")]
+    BadBuffer(String),
+    /// A BAR access that is not a TLB window or configuration register.
+    #[error("{0}")]
+    BadBar(String),
+}

@@ -1,0 +1,93 @@
+//! A Tensix tile's NIU (one per NoC): Blackhole's wrapping counters (reads done; non-posted and
+//! posted writes sent; acks, one per destination of a multicast), the issue counts a driver
+//! keeps to compare them with, and the issue pipeline (one command at a time, one ack per
+//! cycle).
+//!
+//! Leaf module: imports nothing of the crate. The world times the packets; this module only
+//! keeps the NIU's own state.
+
+/// One NIU's counters (wrapping, as the hardware's) and its issue pipeline.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Niu {
+    pub reads_issued: u32,
+    pub reads_done: u32,
+    pub nonposted_issued: u32,
+    pub nonposted_sent: u32,
+    pub posted_issued: u32,
+    pub posted_sent: u32,
+    pub acks_expected: u32,
+    pub acks_received: u32,
+    /// When the NIU can start its next command.
+    pub free_at: u64,
+    /// When the NIU can take its next ack (one per cycle).
+    pub ack_free: u64,
+}
+
+/// `done` has reached `issued`, comparing wrapping 32-bit counters (exact while fewer than 2^31
+/// are outstanding; a straggler completing after a `resync` makes it "ahead", never behind).
+fn caught_up(done: u32, issued: u32) -> bool {
+    done.wrapping_sub(issued) as i32 >= 0
+}
+
+impl Niu {
+    /// When the NIU takes a command issued at `t` that occupies it `busy` cycles: it leaves
+    /// `issue_latency` after the NIU starts it.
+    pub(crate) fn slot(&mut self, t: u64, busy: u64, issue_latency: u64) -> u64 {
+        let start = t.max(self.free_at);
+        self.free_at = start + busy;
+        start + issue_latency
+    }
+
+    /// Counts a write packet issued to `dests` destinations.
+    pub(crate) fn write_issued(&mut self, acked: bool, dests: u32) {
+        if acked {
+            self.nonposted_issued = self.nonposted_issued.wrapping_add(1);
+            self.acks_expected = self.acks_expected.wrapping_add(dests);
+        } else {
+            self.posted_issued = self.posted_issued.wrapping_add(1);
+        }
+    }
+
+    /// Counts a write packet that has left.
+    pub(crate) fn write_sent(&mut self, acked: bool) {
+        if acked {
+            self.nonposted_sent = self.nonposted_sent.wrapping_add(1);
+        } else {
+            self.posted_sent = self.posted_sent.wrapping_add(1);
+        }
+    }
+
+    /// Takes an ack arriving at `time`, or returns when the NIU can take it (one per cycle).
+    pub(crate) fn take_ack(&mut self, time: u64) -> Result<(), u64> {
+        if time < self.ack_free {
+            return Err(self.ack_free);
+        }
+        self.ack_free = time + 1;
+        self.acks_received = self.acks_received.wrapping_add(1);
+        Ok(())
+    }
+
+    /// Every read issued has landed.
+    pub(crate) fn reads_caught_up(&self) -> bool {
+        caught_up(self.reads_done, self.reads_issued)
+    }
+
+    /// Every write issued has left.
+    pub(crate) fn writes_caught_up(&self) -> bool {
+        caught_up(self.nonposted_sent, self.nonposted_issued)
+            && caught_up(self.posted_sent, self.posted_issued)
+    }
+
+    /// Every ack expected has come.
+    pub(crate) fn acks_caught_up(&self) -> bool {
+        caught_up(self.acks_received, self.acks_expected)
+    }
+
+    /// Sets the issue counts to the hardware's counters.
+    pub(crate) fn resync(&mut self) {
+        self.reads_issued = self.reads_done;
+        self.nonposted_issued = self.nonposted_sent;
+        self.posted_issued = self.posted_sent;
+        self.acks_expected = self.acks_received;
+    }
+}

@@ -1,0 +1,96 @@
+//! What travels through the simulated chip: tile indices, NoC targets, virtual-channel classes,
+//! write and read packets, and the items of the event queue.
+//!
+//! Leaf module: plain data, imports nothing of the crate. Every other module may use it.
+
+use std::rc::Rc;
+
+/// A tile index into the chip's Tensix list (`tile::Tiles`).
+pub(crate) type TileIx = u16;
+
+/// "No Tensix here" in the coordinate grid; also the top of the flow keys of DRAM banks.
+pub(crate) const NO_TILE: TileIx = TileIx::MAX;
+
+/// Where a NoC request lands.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    L1(TileIx),
+    Dram(u8),
+}
+
+/// The VC classes that share a physical link (ISA: 0b00/0b01 unicast requests, 0b10 broadcast
+/// requests, 0b11 responses).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Vc {
+    Unicast = 0,
+    Multicast = 1,
+    Response = 2,
+}
+
+/// How many [`Vc`] classes a link reserves separately.
+pub(crate) const VC_CLASSES: usize = 3;
+
+/// A write or multicast on its way out of its NIU.
+#[derive(Clone, Debug)]
+pub(crate) struct WritePacket {
+    pub src: TileIx,
+    pub noc: u8,
+    pub src_addr: u32,
+    pub len: u32,
+    /// Destinations: `(target, raw coordinates on this NoC)`.
+    pub dests: Rc<[(Target, (u8, u8))]>,
+    pub dst_addr: u64,
+    pub acked: bool,
+    pub ordered: bool,
+    pub multicast: bool,
+    /// Flow key for ordering: same source, NoC, destination set (and ordered class).
+    pub flow: u64,
+    pub issued_at: u64,
+    pub reserve: u64,
+}
+
+/// A read on its way.
+#[derive(Clone, Debug)]
+pub(crate) struct ReadPacket {
+    pub tile: TileIx,
+    pub noc: u8,
+    pub src: Target,
+    pub src_raw: (u8, u8),
+    pub src_addr: u64,
+    pub dst_addr: u32,
+    pub len: u32,
+    pub issued_at: u64,
+}
+
+/// One item of the event queue: a kernel wake-up or a step of a NoC transaction.
+#[derive(Debug)]
+pub(crate) enum Item {
+    Wake {
+        task: usize,
+        epoch: u64,
+    },
+    /// A task's deadline; at most one live entry per task (see `Scheduler::park`).
+    Deadline {
+        task: usize,
+    },
+    DepartWrite(Box<WritePacket>),
+    DepartRead(Box<ReadPacket>),
+    Commit {
+        target: Target,
+        addr: u64,
+        data: Rc<[u8]>,
+        src: TileIx,
+    },
+    Ack {
+        tile: TileIx,
+        noc: u8,
+    },
+    ReadServe(Box<ReadPacket>),
+    ReadRespond(Box<ReadPacket>),
+    ReadLand {
+        tile: TileIx,
+        noc: u8,
+        addr: u32,
+        data: Rc<[u8]>,
+    },
+}

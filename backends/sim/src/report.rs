@@ -1,0 +1,138 @@
+//! What a run reports beyond the chip's own state: protocol violations, counts, and the
+//! diagnostic views of tasks, circular buffers and NIU counters the host asks for.
+//!
+//! Leaf module: plain data, imports nothing of the crate.
+
+use komorebi_hal::Role;
+
+/// Something the simulator saw that a real chip would not report.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Violation {
+    /// A NoC write landed on circular-buffer pages its consumer had not popped.
+    OverwroteUnpoppedPages {
+        /// NoC0 coordinates of the tile.
+        tile: (u8, u8),
+        /// Circular buffer index.
+        cb: u8,
+        /// First overwritten page (index into the buffer).
+        page: u16,
+        /// L1 address written.
+        addr: u32,
+        /// Cycle.
+        time: u64,
+    },
+    /// An inline write aimed at L1 (broken on Blackhole).
+    InlineWriteToL1 {
+        /// NoC0 coordinates of the writing tile.
+        tile: (u8, u8),
+        /// NoC0 coordinates of the target.
+        target: (u8, u8),
+        /// Cycle.
+        time: u64,
+    },
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::OverwroteUnpoppedPages {
+                tile,
+                cb,
+                page,
+                addr,
+                time,
+            } => write!(
+                f,
+                "cycle {time}: tile {tile:?} CB {cb}: NoC write at {addr:#x} overwrote page {page}, \
+                 which compute had not popped"
+            ),
+            Self::InlineWriteToL1 { tile, target, time } => {
+                write!(
+                    f,
+                    "cycle {time}: tile {tile:?} issued an inline write to L1 of {target:?}"
+                )
+            }
+        }
+    }
+}
+
+/// Counts for benchmarks and summaries.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Stats {
+    /// Queue items processed.
+    pub events: u64,
+    /// Kernel polls.
+    pub polls: u64,
+    /// Packets sent.
+    pub packets: u64,
+    /// Flits injected.
+    pub flits: u64,
+    /// Flit-hops (flits times links crossed).
+    pub flit_hops: u64,
+    /// Deliveries (one per destination of a packet).
+    pub deliveries: u64,
+    /// Bytes delivered into L1 by multicasts.
+    pub multicast_bytes: u64,
+}
+
+fn role_name<S: serde::Serializer>(role: &Role, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(role.name())
+}
+
+/// A task as diagnostics show it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TaskInfo {
+    /// Task id.
+    pub task: usize,
+    /// NoC0 coordinates of its tile.
+    pub tile: (u8, u8),
+    /// Which kernel (serialized as its name).
+    #[serde(serialize_with = "role_name")]
+    pub kernel: Role,
+    /// Its clock.
+    pub local: u64,
+    /// `running`, `waiting`, `done` or `stalled`.
+    pub state: &'static str,
+}
+
+/// A circular buffer as the simulator holds it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CbState {
+    /// L1 address of page 0.
+    pub base: u32,
+    /// Bytes per page.
+    pub page_size: u32,
+    /// Pages.
+    pub pages: u16,
+    /// Pages pushed (wrapping).
+    pub pushed: u16,
+    /// Pages popped (wrapping).
+    pub popped: u16,
+    /// The producer's next page.
+    pub write_page: u16,
+    /// The consumer's oldest page.
+    pub read_page: u16,
+}
+
+/// One NIU's counters: the hardware's (`NIU_MST_RD_RESP_RECEIVED`,
+/// `NIU_MST_(NON)POSTED_WR_REQ_SENT`, `NIU_MST_WR_ACK_RECEIVED`) and the software counts a
+/// driver keeps to compare them with.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct NiuCounters {
+    /// Read packets issued.
+    pub reads_issued: u32,
+    /// Read responses received.
+    pub reads_done: u32,
+    /// Non-posted write packets issued.
+    pub nonposted_writes_issued: u32,
+    /// Non-posted write packets sent.
+    pub nonposted_writes_sent: u32,
+    /// Posted write packets issued.
+    pub posted_writes_issued: u32,
+    /// Posted write packets sent.
+    pub posted_writes_sent: u32,
+    /// Acks expected (one per destination of each non-posted packet).
+    pub acks_expected: u32,
+    /// Acks received.
+    pub acks_received: u32,
+}

@@ -1,0 +1,518 @@
+//! [`Sim`]: the host's handle on one simulated chip, and the executor that runs its kernels.
+//!
+//! Every kernel of every tile is an `async` task polled here, one at a time, when the
+//! scheduler wakes it; between polls the world handles the NoC's events. The host reads and
+//! writes L1, DRAM and the PCIe BARs, injects faults, and asks for diagnostics.
+//!
+//! Uses the world, the HAL handles (to build a kernel's `KernelEnv`), `pcie` and leaf modules;
+//! nothing of the crate uses this module but the crate root's re-export.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Waker};
+
+use komorebi_hal::Role;
+
+use crate::config::SimConfig;
+use crate::error::SimError;
+use crate::fault::{Fault, Faults, StallFrom};
+use crate::hal::KernelEnv;
+use crate::packet::Item;
+use crate::pcie::{Place, Tlbs};
+use crate::report::{CbState, NiuCounters, Stats, TaskInfo, Violation};
+use crate::task::{TaskMeta, TaskState};
+use crate::tile::Cb;
+use crate::world::{Shared, World};
+
+/// Why [`Sim::run_until`] returned.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// Nothing is left to happen: every task finished or waits with no deadline.
+    Quiescent,
+    /// The virtual deadline came.
+    Deadline,
+    /// The stop condition held.
+    Stopped,
+}
+
+type Task = Pin<Box<dyn Future<Output = ()>>>;
+
+/// One simulated Blackhole chip and its kernels.
+pub struct Sim {
+    world: Shared,
+    tasks: Vec<Option<Task>>,
+    /// The PCIe TLB windows' configuration (only the host sees them).
+    tlbs: Tlbs,
+}
+
+impl std::fmt::Debug for Sim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sim")
+            .field("now", &self.now())
+            .field("tasks", &self.tasks.len())
+            .finish()
+    }
+}
+
+impl Sim {
+    /// A chip as `config` says, at cycle 0, with no kernel.
+    pub fn new(config: SimConfig) -> Self {
+        Self {
+            world: Rc::new(RefCell::new(World::new(config))),
+            tasks: Vec::new(),
+            tlbs: Tlbs::new(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> SimConfig {
+        self.world.borrow().cfg.clone()
+    }
+
+    /// The global virtual time, in cycles.
+    pub fn now(&self) -> u64 {
+        self.world.borrow().now
+    }
+
+    /// NoC0 coordinates of every enabled Tensix tile (by column, then row).
+    pub fn tensix(&self) -> Vec<(u8, u8)> {
+        self.world.borrow().tiles.iter().map(|t| t.xy0).collect()
+    }
+
+    fn tile(&self, xy0: (u8, u8)) -> Result<u16, SimError> {
+        self.world
+            .borrow()
+            .tiles
+            .at0(xy0)
+            .ok_or(SimError::NoTile(xy0))
+    }
+
+    /// Starts `kernel` on the tile at NoC0 `tile`: `body` gets the kernel's handles and returns
+    /// its future, which runs from the current cycle.
+    pub fn spawn<F, Fut>(
+        &mut self,
+        tile: (u8, u8),
+        kernel: Role,
+        body: F,
+    ) -> Result<usize, SimError>
+    where
+        F: FnOnce(KernelEnv) -> Fut,
+        Fut: Future<Output = ()> + 'static,
+    {
+        let ix = self.tile(tile)?;
+        let task = {
+            let mut w = self.world.borrow_mut();
+            let now = w.now;
+            let task = w.sched.tasks.len();
+            w.sched.tasks.push(TaskMeta {
+                tile: ix,
+                kernel,
+                local: now,
+                state: TaskState::Parked {
+                    woken: true,
+                    sleeping: false,
+                },
+                epoch: 0,
+                parked_at: now,
+                stalled: false,
+                deadline: u64::MAX,
+                deadline_entry: None,
+            });
+            w.push(now, Item::Wake { task, epoch: 0 });
+            if let Some(trace) = w.trace.as_mut() {
+                trace.name_thread(
+                    0,
+                    task as u32,
+                    format!("{kernel:?} ({},{})", tile.0, tile.1),
+                );
+            }
+            task
+        };
+        let env = KernelEnv {
+            world: self.world.clone(),
+            task,
+            tile: ix,
+            kernel,
+        };
+        self.tasks.push(Some(Box::pin(body(env))));
+        Ok(task)
+    }
+
+    /// Configures circular buffer `index` of a tile: `pages` pages of `page_size` bytes at L1
+    /// `base`. Counters and pointers start at 0.
+    pub fn configure_cb(
+        &mut self,
+        tile: (u8, u8),
+        index: u8,
+        base: u32,
+        page_size: u32,
+        pages: u16,
+    ) -> Result<(), SimError> {
+        let ix = self.tile(tile)?;
+        let bad = |m: String| Err(SimError::BadBuffer(m));
+        if index as usize >= blackhole_pac::stream::CIRCULAR_BUFFERS {
+            return bad(format!("circular buffer {index} (allowed: 0..=63)"));
+        }
+        if pages == 0 || page_size == 0 || page_size % 16 != 0 || base % 16 != 0 {
+            return bad(format!(
+                "circular buffer of {pages} pages of {page_size} bytes at {base:#x} \
+                 (allowed: pages >= 1, page size and base multiples of 16)"
+            ));
+        }
+        if base as u64 + pages as u64 * page_size as u64 > blackhole_pac::tensix::L1_SIZE as u64 {
+            return bad(format!(
+                "circular buffer at {base:#x} of {pages} x {page_size} bytes is beyond L1"
+            ));
+        }
+        let mut w = self.world.borrow_mut();
+        w.tiles[ix as usize].cbs[index as usize] = Some(Cb {
+            base,
+            page_size,
+            pages,
+            pushed: 0,
+            popped: 0,
+            wr: 0,
+            rd: 0,
+        });
+        Ok(())
+    }
+
+    /// Runs until nothing is left to happen, `deadline` (a cycle) comes, or `stop` holds
+    /// (checked after every step).
+    pub fn run_until(&mut self, deadline: u64, mut stop: impl FnMut(&Sim) -> bool) -> RunOutcome {
+        loop {
+            let next = self.world.borrow().peek_time();
+            match next {
+                None => return RunOutcome::Quiescent,
+                Some(t) if t > deadline => {
+                    let mut w = self.world.borrow_mut();
+                    w.now = w.now.max(deadline);
+                    return RunOutcome::Deadline;
+                }
+                Some(_) => self.step(),
+            }
+            if stop(self) {
+                return RunOutcome::Stopped;
+            }
+        }
+    }
+
+    /// Runs until nothing is left to happen or `deadline`.
+    pub fn run(&mut self, deadline: u64) -> RunOutcome {
+        self.run_until(deadline, |_| false)
+    }
+
+    fn step(&mut self) {
+        let Some((time, item)) = self.world.borrow_mut().pop() else {
+            return;
+        };
+        let (task, epoch) = match item {
+            Item::Wake { task, epoch } => (task, epoch),
+            Item::Deadline { task } => match self.world.borrow_mut().deadline_due(task, time) {
+                Some(epoch) => (task, epoch),
+                None => return,
+            },
+            item => {
+                self.world.borrow_mut().handle(time, item);
+                return;
+            }
+        };
+        {
+            let mut w = self.world.borrow_mut();
+            let t = &w.sched.tasks[task];
+            let frozen = w.tiles[t.tile as usize]
+                .frozen_from
+                .is_some_and(|f| f <= time);
+            if t.epoch != epoch
+                || !matches!(t.state, TaskState::Parked { .. })
+                || t.stalled
+                || frozen
+            {
+                return;
+            }
+            let parked_at = t.parked_at;
+            let t = &mut w.sched.tasks[task];
+            t.local = t.local.max(time);
+            t.state = TaskState::Running;
+            let mhz = w.cfg.timing.aiclk_mhz;
+            if let Some(trace) = w.trace.as_mut() {
+                if time > parked_at {
+                    trace.wait(task, parked_at, time, mhz);
+                }
+            }
+            w.stats.polls += 1;
+        }
+        let Some(fut) = self.tasks[task].as_mut() else {
+            return;
+        };
+        let mut cx = Context::from_waker(Waker::noop());
+        let done = fut.as_mut().poll(&mut cx).is_ready();
+        let mut w = self.world.borrow_mut();
+        if done {
+            w.sched.tasks[task].state = TaskState::Done;
+            drop(w);
+            self.tasks[task] = None;
+        } else if w.sched.tasks[task].state == TaskState::Running {
+            // Pending without parking (a foreign future): poll again after a cycle or a change.
+            let at = w.sched.tasks[task].local + 1;
+            w.park(task, at, false);
+        }
+    }
+
+    fn check_l1(addr: u32, len: usize) -> Result<(), SimError> {
+        if addr as u64 + len as u64 > blackhole_pac::tensix::L1_SIZE as u64 {
+            return Err(SimError::OutOfRange(format!(
+                "L1 {addr:#x}+{len} is beyond 1536 KiB"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Reads L1 of the tile at NoC0 `tile`.
+    pub fn read_l1(&self, tile: (u8, u8), addr: u32, buf: &mut [u8]) -> Result<(), SimError> {
+        let ix = self.tile(tile)?;
+        Self::check_l1(addr, buf.len())?;
+        self.world.borrow().tiles[ix as usize]
+            .l1
+            .read(addr as u64, buf);
+        Ok(())
+    }
+
+    /// Reads a 32-bit word of L1.
+    pub fn read_l1_u32(&self, tile: (u8, u8), addr: u32) -> Result<u32, SimError> {
+        let mut b = [0; 4];
+        self.read_l1(tile, addr, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    /// Writes L1 of the tile at NoC0 `tile`, now; the tile's waiting kernels see it.
+    pub fn write_l1(&mut self, tile: (u8, u8), addr: u32, data: &[u8]) -> Result<(), SimError> {
+        let ix = self.tile(tile)?;
+        Self::check_l1(addr, data.len())?;
+        let mut w = self.world.borrow_mut();
+        w.tiles[ix as usize].l1.write(addr as u64, data);
+        let now = w.now;
+        w.touch(ix, now);
+        Ok(())
+    }
+
+    /// Writes a 32-bit word of L1.
+    pub fn write_l1_u32(&mut self, tile: (u8, u8), addr: u32, value: u32) -> Result<(), SimError> {
+        self.write_l1(tile, addr, &value.to_le_bytes())
+    }
+
+    /// Writes `data` to L1 `addr` of every enabled Tensix tile in the NoC0 rectangle
+    /// `start..=end` (as a host multicast through a TLB window does).
+    pub fn multicast_l1(
+        &mut self,
+        start: (u8, u8),
+        end: (u8, u8),
+        addr: u32,
+        data: &[u8],
+    ) -> Result<usize, SimError> {
+        Self::check_l1(addr, data.len())?;
+        let mut w = self.world.borrow_mut();
+        let now = w.now;
+        let targets: Vec<u16> = w
+            .tiles
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| blackhole_pac::addr::rect_contains(start, end, t.xy0.0, t.xy0.1))
+            .map(|(i, _)| i as u16)
+            .collect();
+        for &ix in &targets {
+            w.tiles[ix as usize].l1.write(addr as u64, data);
+            w.touch(ix, now);
+        }
+        Ok(targets.len())
+    }
+
+    fn check_dram(bank: u8, addr: u64, len: usize) -> Result<(), SimError> {
+        if bank as usize >= blackhole_pac::grid::DRAM_BANKS
+            || addr + len as u64 > blackhole_pac::grid::DRAM_BANK_SIZE
+        {
+            return Err(SimError::OutOfRange(format!(
+                "DRAM bank {bank} {addr:#x}+{len} (allowed: banks 0..=7, 4 GiB each)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Reads DRAM bank `bank`.
+    pub fn read_dram(&self, bank: u8, addr: u64, buf: &mut [u8]) -> Result<(), SimError> {
+        Self::check_dram(bank, addr, buf.len())?;
+        self.world.borrow().dram[bank as usize].read(addr, buf);
+        Ok(())
+    }
+
+    /// Writes DRAM bank `bank`.
+    pub fn write_dram(&mut self, bank: u8, addr: u64, data: &[u8]) -> Result<(), SimError> {
+        Self::check_dram(bank, addr, data.len())?;
+        self.world.borrow_mut().dram[bank as usize].write(addr, data);
+        Ok(())
+    }
+
+    /// Injects a fault. Kernel stalls name a kernel that is already spawned on the tile.
+    pub fn inject(&mut self, fault: Fault) -> Result<(), SimError> {
+        let mut w = self.world.borrow_mut();
+        match fault {
+            Fault::Transaction { filter, action } => w.faults.add_tx(filter, action),
+            Fault::FreezeTile { tile, at } => {
+                let ix = w.tiles.at0(tile).ok_or(SimError::NoTile(tile))?;
+                w.tiles[ix as usize].frozen_from = Some(at);
+            }
+            Fault::StallKernel { tile, kernel, from } => {
+                let ix = w.tiles.at0(tile).ok_or(SimError::NoTile(tile))?;
+                let tasks: Vec<usize> = (0..w.sched.tasks.len())
+                    .filter(|&i| {
+                        w.sched.tasks[i].tile == ix
+                            && w.sched.tasks[i].kernel == kernel
+                            && w.sched.tasks[i].state != TaskState::Done
+                    })
+                    .collect();
+                if tasks.is_empty() {
+                    return Err(SimError::NoTile(tile));
+                }
+                for task in tasks {
+                    match from {
+                        StallFrom::Time(at) => {
+                            // A stall in the future: a sleeping wake-up that marks the task.
+                            w.stall_at(task, at);
+                        }
+                        ref trigger => w.faults.stalls.push((task, trigger.clone())),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Disarms every transaction fault that has not fired yet, and every pending stall trigger.
+    pub fn clear_faults(&mut self) {
+        self.world.borrow_mut().faults = Faults::default();
+    }
+
+    /// Transaction faults that have fired so far.
+    pub fn faults_fired(&self) -> usize {
+        self.world.borrow().faults.fired()
+    }
+
+    /// Protocol violations seen so far.
+    pub fn violations(&self) -> Vec<Violation> {
+        self.world.borrow().violations.clone()
+    }
+
+    /// Counts of what happened so far.
+    pub fn stats(&self) -> Stats {
+        self.world.borrow().stats.clone()
+    }
+
+    /// The trace so far (when `SimConfig::trace` is on) as Chrome/Perfetto JSON.
+    pub fn trace_json(&self) -> Option<serde_json::Value> {
+        self.world.borrow().trace.as_ref().map(|t| t.to_json())
+    }
+
+    /// Every task's state.
+    pub fn tasks(&self) -> Vec<TaskInfo> {
+        let w = self.world.borrow();
+        w.sched
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(task, t)| TaskInfo {
+                task,
+                tile: w.tiles[t.tile as usize].xy0,
+                kernel: t.kernel,
+                local: t.local,
+                state: if t.stalled {
+                    "stalled"
+                } else {
+                    match t.state {
+                        TaskState::Running => "running",
+                        TaskState::Parked { .. } => "waiting",
+                        TaskState::Done => "done",
+                    }
+                },
+            })
+            .collect()
+    }
+
+    /// The counters of the NIU of NoC `noc` (0 or 1) of the tile at NoC0 `tile`.
+    pub fn niu(&self, tile: (u8, u8), noc: u8) -> Result<NiuCounters, SimError> {
+        let ix = self.tile(tile)?;
+        let w = self.world.borrow();
+        let n = &w.tiles[ix as usize].niu[(noc & 1) as usize];
+        Ok(NiuCounters {
+            reads_issued: n.reads_issued,
+            reads_done: n.reads_done,
+            nonposted_writes_issued: n.nonposted_issued,
+            nonposted_writes_sent: n.nonposted_sent,
+            posted_writes_issued: n.posted_issued,
+            posted_writes_sent: n.posted_sent,
+            acks_expected: n.acks_expected,
+            acks_received: n.acks_received,
+        })
+    }
+
+    /// The state of circular buffer `index` of the tile at NoC0 `tile`, if configured.
+    pub fn cb_state(&self, tile: (u8, u8), index: u8) -> Result<Option<CbState>, SimError> {
+        let ix = self.tile(tile)?;
+        let w = self.world.borrow();
+        let cb = w.tiles[ix as usize]
+            .cbs
+            .get(index as usize)
+            .and_then(|c| c.as_ref());
+        Ok(cb.map(|c| CbState {
+            base: c.base,
+            page_size: c.page_size,
+            pages: c.pages,
+            pushed: c.pushed,
+            popped: c.popped,
+            write_page: c.wr,
+            read_page: c.rd,
+        }))
+    }
+
+    /// A host write to BAR `bar` (0 or 4) at `offset`: a TLB configuration register (BAR0
+    /// `0x1FC0_0000..`) or a window's aperture.
+    pub fn bar_write(&mut self, bar: u8, offset: u64, data: &[u8]) -> Result<(), SimError> {
+        if bar == 0 && self.tlbs.write_config(offset, data) {
+            return Ok(());
+        }
+        let place = {
+            let w = self.world.borrow();
+            self.tlbs.write_place(&w.tiles, bar, offset, data.len())?
+        };
+        match place {
+            Place::Multicast(s0, e0, addr) => {
+                self.multicast_l1(s0, e0, addr, data)?;
+                Ok(())
+            }
+            Place::L1(xy0, addr) => self.write_l1(xy0, addr, data),
+            Place::Dram(bank, addr) => self.write_dram(bank, addr, data),
+        }
+    }
+
+    /// A host read from BAR `bar` at `offset`.
+    pub fn bar_read(&self, bar: u8, offset: u64, buf: &mut [u8]) -> Result<(), SimError> {
+        if bar == 0 && self.tlbs.read_config(offset, buf) {
+            return Ok(());
+        }
+        let place = {
+            let w = self.world.borrow();
+            self.tlbs.read_place(&w.tiles, bar, offset, buf.len())?
+        };
+        match place {
+            Place::L1(xy0, addr) => self.read_l1(xy0, addr, buf),
+            Place::Dram(bank, addr) => self.read_dram(bank, addr, buf),
+            Place::Multicast(..) => unreachable!("read_place never gives a multicast"),
+        }
+    }
+
+    /// True when every spawned task has returned.
+    pub fn all_done(&self) -> bool {
+        self.tasks.iter().all(Option::is_none)
+    }
+}

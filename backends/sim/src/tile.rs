@@ -1,0 +1,188 @@
+//! The Tensix tiles: each one's L1 (sparse, 1536 KiB), its two NIUs, its circular buffers, its
+//! ejection ports and the kernels waiting on it; and the grid that maps coordinates to tiles
+//! and NoC targets.
+//!
+//! Imports only leaf modules (`packet`, `memory`, `niu`, `report`, `route`).
+
+use std::ops::{Deref, DerefMut};
+
+use blackhole_pac::grid::{self, TileKind};
+use blackhole_pac::harvest::HarvestMask;
+use blackhole_pac::tensix::L1_SIZE;
+
+use crate::memory::SparseMemory;
+use crate::niu::Niu;
+use crate::packet::{NO_TILE, Target, TileIx};
+use crate::report::Violation;
+use crate::route::raw;
+
+/// A circular buffer's shared state: the stream counters and both kernels' pointers.
+#[derive(Clone, Debug)]
+pub(crate) struct Cb {
+    pub base: u32,
+    pub page_size: u32,
+    pub pages: u16,
+    pub pushed: u16,
+    pub popped: u16,
+    /// Next page the producer writes.
+    pub wr: u16,
+    /// Oldest page not popped.
+    pub rd: u16,
+}
+
+impl Cb {
+    /// Pages pushed and not popped.
+    pub(crate) fn ready(&self) -> u16 {
+        self.pushed.wrapping_sub(self.popped)
+    }
+}
+
+/// One Tensix tile.
+#[derive(Debug)]
+pub(crate) struct Tile {
+    /// NoC0 coordinates.
+    pub xy0: (u8, u8),
+    pub l1: SparseMemory,
+    pub niu: [Niu; 2],
+    pub cbs: Vec<Option<Cb>>,
+    /// Parked tasks to wake on any change to this tile.
+    pub waiters: Vec<usize>,
+    /// When each NoC's ejection port is free.
+    pub eject_free: [u64; 2],
+    /// From this cycle on, no kernel of the tile runs.
+    pub frozen_from: Option<u64>,
+}
+
+impl Tile {
+    fn new(xy0: (u8, u8)) -> Self {
+        Self {
+            xy0,
+            l1: SparseMemory::new(L1_SIZE as u64),
+            niu: [Niu::default(), Niu::default()],
+            cbs: vec![None; blackhole_pac::stream::CIRCULAR_BUFFERS],
+            waiters: Vec::new(),
+            eject_free: [0; 2],
+            frozen_from: None,
+        }
+    }
+
+    /// When a packet of `flits` whose head reaches the ejection port of `noc` at `head` has
+    /// committed its last byte (the port takes one flit per cycle).
+    pub(crate) fn eject(&mut self, noc: u8, head: u64, flits: u64) -> u64 {
+        let port = &mut self.eject_free[noc as usize];
+        let start = head.max(*port);
+        *port = start + flits;
+        start + flits - 1
+    }
+
+    /// The violation, if `addr .. addr + len` covers pages of a CB that are pushed and not
+    /// popped (the first such page).
+    pub(crate) fn check_overwrite(&self, addr: u32, len: u32, time: u64) -> Option<Violation> {
+        for (index, cb) in self.cbs.iter().enumerate() {
+            let Some(cb) = cb else { continue };
+            let size = cb.page_size * cb.pages as u32;
+            let (lo, hi) = (addr.max(cb.base), (addr + len).min(cb.base + size));
+            if lo >= hi {
+                continue;
+            }
+            let ready = cb.ready();
+            for page in (lo - cb.base) / cb.page_size..=(hi - 1 - cb.base) / cb.page_size {
+                let age = (page as u16 + cb.pages - cb.rd) % cb.pages;
+                if age < ready {
+                    return Some(Violation::OverwroteUnpoppedPages {
+                        tile: self.xy0,
+                        cb: index as u8,
+                        page: page as u16,
+                        addr,
+                        time,
+                    });
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Whether `v` is in the span `s..=e` of a torus axis (wrapping when `s > e`).
+fn span(s: u8, e: u8, v: u8) -> bool {
+    blackhole_pac::addr::span_contains(s, e, v)
+}
+
+/// The enabled Tensix tiles (index them as a slice, by column then row) and the NoC0 grid
+/// that finds them.
+#[derive(Debug)]
+pub(crate) struct Tiles {
+    list: Vec<Tile>,
+    at: [[TileIx; 12]; 17],
+}
+
+impl Tiles {
+    /// The Tensix tiles `harvest` leaves enabled, with empty L1 and no buffer configured.
+    pub(crate) fn new(harvest: HarvestMask) -> Self {
+        let mut list = Vec::new();
+        let mut at = [[NO_TILE; 12]; 17];
+        let columns = harvest.columns();
+        for &x in columns.noc0_x() {
+            for y in grid::TENSIX_Y_FIRST..=grid::TENSIX_Y_LAST {
+                at[x as usize][y as usize] = list.len() as TileIx;
+                list.push(Tile::new((x, y)));
+            }
+        }
+        Self { list, at }
+    }
+
+    /// The Tensix tile at NoC0 `(x, y)`.
+    pub(crate) fn at0(&self, p: (u8, u8)) -> Option<TileIx> {
+        let t = *self.at.get(p.0 as usize)?.get(p.1 as usize)?;
+        (t != NO_TILE).then_some(t)
+    }
+
+    /// What a NoC request to raw `(x, y)` on `noc` reaches.
+    pub(crate) fn target_at(&self, noc: u8, p: (u8, u8)) -> Option<Target> {
+        if p.0 >= grid::GRID_X || p.1 >= grid::GRID_Y {
+            return None;
+        }
+        let p0 = raw(noc, p);
+        if let Some(t) = self.at0(p0) {
+            return Some(Target::L1(t));
+        }
+        match grid::tile_at(p0.0, p0.1) {
+            Some(TileKind::Dram { bank, .. }) => Some(Target::Dram(bank)),
+            _ => None,
+        }
+    }
+
+    /// The Tensix destinations of a multicast from `src` to raw rectangle `start..end` on `noc`
+    /// (wrapping as the hardware does), without the sender.
+    pub(crate) fn multicast_dests(
+        &self,
+        noc: u8,
+        src: TileIx,
+        start: (u8, u8),
+        end: (u8, u8),
+    ) -> Vec<(Target, (u8, u8))> {
+        self.list
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != src as usize)
+            .filter_map(|(i, t)| {
+                let r = raw(noc, t.xy0);
+                (span(start.0, end.0, r.0) && span(start.1, end.1, r.1))
+                    .then_some((Target::L1(i as TileIx), r))
+            })
+            .collect()
+    }
+}
+
+impl Deref for Tiles {
+    type Target = [Tile];
+    fn deref(&self) -> &[Tile] {
+        &self.list
+    }
+}
+
+impl DerefMut for Tiles {
+    fn deref_mut(&mut self) -> &mut [Tile] {
+        &mut self.list
+    }
+}
