@@ -1,6 +1,6 @@
 //! 03_broadcast on the simulator: `cargo run --release --example broadcast -- --rect 0,0,12,10
 //! --blocks 16 --pages 4 --window 2 --jobs 8`. The same program and flags as
-//! `komorebi broadcast`; see `komorebi::broadcast_app` for what it does.
+//! `komorebi broadcast`; see `komorebi::app::broadcast` for what it does.
 
 use std::process::ExitCode;
 

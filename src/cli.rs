@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_hal::LogicalRect;
 
-use crate::broadcast_app::{self, BroadcastConfig};
+use crate::app::broadcast::{self, BroadcastConfig};
 
 /// Parses a die-order harvest mask, decimal or `0x`-hex.
 pub fn parse_harvest(s: &str) -> Result<HarvestMask, String> {
@@ -155,7 +155,7 @@ pub struct BroadcastFlags {
     /// and KIND one of stall-dm, stall-compute, stall-sender-compute, drop-marker, drop-valid,
     /// bad-words, host-stop. May be given more than once.
     #[arg(long, value_name = "KIND:X,Y[:BLOCK]")]
-    pub fault: Vec<broadcast_app::FaultSpec>,
+    pub fault: Vec<broadcast::FaultSpec>,
     /// Print one JSON object instead of the summary.
     #[arg(long)]
     pub json: bool,
@@ -225,7 +225,7 @@ pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> Exi
             return ExitCode::from(2);
         }
     }
-    let (summary, session) = match broadcast_app::run_session(&flags.config(), |_| {}) {
+    let (summary, session) = match broadcast::run_session(&flags.config(), |_| {}) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
@@ -293,9 +293,9 @@ pub fn broadcast(flags: &BroadcastFlags) -> ExitCode {
         }
     };
     let result = if flags.feeder {
-        broadcast_app::run(&cfg, tick)
+        broadcast::run(&cfg, tick)
     } else {
-        broadcast_app::run_dispatched(&cfg, &flags.dispatch(), &tick)
+        broadcast::run_dispatched(&cfg, &flags.dispatch(), &tick)
     };
     if let Some(b) = bar {
         b.finish_and_clear();

@@ -13,7 +13,7 @@ use komorebi_hal::LogicalRect;
 use komorebi_sim::rng::SplitMix64;
 use serde::Serialize;
 
-use crate::broadcast_app::{self, BroadcastConfig};
+use crate::app::broadcast::{self, BroadcastConfig};
 
 /// The shape of case `seed`, on the default chip.
 pub fn shape(seed: u64) -> BroadcastConfig {
@@ -92,8 +92,8 @@ pub struct Exploration {
 }
 
 /// Runs one case; `Err` says what was wrong.
-pub fn check_case(cfg: &BroadcastConfig) -> Result<broadcast_app::BroadcastSummary, String> {
-    let s = broadcast_app::run(cfg, |_| {}).map_err(|e| format!("could not run: {e}"))?;
+pub fn check_case(cfg: &BroadcastConfig) -> Result<broadcast::BroadcastSummary, String> {
+    let s = broadcast::run(cfg, |_| {}).map_err(|e| format!("could not run: {e}"))?;
     if !s.violations.is_empty() {
         return Err(format!("protocol violation: {}", s.violations.join("; ")));
     }

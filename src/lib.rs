@@ -16,7 +16,6 @@
 //! | [`dispatch`] | the dispatcher: VMS-style animation master with plugin, slots, reservations, work stealing |
 
 pub mod app;
-pub mod broadcast_app;
 pub mod cli;
 pub mod dispatch;
 pub mod explore;

@@ -2,7 +2,7 @@
 //! byte counts, no protocol violation, for the shapes of the specification.
 
 use blackhole_pac::harvest::HarvestMask;
-use komorebi::broadcast_app::{self, BroadcastConfig, BroadcastSummary};
+use komorebi::app::broadcast::{self, BroadcastConfig, BroadcastSummary};
 use komorebi_broadcast::Along;
 use komorebi_broadcast::layout::{self, Geometry, Noc};
 use komorebi_hal::LogicalRect;
@@ -21,7 +21,7 @@ fn small(rect: LogicalRect, blocks: u32, window: u8) -> BroadcastConfig {
 
 /// Runs `cfg` and checks every count against what the shape implies.
 fn check(cfg: &BroadcastConfig) -> BroadcastSummary {
-    let s = broadcast_app::run(cfg, |_| {}).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
+    let s = broadcast::run(cfg, |_| {}).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
     let replay = format!(
         "replay: seed {} adversarial {} rect {} blocks {} window {} harvest {:#x}",
         cfg.seed,
@@ -200,7 +200,7 @@ fn bad_flags_are_refused_with_the_flag_named() {
         ),
     ] {
         c.jobs = c.jobs.min(1);
-        let e = broadcast_app::run(&c, |_| {}).unwrap_err().to_string();
+        let e = broadcast::run(&c, |_| {}).unwrap_err().to_string();
         assert!(e.starts_with(flag), "{e}");
     }
 }

@@ -508,14 +508,14 @@ fn messages_reach_every_shard_before_the_run_ends() {
 
 #[test]
 fn the_broadcast_program_through_the_dispatcher_matches_the_feeder_exactly() {
-    use komorebi::broadcast_app::{self, BroadcastConfig};
+    use komorebi::app::broadcast::{self, BroadcastConfig};
     let cfg = BroadcastConfig {
         rect: LogicalRect::new(0, 0, 6, 4),
         blocks: 5,
         jobs: 4,
         ..BroadcastConfig::default()
     };
-    let fed = broadcast_app::run(&cfg, |_| {}).unwrap();
+    let fed = broadcast::run(&cfg, |_| {}).unwrap();
     for (workers, depth) in [(1, 1), (2, 2), (3, 2)] {
         let config = DispatchConfig {
             workers,
@@ -523,7 +523,7 @@ fn the_broadcast_program_through_the_dispatcher_matches_the_feeder_exactly() {
             ..DispatchConfig::default()
         };
         let jobs = std::sync::atomic::AtomicU32::new(0);
-        let mut d = broadcast_app::run_dispatched(&cfg, &config, &|_| {
+        let mut d = broadcast::run_dispatched(&cfg, &config, &|_| {
             jobs.fetch_add(1, Ordering::Relaxed);
         })
         .unwrap();

@@ -1,7 +1,7 @@
 //! Schedule exploration: a sample of the cases CI runs in full (`komorebi explore --seeds 2000`),
 //! and proof that the case check fails when something is wrong.
 
-use komorebi::broadcast_app::{FaultKind, FaultSpec};
+use komorebi::app::broadcast::{FaultKind, FaultSpec};
 use komorebi::explore::{check_case, explore, replay_command, shape};
 
 #[test]

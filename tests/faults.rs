@@ -7,7 +7,7 @@
 //! bottom (2, 9), receivers (2, 8) .. (2, 0); A along row 4 on NoC0: sender (0, 4), receivers
 //! (1, 4) .. (5, 4). Window 2, 8 blocks.
 
-use komorebi::broadcast_app::{self, BroadcastConfig, BroadcastSummary, FaultKind, FaultSpec};
+use komorebi::app::broadcast::{self, BroadcastConfig, BroadcastSummary, FaultKind, FaultSpec};
 use komorebi::dispatch::DispatchConfig;
 use komorebi::host::session::CoreGiveUp;
 use komorebi_hal::LogicalRect;
@@ -40,7 +40,7 @@ fn row() -> BroadcastConfig {
 
 fn run(mut cfg: BroadcastConfig, kind: FaultKind, core: (u8, u8), block: u32) -> BroadcastSummary {
     cfg.faults = vec![FaultSpec { kind, core, block }];
-    let s = broadcast_app::run(&cfg, |_| {}).unwrap();
+    let s = broadcast::run(&cfg, |_| {}).unwrap();
     assert_eq!(s.results.len(), 2);
     assert!(
         s.results[0].timeout && !s.results[0].ok,
@@ -55,7 +55,7 @@ fn run(mut cfg: BroadcastConfig, kind: FaultKind, core: (u8, u8), block: u32) ->
     assert_eq!(s.exit_code(), 3);
     // The dispatcher runs the same jobs to the same end: virtual time stands still while the
     // host works, so even the cycle counts agree with the feeder's.
-    let mut d = broadcast_app::run_dispatched(&cfg, &DispatchConfig::default(), &|_| {}).unwrap();
+    let mut d = broadcast::run_dispatched(&cfg, &DispatchConfig::default(), &|_| {}).unwrap();
     let figures = d.dispatch.take().expect("the dispatcher's figures");
     assert_eq!(d, s, "{kind:?}: dispatcher and feeder disagree");
     assert_eq!((figures.timed_out, figures.reported), (1, 1), "{kind:?}");
@@ -256,7 +256,7 @@ fn a_fault_on_a_core_that_cannot_have_it_is_refused() {
         core: (2, 5),
         block: 1,
     }];
-    let e = broadcast_app::run(&cfg, |_| {}).unwrap_err().to_string();
+    let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
     assert!(
         e.starts_with("--fault") && e.contains("sends no broadcast"),
         "{e}"
@@ -266,7 +266,7 @@ fn a_fault_on_a_core_that_cannot_have_it_is_refused() {
         core: (7, 7),
         block: 1,
     }];
-    let e = broadcast_app::run(&cfg, |_| {}).unwrap_err().to_string();
+    let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
     assert!(e.contains("not in --rect"), "{e}");
     assert!("stall-dm:1,2:3".parse::<FaultSpec>().is_ok());
     assert!(
@@ -286,7 +286,7 @@ fn wait_limits_at_the_edges() {
         jobs: 1,
         ..column()
     };
-    let s = broadcast_app::run(&cfg, |_| {}).unwrap();
+    let s = broadcast::run(&cfg, |_| {}).unwrap();
     assert!(
         s.results[0].timeout && s.mismatches == 0 && s.violations.is_empty(),
         "{s}"
@@ -297,6 +297,6 @@ fn wait_limits_at_the_edges() {
         wait_limit: u64::MAX,
         ..column()
     };
-    let s = broadcast_app::run(&cfg, |_| {}).unwrap();
+    let s = broadcast::run(&cfg, |_| {}).unwrap();
     assert!(s.ok, "{s}");
 }

@@ -1,7 +1,7 @@
 //! Session, Run and feeder: refusals, rule 3, host-deadline timeouts, and commands after a
 //! failed one on the same tiles.
 
-use komorebi::broadcast_app::{BroadcastConfig, BroadcastPlan};
+use komorebi::app::broadcast::{BroadcastConfig, BroadcastPlan};
 use komorebi::{Backend, CommandSpec, Feeder, Run, Session, TileProgram};
 use komorebi_broadcast::args::BroadcastArgs;
 use komorebi_hal::LogicalRect;

@@ -4,7 +4,7 @@ use komorebi_broadcast::args::{Along, BroadcastArgs};
 use komorebi_hal::{LogicalRect, Role, Xy};
 use komorebi_kernel::Command;
 use komorebi_kernel::broadcast_handler::program::{
-    BroadcastProgram, ComputeProgram, ComputeStream, MOVER_WORDS, MoverProgram, ProgramError,
+    BroadcastProgram, ComputeInput, ComputeProgram, MOVER_WORDS, MoverProgram, ProgramError,
     compute_words, fuzz_decode,
 };
 use proptest::prelude::*;
@@ -43,8 +43,8 @@ fn mover(broadcast: u8, noc: u8) -> MoverProgram {
     }
 }
 
-fn stream(broadcast: u8, producer: Role) -> ComputeStream {
-    ComputeStream {
+fn stream(broadcast: u8, producer: Role) -> ComputeInput {
+    ComputeInput {
         cb: broadcast,
         pages: 4,
         window: 2,
@@ -60,8 +60,8 @@ fn program() -> BroadcastProgram {
         job: 7,
         ..ComputeProgram::default()
     };
-    compute.streams.push(stream(0, Role::Reader)).unwrap();
-    compute.streams.push(stream(1, Role::Writer)).unwrap();
+    compute.inputs.push(stream(0, Role::Reader)).unwrap();
+    compute.inputs.push(stream(1, Role::Writer)).unwrap();
     BroadcastProgram {
         reader: Some(mover(0, 0)),
         writer: Some(mover(1, 1)),
@@ -134,7 +134,7 @@ fn copies_that_disagree_are_refused_on_the_host_and_on_the_device() {
     for (field, change) in [
         (
             "pages",
-            &(|s: &mut ComputeStream| s.pages = 8) as &dyn Fn(&mut ComputeStream),
+            &(|s: &mut ComputeInput| s.pages = 8) as &dyn Fn(&mut ComputeInput),
         ),
         ("window", &|s| s.window = 1),
         ("buffer", &|s| s.cb = 5),
@@ -143,9 +143,9 @@ fn copies_that_disagree_are_refused_on_the_host_and_on_the_device() {
         ("broadcast id", &|s| s.broadcast = 1),
     ] {
         let mut p = program();
-        change(&mut p.compute.streams[0]);
+        change(&mut p.compute.inputs[0]);
         let expected = Err(ProgramError::Disagree {
-            broadcast: p.compute.streams[0].broadcast,
+            broadcast: p.compute.inputs[0].broadcast,
             field,
         });
         assert_eq!(p.encode().map(|_| ()), expected, "host: {field}");
@@ -160,7 +160,7 @@ fn copies_that_disagree_are_refused_on_the_host_and_on_the_device() {
 #[test]
 fn every_broadcast_is_consumed_exactly_once() {
     let mut p = program();
-    p.compute.streams.pop();
+    p.compute.inputs.pop();
     assert_eq!(p.check(), Err(ProgramError::Unconsumed(Role::Writer)));
     let mut p = program();
     p.writer = None;
@@ -189,7 +189,7 @@ fn lengths_and_ranges_are_refused_with_what_is_allowed() {
     );
     let mut bad = w.compute.clone();
     bad[0] = 3;
-    assert_eq!(ComputeProgram::decode(&bad), Err(ProgramError::Streams(3)));
+    assert_eq!(ComputeProgram::decode(&bad), Err(ProgramError::Inputs(3)));
 }
 
 #[test]
@@ -223,13 +223,13 @@ proptest! {
             m.dram_base = dram_base;
             m.stall_before = stall;
         }
-        for s in &mut p.compute.streams {
+        for s in &mut p.compute.inputs {
             s.blocks = blocks;
             s.page_size = page_size;
         }
         if only_reader {
             p.writer = None;
-            p.compute.streams.pop();
+            p.compute.inputs.pop();
         }
         prop_assert_eq!(BroadcastProgram::decode(&command(&p)), Ok(p));
     }

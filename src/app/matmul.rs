@@ -24,7 +24,7 @@ use komorebi_broadcast::layout::Geometry;
 use komorebi_hal::LogicalRect;
 use serde::Serialize;
 
-use crate::broadcast_app::{BroadcastConfig, BroadcastError, BroadcastPlan};
+use crate::app::broadcast::{BroadcastConfig, BroadcastError, BroadcastPlan};
 use crate::dispatch::{
     Cx, DispatchConfig, DispatchSummary, Dispatcher, Finished, GroupId, GroupInfo, Outcome, Place,
     Plugin, Ready, SimTarget, SlotView,

@@ -2,4 +2,5 @@
 //! Each program owns its flags' meaning, its data, its checks and its summary; it runs through
 //! `crate::host` (the feeder) or `crate::dispatch` (a plugin).
 
+pub mod broadcast;
 pub mod matmul;

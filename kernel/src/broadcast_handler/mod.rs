@@ -37,7 +37,7 @@ use crate::handler::{Buffers, Handler, Outcome};
 
 pub mod program;
 
-use program::{BANKS, BroadcastProgram, ComputeStream, MoverProgram};
+use program::{BANKS, BroadcastProgram, ComputeInput, MoverProgram};
 
 /// The broadcast handler's id: the first handler.
 pub const BROADCAST_HANDLER: u16 = 1;
@@ -275,7 +275,7 @@ fn compute_give_up(e: ComputeError, broadcast: u8, block: u32) -> KernelGiveUp {
 /// Checks one page against the pattern; returns false on a mismatch.
 fn check_page<C: CircularBuffer>(
     cb: &mut C,
-    s: &ComputeStream,
+    s: &ComputeInput,
     job: u32,
     block: u32,
     page: u16,
@@ -324,13 +324,13 @@ where
         };
     };
     let program = program.compute;
-    let streams = [
-        program.streams.first().copied(),
-        program.streams.get(1).copied(),
+    let inputs = [
+        program.inputs.first().copied(),
+        program.inputs.get(1).copied(),
     ];
     let (job, stall) = (program.job, program.stall_before.map(u32::from));
     let mut cbs = [None, None];
-    for (i, s) in streams.iter().enumerate() {
+    for (i, s) in inputs.iter().enumerate() {
         if let Some(s) = s {
             cbs[i] = buffers.cb(s.cb);
         }
@@ -338,7 +338,7 @@ where
     let mut checked: u32 = 0;
     let mut first: Option<KernelGiveUp> = None;
     let mut failed = false;
-    let blocks = streams
+    let blocks = inputs
         .iter()
         .flatten()
         .map(|s| s.blocks as u32)
@@ -348,7 +348,7 @@ where
         if stall == Some(block) {
             // Compute stops popping, and stays stopped until every producer has given up or
             // finished: only then does it drain its buffers so the next command can run.
-            let broadcast = streams.iter().flatten().next().map_or(0, |s| s.broadcast);
+            let broadcast = inputs.iter().flatten().next().map_or(0, |s| s.broadcast);
             first = first.or(Some(KernelGiveUp {
                 code: GiveUpCode::ComputeTimedOut,
                 broadcast,
@@ -357,7 +357,7 @@ where
             let mut ctrl = CommandCtrl::recovery(&mut compute.ctrl, u64::MAX);
             let index = command.index;
             let _ = wait_until(&mut ctrl, &mut compute.pause, |c| {
-                for s in streams.iter().flatten() {
+                for s in inputs.iter().flatten() {
                     let recovering = c
                         .load(abi::kernel_word(abi::KERNEL_RECOVERING, s.producer))
                         .map_err(|_| ())?
@@ -376,7 +376,7 @@ where
             failed = true;
             break 'blocks;
         }
-        for (i, s) in streams.iter().enumerate() {
+        for (i, s) in inputs.iter().enumerate() {
             let (Some(s), Some(cb)) = (s, cbs[i].as_mut()) else {
                 continue;
             };
@@ -423,7 +423,7 @@ where
         }
     }
     if !failed {
-        for (i, s) in streams.iter().enumerate() {
+        for (i, s) in inputs.iter().enumerate() {
             let (Some(s), Some(cb)) = (s, cbs[i].as_mut()) else {
                 continue;
             };
@@ -434,7 +434,7 @@ where
         }
     }
     if failed {
-        recover_consumer(compute, &streams, &mut cbs, command.index).await;
+        recover_consumer(compute, &inputs, &mut cbs, command.index).await;
     }
     Outcome {
         give_up: first,
@@ -447,7 +447,7 @@ where
 #[maybe_async::maybe_async]
 async fn recover_consumer<K, P, C>(
     compute: &mut Compute<K, P>,
-    streams: &[Option<ComputeStream>; 2],
+    inputs: &[Option<ComputeInput>; 2],
     cbs: &mut [Option<C>; 2],
     index: u32,
 ) where
@@ -458,7 +458,7 @@ async fn recover_consumer<K, P, C>(
     // Unbounded: each producer's recovery is itself bounded, so it is done in finite time; a
     // hung producer keeps its tile from reporting either way.
     let mut ctrl = CommandCtrl::recovery(&mut compute.ctrl, u64::MAX);
-    for (i, s) in streams.iter().enumerate() {
+    for (i, s) in inputs.iter().enumerate() {
         let (Some(s), Some(cb)) = (s, cbs[i].as_mut()) else {
             continue;
         };

@@ -54,17 +54,17 @@ pub const PROGRAM_VERSION: u8 = 1;
 /// Words of a data-movement kernel's program.
 pub const MOVER_WORDS: usize = 19;
 /// Words of each broadcast in the compute program.
-pub const COMPUTE_STREAM_WORDS: usize = 7;
+pub const COMPUTE_INPUT_WORDS: usize = 7;
 /// Most broadcasts of one tile (one per data-movement kernel).
-pub const MAX_STREAMS: usize = 2;
+pub const MAX_INPUTS: usize = 2;
 /// Most words of a compute program.
-pub const MAX_COMPUTE_WORDS: usize = compute_words(MAX_STREAMS);
+pub const MAX_COMPUTE_WORDS: usize = compute_words(MAX_INPUTS);
 /// DRAM banks pages are interleaved over.
 pub const BANKS: usize = 8;
 
 /// Words of the compute program with `n` broadcasts.
 pub const fn compute_words(n: usize) -> usize {
-    2 + COMPUTE_STREAM_WORDS * n + 1
+    2 + COMPUTE_INPUT_WORDS * n + 1
 }
 
 /// What is wrong with a program, and what is allowed.
@@ -89,8 +89,8 @@ pub enum ProgramError {
         /// The word the program's words give.
         expected: u32,
     },
-    /// More than [`MAX_STREAMS`] broadcasts in the compute program.
-    Streams(u32),
+    /// More than [`MAX_INPUTS`] broadcasts in the compute program.
+    Inputs(u32),
     /// A field out of its range: which, and the value.
     Field {
         /// The kernel.
@@ -130,9 +130,9 @@ impl fmt::Display for ProgramError {
                 f,
                 "{role} program check word {found:#010x}, expected {expected:#010x} (version {PROGRAM_VERSION})"
             ),
-            Self::Streams(n) => write!(
+            Self::Inputs(n) => write!(
                 f,
-                "compute program of {n} broadcasts (allowed: 0..={MAX_STREAMS})"
+                "compute program of {n} broadcasts (allowed: 0..={MAX_INPUTS})"
             ),
             Self::Field { role, field, value } => {
                 write!(f, "{role} program: {field} {value} is out of range")
@@ -269,7 +269,7 @@ impl MoverProgram {
 
 /// One broadcast as compute takes it: copies of its producer's buffer and shape.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct ComputeStream {
+pub struct ComputeInput {
     /// The circular buffer the broadcast fills.
     pub cb: u8,
     /// Pages per block.
@@ -291,8 +291,8 @@ pub struct ComputeStream {
 pub struct ComputeProgram {
     /// The job: with broadcast, block, page and word, the data pattern compute checks.
     pub job: u32,
-    /// The broadcasts, at most [`MAX_STREAMS`].
-    pub streams: Vec<ComputeStream, MAX_STREAMS>,
+    /// The broadcasts, at most [`MAX_INPUTS`].
+    pub inputs: Vec<ComputeInput, MAX_INPUTS>,
     /// Injected fault: stop popping before this block.
     pub stall_before: Option<u16>,
 }
@@ -301,10 +301,10 @@ impl ComputeProgram {
     /// The words.
     pub fn encode(&self) -> Vec<u32, MAX_COMPUTE_WORDS> {
         let mut w: Vec<u32, MAX_COMPUTE_WORDS> = Vec::new();
-        // Capacity is MAX_COMPUTE_WORDS and streams hold at most MAX_STREAMS: no push fails.
-        let _ = w.push(self.streams.len() as u32 | stall_bits(self.stall_before));
+        // Capacity is MAX_COMPUTE_WORDS and streams hold at most MAX_INPUTS: no push fails.
+        let _ = w.push(self.inputs.len() as u32 | stall_bits(self.stall_before));
         let _ = w.push(self.job);
-        for s in &self.streams {
+        for s in &self.inputs {
             let producer = (s.producer == Role::Writer) as u32;
             let _ = w.extend_from_slice(&[
                 s.cb as u32,
@@ -325,8 +325,8 @@ impl ComputeProgram {
     pub fn decode(words: &[u32]) -> Result<Self, ProgramError> {
         let role = Role::Compute;
         let n = words.first().map_or(0, |&w| w & 0xFF);
-        if n as usize > MAX_STREAMS {
-            return Err(ProgramError::Streams(n));
+        if n as usize > MAX_INPUTS {
+            return Err(ProgramError::Inputs(n));
         }
         let expected = compute_words(n as usize);
         if words.len() != expected {
@@ -338,14 +338,14 @@ impl ComputeProgram {
         }
         verify(role, words)?;
         let field = |field, value| ProgramError::Field { role, field, value };
-        let mut streams = Vec::new();
-        for w in words[2..expected - 1].chunks_exact(COMPUTE_STREAM_WORDS) {
+        let mut inputs = Vec::new();
+        for w in words[2..expected - 1].chunks_exact(COMPUTE_INPUT_WORDS) {
             let producer = match w[6] {
                 0 => Role::Reader,
                 1 => Role::Writer,
                 v => return Err(field("producer", v)),
             };
-            let stream = ComputeStream {
+            let stream = ComputeInput {
                 cb: u8::try_from(w[0]).map_err(|_| field("buffer", w[0]))?,
                 pages: u16::try_from(w[1]).map_err(|_| field("pages", w[1]))?,
                 window: u8::try_from(w[2]).map_err(|_| field("window", w[2]))?,
@@ -354,12 +354,12 @@ impl ComputeProgram {
                 broadcast: u8::try_from(w[5]).map_err(|_| field("broadcast id", w[5]))?,
                 producer,
             };
-            // At most MAX_STREAMS chunks (n was checked).
-            let _ = streams.push(stream);
+            // At most MAX_INPUTS chunks (n was checked).
+            let _ = inputs.push(stream);
         }
         Ok(Self {
             job: words[1],
-            streams,
+            inputs,
             stall_before: stall_of(words[0]),
         })
     }
@@ -404,7 +404,7 @@ impl BroadcastProgram {
         for role in [Role::Reader, Role::Writer] {
             let consumers = self
                 .compute
-                .streams
+                .inputs
                 .iter()
                 .filter(|s| s.producer == role)
                 .count();
@@ -412,7 +412,7 @@ impl BroadcastProgram {
                 return Err(ProgramError::Unconsumed(role));
             }
         }
-        for s in &self.compute.streams {
+        for s in &self.compute.inputs {
             let disagree = |field| ProgramError::Disagree {
                 broadcast: s.broadcast,
                 field,

@@ -1,0 +1,175 @@
+//! The program's parameters and their checks, and its two broadcasts.
+
+use super::*;
+
+/// The program's parameters (the flags of `komorebi broadcast` and the example).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BroadcastConfig {
+    /// The rectangle (and group), logical `x0, y0, columns, rows`.
+    pub rect: LogicalRect,
+    /// Blocks per broadcast per job.
+    pub blocks: u32,
+    /// Pages per block.
+    pub pages: u16,
+    /// Bytes per page.
+    pub page_size: u32,
+    /// Window.
+    pub window: u8,
+    /// Jobs.
+    pub jobs: u32,
+    /// Run broadcast A (along rows).
+    pub rows: bool,
+    /// Run broadcast W (along columns).
+    pub columns: bool,
+    /// Harvest mask of the simulated chip.
+    pub harvest: HarvestMask,
+    /// Seed.
+    pub seed: u64,
+    /// Reorder everything the hardware does not order (seeded).
+    pub adversarial: bool,
+    /// Cycles any single wait may last.
+    pub wait_limit: u64,
+    /// Write a Chrome/Perfetto trace here.
+    pub trace: Option<PathBuf>,
+    /// Faults injected into the first job.
+    pub faults: Vec<FaultSpec>,
+}
+
+impl Default for BroadcastConfig {
+    fn default() -> Self {
+        Self {
+            rect: LogicalRect::new(0, 0, 12, 10),
+            blocks: 16,
+            pages: 4,
+            page_size: 2048,
+            window: 2,
+            jobs: 8,
+            rows: true,
+            columns: true,
+            harvest: HarvestMask::P100_P150,
+            seed: 0,
+            adversarial: false,
+            wait_limit: 1_000_000,
+            trace: None,
+            faults: Vec::new(),
+        }
+    }
+}
+
+/// One of the program's two broadcasts: operand A (id 0, along rows, NoC0, the reader) or
+/// W (id 1, along columns, NoC1, the writer).
+#[derive(Copy, Clone, Debug)]
+pub(super) struct Operand {
+    /// Broadcast id: 0 for A, 1 for W.
+    pub(super) id: u8,
+    /// Which way it runs.
+    pub(super) along: Along,
+    /// The NoC that carries it.
+    pub(super) noc: Noc,
+    /// Its circular buffer.
+    pub(super) cb: u8,
+    /// L1 address of its buffer.
+    pub(super) base: u32,
+}
+
+impl BroadcastConfig {
+    pub(super) fn operands(&self) -> Vec<Operand> {
+        let bytes = self.window as u32 * self.pages as u32 * self.page_size;
+        let mut out = Vec::new();
+        if self.rows {
+            out.push(Operand {
+                id: 0,
+                along: Along::Row,
+                noc: Noc::Noc0,
+                cb: 0,
+                base: BUFFER_BASE,
+            });
+        }
+        if self.columns {
+            out.push(Operand {
+                id: 1,
+                along: Along::Column,
+                noc: Noc::Noc1,
+                cb: 1,
+                base: BUFFER_BASE + bytes * out.len() as u32,
+            });
+        }
+        out
+    }
+
+    pub(super) fn validate(&self) -> Result<(), BroadcastError> {
+        if self.blocks > MAX_BLOCKS {
+            return Err(flag(
+                "--blocks",
+                format!("{} (allowed: 0..={MAX_BLOCKS})", self.blocks),
+            ));
+        }
+        if self.pages == 0 {
+            return Err(flag("--pages", "0 (allowed: 1..)"));
+        }
+        if self.window == 0 || self.window > MAX_WINDOW {
+            return Err(flag(
+                "--window",
+                format!("{} (allowed: 1..={MAX_WINDOW})", self.window),
+            ));
+        }
+        if self.window as u32 * self.pages as u32 > MAX_BUFFER_PAGES {
+            return Err(flag(
+                "--pages",
+                format!(
+                    "window * pages = {} (allowed: at most {MAX_BUFFER_PAGES})",
+                    self.window as u32 * self.pages as u32
+                ),
+            ));
+        }
+        if self.page_size == 0 || self.page_size % 64 != 0 || self.page_size > 1 << 20 {
+            return Err(flag(
+                "--page-size",
+                format!(
+                    "{} (allowed: a multiple of 64 up to 1 MiB; DRAM reads are 64-byte aligned)",
+                    self.page_size
+                ),
+            ));
+        }
+        if self.jobs == 0 {
+            return Err(flag("--jobs", "0 (allowed: 1..)"));
+        }
+        if !self.rows && !self.columns {
+            return Err(flag("--along", "no broadcast (allowed: row, column, both)"));
+        }
+        let buffers = self.operands().len() as u64
+            * self.window as u64
+            * self.pages as u64
+            * self.page_size as u64;
+        let room = blackhole_pac::tensix::L1_SIZE as u64 - BUFFER_BASE as u64;
+        if buffers > room {
+            return Err(flag(
+                "--page-size",
+                format!(
+                    "buffers of {buffers} bytes do not fit the {room} bytes of L1 above {BUFFER_BASE:#x}"
+                ),
+            ));
+        }
+        let region = self.region_bytes();
+        let need = DRAM_BASE + region * 2 * self.jobs as u64;
+        if need > blackhole_pac::grid::DRAM_BANK_USABLE_SIZE {
+            return Err(flag(
+                "--jobs",
+                format!(
+                    "the jobs' data needs {need} bytes per DRAM bank (allowed: {})",
+                    blackhole_pac::grid::DRAM_BANK_USABLE_SIZE
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Bytes each bank holds of one broadcast of one job.
+    pub(super) fn region_bytes(&self) -> u64 {
+        (self.blocks as u64 * self.pages as u64).div_ceil(BANKS as u64) * self.page_size as u64
+    }
+
+    pub(super) fn dram_base(&self, job: u32, id: u8) -> u64 {
+        DRAM_BASE + (job as u64 * 2 + id as u64) * self.region_bytes()
+    }
+}

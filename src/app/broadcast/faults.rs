@@ -1,0 +1,147 @@
+//! The fault classes of `--fault` and the cores each may name.
+
+use super::*;
+
+/// A fault class of `--fault KIND:X,Y[:BLOCK]`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum FaultKind {
+    /// A receiver's data-movement kernel stops calling its broadcast calls before BLOCK.
+    StallDm,
+    /// A receiver's compute stops popping at BLOCK.
+    StallCompute,
+    /// The sender's own compute stops popping at BLOCK.
+    StallSenderCompute,
+    /// The core's BLOCK-th DONE marker (counting from 0) is lost on the NoC.
+    DropMarker,
+    /// The BLOCK-th VALID write to the core (counting from 0) is lost on the NoC.
+    DropValid,
+    /// The core's broadcast words are corrupted.
+    BadWords,
+    /// The host sets the core's stop flag once the core has seen BLOCK blocks.
+    HostStop,
+}
+
+impl FaultKind {
+    /// Every kind with its flag name.
+    pub const ALL: [(FaultKind, &'static str); 7] = [
+        (Self::StallDm, "stall-dm"),
+        (Self::StallCompute, "stall-compute"),
+        (Self::StallSenderCompute, "stall-sender-compute"),
+        (Self::DropMarker, "drop-marker"),
+        (Self::DropValid, "drop-valid"),
+        (Self::BadWords, "bad-words"),
+        (Self::HostStop, "host-stop"),
+    ];
+
+    /// The flag name.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(k, _)| *k == self)
+            .map_or("?", |(_, n)| n)
+    }
+}
+
+/// One fault of a run: applied to the first job only.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FaultSpec {
+    /// Which fault.
+    pub kind: FaultKind,
+    /// The core, logical.
+    pub core: (u8, u8),
+    /// The block (or the marker / VALID number) it concerns.
+    pub block: u32,
+}
+
+impl std::str::FromStr for FaultSpec {
+    type Err = String;
+
+    /// `KIND:X,Y[:BLOCK]`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let allowed = || {
+            FaultKind::ALL
+                .iter()
+                .map(|(_, n)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut parts = s.split(':');
+        let kind = parts.next().unwrap_or("");
+        let kind = FaultKind::ALL
+            .iter()
+            .find(|(_, n)| *n == kind)
+            .map(|(k, _)| *k)
+            .ok_or_else(|| format!("'{kind}' is not a fault kind (allowed: {})", allowed()))?;
+        let core = parts
+            .next()
+            .ok_or_else(|| format!("'{s}' is not KIND:X,Y[:BLOCK]"))?;
+        let xy: Vec<_> = core.split(',').map(|v| v.trim().parse::<u8>()).collect();
+        let core = match xy.as_slice() {
+            [Ok(x), Ok(y)] => (*x, *y),
+            _ => return Err(format!("'{core}' is not X,Y (logical core coordinates)")),
+        };
+        let block = match parts.next() {
+            None => 0,
+            Some(b) => b
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| format!("'{b}' is not a block number"))?,
+        };
+        if parts.next().is_some() {
+            return Err(format!("'{s}' is not KIND:X,Y[:BLOCK]"));
+        }
+        Ok(Self { kind, core, block })
+    }
+}
+
+impl BroadcastPlan {
+    pub(super) fn check_faults(&self) -> Result<(), BroadcastError> {
+        for f in &self.cfg.faults {
+            if !self.cfg.rect.contains(f.core.0, f.core.1) {
+                return Err(flag(
+                    "--fault",
+                    format!(
+                        "{}: core {:?} is not in --rect {}",
+                        f.kind.name(),
+                        f.core,
+                        self.cfg.rect
+                    ),
+                ));
+            }
+            let stalls = matches!(
+                f.kind,
+                FaultKind::StallDm | FaultKind::StallCompute | FaultKind::StallSenderCompute
+            );
+            if stalls && f.block >= self.cfg.blocks {
+                return Err(flag(
+                    "--fault",
+                    format!(
+                        "{}: block {} never comes (allowed: 0..{} with --blocks {})",
+                        f.kind.name(),
+                        f.block,
+                        self.cfg.blocks,
+                        self.cfg.blocks
+                    ),
+                ));
+            }
+            let ranks = self.ranks(f.core);
+            let receives = ranks.iter().any(|&(_, r)| r > 0);
+            let sends = ranks.iter().any(|&(_, r)| r == 0);
+            let needs = match f.kind {
+                FaultKind::StallDm
+                | FaultKind::StallCompute
+                | FaultKind::DropMarker
+                | FaultKind::DropValid => (receives, "receives no broadcast"),
+                FaultKind::StallSenderCompute => (sends, "sends no broadcast with receivers"),
+                FaultKind::BadWords | FaultKind::HostStop => (true, ""),
+            };
+            if !needs.0 {
+                return Err(flag(
+                    "--fault",
+                    format!("{}: core {:?} {}", f.kind.name(), f.core, needs.1),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,137 @@
+//! The faults of job 0 applied: typed fields of the programs, the simulator's transaction
+//! faults, and the host's stop writes.
+
+use super::*;
+
+impl BroadcastPlan {
+    /// The program of core `core` in job `job` with the faults applied (they belong to job 0).
+    pub(super) fn faulty_program(&self, core: usize, job: u32) -> BroadcastProgram {
+        let mut p = self.program(core, job);
+        if job != 0 {
+            return p;
+        }
+        for f in self.cfg.faults.iter().filter(|f| f.core == self.core(core)) {
+            // `check_faults` keeps stall blocks below --blocks (at most MAX_BLOCKS).
+            let stall = Some(f.block as u16);
+            match f.kind {
+                FaultKind::StallDm => {
+                    for (id, _) in self.ranks(f.core).into_iter().filter(|&(_, r)| r > 0) {
+                        let mover = if id == 0 {
+                            &mut p.reader
+                        } else {
+                            &mut p.writer
+                        };
+                        if let Some(m) = mover {
+                            m.stall_before = stall;
+                        }
+                    }
+                }
+                FaultKind::StallCompute | FaultKind::StallSenderCompute => {
+                    p.compute.stall_before = stall;
+                }
+                FaultKind::BadWords => {
+                    // One bit of the first receiver's coordinates flipped after the check
+                    // word was made: the words no longer match their check.
+                    for m in [&mut p.reader, &mut p.writer].into_iter().flatten() {
+                        if let Ok(args) = BroadcastArgs::decode(&m.args) {
+                            let mut flipped = args;
+                            flipped.start.1 ^= 1;
+                            m.args = flipped.encode_stale(&args);
+                        }
+                    }
+                }
+                FaultKind::DropMarker | FaultKind::DropValid | FaultKind::HostStop => {}
+            }
+        }
+        p
+    }
+
+    /// The command of job `job` with the faults applied (the faults belong to job 0).
+    pub(super) fn faulty_spec(&self, job: u32) -> CommandSpec {
+        self.command((0..self.cfg.rect.len()).map(|core| self.faulty_program(core, job)))
+    }
+    /// Arms the NoC faults of job 0 in the simulator.
+    pub(super) fn arm(&self, session: &mut Session) {
+        for f in &self.cfg.faults {
+            let Some(noc0) = session.noc0(f.core) else {
+                continue;
+            };
+            let ranks = self.ranks(f.core);
+            let ctrl = abi::CONTROL_BASE as u64;
+            let filter = match f.kind {
+                // The core's markers: its unicast writes into a DONE-BY table.
+                FaultKind::DropMarker => komorebi_sim::TxFilter {
+                    kind: Some(komorebi_sim::TxKind::Write),
+                    src: Some(noc0),
+                    addr: Some(
+                        ctrl + area::area(0) as u64
+                            ..ctrl + (area::area(1) + area::AREA_BYTES) as u64,
+                    ),
+                    skip: f.block,
+                    ..Default::default()
+                },
+                // VALID multicasts to the core, of the first broadcast it receives.
+                FaultKind::DropValid => {
+                    let id = ranks.iter().find(|&&(_, r)| r > 0).map_or(0, |&(id, _)| id);
+                    let valid = ctrl + (area::area(id) + area::VALID) as u64;
+                    komorebi_sim::TxFilter {
+                        kind: Some(komorebi_sim::TxKind::Multicast),
+                        dst: Some(noc0),
+                        addr: Some(valid..valid + 4),
+                        skip: f.block,
+                        ..Default::default()
+                    }
+                }
+                _ => continue,
+            };
+            if let Some(sim) = session.device().simulator() {
+                let _ = sim.inject(komorebi_sim::Fault::Transaction {
+                    filter,
+                    action: komorebi_sim::TxAction::Drop { ack: false },
+                });
+            }
+        }
+    }
+    /// Job 0's host-stop faults: once the core has seen BLOCK blocks of `ticket`'s command, the
+    /// host writes its stop flag.
+    pub(super) fn host_stops(
+        &self,
+        session: &mut Session,
+        ticket: &Ticket,
+    ) -> Result<(), SessionError> {
+        {
+            for f in self
+                .cfg
+                .faults
+                .iter()
+                .filter(|f| f.kind == FaultKind::HostStop)
+            {
+                let Some(noc0) = session.noc0(f.core) else {
+                    continue;
+                };
+                // Once the core has seen BLOCK blocks of this command, the host stops it.
+                let valids: Vec<u32> = self
+                    .ranks(f.core)
+                    .iter()
+                    .map(|&(id, _)| abi::CONTROL_BASE + area::area(id) + area::VALID)
+                    .collect();
+                let seq = ticket.sequence as u16;
+                let block = f.block;
+                let deadline = ticket.deadline;
+                session.device().advance(deadline, &mut |peek| {
+                    block == 0
+                        || valids.iter().any(|&a| {
+                            area::marker_count(peek.peek(noc0, a), seq)
+                                .is_some_and(|n| n as u32 >= block)
+                        })
+                });
+                session.device().write_l1(
+                    noc0,
+                    abi::CONTROL_BASE + abi::STOP,
+                    &1u32.to_le_bytes(),
+                )?;
+            }
+        }
+        Ok(())
+    }
+}

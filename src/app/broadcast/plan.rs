@@ -1,0 +1,255 @@
+//! The plan of a run: the layout of both broadcasts, every core's typed program, the buffers
+//! and the DRAM data.
+
+use super::*;
+
+pub(super) fn hal_noc(noc: Noc) -> NocId {
+    match noc {
+        Noc::Noc0 => NocId::Noc0,
+        Noc::Noc1 => NocId::Noc1,
+    }
+}
+
+/// Each DRAM bank's worker port, in the raw coordinates of `noc`.
+pub(super) fn bank_coordinates(noc: NocId) -> [Xy; BANKS] {
+    core::array::from_fn(|b| {
+        let (x, y) = DRAM_WORKER_PORT[b];
+        let (x, y) = match noc {
+            NocId::Noc0 => (x, y),
+            NocId::Noc1 => blackhole_pac::grid::noc0_to_noc1(x, y).unwrap_or((x, y)),
+        };
+        // DRAM ports sit inside the 17 x 12 grid: always valid coordinates.
+        Xy::new(x, y).unwrap_or_default()
+    })
+}
+
+/// Writes every job's pattern into DRAM.
+pub(super) fn fill_dram(
+    session: &mut Session,
+    cfg: &BroadcastConfig,
+    operands: &[Operand],
+) -> Result<(), SessionError> {
+    let mut page = vec![0u8; cfg.page_size as usize];
+    for job in 0..cfg.jobs {
+        for s in operands {
+            let base = cfg.dram_base(job, s.id);
+            for g in 0..cfg.blocks * cfg.pages as u32 {
+                let (block, p) = (g / cfg.pages as u32, g % cfg.pages as u32);
+                for (w, chunk) in page.chunks_mut(4).enumerate() {
+                    chunk.copy_from_slice(
+                        &pattern_word(job, s.id, block, p, w as u32).to_le_bytes(),
+                    );
+                }
+                let addr = base + (g / BANKS as u32) as u64 * cfg.page_size as u64;
+                session
+                    .device()
+                    .write_dram((g % BANKS as u32) as u8, addr, &page)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The commands of a run: every core's broadcast words, the buffers and the DRAM data.
+#[derive(Clone, Debug)]
+pub struct BroadcastPlan {
+    pub(super) cfg: BroadcastConfig,
+    pub(super) operands: Vec<Operand>,
+    /// Every core's argument words, per operand.
+    pub(super) words: Vec<Vec<layout::CoreArgs>>,
+    /// The same decoded.
+    pub(super) decoded: Vec<Vec<BroadcastArgs>>,
+    /// Broadcasts of A and of W.
+    pub(super) counts: [usize; 2],
+}
+
+impl BroadcastPlan {
+    /// Lays out `cfg` on `geometry`; refuses flags that cannot run.
+    pub fn new(cfg: &BroadcastConfig, geometry: &layout::Geometry) -> Result<Self, BroadcastError> {
+        cfg.validate()?;
+        let rect = cfg.rect;
+        let full = geometry.full();
+        if rect.is_empty() || !full.covers(rect) {
+            return Err(flag(
+                "--rect",
+                format!(
+                    "{rect} reaches outside the {}x{} logical grid of harvest mask {:#06x} (or is empty)",
+                    full.columns,
+                    full.rows,
+                    cfg.harvest.bits()
+                ),
+            ));
+        }
+        let operands = cfg.operands();
+        let (mut words, mut decoded, mut counts) = (Vec::new(), Vec::new(), [0usize; 2]);
+        for s in &operands {
+            let params = BroadcastParams {
+                broadcast: s.id,
+                cb: s.cb,
+                window: cfg.window,
+                pages: cfg.pages,
+            };
+            let w = layout::broadcast_args(geometry, rect, rect, s.along, s.noc, params)
+                .map_err(|e| flag("--rect", e.to_string()))?;
+            counts[s.id as usize] = layout::broadcasts(geometry, rect, s.along, s.noc)
+                .map_err(|e| flag("--rect", e.to_string()))?
+                .len();
+            decoded.push(
+                w.iter()
+                    .filter_map(|c| BroadcastArgs::decode(&c.words).ok())
+                    .collect(),
+            );
+            words.push(w.to_vec());
+        }
+        Ok(Self {
+            cfg: cfg.clone(),
+            operands,
+            words,
+            decoded,
+            counts,
+        })
+    }
+
+    /// Configures the broadcast buffers and writes every job's DRAM data.
+    pub fn prepare(&self, session: &mut Session) -> Result<(), SessionError> {
+        let cfg = &self.cfg;
+        for s in &self.operands {
+            session.configure_cb(
+                cfg.rect,
+                s.cb,
+                s.base,
+                cfg.page_size,
+                cfg.window as u16 * cfg.pages,
+            )?;
+        }
+        fill_dram(session, cfg, &self.operands)
+    }
+
+    /// The program of core `core` (row by row in the rectangle) in job `job`, without faults.
+    pub fn program(&self, core: usize, job: u32) -> BroadcastProgram {
+        let cfg = &self.cfg;
+        let mut p = BroadcastProgram::default();
+        p.compute.job = job;
+        for (i, s) in self.operands.iter().enumerate() {
+            let role = Role::mover(hal_noc(s.noc));
+            let mover = MoverProgram {
+                args: self.words[i][core].words,
+                // `validate` bounds blocks by MAX_BLOCKS.
+                blocks: cfg.blocks as u16,
+                page_size: cfg.page_size,
+                dram_base: cfg.dram_base(job, s.id) as u32,
+                banks: bank_coordinates(hal_noc(s.noc)),
+                stall_before: None,
+            };
+            if role == Role::Reader {
+                p.reader = Some(mover);
+            } else {
+                p.writer = Some(mover);
+            }
+            // At most two streams, the capacity.
+            let _ = p.compute.inputs.push(ComputeInput {
+                cb: s.cb,
+                pages: cfg.pages,
+                window: cfg.window,
+                blocks: cfg.blocks as u16,
+                page_size: cfg.page_size,
+                broadcast: s.id,
+                producer: role,
+            });
+        }
+        p
+    }
+
+    /// The command of one program per core of the rectangle, row by row (programs the plan
+    /// checked when it was made).
+    pub(super) fn command(&self, programs: impl Iterator<Item = BroadcastProgram>) -> CommandSpec {
+        let cfg = &self.cfg;
+        let programs = programs
+            .map(|p| {
+                let w = p.words();
+                TileProgram {
+                    reader: w.reader.to_vec(),
+                    writer: w.writer.to_vec(),
+                    compute: w.compute.to_vec(),
+                }
+            })
+            .collect();
+        CommandSpec {
+            handler: BROADCAST_HANDLER,
+            flags: abi::FLAG_EXCLUSIVE,
+            group: cfg.rect,
+            wait_limit: cfg.wait_limit,
+            programs,
+        }
+    }
+
+    /// The command of job `job`: one program per core of the rectangle, row by row.
+    pub fn spec(&self, job: u32) -> CommandSpec {
+        self.command((0..self.cfg.rect.len()).map(|core| self.program(core, job)))
+    }
+
+    /// Checks every core's program (job 0's, with the faults: the other jobs differ only in
+    /// the job and DRAM address, which the checks do not read).
+    pub(super) fn check_programs(&self) -> Result<(), BroadcastError> {
+        for core in 0..self.cfg.rect.len() {
+            self.faulty_program(core, 0)
+                .check()
+                .map_err(|e| BroadcastError::Program {
+                    core: self.core(core),
+                    error: e,
+                })?;
+        }
+        Ok(())
+    }
+
+    /// The rank of logical `core` in each broadcast of the plan: `(broadcast id, rank)`.
+    pub fn ranks(&self, core: (u8, u8)) -> Vec<(u8, u8)> {
+        let mut out = Vec::new();
+        for (i, s) in self.operands.iter().enumerate() {
+            if let Some((_, a)) = self.words[i]
+                .iter()
+                .zip(&self.decoded[i])
+                .find(|(w, _)| w.core == core)
+            {
+                if a.included() && (a.rank != 0 || a.receivers > 0) {
+                    out.push((s.id, a.rank));
+                }
+            }
+        }
+        out
+    }
+    /// Logical coordinates of core `i` of the group (row by row).
+    pub fn core(&self, i: usize) -> (u8, u8) {
+        let r = self.cfg.rect;
+        (
+            r.x0 + (i % r.columns as usize) as u8,
+            r.y0 + (i / r.columns as usize) as u8,
+        )
+    }
+
+    /// Broadcasts of A and of W per job.
+    pub fn broadcasts(&self) -> [usize; 2] {
+        self.counts
+    }
+
+    /// Adds what the cores' broadcast areas say of the job just run to `summary`.
+    pub(super) fn account(
+        &self,
+        session: &Session,
+        summary: &mut BroadcastSummary,
+    ) -> Result<(), SessionError> {
+        let block_bytes = self.cfg.pages as u64 * self.cfg.page_size as u64;
+        for (i, s) in self.operands.iter().enumerate() {
+            for (core, a) in self.words[i].iter().zip(&self.decoded[i]) {
+                let base = area::area(s.id);
+                let blocks = session.control_word(core.core, base + area::STATS_BLOCKS)? as u64;
+                summary.wait_cycles[s.id as usize] +=
+                    session.control_word(core.core, base + area::STATS_WAIT_CYCLES)? as u64;
+                if a.rank != 0 {
+                    summary.received_bytes += blocks * block_bytes;
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,208 @@
+//! Running the jobs: through the test feeder or through the dispatcher.
+
+use super::*;
+
+impl BroadcastPlan {
+    /// Runs job `job` through the test feeder's steps (post, wait, report), with job 0's faults.
+    pub fn run_job(&self, session: &mut Session, job: u32) -> Result<Report, SessionError> {
+        if job == 0 {
+            self.arm(session);
+        }
+        let ticket = session.post(&self.faulty_spec(job))?;
+        if job == 0 {
+            self.host_stops(session, &ticket)?;
+        }
+        session.wait(&[&ticket]);
+        let report = session.report(&ticket)?;
+        if job == 0 {
+            if let Some(sim) = session.device().simulator() {
+                sim.clear_faults();
+            }
+        }
+        Ok(report)
+    }
+}
+
+/// Runs the program through the test feeder (one job at a time, deterministic);
+/// `progress(job)` is called after each job.
+pub fn run(
+    cfg: &BroadcastConfig,
+    progress: impl FnMut(u32),
+) -> Result<BroadcastSummary, BroadcastError> {
+    run_session(cfg, progress).map(|(summary, _)| summary)
+}
+
+pub(super) fn sim_config(cfg: &BroadcastConfig) -> SimConfig {
+    SimConfig {
+        harvest: cfg.harvest,
+        seed: cfg.seed,
+        adversarial: cfg.adversarial,
+        trace: cfg.trace.is_some(),
+        ..SimConfig::default()
+    }
+}
+
+/// Runs the program through the test feeder and hands back the session too, for inspection.
+pub fn run_session(
+    cfg: &BroadcastConfig,
+    mut progress: impl FnMut(u32),
+) -> Result<(BroadcastSummary, Session), BroadcastError> {
+    cfg.validate()?;
+    let sim = sim_config(cfg);
+    let timing = sim.timing;
+    let mut session = Session::open(Backend::Simulator(sim))?;
+    let plan = BroadcastPlan::new(cfg, session.geometry())?;
+    plan.check_faults()?;
+    plan.check_programs()?;
+    plan.prepare(&mut session)?;
+    let start = session.device().now();
+    let mut summary = BroadcastSummary::empty(cfg, &plan, &timing);
+    for job in 0..cfg.jobs {
+        let report = plan.run_job(&mut session, job)?;
+        plan.account(&session, &mut summary)?;
+        summary.record(job, &report);
+        progress(job);
+    }
+    summary.close(&mut session, cfg, start, &timing, Vec::new())?;
+    Ok((summary, session))
+}
+
+/// The broadcast program as a dispatcher plugin: every job is one exclusive command on the
+/// rectangle's group, in job order; the request handler accounts each job's report and the
+/// cores' broadcast statistics (read while the job still holds its tiles).
+struct BroadcastJobs<'a> {
+    plan: &'a BroadcastPlan,
+    target: &'a SimTarget,
+    progress: &'a (dyn Fn(u32) + Sync),
+    summary: BroadcastSummary,
+    error: Option<BroadcastError>,
+}
+
+impl Plugin for BroadcastJobs<'_> {
+    type Work = u32;
+    type Message = ();
+
+    fn handle(&mut self, finished: Finished<u32>, _cx: &mut Cx<'_, u32, ()>) {
+        let job = finished.work;
+        let report = match finished.outcome {
+            Outcome::Reported(r) | Outcome::TimedOut(r) => r,
+            Outcome::Refused(e) => {
+                self.error
+                    .get_or_insert(BroadcastError::Dispatch(e.to_string()));
+                return;
+            }
+            Outcome::Abandoned => {
+                self.error.get_or_insert(BroadcastError::Dispatch(format!(
+                    "job {job} was abandoned: its tiles are held by a command that never finished"
+                )));
+                return;
+            }
+        };
+        let plan = self.plan.clone();
+        let mut summary = self.summary.clone();
+        let accounted = self.target.with_session(move |s| {
+            if job == 0 {
+                if let Some(sim) = s.device().simulator() {
+                    sim.clear_faults();
+                }
+            }
+            plan.account(s, &mut summary).map(|()| summary)
+        });
+        match accounted {
+            Ok(Ok(s)) => self.summary = s,
+            Ok(Err(e)) | Err(e) => {
+                self.error.get_or_insert(e.into());
+            }
+        }
+        self.summary.record(job, &report);
+        (self.progress)(job);
+    }
+
+    fn assign(&mut self, _slot: &SlotView<'_>, candidates: &[Ready<u32>]) -> Option<usize> {
+        // Jobs in order: the lowest job number among the candidates.
+        (0..candidates.len()).min_by_key(|&i| *candidates[i].work())
+    }
+
+    fn command(&mut self, job: &u32, _group: &GroupInfo) -> CommandSpec {
+        self.plan.faulty_spec(*job)
+    }
+}
+
+/// Runs the program through the dispatcher: the simulator on its own thread, `dispatch`'s
+/// workers posting the jobs; `progress(job)` is called after each job. The summary carries the
+/// dispatcher's figures, and the trace (if asked for) its per-command slices.
+pub fn run_dispatched(
+    cfg: &BroadcastConfig,
+    dispatch: &DispatchConfig,
+    progress: &(dyn Fn(u32) + Sync),
+) -> Result<BroadcastSummary, BroadcastError> {
+    cfg.validate()?;
+    let sim = sim_config(cfg);
+    let timing = sim.timing;
+    let geometry = layout::Geometry::blackhole(cfg.harvest.bits() as u32)
+        .map_err(|e| flag("--harvest", e.to_string()))?;
+    let plan = BroadcastPlan::new(cfg, &geometry)?;
+    plan.check_faults()?;
+    plan.check_programs()?;
+    let (p1, p2) = (plan.clone(), plan.clone());
+    let mut first = true;
+    let hook: PostHook = Box::new(move |s: &mut Session, t: &Ticket| {
+        // Job 0 is the first command posted: its host-stop faults act now.
+        if std::mem::take(&mut first) {
+            let _ = p2.host_stops(s, t);
+        }
+    });
+    let target = SimTarget::spawn(
+        move || {
+            let mut s = Session::open(Backend::Simulator(sim))?;
+            p1.prepare(&mut s)?;
+            p1.arm(&mut s);
+            Ok(s)
+        },
+        Some(hook),
+    )?;
+    let start = target.with_session(|s| s.device().now())?;
+    let mut d = Dispatcher::new(&target, geometry.full(), &[cfg.rect], dispatch.clone())
+        .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
+    for job in 0..cfg.jobs {
+        d.seed(job, Place::Group(GroupId(0)))
+            .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
+    }
+    let result = d
+        .run(|_| BroadcastJobs {
+            plan: &plan,
+            target: &target,
+            progress,
+            summary: BroadcastSummary::empty(cfg, &plan, &timing),
+            error: None,
+        })
+        .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
+    let mut summary = BroadcastSummary::empty(cfg, &plan, &timing);
+    for p in result.plugins {
+        if let Some(e) = p.error {
+            return Err(e);
+        }
+        let s = p.summary;
+        summary.received_bytes += s.received_bytes;
+        summary.checked_bytes += s.checked_bytes;
+        summary.wait_cycles[0] += s.wait_cycles[0];
+        summary.wait_cycles[1] += s.wait_cycles[1];
+        summary.timeouts += s.timeouts;
+        summary.mismatches += s.mismatches;
+        summary.ok &= s.ok;
+        summary.giveups.extend(s.giveups);
+        summary.results.extend(s.results);
+    }
+    summary.results.sort_by_key(|r| r.job);
+    summary.ok &= summary.results.len() == cfg.jobs as usize;
+    let extra = trace_events(&result.times, target.aiclk_mhz());
+    let cfg2 = cfg.clone();
+    let closed = target.with_session(move |s| {
+        summary
+            .close(s, &cfg2, start, &timing, extra)
+            .map(|()| summary)
+    })?;
+    let mut summary = closed?;
+    summary.dispatch = Some(result.summary);
+    Ok(summary)
+}
