@@ -94,7 +94,8 @@ fn a_column_multicast_on_noc1_runs_upwards_in_noc0_terms() {
         let mut n = env.noc().unwrap();
         assert_eq!(n.node(), xy(n1((3, 11))));
         // NoC1 raw: x1 = 13, y1 = 11 - y0: receivers y0 = 10..6 are y1 = 1..5.
-        let rect = Rect::new(xy((13, 1)), xy((13, 5))).unwrap();
+        assert_eq!((n1((3, 10)), n1((3, 6))), ((13, 1), (13, 5)));
+        let rect = Rect::new(xy(n1((3, 10))), xy(n1((3, 6)))).unwrap();
         n.multicast(
             l1(0x8000),
             rect,
