@@ -259,6 +259,10 @@ fn logical_coordinates_map_to_noc0() {
     assert_eq!(p150.noc0_to_logical(11, 5), Some((6, 3)));
     assert_eq!(p150.noc0_to_logical(7, 5), None, "harvested column");
     assert_eq!(p150.noc0_to_logical(8, 5), None, "not a Tensix column");
+    assert_eq!(p150.noc0_y(), &TENSIX_Y);
+    assert_eq!(p150.noc0_xy(6, 3), Noc0Xy::new(11, 5));
+    assert_eq!(p150.noc0_xy(12, 0), None);
+    assert_eq!(p150.noc0_xy(6, 3).map(Noc0Xy::tile), Some(TileKind::Tensix));
 }
 
 // ---- §3 / §4.5 encodings -------------------------------------------------------------------
