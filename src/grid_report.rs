@@ -16,7 +16,7 @@ pub struct GridReport {
     pub tensix: usize,
     /// NoC0 x of each logical column.
     pub noc0_x: Vec<u8>,
-    /// NoC1 x of each logical column (`16 - x0`).
+    /// NoC1 x of each logical column (`16 - x0`, blackhole-pac's `Noc0Xy::to_noc1`).
     pub noc1_x: Vec<u8>,
     /// One string per NoC0 row (y = 0 first), one character per x: `T` Tensix, `h` harvested
     /// Tensix, `D` DRAM, `P` PCIe, `A` ARC, `E` Ethernet, `L` L2CPU, `S` security, `.` router.
@@ -27,7 +27,10 @@ pub struct GridReport {
 pub fn grid_report(mask: HarvestMask) -> GridReport {
     let columns = mask.columns();
     let noc0_x = columns.noc0_x().to_vec();
-    let noc1_x = noc0_x.iter().map(|&x| grid::GRID_X - 1 - x).collect();
+    let noc1_x = (0..columns.len() as u8)
+        .filter_map(|c| columns.noc0_xy(c, 0))
+        .map(|p| p.to_noc1().x())
+        .collect();
     let map = (0..grid::GRID_Y)
         .map(|y| {
             (0..grid::GRID_X)

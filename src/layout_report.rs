@@ -84,8 +84,8 @@ impl std::fmt::Display for LayoutReport {
             "{} broadcasts along {}s on NoC{} (rank 0 sends; start/end in NoC{} raw coordinates)",
             self.broadcasts.len(),
             self.along.name(),
-            self.noc as u8,
-            self.noc as u8
+            self.noc.index(),
+            self.noc.index()
         )?;
         for (i, b) in self.broadcasts.iter().enumerate() {
             write!(

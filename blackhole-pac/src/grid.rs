@@ -16,6 +16,8 @@ pub const TENSIX_X: [u8; 14] = [1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16]
 pub const TENSIX_Y_FIRST: u8 = 2;
 /// NoC0 y of the last Tensix row.
 pub const TENSIX_Y_LAST: u8 = 11;
+/// NoC0 y of the 10 Tensix rows, ascending: logical row `r` is `TENSIX_Y[r]` = `r + 2`.
+pub const TENSIX_Y: [u8; 10] = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
 /// Tensix rows on every part (harvesting removes whole columns only).
 pub const TENSIX_ROWS: u8 = 10;
 /// Tensix tiles on the full die.
@@ -173,36 +175,131 @@ pub const fn tile_at(x: u8, y: u8) -> Option<TileKind> {
     Some(TileKind::RouterOnly)
 }
 
-/// The two NoCs of the chip.
+/// A raw NoC0 coordinate inside the 17 x 12 grid.
+///
+/// NoC0 and NoC1 number the same routers in opposite directions, so a bare `(x, y)` does not
+/// say which tile it names; [`Noc0Xy`] and [`Noc1Xy`] do, and converting between them is
+/// [`Noc0Xy::to_noc1`] / [`Noc1Xy::to_noc0`] (`x1 = 16 - x0`, `y1 = 11 - y0`), the one place the
+/// workspace spells that rule. Chip-neutral code (the HAL's `Xy`) holds raw coordinates of a
+/// NoC it names with `komorebi_hal::NocId`; a Blackhole backend matches on that id and builds
+/// the newtype of that NoC.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Noc {
-    /// NoC0: flows +x then +y (unicast X first, then Y).
-    Noc0 = 0,
-    /// NoC1: flows -x/-y in NoC0 terms, which is +x/+y in its own raw coordinates
-    /// (unicast Y first, then X).
-    Noc1 = 1,
+pub struct Noc0Xy {
+    x: u8,
+    y: u8,
 }
 
-/// NoC1 raw coordinate of NoC0 `(x, y)`: `x1 = 16 - x0`, `y1 = 11 - y0`.
+/// A raw NoC1 coordinate inside the 17 x 12 grid (see [`Noc0Xy`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Noc1Xy {
+    x: u8,
+    y: u8,
+}
+
+/// The grid mirror both ways: NoC0 <-> NoC1 is its own inverse.
+const fn mirror(x: u8, y: u8) -> (u8, u8) {
+    (GRID_X - 1 - x, GRID_Y - 1 - y)
+}
+
+impl Noc0Xy {
+    /// NoC0 `(x, y)`; `None` unless `x < 17` and `y < 12`.
+    pub const fn new(x: u8, y: u8) -> Option<Self> {
+        if x < GRID_X && y < GRID_Y {
+            Some(Self { x, y })
+        } else {
+            None
+        }
+    }
+
+    /// NoC0 x.
+    pub const fn x(self) -> u8 {
+        self.x
+    }
+
+    /// NoC0 y.
+    pub const fn y(self) -> u8 {
+        self.y
+    }
+
+    /// `(x, y)`.
+    pub const fn get(self) -> (u8, u8) {
+        (self.x, self.y)
+    }
+
+    /// The same router in NoC1 raw coordinates: `(16 - x, 11 - y)`.
+    pub const fn to_noc1(self) -> Noc1Xy {
+        let (x, y) = mirror(self.x, self.y);
+        Noc1Xy { x, y }
+    }
+
+    /// What sits here.
+    pub const fn tile(self) -> TileKind {
+        match tile_at(self.x, self.y) {
+            Some(kind) => kind,
+            None => TileKind::RouterOnly, // unreachable: `new` keeps us inside the grid
+        }
+    }
+}
+
+impl Noc1Xy {
+    /// NoC1 `(x, y)`; `None` unless `x < 17` and `y < 12`.
+    pub const fn new(x: u8, y: u8) -> Option<Self> {
+        if x < GRID_X && y < GRID_Y {
+            Some(Self { x, y })
+        } else {
+            None
+        }
+    }
+
+    /// NoC1 x.
+    pub const fn x(self) -> u8 {
+        self.x
+    }
+
+    /// NoC1 y.
+    pub const fn y(self) -> u8 {
+        self.y
+    }
+
+    /// `(x, y)`.
+    pub const fn get(self) -> (u8, u8) {
+        (self.x, self.y)
+    }
+
+    /// The same router in NoC0 raw coordinates: `(16 - x, 11 - y)`.
+    pub const fn to_noc0(self) -> Noc0Xy {
+        let (x, y) = mirror(self.x, self.y);
+        Noc0Xy { x, y }
+    }
+}
+
+impl From<Noc0Xy> for Noc1Xy {
+    fn from(p: Noc0Xy) -> Self {
+        p.to_noc1()
+    }
+}
+
+impl From<Noc1Xy> for Noc0Xy {
+    fn from(p: Noc1Xy) -> Self {
+        p.to_noc0()
+    }
+}
+
+/// NoC1 raw coordinate of NoC0 `(x, y)` ([`Noc0Xy::to_noc1`] on bare pairs).
 /// Returns `None` outside the grid.
 pub const fn noc0_to_noc1(x: u8, y: u8) -> Option<(u8, u8)> {
-    if x >= GRID_X || y >= GRID_Y {
-        return None;
+    match Noc0Xy::new(x, y) {
+        Some(p) => Some(p.to_noc1().get()),
+        None => None,
     }
-    Some((GRID_X - 1 - x, GRID_Y - 1 - y))
 }
 
-/// NoC0 raw coordinate of NoC1 `(x, y)`; the mapping is its own inverse.
+/// NoC0 raw coordinate of NoC1 `(x, y)` ([`Noc1Xy::to_noc0`] on bare pairs).
+/// Returns `None` outside the grid.
 pub const fn noc1_to_noc0(x: u8, y: u8) -> Option<(u8, u8)> {
-    noc0_to_noc1(x, y)
-}
-
-/// Raw coordinate on `noc` of NoC0 `(x, y)`; `None` outside the grid.
-pub const fn noc0_to(noc: Noc, x: u8, y: u8) -> Option<(u8, u8)> {
-    match noc {
-        Noc::Noc0 if x < GRID_X && y < GRID_Y => Some((x, y)),
-        Noc::Noc0 => None,
-        Noc::Noc1 => noc0_to_noc1(x, y),
+    match Noc1Xy::new(x, y) {
+        Some(p) => Some(p.to_noc0().get()),
+        None => None,
     }
 }
 

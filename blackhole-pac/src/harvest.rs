@@ -11,7 +11,7 @@
 //! (`HARVESTING_NOC_LOCATIONS`), `blackhole_coordinate_manager.cpp`, `coordinate_manager.cpp`
 //! (`shuffle_tensix_harvesting_mask`); blackhole-facts.md §1.3 and §2.
 
-use crate::grid::{TENSIX_ROWS, TENSIX_X, TENSIX_Y_FIRST};
+use crate::grid::{Noc0Xy, TENSIX_ROWS, TENSIX_X, TENSIX_Y, TENSIX_Y_FIRST};
 
 /// NoC0 x of die-order harvesting bit `i`.
 pub const HARVESTING_NOC_LOCATIONS: [u8; 14] = [1, 16, 2, 15, 3, 14, 4, 13, 5, 12, 6, 11, 7, 10];
@@ -160,6 +160,22 @@ impl TensixColumns {
     /// NoC0 x of each logical column.
     pub fn noc0_x(&self) -> &[u8] {
         &self.xs[..self.len as usize]
+    }
+
+    /// NoC0 y of each logical row (every part has all 10 Tensix rows).
+    ///
+    /// With [`Self::noc0_x`] this is the whole logical -> NoC0 mapping of a harvest mask, which
+    /// chip-neutral layouts (`komorebi_broadcast::layout::Geometry`) are built from.
+    pub const fn noc0_y(&self) -> &'static [u8] {
+        &TENSIX_Y
+    }
+
+    /// NoC0 coordinates of logical `(column, row)`, or `None` outside the logical grid.
+    pub const fn noc0_xy(&self, column: u8, row: u8) -> Option<Noc0Xy> {
+        match self.logical_to_noc0(column, row) {
+            Some((x, y)) => Noc0Xy::new(x, y),
+            None => None,
+        }
     }
 
     /// Logical columns.

@@ -332,6 +332,25 @@ fieldset! {
 }
 
 /// One NIU's register block over a base pointer.
+///
+/// The only ways to make one are `unsafe`: [`Niu::from_ptr`] over memory the caller vouches for,
+/// or [`Niu::steal_niu0`] / [`Niu::steal_niu1`] on the device. Safe code cannot conjure a block
+/// over an arbitrary address:
+///
+/// ```compile_fail,E0133
+/// let niu = blackhole_pac::niu::Niu::steal_niu0(); // needs `unsafe`
+/// let _ = niu.niu_cfg_0().read();
+/// ```
+///
+/// ```compile_fail,E0133
+/// let mut word = [0u32; 1024];
+/// let niu = blackhole_pac::niu::Niu::from_ptr(word.as_mut_ptr().cast()); // needs `unsafe`
+/// ```
+///
+/// ```compile_fail,E0451
+/// // The base pointer is private: no struct literal.
+/// let niu = blackhole_pac::niu::Niu { ptr: blackhole_pac::niu::NIU0_BASE as *mut u8 };
+/// ```
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Niu {
     ptr: *mut u8,
@@ -353,6 +372,28 @@ impl Niu {
         Self {
             ptr: ptr as *mut u8,
         }
+    }
+
+    /// NIU0's block (NoC0) on a Tensix RISC-V, at [`NIU0_BASE`].
+    ///
+    /// # Safety
+    /// Only on a Tensix baby core, where [`NIU0_BASE`] is NIU0's register block (on a host the
+    /// address is not mapped and any access is undefined behaviour; build blocks over your own
+    /// memory with [`Niu::from_ptr`]). The caller must also be the only one driving NIU0's
+    /// command buffers while the block is used (on Tensix: the one kernel owning NoC0), since the
+    /// block does nothing to serialise two users.
+    pub const unsafe fn steal_niu0() -> Self {
+        // SAFETY: the caller upholds `from_ptr`'s contract for NIU0's MMIO block.
+        unsafe { Self::from_ptr(NIU0_BASE as *mut ()) }
+    }
+
+    /// NIU1's block (NoC1) on a Tensix RISC-V, at [`NIU1_BASE`].
+    ///
+    /// # Safety
+    /// As for [`Niu::steal_niu0`], for NIU1 and the one kernel owning NoC1.
+    pub const unsafe fn steal_niu1() -> Self {
+        // SAFETY: the caller upholds `from_ptr`'s contract for NIU1's MMIO block.
+        unsafe { Self::from_ptr(NIU1_BASE as *mut ()) }
     }
 
     /// The block's base address.
@@ -461,15 +502,3 @@ cmd_regs! {
     /// `CMD_BUF_OVFL`.
     cmd_buf_ovfl: u32, R = cmd::CMD_BUF_OVFL;
 }
-
-/// NIU0's block on a Tensix RISC-V.
-///
-/// Only meaningful on the device; dereferencing it on a host is undefined behaviour, so host code
-/// builds blocks over its own buffers with [`Niu::from_ptr`].
-pub const NIU0: Niu = Niu {
-    ptr: NIU0_BASE as *mut u8,
-};
-/// NIU1's block on a Tensix RISC-V (device only, as [`NIU0`]).
-pub const NIU1: Niu = Niu {
-    ptr: NIU1_BASE as *mut u8,
-};

@@ -51,6 +51,12 @@ impl CbIndex {
 }
 
 /// The overlay stream register window over a base pointer.
+///
+/// Made only through `unsafe` ([`Streams::from_ptr`], [`Streams::steal`]):
+///
+/// ```compile_fail,E0133
+/// let streams = blackhole_pac::stream::Streams::steal(); // needs `unsafe`
+/// ```
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Streams {
     ptr: *mut u8,
@@ -73,6 +79,19 @@ impl Streams {
         }
     }
 
+    /// The window of this core on a Tensix RISC-V, at [`STREAM_BASE`].
+    ///
+    /// # Safety
+    /// Only on a Tensix baby core, where [`STREAM_BASE`] is the overlay stream registers (on a
+    /// host the address is not mapped and any access is undefined behaviour; build windows over
+    /// your own memory with [`Streams::from_ptr`]). The kernels sharing the registers must agree
+    /// who writes which counter (tt-metal's rule: the producer `tiles_received`, the consumer
+    /// `tiles_acked`).
+    pub const unsafe fn steal() -> Self {
+        // SAFETY: the caller upholds `from_ptr`'s contract for the stream MMIO window.
+        unsafe { Self::from_ptr(STREAM_BASE as *mut ()) }
+    }
+
     const fn reg(self, cb: CbIndex, reg: usize) -> Reg<u32, RW> {
         let offset = (OPERAND_START_STREAM + cb.0 as usize) * STREAM_STRIDE + reg * 4;
         // SAFETY: `from_ptr`'s contract covers the whole window; `cb < 64` keeps us inside it.
@@ -89,8 +108,3 @@ impl Streams {
         self.reg(cb, TILES_ACKED_REG)
     }
 }
-
-/// The stream window on a Tensix RISC-V (device only; see [`crate::niu::NIU0`]).
-pub const STREAMS_MMIO: Streams = Streams {
-    ptr: STREAM_BASE as *mut u8,
-};

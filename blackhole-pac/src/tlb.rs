@@ -6,8 +6,6 @@
 //! `BlackholeA0/PCIExpressTile/HostToDeviceTLBs.md`; tt-kmd `blackhole.c` (`struct TLB_2M_REG`,
 //! `TLB_4G_REG`); blackhole-facts.md §7.2.
 
-use crate::grid::Noc;
-
 /// 2 MiB windows in BAR0.
 pub const TLB_2M_COUNT: u32 = 202;
 /// 4 GiB windows in BAR4.
@@ -107,8 +105,9 @@ pub struct TlbConfig {
     pub end: (u8, u8),
     /// The multicast rectangle's start corner (ignored for unicast; write (0, 0)).
     pub start: (u8, u8),
-    /// Which NoC carries the window's requests.
-    pub noc: Noc,
+    /// Which NoC carries the window's requests: 0 (NoC0) or 1 (NoC1), the value of the
+    /// `noc_sel` field. Chip-neutral code holding a `komorebi_hal::NocId` passes its `index()`.
+    pub noc: u8,
     /// Multicast to the Tensix tiles of the rectangle `start..=end`.
     pub multicast: bool,
     /// Ordering mode.
@@ -135,6 +134,8 @@ pub enum TlbError {
     Coordinate(u8),
     /// A static VC above 7.
     StaticVc(u8),
+    /// A NoC index other than 0 or 1.
+    Noc(u8),
 }
 
 impl core::fmt::Display for TlbError {
@@ -149,6 +150,7 @@ impl core::fmt::Display for TlbError {
             Self::AddrTooLarge(a) => write!(f, "TLB address {a:#x} is beyond the window's reach"),
             Self::Coordinate(c) => write!(f, "TLB coordinate {c} does not fit 6 bits (0..=63)"),
             Self::StaticVc(v) => write!(f, "static VC {v} is not in 0..=7"),
+            Self::Noc(n) => write!(f, "NoC {n} is not 0 or 1"),
         }
     }
 }
@@ -219,7 +221,7 @@ impl TlbConfig {
             addr,
             end: (x, y),
             start: (0, 0),
-            noc: Noc::Noc0,
+            noc: 0,
             multicast: false,
             ordering: TlbOrdering::Relaxed,
             linked: false,
@@ -247,6 +249,9 @@ impl TlbConfig {
                 return Err(TlbError::Coordinate(coords[i]));
             }
             i += 1;
+        }
+        if self.noc > 1 {
+            return Err(TlbError::Noc(self.noc));
         }
         let mut v: u128 = offset as u128;
         v |= (self.end.0 as u128) << l.x_end;
@@ -279,11 +284,7 @@ impl TlbConfig {
             addr: (field(v, 0, l.offset_bits) as u64) << l.offset_shift,
             end: (field(v, l.x_end, 6) as u8, field(v, l.y_end, 6) as u8),
             start: (field(v, l.x_start, 6) as u8, field(v, l.y_start, 6) as u8),
-            noc: if field(v, l.noc, 1) == 1 {
-                Noc::Noc1
-            } else {
-                Noc::Noc0
-            },
+            noc: field(v, l.noc, 1) as u8,
             multicast: field(v, l.mcast, 1) == 1,
             ordering,
             linked: field(v, l.linked, 1) == 1,

@@ -147,10 +147,28 @@ fn noc1_coordinates_are_16_minus_x_and_11_minus_y() {
             let (x1, y1) = noc0_to_noc1(x, y).unwrap();
             assert_eq!((x1, y1), (16 - x, 11 - y));
             assert_eq!(noc1_to_noc0(x1, y1), Some((x, y)));
-            assert_eq!(noc0_to(Noc::Noc1, x, y), Some((x1, y1)));
-            assert_eq!(noc0_to(Noc::Noc0, x, y), Some((x, y)));
+            let p0 = Noc0Xy::new(x, y).unwrap();
+            let p1 = p0.to_noc1();
+            assert_eq!((p1.x(), p1.y()), (x1, y1));
+            assert_eq!(p1, Noc1Xy::new(x1, y1).unwrap());
+            assert_eq!(p1.to_noc0(), p0);
+            assert_eq!(Noc0Xy::from(p1), p0);
+            assert_eq!(p0.tile(), tile_at(x, y).unwrap());
         }
     }
+    assert_eq!(Noc0Xy::new(17, 0), None);
+    assert_eq!(Noc0Xy::new(0, 12), None);
+    assert_eq!(Noc1Xy::new(17, 0), None);
+    assert_eq!(Noc1Xy::new(0, 12), None);
+    assert_eq!(noc1_to_noc0(0, 12), None);
+}
+
+#[test]
+fn tensix_rows_are_noc0_y_2_to_11() {
+    assert_eq!(TENSIX_Y.len(), TENSIX_ROWS as usize);
+    assert_eq!(TENSIX_Y[0], TENSIX_Y_FIRST);
+    assert_eq!(TENSIX_Y[TENSIX_Y.len() - 1], TENSIX_Y_LAST);
+    assert!(TENSIX_Y.windows(2).all(|w| w[1] == w[0] + 1));
 }
 
 #[test]
@@ -241,6 +259,10 @@ fn logical_coordinates_map_to_noc0() {
     assert_eq!(p150.noc0_to_logical(11, 5), Some((6, 3)));
     assert_eq!(p150.noc0_to_logical(7, 5), None, "harvested column");
     assert_eq!(p150.noc0_to_logical(8, 5), None, "not a Tensix column");
+    assert_eq!(p150.noc0_y(), &TENSIX_Y);
+    assert_eq!(p150.noc0_xy(6, 3), Noc0Xy::new(11, 5));
+    assert_eq!(p150.noc0_xy(12, 0), None);
+    assert_eq!(p150.noc0_xy(6, 3).map(Noc0Xy::tile), Some(TileKind::Tensix));
 }
 
 // ---- §3 / §4.5 encodings -------------------------------------------------------------------
@@ -591,7 +613,7 @@ fn tlb_2m_field_positions() {
     assert_eq!(bits_of(c.encode(TlbSize::Size2M).unwrap()), vec![0, 43, 49]);
     c = TlbConfig::unicast(0, 0, 0);
     c.start = (1, 1);
-    c.noc = Noc::Noc1;
+    c.noc = 1;
     c.multicast = true;
     c.ordering = TlbOrdering::Strict;
     c.linked = true;
@@ -608,7 +630,7 @@ fn tlb_4g_field_positions() {
     assert_eq!(bits_of(c.encode(TlbSize::Size4G).unwrap()), vec![0, 32, 38]);
     c = TlbConfig::unicast(0, 0, 0);
     c.start = (1, 1);
-    c.noc = Noc::Noc1;
+    c.noc = 1;
     c.multicast = true;
     c.ordering = TlbOrdering::Posted;
     c.linked = true;
@@ -635,7 +657,7 @@ fn tlb_round_trip_and_errors() {
                 addr: size.bytes() * (3 + i as u64),
                 end: (16, 11),
                 start: (1, 2),
-                noc: if i % 2 == 0 { Noc::Noc0 } else { Noc::Noc1 },
+                noc: (i % 2) as u8,
                 multicast: i % 2 == 1,
                 ordering,
                 linked: i == 3,
@@ -650,6 +672,9 @@ fn tlb_round_trip_and_errors() {
         let mut bad = TlbConfig::unicast(0, 0, 0);
         bad.static_vc = Some(8);
         assert_eq!(bad.encode(size), Err(TlbError::StaticVc(8)));
+        let mut bad = TlbConfig::unicast(0, 0, 0);
+        bad.noc = 2;
+        assert_eq!(bad.encode(size), Err(TlbError::Noc(2)));
     }
     assert_eq!(
         TlbConfig::unicast(0, 0, u64::MAX << 32)

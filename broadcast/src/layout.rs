@@ -3,8 +3,10 @@
 //!
 //! Coordinates: *logical* `(column, row)` name cores of the dense Tensix grid; *NoC0* and *NoC1*
 //! coordinates are raw coordinates of each NoC. A [`Geometry`] maps logical to NoC0 and knows the
-//! NoC grid size, which gives NoC1 (`x1 = width - 1 - x0`, `y1 = height - 1 - y0`);
-//! [`Geometry::blackhole`] builds it from a harvest mask.
+//! NoC grid size, which gives NoC1 (`x1 = width - 1 - x0`, `y1 = height - 1 - y0`). The layout
+//! itself is chip-neutral: Blackhole's facts (which columns a harvest mask leaves, the Tensix
+//! rows, the 17 x 12 grid) come from `blackhole-pac` in [`Geometry::blackhole`] and
+//! [`blackhole_noc0_x`], and nowhere else in this crate.
 //!
 //! Rules these functions keep:
 //! * A broadcast is a run of cores of one logical column, or of one logical row inside one
@@ -17,6 +19,8 @@
 
 use core::fmt;
 
+use blackhole_pac::grid::{GRID_X, GRID_Y};
+use blackhole_pac::harvest::HarvestMask;
 use heapless::Vec;
 use komorebi_hal::LogicalRect;
 
@@ -32,14 +36,10 @@ pub const MAX_CORES: usize = MAX_RECEIVERS as usize + 1;
 /// Most broadcasts of one rectangle, and most cores of one group.
 pub const MAX_GROUP: usize = MAX_LINES * MAX_LINES;
 
-/// Which NoC carries a broadcast.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Noc {
-    /// NoC0: the reader kernel; sender at the top of a column / left end of a row.
-    Noc0 = 0,
-    /// NoC1: the writer kernel; sender at the bottom of a column / right end of a row.
-    Noc1 = 1,
-}
+/// Which NoC carries a broadcast: the HAL's one NoC id type, under the name the layout's callers
+/// use. NoC0 is the reader kernel's (sender at the top of a column / left end of a row), NoC1 the
+/// writer kernel's (sender at the bottom of a column / right end of a row).
+pub use komorebi_hal::NocId as Noc;
 
 /// What was wrong with a layout request, and what is allowed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -149,10 +149,12 @@ impl Geometry {
         })
     }
 
-    /// Blackhole's Tensix grid for a die-order harvest mask (see `blackhole_noc0_x`).
+    /// Blackhole's Tensix grid for a die-order harvest mask (see [`blackhole_noc0_x`]), from
+    /// `blackhole-pac`: the enabled columns' NoC0 x, the 10 Tensix rows' NoC0 y, the 17 x 12
+    /// grid.
     pub fn blackhole(harvest_mask: u32) -> Result<Self, LayoutError> {
-        let xs = blackhole_noc0_x(harvest_mask)?;
-        Self::new(&xs, &BLACKHOLE_NOC0_Y, (17, 12))
+        let columns = blackhole_mask(harvest_mask)?.columns();
+        Self::new(columns.noc0_x(), columns.noc0_y(), (GRID_X, GRID_Y))
     }
 
     /// Logical columns.
@@ -180,10 +182,10 @@ impl Geometry {
 
     /// Raw coordinates on `noc` of logical `(x, y)`.
     pub fn noc_xy(&self, core: RawXy, noc: Noc) -> Option<RawXy> {
-        let (x, y) = self.noc0(core)?;
+        let p = self.noc0(core)?;
         Some(match noc {
-            Noc::Noc0 => (x, y),
-            Noc::Noc1 => (self.grid.0 - 1 - x, self.grid.1 - 1 - y),
+            Noc::Noc0 => p,
+            Noc::Noc1 => mirror(self.grid, p),
         })
     }
 
@@ -207,34 +209,29 @@ impl Geometry {
     }
 }
 
-/// NoC0 y of Blackhole's 10 Tensix rows: logical row r is y = r + 2.
-const BLACKHOLE_NOC0_Y: [u8; 10] = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
-/// NoC0 x of die-order harvesting bit i (tt-umd `HARVESTING_NOC_LOCATIONS`).
-const HARVESTING_NOC_LOCATIONS: [u8; 14] = [1, 16, 2, 15, 3, 14, 4, 13, 5, 12, 6, 11, 7, 10];
-/// NoC0 x of the 14 Tensix columns, ascending.
-const TENSIX_X: [u8; 14] = [1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16];
+/// NoC1 raw coordinates of NoC0 `p` on a `grid` = (width, height) torus: the two NoCs run in
+/// opposite directions over the same routers, so each numbers them from the other's far corner.
+///
+/// This is the chip-neutral form of the rule, for a geometry of any grid size; it is not a
+/// second copy of Blackhole's conversion (`blackhole_pac::grid::Noc0Xy::to_noc1`, the same
+/// mirror fixed to 17 x 12), and the layout tests check the two agree on every Blackhole tile.
+/// `p` lies inside `grid` ([`Geometry::new`] checks every coordinate).
+const fn mirror(grid: (u8, u8), p: RawXy) -> RawXy {
+    (grid.0 - 1 - p.0, grid.1 - 1 - p.1)
+}
+
+fn blackhole_mask(harvest_mask: u32) -> Result<HarvestMask, LayoutError> {
+    HarvestMask::new(harvest_mask).map_err(|_| LayoutError::HarvestMask(harvest_mask))
+}
 
 /// NoC0 x of each logical column of Blackhole for a die-order harvest mask (bit i set: the
-/// column at NoC0 x = `[1,16,2,15,3,14,4,13,5,12,6,11,7,10][i]` is harvested; the complement of
-/// ARC telemetry tag 34): the enabled columns by ascending NoC0 x.
-///
-/// (The tables are repeated from `blackhole-pac`, which this no_std layout does not depend on;
-/// a test checks they agree.)
+/// column at NoC0 x = `blackhole_pac::harvest::HARVESTING_NOC_LOCATIONS[i]` is harvested; the
+/// complement of ARC telemetry tag 34): the enabled columns by ascending NoC0 x, as
+/// `blackhole_pac::harvest::HarvestMask::columns` gives them.
 pub fn blackhole_noc0_x(harvest_mask: u32) -> Result<Vec<u8, 14>, LayoutError> {
-    if harvest_mask & !0x3FFF != 0 {
-        return Err(LayoutError::HarvestMask(harvest_mask));
-    }
-    let harvested = |x: u8| {
-        HARVESTING_NOC_LOCATIONS
-            .iter()
-            .position(|&h| h == x)
-            .is_some_and(|i| harvest_mask & (1 << i) != 0)
-    };
-    Ok(TENSIX_X
-        .iter()
-        .copied()
-        .filter(|&x| !harvested(x))
-        .collect())
+    let columns = blackhole_mask(harvest_mask)?.columns();
+    // At most 14 enabled columns: always fits.
+    Vec::from_slice(columns.noc0_x()).map_err(|_| LayoutError::Geometry)
 }
 
 /// A run of logical columns with consecutive NoC0 x: row broadcasts never cross one.

@@ -25,6 +25,42 @@ fn noc0_x_agrees_with_blackhole_pac_for_every_mask() {
 }
 
 #[test]
+fn the_geometry_of_a_mask_is_blackhole_pacs_mapping_and_its_noc1_mirror_the_pacs() {
+    use blackhole_pac::grid::Noc0Xy;
+    for mask in masks(2) {
+        let g = Geometry::blackhole(mask).unwrap();
+        let columns = HarvestMask::new(mask).unwrap().columns();
+        assert_eq!((g.columns() as usize, g.rows()), (columns.len(), 10));
+        for x in 0..g.columns() {
+            for y in 0..g.rows() {
+                let p0 = columns.noc0_xy(x, y).unwrap();
+                assert_eq!(g.noc0((x, y)), Some(p0.get()), "mask {mask:#x}");
+                assert_eq!(g.noc_xy((x, y), Noc::Noc0), Some(p0.get()));
+                assert_eq!(
+                    g.noc_xy((x, y), Noc::Noc1),
+                    Some(p0.to_noc1().get()),
+                    "mask {mask:#x} core ({x},{y})"
+                );
+                assert_eq!(Noc0Xy::new(p0.x(), p0.y()), Some(p0));
+            }
+        }
+        assert_eq!(g.noc_xy((g.columns(), 0), Noc::Noc1), None);
+    }
+}
+
+#[test]
+fn a_geometry_of_another_grid_mirrors_on_its_own_size() {
+    // Chip-neutral: an 8 x 6 grid's NoC1 is x1 = 7 - x0, y1 = 5 - y0.
+    let g = Geometry::new(&[1, 2, 5], &[0, 3], (8, 6)).unwrap();
+    assert_eq!(g.noc_xy((0, 0), Noc::Noc1), Some((6, 5)));
+    assert_eq!(g.noc_xy((2, 1), Noc::Noc1), Some((2, 2)));
+    assert_eq!(
+        Geometry::new(&[1, 8], &[0], (8, 6)),
+        Err(LayoutError::Geometry)
+    );
+}
+
+#[test]
 fn panels_of_the_common_parts() {
     let full = blackhole_noc0_x(0).unwrap();
     assert_eq!(

@@ -16,5 +16,5 @@ pub use cb::CircularBuffer;
 pub use control::{ControlBlock, ControlLayout};
 pub use noc::NocMulticast;
 pub use role::{Compute, DataMovement, Role};
-pub use types::{L1Addr, LogicalRect, NocAddr, NocId, Rect, ValueError, Xy};
+pub use types::{L1Addr, LogicalRect, LogicalXy, NocAddr, NocId, Rect, ValueError, Xy};
 pub use wait::{Pause, Spin, WaitError, block_on, wait_until};

@@ -291,6 +291,52 @@ impl fmt::Display for NocAddr {
     }
 }
 
+/// A core's *logical* coordinates: column `x`, row `y` of the dense grid of a chip's usable
+/// cores (see [`LogicalRect`]).
+///
+/// Logical coordinates are chip-neutral; they are not NoC coordinates ([`Xy`]). A backend or a
+/// host layout maps them to the raw coordinates of its chip's NoCs.
+///
+/// ```
+/// use komorebi_hal::{LogicalRect, LogicalXy};
+/// let group = LogicalRect::new(2, 0, 3, 10);
+/// assert!(group.contains_xy(LogicalXy::new(4, 9)));
+/// assert!(!group.contains_xy(LogicalXy::from((5, 0))));
+/// assert_eq!(<(u8, u8)>::from(LogicalXy::new(4, 9)), (4, 9));
+/// ```
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct LogicalXy {
+    /// Logical column.
+    pub x: u8,
+    /// Logical row.
+    pub y: u8,
+}
+
+impl LogicalXy {
+    /// The core at logical column `x`, row `y`.
+    pub const fn new(x: u8, y: u8) -> Self {
+        Self { x, y }
+    }
+}
+
+impl From<(u8, u8)> for LogicalXy {
+    fn from((x, y): (u8, u8)) -> Self {
+        Self { x, y }
+    }
+}
+
+impl From<LogicalXy> for (u8, u8) {
+    fn from(p: LogicalXy) -> Self {
+        (p.x, p.y)
+    }
+}
+
+impl fmt::Display for LogicalXy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({},{})", self.x, self.y)
+    }
+}
+
 /// A rectangle of *logical* core coordinates: `columns` x `rows` cores from `(x0, y0)`.
 ///
 /// Logical coordinates number a chip's usable cores densely from `(0, 0)`, skipping harvested
@@ -344,6 +390,11 @@ impl LogicalRect {
             && y >= self.y0
             && (x as u16) < self.x0 as u16 + self.columns as u16
             && (y as u16) < self.y0 as u16 + self.rows as u16
+    }
+
+    /// Whether the core at `p` lies inside ([`Self::contains`] on a [`LogicalXy`]).
+    pub const fn contains_xy(self, p: LogicalXy) -> bool {
+        self.contains(p.x, p.y)
     }
 
     /// Whether `other` lies entirely inside.

@@ -1,7 +1,9 @@
 //! `NocMulticast` on one NIU.
 
 use blackhole_pac::addr::{self, AddrRegs, L1_ALIGN, MAX_PACKET_BYTES};
-use blackhole_pac::grid::{GRID_X, GRID_Y, TENSIX_X, TENSIX_Y_FIRST, TENSIX_Y_LAST, TileKind};
+use blackhole_pac::grid::{
+    GRID_X, GRID_Y, Noc0Xy, Noc1Xy, TENSIX_X, TENSIX_Y_FIRST, TENSIX_Y_LAST, TileKind,
+};
 use blackhole_pac::harvest::{HARVESTING_NOC_LOCATIONS, HarvestMask};
 use blackhole_pac::niu::{self, CmdBufId, Counter, Niu, NocCtrl};
 use komorebi_hal::noc::{self, Ack, ErrorKind, Order, WriteMode};
@@ -52,12 +54,20 @@ impl Translation {
 
     /// Translated coordinates of the Tensix tile at NoC0 `(x, y)`; `None` for other tiles.
     pub const fn tensix(&self, x: u8, y: u8) -> Option<(u8, u8)> {
-        if x as usize >= 17 || y < TENSIX_Y_FIRST || y > TENSIX_Y_LAST {
+        match Noc0Xy::new(x, y) {
+            Some(p) => self.tensix_at(p),
+            None => None,
+        }
+    }
+
+    /// Translated coordinates of the Tensix tile at `p`; `None` for other tiles.
+    pub const fn tensix_at(&self, p: Noc0Xy) -> Option<(u8, u8)> {
+        if p.y() < TENSIX_Y_FIRST || p.y() > TENSIX_Y_LAST {
             return None;
         }
-        match self.x[x as usize] {
+        match self.x[p.x() as usize] {
             0xFF => None,
-            t => Some((t, y)),
+            t => Some((t, p.y())),
         }
     }
 }
@@ -112,11 +122,11 @@ impl SiliconNoc {
         self.acks_expected = self.niu.status(Counter::MstWrAckReceived).read();
     }
 
-    /// NoC0 coordinates of raw `p` of this NoC.
-    fn noc0(&self, p: Xy) -> (u8, u8) {
+    /// NoC0 coordinates of raw `p` of this NoC; `None` off the 17 x 12 grid.
+    fn noc0(&self, p: Xy) -> Option<Noc0Xy> {
         match self.noc {
-            NocId::Noc0 => (p.x(), p.y()),
-            NocId::Noc1 => (GRID_X - 1 - p.x(), GRID_Y - 1 - p.y()),
+            NocId::Noc0 => Noc0Xy::new(p.x(), p.y()),
+            NocId::Noc1 => Noc1Xy::new(p.x(), p.y()).map(Noc1Xy::to_noc0),
         }
     }
 
@@ -125,25 +135,25 @@ impl SiliconNoc {
         let Some(t) = self.translation else {
             return Ok((p.x(), p.y()));
         };
-        let (x0, y0) = self.noc0(p);
-        t.tensix(x0, y0).ok_or(err(
+        self.noc0(p).and_then(|p0| t.tensix_at(p0)).ok_or(err(
             ErrorKind::InvalidAddress,
             "only Tensix targets are translated (DRAM translation is unconfirmed)",
         ))
     }
 
     fn target_kind(&self, p: Xy) -> Result<TileKind, NocError> {
-        let (x, y) = self.noc0(p);
-        match blackhole_pac::grid::tile_at(x, y) {
-            Some(TileKind::Tensix) if self.harvest.is_harvested(x) => Err(err(
+        let neither = err(
+            ErrorKind::InvalidAddress,
+            "target is neither a Tensix L1 nor a DRAM port",
+        );
+        let p0 = self.noc0(p).ok_or(neither)?;
+        match p0.tile() {
+            TileKind::Tensix if self.harvest.is_harvested(p0.x()) => Err(err(
                 ErrorKind::InvalidAddress,
                 "target is a harvested Tensix",
             )),
-            Some(k @ (TileKind::Tensix | TileKind::Dram { .. })) => Ok(k),
-            _ => Err(err(
-                ErrorKind::InvalidAddress,
-                "target is neither a Tensix L1 nor a DRAM port",
-            )),
+            k @ (TileKind::Tensix | TileKind::Dram { .. }) => Ok(k),
+            _ => Err(neither),
         }
     }
 
@@ -217,21 +227,25 @@ impl SiliconNoc {
         // Tensix tiles form whole columns x whole rows, so the count factors: enabled Tensix
         // columns in the x span times Tensix rows in the y span (wrap included), minus this
         // node if it lies inside.
+        // The mirror of one axis does not depend on the other, so each axis is converted at an
+        // on-grid point of the other (row 0, column 0): x < 17 and y < 12 always convert.
         let (sx, sy) = (rect.start().x(), rect.start().y());
         let columns = (0..GRID_X)
             .filter(|&x| {
                 let p = Xy::new(x, sy).unwrap_or_default();
-                let x0 = self.noc0(p).0;
+                let x0 = self.noc0(Xy::new(x, 0).unwrap_or_default()).map(Noc0Xy::x);
                 rect.contains(p)
-                    && blackhole_pac::grid::is_tensix_x(x0)
-                    && !self.harvest.is_harvested(x0)
+                    && x0.is_some_and(|x0| {
+                        blackhole_pac::grid::is_tensix_x(x0) && !self.harvest.is_harvested(x0)
+                    })
             })
             .count() as u32;
         let rows = (0..GRID_Y)
             .filter(|&y| {
                 let p = Xy::new(sx, y).unwrap_or_default();
-                let y0 = self.noc0(p).1;
-                rect.contains(p) && (TENSIX_Y_FIRST..=TENSIX_Y_LAST).contains(&y0)
+                let y0 = self.noc0(Xy::new(0, y).unwrap_or_default()).map(Noc0Xy::y);
+                rect.contains(p)
+                    && y0.is_some_and(|y0| (TENSIX_Y_FIRST..=TENSIX_Y_LAST).contains(&y0))
             })
             .count() as u32;
         (columns * rows).saturating_sub(rect.contains(self.node) as u32)

@@ -310,6 +310,26 @@ fn multicast_acks_exclude_the_sender_and_harvested_columns() {
 }
 
 #[test]
+fn targets_off_the_17_by_12_grid_are_refused_on_both_nocs() {
+    for (noc, node) in [(NocId::Noc0, xy(1, 2)), (NocId::Noc1, xy(15, 9))] {
+        let mut f = Fake::new();
+        let mut n = SiliconNoc::new(f.niu(), noc, node, HarvestMask::NONE, None);
+        for target in [xy(17, 3), xy(3, 12), xy(63, 63)] {
+            let e = n
+                .write(
+                    l1(0x8000),
+                    NocAddr::l1(target, l1(0x9000)),
+                    64,
+                    WriteMode::ORDERED,
+                )
+                .unwrap_err();
+            assert_eq!(e.kind, ErrorKind::InvalidAddress, "{noc:?} {target:?}");
+        }
+        assert_eq!(f.command(0), [0; 9], "nothing issued");
+    }
+}
+
+#[test]
 fn resync_takes_the_hardware_counters_as_the_new_baseline() {
     let mut f = Fake::new();
     let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);

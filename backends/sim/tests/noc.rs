@@ -94,7 +94,8 @@ fn a_column_multicast_on_noc1_runs_upwards_in_noc0_terms() {
         let mut n = env.noc().unwrap();
         assert_eq!(n.node(), xy(n1((3, 11))));
         // NoC1 raw: x1 = 13, y1 = 11 - y0: receivers y0 = 10..6 are y1 = 1..5.
-        let rect = Rect::new(xy((13, 1)), xy((13, 5))).unwrap();
+        assert_eq!((n1((3, 10)), n1((3, 6))), ((13, 1), (13, 5)));
+        let rect = Rect::new(xy(n1((3, 10))), xy(n1((3, 6)))).unwrap();
         n.multicast(
             l1(0x8000),
             rect,
@@ -656,8 +657,8 @@ fn a_stalled_kernel_stops_at_its_push_count_and_a_frozen_tile_stops_all_kernels(
 
 #[test]
 fn tlb_windows_reach_the_tiles_their_configuration_names() {
-    use blackhole_pac::grid::Noc;
     use blackhole_pac::tlb::{TlbConfig, TlbSize};
+    use komorebi_hal::NocId;
     let mut s = sim();
     let mut put = |index: u32, c: TlbConfig, size: TlbSize| {
         let words = c.encode(size).unwrap();
@@ -670,8 +671,10 @@ fn tlb_windows_reach_the_tiles_their_configuration_names() {
     mc.start = (2, 2);
     mc.multicast = true;
     put(6, mc, TlbSize::Size2M);
-    let mut far = TlbConfig::unicast(16 - 5, 11 - 6, 0);
-    far.noc = Noc::Noc1;
+    // NoC0 (5, 6) named in NoC1 raw coordinates, through a NoC1 window.
+    let (x1, y1) = n1((5, 6));
+    let mut far = TlbConfig::unicast(x1, y1, 0);
+    far.noc = NocId::Noc1.index();
     put(202, far, TlbSize::Size4G);
     s.bar_write(0, 5 * (2 << 20) + 0x100, &[1, 2, 3, 4])
         .unwrap();

@@ -17,8 +17,8 @@
 mod log;
 
 use blackhole_pac::harvest::HarvestMask;
-use blackhole_pac::niu::{CmdBufId, NIU0, NIU1};
-use blackhole_pac::stream::{CbIndex, STREAMS_MMIO};
+use blackhole_pac::niu::{CmdBufId, Niu};
+use blackhole_pac::stream::{CbIndex, Streams};
 use komorebi_hal::{NocId, Xy};
 use komorebi_hal::Role;
 use komorebi_kernel::abi;
@@ -75,10 +75,15 @@ pub fn ctrl() -> SiliconCtrl {
 
 /// This kernel's NoC: NIU0 for the reader, NIU1 for the writer.
 pub fn noc(role: Role) -> SiliconNoc {
-    let (niu, id) = if role == Role::Writer {
-        (NIU1, NocId::Noc1)
-    } else {
-        (NIU0, NocId::Noc0)
+    // SAFETY: this image runs on a Tensix baby core, where both NIU blocks are mapped, and
+    // each NIU is driven by one kernel only: the writer owns NIU1, the reader NIU0 (compute
+    // never calls this).
+    let (niu, id) = unsafe {
+        if role == Role::Writer {
+            (Niu::steal_niu1(), NocId::Noc1)
+        } else {
+            (Niu::steal_niu0(), NocId::Noc0)
+        }
     };
     let node = niu.cmd_buf(CmdBufId::WRITE).node_id().read();
     // SAFETY: the header word is written by the host before the kernels start.
@@ -118,9 +123,13 @@ impl Buffers for TileBuffers {
         if pages == 0 || pages > u16::MAX as u32 {
             return None;
         }
-        // SAFETY: L1 starts at address 0 of the core's address space and the host placed the
-        // buffer inside it.
-        Some(unsafe { SiliconCb::from_ptr(STREAMS_MMIO, cb, 0, base, page_size, pages as u16) })
+        // SAFETY: on a Tensix baby core the stream registers are mapped at STREAM_BASE, and the
+        // kernels split the counters as tt-metal does (producer tiles_received, consumer
+        // tiles_acked). L1 starts at address 0 of the core's address space and the host placed
+        // the buffer inside it.
+        Some(unsafe {
+            SiliconCb::from_ptr(Streams::steal(), cb, 0, base, page_size, pages as u16)
+        })
     }
 }
 

@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use blackhole_pac::grid::Noc0Xy;
 use komorebi_hal::ControlLayout;
 use komorebi_hal::control::{self, ControlBlock, Error as _};
 use komorebi_hal::wait::WaitError;
@@ -48,9 +49,12 @@ pub fn at(p: (u8, u8), a: u32) -> NocAddr {
     NocAddr::l1(xy(p), l1(a))
 }
 
-/// NoC1 raw coordinates of NoC0 `p`.
+/// NoC1 raw coordinates of NoC0 `p` (blackhole-pac's conversion); `p` must be on the grid.
 pub fn n1(p: (u8, u8)) -> (u8, u8) {
-    (16 - p.0, 11 - p.1)
+    Noc0Xy::new(p.0, p.1)
+        .expect("NoC0 coordinate on the 17 x 12 grid")
+        .to_noc1()
+        .get()
 }
 
 /// Waits until `ready` holds; the error is the wait's.
