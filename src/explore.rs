@@ -8,8 +8,8 @@
 //! nothing gave up (no fault was injected). A failing case prints the command that replays it.
 
 use komorebi_broadcast::Along;
-use komorebi_broadcast::layout::{self, Geometry, Noc};
-use komorebi_hal::LogicalRect;
+use komorebi_broadcast::layout::{self, Geometry};
+use komorebi_hal::{LogicalRect, NocId};
 use komorebi_sim::rng::SplitMix64;
 use serde::Serialize;
 
@@ -121,8 +121,8 @@ pub fn check_case(cfg: &BroadcastConfig) -> Result<broadcast::BroadcastSummary, 
     let block = cfg.pages as u64 * cfg.page_size as u64;
     let (mut streams, mut receivers) = (0, 0);
     for (on, along, noc) in [
-        (cfg.rows, Along::Row, Noc::Noc0),
-        (cfg.columns, Along::Column, Noc::Noc1),
+        (cfg.rows, Along::Row, NocId::Noc0),
+        (cfg.columns, Along::Column, NocId::Noc1),
     ] {
         if on {
             streams += 1;

@@ -1,8 +1,8 @@
 //! `komorebi layout`: the broadcasts of a rectangle for a harvest mask, direction and NoC.
 
 use komorebi_broadcast::args::Along;
-use komorebi_broadcast::layout::{self, Geometry, LayoutError, Noc};
-use komorebi_hal::LogicalRect;
+use komorebi_broadcast::layout::{self, Geometry, LayoutError};
+use komorebi_hal::{LogicalRect, NocId};
 use serde::Serialize;
 
 /// One broadcast as `komorebi layout` prints it.
@@ -30,7 +30,7 @@ pub struct LayoutReport {
     #[serde(skip)]
     along: Along,
     #[serde(skip)]
-    noc: Noc,
+    noc: NocId,
 }
 
 /// Lays out `rect` for a die-order `harvest_mask`.
@@ -38,7 +38,7 @@ pub fn layout_report(
     harvest_mask: u32,
     rect: LogicalRect,
     along: Along,
-    noc: Noc,
+    noc: NocId,
 ) -> Result<LayoutReport, LayoutError> {
     let geometry = Geometry::blackhole(harvest_mask)?;
     let mut broadcasts = Vec::new();
@@ -113,7 +113,13 @@ mod tests {
 
     #[test]
     fn the_json_has_the_documented_shape() {
-        let r = layout_report(0x3000, LogicalRect::new(5, 0, 2, 1), Along::Row, Noc::Noc0).unwrap();
+        let r = layout_report(
+            0x3000,
+            LogicalRect::new(5, 0, 2, 1),
+            Along::Row,
+            NocId::Noc0,
+        )
+        .unwrap();
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(
             json,
@@ -130,7 +136,7 @@ mod tests {
             0x3000,
             LogicalRect::new(0, 0, 1, 3),
             Along::Column,
-            Noc::Noc1,
+            NocId::Noc1,
         )
         .unwrap();
         let json = serde_json::to_value(&r).unwrap();

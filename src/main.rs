@@ -8,8 +8,8 @@ use komorebi::cli::{self, BroadcastFlags};
 use komorebi::grid_report::grid_report;
 use komorebi::layout_report::layout_report;
 use komorebi_broadcast::args::Along;
-use komorebi_broadcast::layout::Noc;
 use komorebi_hal::LogicalRect;
+use komorebi_hal::NocId;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -103,7 +103,7 @@ fn main() -> ExitCode {
             noc,
             json,
         } => {
-            let noc = if noc == 0 { Noc::Noc0 } else { Noc::Noc1 };
+            let noc = if noc == 0 { NocId::Noc0 } else { NocId::Noc1 };
             let along = match along {
                 AlongArg::Row => Along::Row,
                 AlongArg::Column => Along::Column,

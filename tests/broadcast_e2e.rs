@@ -4,8 +4,8 @@
 use blackhole_pac::harvest::HarvestMask;
 use komorebi::app::broadcast::{self, BroadcastConfig, BroadcastSummary};
 use komorebi_broadcast::Along;
-use komorebi_broadcast::layout::{self, Geometry, Noc};
-use komorebi_hal::LogicalRect;
+use komorebi_broadcast::layout::{self, Geometry};
+use komorebi_hal::{LogicalRect, NocId};
 
 fn small(rect: LogicalRect, blocks: u32, window: u8) -> BroadcastConfig {
     BroadcastConfig {
@@ -38,8 +38,8 @@ fn check(cfg: &BroadcastConfig) -> BroadcastSummary {
     let mut streams = 0;
     let mut receivers = 0;
     for (on, along, noc) in [
-        (cfg.rows, Along::Row, Noc::Noc0),
-        (cfg.columns, Along::Column, Noc::Noc1),
+        (cfg.rows, Along::Row, NocId::Noc0),
+        (cfg.columns, Along::Column, NocId::Noc1),
     ] {
         if on {
             streams += 1;

@@ -3,8 +3,8 @@
 //! whatever succeeds must be consistent.
 
 use crate::args::{ARGS_WORDS, Along, BroadcastArgs};
-use crate::layout::{self, BroadcastParams, Geometry, Noc};
-use komorebi_hal::LogicalRect;
+use crate::layout::{self, BroadcastParams, Geometry};
+use komorebi_hal::{LogicalRect, NocId};
 
 /// Decodes `data` as little-endian words; a decoded value must encode back to the same words.
 pub fn args_decode(data: &[u8]) {
@@ -34,7 +34,11 @@ pub fn layout(data: &[u8]) {
     } else {
         Along::Column
     };
-    let noc = if b(10) & 2 == 0 { Noc::Noc0 } else { Noc::Noc1 };
+    let noc = if b(10) & 2 == 0 {
+        NocId::Noc0
+    } else {
+        NocId::Noc1
+    };
     let params = BroadcastParams {
         broadcast: b(11) % 3,
         cb: b(12),

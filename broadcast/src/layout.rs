@@ -22,7 +22,7 @@ use core::fmt;
 use blackhole_pac::grid::{GRID_X, GRID_Y};
 use blackhole_pac::harvest::HarvestMask;
 use heapless::Vec;
-use komorebi_hal::LogicalRect;
+use komorebi_hal::{LogicalRect, NocId};
 
 use crate::area::MAX_RECEIVERS;
 use crate::args::{
@@ -35,11 +35,6 @@ pub const MAX_LINES: usize = 16;
 pub const MAX_CORES: usize = MAX_RECEIVERS as usize + 1;
 /// Most broadcasts of one rectangle, and most cores of one group.
 pub const MAX_GROUP: usize = MAX_LINES * MAX_LINES;
-
-/// Which NoC carries a broadcast: the HAL's one NoC id type, under the name the layout's callers
-/// use. NoC0 is the reader kernel's (sender at the top of a column / left end of a row), NoC1 the
-/// writer kernel's (sender at the bottom of a column / right end of a row).
-pub use komorebi_hal::NocId as Noc;
 
 /// What was wrong with a layout request, and what is allowed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -181,11 +176,11 @@ impl Geometry {
     }
 
     /// Raw coordinates on `noc` of logical `(x, y)`.
-    pub fn noc_xy(&self, core: RawXy, noc: Noc) -> Option<RawXy> {
+    pub fn noc_xy(&self, core: RawXy, noc: NocId) -> Option<RawXy> {
         let p = self.noc0(core)?;
         Some(match noc {
-            Noc::Noc0 => p,
-            Noc::Noc1 => mirror(self.grid, p),
+            NocId::Noc0 => p,
+            NocId::Noc1 => mirror(self.grid, p),
         })
     }
 
@@ -306,13 +301,13 @@ pub fn broadcasts(
     geometry: &Geometry,
     rect: LogicalRect,
     along: Along,
-    noc: Noc,
+    noc: NocId,
 ) -> Result<Vec<BroadcastCores, MAX_GROUP>, LayoutError> {
     geometry.check_inside(rect)?;
     let mut out: Vec<BroadcastCores, MAX_GROUP> = Vec::new();
     let mut line: Vec<RawXy, MAX_LINES> = Vec::new();
     let mut emit = |line: &mut Vec<RawXy, MAX_LINES>| -> Result<(), LayoutError> {
-        if noc == Noc::Noc1 {
+        if noc == NocId::Noc1 {
             line.reverse();
         }
         if line.len() > MAX_CORES {
@@ -359,7 +354,7 @@ pub fn broadcasts(
 pub fn broadcast_rect(
     geometry: &Geometry,
     broadcast: &BroadcastCores,
-    noc: Noc,
+    noc: NocId,
 ) -> Result<Option<(RawXy, RawXy)>, LayoutError> {
     let mut raw: Vec<RawXy, MAX_CORES> = Vec::new();
     for &c in broadcast.cores() {
@@ -417,7 +412,7 @@ pub fn broadcast_args(
     group: LogicalRect,
     rect: LogicalRect,
     along: Along,
-    noc: Noc,
+    noc: NocId,
     params: BroadcastParams,
 ) -> Result<Vec<CoreArgs, MAX_GROUP>, LayoutError> {
     geometry.check_inside(group)?;

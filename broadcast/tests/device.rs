@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use komorebi_broadcast::area::{self, GiveUpRecord, Where, marker};
 use komorebi_broadcast::args::{Along, BroadcastArgs};
 use komorebi_broadcast::device::{Broadcast, Cause, Context, GiveUp};
-use komorebi_broadcast::layout::{BroadcastParams, Geometry, Noc, broadcast_args};
+use komorebi_broadcast::layout::{BroadcastParams, Geometry, broadcast_args};
 use komorebi_hal::DataMovement;
 use komorebi_hal::LogicalRect;
 use komorebi_hal::noc::WriteMode;
@@ -179,7 +179,7 @@ fn words(id: u8, rect: LogicalRect, along: Along, core: (u8, u8)) -> [u32; 11] {
         window: WINDOW,
         pages: PAGES,
     };
-    let all = broadcast_args(&g, group(), rect, along, Noc::Noc0, params).unwrap();
+    let all = broadcast_args(&g, group(), rect, along, NocId::Noc0, params).unwrap();
     all.iter().find(|a| a.core == core).unwrap().words
 }
 

@@ -3,7 +3,7 @@
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::args::{Along, BroadcastArgs, RANK_NONE};
 use komorebi_broadcast::layout::*;
-use komorebi_hal::LogicalRect;
+use komorebi_hal::{LogicalRect, NocId};
 use proptest::prelude::*;
 
 /// Die-order masks with at most `max` harvested columns.
@@ -35,16 +35,16 @@ fn the_geometry_of_a_mask_is_blackhole_pacs_mapping_and_its_noc1_mirror_the_pacs
             for y in 0..g.rows() {
                 let p0 = columns.noc0_xy(x, y).unwrap();
                 assert_eq!(g.noc0((x, y)), Some(p0.get()), "mask {mask:#x}");
-                assert_eq!(g.noc_xy((x, y), Noc::Noc0), Some(p0.get()));
+                assert_eq!(g.noc_xy((x, y), NocId::Noc0), Some(p0.get()));
                 assert_eq!(
-                    g.noc_xy((x, y), Noc::Noc1),
+                    g.noc_xy((x, y), NocId::Noc1),
                     Some(p0.to_noc1().get()),
                     "mask {mask:#x} core ({x},{y})"
                 );
                 assert_eq!(Noc0Xy::new(p0.x(), p0.y()), Some(p0));
             }
         }
-        assert_eq!(g.noc_xy((g.columns(), 0), Noc::Noc1), None);
+        assert_eq!(g.noc_xy((g.columns(), 0), NocId::Noc1), None);
     }
 }
 
@@ -52,8 +52,8 @@ fn the_geometry_of_a_mask_is_blackhole_pacs_mapping_and_its_noc1_mirror_the_pacs
 fn a_geometry_of_another_grid_mirrors_on_its_own_size() {
     // Chip-neutral: an 8 x 6 grid's NoC1 is x1 = 7 - x0, y1 = 5 - y0.
     let g = Geometry::new(&[1, 2, 5], &[0, 3], (8, 6)).unwrap();
-    assert_eq!(g.noc_xy((0, 0), Noc::Noc1), Some((6, 5)));
-    assert_eq!(g.noc_xy((2, 1), Noc::Noc1), Some((2, 2)));
+    assert_eq!(g.noc_xy((0, 0), NocId::Noc1), Some((6, 5)));
+    assert_eq!(g.noc_xy((2, 1), NocId::Noc1), Some((2, 2)));
     assert_eq!(
         Geometry::new(&[1, 8], &[0], (8, 6)),
         Err(LayoutError::Geometry)
@@ -115,17 +115,23 @@ fn panels_of_the_common_parts() {
 #[test]
 fn a_noc1_column_sends_from_the_bottom_with_swapped_corners() {
     let g = Geometry::blackhole(0x3000).unwrap();
-    let bs = broadcasts(&g, LogicalRect::new(2, 0, 1, 10), Along::Column, Noc::Noc1).unwrap();
+    let bs = broadcasts(
+        &g,
+        LogicalRect::new(2, 0, 1, 10),
+        Along::Column,
+        NocId::Noc1,
+    )
+    .unwrap();
     assert_eq!(bs.len(), 1);
     assert_eq!(bs[0].sender(), (2, 9));
     assert_eq!(bs[0].cores()[1], (2, 8));
     // Logical column 2 is NoC0 x 3 -> NoC1 x 13; rows 8..0 are NoC0 y 10..2 -> NoC1 y 1..9.
     assert_eq!(
-        broadcast_rect(&g, &bs[0], Noc::Noc1).unwrap(),
+        broadcast_rect(&g, &bs[0], NocId::Noc1).unwrap(),
         Some(((13, 1), (13, 9)))
     );
     assert_eq!(
-        broadcast_rect(&g, &bs[0], Noc::Noc0),
+        broadcast_rect(&g, &bs[0], NocId::Noc0),
         Err(LayoutError::NotConsecutive)
     );
 }
@@ -133,7 +139,7 @@ fn a_noc1_column_sends_from_the_bottom_with_swapped_corners() {
 #[test]
 fn bad_requests_are_refused_with_what_is_allowed() {
     let g = Geometry::blackhole(0x3000).unwrap();
-    let e = broadcasts(&g, LogicalRect::new(0, 0, 13, 10), Along::Row, Noc::Noc0).unwrap_err();
+    let e = broadcasts(&g, LogicalRect::new(0, 0, 13, 10), Along::Row, NocId::Noc0).unwrap_err();
     assert_eq!(
         e,
         LayoutError::OutsideGrid {
@@ -143,7 +149,7 @@ fn bad_requests_are_refused_with_what_is_allowed() {
         }
     );
     assert!(e.to_string().contains("x0 + columns <= 12"), "{e}");
-    let e = broadcasts(&g, LogicalRect::new(0, 0, 0, 10), Along::Row, Noc::Noc0).unwrap_err();
+    let e = broadcasts(&g, LogicalRect::new(0, 0, 0, 10), Along::Row, NocId::Noc0).unwrap_err();
     assert!(matches!(e, LayoutError::EmptyRect(_)));
     let p = BroadcastParams {
         broadcast: 0,
@@ -153,7 +159,7 @@ fn bad_requests_are_refused_with_what_is_allowed() {
     };
     let r = LogicalRect::new(0, 0, 2, 2);
     assert!(matches!(
-        broadcast_args(&g, r, r, Along::Row, Noc::Noc0, p),
+        broadcast_args(&g, r, r, Along::Row, NocId::Noc0, p),
         Err(LayoutError::Args(_))
     ));
     let p = BroadcastParams {
@@ -168,24 +174,29 @@ fn bad_requests_are_refused_with_what_is_allowed() {
             r,
             LogicalRect::new(1, 1, 2, 2),
             Along::Row,
-            Noc::Noc0,
+            NocId::Noc0,
             p
         ),
         Err(LayoutError::OutsideGroup { .. })
     ));
     let not_a_line = BroadcastCores::new(&[(0, 0), (2, 0)]).unwrap();
     assert_eq!(
-        broadcast_rect(&g, &not_a_line, Noc::Noc0),
+        broadcast_rect(&g, &not_a_line, NocId::Noc0),
         Err(LayoutError::NotConsecutive)
     );
     let across_panels = BroadcastCores::new(&[(5, 0), (6, 0)]).unwrap();
     assert_eq!(
-        broadcast_rect(&g, &across_panels, Noc::Noc0),
+        broadcast_rect(&g, &across_panels, NocId::Noc0),
         Err(LayoutError::NotConsecutive)
     );
 }
 
-fn check_layout(mask: u32, rect: LogicalRect, along: Along, noc: Noc) -> Result<(), TestCaseError> {
+fn check_layout(
+    mask: u32,
+    rect: LogicalRect,
+    along: Along,
+    noc: NocId,
+) -> Result<(), TestCaseError> {
     let g = Geometry::blackhole(mask).unwrap();
     let bs = broadcasts(&g, rect, along, noc).unwrap();
     let panel_of = |x: u8| {
@@ -231,7 +242,11 @@ fn check_layout(mask: u32, rect: LogicalRect, along: Along, noc: Noc) -> Result<
         };
         prop_assert_eq!(
             sender_axis,
-            if noc == Noc::Noc0 { axis_min } else { axis_max }
+            if noc == NocId::Noc0 {
+                axis_min
+            } else {
+                axis_max
+            }
         );
         // The rectangle covers exactly the receivers.
         let rect_raw = broadcast_rect(&g, b, noc).unwrap();
@@ -278,7 +293,7 @@ fn check_layout(mask: u32, rect: LogicalRect, along: Along, noc: Noc) -> Result<
     Ok(())
 }
 
-fn arb_case() -> impl Strategy<Value = (u32, LogicalRect, Along, Noc)> {
+fn arb_case() -> impl Strategy<Value = (u32, LogicalRect, Along, NocId)> {
     let all = masks(4);
     (proptest::sample::select(all), any::<bool>(), any::<bool>()).prop_flat_map(
         |(mask, row, noc1)| {
@@ -289,7 +304,7 @@ fn arb_case() -> impl Strategy<Value = (u32, LogicalRect, Along, Noc)> {
                         mask,
                         LogicalRect::new(x0, y0, c, r),
                         if row { Along::Row } else { Along::Column },
-                        if noc1 { Noc::Noc1 } else { Noc::Noc0 },
+                        if noc1 { NocId::Noc1 } else { NocId::Noc0 },
                     )
                 })
             })
@@ -312,7 +327,7 @@ fn every_mask_with_up_to_4_harvested_columns_lays_out_the_full_grid() {
         let columns = blackhole_noc0_x(mask).unwrap().len() as u8;
         let full = LogicalRect::new(0, 0, columns, 10);
         for along in [Along::Row, Along::Column] {
-            for noc in [Noc::Noc0, Noc::Noc1] {
+            for noc in [NocId::Noc0, NocId::Noc1] {
                 check_layout(mask, full, along, noc).unwrap();
             }
         }

@@ -103,7 +103,7 @@ impl Tlbs {
 
     /// Where a unicast window's access at NoC address `addr` lands.
     fn unicast_target(tiles: &Tiles, config: &TlbConfig, addr: u64) -> Result<Place, SimError> {
-        let noc = config.noc as u8;
+        let noc = config.noc;
         match tiles.target_at(noc, config.end) {
             Some(Target::L1(ix)) => {
                 let xy0 = tiles[ix as usize].xy0;
@@ -129,7 +129,7 @@ impl Tlbs {
         len: usize,
     ) -> Result<Place, SimError> {
         let (config, addr) = self.window(bar, offset, len)?;
-        let noc = config.noc as u8;
+        let noc = config.noc;
         if config.multicast {
             let (s, e) = (raw(noc, config.start), raw(noc, config.end));
             let (s0, e0) = ((s.0.min(e.0), s.1.min(e.1)), (s.0.max(e.0), s.1.max(e.1)));

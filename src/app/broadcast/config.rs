@@ -65,7 +65,7 @@ pub(super) struct Operand {
     /// Which way it runs.
     pub(super) along: Along,
     /// The NoC that carries it.
-    pub(super) noc: Noc,
+    pub(super) noc: NocId,
     /// Its circular buffer.
     pub(super) cb: u8,
     /// L1 address of its buffer.
@@ -80,7 +80,7 @@ impl BroadcastConfig {
             out.push(Operand {
                 id: 0,
                 along: Along::Row,
-                noc: Noc::Noc0,
+                noc: NocId::Noc0,
                 cb: 0,
                 base: BUFFER_BASE,
             });
@@ -89,7 +89,7 @@ impl BroadcastConfig {
             out.push(Operand {
                 id: 1,
                 along: Along::Column,
-                noc: Noc::Noc1,
+                noc: NocId::Noc1,
                 cb: 1,
                 base: BUFFER_BASE + bytes * out.len() as u32,
             });

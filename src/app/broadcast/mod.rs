@@ -38,7 +38,7 @@ use blackhole_pac::grid::DRAM_WORKER_PORT;
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::area;
 use komorebi_broadcast::args::{Along, BroadcastArgs, MAX_BLOCKS, MAX_BUFFER_PAGES, MAX_WINDOW};
-use komorebi_broadcast::layout::{self, BroadcastParams, Noc};
+use komorebi_broadcast::layout::{self, BroadcastParams};
 use komorebi_hal::LogicalRect;
 use komorebi_hal::{NocId, Role, Xy};
 use komorebi_kernel::abi;

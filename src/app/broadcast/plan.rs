@@ -1,24 +1,20 @@
 //! The plan of a run: the layout of both broadcasts, every core's typed program, the buffers
 //! and the DRAM data.
 
-use super::*;
+use blackhole_pac::grid::Noc0Xy;
 
-pub(super) fn hal_noc(noc: Noc) -> NocId {
-    match noc {
-        Noc::Noc0 => NocId::Noc0,
-        Noc::Noc1 => NocId::Noc1,
-    }
-}
+use super::*;
 
 /// Each DRAM bank's worker port, in the raw coordinates of `noc`.
 pub(super) fn bank_coordinates(noc: NocId) -> [Xy; BANKS] {
     core::array::from_fn(|b| {
         let (x, y) = DRAM_WORKER_PORT[b];
-        let (x, y) = match noc {
-            NocId::Noc0 => (x, y),
-            NocId::Noc1 => blackhole_pac::grid::noc0_to_noc1(x, y).unwrap_or((x, y)),
-        };
+        let port = Noc0Xy::new(x, y).map(|p| match noc {
+            NocId::Noc0 => p.get(),
+            NocId::Noc1 => p.to_noc1().get(),
+        });
         // DRAM ports sit inside the 17 x 12 grid: always valid coordinates.
+        let (x, y) = port.unwrap_or((x, y));
         Xy::new(x, y).unwrap_or_default()
     })
 }
@@ -131,14 +127,14 @@ impl BroadcastPlan {
         let mut p = BroadcastProgram::default();
         p.compute.job = job;
         for (i, s) in self.operands.iter().enumerate() {
-            let role = Role::mover(hal_noc(s.noc));
+            let role = Role::mover(s.noc);
             let mover = MoverProgram {
                 args: self.words[i][core].words,
                 // `validate` bounds blocks by MAX_BLOCKS.
                 blocks: cfg.blocks as u16,
                 page_size: cfg.page_size,
                 dram_base: cfg.dram_base(job, s.id) as u32,
-                banks: bank_coordinates(hal_noc(s.noc)),
+                banks: bank_coordinates(s.noc),
                 stall_before: None,
             };
             if role == Role::Reader {
