@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use komorebi::cli::{self, BroadcastFlags};
+use komorebi::cli::{self, BroadcastFlags, RunFlags};
 
 /// 03_broadcast: jobs of two broadcasts (A along rows on NoC0, W along columns on NoC1) over a
 /// rectangle of Tensix cores, every byte checked by compute.
@@ -14,11 +14,13 @@ use komorebi::cli::{self, BroadcastFlags};
 struct Example {
     #[command(flatten)]
     flags: BroadcastFlags,
+    #[command(flatten)]
+    run: RunFlags,
 }
 
 fn main() -> ExitCode {
     match cli::parse_or_exit::<Example>() {
-        Ok(e) => cli::broadcast(&e.flags),
+        Ok(e) => cli::broadcast(&e.flags, &e.run),
         Err(code) => code,
     }
 }

@@ -159,6 +159,12 @@ pub struct BroadcastFlags {
     /// Print one JSON object instead of the summary.
     #[arg(long)]
     pub json: bool,
+}
+
+/// How `komorebi broadcast` and the example run their jobs: through the dispatcher, or the test
+/// feeder. (`inspect` always runs the feeder and takes none of these.)
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunFlags {
     /// Dispatcher worker threads.
     #[arg(long, default_value_t = 2)]
     pub workers: usize,
@@ -170,7 +176,7 @@ pub struct BroadcastFlags {
     pub feeder: bool,
 }
 
-impl BroadcastFlags {
+impl RunFlags {
     /// The dispatcher configuration these flags describe.
     pub fn dispatch(&self) -> crate::dispatch::DispatchConfig {
         crate::dispatch::DispatchConfig {
@@ -179,7 +185,9 @@ impl BroadcastFlags {
             ..crate::dispatch::DispatchConfig::default()
         }
     }
+}
 
+impl BroadcastFlags {
     /// The program configuration these flags describe.
     pub fn config(&self) -> BroadcastConfig {
         BroadcastConfig {
@@ -276,7 +284,7 @@ pub fn explore(seeds: u64, start: u64, json: bool) -> ExitCode {
 
 /// Runs the broadcast program with `flags`; prints the summary or JSON; returns the exit code
 /// (0 all checked, 1 data mismatch, 3 timeout, 2 bad flags).
-pub fn broadcast(flags: &BroadcastFlags) -> ExitCode {
+pub fn broadcast(flags: &BroadcastFlags, run: &RunFlags) -> ExitCode {
     let cfg = flags.config();
     let bar = (!flags.json && flags.jobs > 1 && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(flags.jobs as u64);
@@ -292,10 +300,10 @@ pub fn broadcast(flags: &BroadcastFlags) -> ExitCode {
             b.inc(1);
         }
     };
-    let result = if flags.feeder {
+    let result = if run.feeder {
         broadcast::run(&cfg, tick)
     } else {
-        broadcast::run_dispatched(&cfg, &flags.dispatch(), &tick)
+        broadcast::run_dispatched(&cfg, &run.dispatch(), &tick)
     };
     if let Some(b) = bar {
         b.finish_and_clear();

@@ -5,15 +5,16 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`device`] | the host's view of a chip (`Device`), and the simulator as one (`SimDevice`) |
-//! | [`session`] | `Session`, `CommandSpec`, `Report`, the test `Feeder`, `Run` |
-//! | [`broadcast_app`] | the 03_broadcast program behind `komorebi broadcast` and the example |
-//! | [`grid_report`], [`layout_report`] | `komorebi grid`, `komorebi layout` |
+//! | [`host`] | the host library: `device` (the host's view of a chip; the simulator as one) and `session` (`Session`, `CommandSpec`, `Report`, the test `Feeder`, `Run`) |
+//! | [`dispatch`] | the dispatcher: VMS-style animation master with plugin, slots, reservations, work stealing |
+//! | [`app`] | the programs: `broadcast` (03_broadcast, behind `komorebi broadcast` and the example) and `matmul` (the `matmul_schedule` example) |
 //! | [`cli`] | flags and output shared by the binary and the examples |
+//! | [`grid_report`], [`layout_report`] | `komorebi grid`, `komorebi layout` |
 //! | [`inspect`] | every core's broadcast areas: text, JSON, SVG/PNG picture |
 //! | [`explore`] | schedule exploration: random seeds x random shapes, adversary on |
-//! | [`matmul_app`] | the `matmul_schedule` example: a tiled product's schedule through a dispatcher plugin |
-//! | [`dispatch`] | the dispatcher: VMS-style animation master with plugin, slots, reservations, work stealing |
+//!
+//! Dependencies inside the crate point one way: `host` knows no program and no dispatcher;
+//! `dispatch` uses `host`; `app` uses both; the CLI modules use `app`.
 
 pub mod app;
 pub mod cli;

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use blackhole_pac::harvest::HarvestMask;
 use clap::{Parser, Subcommand};
-use komorebi::cli::{self, BroadcastFlags};
+use komorebi::cli::{self, BroadcastFlags, RunFlags};
 use komorebi::grid_report::grid_report;
 use komorebi::layout_report::layout_report;
 use komorebi_broadcast::args::Along;
@@ -25,7 +25,12 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run the 03_broadcast program on the simulator: jobs of two broadcasts, every byte checked.
-    Broadcast(BroadcastFlags),
+    Broadcast {
+        #[command(flatten)]
+        flags: BroadcastFlags,
+        #[command(flatten)]
+        run: RunFlags,
+    },
     /// Run the broadcast program (same flags as `broadcast`), then print every core's broadcast
     /// areas: VALID, first give-up, statistics.
     Inspect {
@@ -92,7 +97,7 @@ fn main() -> ExitCode {
         Err(code) => return code,
     };
     match cli.command {
-        Command::Broadcast(flags) => cli::broadcast(&flags),
+        Command::Broadcast { flags, run } => cli::broadcast(&flags, &run),
         Command::Explore { seeds, start, json } => cli::explore(seeds, start, json),
         Command::Inspect { flags, picture } => cli::inspect(&flags, picture.as_deref()),
         Command::Grid { harvest, json } => cli::print_report(&grid_report(harvest), json),

@@ -173,6 +173,8 @@ fn bad_fault_flags_exit_2_with_one_line() {
         ("stall-dm:1", "KIND:X,Y"),
         ("stall-sender-compute:3,3", "sends no broadcast"),
         ("stall-dm:13,1", "not in --rect"),
+        ("stall-dm:3,4:16", "never comes (allowed: 0..16"),
+        ("stall-compute:3,4:4294967295", "never comes"),
     ] {
         let (code, _, err) = komorebi(&["broadcast", "--jobs", "1", "--fault", fault]);
         assert_eq!(code, 2, "{fault}: {err}");
@@ -226,4 +228,21 @@ fn explore_runs_cases_and_reports_json() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["cases"], 3);
     assert_eq!(v["failures"], serde_json::json!([]));
+}
+
+#[test]
+fn inspect_refuses_the_flags_of_how_broadcast_runs_its_jobs() {
+    for flag in [["--workers", "1"], ["--depth", "1"], ["--feeder", ""]] {
+        let args: Vec<&str> = ["inspect", "--jobs", "1", flag[0], flag[1]]
+            .into_iter()
+            .filter(|a| !a.is_empty())
+            .collect();
+        let (code, out, err) = komorebi(&args);
+        assert_eq!(code, 2, "{flag:?}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(err.contains(flag[0]), "{flag:?}: {err}");
+    }
+    // And `broadcast` still takes them.
+    let (code, _, err) = komorebi(&["broadcast", "--jobs", "1", "--workers", "1", "--depth", "1"]);
+    assert_eq!(code, 0, "{err}");
 }
