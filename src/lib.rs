@@ -5,14 +5,14 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`device`] | the host's view of a chip (`Device`), and the simulator as one (`SimDevice`) |
-//! | [`session`] | `Session`, `CommandSpec`, `Report`, the test `Feeder`, `Run` |
+//! | [`host::device`] | the host's view of a chip (`Device`), and the simulator as one (`SimDevice`) |
+//! | [`host::session`] | `Session`, `CommandSpec`, `Report`, the test `Feeder`, `Run` |
 //! | [`broadcast_app`] | the 03_broadcast program behind `komorebi broadcast` and the example |
 //! | [`grid_report`], [`layout_report`] | `komorebi grid`, `komorebi layout` |
 //! | [`cli`] | flags and output shared by the binary and the examples |
 //! | [`inspect`] | every core's broadcast areas: text, JSON, SVG/PNG picture |
 //! | [`explore`] | schedule exploration: random seeds x random shapes, adversary on |
-//! | [`matmul_app`] | the `matmul_schedule` example: a tiled product's schedule through a dispatcher plugin |
+//! | [`app::matmul`] | the `matmul_schedule` example: a tiled product's schedule through a dispatcher plugin |
 //! | [`dispatch`] | the dispatcher: VMS-style animation master with plugin, slots, reservations, work stealing |
 
 pub mod app;
