@@ -5,7 +5,7 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`host`] | the host library: `device` (the host's view of a chip; the simulator as one) and `session` (`Session`, `CommandSpec`, `Report`, the test `Feeder`, `Run`) |
+//! | [`host`] | the host library: [`host::device`] (the host's view of a chip; the simulator as one) and [`host::session`] (`Session`, `CommandSpec`, `Report`, the test `Feeder`, `Run`) |
 //! | [`dispatch`] | the dispatcher: VMS-style animation master with plugin, slots, reservations, work stealing |
 //! | [`app`] | the programs: `broadcast` (03_broadcast, behind `komorebi broadcast` and the example) and `matmul` (the `matmul_schedule` example) |
 //! | [`cli`] | flags and output shared by the binary and the examples |

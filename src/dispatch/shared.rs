@@ -1,0 +1,165 @@
+//! The run's shared state: what every worker of one run reads (groups, regions, queues,
+//! inboxes, stealers, the sleep, the counters, the clock), and [`regions`], which splits the
+//! grid into the reservation regions. Workers only read it or touch its atomics and queues;
+//! nothing in it is owned by one worker.
+
+use crossbeam_deque::{Injector, Stealer};
+use crossbeam_utils::CachePadded;
+use komorebi_hal::LogicalRect;
+
+use super::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use super::{DispatchConfig, GroupInfo, Ready, Reservations, Sleep};
+
+pub(super) enum Inbound<W, M> {
+    Ready(Ready<W>),
+    Message(M),
+}
+
+pub(super) struct Shared<W, M> {
+    pub(super) groups: Vec<GroupInfo>,
+    /// Per group, the regions it covers (see [`regions`]).
+    pub(super) regions: Vec<Box<[u16]>>,
+    /// Group id -> index in its owner's list.
+    pub(super) local_index: Vec<usize>,
+    pub(super) reservations: Reservations,
+    pub(super) seeds: Injector<Ready<W>>,
+    pub(super) inboxes: Vec<Injector<Inbound<W, M>>>,
+    pub(super) stealers: Vec<Stealer<Ready<W>>>,
+    pub(super) sleep: Sleep,
+    /// Commands ready, in flight or unhandled, plus messages undelivered.
+    pub(super) outstanding: AtomicUsize,
+    pub(super) active: AtomicUsize,
+    pub(super) driving: AtomicBool,
+    pub(super) idle_generation: AtomicU64,
+    /// Per worker: bumped after every pass of that worker that did something and every drive
+    /// of it that published; the sum is the run's activity. (One padded word per worker: a
+    /// shared counter bumped by every pass was a contended line, and it slowed every read of
+    /// the words beside it.)
+    pub(super) activity: Box<[CachePadded<AtomicU64>]>,
+    /// Per worker: the activity when its last fruitless look for work began.
+    pub(super) rescanned: Vec<AtomicU64>,
+    /// The host clock. The hot path reads raw ticks (the invariant TSC where there is one: a
+    /// few nanoseconds, where the OS clock cost a fifth of the host overhead per command);
+    /// [`ns`](Self::ns) turns them into nanoseconds since `start` when a command is handled.
+    pub(super) clock: &'static quanta::Clock,
+    /// Raw ticks when the run started.
+    pub(super) start: u64,
+    pub(super) config: DispatchConfig,
+}
+
+impl<W, M> Shared<W, M> {
+    /// Raw clock ticks now.
+    pub(super) fn now(&self) -> u64 {
+        self.clock.raw()
+    }
+
+    /// The run's activity: the sum of every worker's count. Each count only grows, so a sum
+    /// read while some grow lies between the sums before and after the reads: a look for work
+    /// that began before some activity never compares equal to a sum read after it.
+    pub(super) fn activity(&self) -> u64 {
+        self.activity.iter().map(|a| a.load(Ordering::SeqCst)).sum()
+    }
+
+    /// Counts activity of worker `me`.
+    pub(super) fn bump(&self, me: usize) {
+        self.activity[me].fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Nanoseconds from the run's start to raw tick `raw` (0 for a tick before the start).
+    pub(super) fn ns(&self, raw: u64) -> u64 {
+        self.clock.delta_as_nanos(self.start, raw)
+    }
+}
+
+/// Splits the grid's tiles into regions, tiles covered by exactly the same groups, and returns
+/// every group's regions (ascending) and the number of regions.
+///
+/// Every group covers whole regions, so reserving a group's regions reserves exactly its tiles
+/// against every other group, with one word per region instead of one per tile: disjoint groups
+/// take one word each, however many tiles they have. (Tiles no group covers make one region
+/// that nothing takes.)
+pub(super) fn regions(grid: LogicalRect, groups: &[GroupInfo]) -> (Vec<Box<[u16]>>, usize) {
+    let columns = grid.columns as usize;
+    let tiles_of = |r: LogicalRect| {
+        (r.y0..r.y0 + r.rows).flat_map(move |y| {
+            (r.x0..r.x0 + r.columns).map(move |x| y as usize * columns + x as usize)
+        })
+    };
+    // Per tile, the groups covering it, in group order.
+    let mut cover: Vec<Vec<u32>> = vec![Vec::new(); grid.len()];
+    for g in groups {
+        for t in tiles_of(g.rect) {
+            cover[t].push(g.id.0);
+        }
+    }
+    let mut ids: std::collections::HashMap<&[u32], u16> = std::collections::HashMap::new();
+    let region: Vec<u16> = cover
+        .iter()
+        .map(|c| {
+            let next = ids.len() as u16;
+            *ids.entry(c.as_slice()).or_insert(next)
+        })
+        .collect();
+    let per_group = groups
+        .iter()
+        .map(|g| {
+            let mut r: Vec<u16> = tiles_of(g.rect).map(|t| region[t]).collect();
+            r.sort_unstable();
+            r.dedup();
+            r.into()
+        })
+        .collect();
+    (per_group, ids.len())
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::dispatch::GroupId;
+
+    fn group(id: u32, rect: LogicalRect) -> GroupInfo {
+        GroupInfo {
+            id: GroupId(id),
+            rect,
+            shard: 0,
+        }
+    }
+
+    #[test]
+    fn disjoint_groups_take_one_region_each() {
+        let grid = LogicalRect::new(0, 0, 4, 2);
+        let groups = [
+            group(0, LogicalRect::new(0, 0, 2, 2)),
+            group(1, LogicalRect::new(2, 0, 2, 2)),
+        ];
+        let (per_group, count) = regions(grid, &groups);
+        assert_eq!(count, 2);
+        assert_eq!(per_group[0].len(), 1);
+        assert_eq!(per_group[1].len(), 1);
+        assert_ne!(per_group[0][0], per_group[1][0]);
+    }
+
+    #[test]
+    fn overlapping_groups_share_exactly_the_overlap() {
+        // Columns 0..3 of one row; a covers 0..2, b covers 1..3: regions {0}, {1}, {2}, and the
+        // uncovered column 3.
+        let grid = LogicalRect::new(0, 0, 4, 1);
+        let a = group(0, LogicalRect::new(0, 0, 2, 1));
+        let b = group(1, LogicalRect::new(1, 0, 2, 1));
+        let whole = group(2, LogicalRect::new(0, 0, 3, 1));
+        let (per_group, count) = regions(grid, &[a, b, whole]);
+        assert_eq!(count, 4);
+        let shared: Vec<u16> = per_group[0]
+            .iter()
+            .filter(|r| per_group[1].contains(r))
+            .copied()
+            .collect();
+        assert_eq!(shared.len(), 1, "a and b overlap in one column");
+        assert_eq!(
+            per_group[2].len(),
+            3,
+            "the whole row meets both and either alone"
+        );
+        assert!(per_group[0].iter().all(|r| per_group[2].contains(r)));
+    }
+}
