@@ -50,6 +50,14 @@
 //! windows ([`Sim::bar_write`], [`Sim::bar_read`]), and advances virtual time when it asks to
 //! ([`Sim::run_until`]).
 
+// The blocking build of the device crates (the firmware's, decisions D8) turns `Pause::pause`
+// and every protocol call into plain fns; the simulator interleaves kernels as async tasks and
+// has no such build. Refuse it here, with the reason, rather than at the first mismatched impl.
+#[cfg(komorebi_blocking)]
+compile_error!(
+    "komorebi-sim runs kernels as async tasks; build it without --cfg komorebi_blocking"
+);
+
 pub mod config;
 pub mod fault;
 pub mod hal;
