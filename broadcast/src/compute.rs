@@ -56,7 +56,7 @@ impl core::fmt::Display for ComputeError {
 }
 
 /// Waits until `pages` pages are ready.
-#[maybe_async::maybe_async]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 async fn wait_pages<K, P, C>(
     compute: &mut Compute<K, P>,
     cb: &mut C,
@@ -82,7 +82,7 @@ where
 }
 
 /// Waits until the next block's `pages` pages are ready; read them by index 0..pages.
-#[maybe_async::maybe_async]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 pub async fn receive<K, P, C>(
     compute: &mut Compute<K, P>,
     cb: &mut C,
@@ -106,7 +106,7 @@ pub fn done<C: CircularBuffer>(cb: &mut C, pages: u16) -> Result<(), ComputeErro
 
 /// After the last block: waits for and pops the padding `finish` pushed, so the next command
 /// starts at slot 0.
-#[maybe_async::maybe_async]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 pub async fn end<K, P, C>(
     compute: &mut Compute<K, P>,
     cb: &mut C,

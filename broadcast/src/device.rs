@@ -229,7 +229,7 @@ fn issued<E: noc::Error>(r: Result<(), E>) -> Result<bool, Cause> {
 ///
 /// The condition is a `dyn` closure so that every wait of a broadcast shares one state machine:
 /// on the baby cores that is the difference between fitting L1's code space and not.
-#[maybe_async::maybe_async]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 async fn wait_for<K, P>(
     ctrl: &mut K,
     pause: &mut P,
@@ -280,7 +280,7 @@ fn xy(p: (u8, u8)) -> Result<Xy, Cause> {
     Xy::new(p.0, p.1).map_err(|_| Cause::WrongCore)
 }
 
-#[maybe_async::maybe_async]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 impl<C: CircularBuffer> Broadcast<C> {
     /// Reads this core's broadcast words at `words[first..first + 11]` and checks them against
     /// the command, this kernel's NoC and core, and the buffer `cb`. On any mismatch the

@@ -8,29 +8,29 @@
 //! say "until something changes or this cycle", which is why this is a trait of its own; see
 //! `docs/decisions.md`.)
 //!
-//! With the `blocking` feature every `async fn` here, and in the protocol and kernel crates,
-//! is compiled as a plain `fn` (maybe-async): a core that runs one kernel spins in the wait
-//! itself instead of re-entering a state machine from an executor, which is what the
-//! firmware builds. Source and behaviour are the same in both builds.
+//! With `--cfg komorebi_blocking` every `async fn` here, and in the protocol and kernel crates,
+//! is compiled as a plain `fn` (maybe-async's `must_be_sync`): a core that runs one kernel
+//! spins in the wait itself instead of re-entering a state machine from an executor, which is
+//! what the firmware builds. Source and behaviour are the same in both builds.
 
-#[cfg(not(feature = "blocking"))]
+#[cfg(not(komorebi_blocking))]
 use core::future::Future;
-#[cfg(not(feature = "blocking"))]
+#[cfg(not(komorebi_blocking))]
 use core::pin::{Pin, pin};
-#[cfg(not(feature = "blocking"))]
+#[cfg(not(komorebi_blocking))]
 use core::task::{Context, Poll, Waker};
 
 use crate::control::{self, ControlBlock, Error as _};
 
 /// How a waiting kernel lets time pass between two polls of its condition.
-#[maybe_async::maybe_async(AFIT)]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 pub trait Pause {
     /// Returns when the condition may have changed or cycle `deadline` has come, whichever is
     /// first. Returning early is always allowed (the caller polls again).
     async fn pause(&mut self, deadline: u64);
 }
 
-#[maybe_async::maybe_async(AFIT)]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 impl<T: Pause + ?Sized> Pause for &mut T {
     #[inline]
     async fn pause(&mut self, deadline: u64) {
@@ -44,7 +44,7 @@ impl<T: Pause + ?Sized> Pause for &mut T {
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Spin;
 
-#[maybe_async::async_impl(AFIT)]
+#[cfg(not(komorebi_blocking))]
 impl Pause for Spin {
     #[inline]
     async fn pause(&mut self, _deadline: u64) {
@@ -52,7 +52,7 @@ impl Pause for Spin {
     }
 }
 
-#[maybe_async::sync_impl]
+#[cfg(komorebi_blocking)]
 impl Pause for Spin {
     #[inline]
     fn pause(&mut self, _deadline: u64) {
@@ -61,10 +61,10 @@ impl Pause for Spin {
 }
 
 /// A future that is pending exactly once.
-#[cfg(not(feature = "blocking"))]
+#[cfg(not(komorebi_blocking))]
 struct YieldOnce(bool);
 
-#[cfg(not(feature = "blocking"))]
+#[cfg(not(komorebi_blocking))]
 impl Future for YieldOnce {
     type Output = ();
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -126,7 +126,7 @@ impl<E: core::fmt::Display> core::fmt::Display for WaitError<E> {
 /// block, so it may read control words; its own error type `E` is passed through as
 /// [`WaitError::Condition`], and failures of the control block's own calls come back as
 /// [`WaitError::Control`] with their kind.
-#[maybe_async::maybe_async]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 pub async fn wait_until<K, P, E, F>(
     ctrl: &mut K,
     pause: &mut P,
@@ -166,7 +166,7 @@ where
 
 /// Runs `future` to completion by polling it in a loop: the executor of a core that runs one
 /// kernel and has nothing else to do. The waker does nothing; every `Pending` is polled again.
-#[cfg(not(feature = "blocking"))]
+#[cfg(not(komorebi_blocking))]
 pub fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
     let mut cx = Context::from_waker(Waker::noop());
@@ -179,7 +179,7 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 
 /// The blocking build's executor: every protocol call has run to its end before it returns, so
 /// this hands back its result. Kernel entry points read the same in both builds.
-#[cfg(feature = "blocking")]
+#[cfg(komorebi_blocking)]
 pub fn block_on<T>(done: T) -> T {
     done
 }

@@ -150,7 +150,7 @@ struct CountingPause {
 }
 
 // Async, or a plain fn in the blocking build: these tests run in both.
-#[maybe_async::maybe_async(AFIT)]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 impl Pause for CountingPause {
     async fn pause(&mut self, deadline: u64) {
         self.pauses += 1;

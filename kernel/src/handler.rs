@@ -29,7 +29,7 @@ pub struct Outcome {
 /// Bodies are `async` and run inside the persistent loop; `dm.ctrl` / `compute.ctrl` carry the
 /// command's wait limit. A body must return (a give-up is an [`Outcome`], not a hang), and must
 /// leave every buffer as the protocol requires for the next command.
-#[maybe_async::maybe_async(AFIT)]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 pub trait Handler {
     /// The handler id (0 is reserved for exit).
     const ID: u16;
@@ -77,7 +77,7 @@ pub trait Handler {
 
 /// A set of handlers, dispatched by id. Implemented for one handler and for tuples of up to
 /// four.
-#[maybe_async::maybe_async(AFIT)]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 pub trait HandlerSet {
     /// `Some(uses_broadcasts)` for a registered id, `None` otherwise.
     fn lookup(&self, id: u16) -> Option<bool>;
@@ -126,7 +126,7 @@ pub trait HandlerSet {
 
 macro_rules! handler_set {
     ($($h:ident . $i:tt),+) => {
-        #[maybe_async::maybe_async(AFIT)]
+        #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
         impl<$($h: Handler),+> HandlerSet for ($($h,)+) {
             fn lookup(&self, id: u16) -> Option<bool> {
                 $( if id == $h::ID { return Some($h::USES_BROADCASTS); } )+

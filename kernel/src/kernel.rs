@@ -27,7 +27,7 @@ pub enum KernelExit {
 }
 
 /// The reader kernel (NoC0); also the tile's reporter.
-#[maybe_async::maybe_async]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 pub async fn reader<N, K, P, B, H>(
     noc: N,
     ctrl: K,
@@ -46,7 +46,7 @@ where
 }
 
 /// The writer kernel (NoC1).
-#[maybe_async::maybe_async]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 pub async fn writer<N, K, P, B, H>(
     noc: N,
     ctrl: K,
@@ -65,7 +65,7 @@ where
 }
 
 /// The compute kernel.
-#[maybe_async::maybe_async]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 pub async fn compute<K, P, B, H>(ctrl: K, pause: P, buffers: B, handlers: &mut H) -> KernelExit
 where
     K: ControlBlock,
@@ -79,7 +79,7 @@ where
 /// What one kernel does with a command the loop accepted. The loop is generic over it, so each
 /// kernel's state machine holds only its own body's future (an `async fn` keeps a state for
 /// every await point, even a statically dead one).
-#[maybe_async::maybe_async(AFIT)]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 trait Body<K, P, B, H> {
     /// Which kernel.
     const ROLE: Role;
@@ -99,7 +99,7 @@ trait Body<K, P, B, H> {
 /// A data-movement kernel's body: the reader's (`WRITER = false`) or the writer's.
 struct DmBody<N, const WRITER: bool>(N);
 
-#[maybe_async::maybe_async(AFIT)]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 impl<N, K, P, B, H, const WRITER: bool> Body<K, P, B, H> for DmBody<N, WRITER>
 where
     N: NocMulticast,
@@ -142,7 +142,7 @@ where
 /// The compute kernel's body.
 struct ComputeBody;
 
-#[maybe_async::maybe_async(AFIT)]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 impl<K, P, B, H> Body<K, P, B, H> for ComputeBody
 where
     K: ControlBlock,
@@ -180,7 +180,7 @@ fn refused(code: GiveUpCode) -> Outcome {
     }
 }
 
-#[maybe_async::maybe_async]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 async fn run<Y, K, P, B, H>(
     mut body: Y,
     mut ctrl: K,
@@ -272,7 +272,7 @@ where
 
 /// The reporter: once writer and compute are done with command `index`, clears the stop flag
 /// and writes status, sequence and (last) index.
-#[maybe_async::maybe_async]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 async fn report<K: ControlBlock, P: Pause>(
     ctrl: &mut K,
     pause: &mut P,

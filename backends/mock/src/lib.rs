@@ -125,7 +125,7 @@ mock! {
     }
 }
 
-#[cfg(not(feature = "blocking"))]
+#[cfg(not(komorebi_blocking))]
 mock! {
     /// A mock `Pause`.
     pub Pause {}
@@ -135,7 +135,7 @@ mock! {
     }
 }
 
-#[cfg(feature = "blocking")]
+#[cfg(komorebi_blocking)]
 mock! {
     /// A mock `Pause` (blocking build).
     pub Pause {}

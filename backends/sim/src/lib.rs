@@ -49,7 +49,6 @@
 //! [`Sim::multicast_l1`], [`Sim::read_dram`], [`Sim::write_dram`]) and the PCIe BAR0/BAR4 TLB
 //! windows ([`Sim::bar_write`], [`Sim::bar_read`]), and advances virtual time when it asks to
 //! ([`Sim::run_until`]).
-
 //!
 //! ## Layout
 //! The files follow the chip. Leaf modules hold plain data and pure functions and import
@@ -78,6 +77,14 @@
 //! | `pcie` | the BAR0/BAR4 TLB windows: configuration words, where an access lands | decodes only; uses `tile` and leaves |
 //! | [`hal`] | the HAL on the simulated chip: [`SimNoc`] (`hal/noc.rs`), [`SimCb`] (`hal/cb.rs`), [`SimCtrl`] (`hal/ctrl.rs`), [`SimPause`] (`hal/pause.rs`), errors (`hal/error.rs`), [`KernelEnv`] | uses `world` and leaves |
 //! | `sim` | [`Sim`], the host's handle and the kernels' executor | uses `world`, `hal`, `pcie` and leaves |
+
+// The blocking build of the device crates (the firmware's, decisions D8) turns `Pause::pause`
+// and every protocol call into plain fns; the simulator interleaves kernels as async tasks and
+// has no such build. Refuse it here, with the reason, rather than at the first mismatched impl.
+#[cfg(komorebi_blocking)]
+compile_error!(
+    "komorebi-sim runs kernels as async tasks; build it without --cfg komorebi_blocking"
+);
 
 pub mod config;
 mod dram;

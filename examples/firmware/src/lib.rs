@@ -1,8 +1,8 @@
 //! Shared parts of the three kernels: the entry point, the panic handler, and the HAL handles
 //! built from the tile's control block (the runtime ABI).
 //!
-//! The device crates are compiled blocking here (`komorebi-hal`'s `blocking` feature, see
-//! `docs/decisions.md` D8): each core runs one kernel, so every wait spins where it is instead
+//! The device crates are compiled blocking here (`--cfg komorebi_blocking`, from
+//! `.cargo/config.toml`; see `docs/decisions.md` D8): each core runs one kernel, so every wait spins where it is instead
 //! of returning to an executor.
 //!
 //! Memory (L1): 0x0 the reader's boot stub (BRISC's reset PC), 0x4000..0x5000 the control
@@ -12,6 +12,13 @@
 //! data-movement cores, 4 KiB for TRISC0). `_start` sets the stack, zeroes bss, copies data,
 //! and calls `kernel_main`.
 #![no_std]
+
+// `.cargo/config.toml` sets the cfg; a RUSTFLAGS variable in the environment replaces that list.
+#[cfg(not(komorebi_blocking))]
+compile_error!(
+    "the firmware builds the device crates blocking: build it with --cfg komorebi_blocking \
+     (examples/firmware/.cargo/config.toml; a RUSTFLAGS variable replaces that setting)"
+);
 
 #[cfg(feature = "defmt")]
 mod log;

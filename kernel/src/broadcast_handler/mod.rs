@@ -66,7 +66,7 @@ fn gave_up(g: Option<GiveUp>) -> Outcome {
     }
 }
 
-#[maybe_async::maybe_async]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 async fn dm_body<N, K, P, B>(
     dm: &mut DataMovement<N, K, P>,
     buffers: &B,
@@ -145,7 +145,7 @@ where
     }
 }
 
-#[maybe_async::maybe_async]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 async fn run_blocks<N, K, P, C>(
     dm: &mut DataMovement<N, K, P>,
     b: &mut Broadcast<C>,
@@ -220,7 +220,7 @@ where
 
 /// After a give-up: wait for this kernel's own transfers, then pad the buffer to the end of its
 /// lap so the next command starts at slot 0 (compute pops meanwhile).
-#[maybe_async::maybe_async]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 async fn recover_producer<N, K, P, C>(dm: &mut DataMovement<N, K, P>, b: &mut Broadcast<C>)
 where
     N: NocMulticast,
@@ -302,7 +302,7 @@ fn check_page<C: CircularBuffer>(
     Ok(true)
 }
 
-#[maybe_async::maybe_async]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 async fn compute_body<K, P, B>(
     compute: &mut Compute<K, P>,
     buffers: &B,
@@ -444,7 +444,7 @@ where
 
 /// After a give-up: pop everything each producer pushed until it is done with this command and
 /// the buffer is back at slot 0 (the producer pads its lap; see `recover_producer`).
-#[maybe_async::maybe_async]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 async fn recover_consumer<K, P, C>(
     compute: &mut Compute<K, P>,
     inputs: &[Option<ComputeInput>; 2],
@@ -478,7 +478,7 @@ async fn recover_consumer<K, P, C>(
     }
 }
 
-#[maybe_async::maybe_async(AFIT)]
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 impl Handler for BroadcastHandler {
     const ID: u16 = BROADCAST_HANDLER;
     const USES_BROADCASTS: bool = true;

@@ -39,9 +39,10 @@ impl Future for Parked {
     }
 }
 
-// The simulator runs every kernel as an async task of its executor, so it cannot be built with
-// komorebi-hal's `blocking` feature (the firmware's): if this impl does not match the trait,
-// something in the build enabled that feature.
+// The simulator runs every kernel as an async task of its executor, so it has no blocking build
+// (`--cfg komorebi_blocking`, the firmware's): lib.rs refuses that cfg with a compile_error, and
+// this impl steps aside so that the error is the only one.
+#[cfg(not(komorebi_blocking))]
 impl komorebi_hal::Pause for SimPause {
     async fn pause(&mut self, deadline: u64) {
         self.world.borrow_mut().park(self.task, deadline, false);
