@@ -55,7 +55,7 @@ use komorebi_broadcast::area::{self, marker_count};
 use komorebi_broadcast::args::{Along, BroadcastArgs};
 use komorebi_broadcast::compute;
 use komorebi_broadcast::device::{Broadcast, Context};
-use komorebi_broadcast::layout::{BroadcastParams, Geometry, Noc, broadcast_args};
+use komorebi_broadcast::layout::{BroadcastParams, Geometry, broadcast_args};
 use komorebi_hal::noc::WriteMode;
 use komorebi_hal::{
     CircularBuffer, Compute, ControlBlock, DataMovement, L1Addr, LogicalRect, NocAddr, NocId,
@@ -692,7 +692,7 @@ fn model(window: u8, flaw: Flaw) {
         window,
         pages: PAGES,
     };
-    let all = broadcast_args(&geometry, GROUP, GROUP, Along::Column, Noc::Noc0, params).unwrap();
+    let all = broadcast_args(&geometry, GROUP, GROUP, Along::Column, NocId::Noc0, params).unwrap();
     let words: Vec<[u32; 11]> = [(0, 0), (0, 1)]
         .iter()
         .map(|&core| all.iter().find(|a| a.core == core).unwrap().words)

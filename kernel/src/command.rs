@@ -73,11 +73,11 @@ impl Command {
 
     /// The program words of `role`.
     pub fn words(&self, role: Role) -> &[u32] {
-        let start: usize = self.counts[..role as usize]
-            .iter()
-            .map(|&c| c as usize)
-            .sum();
-        &self.words[start..start + self.counts[role as usize] as usize]
+        let i = role.index();
+        let start: usize = self.counts.iter().take(i).map(|&c| c as usize).sum();
+        let len = self.counts.get(i).map_or(0, |&c| c as usize);
+        // `with_words` and `load` keep the counts within the slot: never empty by accident.
+        self.words.get(start..start + len).unwrap_or(&[])
     }
 
     /// The slot's words: header then program words (word 0, the index, is what publishes it:

@@ -65,6 +65,10 @@ impl Translation {
         if p.y() < TENSIX_Y_FIRST || p.y() > TENSIX_Y_LAST {
             return None;
         }
+        // `Noc0Xy` keeps x below 17, the table's length; the check lets the compiler see it.
+        if p.x() as usize >= self.x.len() {
+            return None;
+        }
         match self.x[p.x() as usize] {
             0xFF => None,
             t => Some((t, p.y())),

@@ -329,12 +329,7 @@ where
         program.inputs.get(1).copied(),
     ];
     let (job, stall) = (program.job, program.stall_before.map(u32::from));
-    let mut cbs = [None, None];
-    for (i, s) in inputs.iter().enumerate() {
-        if let Some(s) = s {
-            cbs[i] = buffers.cb(s.cb);
-        }
-    }
+    let mut cbs = inputs.map(|s| s.and_then(|s| buffers.cb(s.cb)));
     let mut checked: u32 = 0;
     let mut first: Option<KernelGiveUp> = None;
     let mut failed = false;
@@ -376,8 +371,8 @@ where
             failed = true;
             break 'blocks;
         }
-        for (i, s) in inputs.iter().enumerate() {
-            let (Some(s), Some(cb)) = (s, cbs[i].as_mut()) else {
+        for (s, cb) in inputs.iter().zip(cbs.iter_mut()) {
+            let (Some(s), Some(cb)) = (s, cb.as_mut()) else {
                 continue;
             };
             if block >= s.blocks as u32 {
@@ -423,8 +418,8 @@ where
         }
     }
     if !failed {
-        for (i, s) in inputs.iter().enumerate() {
-            let (Some(s), Some(cb)) = (s, cbs[i].as_mut()) else {
+        for (s, cb) in inputs.iter().zip(cbs.iter_mut()) {
+            let (Some(s), Some(cb)) = (s, cb.as_mut()) else {
                 continue;
             };
             if let Err(e) = compute::end(compute, cb, s.pages, s.window, s.blocks as u32).await {
@@ -458,8 +453,8 @@ async fn recover_consumer<K, P, C>(
     // Unbounded: each producer's recovery is itself bounded, so it is done in finite time; a
     // hung producer keeps its tile from reporting either way.
     let mut ctrl = CommandCtrl::recovery(&mut compute.ctrl, u64::MAX);
-    for (i, s) in inputs.iter().enumerate() {
-        let (Some(s), Some(cb)) = (s, cbs[i].as_mut()) else {
+    for (s, cb) in inputs.iter().zip(cbs.iter_mut()) {
+        let (Some(s), Some(cb)) = (s, cb.as_mut()) else {
             continue;
         };
         let done_at = abi::kernel_word(abi::KERNEL_DONE, s.producer);

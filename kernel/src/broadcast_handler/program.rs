@@ -236,33 +236,30 @@ impl MoverProgram {
 
     /// Decodes and checks `role`'s words.
     pub fn decode(role: Role, words: &[u32]) -> Result<Self, ProgramError> {
-        if words.len() != MOVER_WORDS {
-            return Err(ProgramError::Length {
-                role,
-                found: words.len(),
-                expected: MOVER_WORDS,
-            });
-        }
-        verify(role, words)?;
+        let w: &[u32; MOVER_WORDS] = words.try_into().map_err(|_| ProgramError::Length {
+            role,
+            found: words.len(),
+            expected: MOVER_WORDS,
+        })?;
+        verify(role, w)?;
         let mut args = [0u32; ARGS_WORDS];
-        args.copy_from_slice(&words[..ARGS_WORDS]);
+        args.copy_from_slice(&w[..ARGS_WORDS]);
         let mut banks = [Xy::default(); BANKS];
         for (i, bank) in banks.iter_mut().enumerate() {
-            let half = (words[14 + i / 2] >> (16 * (i % 2))) as u16;
+            let half = (w[14 + i / 2] >> (16 * (i % 2))) as u16;
             *bank = Xy::new(half as u8, (half >> 8) as u8).map_err(|_| ProgramError::Field {
                 role,
                 field: "DRAM bank coordinates",
                 value: half as u32,
             })?;
         }
-        let blocks = words[11] & 0xFFFF;
         Ok(Self {
             args,
-            blocks: blocks_field(role, blocks)?,
-            page_size: words[12],
-            dram_base: words[13],
+            blocks: blocks_field(role, w[11] & 0xFFFF)?,
+            page_size: w[12],
+            dram_base: w[13],
             banks,
-            stall_before: stall_of(words[11]),
+            stall_before: stall_of(w[11]),
         })
     }
 }
@@ -338,8 +335,13 @@ impl ComputeProgram {
         }
         verify(role, words)?;
         let field = |field, value| ProgramError::Field { role, field, value };
+        let (&[head, job], body) = (
+            words.first_chunk::<2>().ok_or(ProgramError::Inputs(n))?,
+            words.get(2..expected - 1).unwrap_or(&[]),
+        );
         let mut inputs = Vec::new();
-        for w in words[2..expected - 1].chunks_exact(COMPUTE_INPUT_WORDS) {
+        let chunks = body.chunks_exact(COMPUTE_INPUT_WORDS);
+        for w in chunks.filter_map(|c| <&[u32; COMPUTE_INPUT_WORDS]>::try_from(c).ok()) {
             let producer = match w[6] {
                 0 => Role::Reader,
                 1 => Role::Writer,
@@ -358,9 +360,9 @@ impl ComputeProgram {
             let _ = inputs.push(stream);
         }
         Ok(Self {
-            job: words[1],
+            job,
             inputs,
-            stall_before: stall_of(words[0]),
+            stall_before: stall_of(head),
         })
     }
 }
