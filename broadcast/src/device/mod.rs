@@ -43,11 +43,20 @@
 //!   for markers or for its own NoC barriers times out (`broadcast_done`) also sets its tile's
 //!   stop flag.
 
-use komorebi_hal::cb::{self, CircularBuffer, Error as _};
-use komorebi_hal::control::{self, ControlBlock};
-use komorebi_hal::noc::{self, NocMulticast, WriteMode};
-use komorebi_hal::wait::{WaitError, wait_until};
+use komorebi_hal::cb::{CircularBuffer, Error as _};
+use komorebi_hal::control::ControlBlock;
+use komorebi_hal::noc::{NocMulticast, WriteMode};
 use komorebi_hal::{DataMovement, L1Addr, LogicalRect, NocAddr, Pause, Rect, Xy};
+
+mod cause;
+mod pump;
+mod wait;
+
+pub use cause::{Cause, GiveUp};
+
+use cause::{Fail, ctrl_cause, issued, noc_cause};
+use pump::{Popped, Pump};
+use wait::{receivers_done, record_first, wait_for};
 
 use crate::area::{self, GiveUpRecord, Where, marker, marker_count, padding_blocks};
 use crate::args::{ArgsError, BroadcastArgs, MAX_BLOCKS};
@@ -63,129 +72,12 @@ pub struct Context {
     pub exclusive: bool,
 }
 
-/// Why a broadcast call gave up.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Cause {
-    /// The words are not valid `BroadcastArgs`.
-    BadWords(ArgsError),
-    /// The handler refused the words around the arguments (its program failed its own checks,
-    /// or disagrees with the arguments).
-    Refused,
-    /// The words were built for another group than the command names (rule 3).
-    WrongGroup {
-        /// The command's group.
-        command: LogicalRect,
-        /// The words' group.
-        words: LogicalRect,
-    },
-    /// The command does not carry `EXCLUSIVE` (rule 3).
-    NotExclusive,
-    /// The words are for the other NoC than this kernel's.
-    WrongNoc,
-    /// The words are for another core.
-    WrongCore,
-    /// The buffer is not exactly `window * pages` pages.
-    BufferSize {
-        /// Pages the words need.
-        expected: u32,
-        /// Pages the buffer has.
-        capacity: u16,
-    },
-    /// The buffer's write pointer is not at slot 0 (rule 2).
-    NotAtSlotZero,
-    /// A call for a block out of order, past 32 767, or a call of the wrong role.
-    Misuse,
-    /// The wait limit passed.
-    TimedOut,
-    /// The tile was asked to stop.
-    Stopped,
-    /// A NoC call failed.
-    Noc(noc::ErrorKind),
-    /// A circular-buffer call failed.
-    Cb(cb::ErrorKind),
-    /// A control-block call failed.
-    Control(control::ErrorKind),
-}
-
-impl core::fmt::Display for Cause {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            Self::BadWords(e) => write!(f, "bad broadcast words: {e}"),
-            Self::Refused => {
-                f.write_str("the handler refused the program around the broadcast words")
-            }
-            Self::WrongGroup { command, words } => write!(
-                f,
-                "command names group {command} but the broadcast words were built for {words}"
-            ),
-            Self::NotExclusive => f.write_str("a command with broadcasts must carry EXCLUSIVE"),
-            Self::WrongNoc => f.write_str("broadcast words are for the other NoC's kernel"),
-            Self::WrongCore => f.write_str("broadcast words are for another core"),
-            Self::BufferSize { expected, capacity } => write!(
-                f,
-                "broadcast buffer has {capacity} pages, the words need window * pages = {expected}"
-            ),
-            Self::NotAtSlotZero => f.write_str("broadcast buffer does not start at slot 0"),
-            Self::Misuse => f.write_str("broadcast call out of order or for the wrong role"),
-            Self::TimedOut => f.write_str("wait limit passed"),
-            Self::Stopped => f.write_str("tile asked to stop"),
-            Self::Noc(k) => write!(f, "NoC: {k}"),
-            Self::Cb(k) => write!(f, "circular buffer: {k}"),
-            Self::Control(k) => write!(f, "control block: {k}"),
-        }
-    }
-}
-
-/// A give-up: what [`Broadcast`] calls return on failure, and what the area records.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct GiveUp {
-    /// Where.
-    pub place: Where,
-    /// The broadcast id.
-    pub broadcast: u8,
-    /// The block the call was about (for `finish`, the number of blocks).
-    pub block: u32,
-    /// Why.
-    pub cause: Cause,
-}
-
-impl core::fmt::Display for GiveUp {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(
-            f,
-            "{} (broadcast {}, block {}): {}",
-            self.place, self.broadcast, self.block, self.cause
-        )
-    }
-}
-
-type Fail = (Where, Cause);
-
 /// This core's part in the broadcast, with what the part needs.
 #[derive(Copy, Clone, Debug)]
 enum Part {
     Sender { rect: Option<Rect>, receivers: u8 },
     Receiver { done_dst: NocAddr },
     Excluded,
-}
-
-/// Tracks how many pages the compute kernel popped this command, from the wrapping counter.
-#[derive(Copy, Clone, Debug)]
-struct Popped {
-    last_raw: u16,
-    pages: u32,
-}
-
-impl Popped {
-    fn blocks<C: CircularBuffer>(&mut self, cb: &mut C, pages: u16) -> Result<u32, Cause> {
-        let raw = cb.popped().map_err(|e| Cause::Cb(e.kind()))?;
-        self.pages = self
-            .pages
-            .wrapping_add(raw.wrapping_sub(self.last_raw) as u32);
-        self.last_raw = raw;
-        Ok(self.pages / pages as u32)
-    }
 }
 
 /// One core's part in one broadcast of one command. See the module docs.
@@ -206,74 +98,6 @@ pub struct Broadcast<C> {
     wait_cycles: u64,
     failed: Option<GiveUp>,
     finished: bool,
-}
-
-fn noc_cause<E: noc::Error>(e: E) -> Cause {
-    Cause::Noc(e.kind())
-}
-
-fn ctrl_cause<E: control::Error>(e: E) -> Cause {
-    Cause::Control(e.kind())
-}
-
-/// `Ok(true)` when a request was issued, `Ok(false)` when the NoC was busy (try again).
-fn issued<E: noc::Error>(r: Result<(), E>) -> Result<bool, Cause> {
-    match r {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == noc::ErrorKind::Busy => Ok(false),
-        Err(e) => Err(noc_cause(e)),
-    }
-}
-
-/// Waits for `ready`, adding the cycles waited to `wait_cycles`.
-///
-/// The condition is a `dyn` closure so that every wait of a broadcast shares one state machine:
-/// on the baby cores that is the difference between fitting L1's code space and not.
-#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
-async fn wait_for<K, P>(
-    ctrl: &mut K,
-    pause: &mut P,
-    wait_cycles: &mut u64,
-    ready: &mut dyn FnMut(&mut K) -> Result<bool, Cause>,
-) -> Result<(), Cause>
-where
-    K: ControlBlock,
-    P: Pause,
-{
-    match wait_until(ctrl, pause, ready).await {
-        Ok(waited) => {
-            *wait_cycles = wait_cycles.saturating_add(waited);
-            Ok(())
-        }
-        Err(WaitError::TimedOut { waited }) => {
-            *wait_cycles = wait_cycles.saturating_add(waited);
-            Err(Cause::TimedOut)
-        }
-        Err(WaitError::Stopped { waited }) => {
-            *wait_cycles = wait_cycles.saturating_add(waited);
-            Err(Cause::Stopped)
-        }
-        Err(WaitError::Control(k)) => Err(Cause::Control(k)),
-        Err(WaitError::Condition(c)) => Err(c),
-    }
-}
-
-/// True when every rank 1..=receivers has a DONE word of this command with count >= `needed`.
-fn receivers_done<K: ControlBlock>(
-    ctrl: &mut K,
-    id: u8,
-    seq: u16,
-    receivers: u8,
-    needed: u32,
-) -> Result<bool, Cause> {
-    for rank in 1..=receivers {
-        let word = ctrl.load(area::done_by(id, rank)).map_err(ctrl_cause)?;
-        match marker_count(word, seq) {
-            Some(count) if count as u32 >= needed => {}
-            _ => return Ok(false),
-        }
-    }
-    Ok(true)
 }
 
 fn xy(p: (u8, u8)) -> Result<Xy, Cause> {
@@ -858,71 +682,4 @@ impl<C: CircularBuffer> Broadcast<C> {
         self.popped = pump.popped;
         self.marker_sent = pump.sent;
     }
-}
-
-/// A receiver's DONE-marker sender, split off the broadcast so a wait's condition can drive it
-/// while the broadcast's other fields are borrowed.
-#[derive(Copy, Clone, Debug)]
-struct Pump {
-    popped: Popped,
-    sent: Option<u16>,
-    src: L1Addr,
-    src_offset: u32,
-    dst: Option<NocAddr>,
-    seq: u16,
-}
-
-impl Pump {
-    /// Sends a DONE marker if compute popped more blocks than the last marker said (or, with
-    /// `last`, if the last marker does not say every block), once the previous marker left.
-    fn pump<N: NocMulticast, C: CircularBuffer, K: ControlBlock>(
-        &mut self,
-        noc: &mut N,
-        cb: &mut C,
-        ctrl: &mut K,
-        pages: u16,
-        taken: u32,
-        last: bool,
-    ) -> Result<(), Cause> {
-        let Some(dst) = self.dst else { return Ok(()) };
-        let popped = self.popped.blocks(cb, pages)?.min(taken) as u16;
-        let due = if last {
-            self.sent != Some(popped)
-        } else {
-            popped > self.sent.unwrap_or(0)
-        };
-        if !due || !noc.writes_sent().map_err(noc_cause)? {
-            return Ok(());
-        }
-        ctrl.store(self.src_offset, marker(self.seq, popped))
-            .map_err(ctrl_cause)?;
-        if issued(noc.write(self.src, dst, 4, WriteMode::ORDERED))? {
-            self.sent = Some(popped);
-        }
-        Ok(())
-    }
-}
-
-/// Stores `record` unless the area already holds a give-up of the same command.
-fn record_first<K: ControlBlock>(
-    ctrl: &mut K,
-    id: u8,
-    record: GiveUpRecord,
-) -> Result<(), K::Error> {
-    let base = area::area(id);
-    let held = [
-        ctrl.load(base + area::GIVE_UP_WHERE)?,
-        ctrl.load(base + area::GIVE_UP_BLOCK)?,
-        ctrl.load(base + area::GIVE_UP_SEQUENCE)?,
-    ];
-    if let Some(old) = GiveUpRecord::from_words(held) {
-        if old.sequence == record.sequence {
-            return Ok(());
-        }
-    }
-    let [where_word, block, sequence] = record.words();
-    ctrl.store(base + area::GIVE_UP_BLOCK, block)?;
-    ctrl.store(base + area::GIVE_UP_SEQUENCE, sequence)?;
-    // The where word last: a reader that sees it sees the block and sequence of the same record.
-    ctrl.store(base + area::GIVE_UP_WHERE, where_word)
 }

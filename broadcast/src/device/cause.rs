@@ -1,0 +1,123 @@
+//! Why a broadcast call gave up, and how HAL errors become causes.
+
+use komorebi_hal::LogicalRect;
+use komorebi_hal::{cb, control, noc};
+
+use crate::area::Where;
+use crate::args::ArgsError;
+
+/// Why a broadcast call gave up.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Cause {
+    /// The words are not valid `BroadcastArgs`.
+    BadWords(ArgsError),
+    /// The handler refused the words around the arguments (its program failed its own checks,
+    /// or disagrees with the arguments).
+    Refused,
+    /// The words were built for another group than the command names (rule 3).
+    WrongGroup {
+        /// The command's group.
+        command: LogicalRect,
+        /// The words' group.
+        words: LogicalRect,
+    },
+    /// The command does not carry `EXCLUSIVE` (rule 3).
+    NotExclusive,
+    /// The words are for the other NoC than this kernel's.
+    WrongNoc,
+    /// The words are for another core.
+    WrongCore,
+    /// The buffer is not exactly `window * pages` pages.
+    BufferSize {
+        /// Pages the words need.
+        expected: u32,
+        /// Pages the buffer has.
+        capacity: u16,
+    },
+    /// The buffer's write pointer is not at slot 0 (rule 2).
+    NotAtSlotZero,
+    /// A call for a block out of order, past 32 767, or a call of the wrong role.
+    Misuse,
+    /// The wait limit passed.
+    TimedOut,
+    /// The tile was asked to stop.
+    Stopped,
+    /// A NoC call failed.
+    Noc(noc::ErrorKind),
+    /// A circular-buffer call failed.
+    Cb(cb::ErrorKind),
+    /// A control-block call failed.
+    Control(control::ErrorKind),
+}
+
+impl core::fmt::Display for Cause {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::BadWords(e) => write!(f, "bad broadcast words: {e}"),
+            Self::Refused => {
+                f.write_str("the handler refused the program around the broadcast words")
+            }
+            Self::WrongGroup { command, words } => write!(
+                f,
+                "command names group {command} but the broadcast words were built for {words}"
+            ),
+            Self::NotExclusive => f.write_str("a command with broadcasts must carry EXCLUSIVE"),
+            Self::WrongNoc => f.write_str("broadcast words are for the other NoC's kernel"),
+            Self::WrongCore => f.write_str("broadcast words are for another core"),
+            Self::BufferSize { expected, capacity } => write!(
+                f,
+                "broadcast buffer has {capacity} pages, the words need window * pages = {expected}"
+            ),
+            Self::NotAtSlotZero => f.write_str("broadcast buffer does not start at slot 0"),
+            Self::Misuse => f.write_str("broadcast call out of order or for the wrong role"),
+            Self::TimedOut => f.write_str("wait limit passed"),
+            Self::Stopped => f.write_str("tile asked to stop"),
+            Self::Noc(k) => write!(f, "NoC: {k}"),
+            Self::Cb(k) => write!(f, "circular buffer: {k}"),
+            Self::Control(k) => write!(f, "control block: {k}"),
+        }
+    }
+}
+
+/// A give-up: what [`Broadcast`] calls return on failure, and what the area records.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct GiveUp {
+    /// Where.
+    pub place: Where,
+    /// The broadcast id.
+    pub broadcast: u8,
+    /// The block the call was about (for `finish`, the number of blocks).
+    pub block: u32,
+    /// Why.
+    pub cause: Cause,
+}
+
+impl core::fmt::Display for GiveUp {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "{} (broadcast {}, block {}): {}",
+            self.place, self.broadcast, self.block, self.cause
+        )
+    }
+}
+
+pub(super) type Fail = (Where, Cause);
+
+pub(super) fn noc_cause<E: noc::Error>(e: E) -> Cause {
+    Cause::Noc(e.kind())
+}
+
+pub(super) fn ctrl_cause<E: control::Error>(e: E) -> Cause {
+    Cause::Control(e.kind())
+}
+
+/// `Ok(true)` when a request was issued, `Ok(false)` when the NoC was busy (try again).
+pub(super) fn issued<E: noc::Error>(r: Result<(), E>) -> Result<bool, Cause> {
+    match r {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == noc::ErrorKind::Busy => Ok(false),
+        Err(e) => Err(noc_cause(e)),
+    }
+}

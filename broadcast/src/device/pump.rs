@@ -1,0 +1,75 @@
+//! A receiver's DONE markers: how many blocks compute popped, and the marker sender that a wait's
+//! condition drives.
+
+use komorebi_hal::cb::{CircularBuffer, Error as _};
+use komorebi_hal::control::ControlBlock;
+use komorebi_hal::noc::{NocMulticast, WriteMode};
+use komorebi_hal::{L1Addr, NocAddr};
+
+use super::cause::{Cause, ctrl_cause, issued, noc_cause};
+use crate::area::marker;
+
+/// Tracks how many pages the compute kernel popped this command, from the wrapping counter.
+#[derive(Copy, Clone, Debug)]
+pub(super) struct Popped {
+    pub(super) last_raw: u16,
+    pub(super) pages: u32,
+}
+
+impl Popped {
+    pub(super) fn blocks<C: CircularBuffer>(
+        &mut self,
+        cb: &mut C,
+        pages: u16,
+    ) -> Result<u32, Cause> {
+        let raw = cb.popped().map_err(|e| Cause::Cb(e.kind()))?;
+        self.pages = self
+            .pages
+            .wrapping_add(raw.wrapping_sub(self.last_raw) as u32);
+        self.last_raw = raw;
+        Ok(self.pages / pages as u32)
+    }
+}
+
+/// A receiver's DONE-marker sender, split off the broadcast so a wait's condition can drive it
+/// while the broadcast's other fields are borrowed.
+#[derive(Copy, Clone, Debug)]
+pub(super) struct Pump {
+    pub(super) popped: Popped,
+    pub(super) sent: Option<u16>,
+    pub(super) src: L1Addr,
+    pub(super) src_offset: u32,
+    pub(super) dst: Option<NocAddr>,
+    pub(super) seq: u16,
+}
+
+impl Pump {
+    /// Sends a DONE marker if compute popped more blocks than the last marker said (or, with
+    /// `last`, if the last marker does not say every block), once the previous marker left.
+    pub(super) fn pump<N: NocMulticast, C: CircularBuffer, K: ControlBlock>(
+        &mut self,
+        noc: &mut N,
+        cb: &mut C,
+        ctrl: &mut K,
+        pages: u16,
+        taken: u32,
+        last: bool,
+    ) -> Result<(), Cause> {
+        let Some(dst) = self.dst else { return Ok(()) };
+        let popped = self.popped.blocks(cb, pages)?.min(taken) as u16;
+        let due = if last {
+            self.sent != Some(popped)
+        } else {
+            popped > self.sent.unwrap_or(0)
+        };
+        if !due || !noc.writes_sent().map_err(noc_cause)? {
+            return Ok(());
+        }
+        ctrl.store(self.src_offset, marker(self.seq, popped))
+            .map_err(ctrl_cause)?;
+        if issued(noc.write(self.src, dst, 4, WriteMode::ORDERED))? {
+            self.sent = Some(popped);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,83 @@
+//! The waits and control-area records every broadcast call shares.
+
+use komorebi_hal::Pause;
+use komorebi_hal::control::ControlBlock;
+use komorebi_hal::wait::{WaitError, wait_until};
+
+use super::cause::{Cause, ctrl_cause};
+use crate::area::{self, GiveUpRecord, marker_count};
+
+/// Waits for `ready`, adding the cycles waited to `wait_cycles`.
+///
+/// The condition is a `dyn` closure so that every wait of a broadcast shares one state machine:
+/// on the baby cores that is the difference between fitting L1's code space and not.
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
+pub(super) async fn wait_for<K, P>(
+    ctrl: &mut K,
+    pause: &mut P,
+    wait_cycles: &mut u64,
+    ready: &mut dyn FnMut(&mut K) -> Result<bool, Cause>,
+) -> Result<(), Cause>
+where
+    K: ControlBlock,
+    P: Pause,
+{
+    match wait_until(ctrl, pause, ready).await {
+        Ok(waited) => {
+            *wait_cycles = wait_cycles.saturating_add(waited);
+            Ok(())
+        }
+        Err(WaitError::TimedOut { waited }) => {
+            *wait_cycles = wait_cycles.saturating_add(waited);
+            Err(Cause::TimedOut)
+        }
+        Err(WaitError::Stopped { waited }) => {
+            *wait_cycles = wait_cycles.saturating_add(waited);
+            Err(Cause::Stopped)
+        }
+        Err(WaitError::Control(k)) => Err(Cause::Control(k)),
+        Err(WaitError::Condition(c)) => Err(c),
+    }
+}
+
+/// True when every rank 1..=receivers has a DONE word of this command with count >= `needed`.
+pub(super) fn receivers_done<K: ControlBlock>(
+    ctrl: &mut K,
+    id: u8,
+    seq: u16,
+    receivers: u8,
+    needed: u32,
+) -> Result<bool, Cause> {
+    for rank in 1..=receivers {
+        let word = ctrl.load(area::done_by(id, rank)).map_err(ctrl_cause)?;
+        match marker_count(word, seq) {
+            Some(count) if count as u32 >= needed => {}
+            _ => return Ok(false),
+        }
+    }
+    Ok(true)
+}
+
+/// Stores `record` unless the area already holds a give-up of the same command.
+pub(super) fn record_first<K: ControlBlock>(
+    ctrl: &mut K,
+    id: u8,
+    record: GiveUpRecord,
+) -> Result<(), K::Error> {
+    let base = area::area(id);
+    let held = [
+        ctrl.load(base + area::GIVE_UP_WHERE)?,
+        ctrl.load(base + area::GIVE_UP_BLOCK)?,
+        ctrl.load(base + area::GIVE_UP_SEQUENCE)?,
+    ];
+    if let Some(old) = GiveUpRecord::from_words(held) {
+        if old.sequence == record.sequence {
+            return Ok(());
+        }
+    }
+    let [where_word, block, sequence] = record.words();
+    ctrl.store(base + area::GIVE_UP_BLOCK, block)?;
+    ctrl.store(base + area::GIVE_UP_SEQUENCE, sequence)?;
+    // The where word last: a reader that sees it sees the block and sequence of the same record.
+    ctrl.store(base + area::GIVE_UP_WHERE, where_word)
+}
