@@ -53,6 +53,7 @@
 //! | [`measure`] | per-command timestamps, the summary, the trace | |
 //! | `sync.rs` | `std`'s primitives, or loom's under `--cfg loom` | the loom tests check the code the dispatcher runs |
 
+mod config;
 pub mod mailbox;
 pub mod measure;
 pub mod park;
@@ -67,8 +68,8 @@ use crossbeam_deque::{Injector, Worker as Deque};
 use crossbeam_utils::CachePadded;
 use komorebi_hal::LogicalRect;
 use komorebi_kernel::abi;
-use serde::Serialize;
 
+pub use config::{DispatchConfig, GroupId};
 pub use mailbox::{Mailbox, Polled, Published};
 pub use measure::{CommandTimes, DispatchSummary, Distribution, WorkerStats, trace_events};
 pub use park::Sleep;
@@ -79,34 +80,6 @@ pub use target::{Drive, NullTarget, PostHook, Posting, SimTarget, Target};
 use shared::{Inbound, Shared, regions};
 use sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use worker::WorkerState;
-
-/// A group's index in the list the dispatcher was made with.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub struct GroupId(pub u32);
-
-/// How the dispatcher runs.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DispatchConfig {
-    /// Worker threads (shards), `1..=64`.
-    pub workers: usize,
-    /// Scheduling slots per group, `1..=2` (the tiles' command slots).
-    pub depth: usize,
-    /// Passes a worker with commands in flight spins before it parks.
-    pub spin: u32,
-    /// Stealable commands offered to the assigner besides the pinned one, `1..=64`.
-    pub lookahead: usize,
-}
-
-impl Default for DispatchConfig {
-    fn default() -> Self {
-        Self {
-            workers: 2,
-            depth: 2,
-            spin: 64,
-            lookahead: 4,
-        }
-    }
-}
 
 /// What the dispatcher refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

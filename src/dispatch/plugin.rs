@@ -9,7 +9,8 @@
 
 use komorebi_hal::LogicalRect;
 
-use super::{CommandTimes, GroupId};
+use super::config::GroupId;
+use super::measure::CommandTimes;
 use crate::host::session::{CommandSpec, Report, SessionError};
 
 /// Where a ready command may run.

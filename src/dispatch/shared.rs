@@ -7,8 +7,11 @@ use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
 use komorebi_hal::LogicalRect;
 
+use super::config::DispatchConfig;
+use super::park::Sleep;
+use super::plugin::{GroupInfo, Ready};
+use super::reserve::Reservations;
 use super::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use super::{DispatchConfig, GroupInfo, Ready, Reservations, Sleep};
 
 pub(super) enum Inbound<W, M> {
     Ready(Ready<W>),
@@ -115,7 +118,7 @@ pub(super) fn regions(grid: LogicalRect, groups: &[GroupInfo]) -> (Vec<Box<[u16]
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::dispatch::GroupId;
+    use crate::dispatch::config::GroupId;
 
     fn group(id: u32, rect: LogicalRect) -> GroupInfo {
         GroupInfo {

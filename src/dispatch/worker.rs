@@ -10,13 +10,15 @@ use std::sync::Arc;
 use crossbeam_deque::{Steal, Worker as Deque};
 use komorebi_kernel::abi;
 
+use super::config::GroupId;
+use super::mailbox::{Mailbox, Polled};
 use super::measure::Recorded;
+use super::measure::{CommandTimes, WorkerStats};
+use super::plugin::{Cx, Finished, GroupInfo, Outcome, Place, Plugin, Ready, Refusal, SlotView};
+use super::reserve::Held;
 use super::shared::{Inbound, Shared};
 use super::sync::Ordering;
-use super::{
-    CommandTimes, Cx, Drive, Finished, GroupId, GroupInfo, Held, Mailbox, Outcome, Place, Plugin,
-    Polled, Posting, Ready, Refusal, SlotView, Target, WorkerStats,
-};
+use super::target::{Drive, Posting, Target};
 
 struct Busy<'s, W> {
     /// `None` once its timeout was handed to the handler (waiting for the cores to report).

@@ -6,7 +6,8 @@ use blackhole_pac::stream::{CbIndex, Streams};
 use komorebi_hal::L1Addr;
 use komorebi_hal::cb::{self, ErrorKind};
 
-use crate::{Error, fence};
+use crate::error::Error;
+use crate::order::fence;
 
 type CbError = Error<ErrorKind>;
 

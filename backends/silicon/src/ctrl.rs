@@ -3,7 +3,8 @@
 use komorebi_hal::control::{self, ErrorKind};
 use komorebi_hal::{ControlLayout, L1Addr};
 
-use crate::{Error, fence};
+use crate::error::Error;
+use crate::order::fence;
 
 type CtrlError = Error<ErrorKind>;
 

@@ -30,56 +30,13 @@
 
 mod cb;
 mod ctrl;
+mod error;
 mod noc;
+mod order;
 
 pub use cb::SiliconCb;
 pub use ctrl::SiliconCtrl;
 #[cfg(target_arch = "riscv32")]
 pub use ctrl::cycles;
+pub use error::Error;
 pub use noc::{SiliconNoc, Translation};
-
-/// A refused operation: its generic kind, with a fixed description.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Error<K> {
-    /// The HAL kind.
-    pub kind: K,
-    /// What was wrong.
-    pub what: &'static str,
-}
-
-impl<K: core::fmt::Debug> core::fmt::Display for Error<K> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{:?}: {}", self.kind, self.what)
-    }
-}
-
-impl komorebi_hal::noc::Error for Error<komorebi_hal::noc::ErrorKind> {
-    fn kind(&self) -> komorebi_hal::noc::ErrorKind {
-        self.kind
-    }
-}
-
-impl komorebi_hal::cb::Error for Error<komorebi_hal::cb::ErrorKind> {
-    fn kind(&self) -> komorebi_hal::cb::ErrorKind {
-        self.kind
-    }
-}
-
-impl komorebi_hal::control::Error for Error<komorebi_hal::control::ErrorKind> {
-    fn kind(&self) -> komorebi_hal::control::ErrorKind {
-        self.kind
-    }
-}
-
-/// A memory fence: orders this core's L1 accesses with the NIU's (and flushes the L0 data
-/// cache line state on the baby cores); a compiler fence on other targets.
-#[inline(always)]
-pub(crate) fn fence() {
-    #[cfg(target_arch = "riscv32")]
-    // SAFETY: `fence` has no operands and no effect but ordering.
-    unsafe {
-        core::arch::asm!("fence", options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "riscv32"))]
-    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
-}

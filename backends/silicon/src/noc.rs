@@ -9,7 +9,7 @@ use blackhole_pac::niu::{self, CmdBufId, Counter, Niu, NocCtrl};
 use komorebi_hal::noc::{self, Ack, ErrorKind, Order, WriteMode};
 use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Xy};
 
-use crate::Error;
+use crate::error::Error;
 
 type NocError = Error<ErrorKind>;
 

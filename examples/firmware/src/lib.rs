@@ -22,6 +22,7 @@ compile_error!(
 
 #[cfg(feature = "defmt")]
 mod log;
+mod role;
 
 use blackhole_pac::harvest::HarvestMask;
 use blackhole_pac::niu::{CmdBufId, Niu};
@@ -66,9 +67,6 @@ core::arch::global_asm!(
     "5: j 5b",
 );
 
-
-/// Which kernel this image is; set by each binary's `kernel_main` before anything can panic.
-static mut ROLE: Role = Role::Reader;
 
 fn control_word(offset: u32) -> *mut u32 {
     (abi::CONTROL_BASE + offset) as usize as *mut u32
@@ -140,16 +138,14 @@ impl Buffers for TileBuffers {
     }
 }
 
-/// Records which kernel this is (for the panic handler).
+/// Records which kernel this is (for the panic handler and the log).
 pub fn set_role(role: Role) {
-    // SAFETY: one hart, set once before anything else runs.
-    unsafe { ROLE = role };
+    role::set(role);
 }
 
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
-    // SAFETY: ROLE is only written once at start-up, on this hart.
-    let role = unsafe { ROLE };
+    let role = role::get();
     let line = info.location().map_or(0, |l| l.line() & 0xFFFF);
     // SAFETY: the panic word lies inside the control block.
     unsafe { control_word(abi::kernel_word(abi::PANIC, role)).write_volatile(abi::PANIC_TAG | line) };

@@ -8,8 +8,7 @@ const RING: usize = 0x800;
 static mut AT: usize = 0;
 
 fn ring() -> *mut u8 {
-    // SAFETY: ROLE is set at start-up.
-    let role = unsafe { super::ROLE } as usize;
+    let role = crate::role::get().index();
     (0x5000 + RING * role) as *mut u8
 }
 

@@ -1,6 +1,20 @@
 //! The program's parameters and their checks, and its two broadcasts.
 
-use super::*;
+use std::path::PathBuf;
+
+use blackhole_pac::harvest::HarvestMask;
+use komorebi_broadcast::args::{Along, MAX_BLOCKS, MAX_BUFFER_PAGES, MAX_WINDOW};
+use komorebi_hal::{LogicalRect, NocId};
+use komorebi_kernel::broadcast_handler::program::BANKS;
+
+use super::error::{BroadcastError, flag};
+use super::faults::FaultSpec;
+
+/// L1 address of the first broadcast buffer: above the control block and the firmware images
+/// (`examples/firmware`'s layout ends at 0x30000).
+pub const BUFFER_BASE: u32 = 0x4_0000;
+/// Where the DRAM data of the jobs starts in every bank.
+pub const DRAM_BASE: u64 = 0x100_0000;
 
 /// The program's parameters (the flags of `komorebi broadcast` and the example).
 #[derive(Clone, Debug, PartialEq)]

@@ -1,7 +1,5 @@
 //! The fault classes of `--fault` and the cores each may name.
 
-use super::*;
-
 /// A fault class of `--fault KIND:X,Y[:BLOCK]`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum FaultKind {
@@ -91,57 +89,5 @@ impl std::str::FromStr for FaultSpec {
             return Err(format!("'{s}' is not KIND:X,Y[:BLOCK]"));
         }
         Ok(Self { kind, core, block })
-    }
-}
-
-impl BroadcastPlan {
-    pub(super) fn check_faults(&self) -> Result<(), BroadcastError> {
-        for f in &self.cfg.faults {
-            if !self.cfg.rect.contains(f.core.0, f.core.1) {
-                return Err(flag(
-                    "--fault",
-                    format!(
-                        "{}: core {:?} is not in --rect {}",
-                        f.kind.name(),
-                        f.core,
-                        self.cfg.rect
-                    ),
-                ));
-            }
-            let stalls = matches!(
-                f.kind,
-                FaultKind::StallDm | FaultKind::StallCompute | FaultKind::StallSenderCompute
-            );
-            if stalls && f.block >= self.cfg.blocks {
-                return Err(flag(
-                    "--fault",
-                    format!(
-                        "{}: block {} never comes (allowed: 0..{} with --blocks {})",
-                        f.kind.name(),
-                        f.block,
-                        self.cfg.blocks,
-                        self.cfg.blocks
-                    ),
-                ));
-            }
-            let ranks = self.ranks(f.core);
-            let receives = ranks.iter().any(|&(_, r)| r > 0);
-            let sends = ranks.iter().any(|&(_, r)| r == 0);
-            let needs = match f.kind {
-                FaultKind::StallDm
-                | FaultKind::StallCompute
-                | FaultKind::DropMarker
-                | FaultKind::DropValid => (receives, "receives no broadcast"),
-                FaultKind::StallSenderCompute => (sends, "sends no broadcast with receivers"),
-                FaultKind::BadWords | FaultKind::HostStop => (true, ""),
-            };
-            if !needs.0 {
-                return Err(flag(
-                    "--fault",
-                    format!("{}: core {:?} {}", f.kind.name(), f.core, needs.1),
-                ));
-            }
-        }
-        Ok(())
     }
 }

@@ -1,55 +1,15 @@
-//! The faults of job 0 applied: typed fields of the programs, the simulator's transaction
-//! faults, and the host's stop writes.
+//! The faults of job 0 that act outside the programs: the simulator's transaction faults and
+//! the host's stop writes. (Faults in the programs are typed fields: `plan`.)
 
-use super::*;
+use komorebi_broadcast::area;
+use komorebi_kernel::abi;
+
+use crate::host::session::{Session, SessionError, Ticket};
+
+use super::faults::FaultKind;
+use super::plan::BroadcastPlan;
 
 impl BroadcastPlan {
-    /// The program of core `core` in job `job` with the faults applied (they belong to job 0).
-    pub(super) fn faulty_program(&self, core: usize, job: u32) -> BroadcastProgram {
-        let mut p = self.program(core, job);
-        if job != 0 {
-            return p;
-        }
-        for f in self.cfg.faults.iter().filter(|f| f.core == self.core(core)) {
-            // `check_faults` keeps stall blocks below --blocks (at most MAX_BLOCKS).
-            let stall = Some(f.block as u16);
-            match f.kind {
-                FaultKind::StallDm => {
-                    for (id, _) in self.ranks(f.core).into_iter().filter(|&(_, r)| r > 0) {
-                        let mover = if id == 0 {
-                            &mut p.reader
-                        } else {
-                            &mut p.writer
-                        };
-                        if let Some(m) = mover {
-                            m.stall_before = stall;
-                        }
-                    }
-                }
-                FaultKind::StallCompute | FaultKind::StallSenderCompute => {
-                    p.compute.stall_before = stall;
-                }
-                FaultKind::BadWords => {
-                    // One bit of the first receiver's coordinates flipped after the check
-                    // word was made: the words no longer match their check.
-                    for m in [&mut p.reader, &mut p.writer].into_iter().flatten() {
-                        if let Ok(args) = BroadcastArgs::decode(&m.args) {
-                            let mut flipped = args;
-                            flipped.start.1 ^= 1;
-                            m.args = flipped.encode_stale(&args);
-                        }
-                    }
-                }
-                FaultKind::DropMarker | FaultKind::DropValid | FaultKind::HostStop => {}
-            }
-        }
-        p
-    }
-
-    /// The command of job `job` with the faults applied (the faults belong to job 0).
-    pub(super) fn faulty_spec(&self, job: u32) -> CommandSpec {
-        self.command((0..self.cfg.rect.len()).map(|core| self.faulty_program(core, job)))
-    }
     /// Arms the NoC faults of job 0 in the simulator.
     pub(super) fn arm(&self, session: &mut Session) {
         for f in &self.cfg.faults {

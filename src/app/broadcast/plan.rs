@@ -1,9 +1,24 @@
 //! The plan of a run: the layout of both broadcasts, every core's typed program, the buffers
 //! and the DRAM data.
 
-use blackhole_pac::grid::Noc0Xy;
+use blackhole_pac::grid::{DRAM_WORKER_PORT, Noc0Xy};
+use komorebi_broadcast::area;
+use komorebi_broadcast::args::BroadcastArgs;
+use komorebi_broadcast::layout::{self, BroadcastParams};
+use komorebi_hal::{NocId, Role, Xy};
+use komorebi_kernel::abi;
+use komorebi_kernel::broadcast_handler::program::{
+    BANKS, BroadcastProgram, ComputeInput, MoverProgram,
+};
+use komorebi_kernel::broadcast_handler::{BROADCAST_HANDLER, pattern_word};
+use komorebi_sim::Timing;
 
-use super::*;
+use crate::host::session::{CommandSpec, Session, SessionError, TileProgram};
+
+use super::config::{BroadcastConfig, Operand};
+use super::error::{BroadcastError, flag};
+use super::faults::FaultKind;
+use super::summary::BroadcastSummary;
 
 /// Each DRAM bank's worker port, in the raw coordinates of `noc`.
 pub(super) fn bank_coordinates(noc: NocId) -> [Xy; BANKS] {
@@ -198,6 +213,52 @@ impl BroadcastPlan {
         Ok(())
     }
 
+    /// The program of core `core` in job `job` with the faults applied (they belong to job 0).
+    pub(super) fn faulty_program(&self, core: usize, job: u32) -> BroadcastProgram {
+        let mut p = self.program(core, job);
+        if job != 0 {
+            return p;
+        }
+        for f in self.cfg.faults.iter().filter(|f| f.core == self.core(core)) {
+            // `check_faults` keeps stall blocks below --blocks (at most MAX_BLOCKS).
+            let stall = Some(f.block as u16);
+            match f.kind {
+                FaultKind::StallDm => {
+                    for (id, _) in self.ranks(f.core).into_iter().filter(|&(_, r)| r > 0) {
+                        let mover = if id == 0 {
+                            &mut p.reader
+                        } else {
+                            &mut p.writer
+                        };
+                        if let Some(m) = mover {
+                            m.stall_before = stall;
+                        }
+                    }
+                }
+                FaultKind::StallCompute | FaultKind::StallSenderCompute => {
+                    p.compute.stall_before = stall;
+                }
+                FaultKind::BadWords => {
+                    // One bit of the first receiver's coordinates flipped after the check
+                    // word was made: the words no longer match their check.
+                    for m in [&mut p.reader, &mut p.writer].into_iter().flatten() {
+                        if let Ok(args) = BroadcastArgs::decode(&m.args) {
+                            let mut flipped = args;
+                            flipped.start.1 ^= 1;
+                            m.args = flipped.encode_stale(&args);
+                        }
+                    }
+                }
+                FaultKind::DropMarker | FaultKind::DropValid | FaultKind::HostStop => {}
+            }
+        }
+        p
+    }
+
+    /// The command of job `job` with the faults applied (the faults belong to job 0).
+    pub(super) fn faulty_spec(&self, job: u32) -> CommandSpec {
+        self.command((0..self.cfg.rect.len()).map(|core| self.faulty_program(core, job)))
+    }
     /// The rank of logical `core` in each broadcast of the plan: `(broadcast id, rank)`.
     pub fn ranks(&self, core: (u8, u8)) -> Vec<(u8, u8)> {
         let mut out = Vec::new();
@@ -223,6 +284,11 @@ impl BroadcastPlan {
         )
     }
 
+    /// The resource bound of one job of this plan, in cycles (see `job_bound`).
+    pub fn job_bound(&self, timing: &Timing) -> u64 {
+        job_bound(&self.cfg, &self.decoded, timing)
+    }
+
     /// Broadcasts of A and of W per job.
     pub fn broadcasts(&self) -> [usize; 2] {
         self.counts
@@ -244,6 +310,85 @@ impl BroadcastPlan {
                 if a.rank != 0 {
                     summary.received_bytes += blocks * block_bytes;
                 }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The resource bound of one job, in cycles: the busiest sender's NIU (reads plus multicasts,
+/// each packet paying its path reservation), DRAM bandwidth over the 8 banks, and the busiest
+/// receiver's ejection port.
+fn job_bound(cfg: &BroadcastConfig, args: &[Vec<BroadcastArgs>], timing: &Timing) -> u64 {
+    let block = cfg.pages as u64 * cfg.page_size as u64;
+    let packets = |bytes: u64| bytes.div_ceil(timing.max_packet_bytes as u64).max(1);
+    let flits = timing.flits(timing.max_packet_bytes.min(block as u32)) * packets(block);
+    let mut sender = 0u64;
+    let mut senders = 0u64;
+    for stream in args {
+        for a in stream.iter().filter(|a| a.rank == 0 && a.receivers > 0) {
+            senders += 1;
+            let hops = a.receivers as f64;
+            let reserve = (timing.reserve_base + timing.reserve_per_hop * hops).round() as u64;
+            let per_block = cfg.pages as u64 * timing.read_issue_floor
+                + packets(block) * timing.write_issue_floor.max(reserve)
+                + flits
+                + timing.write_issue_floor.max(reserve + 2);
+            sender = sender.max(per_block * cfg.blocks as u64);
+        }
+    }
+    let dram =
+        (senders * cfg.blocks as u64 * block) as f64 / (8.0 * timing.dram_bank_bytes_per_cycle);
+    let eject = (args.len() as u64 * cfg.blocks as u64 * (block + 64)) / timing.flit_bytes as u64;
+    sender.max(dram.ceil() as u64).max(eject)
+}
+
+impl BroadcastPlan {
+    pub(super) fn check_faults(&self) -> Result<(), BroadcastError> {
+        for f in &self.cfg.faults {
+            if !self.cfg.rect.contains(f.core.0, f.core.1) {
+                return Err(flag(
+                    "--fault",
+                    format!(
+                        "{}: core {:?} is not in --rect {}",
+                        f.kind.name(),
+                        f.core,
+                        self.cfg.rect
+                    ),
+                ));
+            }
+            let stalls = matches!(
+                f.kind,
+                FaultKind::StallDm | FaultKind::StallCompute | FaultKind::StallSenderCompute
+            );
+            if stalls && f.block >= self.cfg.blocks {
+                return Err(flag(
+                    "--fault",
+                    format!(
+                        "{}: block {} never comes (allowed: 0..{} with --blocks {})",
+                        f.kind.name(),
+                        f.block,
+                        self.cfg.blocks,
+                        self.cfg.blocks
+                    ),
+                ));
+            }
+            let ranks = self.ranks(f.core);
+            let receives = ranks.iter().any(|&(_, r)| r > 0);
+            let sends = ranks.iter().any(|&(_, r)| r == 0);
+            let needs = match f.kind {
+                FaultKind::StallDm
+                | FaultKind::StallCompute
+                | FaultKind::DropMarker
+                | FaultKind::DropValid => (receives, "receives no broadcast"),
+                FaultKind::StallSenderCompute => (sends, "sends no broadcast with receivers"),
+                FaultKind::BadWords | FaultKind::HostStop => (true, ""),
+            };
+            if !needs.0 {
+                return Err(flag(
+                    "--fault",
+                    format!("{}: core {:?} {}", f.kind.name(), f.core, needs.1),
+                ));
             }
         }
         Ok(())

@@ -1,6 +1,18 @@
 //! Running the jobs: through the test feeder or through the dispatcher.
 
-use super::*;
+use komorebi_broadcast::layout;
+use komorebi_sim::SimConfig;
+
+use crate::dispatch::{
+    Cx, DispatchConfig, Dispatcher, Finished, GroupId, GroupInfo, Outcome, Place, Plugin, PostHook,
+    Ready, SimTarget, SlotView, Target, trace_events,
+};
+use crate::host::session::{Backend, CommandSpec, Report, Session, SessionError, Ticket};
+
+use super::config::BroadcastConfig;
+use super::error::{BroadcastError, flag};
+use super::plan::BroadcastPlan;
+use super::summary::BroadcastSummary;
 
 impl BroadcastPlan {
     /// Runs job `job` through the test feeder's steps (post, wait, report), with job 0's faults.
@@ -56,7 +68,7 @@ pub fn run_session(
     plan.check_programs()?;
     plan.prepare(&mut session)?;
     let start = session.device().now();
-    let mut summary = BroadcastSummary::empty(cfg, &plan, &timing);
+    let mut summary = BroadcastSummary::empty(cfg, plan.broadcasts(), plan.job_bound(&timing));
     for job in 0..cfg.jobs {
         let report = plan.run_job(&mut session, job)?;
         plan.account(&session, &mut summary)?;
@@ -173,11 +185,11 @@ pub fn run_dispatched(
             plan: &plan,
             target: &target,
             progress,
-            summary: BroadcastSummary::empty(cfg, &plan, &timing),
+            summary: BroadcastSummary::empty(cfg, plan.broadcasts(), plan.job_bound(&timing)),
             error: None,
         })
         .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
-    let mut summary = BroadcastSummary::empty(cfg, &plan, &timing);
+    let mut summary = BroadcastSummary::empty(cfg, plan.broadcasts(), plan.job_bound(&timing));
     for p in result.plugins {
         if let Some(e) = p.error {
             return Err(e);

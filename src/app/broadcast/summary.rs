@@ -1,6 +1,13 @@
 //! What a run came to: counts, the resource bound, the text summary.
 
-use super::*;
+use komorebi_sim::Timing;
+use serde::Serialize;
+
+use crate::dispatch::DispatchSummary;
+use crate::host::session::{CoreGiveUp, Report, Session};
+
+use super::config::BroadcastConfig;
+use super::error::BroadcastError;
 
 /// One job's result.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -66,49 +73,18 @@ impl BroadcastSummary {
     }
 }
 
-/// The resource bound of one job, in cycles: the busiest sender's NIU (reads plus multicasts,
-/// each packet paying its path reservation), DRAM bandwidth over the 8 banks, and the busiest
-/// receiver's ejection port.
-pub(super) fn job_bound(
-    cfg: &BroadcastConfig,
-    args: &[Vec<BroadcastArgs>],
-    timing: &Timing,
-) -> u64 {
-    let block = cfg.pages as u64 * cfg.page_size as u64;
-    let packets = |bytes: u64| bytes.div_ceil(timing.max_packet_bytes as u64).max(1);
-    let flits = timing.flits(timing.max_packet_bytes.min(block as u32)) * packets(block);
-    let mut sender = 0u64;
-    let mut senders = 0u64;
-    for stream in args {
-        for a in stream.iter().filter(|a| a.rank == 0 && a.receivers > 0) {
-            senders += 1;
-            let hops = a.receivers as f64;
-            let reserve = (timing.reserve_base + timing.reserve_per_hop * hops).round() as u64;
-            let per_block = cfg.pages as u64 * timing.read_issue_floor
-                + packets(block) * timing.write_issue_floor.max(reserve)
-                + flits
-                + timing.write_issue_floor.max(reserve + 2);
-            sender = sender.max(per_block * cfg.blocks as u64);
-        }
-    }
-    let dram =
-        (senders * cfg.blocks as u64 * block) as f64 / (8.0 * timing.dram_bank_bytes_per_cycle);
-    let eject = (args.len() as u64 * cfg.blocks as u64 * (block + 64)) / timing.flit_bytes as u64;
-    sender.max(dram.ceil() as u64).max(eject)
-}
-
 impl BroadcastSummary {
-    pub(super) fn empty(cfg: &BroadcastConfig, plan: &BroadcastPlan, timing: &Timing) -> Self {
+    pub(super) fn empty(cfg: &BroadcastConfig, broadcasts: [usize; 2], job_bound: u64) -> Self {
         Self {
             ok: true,
             jobs: cfg.jobs,
             blocks: cfg.blocks,
-            broadcasts: plan.broadcasts(),
+            broadcasts,
             received_bytes: 0,
             checked_bytes: 0,
             cycles: 0,
             micros: 0.0,
-            bound_cycles: job_bound(cfg, &plan.decoded, timing) * cfg.jobs as u64,
+            bound_cycles: job_bound * cfg.jobs as u64,
             achieved_over_bound: 0.0,
             wait_cycles: [0; 2],
             timeouts: 0,

@@ -1,0 +1,43 @@
+//! What cannot run, and why.
+
+use komorebi_kernel::broadcast_handler::program::ProgramError;
+
+use crate::host::session::SessionError;
+
+/// A configuration that cannot run, or a run that could not complete.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BroadcastError {
+    /// A flag value that is not allowed: which flag, and why.
+    #[error("{flag}: {why}")]
+    Flag {
+        /// The flag.
+        flag: &'static str,
+        /// What is wrong and what is allowed.
+        why: String,
+    },
+    /// The session failed.
+    #[error("{0}")]
+    Session(#[from] SessionError),
+    /// The trace could not be written.
+    #[error("--trace: {0}")]
+    Trace(String),
+    /// A core's program failed its checks (a host bug: the plan builds them).
+    #[error("the program of core {core:?}: {error}")]
+    Program {
+        /// The core, logical.
+        core: (u8, u8),
+        /// What is wrong.
+        error: ProgramError,
+    },
+    /// The dispatcher refused the run or a job.
+    #[error("dispatcher: {0}")]
+    Dispatch(String),
+}
+
+pub(super) fn flag(flag: &'static str, why: impl Into<String>) -> BroadcastError {
+    BroadcastError::Flag {
+        flag,
+        why: why.into(),
+    }
+}
