@@ -9,7 +9,7 @@
 //! | [`abi`] | the tile control block ABI (version 1): header, stop flag, wait limit, command slots, reports, broadcast areas |
 //! | [`command`] | a command read from its slot; the control block a handler sees |
 //! | [`handler`] | `Handler` (the three bodies of one command kind), `HandlerSet`, `Buffers` |
-//! | [`kernel`] | the persistent loops `reader`, `writer`, `compute` |
+//! | [`persistent`] | the persistent loops `reader`, `writer`, `compute` |
 //! | [`broadcast_handler`] | the broadcast handler (id 1): the 03_broadcast program |
 //!
 //! `#![no_std]`, generic over `komorebi-hal`; the same code runs on the simulator and (through
@@ -21,9 +21,9 @@ pub mod abi;
 pub mod broadcast_handler;
 pub mod command;
 pub mod handler;
-pub mod kernel;
+pub mod persistent;
 
 pub use broadcast_handler::BroadcastHandler;
 pub use command::{Command, CommandCtrl};
 pub use handler::{Buffers, Handler, HandlerSet, Outcome};
-pub use kernel::KernelExit;
+pub use persistent::KernelExit;

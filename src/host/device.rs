@@ -5,12 +5,11 @@
 //! through the same code. [`SimDevice`] implements it on `komorebi-sim`, where "let the device
 //! run" advances virtual time; a PCIe device implements it over TLB windows in real time.
 
-use std::future::Future;
-
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_hal::Role;
 use komorebi_kernel::abi;
 use komorebi_kernel::handler::{Buffers, HandlerSet};
+use komorebi_kernel::persistent;
 use komorebi_sim::{KernelEnv, RunOutcome, Sim, SimCb, SimConfig};
 
 /// A refused device request.
@@ -126,78 +125,31 @@ impl SimDevice {
             ] {
                 sim.write_l1_u32(tile, base + offset, value)?;
             }
-            spawn(
-                &mut sim,
-                tile,
-                Role::Reader,
-                handlers(),
-                |env, mut h| async move {
-                    if let Some(noc) = env.noc() {
-                        komorebi_kernel::kernel::reader(
-                            noc,
-                            env.ctrl(),
-                            env.pause(),
-                            SimBuffers(env),
-                            &mut h,
-                        )
-                        .await;
+            for role in Role::ALL {
+                let h = handlers();
+                sim.spawn(tile, role, move |env| async move {
+                    let mut h = h;
+                    let (ctrl, pause) = (env.ctrl(), env.pause());
+                    match (role, env.noc()) {
+                        (Role::Reader, Some(noc)) => {
+                            persistent::reader(noc, ctrl, pause, SimBuffers(env), &mut h).await;
+                        }
+                        (Role::Writer, Some(noc)) => {
+                            persistent::writer(noc, ctrl, pause, SimBuffers(env), &mut h).await;
+                        }
+                        (Role::Compute, _) => {
+                            persistent::compute(ctrl, pause, SimBuffers(env), &mut h).await;
+                        }
+                        // A data-movement kernel always has its NoC in the simulator.
+                        _ => {}
                     }
-                },
-            )?;
-            spawn(
-                &mut sim,
-                tile,
-                Role::Writer,
-                handlers(),
-                |env, mut h| async move {
-                    if let Some(noc) = env.noc() {
-                        komorebi_kernel::kernel::writer(
-                            noc,
-                            env.ctrl(),
-                            env.pause(),
-                            SimBuffers(env),
-                            &mut h,
-                        )
-                        .await;
-                    }
-                },
-            )?;
-            spawn(
-                &mut sim,
-                tile,
-                Role::Compute,
-                handlers(),
-                |env, mut h| async move {
-                    komorebi_kernel::kernel::compute(
-                        env.ctrl(),
-                        env.pause(),
-                        SimBuffers(env),
-                        &mut h,
-                    )
-                    .await;
-                },
-            )?;
+                })?;
+            }
         }
         // Let every kernel reach its first wait for a command.
         sim.run(sim.now());
         Ok(Self { sim })
     }
-}
-
-fn spawn<H, B, Fut>(
-    sim: &mut Sim,
-    tile: (u8, u8),
-    kernel: Role,
-    handlers: H,
-    body: B,
-) -> Result<(), DeviceError>
-where
-    H: 'static,
-    B: FnOnce(KernelEnv, H) -> Fut,
-    Fut: Future<Output = ()> + 'static,
-{
-    sim.spawn(tile, kernel, move |env| body(env, handlers))?;
-    Ok(())
 }
 
 impl Device for SimDevice {

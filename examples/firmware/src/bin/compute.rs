@@ -4,6 +4,6 @@
 
 use komorebi_firmware::{TileBuffers, ctrl};
 use komorebi_hal::Spin;
-use komorebi_kernel::kernel;
+use komorebi_kernel::persistent;
 
-komorebi_firmware::kernel_main!(Compute, |h| kernel::compute(ctrl(), Spin, TileBuffers, h));
+komorebi_firmware::kernel_main!(Compute, |h| persistent::compute(ctrl(), Spin, TileBuffers, h));

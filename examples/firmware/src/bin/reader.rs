@@ -5,9 +5,9 @@
 use komorebi_firmware::{TileBuffers, ctrl, noc};
 use komorebi_hal::Spin;
 use komorebi_hal::Role;
-use komorebi_kernel::kernel;
+use komorebi_kernel::persistent;
 
-komorebi_firmware::kernel_main!(Reader, |h| kernel::reader(
+komorebi_firmware::kernel_main!(Reader, |h| persistent::reader(
     noc(Role::Reader),
     ctrl(),
     Spin,

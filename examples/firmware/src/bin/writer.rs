@@ -5,9 +5,9 @@
 use komorebi_firmware::{TileBuffers, ctrl, noc};
 use komorebi_hal::Spin;
 use komorebi_hal::Role;
-use komorebi_kernel::kernel;
+use komorebi_kernel::persistent;
 
-komorebi_firmware::kernel_main!(Writer, |h| kernel::writer(
+komorebi_firmware::kernel_main!(Writer, |h| persistent::writer(
     noc(Role::Writer),
     ctrl(),
     Spin,
