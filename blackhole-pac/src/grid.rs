@@ -175,26 +175,61 @@ pub const fn tile_at(x: u8, y: u8) -> Option<TileKind> {
     Some(TileKind::RouterOnly)
 }
 
-/// A raw NoC0 coordinate inside the 17 x 12 grid.
-///
-/// NoC0 and NoC1 number the same routers in opposite directions, so a bare `(x, y)` does not
-/// say which tile it names; [`Noc0Xy`] and [`Noc1Xy`] do, and converting between them is
-/// [`Noc0Xy::to_noc1`] / [`Noc1Xy::to_noc0`] (`x1 = 16 - x0`, `y1 = 11 - y0`), the one place the
-/// workspace spells that rule. Chip-neutral code (the HAL's `Xy`) holds raw coordinates of a
-/// NoC it names with `komorebi_hal::NocId`; a Blackhole backend matches on that id and builds
-/// the newtype of that NoC.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Noc0Xy {
-    x: u8,
-    y: u8,
+/// A raw coordinate of one NoC inside the 17 x 12 grid: the struct and what both NoCs' share.
+macro_rules! raw_xy {
+    ($(#[$doc:meta])* $name:ident, $noc:literal) => {
+        $(#[$doc])*
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name {
+            x: u8,
+            y: u8,
+        }
+
+        impl $name {
+            #[doc = concat!($noc, " `(x, y)`; `None` unless `x < 17` and `y < 12`.")]
+            pub const fn new(x: u8, y: u8) -> Option<Self> {
+                if x < GRID_X && y < GRID_Y {
+                    Some(Self { x, y })
+                } else {
+                    None
+                }
+            }
+
+            #[doc = concat!($noc, " x.")]
+            pub const fn x(self) -> u8 {
+                self.x
+            }
+
+            #[doc = concat!($noc, " y.")]
+            pub const fn y(self) -> u8 {
+                self.y
+            }
+
+            /// `(x, y)`.
+            pub const fn get(self) -> (u8, u8) {
+                (self.x, self.y)
+            }
+        }
+    };
 }
 
-/// A raw NoC1 coordinate inside the 17 x 12 grid (see [`Noc0Xy`]).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Noc1Xy {
-    x: u8,
-    y: u8,
-}
+raw_xy!(
+    /// A raw NoC0 coordinate inside the 17 x 12 grid.
+    ///
+    /// NoC0 and NoC1 number the same routers in opposite directions, so a bare `(x, y)` does not
+    /// say which tile it names; [`Noc0Xy`] and [`Noc1Xy`] do, and converting between them is
+    /// [`Noc0Xy::to_noc1`] / [`Noc1Xy::to_noc0`] (`x1 = 16 - x0`, `y1 = 11 - y0`), the one place the
+    /// workspace spells that rule. Chip-neutral code (the HAL's `Xy`) holds raw coordinates of a
+    /// NoC it names with `komorebi_hal::NocId`; a Blackhole backend matches on that id and builds
+    /// the newtype of that NoC.
+    Noc0Xy,
+    "NoC0"
+);
+raw_xy!(
+    /// A raw NoC1 coordinate inside the 17 x 12 grid (see [`Noc0Xy`]).
+    Noc1Xy,
+    "NoC1"
+);
 
 /// The grid mirror both ways: NoC0 <-> NoC1 is its own inverse.
 const fn mirror(x: u8, y: u8) -> (u8, u8) {
@@ -202,30 +237,6 @@ const fn mirror(x: u8, y: u8) -> (u8, u8) {
 }
 
 impl Noc0Xy {
-    /// NoC0 `(x, y)`; `None` unless `x < 17` and `y < 12`.
-    pub const fn new(x: u8, y: u8) -> Option<Self> {
-        if x < GRID_X && y < GRID_Y {
-            Some(Self { x, y })
-        } else {
-            None
-        }
-    }
-
-    /// NoC0 x.
-    pub const fn x(self) -> u8 {
-        self.x
-    }
-
-    /// NoC0 y.
-    pub const fn y(self) -> u8 {
-        self.y
-    }
-
-    /// `(x, y)`.
-    pub const fn get(self) -> (u8, u8) {
-        (self.x, self.y)
-    }
-
     /// The same router in NoC1 raw coordinates: `(16 - x, 11 - y)`.
     pub const fn to_noc1(self) -> Noc1Xy {
         let (x, y) = mirror(self.x, self.y);
@@ -242,30 +253,6 @@ impl Noc0Xy {
 }
 
 impl Noc1Xy {
-    /// NoC1 `(x, y)`; `None` unless `x < 17` and `y < 12`.
-    pub const fn new(x: u8, y: u8) -> Option<Self> {
-        if x < GRID_X && y < GRID_Y {
-            Some(Self { x, y })
-        } else {
-            None
-        }
-    }
-
-    /// NoC1 x.
-    pub const fn x(self) -> u8 {
-        self.x
-    }
-
-    /// NoC1 y.
-    pub const fn y(self) -> u8 {
-        self.y
-    }
-
-    /// `(x, y)`.
-    pub const fn get(self) -> (u8, u8) {
-        (self.x, self.y)
-    }
-
     /// The same router in NoC0 raw coordinates: `(16 - x, 11 - y)`.
     pub const fn to_noc0(self) -> Noc0Xy {
         let (x, y) = mirror(self.x, self.y);

@@ -11,12 +11,13 @@
 use blackhole_pac::grid::{GRID_X, GRID_Y, forward_hops};
 
 /// Raw coordinates on `noc` of NoC0 `(x, y)`, and back (the mapping is its own inverse: NoC1
-/// numbers the grid from the opposite corner).
+/// numbers the grid from the opposite corner; `blackhole-pac` holds the rule). Points outside
+/// the grid stay as they are.
 pub fn raw(noc: u8, p: (u8, u8)) -> (u8, u8) {
     if noc == 0 {
         p
     } else {
-        (GRID_X - 1 - p.0, GRID_Y - 1 - p.1)
+        blackhole_pac::grid::noc0_to_noc1(p.0, p.1).unwrap_or(p)
     }
 }
 
