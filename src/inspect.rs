@@ -5,8 +5,9 @@
 
 use std::path::Path;
 
+use blackhole_pac::grid::Noc0Xy;
 use komorebi_broadcast::area::{self, GiveUpRecord};
-use komorebi_hal::Role;
+use komorebi_hal::{LogicalXy, Role};
 use komorebi_kernel::abi;
 use serde::Serialize;
 
@@ -73,8 +74,9 @@ pub fn inspect(session: &Session) -> Result<Inspection, SessionError> {
     let mut cores = Vec::new();
     for y in 0..g.rows() {
         for x in 0..g.columns() {
-            let w = |offset: u32| session.control_word((x, y), offset);
-            let noc0 = session.noc0((x, y)).unwrap_or((0, 0));
+            let core = LogicalXy::new(x, y);
+            let w = |offset: u32| session.control_word(core, offset);
+            let noc0 = session.noc0(core).map_or((0, 0), Noc0Xy::get);
             let mut areas = Vec::with_capacity(2);
             for id in 0..area::MAX_BROADCASTS {
                 let base = area::area(id);

@@ -44,7 +44,7 @@ fn a_failing_case_is_reported_with_what_replays_it() {
     cfg.rect = komorebi_hal::LogicalRect::new(1, 0, 1, 4);
     cfg.faults = vec![FaultSpec {
         kind: FaultKind::BadWords,
-        core: (1, 1),
+        core: komorebi_hal::LogicalXy::new(1, 1),
         block: 0,
     }];
     let e = check_case(&cfg).unwrap_err();

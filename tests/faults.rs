@@ -10,7 +10,7 @@
 use komorebi::app::broadcast::{self, BroadcastConfig, BroadcastSummary, FaultKind, FaultSpec};
 use komorebi::dispatch::DispatchConfig;
 use komorebi::host::session::CoreGiveUp;
-use komorebi_hal::LogicalRect;
+use komorebi_hal::{LogicalRect, LogicalXy};
 
 const WINDOW: u32 = 2;
 const BLOCKS: u32 = 8;
@@ -39,7 +39,11 @@ fn row() -> BroadcastConfig {
 }
 
 fn run(mut cfg: BroadcastConfig, kind: FaultKind, core: (u8, u8), block: u32) -> BroadcastSummary {
-    cfg.faults = vec![FaultSpec { kind, core, block }];
+    cfg.faults = vec![FaultSpec {
+        kind,
+        core: core.into(),
+        block,
+    }];
     let s = broadcast::run(&cfg, |_| {}).unwrap();
     assert_eq!(s.results.len(), 2);
     assert!(
@@ -253,7 +257,7 @@ fn a_fault_on_a_core_that_cannot_have_it_is_refused() {
     let mut cfg = column();
     cfg.faults = vec![FaultSpec {
         kind: FaultKind::StallSenderCompute,
-        core: (2, 5),
+        core: LogicalXy::new(2, 5),
         block: 1,
     }];
     let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
@@ -263,7 +267,7 @@ fn a_fault_on_a_core_that_cannot_have_it_is_refused() {
     );
     cfg.faults = vec![FaultSpec {
         kind: FaultKind::StallDm,
-        core: (7, 7),
+        core: LogicalXy::new(7, 7),
         block: 1,
     }];
     let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();

@@ -1,11 +1,11 @@
 //! Session, Run and feeder: refusals, rule 3, host-deadline timeouts, and commands after a
 //! failed one on the same tiles.
 
+use blackhole_pac::grid::Noc0Xy;
 use komorebi::app::broadcast::{BroadcastConfig, BroadcastPlan};
 use komorebi::{Backend, CommandSpec, Feeder, Run, Session, TileProgram};
 use komorebi_broadcast::args::BroadcastArgs;
-use komorebi_hal::LogicalRect;
-use komorebi_hal::Role;
+use komorebi_hal::{LogicalRect, LogicalXy, Role};
 use komorebi_kernel::abi;
 use komorebi_kernel::broadcast_handler::BROADCAST_HANDLER;
 use komorebi_kernel::broadcast_handler::program::{BroadcastProgram, MoverProgram};
@@ -53,8 +53,8 @@ fn empty(group: LogicalRect) -> CommandSpec {
 fn the_session_learns_the_grid_and_prepares_every_tile() {
     let s = session();
     assert_eq!((s.geometry().columns(), s.geometry().rows()), (12, 10));
-    assert_eq!(s.noc0((6, 0)), Some((11, 2)));
-    for core in [(0, 0), (11, 9)] {
+    assert_eq!(s.noc0(LogicalXy::new(6, 0)), Noc0Xy::new(11, 2));
+    for core in [LogicalXy::new(0, 0), LogicalXy::new(11, 9)] {
         assert_eq!(s.control_word(core, abi::HEADER_MAGIC).unwrap(), abi::MAGIC);
         assert_eq!(
             s.control_word(core, abi::HEADER_VERSION).unwrap(),
@@ -62,7 +62,7 @@ fn the_session_learns_the_grid_and_prepares_every_tile() {
         );
         assert_eq!(
             s.control_word(core, abi::HEADER_TILE).unwrap(),
-            core.0 as u32 | (core.1 as u32) << 8
+            core.x as u32 | (core.y as u32) << 8
         );
     }
 }
@@ -156,7 +156,7 @@ fn corrupted_words_give_up_broadcast_begin_on_that_core_only() {
 fn a_tile_that_never_reports_times_out_at_the_host_deadline() {
     let mut s = session();
     let group = LogicalRect::new(0, 0, 2, 1);
-    let frozen = s.noc0((1, 0)).unwrap();
+    let frozen = s.noc0(LogicalXy::new(1, 0)).unwrap().get();
     s.device()
         .simulator()
         .unwrap()

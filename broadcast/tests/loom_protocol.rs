@@ -783,26 +783,46 @@ fn sound(window: u8, blocks: u32, first: First) {
 }
 
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "loom model: slow unoptimized; run with --release (CI does)"
+)]
 fn window_1_delivers_every_byte_and_never_deadlocks() {
     sound(1, 3, First::DataMovement);
 }
 
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "loom model: slow unoptimized; run with --release (CI does)"
+)]
 fn window_1_compute_polled_first() {
     sound(1, 3, First::Compute);
 }
 
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "loom model: slow unoptimized; run with --release (CI does)"
+)]
 fn window_2_delivers_every_byte_and_never_deadlocks() {
     sound(2, 4, First::DataMovement);
 }
 
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "loom model: slow unoptimized; run with --release (CI does)"
+)]
 fn window_2_compute_polled_first() {
     sound(2, 4, First::Compute);
 }
 
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "loom model: slow unoptimized; run with --release (CI does)"
+)]
 #[should_panic(expected = "slot reused before its DONE")]
 fn a_sender_that_reads_done_one_block_ahead_is_caught() {
     model(Model {
@@ -814,6 +834,10 @@ fn a_sender_that_reads_done_one_block_ahead_is_caught() {
 }
 
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "loom model: slow unoptimized; run with --release (CI does)"
+)]
 #[should_panic(expected = "slot reused before its DONE")]
 fn a_sender_that_reads_done_one_block_ahead_is_caught_at_window_2() {
     model(Model {
@@ -825,6 +849,10 @@ fn a_sender_that_reads_done_one_block_ahead_is_caught_at_window_2() {
 }
 
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "loom model: slow unoptimized; run with --release (CI does)"
+)]
 #[should_panic(expected = "VALID seen before the data")]
 fn a_noc_that_lets_valid_overtake_the_data_is_caught() {
     model(Model {

@@ -5,6 +5,7 @@
 //! through the same code. [`SimDevice`] implements it on `komorebi-sim`, where "let the device
 //! run" advances virtual time; a PCIe device implements it over TLB windows in real time.
 
+use blackhole_pac::grid::Noc0Xy;
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_hal::Role;
 use komorebi_kernel::abi;
@@ -26,7 +27,7 @@ impl From<komorebi_sim::SimError> for DeviceError {
 /// Read-only access to tile words, for the conditions the host waits on.
 pub trait Peek {
     /// The 32-bit word at L1 `addr` of the tile at NoC0 `tile` (0 if it cannot be read).
-    fn peek(&self, tile: (u8, u8), addr: u32) -> u32;
+    fn peek(&self, tile: Noc0Xy, addr: u32) -> u32;
 }
 
 /// Why [`Device::advance`] returned.
@@ -45,9 +46,9 @@ pub trait Device {
     /// The harvest mask the chip presents.
     fn harvest(&self) -> HarvestMask;
     /// Reads L1 of the tile at NoC0 `tile`.
-    fn read_l1(&self, tile: (u8, u8), addr: u32, buf: &mut [u8]) -> Result<(), DeviceError>;
+    fn read_l1(&self, tile: Noc0Xy, addr: u32, buf: &mut [u8]) -> Result<(), DeviceError>;
     /// Writes L1 of the tile at NoC0 `tile`.
-    fn write_l1(&mut self, tile: (u8, u8), addr: u32, data: &[u8]) -> Result<(), DeviceError>;
+    fn write_l1(&mut self, tile: Noc0Xy, addr: u32, data: &[u8]) -> Result<(), DeviceError>;
     /// Reads DRAM bank `bank`.
     fn read_dram(&self, bank: u8, addr: u64, buf: &mut [u8]) -> Result<(), DeviceError>;
     /// Writes DRAM bank `bank`.
@@ -55,7 +56,7 @@ pub trait Device {
     /// Configures circular buffer `index` of a tile (`pages` pages of `page_size` bytes at `base`).
     fn configure_cb(
         &mut self,
-        tile: (u8, u8),
+        tile: Noc0Xy,
         index: u8,
         base: u32,
         page_size: u32,
@@ -91,8 +92,8 @@ pub struct SimDevice {
 }
 
 impl Peek for Sim {
-    fn peek(&self, tile: (u8, u8), addr: u32) -> u32 {
-        self.read_l1_u32(tile, addr).unwrap_or(0)
+    fn peek(&self, tile: Noc0Xy, addr: u32) -> u32 {
+        self.read_l1_u32(tile.get(), addr).unwrap_or(0)
     }
 }
 
@@ -156,11 +157,11 @@ impl Device for SimDevice {
     fn harvest(&self) -> HarvestMask {
         self.sim.config().harvest
     }
-    fn read_l1(&self, tile: (u8, u8), addr: u32, buf: &mut [u8]) -> Result<(), DeviceError> {
-        Ok(self.sim.read_l1(tile, addr, buf)?)
+    fn read_l1(&self, tile: Noc0Xy, addr: u32, buf: &mut [u8]) -> Result<(), DeviceError> {
+        Ok(self.sim.read_l1(tile.get(), addr, buf)?)
     }
-    fn write_l1(&mut self, tile: (u8, u8), addr: u32, data: &[u8]) -> Result<(), DeviceError> {
-        Ok(self.sim.write_l1(tile, addr, data)?)
+    fn write_l1(&mut self, tile: Noc0Xy, addr: u32, data: &[u8]) -> Result<(), DeviceError> {
+        Ok(self.sim.write_l1(tile.get(), addr, data)?)
     }
     fn read_dram(&self, bank: u8, addr: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
         Ok(self.sim.read_dram(bank, addr, buf)?)
@@ -170,13 +171,15 @@ impl Device for SimDevice {
     }
     fn configure_cb(
         &mut self,
-        tile: (u8, u8),
+        tile: Noc0Xy,
         index: u8,
         base: u32,
         page_size: u32,
         pages: u16,
     ) -> Result<(), DeviceError> {
-        Ok(self.sim.configure_cb(tile, index, base, page_size, pages)?)
+        Ok(self
+            .sim
+            .configure_cb(tile.get(), index, base, page_size, pages)?)
     }
     fn now(&self) -> u64 {
         self.sim.now()

@@ -9,11 +9,11 @@
 
 use std::collections::HashMap;
 
+use blackhole_pac::grid::Noc0Xy;
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::area::{self, GiveUpRecord};
 use komorebi_broadcast::layout::{Geometry, LayoutError};
-use komorebi_hal::LogicalRect;
-use komorebi_hal::Role;
+use komorebi_hal::{LogicalRect, LogicalXy, Role};
 use komorebi_kernel::abi::{self, KernelGiveUp};
 use komorebi_kernel::handler::HandlerSet;
 use komorebi_kernel::{BroadcastHandler, Command};
@@ -66,21 +66,21 @@ pub enum SessionError {
     },
     /// A core's program words do not fit a command slot.
     #[error(
-        "core {core:?}: {words} program words do not fit a command slot (at most {max}, 255 per kernel)"
+        "core {core}: {words} program words do not fit a command slot (at most {max}, 255 per kernel)"
     )]
     TooManyWords {
-        /// The core (logical).
-        core: (u8, u8),
+        /// The core.
+        core: LogicalXy,
         /// Words given.
         words: usize,
         /// The most a slot holds.
         max: usize,
     },
     /// Every slot of a core holds a command not yet reported.
-    #[error("core {core:?} has no free command slot: collect reports first")]
+    #[error("core {core} has no free command slot: collect reports first")]
     SlotsFull {
-        /// The core (logical).
-        core: (u8, u8),
+        /// The core.
+        core: LogicalXy,
     },
 }
 
@@ -161,9 +161,9 @@ pub struct Report {
     pub unreported: Vec<[u8; 2]>,
     /// Every core's first give-ups.
     pub give_ups: Vec<CoreGiveUp>,
-    /// Per core (logical), the three kernels' statistics.
+    /// Per core, the three kernels' statistics.
     #[serde(skip)]
-    pub stats: Vec<((u8, u8), [u32; 3])>,
+    pub stats: Vec<(LogicalXy, [u32; 3])>,
     /// Device cycles from posting to the last report (or the deadline).
     pub cycles: u64,
     /// Device cycle at which the first core took the command (0 if none reported).
@@ -195,8 +195,8 @@ impl Report {
 
 #[derive(Clone, Debug)]
 struct TileState {
-    logical: (u8, u8),
-    noc0: (u8, u8),
+    logical: LogicalXy,
+    noc0: Noc0Xy,
     posted: u32,
     reported: u32,
 }
@@ -206,7 +206,7 @@ pub struct Session {
     device: Box<dyn Device>,
     geometry: Geometry,
     tiles: Vec<TileState>,
-    by_logical: HashMap<(u8, u8), usize>,
+    by_logical: HashMap<LogicalXy, usize>,
     next_sequence: u32,
 }
 
@@ -247,12 +247,12 @@ impl Session {
         let mut by_logical = HashMap::new();
         for x in 0..geometry.columns() {
             for y in 0..geometry.rows() {
-                let Some(noc0) = geometry.noc0((x, y)) else {
+                let Some(noc0) = geometry.noc0((x, y)).and_then(|(x, y)| Noc0Xy::new(x, y)) else {
                     continue;
                 };
-                by_logical.insert((x, y), tiles.len());
+                by_logical.insert(LogicalXy::new(x, y), tiles.len());
                 tiles.push(TileState {
-                    logical: (x, y),
+                    logical: LogicalXy::new(x, y),
                     noc0,
                     posted: 0,
                     reported: 0,
@@ -283,8 +283,8 @@ impl Session {
         self.device.as_mut()
     }
 
-    /// NoC0 coordinates of logical `core`.
-    pub fn noc0(&self, core: (u8, u8)) -> Option<(u8, u8)> {
+    /// NoC0 coordinates of logical `core`; `None` outside the grid.
+    pub fn noc0(&self, core: LogicalXy) -> Option<Noc0Xy> {
         self.by_logical.get(&core).map(|&i| self.tiles[i].noc0)
     }
 
@@ -300,7 +300,7 @@ impl Session {
         let mut out = Vec::with_capacity(group.len());
         for y in group.y0..group.y0 + group.rows {
             for x in group.x0..group.x0 + group.columns {
-                out.push(self.by_logical[&(x, y)]);
+                out.push(self.by_logical[&LogicalXy::new(x, y)]);
             }
         }
         Ok(out)
@@ -334,9 +334,9 @@ impl Session {
     }
 
     /// Reads the word at control-block offset `offset` of logical `core`.
-    pub fn control_word(&self, core: (u8, u8), offset: u32) -> Result<u32, SessionError> {
+    pub fn control_word(&self, core: LogicalXy, offset: u32) -> Result<u32, SessionError> {
         let noc0 = self.noc0(core).ok_or(SessionError::Group {
-            group: LogicalRect::new(core.0, core.1, 1, 1),
+            group: LogicalRect::new(core.x, core.y, 1, 1),
             columns: self.geometry.columns(),
             rows: self.geometry.rows(),
         })?;
@@ -409,8 +409,7 @@ impl Session {
     /// ticket's deadline.
     pub fn wait(&mut self, tickets: &[&Ticket]) -> Advance {
         let deadline = tickets.iter().map(|t| t.deadline).min().unwrap_or(0);
-        let mut pending: Vec<((u8, u8), u32)> =
-            tickets.iter().flat_map(|t| self.watch(t)).collect();
+        let mut pending: Vec<(Noc0Xy, u32)> = tickets.iter().flat_map(|t| self.watch(t)).collect();
         self.device.advance(deadline, &mut |peek| {
             while let Some(&(tile, index)) = pending.last() {
                 if reported(peek, tile, index) {
@@ -429,7 +428,7 @@ impl Session {
         if tickets.is_empty() {
             return Advance::Done;
         }
-        let watched: Vec<Vec<((u8, u8), u32)>> =
+        let watched: Vec<Vec<(Noc0Xy, u32)>> =
             tickets.iter().map(|t| self.watch(t).collect()).collect();
         self.device.advance(deadline, &mut |peek| {
             watched
@@ -452,7 +451,7 @@ impl Session {
     }
 
     /// `(NoC0 tile, index)` of every core of `ticket`.
-    fn watch<'t>(&'t self, ticket: &'t Ticket) -> impl Iterator<Item = ((u8, u8), u32)> + 't {
+    fn watch<'t>(&'t self, ticket: &'t Ticket) -> impl Iterator<Item = (Noc0Xy, u32)> + 't {
         ticket
             .tiles
             .iter()
@@ -496,7 +495,7 @@ impl Session {
                     GiveUpRecord::from_words(w).filter(|g| g.sequence == ticket.sequence)
                 {
                     r.give_ups.push(CoreGiveUp {
-                        core: [logical.0, logical.1],
+                        core: [logical.x, logical.y],
                         place: g.place.name(),
                         broadcast: g.broadcast,
                         block: g.block,
@@ -505,7 +504,7 @@ impl Session {
                 }
             }
             if !reported {
-                r.unreported.push([logical.0, logical.1]);
+                r.unreported.push([logical.x, logical.y]);
                 continue;
             }
             self.tiles[t].reported = self.tiles[t].reported.max(index);
@@ -539,7 +538,7 @@ impl Session {
                 if let Some(g) = KernelGiveUp::from_words(gw, block) {
                     if !matches!(g.code, abi::GiveUpCode::Broadcast(_)) {
                         r.give_ups.push(CoreGiveUp {
-                            core: [logical.0, logical.1],
+                            core: [logical.x, logical.y],
                             place: g.code.name(),
                             broadcast: g.broadcast,
                             block: g.block,
@@ -557,7 +556,7 @@ impl Session {
 }
 
 /// Whether the tile at NoC0 `tile` has reported its command `index`.
-fn reported(peek: &dyn Peek, tile: (u8, u8), index: u32) -> bool {
+fn reported(peek: &dyn Peek, tile: Noc0Xy, index: u32) -> bool {
     peek.peek(tile, abi::CONTROL_BASE + abi::REPORT_INDEX)
         .wrapping_sub(index) as i32
         >= 0

@@ -1,5 +1,6 @@
 //! What cannot run, and why.
 
+use komorebi_hal::LogicalXy;
 use komorebi_kernel::broadcast_handler::program::ProgramError;
 
 use crate::host::session::SessionError;
@@ -23,10 +24,10 @@ pub enum BroadcastError {
     #[error("--trace: {0}")]
     Trace(String),
     /// A core's program failed its checks (a host bug: the plan builds them).
-    #[error("the program of core {core:?}: {error}")]
+    #[error("the program of core {core}: {error}")]
     Program {
-        /// The core, logical.
-        core: (u8, u8),
+        /// The core.
+        core: LogicalXy,
         /// What is wrong.
         error: ProgramError,
     },

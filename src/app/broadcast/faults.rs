@@ -1,5 +1,7 @@
 //! The fault classes of `--fault` and the cores each may name.
 
+use komorebi_hal::LogicalXy;
+
 /// A fault class of `--fault KIND:X,Y[:BLOCK]`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum FaultKind {
@@ -45,8 +47,8 @@ impl FaultKind {
 pub struct FaultSpec {
     /// Which fault.
     pub kind: FaultKind,
-    /// The core, logical.
-    pub core: (u8, u8),
+    /// The core.
+    pub core: LogicalXy,
     /// The block (or the marker / VALID number) it concerns.
     pub block: u32,
 }
@@ -75,7 +77,7 @@ impl std::str::FromStr for FaultSpec {
             .ok_or_else(|| format!("'{s}' is not KIND:X,Y[:BLOCK]"))?;
         let xy: Vec<_> = core.split(',').map(|v| v.trim().parse::<u8>()).collect();
         let core = match xy.as_slice() {
-            [Ok(x), Ok(y)] => (*x, *y),
+            [Ok(x), Ok(y)] => LogicalXy::new(*x, *y),
             _ => return Err(format!("'{core}' is not X,Y (logical core coordinates)")),
         };
         let block = match parts.next() {

@@ -22,7 +22,7 @@ impl BroadcastPlan {
                 // The core's markers: its unicast writes into a DONE-BY table.
                 FaultKind::DropMarker => komorebi_sim::TxFilter {
                     kind: Some(komorebi_sim::TxKind::Write),
-                    src: Some(noc0),
+                    src: Some(noc0.get()),
                     addr: Some(
                         ctrl + area::area(0) as u64
                             ..ctrl + (area::area(1) + area::AREA_BYTES) as u64,
@@ -36,7 +36,7 @@ impl BroadcastPlan {
                     let valid = ctrl + (area::area(id) + area::VALID) as u64;
                     komorebi_sim::TxFilter {
                         kind: Some(komorebi_sim::TxKind::Multicast),
-                        dst: Some(noc0),
+                        dst: Some(noc0.get()),
                         addr: Some(valid..valid + 4),
                         skip: f.block,
                         ..Default::default()

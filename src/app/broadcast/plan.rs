@@ -5,7 +5,7 @@ use blackhole_pac::grid::{DRAM_WORKER_PORT, Noc0Xy};
 use komorebi_broadcast::area;
 use komorebi_broadcast::args::BroadcastArgs;
 use komorebi_broadcast::layout::{self, BroadcastParams};
-use komorebi_hal::{NocId, Role, Xy};
+use komorebi_hal::{LogicalXy, NocId, Role, Xy};
 use komorebi_kernel::abi;
 use komorebi_kernel::broadcast_handler::program::{
     BANKS, BroadcastProgram, ComputeInput, MoverProgram,
@@ -260,13 +260,13 @@ impl BroadcastPlan {
         self.command((0..self.cfg.rect.len()).map(|core| self.faulty_program(core, job)))
     }
     /// The rank of logical `core` in each broadcast of the plan: `(broadcast id, rank)`.
-    pub fn ranks(&self, core: (u8, u8)) -> Vec<(u8, u8)> {
+    pub fn ranks(&self, core: LogicalXy) -> Vec<(u8, u8)> {
         let mut out = Vec::new();
         for (i, s) in self.operands.iter().enumerate() {
             if let Some((_, a)) = self.words[i]
                 .iter()
                 .zip(&self.decoded[i])
-                .find(|(w, _)| w.core == core)
+                .find(|(w, _)| LogicalXy::from(w.core) == core)
             {
                 if a.included() && (a.rank != 0 || a.receivers > 0) {
                     out.push((s.id, a.rank));
@@ -276,9 +276,9 @@ impl BroadcastPlan {
         out
     }
     /// Logical coordinates of core `i` of the group (row by row).
-    pub fn core(&self, i: usize) -> (u8, u8) {
+    pub fn core(&self, i: usize) -> LogicalXy {
         let r = self.cfg.rect;
-        (
+        LogicalXy::new(
             r.x0 + (i % r.columns as usize) as u8,
             r.y0 + (i / r.columns as usize) as u8,
         )
@@ -304,9 +304,10 @@ impl BroadcastPlan {
         for (i, s) in self.operands.iter().enumerate() {
             for (core, a) in self.words[i].iter().zip(&self.decoded[i]) {
                 let base = area::area(s.id);
-                let blocks = session.control_word(core.core, base + area::STATS_BLOCKS)? as u64;
+                let blocks =
+                    session.control_word(core.core.into(), base + area::STATS_BLOCKS)? as u64;
                 summary.wait_cycles[s.id as usize] +=
-                    session.control_word(core.core, base + area::STATS_WAIT_CYCLES)? as u64;
+                    session.control_word(core.core.into(), base + area::STATS_WAIT_CYCLES)? as u64;
                 if a.rank != 0 {
                     summary.received_bytes += blocks * block_bytes;
                 }
@@ -344,13 +345,15 @@ fn job_bound(cfg: &BroadcastConfig, args: &[Vec<BroadcastArgs>], timing: &Timing
 }
 
 impl BroadcastPlan {
+    /// Refuses faults that name a core outside the rectangle, a core that does not take part
+    /// as the kind needs, or a stall block that never comes.
     pub(super) fn check_faults(&self) -> Result<(), BroadcastError> {
         for f in &self.cfg.faults {
-            if !self.cfg.rect.contains(f.core.0, f.core.1) {
+            if !self.cfg.rect.contains_xy(f.core) {
                 return Err(flag(
                     "--fault",
                     format!(
-                        "{}: core {:?} is not in --rect {}",
+                        "{}: core {} is not in --rect {}",
                         f.kind.name(),
                         f.core,
                         self.cfg.rect
@@ -387,7 +390,7 @@ impl BroadcastPlan {
             if !needs.0 {
                 return Err(flag(
                     "--fault",
-                    format!("{}: core {:?} {}", f.kind.name(), f.core, needs.1),
+                    format!("{}: core {} {}", f.kind.name(), f.core, needs.1),
                 ));
             }
         }
