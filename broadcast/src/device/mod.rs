@@ -455,10 +455,10 @@ impl<C: CircularBuffer> Broadcast<C> {
         K: ControlBlock,
         P: Pause,
     {
-        const W: Where = Where::BroadcastDone;
-        let args = self.admit(true, block, W)?;
+        const PLACE: Where = Where::BroadcastDone;
+        let args = self.admit(true, block, PLACE)?;
         let Part::Sender { rect, receivers } = self.part else {
-            return Err((W, Cause::Misuse));
+            return Err((PLACE, Cause::Misuse));
         };
         let (id, seq) = (self.id, self.sequence as u16);
         let DataMovement { noc, ctrl, pause } = dm;
@@ -467,7 +467,7 @@ impl<C: CircularBuffer> Broadcast<C> {
             noc.reads_done().map_err(noc_cause)
         })
         .await
-        .map_err(|c| (W, c))?;
+        .map_err(|c| (PLACE, c))?;
         let slot = self.cb.write_ptr();
         if let Some(rect) = rect {
             // Every receiver popped the block that was in this slot.
@@ -478,35 +478,35 @@ impl<C: CircularBuffer> Broadcast<C> {
                     receivers_done(c, id, seq, receivers, needed)
                 })
                 .await
-                .map_err(|c| (W, c))?;
+                .map_err(|c| (PLACE, c))?;
             }
             let len = self.slot_bytes;
             wait_for(ctrl, pause, &mut self.wait_cycles, &mut |_| {
                 issued(noc.multicast(slot, rect, slot, len, WriteMode::ORDERED))
             })
             .await
-            .map_err(|c| (W, c))?;
+            .map_err(|c| (PLACE, c))?;
             // The VALID source may change only once the previous VALID left.
             wait_for(ctrl, pause, &mut self.wait_cycles, &mut |_| {
                 noc.writes_sent().map_err(noc_cause)
             })
             .await
-            .map_err(|c| (W, c))?;
+            .map_err(|c| (PLACE, c))?;
         }
         let offset = area::area(id) + area::VALID;
         ctrl.store(offset, marker(seq, (block + 1) as u16))
-            .map_err(|e| (W, ctrl_cause(e)))?;
+            .map_err(|e| (PLACE, ctrl_cause(e)))?;
         if let Some(rect) = rect {
             let src = self.valid_src;
             wait_for(ctrl, pause, &mut self.wait_cycles, &mut |_| {
                 issued(noc.multicast(src, rect, src, 4, WriteMode::ORDERED))
             })
             .await
-            .map_err(|c| (W, c))?;
+            .map_err(|c| (PLACE, c))?;
         }
         self.cb
             .push(args.pages)
-            .map_err(|e| (W, Cause::Cb(e.kind())))?;
+            .map_err(|e| (PLACE, Cause::Cb(e.kind())))?;
         self.blocks += 1;
         Ok(())
     }
@@ -537,8 +537,8 @@ impl<C: CircularBuffer> Broadcast<C> {
         K: ControlBlock,
         P: Pause,
     {
-        const W: Where = Where::BroadcastValid;
-        let args = self.admit(false, block, W)?;
+        const PLACE: Where = Where::BroadcastValid;
+        let args = self.admit(false, block, PLACE)?;
         let seq = self.sequence as u16;
         let valid = area::area(self.id) + area::VALID;
         let needed = block + 1;
@@ -553,10 +553,10 @@ impl<C: CircularBuffer> Broadcast<C> {
         })
         .await;
         self.apply(pump);
-        r.map_err(|c| (W, c))?;
+        r.map_err(|c| (PLACE, c))?;
         self.cb
             .push(args.pages)
-            .map_err(|e| (W, Cause::Cb(e.kind())))?;
+            .map_err(|e| (PLACE, Cause::Cb(e.kind())))?;
         self.blocks += 1;
         Ok(())
     }
