@@ -80,7 +80,7 @@ impl core::fmt::Display for Cause {
     }
 }
 
-/// A give-up: what [`Broadcast`] calls return on failure, and what the area records.
+/// A give-up: what [`Broadcast`](super::Broadcast) calls return on failure, and what the area records.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct GiveUp {
     /// Where.
