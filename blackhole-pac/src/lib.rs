@@ -12,6 +12,8 @@
 //! | [`stream`] | overlay stream registers used as circular-buffer counters |
 //! | [`tensix`] | L1 size, local memories, soft reset, reset PCs, clocks |
 //! | [`tlb`] | PCIe TLB windows and their 2 MiB / 4 GiB configuration encoding |
+//! | [`translate`] | raw NoC0 <-> translated coordinates for a harvest mask |
+//! | [`arc`] | ARC telemetry, boot status, the PCIe NIU's registers in BAR0 |
 //! | [`reg`] | `Reg<T, A>`: the volatile register access the blocks are built from |
 //!
 //! Every number comes from a primary source named in its module's docs
@@ -19,11 +21,12 @@
 //! against those numbers. Register blocks wrap a base pointer, so a test lays them over a host
 //! buffer and checks the exact words a driver wrote.
 //!
-//! Coordinates are raw NoC coordinates throughout; this crate never applies the NIU's hardware
-//! coordinate translation.
+//! Coordinates are raw NoC coordinates throughout, except in [`translate`], the one place the
+//! NIU's coordinate translation is written.
 #![no_std]
 
 pub mod addr;
+pub mod arc;
 pub mod grid;
 pub mod harvest;
 pub mod niu;
@@ -31,3 +34,4 @@ pub mod reg;
 pub mod stream;
 pub mod tensix;
 pub mod tlb;
+pub mod translate;

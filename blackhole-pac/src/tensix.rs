@@ -68,6 +68,20 @@ pub const PC_SNAPSHOT: [u32; 5] = [
     0xFFB1_3144,
     0xFFB1_3148,
 ];
+/// `RISCV_DEBUG_REG_WALL_CLOCK_L`: the tile's 64-bit cycle counter, low half; reading it latches
+/// the high half into [`WALL_CLOCK_H_LATCHED`] (tt-metal and tt-llk headers,
+/// `RISCV_DEBUG_REGS_START_ADDR | 0x1F0`).
+pub const WALL_CLOCK_L: u32 = 0xFFB1_21F0;
+/// The live high half of the wall clock.
+pub const WALL_CLOCK_H_LIVE: u32 = 0xFFB1_21F4;
+/// The high half latched by the last read of [`WALL_CLOCK_L`].
+pub const WALL_CLOCK_H_LATCHED: u32 = 0xFFB1_21F8;
+/// The Tensix NIU0's `NOC_ID_LOGICAL` as a NoC address within the tile (bits 0..5 x, 6..11 y:
+/// the tile's translated coordinates, which firmware programs).
+pub const NOC_ID_LOGICAL_ADDR: u32 = crate::niu::NIU0_BASE as u32
+    + crate::niu::NOC_CFG_OFFSET as u32
+    + 4 * crate::niu::cfg::NOC_ID_LOGICAL as u32;
+
 /// AICLK (and NoC clock) under load, in MHz.
 pub const AICLK_BUSY_MHZ: u32 = 1350;
 /// AICLK when idle, in MHz.

@@ -11,6 +11,7 @@
 //! | 0x010 | stop | host, a sender giving up; cleared by the reporter | nonzero: every kernel of the tile gives up its waits |
 //! | 0x018 | wait limit (u64) | host, once | the limit of waits outside a command (`u64::MAX`: waiting for a command never times out) |
 //! | 0x020 | panic word of reader, writer, compute | firmware's panic handler | `0xDEAD_0000 \| line` of the panic, 0 if none |
+//! | 0x030 | boot word of reader, writer, compute | the loader zeroes them; each kernel at boot | `BOOT_UP` or a boot failure ([`crate::image`]) |
 //! | 0x040 | done index of reader, writer, compute | each kernel | the per-tile index of the last command the kernel finished |
 //! | 0x050 | recovering index of reader, writer, compute | each kernel | the index of a command the kernel gave up and is recovering from: pages it pushes from then on are padding, not data |
 //! | 0x080 | reported index | the reporter (reader) | the index of the last command the tile reported |

@@ -21,6 +21,7 @@ pub mod abi;
 pub mod broadcast_handler;
 pub mod command;
 pub mod handler;
+pub mod image;
 pub mod persistent;
 
 pub use broadcast_handler::BroadcastHandler;

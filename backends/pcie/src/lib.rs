@@ -1,7 +1,14 @@
 //! # komorebi-pcie
 //!
-//! Host proxy: the komorebi host interface over tt-kmd TLB windows.
+//! The host's path to a Blackhole card over tt-kmd's TLB windows, and the same path to the
+//! simulator's BAR model.
 //!
-//! **Status: not implemented yet.** This crate is reserved in the workspace so the dependency
-//! graph of the architecture is fixed from the start; it holds no code until a PCIe backend issue fills it.
-//! Nothing here claims to work.
+//! **Status: being built (issue 14).** What is here: the [`bar::Bar`] interface both backends
+//! implement and the crate's errors.
+#![forbid(unsafe_op_in_unsafe_fn)]
+
+pub mod bar;
+pub mod error;
+
+pub use bar::{Bar, DeviceIdentity, Mapping, WindowHandle};
+pub use error::PcieError;

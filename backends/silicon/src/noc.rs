@@ -2,10 +2,12 @@
 
 use blackhole_pac::addr::{self, AddrRegs, L1_ALIGN, MAX_PACKET_BYTES};
 use blackhole_pac::grid::{
-    GRID_X, GRID_Y, Noc0Xy, Noc1Xy, TENSIX_X, TENSIX_Y_FIRST, TENSIX_Y_LAST, TileKind,
+    GRID_X, GRID_Y, Noc0Xy, Noc1Xy, TENSIX_Y_FIRST, TENSIX_Y_LAST, TileKind,
 };
-use blackhole_pac::harvest::{HARVESTING_NOC_LOCATIONS, HarvestMask};
+use blackhole_pac::harvest::HarvestMask;
 use blackhole_pac::niu::{self, CmdBufId, Counter, Niu, NocCtrl};
+/// NIU coordinate translation (the PAC's one rule: `blackhole_pac::translate`).
+pub use blackhole_pac::translate::Translation;
 use komorebi_hal::noc::{self, Ack, ErrorKind, Order, WriteMode};
 use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Xy};
 
@@ -15,65 +17,6 @@ type NocError = Error<ErrorKind>;
 
 const fn err(kind: ErrorKind, what: &'static str) -> NocError {
     Error { kind, what }
-}
-
-/// NIU coordinate translation for Tensix tiles: raw NoC0 x -> translated x. Enabled columns are
-/// compacted onto the first Tensix x values in ascending order; harvested columns take the
-/// remaining ones in die order (tt-umd `fill_tensix_noc0_translated_mapping`, blackhole-facts.md
-/// §1.4). Rows are not translated.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Translation {
-    x: [u8; 17],
-}
-
-impl Translation {
-    /// The translation firmware sets up for `harvest`.
-    pub const fn new(harvest: HarvestMask) -> Self {
-        let mut x = [0xFF; 17];
-        let mut next = 0;
-        let mut j = 0;
-        while j < 14 {
-            let raw = TENSIX_X[j];
-            if !harvest.is_harvested(raw) {
-                x[raw as usize] = TENSIX_X[next];
-                next += 1;
-            }
-            j += 1;
-        }
-        let mut i = 0;
-        while i < 14 {
-            let raw = HARVESTING_NOC_LOCATIONS[i];
-            if harvest.is_harvested(raw) {
-                x[raw as usize] = TENSIX_X[next];
-                next += 1;
-            }
-            i += 1;
-        }
-        Self { x }
-    }
-
-    /// Translated coordinates of the Tensix tile at NoC0 `(x, y)`; `None` for other tiles.
-    pub const fn tensix(&self, x: u8, y: u8) -> Option<(u8, u8)> {
-        match Noc0Xy::new(x, y) {
-            Some(p) => self.tensix_at(p),
-            None => None,
-        }
-    }
-
-    /// Translated coordinates of the Tensix tile at `p`; `None` for other tiles.
-    pub const fn tensix_at(&self, p: Noc0Xy) -> Option<(u8, u8)> {
-        if p.y() < TENSIX_Y_FIRST || p.y() > TENSIX_Y_LAST {
-            return None;
-        }
-        // `Noc0Xy` keeps x below 17, the table's length; the check lets the compiler see it.
-        if p.x() as usize >= self.x.len() {
-            return None;
-        }
-        match self.x[p.x() as usize] {
-            0xFF => None,
-            t => Some((t, p.y())),
-        }
-    }
 }
 
 /// One NIU as one data-movement kernel's NoC.

@@ -153,12 +153,14 @@ fn under_translation_a_noc1_multicast_writes_swapped_translated_corners() {
     let mut f = Fake::new();
     let mask = HarvestMask::P100_P150;
     let t = Translation::new(mask);
-    // Enabled columns compact onto the first twelve Tensix x; 7 and 10 (fused) become 15, 16.
+    // Enabled columns compact onto the first twelve Tensix x; the harvested 7 (die index 12)
+    // and 10 (die index 13) take 16 and 15: the lowest die index gets the highest x (ARC
+    // firmware `ComputeNocTranslation`, blackhole-facts.md §11).
     assert_eq!(t.tensix(11, 5), Some((7, 5)));
     assert_eq!(t.tensix(16, 2), Some((14, 2)));
     assert_eq!(
         (t.tensix(7, 2), t.tensix(10, 2)),
-        (Some((15, 2)), Some((16, 2)))
+        (Some((16, 2)), Some((15, 2)))
     );
     assert_eq!(t.tensix(0, 2), None);
     // Sender at NoC0 (11, 9) = NoC1 (5, 2); receivers NoC0 (11, 8) ..= (11, 2).

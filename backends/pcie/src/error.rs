@@ -1,0 +1,155 @@
+//! Every way the host path to a card can fail, each with what was wrong and what is allowed.
+//!
+//! A device that cannot be used is an error, never a panic: a missing, busy, old, foreign or
+//! dead device, exhausted windows, a firmware that does not come up.
+
+/// What went wrong on the host path to a card.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PcieError {
+    /// The device node does not exist.
+    #[error("{path}: no such device (is tt-kmd loaded? cards appear as /dev/tenstorrent/N)")]
+    NoSuchDevice {
+        /// The path tried.
+        path: String,
+    },
+    /// The device node exists but may not be opened.
+    #[error("{path}: permission denied (install tt-kmd's udev rule, which sets mode 0666)")]
+    PermissionDenied {
+        /// The path tried.
+        path: String,
+    },
+    /// Another process holds the device exclusively.
+    #[error("{path}: device busy (another process holds it open exclusively)")]
+    Busy {
+        /// The path tried.
+        path: String,
+    },
+    /// The path is not a tt-kmd device (a regular file, `/dev/null`, another driver's node).
+    #[error("{path}: not a tt-kmd device ({why})")]
+    NotTtKmd {
+        /// The path tried.
+        path: String,
+        /// What showed it.
+        why: String,
+    },
+    /// The driver's ioctl API is older than the one needed.
+    #[error(
+        "{path}: tt-kmd ioctl API version {found} is too old: version {needed} (tt-kmd 2.0.0 or later) is needed"
+    )]
+    DriverTooOld {
+        /// The path.
+        path: String,
+        /// The API version the driver reports.
+        found: u32,
+        /// The API version needed.
+        needed: u32,
+    },
+    /// The device is not a Blackhole.
+    #[error("{path}: PCI id {vendor:04x}:{device:04x} is not a Blackhole (1e52:b140 is)")]
+    NotBlackhole {
+        /// The path.
+        path: String,
+        /// Vendor id found.
+        vendor: u16,
+        /// Device id found.
+        device: u16,
+    },
+    /// An ioctl failed.
+    #[error("{path}: {ioctl} failed: {message} (errno {errno})")]
+    Ioctl {
+        /// The path.
+        path: String,
+        /// The ioctl's name (`ALLOCATE_TLB`).
+        ioctl: &'static str,
+        /// The errno.
+        errno: i32,
+        /// The system's message for it.
+        message: String,
+    },
+    /// Mapping a window or BAR failed.
+    #[error("{path}: mmap of {what} failed: {message} (errno {errno})")]
+    Mmap {
+        /// The path.
+        path: String,
+        /// What was being mapped.
+        what: String,
+        /// The errno.
+        errno: i32,
+        /// The system's message for it.
+        message: String,
+    },
+    /// Every window of the size asked for is taken.
+    #[error("no free {size} TLB window is left (the driver has {available} and all are allocated)")]
+    WindowsExhausted {
+        /// `2 MiB` or `4 GiB`.
+        size: &'static str,
+        /// Windows of that size the device has.
+        available: u32,
+    },
+    /// A word read back as 0xFFFF_FFFF where it cannot be that: the device is hung or was reset.
+    #[error("device hung or reset: {what} read 0xffffffff (reset the board, e.g. `tt-smi -r`)")]
+    Hung {
+        /// What was read.
+        what: String,
+    },
+    /// The device was reset or removed under an open handle (ENODEV).
+    #[error("{path}: the device was reset or removed; open it again")]
+    Gone {
+        /// The path.
+        path: String,
+    },
+    /// An access that is not whole 4-byte words at a 4-byte aligned offset.
+    #[error(
+        "access of {len} bytes at {offset:#x} is not 4-byte aligned whole words (the PCIe path moves 32-bit words only)"
+    )]
+    Unaligned {
+        /// Offset asked for.
+        offset: u64,
+        /// Length asked for.
+        len: usize,
+    },
+    /// An access past the end of a window.
+    #[error("access of {len} bytes at {offset:#x} crosses the end of a {size:#x}-byte window")]
+    OutOfWindow {
+        /// Offset asked for.
+        offset: u64,
+        /// Length asked for.
+        len: usize,
+        /// The window's size.
+        size: u64,
+    },
+    /// A coordinate the window plan cannot reach (not an enabled Tensix, not a DRAM bank).
+    #[error("{what}: {why}")]
+    Target {
+        /// What was addressed.
+        what: String,
+        /// Why it cannot be.
+        why: String,
+    },
+    /// ARC telemetry could not be read.
+    #[error("ARC telemetry: {0}")]
+    Telemetry(String),
+    /// A firmware image could not be used.
+    #[error("firmware image {image}: {why}")]
+    Firmware {
+        /// The image (path or name).
+        image: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// Tiles whose firmware did not come up within the bounded wait.
+    #[error("firmware did not start on {} tile(s) within {waited_ms} ms: {}", tiles.len(), tiles.join(", "))]
+    FirmwareDidNotStart {
+        /// Each tile as `logical (x, y): what its boot words showed`.
+        tiles: Vec<String>,
+        /// How long the host waited.
+        waited_ms: u64,
+    },
+    /// The simulator refused an access (the simulated card).
+    #[error("simulated card: {0}")]
+    Simulator(String),
+    /// This host cannot reach a card at all (not Linux).
+    #[error("cards are reached through tt-kmd, which needs Linux")]
+    Unsupported,
+}

@@ -1,0 +1,319 @@
+//! The komorebi firmware image header and the boot handshake.
+//!
+//! Every komorebi kernel image (reader on BRISC, writer on NCRISC, compute on TRISC0) carries an
+//! [`ImageHeader`] in one of its loaded segments, at [`header_addr`] of its role in L1. A loader
+//! finds it there after writing the segments; the simulator recognises a komorebi image by it
+//! (never by a file name) when the core is released from reset.
+//!
+//! # Boot handshake
+//! Before releasing a tile's cores the loader writes the control-block header (the tile's
+//! logical coordinates and the harvest mask) and zeroes the three boot words at [`BOOT`]. Each
+//! kernel, once its checks pass, writes [`BOOT_UP`] into its own boot word; a kernel whose
+//! checks fail writes [`boot_failed`] of a [`BootFailure`] and does not run. The loader waits
+//! (bounded) until every boot word of every tile is [`BOOT_UP`].
+//!
+//! Header words (8, little-endian):
+//!
+//! | word | what |
+//! |---|---|
+//! | 0 | [`IMAGE_MAGIC`] (`KMFW`) |
+//! | 1 | [`crate::abi::ABI_VERSION`] the image was built for |
+//! | 2 | role index (0 reader, 1 writer, 2 compute) |
+//! | 3 | entry: the reset PC the core must start at |
+//! | 4 | code start (L1) |
+//! | 5 | code bytes |
+//! | 6 | 0 |
+//! | 7 | check: FNV-1a over words 0..7 |
+
+use komorebi_hal::Role;
+
+use crate::abi;
+
+/// Word 0 of every komorebi image header: `KMFW` in little-endian byte order.
+pub const IMAGE_MAGIC: u32 = u32::from_le_bytes(*b"KMFW");
+/// L1 address of the reader's header; the writer's and compute's follow at
+/// [`IMAGE_HEADER_BYTES`] steps. Below the control block (0x4000), above L1 bytes 16..31 that
+/// ARC firmware reserves and the reader's boot stub at 0x0.
+pub const IMAGE_HEADER_BASE: u32 = 0x3F00;
+/// Bytes of one header.
+pub const IMAGE_HEADER_BYTES: u32 = 32;
+/// Words of one header.
+pub const IMAGE_HEADER_WORDS: usize = 8;
+
+/// Control-block offset of the three boot words (reader, writer, compute).
+pub const BOOT: u32 = 0x030;
+/// The boot word of a kernel that came up.
+pub const BOOT_UP: u32 = abi::MAGIC;
+/// Top half of a boot word that reports a failed check.
+pub const BOOT_FAILED_TAG: u32 = 0xB0F0_0000;
+
+/// L1 address of `role`'s image header.
+pub const fn header_addr(role: Role) -> u32 {
+    IMAGE_HEADER_BASE + IMAGE_HEADER_BYTES * role.index() as u32
+}
+
+/// Control-block offset of `role`'s boot word.
+pub const fn boot_word(role: Role) -> u32 {
+    abi::kernel_word(BOOT, role)
+}
+
+/// Why a kernel refused to run at boot.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum BootFailure {
+    /// The control-block header's ABI version is not the image's.
+    AbiVersion = 1,
+    /// The header's tile does not match the tile's own coordinates (`NOC_ID_LOGICAL`).
+    WrongTile = 2,
+    /// The header's harvest mask is not a valid mask.
+    BadHarvest = 3,
+}
+
+impl BootFailure {
+    /// Every failure, in code order.
+    pub const ALL: [BootFailure; 3] = [Self::AbiVersion, Self::WrongTile, Self::BadHarvest];
+
+    /// What it means, in words.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            Self::AbiVersion => "control-block ABI version differs from the image's",
+            Self::WrongTile => "header's tile is not this tile's own coordinates",
+            Self::BadHarvest => "header's harvest mask is invalid",
+        }
+    }
+}
+
+/// The boot word of a kernel whose check `why` failed.
+pub const fn boot_failed(why: BootFailure) -> u32 {
+    BOOT_FAILED_TAG | why as u32
+}
+
+/// What a boot word says.
+pub fn boot_state(word: u32) -> BootState {
+    match word {
+        0 => BootState::NotUp,
+        BOOT_UP => BootState::Up,
+        w if w & 0xFFFF_0000 == BOOT_FAILED_TAG => BootFailure::ALL
+            .into_iter()
+            .find(|f| *f as u32 == w & 0xFFFF)
+            .map_or(BootState::Garbage(w), BootState::Failed),
+        w => BootState::Garbage(w),
+    }
+}
+
+/// A boot word, decoded.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum BootState {
+    /// Still 0: the kernel has not come up (yet).
+    NotUp,
+    /// The kernel came up.
+    Up,
+    /// The kernel's check failed.
+    Failed(BootFailure),
+    /// Neither: something else wrote the word.
+    Garbage(u32),
+}
+
+impl core::fmt::Display for BootState {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::NotUp => f.write_str("not up"),
+            Self::Up => f.write_str("up"),
+            Self::Failed(why) => write!(f, "refused to run: {}", why.describe()),
+            Self::Garbage(w) => write!(f, "boot word {w:#010x} (not written by komorebi)"),
+        }
+    }
+}
+
+/// One kernel image's header.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ImageHeader {
+    /// The kernel this image is.
+    pub role: Role,
+    /// The reset PC the core must start at.
+    pub entry: u32,
+    /// First L1 address of the code.
+    pub code_start: u32,
+    /// Bytes of code.
+    pub code_bytes: u32,
+}
+
+/// Why header words are not a komorebi image header.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ImageError {
+    /// Word 0 is not [`IMAGE_MAGIC`].
+    Magic(u32),
+    /// Built for another control-block ABI.
+    Version {
+        /// The image's.
+        found: u32,
+        /// This build's.
+        expected: u32,
+    },
+    /// The role word is not 0, 1 or 2.
+    Role(u32),
+    /// The check word does not match.
+    Check {
+        /// Stored.
+        found: u32,
+        /// Computed.
+        expected: u32,
+    },
+}
+
+impl core::fmt::Display for ImageError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Magic(w) => write!(
+                f,
+                "no komorebi image header (word 0 is {w:#010x}, not KMFW)"
+            ),
+            Self::Version { found, expected } => {
+                write!(
+                    f,
+                    "image built for ABI version {found}, this is version {expected}"
+                )
+            }
+            Self::Role(r) => write!(
+                f,
+                "role word {r} is not 0 (reader), 1 (writer) or 2 (compute)"
+            ),
+            Self::Check { found, expected } => write!(
+                f,
+                "check word {found:#010x} does not match the header ({expected:#010x})"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for ImageError {}
+
+fn fnv1a(words: &[u32]) -> u32 {
+    let mut h: u32 = 0x811C_9DC5;
+    for w in words {
+        for b in w.to_le_bytes() {
+            h ^= b as u32;
+            h = h.wrapping_mul(0x0100_0193);
+        }
+    }
+    h
+}
+
+impl ImageHeader {
+    /// The header's words.
+    pub fn encode(&self) -> [u32; IMAGE_HEADER_WORDS] {
+        let mut w = [
+            IMAGE_MAGIC,
+            abi::ABI_VERSION,
+            self.role.index() as u32,
+            self.entry,
+            self.code_start,
+            self.code_bytes,
+            0,
+            0,
+        ];
+        w[7] = fnv1a(&w[..7]);
+        w
+    }
+
+    /// The header in `words`, checked.
+    pub fn decode(words: &[u32; IMAGE_HEADER_WORDS]) -> Result<Self, ImageError> {
+        if words[0] != IMAGE_MAGIC {
+            return Err(ImageError::Magic(words[0]));
+        }
+        if words[1] != abi::ABI_VERSION {
+            return Err(ImageError::Version {
+                found: words[1],
+                expected: abi::ABI_VERSION,
+            });
+        }
+        let expected = fnv1a(&words[..7]);
+        if words[7] != expected {
+            return Err(ImageError::Check {
+                found: words[7],
+                expected,
+            });
+        }
+        let role = *Role::ALL
+            .get(words[2] as usize)
+            .ok_or(ImageError::Role(words[2]))?;
+        Ok(Self {
+            role,
+            entry: words[3],
+            code_start: words[4],
+            code_bytes: words[5],
+        })
+    }
+
+    /// The header's bytes, as a loader writes them.
+    pub fn to_bytes(&self) -> [u8; IMAGE_HEADER_BYTES as usize] {
+        let mut out = [0; IMAGE_HEADER_BYTES as usize];
+        for (chunk, w) in out.chunks_exact_mut(4).zip(self.encode()) {
+            chunk.copy_from_slice(&w.to_le_bytes());
+        }
+        out
+    }
+
+    /// The header in `bytes` (at least [`IMAGE_HEADER_BYTES`]), checked.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, ImageError> {
+        let mut w = [0u32; IMAGE_HEADER_WORDS];
+        for (i, word) in w.iter_mut().enumerate() {
+            let b = bytes.get(4 * i..4 * i + 4).ok_or(ImageError::Magic(0))?;
+            *word = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        Self::decode(&w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_every_refusal() {
+        let h = ImageHeader {
+            role: Role::Writer,
+            entry: 0x1_2000,
+            code_start: 0x1_2000,
+            code_bytes: 24_000,
+        };
+        assert_eq!(ImageHeader::from_bytes(&h.to_bytes()), Ok(h));
+        let mut w = h.encode();
+        w[3] ^= 4;
+        assert!(matches!(
+            ImageHeader::decode(&w),
+            Err(ImageError::Check { .. })
+        ));
+        let mut w = h.encode();
+        w[0] = 0;
+        assert_eq!(ImageHeader::decode(&w), Err(ImageError::Magic(0)));
+        let mut w = h.encode();
+        w[1] = 9;
+        assert_eq!(
+            ImageHeader::decode(&w),
+            Err(ImageError::Version {
+                found: 9,
+                expected: abi::ABI_VERSION
+            })
+        );
+        let mut w = h.encode();
+        w[2] = 3;
+        w[7] = fnv1a(&w[..7]);
+        assert_eq!(ImageHeader::decode(&w), Err(ImageError::Role(3)));
+        assert_eq!(header_addr(Role::Compute), 0x3F40);
+        assert_eq!(boot_word(Role::Writer), 0x034);
+    }
+
+    #[test]
+    fn boot_words() {
+        assert_eq!(boot_state(0), BootState::NotUp);
+        assert_eq!(boot_state(BOOT_UP), BootState::Up);
+        for f in BootFailure::ALL {
+            assert_eq!(boot_state(boot_failed(f)), BootState::Failed(f));
+        }
+        assert_eq!(boot_state(7), BootState::Garbage(7));
+        assert_eq!(
+            boot_state(BOOT_FAILED_TAG | 99),
+            BootState::Garbage(BOOT_FAILED_TAG | 99)
+        );
+    }
+}
