@@ -204,6 +204,16 @@ impl Sim {
         self.run_until(deadline, |_| false)
     }
 
+    /// Runs until `deadline` as wall time does: what is due happens, and the clock reaches
+    /// `deadline` even when nothing is left to happen (an idle chip's clock still runs). A
+    /// host that polls a card through its BARs passes time this way between polls.
+    pub fn pass_until(&mut self, deadline: u64) -> RunOutcome {
+        let outcome = self.run(deadline);
+        let mut w = self.world.borrow_mut();
+        w.now = w.now.max(deadline);
+        outcome
+    }
+
     fn step(&mut self) {
         let Some((time, item)) = self.world.borrow_mut().pop() else {
             return;
