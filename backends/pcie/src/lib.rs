@@ -3,12 +3,17 @@
 //! The host's path to a Blackhole card over tt-kmd's TLB windows, and the same path to the
 //! simulator's BAR model.
 //!
-//! **Status: being built (issue 14).** What is here: the [`bar::Bar`] interface both backends
-//! implement and the crate's errors.
+//! **Status: being built (issue 14).**
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 pub mod bar;
+pub mod card;
 pub mod error;
+pub mod firmware;
+#[cfg(feature = "sim")]
+pub mod sim;
+pub mod telemetry;
 
 pub use bar::{Bar, DeviceIdentity, Mapping, WindowHandle};
+pub use card::{Card, CardOptions};
 pub use error::PcieError;

@@ -1,0 +1,605 @@
+//! A card as the host sees it: the window plan, translated coordinates, telemetry, and every
+//! host access (tile L1 and registers, DRAM, multicast) over one [`Bar`].
+//!
+//! # Window plan (tt-metal's `tlb_config.cpp`)
+//! * One 2 MiB window per enabled Tensix tile at local address 0, covering its whole L1, for
+//!   the control block, program words and reports; uncached, with the ordering of
+//!   [`CardOptions::tile_ordering`] (default Strict: "the kernel config needs to arrive prior
+//!   to the go message").
+//! * One 4 GiB window per DRAM bank, write-combined, Strict.
+//! * One write-combined window reprogrammed per multicast rectangle (firmware images).
+//! * One uncached Strict spare window, reprogrammed on demand: tile registers (soft reset,
+//!   reset PCs, wall clock, `NOC_ID_LOGICAL`), ARC, and any tile or bank that got no window of
+//!   its own when the driver had fewer windows than the plan asks for.
+//!
+//! A window is reprogrammed only after a store fence and, if anything was written through it,
+//! a read back of the last word written, so no posted write is in flight when it moves
+//! (tt-kmd #286).
+//!
+//! # Coordinates
+//! When the PCIe NIU's `NIU_CFG_0` bit 14 is set (the production default) every window
+//! target is a translated coordinate, through [`blackhole_pac::translate`]; the harvest mask
+//! it needs comes from ARC telemetry (tag 34), never from a default.
+//!
+//! # Hung devices
+//! A read of 0xFFFF_FFFF where the value cannot be that (wall clock high half, registers,
+//! telemetry) is checked against the PCIe NIU's `NOC_NODE_ID` in BAR0: if that reads
+//! 0xFFFF_FFFF too the device is hung or was reset, otherwise the tile is; both are
+//! [`PcieError::Hung`].
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use blackhole_pac::arc::{self, tag};
+use blackhole_pac::grid::{DRAM_BANKS, DRAM_WORKER_PORT, Noc0Xy};
+use blackhole_pac::harvest::HarvestMask;
+use blackhole_pac::niu::NiuCfg0;
+use blackhole_pac::tensix;
+use blackhole_pac::tlb::{TLB_2M_SIZE, TlbConfig, TlbOrdering, TlbSize};
+use blackhole_pac::translate::Translation;
+
+use crate::bar::{Bar, DeviceIdentity, Mapping};
+use crate::error::PcieError;
+use crate::telemetry::{ArcRead, Telemetry};
+
+/// How a [`Card`] uses its windows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct CardOptions {
+    /// Ordering of the per-tile windows. Strict (the default) keeps a tile's writes in order;
+    /// anything else needs [`Card::publish_barrier`] before a publishing write, which reads
+    /// back.
+    pub tile_ordering: TlbOrdering,
+    /// Give each tile its own window (the plan); false puts every tile on the spare window.
+    pub window_per_tile: bool,
+}
+
+impl Default for CardOptions {
+    fn default() -> Self {
+        Self {
+            tile_ordering: TlbOrdering::Strict,
+            window_per_tile: true,
+        }
+    }
+}
+
+/// A window that is reprogrammed on demand.
+#[derive(Debug)]
+struct Moving<W> {
+    window: W,
+    config: Option<TlbConfig>,
+    /// Offset of the last word written since it was last programmed.
+    written: Option<u64>,
+}
+
+/// One enabled Tensix tile.
+#[derive(Debug)]
+struct Tile<W> {
+    /// Coordinates as a window targets them (translated when translation is on).
+    target: (u8, u8),
+    window: Option<W>,
+    written: RefCell<Option<u64>>,
+}
+
+/// A card (or the simulated one) with its windows set up.
+pub struct Card<B: Bar> {
+    bar: RefCell<B>,
+    options: CardOptions,
+    telemetry: Telemetry,
+    harvest: HarvestMask,
+    translation: Option<Translation>,
+    aiclk_mhz: u32,
+    tiles: BTreeMap<Noc0Xy, Tile<B::Window>>,
+    dram: Vec<Option<B::Window>>,
+    spare: RefCell<Option<Moving<B::Window>>>,
+    mcast: RefCell<Option<Moving<B::Window>>>,
+    clock_tile: Noc0Xy,
+}
+
+impl<B: Bar> std::fmt::Debug for Card<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Card")
+            .field("path", &self.bar.borrow().identity().path)
+            .field("harvest", &self.harvest)
+            .field("translation", &self.translation.is_some())
+            .field("tiles", &self.tiles.len())
+            .finish()
+    }
+}
+
+fn window_base(addr: u64, size: TlbSize) -> (u64, u64) {
+    let base = addr & !(size.bytes() - 1);
+    (base, addr - base)
+}
+
+/// The 4-byte aligned words covering `addr..addr+len`: their start, the offset of `addr` in
+/// the first, and their total length.
+fn aligned(addr: u64, len: usize) -> (u64, usize, usize) {
+    let start = addr & !3;
+    let head = (addr - start) as usize;
+    let total = (head + len).div_ceil(4) * 4;
+    (start, head, total)
+}
+
+impl<B: Bar> Card<B> {
+    /// Sets up `bar`'s card: checks it is alive, reads translation and telemetry (harvest
+    /// mask, AICLK), and allocates and programs the window plan.
+    pub fn open(mut bar: B, options: CardOptions) -> Result<Self, PcieError> {
+        let node = bar.bar0_read32(arc::PCIE_NOC_NODE_ID_BAR0)?;
+        if node == arc::HUNG_READ {
+            return Err(PcieError::Hung {
+                what: "the PCIe NIU's NOC_NODE_ID (BAR0 0x1FD0_4044)".into(),
+            });
+        }
+        let cfg0 = NiuCfg0(bar.bar0_read32(arc::PCIE_NIU_CFG_0_BAR0)?);
+        let spare = bar.allocate(TlbSize::Size2M, Mapping::Uncached)?;
+        let mut card = Self {
+            bar: RefCell::new(bar),
+            options,
+            telemetry: Telemetry::default(),
+            harvest: HarvestMask::NONE,
+            translation: None,
+            aiclk_mhz: tensix::AICLK_IDLE_MHZ,
+            tiles: BTreeMap::new(),
+            dram: Vec::new(),
+            spare: RefCell::new(Some(Moving {
+                window: spare,
+                config: None,
+                written: None,
+            })),
+            mcast: RefCell::new(None),
+            clock_tile: Noc0Xy::new(0, 0).ok_or(PcieError::Unsupported)?,
+        };
+        card.telemetry = Telemetry::read(&card)?;
+        let enabled = card
+            .telemetry
+            .require(tag::ENABLED_TENSIX_COL, "enabled Tensix columns")?;
+        card.harvest = HarvestMask::from_enabled_tensix_col(enabled);
+        if let Some(mhz) = card.telemetry.get(tag::AICLK) {
+            card.aiclk_mhz = mhz;
+        }
+        card.translation = cfg0
+            .noc_id_translate_en()
+            .then(|| Translation::new(card.harvest));
+        card.plan_windows()?;
+        Ok(card)
+    }
+
+    fn plan_windows(&mut self) -> Result<(), PcieError> {
+        let columns = self.harvest.columns();
+        let mut tiles = BTreeMap::new();
+        for &x in columns.noc0_x() {
+            for &y in columns.noc0_y() {
+                let p = Noc0Xy::new(x, y).ok_or(PcieError::Unsupported)?;
+                let target = self.target(p)?;
+                tiles.insert(
+                    p,
+                    Tile {
+                        target,
+                        window: None,
+                        written: RefCell::new(None),
+                    },
+                );
+            }
+        }
+        let bar = self.bar.get_mut();
+        if self.options.window_per_tile {
+            for tile in tiles.values_mut() {
+                let mut w = match bar.allocate(TlbSize::Size2M, Mapping::Uncached) {
+                    Ok(w) => w,
+                    // Fewer windows than tiles: the rest share the spare window.
+                    Err(PcieError::WindowsExhausted { .. }) => break,
+                    Err(e) => return Err(e),
+                };
+                let config = TlbConfig {
+                    ordering: self.options.tile_ordering,
+                    ..TlbConfig::unicast(tile.target.0, tile.target.1, 0)
+                };
+                bar.configure(&mut w, &config)?;
+                tile.window = Some(w);
+            }
+        }
+        let mut dram = Vec::with_capacity(DRAM_BANKS);
+        for port in DRAM_WORKER_PORT {
+            let p = Noc0Xy::new(port.0, port.1).ok_or(PcieError::Unsupported)?;
+            let target = match &self.translation {
+                Some(t) => t.to_translated(p).map(|t| t.get()).unwrap_or(port),
+                None => port,
+            };
+            let bar = self.bar.get_mut();
+            match bar.allocate(TlbSize::Size4G, Mapping::WriteCombined) {
+                Ok(mut w) => {
+                    let config = TlbConfig {
+                        ordering: TlbOrdering::Strict,
+                        ..TlbConfig::unicast(target.0, target.1, 0)
+                    };
+                    bar.configure(&mut w, &config)?;
+                    dram.push(Some(w));
+                }
+                Err(PcieError::WindowsExhausted { .. }) => dram.push(None),
+                Err(e) => return Err(e),
+            }
+        }
+        self.clock_tile = *tiles.keys().next().ok_or_else(|| PcieError::Telemetry(
+            "telemetry says no Tensix column is enabled".into(),
+        ))?;
+        self.tiles = tiles;
+        self.dram = dram;
+        let bar = self.bar.get_mut();
+        if let Ok(w) = bar.allocate(TlbSize::Size2M, Mapping::WriteCombined) {
+            *self.mcast.get_mut() = Some(Moving {
+                window: w,
+                config: None,
+                written: None,
+            });
+        }
+        Ok(())
+    }
+
+    /// What the device is.
+    pub fn identity(&self) -> DeviceIdentity {
+        self.bar.borrow().identity().clone()
+    }
+
+    /// The harvest mask ARC reports.
+    pub fn harvest(&self) -> HarvestMask {
+        self.harvest
+    }
+
+    /// The coordinate translation in force for window targets, if translation is on.
+    pub fn translation(&self) -> Option<&Translation> {
+        self.translation.as_ref()
+    }
+
+    /// AICLK in MHz as telemetry reported it at open.
+    pub fn aiclk_mhz(&self) -> u32 {
+        self.aiclk_mhz
+    }
+
+    /// The telemetry read at open.
+    pub fn telemetry(&self) -> &Telemetry {
+        &self.telemetry
+    }
+
+    /// Every enabled Tensix tile, NoC0, in ascending order.
+    pub fn tensix(&self) -> impl Iterator<Item = Noc0Xy> + '_ {
+        self.tiles.keys().copied()
+    }
+
+    /// How many tiles got a window of their own.
+    pub fn tiles_with_window(&self) -> usize {
+        self.tiles.values().filter(|t| t.window.is_some()).count()
+    }
+
+    /// The BARs, for what only the backend knows (the simulator behind them).
+    pub fn bar_mut(&mut self) -> &mut B {
+        self.bar.get_mut()
+    }
+
+    /// Coordinates a window targets for the tile at NoC0 `p`.
+    pub fn target(&self, p: Noc0Xy) -> Result<(u8, u8), PcieError> {
+        match &self.translation {
+            None => Ok(p.get()),
+            Some(t) => t
+                .to_translated(p)
+                .map(|t| t.get())
+                .ok_or_else(|| PcieError::Target {
+                    what: format!("NoC0 {:?}", p.get()),
+                    why: "has no translated coordinates a host window can target".into(),
+                }),
+        }
+    }
+
+    fn tile(&self, p: Noc0Xy) -> Result<&Tile<B::Window>, PcieError> {
+        self.tiles.get(&p).ok_or_else(|| PcieError::Target {
+            what: format!("NoC0 {:?}", p.get()),
+            why: format!(
+                "is not an enabled Tensix tile of this card (harvest mask {:#06x})",
+                self.harvest.bits()
+            ),
+        })
+    }
+
+    /// Runs `f` on the spare window programmed as `config`, reprogramming it only when it
+    /// holds another configuration, and only after draining what was written through it.
+    fn on_spare<R>(
+        &self,
+        config: TlbConfig,
+        f: impl FnOnce(&mut B, &B::Window) -> Result<(R, Option<u64>), PcieError>,
+    ) -> Result<R, PcieError> {
+        Self::on_moving(&self.bar, &self.spare, config, f)
+    }
+
+    fn on_moving<R>(
+        bar: &RefCell<B>,
+        slot: &RefCell<Option<Moving<B::Window>>>,
+        config: TlbConfig,
+        f: impl FnOnce(&mut B, &B::Window) -> Result<(R, Option<u64>), PcieError>,
+    ) -> Result<R, PcieError> {
+        let mut bar = bar.borrow_mut();
+        let mut slot = slot.borrow_mut();
+        let moving = slot.as_mut().ok_or(PcieError::WindowsExhausted {
+            size: "2 MiB",
+            available: 0,
+        })?;
+        if moving.config != Some(config) {
+            bar.fence();
+            if let Some(at) = moving.written.take() {
+                // The read returns only once the earlier writes through the window landed.
+                bar.read32(&moving.window, at)?;
+            }
+            bar.configure(&mut moving.window, &config)?;
+            moving.config = Some(config);
+        }
+        let (r, written) = f(&mut bar, &moving.window)?;
+        if written.is_some() {
+            moving.written = written;
+        }
+        Ok(r)
+    }
+
+    fn spare_config(&self, target: (u8, u8), base: u64) -> TlbConfig {
+        TlbConfig {
+            ordering: TlbOrdering::Strict,
+            ..TlbConfig::unicast(target.0, target.1, base)
+        }
+    }
+
+    /// Reads `buf.len()` bytes at `offset` of a window, whatever their alignment.
+    fn read_any(bar: &B, w: &B::Window, offset: u64, buf: &mut [u8]) -> Result<(), PcieError> {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let (start, head, total) = aligned(offset, buf.len());
+        if head == 0 && total == buf.len() {
+            return bar.read(w, offset, buf);
+        }
+        let mut tmp = vec![0; total];
+        bar.read(w, start, &mut tmp)?;
+        buf.copy_from_slice(&tmp[head..head + buf.len()]);
+        Ok(())
+    }
+
+    /// Writes `data` at `offset` of a window, whatever its alignment: partial words at either
+    /// end are read, merged and written whole (the PCIe path moves 32-bit words only).
+    /// Returns the offset of the last word written.
+    fn write_any(bar: &mut B, w: &B::Window, offset: u64, data: &[u8]) -> Result<Option<u64>, PcieError> {
+        if data.is_empty() {
+            return Ok(None);
+        }
+        let (start, head, total) = aligned(offset, data.len());
+        if head == 0 && total == data.len() {
+            bar.write(w, offset, data)?;
+        } else {
+            let mut tmp = vec![0; total];
+            bar.read(w, start, &mut tmp[..4])?;
+            bar.read(w, start + total as u64 - 4, &mut tmp[total - 4..])?;
+            tmp[head..head + data.len()].copy_from_slice(data);
+            bar.write(w, start, &tmp)?;
+        }
+        Ok(Some(start + total as u64 - 4))
+    }
+
+    /// Reads L1 of the tile at NoC0 `tile`.
+    pub fn read_l1(&self, tile: Noc0Xy, addr: u32, buf: &mut [u8]) -> Result<(), PcieError> {
+        check_l1(addr, buf.len())?;
+        let t = self.tile(tile)?;
+        match &t.window {
+            Some(w) => Self::read_any(&self.bar.borrow(), w, addr as u64, buf),
+            None => self.on_spare(self.spare_config(t.target, 0), |bar, w| {
+                Self::read_any(bar, w, addr as u64, buf).map(|()| ((), None))
+            }),
+        }
+    }
+
+    /// Writes L1 of the tile at NoC0 `tile`.
+    pub fn write_l1(&self, tile: Noc0Xy, addr: u32, data: &[u8]) -> Result<(), PcieError> {
+        check_l1(addr, data.len())?;
+        let t = self.tile(tile)?;
+        match &t.window {
+            Some(w) => {
+                let last = Self::write_any(&mut self.bar.borrow_mut(), w, addr as u64, data)?;
+                if last.is_some() {
+                    *t.written.borrow_mut() = last;
+                }
+                Ok(())
+            }
+            None => self.on_spare(self.spare_config(t.target, 0), |bar, w| {
+                Self::write_any(bar, w, addr as u64, data).map(|last| ((), last))
+            }),
+        }
+    }
+
+    /// Makes every write so far to `tile` land before any later one: a store fence, and when
+    /// the tile's window is not Strict, a read back of the last word written (the read
+    /// returns only after the writes before it to that tile landed).
+    pub fn publish_barrier(&self, tile: Noc0Xy) -> Result<(), PcieError> {
+        let t = self.tile(tile)?;
+        let mut bar = self.bar.borrow_mut();
+        bar.fence();
+        if self.options.tile_ordering != TlbOrdering::Strict {
+            if let (Some(w), Some(at)) = (&t.window, *t.written.borrow()) {
+                bar.read32(w, at)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads DRAM bank `bank` at `addr`.
+    pub fn read_dram(&self, bank: u8, addr: u64, buf: &mut [u8]) -> Result<(), PcieError> {
+        self.dram_chunks(bank, addr, buf.len(), |bar, w, at, range| {
+            Self::read_any(bar, w, at, &mut buf[range]).map(|()| None)
+        })
+    }
+
+    /// Writes DRAM bank `bank` at `addr`, then fences.
+    pub fn write_dram(&self, bank: u8, addr: u64, data: &[u8]) -> Result<(), PcieError> {
+        self.dram_chunks(bank, addr, data.len(), |bar, w, at, range| {
+            Self::write_any(bar, w, at, &data[range])
+        })?;
+        self.bar.borrow_mut().fence();
+        Ok(())
+    }
+
+    /// Runs `f(bar, window, offset, range)` for the pieces of a DRAM access that one window
+    /// reaches: the whole access through the bank's own 4 GiB window, or 2 MiB pieces through
+    /// the spare window.
+    fn dram_chunks(
+        &self,
+        bank: u8,
+        addr: u64,
+        len: usize,
+        mut f: impl FnMut(&mut B, &B::Window, u64, Range<usize>) -> Result<Option<u64>, PcieError>,
+    ) -> Result<(), PcieError> {
+        let window = self.dram.get(bank as usize).ok_or_else(|| PcieError::Target {
+            what: format!("DRAM bank {bank}"),
+            why: format!("a Blackhole has banks 0..{DRAM_BANKS}"),
+        })?;
+        if addr
+            .checked_add(len as u64)
+            .is_none_or(|e| e > TlbSize::Size4G.bytes())
+        {
+            return Err(PcieError::Target {
+                what: format!("DRAM bank {bank} at {addr:#x}+{len}"),
+                why: "is beyond the bank's 4 GiB".into(),
+            });
+        }
+        if let Some(w) = window {
+            f(&mut self.bar.borrow_mut(), w, addr, 0..len)?;
+            return Ok(());
+        }
+        let port = DRAM_WORKER_PORT[bank as usize];
+        let p = Noc0Xy::new(port.0, port.1).ok_or(PcieError::Unsupported)?;
+        let target = self.target(p)?;
+        let mut done = 0;
+        while done < len {
+            let (base, within) = window_base(addr + done as u64, TlbSize::Size2M);
+            let n = ((TLB_2M_SIZE - within) as usize).min(len - done);
+            let range = done..done + n;
+            self.on_spare(self.spare_config(target, base), |bar, w| {
+                f(bar, w, within, range).map(|last| ((), last))
+            })?;
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Reads the register at local address `addr` (`0xFFB0_0000..`) of the tile at NoC0
+    /// `tile`, through the spare window.
+    pub fn read_reg(&self, tile: Noc0Xy, addr: u32) -> Result<u32, PcieError> {
+        let target = self.tile(tile)?.target;
+        let (base, within) = window_base(addr as u64, TlbSize::Size2M);
+        self.on_spare(self.spare_config(target, base), |bar, w| {
+            bar.read32(w, within).map(|v| (v, None))
+        })
+    }
+
+    /// Writes the register at local address `addr` of the tile at NoC0 `tile`.
+    pub fn write_reg(&self, tile: Noc0Xy, addr: u32, value: u32) -> Result<(), PcieError> {
+        let target = self.tile(tile)?.target;
+        let (base, within) = window_base(addr as u64, TlbSize::Size2M);
+        self.on_spare(self.spare_config(target, base), |bar, w| {
+            bar.write32(w, within, value).map(|()| ((), Some(within)))
+        })?;
+        self.bar.borrow_mut().fence();
+        Ok(())
+    }
+
+    /// Checks a word that cannot be 0xFFFF_FFFF: if it is, tells a hung device (the PCIe
+    /// NIU's `NOC_NODE_ID` reads 0xFFFF_FFFF too) from a dead tile.
+    pub fn check_alive(&self, value: u32, what: impl FnOnce() -> String) -> Result<u32, PcieError> {
+        if value != arc::HUNG_READ {
+            return Ok(value);
+        }
+        let node = self.bar.borrow().bar0_read32(arc::PCIE_NOC_NODE_ID_BAR0)?;
+        Err(PcieError::Hung {
+            what: if node == arc::HUNG_READ {
+                format!("{} and the PCIe NIU's NOC_NODE_ID", what())
+            } else {
+                format!("{} (the PCIe tile still answers: that tile is dead)", what())
+            },
+        })
+    }
+
+    /// The device clock: the 64-bit wall clock of the first Tensix tile (reading its low half
+    /// latches the high half).
+    pub fn now(&self) -> Result<u64, PcieError> {
+        let tile = self.clock_tile;
+        let low = self.read_reg(tile, tensix::WALL_CLOCK_L)?;
+        let high = self.read_reg(tile, tensix::WALL_CLOCK_H_LATCHED)?;
+        let high = self.check_alive(high, || format!("the wall clock of NoC0 {:?}", tile.get()))?;
+        Ok((high as u64) << 32 | low as u64)
+    }
+
+    /// Writes `data` at L1 `addr` of every enabled Tensix tile: one multicast over the
+    /// translated rectangle of all of them when translation is on (harvested columns, moved
+    /// to the end of the translated grid, fall outside it), a unicast to each otherwise
+    /// (tt-umd does not multicast without translation either).
+    pub fn multicast_l1(&self, addr: u32, data: &[u8]) -> Result<(), PcieError> {
+        check_l1(addr, data.len())?;
+        let rect = self.translation.as_ref().and_then(|_| {
+            let targets = self.tiles.values().map(|t| t.target);
+            let (mut lo, mut hi) = ((u8::MAX, u8::MAX), (0, 0));
+            for (x, y) in targets {
+                lo = (lo.0.min(x), lo.1.min(y));
+                hi = (hi.0.max(x), hi.1.max(y));
+            }
+            (lo.0 <= hi.0).then_some((lo, hi))
+        });
+        let (Some((start, end)), true) = (rect, self.mcast.borrow().is_some()) else {
+            for tile in self.tensix().collect::<Vec<_>>() {
+                self.write_l1(tile, addr, data)?;
+            }
+            return Ok(());
+        };
+        let config = TlbConfig {
+            start,
+            multicast: true,
+            ordering: TlbOrdering::Strict,
+            ..TlbConfig::unicast(end.0, end.1, 0)
+        };
+        Self::on_moving(&self.bar, &self.mcast, config, |bar, w| {
+            Self::write_any(bar, w, addr as u64, data).map(|last| ((), last))
+        })?;
+        self.bar.borrow_mut().fence();
+        Ok(())
+    }
+}
+
+impl<B: Bar> Drop for Card<B> {
+    fn drop(&mut self) {
+        // Closing the device frees whatever is left; freeing here returns the windows of a
+        // card that stays open (the simulator's pools, a long-lived driver handle).
+        let bar = self.bar.get_mut();
+        bar.fence();
+        let windows = self
+            .tiles
+            .values_mut()
+            .filter_map(|t| t.window.take())
+            .chain(self.dram.iter_mut().filter_map(Option::take))
+            .chain(self.spare.get_mut().take().map(|m| m.window))
+            .chain(self.mcast.get_mut().take().map(|m| m.window));
+        for w in windows {
+            let _ = bar.free(w);
+        }
+    }
+}
+
+fn check_l1(addr: u32, len: usize) -> Result<(), PcieError> {
+    if addr as u64 + len as u64 > tensix::L1_SIZE as u64 {
+        return Err(PcieError::Target {
+            what: format!("L1 {addr:#x}+{len}"),
+            why: "is beyond a Tensix tile's 1536 KiB of L1".into(),
+        });
+    }
+    Ok(())
+}
+
+impl<B: Bar> ArcRead for Card<B> {
+    fn arc_read32(&self, addr: u64) -> Result<u32, PcieError> {
+        let (base, within) = window_base(addr, TlbSize::Size2M);
+        self.on_spare(self.spare_config(arc::ARC_XY, base), |bar, w| {
+            bar.read32(w, within).map(|v| (v, None))
+        })
+    }
+}

@@ -1,0 +1,372 @@
+//! Loading the komorebi firmware onto every Tensix tile of a card and starting it.
+//!
+//! # Images
+//! A [`Firmware`] is three [`FirmwareImage`]s, one per kernel (reader on BRISC, writer on
+//! NCRISC, compute on TRISC0). An image comes from an ELF file ([`FirmwareImage::from_elf`],
+//! parsed with the `object` crate): its loadable segments that land in L1, and the
+//! [`ImageHeader`] one of them carries at [`image::header_addr`] of its role. Or it is a
+//! [`FirmwareImage::native`] image: the header alone, which only a simulator can start (it
+//! runs its native kernel for a core whose L1 holds a komorebi header when the core is
+//! released; it cannot execute RISC-V code yet). A card refuses native images.
+//!
+//! # Boot sequence ([`boot`]), after tt-metal's `risc_firmware_initializer.cpp`
+//! 1. Every RISC of every tile is held in soft reset (read-modify-write of
+//!    `RISCV_DEBUG_REG_SOFT_RESET_0`; nothing there updates bits atomically).
+//! 2. The control block is zeroed and every image segment written, by multicast.
+//! 3. Each tile's control-block header (ABI version, logical coordinates, harvest mask, wait
+//!    limit) is written, and its boot words cleared.
+//! 4. Reset-PC overrides: for NCRISC and TRISC0, cleared when the image starts at the core's
+//!    default reset PC, set to the image's entry otherwise (a tt-metal run leaves them set).
+//!    TRISC1 and TRISC2 stay in reset, so their PCs do not matter.
+//! 5. A read back on every tile, then BRISC, NCRISC and TRISC0 released.
+//! 6. A bounded wait until every tile's three boot words say the kernels came up; the error
+//!    names every tile that did not, with what its boot words showed.
+
+use std::time::{Duration, Instant};
+
+use blackhole_pac::grid::Noc0Xy;
+use blackhole_pac::tensix::{
+    self, NCRISC_RESET_PC, NCRISC_RESET_PC_OVERRIDE, NCRISC_RESET_PC_REG, SOFT_RESET_ADDR,
+    SOFT_RESET_ALL_CORES, SoftReset, TRISC_RESET_PC, TRISC_RESET_PC_OVERRIDE, TRISC_RESET_PC_REGS,
+};
+use komorebi_hal::Role;
+use komorebi_kernel::abi;
+use komorebi_kernel::image::{self, BootState, ImageHeader};
+
+use crate::bar::Bar;
+use crate::card::Card;
+use crate::error::PcieError;
+
+/// One loadable piece of an image: bytes for L1 at `addr`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// L1 address.
+    pub addr: u32,
+    /// The bytes.
+    pub data: Vec<u8>,
+}
+
+/// One kernel's image.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FirmwareImage {
+    /// Where it came from (a path, or `native reader`).
+    pub name: String,
+    /// Its header.
+    pub header: ImageHeader,
+    /// What is written to L1 (the header's segment among them).
+    pub segments: Vec<Segment>,
+    native: bool,
+}
+
+const EM_RISCV: u16 = 243;
+
+fn bad(image: &str, why: impl Into<String>) -> PcieError {
+    PcieError::Firmware {
+        image: image.into(),
+        why: why.into(),
+    }
+}
+
+impl FirmwareImage {
+    /// The header-only image of `role`, which a simulator starts as its native kernel.
+    pub fn native(role: Role) -> Self {
+        let entry = match role {
+            Role::Reader => tensix::BRISC_RESET_PC,
+            Role::Writer => NCRISC_RESET_PC,
+            Role::Compute => TRISC_RESET_PC[0],
+        };
+        let header = ImageHeader {
+            role,
+            entry,
+            code_start: entry,
+            code_bytes: 0,
+        };
+        Self {
+            name: format!("native {role}"),
+            segments: vec![Segment {
+                addr: image::header_addr(role),
+                data: header.to_bytes().to_vec(),
+            }],
+            header,
+            native: true,
+        }
+    }
+
+    /// Whether this is a header-only image for the simulator.
+    pub fn is_native(&self) -> bool {
+        self.native
+    }
+
+    /// The image in ELF file `bytes` (a 32-bit little-endian RISC-V executable): every
+    /// loadable segment with file bytes, at its load address, which must lie in L1; one of
+    /// them must hold a komorebi image header whose entry is the ELF's.
+    pub fn from_elf(name: &str, bytes: &[u8]) -> Result<Self, PcieError> {
+        use object::read::elf::{ElfFile32, FileHeader, ProgramHeader};
+        let file = ElfFile32::<object::LittleEndian>::parse(bytes)
+            .map_err(|e| bad(name, format!("not a 32-bit little-endian ELF: {e}")))?;
+        let endian = file.endian();
+        let header = file.elf_header();
+        let machine = header.e_machine(endian);
+        if machine != object::elf::Machine(EM_RISCV) {
+            return Err(bad(
+                name,
+                format!("machine {machine:?} is not RISC-V ({EM_RISCV})"),
+            ));
+        }
+        let entry = header.e_entry(endian);
+        let mut segments = Vec::new();
+        for ph in file.elf_program_headers() {
+            if ph.p_type(endian) != object::elf::PT_LOAD || ph.p_filesz(endian) == 0 {
+                continue;
+            }
+            let addr = ph.p_paddr(endian);
+            let data = ph
+                .data(endian, bytes)
+                .map_err(|()| bad(name, format!("segment at {addr:#x} lies outside the file")))?;
+            if addr as u64 + data.len() as u64 > tensix::L1_SIZE as u64 {
+                return Err(bad(
+                    name,
+                    format!(
+                        "segment at {addr:#x}+{} does not load into L1 (0..{:#x})",
+                        data.len(),
+                        tensix::L1_SIZE
+                    ),
+                ));
+            }
+            segments.push(Segment {
+                addr,
+                data: data.to_vec(),
+            });
+        }
+        let found = Role::ALL.into_iter().find_map(|role| {
+            let at = image::header_addr(role);
+            segments.iter().find_map(|s| {
+                let off = at.checked_sub(s.addr)? as usize;
+                let h = ImageHeader::from_bytes(s.data.get(off..)?).ok()?;
+                (h.role == role).then_some(h)
+            })
+        });
+        let header = found.ok_or_else(|| {
+            bad(
+                name,
+                "no komorebi image header in its loaded segments (a komorebi firmware ELF \
+                 carries one at 0x3F00 + 32 x role)",
+            )
+        })?;
+        if header.entry != entry {
+            return Err(bad(
+                name,
+                format!(
+                    "header entry {:#x} is not the ELF entry {entry:#x}",
+                    header.entry
+                ),
+            ));
+        }
+        Ok(Self {
+            name: name.into(),
+            header,
+            segments,
+            native: false,
+        })
+    }
+}
+
+/// The three kernels' images.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Firmware {
+    /// Reader, writer, compute, in [`Role`] order.
+    pub images: [FirmwareImage; 3],
+}
+
+impl Firmware {
+    /// The native images of all three kernels (simulator only).
+    pub fn native() -> Self {
+        Self {
+            images: Role::ALL.map(FirmwareImage::native),
+        }
+    }
+
+    /// The images in `reader`, `writer` and `compute`, checked to be those roles.
+    pub fn new(images: [FirmwareImage; 3]) -> Result<Self, PcieError> {
+        for (image, role) in images.iter().zip(Role::ALL) {
+            if image.header.role != role {
+                return Err(bad(
+                    &image.name,
+                    format!("is the {} image, given as the {role}", image.header.role),
+                ));
+            }
+        }
+        Ok(Self { images })
+    }
+
+    /// The ELF files `reader`, `writer` and `compute` in `dir` (the firmware build's output,
+    /// `examples/firmware/target/riscv32im-unknown-none-elf/release`).
+    pub fn from_dir(dir: &std::path::Path) -> Result<Self, PcieError> {
+        let images = Role::ALL.map(|role| {
+            let path = dir.join(role.name());
+            let name = path.display().to_string();
+            std::fs::read(&path)
+                .map_err(|e| bad(&name, format!("cannot be read: {e}")))
+                .and_then(|bytes| FirmwareImage::from_elf(&name, &bytes))
+        });
+        let [r, w, c] = images;
+        Self::new([r?, w?, c?])
+    }
+}
+
+/// What [`boot`] writes into every tile's control-block header besides its coordinates.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct BootOptions {
+    /// How long to wait for every kernel to come up.
+    pub timeout: Duration,
+    /// Whether the device may run native images (only a simulator can).
+    pub native_allowed: bool,
+}
+
+/// The reset PC `role`'s core starts at when its override is off.
+const fn default_pc(role: Role) -> u32 {
+    match role {
+        Role::Reader => tensix::BRISC_RESET_PC,
+        Role::Writer => NCRISC_RESET_PC,
+        Role::Compute => TRISC_RESET_PC[0],
+    }
+}
+
+/// Loads `firmware` onto every enabled Tensix tile of `card` and starts it (the sequence in
+/// the module docs). `logical(tile)` gives a tile's logical coordinates for its header.
+pub fn boot<B: Bar>(
+    card: &mut Card<B>,
+    firmware: &Firmware,
+    logical: impl Fn(Noc0Xy) -> (u8, u8),
+    options: BootOptions,
+) -> Result<(), PcieError> {
+    if !options.native_allowed {
+        if let Some(native) = firmware.images.iter().find(|i| i.is_native()) {
+            return Err(bad(
+                &native.name,
+                "is a header-only image for the simulator; a card needs the firmware ELF \
+                 files (--firmware DIR)",
+            ));
+        }
+    }
+    let tiles: Vec<Noc0Xy> = card.tensix().collect();
+    // 1. Hold every core in reset.
+    for &t in &tiles {
+        let v = card.read_reg(t, SOFT_RESET_ADDR)?;
+        let v = card.check_alive(v, || format!("soft reset of NoC0 {:?}", t.get()))?;
+        card.write_reg(t, SOFT_RESET_ADDR, v | SOFT_RESET_ALL_CORES)?;
+    }
+    // 2. A clean control block, then every segment.
+    card.multicast_l1(abi::CONTROL_BASE, &vec![0; abi::CONTROL_BYTES as usize])?;
+    for image in &firmware.images {
+        for s in &image.segments {
+            card.multicast_l1(s.addr, &s.data)?;
+        }
+    }
+    // 3. Each tile's header.
+    let harvest = card.harvest().bits() as u32;
+    for &t in &tiles {
+        let (lx, ly) = logical(t);
+        for (offset, value) in [
+            (abi::HEADER_MAGIC, abi::MAGIC),
+            (abi::HEADER_VERSION, abi::ABI_VERSION),
+            (abi::HEADER_TILE, lx as u32 | (ly as u32) << 8),
+            (abi::HEADER_HARVEST, harvest),
+            (abi::IDLE_WAIT_LIMIT, u32::MAX),
+            (abi::IDLE_WAIT_LIMIT + 4, u32::MAX),
+        ] {
+            card.write_l1(t, abi::CONTROL_BASE + offset, &value.to_le_bytes())?;
+        }
+    }
+    // 4. Reset PCs of the cores komorebi starts.
+    let writer = &firmware.images[Role::Writer.index()].header;
+    let compute = &firmware.images[Role::Compute.index()].header;
+    for &t in &tiles {
+        let nc_override = writer.entry != default_pc(Role::Writer);
+        card.write_reg(t, NCRISC_RESET_PC_REG, writer.entry)?;
+        card.write_reg(t, NCRISC_RESET_PC_OVERRIDE, nc_override as u32)?;
+        let t0_override = compute.entry != default_pc(Role::Compute);
+        card.write_reg(t, TRISC_RESET_PC_REGS[0], compute.entry)?;
+        // Bit i enables TRISCi's override; TRISC1 and TRISC2 stay in reset.
+        card.write_reg(t, TRISC_RESET_PC_OVERRIDE, t0_override as u32)?;
+    }
+    // 5. Everything landed, then release BRISC, NCRISC and TRISC0.
+    let mut started = SoftReset(0);
+    started.set_brisc(true);
+    started.set_ncrisc(true);
+    started.set_trisc0(true);
+    let started = started.0;
+    for &t in &tiles {
+        card.read_l1(t, abi::CONTROL_BASE + abi::HEADER_MAGIC, &mut [0; 4])?;
+        let v = card.read_reg(t, SOFT_RESET_ADDR)?;
+        let v = card.check_alive(v, || format!("soft reset of NoC0 {:?}", t.get()))?;
+        card.write_reg(t, SOFT_RESET_ADDR, v & !started)?;
+    }
+    // 6. Wait for the boot words.
+    wait_up(card, &tiles, &logical, options.timeout)
+}
+
+fn boot_states<B: Bar>(card: &Card<B>, tile: Noc0Xy) -> Result<[BootState; 3], PcieError> {
+    let mut b = [0u8; 12];
+    card.read_l1(tile, abi::CONTROL_BASE + image::BOOT, &mut b)?;
+    Ok([0, 1, 2].map(|i| {
+        image::boot_state(u32::from_le_bytes([
+            b[4 * i],
+            b[4 * i + 1],
+            b[4 * i + 2],
+            b[4 * i + 3],
+        ]))
+    }))
+}
+
+fn wait_up<B: Bar>(
+    card: &mut Card<B>,
+    tiles: &[Noc0Xy],
+    logical: &impl Fn(Noc0Xy) -> (u8, u8),
+    timeout: Duration,
+) -> Result<(), PcieError> {
+    let start = Instant::now();
+    let mut pending: Vec<Noc0Xy> = tiles.to_vec();
+    loop {
+        let mut failed = Vec::new();
+        let mut still = Vec::new();
+        for &t in &pending {
+            let states = boot_states(card, t)?;
+            if states.iter().all(|s| *s == BootState::Up) {
+                continue;
+            }
+            if states
+                .iter()
+                .any(|s| matches!(s, BootState::Failed(_) | BootState::Garbage(_)))
+            {
+                failed.push(t);
+            } else {
+                still.push(t);
+            }
+        }
+        let timed_out = start.elapsed() >= timeout;
+        if still.is_empty() && failed.is_empty() {
+            return Ok(());
+        }
+        if !failed.is_empty() || timed_out {
+            let mut tiles = Vec::new();
+            for t in failed.into_iter().chain(if timed_out { still } else { Vec::new() }) {
+                let states = boot_states(card, t)?;
+                let (lx, ly) = logical(t);
+                let what: Vec<String> = Role::ALL
+                    .iter()
+                    .zip(states)
+                    .filter(|(_, s)| *s != BootState::Up)
+                    .map(|(r, s)| format!("{r} {s}"))
+                    .collect();
+                tiles.push(format!("logical ({lx}, {ly}): {}", what.join(", ")));
+            }
+            return Err(PcieError::FirmwareDidNotStart {
+                tiles,
+                waited_ms: start.elapsed().as_millis() as u64,
+            });
+        }
+        pending = still;
+        card.bar_mut().pass_time();
+    }
+}

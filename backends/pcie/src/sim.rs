@@ -1,0 +1,210 @@
+//! The simulator's BAR model as a [`Bar`]: the same windows, registers and telemetry a card
+//! presents, over `komorebi_sim::Sim::bar_read` / `bar_write`, with virtual time passing
+//! while the host polls.
+//!
+//! Windows are allocated from the same pools tt-kmd has (201 windows of 2 MiB, window 201
+//! being the kernel's, and 8 of 4 GiB), or from smaller pools when [`SimBarOptions`] says so,
+//! so that running out of windows and reusing them is tested too. Configuration goes through
+//! the window configuration registers in BAR0, as tt-umd programs them.
+
+use blackhole_pac::tlb::{self, TlbConfig, TlbSize};
+use komorebi_sim::Sim;
+
+use crate::bar::{Bar, DeviceIdentity, Mapping, WindowHandle};
+use crate::error::PcieError;
+
+/// How the simulated card's BARs are cut.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SimBarOptions {
+    /// 2 MiB windows the host may allocate (at most 201, tt-kmd's number).
+    pub windows_2m: u32,
+    /// 4 GiB windows the host may allocate (at most 8; 0 models a BAR4 too small for any).
+    pub windows_4g: u32,
+    /// Device cycles that pass each time the host waits once ([`Bar::pass_time`]): the host's
+    /// polling interval. Default 1350, 1 µs at 1350 MHz, about one PCIe read round trip.
+    pub poll_cycles: u64,
+}
+
+impl Default for SimBarOptions {
+    fn default() -> Self {
+        Self {
+            windows_2m: tlb::KERNEL_TLB_INDEX,
+            windows_4g: tlb::TLB_4G_COUNT,
+            poll_cycles: 1350,
+        }
+    }
+}
+
+/// A window of the simulated card.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SimWindow {
+    index: u32,
+    size: TlbSize,
+    mapping: Mapping,
+}
+
+impl WindowHandle for SimWindow {
+    fn index(&self) -> u32 {
+        self.index
+    }
+    fn size(&self) -> TlbSize {
+        self.size
+    }
+    fn mapping(&self) -> Mapping {
+        self.mapping
+    }
+}
+
+/// The simulated card's BARs.
+#[derive(Debug)]
+pub struct SimBar {
+    sim: Sim,
+    identity: DeviceIdentity,
+    options: SimBarOptions,
+    free_2m: Vec<u32>,
+    free_4g: Vec<u32>,
+}
+
+fn sim_error(e: komorebi_sim::SimError) -> PcieError {
+    PcieError::Simulator(e.to_string())
+}
+
+impl SimBar {
+    /// The BARs of the card `sim` simulates.
+    pub fn new(sim: Sim, options: SimBarOptions) -> Self {
+        let n2 = options.windows_2m.min(tlb::KERNEL_TLB_INDEX);
+        let n4 = options.windows_4g.min(tlb::TLB_4G_COUNT);
+        Self {
+            sim,
+            identity: DeviceIdentity {
+                path: "pcie-sim".into(),
+                pci_address: "0000:00:00.0".into(),
+                vendor_id: 0x1E52,
+                device_id: 0xB140,
+                api_version: 2,
+                driver_version: (0, 0, 0),
+                clock_raised: true,
+                clock_note: None,
+                firmware_bundle: None,
+            },
+            options,
+            // Popped from the end: lowest index first.
+            free_2m: (0..n2).rev().collect(),
+            free_4g: (0..n4).rev().map(|i| tlb::TLB_4G_FIRST_INDEX + i).collect(),
+        }
+    }
+
+    /// The simulator behind the BARs.
+    pub fn sim(&self) -> &Sim {
+        &self.sim
+    }
+
+    /// The simulator behind the BARs, to inject faults or read statistics.
+    pub fn sim_mut(&mut self) -> &mut Sim {
+        &mut self.sim
+    }
+
+    /// BAR and offset of byte `offset` of `window`'s aperture, checked against its size.
+    fn place(window: &SimWindow, offset: u64, len: usize) -> Result<(u8, u64), PcieError> {
+        let size = window.size.bytes();
+        if offset % 4 != 0 || len % 4 != 0 {
+            return Err(PcieError::Unaligned { offset, len });
+        }
+        if offset.checked_add(len as u64).is_none_or(|end| end > size) {
+            return Err(PcieError::OutOfWindow { offset, len, size });
+        }
+        Ok(match window.size {
+            TlbSize::Size2M => (0, window.index as u64 * size + offset),
+            TlbSize::Size4G => (
+                4,
+                (window.index - tlb::TLB_4G_FIRST_INDEX) as u64 * size + offset,
+            ),
+        })
+    }
+}
+
+impl Bar for SimBar {
+    type Window = SimWindow;
+
+    fn identity(&self) -> &DeviceIdentity {
+        &self.identity
+    }
+
+    fn allocate(&mut self, size: TlbSize, mapping: Mapping) -> Result<SimWindow, PcieError> {
+        let (pool, name, available) = match size {
+            TlbSize::Size2M => (&mut self.free_2m, "2 MiB", self.options.windows_2m),
+            TlbSize::Size4G => (&mut self.free_4g, "4 GiB", self.options.windows_4g),
+        };
+        let index = pool.pop().ok_or(PcieError::WindowsExhausted {
+            size: name,
+            available,
+        })?;
+        Ok(SimWindow {
+            index,
+            size,
+            mapping,
+        })
+    }
+
+    fn configure(&mut self, window: &mut SimWindow, config: &TlbConfig) -> Result<(), PcieError> {
+        let words = config
+            .encode(window.size)
+            .map_err(|e| PcieError::Target {
+                what: format!("TLB window {}", window.index),
+                why: e.to_string(),
+            })?;
+        let at = tlb::TLB_CONFIG_BASE as u64 + window.index as u64 * tlb::TLB_CONFIG_BYTES as u64;
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        self.sim.bar_write(0, at, &bytes).map_err(sim_error)
+    }
+
+    fn free(&mut self, window: SimWindow) -> Result<(), PcieError> {
+        match window.size {
+            TlbSize::Size2M => self.free_2m.push(window.index),
+            TlbSize::Size4G => self.free_4g.push(window.index),
+        }
+        Ok(())
+    }
+
+    fn read32(&self, window: &SimWindow, offset: u64) -> Result<u32, PcieError> {
+        let mut b = [0; 4];
+        self.read(window, offset, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    fn write32(&mut self, window: &SimWindow, offset: u64, value: u32) -> Result<(), PcieError> {
+        self.write(window, offset, &value.to_le_bytes())
+    }
+
+    fn read(&self, window: &SimWindow, offset: u64, buf: &mut [u8]) -> Result<(), PcieError> {
+        let (bar, at) = Self::place(window, offset, buf.len())?;
+        self.sim.bar_read(bar, at, buf).map_err(sim_error)
+    }
+
+    fn write(&mut self, window: &SimWindow, offset: u64, data: &[u8]) -> Result<(), PcieError> {
+        let (bar, at) = Self::place(window, offset, data.len())?;
+        self.sim.bar_write(bar, at, data).map_err(sim_error)
+    }
+
+    fn fence(&mut self) {}
+
+    fn bar0_read32(&self, offset: u32) -> Result<u32, PcieError> {
+        if offset % 4 != 0 {
+            return Err(PcieError::Unaligned {
+                offset: offset as u64,
+                len: 4,
+            });
+        }
+        let mut b = [0; 4];
+        self.sim
+            .bar_read(0, offset as u64, &mut b)
+            .map_err(sim_error)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    fn pass_time(&mut self) -> u64 {
+        let deadline = self.sim.now() + self.options.poll_cycles;
+        self.sim.pass_until(deadline);
+        self.options.poll_cycles
+    }
+}
