@@ -25,7 +25,7 @@
 //! | 6 | 0 |
 //! | 7 | check: FNV-1a over words 0..7 |
 
-use komorebi_hal::Role;
+use komorebi_hal::{ControlBlock, LogicalXy, Role};
 
 use crate::abi;
 
@@ -122,6 +122,33 @@ impl core::fmt::Display for BootState {
             Self::Garbage(w) => write!(f, "boot word {w:#010x} (not written by komorebi)"),
         }
     }
+}
+
+/// A kernel's boot check, run once at its start before it takes any command: the control-block
+/// header must carry this build's ABI version, the tile's own logical coordinates (`own`, which
+/// the kernel learns from its NIU: `NOC_ID_LOGICAL` on a card) and a valid harvest mask. Writes
+/// the kernel's boot word: [`BOOT_UP`], or the failure, which is then returned and the kernel
+/// must not run. `Err(None)`: the control block itself could not be read or written.
+pub fn come_up<K: ControlBlock>(
+    ctrl: &mut K,
+    role: Role,
+    own: LogicalXy,
+) -> Result<(), Option<BootFailure>> {
+    let version = ctrl.load(abi::HEADER_VERSION).map_err(|_| None)?;
+    let tile = ctrl.load(abi::HEADER_TILE).map_err(|_| None)?;
+    let harvest = ctrl.load(abi::HEADER_HARVEST).map_err(|_| None)?;
+    let failure = if version != abi::ABI_VERSION {
+        Some(BootFailure::AbiVersion)
+    } else if tile != own.x as u32 | (own.y as u32) << 8 {
+        Some(BootFailure::WrongTile)
+    } else if harvest > 0x3FFF {
+        Some(BootFailure::BadHarvest)
+    } else {
+        None
+    };
+    let word = failure.map_or(BOOT_UP, boot_failed);
+    ctrl.store(boot_word(role), word).map_err(|_| None)?;
+    failure.map_or(Ok(()), |f| Err(Some(f)))
 }
 
 /// One kernel image's header.

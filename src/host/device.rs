@@ -7,9 +7,10 @@
 
 use blackhole_pac::grid::Noc0Xy;
 use blackhole_pac::harvest::HarvestMask;
-use komorebi_hal::Role;
+use komorebi_hal::{LogicalXy, Role};
 use komorebi_kernel::abi;
 use komorebi_kernel::handler::{Buffers, HandlerSet};
+use komorebi_kernel::image;
 use komorebi_kernel::persistent;
 use komorebi_sim::{KernelEnv, RunOutcome, Sim, SimCb, SimConfig};
 
@@ -51,6 +52,13 @@ pub trait Device {
     fn write_l1(&mut self, tile: Noc0Xy, addr: u32, data: &[u8]) -> Result<(), DeviceError>;
     /// Reads DRAM bank `bank`.
     fn read_dram(&self, bank: u8, addr: u64, buf: &mut [u8]) -> Result<(), DeviceError>;
+    /// Makes every write so far to `tile` land before any later one; the session calls it
+    /// before the word that publishes a command. A no-op where writes to a tile arrive in
+    /// order (the simulator's host access, a Strict window).
+    fn publish_barrier(&mut self, tile: Noc0Xy) -> Result<(), DeviceError> {
+        let _ = tile;
+        Ok(())
+    }
     /// Writes DRAM bank `bank`.
     fn write_dram(&mut self, bank: u8, addr: u64, data: &[u8]) -> Result<(), DeviceError>;
     /// Configures circular buffer `index` of a tile (`pages` pages of `page_size` bytes at `base`).
@@ -83,6 +91,42 @@ impl Buffers for SimBuffers {
     fn cb(&self, index: u8) -> Option<SimCb> {
         self.0.cb(index)
     }
+}
+
+/// Spawns `role`'s persistent kernel on the simulated `tile`, running `handlers`. With `own`
+/// (the tile's logical coordinates, as a card's kernel learns them from its NIU) the kernel
+/// first makes its boot check and writes its boot word ([`image::come_up`]), and does not run
+/// if the check fails: the boot handshake of a loaded card.
+pub fn spawn_kernel<H: HandlerSet + 'static>(
+    sim: &mut Sim,
+    tile: (u8, u8),
+    role: Role,
+    own: Option<LogicalXy>,
+    handlers: H,
+) -> Result<(), komorebi_sim::SimError> {
+    sim.spawn(tile, role, move |env| async move {
+        let mut h = handlers;
+        let (mut ctrl, pause) = (env.ctrl(), env.pause());
+        if let Some(own) = own {
+            if image::come_up(&mut ctrl, role, own).is_err() {
+                return;
+            }
+        }
+        match (role, env.noc()) {
+            (Role::Reader, Some(noc)) => {
+                persistent::reader(noc, ctrl, pause, SimBuffers(env), &mut h).await;
+            }
+            (Role::Writer, Some(noc)) => {
+                persistent::writer(noc, ctrl, pause, SimBuffers(env), &mut h).await;
+            }
+            (Role::Compute, _) => {
+                persistent::compute(ctrl, pause, SimBuffers(env), &mut h).await;
+            }
+            // A data-movement kernel always has its NoC in the simulator.
+            _ => {}
+        }
+    })?;
+    Ok(())
 }
 
 /// The simulator as a device, with the persistent kernels loaded on every Tensix tile.
@@ -127,24 +171,7 @@ impl SimDevice {
                 sim.write_l1_u32(tile, base + offset, value)?;
             }
             for role in Role::ALL {
-                let h = handlers();
-                sim.spawn(tile, role, move |env| async move {
-                    let mut h = h;
-                    let (ctrl, pause) = (env.ctrl(), env.pause());
-                    match (role, env.noc()) {
-                        (Role::Reader, Some(noc)) => {
-                            persistent::reader(noc, ctrl, pause, SimBuffers(env), &mut h).await;
-                        }
-                        (Role::Writer, Some(noc)) => {
-                            persistent::writer(noc, ctrl, pause, SimBuffers(env), &mut h).await;
-                        }
-                        (Role::Compute, _) => {
-                            persistent::compute(ctrl, pause, SimBuffers(env), &mut h).await;
-                        }
-                        // A data-movement kernel always has its NoC in the simulator.
-                        _ => {}
-                    }
-                })?;
+                spawn_kernel(&mut sim, tile, role, None, handlers())?;
             }
         }
         // Let every kernel reach its first wait for a command.

@@ -20,21 +20,11 @@ use komorebi_kernel::{BroadcastHandler, Command};
 use komorebi_sim::SimConfig;
 use serde::Serialize;
 
-use crate::host::device::{Advance, Device, DeviceError, Peek, SimDevice};
+use komorebi_pcie::PcieError;
 
-/// Which chip a session opens.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub enum Backend {
-    /// The simulator (the default): harvest mask, seed and adversary from the configuration.
-    Simulator(SimConfig),
-}
-
-impl Default for Backend {
-    fn default() -> Self {
-        Self::Simulator(SimConfig::default())
-    }
-}
+pub use crate::host::backend::{Backend, DEFAULT_FIRMWARE_DIR};
+use crate::host::backend::OpenError;
+use crate::host::device::{Advance, Device, DeviceError, Peek};
 
 /// What went wrong with a session request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,6 +33,10 @@ pub enum SessionError {
     /// The device refused a request.
     #[error("device: {0}")]
     Device(#[from] DeviceError),
+    /// The device cannot be used at all (missing, busy, too old, not a Blackhole, hung, its
+    /// firmware did not start).
+    #[error("{0}")]
+    Unusable(PcieError),
     /// The grid could not be laid out.
     #[error("layout: {0}")]
     Layout(#[from] LayoutError),
@@ -82,6 +76,15 @@ pub enum SessionError {
         /// The core.
         core: LogicalXy,
     },
+}
+
+impl From<OpenError> for SessionError {
+    fn from(e: OpenError) -> Self {
+        match e {
+            OpenError::Device(e) => Self::Device(e),
+            OpenError::Unusable(e) => Self::Unusable(e),
+        }
+    }
 }
 
 /// One core's program words.
@@ -236,13 +239,10 @@ impl Session {
     pub fn open_with<H, F>(backend: Backend, handlers: F) -> Result<Self, SessionError>
     where
         H: HandlerSet + 'static,
-        F: Fn() -> H,
+        F: Fn() -> H + 'static,
     {
-        let Backend::Simulator(config) = backend;
-        let geometry = Geometry::blackhole(config.harvest.bits() as u32)?;
-        let columns = config.harvest.columns();
-        let logical = |t: (u8, u8)| columns.noc0_to_logical(t.0, t.1).unwrap_or((0xFF, 0xFF));
-        let device = SimDevice::new(config.clone(), handlers, logical)?;
+        let device = backend.open(handlers)?;
+        let geometry = Geometry::blackhole(device.harvest().bits() as u32)?;
         let mut tiles = Vec::new();
         let mut by_logical = HashMap::new();
         for x in 0..geometry.columns() {
@@ -260,7 +260,7 @@ impl Session {
             }
         }
         Ok(Self {
-            device: Box::new(device),
+            device,
             geometry,
             tiles,
             by_logical,
@@ -389,7 +389,9 @@ impl Session {
                 .write_l1(noc0, slot + 4 * abi::SLOT_HEADER_WORDS as u32, &bytes)?;
             let head: Vec<u8> = header[1..].iter().flat_map(|w| w.to_le_bytes()).collect();
             self.device.write_l1(noc0, slot + 4, &head)?;
-            // The index word last: it publishes the command.
+            // The index word last: it publishes the command, so every word before it must
+            // have landed (on a card, a relaxed window reorders writes to one tile).
+            self.device.publish_barrier(noc0)?;
             self.device.write_l1(noc0, slot, &index.to_le_bytes())?;
             self.tiles[t].posted = index;
             posted.push((t, index));

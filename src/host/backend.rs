@@ -1,0 +1,117 @@
+//! Which chip a session opens, and how each is opened: the simulator, the simulator presented
+//! as a PCIe card, or a card.
+
+use std::path::PathBuf;
+
+use komorebi_kernel::handler::HandlerSet;
+use komorebi_pcie::card::CardOptions;
+use komorebi_pcie::firmware::Firmware;
+use komorebi_pcie::sim::SimBarOptions;
+use komorebi_pcie::PcieError;
+use komorebi_sim::SimConfig;
+
+use crate::host::device::{Device, DeviceError, SimDevice};
+use crate::host::pcie;
+
+/// Which chip a session opens.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Backend {
+    /// The simulator (the default): harvest mask, seed and adversary from the configuration.
+    Simulator(SimConfig),
+    /// The simulator presented as a PCIe card and driven through `komorebi-pcie`, as a card
+    /// is: windows, telemetry, the firmware loader. `firmware`: a directory with the ELF
+    /// files `reader`, `writer`, `compute`; `None` loads the header-only native images.
+    PcieSim {
+        /// The simulated chip.
+        config: SimConfig,
+        /// Firmware ELF directory, or the native images.
+        firmware: Option<PathBuf>,
+    },
+    /// The card at `path` (`/dev/tenstorrent/N`), with the firmware ELF files in `firmware`
+    /// ([`DEFAULT_FIRMWARE_DIR`] when `None`).
+    Card {
+        /// The device node.
+        path: PathBuf,
+        /// Firmware ELF directory.
+        firmware: Option<PathBuf>,
+    },
+}
+
+/// Where `cargo build --release` in `examples/firmware` puts the firmware ELF files.
+pub const DEFAULT_FIRMWARE_DIR: &str = "examples/firmware/target/riscv32im-unknown-none-elf/release";
+
+impl Default for Backend {
+    fn default() -> Self {
+        Self::Simulator(SimConfig::default())
+    }
+}
+
+impl Backend {
+    /// The simulator's configuration, for the backends that simulate.
+    pub fn sim_config(&self) -> Option<&SimConfig> {
+        match self {
+            Self::Simulator(c) | Self::PcieSim { config: c, .. } => Some(c),
+            Self::Card { .. } => None,
+        }
+    }
+
+    /// Opens the device with the persistent kernels running `handlers()`.
+    pub(crate) fn open<H, F>(self, handlers: F) -> Result<Box<dyn Device>, OpenError>
+    where
+        H: HandlerSet + 'static,
+        F: Fn() -> H + 'static,
+    {
+        match self {
+            Self::Simulator(config) => {
+                let columns = config.harvest.columns();
+                let logical =
+                    |t: (u8, u8)| columns.noc0_to_logical(t.0, t.1).unwrap_or((0xFF, 0xFF));
+                Ok(Box::new(SimDevice::new(config, handlers, logical)?))
+            }
+            Self::PcieSim { config, firmware } => {
+                let firmware = firmware
+                    .map(|d| Firmware::from_dir(&d))
+                    .transpose()
+                    .map_err(OpenError::Unusable)?;
+                let device = pcie::open_pcie_sim(
+                    config,
+                    SimBarOptions::default(),
+                    CardOptions::default(),
+                    firmware,
+                    handlers,
+                )
+                .map_err(OpenError::Unusable)?;
+                Ok(Box::new(device))
+            }
+            Self::Card { path, firmware } => {
+                let _ = &handlers;
+                let dir = firmware.unwrap_or_else(|| PathBuf::from(DEFAULT_FIRMWARE_DIR));
+                #[cfg(target_os = "linux")]
+                {
+                    let firmware = Firmware::from_dir(&dir).map_err(OpenError::Unusable)?;
+                    let device =
+                        pcie::open_card(&path, &firmware).map_err(OpenError::Unusable)?;
+                    Ok(Box::new(device))
+                }
+                #[cfg(not(target_os = "linux"))]
+                {
+                    let _ = (path, dir);
+                    Err(OpenError::Unusable(PcieError::Unsupported))
+                }
+            }
+        }
+    }
+}
+
+
+/// Why a backend could not be opened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OpenError {
+    /// The device refused a request while it was being set up.
+    #[error("device: {0}")]
+    Device(#[from] DeviceError),
+    /// The device cannot be used at all.
+    #[error("{0}")]
+    Unusable(PcieError),
+}

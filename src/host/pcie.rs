@@ -1,0 +1,256 @@
+//! A card reached through `komorebi-pcie`, as a [`Device`]: the same host runtime (Session,
+//! Run, the feeder, the dispatcher) runs on it unchanged.
+//!
+//! Two backends sit under it: tt-kmd's (a real card, [`open_card`]) and the simulator's BAR
+//! model ([`open_pcie_sim`], `--device pcie-sim`), whose tiles start their native kernels
+//! when the loader releases a core whose L1 holds the komorebi image header (the simulator
+//! cannot execute RISC-V code yet).
+//!
+//! Time: [`Device::now`] is the wall clock of a tile; [`Device::advance`] polls the watched
+//! words and lets the device run between polls ([`Bar::pass_time`]: a short sleep on a card,
+//! [`SimBarOptions::poll_cycles`] of virtual time on the simulator) until the condition holds
+//! or the device clock passes the deadline.
+
+use std::cell::{Cell, RefCell};
+use std::time::Duration;
+
+use blackhole_pac::grid::Noc0Xy;
+use blackhole_pac::harvest::HarvestMask;
+use komorebi_hal::{LogicalXy, Role};
+use komorebi_kernel::handler::HandlerSet;
+use komorebi_pcie::card::{Card, CardOptions};
+use komorebi_pcie::firmware::{self, BootOptions, Firmware};
+use komorebi_pcie::sim::{SimBar, SimBarOptions};
+use komorebi_pcie::{Bar, PcieError};
+use komorebi_sim::{Boot, Sim, SimConfig};
+
+use crate::host::device::{Advance, Device, DeviceError, Peek, spawn_kernel};
+
+impl From<PcieError> for DeviceError {
+    fn from(e: PcieError) -> Self {
+        Self(e.to_string())
+    }
+}
+
+/// What a [`Bar`] offers beyond a card's registers: the simulator behind it, if any (for
+/// traces, faults, statistics, and its circular-buffer model, which stands in for the stream
+/// registers firmware programs on a card).
+pub trait Behind {
+    /// The simulator behind the BARs, if they are simulated.
+    fn simulator(&mut self) -> Option<&mut Sim>;
+}
+
+impl Behind for SimBar {
+    fn simulator(&mut self) -> Option<&mut Sim> {
+        Some(self.sim_mut())
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Behind for komorebi_pcie::kmd::KmdBar {
+    fn simulator(&mut self) -> Option<&mut Sim> {
+        None
+    }
+}
+
+/// A card (or the simulated one) with komorebi's firmware running on every Tensix tile.
+pub struct PcieDevice<B: Bar> {
+    card: Card<B>,
+    /// The device clock as last read.
+    clock: Cell<u64>,
+    /// The first error a read without an error channel met (a `Peek`, `now`): the device is
+    /// lost, and every later access says why.
+    lost: RefCell<Option<PcieError>>,
+}
+
+impl<B: Bar> std::fmt::Debug for PcieDevice<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PcieDevice").field("card", &self.card).finish()
+    }
+}
+
+impl<B: Bar> PcieDevice<B> {
+    /// The device over `card`, whose firmware runs.
+    pub fn new(card: Card<B>) -> Self {
+        Self {
+            card,
+            clock: Cell::new(0),
+            lost: RefCell::new(None),
+        }
+    }
+
+    /// The card.
+    pub fn card(&self) -> &Card<B> {
+        &self.card
+    }
+
+    fn lose(&self, e: PcieError) {
+        self.lost.borrow_mut().get_or_insert(e);
+    }
+
+    fn alive(&self) -> Result<(), DeviceError> {
+        match &*self.lost.borrow() {
+            Some(e) => Err(e.clone().into()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<B: Bar> Peek for PcieDevice<B> {
+    fn peek(&self, tile: Noc0Xy, addr: u32) -> u32 {
+        let mut b = [0; 4];
+        match self.card.read_l1(tile, addr, &mut b) {
+            Ok(()) => u32::from_le_bytes(b),
+            Err(e) => {
+                self.lose(e);
+                0
+            }
+        }
+    }
+}
+
+impl<B: Bar + Behind> Device for PcieDevice<B> {
+    fn harvest(&self) -> HarvestMask {
+        self.card.harvest()
+    }
+    fn read_l1(&self, tile: Noc0Xy, addr: u32, buf: &mut [u8]) -> Result<(), DeviceError> {
+        self.alive()?;
+        Ok(self.card.read_l1(tile, addr, buf)?)
+    }
+    fn write_l1(&mut self, tile: Noc0Xy, addr: u32, data: &[u8]) -> Result<(), DeviceError> {
+        self.alive()?;
+        Ok(self.card.write_l1(tile, addr, data)?)
+    }
+    fn publish_barrier(&mut self, tile: Noc0Xy) -> Result<(), DeviceError> {
+        Ok(self.card.publish_barrier(tile)?)
+    }
+    fn read_dram(&self, bank: u8, addr: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        self.alive()?;
+        Ok(self.card.read_dram(bank, addr, buf)?)
+    }
+    fn write_dram(&mut self, bank: u8, addr: u64, data: &[u8]) -> Result<(), DeviceError> {
+        self.alive()?;
+        Ok(self.card.write_dram(bank, addr, data)?)
+    }
+    fn configure_cb(
+        &mut self,
+        tile: Noc0Xy,
+        index: u8,
+        base: u32,
+        page_size: u32,
+        pages: u16,
+    ) -> Result<(), DeviceError> {
+        // On a card the table entry the session writes is all there is: firmware builds its
+        // handles from it and zeroes the stream counters at boot. The simulator's model of
+        // those counters is configured through its back door.
+        if let Some(sim) = self.card.bar_mut().simulator() {
+            sim.configure_cb(tile.get(), index, base, page_size, pages)?;
+        }
+        Ok(())
+    }
+    fn now(&self) -> u64 {
+        match self.card.now() {
+            Ok(t) => {
+                self.clock.set(t);
+                t
+            }
+            Err(e) => {
+                self.lose(e);
+                self.clock.get()
+            }
+        }
+    }
+    fn aiclk_mhz(&self) -> u32 {
+        self.card.aiclk_mhz()
+    }
+    fn advance(&mut self, deadline: u64, until: &mut dyn FnMut(&dyn Peek) -> bool) -> Advance {
+        loop {
+            if until(&*self) {
+                return Advance::Done;
+            }
+            if self.lost.borrow().is_some() {
+                // Nothing the host watches can change on a lost device.
+                return Advance::Idle;
+            }
+            if self.now() >= deadline {
+                return Advance::Deadline;
+            }
+            self.card.bar_mut().pass_time();
+        }
+    }
+    fn simulator(&mut self) -> Option<&mut Sim> {
+        self.card.bar_mut().simulator()
+    }
+}
+
+/// The logical coordinates of every enabled Tensix of `harvest`, by NoC0 tile.
+fn logical_of(harvest: HarvestMask) -> impl Fn(Noc0Xy) -> (u8, u8) {
+    let columns = harvest.columns();
+    move |t| columns.noc0_to_logical(t.x(), t.y()).unwrap_or((0xFF, 0xFF))
+}
+
+/// How long the loader waits for every kernel to come up.
+pub const BOOT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The simulator presented as a PCIe card, with komorebi's firmware loaded through
+/// `komorebi-pcie` exactly as onto a card: every core starts in reset, the loader writes the
+/// images (`firmware`, or the native images) and releases the cores, and each released core
+/// whose L1 holds its komorebi image header starts its native kernel, built by `handlers()`.
+pub fn open_pcie_sim<H, F>(
+    config: SimConfig,
+    options: SimBarOptions,
+    card_options: CardOptions,
+    firmware: Option<Firmware>,
+    handlers: F,
+) -> Result<PcieDevice<SimBar>, DeviceError>
+where
+    H: HandlerSet + 'static,
+    F: Fn() -> H + 'static,
+{
+    let harvest = config.harvest;
+    let mut sim = Sim::new(SimConfig {
+        boot: Boot::HeldInReset,
+        control: komorebi_kernel::abi::CONTROL_LAYOUT,
+        ..config
+    });
+    let logical = logical_of(harvest);
+    sim.set_boot_hook(Box::new(move |sim: &mut Sim, tile: (u8, u8), role: Role| {
+        let own = Noc0Xy::new(tile.0, tile.1).map(&logical).unwrap_or((0xFF, 0xFF));
+        spawn_kernel(sim, tile, role, Some(LogicalXy::new(own.0, own.1)), handlers())
+    }));
+    let mut card = Card::open(SimBar::new(sim, options), card_options)?;
+    let firmware = firmware.unwrap_or_else(Firmware::native);
+    let logical = logical_of(card.harvest());
+    firmware::boot(
+        &mut card,
+        &firmware,
+        logical,
+        BootOptions {
+            timeout: BOOT_TIMEOUT,
+            native_allowed: true,
+        },
+    )?;
+    Ok(PcieDevice::new(card))
+}
+
+/// The card at `path` (`/dev/tenstorrent/N`) with the firmware ELF files of `firmware`
+/// loaded and started.
+#[cfg(target_os = "linux")]
+pub fn open_card(
+    path: &std::path::Path,
+    firmware: &Firmware,
+) -> Result<PcieDevice<komorebi_pcie::kmd::KmdBar>, PcieError> {
+    let bar = komorebi_pcie::kmd::KmdBar::open(path)?;
+    let mut card = Card::open(bar, CardOptions::default())?;
+    let logical = logical_of(card.harvest());
+    firmware::boot(
+        &mut card,
+        firmware,
+        logical,
+        BootOptions {
+            timeout: BOOT_TIMEOUT,
+            native_allowed: false,
+        },
+    )?;
+    Ok(PcieDevice::new(card))
+}
