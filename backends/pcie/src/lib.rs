@@ -9,6 +9,10 @@
 
 pub mod bar;
 pub mod error;
+#[cfg(target_os = "linux")]
+pub mod kmd;
 
 pub use bar::{Bar, DeviceIdentity, Mapping, WindowHandle};
 pub use error::PcieError;
+#[cfg(target_os = "linux")]
+pub use kmd::{DeviceNode, KmdBar, KmdWindow, PciAddress, enumerate};
