@@ -1100,6 +1100,186 @@ mod tests {
         }
     }
 
+    /// A regular temp file of `len` bytes (sparse), opened read-write, already unlinked.
+    fn temp_fd(tag: &str, len: u64) -> (std::fs::File, OwnedFd) {
+        let path = std::env::temp_dir().join(format!(
+            "komorebi-kmd-{tag}-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .expect("temp file");
+        file.set_len(len).expect("set_len");
+        let _ = std::fs::remove_file(&path);
+        let other = file.try_clone().expect("clone");
+        (other, OwnedFd::from(file))
+    }
+
+    /// A KmdBar and one 2 MiB window whose "BARs" are regular files: the whole access path
+    /// (bounds, alignment, volatile loops, BAR0 ranges) without a card. The ioctls reach a
+    /// regular file, which answers ENOTTY.
+    fn fake() -> (KmdBar, KmdWindow, std::fs::File, std::fs::File) {
+        let (regs_file, regs_fd) = temp_fd("regs", u64::from(BAR0_REGS_LEN));
+        let (tlb_file, tlb_fd) = temp_fd("tlb", u64::from(BAR0_TLB_CONFIG_LEN));
+        let (_, win_fd) = temp_fd("win", TlbSize::Size2M.bytes());
+        let rw = ProtFlags::READ | ProtFlags::WRITE;
+        let regs = MmioMap::map(regs_fd.as_fd(), 0, BAR0_REGS_LEN as usize, ProtFlags::READ)
+            .expect("map regs");
+        let tlb_regs = MmioMap::map(
+            tlb_fd.as_fd(),
+            0,
+            BAR0_TLB_CONFIG_LEN as usize,
+            ProtFlags::READ,
+        )
+        .expect("map tlb");
+        let map = MmioMap::map(win_fd.as_fd(), 0, 2 << 20, rw).expect("map window");
+        let fd = Arc::new(win_fd);
+        let bar = KmdBar {
+            fd: Arc::clone(&fd),
+            identity: DeviceIdentity {
+                path: "fake".into(),
+                pci_address: "0000:01:00.0".into(),
+                vendor_id: 0x1E52,
+                device_id: 0xB140,
+                api_version: 2,
+                driver_version: (2, 10, 0),
+                clock_raised: false,
+                clock_note: None,
+                firmware_bundle: None,
+            },
+            regs,
+            tlb_regs,
+            windows_4g: 0,
+        };
+        let window = KmdWindow {
+            id: 5,
+            size: TlbSize::Size2M,
+            mapping: Mapping::Uncached,
+            map: Some(map),
+            fd,
+        };
+        (bar, window, regs_file, tlb_file)
+    }
+
+    #[test]
+    fn window_accesses_are_volatile_words_checked_for_bounds_and_alignment() {
+        let (mut bar, w, _regs, _tlb) = fake();
+        let size = TlbSize::Size2M.bytes();
+        let data = [1u8, 2, 3, 4, 5, 6, 7, 8];
+        bar.write(&w, 8, &data).expect("write");
+        assert_eq!(bar.read32(&w, 8), Ok(u32::from_ne_bytes([1, 2, 3, 4])));
+        assert_eq!(bar.read32(&w, 12), Ok(u32::from_ne_bytes([5, 6, 7, 8])));
+        let mut back = [0u8; 8];
+        bar.read(&w, 8, &mut back).expect("read");
+        assert_eq!(back, data);
+        bar.write32(&w, size - 4, 0xDEAD_BEEF).expect("last word");
+        assert_eq!(bar.read32(&w, size - 4), Ok(0xDEAD_BEEF));
+        bar.read(&w, 0, &mut []).expect("nothing to read");
+
+        let unaligned = |r: Result<(), PcieError>| matches!(r, Err(PcieError::Unaligned { .. }));
+        assert!(unaligned(bar.write32(&w, 2, 0)));
+        assert!(unaligned(bar.write(&w, 4, &[0; 6])));
+        assert!(unaligned(bar.read(&w, 1, &mut [0; 4])));
+        assert!(matches!(
+            bar.read32(&w, 6),
+            Err(PcieError::Unaligned { .. })
+        ));
+
+        let out = |r: Result<(), PcieError>| matches!(r, Err(PcieError::OutOfWindow { .. }));
+        assert!(out(bar.write32(&w, size, 0)));
+        assert!(out(bar.write(&w, size - 4, &[0; 8])));
+        assert!(out(bar.read(&w, u64::MAX - 3, &mut [0; 4])));
+        assert!(matches!(
+            bar.read32(&w, size),
+            Err(PcieError::OutOfWindow { size: s, .. }) if s == size
+        ));
+        assert_eq!(bar.read32(&w, 8), Ok(u32::from_ne_bytes([1, 2, 3, 4])));
+        bar.fence();
+    }
+
+    #[test]
+    fn bar0_reads_only_the_mapped_ranges() {
+        use std::os::unix::fs::FileExt;
+        let (bar, _w, regs, tlb) = fake();
+        regs.write_at(&0x1234_5678u32.to_ne_bytes(), 0x4044)
+            .expect("pwrite");
+        tlb.write_at(&0x0ABC_DEF0u32.to_ne_bytes(), 12)
+            .expect("pwrite");
+        assert_eq!(bar.bar0_read32(PCIE_NOC_NODE_ID_BAR0), Ok(0x1234_5678));
+        assert_eq!(bar.bar0_read32(TLB_CONFIG_BASE + 12), Ok(0x0ABC_DEF0));
+        assert_eq!(bar.bar0_read32(0x1FFF_FFFC), Ok(0));
+        assert!(bar.check_alive().is_ok());
+        for offset in [
+            0,
+            TLB_CONFIG_BASE - 4,
+            TLB_CONFIG_BASE + BAR0_TLB_CONFIG_LEN,
+            BAR0_REGS_OFFSET - 4,
+            PCIE_NOC_NODE_ID_BAR0 + 2,
+            0x2000_0000,
+            u32::MAX,
+        ] {
+            assert!(
+                matches!(
+                    bar.bar0_read32(offset),
+                    Err(PcieError::Bar0Unmapped { offset: o, .. }) if o == offset
+                ),
+                "{offset:#x}"
+            );
+        }
+        regs.write_at(&HUNG_READ.to_ne_bytes(), 0x4044)
+            .expect("pwrite");
+        assert!(matches!(bar.check_alive(), Err(PcieError::Hung { .. })));
+    }
+
+    #[test]
+    fn configure_validates_before_the_ioctl_and_refuses_foreign_windows() {
+        let (mut bar, mut w, _regs, _tlb) = fake();
+        let misaligned = TlbConfig::unicast(8, 0, 0x1000);
+        assert!(matches!(
+            bar.configure(&mut w, &misaligned),
+            Err(PcieError::TlbConfig(
+                blackhole_pac::tlb::TlbError::Misaligned { .. }
+            ))
+        ));
+        let far = TlbConfig::unicast(64, 0, 0);
+        assert!(matches!(
+            bar.configure(&mut w, &far),
+            Err(PcieError::TlbConfig(
+                blackhole_pac::tlb::TlbError::Coordinate(64)
+            ))
+        ));
+        // A valid one reaches the ioctl, which the regular file refuses.
+        assert!(matches!(
+            bar.configure(&mut w, &TlbConfig::unicast(8, 0, 0x8000_0000)),
+            Err(PcieError::Ioctl {
+                ioctl: "CONFIGURE_TLB",
+                ..
+            })
+        ));
+        let (_other, mut foreign, _r, _t) = fake();
+        assert!(matches!(
+            bar.configure(&mut foreign, &TlbConfig::unicast(8, 0, 0)),
+            Err(PcieError::ForeignWindow { index: 5 })
+        ));
+        assert!(matches!(
+            bar.free(foreign),
+            Err(PcieError::ForeignWindow { index: 5 })
+        ));
+        // free unmaps (that works on a file), then FREE_TLB, which the file refuses.
+        assert!(matches!(
+            bar.free(w),
+            Err(PcieError::Ioctl {
+                ioctl: "FREE_TLB",
+                ..
+            })
+        ));
+    }
+
     #[test]
     fn pci_address_from_bus_dev_fn() {
         // bus 0xc1, device 0x1f, function 7: 0xc1 << 8 | 0x1f << 3 | 7.
