@@ -60,7 +60,8 @@ pub enum PcieError {
     Ioctl {
         /// The path.
         path: String,
-        /// The ioctl's name (`ALLOCATE_TLB`).
+        /// The ioctl's name (`ALLOCATE_TLB`), or `open` when opening the node failed for a
+        /// reason no other variant names.
         ioctl: &'static str,
         /// The errno.
         errno: i32,
@@ -118,6 +119,24 @@ pub enum PcieError {
         len: usize,
         /// The window's size.
         size: u64,
+    },
+    /// A window configuration the window cannot hold (address not a multiple of the window
+    /// size, a coordinate above 63, a NoC other than 0 or 1, a static VC above 7).
+    #[error("TLB configuration: {0}")]
+    TlbConfig(blackhole_pac::tlb::TlbError),
+    /// A window handed to a [`Bar`](crate::Bar) other than the one that allocated it.
+    #[error("TLB window {index} belongs to another device handle")]
+    ForeignWindow {
+        /// The window's index.
+        index: u32,
+    },
+    /// A BAR0 register offset outside the ranges the backend maps, or not 4-byte aligned.
+    #[error("BAR0 offset {offset:#x} is not a mapped, 4-byte aligned register ({mapped})")]
+    Bar0Unmapped {
+        /// The offset asked for.
+        offset: u32,
+        /// The ranges that are mapped.
+        mapped: &'static str,
     },
     /// A coordinate the window plan cannot reach (not an enabled Tensix, not a DRAM bank).
     #[error("{what}: {why}")]

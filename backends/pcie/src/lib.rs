@@ -10,6 +10,8 @@ pub mod bar;
 pub mod card;
 pub mod error;
 pub mod firmware;
+#[cfg(target_os = "linux")]
+pub mod kmd;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod telemetry;
@@ -17,3 +19,5 @@ pub mod telemetry;
 pub use bar::{Bar, DeviceIdentity, Mapping, WindowHandle};
 pub use card::{Card, CardOptions};
 pub use error::PcieError;
+#[cfg(target_os = "linux")]
+pub use kmd::{DeviceNode, KmdBar, KmdWindow, PciAddress, enumerate};
