@@ -86,6 +86,9 @@ compile_error!(
     "komorebi-sim runs kernels as async tasks; build it without --cfg komorebi_blocking"
 );
 
+pub mod arc;
+mod bar;
+mod boot;
 pub mod config;
 mod dram;
 mod error;
@@ -96,6 +99,8 @@ pub mod memory;
 mod niu;
 mod packet;
 mod pcie;
+mod posted;
+mod regs;
 mod report;
 pub mod rng;
 pub mod route;
@@ -107,10 +112,11 @@ pub mod timing;
 pub mod trace;
 mod world;
 
+pub use boot::{Boot, BootFailure, Core};
 pub use config::SimConfig;
 pub use error::SimError;
 pub use fault::{Fault, StallFrom, TxAction, TxFilter, TxKind};
 pub use hal::{CbError, CtrlError, KernelEnv, NocError, SimCb, SimCtrl, SimNoc, SimPause};
 pub use report::{CbState, NiuCounters, Stats, TaskInfo, Violation};
-pub use sim::{RunOutcome, Sim};
+pub use sim::{BootHook, RunOutcome, Sim};
 pub use timing::Timing;
