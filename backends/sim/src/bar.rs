@@ -247,7 +247,10 @@ impl Bars {
             }
             Place::Multicast(tiles, addr) => {
                 check_tile(addr, len, true)?;
-                tiles.into_iter().map(|ix| Landing::Tile(ix, addr)).collect()
+                tiles
+                    .into_iter()
+                    .map(|ix| Landing::Tile(ix, addr))
+                    .collect()
             }
             Place::Dram { bank, port, addr } => {
                 check_dram(bank, addr, len)?;

@@ -188,9 +188,21 @@ mod tests {
         };
         let b = h.to_bytes();
         assert_eq!(check(Core::Ncrisc, &b, 0x1_2000), Ok(Role::Writer));
-        assert!(check(Core::Ncrisc, &b, 0x1_3000).unwrap_err().contains("0x13000"));
-        assert!(check(Core::Brisc, &b, 0).unwrap_err().contains("Writer image"));
+        assert!(
+            check(Core::Ncrisc, &b, 0x1_3000)
+                .unwrap_err()
+                .contains("0x13000")
+        );
+        assert!(
+            check(Core::Brisc, &b, 0)
+                .unwrap_err()
+                .contains("Writer image")
+        );
         assert!(check(Core::Trisc1, &b, 0).unwrap_err().contains("not used"));
-        assert!(check(Core::Trisc0, &[0; 32], 0x6000).unwrap_err().contains("KMFW"));
+        assert!(
+            check(Core::Trisc0, &[0; 32], 0x6000)
+                .unwrap_err()
+                .contains("KMFW")
+        );
     }
 }

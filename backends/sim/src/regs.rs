@@ -157,8 +157,14 @@ mod tests {
         let now = (5u64 << 32) | 9;
         assert_eq!(r.read(tensix::WALL_CLOCK_H_LATCHED, now, 0), Some(0));
         assert_eq!(r.read(tensix::WALL_CLOCK_L, now, 0), Some(9));
-        assert_eq!(r.read(tensix::WALL_CLOCK_H_LIVE, now + (1 << 32), 0), Some(6));
-        assert_eq!(r.read(tensix::WALL_CLOCK_H_LATCHED, now + (1 << 32), 0), Some(5));
+        assert_eq!(
+            r.read(tensix::WALL_CLOCK_H_LIVE, now + (1 << 32), 0),
+            Some(6)
+        );
+        assert_eq!(
+            r.read(tensix::WALL_CLOCK_H_LATCHED, now + (1 << 32), 0),
+            Some(5)
+        );
         assert_eq!(
             r.write(tensix::SOFT_RESET_ADDR, 0),
             Some(RegWrite::SoftReset {

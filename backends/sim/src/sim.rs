@@ -400,10 +400,7 @@ impl Sim {
                     .filter(|&i| {
                         w.sched.tasks[i].tile == ix
                             && w.sched.tasks[i].kernel == kernel
-                            && !matches!(
-                                w.sched.tasks[i].state,
-                                TaskState::Done | TaskState::Reset
-                            )
+                            && !matches!(w.sched.tasks[i].state, TaskState::Done | TaskState::Reset)
                     })
                     .collect();
                 if tasks.is_empty() {
@@ -607,7 +604,11 @@ impl Sim {
             if let Some(role) = core.role() {
                 t.l1.read(header_addr(role) as u64, &mut header);
             }
-            (t.xy0, w.now, boot::check(core, &header, t.regs.reset_pc(core)))
+            (
+                t.xy0,
+                w.now,
+                boot::check(core, &header, t.regs.reset_pc(core)),
+            )
         };
         let mut fail = |why: String| {
             self.boot_failures.push(BootFailure {

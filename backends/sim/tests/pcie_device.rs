@@ -100,7 +100,9 @@ fn dram_answers_at_its_raw_and_its_translated_coordinates() {
     // Translation off: (17, 12) is off the grid; raw (0, 0) is bank 0.
     let mut raw = with(|c| c.translation = false);
     let w = window(&mut raw, 202, uni((17, 12), 0, Relaxed), 0x1000);
-    assert!(matches!(w32(&mut raw, w, 1), Err(SimError::BadBar(m)) if m.contains("off the 17 x 12 grid")));
+    assert!(
+        matches!(w32(&mut raw, w, 1), Err(SimError::BadBar(m)) if m.contains("off the 17 x 12 grid"))
+    );
     let w = window(&mut raw, 202, uni((0, 0), 0, Relaxed), 0x1000);
     w32(&mut raw, w, 0xD1).unwrap();
     raw.read_dram(0, 0x1000, &mut b).unwrap();
@@ -156,7 +158,12 @@ fn telemetry(s: &mut Sim, translated_arc: (u8, u8)) -> BTreeMap<u16, u32> {
     let data = r32(s, at(parc::SCRATCH_RAM_12)).unwrap();
     let csm = parc::ARC_CSM_BASE..parc::ARC_CSM_BASE + parc::ARC_CSM_BYTES;
     assert!(csm.contains(&table) && csm.contains(&data));
-    let csm = window(s, 21, uni(translated_arc, 0, Strict), parc::ARC_CSM_BASE as u64);
+    let csm = window(
+        s,
+        21,
+        uni(translated_arc, 0, Strict),
+        parc::ARC_CSM_BASE as u64,
+    );
     let word = |s: &mut Sim, a: u32| r32(s, plus(csm, (a - parc::ARC_CSM_BASE) as u64)).unwrap();
     let version = word(s, table);
     assert!((version >> 16) & 0xFF <= parc::TELEMETRY_MAJOR_MAX);
@@ -204,16 +211,25 @@ fn the_pcie_tile_s_bar0_registers() {
     let mut s = Sim::new(SimConfig::default());
     assert_eq!(bar0(&mut s, parc::PCIE_NIU_CFG_0_BAR0).unwrap(), 1 << 14);
     assert_eq!(bar0(&mut s, parc::PCIE_NOC_NODE_ID_BAR0).unwrap(), 2);
-    assert!(matches!(bar0(&mut s, 0x1FD0_4000), Err(SimError::BadBar(_))));
+    assert!(matches!(
+        bar0(&mut s, 0x1FD0_4000),
+        Err(SimError::BadBar(_))
+    ));
     assert!(matches!(
         w32(&mut s, (0, parc::PCIE_NIU_CFG_0_BAR0 as u64), 0),
         Err(SimError::BadBar(_))
     ));
-    assert!(matches!(s.bar_write(2, 0, &[0; 4]), Err(SimError::BadBar(_))));
+    assert!(matches!(
+        s.bar_write(2, 0, &[0; 4]),
+        Err(SimError::BadBar(_))
+    ));
     // The strided-multicast registers take zero only.
     let strided = blackhole_pac::tlb::strided_offset(3).unwrap();
     w32(&mut s, (0, strided as u64), 0).unwrap();
-    assert!(matches!(w32(&mut s, (0, strided as u64), 1), Err(SimError::BadBar(_))));
+    assert!(matches!(
+        w32(&mut s, (0, strided as u64), 1),
+        Err(SimError::BadBar(_))
+    ));
 }
 
 /// Register window base: 2 MiB windows reach `0xFFA0_0000..0xFFC0_0000`.
@@ -228,7 +244,10 @@ fn a_tensix_tile_s_registers_through_a_window() {
     let mut s = Sim::new(SimConfig::default());
     let w = window(&mut s, 30, uni((7, 3), 0, Strict), REGS);
     // NOC_ID_LOGICAL: translated (7, 3) when translation is on.
-    assert_eq!(r32(&mut s, reg(w, tensix::NOC_ID_LOGICAL_ADDR)).unwrap(), 7 | 3 << 6);
+    assert_eq!(
+        r32(&mut s, reg(w, tensix::NOC_ID_LOGICAL_ADDR)).unwrap(),
+        7 | 3 << 6
+    );
     // Soft reset: clear in the default boot, read-modify-write keeps other bits.
     let sr = reg(w, tensix::SOFT_RESET_ADDR);
     assert_eq!(r32(&mut s, sr).unwrap(), 0);
@@ -236,16 +255,31 @@ fn a_tensix_tile_s_registers_through_a_window() {
     w32(&mut s, sr, v | 1 << 31).unwrap();
     assert_eq!(r32(&mut s, sr).unwrap(), 1 << 31);
     // Reset PCs: defaults, then written and read back.
-    assert_eq!(r32(&mut s, reg(w, tensix::NCRISC_RESET_PC_REG)).unwrap(), 0x1_2000);
-    assert_eq!(r32(&mut s, reg(w, tensix::TRISC_RESET_PC_REGS[2])).unwrap(), 0xE000);
+    assert_eq!(
+        r32(&mut s, reg(w, tensix::NCRISC_RESET_PC_REG)).unwrap(),
+        0x1_2000
+    );
+    assert_eq!(
+        r32(&mut s, reg(w, tensix::TRISC_RESET_PC_REGS[2])).unwrap(),
+        0xE000
+    );
     w32(&mut s, reg(w, tensix::TRISC_RESET_PC_REGS[1]), 0xB000).unwrap();
     w32(&mut s, reg(w, tensix::TRISC_RESET_PC_OVERRIDE), 0b010).unwrap();
-    assert_eq!(r32(&mut s, reg(w, tensix::TRISC_RESET_PC_REGS[1])).unwrap(), 0xB000);
-    assert_eq!(r32(&mut s, reg(w, tensix::TRISC_RESET_PC_OVERRIDE)).unwrap(), 0b010);
+    assert_eq!(
+        r32(&mut s, reg(w, tensix::TRISC_RESET_PC_REGS[1])).unwrap(),
+        0xB000
+    );
+    assert_eq!(
+        r32(&mut s, reg(w, tensix::TRISC_RESET_PC_OVERRIDE)).unwrap(),
+        0b010
+    );
     // Registers are not L1: the L1 word at the same low bits is untouched.
     assert_eq!(s.read_l1_u32((11, 3), 0x1_21B0).unwrap(), 0);
     // Unmodelled or read-only registers, and the gap between L1 and the registers, refuse.
-    assert!(matches!(r32(&mut s, (w.0, w.1 + 0x10_0000)), Err(SimError::BadBar(_))));
+    assert!(matches!(
+        r32(&mut s, (w.0, w.1 + 0x10_0000)),
+        Err(SimError::BadBar(_))
+    ));
     assert!(matches!(
         w32(&mut s, reg(w, tensix::WALL_CLOCK_L), 0),
         Err(SimError::BadBar(_))
@@ -258,7 +292,10 @@ fn a_tensix_tile_s_registers_through_a_window() {
     // Translation off: the raw coordinates.
     let mut raw = with(|c| c.translation = false);
     let w = window(&mut raw, 30, uni((11, 3), 0, Strict), REGS);
-    assert_eq!(r32(&mut raw, reg(w, tensix::NOC_ID_LOGICAL_ADDR)).unwrap(), 11 | 3 << 6);
+    assert_eq!(
+        r32(&mut raw, reg(w, tensix::NOC_ID_LOGICAL_ADDR)).unwrap(),
+        11 | 3 << 6
+    );
 }
 
 #[test]
@@ -283,7 +320,10 @@ fn the_wall_clock_is_the_cycle_and_reading_its_low_half_latches_the_high_half() 
     assert_eq!(r32(&mut s, latched).unwrap(), 2);
     // Each tile latches its own.
     let other = window(&mut s, 31, uni((2, 2), 0, Strict), REGS);
-    assert_eq!(r32(&mut s, reg(other, tensix::WALL_CLOCK_H_LATCHED)).unwrap(), 0);
+    assert_eq!(
+        r32(&mut s, reg(other, tensix::WALL_CLOCK_H_LATCHED)).unwrap(),
+        0
+    );
 }
 
 #[test]
@@ -292,10 +332,19 @@ fn a_hung_device_reads_all_ones_and_drops_writes() {
     let w = window(&mut s, 0, uni((1, 2), 0, Strict), 0x100);
     w32(&mut s, w, 9).unwrap();
     s.inject(Fault::Hung).unwrap();
-    assert_eq!(bar0(&mut s, parc::PCIE_NOC_NODE_ID_BAR0).unwrap(), parc::HUNG_READ);
-    assert_eq!(bar0(&mut s, parc::PCIE_NIU_CFG_0_BAR0).unwrap(), parc::HUNG_READ);
+    assert_eq!(
+        bar0(&mut s, parc::PCIE_NOC_NODE_ID_BAR0).unwrap(),
+        parc::HUNG_READ
+    );
+    assert_eq!(
+        bar0(&mut s, parc::PCIE_NIU_CFG_0_BAR0).unwrap(),
+        parc::HUNG_READ
+    );
     assert_eq!(r32(&mut s, w).unwrap(), parc::HUNG_READ);
-    assert_eq!(bar0(&mut s, blackhole_pac::tlb::TLB_CONFIG_BASE).unwrap(), parc::HUNG_READ);
+    assert_eq!(
+        bar0(&mut s, blackhole_pac::tlb::TLB_CONFIG_BASE).unwrap(),
+        parc::HUNG_READ
+    );
     w32(&mut s, w, 10).unwrap();
     assert_eq!(s.read_l1_u32((1, 2), 0x100).unwrap(), 9, "dropped");
     // Reconfiguring a window is dropped too: after the device comes back, window 0 still
@@ -315,8 +364,15 @@ fn a_dead_tile_reads_all_ones_while_bar0_still_answers() {
     assert_eq!(s.read_l1_u32((11, 3), 0x100).unwrap(), 0, "dropped");
     assert_eq!(r32(&mut s, w).unwrap(), parc::HUNG_READ);
     let regs = window(&mut s, 1, uni((7, 3), 0, Strict), REGS);
-    assert_eq!(r32(&mut s, reg(regs, tensix::SOFT_RESET_ADDR)).unwrap(), parc::HUNG_READ);
-    assert_eq!(bar0(&mut s, parc::PCIE_NOC_NODE_ID_BAR0).unwrap(), 2, "not hung");
+    assert_eq!(
+        r32(&mut s, reg(regs, tensix::SOFT_RESET_ADDR)).unwrap(),
+        parc::HUNG_READ
+    );
+    assert_eq!(
+        bar0(&mut s, parc::PCIE_NOC_NODE_ID_BAR0).unwrap(),
+        2,
+        "not hung"
+    );
     // Its neighbour answers; a multicast over both reaches only the live one.
     let ok = window(&mut s, 2, uni((6, 3), 0, Strict), 0x100);
     w32(&mut s, ok, 8).unwrap();
@@ -329,7 +385,11 @@ fn a_dead_tile_reads_all_ones_while_bar0_still_answers() {
     let d = window(&mut s, 202, uni((17, 12), 0, Strict), 0);
     assert_eq!(r32(&mut s, d).unwrap(), parc::HUNG_READ);
     let alive = window(&mut s, 203, uni((17, 13), 0, Strict), 0);
-    assert_eq!(r32(&mut s, alive).unwrap(), 0, "bank 0 port 1 still answers");
+    assert_eq!(
+        r32(&mut s, alive).unwrap(),
+        0,
+        "bank 0 port 1 still answers"
+    );
     assert!(matches!(
         s.inject(Fault::DeadTile((17, 0))),
         Err(SimError::OutOfRange(_))
