@@ -22,7 +22,8 @@ pub enum Boot {
     #[default]
     Running,
     /// A card after reset: every core's soft-reset bit is set and nothing runs until the host
-    /// loads images and clears bits through a TLB window.
+    /// loads images and clears bits through a TLB window (`Sim::spawn` still starts a task
+    /// whenever it is called; the boot hook is the way a release calls it).
     HeldInReset,
 }
 

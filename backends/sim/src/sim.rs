@@ -111,7 +111,10 @@ impl Sim {
     }
 
     /// Starts `kernel` on the tile at NoC0 `tile`: `body` gets the kernel's handles and returns
-    /// its future, which runs from the current cycle.
+    /// its future, which runs from the current cycle. It does not look at the tile's
+    /// soft-reset bits: with [`crate::Boot::HeldInReset`] the host's boot hook calls it once a
+    /// core is released, but a test may call it at any time. Setting the core's soft-reset bit
+    /// (through a TLB window) later drops the task.
     pub fn spawn<F, Fut>(
         &mut self,
         tile: (u8, u8),

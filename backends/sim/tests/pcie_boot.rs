@@ -467,3 +467,41 @@ fn a_read_back_barrier_or_a_strict_window_lands_the_body_first() {
         assert_eq!(publish(seed, Strict, false), 64, "seed {seed}");
     }
 }
+
+#[test]
+fn a_multicast_to_the_registers_releases_every_tile_of_the_rectangle() {
+    let calls: Calls = Rc::default();
+    let mut s = Sim::new(after_reset(false));
+    s.set_boot_hook(hook(calls.clone()));
+    // Translated (6, 3)..(7, 4): raw x 6 and 11, y 3 and 4.
+    let tiles = [(6, 3), (6, 4), (11, 3), (11, 4)];
+    for &t in &tiles {
+        set_limit(&mut s, t, 1 << 30);
+    }
+    let h = ImageHeader {
+        role: Role::Writer,
+        entry: 0x2_0000,
+        code_start: 0x2_0000,
+        code_bytes: 64,
+    };
+    let l1 = window(&mut s, 0, mcast((6, 3), (7, 4), 0, Strict), 0);
+    let at = plus(l1, header_addr(Role::Writer) as u64);
+    s.bar_write(at.0, at.1, &h.to_bytes()).unwrap();
+    let regs = window(&mut s, 1, mcast((6, 3), (7, 4), 0, Strict), REGS);
+    let reg = |a: u32| plus(regs, a as u64 - REGS);
+    w32(&mut s, reg(tensix::NCRISC_RESET_PC_REG), 0x2_0000).unwrap();
+    w32(&mut s, reg(tensix::NCRISC_RESET_PC_OVERRIDE), 1).unwrap();
+    w32(
+        &mut s,
+        reg(tensix::SOFT_RESET_ADDR),
+        SOFT_RESET_ALL_CORES & !NCRISC,
+    )
+    .unwrap();
+    let want: Vec<_> = tiles.iter().map(|&t| (t, Role::Writer)).collect();
+    assert_eq!(*calls.borrow(), want);
+    assert_eq!(s.boot_failures(), &[]);
+    // Each tile's own register reads what the multicast wrote.
+    let one = window(&mut s, 2, uni((6, 4), 0, Strict), REGS);
+    let r = plus(one, tensix::NCRISC_RESET_PC_REG as u64 - REGS);
+    assert_eq!(r32(&mut s, r).unwrap(), 0x2_0000);
+}
