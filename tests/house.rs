@@ -28,6 +28,8 @@ const CRATES: &[&str] = &[
 
 /// The simulator's modules that hold plain data or pure functions (its `lib.rs` table).
 const SIM_LEAVES: &[&str] = &[
+    "arc",
+    "boot",
     "config",
     "error",
     "fault",
@@ -35,6 +37,8 @@ const SIM_LEAVES: &[&str] = &[
     "memory",
     "niu",
     "packet",
+    "posted",
+    "regs",
     "report",
     "rng",
     "route",

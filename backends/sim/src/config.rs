@@ -1,11 +1,12 @@
 //! What a simulated chip is made of, and how the simulation behaves.
 //!
-//! Leaf module: imports only the leaf `timing`.
+//! Leaf module: imports only the leaves `timing` and `boot`.
 
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_hal::ControlLayout;
 use komorebi_kernel::abi::CONTROL_LAYOUT;
 
+use crate::boot::Boot;
 use crate::timing::Timing;
 
 /// The configuration of one simulated chip.
@@ -27,6 +28,20 @@ pub struct SimConfig {
     pub control: ControlLayout,
     /// Record a Chrome/Perfetto trace of every NoC transfer and kernel wait.
     pub trace: bool,
+    /// NoC coordinate translation for the host's TLB windows: the PCIe NIU's `NIU_CFG_0` bit 14
+    /// (BAR0 `PCIE_NIU_CFG_0_BAR0`), on in production. When on, a window's coordinates are
+    /// translated coordinates (`blackhole_pac::translate`), the same on both NoCs; when off,
+    /// raw coordinates of the window's NoC. Default: on. The kernels' NoC (the HAL) always
+    /// takes raw coordinates.
+    pub translation: bool,
+    /// How the cores stand at cycle 0 (default [`Boot::Running`]: not held in reset).
+    pub boot: Boot,
+    /// Hold host writes through TLB windows that are not `Strict` and deliver them per
+    /// destination tile in a seeded random order, as dynamic-VC host writes can land on
+    /// Blackhole (tt-umd #2735). They all land when the host reads through a window targeting
+    /// the same tile, before a Strict write to it, or (spread over the next cycles) when the
+    /// simulation runs. Default: off (every host write lands at once, in order).
+    pub reorder_posted_writes: bool,
 }
 
 impl Default for SimConfig {
@@ -39,6 +54,9 @@ impl Default for SimConfig {
             timing: Timing::default(),
             control: CONTROL_LAYOUT,
             trace: false,
+            translation: true,
+            boot: Boot::Running,
+            reorder_posted_writes: false,
         }
     }
 }

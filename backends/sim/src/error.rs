@@ -18,4 +18,8 @@ pub enum SimError {
     /// A BAR access that is not a TLB window or configuration register.
     #[error("{0}")]
     BadBar(String),
+    /// A TLB window names translated coordinates (NoC translation on) that translate to no
+    /// tile the simulator models.
+    #[error("translated coordinates {0:?} name no tile (NoC translation is on)")]
+    Untranslatable((u8, u8)),
 }

@@ -1,4 +1,5 @@
-//! Fault injection: stall a kernel, freeze a tile, drop or delay one transaction.
+//! Fault injection: stall a kernel, freeze a tile, drop or delay one transaction; and what the
+//! host sees of a broken card: a hung device, a dead tile.
 //!
 //! Stalls and freezes stop kernels the way a hung core stops: a stalled kernel is never
 //! resumed again and HAL calls it makes after the stall point have no effect (so a kernel that
@@ -102,6 +103,17 @@ pub enum Fault {
         /// What happens to it.
         action: TxAction,
     },
+    /// The whole device stops answering the host: every BAR read (TLB windows, their
+    /// configuration registers and the PCIe tile's BAR0 registers alike) returns all 0xFF
+    /// bytes and every BAR write is dropped, as a hung card reads `0xFFFF_FFFF`
+    /// (`blackhole_pac::arc::HUNG_READ`). Kernels are not affected.
+    Hung,
+    /// The tile at these NoC0 coordinates (any tile: Tensix, a DRAM port, ARC) stops answering
+    /// TLB windows: reads through a window targeting it return 0xFF bytes and writes to it are
+    /// dropped (a multicast still reaches the rectangle's other tiles). BAR0 registers still
+    /// read normally, so a host can tell a dead tile from a hung device. Only the host's
+    /// accesses are affected; kernels' NoC traffic is not.
+    DeadTile((u8, u8)),
 }
 
 /// The effect of the transaction faults on one delivery.
@@ -126,6 +138,10 @@ pub(crate) struct Faults {
     tx: Vec<Armed>,
     /// `(task, trigger)` of stalls on a push or pop count.
     pub stalls: Vec<(usize, StallFrom)>,
+    /// [`Fault::Hung`] was injected.
+    pub hung: bool,
+    /// NoC0 coordinates of the [`Fault::DeadTile`] tiles.
+    pub dead: Vec<(u8, u8)>,
 }
 
 impl Faults {

@@ -31,7 +31,8 @@
 //! * **Checks a chip cannot make**: a NoC write onto circular-buffer pages that the consumer has
 //!   not popped is a [`Violation`] with tile, buffer, page and cycle.
 //! * **Faults** ([`Fault`]): stall a kernel (from a cycle, or at a push/pop count), freeze a
-//!   tile, drop or delay one transaction matching a filter.
+//!   tile, drop or delay one transaction matching a filter; for the host, a hung device (every
+//!   BAR read all 0xFF) or a dead tile.
 //! * **Trace**: optional Chrome/Perfetto JSON of every transfer and kernel wait.
 //!
 //! ## Execution
@@ -45,10 +46,35 @@
 //! which can run a few tens of cycles ahead of the global time of the event that woke it.
 //!
 //! ## Host side
-//! The host reads and writes any tile's L1 and DRAM ([`Sim::read_l1`], [`Sim::write_l1`],
-//! [`Sim::multicast_l1`], [`Sim::read_dram`], [`Sim::write_dram`]) and the PCIe BAR0/BAR4 TLB
-//! windows ([`Sim::bar_write`], [`Sim::bar_read`]), and advances virtual time when it asks to
-//! ([`Sim::run_until`]).
+//! Two ways in. The simulator's own accessors read and write any tile's L1 and DRAM at once,
+//! past every window, fault and held write ([`Sim::read_l1`], [`Sim::write_l1`],
+//! [`Sim::multicast_l1`], [`Sim::read_dram`], [`Sim::write_dram`]): for tests and for what a
+//! card has no equivalent of. And the PCIe device ([`Sim::bar_write`], [`Sim::bar_read`]),
+//! which presents what a card presents, so the PCIe backend drives it exactly as it drives a
+//! card's mapped windows (pcie-host-facts.md §2):
+//! * **BAR0/BAR4 TLB windows** (202 x 2 MiB, 8 x 4 GiB), programmed through their
+//!   configuration registers at BAR0 `0x1FC0_0000`; BAR0 also holds the PCIe tile's
+//!   `NIU_CFG_0` (bit 14: translation) and `NOC_NODE_ID` ((2, 0)). Other BAR0 offsets are
+//!   [`SimError::BadBar`].
+//! * **Translated coordinates** ([`SimConfig::translation`], on by default, as in production):
+//!   a window's coordinates go through `blackhole_pac::translate`; a multicast's translated
+//!   corners bound a raw rectangle with the hardware's wrap semantics.
+//! * **Targets**: a Tensix's L1 and its registers at `0xFFB0_0000..` (soft reset, reset PCs
+//!   and overrides, the 64-bit wall clock with its latch, `NOC_ID_LOGICAL`); DRAM banks at raw
+//!   or translated coordinates; ARC at (8, 0) with boot status and the telemetry table
+//!   ([`arc`]).
+//! * **Boot** ([`SimConfig::boot`], [`Sim::set_boot_hook`], [`Sim::boot_failures`]): a chip
+//!   held in reset boots a core when the host clears its soft-reset bit and the core's image
+//!   header and reset PC are right; the simulator cannot execute RISC-V code, so the host's
+//!   hook spawns the native kernel of that role. Setting the bit again stops the core's task.
+//! * **Ordering** ([`SimConfig::reorder_posted_writes`]): writes through windows that are not
+//!   `Strict` are held per destination and land in a seeded random order (at a read-back of
+//!   the same tile, before a Strict write to it, or when time passes), so publishing an index
+//!   word without a barrier is observably wrong.
+//!
+//! Virtual time passes only when the host asks: [`Sim::run_until`] / [`Sim::run`] (until the
+//! chip is idle or a deadline) and [`Sim::advance`] (a host that waits: the clock moves even
+//! when the chip is idle).
 //!
 //! ## Layout
 //! The files follow the chip. Leaf modules hold plain data and pure functions and import
@@ -63,20 +89,25 @@
 //! | `task` | a kernel task's scheduling state and bookkeeping | leaf, plain data |
 //! | `report` | [`Violation`], [`Stats`], [`TaskInfo`], [`CbState`], [`NiuCounters`] | leaf, plain data |
 //! | `error` | [`SimError`], the host side's refusals | leaf |
-//! | [`config`], [`timing`] | [`SimConfig`] and the calibrated [`Timing`] model | leaves |
+//! | `boot` | [`Boot`], [`Core`], [`BootFailure`]; the check a released core's image passes | leaf |
+//! | [`config`], [`timing`] | [`SimConfig`] and the calibrated [`Timing`] model | leaves (`config` uses `boot`, `timing`) |
+//! | [`arc`] | ARC's boot status and telemetry table as a window reads them | leaf; read-only data from the configuration and the cycle |
+//! | `regs` | a Tensix's registers a host reaches: soft reset, reset PCs, wall clock, `NOC_ID_LOGICAL` | leaf |
+//! | `posted` | host writes held per destination, in a seeded random order | leaf; uses `rng` |
 //! | [`memory`] | sparse byte memory for L1 and DRAM | leaf; untouched bytes read 0 |
 //! | [`route`] | dimension-order routes and raw coordinates, as pure functions | leaf; no state |
 //! | [`fault`] | [`Fault`] and the armed transaction faults | leaf; a fault fires once |
 //! | [`trace`] | Chrome/Perfetto trace events | leaf |
 //! | `niu` | an NIU's counters and issue pipeline | leaf; counters wrap as the hardware's |
-//! | `tile` | Tensix tiles: L1, NIUs, circular buffers, ejection ports; the coordinate grid | uses leaves only |
+//! | `tile` | Tensix tiles: L1, NIUs, circular buffers, ejection ports, registers; the coordinate grid | uses leaves only |
 //! | `dram` | the 8 DRAM banks and their bandwidth | uses `memory` only |
 //! | `link` | per-link, per-VC reservations; a packet timed hop by hop along `route` | uses leaves only |
 //! | `scheduler` | the event queue in virtual time; parking, waking, deadlines, stalls, clocks | uses leaves only; one random stream per run |
 //! | `world` | the chip as one state; the NoC's transactions from departure to landing | uses the parts above, never `hal` or `sim` |
-//! | `pcie` | the BAR0/BAR4 TLB windows: configuration words, where an access lands | decodes only; uses `tile` and leaves |
+//! | `pcie` | the BAR0/BAR4 TLB windows: configuration words, translation, where an access lands; the PCIe tile's BAR0 registers | decodes only; uses `tile` and leaves |
+//! | `bar` | the host's BAR accesses carried out on the world: targets, faults, held writes | uses `world`, `pcie` and leaves; soft-reset changes go back to `sim` |
 //! | [`hal`] | the HAL on the simulated chip: [`SimNoc`] (`hal/noc.rs`), [`SimCb`] (`hal/cb.rs`), [`SimCtrl`] (`hal/ctrl.rs`), [`SimPause`] (`hal/pause.rs`), errors (`hal/error.rs`), [`KernelEnv`] | uses `world` and leaves |
-//! | `sim` | [`Sim`], the host's handle and the kernels' executor | uses `world`, `hal`, `pcie` and leaves |
+//! | `sim` | [`Sim`], the host's handle and the kernels' executor; stops and boots cores | uses `world`, `hal`, `bar` and leaves |
 
 // The blocking build of the device crates (the firmware's, decisions D8) turns `Pause::pause`
 // and every protocol call into plain fns; the simulator interleaves kernels as async tasks and
@@ -86,6 +117,9 @@ compile_error!(
     "komorebi-sim runs kernels as async tasks; build it without --cfg komorebi_blocking"
 );
 
+pub mod arc;
+mod bar;
+mod boot;
 pub mod config;
 mod dram;
 mod error;
@@ -96,6 +130,8 @@ pub mod memory;
 mod niu;
 mod packet;
 mod pcie;
+mod posted;
+mod regs;
 mod report;
 pub mod rng;
 pub mod route;
@@ -107,10 +143,11 @@ pub mod timing;
 pub mod trace;
 mod world;
 
+pub use boot::{Boot, BootFailure, Core};
 pub use config::SimConfig;
 pub use error::SimError;
 pub use fault::{Fault, StallFrom, TxAction, TxFilter, TxKind};
 pub use hal::{CbError, CtrlError, KernelEnv, NocError, SimCb, SimCtrl, SimNoc, SimPause};
 pub use report::{CbState, NiuCounters, Stats, TaskInfo, Violation};
-pub use sim::{RunOutcome, Sim};
+pub use sim::{BootHook, RunOutcome, Sim};
 pub use timing::Timing;

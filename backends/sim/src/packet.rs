@@ -93,4 +93,8 @@ pub(crate) enum Item {
         addr: u32,
         data: Rc<[u8]>,
     },
+    /// A held host write (`SimConfig::reorder_posted_writes`) lands; `Sim` carries it out.
+    HostWrite {
+        id: u64,
+    },
 }

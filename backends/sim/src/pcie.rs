@@ -1,63 +1,117 @@
 //! The PCIe TLB windows as the host sees them: BAR0's 202 windows of 2 MiB and its
-//! configuration registers, BAR4's 8 windows of 4 GiB (blackhole-facts.md §7.2). A host write
-//! into a window lands in the tile (or every Tensix of the multicast rectangle) and local
-//! address its configuration names, at the current cycle. This is what the PCIe backend's tests
-//! run against.
+//! configuration registers, BAR4's 8 windows of 4 GiB (blackhole-facts.md §7.2), and the PCIe
+//! tile's own BAR0 registers (`NIU_CFG_0`, `NOC_NODE_ID`).
+//!
+//! A window's coordinates are translated coordinates when NoC translation is on
+//! (`SimConfig::translation`, the PCIe NIU's `NIU_CFG_0` bit 14): unicast targets and both
+//! multicast corners go through `blackhole_pac::translate::Translation::to_noc0`, and
+//! coordinates that translate to nothing are [`SimError::Untranslatable`]. With translation
+//! off they are raw coordinates of the window's NoC. A multicast's receivers are then the
+//! enabled Tensix tiles of the raw rectangle between the two corners on the window's NoC,
+//! with the hardware's wrap semantics (a start corner past the end corner wraps around the
+//! torus): so a NoC1 multicast still needs its corners swapped under translation (ISA), and a
+//! harvested column inside the rectangle simply has no tile to receive.
 //!
 //! This module decodes: it keeps the windows' configuration words and says where an access
-//! lands ([`Place`]); `Sim::bar_write` and `Sim::bar_read` carry it out. Imports only `tile`
-//! (to find a window's target) and leaf modules.
+//! lands ([`Place`]); `bar` carries it out. Imports only `tile` (to find a window's target)
+//! and leaf modules.
 
-use blackhole_pac::tlb::{self, TlbConfig, TlbSize};
+use blackhole_pac::grid::{Noc0Xy, Noc1Xy, TileKind};
+use blackhole_pac::tlb::{self, TlbConfig, TlbOrdering, TlbSize};
+use blackhole_pac::translate::{TranslatedXy, Translation};
 
 use crate::error::SimError;
-use crate::packet::Target;
+use crate::packet::{NO_TILE, Target, TileIx};
 use crate::route::raw;
 use crate::tile::Tiles;
 
-/// Where a window access lands.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Place {
-    /// A tile's L1: NoC0 coordinates, address.
-    L1((u8, u8), u32),
-    /// A DRAM bank and address.
-    Dram(u8, u64),
-    /// Every enabled Tensix of the NoC0 rectangle `start..=end`, at an L1 address.
-    Multicast((u8, u8), (u8, u8), u32),
+/// NoC0 coordinates of the PCIe tile the host uses (the one `NOC_NODE_ID` reports).
+pub(crate) const PCIE_XY: (u8, u8) = blackhole_pac::grid::PCIE[0];
+
+/// The PCIe tile's BAR0 register at `offset`, if it is one: `NIU_CFG_0` (bit 14: translation)
+/// or `NOC_NODE_ID` (x in bits 0..5, y in 6..11).
+pub(crate) fn bar0_register(offset: u64, translation: bool) -> Option<u32> {
+    match offset {
+        o if o == blackhole_pac::arc::PCIE_NIU_CFG_0_BAR0 as u64 => {
+            Some(u32::from(translation) << 14)
+        }
+        o if o == blackhole_pac::arc::PCIE_NOC_NODE_ID_BAR0 as u64 => {
+            Some(PCIE_XY.0 as u32 | (PCIE_XY.1 as u32) << 6)
+        }
+        _ => None,
+    }
 }
 
-/// The saved configuration words of every window.
+/// Where a window access lands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// An enabled Tensix tile and a local address in it (L1, or a register at and above
+    /// `0xFFB0_0000`).
+    Tile(TileIx, u64),
+    /// A DRAM bank, reached through the port at NoC0 `port`, and an address in the bank.
+    Dram { bank: u8, port: (u8, u8), addr: u64 },
+    /// ARC at (8, 0) and a NoC address in it.
+    Arc(u64),
+    /// Every enabled Tensix of the window's multicast rectangle, and a local address.
+    Multicast(Vec<TileIx>, u64),
+}
+
+/// A window access: where it lands, and whether the window orders it (`Strict`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Access {
+    pub place: Place,
+    pub strict: bool,
+}
+
+/// Words of window configuration: three per window.
+const CONFIG_WORDS: usize = 3 * 210;
+/// Words of strided-multicast registers (windows 0..32) right after them.
+const STRIDED_WORDS: usize = tlb::TLB_STRIDED_COUNT as usize;
+
+/// The saved configuration words of every window, and the strided-multicast registers (only
+/// zero is accepted there: strided and excluded multicast are not modelled).
 #[derive(Clone, Debug)]
 pub(crate) struct Tlbs {
-    regs: Vec<[u32; 3]>,
+    regs: Vec<u32>,
 }
 
 impl Tlbs {
     /// Every window's configuration zero.
     pub(crate) fn new() -> Self {
         Self {
-            regs: vec![[0; 3]; 210],
+            regs: vec![0; CONFIG_WORDS + STRIDED_WORDS],
         }
     }
 
     fn config_reg(offset: u64, len: usize) -> Option<usize> {
         let base = tlb::TLB_CONFIG_BASE as u64;
-        let end = base + 210 * tlb::TLB_CONFIG_BYTES as u64;
+        let end = base + 4 * (CONFIG_WORDS + STRIDED_WORDS) as u64;
         (offset >= base && offset + len as u64 <= end && offset % 4 == 0 && len % 4 == 0)
             .then(|| ((offset - base) / 4) as usize)
     }
 
     /// Writes configuration registers when BAR0 `offset..+data.len()` is some (BAR0
-    /// `0x1FC0_0000..`); false (nothing written) otherwise.
-    pub(crate) fn write_config(&mut self, offset: u64, data: &[u8]) -> bool {
+    /// `0x1FC0_0000..`, the strided registers included); `Ok(false)` (nothing written)
+    /// otherwise. A nonzero strided-multicast word is refused, nothing written.
+    pub(crate) fn write_config(&mut self, offset: u64, data: &[u8]) -> Result<bool, SimError> {
         let Some(word) = Self::config_reg(offset, data.len()) else {
-            return false;
+            return Ok(false);
         };
-        for (i, chunk) in data.chunks(4).enumerate() {
-            let n = word + i;
-            self.regs[n / 3][n % 3] = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+        let words: Vec<u32> = data
+            .chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        for (i, &v) in words.iter().enumerate() {
+            if word + i >= CONFIG_WORDS && v != 0 {
+                return Err(SimError::BadBar(format!(
+                    "strided multicast register of window {} set to {v:#x}: strided and \
+                     excluded multicast are not modelled (write 0)",
+                    word + i - CONFIG_WORDS
+                )));
+            }
         }
-        true
+        self.regs[word..word + words.len()].copy_from_slice(&words);
+        Ok(true)
     }
 
     /// Reads configuration registers when BAR0 `offset..+buf.len()` is some; false (nothing
@@ -67,8 +121,7 @@ impl Tlbs {
             return false;
         };
         for (i, chunk) in buf.chunks_mut(4).enumerate() {
-            let n = word + i;
-            chunk.copy_from_slice(&self.regs[n / 3][n % 3].to_le_bytes());
+            chunk.copy_from_slice(&self.regs[word + i].to_le_bytes());
         }
         true
     }
@@ -96,65 +149,92 @@ impl Tlbs {
                 "access at {offset:#x}+{len} crosses the end of TLB window {index}"
             )));
         }
-        let words = self.regs[index as usize];
+        let n = 3 * index as usize;
+        let words = [self.regs[n], self.regs[n + 1], self.regs[n + 2]];
         let config = TlbConfig::decode(words, size);
         Ok((config, config.addr + within))
     }
 
-    /// Where a unicast window's access at NoC address `addr` lands.
-    fn unicast_target(tiles: &Tiles, config: &TlbConfig, addr: u64) -> Result<Place, SimError> {
-        let noc = config.noc;
-        match tiles.target_at(noc, config.end) {
-            Some(Target::L1(ix)) => {
-                let xy0 = tiles[ix as usize].xy0;
-                let addr = u32::try_from(addr)
-                    .map_err(|_| SimError::OutOfRange(format!("L1 address {addr:#x}")))?;
-                Ok(Place::L1(xy0, addr))
+    /// NoC0 coordinates of the tile a window's `p` names: translated coordinates under
+    /// `translation`, raw coordinates of `noc` otherwise.
+    fn noc0(translation: Option<&Translation>, noc: u8, p: (u8, u8)) -> Result<Noc0Xy, SimError> {
+        match translation {
+            Some(t) => TranslatedXy::new(p.0, p.1)
+                .and_then(|xy| t.to_noc0(xy))
+                .ok_or(SimError::Untranslatable(p)),
+            None => {
+                let q = if noc == 0 {
+                    Noc0Xy::new(p.0, p.1)
+                } else {
+                    Noc1Xy::new(p.0, p.1).map(Noc1Xy::to_noc0)
+                };
+                q.ok_or_else(|| {
+                    SimError::BadBar(format!(
+                        "TLB window targets NoC{noc} {p:?}, which is off the 17 x 12 grid \
+                         (translation is off)"
+                    ))
+                })
             }
-            Some(Target::Dram(bank)) => Ok(Place::Dram(bank, addr)),
-            None => Err(SimError::BadBar(format!(
-                "TLB window targets NoC{noc} {:?}, which has no L1 or DRAM",
-                config.end
+        }
+    }
+
+    /// What a unicast access at NoC0 `p`, address `addr`, reaches.
+    fn unicast(tiles: &Tiles, p: Noc0Xy, addr: u64) -> Result<Place, SimError> {
+        if let Some(ix) = tiles.at0(p.get()) {
+            return Ok(Place::Tile(ix, addr));
+        }
+        match p.tile() {
+            TileKind::Tensix => Err(SimError::NoTile(p.get())),
+            TileKind::Dram { bank, .. } => Ok(Place::Dram {
+                bank,
+                port: p.get(),
+                addr,
+            }),
+            TileKind::Arc => Ok(Place::Arc(addr)),
+            kind => Err(SimError::BadBar(format!(
+                "TLB window targets NoC0 {:?}, a {kind:?} tile the simulator does not model",
+                p.get()
             ))),
         }
     }
 
-    /// Where a write of `len` bytes to BAR `bar` at `offset` (not a configuration register)
-    /// lands.
-    pub(crate) fn write_place(
+    /// Where an access of `len` bytes to BAR `bar` at `offset` (not a configuration register)
+    /// lands; `translation` when NoC translation is on. Reads never multicast.
+    pub(crate) fn access(
         &self,
         tiles: &Tiles,
+        translation: Option<&Translation>,
         bar: u8,
         offset: u64,
         len: usize,
-    ) -> Result<Place, SimError> {
+        write: bool,
+    ) -> Result<Access, SimError> {
         let (config, addr) = self.window(bar, offset, len)?;
         let noc = config.noc;
-        if config.multicast {
-            let (s, e) = (raw(noc, config.start), raw(noc, config.end));
-            let (s0, e0) = ((s.0.min(e.0), s.1.min(e.1)), (s.0.max(e.0), s.1.max(e.1)));
-            let addr = u32::try_from(addr)
-                .map_err(|_| SimError::OutOfRange(format!("L1 address {addr:#x}")))?;
-            return Ok(Place::Multicast(s0, e0, addr));
+        let strict = config.ordering == TlbOrdering::Strict;
+        if !config.multicast {
+            let p = Self::noc0(translation, noc, config.end)?;
+            let place = Self::unicast(tiles, p, addr)?;
+            return Ok(Access { place, strict });
         }
-        Self::unicast_target(tiles, &config, addr)
-    }
-
-    /// Where a read of `len` bytes from BAR `bar` at `offset` (not a configuration register)
-    /// comes from; never a multicast.
-    pub(crate) fn read_place(
-        &self,
-        tiles: &Tiles,
-        bar: u8,
-        offset: u64,
-        len: usize,
-    ) -> Result<Place, SimError> {
-        let (config, addr) = self.window(bar, offset, len)?;
-        if config.multicast {
+        if !write {
             return Err(SimError::BadBar(
                 "a read through a multicast TLB window (reads never multicast)".into(),
             ));
         }
-        Self::unicast_target(tiles, &config, addr)
+        let s = raw(noc, Self::noc0(translation, noc, config.start)?.get());
+        let e = raw(noc, Self::noc0(translation, noc, config.end)?.get());
+        let dests = tiles
+            .multicast_dests(noc, NO_TILE, s, e)
+            .into_iter()
+            .filter_map(|(t, _)| match t {
+                Target::L1(ix) => Some(ix),
+                Target::Dram(_) => None,
+            })
+            .collect();
+        Ok(Access {
+            place: Place::Multicast(dests, addr),
+            strict,
+        })
     }
 }

@@ -91,7 +91,8 @@ pub struct TaskInfo {
     pub kernel: Role,
     /// Its clock.
     pub local: u64,
-    /// `running`, `waiting`, `done` or `stalled`.
+    /// `running`, `waiting`, `done`, `stalled`, or `reset` (dropped: its core was put back into
+    /// soft reset).
     pub state: &'static str,
 }
 

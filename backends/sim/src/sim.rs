@@ -2,25 +2,30 @@
 //!
 //! Every kernel of every tile is an `async` task polled here, one at a time, when the
 //! scheduler wakes it; between polls the world handles the NoC's events. The host reads and
-//! writes L1, DRAM and the PCIe BARs, injects faults, and asks for diagnostics.
+//! writes L1, DRAM and the PCIe BARs, injects faults, and asks for diagnostics. A soft-reset
+//! change a BAR write makes stops a core's task or boots the core through the host's boot
+//! hook.
 //!
-//! Uses the world, the HAL handles (to build a kernel's `KernelEnv`), `pcie` and leaf modules;
+//! Uses the world, the HAL handles (to build a kernel's `KernelEnv`), `bar` and leaf modules;
 //! nothing of the crate uses this module but the crate root's re-export.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Waker};
 
 use komorebi_hal::Role;
+use komorebi_kernel::image::header_addr;
 
+use crate::bar::{Bars, ResetChange, check_dram, check_l1};
+use crate::boot::{self, BootFailure, Core};
 use crate::config::SimConfig;
 use crate::error::SimError;
 use crate::fault::{Fault, Faults, StallFrom};
 use crate::hal::KernelEnv;
-use crate::packet::Item;
-use crate::pcie::{Place, Tlbs};
+use crate::packet::{Item, TileIx};
 use crate::report::{CbState, NiuCounters, Stats, TaskInfo, Violation};
 use crate::task::{TaskMeta, TaskState};
 use crate::tile::Cb;
@@ -39,12 +44,24 @@ pub enum RunOutcome {
 
 type Task = Pin<Box<dyn Future<Output = ()>>>;
 
+/// What the host registers with [`Sim::set_boot_hook`]: called with the simulator, the NoC0
+/// coordinates of a tile and the role of a core released from soft reset with a valid komorebi
+/// image, it starts that role's native kernel on that tile ([`Sim::spawn`]) and writes its
+/// boot word, as the image would on a card.
+pub type BootHook = Box<dyn FnMut(&mut Sim, (u8, u8), Role) -> Result<(), SimError>>;
+
 /// One simulated Blackhole chip and its kernels.
 pub struct Sim {
     world: Shared,
     tasks: Vec<Option<Task>>,
-    /// The PCIe TLB windows' configuration (only the host sees them).
-    tlbs: Tlbs,
+    /// The PCIe BARs: the TLB windows' configuration and the host writes in flight.
+    bars: Bars,
+    boot_hook: Option<BootHook>,
+    /// Soft-reset changes still to act on (a boot hook's own BAR writes queue here).
+    resets: VecDeque<ResetChange>,
+    /// Acting on `resets` (so a hook's writes do not recurse).
+    booting: bool,
+    boot_failures: Vec<BootFailure>,
 }
 
 impl std::fmt::Debug for Sim {
@@ -60,9 +77,13 @@ impl Sim {
     /// A chip as `config` says, at cycle 0, with no kernel.
     pub fn new(config: SimConfig) -> Self {
         Self {
+            bars: Bars::new(&config),
             world: Rc::new(RefCell::new(World::new(config))),
             tasks: Vec::new(),
-            tlbs: Tlbs::new(),
+            boot_hook: None,
+            resets: VecDeque::new(),
+            booting: false,
+            boot_failures: Vec::new(),
         }
     }
 
@@ -90,7 +111,10 @@ impl Sim {
     }
 
     /// Starts `kernel` on the tile at NoC0 `tile`: `body` gets the kernel's handles and returns
-    /// its future, which runs from the current cycle.
+    /// its future, which runs from the current cycle. It does not look at the tile's
+    /// soft-reset bits: with [`crate::Boot::HeldInReset`] the host's boot hook calls it once a
+    /// core is released, but a test may call it at any time. Setting the core's soft-reset bit
+    /// (through a TLB window) later drops the task.
     pub fn spawn<F, Fut>(
         &mut self,
         tile: (u8, u8),
@@ -180,8 +204,10 @@ impl Sim {
     }
 
     /// Runs until nothing is left to happen, `deadline` (a cycle) comes, or `stop` holds
-    /// (checked after every step).
+    /// (checked after every step). Host writes held by `SimConfig::reorder_posted_writes` are
+    /// sent on their way first: they land one cycle apart from the next cycle on.
     pub fn run_until(&mut self, deadline: u64, mut stop: impl FnMut(&Sim) -> bool) -> RunOutcome {
+        self.bars.schedule(&mut self.world.borrow_mut());
         loop {
             let next = self.world.borrow().peek_time();
             match next {
@@ -204,10 +230,12 @@ impl Sim {
         self.run_until(deadline, |_| false)
     }
 
-    /// Runs until `deadline` as wall time does: what is due happens, and the clock reaches
-    /// `deadline` even when nothing is left to happen (an idle chip's clock still runs). A
-    /// host that polls a card through its BARs passes time this way between polls.
-    pub fn pass_until(&mut self, deadline: u64) -> RunOutcome {
+    /// Lets `cycles` of virtual time pass, as a host that waits does: everything due by then
+    /// happens, and the clock (the tiles' wall clocks, ARC's heartbeat) then stands `cycles`
+    /// later even when the chip was idle ([`Sim::run`] leaves an idle chip's clock where it
+    /// is).
+    pub fn advance(&mut self, cycles: u64) -> RunOutcome {
+        let deadline = self.now().saturating_add(cycles);
         let outcome = self.run(deadline);
         let mut w = self.world.borrow_mut();
         w.now = w.now.max(deadline);
@@ -224,6 +252,11 @@ impl Sim {
                 Some(epoch) => (task, epoch),
                 None => return,
             },
+            Item::HostWrite { id } => {
+                let change = self.bars.land(&mut self.world.borrow_mut(), id);
+                self.act_on_resets(change.into_iter().collect());
+                return;
+            }
             item => {
                 self.world.borrow_mut().handle(time, item);
                 return;
@@ -271,19 +304,10 @@ impl Sim {
         }
     }
 
-    fn check_l1(addr: u32, len: usize) -> Result<(), SimError> {
-        if addr as u64 + len as u64 > blackhole_pac::tensix::L1_SIZE as u64 {
-            return Err(SimError::OutOfRange(format!(
-                "L1 {addr:#x}+{len} is beyond 1536 KiB"
-            )));
-        }
-        Ok(())
-    }
-
     /// Reads L1 of the tile at NoC0 `tile`.
     pub fn read_l1(&self, tile: (u8, u8), addr: u32, buf: &mut [u8]) -> Result<(), SimError> {
         let ix = self.tile(tile)?;
-        Self::check_l1(addr, buf.len())?;
+        check_l1(addr as u64, buf.len())?;
         self.world.borrow().tiles[ix as usize]
             .l1
             .read(addr as u64, buf);
@@ -300,7 +324,7 @@ impl Sim {
     /// Writes L1 of the tile at NoC0 `tile`, now; the tile's waiting kernels see it.
     pub fn write_l1(&mut self, tile: (u8, u8), addr: u32, data: &[u8]) -> Result<(), SimError> {
         let ix = self.tile(tile)?;
-        Self::check_l1(addr, data.len())?;
+        check_l1(addr as u64, data.len())?;
         let mut w = self.world.borrow_mut();
         w.tiles[ix as usize].l1.write(addr as u64, data);
         let now = w.now;
@@ -322,7 +346,7 @@ impl Sim {
         addr: u32,
         data: &[u8],
     ) -> Result<usize, SimError> {
-        Self::check_l1(addr, data.len())?;
+        check_l1(addr as u64, data.len())?;
         let mut w = self.world.borrow_mut();
         let now = w.now;
         let targets: Vec<u16> = w
@@ -339,27 +363,16 @@ impl Sim {
         Ok(targets.len())
     }
 
-    fn check_dram(bank: u8, addr: u64, len: usize) -> Result<(), SimError> {
-        if bank as usize >= blackhole_pac::grid::DRAM_BANKS
-            || addr + len as u64 > blackhole_pac::grid::DRAM_BANK_SIZE
-        {
-            return Err(SimError::OutOfRange(format!(
-                "DRAM bank {bank} {addr:#x}+{len} (allowed: banks 0..=7, 4 GiB each)"
-            )));
-        }
-        Ok(())
-    }
-
     /// Reads DRAM bank `bank`.
     pub fn read_dram(&self, bank: u8, addr: u64, buf: &mut [u8]) -> Result<(), SimError> {
-        Self::check_dram(bank, addr, buf.len())?;
+        check_dram(bank, addr, buf.len())?;
         self.world.borrow().dram[bank as usize].read(addr, buf);
         Ok(())
     }
 
     /// Writes DRAM bank `bank`.
     pub fn write_dram(&mut self, bank: u8, addr: u64, data: &[u8]) -> Result<(), SimError> {
-        Self::check_dram(bank, addr, data.len())?;
+        check_dram(bank, addr, data.len())?;
         self.world.borrow_mut().dram[bank as usize].write(addr, data);
         Ok(())
     }
@@ -369,6 +382,17 @@ impl Sim {
         let mut w = self.world.borrow_mut();
         match fault {
             Fault::Transaction { filter, action } => w.faults.add_tx(filter, action),
+            Fault::Hung => w.faults.hung = true,
+            Fault::DeadTile(tile) => {
+                if blackhole_pac::grid::Noc0Xy::new(tile.0, tile.1).is_none() {
+                    return Err(SimError::OutOfRange(format!(
+                        "NoC0 {tile:?} is off the 17 x 12 grid"
+                    )));
+                }
+                if !w.faults.dead.contains(&tile) {
+                    w.faults.dead.push(tile);
+                }
+            }
             Fault::FreezeTile { tile, at } => {
                 let ix = w.tiles.at0(tile).ok_or(SimError::NoTile(tile))?;
                 w.tiles[ix as usize].frozen_from = Some(at);
@@ -379,7 +403,7 @@ impl Sim {
                     .filter(|&i| {
                         w.sched.tasks[i].tile == ix
                             && w.sched.tasks[i].kernel == kernel
-                            && w.sched.tasks[i].state != TaskState::Done
+                            && !matches!(w.sched.tasks[i].state, TaskState::Done | TaskState::Reset)
                     })
                     .collect();
                 if tasks.is_empty() {
@@ -399,7 +423,8 @@ impl Sim {
         Ok(())
     }
 
-    /// Disarms every transaction fault that has not fired yet, and every pending stall trigger.
+    /// Disarms every transaction fault that has not fired yet and every pending stall trigger,
+    /// and ends [`Fault::Hung`] and every [`Fault::DeadTile`].
     pub fn clear_faults(&mut self) {
         self.world.borrow_mut().faults = Faults::default();
     }
@@ -443,6 +468,7 @@ impl Sim {
                         TaskState::Running => "running",
                         TaskState::Parked { .. } => "waiting",
                         TaskState::Done => "done",
+                        TaskState::Reset => "reset",
                     }
                 },
             })
@@ -485,39 +511,133 @@ impl Sim {
         }))
     }
 
-    /// A host write to BAR `bar` (0 or 4) at `offset`: a TLB configuration register (BAR0
-    /// `0x1FC0_0000..`) or a window's aperture.
+    /// A host write to BAR `bar` (0 or 4) at `offset`, as through a mapped window: a TLB
+    /// configuration register (BAR0 `0x1FC0_0000..`) or a window's aperture onto a Tensix
+    /// tile's L1 or registers, a DRAM bank or ARC. With `SimConfig::reorder_posted_writes` a
+    /// write through a window that is not `Strict` is held (it lands later, see
+    /// [`SimConfig::reorder_posted_writes`]). A write that clears a core's soft-reset bit
+    /// boots the core (see [`Sim::set_boot_hook`]); one that sets it stops the core's task.
     pub fn bar_write(&mut self, bar: u8, offset: u64, data: &[u8]) -> Result<(), SimError> {
-        if bar == 0 && self.tlbs.write_config(offset, data) {
-            return Ok(());
-        }
-        let place = {
-            let w = self.world.borrow();
-            self.tlbs.write_place(&w.tiles, bar, offset, data.len())?
-        };
-        match place {
-            Place::Multicast(s0, e0, addr) => {
-                self.multicast_l1(s0, e0, addr, data)?;
-                Ok(())
-            }
-            Place::L1(xy0, addr) => self.write_l1(xy0, addr, data),
-            Place::Dram(bank, addr) => self.write_dram(bank, addr, data),
-        }
+        let changes = self
+            .bars
+            .write(&mut self.world.borrow_mut(), bar, offset, data)?;
+        self.act_on_resets(changes);
+        Ok(())
     }
 
-    /// A host read from BAR `bar` at `offset`.
-    pub fn bar_read(&self, bar: u8, offset: u64, buf: &mut [u8]) -> Result<(), SimError> {
-        if bar == 0 && self.tlbs.read_config(offset, buf) {
-            return Ok(());
+    /// A host read from BAR `bar` at `offset`: configuration registers, the PCIe tile's BAR0
+    /// registers (`NIU_CFG_0`, `NOC_NODE_ID`), or a window's aperture. Takes `&mut self`
+    /// because a read is not free of effects on a card either: it is a read-back barrier
+    /// (every held write to the same tile lands first) and reading `WALL_CLOCK_L` latches the
+    /// high half.
+    pub fn bar_read(&mut self, bar: u8, offset: u64, buf: &mut [u8]) -> Result<(), SimError> {
+        let changes = self
+            .bars
+            .read(&mut self.world.borrow_mut(), bar, offset, buf)?;
+        self.act_on_resets(changes);
+        Ok(())
+    }
+
+    /// Registers the boot hook, replacing any earlier one. When the host clears a core's
+    /// soft-reset bit through a window, the simulator checks the core's image (the header at
+    /// `komorebi_kernel::image::header_addr(role)` in the tile's L1 must be a valid komorebi
+    /// image of the core's role; NCRISC's and TRISC0's effective reset PC must be the
+    /// header's `entry`; BRISC's is fixed at 0x0, its boot stub's target is not checked) and,
+    /// if it passes, calls `hook` once with the tile's NoC0 coordinates and the role. The
+    /// simulator cannot execute RISC-V code: the hook stands for the image and spawns the
+    /// native kernel. A core that fails the check, TRISC1 and TRISC2 (unused by komorebi), a
+    /// release with no hook registered, and a hook's error are [`Sim::boot_failures`]; nothing
+    /// runs then. A hook's own BAR writes that release more cores are acted on after it
+    /// returns.
+    pub fn set_boot_hook(&mut self, hook: BootHook) {
+        self.boot_hook = Some(hook);
+    }
+
+    /// Every core release that did not start a kernel, in order.
+    pub fn boot_failures(&self) -> &[BootFailure] {
+        &self.boot_failures
+    }
+
+    /// Acts on soft-reset changes: a core whose bit was set stops (its tasks are dropped); a
+    /// core whose bit was cleared boots.
+    fn act_on_resets(&mut self, changes: Vec<ResetChange>) {
+        self.resets.extend(changes);
+        if self.booting {
+            return;
         }
-        let place = {
-            let w = self.world.borrow();
-            self.tlbs.read_place(&w.tiles, bar, offset, buf.len())?
+        self.booting = true;
+        while let Some(c) = self.resets.pop_front() {
+            for core in Core::ALL {
+                let bit = core.reset_bit();
+                if c.new & bit != 0 && c.old & bit == 0 {
+                    self.stop_core(c.tile, core);
+                } else if c.old & bit != 0 && c.new & bit == 0 {
+                    self.release(c.tile, core);
+                }
+            }
+        }
+        self.booting = false;
+    }
+
+    /// Drops every live task of `core`'s role on `tile` (a core put back into reset).
+    fn stop_core(&mut self, tile: TileIx, core: Core) {
+        let Some(role) = core.role() else {
+            return;
         };
-        match place {
-            Place::L1(xy0, addr) => self.read_l1(xy0, addr, buf),
-            Place::Dram(bank, addr) => self.read_dram(bank, addr, buf),
-            Place::Multicast(..) => unreachable!("read_place never gives a multicast"),
+        let mut dropped = Vec::new();
+        {
+            let mut w = self.world.borrow_mut();
+            for (task, t) in w.sched.tasks.iter_mut().enumerate() {
+                let live = !matches!(t.state, TaskState::Done | TaskState::Reset);
+                if t.tile == tile && t.kernel == role && live {
+                    t.state = TaskState::Reset;
+                    dropped.push(self.tasks[task].take());
+                }
+            }
+        }
+        drop(dropped);
+    }
+
+    /// `core` of `tile` left reset: its image is checked and the boot hook called.
+    fn release(&mut self, tile: TileIx, core: Core) {
+        let (xy0, at, verdict) = {
+            let w = self.world.borrow();
+            let t = &w.tiles[tile as usize];
+            let mut header = [0u8; 32];
+            if let Some(role) = core.role() {
+                t.l1.read(header_addr(role) as u64, &mut header);
+            }
+            (
+                t.xy0,
+                w.now,
+                boot::check(core, &header, t.regs.reset_pc(core)),
+            )
+        };
+        let mut fail = |why: String| {
+            self.boot_failures.push(BootFailure {
+                tile: xy0,
+                core,
+                why,
+                at,
+            })
+        };
+        let role = match verdict {
+            Ok(role) => role,
+            Err(why) => return fail(why),
+        };
+        let Some(mut hook) = self.boot_hook.take() else {
+            return fail("no boot hook is registered (Sim::set_boot_hook)".into());
+        };
+        let result = hook(self, xy0, role);
+        // The hook may have registered another one; that one wins.
+        self.boot_hook.get_or_insert(hook);
+        if let Err(e) = result {
+            self.boot_failures.push(BootFailure {
+                tile: xy0,
+                core,
+                why: format!("boot hook: {e}"),
+                at,
+            });
         }
     }
 

@@ -15,6 +15,8 @@ pub(crate) enum TaskState {
     Parked { woken: bool, sleeping: bool },
     /// Returned.
     Done,
+    /// Dropped: its core was put back into soft reset.
+    Reset,
 }
 
 /// A kernel task's bookkeeping.

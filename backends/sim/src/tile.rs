@@ -2,7 +2,7 @@
 //! ejection ports and the kernels waiting on it; and the grid that maps coordinates to tiles
 //! and NoC targets.
 //!
-//! Imports only leaf modules (`packet`, `memory`, `niu`, `report`, `route`).
+//! Imports only leaf modules (`packet`, `memory`, `niu`, `regs`, `report`, `route`).
 
 use std::ops::{Deref, DerefMut};
 
@@ -13,6 +13,7 @@ use blackhole_pac::tensix::L1_SIZE;
 use crate::memory::SparseMemory;
 use crate::niu::Niu;
 use crate::packet::{NO_TILE, Target, TileIx};
+use crate::regs::TileRegs;
 use crate::report::Violation;
 use crate::route::raw;
 
@@ -51,10 +52,12 @@ pub(crate) struct Tile {
     pub eject_free: [u64; 2],
     /// From this cycle on, no kernel of the tile runs.
     pub frozen_from: Option<u64>,
+    /// The registers a host reaches through a TLB window (soft reset, reset PCs, wall clock).
+    pub regs: TileRegs,
 }
 
 impl Tile {
-    fn new(xy0: (u8, u8)) -> Self {
+    fn new(xy0: (u8, u8), soft_reset: u32) -> Self {
         Self {
             xy0,
             l1: SparseMemory::new(L1_SIZE as u64),
@@ -63,6 +66,7 @@ impl Tile {
             waiters: Vec::new(),
             eject_free: [0; 2],
             frozen_from: None,
+            regs: TileRegs::new(soft_reset),
         }
     }
 
@@ -117,15 +121,16 @@ pub(crate) struct Tiles {
 }
 
 impl Tiles {
-    /// The Tensix tiles `harvest` leaves enabled, with empty L1 and no buffer configured.
-    pub(crate) fn new(harvest: HarvestMask) -> Self {
+    /// The Tensix tiles `harvest` leaves enabled, with empty L1, no buffer configured and
+    /// soft reset `soft_reset`.
+    pub(crate) fn new(harvest: HarvestMask, soft_reset: u32) -> Self {
         let mut list = Vec::new();
         let mut at = [[NO_TILE; 12]; 17];
         let columns = harvest.columns();
         for &x in columns.noc0_x() {
             for y in grid::TENSIX_Y_FIRST..=grid::TENSIX_Y_LAST {
                 at[x as usize][y as usize] = list.len() as TileIx;
-                list.push(Tile::new((x, y)));
+                list.push(Tile::new((x, y), soft_reset));
             }
         }
         Self { list, at }

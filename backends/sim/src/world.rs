@@ -50,7 +50,7 @@ impl World {
         let trace = cfg.trace.then(Trace::default);
         Self {
             now: 0,
-            tiles: Tiles::new(cfg.harvest),
+            tiles: Tiles::new(cfg.harvest, cfg.boot.soft_reset()),
             dram: Dram::new(),
             links: Links::new(cfg.timing.router_hop),
             sched: Scheduler::new(cfg.adversarial, rng),
@@ -158,7 +158,8 @@ impl World {
     /// Handles a non-wake item at `time`.
     pub(crate) fn handle(&mut self, time: u64, item: Item) {
         match item {
-            Item::Wake { .. } | Item::Deadline { .. } => {}
+            // Wake-ups and host writes are the executor's (`Sim`).
+            Item::Wake { .. } | Item::Deadline { .. } | Item::HostWrite { .. } => {}
             Item::DepartWrite(p) => self.depart_write(time, *p),
             Item::DepartRead(p) => self.depart_read(time, *p),
             Item::Commit {

@@ -659,7 +659,12 @@ fn a_stalled_kernel_stops_at_its_push_count_and_a_frozen_tile_stops_all_kernels(
 fn tlb_windows_reach_the_tiles_their_configuration_names() {
     use blackhole_pac::tlb::{TlbConfig, TlbSize};
     use komorebi_hal::NocId;
-    let mut s = sim();
+    // Raw coordinates of each window's NoC: translation off (tests/pcie_device.rs has the
+    // translated ones).
+    let mut s = Sim::new(SimConfig {
+        translation: false,
+        ..SimConfig::default()
+    });
     let mut put = |index: u32, c: TlbConfig, size: TlbSize| {
         let words = c.encode(size).unwrap();
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();

@@ -1,6 +1,8 @@
 //! Helpers shared by the simulator's tests.
 #![allow(dead_code)]
 
+pub mod bar;
+
 use std::cell::RefCell;
 use std::rc::Rc;
 
