@@ -159,6 +159,23 @@ pub struct BroadcastFlags {
     /// Print one JSON object instead of the summary.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    /// Which device runs the program.
+    pub device: DeviceFlags,
+}
+
+/// Which device runs a program: `--device` and `--firmware`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct DeviceFlags {
+    /// `sim` (the simulator, the default), `pcie-sim` (the simulator presented as a PCIe card,
+    /// driven through komorebi-pcie as a card is) or a card's device node
+    /// (`/dev/tenstorrent/0`).
+    #[arg(long, value_name = "sim|pcie-sim|PATH", default_value = "sim")]
+    pub device: broadcast::DeviceChoice,
+    /// Directory with the firmware ELF files `reader`, `writer`, `compute` (a card's default:
+    /// the firmware build's output; `pcie-sim`'s: the native images).
+    #[arg(long, value_name = "DIR")]
+    pub firmware: Option<PathBuf>,
 }
 
 /// How `komorebi broadcast` and the example run their jobs: through the dispatcher, or the test
@@ -205,6 +222,8 @@ impl BroadcastFlags {
             wait_limit: self.wait_limit,
             trace: self.trace.clone(),
             faults: self.fault.clone(),
+            device: self.device.device.clone(),
+            firmware: self.device.firmware.clone(),
         }
     }
 }
@@ -235,10 +254,7 @@ pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> Exi
     }
     let (summary, session) = match broadcast::run_session(&flags.config(), |_| {}) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return run_error(&e),
     };
     let view = match crate::inspect::inspect(&session) {
         Ok(v) => v,
@@ -261,9 +277,9 @@ pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> Exi
 }
 
 /// Runs `seeds` exploration cases from `start`; exit code 0 when all pass, 1 otherwise.
-pub fn explore(seeds: u64, start: u64, json: bool) -> ExitCode {
+pub fn explore(seeds: u64, start: u64, device: &broadcast::DeviceChoice, json: bool) -> ExitCode {
     let bar = progress_bar(seeds, "cases", !json);
-    let out = crate::explore::explore(start, seeds, |_| {
+    let out = crate::explore::explore(start, seeds, device, |_| {
         if let Some(b) = &bar {
             b.inc(1);
         }
@@ -317,9 +333,19 @@ pub fn broadcast(flags: &BroadcastFlags, run: &RunFlags) -> ExitCode {
             }
             ExitCode::from(code)
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        }
+        Err(e) => run_error(&e),
+    }
+}
+
+/// Exit code of a device that cannot be used (missing, busy, too old, hung, ...).
+pub const EXIT_DEVICE: u8 = 4;
+
+/// Prints a run's error on one line; exit 4 when the device cannot be used, 2 otherwise.
+pub fn run_error(e: &broadcast::BroadcastError) -> ExitCode {
+    eprintln!("error: {e}");
+    if e.device_unusable() {
+        ExitCode::from(EXIT_DEVICE)
+    } else {
+        ExitCode::from(2)
     }
 }

@@ -13,7 +13,7 @@ use komorebi_hal::{LogicalRect, NocId};
 use komorebi_sim::rng::SplitMix64;
 use serde::Serialize;
 
-use crate::app::broadcast::{self, BroadcastConfig};
+use crate::app::broadcast::{self, BroadcastConfig, DeviceChoice};
 
 /// The shape of case `seed`, on the default chip.
 pub fn shape(seed: u64) -> BroadcastConfig {
@@ -64,7 +64,10 @@ pub fn replay_command(cfg: &BroadcastConfig) -> String {
         cfg.harvest.bits(),
         cfg.seed,
         cfg.wait_limit
-    )
+    ) + &match cfg.device {
+        DeviceChoice::Sim => String::new(),
+        ref d => format!(" --device {d}"),
+    }
 }
 
 /// One failing case.
@@ -147,7 +150,12 @@ pub fn check_case(cfg: &BroadcastConfig) -> Result<broadcast::BroadcastSummary, 
 }
 
 /// Runs `count` cases from seed `start`; `progress(done)` after each.
-pub fn explore(start: u64, count: u64, mut progress: impl FnMut(u64)) -> Exploration {
+pub fn explore(
+    start: u64,
+    count: u64,
+    device: &DeviceChoice,
+    mut progress: impl FnMut(u64),
+) -> Exploration {
     let mut out = Exploration {
         cases: 0,
         failures: Vec::new(),
@@ -155,7 +163,10 @@ pub fn explore(start: u64, count: u64, mut progress: impl FnMut(u64)) -> Explora
         checked_bytes: 0,
     };
     for seed in start..start.saturating_add(count) {
-        let cfg = shape(seed);
+        let cfg = BroadcastConfig {
+            device: device.clone(),
+            ..shape(seed)
+        };
         match check_case(&cfg) {
             Ok(s) => {
                 out.cycles += s.cycles;

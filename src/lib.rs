@@ -18,6 +18,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod devices;
 pub mod dispatch;
 pub mod explore;
 pub mod grid_report;

@@ -53,6 +53,16 @@ enum Command {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
+        /// `sim`, `pcie-sim` or a card's device node.
+        #[arg(long, value_name = "sim|pcie-sim|PATH", default_value = "sim")]
+        device: komorebi::app::broadcast::DeviceChoice,
+    },
+    /// List every Blackhole card tt-kmd presents: path, PCI address, driver version, harvest
+    /// mask, AICLK, firmware bundle version. None found: an empty list, exit 0.
+    Devices {
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Print the chip map for a harvest mask: enabled columns, logical -> NoC0/NoC1, every tile.
     Grid {
@@ -98,7 +108,13 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Broadcast { flags, run } => cli::broadcast(&flags, &run),
-        Command::Explore { seeds, start, json } => cli::explore(seeds, start, json),
+        Command::Explore {
+            seeds,
+            start,
+            json,
+            device,
+        } => cli::explore(seeds, start, &device, json),
+        Command::Devices { json } => cli::print_report(&komorebi::devices::devices(), json),
         Command::Inspect { flags, picture } => cli::inspect(&flags, picture.as_deref()),
         Command::Grid { harvest, json } => cli::print_report(&grid_report(harvest), json),
         Command::Layout {

@@ -136,13 +136,13 @@ impl SimTarget {
                 device_thread(&mut session, rx, hook);
             })
             .map_err(|e| {
-                SessionError::Device(crate::host::device::DeviceError(format!(
+                SessionError::Device(crate::host::device::DeviceError::new(format!(
                     "cannot start the simulator thread: {e}"
                 )))
             })?;
         let aiclk_mhz = ready_rx.recv().unwrap_or_else(|_| {
-            Err(SessionError::Device(crate::host::device::DeviceError(
-                "the simulator thread ended while opening the session".into(),
+            Err(SessionError::Device(crate::host::device::DeviceError::new(
+                "the simulator thread ended while opening the session",
             )))
         })?;
         Ok(Self {
@@ -173,8 +173,8 @@ impl SimTarget {
 }
 
 fn gone() -> SessionError {
-    SessionError::Device(crate::host::device::DeviceError(
-        "the simulator thread has ended".into(),
+    SessionError::Device(crate::host::device::DeviceError::new(
+        "the simulator thread has ended",
     ))
 }
 

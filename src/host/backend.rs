@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 
 use komorebi_kernel::handler::HandlerSet;
+use komorebi_pcie::PcieError;
 use komorebi_pcie::card::CardOptions;
 use komorebi_pcie::firmware::Firmware;
 use komorebi_pcie::sim::SimBarOptions;
-use komorebi_pcie::PcieError;
 use komorebi_sim::SimConfig;
 
 use crate::host::device::{Device, DeviceError, SimDevice};
@@ -39,7 +39,8 @@ pub enum Backend {
 }
 
 /// Where `cargo build --release` in `examples/firmware` puts the firmware ELF files.
-pub const DEFAULT_FIRMWARE_DIR: &str = "examples/firmware/target/riscv32im-unknown-none-elf/release";
+pub const DEFAULT_FIRMWARE_DIR: &str =
+    "examples/firmware/target/riscv32im-unknown-none-elf/release";
 
 impl Default for Backend {
     fn default() -> Self {
@@ -90,8 +91,7 @@ impl Backend {
                 #[cfg(target_os = "linux")]
                 {
                     let firmware = Firmware::from_dir(&dir).map_err(OpenError::Unusable)?;
-                    let device =
-                        pcie::open_card(&path, &firmware).map_err(OpenError::Unusable)?;
+                    let device = pcie::open_card(&path, &firmware).map_err(OpenError::Unusable)?;
                     Ok(Box::new(device))
                 }
                 #[cfg(not(target_os = "linux"))]
@@ -103,7 +103,6 @@ impl Backend {
         }
     }
 }
-
 
 /// Why a backend could not be opened.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

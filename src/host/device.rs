@@ -16,12 +16,27 @@ use komorebi_sim::{KernelEnv, RunOutcome, Sim, SimCb, SimConfig};
 
 /// A refused device request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct DeviceError(pub String);
+#[error("{message}")]
+pub struct DeviceError {
+    /// What was refused, and why.
+    pub message: String,
+    /// The device is lost (hung, reset, removed): nothing more can be done with it.
+    pub lost: bool,
+}
+
+impl DeviceError {
+    /// A refused request; the device is still usable.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            lost: false,
+        }
+    }
+}
 
 impl From<komorebi_sim::SimError> for DeviceError {
     fn from(e: komorebi_sim::SimError) -> Self {
-        Self(e.to_string())
+        Self::new(e.to_string())
     }
 }
 

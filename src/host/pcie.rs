@@ -28,7 +28,10 @@ use crate::host::device::{Advance, Device, DeviceError, Peek, spawn_kernel};
 
 impl From<PcieError> for DeviceError {
     fn from(e: PcieError) -> Self {
-        Self(e.to_string())
+        Self {
+            lost: matches!(e, PcieError::Hung { .. } | PcieError::Gone { .. }),
+            message: e.to_string(),
+        }
     }
 }
 
@@ -65,7 +68,9 @@ pub struct PcieDevice<B: Bar> {
 
 impl<B: Bar> std::fmt::Debug for PcieDevice<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PcieDevice").field("card", &self.card).finish()
+        f.debug_struct("PcieDevice")
+            .field("card", &self.card)
+            .finish()
     }
 }
 
@@ -186,7 +191,11 @@ impl<B: Bar + Behind> Device for PcieDevice<B> {
 /// The logical coordinates of every enabled Tensix of `harvest`, by NoC0 tile.
 fn logical_of(harvest: HarvestMask) -> impl Fn(Noc0Xy) -> (u8, u8) {
     let columns = harvest.columns();
-    move |t| columns.noc0_to_logical(t.x(), t.y()).unwrap_or((0xFF, 0xFF))
+    move |t| {
+        columns
+            .noc0_to_logical(t.x(), t.y())
+            .unwrap_or((0xFF, 0xFF))
+    }
 }
 
 /// How long the loader waits for every kernel to come up.
@@ -202,7 +211,7 @@ pub fn open_pcie_sim<H, F>(
     card_options: CardOptions,
     firmware: Option<Firmware>,
     handlers: F,
-) -> Result<PcieDevice<SimBar>, DeviceError>
+) -> Result<PcieDevice<SimBar>, PcieError>
 where
     H: HandlerSet + 'static,
     F: Fn() -> H + 'static,
@@ -214,10 +223,20 @@ where
         ..config
     });
     let logical = logical_of(harvest);
-    sim.set_boot_hook(Box::new(move |sim: &mut Sim, tile: (u8, u8), role: Role| {
-        let own = Noc0Xy::new(tile.0, tile.1).map(&logical).unwrap_or((0xFF, 0xFF));
-        spawn_kernel(sim, tile, role, Some(LogicalXy::new(own.0, own.1)), handlers())
-    }));
+    sim.set_boot_hook(Box::new(
+        move |sim: &mut Sim, tile: (u8, u8), role: Role| {
+            let own = Noc0Xy::new(tile.0, tile.1)
+                .map(&logical)
+                .unwrap_or((0xFF, 0xFF));
+            spawn_kernel(
+                sim,
+                tile,
+                role,
+                Some(LogicalXy::new(own.0, own.1)),
+                handlers(),
+            )
+        },
+    ));
     let mut card = Card::open(SimBar::new(sim, options), card_options)?;
     let firmware = firmware.unwrap_or_else(Firmware::native);
     let logical = logical_of(card.harvest());

@@ -17,13 +17,12 @@ use komorebi_hal::{LogicalRect, LogicalXy, Role};
 use komorebi_kernel::abi::{self, KernelGiveUp};
 use komorebi_kernel::handler::HandlerSet;
 use komorebi_kernel::{BroadcastHandler, Command};
-use komorebi_sim::SimConfig;
 use serde::Serialize;
 
 use komorebi_pcie::PcieError;
 
-pub use crate::host::backend::{Backend, DEFAULT_FIRMWARE_DIR};
 use crate::host::backend::OpenError;
+pub use crate::host::backend::{Backend, DEFAULT_FIRMWARE_DIR};
 use crate::host::device::{Advance, Device, DeviceError, Peek};
 
 /// What went wrong with a session request.

@@ -220,9 +220,9 @@ impl<B: Bar> Card<B> {
                 Err(e) => return Err(e),
             }
         }
-        self.clock_tile = *tiles.keys().next().ok_or_else(|| PcieError::Telemetry(
-            "telemetry says no Tensix column is enabled".into(),
-        ))?;
+        self.clock_tile = *tiles.keys().next().ok_or_else(|| {
+            PcieError::Telemetry("telemetry says no Tensix column is enabled".into())
+        })?;
         self.tiles = tiles;
         self.dram = dram;
         let bar = self.bar.get_mut();
@@ -269,6 +269,11 @@ impl<B: Bar> Card<B> {
     /// How many tiles got a window of their own.
     pub fn tiles_with_window(&self) -> usize {
         self.tiles.values().filter(|t| t.window.is_some()).count()
+    }
+
+    /// Lets the device run while the host waits once ([`Bar::pass_time`]).
+    pub fn pass_time(&self) -> u64 {
+        self.bar.borrow_mut().pass_time()
     }
 
     /// The BARs, for what only the backend knows (the simulator behind them).
@@ -363,7 +368,12 @@ impl<B: Bar> Card<B> {
     /// Writes `data` at `offset` of a window, whatever its alignment: partial words at either
     /// end are read, merged and written whole (the PCIe path moves 32-bit words only).
     /// Returns the offset of the last word written.
-    fn write_any(bar: &mut B, w: &B::Window, offset: u64, data: &[u8]) -> Result<Option<u64>, PcieError> {
+    fn write_any(
+        bar: &mut B,
+        w: &B::Window,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<Option<u64>, PcieError> {
         if data.is_empty() {
             return Ok(None);
         }
@@ -451,10 +461,13 @@ impl<B: Bar> Card<B> {
         len: usize,
         mut f: impl FnMut(&mut B, &B::Window, u64, Range<usize>) -> Result<Option<u64>, PcieError>,
     ) -> Result<(), PcieError> {
-        let window = self.dram.get(bank as usize).ok_or_else(|| PcieError::Target {
-            what: format!("DRAM bank {bank}"),
-            why: format!("a Blackhole has banks 0..{DRAM_BANKS}"),
-        })?;
+        let window = self
+            .dram
+            .get(bank as usize)
+            .ok_or_else(|| PcieError::Target {
+                what: format!("DRAM bank {bank}"),
+                why: format!("a Blackhole has banks 0..{DRAM_BANKS}"),
+            })?;
         if addr
             .checked_add(len as u64)
             .is_none_or(|e| e > TlbSize::Size4G.bytes())
@@ -516,7 +529,10 @@ impl<B: Bar> Card<B> {
             what: if node == arc::HUNG_READ {
                 format!("{} and the PCIe NIU's NOC_NODE_ID", what())
             } else {
-                format!("{} (the PCIe tile still answers: that tile is dead)", what())
+                format!(
+                    "{} (the PCIe tile still answers: that tile is dead)",
+                    what()
+                )
             },
         })
     }

@@ -350,7 +350,10 @@ fn wait_up<B: Bar>(
         }
         if !failed.is_empty() || timed_out {
             let mut tiles = Vec::new();
-            for t in failed.into_iter().chain(if timed_out { still } else { Vec::new() }) {
+            for t in failed
+                .into_iter()
+                .chain(if timed_out { still } else { Vec::new() })
+            {
                 let states = boot_states(card, t)?;
                 let (lx, ly) = logical(t);
                 let what: Vec<String> = Role::ALL

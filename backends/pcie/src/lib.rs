@@ -12,6 +12,7 @@ pub mod error;
 pub mod firmware;
 #[cfg(target_os = "linux")]
 pub mod kmd;
+pub mod proxy;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod telemetry;

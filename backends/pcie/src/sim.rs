@@ -7,6 +7,8 @@
 //! so that running out of windows and reusing them is tested too. Configuration goes through
 //! the window configuration registers in BAR0, as tt-umd programs them.
 
+use std::cell::{Ref, RefCell, RefMut};
+
 use blackhole_pac::tlb::{self, TlbConfig, TlbSize};
 use komorebi_sim::Sim;
 
@@ -58,7 +60,9 @@ impl WindowHandle for SimWindow {
 /// The simulated card's BARs.
 #[derive(Debug)]
 pub struct SimBar {
-    sim: Sim,
+    // A read through a window has effects on a simulated card as on a real one (it lands the
+    // writes held before it, it latches the wall clock), while `Bar` reads take `&self`.
+    sim: RefCell<Sim>,
     identity: DeviceIdentity,
     options: SimBarOptions,
     free_2m: Vec<u32>,
@@ -75,7 +79,7 @@ impl SimBar {
         let n2 = options.windows_2m.min(tlb::KERNEL_TLB_INDEX);
         let n4 = options.windows_4g.min(tlb::TLB_4G_COUNT);
         Self {
-            sim,
+            sim: RefCell::new(sim),
             identity: DeviceIdentity {
                 path: "pcie-sim".into(),
                 pci_address: "0000:00:00.0".into(),
@@ -95,13 +99,17 @@ impl SimBar {
     }
 
     /// The simulator behind the BARs.
-    pub fn sim(&self) -> &Sim {
-        &self.sim
+    pub fn sim(&self) -> Ref<'_, Sim> {
+        self.sim.borrow()
     }
 
     /// The simulator behind the BARs, to inject faults or read statistics.
     pub fn sim_mut(&mut self) -> &mut Sim {
-        &mut self.sim
+        self.sim.get_mut()
+    }
+
+    fn sim_ref(&self) -> RefMut<'_, Sim> {
+        self.sim.borrow_mut()
     }
 
     /// BAR and offset of byte `offset` of `window`'s aperture, checked against its size.
@@ -147,15 +155,16 @@ impl Bar for SimBar {
     }
 
     fn configure(&mut self, window: &mut SimWindow, config: &TlbConfig) -> Result<(), PcieError> {
-        let words = config
-            .encode(window.size)
-            .map_err(|e| PcieError::Target {
-                what: format!("TLB window {}", window.index),
-                why: e.to_string(),
-            })?;
+        let words = config.encode(window.size).map_err(|e| PcieError::Target {
+            what: format!("TLB window {}", window.index),
+            why: e.to_string(),
+        })?;
         let at = tlb::TLB_CONFIG_BASE as u64 + window.index as u64 * tlb::TLB_CONFIG_BYTES as u64;
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        self.sim.bar_write(0, at, &bytes).map_err(sim_error)
+        self.sim
+            .get_mut()
+            .bar_write(0, at, &bytes)
+            .map_err(sim_error)
     }
 
     fn free(&mut self, window: SimWindow) -> Result<(), PcieError> {
@@ -178,12 +187,15 @@ impl Bar for SimBar {
 
     fn read(&self, window: &SimWindow, offset: u64, buf: &mut [u8]) -> Result<(), PcieError> {
         let (bar, at) = Self::place(window, offset, buf.len())?;
-        self.sim.bar_read(bar, at, buf).map_err(sim_error)
+        self.sim_ref().bar_read(bar, at, buf).map_err(sim_error)
     }
 
     fn write(&mut self, window: &SimWindow, offset: u64, data: &[u8]) -> Result<(), PcieError> {
         let (bar, at) = Self::place(window, offset, data.len())?;
-        self.sim.bar_write(bar, at, data).map_err(sim_error)
+        self.sim
+            .get_mut()
+            .bar_write(bar, at, data)
+            .map_err(sim_error)
     }
 
     fn fence(&mut self) {}
@@ -196,15 +208,14 @@ impl Bar for SimBar {
             });
         }
         let mut b = [0; 4];
-        self.sim
+        self.sim_ref()
             .bar_read(0, offset as u64, &mut b)
             .map_err(sim_error)?;
         Ok(u32::from_le_bytes(b))
     }
 
     fn pass_time(&mut self) -> u64 {
-        let deadline = self.sim.now() + self.options.poll_cycles;
-        self.sim.pass_until(deadline);
+        self.sim.get_mut().advance(self.options.poll_cycles);
         self.options.poll_cycles
     }
 }

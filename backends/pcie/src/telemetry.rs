@@ -88,8 +88,7 @@ impl Telemetry {
 
     /// The value of `tag`, or a telemetry error naming it.
     pub fn require(&self, tag: u16, name: &str) -> Result<u32, PcieError> {
-        self.get(tag).ok_or_else(|| {
-            PcieError::Telemetry(format!("the table has no tag {tag} ({name})"))
-        })
+        self.get(tag)
+            .ok_or_else(|| PcieError::Telemetry(format!("the table has no tag {tag} ({name})")))
     }
 }

@@ -47,6 +47,45 @@ pub struct BroadcastConfig {
     pub trace: Option<PathBuf>,
     /// Faults injected into the first job.
     pub faults: Vec<FaultSpec>,
+    /// Which device runs the program.
+    pub device: DeviceChoice,
+    /// The firmware ELF directory for `pcie-sim` (default: the native images) and a card
+    /// (default: [`crate::host::session::DEFAULT_FIRMWARE_DIR`]).
+    pub firmware: Option<PathBuf>,
+}
+
+/// Which device runs a program (`--device`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum DeviceChoice {
+    /// The simulator, driven directly (the default).
+    #[default]
+    Sim,
+    /// The simulator presented as a PCIe card, driven through komorebi-pcie.
+    PcieSim,
+    /// The card at this device node.
+    Card(PathBuf),
+}
+
+impl std::str::FromStr for DeviceChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "sim" => Ok(Self::Sim),
+            "pcie-sim" => Ok(Self::PcieSim),
+            "" => Err("give `sim`, `pcie-sim` or a device path such as /dev/tenstorrent/0".into()),
+            path => Ok(Self::Card(PathBuf::from(path))),
+        }
+    }
+}
+
+impl std::fmt::Display for DeviceChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Sim => f.write_str("sim"),
+            Self::PcieSim => f.write_str("pcie-sim"),
+            Self::Card(p) => write!(f, "{}", p.display()),
+        }
+    }
 }
 
 impl Default for BroadcastConfig {
@@ -66,6 +105,8 @@ impl Default for BroadcastConfig {
             wait_limit: 1_000_000,
             trace: None,
             faults: Vec::new(),
+            device: DeviceChoice::Sim,
+            firmware: None,
         }
     }
 }

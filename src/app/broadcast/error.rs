@@ -36,6 +36,20 @@ pub enum BroadcastError {
     Dispatch(String),
 }
 
+impl BroadcastError {
+    /// Whether the device itself cannot be used (exit code 4), rather than the run failing.
+    pub fn device_unusable(&self) -> bool {
+        matches!(
+            self,
+            Self::Session(SessionError::Unusable(_))
+                | Self::Session(SessionError::Device(crate::host::device::DeviceError {
+                    lost: true,
+                    ..
+                }))
+        )
+    }
+}
+
 pub(super) fn flag(flag: &'static str, why: impl Into<String>) -> BroadcastError {
     BroadcastError::Flag {
         flag,

@@ -26,7 +26,7 @@ mod plan;
 mod run;
 mod summary;
 
-pub use config::{BUFFER_BASE, BroadcastConfig, DRAM_BASE};
+pub use config::{BUFFER_BASE, BroadcastConfig, DRAM_BASE, DeviceChoice};
 pub use error::BroadcastError;
 pub use faults::{FaultKind, FaultSpec};
 pub use plan::BroadcastPlan;

@@ -1,6 +1,7 @@
 //! Running the jobs: through the test feeder or through the dispatcher.
 
-use komorebi_broadcast::layout;
+use std::sync::{Arc, OnceLock};
+
 use komorebi_sim::SimConfig;
 
 use crate::dispatch::{
@@ -9,8 +10,8 @@ use crate::dispatch::{
 };
 use crate::host::session::{Backend, CommandSpec, Report, Session, SessionError, Ticket};
 
-use super::config::BroadcastConfig;
-use super::error::{BroadcastError, flag};
+use super::config::{BroadcastConfig, DeviceChoice};
+use super::error::BroadcastError;
 use super::plan::BroadcastPlan;
 use super::summary::BroadcastSummary;
 
@@ -54,6 +55,21 @@ pub(super) fn sim_config(cfg: &BroadcastConfig) -> SimConfig {
     }
 }
 
+/// The backend `cfg.device` names, simulating `sim` where it simulates.
+pub(super) fn backend(cfg: &BroadcastConfig, sim: SimConfig) -> Backend {
+    match &cfg.device {
+        DeviceChoice::Sim => Backend::Simulator(sim),
+        DeviceChoice::PcieSim => Backend::PcieSim {
+            config: sim,
+            firmware: cfg.firmware.clone(),
+        },
+        DeviceChoice::Card(path) => Backend::Card {
+            path: path.clone(),
+            firmware: cfg.firmware.clone(),
+        },
+    }
+}
+
 /// Runs the program through the test feeder and hands back the session too, for inspection.
 pub fn run_session(
     cfg: &BroadcastConfig,
@@ -62,7 +78,7 @@ pub fn run_session(
     cfg.validate()?;
     let sim = sim_config(cfg);
     let timing = sim.timing;
-    let mut session = Session::open(Backend::Simulator(sim))?;
+    let mut session = Session::open(backend(cfg, sim))?;
     let plan = BroadcastPlan::new(cfg, session.geometry())?;
     plan.check_faults()?;
     plan.check_programs()?;
@@ -151,28 +167,32 @@ pub fn run_dispatched(
     cfg.validate()?;
     let sim = sim_config(cfg);
     let timing = sim.timing;
-    let geometry = layout::Geometry::blackhole(cfg.harvest.bits() as u32)
-        .map_err(|e| flag("--harvest", e.to_string()))?;
-    let plan = BroadcastPlan::new(cfg, &geometry)?;
-    plan.check_faults()?;
-    plan.check_programs()?;
-    let (p1, p2) = (plan.clone(), plan.clone());
+    // The grid is the device's (a card's harvest mask comes from its telemetry), so the plan
+    // is made once the session is open; the post hook gets it then.
+    let planned: Arc<OnceLock<BroadcastPlan>> = Arc::new(OnceLock::new());
+    let for_hook = Arc::clone(&planned);
     let mut first = true;
     let hook: PostHook = Box::new(move |s: &mut Session, t: &Ticket| {
         // Job 0 is the first command posted: its host-stop faults act now.
         if std::mem::take(&mut first) {
-            let _ = p2.host_stops(s, t);
+            if let Some(p) = for_hook.get() {
+                let _ = p.host_stops(s, t);
+            }
         }
     });
-    let target = SimTarget::spawn(
-        move || {
-            let mut s = Session::open(Backend::Simulator(sim))?;
-            p1.prepare(&mut s)?;
-            p1.arm(&mut s);
-            Ok(s)
-        },
-        Some(hook),
-    )?;
+    let backend = backend(cfg, sim);
+    let target = SimTarget::spawn(move || Session::open(backend), Some(hook))?;
+    let geometry = target.with_session(|s| s.geometry().clone())?;
+    let plan = BroadcastPlan::new(cfg, &geometry)?;
+    plan.check_faults()?;
+    plan.check_programs()?;
+    let _ = planned.set(plan.clone());
+    let p1 = plan.clone();
+    target.with_session(move |s| -> Result<(), SessionError> {
+        p1.prepare(s)?;
+        p1.arm(s);
+        Ok(())
+    })??;
     let start = target.with_session(|s| s.device().now())?;
     let mut d = Dispatcher::new(&target, geometry.full(), &[cfg.rect], dispatch.clone())
         .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;

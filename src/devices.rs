@@ -1,0 +1,137 @@
+//! `komorebi devices`: every card tt-kmd presents, with what the host can learn without
+//! loading anything (driver, PCI address, harvest mask and AICLK from ARC telemetry, firmware
+//! bundle version from sysfs).
+//!
+//! A node that cannot be opened is listed with the reason; no node at all is an empty list.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// One device node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DeviceRow {
+    /// The node (`/dev/tenstorrent/0`).
+    pub path: String,
+    /// PCI address `dddd:bb:dd.f`, if the driver answered.
+    pub pci_address: Option<String>,
+    /// The driver's version `major.minor.patch` and ioctl API version.
+    pub driver: Option<String>,
+    /// Die-order harvest mask of the Tensix columns (ARC telemetry tag 34).
+    pub harvest: Option<String>,
+    /// AICLK in MHz (telemetry tag 14).
+    pub aiclk_mhz: Option<u32>,
+    /// Whether the host could raise AICLK from idle, and why not when it could not.
+    pub clock: Option<String>,
+    /// Firmware bundle version (sysfs `tt_fw_bundle_ver`).
+    pub firmware_bundle: Option<String>,
+    /// Why the device cannot be used, if it cannot.
+    pub error: Option<String>,
+}
+
+/// Every device node found.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Devices {
+    /// The nodes, sorted by PCI address.
+    pub devices: Vec<DeviceRow>,
+}
+
+impl fmt::Display for Devices {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.devices.is_empty() {
+            return writeln!(
+                f,
+                "no Blackhole card found (tt-kmd presents none in /dev/tenstorrent)"
+            );
+        }
+        for d in &self.devices {
+            let or = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+            write!(f, "{}  pci {}", d.path, or(&d.pci_address))?;
+            if let Some(e) = &d.error {
+                writeln!(f, "  unusable: {e}")?;
+                continue;
+            }
+            writeln!(
+                f,
+                "  driver {}  harvest {}  aiclk {} MHz  firmware {}",
+                or(&d.driver),
+                or(&d.harvest),
+                d.aiclk_mhz.map_or("-".into(), |m| m.to_string()),
+                or(&d.firmware_bundle)
+            )?;
+            if let Some(c) = &d.clock {
+                writeln!(f, "  note: {c}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Lists every tt-kmd node of this host.
+pub fn devices() -> Devices {
+    #[cfg(target_os = "linux")]
+    {
+        Devices {
+            devices: komorebi_pcie::kmd::enumerate()
+                .into_iter()
+                .map(row)
+                .collect(),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Devices::default()
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn row(node: komorebi_pcie::kmd::DeviceNode) -> DeviceRow {
+    use komorebi_pcie::Bar as _;
+    use komorebi_pcie::card::{Card, CardOptions};
+    let mut row = DeviceRow {
+        path: node.path.clone(),
+        pci_address: node.pci_address.map(|a| a.to_string()),
+        driver: None,
+        harvest: None,
+        aiclk_mhz: None,
+        clock: None,
+        firmware_bundle: None,
+        error: node.error.as_ref().map(ToString::to_string),
+    };
+    if row.error.is_some() {
+        return row;
+    }
+    let opened = komorebi_pcie::kmd::KmdBar::open(&node.path).and_then(|bar| {
+        let id = bar.identity().clone();
+        Card::open(bar, CardOptions::default()).map(|card| (id, card))
+    });
+    match opened {
+        Ok((id, card)) => {
+            let (ma, mi, pa) = id.driver_version;
+            row.driver = Some(format!("{ma}.{mi}.{pa} (ioctl API {})", id.api_version));
+            row.harvest = Some(format!("{:#06x}", card.harvest().bits()));
+            row.aiclk_mhz = Some(card.aiclk_mhz());
+            row.clock = id.clock_note;
+            row.firmware_bundle = id.firmware_bundle;
+        }
+        Err(e) => row.error = Some(e.to_string()),
+    }
+    row
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_card_here_is_an_empty_list_and_says_so() {
+        // This machine has no /dev/tenstorrent; a host with cards lists them.
+        if std::path::Path::new("/dev/tenstorrent").exists() {
+            return;
+        }
+        let d = devices();
+        assert_eq!(d, Devices::default());
+        assert_eq!(serde_json::to_string(&d).unwrap(), r#"{"devices":[]}"#);
+        assert!(d.to_string().starts_with("no Blackhole card found"));
+    }
+}
