@@ -27,6 +27,10 @@ pub enum Backend {
         config: SimConfig,
         /// Firmware ELF directory, or the native images.
         firmware: Option<PathBuf>,
+        /// How the simulated card's BARs are cut.
+        bar: SimBarOptions,
+        /// How the host uses its windows.
+        card: CardOptions,
     },
     /// The card at `path` (`/dev/tenstorrent/N`), with the firmware ELF files in `firmware`
     /// ([`DEFAULT_FIRMWARE_DIR`] when `None`).
@@ -49,6 +53,27 @@ impl Default for Backend {
 }
 
 impl Backend {
+    /// The simulator presented as a PCIe card, with the default windows and the native
+    /// images.
+    pub fn pcie_sim(config: SimConfig) -> Self {
+        Self::PcieSim {
+            config,
+            firmware: None,
+            bar: SimBarOptions::default(),
+            card: CardOptions::default(),
+        }
+    }
+
+    /// The same backend loading the firmware ELF files of `dir` (`None`: the default, which
+    /// for `PcieSim` is the native images). The simulator driven directly loads nothing.
+    pub fn with_firmware(mut self, dir: Option<PathBuf>) -> Self {
+        match &mut self {
+            Self::PcieSim { firmware, .. } | Self::Card { firmware, .. } => *firmware = dir,
+            Self::Simulator(_) => {}
+        }
+        self
+    }
+
     /// The simulator's configuration, for the backends that simulate.
     pub fn sim_config(&self) -> Option<&SimConfig> {
         match self {
@@ -70,19 +95,18 @@ impl Backend {
                     |t: (u8, u8)| columns.noc0_to_logical(t.0, t.1).unwrap_or((0xFF, 0xFF));
                 Ok(Box::new(SimDevice::new(config, handlers, logical)?))
             }
-            Self::PcieSim { config, firmware } => {
+            Self::PcieSim {
+                config,
+                firmware,
+                bar,
+                card,
+            } => {
                 let firmware = firmware
                     .map(|d| Firmware::from_dir(&d))
                     .transpose()
                     .map_err(OpenError::Unusable)?;
-                let device = pcie::open_pcie_sim(
-                    config,
-                    SimBarOptions::default(),
-                    CardOptions::default(),
-                    firmware,
-                    handlers,
-                )
-                .map_err(OpenError::Unusable)?;
+                let device = pcie::open_pcie_sim(config, bar, card, firmware, handlers)
+                    .map_err(OpenError::Unusable)?;
                 Ok(Box::new(device))
             }
             Self::Card { path, firmware } => {
@@ -90,8 +114,7 @@ impl Backend {
                 let dir = firmware.unwrap_or_else(|| PathBuf::from(DEFAULT_FIRMWARE_DIR));
                 #[cfg(target_os = "linux")]
                 {
-                    let firmware = Firmware::from_dir(&dir).map_err(OpenError::Unusable)?;
-                    let device = pcie::open_card(&path, &firmware).map_err(OpenError::Unusable)?;
+                    let device = pcie::open_card(&path, &dir).map_err(OpenError::Unusable)?;
                     Ok(Box::new(device))
                 }
                 #[cfg(not(target_os = "linux"))]

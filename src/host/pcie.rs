@@ -198,8 +198,11 @@ fn logical_of(harvest: HarvestMask) -> impl Fn(Noc0Xy) -> (u8, u8) {
     }
 }
 
-/// How long the loader waits for every kernel to come up.
+/// How long the loader waits for every kernel of a card to come up (tt-metal waits 10 s).
 pub const BOOT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long, in device time, the loader waits on the simulated card, whose native kernels
+/// come up within a few cycles of their release.
+pub const SIM_BOOT_TIMEOUT: Duration = Duration::from_millis(1);
 
 /// The simulator presented as a PCIe card, with komorebi's firmware loaded through
 /// `komorebi-pcie` exactly as onto a card: every core starts in reset, the loader writes the
@@ -240,27 +243,40 @@ where
     let mut card = Card::open(SimBar::new(sim, options), card_options)?;
     let firmware = firmware.unwrap_or_else(Firmware::native);
     let logical = logical_of(card.harvest());
-    firmware::boot(
+    let booted = firmware::boot(
         &mut card,
         &firmware,
         logical,
         BootOptions {
-            timeout: BOOT_TIMEOUT,
+            timeout: SIM_BOOT_TIMEOUT,
             native_allowed: true,
         },
-    )?;
+    );
+    if let Err(PcieError::FirmwareDidNotStart {
+        mut tiles,
+        waited_ms,
+    }) = booted
+    {
+        // The simulator knows why each core did not start; say it with the first few.
+        let failures = card.bar_mut().sim().boot_failures().to_vec();
+        tiles.extend(failures.iter().take(3).map(|f| format!("simulator: {f}")));
+        return Err(PcieError::FirmwareDidNotStart { tiles, waited_ms });
+    }
+    booted?;
     Ok(PcieDevice::new(card))
 }
 
-/// The card at `path` (`/dev/tenstorrent/N`) with the firmware ELF files of `firmware`
-/// loaded and started.
+/// The card at `path` (`/dev/tenstorrent/N`) with the firmware ELF files in `firmware`
+/// loaded and started. The device is opened and checked first, so a missing or unusable card
+/// is reported before the firmware files are looked at.
 #[cfg(target_os = "linux")]
 pub fn open_card(
     path: &std::path::Path,
-    firmware: &Firmware,
+    firmware: &std::path::Path,
 ) -> Result<PcieDevice<komorebi_pcie::kmd::KmdBar>, PcieError> {
     let bar = komorebi_pcie::kmd::KmdBar::open(path)?;
     let mut card = Card::open(bar, CardOptions::default())?;
+    let firmware = &Firmware::from_dir(firmware)?;
     let logical = logical_of(card.harvest());
     firmware::boot(
         &mut card,

@@ -52,6 +52,11 @@ pub struct CardOptions {
     pub tile_ordering: TlbOrdering,
     /// Give each tile its own window (the plan); false puts every tile on the spare window.
     pub window_per_tile: bool,
+    /// Read back before a publishing write when the tile windows are not Strict (see
+    /// [`Card::publish_barrier`]). Turn it off only to watch the hazard it prevents: on a card
+    /// (and on the simulator with `reorder_posted_writes`) the index word can then land before
+    /// the command it publishes.
+    pub read_back_before_publish: bool,
 }
 
 impl Default for CardOptions {
@@ -59,6 +64,7 @@ impl Default for CardOptions {
         Self {
             tile_ordering: TlbOrdering::Strict,
             window_per_tile: true,
+            read_back_before_publish: true,
         }
     }
 }
@@ -427,7 +433,9 @@ impl<B: Bar> Card<B> {
         let t = self.tile(tile)?;
         let mut bar = self.bar.borrow_mut();
         bar.fence();
-        if self.options.tile_ordering != TlbOrdering::Strict {
+        if self.options.tile_ordering != TlbOrdering::Strict
+            && self.options.read_back_before_publish
+        {
             if let (Some(w), Some(at)) = (&t.window, *t.written.borrow()) {
                 bar.read32(w, at)?;
             }

@@ -217,7 +217,9 @@ impl Firmware {
 /// What [`boot`] writes into every tile's control-block header besides its coordinates.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct BootOptions {
-    /// How long to wait for every kernel to come up.
+    /// How long to wait for every kernel to come up: in real time, and in device time (the
+    /// cycles [`Bar::pass_time`] reports at the card's AICLK), whichever ends first, so a
+    /// simulated card's virtual time is bounded too.
     pub timeout: Duration,
     /// Whether the device may run native images (only a simulator can).
     pub native_allowed: bool,
@@ -326,6 +328,8 @@ fn wait_up<B: Bar>(
     timeout: Duration,
 ) -> Result<(), PcieError> {
     let start = Instant::now();
+    let budget = (timeout.as_micros() as u64).saturating_mul(card.aiclk_mhz() as u64);
+    let mut device_cycles = 0u64;
     let mut pending: Vec<Noc0Xy> = tiles.to_vec();
     loop {
         let mut failed = Vec::new();
@@ -344,7 +348,7 @@ fn wait_up<B: Bar>(
                 still.push(t);
             }
         }
-        let timed_out = start.elapsed() >= timeout;
+        let timed_out = start.elapsed() >= timeout || device_cycles >= budget;
         if still.is_empty() && failed.is_empty() {
             return Ok(());
         }
@@ -366,10 +370,11 @@ fn wait_up<B: Bar>(
             }
             return Err(PcieError::FirmwareDidNotStart {
                 tiles,
-                waited_ms: start.elapsed().as_millis() as u64,
+                waited_ms: (start.elapsed().as_millis() as u64)
+                    .max(device_cycles / (card.aiclk_mhz().max(1) as u64 * 1000)),
             });
         }
         pending = still;
-        card.bar_mut().pass_time();
+        device_cycles = device_cycles.saturating_add(card.pass_time());
     }
 }

@@ -59,10 +59,7 @@ pub(super) fn sim_config(cfg: &BroadcastConfig) -> SimConfig {
 pub(super) fn backend(cfg: &BroadcastConfig, sim: SimConfig) -> Backend {
     match &cfg.device {
         DeviceChoice::Sim => Backend::Simulator(sim),
-        DeviceChoice::PcieSim => Backend::PcieSim {
-            config: sim,
-            firmware: cfg.firmware.clone(),
-        },
+        DeviceChoice::PcieSim => Backend::pcie_sim(sim).with_firmware(cfg.firmware.clone()),
         DeviceChoice::Card(path) => Backend::Card {
             path: path.clone(),
             firmware: cfg.firmware.clone(),
