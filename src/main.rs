@@ -24,7 +24,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run the 03_broadcast program on the simulator: jobs of two broadcasts, every byte checked.
+    /// Run the 03_broadcast program (on the simulator unless `--device` says otherwise): jobs of
+    /// two broadcasts, every byte checked.
     Broadcast {
         #[command(flatten)]
         flags: BroadcastFlags,

@@ -1,15 +1,28 @@
 //! Schedule exploration: a sample of the cases CI runs in full (`komorebi explore --seeds 2000`),
 //! and proof that the case check fails when something is wrong.
 
-use komorebi::app::broadcast::{FaultKind, FaultSpec};
+use komorebi::app::broadcast::{DeviceChoice, FaultKind, FaultSpec};
 use komorebi::explore::{check_case, explore, replay_command, shape};
 
 #[test]
 fn a_sample_of_random_shapes_and_seeds_passes() {
-    let out = explore(10_000, 40, |_| {});
+    let out = explore(10_000, 40, &DeviceChoice::Sim, |_| {});
     assert_eq!(out.cases, 40);
     assert!(out.failures.is_empty(), "{out}");
     assert!(out.checked_bytes > 0);
+}
+
+#[test]
+fn a_sample_passes_through_the_host_path_too() {
+    let out = explore(20_000, 6, &DeviceChoice::PcieSim, |_| {});
+    assert_eq!(out.cases, 6);
+    assert!(out.failures.is_empty(), "{out}");
+    assert!(out.checked_bytes > 0);
+    let cfg = komorebi::app::broadcast::BroadcastConfig {
+        device: DeviceChoice::PcieSim,
+        ..shape(20_000)
+    };
+    assert!(replay_command(&cfg).ends_with(" --device pcie-sim"));
 }
 
 #[test]

@@ -64,7 +64,7 @@ fn a_fault_gives_the_same_give_ups_on_pcie_sim_as_on_the_simulator() {
     let fault: broadcast::FaultSpec = "drop-marker:3,1:1".parse().unwrap();
     let on = |device| {
         let cfg = BroadcastConfig {
-            faults: vec![fault.clone()],
+            faults: vec![fault],
             ..small(device)
         };
         broadcast::run(&cfg, |_| {}).unwrap()

@@ -3,7 +3,21 @@
 //! The host's path to a Blackhole card over tt-kmd's TLB windows, and the same path to the
 //! simulator's BAR model.
 //!
-//! **Status: being built (issue 14).**
+//! | module | what it is for |
+//! |---|---|
+//! | [`bar`] | the one interface to a card's BARs ([`Bar`]): windows, BAR0 registers, passing time |
+//! | `kmd` (Linux) | tt-kmd's implementation: enumeration sorted by PCI address, open checks (API version, Blackhole, AICLK), ALLOCATE/CONFIGURE/FREE_TLB, mmaps, volatile 32-bit access |
+//! | `sim` (feature `sim`, default) | the simulator's BAR model as a [`Bar`] |
+//! | [`card`] | everything above the BARs, the same for both: the window plan, translated coordinates, telemetry, L1/DRAM/register/multicast access, hung-device detection |
+//! | [`telemetry`] | ARC's telemetry table |
+//! | [`firmware`] | firmware images (ELF via `object`, or the simulator's native images) and the boot sequence |
+//! | [`proxy`] | the HAL traits from the host, so a protocol can run with the host as a participant |
+//! | [`error`] | every way the host path fails ([`PcieError`]) |
+//!
+//! Because [`card::Card`] and everything above it are generic over [`Bar`], the tests that run
+//! over the simulated card run the code a card runs. **None of it has run on a card**: no
+//! Blackhole card was available; the `hw-blackhole` feature's tests skip with a line saying so
+//! when none is present.
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 pub mod bar;

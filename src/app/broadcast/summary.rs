@@ -23,6 +23,8 @@ pub struct JobResult {
 /// What a run came to.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BroadcastSummary {
+    /// The device it ran on: `sim`, `pcie-sim` or a card's device node.
+    pub device: String,
     /// Every job succeeded and every byte checked.
     pub ok: bool,
     /// Jobs run.
@@ -76,6 +78,7 @@ impl BroadcastSummary {
 impl BroadcastSummary {
     pub(super) fn empty(cfg: &BroadcastConfig, broadcasts: [usize; 2], job_bound: u64) -> Self {
         Self {
+            device: cfg.device.to_string(),
             ok: true,
             jobs: cfg.jobs,
             blocks: cfg.blocks,
@@ -147,8 +150,16 @@ impl std::fmt::Display for BroadcastSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "broadcast on the simulator: {} jobs of {} blocks; {} A broadcasts (rows, NoC0), {} W broadcasts (columns, NoC1) per job",
-            self.jobs, self.blocks, self.broadcasts[0], self.broadcasts[1]
+            "broadcast on {}: {} jobs of {} blocks; {} A broadcasts (rows, NoC0), {} W broadcasts (columns, NoC1) per job",
+            match self.device.as_str() {
+                "sim" => "the simulator".to_string(),
+                "pcie-sim" => "the simulator as a PCIe card".to_string(),
+                card => card.to_string(),
+            },
+            self.jobs,
+            self.blocks,
+            self.broadcasts[0],
+            self.broadcasts[1]
         )?;
         writeln!(f, "  received by multicast: {} bytes", self.received_bytes)?;
         writeln!(f, "  checked by compute:    {} bytes", self.checked_bytes)?;
