@@ -130,6 +130,53 @@ fn without_the_publish_barrier_the_index_word_overtakes_the_command() {
     assert!(!broken.is_empty(), "no seed of 0..4 showed the hazard");
 }
 
+#[test]
+fn with_fewer_windows_than_tiles_and_another_harvest_every_byte_still_checks() {
+    // 16 windows of 2 MiB for 120 tiles and none of 4 GiB: most tiles and every DRAM bank
+    // share the spare window, which moves only after a read back of its last write.
+    let harvest = blackhole_pac::harvest::HarvestMask::new((1 << 8) | (1 << 11)).unwrap();
+    let mut s = Session::open(Backend::PcieSim {
+        config: SimConfig {
+            harvest,
+            ..SimConfig::default()
+        },
+        firmware: None,
+        bar: SimBarOptions {
+            windows_2m: 16,
+            windows_4g: 0,
+            ..SimBarOptions::default()
+        },
+        card: CardOptions::default(),
+    })
+    .unwrap();
+    assert_eq!(
+        s.harvest(),
+        harvest,
+        "the mask comes from the card's telemetry"
+    );
+    assert_eq!(jobs_ok(&mut s), 3);
+}
+
+#[test]
+fn no_window_left_is_an_unusable_device() {
+    let e = open_error(Backend::PcieSim {
+        config: SimConfig::default(),
+        firmware: None,
+        bar: SimBarOptions {
+            windows_2m: 0,
+            ..SimBarOptions::default()
+        },
+        card: CardOptions::default(),
+    });
+    assert_eq!(
+        e,
+        PcieError::WindowsExhausted {
+            size: "2 MiB",
+            available: 0
+        }
+    );
+}
+
 fn open_error(backend: Backend) -> PcieError {
     match Session::open(backend) {
         Err(SessionError::Unusable(e)) => e,

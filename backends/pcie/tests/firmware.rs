@@ -1,0 +1,154 @@
+//! Firmware images from ELF files: what the loader takes from a RISC-V executable and every
+//! refusal, on ELF files built byte by byte here.
+
+use komorebi_hal::Role;
+use komorebi_kernel::image::{ImageHeader, header_addr};
+use komorebi_pcie::PcieError;
+use komorebi_pcie::firmware::{Firmware, FirmwareImage, Segment};
+
+const EM_RISCV: u16 = 243;
+
+/// A 32-bit little-endian executable for `machine` with one PT_LOAD program header per
+/// segment (load address = `paddr`, virtual address `vaddr` when given).
+fn elf(machine: u16, entry: u32, segments: &[(u32, Option<u32>, &[u8])]) -> Vec<u8> {
+    let phoff = 52u32;
+    let data_at = phoff + 32 * segments.len() as u32;
+    let mut out = Vec::new();
+    out.extend_from_slice(&[0x7F, b'E', b'L', b'F', 1, 1, 1, 0]);
+    out.extend_from_slice(&[0; 8]);
+    for v in [2u16, machine] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for v in [1u32, entry, phoff, 0, 0] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for v in [52u16, 32, segments.len() as u16, 40, 0, 0] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    let mut offset = data_at;
+    for (paddr, vaddr, data) in segments {
+        let len = data.len() as u32;
+        for v in [
+            1u32,
+            offset,
+            vaddr.unwrap_or(*paddr),
+            *paddr,
+            len,
+            len,
+            5,
+            4,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        offset += len;
+    }
+    for (_, _, data) in segments {
+        out.extend_from_slice(data);
+    }
+    out
+}
+
+fn header(role: Role, entry: u32) -> Vec<u8> {
+    ImageHeader {
+        role,
+        entry,
+        code_start: entry,
+        code_bytes: 8,
+    }
+    .to_bytes()
+    .to_vec()
+}
+
+const CODE: &[u8] = &[0x13, 0, 0, 0, 0x6f, 0, 0, 0];
+
+#[test]
+fn an_image_is_its_loadable_segments_with_the_header_found_in_them() {
+    let h = header(Role::Writer, 0x1_2000);
+    // .data is linked into local memory (VMA 0xFFB0_0000) and loaded in L1 (LMA): the load
+    // address is what counts.
+    let bytes = elf(
+        EM_RISCV,
+        0x1_2000,
+        &[
+            (header_addr(Role::Writer), None, &h),
+            (0x1_2000, None, CODE),
+            (0x1_3000, Some(0xFFB0_0000), &[1, 2, 3, 4]),
+        ],
+    );
+    let image = FirmwareImage::from_elf("writer", &bytes).unwrap();
+    assert_eq!(image.header.role, Role::Writer);
+    assert_eq!(image.header.entry, 0x1_2000);
+    assert!(!image.is_native());
+    assert_eq!(
+        image.segments,
+        vec![
+            Segment {
+                addr: header_addr(Role::Writer),
+                data: h
+            },
+            Segment {
+                addr: 0x1_2000,
+                data: CODE.to_vec()
+            },
+            Segment {
+                addr: 0x1_3000,
+                data: vec![1, 2, 3, 4]
+            },
+        ]
+    );
+}
+
+fn refusal(bytes: &[u8]) -> String {
+    match FirmwareImage::from_elf("x", bytes) {
+        Err(PcieError::Firmware { image, why }) => {
+            assert_eq!(image, "x");
+            why
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn every_refusal_says_what_is_wrong() {
+    let h = header(Role::Compute, 0x6000);
+    let ok = [
+        (header_addr(Role::Compute), None, &h[..]),
+        (0x6000, None, CODE),
+    ];
+    assert!(refusal(b"not an elf").starts_with("not a 32-bit little-endian ELF"));
+    assert!(refusal(&elf(62, 0x6000, &ok)).contains("is not RISC-V (243)"));
+    let why = refusal(&elf(EM_RISCV, 0x6000, &[(0x17_FFFC, None, CODE)]));
+    assert_eq!(
+        why,
+        "segment at 0x17fffc+8 does not load into L1 (0..0x180000)"
+    );
+    let why = refusal(&elf(EM_RISCV, 0x6000, &[(0x6000, None, CODE)]));
+    assert!(why.starts_with("no komorebi image header"), "{why}");
+    let why = refusal(&elf(EM_RISCV, 0x6004, &ok));
+    assert_eq!(why, "header entry 0x6000 is not the ELF entry 0x6004");
+    // A header at another role's place is not this image's header.
+    let misplaced = [
+        (header_addr(Role::Reader), None, &h[..]),
+        (0x6000, None, CODE),
+    ];
+    assert!(refusal(&elf(EM_RISCV, 0x6000, &misplaced)).starts_with("no komorebi image header"));
+}
+
+#[test]
+fn a_firmware_is_three_images_in_role_order() {
+    let native = Firmware::native();
+    assert!(native.images.iter().all(FirmwareImage::is_native));
+    let [r, w, c] = native.images.clone();
+    let e = Firmware::new([w.clone(), r.clone(), c.clone()]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "firmware image native writer: is the writer image, given as the reader"
+    );
+    assert_eq!(Firmware::new([r, w, c]).unwrap(), native);
+    let e = Firmware::from_dir(std::path::Path::new("/nonexistent/firmware")).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("firmware image /nonexistent/firmware/reader: cannot be read"),
+        "{e}"
+    );
+}
