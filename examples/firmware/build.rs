@@ -7,6 +7,9 @@ fn main() {
         println!("cargo:rustc-link-arg-bin={kernel}=-T{kernel}.ld");
         println!("cargo:rerun-if-changed=link/{kernel}.ld");
     }
+    // No page alignment: otherwise the linker loads the ELF and program headers into L1 below
+    // the first section (at 0x3000), where nothing of the image belongs.
+    println!("cargo:rustc-link-arg=--nmagic");
     println!("cargo:rerun-if-changed=link/common.ld");
     if std::env::var_os("CARGO_FEATURE_DEFMT").is_some() {
         println!("cargo:rustc-link-arg=-Tdefmt.x");

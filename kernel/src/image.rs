@@ -126,20 +126,21 @@ impl core::fmt::Display for BootState {
 
 /// A kernel's boot check, run once at its start before it takes any command: the control-block
 /// header must carry this build's ABI version, the tile's own logical coordinates (`own`, which
-/// the kernel learns from its NIU: `NOC_ID_LOGICAL` on a card) and a valid harvest mask. Writes
+/// the kernel learns from its NIU; `None` for a kernel without one, compute, which then checks
+/// the rest) and a valid harvest mask. Writes
 /// the kernel's boot word: [`BOOT_UP`], or the failure, which is then returned and the kernel
 /// must not run. `Err(None)`: the control block itself could not be read or written.
 pub fn come_up<K: ControlBlock>(
     ctrl: &mut K,
     role: Role,
-    own: LogicalXy,
+    own: Option<LogicalXy>,
 ) -> Result<(), Option<BootFailure>> {
     let version = ctrl.load(abi::HEADER_VERSION).map_err(|_| None)?;
     let tile = ctrl.load(abi::HEADER_TILE).map_err(|_| None)?;
     let harvest = ctrl.load(abi::HEADER_HARVEST).map_err(|_| None)?;
     let failure = if version != abi::ABI_VERSION {
         Some(BootFailure::AbiVersion)
-    } else if tile != own.x as u32 | (own.y as u32) << 8 {
+    } else if own.is_some_and(|own| tile != own.x as u32 | (own.y as u32) << 8) {
         Some(BootFailure::WrongTile)
     } else if harvest > 0x3FFF {
         Some(BootFailure::BadHarvest)
@@ -214,20 +215,25 @@ impl core::fmt::Display for ImageError {
 
 impl core::error::Error for ImageError {}
 
-fn fnv1a(words: &[u32]) -> u32 {
+const fn fnv1a(words: &[u32]) -> u32 {
     let mut h: u32 = 0x811C_9DC5;
-    for w in words {
-        for b in w.to_le_bytes() {
-            h ^= b as u32;
+    let mut i = 0;
+    while i < words.len() {
+        let bytes = words[i].to_le_bytes();
+        let mut j = 0;
+        while j < 4 {
+            h ^= bytes[j] as u32;
             h = h.wrapping_mul(0x0100_0193);
+            j += 1;
         }
+        i += 1;
     }
     h
 }
 
 impl ImageHeader {
-    /// The header's words.
-    pub fn encode(&self) -> [u32; IMAGE_HEADER_WORDS] {
+    /// The header's words (a `const fn`, so firmware can place its header in a static).
+    pub const fn encode(&self) -> [u32; IMAGE_HEADER_WORDS] {
         let mut w = [
             IMAGE_MAGIC,
             abi::ABI_VERSION,
@@ -238,7 +244,8 @@ impl ImageHeader {
             0,
             0,
         ];
-        w[7] = fnv1a(&w[..7]);
+        let (body, _) = w.split_at(7);
+        w[7] = fnv1a(body);
         w
     }
 

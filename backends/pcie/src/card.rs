@@ -555,7 +555,8 @@ impl<B: Bar> Card<B> {
         Ok((high as u64) << 32 | low as u64)
     }
 
-    /// Writes `data` at L1 `addr` of every enabled Tensix tile: one multicast over the
+    /// Writes `data` at L1 `addr` (4-byte aligned; a partial last word is padded with zeros)
+    /// of every enabled Tensix tile: one multicast over the
     /// translated rectangle of all of them when translation is on (harvested columns, moved
     /// to the end of the translated grid, fall outside it), a unicast to each otherwise
     /// (tt-umd does not multicast without translation either).
@@ -582,8 +583,18 @@ impl<B: Bar> Card<B> {
             ordering: TlbOrdering::Strict,
             ..TlbConfig::unicast(end.0, end.1, 0)
         };
+        // Reads never multicast, so a partial word cannot be merged: the start must be
+        // aligned, and a partial last word is padded with zeros.
+        if addr % 4 != 0 {
+            return Err(PcieError::Unaligned {
+                offset: addr as u64,
+                len: data.len(),
+            });
+        }
+        let mut words = data.to_vec();
+        words.resize(data.len().div_ceil(4) * 4, 0);
         Self::on_moving(&self.bar, &self.mcast, config, |bar, w| {
-            Self::write_any(bar, w, addr as u64, data).map(|last| ((), last))
+            bar.write(w, addr as u64, &words).map(|()| ((), None))
         })?;
         self.bar.borrow_mut().fence();
         Ok(())

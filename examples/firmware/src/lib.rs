@@ -152,15 +152,69 @@ fn panic(info: &core::panic::PanicInfo) -> ! {
     loop {}
 }
 
-/// Defines `kernel_main` for one kernel: set the role, log (with defmt), run the persistent loop
-/// with the broadcast handler, park when it returns.
+/// Where each kernel's code starts: its linker script's `CODE` origin, where `_start` (the
+/// ELF entry) is placed first. NCRISC and TRISC0 start here through their reset PCs (the
+/// loader sets or clears the overrides); BRISC starts at 0x0, whose boot stub jumps here.
+pub const fn entry(role: Role) -> u32 {
+    match role {
+        Role::Reader => 0x1_C000,
+        Role::Writer => 0x1_2000,
+        Role::Compute => 0x6000,
+    }
+}
+
+/// The komorebi image header of `role`'s image (`komorebi_kernel::image`), which the linker
+/// places at its role's header address: the loader finds the image by it.
+pub const fn image_header(role: Role) -> [u32; komorebi_kernel::image::IMAGE_HEADER_WORDS] {
+    komorebi_kernel::image::ImageHeader {
+        role,
+        entry: entry(role),
+        code_start: entry(role),
+        code_bytes: 0,
+    }
+    .encode()
+}
+
+/// The boot check before the persistent loop: ABI version, harvest mask and, for the
+/// data-movement kernels, the tile's logical coordinates from its NIU's raw NoC0 node id and
+/// the header's harvest mask, against the header's; writes this kernel's boot word. False: the
+/// kernel must not run.
+pub fn come_up(role: Role) -> bool {
+    let own = match role {
+        Role::Compute => None,
+        _ => {
+            // SAFETY: as in `noc`: NIU0 is mapped on every baby core; this only reads its id.
+            let niu = unsafe { Niu::steal_niu0() };
+            let node = niu.cmd_buf(CmdBufId::WRITE).node_id().read();
+            // SAFETY: the header word is written by the loader before the cores are released.
+            let harvest = unsafe { control_word(abi::HEADER_HARVEST).read_volatile() };
+            let columns = HarvestMask::new(harvest & 0x3FFF).unwrap_or(HarvestMask::NONE).columns();
+            let (x, y) = columns.noc0_to_logical(node.x(), node.y()).unwrap_or((0xFF, 0xFF));
+            Some(komorebi_hal::LogicalXy::new(x, y))
+        }
+    };
+    komorebi_kernel::image::come_up(&mut ctrl(), role, own).is_ok()
+}
+
+/// Defines `kernel_main` for one kernel: its image header, then at run time: set the role, log
+/// (with defmt), make the boot check, run the persistent loop with the broadcast handler, park
+/// when it returns.
 #[macro_export]
 macro_rules! kernel_main {
     ($role:ident, $run:expr) => {
+        /// This image's komorebi header (placed by the linker at the role's header address).
+        #[unsafe(link_section = ".komorebi_image")]
+        #[used]
+        static KOMOREBI_IMAGE: [u32; komorebi_kernel::image::IMAGE_HEADER_WORDS] =
+            $crate::image_header(komorebi_hal::Role::$role);
+
         /// Entered from `_start` with a stack and initialised data.
         #[unsafe(no_mangle)]
         extern "C" fn kernel_main() -> ! {
             $crate::set_role(komorebi_hal::Role::$role);
+            if !$crate::come_up(komorebi_hal::Role::$role) {
+                loop {}
+            }
             #[cfg(feature = "defmt")]
             defmt::info!("kernel up");
             let mut handlers = (komorebi_kernel::BroadcastHandler,);
