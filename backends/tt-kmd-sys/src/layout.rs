@@ -2,7 +2,7 @@
 
 use core::mem::{offset_of, size_of};
 
-use crate::*;
+use crate::{control::*, dma::*, info::*, tlb::*};
 
 /// Builds the table: for each `"c_struct" RustType { "c_field" rust_field, ... }` an entry
 /// `("c_struct", size_of)` then `("c_struct.c_field", offset_of)` per field.

@@ -6,8 +6,9 @@ use std::os::fd::BorrowedFd;
 use rustix::io::Result;
 use rustix::ioctl::{NoArg, Opcode, Updater, ioctl, opcode};
 
+use crate::consts::TENSTORRENT_IOCTL_MAGIC;
 use crate::nr;
-use crate::*;
+use crate::{control::*, dma::*, info::*, tlb::*};
 
 /// `TENSTORRENT_IOCTL_GET_DEVICE_INFO` = `_IO(0xFA, 0)`.
 #[doc(alias = "TENSTORRENT_IOCTL_GET_DEVICE_INFO")]

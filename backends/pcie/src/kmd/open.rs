@@ -1,0 +1,284 @@
+//! Opening a node and telling what it is: `KmdBar::open` and its steps (the open flags, the sysfs
+//! class check before any ioctl, GET_DRIVER_INFO, GET_DEVICE_INFO, the busy clock through
+//! SET_POWER_STATE, the firmware version and BAR4 size from sysfs), which `enumerate` shares.
+
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use blackhole_pac::tlb::{TLB_4G_COUNT, TLB_4G_SIZE, TLB_CONFIG_BASE};
+use rustix::fs::{FileType, Mode, OFlags};
+use rustix::io::Errno;
+use rustix::mm::ProtFlags;
+use tt_kmd_sys as sys;
+
+use super::address::{PciAddress, node_number};
+use super::device::{BAR0_REGS_LEN, BAR0_REGS_OFFSET, BAR0_TLB_CONFIG_LEN, KmdBar};
+use super::errno::{errno_message, mmap_error, not_tt_kmd_or, open_error};
+use super::mmio::MmioMap;
+use crate::bar::DeviceIdentity;
+use crate::error::PcieError;
+
+/// tt-kmd's sysfs class directory; device `N` is `tenstorrent!N` in it.
+pub const SYSFS_CLASS_DIR: &str = "/sys/class/tenstorrent";
+/// The oldest ioctl API this module speaks (tt-kmd 2.0.0).
+pub const MIN_API_VERSION: u32 = 2;
+
+const CLOCK_CONSEQUENCE: &str =
+    "AICLK stays at its 800 MHz idle; byte and half-word L1 stores may fail (tt-umd #2812)";
+
+/// Opens a node with `access` (`RDONLY` or `RDWR`), close-on-exec, non-blocking (an `O_EXCL`
+/// holder elsewhere is `EAGAIN`, not a wait) and never `O_APPEND` (which would make the fd a
+/// power-aware client starting from "everything off").
+pub(super) fn open_node(path: &Path, access: OFlags) -> Result<OwnedFd, PcieError> {
+    rustix::fs::open(
+        path,
+        access | OFlags::CLOEXEC | OFlags::NONBLOCK,
+        Mode::empty(),
+    )
+    .map_err(|e| open_error(&path.display().to_string(), e))
+}
+
+/// The sysfs directory of the character device behind `fd` (`/sys/dev/char/MAJ:MIN`), if `fd`
+/// is a character device.
+fn char_dev_sysfs(fd: BorrowedFd<'_>) -> Option<PathBuf> {
+    let st = rustix::fs::fstat(fd).ok()?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::CharacterDevice {
+        return None;
+    }
+    let dev = st.st_rdev;
+    Some(PathBuf::from(format!(
+        "/sys/dev/char/{}:{}",
+        rustix::fs::major(dev),
+        rustix::fs::minor(dev)
+    )))
+}
+
+/// Refuses a character device that sysfs says belongs to another class, before any ioctl
+/// reaches it (tt-kmd's request codes carry no size, so another driver could take the pointer
+/// for anything). Files that are not character devices answer the ioctls with `ENOTTY`, and a
+/// host without sysfs is let through to the same check.
+pub(super) fn check_tt_kmd_node(path: &str, fd: BorrowedFd<'_>) -> Result<(), PcieError> {
+    let Some(dir) = char_dev_sysfs(fd) else {
+        return Ok(());
+    };
+    let Ok(target) = std::fs::read_link(dir.join("subsystem")) else {
+        return Ok(());
+    };
+    match target.file_name().and_then(|n| n.to_str()) {
+        Some("tenstorrent") | None => Ok(()),
+        Some(class) => Err(PcieError::NotTtKmd {
+            path: path.to_string(),
+            why: format!("a character device of class `{class}`, not `tenstorrent`"),
+        }),
+    }
+}
+
+fn driver_info(path: &str, fd: BorrowedFd<'_>) -> Result<sys::GetDriverInfoOut, PcieError> {
+    let mut arg = sys::GetDriverInfo::default();
+    // SAFETY: `fd` is a tt-kmd node, or a file that is not a character device of another class
+    // (check_tt_kmd_node), which answers ENOTTY; `arg` is the Default, whose
+    // output_size_bytes is exactly its `out`.
+    unsafe { sys::get_driver_info(fd, &mut arg) }
+        .map_err(|e| not_tt_kmd_or(path, "GET_DRIVER_INFO", e))?;
+    Ok(arg.output)
+}
+
+pub(super) fn device_info(
+    path: &str,
+    fd: BorrowedFd<'_>,
+) -> Result<sys::GetDeviceInfoOut, PcieError> {
+    let mut arg = sys::GetDeviceInfo::default();
+    // SAFETY: as in driver_info: a tt-kmd node or a file that rejects the code; the Default's
+    // output_size_bytes is exactly its `out`.
+    unsafe { sys::get_device_info(fd, &mut arg) }
+        .map_err(|e| not_tt_kmd_or(path, "GET_DEVICE_INFO", e))?;
+    Ok(arg.output)
+}
+
+pub(super) fn not_blackhole(path: &str, info: &sys::GetDeviceInfoOut) -> Result<(), PcieError> {
+    if (info.vendor_id, info.device_id)
+        == (sys::PCI_VENDOR_ID_TENSTORRENT, sys::PCI_DEVICE_ID_BLACKHOLE)
+    {
+        Ok(())
+    } else {
+        Err(PcieError::NotBlackhole {
+            path: path.to_string(),
+            vendor: info.vendor_id,
+            device: info.device_id,
+        })
+    }
+}
+
+/// Asks for the busy power state on `fd`: the four power flags on (validity 4, no settings).
+/// `Ok((raised, note))`; `Err` only when the device is gone.
+fn raise_aiclk(
+    path: &str,
+    fd: BorrowedFd<'_>,
+    version: (u8, u8, u8),
+) -> Result<(bool, Option<String>), PcieError> {
+    let (major, minor, patch) = version;
+    if version < sys::since::SET_POWER_STATE {
+        return Ok((
+            false,
+            Some(format!(
+                "tt-kmd {major}.{minor}.{patch} has no SET_POWER_STATE (2.6.0+): \
+                 {CLOCK_CONSEQUENCE}"
+            )),
+        ));
+    }
+    let mut arg = sys::PowerState {
+        validity: sys::power_validity(4, 0),
+        power_flags: sys::POWER_FLAG_MAX_AI_CLK
+            | sys::POWER_FLAG_MRISC_PHY_WAKEUP
+            | sys::POWER_FLAG_TENSIX_ENABLE
+            | sys::POWER_FLAG_L2CPU_ENABLE,
+        ..sys::PowerState::default()
+    };
+    // SAFETY: `fd` was identified as tt-kmd by GET_DRIVER_INFO; `arg.argsz` is its own size.
+    match unsafe { sys::set_power_state(fd, &mut arg) } {
+        Ok(()) => Ok((true, None)),
+        Err(Errno::NODEV) => Err(PcieError::Gone {
+            path: path.to_string(),
+        }),
+        Err(e) => Ok((
+            false,
+            Some(format!(
+                "SET_POWER_STATE failed: {} (errno {}): {CLOCK_CONSEQUENCE}",
+                errno_message(e),
+                e.raw_os_error()
+            )),
+        )),
+    }
+}
+
+/// The device's sysfs directory: `/sys/class/tenstorrent/tenstorrent!N` when the node's real
+/// name is `N`, else the character device's own directory.
+fn sysfs_dir(path: &Path, fd: BorrowedFd<'_>) -> Option<PathBuf> {
+    let by_number = std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.file_name().and_then(|n| n.to_str()).and_then(node_number))
+        .map(|n| Path::new(SYSFS_CLASS_DIR).join(format!("tenstorrent!{n}")))
+        .filter(|d| d.is_dir());
+    by_number.or_else(|| char_dev_sysfs(fd).filter(|d| d.is_dir()))
+}
+
+fn sysfs_attr(dir: &Path, name: &str) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join(name)).ok()?;
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+/// 4 GiB windows the device's BAR4 holds (`/sys/bus/pci/devices/<addr>/resource`, line 4),
+/// as the driver counts them; `None` if sysfs does not say.
+fn bar4_windows(pci: PciAddress) -> Option<u32> {
+    let text = std::fs::read_to_string(format!("/sys/bus/pci/devices/{pci}/resource")).ok()?;
+    let line = text.lines().nth(4)?;
+    let mut fields = line
+        .split_whitespace()
+        .map(|f| u64::from_str_radix(f.trim_start_matches("0x"), 16).ok());
+    let (start, end) = (fields.next()??, fields.next()??);
+    let len = if end > start { end - start + 1 } else { 0 };
+    Some(
+        u32::try_from(len / TLB_4G_SIZE)
+            .unwrap_or(u32::MAX)
+            .min(TLB_4G_COUNT),
+    )
+}
+
+impl KmdBar {
+    /// Opens the tt-kmd node at `path` (`/dev/tenstorrent/0`, or a `by-id` link).
+    ///
+    /// In order: open read-write, close-on-exec, non-blocking, **without** `O_APPEND`
+    /// (`ENOENT` [`NoSuchDevice`](PcieError::NoSuchDevice), `EACCES`/`EPERM`
+    /// [`PermissionDenied`](PcieError::PermissionDenied), `EBUSY`/`EAGAIN`
+    /// [`Busy`](PcieError::Busy)); refuse a character device of another class; GET_DRIVER_INFO
+    /// (`ENOTTY`/`EINVAL`: [`NotTtKmd`](PcieError::NotTtKmd); API below 2:
+    /// [`DriverTooOld`](PcieError::DriverTooOld)); GET_DEVICE_INFO (not 1e52:b140:
+    /// [`NotBlackhole`](PcieError::NotBlackhole)); map the BAR0 registers; read the PCIe NIU's
+    /// `NOC_NODE_ID` ([`Hung`](PcieError::Hung) if it reads 0xFFFF_FFFF); then SET_POWER_STATE
+    /// for the busy clock on tt-kmd 2.6.0 and later (when it cannot, `clock_raised` is false
+    /// and `clock_note` says why), and the firmware bundle version from sysfs. `ENODEV` at any
+    /// step is [`Gone`](PcieError::Gone).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, PcieError> {
+        let path = path.as_ref();
+        let p = path.display().to_string();
+        let fd = open_node(path, OFlags::RDWR)?;
+        check_tt_kmd_node(&p, fd.as_fd())?;
+
+        let driver = driver_info(&p, fd.as_fd())?;
+        if driver.driver_version < MIN_API_VERSION {
+            return Err(PcieError::DriverTooOld {
+                path: p,
+                found: driver.driver_version,
+                needed: MIN_API_VERSION,
+            });
+        }
+        let version = (
+            driver.driver_version_major,
+            driver.driver_version_minor,
+            driver.driver_version_patch,
+        );
+        let info = device_info(&p, fd.as_fd())?;
+        not_blackhole(&p, &info)?;
+        let pci = PciAddress::from_kmd(info.pci_domain, info.bus_dev_fn);
+
+        let map_bar0 = |offset: u32, len: u32, what: &str| {
+            MmioMap::map(
+                fd.as_fd(),
+                sys::MMAP_OFFSET_RESOURCE0_UC + u64::from(offset),
+                len as usize,
+                ProtFlags::READ,
+            )
+            .map_err(|e| mmap_error(&p, format!("BAR0 {what} at {offset:#x}"), e))
+        };
+        let regs = map_bar0(BAR0_REGS_OFFSET, BAR0_REGS_LEN, "registers (NIU, ARC)")?;
+        let tlb_regs = map_bar0(TLB_CONFIG_BASE, BAR0_TLB_CONFIG_LEN, "TLB configuration")?;
+
+        let mut bar = Self {
+            identity: DeviceIdentity {
+                path: p.clone(),
+                pci_address: pci.to_string(),
+                vendor_id: info.vendor_id,
+                device_id: info.device_id,
+                api_version: driver.driver_version,
+                driver_version: version,
+                clock_raised: false,
+                clock_note: None,
+                firmware_bundle: sysfs_dir(path, fd.as_fd())
+                    .and_then(|d| sysfs_attr(&d, "tt_fw_bundle_ver")),
+            },
+            windows_4g: bar4_windows(pci).unwrap_or(TLB_4G_COUNT),
+            regs,
+            tlb_regs,
+            fd: Arc::new(fd),
+        };
+        bar.check_alive()?;
+        let (raised, note) = raise_aiclk(&p, bar.fd.as_fd(), version)?;
+        bar.identity.clock_raised = raised;
+        bar.identity.clock_note = note;
+        Ok(bar)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn old_drivers_keep_the_idle_clock() {
+        let null = match std::fs::File::open("/dev/null") {
+            Ok(f) => f,
+            Err(_) => return,
+        };
+        // 2.5.0 never reaches the ioctl, so any fd will do.
+        let (raised, note) = raise_aiclk("x", null.as_fd(), (2, 5, 0)).expect("no ioctl");
+        assert!(!raised);
+        let note = note.expect("a note");
+        assert!(
+            note.starts_with("tt-kmd 2.5.0 has no SET_POWER_STATE (2.6.0+)"),
+            "{note}"
+        );
+        assert!(note.contains("800 MHz"), "{note}");
+    }
+}
