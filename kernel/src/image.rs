@@ -27,6 +27,8 @@
 
 use komorebi_hal::{ControlBlock, LogicalXy, Role};
 
+use komorebi_broadcast::args::check_word;
+
 use crate::abi;
 
 /// Word 0 of every komorebi image header: `KMFW` in little-endian byte order.
@@ -215,22 +217,6 @@ impl core::fmt::Display for ImageError {
 
 impl core::error::Error for ImageError {}
 
-const fn fnv1a(words: &[u32]) -> u32 {
-    let mut h: u32 = 0x811C_9DC5;
-    let mut i = 0;
-    while i < words.len() {
-        let bytes = words[i].to_le_bytes();
-        let mut j = 0;
-        while j < 4 {
-            h ^= bytes[j] as u32;
-            h = h.wrapping_mul(0x0100_0193);
-            j += 1;
-        }
-        i += 1;
-    }
-    h
-}
-
 impl ImageHeader {
     /// The header's words (a `const fn`, so firmware can place its header in a static).
     pub const fn encode(&self) -> [u32; IMAGE_HEADER_WORDS] {
@@ -245,7 +231,7 @@ impl ImageHeader {
             0,
         ];
         let (body, _) = w.split_at(7);
-        w[7] = fnv1a(body);
+        w[7] = check_word(body);
         w
     }
 
@@ -260,7 +246,7 @@ impl ImageHeader {
                 expected: abi::ABI_VERSION,
             });
         }
-        let expected = fnv1a(&words[..7]);
+        let expected = check_word(&words[..7]);
         if words[7] != expected {
             return Err(ImageError::Check {
                 found: words[7],
@@ -331,7 +317,7 @@ mod tests {
         );
         let mut w = h.encode();
         w[2] = 3;
-        w[7] = fnv1a(&w[..7]);
+        w[7] = check_word(&w[..7]);
         assert_eq!(ImageHeader::decode(&w), Err(ImageError::Role(3)));
         assert_eq!(header_addr(Role::Compute), 0x3F40);
         assert_eq!(boot_word(Role::Writer), 0x034);

@@ -70,11 +70,7 @@ fn bad(image: &str, why: impl Into<String>) -> PcieError {
 impl FirmwareImage {
     /// The header-only image of `role`, which a simulator starts as its native kernel.
     pub fn native(role: Role) -> Self {
-        let entry = match role {
-            Role::Reader => tensix::BRISC_RESET_PC,
-            Role::Writer => NCRISC_RESET_PC,
-            Role::Compute => TRISC_RESET_PC[0],
-        };
+        let entry = default_pc(role);
         let header = ImageHeader {
             role,
             entry,
@@ -217,13 +213,17 @@ impl Firmware {
 /// What [`boot`] writes into every tile's control-block header besides its coordinates.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct BootOptions {
-    /// How long to wait for every kernel to come up: in real time, and in device time (the
-    /// cycles [`Bar::pass_time`] reports at the card's AICLK), whichever ends first, so a
-    /// simulated card's virtual time is bounded too.
+    /// How long to wait for every kernel to come up, in device time (the cycles
+    /// [`Bar::pass_time`] reports, at the card's AICLK: real time on a card, virtual time on a
+    /// simulator); real time caps it at no less than [`BOOT_REAL_TIME_CAP`].
     pub timeout: Duration,
     /// Whether the device may run native images (only a simulator can).
     pub native_allowed: bool,
 }
+
+/// The least real time the boot wait lasts before it gives up on a device whose clock does
+/// not move.
+pub const BOOT_REAL_TIME_CAP: Duration = Duration::from_secs(10);
 
 /// The reset PC `role`'s core starts at when its override is off.
 const fn default_pc(role: Role) -> u32 {
@@ -328,7 +328,11 @@ fn wait_up<B: Bar>(
     timeout: Duration,
 ) -> Result<(), PcieError> {
     let start = Instant::now();
+    // Device time bounds the wait (a card's `pass_time` reports real time, a simulator's its
+    // virtual time); real time only caps a device whose clock does not move, and never below
+    // `BOOT_REAL_TIME_CAP`, so a slow host cannot time out a simulated card that boots.
     let budget = (timeout.as_micros() as u64).saturating_mul(card.aiclk_mhz() as u64);
+    let cap = timeout.max(BOOT_REAL_TIME_CAP);
     let mut device_cycles = 0u64;
     let mut pending: Vec<Noc0Xy> = tiles.to_vec();
     loop {
@@ -348,7 +352,7 @@ fn wait_up<B: Bar>(
                 still.push(t);
             }
         }
-        let timed_out = start.elapsed() >= timeout || device_cycles >= budget;
+        let timed_out = device_cycles >= budget || start.elapsed() >= cap;
         if still.is_empty() && failed.is_empty() {
             return Ok(());
         }
