@@ -296,3 +296,71 @@ fn komorebi_devices_with_no_card_is_an_empty_list() {
         r#"{"devices":[]}"#
     );
 }
+
+#[test]
+fn boot_resets_the_reset_pc_overrides_a_tt_metal_run_left_set() {
+    use blackhole_pac::tensix::{
+        NCRISC_RESET_PC_OVERRIDE, NCRISC_RESET_PC_REG, TRISC_RESET_PC_OVERRIDE, TRISC_RESET_PC_REGS,
+    };
+    use komorebi::host::device::spawn_kernel;
+    use komorebi_pcie::card::Card;
+    use komorebi_pcie::firmware::{BootOptions, boot};
+    use komorebi_pcie::sim::SimBar;
+    use komorebi_sim::{Boot, Sim};
+
+    let config = SimConfig::default();
+    let columns = config.harvest.columns();
+    let logical = move |t: blackhole_pac::grid::Noc0Xy| {
+        columns
+            .noc0_to_logical(t.x(), t.y())
+            .unwrap_or((0xFF, 0xFF))
+    };
+    let mut sim = Sim::new(SimConfig {
+        boot: Boot::HeldInReset,
+        control: komorebi_kernel::abi::CONTROL_LAYOUT,
+        ..config
+    });
+    sim.set_boot_hook(Box::new(move |sim: &mut Sim, tile, role| {
+        let (x, y) = logical(blackhole_pac::grid::Noc0Xy::new(tile.0, tile.1).unwrap());
+        let own = komorebi_hal::LogicalXy::new(x, y);
+        spawn_kernel(sim, tile, role, Some(own), (BroadcastHandler,))
+    }));
+    let mut card = Card::open(
+        SimBar::new(sim, SimBarOptions::default()),
+        CardOptions::default(),
+    )
+    .unwrap();
+    // What tt-metal's firmware leaves behind: every override on, PCs inside komorebi's images
+    // (its NCRISC and TRISC firmware bases, blackhole-facts.md §5).
+    let tiles: Vec<_> = card.tensix().collect();
+    for &t in &tiles {
+        card.write_reg(t, NCRISC_RESET_PC_OVERRIDE, 1).unwrap();
+        card.write_reg(t, NCRISC_RESET_PC_REG, 0x5BE0).unwrap();
+        card.write_reg(t, TRISC_RESET_PC_OVERRIDE, 0b111).unwrap();
+        for (reg, pc) in TRISC_RESET_PC_REGS
+            .into_iter()
+            .zip([0x65E0, 0x6FE0, 0x79E0])
+        {
+            card.write_reg(t, reg, pc).unwrap();
+        }
+    }
+    let options = BootOptions {
+        timeout: std::time::Duration::from_millis(10),
+        native_allowed: true,
+    };
+    boot(&mut card, &Firmware::native(), logical, options).expect("every tile comes up");
+    // The native images start at the default PCs (NCRISC 0x12000, TRISC0 0x6000): both
+    // overrides off again, TRISC1 and TRISC2 (in reset) included.
+    for &t in &tiles {
+        assert_eq!(
+            card.read_reg(t, NCRISC_RESET_PC_OVERRIDE).unwrap(),
+            0,
+            "{t:?}"
+        );
+        assert_eq!(
+            card.read_reg(t, TRISC_RESET_PC_OVERRIDE).unwrap(),
+            0,
+            "{t:?}"
+        );
+    }
+}

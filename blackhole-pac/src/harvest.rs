@@ -122,7 +122,9 @@ impl HarvestMask {
         let mut len = 0;
         let mut j = 0;
         while j < 14 {
-            if !self.is_harvested(TENSIX_X[j]) {
+            // `len <= j < 14` always; said again so the compiler drops the bounds check (and
+            // the firmware the panic's formatting with it).
+            if !self.is_harvested(TENSIX_X[j]) && len < 14 {
                 xs[len] = TENSIX_X[j];
                 len += 1;
             }
@@ -202,7 +204,7 @@ impl TensixColumns {
             return None;
         }
         let mut c = 0;
-        while c < self.len as usize {
+        while c < self.len as usize && c < 14 {
             if self.xs[c] == x {
                 return Some((c as u8, y - TENSIX_Y_FIRST));
             }

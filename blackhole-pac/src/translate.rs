@@ -84,25 +84,29 @@ pub const fn dram_translated(bank: u8, port: u8) -> Option<TranslatedXy> {
 /// The translation the ARC firmware programs for one harvest mask.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Translation {
-    /// Raw NoC0 x of a Tensix column -> translated x (0xFF: not a Tensix column).
-    translated: [u8; 17],
-    /// Translated x -> raw NoC0 x of the Tensix column (0xFF: none).
-    raw: [u8; 17],
+    /// Raw NoC0 x of a Tensix column -> translated x (0xFF: not a Tensix column). Indexed by
+    /// `x & 31` (every x here is below 17): a mask the compiler can see, so the firmware
+    /// carries no bounds check.
+    translated: [u8; 32],
+    /// Translated x -> raw NoC0 x of the Tensix column (0xFF: none), indexed the same way.
+    raw: [u8; 32],
 }
 
 impl Translation {
     /// The translation for `harvest`.
     pub const fn new(harvest: HarvestMask) -> Self {
-        let mut translated = [0xFF; 17];
-        let mut raw = [0xFF; 17];
+        let mut translated = [0xFF; 32];
+        let mut raw = [0xFF; 32];
         // Enabled columns, ascending NoC0 x, onto the first translated x values.
         let mut next = 0;
         let mut j = 0;
         while j < TENSIX_X.len() {
             let x = TENSIX_X[j];
-            if !harvest.is_harvested(x) {
-                translated[x as usize] = TENSIX_X[next];
-                raw[TENSIX_X[next] as usize] = x;
+            // `next <= j < 14` always; said so the firmware has no bounds check.
+            if !harvest.is_harvested(x) && next < 14 {
+                let t = TENSIX_X[next];
+                translated[x as usize & 31] = t;
+                raw[t as usize & 31] = x;
                 next += 1;
             }
             j += 1;
@@ -112,10 +116,12 @@ impl Translation {
         let mut i = 0;
         while i < HARVESTING_NOC_LOCATIONS.len() {
             let x = HARVESTING_NOC_LOCATIONS[i];
-            if harvest.is_harvested(x) {
+            // At most 14 harvested columns: `0 < last <= 14` always, said as above.
+            if harvest.is_harvested(x) && last > 0 && last <= 14 {
                 last -= 1;
-                translated[x as usize] = TENSIX_X[last];
-                raw[TENSIX_X[last] as usize] = x;
+                let t = TENSIX_X[last];
+                translated[x as usize & 31] = t;
+                raw[t as usize & 31] = x;
             }
             i += 1;
         }
@@ -129,7 +135,7 @@ impl Translation {
     pub const fn to_translated(&self, p: Noc0Xy) -> Option<TranslatedXy> {
         match p.tile() {
             TileKind::Tensix => {
-                let x = self.translated[p.x() as usize];
+                let x = self.translated[p.x() as usize & 31];
                 if x == 0xFF {
                     None
                 } else {
@@ -159,7 +165,7 @@ impl Translation {
             return None;
         };
         match p.tile() {
-            TileKind::Tensix => match self.raw[t.x as usize] {
+            TileKind::Tensix => match self.raw[t.x as usize & 31] {
                 0xFF => None,
                 x => Noc0Xy::new(x, t.y),
             },

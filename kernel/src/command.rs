@@ -97,37 +97,39 @@ impl Command {
         (header, &self.words[..total])
     }
 
-    /// Reads the command in the slot at `slot` (an offset of the control block). `Err(None)`
-    /// when the word counts do not fit (a malformed command: it is refused), `Err(Some(kind))`
-    /// when the control block fails.
+    /// Reads the command in the slot at `slot` (an offset of the control block) into `self`,
+    /// in place: a command is ~0.5 KiB, which a kernel keeps once rather than copying on a
+    /// 4 KiB stack. `Err(None)` when the word counts do not fit (a malformed command: it is
+    /// refused; `self` then holds its header and no words), `Err(Some(kind))` when the control
+    /// block fails.
     pub fn load<K: ControlBlock>(
+        &mut self,
         ctrl: &mut K,
         slot: u32,
-    ) -> Result<Self, Option<control::ErrorKind>> {
+    ) -> Result<(), Option<control::ErrorKind>> {
         let mut h = [0u32; SLOT_HEADER_WORDS];
         for (i, w) in h.iter_mut().enumerate() {
             *w = ctrl.load(slot + 4 * i as u32).map_err(|e| Some(e.kind()))?;
         }
+        self.index = h[0];
+        self.sequence = h[1];
+        self.handler = h[2] as u16;
+        self.flags = (h[2] >> 16) as u16;
+        self.group = LogicalRect::from_word(h[3]);
+        self.wait_limit = h[4] as u64 | (h[5] as u64) << 32;
         let counts = [h[6] as u8, (h[6] >> 8) as u8, (h[6] >> 16) as u8];
-        let mut c = Self::new(
-            h[0],
-            h[1],
-            h[2] as u16,
-            (h[2] >> 16) as u16,
-            LogicalRect::from_word(h[3]),
-            h[4] as u64 | (h[5] as u64) << 32,
-        );
+        self.counts = [0; 3];
         let total: usize = counts.iter().map(|&n| n as usize).sum();
         if total > MAX_PROGRAM_WORDS {
             return Err(None);
         }
-        c.counts = counts;
-        for i in 0..total {
-            c.words[i] = ctrl
+        for (i, w) in self.words.iter_mut().take(total).enumerate() {
+            *w = ctrl
                 .load(slot + 4 * (SLOT_HEADER_WORDS + i) as u32)
                 .map_err(|e| Some(e.kind()))?;
         }
-        Ok(c)
+        self.counts = counts;
+        Ok(())
     }
 }
 

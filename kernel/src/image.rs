@@ -68,11 +68,20 @@ pub enum BootFailure {
     WrongTile = 2,
     /// The header's harvest mask is not a valid mask.
     BadHarvest = 3,
+    /// The header's harvest mask disagrees with the chip: the NIU's coordinate translation
+    /// puts this tile (`NOC_ID_LOGICAL`) elsewhere than the mask's translation does, or the
+    /// mask harvests the tile's own column.
+    HarvestMismatch = 4,
 }
 
 impl BootFailure {
     /// Every failure, in code order.
-    pub const ALL: [BootFailure; 3] = [Self::AbiVersion, Self::WrongTile, Self::BadHarvest];
+    pub const ALL: [BootFailure; 4] = [
+        Self::AbiVersion,
+        Self::WrongTile,
+        Self::BadHarvest,
+        Self::HarvestMismatch,
+    ];
 
     /// What it means, in words.
     pub const fn describe(self) -> &'static str {
@@ -80,6 +89,9 @@ impl BootFailure {
             Self::AbiVersion => "control-block ABI version differs from the image's",
             Self::WrongTile => "header's tile is not this tile's own coordinates",
             Self::BadHarvest => "header's harvest mask is invalid",
+            Self::HarvestMismatch => {
+                "header's harvest mask disagrees with the chip's coordinate translation"
+            }
         }
     }
 }
@@ -127,27 +139,33 @@ impl core::fmt::Display for BootState {
 }
 
 /// A kernel's boot check, run once at its start before it takes any command: the control-block
-/// header must carry this build's ABI version, the tile's own logical coordinates (`own`, which
-/// the kernel learns from its NIU; `None` for a kernel without one, compute, which then checks
-/// the rest) and a valid harvest mask. Writes
-/// the kernel's boot word: [`BOOT_UP`], or the failure, which is then returned and the kernel
-/// must not run. `Err(None)`: the control block itself could not be read or written.
+/// header must carry this build's ABI version, the tile's own logical coordinates and a valid
+/// harvest mask. `own` is what the kernel learned of its tile from the chip (its NIU's
+/// `NOC_NODE_ID`, `NIU_CFG_0` and `NOC_ID_LOGICAL`, checked against the header's harvest mask):
+/// its logical coordinates, or the failure that check found; `None` for a kernel without an
+/// NIU of its own (compute), which checks the rest. Writes the kernel's boot word: [`BOOT_UP`],
+/// or the failure, which is then returned and the kernel must not run. `Err(None)`: the control
+/// block itself could not be read or written.
 pub fn come_up<K: ControlBlock>(
     ctrl: &mut K,
     role: Role,
-    own: Option<LogicalXy>,
+    own: Option<Result<LogicalXy, BootFailure>>,
 ) -> Result<(), Option<BootFailure>> {
     let version = ctrl.load(abi::HEADER_VERSION).map_err(|_| None)?;
     let tile = ctrl.load(abi::HEADER_TILE).map_err(|_| None)?;
     let harvest = ctrl.load(abi::HEADER_HARVEST).map_err(|_| None)?;
     let failure = if version != abi::ABI_VERSION {
         Some(BootFailure::AbiVersion)
-    } else if own.is_some_and(|own| tile != own.x as u32 | (own.y as u32) << 8) {
-        Some(BootFailure::WrongTile)
     } else if harvest > 0x3FFF {
         Some(BootFailure::BadHarvest)
     } else {
-        None
+        match own {
+            Some(Err(f)) => Some(f),
+            Some(Ok(own)) if tile != own.x as u32 | (own.y as u32) << 8 => {
+                Some(BootFailure::WrongTile)
+            }
+            _ => None,
+        }
     };
     let word = failure.map_or(BOOT_UP, boot_failed);
     ctrl.store(boot_word(role), word).map_err(|_| None)?;

@@ -11,7 +11,7 @@
 //! * Waiting for a command never times out and ignores the stop flag.
 
 use komorebi_hal::control::{self, Error as _};
-use komorebi_hal::{Compute, ControlBlock, DataMovement, NocMulticast, Pause, Role};
+use komorebi_hal::{Compute, ControlBlock, DataMovement, LogicalRect, NocMulticast, Pause, Role};
 
 use crate::abi::{self, GiveUpCode, KernelGiveUp};
 use crate::command::{Command, CommandCtrl};
@@ -205,6 +205,7 @@ where
     }
     let role = Y::ROLE;
     let mut last = ctl!(ctrl.load(abi::kernel_word(abi::KERNEL_DONE, role)));
+    let mut command = Command::new(0, 0, 0, 0, LogicalRect::new(0, 0, 0, 0), 0);
     loop {
         let next = last.wrapping_add(1);
         let slot = abi::slot_of(next);
@@ -219,13 +220,13 @@ where
             let started = ctrl.now() as u32;
             ctl!(ctrl.store(abi::record_of(next) + abi::RECORD_STARTED, started));
         }
-        let command = match Command::load(&mut ctrl, slot) {
-            Ok(c) => Ok(c),
+        let loaded = match command.load(&mut ctrl, slot) {
+            Ok(()) => Ok(&command),
             Err(Some(kind)) => return KernelExit::ControlFailed(kind),
             Err(None) => Err(()),
         };
         let tile = ctl!(ctrl.load(abi::HEADER_TILE));
-        let (outcome, sequence, exit) = match command {
+        let (outcome, sequence, exit) = match loaded {
             Err(()) => (refused(GiveUpCode::BadCommand), 0, false),
             Ok(c) if c.handler == abi::HANDLER_EXIT => (Outcome::default(), c.sequence, true),
             Ok(c) => {
@@ -240,7 +241,7 @@ where
                         // transfers, so a lost acknowledgement cannot block this one.
                         body.resync();
                         let cc = CommandCtrl::new(&mut ctrl, c.wait_limit);
-                        body.run(handlers, cc, &mut pause, &buffers, &c).await
+                        body.run(handlers, cc, &mut pause, &buffers, c).await
                     }
                 };
                 (outcome, c.sequence, false)

@@ -4,7 +4,7 @@ use komorebi_broadcast::args::{Along, BroadcastArgs};
 use komorebi_hal::{LogicalRect, Role, Xy};
 use komorebi_kernel::Command;
 use komorebi_kernel::broadcast_handler::program::{
-    BroadcastProgram, ComputeInput, ComputeProgram, MOVER_WORDS, MoverProgram, ProgramError,
+    BroadcastProgram, ComputeInput, ComputeProgram, Field, MOVER_WORDS, MoverProgram, ProgramError,
     compute_words, fuzz_decode,
 };
 use proptest::prelude::*;
@@ -133,14 +133,14 @@ fn a_changed_word_fails_its_check() {
 fn copies_that_disagree_are_refused_on_the_host_and_on_the_device() {
     for (field, change) in [
         (
-            "pages",
+            Field::Pages,
             &(|s: &mut ComputeInput| s.pages = 8) as &dyn Fn(&mut ComputeInput),
         ),
-        ("window", &|s| s.window = 1),
-        ("buffer", &|s| s.cb = 5),
-        ("blocks", &|s| s.blocks = 15),
-        ("page size", &|s| s.page_size = 1024),
-        ("broadcast id", &|s| s.broadcast = 1),
+        (Field::Window, &|s| s.window = 1),
+        (Field::Buffer, &|s| s.cb = 5),
+        (Field::Blocks, &|s| s.blocks = 15),
+        (Field::PageSize, &|s| s.page_size = 1024),
+        (Field::BroadcastId, &|s| s.broadcast = 1),
     ] {
         let mut p = program();
         change(&mut p.compute.inputs[0]);

@@ -123,7 +123,7 @@ pub fn spawn_kernel<H: HandlerSet + 'static>(
         let mut h = handlers;
         let (mut ctrl, pause) = (env.ctrl(), env.pause());
         if let Some(own) = own {
-            if image::come_up(&mut ctrl, role, Some(own)).is_err() {
+            if image::come_up(&mut ctrl, role, Some(Ok(own))).is_err() {
                 return;
             }
         }

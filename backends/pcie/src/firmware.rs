@@ -129,6 +129,24 @@ impl FirmwareImage {
                     ),
                 ));
             }
+            let end = addr as u64 + data.len() as u64;
+            let overlaps =
+                |r: core::ops::Range<u32>| (addr as u64) < r.end as u64 && end > r.start as u64;
+            let control = abi::CONTROL_BASE..abi::CONTROL_BASE + abi::CONTROL_BYTES;
+            for (reserved, what) in [
+                (
+                    tensix::L1_ARC_SCRATCH,
+                    "L1 bytes 16..32 (the ARC firmware's scratch)",
+                ),
+                (control, "the control block (0x4000..0x5000)"),
+            ] {
+                if overlaps(reserved) {
+                    return Err(bad(
+                        name,
+                        format!("segment at {addr:#x}+{} overlaps {what}", data.len()),
+                    ));
+                }
+            }
             segments.push(Segment {
                 addr,
                 data: data.to_vec(),

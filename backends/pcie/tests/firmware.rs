@@ -122,6 +122,23 @@ fn every_refusal_says_what_is_wrong() {
         why,
         "segment at 0x17fffc+8 does not load into L1 (0..0x180000)"
     );
+    // L1 bytes 16..32 are the ARC firmware's; the control block is the loader's.
+    let why = refusal(&elf(EM_RISCV, 0x6000, &[(0x0, None, &[0; 20])]));
+    assert_eq!(
+        why,
+        "segment at 0x0+20 overlaps L1 bytes 16..32 (the ARC firmware's scratch)"
+    );
+    let why = refusal(&elf(EM_RISCV, 0x6000, &[(0x1C, None, CODE)]));
+    assert!(why.contains("overlaps L1 bytes 16..32"), "{why}");
+    assert!(
+        refusal(&elf(EM_RISCV, 0x6000, &[(0x20, None, CODE)])).starts_with("no komorebi"),
+        "0x20 is free"
+    );
+    let why = refusal(&elf(EM_RISCV, 0x6000, &[(0x4FFC, None, CODE)]));
+    assert_eq!(
+        why,
+        "segment at 0x4ffc+8 overlaps the control block (0x4000..0x5000)"
+    );
     let why = refusal(&elf(EM_RISCV, 0x6000, &[(0x6000, None, CODE)]));
     assert!(why.starts_with("no komorebi image header"), "{why}");
     let why = refusal(&elf(EM_RISCV, 0x6004, &ok));

@@ -2,11 +2,11 @@
 //! `n` (`tiles_received`, `tiles_acked`, 16 significant bits), and each kernel keeps its own
 //! pointers, as tt-metal's `LocalCBInterface` does.
 
-use blackhole_pac::stream::{CbIndex, Streams};
+use blackhole_pac::stream::{CIRCULAR_BUFFERS, CbIndex, Streams};
 use komorebi_hal::L1Addr;
 use komorebi_hal::cb::{self, ErrorKind};
 
-use crate::error::Error;
+use crate::error::{Error, Why};
 use crate::order::fence;
 
 type CbError = Error<ErrorKind>;
@@ -54,6 +54,19 @@ impl SiliconCb {
         }
     }
 
+    /// Zeroes `tiles_received` and `tiles_acked` of every circular buffer in `streams`: the
+    /// known state the firmware starts from, since the stream registers keep whatever the last
+    /// firmware left (tt-metal zeroes them before use too; blackhole-facts.md §11, "Boot
+    /// state"). For one core of the tile, before any kernel of it takes a command.
+    pub fn clear_counters(streams: Streams) {
+        for i in 0..CIRCULAR_BUFFERS as u8 {
+            if let Some(cb) = CbIndex::new(i) {
+                streams.tiles_received(cb).write_value(0);
+                streams.tiles_acked(cb).write_value(0);
+            }
+        }
+    }
+
     fn received(&self) -> u16 {
         self.streams.tiles_received(self.index).read() as u16
     }
@@ -69,17 +82,17 @@ impl SiliconCb {
             self.received().wrapping_sub(self.acked())
         };
         if pages > room {
-            let (kind, what) = if push {
-                (ErrorKind::Overflow, "push of more pages than are free")
+            let (kind, why) = if push {
+                (ErrorKind::Overflow, Why::PushOverflow)
             } else {
-                (ErrorKind::Underflow, "pop of more pages than are ready")
+                (ErrorKind::Underflow, Why::PopUnderflow)
             };
-            return Err(Error { kind, what });
+            return Err(Error { kind, why });
         }
         if at as u32 + pages as u32 > self.pages as u32 {
             return Err(Error {
                 kind: ErrorKind::Wrap,
-                what: "push or pop would cross the end of the buffer",
+                why: Why::Wrap,
             });
         }
         Ok(if at + pages == self.pages {
@@ -145,16 +158,19 @@ impl cb::CircularBuffer for SiliconCb {
         if page >= self.received().wrapping_sub(self.acked()) {
             return Err(Error {
                 kind: ErrorKind::Underflow,
-                what: "read of a page that is not ready",
+                why: Why::PageNotReady,
             });
         }
         if offset as u64 + buf.len() as u64 > self.page_size as u64 {
             return Err(Error {
                 kind: ErrorKind::OutOfRange,
-                what: "read beyond the page",
+                why: Why::BeyondPage,
             });
         }
-        let at = self.base + ((self.rd + page) % self.pages) as u32 * self.page_size + offset;
+        // `max(1)`: a buffer of 0 pages has no page ready (refused above); it also lets the
+        // compiler drop the division-by-zero panic, the firmware's last panic path.
+        let slot = (self.rd + page) % self.pages.max(1);
+        let at = self.base + slot as u32 * self.page_size + offset;
         fence();
         for (i, b) in buf.iter_mut().enumerate() {
             // SAFETY: `from_ptr`'s contract covers the buffer's bytes; volatile because the NoC

@@ -3,8 +3,8 @@
 use komorebi_hal::control::{self, ErrorKind};
 use komorebi_hal::{ControlLayout, L1Addr};
 
-use crate::error::Error;
-use crate::order::fence;
+use crate::error::{Error, Why};
+use crate::order::{fence, publish};
 
 type CtrlError = Error<ErrorKind>;
 
@@ -50,13 +50,13 @@ impl SiliconCtrl {
         if offset % 4 != 0 {
             return Err(Error {
                 kind: ErrorKind::Misaligned,
-                what: "control offset not a multiple of 4",
+                why: Why::ControlMisaligned,
             });
         }
         if offset >= self.layout.len {
             return Err(Error {
                 kind: ErrorKind::OutOfRange,
-                what: "control offset beyond the block",
+                why: Why::ControlBeyond,
             });
         }
         Ok(self.block.wrapping_add(offset as usize / 4))
@@ -76,7 +76,7 @@ impl control::ControlBlock for SiliconCtrl {
         self.word(offset)?;
         L1Addr::new(self.layout.base + offset).map_err(|_| Error {
             kind: ErrorKind::Misaligned,
-            what: "control block base not word aligned",
+            why: Why::ControlBase,
         })
     }
 
@@ -90,10 +90,10 @@ impl control::ControlBlock for SiliconCtrl {
 
     fn store(&mut self, offset: u32, value: u32) -> Result<(), CtrlError> {
         let p = self.word(offset)?;
+        // Read back before returning, so an NIU command issued next (a VALID or marker
+        // multicast from this word) reads `value`, not what the store queue still holds.
         // SAFETY: as for `load`.
-        unsafe { p.write_volatile(value) };
-        // Visible in L1 (to NoC reads of it, and as a NoC source) before we return.
-        fence();
+        unsafe { publish(p, value) };
         Ok(())
     }
 

@@ -7,22 +7,36 @@
 //! |---|---|---|
 //! | [`SiliconNoc`] | `NocMulticast` | one NIU's command buffers (0 writes and multicasts, 1 reads, 2 markers and other small writes, as tt-metal assigns them) and status counters, against software counts |
 //! | [`SiliconCb`] | `CircularBuffer` | the overlay stream registers of CB `n` (`tiles_received`, `tiles_acked`) and the kernel's own pointers |
+//! | [`TileIdentity`] | (boot check) | NIU0's `NOC_NODE_ID`, `NIU_CFG_0` and `NOC_ID_LOGICAL`, checked against a harvest mask |
 //! | [`SiliconCtrl`] | `ControlBlock` | L1 words with a `fence` around them (the L0 data cache is not coherent), the cycle CSRs |
 //!
 //! The HAL never waits: when a command buffer is still busy (`NOC_CMD_CTRL != 0`), an issuing
 //! call returns `ErrorKind::Busy` and issues nothing; the protocol crates retry inside their
-//! waits. A transfer longer than 16 KiB is one command that the NIU splits into 16 KiB packets
-//! itself (ISA `NoC/Counters.md`, "Automatic request splitting"): it needs 64-byte aligned
-//! addresses, and no other command buffer of the NIU is touched until it clears (an issue in
-//! the meantime returns `Busy`). Counts advance per packet.
+//! waits. A transfer longer than 16 KiB is split in software into packets of at most 16 KiB,
+//! one command each: the first goes at once, the others on later calls of the handle as the
+//! command buffer frees (every issuing call returns `Busy` and every completion check `false`
+//! until the last has gone). tt-metal splits the same way; the NIU's own splitting is left
+//! alone (the ISA leaves it unclear on Blackhole). Counts advance per packet.
+//!
+//! **Completion.** `reads_done` and `writes_acked` compare the NIU's 32-bit counters with
+//! software counts. `writes_sent` means the source bytes have been read, so the source may be
+//! reused: it reads the per-transaction-id `NIU_MST_WRITE_REQS_OUTGOING_ID`, which the NIU
+//! decrements after the data reads from L1; `*_WR_REQ_SENT` counts before them (ISA
+//! `NoC/Counters.md`).
 //!
 //! **Coordinates.** komorebi works in raw NoC coordinates. If firmware turned on the NIU's
-//! coordinate translation (`NIU_CFG_0` bit 14), give the handle a [`Translation`]: Tensix
-//! coordinates are then converted to the translated space before they are written. The
-//! translated space runs the NoC0 way on both NoCs, so a NoC1 rectangle (start <= end in NoC1
-//! raw coordinates) comes out with start at the NoC0-order maximum: the corner swap the ISA and
-//! tt-metal prescribe for NoC1 multicasts. DRAM targets under translation are refused with `InvalidAddress`: their translated
-//! mapping is not confirmed by a primary source (blackhole-facts.md §1.4).
+//! coordinate translation (`NIU_CFG_0` bit 14), give the handle a [`Translation`]: Tensix, DRAM
+//! and ARC coordinates are then converted to the translated space (`blackhole_pac::translate`)
+//! before they are written; DRAM's raw NoC0 coordinates translate to themselves. The translated
+//! space runs the NoC0 way on both NoCs, so a NoC1 rectangle comes out with start at the
+//! NoC0-order maximum: the corner swap the ISA and tt-metal prescribe for NoC1 multicasts. A
+//! multicast rectangle is written as the translated rectangle over the enabled columns it
+//! covers, never with a corner on a harvested column.
+//!
+//! **Ordering of core stores and NIU commands.** `fence` does not order an L1 store before a
+//! later NIU command on these cores (ISA `BabyRISCV/MemoryOrdering.md`); [`SiliconCtrl`]'s
+//! `store` reads the word back and consumes the value before it returns, so a command issued
+//! after it (a VALID or marker multicast whose source is that word) reads the new value.
 //!
 //! Every type is built over base pointers (`from_ptr`), so the host tests lay them over plain
 //! buffers and check the exact register words each operation writes.
@@ -31,6 +45,7 @@
 mod cb;
 mod ctrl;
 mod error;
+mod identity;
 mod noc;
 mod order;
 
@@ -38,5 +53,6 @@ pub use cb::SiliconCb;
 pub use ctrl::SiliconCtrl;
 #[cfg(target_arch = "riscv32")]
 pub use ctrl::cycles;
-pub use error::Error;
+pub use error::{Error, Why};
+pub use identity::{IdentityError, TileIdentity};
 pub use noc::{SiliconNoc, Translation};

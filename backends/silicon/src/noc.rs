@@ -1,22 +1,49 @@
 //! `NocMulticast` on one NIU.
 
-use blackhole_pac::addr::{self, AddrRegs, L1_ALIGN, MAX_PACKET_BYTES};
+use blackhole_pac::addr::{self, AddrRegs, L1_ALIGN, MAX_PACKET_BYTES, span_contains};
 use blackhole_pac::grid::{
-    GRID_X, GRID_Y, Noc0Xy, Noc1Xy, TENSIX_Y_FIRST, TENSIX_Y_LAST, TileKind,
+    GRID_X, GRID_Y, Noc0Xy, Noc1Xy, TENSIX_X, TENSIX_Y_FIRST, TENSIX_Y_LAST, TileKind,
 };
 use blackhole_pac::harvest::HarvestMask;
-use blackhole_pac::niu::{self, CmdBufId, Counter, Niu, NocCtrl};
+use blackhole_pac::niu::{self, CmdBufId, Counter, Niu, NocCtrl, PacketTag, TransactionId};
 /// NIU coordinate translation (the PAC's one rule: `blackhole_pac::translate`).
 pub use blackhole_pac::translate::Translation;
 use komorebi_hal::noc::{self, Ack, ErrorKind, Order, WriteMode};
 use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Xy};
 
-use crate::error::Error;
+use crate::error::{Error, Why};
 
 type NocError = Error<ErrorKind>;
 
-const fn err(kind: ErrorKind, what: &'static str) -> NocError {
-    Error { kind, what }
+const fn err(kind: ErrorKind, why: Why) -> NocError {
+    Error { kind, why }
+}
+
+/// The transaction id every komorebi request carries (`NOC_PACKET_TAG` bits 10..13 = 0): its
+/// `NIU_MST_WRITE_REQS_OUTGOING_ID` counter is what [`SiliconNoc`]'s `writes_sent` reads.
+const TRANSACTION_ID: TransactionId = match TransactionId::new(0) {
+    Some(id) => id,
+    None => panic!("0 is a transaction id"),
+};
+
+/// `NIU_MST_WRITE_REQS_OUTGOING_ID` is 8 bits wide (ISA `NoC/Counters.md`): no more writes than
+/// this may be waiting for their source bytes at once.
+const MAX_OUTGOING_WRITES: u32 = 255;
+
+/// A transfer longer than one packet: the packets not yet issued. Software splits (16 KiB a
+/// packet, one command each) rather than the NIU's automatic splitting, which the ISA leaves
+/// unclear for Blackhole and tt-metal never relies on.
+#[derive(Copy, Clone, Debug)]
+struct Split {
+    buf: CmdBufId,
+    ctrl: NocCtrl,
+    /// The next packet's `NOC_TARG_ADDR` and `NOC_RET_ADDR` (coordinates included).
+    targ: u64,
+    ret: u64,
+    /// Bytes not yet issued.
+    left: u32,
+    /// Acks each packet brings (0 for reads and unacked writes).
+    acks: u32,
 }
 
 /// One NIU as one data-movement kernel's NoC.
@@ -27,18 +54,31 @@ pub struct SiliconNoc {
     node: Xy,
     harvest: HarvestMask,
     translation: Option<Translation>,
-    /// The command buffer of a transfer the NIU is splitting, until it clears.
-    splitting: Option<CmdBufId>,
+    /// A transfer still being issued packet by packet.
+    split: Option<Split>,
     reads_issued: u32,
-    nonposted_issued: u32,
-    posted_issued: u32,
     acks_expected: u32,
+}
+
+/// The enabled Tensix tiles a rectangle covers, as NoC0 column and row bit sets.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Cover {
+    /// Bit `x`: NoC0 column `x` is an enabled Tensix column inside the rectangle.
+    columns: u32,
+    /// Bit `y`: NoC0 row `y` is a Tensix row inside the rectangle.
+    rows: u32,
 }
 
 impl SiliconNoc {
     /// The NoC of NIU `niu` (NIU0 for NoC0, NIU1 for NoC1) of the tile at raw `node` on that
-    /// NoC, on a chip with `harvest`; `translation` when the NIUs translate coordinates. The
-    /// software counts start from the hardware counters, as tt-metal's `noc_local_state_init`.
+    /// NoC, on a chip with `harvest`; `translation` when the NIUs translate coordinates.
+    ///
+    /// Puts the NIU's command buffers into the state this backend relies on: `NOC_PACKET_TAG`
+    /// (transaction id 0, no overlay delivery), `NOC_BRCST_EXCLUDE` and `NOC_AT_LEN_BE_1` are
+    /// cleared on all four, since they survive a RISC soft reset and a previous firmware (a
+    /// tt-metal run) may have left them set (blackhole-facts.md §11, "Boot state"; tt-metal's
+    /// firmware clears the packet tags at boot the same way). The software counts then start
+    /// from the hardware counters, as tt-metal's `noc_local_state_init`.
     pub fn new(
         niu: Niu,
         noc: NocId,
@@ -46,16 +86,25 @@ impl SiliconNoc {
         harvest: HarvestMask,
         translation: Option<Translation>,
     ) -> Self {
+        for id in [
+            CmdBufId::Buf0,
+            CmdBufId::Buf1,
+            CmdBufId::Buf2,
+            CmdBufId::Buf3,
+        ] {
+            let buf = niu.cmd_buf(id);
+            buf.packet_tag().write_value(PacketTag::default());
+            buf.brcst_exclude().write_value(0);
+            buf.at_len_be_1().write_value(0);
+        }
         let mut n = Self {
             niu,
             noc,
             node,
             harvest,
             translation,
-            splitting: None,
+            split: None,
             reads_issued: 0,
-            nonposted_issued: 0,
-            posted_issued: 0,
             acks_expected: 0,
         };
         n.sync_counts();
@@ -63,9 +112,8 @@ impl SiliconNoc {
     }
 
     fn sync_counts(&mut self) {
+        self.split = None;
         self.reads_issued = self.niu.status(Counter::MstRdRespReceived).read();
-        self.nonposted_issued = self.niu.status(Counter::MstNonpostedWrReqSent).read();
-        self.posted_issued = self.niu.status(Counter::MstPostedWrReqSent).read();
         self.acks_expected = self.niu.status(Counter::MstWrAckReceived).read();
     }
 
@@ -77,28 +125,26 @@ impl SiliconNoc {
         }
     }
 
-    /// The coordinate as the NIU wants it: raw, or translated.
+    /// The coordinate as the NIU wants it: raw, or translated. Tensix tiles, DRAM ports (whose
+    /// raw NoC0 coordinates translate to themselves) and the x = 8 column have translated
+    /// coordinates (`blackhole_pac::translate`).
     fn coord(&self, p: Xy) -> Result<(u8, u8), NocError> {
         let Some(t) = self.translation else {
             return Ok((p.x(), p.y()));
         };
-        self.noc0(p).and_then(|p0| t.tensix_at(p0)).ok_or(err(
-            ErrorKind::InvalidAddress,
-            "only Tensix targets are translated (DRAM translation is unconfirmed)",
-        ))
+        self.noc0(p)
+            .and_then(|p0| t.to_translated(p0))
+            .map(|t| t.get())
+            .ok_or(err(ErrorKind::InvalidAddress, Why::NoTranslation))
     }
 
     fn target_kind(&self, p: Xy) -> Result<TileKind, NocError> {
-        let neither = err(
-            ErrorKind::InvalidAddress,
-            "target is neither a Tensix L1 nor a DRAM port",
-        );
+        let neither = err(ErrorKind::InvalidAddress, Why::NotL1OrDram);
         let p0 = self.noc0(p).ok_or(neither)?;
         match p0.tile() {
-            TileKind::Tensix if self.harvest.is_harvested(p0.x()) => Err(err(
-                ErrorKind::InvalidAddress,
-                "target is a harvested Tensix",
-            )),
+            TileKind::Tensix if self.harvest.is_harvested(p0.x()) => {
+                Err(err(ErrorKind::InvalidAddress, Why::HarvestedTarget))
+            }
             k @ (TileKind::Tensix | TileKind::Dram { .. }) => Ok(k),
             _ => Err(neither),
         }
@@ -106,7 +152,7 @@ impl SiliconNoc {
 
     fn check_len(len: u32) -> Result<(), NocError> {
         if len == 0 {
-            Err(err(ErrorKind::InvalidLength, "transfer of 0 bytes"))
+            Err(err(ErrorKind::InvalidLength, Why::ZeroLength))
         } else {
             Ok(())
         }
@@ -114,45 +160,54 @@ impl SiliconNoc {
 
     fn check_l1(a: u32, len: u32) -> Result<(), NocError> {
         if a % L1_ALIGN != 0 {
-            return Err(err(ErrorKind::Misaligned, "L1 address not 16-byte aligned"));
+            return Err(err(ErrorKind::Misaligned, Why::L1Misaligned));
         }
         if a as u64 + len as u64 > blackhole_pac::tensix::L1_SIZE as u64 {
-            return Err(err(ErrorKind::InvalidAddress, "beyond L1"));
+            return Err(err(ErrorKind::InvalidAddress, Why::BeyondL1));
         }
         Ok(())
     }
 
-    /// The command buffer `buf` can take a request, and no split transfer is under way.
-    fn ready(&mut self, buf: CmdBufId) -> Result<(), NocError> {
-        if let Some(long) = self.splitting {
-            if self.niu.cmd_buf(long).cmd_ctrl().read() != niu::NOC_CTRL_STATUS_READY {
-                return Err(err(
-                    ErrorKind::Busy,
-                    "the NIU is still splitting a long transfer",
-                ));
-            }
-            self.splitting = None;
+    /// Issues the next packet of a split transfer if its command buffer is free. True when no
+    /// split transfer is left.
+    fn progress(&mut self) -> bool {
+        let Some(mut s) = self.split else {
+            return true;
+        };
+        if !self.free(s.buf) {
+            return false;
         }
-        if self.niu.cmd_buf(buf).cmd_ctrl().read() != niu::NOC_CTRL_STATUS_READY {
-            return Err(err(ErrorKind::Busy, "command buffer busy"));
+        let len = s.left.min(MAX_PACKET_BYTES);
+        self.send(s.buf, s.targ, s.ret, len, s.ctrl);
+        self.count(s.ctrl, s.acks);
+        s.left -= len;
+        s.targ += len as u64;
+        s.ret += len as u64;
+        self.split = (s.left > 0).then_some(s);
+        self.split.is_none()
+    }
+
+    fn free(&self, buf: CmdBufId) -> bool {
+        self.niu.cmd_buf(buf).cmd_ctrl().read() == niu::NOC_CTRL_STATUS_READY
+    }
+
+    /// Command buffer `buf` can take a request: no split transfer under way, the buffer free,
+    /// and room in the 8-bit outgoing-writes counter for a write.
+    fn ready(&mut self, buf: CmdBufId, write: bool) -> Result<(), NocError> {
+        if !self.progress() {
+            return Err(err(ErrorKind::Busy, Why::Splitting));
+        }
+        if !self.free(buf) {
+            return Err(err(ErrorKind::Busy, Why::CmdBufBusy));
+        }
+        if write && self.niu.write_reqs_outgoing(TRANSACTION_ID).read() >= MAX_OUTGOING_WRITES {
+            return Err(err(ErrorKind::Busy, Why::OutgoingFull));
         }
         Ok(())
     }
 
-    /// 16 KiB packets of a `len`-byte transfer between `a` and `b`; longer than one packet needs
-    /// both 64-byte aligned (the NIU's automatic splitting).
-    fn packets(len: u32, a: u64, b: u64) -> Result<u32, NocError> {
-        if len > MAX_PACKET_BYTES && (a % 64 != 0 || b % 64 != 0) {
-            return Err(err(
-                ErrorKind::Misaligned,
-                "a transfer over 16 KiB needs 64-byte aligned addresses",
-            ));
-        }
-        Ok(len.div_ceil(MAX_PACKET_BYTES))
-    }
-
-    /// Programs command buffer `id` and sends: one command of `len` bytes.
-    fn send(&mut self, id: CmdBufId, targ: u64, ret: u64, len: u32, ctrl: NocCtrl, packets: u32) {
+    /// Programs command buffer `id` and sends one packet of `len` <= 16 KiB bytes.
+    fn send(&self, id: CmdBufId, targ: u64, ret: u64, len: u32, ctrl: NocCtrl) {
         let buf = self.niu.cmd_buf(id);
         let (t, r) = (AddrRegs::split(targ), AddrRegs::split(ret));
         buf.targ_addr_lo().write_value(t.lo);
@@ -164,38 +219,88 @@ impl SiliconNoc {
         buf.at_len_be().write_value(len);
         buf.ctrl().write_value(ctrl);
         buf.cmd_ctrl().write_value(1);
-        if packets > 1 {
-            self.splitting = Some(id);
+    }
+
+    /// The software counts of one packet sent with `ctrl`.
+    fn count(&mut self, ctrl: NocCtrl, acks: u32) {
+        if ctrl.request_type() == niu::request::READ {
+            self.reads_issued = self.reads_issued.wrapping_add(1);
+        } else {
+            self.acks_expected = self.acks_expected.wrapping_add(acks);
         }
     }
 
-    /// Tensix tiles the raw rectangle `rect` covers on this NoC, without this node.
-    fn receivers(&self, rect: Rect) -> u32 {
-        // Tensix tiles form whole columns x whole rows, so the count factors: enabled Tensix
-        // columns in the x span times Tensix rows in the y span (wrap included), minus this
-        // node if it lies inside.
-        // The mirror of one axis does not depend on the other, so each axis is converted at an
-        // on-grid point of the other (row 0, column 0): x < 17 and y < 12 always convert.
-        let (sx, sy) = (rect.start().x(), rect.start().y());
-        let columns = (0..GRID_X)
-            .filter(|&x| {
-                let p = Xy::new(x, sy).unwrap_or_default();
-                let x0 = self.noc0(Xy::new(x, 0).unwrap_or_default()).map(Noc0Xy::x);
-                rect.contains(p)
-                    && x0.is_some_and(|x0| {
-                        blackhole_pac::grid::is_tensix_x(x0) && !self.harvest.is_harvested(x0)
-                    })
-            })
-            .count() as u32;
-        let rows = (0..GRID_Y)
-            .filter(|&y| {
-                let p = Xy::new(sx, y).unwrap_or_default();
-                let y0 = self.noc0(Xy::new(0, y).unwrap_or_default()).map(Noc0Xy::y);
-                rect.contains(p)
-                    && y0.is_some_and(|y0| (TENSIX_Y_FIRST..=TENSIX_Y_LAST).contains(&y0))
-            })
-            .count() as u32;
-        (columns * rows).saturating_sub(rect.contains(self.node) as u32)
+    /// Issues a transfer of `len` bytes as packets of at most 16 KiB: the first now, the
+    /// rest on later calls as the command buffer frees (`progress`). `acks`: per packet.
+    fn issue(&mut self, buf: CmdBufId, targ: u64, ret: u64, len: u32, ctrl: NocCtrl, acks: u32) {
+        self.split = Some(Split {
+            buf,
+            ctrl,
+            targ,
+            ret,
+            left: len,
+            acks,
+        });
+        // `ready` saw the buffer free, so the first packet goes now.
+        self.progress();
+    }
+
+    /// The enabled Tensix tiles raw `rect` of this NoC covers (wrap included, as the hardware
+    /// reads reversed corners). Tensix tiles form whole columns x whole rows, so each NoC0 axis
+    /// is tested on its own, through the NoC1 mirror (`16 - x`, `11 - y`) on NoC1.
+    fn cover(&self, rect: Rect) -> Cover {
+        let (s, e) = (rect.start(), rect.end());
+        let mirrored = self.noc == NocId::Noc1;
+        let own = |v0: u8, len: u8| if mirrored { len - 1 - v0 } else { v0 };
+        let mut c = Cover {
+            columns: 0,
+            rows: 0,
+        };
+        for x0 in TENSIX_X {
+            if span_contains(s.x(), e.x(), own(x0, GRID_X)) && !self.harvest.is_harvested(x0) {
+                c.columns |= 1 << x0;
+            }
+        }
+        for y0 in TENSIX_Y_FIRST..=TENSIX_Y_LAST {
+            if span_contains(s.y(), e.y(), own(y0, GRID_Y)) {
+                c.rows |= 1 << y0;
+            }
+        }
+        c
+    }
+
+    /// The corners to write for a multicast over `cover`: raw `rect` as given without
+    /// translation; under translation the smallest translated rectangle over the covered
+    /// enabled columns and rows, which must be exactly them (enabled columns translate in order
+    /// onto x 1..7, 10.., so a rectangle over enabled columns stays one; a corner on a
+    /// harvested column, which translates to 15 or 16, is never written). NoC1 gets the corners
+    /// swapped (start at the NoC0-order maximum), as the ISA and tt-metal prescribe.
+    fn corners(&self, rect: Rect, cover: Cover) -> Result<[(u8, u8); 2], NocError> {
+        let Some(t) = self.translation else {
+            let (s, e) = (rect.start(), rect.end());
+            return Ok([(s.x(), s.y()), (e.x(), e.y())]);
+        };
+        let (mut lo, mut hi, mut n) = (u8::MAX, 0u8, 0u32);
+        for x0 in 0..GRID_X {
+            if cover.columns & 1 << x0 != 0 {
+                let tx = t.tensix(x0, TENSIX_Y_FIRST).map_or(u8::MAX, |(tx, _)| tx);
+                lo = lo.min(tx);
+                hi = hi.max(tx);
+                n += 1;
+            }
+        }
+        let between = TENSIX_X.iter().filter(|&&x| lo <= x && x <= hi).count() as u32;
+        if between != n {
+            return Err(err(ErrorKind::InvalidAddress, Why::NotTranslatedRect));
+        }
+        let (y_lo, y_hi) = (
+            cover.rows.trailing_zeros() as u8,
+            31 - cover.rows.leading_zeros() as u8,
+        );
+        Ok(match self.noc {
+            NocId::Noc0 => [(lo, y_lo), (hi, y_hi)],
+            NocId::Noc1 => [(hi, y_hi), (lo, y_lo)],
+        })
     }
 
     fn ctrl_word(mode: WriteMode, multicast: bool) -> NocCtrl {
@@ -242,31 +347,20 @@ impl noc::NocMulticast for SiliconNoc {
             L1_ALIGN
         };
         if src.local() % align as u64 != 0 {
-            return Err(err(
-                ErrorKind::Misaligned,
-                "read source not aligned (DRAM 64 bytes, L1 16)",
-            ));
-        }
-        if matches!(kind, TileKind::Dram { .. }) && self.translation.is_some() {
-            return Err(err(
-                ErrorKind::InvalidAddress,
-                "DRAM under coordinate translation is not supported",
-            ));
+            return Err(err(ErrorKind::Misaligned, Why::ReadSourceMisaligned));
         }
         let (sx, sy) = self.coord(src.node())?;
         let (mx, my) = self.coord(self.node)?;
-        let packets = Self::packets(len, src.local(), dst.get() as u64)?;
         let targ = addr::unicast_addr(sx, sy, src.local())
-            .map_err(|_| err(ErrorKind::InvalidAddress, "read source"))?;
+            .map_err(|_| err(ErrorKind::InvalidAddress, Why::ReadSource))?;
         let ret = addr::unicast_addr(mx, my, dst.get() as u64)
-            .map_err(|_| err(ErrorKind::InvalidAddress, "read destination"))?;
-        self.ready(CmdBufId::READ)?;
+            .map_err(|_| err(ErrorKind::InvalidAddress, Why::ReadDestination))?;
+        self.ready(CmdBufId::READ, false)?;
         let mut ctrl = NocCtrl::default();
         ctrl.set_request_type(niu::request::READ);
         ctrl.set_vc_static(true);
         ctrl.set_static_vc(niu::UNICAST_VC);
-        self.send(CmdBufId::READ, targ, ret, len, ctrl, packets);
-        self.reads_issued = self.reads_issued.wrapping_add(packets);
+        self.issue(CmdBufId::READ, targ, ret, len, ctrl, 0);
         Ok(())
     }
 
@@ -279,41 +373,25 @@ impl noc::NocMulticast for SiliconNoc {
     ) -> Result<(), NocError> {
         Self::check_len(len)?;
         Self::check_l1(src.get(), len)?;
-        let kind = self.target_kind(dst.node())?;
-        if matches!(kind, TileKind::Dram { .. }) && self.translation.is_some() {
-            return Err(err(
-                ErrorKind::InvalidAddress,
-                "DRAM under coordinate translation is not supported",
-            ));
-        }
+        self.target_kind(dst.node())?;
         if dst.local() % L1_ALIGN as u64 != 0 {
-            return Err(err(
-                ErrorKind::Misaligned,
-                "write destination not 16-byte aligned",
-            ));
+            return Err(err(ErrorKind::Misaligned, Why::WriteDestinationMisaligned));
         }
         let (dx, dy) = self.coord(dst.node())?;
         let (mx, my) = self.coord(self.node)?;
-        let packets = Self::packets(len, src.get() as u64, dst.local())?;
         let targ = addr::unicast_addr(mx, my, src.get() as u64)
-            .map_err(|_| err(ErrorKind::InvalidAddress, "write source"))?;
+            .map_err(|_| err(ErrorKind::InvalidAddress, Why::WriteSource))?;
         let ret = addr::unicast_addr(dx, dy, dst.local())
-            .map_err(|_| err(ErrorKind::InvalidAddress, "write destination"))?;
+            .map_err(|_| err(ErrorKind::InvalidAddress, Why::WriteDestination))?;
         // Markers and other small writes use their own command buffer, as tt-metal does.
         let id = if len <= 16 {
             CmdBufId::SMALL_WRITE
         } else {
             CmdBufId::WRITE
         };
-        self.ready(id)?;
+        self.ready(id, true)?;
         let ctrl = Self::ctrl_word(mode, false);
-        self.send(id, targ, ret, len, ctrl, packets);
-        if ctrl.resp_marked() {
-            self.nonposted_issued = self.nonposted_issued.wrapping_add(packets);
-            self.acks_expected = self.acks_expected.wrapping_add(packets);
-        } else {
-            self.posted_issued = self.posted_issued.wrapping_add(packets);
-        }
+        self.issue(id, targ, ret, len, ctrl, ctrl.resp_marked() as u32);
         Ok(())
     }
 
@@ -328,34 +406,30 @@ impl noc::NocMulticast for SiliconNoc {
         Self::check_len(len)?;
         Self::check_l1(src.get(), len)?;
         Self::check_l1(dst.get(), len)?;
-        let receivers = self.receivers(rect);
+        let cover = self.cover(rect);
+        // Tensix tiles form whole columns x whole rows, so the receivers are enabled columns
+        // times rows, less this node if it lies inside (the sender is excluded).
+        let receivers = (cover.columns.count_ones() * cover.rows.count_ones())
+            .saturating_sub(rect.contains(self.node) as u32);
         if receivers == 0 {
             return Ok(());
         }
-        // Under translation a NoC1 rectangle comes out with start at the NoC0-order maximum and
-        // end at the minimum: the corner swap tt-metal and the ISA prescribe for NoC1.
-        let (start, end) = (self.coord(rect.start())?, self.coord(rect.end())?);
+        let [start, end] = self.corners(rect, cover)?;
         let (mx, my) = self.coord(self.node)?;
-        let packets = Self::packets(len, src.get() as u64, dst.get() as u64)?;
         let targ = addr::unicast_addr(mx, my, src.get() as u64)
-            .map_err(|_| err(ErrorKind::InvalidAddress, "multicast source"))?;
+            .map_err(|_| err(ErrorKind::InvalidAddress, Why::MulticastSource))?;
         let ret = addr::multicast_addr(start, end, dst.get() as u64)
-            .map_err(|_| err(ErrorKind::InvalidAddress, "multicast rectangle"))?;
-        self.ready(CmdBufId::WRITE)?;
-        self.send(
-            CmdBufId::WRITE,
-            targ,
-            ret,
-            len,
-            Self::ctrl_word(mode, true),
-            packets,
-        );
-        self.nonposted_issued = self.nonposted_issued.wrapping_add(packets);
-        self.acks_expected = self.acks_expected.wrapping_add(packets * receivers);
+            .map_err(|_| err(ErrorKind::InvalidAddress, Why::MulticastRect))?;
+        self.ready(CmdBufId::WRITE, true)?;
+        let ctrl = Self::ctrl_word(mode, true);
+        self.issue(CmdBufId::WRITE, targ, ret, len, ctrl, receivers);
         Ok(())
     }
 
     fn reads_done(&mut self) -> Result<bool, NocError> {
+        if !self.progress() {
+            return Ok(false);
+        }
         // Read NOC_CMD_CTRL back before the first counter read (RISC-V ordering, ISA Counters.md).
         let _ = self.niu.cmd_buf(CmdBufId::READ).cmd_ctrl().read();
         Ok(caught_up(
@@ -364,18 +438,23 @@ impl noc::NocMulticast for SiliconNoc {
         ))
     }
 
+    /// Sent means the source bytes have been read: `NIU_MST_WRITE_REQS_OUTGOING_ID` of the
+    /// transaction id is back at 0, which the NIU decrements "after the data reads from L1 are
+    /// complete". `NIU_MST_*_WR_REQ_SENT` is not enough: it counts "before the data reads from L1
+    /// are complete" (ISA `NoC/Counters.md`, "Write requests with `NOC_CMD_WR_INLINE=false`";
+    /// tt-metal's `ncrisc_noc_nonposted_writes_sent` reads the same per-id counter).
     fn writes_sent(&mut self) -> Result<bool, NocError> {
+        if !self.progress() {
+            return Ok(false);
+        }
         let _ = self.niu.cmd_buf(CmdBufId::WRITE).cmd_ctrl().read();
-        Ok(caught_up(
-            self.niu.status(Counter::MstNonpostedWrReqSent).read(),
-            self.nonposted_issued,
-        ) && caught_up(
-            self.niu.status(Counter::MstPostedWrReqSent).read(),
-            self.posted_issued,
-        ))
+        Ok(self.niu.write_reqs_outgoing(TRANSACTION_ID).read() & 0xFF == 0)
     }
 
     fn writes_acked(&mut self) -> Result<bool, NocError> {
+        if !self.progress() {
+            return Ok(false);
+        }
         let _ = self.niu.cmd_buf(CmdBufId::WRITE).cmd_ctrl().read();
         Ok(caught_up(
             self.niu.status(Counter::MstWrAckReceived).read(),

@@ -1,7 +1,15 @@
 //! Ordering of the core's own L1 accesses with the NIU's.
+//!
+//! On the baby cores `fence` orders nothing between a store and a later NIU command (ISA
+//! `BabyRISCV/MemoryOrdering.md`, "Enforcing stronger ordering": the store may still sit in the
+//! four-entry store queue when the NIU reads L1). What does order them: a load from the *same*
+//! address is processed after the store, and an instruction that consumes the load's register
+//! cannot start before the load's response is back. [`publish`] is that sequence.
 
-/// A memory fence: orders this core's L1 accesses with the NIU's (and flushes the L0 data
-/// cache line state on the baby cores); a compiler fence on other targets.
+/// A memory fence: on Blackhole it writes back and invalidates the L0 data cache
+/// (blackhole-facts.md §5, "flushed by fence/atomics"), so a load after it sees what the NoC
+/// wrote into L1; a compiler fence on other targets. It does not order a store before an NIU
+/// command: use [`publish`] for that.
 #[inline(always)]
 pub(crate) fn fence() {
     #[cfg(target_arch = "riscv32")]
@@ -11,4 +19,26 @@ pub(crate) fn fence() {
     }
     #[cfg(not(target_arch = "riscv32"))]
     core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+}
+
+/// Stores `value` at `word` so that a later NIU command reads it from L1: store, fence (the L0
+/// cache), load the same address back, consume the loaded register (`addi zero, reg, 0`, as the ISA's own example
+/// does). Returns the value read back.
+///
+/// # Safety
+/// `word` must be valid for volatile reads and writes of a `u32` and 4-byte aligned.
+#[inline(never)]
+pub(crate) unsafe fn publish(word: *mut u32, value: u32) -> u32 {
+    // SAFETY: the caller's contract.
+    unsafe { word.write_volatile(value) };
+    // Written back from the L0 data cache, if firmware enabled it, before the read-back.
+    fence();
+    // SAFETY: the caller's contract.
+    let back = unsafe { word.read_volatile() };
+    #[cfg(target_arch = "riscv32")]
+    // SAFETY: writes only x0; its one operand makes the core wait for the load's response.
+    unsafe {
+        core::arch::asm!("addi zero, {0}, 0", in(reg) back, options(nomem, nostack, preserves_flags));
+    }
+    back
 }

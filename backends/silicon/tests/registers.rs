@@ -42,6 +42,19 @@ impl Fake {
         self.regs[(niu::NOC_STATUS_OFFSET + 4 * c as usize) / 4] = v;
     }
 
+    /// `NIU_MST_WRITE_REQS_OUTGOING_ID(0)`: writes whose source bytes are not read yet.
+    fn set_outgoing(&mut self, v: u32) {
+        self.regs[(niu::NOC_STATUS_OFFSET + 4 * niu::WRITE_REQS_OUTGOING_ID_BASE) / 4] = v;
+    }
+
+    fn set_cfg(&mut self, n: usize, v: u32) {
+        self.regs[(niu::NOC_CFG_OFFSET + 4 * n) / 4] = v;
+    }
+
+    fn set_reg(&mut self, buf: usize, offset: usize, v: u32) {
+        self.regs[(buf * niu::NOC_CMD_BUF_OFFSET + offset) / 4] = v;
+    }
+
     fn clear(&mut self, buf: usize) {
         self.regs[(buf * niu::NOC_CMD_BUF_OFFSET + cmd::NOC_CMD_CTRL) / 4] = 0;
     }
@@ -96,11 +109,61 @@ fn a_noc0_write_programs_command_buffer_0_with_the_unicast_vc() {
     );
     assert_eq!(f.command(1), [0; 9]);
     assert_eq!(f.command(2), [0; 9]);
-    // Acked when WR_ACK_RECEIVED has caught up; sent when NONPOSTED_WR_REQ_SENT has.
+    // Acked when WR_ACK_RECEIVED has caught up. Sent when the source bytes are read:
+    // WRITE_REQS_OUTGOING_ID(0) back at 0, whatever NONPOSTED_WR_REQ_SENT says (it counts before
+    // the NIU has read the source).
+    f.set_outgoing(1);
     assert!(!n.writes_acked().unwrap() && !n.writes_sent().unwrap());
-    f.set_status(Counter::MstWrAckReceived, 1);
     f.set_status(Counter::MstNonpostedWrReqSent, 1);
+    assert!(
+        !n.writes_sent().unwrap(),
+        "REQ_SENT advanced, source not read yet"
+    );
+    f.set_outgoing(0);
+    f.set_status(Counter::MstWrAckReceived, 1);
     assert!(n.writes_acked().unwrap() && n.writes_sent().unwrap());
+}
+
+#[test]
+fn no_write_is_issued_while_255_wait_for_their_source_bytes() {
+    let mut f = Fake::new();
+    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    f.set_outgoing(255);
+    let w = n.write(
+        l1(0x8000),
+        NocAddr::l1(xy(2, 3), l1(0x9000)),
+        64,
+        WriteMode::ORDERED,
+    );
+    assert_eq!(w.unwrap_err().kind, ErrorKind::Busy, "8-bit counter full");
+    assert_eq!(f.command(0), [0; 9]);
+    // Reads do not count there.
+    n.read(NocAddr::l1(xy(2, 3), l1(0x9000)), l1(0x8000), 64)
+        .unwrap();
+    f.set_outgoing(254);
+    n.write(
+        l1(0x8000),
+        NocAddr::l1(xy(2, 3), l1(0x9000)),
+        64,
+        WriteMode::ORDERED,
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_new_handle_clears_the_packet_tags_broadcast_excludes_and_second_lengths() {
+    let mut f = Fake::new();
+    for buf in 0..4 {
+        f.set_reg(buf, cmd::NOC_PACKET_TAG, 0x3C7F);
+        f.set_reg(buf, cmd::NOC_BRCST_EXCLUDE, 0xFFFF_FFFF);
+        f.set_reg(buf, cmd::NOC_AT_LEN_BE_1, 0x1234);
+    }
+    let _n = SiliconNoc::new(f.niu(), NocId::Noc1, xy(15, 9), HarvestMask::NONE, None);
+    for buf in 0..4 {
+        assert_eq!(f.reg(buf, cmd::NOC_PACKET_TAG), 0, "buffer {buf}");
+        assert_eq!(f.reg(buf, cmd::NOC_BRCST_EXCLUDE), 0, "buffer {buf}");
+        assert_eq!(f.reg(buf, cmd::NOC_AT_LEN_BE_1), 0, "buffer {buf}");
+    }
 }
 
 #[test]
@@ -175,11 +238,132 @@ fn under_translation_a_noc1_multicast_writes_swapped_translated_corners() {
         unicast_coord(7, 9).unwrap(),
         "own coordinates translated too"
     );
-    // DRAM is not translated (its mapping is unconfirmed): refused.
-    let e = n
-        .read(NocAddr::new(xy(16, 6), 0).unwrap(), l1(0x3_0000), 64)
+    // DRAM under translation: raw NoC0 DRAM coordinates translate to themselves (the ARC
+    // firmware's tables), so NoC1 (16, 6) = NoC0 (0, 5) goes out as (0, 5).
+    f.clear(0);
+    n.read(NocAddr::new(xy(16, 6), 0x40).unwrap(), l1(0x3_0000), 64)
+        .unwrap();
+    assert_eq!(f.command(1)[2], unicast_coord(0, 5).unwrap());
+    assert_eq!(
+        f.command(1)[5],
+        unicast_coord(7, 9).unwrap(),
+        "returns to us, translated"
+    );
+    n.write(
+        l1(0x3_0000),
+        NocAddr::new(xy(7, 0), 0x80).unwrap(),
+        64,
+        WriteMode::ORDERED,
+    )
+    .unwrap();
+    assert_eq!(
+        f.command(0)[5],
+        unicast_coord(9, 11).unwrap(),
+        "NoC1 (7, 0) is NoC0 DRAM (9, 11)"
+    );
+}
+
+/// Columns 5 (die index 8) and 11 (die index 11) harvested: 5 translates to 16 and 11 to 15;
+/// the enabled columns 1, 2, 3, 4, 6, 7, 10, 12.. to 1..7, 10...
+fn mask_5_11() -> HarvestMask {
+    HarvestMask::new((1 << 8) | (1 << 11)).unwrap()
+}
+
+#[test]
+fn with_columns_5_and_11_harvested_a_multicast_next_to_them_reaches_only_its_columns() {
+    let mask = mask_5_11();
+    let t = Translation::new(mask);
+    assert_eq!(
+        (t.tensix(5, 2), t.tensix(11, 2)),
+        (Some((16, 2)), Some((15, 2)))
+    );
+    // NoC0 sender at (1, 3); a row multicast over raw x 1..=5 (its corner on harvested 5)
+    // reaches 2, 3, 4: translated 1..=4, never a corner at 16 or 15 (which would be raw 5 or
+    // 11 and widen the rectangle to columns 6, 7 and 10).
+    let mut f = Fake::new();
+    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 3), mask, Some(t));
+    let row = Rect::new(xy(1, 3), xy(5, 3)).unwrap();
+    n.multicast(l1(0x2_0000), row, l1(0x2_0000), 64, WriteMode::ORDERED)
+        .unwrap();
+    assert_eq!(f.command(0)[5], multicast_coord((1, 3), (4, 3)).unwrap());
+    f.set_status(Counter::MstWrAckReceived, 2);
+    assert!(!n.writes_acked().unwrap());
+    f.set_status(Counter::MstWrAckReceived, 3);
+    assert!(n.writes_acked().unwrap(), "3 receivers: 2, 3, 4");
+    // Raw 6..=12 (11 harvested in between) is translated 5..=10: raw 6, 7, 10, 12.
+    f.clear(0);
+    let right = Rect::new(xy(6, 2), xy(12, 4)).unwrap();
+    n.multicast(l1(0x2_0000), right, l1(0x2_0000), 64, WriteMode::ORDERED)
+        .unwrap();
+    assert_eq!(f.command(0)[5], multicast_coord((5, 2), (10, 4)).unwrap());
+    f.set_status(Counter::MstWrAckReceived, 3 + 11);
+    assert!(!n.writes_acked().unwrap());
+    f.set_status(Counter::MstWrAckReceived, 3 + 12);
+    assert!(n.writes_acked().unwrap(), "4 columns x 3 rows");
+    // NoC1: the same column block from NoC1's side, corners swapped.
+    let mut f1 = Fake::new();
+    // NoC0 (6, 9) is NoC1 (10, 2); NoC0 x 6..=12 is NoC1 x 4..=10, y 2..=4 is NoC1 7..=9.
+    let mut n1 = SiliconNoc::new(f1.niu(), NocId::Noc1, xy(10, 2), mask, Some(t));
+    let r1 = Rect::new(xy(4, 7), xy(10, 9)).unwrap();
+    n1.multicast(l1(0x2_0000), r1, l1(0x2_0000), 64, WriteMode::ORDERED)
+        .unwrap();
+    assert_eq!(f1.command(0)[5], multicast_coord((10, 4), (5, 2)).unwrap());
+    // A rectangle whose enabled columns are not contiguous in translated order is refused:
+    // NoC0 x 15..=2 wraps to 15, 16, 1, 2 = translated 13, 14, 1, 2.
+    let mut f2 = Fake::new();
+    let mut n2 = SiliconNoc::new(f2.niu(), NocId::Noc0, xy(3, 3), mask, Some(t));
+    let wrap = Rect::wrapping(xy(15, 3), xy(2, 3));
+    let e = n2
+        .multicast(l1(0x2_0000), wrap, l1(0x2_0000), 64, WriteMode::ORDERED)
         .unwrap_err();
     assert_eq!(e.kind, ErrorKind::InvalidAddress);
+    assert_eq!(f2.command(0), [0; 9]);
+}
+
+#[test]
+fn the_tile_s_identity_comes_from_its_niu_and_is_checked_against_the_mask() {
+    use blackhole_pac::grid::Noc0Xy;
+    use komorebi_hal::LogicalXy;
+    use komorebi_silicon::{IdentityError, TileIdentity};
+    let mut f = Fake::new();
+    // Raw NoC0 (11, 5); translation on; the chip (p150, columns 7 and 10 fused) says (7, 5).
+    f.set_reg(0, cmd::NOC_NODE_ID, 11 | 5 << 6);
+    f.set_cfg(niu::cfg::NIU_CFG_0, 1 << 14);
+    f.set_cfg(niu::cfg::NOC_ID_LOGICAL, 7 | 5 << 6);
+    let id = TileIdentity::read(f.niu()).unwrap();
+    assert_eq!(
+        id,
+        TileIdentity {
+            raw: Noc0Xy::new(11, 5).unwrap(),
+            translated: Some((7, 5))
+        }
+    );
+    // Logical x counts enabled columns 1..6 then 11: the 7th, index 6; y is 5 - 2.
+    assert_eq!(id.logical(HarvestMask::P100_P150), Ok(LogicalXy::new(6, 3)));
+    // A host that wrote "nothing harvested" would compute raw 11 -> translated 11.
+    assert_eq!(
+        id.logical(HarvestMask::NONE),
+        Err(IdentityError::TranslationDisagrees {
+            chip: (7, 5),
+            mask: (11, 5)
+        })
+    );
+    // Without translation only the mask can say, and it must not harvest our own column.
+    f.set_cfg(niu::cfg::NIU_CFG_0, 0);
+    let id = TileIdentity::read(f.niu()).unwrap();
+    assert_eq!(id.translated, None);
+    assert_eq!(id.logical(HarvestMask::NONE), Ok(LogicalXy::new(8, 3)));
+    assert_eq!(id.translation(HarvestMask::NONE), None);
+    let fused_11 = HarvestMask::new(1 << 11).unwrap();
+    assert_eq!(id.logical(fused_11), Err(IdentityError::HarvestedColumn));
+    f.set_reg(0, cmd::NOC_NODE_ID, 9 | 5 << 6);
+    let dram = TileIdentity::read(f.niu()).unwrap();
+    assert_eq!(
+        dram.logical(HarvestMask::NONE),
+        Err(IdentityError::NotTensix)
+    );
+    f.set_reg(0, cmd::NOC_NODE_ID, 40);
+    assert_eq!(TileIdentity::read(f.niu()), None, "x 40 is off the grid");
 }
 
 #[test]
@@ -254,47 +438,73 @@ fn a_busy_command_buffer_is_busy_and_nothing_is_written() {
 }
 
 #[test]
-fn a_long_transfer_is_one_command_the_niu_splits_and_holds_the_other_buffers() {
+fn a_long_transfer_goes_as_16_kib_packets_issued_as_the_command_buffer_frees() {
     let mut f = Fake::new();
     let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     n.write(
-        l1(0x4_0000),
-        NocAddr::l1(xy(2, 3), l1(0x8_0000)),
-        40_000,
-        WriteMode::ORDERED,
-    )
-    .unwrap();
-    assert_eq!(f.command(0)[6], 40_000);
-    // While the NIU splits it, no other command buffer may be touched.
-    let marker = n.write(
-        l1(0x4A10),
-        NocAddr::l1(xy(1, 9), l1(0x4A40)),
-        4,
-        WriteMode::ORDERED,
-    );
-    assert_eq!(marker.unwrap_err().kind, ErrorKind::Busy);
-    assert_eq!(f.command(2), [0; 9]);
-    f.clear(0);
-    n.write(
-        l1(0x4A10),
-        NocAddr::l1(xy(1, 9), l1(0x4A40)),
-        4,
-        WriteMode::ORDERED,
-    )
-    .unwrap();
-    // Three packets, each acknowledged.
-    f.set_status(Counter::MstWrAckReceived, 3);
-    assert!(!n.writes_acked().unwrap());
-    f.set_status(Counter::MstWrAckReceived, 4);
-    assert!(n.writes_acked().unwrap());
-    f.clear(2);
-    let odd = n.write(
         l1(0x4_0010),
         NocAddr::l1(xy(2, 3), l1(0x8_0000)),
         40_000,
         WriteMode::ORDERED,
+    )
+    .unwrap();
+    // Packet 1: 16 KiB from the start (16-byte alignment is enough: software splits).
+    let first = f.command(0);
+    assert_eq!((first[0], first[3], first[6]), (0x4_0010, 0x8_0000, 16384));
+    // Nothing else goes, and nothing completes, until the last packet has gone.
+    let marker = |n: &mut SiliconNoc| {
+        n.write(
+            l1(0x4A10),
+            NocAddr::l1(xy(1, 9), l1(0x4A40)),
+            4,
+            WriteMode::ORDERED,
+        )
+    };
+    assert_eq!(marker(&mut n).unwrap_err().kind, ErrorKind::Busy);
+    assert_eq!(f.command(2), [0; 9]);
+    f.set_status(Counter::MstWrAckReceived, 1);
+    assert!(!n.writes_acked().unwrap() && !n.writes_sent().unwrap());
+    // Packet 2 goes on the next call once buffer 0 is free; packet 3 on the one after.
+    f.clear(0);
+    assert_eq!(marker(&mut n).unwrap_err().kind, ErrorKind::Busy);
+    let second = f.command(0);
+    assert_eq!(
+        (second[0], second[3], second[6]),
+        (0x4_4010, 0x8_4000, 16384)
     );
-    assert_eq!(odd.unwrap_err().kind, ErrorKind::Misaligned);
+    f.clear(0);
+    assert!(
+        !n.writes_acked().unwrap(),
+        "issues packet 3, 2 acks missing"
+    );
+    let third = f.command(0);
+    assert_eq!(
+        (third[0], third[3], third[6]),
+        (0x4_8010, 0x8_8000, 40_000 - 2 * 16384)
+    );
+    assert_eq!(third[5], unicast_coord(2, 3).unwrap(), "same destination");
+    f.set_status(Counter::MstWrAckReceived, 3);
+    assert!(n.writes_acked().unwrap(), "one ack per packet");
+    marker(&mut n).unwrap();
+    assert_eq!(f.command(2)[6], 4);
+    f.set_status(Counter::MstWrAckReceived, 4);
+    assert!(n.writes_acked().unwrap());
+    // A read splits the same way, each packet counted in RD_RESP_RECEIVED.
+    f.clear(0);
+    f.clear(2);
+    n.read(
+        NocAddr::new(xy(0, 5), 0x1_0000).unwrap(),
+        l1(0x2_0000),
+        32768,
+    )
+    .unwrap();
+    assert_eq!(f.command(1)[6], 16384);
+    f.clear(1);
+    f.set_status(Counter::MstRdRespReceived, 1);
+    assert!(!n.reads_done().unwrap(), "issues packet 2");
+    assert_eq!(f.command(1)[0], 0x1_4000);
+    f.set_status(Counter::MstRdRespReceived, 2);
+    assert!(n.reads_done().unwrap());
 }
 
 #[test]
@@ -393,6 +603,25 @@ fn circular_buffers_count_in_the_stream_registers_with_tt_metal_s_wrap_rules() {
         consumer.read_page(2, 0, &mut page).unwrap_err().kind,
         komorebi_hal::cb::ErrorKind::Underflow
     );
+}
+
+#[test]
+fn boot_zeroes_every_circular_buffer_s_stream_counters() {
+    let mut regs = vec![0xABCDu32; stream::STREAM_BLOCK_BYTES / 4].into_boxed_slice();
+    // SAFETY: the box outlives the handle.
+    let streams = unsafe { Streams::from_ptr(regs.as_mut_ptr().cast()) };
+    SiliconCb::clear_counters(streams);
+    for cb in 0..stream::CIRCULAR_BUFFERS {
+        for reg in [stream::TILES_RECEIVED_REG, stream::TILES_ACKED_REG] {
+            assert_eq!(
+                regs[(cb * stream::STREAM_STRIDE + 4 * reg) / 4],
+                0,
+                "cb {cb}"
+            );
+        }
+    }
+    // Other stream registers are left alone.
+    assert_eq!(regs[0], 0xABCD);
 }
 
 #[test]

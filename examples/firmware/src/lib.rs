@@ -31,7 +31,10 @@ use komorebi_hal::{NocId, Xy};
 use komorebi_hal::Role;
 use komorebi_kernel::abi;
 use komorebi_kernel::handler::Buffers;
-use komorebi_silicon::{SiliconCb, SiliconCtrl, SiliconNoc, Translation};
+use komorebi_kernel::image::{self, BootFailure};
+use komorebi_silicon::{
+    IdentityError, SiliconCb, SiliconCtrl, SiliconNoc, TileIdentity, Translation,
+};
 
 // The reader's boot stub: BRISC starts at 0x0; jump to `_start` wherever the image put it.
 // (The other kernels start at `_start` directly; their images begin at their reset PCs.)
@@ -65,6 +68,47 @@ core::arch::global_asm!(
     "j 3b",
     "4: call kernel_main",
     "5: j 5b",
+);
+
+// `memcpy` and `memset` for the three images, replacing compiler-builtins' weak ones (640 bytes
+// of unrolled copies; these are 108): the images are size-bound (24 / 24 / 8 KiB) and copy
+// little (a command's program, a few hundred bytes, once per command). Words when both
+// pointers and the length are 4-byte aligned, bytes otherwise. Written in assembly, since a
+// copy loop in Rust may be compiled back into a call to `memcpy` itself.
+core::arch::global_asm!(
+    ".section .text.memcpy, \"ax\"",
+    ".global memcpy",
+    "memcpy:",
+    "mv t0, a0",
+    "or t1, a0, a1",
+    "or t1, t1, a2",
+    "andi t1, t1, 3",
+    "bnez t1, 2f",
+    "1: beqz a2, 3f",
+    "lw t1, 0(a1)",
+    "sw t1, 0(t0)",
+    "addi a1, a1, 4",
+    "addi t0, t0, 4",
+    "addi a2, a2, -4",
+    "j 1b",
+    "2: beqz a2, 3f",
+    "lbu t1, 0(a1)",
+    "sb t1, 0(t0)",
+    "addi a1, a1, 1",
+    "addi t0, t0, 1",
+    "addi a2, a2, -1",
+    "j 2b",
+    "3: ret",
+    ".section .text.memset, \"ax\"",
+    ".global memset",
+    "memset:",
+    "mv t0, a0",
+    "1: beqz a2, 2f",
+    "sb a1, 0(t0)",
+    "addi t0, t0, 1",
+    "addi a2, a2, -1",
+    "j 1b",
+    "2: ret",
 );
 
 
@@ -175,25 +219,31 @@ pub const fn image_header(role: Role) -> [u32; komorebi_kernel::image::IMAGE_HEA
     .encode()
 }
 
-/// The boot check before the persistent loop: ABI version, harvest mask and, for the
-/// data-movement kernels, the tile's logical coordinates from its NIU's raw NoC0 node id and
-/// the header's harvest mask, against the header's; writes this kernel's boot word. False: the
-/// kernel must not run.
+/// The boot check before the persistent loop: ABI version and harvest mask and, for the
+/// data-movement kernels, the tile's identity from the chip (NIU0's `NOC_NODE_ID`,
+/// `NIU_CFG_0` and `NOC_ID_LOGICAL`) checked against the header's mask and tile; writes this
+/// kernel's boot word. The reader first zeroes the circular buffers' stream counters (the
+/// host posts no command before every boot word is up). False: the kernel must not run.
 pub fn come_up(role: Role) -> bool {
-    let own = match role {
-        Role::Compute => None,
-        _ => {
-            // SAFETY: as in `noc`: NIU0 is mapped on every baby core; this only reads its id.
-            let niu = unsafe { Niu::steal_niu0() };
-            let node = niu.cmd_buf(CmdBufId::WRITE).node_id().read();
-            // SAFETY: the header word is written by the loader before the cores are released.
-            let harvest = unsafe { control_word(abi::HEADER_HARVEST).read_volatile() };
-            let columns = HarvestMask::new(harvest & 0x3FFF).unwrap_or(HarvestMask::NONE).columns();
-            let (x, y) = columns.noc0_to_logical(node.x(), node.y()).unwrap_or((0xFF, 0xFF));
-            Some(komorebi_hal::LogicalXy::new(x, y))
-        }
-    };
-    komorebi_kernel::image::come_up(&mut ctrl(), role, own).is_ok()
+    if role == Role::Reader {
+        // SAFETY: the stream registers are mapped on every baby core; no kernel of this tile
+        // uses a circular buffer before the host sees every boot word up.
+        SiliconCb::clear_counters(unsafe { Streams::steal() });
+    }
+    let own = (role != Role::Compute).then(|| {
+        // SAFETY: the header word is written by the loader before the cores are released.
+        let word = unsafe { control_word(abi::HEADER_HARVEST).read_volatile() };
+        let harvest = HarvestMask::new(word).map_err(|_| BootFailure::BadHarvest)?;
+        // SAFETY: NIU0 is mapped on every baby core; this only reads its registers.
+        let id = TileIdentity::read(unsafe { Niu::steal_niu0() }).ok_or(BootFailure::WrongTile)?;
+        id.logical(harvest).map_err(|e| match e {
+            IdentityError::NotTensix => BootFailure::WrongTile,
+            IdentityError::HarvestedColumn | IdentityError::TranslationDisagrees { .. } => {
+                BootFailure::HarvestMismatch
+            }
+        })
+    });
+    image::come_up(&mut ctrl(), role, own).is_ok()
 }
 
 /// Defines `kernel_main` for one kernel: its image header, then at run time: set the role, log

@@ -67,6 +67,53 @@ pub const fn compute_words(n: usize) -> usize {
     2 + COMPUTE_INPUT_WORDS * n + 1
 }
 
+/// A field of a program, as errors name it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Field {
+    /// `blocks`.
+    Blocks,
+    /// `DRAM bank coordinates`.
+    BankCoordinates,
+    /// `producer`.
+    Producer,
+    /// `buffer`.
+    Buffer,
+    /// `pages`.
+    Pages,
+    /// `window`.
+    Window,
+    /// `broadcast id`.
+    BroadcastId,
+    /// `page size`.
+    PageSize,
+    /// `NoC`.
+    Noc,
+}
+
+impl Field {
+    /// The field's name in words.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Blocks => "blocks",
+            Self::BankCoordinates => "DRAM bank coordinates",
+            Self::Producer => "producer",
+            Self::Buffer => "buffer",
+            Self::Pages => "pages",
+            Self::Window => "window",
+            Self::BroadcastId => "broadcast id",
+            Self::PageSize => "page size",
+            Self::Noc => "NoC",
+        }
+    }
+}
+
+impl fmt::Display for Field {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// What is wrong with a program, and what is allowed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -96,7 +143,7 @@ pub enum ProgramError {
         /// The kernel.
         role: Role,
         /// The field.
-        field: &'static str,
+        field: Field,
         /// The value found.
         value: u32,
     },
@@ -105,7 +152,7 @@ pub enum ProgramError {
         /// Broadcast id of compute's entry.
         broadcast: u8,
         /// The field that differs.
-        field: &'static str,
+        field: Field,
     },
     /// A data-movement program that no compute broadcast consumes, or that two consume.
     Unconsumed(Role),
@@ -193,7 +240,7 @@ fn blocks_field(role: Role, value: u32) -> Result<u16, ProgramError> {
     if value > MAX_BLOCKS {
         return Err(ProgramError::Field {
             role,
-            field: "blocks",
+            field: Field::Blocks,
             value,
         });
     }
@@ -249,7 +296,7 @@ impl MoverProgram {
             let half = (w[14 + i / 2] >> (16 * (i % 2))) as u16;
             *bank = Xy::new(half as u8, (half >> 8) as u8).map_err(|_| ProgramError::Field {
                 role,
-                field: "DRAM bank coordinates",
+                field: Field::BankCoordinates,
                 value: half as u32,
             })?;
         }
@@ -345,15 +392,15 @@ impl ComputeProgram {
             let producer = match w[6] {
                 0 => Role::Reader,
                 1 => Role::Writer,
-                v => return Err(field("producer", v)),
+                v => return Err(field(Field::Producer, v)),
             };
             let stream = ComputeInput {
-                cb: u8::try_from(w[0]).map_err(|_| field("buffer", w[0]))?,
-                pages: u16::try_from(w[1]).map_err(|_| field("pages", w[1]))?,
-                window: u8::try_from(w[2]).map_err(|_| field("window", w[2]))?,
+                cb: u8::try_from(w[0]).map_err(|_| field(Field::Buffer, w[0]))?,
+                pages: u16::try_from(w[1]).map_err(|_| field(Field::Pages, w[1]))?,
+                window: u8::try_from(w[2]).map_err(|_| field(Field::Window, w[2]))?,
                 blocks: blocks_field(role, w[3])?,
                 page_size: w[4],
-                broadcast: u8::try_from(w[5]).map_err(|_| field("broadcast id", w[5]))?,
+                broadcast: u8::try_from(w[5]).map_err(|_| field(Field::BroadcastId, w[5]))?,
                 producer,
             };
             // At most MAX_INPUTS chunks (n was checked).
@@ -423,21 +470,21 @@ impl BroadcastProgram {
                 return Err(ProgramError::Unconsumed(s.producer));
             };
             if m.blocks != s.blocks {
-                return Err(disagree("blocks"));
+                return Err(disagree(Field::Blocks));
             }
             if m.page_size != s.page_size {
-                return Err(disagree("page size"));
+                return Err(disagree(Field::PageSize));
             }
             let Ok(a) = BroadcastArgs::decode(&m.args) else {
                 continue;
             };
             let noc = s.producer.noc().map_or(u8::MAX, NocId::index);
             for (same, field) in [
-                (a.cb == s.cb, "buffer"),
-                (a.pages == s.pages, "pages"),
-                (a.window == s.window, "window"),
-                (a.broadcast == s.broadcast, "broadcast id"),
-                (a.noc == noc, "NoC"),
+                (a.cb == s.cb, Field::Buffer),
+                (a.pages == s.pages, Field::Pages),
+                (a.window == s.window, Field::Window),
+                (a.broadcast == s.broadcast, Field::BroadcastId),
+                (a.noc == noc, Field::Noc),
             ] {
                 if !same {
                     return Err(disagree(field));
