@@ -771,10 +771,13 @@ fn a_loop_costs_exactly_what_the_rule_says() {
     assert_eq!(hart.cycle(), 9 + 20 + 15 + 1 + 2);
 }
 
+/// Register values to set before a test instruction: `(register, value)`.
+type Regs = &'static [(usize, u32)];
+
 #[test]
 fn each_instruction_class_costs_its_documented_cycles() {
     let cost = Cost::default();
-    let cases: [(u32, &[(usize, u32)], u64); 16] = [
+    let cases: [(u32, Regs, u64); 16] = [
         (mul(3, 1, 2), &[], 2),
         (mulhu(3, 1, 2), &[], 2),
         (div(3, 1, 2), &[(1, 100), (2, 0)], 2), // by zero

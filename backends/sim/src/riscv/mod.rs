@@ -8,7 +8,7 @@
 //!   at this simulated time). The simulator implements it over L1 and the MMIO registers;
 //!   [`RamBus`] ([`ram`]) is a flat RAM for tests and benchmarks.
 //! * [`Cost`] ([`cost`]): the cost rule and its sources in Tenstorrent's ISA documentation.
-//! * [`decode()`] ([`decode`]) and [`Op`] ([`op`]): the decoder and the decoded form.
+//! * [`decode()`] ([`mod@decode`]) and [`Op`] ([`op`]): the decoder and the decoded form.
 //! * [`Stop`], [`Fault`] ([`stop`]): why a run returned.
 //!
 //! What it guarantees:
