@@ -99,6 +99,7 @@
 //! | [`fault`] | [`Fault`] and the armed transaction faults | leaf; a fault fires once |
 //! | [`trace`] | Chrome/Perfetto trace events | leaf |
 //! | `niu` | an NIU's counters and issue pipeline | leaf; counters wrap as the hardware's |
+//! | [`riscv`] | an RV32IM + Zicsr baby-core hart ([`riscv::Hart`]), its [`riscv::Bus`] trait and cycle [`riscv::Cost`] rule; not yet connected to the tiles | leaf (its files `riscv::{op, decode, cost, bus, stop, hart, ram}` import only each other); faults are values, never panics |
 //! | `tile` | Tensix tiles: L1, NIUs, circular buffers, ejection ports, registers; the coordinate grid | uses leaves only |
 //! | `dram` | the 8 DRAM banks and their bandwidth | uses `memory` only |
 //! | `link` | per-link, per-VC reservations; a packet timed hop by hop along `route` | uses leaves only |
@@ -133,6 +134,7 @@ mod pcie;
 mod posted;
 mod regs;
 mod report;
+pub mod riscv;
 pub mod rng;
 pub mod route;
 mod scheduler;

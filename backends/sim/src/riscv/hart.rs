@@ -1,0 +1,468 @@
+//! [`Hart`]: one baby RISC-V core's architectural state and its execution loop.
+
+use super::bus::LOCAL_RAM_TRISC;
+use super::bus::{AccessKind, Bus, BusResult, L1_BASE, L1_SIZE, LOCAL_RAM_BASE, LOCAL_RAM_DM};
+use super::cost::Cost;
+use super::decode::decode;
+use super::op::{AluOp, Cond, Counter, DivOp, MulOp, Op, Size};
+use super::stop::{Fault, FaultKind, Stop};
+
+/// Entries of the decoded-instruction cache (direct-mapped by `pc`): 1024 entries of 16 bytes,
+/// 16 KiB per hart, enough for 4 KiB of code (twice the cores' 2 KiB instruction caches).
+const CACHE_ENTRIES: usize = 1024;
+
+/// One decoded-instruction cache entry: the raw word and what it decodes to. An entry is used
+/// only when the word fetched at its `pc` is `word` again, so code written after a run began
+/// is decoded afresh. The initial entries hold word 0, which decodes to [`Op::Illegal`] like
+/// any fetched 0, so they need no valid bit.
+#[derive(Clone, Copy)]
+struct Entry {
+    word: u32,
+    op: Op,
+}
+
+/// How to build a [`Hart`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HartConfig {
+    /// The value `mhartid` reads. (Silicon reads 0 on every core, `BabyRISCV/CSRs.md`; the
+    /// simulator may pass 0 to match, or a core number to tell cores apart.)
+    pub id: u32,
+    /// The `pc` the hart starts at.
+    pub reset_pc: u32,
+    /// Bytes of local data RAM at `LOCAL_RAM_BASE`, owned by the hart; rounded down to a
+    /// multiple of 4. [`LOCAL_RAM_DM`] (8 KiB) or [`LOCAL_RAM_TRISC`] (4 KiB).
+    pub local_ram_bytes: u32,
+    /// Start of the region instructions may be fetched from.
+    pub code_start: u32,
+    /// End (exclusive) of the region instructions may be fetched from.
+    pub code_end: u32,
+    /// The cost rule.
+    pub cost: Cost,
+}
+
+impl HartConfig {
+    /// A data-movement core (RISCV B or NC): 8 KiB of local RAM, code in L1, Blackhole costs,
+    /// starting at `reset_pc`.
+    pub fn data_movement(id: u32, reset_pc: u32) -> Self {
+        HartConfig {
+            id,
+            reset_pc,
+            local_ram_bytes: LOCAL_RAM_DM,
+            code_start: L1_BASE,
+            code_end: L1_BASE + L1_SIZE,
+            cost: Cost::default(),
+        }
+    }
+
+    /// A compute core (RISCV T0, T1, T2): as [`HartConfig::data_movement`] with 4 KiB of
+    /// local RAM.
+    pub fn compute(id: u32, reset_pc: u32) -> Self {
+        HartConfig {
+            local_ram_bytes: LOCAL_RAM_TRISC,
+            ..Self::data_movement(id, reset_pc)
+        }
+    }
+}
+
+/// One RV32IM hart: 32 registers (`x0` reads 0), `pc`, cycle and retired-instruction counts,
+/// its private local data RAM, and a decoded-instruction cache.
+///
+/// The hart owns its local data RAM because only its own loads and stores reach it at
+/// `LOCAL_RAM_BASE`, at a fixed latency and without contention (BH README, "Local Data RAM"):
+/// serving it here keeps the most frequent accesses (the stack) off the bus. The simulator
+/// reaches it for the slow-path alias (`0xFFB1_4000..`, open to the NoC and other cores) and
+/// for loading images through [`Hart::local_ram`] and [`Hart::local_ram_mut`].
+pub struct Hart {
+    x: [u32; 32],
+    pc: u32,
+    cycle: u64,
+    instret: u64,
+    id: u32,
+    code_start: u32,
+    code_end: u32,
+    cost: Cost,
+    local: Box<[u8]>,
+    cache: Box<[Entry; CACHE_ENTRIES]>,
+}
+
+impl Hart {
+    /// A hart in its reset state: registers 0, `pc` at `config.reset_pc`, counts 0, local RAM
+    /// zero (as silicon clears it after reset, BH README "Local Data RAM").
+    pub fn new(config: HartConfig) -> Self {
+        let cache: Box<[Entry; CACHE_ENTRIES]> = Box::new(
+            [Entry {
+                word: 0,
+                op: Op::Illegal,
+            }; CACHE_ENTRIES],
+        );
+        Hart {
+            x: [0; 32],
+            pc: config.reset_pc,
+            cycle: 0,
+            instret: 0,
+            id: config.id,
+            code_start: config.code_start,
+            code_end: config.code_end,
+            cost: config.cost,
+            local: vec![0; (config.local_ram_bytes & !3) as usize].into_boxed_slice(),
+            cache,
+        }
+    }
+
+    /// The `mhartid` value.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+    /// Address of the next instruction.
+    pub fn pc(&self) -> u32 {
+        self.pc
+    }
+    /// Move `pc` (for a boot or a debugger). A misaligned or out-of-code `pc` faults at the
+    /// next fetch.
+    pub fn set_pc(&mut self, pc: u32) {
+        self.pc = pc;
+    }
+    /// Register `x[i]` (`i` taken modulo 32); `x0` is always 0.
+    pub fn reg(&self, i: usize) -> u32 {
+        self.x[i & 31]
+    }
+    /// Set register `x[i]` (`i` modulo 32); writes to `x0` are discarded.
+    pub fn set_reg(&mut self, i: usize, value: u32) {
+        self.x[i & 31] = value;
+        self.x[0] = 0;
+    }
+    /// All 32 registers.
+    pub fn regs(&self) -> &[u32; 32] {
+        &self.x
+    }
+    /// Core clock cycles elapsed: the sum of every retired instruction's cost and every stall.
+    pub fn cycle(&self) -> u64 {
+        self.cycle
+    }
+    /// Instructions retired.
+    pub fn instret(&self) -> u64 {
+        self.instret
+    }
+    /// Let the hart's clock reach `cycle` without retiring anything (a stall while the caller
+    /// waited, after a [`Stop::Retry`] for example). The clock never goes back: an earlier
+    /// `cycle` does nothing.
+    pub fn stall_until(&mut self, cycle: u64) {
+        self.cycle = self.cycle.max(cycle);
+    }
+    /// The cost rule in use (a bus can take its L1 and MMIO defaults from it).
+    pub fn cost(&self) -> &Cost {
+        &self.cost
+    }
+    /// The local data RAM, byte 0 at `LOCAL_RAM_BASE`.
+    pub fn local_ram(&self) -> &[u8] {
+        &self.local
+    }
+    /// The local data RAM, writable.
+    pub fn local_ram_mut(&mut self) -> &mut [u8] {
+        &mut self.local
+    }
+
+    /// Run until the cycle count reaches `until_cycle` ([`Stop::Cycle`]), or a
+    /// [`Stop::Retry`], an `ecall`/`ebreak`, or a fault. An instruction is never split: the
+    /// run stops at the first instruction boundary at or after `until_cycle`, so the cycle
+    /// count ends in `until_cycle ..= until_cycle + max - 1`, `max` being
+    /// [`Cost::max_instruction_cycles`] (or unchanged if it was already past `until_cycle`).
+    pub fn run<B: Bus>(&mut self, bus: &mut B, until_cycle: u64) -> Stop {
+        while self.cycle < until_cycle {
+            if let Some(stop) = self.exec(bus) {
+                return stop;
+            }
+        }
+        Stop::Cycle
+    }
+
+    /// Execute one instruction. `None` if it retired normally; otherwise why it stopped (an
+    /// `ecall`/`ebreak` did retire; a retry or fault did not).
+    pub fn step<B: Bus>(&mut self, bus: &mut B) -> Option<Stop> {
+        self.exec(bus)
+    }
+
+    #[inline]
+    fn local_offset(&self, addr: u32) -> Option<usize> {
+        let off = addr.wrapping_sub(LOCAL_RAM_BASE) as usize;
+        (off < self.local.len()).then_some(off)
+    }
+
+    #[inline(always)]
+    fn exec<B: Bus>(&mut self, bus: &mut B) -> Option<Stop> {
+        let pc = self.pc;
+        let fault = |kind| Some(Stop::Fault(Fault { pc, kind }));
+        if pc & 3 != 0 {
+            return fault(FaultKind::Misaligned {
+                addr: pc,
+                access: AccessKind::Fetch,
+            });
+        }
+        if pc < self.code_start || pc >= self.code_end {
+            return fault(FaultKind::FetchOutsideCode);
+        }
+        let (word, fetch_cycles) = match bus.fetch(pc, self.cycle) {
+            BusResult::Done { value, cycles } => (value, cycles),
+            BusResult::Retry => {
+                return Some(Stop::Retry {
+                    pc,
+                    addr: pc,
+                    access: AccessKind::Fetch,
+                });
+            }
+            BusResult::Fault => {
+                return fault(FaultKind::Bus {
+                    addr: pc,
+                    access: AccessKind::Fetch,
+                });
+            }
+        };
+        let entry = &mut self.cache[(pc >> 2) as usize % CACHE_ENTRIES];
+        if entry.word != word {
+            *entry = Entry {
+                word,
+                op: decode(word),
+            };
+        }
+        let op = entry.op;
+        let base = self.cost.base;
+        let mut next = pc.wrapping_add(4);
+        let mut stop = None;
+        // Register read (the index is 0..=31 by construction; the mask drops the check).
+        macro_rules! x {
+            ($r:expr) => {
+                self.x[($r & 31) as usize]
+            };
+        }
+        let cycles = match op {
+            Op::Lui { rd, imm } => {
+                self.x[(rd & 31) as usize] = imm;
+                base
+            }
+            Op::Auipc { rd, imm } => {
+                self.x[(rd & 31) as usize] = pc.wrapping_add(imm);
+                base
+            }
+            Op::Jal { rd, offset } => {
+                let target = pc.wrapping_add(offset as u32);
+                if target & 3 != 0 {
+                    return fault(FaultKind::Misaligned {
+                        addr: target,
+                        access: AccessKind::Fetch,
+                    });
+                }
+                self.x[(rd & 31) as usize] = next;
+                next = target;
+                base + self.cost.jump
+            }
+            Op::Jalr { rd, rs1, offset } => {
+                let target = x!(rs1).wrapping_add(offset as u32) & !1;
+                if target & 3 != 0 {
+                    return fault(FaultKind::Misaligned {
+                        addr: target,
+                        access: AccessKind::Fetch,
+                    });
+                }
+                self.x[(rd & 31) as usize] = next;
+                next = target;
+                base + self.cost.jump
+            }
+            Op::Branch {
+                cond,
+                rs1,
+                rs2,
+                offset,
+            } => {
+                let (a, b) = (x!(rs1), x!(rs2));
+                let taken = match cond {
+                    Cond::Eq => a == b,
+                    Cond::Ne => a != b,
+                    Cond::Lt => (a as i32) < (b as i32),
+                    Cond::Ge => (a as i32) >= (b as i32),
+                    Cond::Ltu => a < b,
+                    Cond::Geu => a >= b,
+                };
+                if taken {
+                    let target = pc.wrapping_add(offset as u32);
+                    if target & 3 != 0 {
+                        return fault(FaultKind::Misaligned {
+                            addr: target,
+                            access: AccessKind::Fetch,
+                        });
+                    }
+                    next = target;
+                    base + self.cost.taken_branch
+                } else {
+                    base
+                }
+            }
+            Op::Load {
+                size,
+                signed,
+                rd,
+                rs1,
+                offset,
+            } => {
+                let addr = x!(rs1).wrapping_add(offset as u32);
+                let access = AccessKind::Load(size);
+                if addr & (size.bytes() - 1) != 0 {
+                    return fault(FaultKind::Misaligned { addr, access });
+                }
+                let (raw, latency) = match self.local_offset(addr) {
+                    Some(off) => (read_le(&self.local, off, size), self.cost.load_local),
+                    None => match bus.load(addr, size, self.cycle) {
+                        BusResult::Done { value, cycles } => (value, cycles),
+                        BusResult::Retry => return Some(Stop::Retry { pc, addr, access }),
+                        BusResult::Fault => return fault(FaultKind::Bus { addr, access }),
+                    },
+                };
+                self.x[(rd & 31) as usize] = match (size, signed) {
+                    (Size::Byte, true) => raw as u8 as i8 as u32,
+                    (Size::Byte, false) => raw & 0xFF,
+                    (Size::Half, true) => raw as u16 as i16 as u32,
+                    (Size::Half, false) => raw & 0xFFFF,
+                    (Size::Word, _) => raw,
+                };
+                latency.max(base)
+            }
+            Op::Store {
+                size,
+                rs1,
+                rs2,
+                offset,
+            } => {
+                let addr = x!(rs1).wrapping_add(offset as u32);
+                let value = x!(rs2);
+                let access = AccessKind::Store(size);
+                if addr & (size.bytes() - 1) != 0 {
+                    return fault(FaultKind::Misaligned { addr, access });
+                }
+                let cycles = match self.local_offset(addr) {
+                    Some(off) => {
+                        write_le(&mut self.local, off, size, value);
+                        self.cost.store_local
+                    }
+                    None => match bus.store(addr, size, value, self.cycle) {
+                        BusResult::Done { cycles, .. } => cycles,
+                        BusResult::Retry => return Some(Stop::Retry { pc, addr, access }),
+                        BusResult::Fault => return fault(FaultKind::Bus { addr, access }),
+                    },
+                };
+                cycles.max(base)
+            }
+            Op::AluImm { op, rd, rs1, imm } => {
+                self.x[(rd & 31) as usize] = alu(op, x!(rs1), imm);
+                base
+            }
+            Op::Alu { op, rd, rs1, rs2 } => {
+                self.x[(rd & 31) as usize] = alu(op, x!(rs1), x!(rs2));
+                base
+            }
+            Op::Mul { op, rd, rs1, rs2 } => {
+                let (a, b) = (x!(rs1), x!(rs2));
+                self.x[(rd & 31) as usize] = match op {
+                    MulOp::Mul => a.wrapping_mul(b),
+                    MulOp::Mulh => ((i64::from(a as i32) * i64::from(b as i32)) >> 32) as u32,
+                    MulOp::Mulhsu => ((i64::from(a as i32) * i64::from(b)) >> 32) as u32,
+                    MulOp::Mulhu => ((u64::from(a) * u64::from(b)) >> 32) as u32,
+                };
+                self.cost.mul
+            }
+            Op::Div { op, rd, rs1, rs2 } => {
+                let (a, b) = (x!(rs1), x!(rs2));
+                let (value, cycles) = self.divide(op, a, b);
+                self.x[(rd & 31) as usize] = value;
+                cycles
+            }
+            Op::CsrRead { rd, csr } => {
+                self.x[(rd & 31) as usize] = match csr {
+                    Counter::Cycle | Counter::Time => self.cycle as u32,
+                    Counter::CycleH | Counter::TimeH => (self.cycle >> 32) as u32,
+                    Counter::Instret => self.instret as u32,
+                    Counter::InstretH => (self.instret >> 32) as u32,
+                    Counter::MHartId => self.id,
+                };
+                self.cost.csr
+            }
+            Op::Fence => self.cost.fence,
+            Op::FenceI => base,
+            Op::Ecall => {
+                stop = Some(Stop::Ecall { pc });
+                self.cost.csr
+            }
+            Op::Ebreak => {
+                stop = Some(Stop::Ebreak { pc });
+                self.cost.csr
+            }
+            Op::Illegal => return fault(FaultKind::IllegalInstruction { word }),
+        };
+        self.x[0] = 0;
+        self.pc = next;
+        self.cycle = self
+            .cycle
+            .saturating_add(u64::from(cycles) + u64::from(fetch_cycles));
+        self.instret = self.instret.wrapping_add(1);
+        stop
+    }
+
+    /// Value and cycles of a divide or remainder, with RISC-V's results for division by zero
+    /// (quotient all ones, remainder the dividend) and for `-2^31 / -1` (quotient `-2^31`,
+    /// remainder 0).
+    #[inline]
+    fn divide(&self, op: DivOp, a: u32, b: u32) -> (u32, u32) {
+        let overflow = a == 0x8000_0000 && b == u32::MAX;
+        let signed = matches!(op, DivOp::Div | DivOp::Rem);
+        let value = match op {
+            DivOp::Div if b == 0 => u32::MAX,
+            DivOp::Div => (a as i32).wrapping_div(b as i32) as u32,
+            DivOp::Rem if b == 0 => a,
+            DivOp::Rem => (a as i32).wrapping_rem(b as i32) as u32,
+            DivOp::Divu => a.checked_div(b).unwrap_or(u32::MAX),
+            DivOp::Remu => a.checked_rem(b).unwrap_or(a),
+        };
+        let fast = b == 0 || b == 1 || (signed && overflow);
+        let cycles = if fast {
+            self.cost.div_fast
+        } else if signed {
+            self.cost.div_cycles((a as i32).unsigned_abs())
+        } else {
+            self.cost.div_cycles(a)
+        };
+        (value, cycles)
+    }
+}
+
+/// A one-cycle integer operation on two operands (the second a register or an immediate).
+#[inline(always)]
+fn alu(op: AluOp, a: u32, b: u32) -> u32 {
+    match op {
+        AluOp::Add => a.wrapping_add(b),
+        AluOp::Sub => a.wrapping_sub(b),
+        AluOp::Sll => a << (b & 31),
+        AluOp::Slt => u32::from((a as i32) < (b as i32)),
+        AluOp::Sltu => u32::from(a < b),
+        AluOp::Xor => a ^ b,
+        AluOp::Srl => a >> (b & 31),
+        AluOp::Sra => ((a as i32) >> (b & 31)) as u32,
+        AluOp::Or => a | b,
+        AluOp::And => a & b,
+    }
+}
+
+/// `size` bytes of `mem` at `off`, little-endian (the caller checked alignment and bounds:
+/// `off` is a multiple of the size and below the length, which is a multiple of 4).
+#[inline]
+fn read_le(mem: &[u8], off: usize, size: Size) -> u32 {
+    match size {
+        Size::Byte => u32::from(mem[off]),
+        Size::Half => u32::from(u16::from_le_bytes([mem[off], mem[off + 1]])),
+        Size::Word => u32::from_le_bytes([mem[off], mem[off + 1], mem[off + 2], mem[off + 3]]),
+    }
+}
+
+/// Store the low `size` bytes of `value` into `mem` at `off`, little-endian (as `read_le`).
+#[inline]
+fn write_le(mem: &mut [u8], off: usize, size: Size, value: u32) {
+    let n = size.bytes() as usize;
+    mem[off..off + n].copy_from_slice(&value.to_le_bytes()[..n]);
+}

@@ -1,0 +1,266 @@
+//! The decoded form of one RV32IM + Zicsr instruction: what [`decode`](super::decode::decode)
+//! produces and the hart executes. Plain data, small and `Copy` (12 bytes), so the hart's
+//! decoded-instruction cache holds it by value.
+//!
+//! Immediates are stored already sign-extended and shifted into place; nothing depends on the
+//! instruction's address, so one decoded word is valid wherever it sits.
+
+/// Width of a memory access. Accesses must be naturally aligned (the address a multiple of the
+/// width).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Size {
+    /// One byte (`lb`, `lbu`, `sb`).
+    Byte,
+    /// Two bytes (`lh`, `lhu`, `sh`).
+    Half,
+    /// Four bytes (`lw`, `sw`, instruction fetch).
+    Word,
+}
+
+impl Size {
+    /// The width in bytes: 1, 2 or 4.
+    #[inline]
+    pub const fn bytes(self) -> u32 {
+        match self {
+            Size::Byte => 1,
+            Size::Half => 2,
+            Size::Word => 4,
+        }
+    }
+}
+
+/// The comparison of a conditional branch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cond {
+    /// `beq`: equal.
+    Eq,
+    /// `bne`: not equal.
+    Ne,
+    /// `blt`: less than, signed.
+    Lt,
+    /// `bge`: greater or equal, signed.
+    Ge,
+    /// `bltu`: less than, unsigned.
+    Ltu,
+    /// `bgeu`: greater or equal, unsigned.
+    Geu,
+}
+
+/// A one-cycle integer operation of RV32I (register-register or register-immediate form).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AluOp {
+    /// `add`/`addi`.
+    Add,
+    /// `sub` (register form only).
+    Sub,
+    /// `sll`/`slli`: shift left by the low 5 bits.
+    Sll,
+    /// `slt`/`slti`: 1 if less than, signed.
+    Slt,
+    /// `sltu`/`sltiu`: 1 if less than, unsigned (the immediate is sign-extended first).
+    Sltu,
+    /// `xor`/`xori`.
+    Xor,
+    /// `srl`/`srli`: logical shift right by the low 5 bits.
+    Srl,
+    /// `sra`/`srai`: arithmetic shift right by the low 5 bits.
+    Sra,
+    /// `or`/`ori`.
+    Or,
+    /// `and`/`andi`.
+    And,
+}
+
+/// A multiply of the M extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MulOp {
+    /// `mul`: low 32 bits of the product.
+    Mul,
+    /// `mulh`: high 32 bits, signed x signed.
+    Mulh,
+    /// `mulhsu`: high 32 bits, signed `rs1` x unsigned `rs2`.
+    Mulhsu,
+    /// `mulhu`: high 32 bits, unsigned x unsigned.
+    Mulhu,
+}
+
+/// A divide or remainder of the M extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DivOp {
+    /// `div`: signed quotient, rounded toward zero.
+    Div,
+    /// `divu`: unsigned quotient.
+    Divu,
+    /// `rem`: signed remainder (sign of the dividend).
+    Rem,
+    /// `remu`: unsigned remainder.
+    Remu,
+}
+
+/// A CSR the hart implements: all read-only (their address bits 11:10 are `0b11`, the RISC-V
+/// privileged spec's read-only range).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Counter {
+    /// `cycle` (0xC00): low 32 bits of the cycle count.
+    Cycle,
+    /// `time` (0xC01): the same as `cycle` in this model.
+    Time,
+    /// `instret` (0xC02): low 32 bits of the retired-instruction count.
+    Instret,
+    /// `cycleh` (0xC80): high 32 bits of the cycle count.
+    CycleH,
+    /// `timeh` (0xC81): the same as `cycleh`.
+    TimeH,
+    /// `instreth` (0xC82): high 32 bits of the retired-instruction count.
+    InstretH,
+    /// `mhartid` (0xF14): the id given to the hart at construction.
+    MHartId,
+}
+
+impl Counter {
+    /// The CSR of address `csr`, if the hart implements it.
+    pub const fn from_address(csr: u32) -> Option<Counter> {
+        Some(match csr {
+            0xC00 => Counter::Cycle,
+            0xC01 => Counter::Time,
+            0xC02 => Counter::Instret,
+            0xC80 => Counter::CycleH,
+            0xC81 => Counter::TimeH,
+            0xC82 => Counter::InstretH,
+            0xF14 => Counter::MHartId,
+            _ => return None,
+        })
+    }
+}
+
+/// One decoded instruction. Register fields are 0..=31; writes to `x0` are discarded by the
+/// hart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `lui rd, imm`: `rd = imm` (`imm` has its low 12 bits zero).
+    Lui {
+        /// Destination register.
+        rd: u8,
+        /// The upper immediate, in place.
+        imm: u32,
+    },
+    /// `auipc rd, imm`: `rd = pc + imm`.
+    Auipc {
+        /// Destination register.
+        rd: u8,
+        /// The upper immediate, in place.
+        imm: u32,
+    },
+    /// `jal rd, offset`: `rd = pc + 4; pc += offset`.
+    Jal {
+        /// Link register.
+        rd: u8,
+        /// Signed byte offset from this instruction.
+        offset: i32,
+    },
+    /// `jalr rd, offset(rs1)`: `rd = pc + 4; pc = (rs1 + offset) & !1`.
+    Jalr {
+        /// Link register.
+        rd: u8,
+        /// Base register.
+        rs1: u8,
+        /// Signed byte offset.
+        offset: i32,
+    },
+    /// A conditional branch: `if cond(rs1, rs2) { pc += offset }`.
+    Branch {
+        /// The comparison.
+        cond: Cond,
+        /// First operand.
+        rs1: u8,
+        /// Second operand.
+        rs2: u8,
+        /// Signed byte offset from this instruction.
+        offset: i32,
+    },
+    /// A load: `rd = extend(mem[rs1 + offset])`.
+    Load {
+        /// Width.
+        size: Size,
+        /// Sign-extend (`lb`, `lh`) or zero-extend (`lbu`, `lhu`); `lw` is signed.
+        signed: bool,
+        /// Destination register.
+        rd: u8,
+        /// Base register.
+        rs1: u8,
+        /// Signed byte offset.
+        offset: i32,
+    },
+    /// A store: `mem[rs1 + offset] = low bytes of rs2`.
+    Store {
+        /// Width.
+        size: Size,
+        /// Base register.
+        rs1: u8,
+        /// Register holding the data.
+        rs2: u8,
+        /// Signed byte offset.
+        offset: i32,
+    },
+    /// A register-immediate integer operation (`addi`, `slli`, ...).
+    AluImm {
+        /// The operation (never [`AluOp::Sub`]).
+        op: AluOp,
+        /// Destination register.
+        rd: u8,
+        /// Source register.
+        rs1: u8,
+        /// The sign-extended immediate (the shift amount for shifts).
+        imm: u32,
+    },
+    /// A register-register integer operation (`add`, `sub`, `sll`, ...).
+    Alu {
+        /// The operation.
+        op: AluOp,
+        /// Destination register.
+        rd: u8,
+        /// First source register.
+        rs1: u8,
+        /// Second source register.
+        rs2: u8,
+    },
+    /// A multiply.
+    Mul {
+        /// The operation.
+        op: MulOp,
+        /// Destination register.
+        rd: u8,
+        /// First source register.
+        rs1: u8,
+        /// Second source register.
+        rs2: u8,
+    },
+    /// A divide or remainder.
+    Div {
+        /// The operation.
+        op: DivOp,
+        /// Destination register.
+        rd: u8,
+        /// Dividend register.
+        rs1: u8,
+        /// Divisor register.
+        rs2: u8,
+    },
+    /// A read of a read-only CSR (`csrrs rd, csr, x0` and the other forms that do not write).
+    CsrRead {
+        /// Destination register.
+        rd: u8,
+        /// The CSR.
+        csr: Counter,
+    },
+    /// `fence` (any predecessor/successor sets): ordering only, no effect on this model's state.
+    Fence,
+    /// `fence.i`: no effect (the hart re-validates every fetched word itself).
+    FenceI,
+    /// `ecall`.
+    Ecall,
+    /// `ebreak`.
+    Ebreak,
+    /// Not an RV32IM + Zicsr instruction this hart implements.
+    Illegal,
+}
