@@ -176,6 +176,12 @@ pub struct DeviceFlags {
     /// the firmware build's output; `pcie-sim`'s: the native images).
     #[arg(long, value_name = "DIR")]
     pub firmware: Option<PathBuf>,
+    /// What the simulated card's cores run (`--device pcie-sim` only): `native` (the native
+    /// Rust kernels, the default) or `firmware` (the firmware ELF files, executed on the
+    /// simulator's RISC-V cores against register-level NIUs; --firmware DIR or the firmware
+    /// build's output).
+    #[arg(long, value_name = "native|firmware", default_value = "native")]
+    pub exec: crate::host::backend::Exec,
 }
 
 /// How `komorebi broadcast` and the example run their jobs: through the dispatcher, or the test
@@ -224,6 +230,7 @@ impl BroadcastFlags {
             faults: self.fault.clone(),
             device: self.device.device.clone(),
             firmware: self.device.firmware.clone(),
+            exec: self.device.exec,
         }
     }
 }

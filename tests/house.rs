@@ -35,6 +35,7 @@ const SIM_LEAVES: &[&str] = &[
     "fault",
     "hal::error",
     "memory",
+    "mmio",
     "niu",
     "packet",
     "posted",

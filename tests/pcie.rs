@@ -7,6 +7,7 @@ use std::process::Command;
 
 use blackhole_pac::tlb::TlbOrdering::Relaxed;
 use komorebi::app::broadcast::{self, BroadcastConfig, BroadcastPlan, DeviceChoice};
+use komorebi::host::backend::Exec;
 use komorebi::host::pcie::open_pcie_sim;
 use komorebi::host::session::SessionError;
 use komorebi::{Backend, Feeder, Session};
@@ -93,6 +94,7 @@ fn reordering(seed: u64, read_back: bool) -> Session {
             ..SimConfig::default()
         },
         firmware: None,
+        exec: Exec::Native,
         bar: SimBarOptions::default(),
         card: CardOptions {
             tile_ordering: Relaxed,
@@ -141,6 +143,7 @@ fn with_fewer_windows_than_tiles_and_another_harvest_every_byte_still_checks() {
             ..SimConfig::default()
         },
         firmware: None,
+        exec: Exec::Native,
         bar: SimBarOptions {
             windows_2m: 16,
             windows_4g: 0,
@@ -162,6 +165,7 @@ fn no_window_left_is_an_unusable_device() {
     let e = open_error(Backend::PcieSim {
         config: SimConfig::default(),
         firmware: None,
+        exec: Exec::Native,
         bar: SimBarOptions {
             windows_2m: 0,
             ..SimBarOptions::default()
@@ -217,6 +221,7 @@ fn an_image_that_does_not_start_is_named_with_its_tiles() {
         SimBarOptions::default(),
         CardOptions::default(),
         Some(Firmware { images }),
+        Exec::Native,
         || (BroadcastHandler,),
     )
     .unwrap_err();

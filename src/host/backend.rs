@@ -12,6 +12,11 @@ use komorebi_sim::SimConfig;
 
 use crate::host::device::{Device, DeviceError, SimDevice};
 use crate::host::pcie;
+pub use crate::host::pcie::Exec;
+
+/// How to build the firmware ELF files the loader needs.
+pub const FIRMWARE_BUILD_HINT: &str =
+    "build them with `(cd examples/firmware && cargo build --release)`, or give --firmware DIR";
 
 /// Which chip a session opens.
 #[derive(Clone, Debug)]
@@ -25,8 +30,11 @@ pub enum Backend {
     PcieSim {
         /// The simulated chip.
         config: SimConfig,
-        /// Firmware ELF directory, or the native images.
+        /// Firmware ELF directory, or the native images ([`DEFAULT_FIRMWARE_DIR`] when `exec`
+        /// is [`Exec::Firmware`]).
         firmware: Option<PathBuf>,
+        /// What the cores run.
+        exec: Exec,
         /// How the simulated card's BARs are cut.
         bar: SimBarOptions,
         /// How the host uses its windows.
@@ -59,6 +67,7 @@ impl Backend {
         Self::PcieSim {
             config,
             firmware: None,
+            exec: Exec::Native,
             bar: SimBarOptions::default(),
             card: CardOptions::default(),
         }
@@ -70,6 +79,14 @@ impl Backend {
         match &mut self {
             Self::PcieSim { firmware, .. } | Self::Card { firmware, .. } => *firmware = dir,
             Self::Simulator(_) => {}
+        }
+        self
+    }
+
+    /// The same backend running `exec` on its cores (only the simulated card takes it).
+    pub fn with_exec(mut self, how: Exec) -> Self {
+        if let Self::PcieSim { exec, .. } = &mut self {
+            *exec = how;
         }
         self
     }
@@ -98,14 +115,25 @@ impl Backend {
             Self::PcieSim {
                 config,
                 firmware,
+                exec,
                 bar,
                 card,
             } => {
+                let firmware = match (firmware, exec) {
+                    (None, Exec::Firmware) => Some(PathBuf::from(DEFAULT_FIRMWARE_DIR)),
+                    (dir, _) => dir,
+                };
                 let firmware = firmware
                     .map(|d| Firmware::from_dir(&d))
                     .transpose()
-                    .map_err(OpenError::Unusable)?;
-                let device = pcie::open_pcie_sim(config, bar, card, firmware, handlers)
+                    .map_err(|e| match exec {
+                        Exec::Firmware => OpenError::Unusable(PcieError::Firmware {
+                            image: "firmware".into(),
+                            why: format!("{e}; {FIRMWARE_BUILD_HINT}"),
+                        }),
+                        Exec::Native => OpenError::Unusable(e),
+                    })?;
+                let device = pcie::open_pcie_sim(config, bar, card, firmware, exec, handlers)
                     .map_err(OpenError::Unusable)?;
                 Ok(Box::new(device))
             }

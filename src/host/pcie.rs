@@ -188,6 +188,40 @@ impl<B: Bar + Behind> Device for PcieDevice<B> {
     }
 }
 
+/// What runs on the simulated card's cores (`--exec`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Exec {
+    /// The native Rust kernels, started by the simulator for each released core whose L1 holds
+    /// a komorebi image header (the default: fast).
+    #[default]
+    Native,
+    /// The firmware ELF files themselves, executed instruction by instruction on the
+    /// simulator's RISC-V cores (`komorebi_sim::riscv`) against register-level NIUs.
+    Firmware,
+}
+
+impl std::str::FromStr for Exec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "native" => Ok(Self::Native),
+            "firmware" => Ok(Self::Firmware),
+            other => Err(format!(
+                "'{other}' is not an --exec (allowed: native, firmware)"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Exec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Native => "native",
+            Self::Firmware => "firmware",
+        })
+    }
+}
+
 /// The logical coordinates of every enabled Tensix of `harvest`, by NoC0 tile.
 fn logical_of(harvest: HarvestMask) -> impl Fn(Noc0Xy) -> (u8, u8) {
     let columns = harvest.columns();
@@ -213,6 +247,7 @@ pub fn open_pcie_sim<H, F>(
     options: SimBarOptions,
     card_options: CardOptions,
     firmware: Option<Firmware>,
+    exec: Exec,
     handlers: F,
 ) -> Result<PcieDevice<SimBar>, PcieError>
 where
@@ -228,6 +263,10 @@ where
     let logical = logical_of(harvest);
     sim.set_boot_hook(Box::new(
         move |sim: &mut Sim, tile: (u8, u8), role: Role| {
+            if exec == Exec::Firmware {
+                // The image itself runs: its boot check, its loop, its NIU registers.
+                return sim.spawn_firmware(tile, role).map(|_| ());
+            }
             let own = Noc0Xy::new(tile.0, tile.1)
                 .map(&logical)
                 .unwrap_or((0xFF, 0xFF));

@@ -1,12 +1,13 @@
 //! What a simulated chip is made of, and how the simulation behaves.
 //!
-//! Leaf module: imports only the leaves `timing` and `boot`.
+//! Leaf module: imports only the leaves `timing`, `boot` and `riscv`.
 
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_hal::ControlLayout;
 use komorebi_kernel::abi::CONTROL_LAYOUT;
 
 use crate::boot::Boot;
+use crate::riscv::Cost;
 use crate::timing::Timing;
 
 /// The configuration of one simulated chip.
@@ -31,8 +32,9 @@ pub struct SimConfig {
     /// NoC coordinate translation for the host's TLB windows: the PCIe NIU's `NIU_CFG_0` bit 14
     /// (BAR0 `PCIE_NIU_CFG_0_BAR0`), on in production. When on, a window's coordinates are
     /// translated coordinates (`blackhole_pac::translate`), the same on both NoCs; when off,
-    /// raw coordinates of the window's NoC. Default: on. The kernels' NoC (the HAL) always
-    /// takes raw coordinates.
+    /// raw coordinates of the window's NoC. Default: on. The native kernels' NoC (the HAL)
+    /// always takes raw coordinates; firmware cores read the setting in their NIUs'
+    /// `NIU_CFG_0` bit 14 and then write translated coordinates, as on a card.
     pub translation: bool,
     /// How the cores stand at cycle 0 (default [`Boot::Running`]: not held in reset).
     pub boot: Boot,
@@ -42,6 +44,9 @@ pub struct SimConfig {
     /// the same tile, before a Strict write to it, or (spread over the next cycles) when the
     /// simulation runs. Default: off (every host write lands at once, in order).
     pub reorder_posted_writes: bool,
+    /// The firmware cores' cost rule (`Sim::spawn_firmware`): cycles per instruction and per
+    /// access, from the Blackhole ISA documentation (`riscv::Cost`).
+    pub core_cost: Cost,
 }
 
 impl Default for SimConfig {
@@ -57,6 +62,7 @@ impl Default for SimConfig {
             translation: true,
             boot: Boot::Running,
             reorder_posted_writes: false,
+            core_cost: Cost::default(),
         }
     }
 }

@@ -98,6 +98,7 @@
 //! | [`route`] | dimension-order routes and raw coordinates, as pure functions | leaf; no state |
 //! | [`fault`] | [`Fault`] and the armed transaction faults | leaf; a fault fires once |
 //! | [`trace`] | Chrome/Perfetto trace events | leaf |
+//! | `mmio` | a baby core's register space: which register an address is, the command-buffer registers, a command read from them | leaf |
 //! | `niu` | an NIU's counters and issue pipeline | leaf; counters wrap as the hardware's |
 //! | [`riscv`] | an RV32IM + Zicsr baby-core hart ([`riscv::Hart`]), its [`riscv::Bus`] trait and cycle [`riscv::Cost`] rule; not yet connected to the tiles | leaf (its files `riscv::{op, decode, cost, bus, stop, hart, ram}` import only each other); faults are values, never panics |
 //! | `tile` | Tensix tiles: L1, NIUs, circular buffers, ejection ports, registers; the coordinate grid | uses leaves only |
@@ -105,9 +106,10 @@
 //! | `link` | per-link, per-VC reservations; a packet timed hop by hop along `route` | uses leaves only |
 //! | `scheduler` | the event queue in virtual time; parking, waking, deadlines, stalls, clocks | uses leaves only; one random stream per run |
 //! | `world` | the chip as one state; the NoC's transactions from departure to landing | uses the parts above, never `hal` or `sim` |
+//! | `engine` | the NoC requests a Tensix issues, checked, counted and queued: one engine for the native HAL and the firmware's NIU registers | uses `world` and leaves |
 //! | `pcie` | the BAR0/BAR4 TLB windows: configuration words, translation, where an access lands; the PCIe tile's BAR0 registers | decodes only; uses `tile` and leaves |
 //! | `bar` | the host's BAR accesses carried out on the world: targets, faults, held writes | uses `world`, `pcie` and leaves; soft-reset changes go back to `sim` |
-//! | [`hal`] | the HAL on the simulated chip: [`SimNoc`] (`hal/noc.rs`), [`SimCb`] (`hal/cb.rs`), [`SimCtrl`] (`hal/ctrl.rs`), [`SimPause`] (`hal/pause.rs`), errors (`hal/error.rs`), [`KernelEnv`] | uses `world` and leaves |
+//! | [`hal`] | the HAL on the simulated chip: [`SimNoc`] (`hal/noc.rs`), [`SimCb`] (`hal/cb.rs`), [`SimCtrl`] (`hal/ctrl.rs`), [`SimPause`] (`hal/pause.rs`), errors (`hal/error.rs`), [`KernelEnv`] | uses `world`, `engine` and leaves |
 //! | `sim` | [`Sim`], the host's handle and the kernels' executor; stops and boots cores | uses `world`, `hal`, `bar` and leaves |
 
 // The blocking build of the device crates (the firmware's, decisions D8) turns `Pause::pause`
@@ -122,12 +124,15 @@ pub mod arc;
 mod bar;
 mod boot;
 pub mod config;
+mod core;
 mod dram;
+mod engine;
 mod error;
 pub mod fault;
 pub mod hal;
 mod link;
 pub mod memory;
+mod mmio;
 mod niu;
 mod packet;
 mod pcie;
@@ -150,6 +155,6 @@ pub use config::SimConfig;
 pub use error::SimError;
 pub use fault::{Fault, StallFrom, TxAction, TxFilter, TxKind};
 pub use hal::{CbError, CtrlError, KernelEnv, NocError, SimCb, SimCtrl, SimNoc, SimPause};
-pub use report::{CbState, NiuCounters, Stats, TaskInfo, Violation};
+pub use report::{CbState, CoreFault, NiuCounters, Stats, TaskInfo, Violation};
 pub use sim::{BootHook, RunOutcome, Sim};
 pub use timing::Timing;

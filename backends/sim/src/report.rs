@@ -73,6 +73,8 @@ pub struct Stats {
     pub deliveries: u64,
     /// Bytes delivered into L1 by multicasts.
     pub multicast_bytes: u64,
+    /// Instructions the firmware cores executed.
+    pub instructions: u64,
 }
 
 fn role_name<S: serde::Serializer>(role: &Role, s: S) -> Result<S::Ok, S::Error> {
@@ -136,4 +138,37 @@ pub struct NiuCounters {
     pub acks_expected: u32,
     /// Acks received.
     pub acks_received: u32,
+}
+
+/// Why a firmware core stopped (`Sim::core_faults`): an instruction it could not execute, or
+/// an access or NoC command the model refuses. The core stops; nothing else of the chip does.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CoreFault {
+    /// NoC0 coordinates of the tile.
+    pub tile: (u8, u8),
+    /// The core's kernel (serialized as its name).
+    #[serde(serialize_with = "role_name")]
+    pub kernel: Role,
+    /// Address of the instruction.
+    pub pc: u32,
+    /// Address of the access, if the fault was an access.
+    pub addr: Option<u32>,
+    /// What was wrong.
+    pub what: String,
+    /// The core's cycle.
+    pub at: u64,
+}
+
+impl std::fmt::Display for CoreFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:?} core of tile {:?} stopped at pc {:#x}",
+            self.kernel, self.tile, self.pc
+        )?;
+        if let Some(a) = self.addr {
+            write!(f, ", address {a:#x}")?;
+        }
+        write!(f, ", cycle {}: {}", self.at, self.what)
+    }
 }

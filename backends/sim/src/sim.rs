@@ -26,7 +26,7 @@ use crate::error::SimError;
 use crate::fault::{Fault, Faults, StallFrom};
 use crate::hal::KernelEnv;
 use crate::packet::{Item, TileIx};
-use crate::report::{CbState, NiuCounters, Stats, TaskInfo, Violation};
+use crate::report::{CbState, CoreFault, NiuCounters, Stats, TaskInfo, Violation};
 use crate::task::{TaskMeta, TaskState};
 use crate::tile::Cb;
 use crate::world::{Shared, World};
@@ -162,6 +162,26 @@ impl Sim {
         };
         self.tasks.push(Some(Box::pin(body(env))));
         Ok(task)
+    }
+
+    /// Starts the firmware core of `role` on the tile at NoC0 `tile`: a baby RISC-V hart
+    /// (`riscv`) that executes whatever the tile's L1 holds, from the core's reset PC now
+    /// (BRISC 0x0; NCRISC and TRISC0 their PC registers when the override is set, their default
+    /// PCs otherwise), with its loads and stores carried out on the tile (the module docs of
+    /// `core.rs`: L1, the NIU registers driving the same NoC engine as the native kernels, the
+    /// stream counters, the tile registers). A core that faults stops and is recorded
+    /// ([`Sim::core_faults`]). Like [`Sim::spawn`], it does not look at the soft-reset bits.
+    pub fn spawn_firmware(&mut self, tile: (u8, u8), role: Role) -> Result<usize, SimError> {
+        let ix = self.tile(tile)?;
+        let pc = self.world.borrow().tiles[ix as usize]
+            .regs
+            .reset_pc(Core::of_role(role));
+        self.spawn(tile, role, move |env| crate::core::run(env, pc))
+    }
+
+    /// Every firmware core stopped by a fault so far, in order.
+    pub fn core_faults(&self) -> Vec<CoreFault> {
+        self.world.borrow().core_faults.clone()
     }
 
     /// Configures circular buffer `index` of a tile: `pages` pages of `page_size` bytes at L1

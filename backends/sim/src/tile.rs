@@ -2,7 +2,7 @@
 //! ejection ports and the kernels waiting on it; and the grid that maps coordinates to tiles
 //! and NoC targets.
 //!
-//! Imports only leaf modules (`packet`, `memory`, `niu`, `regs`, `report`, `route`).
+//! Imports only leaf modules (`packet`, `memory`, `mmio`, `niu`, `regs`, `report`, `route`).
 
 use std::ops::{Deref, DerefMut};
 
@@ -11,6 +11,7 @@ use blackhole_pac::harvest::HarvestMask;
 use blackhole_pac::tensix::L1_SIZE;
 
 use crate::memory::SparseMemory;
+use crate::mmio::CmdBufRegs;
 use crate::niu::Niu;
 use crate::packet::{NO_TILE, Target, TileIx};
 use crate::regs::TileRegs;
@@ -54,6 +55,8 @@ pub(crate) struct Tile {
     pub frozen_from: Option<u64>,
     /// The registers a host reaches through a TLB window (soft reset, reset PCs, wall clock).
     pub regs: TileRegs,
+    /// The four command buffers' registers of each NIU, as firmware cores write them.
+    pub cmd_bufs: [[CmdBufRegs; 4]; 2],
 }
 
 impl Tile {
@@ -67,6 +70,7 @@ impl Tile {
             eject_free: [0; 2],
             frozen_from: None,
             regs: TileRegs::new(soft_reset),
+            cmd_bufs: Default::default(),
         }
     }
 

@@ -54,6 +54,16 @@ pub struct Timing {
     pub kernel_issue_cycles: u64,
     /// Cycles a kernel spends on any other HAL call (a register or L1 word access).
     pub kernel_call_cycles: u64,
+    /// Cycles a compute kernel spends per 32-bit word it reads from a circular-buffer page
+    /// (`read_page`) and checks: 63, what the compute firmware's loops cost on a TRISC, priced
+    /// by the baby-core cost rule (`riscv::Cost::default()`): the word-copy loop of
+    /// `SiliconCb::read_page` (12 instructions: one L1 load, 8; ten of 1; a taken branch, 5:
+    /// 23) and the check loop of the broadcast handler's `check_page` (27 instructions: four
+    /// byte and three word loads from local RAM, 2 each; two multiplies, 2 each; a taken
+    /// branch, 5; seventeen of 1: 40). A native kernel's own arithmetic costs nothing else, so
+    /// this is where the compute kernel's work on the data it receives is charged; 0 models a
+    /// compute kernel whose work is free.
+    pub compute_read_word_cycles: u64,
 }
 
 impl Default for Timing {
@@ -76,6 +86,7 @@ impl Default for Timing {
             dram_bank_bytes_per_cycle: 512.0e9 / 8.0 / 1.35e9,
             kernel_issue_cycles: 8,
             kernel_call_cycles: 1,
+            compute_read_word_cycles: 63,
         }
     }
 }

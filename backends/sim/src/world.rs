@@ -17,7 +17,7 @@ use crate::fault::{Faults, TxKind};
 use crate::link::Links;
 use crate::memory::FastHash;
 use crate::packet::{Item, NO_TILE, ReadPacket, Target, TileIx, Vc, WritePacket};
-use crate::report::{Stats, Violation};
+use crate::report::{CoreFault, Stats, Violation};
 use crate::rng::SplitMix64;
 use crate::route::{self, raw};
 use crate::scheduler::Scheduler;
@@ -41,6 +41,8 @@ pub(crate) struct World {
     pub faults: Faults,
     pub trace: Option<Trace>,
     pub violations: Vec<Violation>,
+    /// Firmware cores stopped by a fault (`core.rs`).
+    pub core_faults: Vec<CoreFault>,
     pub stats: Stats,
 }
 
@@ -58,6 +60,7 @@ impl World {
             faults: Faults::default(),
             trace,
             violations: Vec::new(),
+            core_faults: Vec::new(),
             stats: Stats::default(),
             cfg,
         }

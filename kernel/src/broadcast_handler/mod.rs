@@ -42,13 +42,20 @@ use program::{BANKS, BroadcastProgram, ComputeInput, MoverProgram};
 /// The broadcast handler's id: the first handler.
 pub const BROADCAST_HANDLER: u16 = 1;
 /// The 32-bit pattern word `word` of page `page` of block `block` of broadcast `broadcast` in job
-/// `job`: what the host writes to DRAM and compute checks.
+/// `job`: what the host writes to DRAM and compute checks. 32-bit arithmetic only (three
+/// multiplies a word, a 32-bit finalizer after MurmurHash3's `fmix32`): the compute firmware
+/// checks every word of every page on an RV32IM core, where a 64-bit multiply is four.
 pub fn pattern_word(job: u32, broadcast: u8, block: u32, page: u32, word: u32) -> u32 {
-    let mut z = (job as u64) << 40 ^ (broadcast as u64) << 56 ^ (block as u64) << 20 ^ page as u64;
-    z = z.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (word as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93);
-    z ^= z >> 32;
-    z = z.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    (z ^ (z >> 29)) as u32
+    let mut z = job.wrapping_mul(0x9E37_79B9)
+        ^ (broadcast as u32).rotate_left(24)
+        ^ block.wrapping_mul(0x85EB_CA6B)
+        ^ page.wrapping_mul(0xC2B2_AE35).rotate_left(13);
+    z ^= word.wrapping_mul(0x27D4_EB2F);
+    z ^= z >> 16;
+    z = z.wrapping_mul(0x7FEB_352D);
+    z ^= z >> 15;
+    z = z.wrapping_mul(0x846C_A68B);
+    z ^ (z >> 16)
 }
 
 /// The 03_broadcast handler. It keeps no state between commands.
@@ -280,7 +287,11 @@ fn check_page<C: CircularBuffer>(
     block: u32,
     page: u16,
 ) -> Result<bool, ComputeError> {
-    let mut buf = [0u8; 256];
+    // Word aligned, so the compiler reads the words back with one load each.
+    #[repr(align(4))]
+    struct Chunk([u8; 256]);
+    let mut chunk = Chunk([0; 256]);
+    let buf = &mut chunk.0;
     let mut offset = 0;
     while offset < s.page_size {
         let n = (s.page_size - offset).min(buf.len() as u32) as usize;

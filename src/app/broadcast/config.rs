@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::host::backend::Exec;
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::args::{Along, MAX_BLOCKS, MAX_BUFFER_PAGES, MAX_WINDOW};
 use komorebi_hal::{LogicalRect, NocId};
@@ -52,6 +53,8 @@ pub struct BroadcastConfig {
     /// The firmware ELF directory for `pcie-sim` (default: the native images) and a card
     /// (default: [`crate::host::session::DEFAULT_FIRMWARE_DIR`]).
     pub firmware: Option<PathBuf>,
+    /// What the simulated card's cores run (`--device pcie-sim` only).
+    pub exec: Exec,
 }
 
 /// Which device runs a program (`--device`).
@@ -107,6 +110,7 @@ impl Default for BroadcastConfig {
             faults: Vec::new(),
             device: DeviceChoice::Sim,
             firmware: None,
+            exec: Exec::Native,
         }
     }
 }
@@ -153,6 +157,16 @@ impl BroadcastConfig {
     }
 
     pub(super) fn validate(&self) -> Result<(), BroadcastError> {
+        if self.exec == Exec::Firmware && self.device != DeviceChoice::PcieSim {
+            return Err(flag(
+                "--exec",
+                format!(
+                    "firmware with --device {} (allowed: --exec firmware with --device pcie-sim, \
+                     whose loader and boot run the images as a card's do)",
+                    self.device
+                ),
+            ));
+        }
         if self.blocks > MAX_BLOCKS {
             return Err(flag(
                 "--blocks",

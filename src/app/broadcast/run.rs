@@ -59,7 +59,9 @@ pub(super) fn sim_config(cfg: &BroadcastConfig) -> SimConfig {
 pub(super) fn backend(cfg: &BroadcastConfig, sim: SimConfig) -> Backend {
     match &cfg.device {
         DeviceChoice::Sim => Backend::Simulator(sim),
-        DeviceChoice::PcieSim => Backend::pcie_sim(sim).with_firmware(cfg.firmware.clone()),
+        DeviceChoice::PcieSim => Backend::pcie_sim(sim)
+            .with_firmware(cfg.firmware.clone())
+            .with_exec(cfg.exec),
         DeviceChoice::Card(path) => Backend::Card {
             path: path.clone(),
             firmware: cfg.firmware.clone(),

@@ -48,8 +48,9 @@ impl SimCb {
         )
     }
 
-    /// True (and the task stalls) if this push or pop trips a stall fault.
-    fn trips(w: &mut World, task: usize, index: u8, pages: u16, push: bool) -> bool {
+    /// True (and the task stalls) if this push or pop trips a stall fault; the firmware cores'
+    /// stream-register writes (`core.rs`) trip them the same way.
+    pub(crate) fn trips(w: &mut World, task: usize, index: u8, pages: u16, push: bool) -> bool {
         let mut tripped = false;
         for (t, from) in w.faults.stalls.iter_mut() {
             if *t != task {
@@ -198,7 +199,9 @@ impl cb::CircularBuffer for SimCb {
 
     fn read_page(&mut self, page: u16, offset: u32, buf: &mut [u8]) -> Result<(), CbError> {
         let mut w = self.world.borrow_mut();
-        w.charge(self.task, 1);
+        let words = buf.len().div_ceil(4) as u64;
+        let cycles = 1 + words * w.cfg.timing.compute_read_word_cycles;
+        w.charge(self.task, cycles);
         let tile = &w.tiles[self.tile as usize];
         let c = tile.cbs[self.index as usize]
             .as_ref()

@@ -18,7 +18,7 @@
 
 mod cb;
 mod ctrl;
-mod error;
+pub(crate) mod error;
 mod noc;
 mod pause;
 

@@ -1,19 +1,18 @@
-//! [`SimNoc`]: one data-movement kernel's NoC. Checks each request as the hardware would
-//! refuse it (lengths, alignment, targets), splits transfers into packets, counts them in the
-//! NIU and queues their departure; the world (`world.rs`) times and delivers them.
+//! [`SimNoc`]: one data-movement kernel's NoC: the native front of the NoC engine
+//! (`engine.rs`, which the firmware cores' NIU registers drive too). It charges the kernel's
+//! clock for each call and hands the request to the engine.
 //!
-//! Imports the world and leaf modules.
+//! Imports the world, the engine and leaf modules.
 
-use std::rc::Rc;
-
-use blackhole_pac::addr::{DRAM_READ_ALIGN, DRAM_WRITE_ALIGN, L1_ALIGN};
+use blackhole_pac::addr::DRAM_WRITE_ALIGN;
 use komorebi_hal::noc::{self, Ack, Order, WriteMode};
 use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Xy};
 
+use crate::engine::{self, Issuer};
 use crate::hal::error::NocError;
-use crate::packet::{Item, ReadPacket, Target, TileIx, WritePacket};
+use crate::packet::{Target, TileIx};
 use crate::report::Violation;
-use crate::route::{self, raw};
+use crate::route::raw;
 use crate::world::{Shared, World};
 
 /// One data-movement kernel's NoC.
@@ -34,32 +33,6 @@ impl std::fmt::Debug for SimNoc {
     }
 }
 
-fn check_len(len: u32) -> Result<(), NocError> {
-    if len == 0 {
-        return Err(NocError::new(
-            noc::ErrorKind::InvalidLength,
-            "transfer of 0 bytes (allowed: 1..)",
-        ));
-    }
-    Ok(())
-}
-
-fn check_l1(addr: u64, len: u32, what: &str) -> Result<(), NocError> {
-    if addr % L1_ALIGN as u64 != 0 {
-        return Err(NocError::new(
-            noc::ErrorKind::Misaligned,
-            format!("{what} L1 address {addr:#x} is not 16-byte aligned"),
-        ));
-    }
-    if addr + len as u64 > blackhole_pac::tensix::L1_SIZE as u64 {
-        return Err(NocError::new(
-            noc::ErrorKind::InvalidAddress,
-            format!("{what} {addr:#x}+{len} is beyond L1 (1536 KiB)"),
-        ));
-    }
-    Ok(())
-}
-
 impl SimNoc {
     fn target(&self, w: &World, node: Xy) -> Result<Target, NocError> {
         w.tiles
@@ -72,82 +45,11 @@ impl SimNoc {
             })
     }
 
-    fn check_target(
-        target: Target,
-        addr: u64,
-        len: u32,
-        align: u32,
-        what: &str,
-    ) -> Result<(), NocError> {
-        match target {
-            Target::L1(_) => check_l1(addr, len, what),
-            Target::Dram(_) => {
-                if addr % align as u64 != 0 {
-                    return Err(NocError::new(
-                        noc::ErrorKind::Misaligned,
-                        format!("{what} DRAM address {addr:#x} is not {align}-byte aligned"),
-                    ));
-                }
-                if addr + len as u64 > blackhole_pac::grid::DRAM_BANK_SIZE {
-                    return Err(NocError::new(
-                        noc::ErrorKind::InvalidAddress,
-                        format!("{what} {addr:#x}+{len} is beyond the 4 GiB bank"),
-                    ));
-                }
-                Ok(())
-            }
-        }
-    }
-
-    fn flow(&self, multicast: bool, start: (u8, u8), end: (u8, u8)) -> u64 {
-        (self.tile as u64) << 40
-            | (self.noc as u64) << 39
-            | (multicast as u64) << 38
-            | (start.0 as u64) << 24
-            | (start.1 as u64) << 16
-            | (end.0 as u64) << 8
-            | end.1 as u64
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn issue_writes(
-        &self,
-        w: &mut World,
-        now: u64,
-        src: u32,
-        dests: Rc<[(Target, (u8, u8))]>,
-        dst: u64,
-        len: u32,
-        acked: bool,
-        ordered: bool,
-        multicast: bool,
-        flow: u64,
-        reserve: u64,
-    ) {
-        let timing = w.cfg.timing;
-        let mut off = 0;
-        while off < len {
-            let n = (len - off).min(timing.max_packet_bytes);
-            let busy = timing.write_issue_floor.max(reserve + timing.flits(n));
-            let depart = w.niu_slot(self.tile, self.noc, now, busy);
-            w.tiles[self.tile as usize].niu[self.noc as usize]
-                .write_issued(acked, dests.len() as u32);
-            let packet = WritePacket {
-                src: self.tile,
-                noc: self.noc,
-                src_addr: src + off,
-                len: n,
-                dests: dests.clone(),
-                dst_addr: dst + off as u64,
-                acked,
-                ordered,
-                multicast,
-                flow,
-                issued_at: now,
-                reserve,
-            };
-            w.push(depart, Item::DepartWrite(Box::new(packet)));
-            off += n;
+    fn issuer(&self, now: u64) -> Issuer {
+        Issuer {
+            tile: self.tile,
+            noc: self.noc,
+            now,
         }
     }
 
@@ -170,7 +72,15 @@ impl SimNoc {
                 "inline write to L1 is broken on Blackhole: write from an L1 source word",
             ));
         }
-        Self::check_target(target, dst.local(), 4, DRAM_WRITE_ALIGN, "inline write")?;
+        if dst.local() % DRAM_WRITE_ALIGN as u64 != 0 {
+            return Err(NocError::new(
+                noc::ErrorKind::Misaligned,
+                format!(
+                    "inline write DRAM address {:#x} is not 16-byte aligned",
+                    dst.local()
+                ),
+            ));
+        }
         // The value travels from a scratch word of the issuing tile; only its landing is modelled.
         if let Target::Dram(bank) = target {
             w.dram[bank as usize].write_u32(dst.local(), value);
@@ -204,31 +114,15 @@ impl noc::NocMulticast for SimNoc {
         if w.stalled(self.task) {
             return Ok(());
         }
-        check_len(len)?;
-        check_l1(dst.get() as u64, len, "read destination")?;
-        let target = self.target(&w, src.node())?;
-        Self::check_target(target, src.local(), len, DRAM_READ_ALIGN, "read source")?;
-        let timing = w.cfg.timing;
-        let mut off = 0;
-        while off < len {
-            let n = (len - off).min(timing.max_packet_bytes);
-            let depart = w.niu_slot(self.tile, self.noc, now, timing.read_issue_floor);
-            let niu = &mut w.tiles[self.tile as usize].niu[self.noc as usize];
-            niu.reads_issued = niu.reads_issued.wrapping_add(1);
-            let p = ReadPacket {
-                tile: self.tile,
-                noc: self.noc,
-                src: target,
-                src_raw: (src.node().x(), src.node().y()),
-                src_addr: src.local() + off as u64,
-                dst_addr: dst.get() + off,
-                len: n,
-                issued_at: now,
-            };
-            w.push(depart, Item::DepartRead(Box::new(p)));
-            off += n;
-        }
-        Ok(())
+        let by = self.issuer(now);
+        engine::read(
+            &mut w,
+            by,
+            (src.node().x(), src.node().y()),
+            src.local(),
+            dst.get(),
+            len,
+        )
     }
 
     fn write(
@@ -243,34 +137,16 @@ impl noc::NocMulticast for SimNoc {
         if w.stalled(self.task) {
             return Ok(());
         }
-        check_len(len)?;
-        check_l1(src.get() as u64, len, "write source")?;
-        let target = self.target(&w, dst.node())?;
-        Self::check_target(
-            target,
-            dst.local(),
-            len,
-            DRAM_WRITE_ALIGN,
-            "write destination",
-        )?;
-        let to = (dst.node().x(), dst.node().y());
-        let dests: Rc<[_]> = vec![(target, to)].into();
-        let ordered = mode.order == Order::Ordered;
-        let flow = self.flow(false, to, (0, 0));
-        self.issue_writes(
+        let by = self.issuer(now);
+        engine::write(
             &mut w,
-            now,
+            by,
             src.get(),
-            dests,
-            dst.local(),
+            ((dst.node().x(), dst.node().y()), dst.local()),
             len,
             mode.ack == Ack::Acked,
-            ordered,
-            false,
-            flow,
-            0,
-        );
-        Ok(())
+            mode.order == Order::Ordered,
+        )
     }
 
     fn multicast(
@@ -286,42 +162,20 @@ impl noc::NocMulticast for SimNoc {
         if w.stalled(self.task) {
             return Ok(());
         }
-        check_len(len)?;
-        check_l1(src.get() as u64, len, "multicast source")?;
-        check_l1(dst.get() as u64, len, "multicast destination")?;
-        let (s, e) = (
+        let by = self.issuer(now);
+        let corners = (
             (rect.start().x(), rect.start().y()),
             (rect.end().x(), rect.end().y()),
         );
-        let dests = w.tiles.multicast_dests(self.noc, self.tile, s, e);
-        if dests.is_empty() {
-            return Ok(());
-        }
-        let me = raw(self.noc, w.tiles[self.tile as usize].xy0);
-        let far = dests
-            .iter()
-            .map(|&(_, d)| route::hops(me, d))
-            .max()
-            .unwrap_or(0);
-        let timing = w.cfg.timing;
-        let reserve = (timing.reserve_base + timing.reserve_per_hop * far as f64).round() as u64;
-        let flow = self.flow(true, s, e);
-        // Posted multicast is broken on Blackhole: every multicast is acknowledged.
-        let ordered = mode.order == Order::Ordered;
-        self.issue_writes(
+        engine::multicast(
             &mut w,
-            now,
+            by,
             src.get(),
-            dests.into(),
-            dst.get() as u64,
+            corners,
+            dst.get(),
             len,
-            true,
-            ordered,
-            true,
-            flow,
-            reserve,
-        );
-        Ok(())
+            mode.order == Order::Ordered,
+        )
     }
 
     fn reads_done(&mut self) -> Result<bool, NocError> {

@@ -1,0 +1,492 @@
+//! Firmware cores: a baby RISC-V hart ([`crate::riscv`]) executing the image the loader placed
+//! in L1, as one task of the executor, with every load and store that leaves its local data RAM
+//! carried out on the simulated tile ([`CoreBus`]).
+//!
+//! What the bus answers:
+//! * **L1** (`0x0..0x18_0000`): fetches and data, the same bytes the NoC reads and writes.
+//! * **NIU registers** of both NoCs: the command buffers' registers (held in the tile,
+//!   `mmio.rs`); writing 1 to `NOC_CMD_CTRL` hands the command to the NoC engine
+//!   (`engine.rs`), the same one the native kernels' `SimNoc` drives, so timing, counters and
+//!   faults mean the same for both; `NOC_CMD_CTRL` then reads 0 (the engine queues every
+//!   command at the NIU's next free slot). `NOC_NODE_ID`, `NOC_ENDPOINT_ID`, `NIU_CFG_0` (bit
+//!   14 when `SimConfig::translation`), `NOC_ID_LOGICAL`, and the counters
+//!   `NIU_MST_WR_ACK_RECEIVED`, `NIU_MST_RD_RESP_RECEIVED`, `NIU_MST_{NON,}POSTED_WR_REQ_SENT`
+//!   and `NIU_MST_WRITE_REQS_OUTGOING_ID(0)` (writes issued and not yet departed: a write's
+//!   source is read when its packet departs). Under translation the coordinate words are
+//!   translated coordinates (`blackhole_pac::translate`); a multicast's translated corners
+//!   bound a raw rectangle, as for the host's windows.
+//! * **Overlay stream registers** `tiles_received` / `tiles_acked` of the 64 circular buffers:
+//!   the simulator's buffer counters (the host configures the buffer through its back door, as
+//!   for the native kernels); a write moves the buffer's pointers by the difference, trips the
+//!   push and pop stall faults, and is checked as the native `SimCb` checks a push or pop.
+//! * **Tile registers** (`regs.rs`): the wall clock, reset PCs, soft reset (read only here).
+//!
+//! Anything else (an unknown or misaligned register, a sub-word register access, a write to a
+//! read-only register, a NoC command the model does not carry out or refuses) stops the core
+//! with a [`CoreFault`] naming the tile, the core, the `pc` and the address. Nothing panics.
+//!
+//! **Time.** The hart counts core cycles by its documented cost rule (`riscv::Cost`; the bus
+//! reports L1 loads as 8 cycles and register loads as 7). The task runs [`QUANTUM`] cycles at
+//! a time and then yields until the global time reaches its own clock, so events (landings,
+//! acks) interleave with execution at that grain; within a slice, its accesses take effect at
+//! once at the core's clock, which is at most a slice ahead of the global time (the native
+//! kernels' approximation, stated in the crate docs).
+//!
+//! Uses the world, the engine, the HAL's `KernelEnv`, and leaf modules (`mmio`, `regs`,
+//! `riscv`, `report`, `route`).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use blackhole_pac::grid::{GRID_X, GRID_Y, Noc0Xy};
+use blackhole_pac::niu::{Counter, NocCtrl, cmd, request};
+use blackhole_pac::stream::{TILES_ACKED_REG, TILES_RECEIVED_REG};
+use blackhole_pac::tensix::L1_SIZE;
+use blackhole_pac::translate::{TranslatedXy, Translation};
+use komorebi_hal::Role;
+
+use crate::engine::{self, Issuer};
+use crate::hal::{KernelEnv, SimCb};
+use crate::mmio::{self, CmdBufRegs, Reg};
+use crate::packet::TileIx;
+use crate::report::CoreFault;
+use crate::riscv::{AccessKind, Bus, BusResult, FaultKind, Hart, HartConfig, Size, Stop};
+use crate::route::raw;
+use crate::world::{Shared, World};
+
+/// Cycles a firmware core runs before it yields to the event queue.
+pub(crate) const QUANTUM: u64 = 32;
+
+/// The hart's view of its tile.
+pub(crate) struct CoreBus {
+    world: Shared,
+    task: usize,
+    tile: TileIx,
+    translation: Option<Translation>,
+    /// Why the last access was refused, when the bus refused one.
+    refused: Option<String>,
+}
+
+type Refusal = Result<u32, String>;
+
+impl CoreBus {
+    /// Raw coordinates on `noc` of a coordinate word's `(x, y)`.
+    fn node(&self, noc: u8, xy: (u8, u8)) -> Result<(u8, u8), String> {
+        match self.translation {
+            Some(t) => TranslatedXy::new(xy.0, xy.1)
+                .and_then(|p| t.to_noc0(p))
+                .map(|p0| raw(noc, p0.get()))
+                .ok_or_else(|| {
+                    format!("translated coordinates {xy:?} name no tile the NoC reaches")
+                }),
+            None if xy.0 < GRID_X && xy.1 < GRID_Y => Ok(xy),
+            None => Err(format!("coordinates {xy:?} are off the 17 x 12 grid")),
+        }
+    }
+
+    /// This tile's coordinates as a coordinate word names them on `noc`.
+    fn own(&self, w: &World, noc: u8) -> (u8, u8) {
+        let xy0 = w.tiles[self.tile as usize].xy0;
+        match self
+            .translation
+            .and_then(|t| Noc0Xy::new(xy0.0, xy0.1).and_then(|p| t.tensix_at(p)))
+        {
+            Some(t) => t,
+            None => raw(noc, xy0),
+        }
+    }
+
+    /// `NOC_ID_LOGICAL`: translated coordinates under translation, raw NoC0 otherwise.
+    fn logical_id(&self, w: &World) -> u32 {
+        let (x, y) = self.own(w, 0);
+        x as u32 | (y as u32) << 6
+    }
+
+    /// Carries out the command in command buffer `buf` of NIU `noc` at cycle `at`.
+    fn send(&self, w: &mut World, noc: u8, buf: usize, at: u64) -> Result<(), String> {
+        let c = w.tiles[self.tile as usize].cmd_bufs[noc as usize][buf].command();
+        let by = Issuer {
+            tile: self.tile,
+            noc,
+            now: at,
+        };
+        let ctrl: NocCtrl = c.ctrl;
+        let own = self.own(w, noc);
+        let unsupported = ctrl.wr_inline()
+            || ctrl.wr_be()
+            || ctrl.vc_linked()
+            || ctrl.brcst_src_include()
+            || ctrl.l1_acc_at_en();
+        if unsupported {
+            return Err(format!(
+                "NOC_CTRL {:#010x}: inline, byte-enable, linked, source-include and \
+                 accumulate requests are not modelled",
+                ctrl.0
+            ));
+        }
+        let refused = |e: crate::hal::NocError| e.what;
+        match ctrl.request_type() {
+            request::READ => {
+                if mmio::unicast_xy(c.ret.0) != own {
+                    return Err("a read's NOC_RET_ADDR must be this tile".into());
+                }
+                let src = self.node(noc, mmio::unicast_xy(c.targ.0))?;
+                engine::read(w, by, src, c.targ.1, c.ret.1 as u32, c.len).map_err(refused)
+            }
+            request::WRITE => {
+                if mmio::unicast_xy(c.targ.0) != own {
+                    return Err("a write's NOC_TARG_ADDR must be this tile".into());
+                }
+                if c.ret.1 > u32::MAX as u64 && ctrl.brcst_packet() {
+                    return Err("a multicast's destination must be in L1".into());
+                }
+                if ctrl.brcst_packet() {
+                    if !ctrl.resp_marked() {
+                        return Err(
+                            "posted multicast is broken on Blackhole: set NOC_CMD_RESP_MARKED"
+                                .into(),
+                        );
+                    }
+                    let (s, e) = mmio::multicast_xy(c.ret.0);
+                    let corners = (self.node(noc, s)?, self.node(noc, e)?);
+                    engine::multicast(
+                        w,
+                        by,
+                        c.targ.1 as u32,
+                        corners,
+                        c.ret.1 as u32,
+                        c.len,
+                        ctrl.vc_static(),
+                    )
+                    .map_err(refused)
+                } else {
+                    let dst = self.node(noc, mmio::unicast_xy(c.ret.0))?;
+                    engine::write(
+                        w,
+                        by,
+                        c.targ.1 as u32,
+                        (dst, c.ret.1),
+                        c.len,
+                        ctrl.resp_marked(),
+                        ctrl.vc_static(),
+                    )
+                    .map_err(refused)
+                }
+            }
+            t => Err(format!("request type {t} (atomics) is not modelled")),
+        }
+    }
+
+    fn read_reg(&self, w: &mut World, reg: Reg, at: u64) -> Refusal {
+        let tile = &w.tiles[self.tile as usize];
+        match reg {
+            Reg::Cmd { noc, buf, offset } => {
+                let o = offset as usize;
+                if CmdBufRegs::stored(offset) {
+                    return Ok(tile.cmd_bufs[noc as usize][buf as usize].get(offset));
+                }
+                match o {
+                    cmd::NOC_CMD_CTRL => Ok(0),
+                    cmd::NOC_NODE_ID => {
+                        let (x, y) = raw(noc, tile.xy0);
+                        let x_first = u32::from(noc == 0);
+                        Ok(x as u32 | (y as u32) << 6 | 17 << 12 | 12 << 19 | x_first << 28)
+                    }
+                    cmd::NOC_ENDPOINT_ID => {
+                        Ok((blackhole_pac::niu::endpoint::TENSIX as u32) << 8 | (noc as u32) << 24)
+                    }
+                    _ => Err(format!(
+                        "NIU{noc} command buffer {buf} register {offset:#x}"
+                    )),
+                }
+            }
+            Reg::Cfg { noc, index } => match index as usize {
+                blackhole_pac::niu::cfg::NIU_CFG_0 => {
+                    Ok(u32::from(self.translation.is_some()) << 14)
+                }
+                blackhole_pac::niu::cfg::NOC_ID_LOGICAL => Ok(self.logical_id(w)),
+                _ => Err(format!("NIU{noc} NOC_CFG({index:#x}) is not modelled")),
+            },
+            Reg::Status { noc, index } => {
+                let n = &tile.niu[noc as usize];
+                let outgoing = n
+                    .nonposted_issued
+                    .wrapping_sub(n.nonposted_sent)
+                    .wrapping_add(n.posted_issued.wrapping_sub(n.posted_sent));
+                match index {
+                    i if i == Counter::MstWrAckReceived as u32 => Ok(n.acks_received),
+                    i if i == Counter::MstRdRespReceived as u32 => Ok(n.reads_done),
+                    i if i == Counter::MstNonpostedWrReqSent as u32 => Ok(n.nonposted_sent),
+                    i if i == Counter::MstPostedWrReqSent as u32 => Ok(n.posted_sent),
+                    // WRITE_REQS_OUTGOING_ID(0); komorebi sends everything with id 0.
+                    0x20 => Ok(outgoing & 0xFF),
+                    0x21..=0x2F => Ok(0),
+                    _ => Err(format!(
+                        "NIU{noc} status counter {index:#x} is not modelled"
+                    )),
+                }
+            }
+            Reg::Stream { stream, index } => {
+                let cb = tile.cbs.get(stream as usize).and_then(|c| c.as_ref());
+                match index as usize {
+                    TILES_RECEIVED_REG => Ok(cb.map_or(0, |c| c.pushed as u32)),
+                    TILES_ACKED_REG => Ok(cb.map_or(0, |c| c.popped as u32)),
+                    _ => Err(format!("stream {stream} register {index} is not modelled")),
+                }
+            }
+            Reg::Tile(addr) => {
+                let id = self.logical_id(w);
+                w.tiles[self.tile as usize]
+                    .regs
+                    .read(addr, at, id)
+                    .ok_or_else(|| format!("tile register {addr:#x} is not modelled"))
+            }
+        }
+    }
+
+    fn write_reg(&self, w: &mut World, reg: Reg, value: u32, at: u64) -> Result<(), String> {
+        match reg {
+            Reg::Cmd { noc, buf, offset } if CmdBufRegs::stored(offset) => {
+                w.tiles[self.tile as usize].cmd_bufs[noc as usize][buf as usize].set(offset, value);
+                Ok(())
+            }
+            Reg::Cmd { noc, buf, offset } if offset as usize == cmd::NOC_CMD_CTRL => {
+                if value & 1 == 0 {
+                    return Ok(());
+                }
+                w.sched.tasks[self.task].local = at;
+                self.send(w, noc, buf as usize, at)
+            }
+            Reg::Stream { stream, index }
+                if [TILES_RECEIVED_REG, TILES_ACKED_REG].contains(&(index as usize)) =>
+            {
+                self.move_pages(w, stream, index as usize == TILES_RECEIVED_REG, value, at)
+            }
+            reg => Err(format!("{reg:?} is not writable in the model")),
+        }
+    }
+
+    /// A write of `value` to a buffer's `tiles_received` (`push`) or `tiles_acked`.
+    fn move_pages(
+        &self,
+        w: &mut World,
+        index: u8,
+        push: bool,
+        value: u32,
+        at: u64,
+    ) -> Result<(), String> {
+        let Some(c) = w.tiles[self.tile as usize].cbs[index as usize].as_ref() else {
+            // Not configured: the boot's zeroing of every stream's counters, nothing else.
+            return if value == 0 {
+                Ok(())
+            } else {
+                Err(format!(
+                    "circular buffer {index} is not configured on this tile"
+                ))
+            };
+        };
+        let old = if push { c.pushed } else { c.popped };
+        let pages = (value as u16).wrapping_sub(old);
+        if pages == 0 {
+            return Ok(());
+        }
+        if SimCb::trips(w, self.task, index, pages, push) {
+            return Ok(());
+        }
+        let c = w.tiles[self.tile as usize].cbs[index as usize]
+            .as_mut()
+            .expect("checked above");
+        let room = if push { c.pages - c.ready() } else { c.ready() };
+        if pages > room {
+            return Err(format!(
+                "{} of {pages} pages on circular buffer {index} with {room} {}",
+                if push { "push" } else { "pop" },
+                if push { "free" } else { "ready" }
+            ));
+        }
+        if push {
+            c.pushed = value as u16;
+            c.wr = (c.wr + pages) % c.pages;
+        } else {
+            c.popped = value as u16;
+            c.rd = (c.rd + pages) % c.pages;
+        }
+        w.touch(self.tile, at);
+        Ok(())
+    }
+
+    fn refuse<T>(&mut self, why: String) -> BusResult<T> {
+        self.refused = Some(why);
+        BusResult::Fault
+    }
+}
+
+impl Bus for CoreBus {
+    fn fetch(&mut self, addr: u32, _at: u64) -> BusResult<u32> {
+        if addr >= L1_SIZE {
+            return self.refuse(format!("instruction fetch at {addr:#x}, outside L1"));
+        }
+        let w = self.world.borrow();
+        let value = w.tiles[self.tile as usize].l1.read_u32(addr as u64);
+        BusResult::Done { value, cycles: 0 }
+    }
+
+    fn load(&mut self, addr: u32, size: Size, at: u64) -> BusResult<u32> {
+        let mut w = self.world.borrow_mut();
+        if addr < L1_SIZE {
+            let mut b = [0u8; 4];
+            let n = size.bytes() as usize;
+            w.tiles[self.tile as usize]
+                .l1
+                .read(addr as u64, &mut b[..n]);
+            return BusResult::Done {
+                value: u32::from_le_bytes(b),
+                cycles: w.cfg.core_cost.load_l1,
+            };
+        }
+        let cycles = w.cfg.core_cost.load_mmio;
+        let result = match (mmio::decode(addr), size) {
+            (Some(reg), Size::Word) => self.read_reg(&mut w, reg, at),
+            (Some(_), _) => Err("registers take 32-bit accesses only".to_string()),
+            (None, _) => Err("no register at this address".to_string()),
+        };
+        drop(w);
+        match result {
+            Ok(value) => BusResult::Done { value, cycles },
+            Err(why) => self.refuse(why),
+        }
+    }
+
+    fn store(&mut self, addr: u32, size: Size, value: u32, at: u64) -> BusResult<()> {
+        let mut w = self.world.borrow_mut();
+        if addr < L1_SIZE {
+            let n = size.bytes() as usize;
+            w.tiles[self.tile as usize]
+                .l1
+                .write(addr as u64, &value.to_le_bytes()[..n]);
+            w.touch(self.tile, at);
+            return BusResult::Done {
+                value: (),
+                cycles: w.cfg.core_cost.store_l1,
+            };
+        }
+        let cycles = w.cfg.core_cost.store_mmio;
+        let result = match (mmio::decode(addr), size) {
+            (Some(reg), Size::Word) => self.write_reg(&mut w, reg, value, at),
+            (Some(_), _) => Err("registers take 32-bit accesses only".to_string()),
+            (None, _) => Err("no register at this address".to_string()),
+        };
+        drop(w);
+        match result {
+            Ok(()) => BusResult::Done { value: (), cycles },
+            Err(why) => self.refuse(why),
+        }
+    }
+}
+
+/// Pending once (the task has just parked); the executor polls again at the wake-up.
+struct Yield(bool);
+
+impl Future for Yield {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            Poll::Ready(())
+        } else {
+            self.0 = true;
+            Poll::Pending
+        }
+    }
+}
+
+/// The firmware core of `env`'s kernel, from `pc`: runs until it faults (recorded in the
+/// world's core faults) or its task is dropped (the core put back into reset).
+pub(crate) async fn run(env: KernelEnv, pc: u32) {
+    let (world, task, tile, kernel) = (env.world, env.task, env.tile, env.kernel);
+    let (translation, config) = {
+        let w = world.borrow();
+        let t = w.cfg.translation.then(|| Translation::new(w.cfg.harvest));
+        let mut c = match kernel {
+            Role::Compute => HartConfig::compute(0, pc),
+            _ => HartConfig::data_movement(0, pc),
+        };
+        c.cost = w.cfg.core_cost;
+        (t, c)
+    };
+    let mut hart = Hart::new(config);
+    let mut counted = 0;
+    let mut bus = CoreBus {
+        world: world.clone(),
+        task,
+        tile,
+        translation,
+        refused: None,
+    };
+    loop {
+        let start = {
+            let w = world.borrow();
+            if w.stalled(task) {
+                // A stall fault: the core stops making progress, as a hung core would.
+                return;
+            }
+            w.sched.tasks[task].local
+        };
+        hart.stall_until(start);
+        let stop = hart.run(&mut bus, start + QUANTUM);
+        let fault = match stop {
+            Stop::Cycle | Stop::Retry { .. } => None,
+            Stop::Ecall { pc } | Stop::Ebreak { pc } => {
+                Some((pc, None, "ecall or ebreak: the core paused".to_string()))
+            }
+            Stop::Fault(f) => Some(match f.kind {
+                FaultKind::Bus { addr, access } => {
+                    let why = bus.refused.take().unwrap_or_default();
+                    (f.pc, Some(addr), format!("{}: {why}", access_name(access)))
+                }
+                FaultKind::Misaligned { addr, access } => (
+                    f.pc,
+                    Some(addr),
+                    format!("misaligned {}", access_name(access)),
+                ),
+                FaultKind::IllegalInstruction { word } => {
+                    (f.pc, None, format!("illegal instruction {word:#010x}"))
+                }
+                FaultKind::FetchOutsideCode => (f.pc, Some(f.pc), "fetch outside L1".into()),
+            }),
+        };
+        let stopped = {
+            let mut w = world.borrow_mut();
+            w.sched.tasks[task].local = hart.cycle();
+            w.stats.instructions += hart.instret() - counted;
+            counted = hart.instret();
+            if let Some((pc, addr, what)) = fault {
+                let xy0 = w.tiles[tile as usize].xy0;
+                w.core_faults.push(CoreFault {
+                    tile: xy0,
+                    kernel,
+                    pc,
+                    addr,
+                    what,
+                    at: hart.cycle(),
+                });
+                true
+            } else {
+                w.park(task, hart.cycle(), true);
+                false
+            }
+        };
+        if stopped {
+            return;
+        }
+        Yield(false).await;
+    }
+}
+
+fn access_name(a: AccessKind) -> &'static str {
+    match a {
+        AccessKind::Fetch => "fetch",
+        AccessKind::Load(_) => "load",
+        AccessKind::Store(_) => "store",
+    }
+}

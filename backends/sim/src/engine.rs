@@ -1,0 +1,249 @@
+//! The NoC requests a Tensix issues, checked and queued: one engine for both fronts, the
+//! native kernels' [`crate::SimNoc`] and the firmware cores' NIU registers (`core`), so timing,
+//! counters and faults mean the same in both.
+//!
+//! Each function checks a request as the hardware would refuse it (lengths, alignment,
+//! targets), splits it into packets of at most `Timing::max_packet_bytes`, counts them in the
+//! issuing NIU and queues their departure at the NIU's next free slot; the world (`world.rs`)
+//! times and delivers them. Coordinates are raw coordinates of the issuing NoC.
+//!
+//! Uses the world and leaf modules.
+
+use std::rc::Rc;
+
+use blackhole_pac::addr::{DRAM_READ_ALIGN, DRAM_WRITE_ALIGN, L1_ALIGN};
+use komorebi_hal::noc::ErrorKind;
+
+use crate::hal::error::NocError;
+use crate::packet::{Item, ReadPacket, Target, TileIx, WritePacket};
+use crate::route::{self, raw};
+use crate::world::World;
+
+/// Who issues: the tile, its NoC (0 or 1), and the cycle the command is given.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Issuer {
+    pub tile: TileIx,
+    pub noc: u8,
+    pub now: u64,
+}
+
+fn check_len(len: u32) -> Result<(), NocError> {
+    if len == 0 {
+        return Err(NocError::new(
+            ErrorKind::InvalidLength,
+            "transfer of 0 bytes (allowed: 1..)",
+        ));
+    }
+    Ok(())
+}
+
+/// `addr .. addr + len` is 16-byte aligned and inside L1.
+pub(crate) fn check_l1(addr: u64, len: u32, what: &str) -> Result<(), NocError> {
+    if addr % L1_ALIGN as u64 != 0 {
+        return Err(NocError::new(
+            ErrorKind::Misaligned,
+            format!("{what} L1 address {addr:#x} is not 16-byte aligned"),
+        ));
+    }
+    if addr + len as u64 > blackhole_pac::tensix::L1_SIZE as u64 {
+        return Err(NocError::new(
+            ErrorKind::InvalidAddress,
+            format!("{what} {addr:#x}+{len} is beyond L1 (1536 KiB)"),
+        ));
+    }
+    Ok(())
+}
+
+fn target(w: &World, noc: u8, node: (u8, u8)) -> Result<Target, NocError> {
+    w.tiles.target_at(noc, node).ok_or_else(|| {
+        NocError::new(
+            ErrorKind::InvalidAddress,
+            format!("no Tensix L1 or DRAM at NoC{noc} {node:?}"),
+        )
+    })
+}
+
+fn check_target(
+    target: Target,
+    addr: u64,
+    len: u32,
+    align: u32,
+    what: &str,
+) -> Result<(), NocError> {
+    match target {
+        Target::L1(_) => check_l1(addr, len, what),
+        Target::Dram(_) => {
+            if addr % align as u64 != 0 {
+                return Err(NocError::new(
+                    ErrorKind::Misaligned,
+                    format!("{what} DRAM address {addr:#x} is not {align}-byte aligned"),
+                ));
+            }
+            if addr + len as u64 > blackhole_pac::grid::DRAM_BANK_SIZE {
+                return Err(NocError::new(
+                    ErrorKind::InvalidAddress,
+                    format!("{what} {addr:#x}+{len} is beyond the 4 GiB bank"),
+                ));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The ordering key of a flow: writes of one source on one NoC to one destination set.
+fn flow(by: Issuer, multicast: bool, start: (u8, u8), end: (u8, u8)) -> u64 {
+    (by.tile as u64) << 40
+        | (by.noc as u64) << 39
+        | (multicast as u64) << 38
+        | (start.0 as u64) << 24
+        | (start.1 as u64) << 16
+        | (end.0 as u64) << 8
+        | end.1 as u64
+}
+
+/// One write or multicast, checked: its packets counted and queued.
+struct Writes {
+    src: u32,
+    dests: Rc<[(Target, (u8, u8))]>,
+    dst: u64,
+    len: u32,
+    acked: bool,
+    ordered: bool,
+    multicast: bool,
+    flow: u64,
+    reserve: u64,
+}
+
+fn issue_writes(w: &mut World, by: Issuer, p: Writes) {
+    let timing = w.cfg.timing;
+    let mut off = 0;
+    while off < p.len {
+        let n = (p.len - off).min(timing.max_packet_bytes);
+        let busy = timing.write_issue_floor.max(p.reserve + timing.flits(n));
+        let depart = w.niu_slot(by.tile, by.noc, by.now, busy);
+        w.tiles[by.tile as usize].niu[by.noc as usize].write_issued(p.acked, p.dests.len() as u32);
+        let packet = WritePacket {
+            src: by.tile,
+            noc: by.noc,
+            src_addr: p.src + off,
+            len: n,
+            dests: p.dests.clone(),
+            dst_addr: p.dst + off as u64,
+            acked: p.acked,
+            ordered: p.ordered,
+            multicast: p.multicast,
+            flow: p.flow,
+            issued_at: by.now,
+            reserve: p.reserve,
+        };
+        w.push(depart, Item::DepartWrite(Box::new(packet)));
+        off += n;
+    }
+}
+
+/// A read of `len` bytes from raw `src` (`src_addr`) into this tile's L1 at `dst`.
+pub(crate) fn read(
+    w: &mut World,
+    by: Issuer,
+    src: (u8, u8),
+    src_addr: u64,
+    dst: u32,
+    len: u32,
+) -> Result<(), NocError> {
+    check_len(len)?;
+    check_l1(dst as u64, len, "read destination")?;
+    let target = target(w, by.noc, src)?;
+    check_target(target, src_addr, len, DRAM_READ_ALIGN, "read source")?;
+    let timing = w.cfg.timing;
+    let mut off = 0;
+    while off < len {
+        let n = (len - off).min(timing.max_packet_bytes);
+        let depart = w.niu_slot(by.tile, by.noc, by.now, timing.read_issue_floor);
+        let niu = &mut w.tiles[by.tile as usize].niu[by.noc as usize];
+        niu.reads_issued = niu.reads_issued.wrapping_add(1);
+        let p = ReadPacket {
+            tile: by.tile,
+            noc: by.noc,
+            src: target,
+            src_raw: src,
+            src_addr: src_addr + off as u64,
+            dst_addr: dst + off,
+            len: n,
+            issued_at: by.now,
+        };
+        w.push(depart, Item::DepartRead(Box::new(p)));
+        off += n;
+    }
+    Ok(())
+}
+
+/// A write of `len` bytes from this tile's L1 at `src` to raw `dst` (`dst_addr`).
+pub(crate) fn write(
+    w: &mut World,
+    by: Issuer,
+    src: u32,
+    (dst, dst_addr): ((u8, u8), u64),
+    len: u32,
+    acked: bool,
+    ordered: bool,
+) -> Result<(), NocError> {
+    check_len(len)?;
+    check_l1(src as u64, len, "write source")?;
+    let target = target(w, by.noc, dst)?;
+    check_target(target, dst_addr, len, DRAM_WRITE_ALIGN, "write destination")?;
+    let writes = Writes {
+        src,
+        dests: vec![(target, dst)].into(),
+        dst: dst_addr,
+        len,
+        acked,
+        ordered,
+        multicast: false,
+        flow: flow(by, false, dst, (0, 0)),
+        reserve: 0,
+    };
+    issue_writes(w, by, writes);
+    Ok(())
+}
+
+/// A multicast of `len` bytes from this tile's L1 at `src` to L1 `dst` of every Tensix in the
+/// raw rectangle `start..=end` (wrapping as the hardware does), the sender excluded. Always
+/// acknowledged: posted multicast is broken on Blackhole.
+pub(crate) fn multicast(
+    w: &mut World,
+    by: Issuer,
+    src: u32,
+    (start, end): ((u8, u8), (u8, u8)),
+    dst: u32,
+    len: u32,
+    ordered: bool,
+) -> Result<(), NocError> {
+    check_len(len)?;
+    check_l1(src as u64, len, "multicast source")?;
+    check_l1(dst as u64, len, "multicast destination")?;
+    let dests = w.tiles.multicast_dests(by.noc, by.tile, start, end);
+    if dests.is_empty() {
+        return Ok(());
+    }
+    let me = raw(by.noc, w.tiles[by.tile as usize].xy0);
+    let far = dests
+        .iter()
+        .map(|&(_, d)| route::hops(me, d))
+        .max()
+        .unwrap_or(0);
+    let timing = w.cfg.timing;
+    let reserve = (timing.reserve_base + timing.reserve_per_hop * far as f64).round() as u64;
+    let writes = Writes {
+        src,
+        dests: dests.into(),
+        dst: dst as u64,
+        len,
+        acked: true,
+        ordered,
+        multicast: true,
+        flow: flow(by, true, start, end),
+        reserve,
+    };
+    issue_writes(w, by, writes);
+    Ok(())
+}

@@ -1,0 +1,170 @@
+//! Firmware cores (`Sim::spawn_firmware`) on hand-assembled programs: a write programmed
+//! through the NIU registers moves the same bytes in the same time as the native `SimNoc`'s
+//! (one engine, two fronts), and an access the model does not know stops the core with its
+//! tile, pc and address, never a panic.
+
+mod common;
+mod enc;
+
+use common::*;
+use enc::*;
+use komorebi_hal::noc::{NocMulticast, WriteMode};
+use komorebi_hal::{ControlBlock, NocAddr, Role};
+use komorebi_sim::*;
+
+/// `li rd, value` as `lui` + `addi`.
+fn li(rd: u32, value: u32) -> [u32; 2] {
+    let lo = ((value & 0xFFF) as i32) << 20 >> 20;
+    let hi = value.wrapping_sub(lo as u32) >> 12;
+    [lui(rd, hi), addi(rd, rd, lo)]
+}
+
+const T0: u32 = 5;
+const T1: u32 = 6;
+const T2: u32 = 7;
+const T3: u32 = 28;
+
+/// Loads `words` into L1 of `tile` at `addr`.
+fn load(sim: &mut Sim, tile: (u8, u8), addr: u32, words: &[u32]) {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    sim.write_l1(tile, addr, &bytes).unwrap();
+}
+
+const SRC: u32 = 0x2_0000;
+const DST: u32 = 0x3_0000;
+const LEN: u32 = 256;
+const WRITE_ACKED_UNICAST: u32 = 0x2 | 1 << 4 | 1 << 7 | 1 << 13;
+
+#[test]
+fn a_write_through_the_niu_registers_is_the_native_noc_s_write() {
+    let (from, to) = ((1, 2), (2, 3));
+    let data: Vec<u8> = (0..LEN).map(|i| (i * 7 + 1) as u8).collect();
+
+    // The firmware: program command buffer 0 of NIU0, note the cycle, send, poll the ack
+    // counter, note the cycle, stop. Coordinates are translated (translation is on by default;
+    // columns 1 and 2 are the first two enabled columns, so they translate to themselves).
+    let mut sim = Sim::new(SimConfig::default());
+    let mut p = Vec::new();
+    p.extend(li(T0, 0xFFB2_0000));
+    for (offset, value) in [
+        (0x00, SRC),
+        (0x08, 1 | 2 << 6),
+        (0x0C, DST),
+        (0x14, 2 | 3 << 6),
+        (0x20, LEN),
+        (0x1C, WRITE_ACKED_UNICAST),
+    ] {
+        p.extend(li(T1, value));
+        p.push(sw(T1, T0, offset));
+    }
+    p.push(csrrs(T2, CYCLE, 0));
+    p.push(sw(T2, 0, 0x100));
+    p.push(addi(T1, 0, 1));
+    p.push(sw(T1, T0, 0x40));
+    p.push(lw(T3, T0, 0x204)); // NIU_MST_WR_ACK_RECEIVED
+    p.push(beq(T3, 0, -4));
+    p.push(csrrs(T2, CYCLE, 0));
+    p.push(sw(T2, 0, 0x104));
+    p.push(EBREAK);
+    load(&mut sim, from, 0, &p);
+    sim.write_l1(from, SRC, &data).unwrap();
+    sim.spawn_firmware(from, Role::Reader).unwrap();
+    sim.run(1_000_000);
+    let mut got = vec![0; LEN as usize];
+    sim.read_l1(to, DST, &mut got).unwrap();
+    assert_eq!(got, data, "the bytes landed");
+    let faults = sim.core_faults();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(
+        faults[0].pc,
+        4 * (p.len() as u32 - 1),
+        "stopped at its ebreak"
+    );
+    assert_eq!(sim.niu(from, 0).unwrap().acks_received, 1);
+    let fw = (sim.read_l1_u32(from, 0x104).unwrap() - sim.read_l1_u32(from, 0x100).unwrap()) as u64;
+
+    // The native kernel: the same write through `SimNoc`, timed the same way.
+    let mut sim = Sim::new(SimConfig::default());
+    set_limit(&mut sim, from, 1 << 40);
+    sim.write_l1(from, SRC, &data).unwrap();
+    let out = log();
+    let o = out.clone();
+    sim.spawn(from, Role::Reader, move |env| async move {
+        let (mut noc, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
+        let t0 = ctrl.now();
+        let dst = NocAddr::new(komorebi_hal::Xy::new(2, 3).unwrap(), DST as u64).unwrap();
+        noc.write(
+            komorebi_hal::L1Addr::new(SRC).unwrap(),
+            dst,
+            LEN,
+            WriteMode::ORDERED,
+        )
+        .unwrap();
+        let mut c = ctrl.clone();
+        wait(&mut c, &mut pause, |_| {
+            noc.writes_acked().map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap();
+        o.borrow_mut().push(ctrl.now() - t0);
+    })
+    .unwrap();
+    sim.run(u64::MAX);
+    let native = out.borrow()[0];
+    // The firmware polls the counter every 7 + 5 + 1 cycles (a register load, a taken branch,
+    // the loop's other instruction); the native kernel is woken at the ack.
+    println!("write of {LEN} bytes, issue to ack: firmware {fw} cycles, native {native}");
+    assert!(
+        fw.abs_diff(native) <= 24,
+        "firmware {fw} cycles, native {native}"
+    );
+}
+
+#[test]
+fn an_access_the_model_does_not_know_stops_the_core_with_its_pc_and_address() {
+    let tile = (3, 4);
+    for (program, addr, what) in [
+        // lui t0, 0xFFB90; lw t1, 0(t0): nothing answers at 0xFFB9_0000.
+        (
+            vec![lui(T0, 0xFFB90), lw(T1, T0, 0)],
+            0xFFB9_0000u32,
+            "load: no register at this address",
+        ),
+        // A half-word load from NIU0's NOC_NODE_ID.
+        (
+            vec![lui(T0, 0xFFB20), lh(T1, T0, 0x44)],
+            0xFFB2_0044,
+            "load: registers take 32-bit accesses only",
+        ),
+        // A store to a status counter.
+        (
+            vec![lui(T0, 0xFFB20), sw(0, T0, 0x204)],
+            0xFFB2_0204,
+            "store: Status { noc: 0, index: 1 } is not writable in the model",
+        ),
+    ] {
+        let mut sim = Sim::new(SimConfig::default());
+        load(&mut sim, tile, 0x1_2000, &program);
+        sim.spawn_firmware(tile, Role::Writer).unwrap();
+        sim.run(100_000);
+        let f = sim.core_faults();
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            (f[0].tile, f[0].kernel, f[0].pc, f[0].addr),
+            (tile, Role::Writer, 0x1_2004, Some(addr))
+        );
+        assert_eq!(f[0].what, what);
+    }
+    // An illegal instruction: the word and the pc.
+    let mut sim = Sim::new(SimConfig::default());
+    load(&mut sim, tile, 0x6000, &[addi(0, 0, 0), 0xFFFF_FFFF]);
+    sim.spawn_firmware(tile, Role::Compute).unwrap();
+    sim.run(100_000);
+    let f = sim.core_faults();
+    assert_eq!((f[0].pc, f[0].addr), (0x6004, None));
+    assert_eq!(f[0].what, "illegal instruction 0xffffffff");
+    assert!(
+        f[0].to_string()
+            .contains("Compute core of tile (3, 4) stopped at pc 0x6004")
+    );
+}
