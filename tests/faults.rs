@@ -55,7 +55,7 @@ fn run(mut cfg: BroadcastConfig, kind: FaultKind, core: (u8, u8), block: u32) ->
         "{kind:?}: the next job on the same tiles succeeds\n{s}"
     );
     assert_eq!(s.mismatches, 0, "{s}");
-    assert!(s.violations.is_empty(), "{:?}", s.violations);
+    assert!(s.violations.is_empty(), "{kind:?}: {:?}", s.violations);
     assert_eq!(s.exit_code(), 3);
     // The dispatcher runs the same jobs to the same end: virtual time stands still while the
     // host works, so even the cycle counts agree with the feeder's.

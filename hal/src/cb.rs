@@ -91,6 +91,15 @@ pub trait CircularBuffer: ErrorType {
     /// Producer: hands `pages` pages to the consumer.
     fn push(&mut self, pages: u16) -> Result<(), Self::Error>;
 
+    /// Producer: hands `pages` pages of padding to the consumer: pages that carry no data, which
+    /// it pops without reading (a producer that gave up fills the rest of its window so the
+    /// consumer can finish). Writes still in flight to them may land on them afterwards; a
+    /// backend that checks overwrites of unpopped pages (a simulator) does not count those. By
+    /// default the same as [`push`](Self::push).
+    fn push_padding(&mut self, pages: u16) -> Result<(), Self::Error> {
+        self.push(pages)
+    }
+
     /// Where the consumer's oldest unpopped page is.
     fn read_ptr(&self) -> L1Addr;
 
@@ -138,6 +147,10 @@ impl<T: CircularBuffer + ?Sized> CircularBuffer for &mut T {
     #[inline]
     fn push(&mut self, pages: u16) -> Result<(), Self::Error> {
         T::push(self, pages)
+    }
+    #[inline]
+    fn push_padding(&mut self, pages: u16) -> Result<(), Self::Error> {
+        T::push_padding(self, pages)
     }
     #[inline]
     fn read_ptr(&self) -> L1Addr {

@@ -14,6 +14,40 @@ use crate::host::device::{Device, DeviceError, SimDevice};
 use crate::host::pcie;
 pub use crate::host::pcie::Exec;
 
+/// The firmware ELF directory of this source tree, built first: `cargo build --release` in
+/// `examples/firmware` (quick when it is up to date; the firmware's own `.cargo/config.toml`
+/// sets its target and flags, so nothing of the caller's build environment is passed on).
+/// Used by `--exec firmware` without `--firmware`, and by the tests and benchmarks that run
+/// the firmware. The error says what failed and how to build the images by hand.
+pub fn built_firmware() -> Result<PathBuf, String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join(DEFAULT_FIRMWARE_DIR);
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = std::process::Command::new(cargo)
+        .args(["build", "--release", "--quiet"])
+        .current_dir(root.join("examples/firmware"))
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET")
+        .status();
+    let present = ["reader", "writer", "compute"]
+        .iter()
+        .all(|f| dir.join(f).is_file());
+    match status {
+        Ok(s) if s.success() => Ok(dir),
+        _ if present => Ok(dir),
+        Ok(s) => Err(format!(
+            "building the firmware in {} failed ({s}): it needs the riscv32im target \
+             (`rustup target add riscv32im-unknown-none-elf`); {FIRMWARE_BUILD_HINT}",
+            root.join("examples/firmware").display()
+        )),
+        Err(e) => Err(format!(
+            "cannot run cargo to build the firmware: {e}; {FIRMWARE_BUILD_HINT}"
+        )),
+    }
+}
+
 /// How to build the firmware ELF files the loader needs.
 pub const FIRMWARE_BUILD_HINT: &str =
     "build them with `(cd examples/firmware && cargo build --release)`, or give --firmware DIR";
@@ -120,7 +154,12 @@ impl Backend {
                 card,
             } => {
                 let firmware = match (firmware, exec) {
-                    (None, Exec::Firmware) => Some(PathBuf::from(DEFAULT_FIRMWARE_DIR)),
+                    (None, Exec::Firmware) => Some(built_firmware().map_err(|why| {
+                        OpenError::Unusable(PcieError::Firmware {
+                            image: "firmware".into(),
+                            why,
+                        })
+                    })?),
                     (dir, _) => dir,
                 };
                 let firmware = firmware

@@ -2,9 +2,10 @@
 //! Run, the feeder, the dispatcher) runs on it unchanged.
 //!
 //! Two backends sit under it: tt-kmd's (a real card, [`open_card`]) and the simulator's BAR
-//! model ([`open_pcie_sim`], `--device pcie-sim`), whose tiles start their native kernels
-//! when the loader releases a core whose L1 holds the komorebi image header (the simulator
-//! cannot execute RISC-V code yet).
+//! model ([`open_pcie_sim`], `--device pcie-sim`). When the loader releases a core whose L1
+//! holds the komorebi image header, the simulated tile starts its native kernel
+//! ([`Exec::Native`]) or executes the image itself on its RISC-V core ([`Exec::Firmware`],
+//! `--exec firmware`).
 //!
 //! Time: [`Device::now`] is the wall clock of a tile; [`Device::advance`] polls the watched
 //! words and lets the device run between polls ([`Bar::pass_time`]: a short sleep on a card,

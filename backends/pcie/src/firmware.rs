@@ -7,7 +7,7 @@
 //! [`ImageHeader`] one of them carries at [`image::header_addr`] of its role. Or it is a
 //! [`FirmwareImage::native`] image: the header alone, which only a simulator can start (it
 //! runs its native kernel for a core whose L1 holds a komorebi header when the core is
-//! released; it cannot execute RISC-V code yet). A card refuses native images.
+//! released, where with ELF images it may execute them instead). A card refuses native images.
 //!
 //! # Boot sequence ([`boot`]), after tt-metal's `risc_firmware_initializer.cpp`
 //! 1. Every RISC of every tile is held in soft reset (read-modify-write of

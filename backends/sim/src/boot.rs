@@ -2,9 +2,9 @@
 //! chip starts ([`Boot`]), why a released core did not run ([`BootFailure`]), and the check a
 //! released core's image must pass.
 //!
-//! The simulator cannot execute RISC-V code: a released core whose image is a valid komorebi
-//! image for its role runs the *native* kernel of that role, which the host's boot hook
-//! (`Sim::set_boot_hook`) spawns. What the simulator checks is what decides, on a card, whether
+//! A released core whose image is a valid komorebi image for its role runs what the host's boot
+//! hook (`Sim::set_boot_hook`) starts: the *native* kernel of that role, or the image itself on
+//! the core's RISC-V hart (`Sim::spawn_firmware`). What the simulator checks is what decides, on a card, whether
 //! the core would start the image the loader meant: the image header at
 //! `komorebi_kernel::image::header_addr(role)` in the tile's L1, and the core's reset PC.
 //!

@@ -65,8 +65,14 @@
 //!   ([`arc`]).
 //! * **Boot** ([`SimConfig::boot`], [`Sim::set_boot_hook`], [`Sim::boot_failures`]): a chip
 //!   held in reset boots a core when the host clears its soft-reset bit and the core's image
-//!   header and reset PC are right; the simulator cannot execute RISC-V code, so the host's
-//!   hook spawns the native kernel of that role. Setting the bit again stops the core's task.
+//!   header and reset PC are right; the host's hook then starts the native kernel of that
+//!   role, or the image itself ([`Sim::spawn_firmware`]). Setting the bit again stops the
+//!   core's task.
+//! * **Firmware cores** ([`Sim::spawn_firmware`], [`riscv`], [`CoreFault`]): an RV32IM hart
+//!   per core executes whatever L1 holds, from the core's reset PC, by a documented cost rule;
+//!   its loads and stores reach L1, the NIU command buffers and counters (which drive the same
+//!   NoC engine as the native HAL), the circular buffers' stream counters and the tile
+//!   registers. An access the model does not know stops that core with a [`CoreFault`].
 //! * **Ordering** ([`SimConfig::reorder_posted_writes`]): writes through windows that are not
 //!   `Strict` are held per destination and land in a seeded random order (at a read-back of
 //!   the same tile, before a Strict write to it, or when time passes), so publishing an index

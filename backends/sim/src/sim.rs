@@ -219,6 +219,7 @@ impl Sim {
             popped: 0,
             wr: 0,
             rd: 0,
+            padding: vec![false; pages as usize],
         });
         Ok(())
     }
@@ -563,9 +564,9 @@ impl Sim {
     /// `komorebi_kernel::image::header_addr(role)` in the tile's L1 must be a valid komorebi
     /// image of the core's role; NCRISC's and TRISC0's effective reset PC must be the
     /// header's `entry`; BRISC's is fixed at 0x0, its boot stub's target is not checked) and,
-    /// if it passes, calls `hook` once with the tile's NoC0 coordinates and the role. The
-    /// simulator cannot execute RISC-V code: the hook stands for the image and spawns the
-    /// native kernel. A core that fails the check, TRISC1 and TRISC2 (unused by komorebi), a
+    /// if it passes, calls `hook` once with the tile's NoC0 coordinates and the role. The hook
+    /// starts the core: the native kernel of its role ([`Sim::spawn`]), or the image itself
+    /// on the core's RISC-V hart ([`Sim::spawn_firmware`]). A core that fails the check, TRISC1 and TRISC2 (unused by komorebi), a
     /// release with no hook registered, and a hook's error are [`Sim::boot_failures`]; nothing
     /// runs then. A hook's own BAR writes that release more cores are acted on after it
     /// returns.

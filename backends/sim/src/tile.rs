@@ -30,6 +30,9 @@ pub(crate) struct Cb {
     pub wr: u16,
     /// Oldest page not popped.
     pub rd: u16,
+    /// Pages pushed as padding and not popped yet (`CircularBuffer::push_padding`): a write
+    /// landing on them is not an overwrite of data.
+    pub padding: Vec<bool>,
 }
 
 impl Cb {
@@ -96,7 +99,8 @@ impl Tile {
             let ready = cb.ready();
             for page in (lo - cb.base) / cb.page_size..=(hi - 1 - cb.base) / cb.page_size {
                 let age = (page as u16 + cb.pages - cb.rd) % cb.pages;
-                if age < ready {
+                let padding = cb.padding.get(page as usize).copied().unwrap_or(false);
+                if age < ready && !padding {
                     return Some(Violation::OverwroteUnpoppedPages {
                         tile: self.xy0,
                         cb: index as u8,

@@ -261,7 +261,7 @@ where
         })
         .await;
         if ok.is_ok() {
-            let _ = cb.push(pad);
+            let _ = cb.push_padding(pad);
         }
     }
 }
@@ -421,6 +421,11 @@ where
                     }
                 }
             }
+            // The check took time: on a card the loop itself, in a simulator a charge on this
+            // kernel's clock (`read_page`). Let that time pass before the pop frees the slot,
+            // so nobody sees the pop before the check could have ended (a no-op spin on a card).
+            let now = compute.ctrl.now();
+            compute.pause.pause(now).await;
             if let Err(e) = compute::done(cb, s.pages) {
                 first = first.or(Some(compute_give_up(e, s.broadcast, block)));
                 failed = true;

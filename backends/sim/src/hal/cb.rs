@@ -80,7 +80,7 @@ impl SimCb {
         tripped
     }
 
-    fn move_pages(&mut self, pages: u16, push: bool) -> Result<(), CbError> {
+    fn move_pages(&mut self, pages: u16, push: bool, padding: bool) -> Result<(), CbError> {
         let mut w = self.world.borrow_mut();
         let now = w.charge_call(self.task);
         if w.stalled(self.task) || Self::trips(&mut w, self.task, self.index, pages, push) {
@@ -118,6 +118,13 @@ impl SimCb {
                     c.pages
                 ),
             ));
+        }
+        // Pushed pages are data or padding; popped ones neither.
+        let first = if push { c.wr } else { c.rd };
+        for i in 0..pages {
+            if let Some(p) = c.padding.get_mut(((first + i) % c.pages) as usize) {
+                *p = push && padding;
+            }
         }
         if push {
             c.pushed = c.pushed.wrapping_add(pages);
@@ -185,7 +192,11 @@ impl cb::CircularBuffer for SimCb {
     }
 
     fn push(&mut self, pages: u16) -> Result<(), CbError> {
-        self.move_pages(pages, true)
+        self.move_pages(pages, true, false)
+    }
+
+    fn push_padding(&mut self, pages: u16) -> Result<(), CbError> {
+        self.move_pages(pages, true, true)
     }
 
     fn read_ptr(&self) -> L1Addr {
@@ -194,7 +205,7 @@ impl cb::CircularBuffer for SimCb {
     }
 
     fn pop(&mut self, pages: u16) -> Result<(), CbError> {
-        self.move_pages(pages, false)
+        self.move_pages(pages, false, false)
     }
 
     fn read_page(&mut self, page: u16, offset: u32, buf: &mut [u8]) -> Result<(), CbError> {

@@ -1,0 +1,149 @@
+//! The firmware itself on the simulated card (`--device pcie-sim --exec firmware`): the ELF
+//! images of `examples/firmware`, loaded by komorebi-pcie's loader, executed instruction by
+//! instruction on the simulator's RISC-V cores against register-level NIUs. Every byte is
+//! checked as on the native kernels, every fault class gives the native kernels' give-ups, and
+//! a harvest mask other than the p150 pair (columns 5 and 11) runs end to end: the test that
+//! would have caught the harvested-column translation order.
+//!
+//! The tests build the firmware first (`cargo build --release` in `examples/firmware`, once per
+//! test binary), which needs the `riscv32im-unknown-none-elf` target.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use blackhole_pac::harvest::HarvestMask;
+use komorebi::app::broadcast::{self, BroadcastConfig, BroadcastSummary, DeviceChoice, FaultSpec};
+use komorebi::host::backend::{Exec, built_firmware};
+use komorebi_hal::LogicalRect;
+
+/// The firmware ELF directory, built once per test binary.
+fn firmware() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| built_firmware().unwrap()).clone()
+}
+
+/// The small 03 shape the issue names, on the simulated card, running `exec`.
+fn small(exec: Exec) -> BroadcastConfig {
+    BroadcastConfig {
+        rect: LogicalRect::new(0, 0, 4, 4),
+        blocks: 4,
+        pages: 2,
+        window: 2,
+        jobs: 2,
+        device: DeviceChoice::PcieSim,
+        firmware: (exec == Exec::Firmware).then(firmware),
+        exec,
+        ..BroadcastConfig::default()
+    }
+}
+
+fn run(cfg: &BroadcastConfig) -> BroadcastSummary {
+    broadcast::run(cfg, |_| {}).unwrap()
+}
+
+#[test]
+fn the_firmware_checks_every_byte_of_the_small_03_run_as_the_native_kernels_do() {
+    let native = run(&small(Exec::Native));
+    let fw = run(&small(Exec::Firmware));
+    assert!(native.ok && fw.ok, "native: {native}\nfirmware: {fw}");
+    assert_eq!(
+        (fw.received_bytes, fw.checked_bytes),
+        (native.received_bytes, native.checked_bytes)
+    );
+    // Both summaries serialize to the same fields.
+    let keys = |s: &BroadcastSummary| {
+        let v = serde_json::to_value(s).unwrap();
+        v.as_object().unwrap().keys().cloned().collect::<Vec<_>>()
+    };
+    assert_eq!(keys(&fw), keys(&native));
+    let ratio = fw.cycles as f64 / native.cycles as f64;
+    println!(
+        "small 03 shape, 2 jobs: firmware {} cycles, native {} (x{ratio:.2})",
+        fw.cycles, native.cycles
+    );
+    assert!(
+        (0.75..=1.25).contains(&ratio),
+        "firmware {} cycles, native {} (x{ratio:.2}): outside 25%",
+        fw.cycles,
+        native.cycles
+    );
+}
+
+#[test]
+fn every_fault_class_gives_the_native_kernels_give_ups_on_the_firmware() {
+    for fault in [
+        "stall-dm:1,2:1",
+        "stall-compute:2,1:1",
+        "stall-sender-compute:0,0:1",
+        "drop-marker:3,1:1",
+        "drop-valid:2,2:1",
+        "bad-words:1,3",
+        "host-stop:2,3:2",
+    ] {
+        let spec: FaultSpec = fault.parse().unwrap();
+        // The host stops a core once any of its broadcasts has seen BLOCK blocks; with two,
+        // where the other one stands then is timing, so host-stop runs one broadcast.
+        let one = fault.starts_with("host-stop");
+        // Ten columns harvested, four left (NoC0 x 6, 7, 10, 11): every released core runs
+        // its firmware, so a 40-tile chip runs three times faster than a 120-tile one.
+        let on = |exec| {
+            run(&BroadcastConfig {
+                faults: vec![spec],
+                jobs: 2,
+                columns: !one,
+                harvest: HarvestMask::new(0x3FF).unwrap(),
+                ..small(exec)
+            })
+        };
+        let (native, fw) = (on(Exec::Native), on(Exec::Firmware));
+        assert!(
+            !native.ok,
+            "{fault}: the fault shows on the native kernels: {native}"
+        );
+        // Every record but `compute_stopped`: a compute kernel records that only when the stop
+        // flag comes while it is still checking a block, which depends on how long its check
+        // takes (its own loop on the firmware, a charge on the native kernels' clock); those
+        // may appear only at cores that give up anyway.
+        let records = |s: &BroadcastSummary, stopped: bool| {
+            let mut g: Vec<_> = s
+                .giveups
+                .iter()
+                .filter(|g| (g.place == "compute_stopped") == stopped)
+                .map(|g| format!("{:?} {:?} {:?}", g.core, g.place, g.block))
+                .collect();
+            g.sort();
+            g
+        };
+        assert_eq!(records(&fw, false), records(&native, false), "{fault}");
+        let cores = |s: &BroadcastSummary| s.giveups.iter().map(|g| g.core).collect::<Vec<_>>();
+        for g in fw.giveups.iter().filter(|g| g.place == "compute_stopped") {
+            assert!(cores(&native).contains(&g.core), "{fault}: {g:?}");
+        }
+        assert_eq!(
+            (fw.timeouts, fw.mismatches),
+            (native.timeouts, native.mismatches),
+            "{fault}"
+        );
+    }
+}
+
+#[test]
+fn with_columns_5_and_11_harvested_the_firmware_runs_end_to_end() {
+    // x = 5 is die index 8, x = 11 die index 11: translated 16 and 15. Broadcasts along rows
+    // cross both harvested columns; a wrong translation order would widen their multicasts.
+    let cfg = BroadcastConfig {
+        harvest: HarvestMask::new((1 << 8) | (1 << 11)).unwrap(),
+        rect: LogicalRect::new(2, 0, 7, 3),
+        jobs: 1,
+        ..small(Exec::Firmware)
+    };
+    let fw = run(&cfg);
+    assert!(fw.ok, "{fw}");
+    let native = run(&BroadcastConfig {
+        exec: Exec::Native,
+        firmware: None,
+        ..cfg
+    });
+    assert_eq!(fw.checked_bytes, native.checked_bytes);
+    assert_eq!(fw.received_bytes, native.received_bytes);
+}
