@@ -251,8 +251,9 @@ impl Inspection {
         Ok(out)
     }
 
-    /// Writes the picture to `path`: SVG for `.svg`, PNG for `.png`.
-    pub fn write_picture(&self, path: &Path) -> Result<(), String> {
+    /// Writes the picture to `path`: SVG for `.svg`, PNG for `.png`; answers its colour
+    /// scale's range, for the user.
+    pub fn write_picture(&self, path: &Path) -> Result<String, String> {
         let bytes = match path.extension().and_then(|e| e.to_str()) {
             Some("svg") => self.svg().into_bytes(),
             Some("png") => self.png()?,
@@ -263,6 +264,8 @@ impl Inspection {
                 ));
             }
         };
-        std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+        std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        let (_, max) = self.waits();
+        Ok(format!("wait cycles per core 0..={max}"))
     }
 }

@@ -12,6 +12,7 @@
 //! | [`grid_report`], [`layout_report`] | `komorebi grid`, `komorebi layout` |
 //! | [`inspect`] | every core's broadcast areas: text, JSON, SVG/PNG picture |
 //! | [`explore`] | schedule exploration: random seeds x random shapes, adversary on |
+//! | [`num`] | numbers on the command line: decimal or `0x`-hex, parsers with the real ranges |
 //!
 //! Dependencies inside the crate point one way: `host` knows no program and no dispatcher;
 //! `dispatch` uses `host`; `app` uses both; the CLI modules use `app`.
@@ -25,6 +26,7 @@ pub mod grid_report;
 pub mod host;
 pub mod inspect;
 pub mod layout_report;
+pub mod num;
 
 pub use host::session::{
     Backend, CommandSpec, Feeder, Report, Run, Session, SessionError, TileProgram,

@@ -148,7 +148,10 @@ fn broadcast_with_a_fault_exits_3_and_lists_give_ups_and_results() {
     assert_eq!(v["timeouts"], 1);
     assert_eq!(
         v["results"],
-        serde_json::json!([{"job": 0, "ok": false, "timeout": true}, {"job": 1, "ok": true, "timeout": false}])
+        serde_json::json!([
+            {"job": 0, "ok": false, "timeout": true, "abandoned": false},
+            {"job": 1, "ok": true, "timeout": false, "abandoned": false}
+        ])
     );
     let sender = v["giveups"]
         .as_array()
@@ -175,6 +178,19 @@ fn bad_fault_flags_exit_2_with_one_line() {
         ("stall-dm:13,1", "not in --rect"),
         ("stall-dm:3,4:16", "never comes (allowed: 0..16"),
         ("stall-compute:3,4:4294967295", "never comes"),
+        ("stall-dm:3,4:4294967295", "never comes"),
+        // (3,4) receives A and W: one marker per block of each, 32 in all.
+        (
+            "drop-marker:3,4:32",
+            "marker 32 never comes (allowed: 0..32",
+        ),
+        (
+            "drop-valid:3,4:16",
+            "VALID write 16 never comes (allowed: 0..16",
+        ),
+        ("host-stop:3,4:17", "never comes (allowed: 0..17"),
+        ("bad-words:3,4:7", "bad-words takes no BLOCK"),
+        ("stall-dm:0x3,4:0x20", "never comes (allowed: 0..16"),
     ] {
         let (code, _, err) = komorebi(&["broadcast", "--jobs", "1", "--fault", fault]);
         assert_eq!(code, 2, "{fault}: {err}");
@@ -218,6 +234,15 @@ fn inspect_prints_every_core_and_draws_the_grid() {
     let (code, _, err) = komorebi(&[&args[..], &["grid.bmp"]].concat());
     assert_eq!(code, 2);
     assert!(err.contains(".svg or .png"), "{err}");
+    // An output that cannot be written is a bad flag (2), found before the run.
+    let (code, out, err) = komorebi(&[&args[..], &["/proc/x.svg"]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--picture /proc/x.svg: cannot be written"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -245,4 +270,305 @@ fn inspect_refuses_the_flags_of_how_broadcast_runs_its_jobs() {
     // And `broadcast` still takes them.
     let (code, _, err) = komorebi(&["broadcast", "--jobs", "1", "--workers", "1", "--depth", "1"]);
     assert_eq!(code, 0, "{err}");
+}
+
+/// `args` of `komorebi broadcast` as JSON, with its exit code; the dispatcher's own figures
+/// (`dispatch`) taken out.
+fn broadcast_json(args: &[&str]) -> (i32, serde_json::Value) {
+    let (code, out, err) = komorebi(&[&["broadcast", "--json"][..], args].concat());
+    let mut v: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out:?} {err}"));
+    if let Some(o) = v.as_object_mut() {
+        o.remove("dispatch");
+    }
+    (code, v)
+}
+
+#[test]
+fn dispatcher_and_feeder_agree_when_a_job_never_finishes() {
+    // No wait limit the kernels reach: the stalled job never finishes and holds its tiles, so
+    // the jobs behind it cannot run. Both ways of running say so the same way.
+    let args = [
+        "--wait-limit",
+        "18446744073709551615",
+        "--jobs",
+        "3",
+        "--fault",
+        "stall-dm:3,4:1",
+    ];
+    let (code, dispatched) = broadcast_json(&args);
+    let (feeder_code, fed) = broadcast_json(&[&args[..], &["--feeder"]].concat());
+    assert_eq!((code, feeder_code), (3, 3));
+    assert_eq!(dispatched, fed);
+    assert_eq!(
+        (fed["timeouts"].as_u64(), fed["abandoned"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert_eq!(
+        fed["results"][1],
+        serde_json::json!({"job": 1, "ok": false, "timeout": false, "abandoned": true})
+    );
+    assert!(fed["achieved_over_bound"].is_null());
+}
+
+#[test]
+fn output_paths_that_cannot_be_written_exit_2_before_the_run() {
+    for trace in ["/proc/x", "/nonexistent/dir/t.json"] {
+        for command in ["broadcast", "inspect"] {
+            let (code, out, err) = komorebi(&[command, "--jobs", "1", "--trace", trace]);
+            assert_eq!(code, 2, "{command} {trace}: {err}");
+            assert!(out.is_empty(), "{out}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+            assert!(
+                err.contains(&format!("--trace {trace}: cannot be written")),
+                "{err}"
+            );
+        }
+    }
+    // A path that can be written is left as it was found: no file made by the check.
+    let dir = std::env::temp_dir().join(format!("komorebi-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("t.json");
+    let (code, _, err) = komorebi(&[
+        "broadcast",
+        "--jobs",
+        "1",
+        "--rect",
+        "0,0,2,2",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::metadata(&trace).unwrap().len() > 0);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_run_that_did_not_complete_gives_no_achieved_over_bound() {
+    let (code, v) = broadcast_json(&["--wait-limit", "0", "--jobs", "1"]);
+    assert_eq!(code, 3);
+    assert!(v["achieved_over_bound"].is_null(), "{v}");
+    let (code, out, _) = komorebi(&["broadcast", "--wait-limit", "0", "--jobs", "1"]);
+    assert_eq!(code, 3);
+    assert!(!out.contains("achieved/bound 0"), "{out}");
+    assert!(
+        out.contains("no achieved/bound: the run did not complete, 1 job timed out"),
+        "{out}"
+    );
+    let (code, v) = broadcast_json(&["--jobs", "1", "--rect", "0,0,2,2"]);
+    assert_eq!(code, 0);
+    assert!(
+        v["achieved_over_bound"].as_f64().is_some_and(|r| r > 0.0),
+        "{v}"
+    );
+}
+
+#[test]
+fn explore_refuses_seeds_past_64_bits() {
+    let (code, out, err) =
+        komorebi(&["explore", "--start", "18446744073709551615", "--seeds", "2"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--start 18446744073709551615 with --seeds 2"),
+        "{err}"
+    );
+    // The last seed itself is fine.
+    let (code, out, err) = komorebi(&[
+        "explore",
+        "--start",
+        "0xffffffffffffffff",
+        "--seeds",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["cases"], 1);
+}
+
+/// Runs the example `name` with `args` (built by cargo if it is not yet).
+fn example(name: &str, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO"))
+        .args(["run", "--quiet", "--example", name, "--"])
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs cargo");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn matmul_schedule_names_the_users_flag_and_value() {
+    for (args, needle) in [
+        (
+            &["--steps", "0"][..],
+            "'--steps <STEPS>': out of range (allowed: 1..",
+        ),
+        (
+            &["--blocks-per-step", "100000"][..],
+            "'--blocks-per-step <BLOCKS_PER_STEP>'",
+        ),
+        (
+            &["--rect", "0,0,99,99"][..],
+            "--rect: 0,0,99,99 reaches outside",
+        ),
+        (
+            &["--rect", "0,0,96,96"][..],
+            "--rect: 0,0,96,96 reaches outside",
+        ),
+        (&["--block", "3x"][..], "ROWS '' is not a number 1..=255"),
+        (
+            &["--block", "5x2"][..],
+            "--block: 5x2 blocks do not tile the 12x10",
+        ),
+    ] {
+        let (code, out, err) = example("matmul_schedule", args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains(": :"), "{err}");
+    }
+}
+
+#[test]
+fn no_arguments_print_the_usage_and_the_subcommands() {
+    let (code, out, err) = komorebi(&[]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    for needle in [
+        "Usage: komorebi <COMMAND>",
+        "broadcast",
+        "inspect",
+        "explore",
+        "layout",
+    ] {
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+}
+
+#[test]
+fn one_line_errors_keep_clap_hints_and_point_to_help() {
+    let (code, _, err) = komorebi(&["broadcast", "--job", "3"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("a similar argument exists: '--jobs'"), "{err}");
+    assert!(err.contains("try '--help'"), "{err}");
+    let (code, _, err) = komorebi(&["broadcast", "--jobs"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!err.contains("(allowed: )"), "{err}");
+    assert!(
+        err.contains("--jobs") && err.contains("try '--help'"),
+        "{err}"
+    );
+}
+
+#[test]
+fn ranges_agree_in_help_message_and_check() {
+    let (_, help, _) = komorebi(&["broadcast", "--help"]);
+    for (flag, bad, range) in [
+        ("--blocks", "4294967296", "0..=32767"),
+        ("--blocks", "32768", "0..=32767"),
+        ("--window", "1000", "1..=8"),
+        ("--window", "0", "1..=8"),
+        ("--pages", "65536", "1..=65535"),
+        ("--pages", "0", "1..=65535"),
+    ] {
+        let (code, _, err) = komorebi(&["broadcast", flag, bad]);
+        assert_eq!(code, 2, "{flag} {bad}: {err}");
+        assert!(
+            err.contains(&format!("(allowed: {range})")),
+            "{flag} {bad}: {err}"
+        );
+        assert!(help.contains(&format!("({range}")), "{flag}: {help}");
+    }
+    // The library's own check says the same.
+    use komorebi::app::broadcast::{self, BroadcastConfig};
+    for (cfg, range) in [
+        (
+            BroadcastConfig {
+                blocks: 32768,
+                ..Default::default()
+            },
+            "0..=32767",
+        ),
+        (
+            BroadcastConfig {
+                window: 9,
+                ..Default::default()
+            },
+            "1..=8",
+        ),
+        (
+            BroadcastConfig {
+                pages: 0,
+                ..Default::default()
+            },
+            "1..=65535",
+        ),
+    ] {
+        let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
+        assert!(e.contains(&format!("(allowed: {range})")), "{e}");
+    }
+}
+
+#[test]
+fn a_mask_that_harvests_every_column_has_one_message() {
+    for args in [
+        &["grid", "--harvest", "0x3fff"][..],
+        &["broadcast", "--harvest", "0x3FFF"][..],
+        &[
+            "layout",
+            "--harvest",
+            "16383",
+            "--rect",
+            "0,0,1,1",
+            "--along",
+            "row",
+        ][..],
+    ] {
+        let (code, out, err) = komorebi(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(
+            err.contains("--harvest") && err.contains("no Tensix column left"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn every_numeric_flag_takes_decimal_and_hex() {
+    let (code, a) = broadcast_json(&["--seed", "0x10", "--jobs", "0x1", "--rect", "0,0,2,2"]);
+    assert_eq!(code, 0);
+    let (_, b) = broadcast_json(&["--seed", "16", "--jobs", "1", "--rect", "0x0,0,0x2,2"]);
+    assert_eq!(a, b);
+    let (code, _, err) = komorebi(&["explore", "--seeds", "0x1", "--start", "0x5", "--json"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn help_lists_the_exit_codes() {
+    for args in [
+        &["--help"][..],
+        &["broadcast", "--help"][..],
+        &["inspect", "--help"][..],
+    ] {
+        let (code, out, _) = komorebi(args);
+        assert_eq!(code, 0);
+        assert!(
+            out.contains("Exit codes: 0 ok")
+                && out.contains("3 timeout")
+                && out.contains("4 a device"),
+            "{args:?}: {out}"
+        );
+    }
 }

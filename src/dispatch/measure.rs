@@ -91,15 +91,15 @@ impl Distribution {
 
 impl std::fmt::Display for Distribution {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let us = |ns: u64| ns as f64 / 1000.0;
+        use crate::num::duration;
         write!(
             f,
-            "n {} p50 {:.1} us p90 {:.1} us p99 {:.1} us max {:.1} us",
+            "n {} p50 {} p90 {} p99 {} max {}",
             self.count,
-            us(self.p50),
-            us(self.p90),
-            us(self.p99),
-            us(self.max)
+            duration(self.p50),
+            duration(self.p90),
+            duration(self.p99),
+            duration(self.max)
         )
     }
 }
@@ -259,28 +259,42 @@ impl DispatchSummary {
 
 impl std::fmt::Display for DispatchSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::num::{count, duration};
         writeln!(
             f,
-            "dispatcher: {} workers, {} slots per group; {} commands ({} reported, {} timed out, {} refused, {} abandoned), {} stolen, in {:.1} ms",
-            self.workers,
-            self.depth,
-            self.commands,
+            "dispatcher: {}, {} per group; {} ({} reported, {} timed out, {} refused, {} abandoned), {} stolen",
+            count(self.workers as u64, "worker", "workers"),
+            count(self.depth as u64, "slot", "slots"),
+            count(self.commands, "command", "commands"),
             self.reported,
             self.timed_out,
             self.refused,
             self.abandoned,
             self.stolen,
-            self.wall_ns as f64 / 1e6
         )?;
-        writeln!(f, "  queue wait   {}", self.queue_wait)?;
-        writeln!(f, "  run time     {} (device)", self.run_time)?;
-        writeln!(f, "  round trip   {}", self.round_trip)?;
-        write!(f, "  handler time {}", self.handler_time)?;
+        writeln!(
+            f,
+            "  host wall clock (the host's time, not the device's): {} for the run",
+            duration(self.wall_ns)
+        )?;
+        writeln!(f, "    queue wait   {} (ready -> posted)", self.queue_wait)?;
+        writeln!(
+            f,
+            "    round trip   {} (posted -> outcome seen)",
+            self.round_trip
+        )?;
+        writeln!(f, "    handler time {}", self.handler_time)?;
+        writeln!(f, "  device time (simulated cycles as time at AICLK):")?;
+        write!(
+            f,
+            "    run time     {} (first core took it -> last core reported)",
+            self.run_time
+        )?;
         if self.held_at_end > 0 {
             write!(
                 f,
-                "\n  {} slots still held by timed-out commands whose cores never reported",
-                self.held_at_end
+                "\n  {} still held by timed-out commands whose cores never reported",
+                count(self.held_at_end as u64, "slot", "slots")
             )?;
         }
         Ok(())

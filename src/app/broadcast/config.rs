@@ -160,7 +160,10 @@ impl BroadcastConfig {
             ));
         }
         if self.pages == 0 {
-            return Err(flag("--pages", "0 (allowed: 1..)"));
+            return Err(flag(
+                "--pages",
+                format!("0 (allowed: 1..={MAX_BUFFER_PAGES})"),
+            ));
         }
         if self.window == 0 || self.window > MAX_WINDOW {
             return Err(flag(
@@ -181,13 +184,13 @@ impl BroadcastConfig {
             return Err(flag(
                 "--page-size",
                 format!(
-                    "{} (allowed: a multiple of 64 up to 1 MiB; DRAM reads are 64-byte aligned)",
+                    "{} (allowed: 64..=1048576, a multiple of 64; DRAM reads are 64-byte aligned)",
                     self.page_size
                 ),
             ));
         }
         if self.jobs == 0 {
-            return Err(flag("--jobs", "0 (allowed: 1..)"));
+            return Err(flag("--jobs", format!("0 (allowed: 1..={})", u32::MAX)));
         }
         if !self.rows && !self.columns {
             return Err(flag("--along", "no broadcast (allowed: row, column, both)"));

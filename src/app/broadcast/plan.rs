@@ -17,7 +17,7 @@ use crate::host::session::{CommandSpec, Session, SessionError, TileProgram};
 
 use super::config::{BroadcastConfig, Operand};
 use super::error::{BroadcastError, flag};
-use super::faults::FaultKind;
+use super::faults::{FaultKind, FaultSpec};
 use super::summary::BroadcastSummary;
 
 /// Each DRAM bank's worker port, in the raw coordinates of `noc`.
@@ -360,22 +360,6 @@ impl BroadcastPlan {
                     ),
                 ));
             }
-            let stalls = matches!(
-                f.kind,
-                FaultKind::StallDm | FaultKind::StallCompute | FaultKind::StallSenderCompute
-            );
-            if stalls && f.block >= self.cfg.blocks {
-                return Err(flag(
-                    "--fault",
-                    format!(
-                        "{}: block {} never comes (allowed: 0..{} with --blocks {})",
-                        f.kind.name(),
-                        f.block,
-                        self.cfg.blocks,
-                        self.cfg.blocks
-                    ),
-                ));
-            }
             let ranks = self.ranks(f.core);
             let receives = ranks.iter().any(|&(_, r)| r > 0);
             let sends = ranks.iter().any(|&(_, r)| r == 0);
@@ -393,6 +377,54 @@ impl BroadcastPlan {
                     format!("{}: core {} {}", f.kind.name(), f.core, needs.1),
                 ));
             }
+            self.check_fault_fires(f, ranks.iter().filter(|&&(_, r)| r > 0).count())?;
+        }
+        Ok(())
+    }
+}
+
+impl BroadcastPlan {
+    /// Refuses a fault whose BLOCK never comes in job 0 (so the fault could never fire), or
+    /// that gives a BLOCK its kind does not use; `receives` is how many broadcasts the core
+    /// receives.
+    fn check_fault_fires(&self, f: &FaultSpec, receives: usize) -> Result<(), BroadcastError> {
+        let blocks = self.cfg.blocks as u64;
+        let (count, what) = match f.kind {
+            FaultKind::StallDm | FaultKind::StallCompute | FaultKind::StallSenderCompute => {
+                (blocks, "block")
+            }
+            // One DONE marker per block of every broadcast the core receives.
+            FaultKind::DropMarker => (blocks * receives as u64, "marker"),
+            // One VALID per block of the first broadcast it receives.
+            FaultKind::DropValid => (blocks, "VALID write"),
+            // The stop may come once the core has seen any number of blocks up to all of them.
+            FaultKind::HostStop => (blocks + 1, "block count"),
+            FaultKind::BadWords if f.block != 0 => {
+                return Err(flag(
+                    "--fault",
+                    format!(
+                        "bad-words:{}:{}: bad-words takes no BLOCK (allowed: bad-words:X,Y)",
+                        f.core, f.block
+                    ),
+                ));
+            }
+            FaultKind::BadWords => return Ok(()),
+        };
+        if f.block as u64 >= count {
+            let allowed = if count == 0 {
+                "none: nothing of that kind happens".to_string()
+            } else {
+                format!("0..{count}")
+            };
+            return Err(flag(
+                "--fault",
+                format!(
+                    "{}: {what} {} never comes (allowed: {allowed} with --blocks {}), so the fault would never fire",
+                    f.kind.name(),
+                    f.block,
+                    self.cfg.blocks
+                ),
+            ));
         }
         Ok(())
     }

@@ -17,7 +17,10 @@ use super::summary::BroadcastSummary;
 
 impl BroadcastPlan {
     /// Runs job `job` through the test feeder's steps (post, wait, report), with job 0's faults.
-    pub fn run_job(&self, session: &mut Session, job: u32) -> Result<Report, SessionError> {
+    /// A timed-out job is waited for until its cores are quiet again, as the dispatcher holds
+    /// its tiles; the flag says whether they are (`false`: some core will never report, and no
+    /// later command can start on it).
+    pub fn run_job(&self, session: &mut Session, job: u32) -> Result<(Report, bool), SessionError> {
         if job == 0 {
             self.arm(session);
         }
@@ -32,7 +35,12 @@ impl BroadcastPlan {
                 sim.clear_faults();
             }
         }
-        Ok(report)
+        let mut quiet = !report.timeout || session.is_reported(&ticket)?;
+        if !quiet {
+            session.wait_any(&[&ticket], u64::MAX);
+            quiet = session.is_reported(&ticket)?;
+        }
+        Ok((report, quiet))
     }
 }
 
@@ -82,8 +90,16 @@ pub fn run_session(
     plan.prepare(&mut session)?;
     let start = session.device().now();
     let mut summary = BroadcastSummary::empty(cfg, plan.broadcasts(), plan.job_bound(&timing));
+    let mut held = false;
     for job in 0..cfg.jobs {
-        let report = plan.run_job(&mut session, job)?;
+        if held {
+            // As the dispatcher does: a job whose tiles are never free again is abandoned.
+            summary.record_abandoned(job);
+            progress(job);
+            continue;
+        }
+        let (report, quiet) = plan.run_job(&mut session, job)?;
+        held = !quiet;
         plan.account(&session, &mut summary)?;
         summary.record(job, &report);
         progress(job);
@@ -117,9 +133,9 @@ impl Plugin for BroadcastJobs<'_> {
                 return;
             }
             Outcome::Abandoned => {
-                self.error.get_or_insert(BroadcastError::Dispatch(format!(
-                    "job {job} was abandoned: its tiles are held by a command that never finished"
-                )));
+                // Its tiles are held by a job that never finished: not run, as in the feeder.
+                self.summary.record_abandoned(job);
+                (self.progress)(job);
                 return;
             }
         };
@@ -217,6 +233,7 @@ pub fn run_dispatched(
         summary.wait_cycles[0] += s.wait_cycles[0];
         summary.wait_cycles[1] += s.wait_cycles[1];
         summary.timeouts += s.timeouts;
+        summary.abandoned += s.abandoned;
         summary.mismatches += s.mismatches;
         summary.ok &= s.ok;
         summary.giveups.extend(s.giveups);
