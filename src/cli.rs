@@ -358,12 +358,46 @@ pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> Exi
     ExitCode::from(summary.exit_code())
 }
 
-/// The output paths of a run (`--trace`, and `picture`) checked before it starts; exit 2 with
-/// one line when one cannot be written.
+/// The host memory available now (Linux's `MemAvailable`), if known.
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Refuses a run that cannot fit in the host's memory, saying how much it needs.
+pub fn check_memory(cfg: &BroadcastConfig) -> Result<(), String> {
+    let need = cfg.host_bytes();
+    let Some(available) = available_memory() else {
+        return Ok(());
+    };
+    if need <= available {
+        return Ok(());
+    }
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let what = if cfg.trace.is_some() {
+        "--trace: the trace of"
+    } else {
+        "--blocks: the simulated DRAM data of"
+    };
+    Err(format!(
+        "{what} this run needs about {:.1} GiB of host memory, {:.1} GiB are available (fewer --jobs or --blocks, or a smaller --rect)",
+        gib(need),
+        gib(available)
+    ))
+}
+
+/// The output paths of a run (`--trace`, and `picture`) checked before it starts, and the
+/// host memory it needs; exit 2 with one line when one cannot be written or it cannot fit.
 fn check_outputs(
     flags: &BroadcastFlags,
     picture: Option<&std::path::Path>,
 ) -> Result<(), ExitCode> {
+    if let Err(e) = check_memory(&flags.config()) {
+        eprintln!("error: {e}");
+        return Err(ExitCode::from(2));
+    }
     let outputs = flags
         .trace
         .as_deref()

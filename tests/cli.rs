@@ -572,3 +572,55 @@ fn help_lists_the_exit_codes() {
         );
     }
 }
+
+#[test]
+fn job_data_is_written_as_each_job_runs_so_memory_does_not_grow_with_jobs() {
+    // 64 jobs of 128 MiB of DRAM data each: 8 GiB if every job's data were made before the
+    // first job. Job 0 never finishes (no wait limit the kernels reach), the rest are
+    // abandoned at once: under a 2 GB address-space limit the run only fits when data is made
+    // job by job.
+    let out = Command::new("sh")
+        .args([
+            "-c",
+            "ulimit -v 2000000 && exec \"$0\" broadcast --rect 2,0,1,10 --along column \
+             --blocks 32767 --pages 1 --page-size 4096 --jobs 64 \
+             --wait-limit 18446744073709551615 --fault stall-dm:2,5:0 --json",
+            env!("CARGO_BIN_EXE_komorebi"),
+        ])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["timeouts"].as_u64(), v["abandoned"].as_u64()),
+        (Some(1), Some(63))
+    );
+}
+
+#[test]
+fn a_run_that_cannot_fit_in_host_memory_is_refused_with_what_it_needs() {
+    if !std::path::Path::new("/proc/meminfo").exists() {
+        return; // The check needs Linux's MemAvailable; elsewhere there is nothing to check.
+    }
+    let dir = std::env::temp_dir().join(format!("komorebi-mem-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("t.json");
+    let (code, out, err) = komorebi(&[
+        "broadcast",
+        "--jobs",
+        "100000",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--trace: the trace of this run needs about")
+            && err.contains("GiB of host memory"),
+        "{err}"
+    );
+    assert!(!trace.exists());
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -24,6 +24,7 @@ impl BroadcastPlan {
         if job == 0 {
             self.arm(session);
         }
+        self.write_job_data(session, job)?;
         let ticket = session.post(&self.faulty_spec(job))?;
         if job == 0 {
             self.host_stops(session, &ticket)?;
@@ -84,7 +85,7 @@ pub fn run_session(
     let sim = sim_config(cfg);
     let timing = sim.timing;
     let mut session = Session::open(backend(cfg, sim))?;
-    let plan = BroadcastPlan::new(cfg, session.geometry())?;
+    let plan = BroadcastPlan::per_job(cfg, session.geometry())?;
     plan.check_faults()?;
     plan.check_programs()?;
     plan.prepare(&mut session)?;
@@ -117,6 +118,8 @@ struct BroadcastJobs<'a> {
     progress: &'a (dyn Fn(u32) + Sync),
     summary: BroadcastSummary,
     error: Option<BroadcastError>,
+    /// The last job whose DRAM data this worker wrote.
+    written: Option<u32>,
 }
 
 impl Plugin for BroadcastJobs<'_> {
@@ -165,7 +168,20 @@ impl Plugin for BroadcastJobs<'_> {
     }
 
     fn command(&mut self, job: &u32, _group: &GroupInfo) -> CommandSpec {
-        self.plan.faulty_spec(*job)
+        // The job's data goes into its DRAM region on the device thread before the post (once:
+        // the dispatcher asks again for a job whose tiles were still held).
+        let job = *job;
+        if self.written != Some(job) {
+            self.written = Some(job);
+            let plan = self.plan.clone();
+            let written = self
+                .target
+                .with_session(move |s| plan.write_job_data(s, job));
+            if let Ok(Err(e)) | Err(e) = written {
+                self.error.get_or_insert(e.into());
+            }
+        }
+        self.plan.faulty_spec(job)
     }
 }
 
@@ -196,7 +212,7 @@ pub fn run_dispatched(
     let backend = backend(cfg, sim);
     let target = SimTarget::spawn(move || Session::open(backend), Some(hook))?;
     let geometry = target.with_session(|s| s.geometry().clone())?;
-    let plan = BroadcastPlan::new(cfg, &geometry)?;
+    let plan = BroadcastPlan::per_job(cfg, &geometry)?;
     plan.check_faults()?;
     plan.check_programs()?;
     let _ = planned.set(plan.clone());
@@ -220,6 +236,7 @@ pub fn run_dispatched(
             progress,
             summary: BroadcastSummary::empty(cfg, plan.broadcasts(), plan.job_bound(&timing)),
             error: None,
+            written: None,
         })
         .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
     let mut summary = BroadcastSummary::empty(cfg, plan.broadcasts(), plan.job_bound(&timing));
@@ -241,7 +258,12 @@ pub fn run_dispatched(
     }
     summary.results.sort_by_key(|r| r.job);
     summary.ok &= summary.results.len() == cfg.jobs as usize;
-    let extra = trace_events(&result.times, target.aiclk_mhz());
+    // The dispatcher's slices only when a trace is written: they take kilobytes per job.
+    let extra = if cfg.trace.is_some() {
+        trace_events(&result.times, target.aiclk_mhz())
+    } else {
+        Vec::new()
+    };
     let cfg2 = cfg.clone();
     let closed = target.with_session(move |s| {
         summary
