@@ -624,3 +624,143 @@ fn a_run_that_cannot_fit_in_host_memory_is_refused_with_what_it_needs() {
     assert!(!trace.exists());
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn the_text_summary_keeps_host_and_device_time_apart_and_says_what_figures_mean() {
+    let (code, out, err) = komorebi(&[
+        "broadcast",
+        "--jobs",
+        "1",
+        "--rect",
+        "0,0,2,2",
+        "--workers",
+        "1",
+        "--depth",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for needle in [
+        "1 job of 16 blocks each",
+        "device time (simulated cycles; us at the 1350 MHz AICLK)",
+        "host wall clock (the host's time, not the device's)",
+        "device time (simulated cycles as time at AICLK)",
+        "summed over every core and job",
+        "a sender's compute checks its own blocks too",
+        "1 worker, 1 slot per group; 1 command (",
+        "(0 timeouts, 0 jobs abandoned, 0 mismatches)",
+    ] {
+        assert!(out.contains(needle), "{needle}:\n{out}");
+    }
+    for wrong in ["1 jobs", "1 slots", "1 workers", "1 commands"] {
+        assert!(!out.contains(wrong), "{wrong}:\n{out}");
+    }
+    // Durations in units that fit: never 1000 us or more (that is shown in ms).
+    let words: Vec<&str> = out.split_whitespace().collect();
+    for pair in words.windows(2).filter(|p| p[1] == "us") {
+        let v: f64 = pair[0].parse().unwrap_or(0.0);
+        assert!(v < 1000.0, "{} us:\n{out}", pair[0]);
+    }
+}
+
+#[test]
+fn the_png_has_a_legend_and_a_scale_that_separates_the_cores() {
+    let dir = std::env::temp_dir().join(format!("komorebi-png-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = dir.join("grid.png");
+    let (code, _, err) = komorebi(&[
+        "inspect",
+        "--rect",
+        "0,0,6,10",
+        "--jobs",
+        "1",
+        "--picture",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // The range is printed.
+    assert!(
+        err.contains("viridis from ") && err.contains("(light); grey: no broadcast"),
+        "{err}"
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let (w, h) = (info.width as usize, info.height as usize);
+    assert!(h > 10 * 40 + 20, "a legend below the 10 rows of cells: {h}");
+    let px = |x: usize, y: usize| {
+        [
+            buf[(y * w + x) * 3],
+            buf[(y * w + x) * 3 + 1],
+            buf[(y * w + x) * 3 + 2],
+        ]
+    };
+    // The colour bar runs from viridis's dark purple to its yellow.
+    assert_eq!(px(4, 10 * 40 + 10), [68, 1, 84]);
+    assert_eq!(px(259, 10 * 40 + 10), [253, 231, 37]);
+    // The legend's text is drawn (black pixels below the bar).
+    assert!((10 * 40 + 24..h).any(|y| (0..w).any(|x| px(x, y) == [0, 0, 0])));
+    // The 60 active cores take many different colours, not one red.
+    let colours: std::collections::BTreeSet<[u8; 3]> = (0..10)
+        .flat_map(|r| (0..6).map(move |c| (c, r)))
+        .map(|(c, r)| px(c * 40 + 30, r * 40 + 30))
+        .collect();
+    assert!(colours.len() >= 20, "{} colours", colours.len());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_trace_names_every_process_and_thread_and_keeps_host_time_apart() {
+    let dir = std::env::temp_dir().join(format!("komorebi-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.json");
+    let (code, _, err) = komorebi(&[
+        "broadcast",
+        "--jobs",
+        "2",
+        "--rect",
+        "0,0,2,2",
+        "--trace",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let meta = |what: &str| -> std::collections::BTreeMap<(u64, u64), String> {
+        events
+            .iter()
+            .filter(|e| e["ph"] == "M" && e["name"] == what)
+            .map(|e| {
+                let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap_or(0));
+                (key, e["args"]["name"].as_str().unwrap().to_string())
+            })
+            .collect()
+    };
+    let (processes, threads) = (meta("process_name"), meta("thread_name"));
+    for e in events.iter().filter(|e| e["ph"] == "X") {
+        let (pid, tid) = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
+        assert!(processes.contains_key(&(pid, 0)), "process {pid} unnamed");
+        assert!(
+            threads.contains_key(&(pid, tid)),
+            "thread {pid}/{tid} unnamed: {e}"
+        );
+    }
+    let host: Vec<_> = processes
+        .values()
+        .filter(|n| n.contains("HOST WALL CLOCK"))
+        .collect();
+    assert_eq!(host.len(), 1, "{processes:?}");
+    assert!(
+        processes
+            .values()
+            .filter(|n| n.contains("device time"))
+            .count()
+            >= 3,
+        "{processes:?}"
+    );
+    assert!(
+        threads.values().any(|n| n.contains("issuing on NoC1")),
+        "{threads:?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

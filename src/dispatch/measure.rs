@@ -313,11 +313,30 @@ pub fn trace_events(times: &[CommandTimes], aiclk_mhz: u32) -> Vec<Value> {
     let us = |ns: u64| ns as f64 / 1000.0;
     let dev_us = |c: u64| c as f64 / aiclk_mhz.max(1) as f64;
     let mut out = vec![
-        json!({"ph": "M", "name": "process_name", "pid": TRACE_HOST_PID,
-               "args": {"name": "dispatcher (host wall clock)"}}),
-        json!({"ph": "M", "name": "process_name", "pid": TRACE_DEVICE_PID,
-               "args": {"name": "dispatcher (device clock, per group)"}}),
+        json!({"ph": "M", "name": "process_name", "pid": TRACE_HOST_PID, "tid": 0,
+               "args": {"name": "HOST WALL CLOCK (not device time): dispatcher workers, us since the run began"}}),
+        json!({"ph": "M", "name": "process_sort_index", "pid": TRACE_HOST_PID, "tid": 0,
+               "args": {"sort_index": TRACE_HOST_PID}}),
+        json!({"ph": "M", "name": "process_name", "pid": TRACE_DEVICE_PID, "tid": 0,
+               "args": {"name": "dispatcher commands per group (device time)"}}),
+        json!({"ph": "M", "name": "process_sort_index", "pid": TRACE_DEVICE_PID, "tid": 0,
+               "args": {"sort_index": TRACE_DEVICE_PID}}),
     ];
+    let mut named = std::collections::BTreeSet::new();
+    for t in times {
+        if named.insert((TRACE_HOST_PID, t.worker as u64)) {
+            out.push(json!({"ph": "M", "name": "thread_name", "pid": TRACE_HOST_PID,
+                "tid": t.worker, "args": {"name": format!("worker {} (host wall clock)", t.worker)}}));
+        }
+        if let (Some(g), Some(_)) = (t.group, t.started) {
+            if named.insert((TRACE_DEVICE_PID, g as u64)) {
+                out.push(
+                    json!({"ph": "M", "name": "thread_name", "pid": TRACE_DEVICE_PID,
+                    "tid": g, "args": {"name": format!("group {g} (device time)")}}),
+                );
+            }
+        }
+    }
     let slice = |name: &str, pid: u32, tid: u64, ts: f64, dur: f64, t: &CommandTimes| {
         json!({"ph": "X", "name": name, "cat": "dispatch", "pid": pid, "tid": tid,
                "ts": ts, "dur": dur.max(0.0),
