@@ -10,7 +10,7 @@ use komorebi::cli::{self, BroadcastFlags, RunFlags};
 /// 03_broadcast: jobs of two broadcasts (A along rows on NoC0, W along columns on NoC1) over a
 /// rectangle of Tensix cores, every byte checked by compute.
 #[derive(Parser, Debug)]
-#[command(name = "broadcast", version)]
+#[command(name = "broadcast", version, after_help = cli::EXIT_CODES)]
 struct Example {
     #[command(flatten)]
     flags: BroadcastFlags,

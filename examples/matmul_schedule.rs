@@ -8,32 +8,33 @@ use clap::Parser;
 use komorebi::app::matmul::{self, MatmulConfig};
 use komorebi::cli::{self, parse_rect};
 use komorebi::dispatch::DispatchConfig;
+use komorebi::num::ranged;
 use komorebi_hal::LogicalRect;
 
 /// The data movement of C = A x B (SUMMA) over block groups of cores, with row write-backs that
 /// depend on every block of their row, run through the dispatcher; every byte checked.
 #[derive(Parser, Debug)]
-#[command(name = "matmul_schedule", version)]
+#[command(name = "matmul_schedule", version, after_help = cli::EXIT_CODES)]
 struct Flags {
     /// Logical cores the product runs on: X0,Y0,COLUMNS,ROWS.
     #[arg(long, value_parser = parse_rect, default_value = "0,0,12,10")]
     rect: LogicalRect,
-    /// Cores per block group, COLUMNSxROWS (must tile the rectangle).
+    /// Cores per block group, COLUMNSxROWS, each 1..=255 (must tile the rectangle).
     #[arg(long, value_parser = parse_block, default_value = "3x2")]
     block: (u8, u8),
-    /// Steps of the inner dimension.
-    #[arg(long, default_value_t = 4)]
+    /// Steps of the inner dimension (1..=4294967295).
+    #[arg(long, value_parser = ranged::<u32>(1, u32::MAX as u64), default_value_t = 4)]
     steps: u32,
-    /// Data blocks per panel multicast.
-    #[arg(long, default_value_t = 4)]
+    /// Data blocks per panel multicast (0..=32767).
+    #[arg(long, value_parser = ranged::<u32>(0, 32_767), default_value_t = 4)]
     blocks_per_step: u32,
     /// Dispatcher worker threads. With more than one, which worker places what follows thread
     /// timing, so the simulated cycles vary from run to run (the bytes checked do not); with 1
-    /// the run replays exactly.
-    #[arg(long, default_value_t = 2)]
+    /// the run replays exactly (1..=64).
+    #[arg(long, value_parser = ranged::<usize>(1, 64), default_value_t = 2)]
     workers: usize,
-    /// Simulator seed.
-    #[arg(long, default_value_t = 0)]
+    /// Simulator seed (decimal or 0x-hex).
+    #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 0)]
     seed: u64,
     /// Print one JSON object instead of the summary.
     #[arg(long)]
@@ -41,14 +42,16 @@ struct Flags {
 }
 
 fn parse_block(s: &str) -> Result<(u8, u8), String> {
+    const ALLOWED: &str = "allowed: COLUMNSxROWS such as 3x2, each 1..=255";
     let (c, r) = s
         .split_once('x')
-        .ok_or_else(|| format!("{s}: expected COLUMNSxROWS, e.g. 3x2"))?;
-    let n = |v: &str| {
-        v.parse::<u8>()
-            .map_err(|e| format!("{s}: {v}: {e} (allowed: 1..=255)"))
+        .ok_or_else(|| format!("no 'x' between COLUMNS and ROWS ({ALLOWED})"))?;
+    let n = |what: &str, v: &str| {
+        komorebi::num::parse_in(v, 1, 255)
+            .map(|v| v as u8)
+            .map_err(|_| format!("{what} '{v}' is not a number 1..=255 ({ALLOWED})"))
     };
-    Ok((n(c)?, n(r)?))
+    Ok((n("COLUMNS", c)?, n("ROWS", r)?))
 }
 
 fn main() -> ExitCode {
@@ -67,7 +70,16 @@ fn main() -> ExitCode {
         workers: flags.workers,
         ..DispatchConfig::default()
     };
-    match matmul::run(&cfg, &dispatch) {
+    let bar = cli::progress_bar(matmul::commands(&cfg), "commands", !flags.json);
+    let ran = matmul::run_with_progress(&cfg, &dispatch, &|n| {
+        if let Some(b) = &bar {
+            b.inc(n);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    match ran {
         Ok(summary) => {
             let printed = cli::print_report(&summary, flags.json);
             if printed != ExitCode::SUCCESS {

@@ -6,39 +6,61 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use blackhole_pac::harvest::HarvestMask;
+use komorebi_broadcast::args::{MAX_BLOCKS, MAX_BUFFER_PAGES, MAX_WINDOW};
 use komorebi_hal::LogicalRect;
 
 use crate::app::broadcast::{self, BroadcastConfig};
 
-/// Parses a die-order harvest mask, decimal or `0x`-hex.
+/// Parses a die-order harvest mask, decimal or `0x`-hex: 0..=0x3fff with at least one Tensix
+/// column left (the one check of every command that takes `--harvest`).
 pub fn parse_harvest(s: &str) -> Result<HarvestMask, String> {
-    let value = parse_u64(s).map_err(|_| format!("'{s}' is not a number (decimal or 0x-hex)"))?;
-    let value = u32::try_from(value)
-        .map_err(|_| format!("harvest mask {value:#x} has bits outside 0x3fff"))?;
-    HarvestMask::new(value).map_err(|e| e.to_string())
-}
-
-/// Parses decimal or `0x`-prefixed hexadecimal.
-pub fn parse_u64(s: &str) -> Result<u64, std::num::ParseIntError> {
-    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => s.parse(),
+    const ALLOWED: &str = "allowed: 0..=0x3fff, at least one bit clear";
+    let value =
+        parse_u64(s.trim()).map_err(|_| format!("not a number ({ALLOWED}, decimal or 0x-hex)"))?;
+    let mask = u32::try_from(value)
+        .ok()
+        .and_then(|v| HarvestMask::new(v).ok())
+        .ok_or_else(|| format!("bits outside 0x3fff, the 14 Tensix columns ({ALLOWED})"))?;
+    if mask.tensix_count() == 0 {
+        return Err(format!(
+            "every column harvested: no Tensix column left ({ALLOWED})"
+        ));
     }
+    Ok(mask)
 }
 
-/// Parses `X0,Y0,COLUMNS,ROWS`.
+pub use crate::num::parse_u64;
+use crate::num::ranged;
+
+/// Parses `X0,Y0,COLUMNS,ROWS` (each decimal or `0x`-hex, 0..=255).
 pub fn parse_rect(s: &str) -> Result<LogicalRect, String> {
-    let parts: Vec<_> = s.split(',').map(|p| p.trim().parse::<u8>()).collect();
+    let parts: Vec<_> = s
+        .split(',')
+        .map(|p| crate::num::parse_in(p, 0, 255))
+        .collect();
     match parts.as_slice() {
-        [Ok(x0), Ok(y0), Ok(c), Ok(r)] => Ok(LogicalRect::new(*x0, *y0, *c, *r)),
-        _ => Err(format!(
-            "'{s}' is not X0,Y0,COLUMNS,ROWS (four numbers 0..=255)"
-        )),
+        [Ok(x0), Ok(y0), Ok(c), Ok(r)] => {
+            Ok(LogicalRect::new(*x0 as u8, *y0 as u8, *c as u8, *r as u8))
+        }
+        _ => Err("expected X0,Y0,COLUMNS,ROWS (four numbers 0..=255)".into()),
     }
 }
 
-/// clap's error as one line: its first line, plus the missing argument or the allowed values
-/// when clap knows them.
+/// Parses `--page-size`: 64..=1048576, a multiple of 64.
+pub fn parse_page_size(s: &str) -> Result<u32, String> {
+    let v = crate::num::parse_in(s, 64, 1 << 20)?;
+    if v % 64 != 0 {
+        return Err("not a multiple of 64 (allowed: 64..=1048576, a multiple of 64)".into());
+    }
+    Ok(v as u32)
+}
+
+/// What the exit codes of the programs mean, for `--help`.
+pub const EXIT_CODES: &str = "Exit codes: 0 ok (every byte checked), 1 data mismatch, 2 bad flags \
+     or an output path that cannot be written, 3 timeout, 4 a device that cannot be used.";
+
+/// clap's error as one line: its first line, the missing arguments or the allowed values when
+/// clap knows them, its tips (a similar argument, ...) and where to look for more (`--help`).
 pub fn one_line(e: &clap::Error) -> String {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     let text = e.to_string();
@@ -46,6 +68,7 @@ pub fn one_line(e: &clap::Error) -> String {
         .lines()
         .next()
         .unwrap_or("invalid arguments")
+        .trim_end()
         .to_string();
     if e.kind() == ErrorKind::MissingRequiredArgument {
         if let Some(ContextValue::Strings(args)) = e.get(ContextKind::InvalidArg) {
@@ -54,16 +77,39 @@ pub fn one_line(e: &clap::Error) -> String {
         }
     }
     if let Some(ContextValue::Strings(values)) = e.get(ContextKind::ValidValue) {
-        line.push_str(&format!(" (allowed: {})", values.join(", ")));
+        if !values.is_empty() {
+            line.push_str(&format!(" (allowed: {})", values.join(", ")));
+        }
+    }
+    let mut extra: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("tip:"))
+        .map(str::to_string)
+        .collect();
+    if let Some(more) = text
+        .lines()
+        .find_map(|l| l.split_once("For more information, "))
+    {
+        extra.push(more.1.trim_end_matches('.').to_string());
+    }
+    if !extra.is_empty() {
+        line.push_str(&format!("; {}", extra.join("; ")));
     }
     line
 }
 
-/// Parses `T` from the process arguments; on bad flags prints one line and gives exit code 2
-/// (help and version print and give 0).
+/// Parses `T` from the process arguments; on bad flags prints one line and gives exit code 2;
+/// with no arguments at all prints the usage and the subcommands (exit 2); `--help` and
+/// `--version` print and give 0.
 pub fn parse_or_exit<T: clap::Parser>() -> Result<T, ExitCode> {
+    use clap::error::ErrorKind;
     match T::try_parse() {
         Ok(t) => Ok(t),
+        Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            Err(ExitCode::from(2))
+        }
         Err(e) if e.use_stderr() => {
             eprintln!("{}", one_line(&e));
             Err(ExitCode::from(2))
@@ -119,19 +165,19 @@ pub struct BroadcastFlags {
     #[arg(long, value_parser = parse_rect, default_value = "0,0,12,10")]
     pub rect: LogicalRect,
     /// Blocks per broadcast per job (0..=32767).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, value_parser = ranged::<u32>(0, MAX_BLOCKS as u64), default_value_t = 16)]
     pub blocks: u32,
-    /// Pages per block.
-    #[arg(long, default_value_t = 4)]
+    /// Pages per block (1..=65535; window x pages at most 65535).
+    #[arg(long, value_parser = ranged::<u16>(1, MAX_BUFFER_PAGES as u64), default_value_t = 4)]
     pub pages: u16,
-    /// Bytes per page (a multiple of 64).
-    #[arg(long, default_value_t = 2048)]
+    /// Bytes per page (64..=1048576, a multiple of 64).
+    #[arg(long, value_parser = parse_page_size, default_value_t = 2048)]
     pub page_size: u32,
     /// Window: buffer slots (1..=8).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, value_parser = ranged::<u8>(1, MAX_WINDOW as u64), default_value_t = 2)]
     pub window: u8,
-    /// Jobs (commands) to run one after another on the same cores.
-    #[arg(long, default_value_t = 8)]
+    /// Jobs (commands) to run one after another on the same cores (1..=4294967295).
+    #[arg(long, value_parser = ranged::<u32>(1, u32::MAX as u64), default_value_t = 8)]
     pub jobs: u32,
     /// Which broadcasts each job carries.
     #[arg(long, value_enum, default_value = "both")]
@@ -139,14 +185,14 @@ pub struct BroadcastFlags {
     /// Die-order harvest mask of the simulated chip, decimal or 0x-hex, 0..=0x3fff.
     #[arg(long, value_parser = parse_harvest, default_value = "0x3000")]
     pub harvest: HarvestMask,
-    /// Seed of the simulation.
-    #[arg(long, default_value_t = 0)]
+    /// Seed of the simulation, decimal or 0x-hex.
+    #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 0)]
     pub seed: u64,
     /// Reorder everything the hardware does not order (seeded by --seed).
     #[arg(long)]
     pub adversarial: bool,
-    /// Cycles any single wait may last.
-    #[arg(long, default_value_t = 1_000_000)]
+    /// Device cycles any single wait may last (0.., decimal or 0x-hex).
+    #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 1_000_000)]
     pub wait_limit: u64,
     /// Write a Chrome/Perfetto trace of every transfer and wait to FILE.
     #[arg(long, value_name = "FILE")]
@@ -188,11 +234,11 @@ pub struct DeviceFlags {
 /// feeder. (`inspect` always runs the feeder and takes none of these.)
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunFlags {
-    /// Dispatcher worker threads.
-    #[arg(long, default_value_t = 2)]
+    /// Dispatcher worker threads (1..=64).
+    #[arg(long, value_parser = ranged::<usize>(1, 64), default_value_t = 2)]
     pub workers: usize,
-    /// Dispatcher scheduling slots per group (1 or 2).
-    #[arg(long, default_value_t = 2)]
+    /// Dispatcher scheduling slots per group (1..=2).
+    #[arg(long, value_parser = ranged::<usize>(1, 2), default_value_t = 2)]
     pub depth: usize,
     /// Run the jobs through the test feeder (one at a time, no dispatcher) instead.
     #[arg(long)]
@@ -235,7 +281,9 @@ impl BroadcastFlags {
     }
 }
 
-fn progress_bar(total: u64, what: &str, show: bool) -> Option<indicatif::ProgressBar> {
+/// A progress bar of `total` `what`s on stderr, when `show` and stderr is a terminal; it ticks
+/// every second from the start, so its clock runs while the run prepares.
+pub fn progress_bar(total: u64, what: &str, show: bool) -> Option<indicatif::ProgressBar> {
     (show && total > 1 && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(total);
         if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
@@ -243,12 +291,31 @@ fn progress_bar(total: u64, what: &str, show: bool) -> Option<indicatif::Progres
         )) {
             bar.set_style(style);
         }
+        bar.enable_steady_tick(std::time::Duration::from_secs(1));
         bar
     })
 }
 
+/// Checks before a run that the output file `path` of `flag` can be written: an existing file
+/// is opened for appending (nothing is changed), a new one is created and removed again. The
+/// error is the one-line message.
+pub fn check_output(flag: &str, path: &std::path::Path) -> Result<(), String> {
+    let bad = |e: std::io::Error| format!("{flag} {}: cannot be written: {e}", path.display());
+    if path.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+            .map_err(bad)
+    } else {
+        std::fs::File::create(path).map_err(bad)?;
+        std::fs::remove_file(path).map_err(bad)
+    }
+}
+
 /// Runs the broadcast program with `flags`, then prints (or `--json`s) every core's broadcast
-/// areas and draws `picture` if given; the exit code is the run's.
+/// areas and draws `picture` if given; the exit code is the run's (2 when an output path
+/// cannot be written: checked before the run).
 pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> ExitCode {
     if let Some(p) = picture {
         if !matches!(p.extension().and_then(|e| e.to_str()), Some("svg" | "png")) {
@@ -259,7 +326,19 @@ pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> Exi
             return ExitCode::from(2);
         }
     }
-    let (summary, session) = match broadcast::run_session(&flags.config(), |_| {}) {
+    if let Err(code) = check_outputs(flags, picture) {
+        return code;
+    }
+    let bar = progress_bar(flags.jobs as u64, "jobs", !flags.json);
+    let ran = broadcast::run_session(&flags.config(), |_| {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let (summary, session) = match ran {
         Ok(r) => r,
         Err(e) => return run_error(&e),
     };
@@ -270,21 +349,84 @@ pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> Exi
             return ExitCode::FAILURE;
         }
     };
-    if let Some(p) = picture {
-        if let Err(e) = view.write_picture(p) {
-            eprintln!("error: --picture {e}");
-            return ExitCode::FAILURE;
-        }
-    }
     let printed = print_report(&view, flags.json);
     if printed != ExitCode::SUCCESS {
         return printed;
     }
+    if let Some(p) = picture {
+        match view.write_picture(p) {
+            Ok(range) => eprintln!("--picture {}: {range}", p.display()),
+            Err(e) => {
+                eprintln!("error: --picture {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     ExitCode::from(summary.exit_code())
 }
 
-/// Runs `seeds` exploration cases from `start`; exit code 0 when all pass, 1 otherwise.
+/// The host memory available now (Linux's `MemAvailable`), if known.
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Refuses a run that cannot fit in the host's memory, saying how much it needs.
+pub fn check_memory(cfg: &BroadcastConfig) -> Result<(), String> {
+    let need = cfg.host_bytes();
+    let Some(available) = available_memory() else {
+        return Ok(());
+    };
+    if need <= available {
+        return Ok(());
+    }
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let what = if cfg.trace.is_some() {
+        "--trace: the trace of"
+    } else {
+        "--blocks: the simulated DRAM data of"
+    };
+    Err(format!(
+        "{what} this run needs about {:.1} GiB of host memory, {:.1} GiB are available (fewer --jobs or --blocks, or a smaller --rect)",
+        gib(need),
+        gib(available)
+    ))
+}
+
+/// The output paths of a run (`--trace`, and `picture`) checked before it starts, and the
+/// host memory it needs; exit 2 with one line when one cannot be written or it cannot fit.
+fn check_outputs(
+    flags: &BroadcastFlags,
+    picture: Option<&std::path::Path>,
+) -> Result<(), ExitCode> {
+    if let Err(e) = check_memory(&flags.config()) {
+        eprintln!("error: {e}");
+        return Err(ExitCode::from(2));
+    }
+    let outputs = flags
+        .trace
+        .as_deref()
+        .map(|p| ("--trace", p))
+        .into_iter()
+        .chain(picture.map(|p| ("--picture", p)));
+    for (flag, path) in outputs {
+        if let Err(e) = check_output(flag, path) {
+            eprintln!("error: {e}");
+            return Err(ExitCode::from(2));
+        }
+    }
+    Ok(())
+}
+
+/// Runs `seeds` exploration cases from `start`; exit code 0 when all pass, 1 otherwise, 2 when
+/// the seeds do not fit in 64 bits.
 pub fn explore(seeds: u64, start: u64, device: &broadcast::DeviceChoice, json: bool) -> ExitCode {
+    if let Err(e) = crate::explore::check_range(start, seeds) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let bar = progress_bar(seeds, "cases", !json);
     let out = crate::explore::explore(start, seeds, device, |_| {
         if let Some(b) = &bar {
@@ -306,18 +448,14 @@ pub fn explore(seeds: u64, start: u64, device: &broadcast::DeviceChoice, json: b
 }
 
 /// Runs the broadcast program with `flags`; prints the summary or JSON; returns the exit code
-/// (0 all checked, 1 data mismatch, 3 timeout, 2 bad flags).
+/// (0 all checked, 1 data mismatch, 3 timeout, 2 bad flags or an output path that cannot be
+/// written, checked before the run).
 pub fn broadcast(flags: &BroadcastFlags, run: &RunFlags) -> ExitCode {
     let cfg = flags.config();
-    let bar = (!flags.json && flags.jobs > 1 && std::io::stderr().is_terminal()).then(|| {
-        let bar = indicatif::ProgressBar::new(flags.jobs as u64);
-        if let Ok(style) =
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} jobs {elapsed}")
-        {
-            bar.set_style(style);
-        }
-        bar
-    });
+    if let Err(code) = check_outputs(flags, None) {
+        return code;
+    }
+    let bar = progress_bar(flags.jobs as u64, "jobs", !flags.json);
     let tick = |_| {
         if let Some(b) = &bar {
             b.inc(1);

@@ -149,7 +149,22 @@ pub fn check_case(cfg: &BroadcastConfig) -> Result<broadcast::BroadcastSummary, 
     Ok(s)
 }
 
-/// Runs `count` cases from seed `start`; `progress(done)` after each.
+/// Whether `count` cases from seed `start` fit in 64-bit seeds (the last is
+/// `start + count - 1`); the error is the message for `--start` and `--seeds`.
+pub fn check_range(start: u64, count: u64) -> Result<(), String> {
+    if count == 0 || start.checked_add(count - 1).is_some() {
+        Ok(())
+    } else {
+        Err(format!(
+            "--start {start} with --seeds {count}: the last seed would be past {} (allowed: START + SEEDS - 1 <= {})",
+            u64::MAX,
+            u64::MAX
+        ))
+    }
+}
+
+/// Runs `count` cases from seed `start` (seeds past `u64::MAX` are not run: see
+/// [`check_range`]); `progress(done)` after each.
 pub fn explore(
     start: u64,
     count: u64,
@@ -162,7 +177,7 @@ pub fn explore(
         cycles: 0,
         checked_bytes: 0,
     };
-    for seed in start..start.saturating_add(count) {
+    for seed in (0..count).map_while(|i| start.checked_add(i)) {
         let cfg = BroadcastConfig {
             device: device.clone(),
             ..shape(seed)

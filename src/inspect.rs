@@ -12,6 +12,7 @@ use komorebi_kernel::abi;
 use serde::Serialize;
 
 use crate::host::session::{Session, SessionError};
+use crate::picture::{Canvas, GLYPH_ADVANCE, LINE_HEIGHT, dark, viridis};
 
 /// A first give-up as an area records it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -154,45 +155,93 @@ impl std::fmt::Display for Inspection {
     }
 }
 
-/// The colour of a core that waited `wait` of at most `max` cycles: white to red.
-fn shade(wait: u64, max: u64) -> [u8; 3] {
-    let t = if max == 0 {
-        0.0
-    } else {
-        wait as f64 / max as f64
-    };
-    let c = (255.0 * (1.0 - t)).round() as u8;
-    [255, c, c]
+const CELL: u32 = 40;
+/// Colour of a core that took part in no broadcast.
+const IDLE: [u8; 3] = [200, 200, 200];
+
+/// The colour scale of a picture: wait cycles per core (both broadcast areas), viridis from
+/// the least to the most any core that took part waited.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Scale {
+    /// The least wait of a core that took part.
+    pub min: u64,
+    /// The most.
+    pub max: u64,
 }
 
-const CELL: u32 = 40;
+impl Scale {
+    /// The colour of `wait`.
+    fn colour(&self, wait: u64) -> [u8; 3] {
+        if self.max == self.min {
+            return viridis(0.5);
+        }
+        viridis((wait.saturating_sub(self.min)) as f64 / (self.max - self.min) as f64)
+    }
+}
+
+impl std::fmt::Display for Scale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "colour: wait cycles per core (A + W), viridis from {} (dark) to {} (light); grey: no broadcast",
+            self.min, self.max
+        )
+    }
+}
 
 impl Inspection {
-    fn waits(&self) -> (Vec<u64>, u64) {
-        let waits: Vec<u64> = self
+    /// Each core's wait (both areas) and whether it took part in a broadcast, with the scale
+    /// over the cores that did.
+    fn waits(&self) -> (Vec<Option<u64>>, Scale) {
+        let waits: Vec<Option<u64>> = self
             .cores
             .iter()
-            .map(|c| c.areas.iter().map(|a| a.wait_cycles as u64).sum())
+            .map(|c| {
+                let active = c
+                    .areas
+                    .iter()
+                    .any(|a| a.blocks > 0 || a.wait_cycles > 0 || a.give_up.is_some());
+                active.then(|| c.areas.iter().map(|a| a.wait_cycles as u64).sum())
+            })
             .collect();
-        let max = waits.iter().copied().max().unwrap_or(0);
-        (waits, max)
+        let seen = waits.iter().flatten();
+        let scale = Scale {
+            min: seen.clone().copied().min().unwrap_or(0),
+            max: seen.copied().max().unwrap_or(0),
+        };
+        (waits, scale)
     }
 
-    /// An SVG picture of the grid.
+    /// An SVG picture of the grid, with its legend.
     pub fn svg(&self) -> String {
-        let (waits, max) = self.waits();
-        let (w, h) = (self.columns as u32 * CELL, self.rows as u32 * CELL + 20);
+        let (waits, scale) = self.waits();
+        let (w, grid_h) = (
+            (self.columns as u32 * CELL).max(560),
+            self.rows as u32 * CELL,
+        );
+        let h = grid_h + 70;
         let mut s = format!(
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"monospace\" font-size=\"10\">\n"
         );
+        s += "<defs><linearGradient id=\"scale\">";
+        for i in 0..=8 {
+            let [r, g, b] = viridis(i as f64 / 8.0);
+            s += &format!(
+                "<stop offset=\"{}%\" stop-color=\"rgb({r},{g},{b})\"/>",
+                i * 100 / 8
+            );
+        }
+        s += "</linearGradient></defs>\n";
         for (c, wait) in self.cores.iter().zip(&waits) {
-            let [r, g, b] = shade(*wait, max);
+            let colour = wait.map_or(IDLE, |w| scale.colour(w));
+            let [r, g, b] = colour;
+            let ink = if dark(colour) { "#fff" } else { "#000" };
             let (x, y) = (c.core[0] as u32 * CELL, c.core[1] as u32 * CELL);
             s += &format!(
                 "<rect x=\"{x}\" y=\"{y}\" width=\"{CELL}\" height=\"{CELL}\" fill=\"rgb({r},{g},{b})\" stroke=\"#888\"/>\n"
             );
             s += &format!(
-                "<text x=\"{}\" y=\"{}\">{},{}</text>\n",
+                "<text x=\"{}\" y=\"{}\" fill=\"{ink}\">{},{}</text>\n",
                 x + 3,
                 y + 12,
                 c.core[0],
@@ -201,58 +250,67 @@ impl Inspection {
             if let Some(g) = c.areas.iter().filter_map(|a| a.give_up.as_ref()).next() {
                 let mark = g.place.trim_start_matches("broadcast_");
                 s += &format!(
-                    "<text x=\"{}\" y=\"{}\" fill=\"#000\" font-weight=\"bold\">{mark}</text>\n",
+                    "<text x=\"{}\" y=\"{}\" fill=\"{ink}\" font-weight=\"bold\">{mark}</text>\n",
                     x + 3,
                     y + 30
                 );
             }
         }
+        let y = grid_h + 8;
         s += &format!(
-            "<text x=\"2\" y=\"{}\">white: no wait, red: {max} wait cycles; labels: first give-up</text>\n</svg>\n",
-            h - 6
+            "<rect x=\"2\" y=\"{y}\" width=\"256\" height=\"12\" fill=\"url(#scale)\"/>\n<text x=\"264\" y=\"{}\">{} .. {} wait cycles</text>\n",
+            y + 10,
+            scale.min,
+            scale.max
+        );
+        s += &format!(
+            "<text x=\"2\" y=\"{}\">{scale}</text>\n<text x=\"2\" y=\"{}\">labels: x,y of the core; bold: where it first gave up</text>\n</svg>\n",
+            y + 32,
+            y + 48
         );
         s
     }
 
-    /// A PNG picture of the grid (colours only; give-ups drawn as a black corner).
+    /// A PNG picture of the grid (give-ups drawn as a black corner) with its legend: the
+    /// colour scale with its range, and what grey and the corners mean.
     pub fn png(&self) -> Result<Vec<u8>, String> {
-        let (waits, max) = self.waits();
-        let (w, h) = (self.columns as u32 * CELL, self.rows as u32 * CELL);
-        let mut pixels = vec![255u8; (w * h * 3) as usize];
+        let (waits, scale) = self.waits();
+        let legend = [
+            format!(
+                "wait cycles per core (a + w): {} .. {}",
+                scale.min, scale.max
+            ),
+            "grey: no broadcast. black corner: gave up".to_string(),
+        ];
+        let longest = legend.iter().map(|l| l.len() as u32).max().unwrap_or(0);
+        let grid_h = self.rows as u32 * CELL;
+        let w = (self.columns as u32 * CELL).max(longest * GLYPH_ADVANCE * 2 + 8);
+        let h = grid_h + 24 + legend.len() as u32 * LINE_HEIGHT * 2 + 8;
+        let mut canvas = Canvas::new(w, h, [255; 3]);
         for (c, wait) in self.cores.iter().zip(&waits) {
-            let colour = shade(*wait, max);
-            let gave_up = c.areas.iter().any(|a| a.give_up.is_some());
-            for dy in 0..CELL {
-                for dx in 0..CELL {
-                    let (x, y) = (c.core[0] as u32 * CELL + dx, c.core[1] as u32 * CELL + dy);
-                    let border = dx == 0 || dy == 0;
-                    let corner = gave_up && dx < CELL / 3 && dy < CELL / 3;
-                    let p = if border {
-                        [136, 136, 136]
-                    } else if corner {
-                        [0, 0, 0]
-                    } else {
-                        colour
-                    };
-                    let i = ((y * w + x) * 3) as usize;
-                    pixels[i..i + 3].copy_from_slice(&p);
-                }
+            let colour = wait.map_or(IDLE, |w| scale.colour(w));
+            let (x, y) = (c.core[0] as u32 * CELL, c.core[1] as u32 * CELL);
+            canvas.fill(x, y, CELL, CELL, [136; 3]);
+            canvas.fill(x + 1, y + 1, CELL - 1, CELL - 1, colour);
+            if c.areas.iter().any(|a| a.give_up.is_some()) {
+                canvas.fill(x + 1, y + 1, CELL / 3, CELL / 3, [0; 3]);
             }
         }
-        let mut out = Vec::new();
-        let mut enc = png::Encoder::new(&mut out, w, h);
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_depth(png::BitDepth::Eight);
-        let mut writer = enc.write_header().map_err(|e| e.to_string())?;
-        writer
-            .write_image_data(&pixels)
-            .map_err(|e| e.to_string())?;
-        writer.finish().map_err(|e| e.to_string())?;
-        Ok(out)
+        // The colour bar: 256 steps from the least wait to the most.
+        let bar_y = grid_h + 6;
+        for i in 0..256u32 {
+            canvas.fill(4 + i, bar_y, 1, 12, viridis(i as f64 / 255.0));
+        }
+        for (i, line) in legend.iter().enumerate() {
+            let y = bar_y + 18 + i as u32 * LINE_HEIGHT * 2;
+            canvas.text(4, y, line, 2, [0; 3]);
+        }
+        canvas.png()
     }
 
-    /// Writes the picture to `path`: SVG for `.svg`, PNG for `.png`.
-    pub fn write_picture(&self, path: &Path) -> Result<(), String> {
+    /// Writes the picture to `path`: SVG for `.svg`, PNG for `.png`; answers its colour
+    /// scale with the range, for the user.
+    pub fn write_picture(&self, path: &Path) -> Result<String, String> {
         let bytes = match path.extension().and_then(|e| e.to_str()) {
             Some("svg") => self.svg().into_bytes(),
             Some("png") => self.png()?,
@@ -263,6 +321,7 @@ impl Inspection {
                 ));
             }
         };
-        std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+        std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(self.waits().1.to_string())
     }
 }

@@ -12,6 +12,8 @@
 //! | [`grid_report`], [`layout_report`] | `komorebi grid`, `komorebi layout` |
 //! | [`inspect`] | every core's broadcast areas: text, JSON, SVG/PNG picture |
 //! | [`explore`] | schedule exploration: random seeds x random shapes, adversary on |
+//! | [`picture`] | drawing for `inspect`'s pictures: viridis colour map, RGB canvas, 5x7 font, PNG |
+//! | [`num`] | numbers on the command line: decimal or `0x`-hex, parsers with the real ranges |
 //!
 //! Dependencies inside the crate point one way: `host` knows no program and no dispatcher;
 //! `dispatch` uses `host`; `app` uses both; the CLI modules use `app`.
@@ -25,6 +27,8 @@ pub mod grid_report;
 pub mod host;
 pub mod inspect;
 pub mod layout_report;
+pub mod num;
+pub mod picture;
 
 pub use host::session::{
     Backend, CommandSpec, Feeder, Report, Run, Session, SessionError, TileProgram,

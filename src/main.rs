@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 use komorebi::cli::{self, BroadcastFlags, RunFlags};
 use komorebi::grid_report::grid_report;
 use komorebi::layout_report::layout_report;
+use komorebi::num::ranged;
 use komorebi_broadcast::args::Along;
 use komorebi_hal::LogicalRect;
 use komorebi_hal::NocId;
@@ -15,7 +16,8 @@ use komorebi_hal::NocId;
 #[command(
     name = "komorebi",
     version,
-    about = "komorebi: persistent-kernel runtime for Tenstorrent Blackhole"
+    about = "komorebi: persistent-kernel runtime for Tenstorrent Blackhole",
+    after_help = cli::EXIT_CODES
 )]
 struct Cli {
     #[command(subcommand)]
@@ -26,6 +28,7 @@ struct Cli {
 enum Command {
     /// Run the 03_broadcast program (on the simulator unless `--device` says otherwise): jobs of
     /// two broadcasts, every byte checked.
+    #[command(after_help = cli::EXIT_CODES)]
     Broadcast {
         #[command(flatten)]
         flags: BroadcastFlags,
@@ -34,6 +37,7 @@ enum Command {
     },
     /// Run the broadcast program (same flags as `broadcast`), then print every core's broadcast
     /// areas: VALID, first give-up, statistics.
+    #[command(after_help = cli::EXIT_CODES)]
     Inspect {
         #[command(flatten)]
         flags: BroadcastFlags,
@@ -44,12 +48,13 @@ enum Command {
     },
     /// Run random seeds x random broadcast shapes with the adversary on; print failures with
     /// the command that replays each.
+    #[command(after_help = cli::EXIT_CODES)]
     Explore {
-        /// Cases to run.
-        #[arg(long, default_value_t = 1000)]
+        /// Cases to run (0.., decimal or 0x-hex).
+        #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 1000)]
         seeds: u64,
-        /// First seed.
-        #[arg(long, default_value_t = 0)]
+        /// First seed (0..; the last seed, START + SEEDS - 1, must fit in 64 bits).
+        #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 0)]
         start: u64,
         /// Print one JSON object instead of text.
         #[arg(long)]
@@ -87,7 +92,7 @@ enum Command {
         #[arg(long, value_enum)]
         along: AlongArg,
         /// NoC carrying the broadcasts: 0 (reader kernel) or 1 (writer kernel).
-        #[arg(long, value_parser = clap::value_parser!(u8).range(0..=1), default_value = "0")]
+        #[arg(long, value_parser = ranged::<u8>(0, 1), default_value = "0")]
         noc: u8,
         /// Print one JSON object instead of text.
         #[arg(long)]

@@ -148,7 +148,10 @@ fn broadcast_with_a_fault_exits_3_and_lists_give_ups_and_results() {
     assert_eq!(v["timeouts"], 1);
     assert_eq!(
         v["results"],
-        serde_json::json!([{"job": 0, "ok": false, "timeout": true}, {"job": 1, "ok": true, "timeout": false}])
+        serde_json::json!([
+            {"job": 0, "ok": false, "timeout": true, "abandoned": false},
+            {"job": 1, "ok": true, "timeout": false, "abandoned": false}
+        ])
     );
     let sender = v["giveups"]
         .as_array()
@@ -175,6 +178,19 @@ fn bad_fault_flags_exit_2_with_one_line() {
         ("stall-dm:13,1", "not in --rect"),
         ("stall-dm:3,4:16", "never comes (allowed: 0..16"),
         ("stall-compute:3,4:4294967295", "never comes"),
+        ("stall-dm:3,4:4294967295", "never comes"),
+        // (3,4) receives A and W: one marker per block of each, 32 in all.
+        (
+            "drop-marker:3,4:32",
+            "marker 32 never comes (allowed: 0..32",
+        ),
+        (
+            "drop-valid:3,4:16",
+            "VALID write 16 never comes (allowed: 0..16",
+        ),
+        ("host-stop:3,4:17", "never comes (allowed: 0..17"),
+        ("bad-words:3,4:7", "bad-words takes no BLOCK"),
+        ("stall-dm:0x3,4:0x20", "never comes (allowed: 0..16"),
     ] {
         let (code, _, err) = komorebi(&["broadcast", "--jobs", "1", "--fault", fault]);
         assert_eq!(code, 2, "{fault}: {err}");
@@ -218,6 +234,15 @@ fn inspect_prints_every_core_and_draws_the_grid() {
     let (code, _, err) = komorebi(&[&args[..], &["grid.bmp"]].concat());
     assert_eq!(code, 2);
     assert!(err.contains(".svg or .png"), "{err}");
+    // An output that cannot be written is a bad flag (2), found before the run.
+    let (code, out, err) = komorebi(&[&args[..], &["/proc/x.svg"]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--picture /proc/x.svg: cannot be written"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -245,4 +270,497 @@ fn inspect_refuses_the_flags_of_how_broadcast_runs_its_jobs() {
     // And `broadcast` still takes them.
     let (code, _, err) = komorebi(&["broadcast", "--jobs", "1", "--workers", "1", "--depth", "1"]);
     assert_eq!(code, 0, "{err}");
+}
+
+/// `args` of `komorebi broadcast` as JSON, with its exit code; the dispatcher's own figures
+/// (`dispatch`) taken out.
+fn broadcast_json(args: &[&str]) -> (i32, serde_json::Value) {
+    let (code, out, err) = komorebi(&[&["broadcast", "--json"][..], args].concat());
+    let mut v: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out:?} {err}"));
+    if let Some(o) = v.as_object_mut() {
+        o.remove("dispatch");
+    }
+    (code, v)
+}
+
+#[test]
+fn dispatcher_and_feeder_agree_when_a_job_never_finishes() {
+    // No wait limit the kernels reach: the stalled job never finishes and holds its tiles, so
+    // the jobs behind it cannot run. Both ways of running say so the same way.
+    let args = [
+        "--wait-limit",
+        "18446744073709551615",
+        "--jobs",
+        "3",
+        "--fault",
+        "stall-dm:3,4:1",
+    ];
+    let (code, dispatched) = broadcast_json(&args);
+    let (feeder_code, fed) = broadcast_json(&[&args[..], &["--feeder"]].concat());
+    assert_eq!((code, feeder_code), (3, 3));
+    assert_eq!(dispatched, fed);
+    assert_eq!(
+        (fed["timeouts"].as_u64(), fed["abandoned"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert_eq!(
+        fed["results"][1],
+        serde_json::json!({"job": 1, "ok": false, "timeout": false, "abandoned": true})
+    );
+    assert!(fed["achieved_over_bound"].is_null());
+}
+
+#[test]
+fn output_paths_that_cannot_be_written_exit_2_before_the_run() {
+    for trace in ["/proc/x", "/nonexistent/dir/t.json"] {
+        for command in ["broadcast", "inspect"] {
+            let (code, out, err) = komorebi(&[command, "--jobs", "1", "--trace", trace]);
+            assert_eq!(code, 2, "{command} {trace}: {err}");
+            assert!(out.is_empty(), "{out}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+            assert!(
+                err.contains(&format!("--trace {trace}: cannot be written")),
+                "{err}"
+            );
+        }
+    }
+    // A path that can be written is left as it was found: no file made by the check.
+    let dir = std::env::temp_dir().join(format!("komorebi-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("t.json");
+    let (code, _, err) = komorebi(&[
+        "broadcast",
+        "--jobs",
+        "1",
+        "--rect",
+        "0,0,2,2",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::metadata(&trace).unwrap().len() > 0);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_run_that_did_not_complete_gives_no_achieved_over_bound() {
+    let (code, v) = broadcast_json(&["--wait-limit", "0", "--jobs", "1"]);
+    assert_eq!(code, 3);
+    assert!(v["achieved_over_bound"].is_null(), "{v}");
+    let (code, out, _) = komorebi(&["broadcast", "--wait-limit", "0", "--jobs", "1"]);
+    assert_eq!(code, 3);
+    assert!(!out.contains("achieved/bound 0"), "{out}");
+    assert!(
+        out.contains("no achieved/bound: the run did not complete, 1 job timed out"),
+        "{out}"
+    );
+    let (code, v) = broadcast_json(&["--jobs", "1", "--rect", "0,0,2,2"]);
+    assert_eq!(code, 0);
+    assert!(
+        v["achieved_over_bound"].as_f64().is_some_and(|r| r > 0.0),
+        "{v}"
+    );
+}
+
+#[test]
+fn explore_refuses_seeds_past_64_bits() {
+    let (code, out, err) =
+        komorebi(&["explore", "--start", "18446744073709551615", "--seeds", "2"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--start 18446744073709551615 with --seeds 2"),
+        "{err}"
+    );
+    // The last seed itself is fine.
+    let (code, out, err) = komorebi(&[
+        "explore",
+        "--start",
+        "0xffffffffffffffff",
+        "--seeds",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["cases"], 1);
+}
+
+/// Runs the example `name` with `args` (built by cargo if it is not yet).
+fn example(name: &str, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO"))
+        .args(["run", "--quiet", "--example", name, "--"])
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs cargo");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn matmul_schedule_names_the_users_flag_and_value() {
+    for (args, needle) in [
+        (
+            &["--steps", "0"][..],
+            "'--steps <STEPS>': out of range (allowed: 1..",
+        ),
+        (
+            &["--blocks-per-step", "100000"][..],
+            "'--blocks-per-step <BLOCKS_PER_STEP>'",
+        ),
+        (
+            &["--rect", "0,0,99,99"][..],
+            "--rect: 0,0,99,99 reaches outside",
+        ),
+        (
+            &["--rect", "0,0,96,96"][..],
+            "--rect: 0,0,96,96 reaches outside",
+        ),
+        (&["--block", "3x"][..], "ROWS '' is not a number 1..=255"),
+        (
+            &["--block", "5x2"][..],
+            "--block: 5x2 blocks do not tile the 12x10",
+        ),
+    ] {
+        let (code, out, err) = example("matmul_schedule", args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains(": :"), "{err}");
+    }
+}
+
+#[test]
+fn no_arguments_print_the_usage_and_the_subcommands() {
+    let (code, out, err) = komorebi(&[]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    for needle in [
+        "Usage: komorebi <COMMAND>",
+        "broadcast",
+        "inspect",
+        "explore",
+        "layout",
+    ] {
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+}
+
+#[test]
+fn one_line_errors_keep_clap_hints_and_point_to_help() {
+    let (code, _, err) = komorebi(&["broadcast", "--job", "3"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("a similar argument exists: '--jobs'"), "{err}");
+    assert!(err.contains("try '--help'"), "{err}");
+    let (code, _, err) = komorebi(&["broadcast", "--jobs"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!err.contains("(allowed: )"), "{err}");
+    assert!(
+        err.contains("--jobs") && err.contains("try '--help'"),
+        "{err}"
+    );
+}
+
+#[test]
+fn ranges_agree_in_help_message_and_check() {
+    let (_, help, _) = komorebi(&["broadcast", "--help"]);
+    for (flag, bad, range) in [
+        ("--blocks", "4294967296", "0..=32767"),
+        ("--blocks", "32768", "0..=32767"),
+        ("--window", "1000", "1..=8"),
+        ("--window", "0", "1..=8"),
+        ("--pages", "65536", "1..=65535"),
+        ("--pages", "0", "1..=65535"),
+    ] {
+        let (code, _, err) = komorebi(&["broadcast", flag, bad]);
+        assert_eq!(code, 2, "{flag} {bad}: {err}");
+        assert!(
+            err.contains(&format!("(allowed: {range})")),
+            "{flag} {bad}: {err}"
+        );
+        assert!(help.contains(&format!("({range}")), "{flag}: {help}");
+    }
+    // The library's own check says the same.
+    use komorebi::app::broadcast::{self, BroadcastConfig};
+    for (cfg, range) in [
+        (
+            BroadcastConfig {
+                blocks: 32768,
+                ..Default::default()
+            },
+            "0..=32767",
+        ),
+        (
+            BroadcastConfig {
+                window: 9,
+                ..Default::default()
+            },
+            "1..=8",
+        ),
+        (
+            BroadcastConfig {
+                pages: 0,
+                ..Default::default()
+            },
+            "1..=65535",
+        ),
+    ] {
+        let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
+        assert!(e.contains(&format!("(allowed: {range})")), "{e}");
+    }
+}
+
+#[test]
+fn a_mask_that_harvests_every_column_has_one_message() {
+    for args in [
+        &["grid", "--harvest", "0x3fff"][..],
+        &["broadcast", "--harvest", "0x3FFF"][..],
+        &[
+            "layout",
+            "--harvest",
+            "16383",
+            "--rect",
+            "0,0,1,1",
+            "--along",
+            "row",
+        ][..],
+    ] {
+        let (code, out, err) = komorebi(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(
+            err.contains("--harvest") && err.contains("no Tensix column left"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn every_numeric_flag_takes_decimal_and_hex() {
+    let (code, a) = broadcast_json(&["--seed", "0x10", "--jobs", "0x1", "--rect", "0,0,2,2"]);
+    assert_eq!(code, 0);
+    let (_, b) = broadcast_json(&["--seed", "16", "--jobs", "1", "--rect", "0x0,0,0x2,2"]);
+    assert_eq!(a, b);
+    let (code, _, err) = komorebi(&["explore", "--seeds", "0x1", "--start", "0x5", "--json"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn help_lists_the_exit_codes() {
+    for args in [
+        &["--help"][..],
+        &["broadcast", "--help"][..],
+        &["inspect", "--help"][..],
+    ] {
+        let (code, out, _) = komorebi(args);
+        assert_eq!(code, 0);
+        assert!(
+            out.contains("Exit codes: 0 ok")
+                && out.contains("3 timeout")
+                && out.contains("4 a device"),
+            "{args:?}: {out}"
+        );
+    }
+}
+
+#[test]
+fn job_data_is_written_as_each_job_runs_so_memory_does_not_grow_with_jobs() {
+    // 64 jobs of 128 MiB of DRAM data each: 8 GiB if every job's data were made before the
+    // first job. Job 0 never finishes (no wait limit the kernels reach), the rest are
+    // abandoned at once: under a 2 GB address-space limit the run only fits when data is made
+    // job by job.
+    let out = Command::new("sh")
+        .args([
+            "-c",
+            "ulimit -v 2000000 && exec \"$0\" broadcast --rect 2,0,1,10 --along column \
+             --blocks 32767 --pages 1 --page-size 4096 --jobs 64 \
+             --wait-limit 18446744073709551615 --fault stall-dm:2,5:0 --json",
+            env!("CARGO_BIN_EXE_komorebi"),
+        ])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["timeouts"].as_u64(), v["abandoned"].as_u64()),
+        (Some(1), Some(63))
+    );
+}
+
+#[test]
+fn a_run_that_cannot_fit_in_host_memory_is_refused_with_what_it_needs() {
+    if !std::path::Path::new("/proc/meminfo").exists() {
+        return; // The check needs Linux's MemAvailable; elsewhere there is nothing to check.
+    }
+    let dir = std::env::temp_dir().join(format!("komorebi-mem-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("t.json");
+    let (code, out, err) = komorebi(&[
+        "broadcast",
+        "--jobs",
+        "100000",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--trace: the trace of this run needs about")
+            && err.contains("GiB of host memory"),
+        "{err}"
+    );
+    assert!(!trace.exists());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_text_summary_keeps_host_and_device_time_apart_and_says_what_figures_mean() {
+    let (code, out, err) = komorebi(&[
+        "broadcast",
+        "--jobs",
+        "1",
+        "--rect",
+        "0,0,2,2",
+        "--workers",
+        "1",
+        "--depth",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for needle in [
+        "1 job of 16 blocks each",
+        "device time (simulated cycles; us at the 1350 MHz AICLK)",
+        "host wall clock (the host's time, not the device's)",
+        "device time (simulated cycles as time at AICLK)",
+        "summed over every core and job",
+        "a sender's compute checks its own blocks too",
+        "1 worker, 1 slot per group; 1 command (",
+        "(0 timeouts, 0 jobs abandoned, 0 mismatches)",
+    ] {
+        assert!(out.contains(needle), "{needle}:\n{out}");
+    }
+    for wrong in ["1 jobs", "1 slots", "1 workers", "1 commands"] {
+        assert!(!out.contains(wrong), "{wrong}:\n{out}");
+    }
+    // Durations in units that fit: never 1000 us or more (that is shown in ms).
+    let words: Vec<&str> = out.split_whitespace().collect();
+    for pair in words.windows(2).filter(|p| p[1] == "us") {
+        let v: f64 = pair[0].parse().unwrap_or(0.0);
+        assert!(v < 1000.0, "{} us:\n{out}", pair[0]);
+    }
+}
+
+#[test]
+fn the_png_has_a_legend_and_a_scale_that_separates_the_cores() {
+    let dir = std::env::temp_dir().join(format!("komorebi-png-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = dir.join("grid.png");
+    let (code, _, err) = komorebi(&[
+        "inspect",
+        "--rect",
+        "0,0,6,10",
+        "--jobs",
+        "1",
+        "--picture",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // The range is printed.
+    assert!(
+        err.contains("viridis from ") && err.contains("(light); grey: no broadcast"),
+        "{err}"
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let (w, h) = (info.width as usize, info.height as usize);
+    assert!(h > 10 * 40 + 20, "a legend below the 10 rows of cells: {h}");
+    let px = |x: usize, y: usize| {
+        [
+            buf[(y * w + x) * 3],
+            buf[(y * w + x) * 3 + 1],
+            buf[(y * w + x) * 3 + 2],
+        ]
+    };
+    // The colour bar runs from viridis's dark purple to its yellow.
+    assert_eq!(px(4, 10 * 40 + 10), [68, 1, 84]);
+    assert_eq!(px(259, 10 * 40 + 10), [253, 231, 37]);
+    // The legend's text is drawn (black pixels below the bar).
+    assert!((10 * 40 + 24..h).any(|y| (0..w).any(|x| px(x, y) == [0, 0, 0])));
+    // The 60 active cores take many different colours, not one red.
+    let colours: std::collections::BTreeSet<[u8; 3]> = (0..10)
+        .flat_map(|r| (0..6).map(move |c| (c, r)))
+        .map(|(c, r)| px(c * 40 + 30, r * 40 + 30))
+        .collect();
+    assert!(colours.len() >= 20, "{} colours", colours.len());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_trace_names_every_process_and_thread_and_keeps_host_time_apart() {
+    let dir = std::env::temp_dir().join(format!("komorebi-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.json");
+    let (code, _, err) = komorebi(&[
+        "broadcast",
+        "--jobs",
+        "2",
+        "--rect",
+        "0,0,2,2",
+        "--trace",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let meta = |what: &str| -> std::collections::BTreeMap<(u64, u64), String> {
+        events
+            .iter()
+            .filter(|e| e["ph"] == "M" && e["name"] == what)
+            .map(|e| {
+                let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap_or(0));
+                (key, e["args"]["name"].as_str().unwrap().to_string())
+            })
+            .collect()
+    };
+    let (processes, threads) = (meta("process_name"), meta("thread_name"));
+    for e in events.iter().filter(|e| e["ph"] == "X") {
+        let (pid, tid) = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
+        assert!(processes.contains_key(&(pid, 0)), "process {pid} unnamed");
+        assert!(
+            threads.contains_key(&(pid, tid)),
+            "thread {pid}/{tid} unnamed: {e}"
+        );
+    }
+    let host: Vec<_> = processes
+        .values()
+        .filter(|n| n.contains("HOST WALL CLOCK"))
+        .collect();
+    assert_eq!(host.len(), 1, "{processes:?}");
+    assert!(
+        processes
+            .values()
+            .filter(|n| n.contains("device time"))
+            .count()
+            >= 3,
+        "{processes:?}"
+    );
+    assert!(
+        threads.values().any(|n| n.contains("issuing on NoC1")),
+        "{threads:?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
 }

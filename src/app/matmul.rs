@@ -20,6 +20,7 @@
 
 use std::collections::HashMap;
 
+use komorebi_broadcast::args::MAX_BLOCKS;
 use komorebi_broadcast::layout::Geometry;
 use komorebi_hal::LogicalRect;
 use serde::Serialize;
@@ -120,6 +121,7 @@ struct Schedule<'a> {
     commands: u64,
     checked_bytes: u64,
     failures: Vec<String>,
+    progress: &'a (dyn Fn(u64) + Sync),
 }
 
 impl Plugin for Schedule<'_> {
@@ -129,6 +131,7 @@ impl Plugin for Schedule<'_> {
     fn handle(&mut self, f: Finished<Step>, cx: &mut Cx<'_, Step, usize>) {
         let Step { group, step } = f.work;
         self.commands += 1;
+        (self.progress)(1);
         match &f.outcome {
             Outcome::Reported(r) if r.ok => {
                 self.checked_bytes += r.stats.iter().map(|(_, s)| s[2] as u64).sum::<u64>();
@@ -173,18 +176,67 @@ impl Plugin for Schedule<'_> {
 
 /// Runs the schedule `cfg` through the dispatcher configured by `dispatch`.
 pub fn run(cfg: &MatmulConfig, dispatch: &DispatchConfig) -> Result<MatmulSummary, BroadcastError> {
-    let bad = |why: String| BroadcastError::Flag {
-        flag: "--block",
-        why,
-    };
+    run_with_progress(cfg, dispatch, &|_| {})
+}
+
+/// Commands the schedule `cfg` runs: every block's steps and one write-back per block row (0
+/// for a block that does not tile the rectangle).
+pub fn commands(cfg: &MatmulConfig) -> u64 {
+    let ((bc, br), r) = (cfg.block, cfg.rect);
+    if bc == 0 || br == 0 {
+        return 0;
+    }
+    let (blocks, rows) = (
+        (r.columns / bc) as u64 * (r.rows / br) as u64,
+        (r.rows / br) as u64,
+    );
+    blocks * cfg.steps as u64 + rows
+}
+
+/// Refuses a schedule that cannot run, naming the flag of `matmul_schedule` and its value.
+fn check(cfg: &MatmulConfig, geometry: &Geometry) -> Result<(), BroadcastError> {
+    let bad = |flag: &'static str, why: String| BroadcastError::Flag { flag, why };
+    let ((bc, br), r) = (cfg.block, cfg.rect);
+    if cfg.steps == 0 {
+        return Err(bad("--steps", "0 (allowed: 1..)".into()));
+    }
+    if cfg.blocks_per_step > MAX_BLOCKS {
+        return Err(bad(
+            "--blocks-per-step",
+            format!("{} (allowed: 0..={MAX_BLOCKS})", cfg.blocks_per_step),
+        ));
+    }
+    let full = geometry.full();
+    if r.is_empty() || !full.covers(r) {
+        return Err(bad(
+            "--rect",
+            format!(
+                "{r} reaches outside the {}x{} logical grid (or is empty)",
+                full.columns, full.rows
+            ),
+        ));
+    }
+    if bc == 0 || br == 0 || r.columns % bc != 0 || r.rows % br != 0 {
+        return Err(bad(
+            "--block",
+            format!(
+                "{bc}x{br} blocks do not tile the {}x{} rectangle (allowed: divisors of its columns and rows)",
+                r.columns, r.rows
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// [`run`], calling `progress(1)` after each command (an increment: commands finish on
+/// several workers).
+pub fn run_with_progress(
+    cfg: &MatmulConfig,
+    dispatch: &DispatchConfig,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<MatmulSummary, BroadcastError> {
     let (bc, br) = cfg.block;
     let r = cfg.rect;
-    if bc == 0 || br == 0 || r.columns % bc != 0 || r.rows % br != 0 {
-        return Err(bad(format!(
-            "{bc}x{br} blocks do not tile the {}x{} rectangle (allowed: divisors of its columns and rows)",
-            r.columns, r.rows
-        )));
-    }
     let broadcast = |rect: LogicalRect| BroadcastConfig {
         rect,
         blocks: cfg.blocks_per_step,
@@ -197,7 +249,11 @@ pub fn run(cfg: &MatmulConfig, dispatch: &DispatchConfig) -> Result<MatmulSummar
     };
     let base = broadcast(r);
     let geometry =
-        Geometry::blackhole(base.harvest.bits() as u32).map_err(|e| bad(e.to_string()))?;
+        Geometry::blackhole(base.harvest.bits() as u32).map_err(|e| BroadcastError::Flag {
+            flag: "--rect",
+            why: e.to_string(),
+        })?;
+    check(cfg, &geometry)?;
     let (mut groups, mut block_row, mut row_group) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..r.rows / br {
         for j in 0..r.columns / bc {
@@ -210,9 +266,16 @@ pub fn run(cfg: &MatmulConfig, dispatch: &DispatchConfig) -> Result<MatmulSummar
         groups.push(LogicalRect::new(r.x0, r.y0 + i * br, r.columns, br));
         block_row.push(None);
     }
+    // The checks above make every group's plan valid; should one not be, the message names
+    // the user's --rect, not the group's.
     let plans = groups
         .iter()
-        .map(|&g| BroadcastPlan::new(&broadcast(g), &geometry))
+        .map(|&g| {
+            BroadcastPlan::new(&broadcast(g), &geometry).map_err(|e| BroadcastError::Flag {
+                flag: "--rect",
+                why: format!("{r}: its group {g}: {e}"),
+            })
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let for_device = plans.clone();
     let sim = komorebi_sim::SimConfig {
@@ -255,6 +318,7 @@ pub fn run(cfg: &MatmulConfig, dispatch: &DispatchConfig) -> Result<MatmulSummar
             commands: 0,
             checked_bytes: 0,
             failures: Vec::new(),
+            progress,
         })
         .map_err(dispatch_err)?;
     let cycles = target.with_session(move |s| s.device().now() - start)?;

@@ -91,15 +91,15 @@ impl Distribution {
 
 impl std::fmt::Display for Distribution {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let us = |ns: u64| ns as f64 / 1000.0;
+        use crate::num::duration;
         write!(
             f,
-            "n {} p50 {:.1} us p90 {:.1} us p99 {:.1} us max {:.1} us",
+            "n {} p50 {} p90 {} p99 {} max {}",
             self.count,
-            us(self.p50),
-            us(self.p90),
-            us(self.p99),
-            us(self.max)
+            duration(self.p50),
+            duration(self.p90),
+            duration(self.p99),
+            duration(self.max)
         )
     }
 }
@@ -259,28 +259,42 @@ impl DispatchSummary {
 
 impl std::fmt::Display for DispatchSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::num::{count, duration};
         writeln!(
             f,
-            "dispatcher: {} workers, {} slots per group; {} commands ({} reported, {} timed out, {} refused, {} abandoned), {} stolen, in {:.1} ms",
-            self.workers,
-            self.depth,
-            self.commands,
+            "dispatcher: {}, {} per group; {} ({} reported, {} timed out, {} refused, {} abandoned), {} stolen",
+            count(self.workers as u64, "worker", "workers"),
+            count(self.depth as u64, "slot", "slots"),
+            count(self.commands, "command", "commands"),
             self.reported,
             self.timed_out,
             self.refused,
             self.abandoned,
             self.stolen,
-            self.wall_ns as f64 / 1e6
         )?;
-        writeln!(f, "  queue wait   {}", self.queue_wait)?;
-        writeln!(f, "  run time     {} (device)", self.run_time)?;
-        writeln!(f, "  round trip   {}", self.round_trip)?;
-        write!(f, "  handler time {}", self.handler_time)?;
+        writeln!(
+            f,
+            "  host wall clock (the host's time, not the device's): {} for the run",
+            duration(self.wall_ns)
+        )?;
+        writeln!(f, "    queue wait   {} (ready -> posted)", self.queue_wait)?;
+        writeln!(
+            f,
+            "    round trip   {} (posted -> outcome seen)",
+            self.round_trip
+        )?;
+        writeln!(f, "    handler time {}", self.handler_time)?;
+        writeln!(f, "  device time (simulated cycles as time at AICLK):")?;
+        write!(
+            f,
+            "    run time     {} (first core took it -> last core reported)",
+            self.run_time
+        )?;
         if self.held_at_end > 0 {
             write!(
                 f,
-                "\n  {} slots still held by timed-out commands whose cores never reported",
-                self.held_at_end
+                "\n  {} still held by timed-out commands whose cores never reported",
+                count(self.held_at_end as u64, "slot", "slots")
             )?;
         }
         Ok(())
@@ -299,11 +313,30 @@ pub fn trace_events(times: &[CommandTimes], aiclk_mhz: u32) -> Vec<Value> {
     let us = |ns: u64| ns as f64 / 1000.0;
     let dev_us = |c: u64| c as f64 / aiclk_mhz.max(1) as f64;
     let mut out = vec![
-        json!({"ph": "M", "name": "process_name", "pid": TRACE_HOST_PID,
-               "args": {"name": "dispatcher (host wall clock)"}}),
-        json!({"ph": "M", "name": "process_name", "pid": TRACE_DEVICE_PID,
-               "args": {"name": "dispatcher (device clock, per group)"}}),
+        json!({"ph": "M", "name": "process_name", "pid": TRACE_HOST_PID, "tid": 0,
+               "args": {"name": "HOST WALL CLOCK (not device time): dispatcher workers, us since the run began"}}),
+        json!({"ph": "M", "name": "process_sort_index", "pid": TRACE_HOST_PID, "tid": 0,
+               "args": {"sort_index": TRACE_HOST_PID}}),
+        json!({"ph": "M", "name": "process_name", "pid": TRACE_DEVICE_PID, "tid": 0,
+               "args": {"name": "dispatcher commands per group (device time)"}}),
+        json!({"ph": "M", "name": "process_sort_index", "pid": TRACE_DEVICE_PID, "tid": 0,
+               "args": {"sort_index": TRACE_DEVICE_PID}}),
     ];
+    let mut named = std::collections::BTreeSet::new();
+    for t in times {
+        if named.insert((TRACE_HOST_PID, t.worker as u64)) {
+            out.push(json!({"ph": "M", "name": "thread_name", "pid": TRACE_HOST_PID,
+                "tid": t.worker, "args": {"name": format!("worker {} (host wall clock)", t.worker)}}));
+        }
+        if let (Some(g), Some(_)) = (t.group, t.started) {
+            if named.insert((TRACE_DEVICE_PID, g as u64)) {
+                out.push(
+                    json!({"ph": "M", "name": "thread_name", "pid": TRACE_DEVICE_PID,
+                    "tid": g, "args": {"name": format!("group {g} (device time)")}}),
+                );
+            }
+        }
+    }
     let slice = |name: &str, pid: u32, tid: u64, ts: f64, dur: f64, t: &CommandTimes| {
         json!({"ph": "X", "name": name, "cat": "dispatch", "pid": pid, "tid": tid,
                "ts": ts, "dur": dur.max(0.0),

@@ -29,11 +29,20 @@ pub struct TraceEvent {
     pub args: serde_json::Map<String, serde_json::Value>,
 }
 
+/// Names of the trace's processes, by pid: what each timeline shows, and in which time.
+pub const PROCESS_NAMES: [&str; 3] = [
+    "kernels: waits (device time, cycles as us at AICLK)",
+    "NoC0 transfers by issuing tile (device time)",
+    "NoC1 transfers by issuing tile (device time)",
+];
+
 /// The recorded events.
 #[derive(Clone, Debug, Default)]
 pub struct Trace {
     /// Events in the order they were recorded.
     pub events: Vec<TraceEvent>,
+    /// The NoC threads (pid, tid) named so far.
+    named: std::collections::HashSet<(u32, u32)>,
 }
 
 fn us(cycles: u64, mhz: u32) -> f64 {
@@ -54,6 +63,14 @@ impl Trace {
         to: u64,
         mhz: u32,
     ) {
+        let (pid, tid) = (1 + noc as u32, tile as u32);
+        if self.named.insert((pid, tid)) {
+            self.name_thread(
+                pid,
+                tid,
+                format!("tile at NoC0 ({},{}) issuing on NoC{noc}", xy0.0, xy0.1),
+            );
+        }
         let mut args = serde_json::Map::new();
         args.insert("bytes".into(), len.into());
         args.insert("destinations".into(), dests.into());
@@ -64,8 +81,8 @@ impl Trace {
             ph: "X",
             ts: us(from, mhz),
             dur: Some(us(to.saturating_sub(from), mhz)),
-            pid: 1 + noc as u32,
-            tid: tile as u32,
+            pid,
+            tid,
             args,
         });
     }
@@ -98,8 +115,23 @@ impl Trace {
         });
     }
 
-    /// The trace as Trace Event Format JSON.
+    /// The trace as Trace Event Format JSON, every process named (and sorted: kernels, NoC0,
+    /// NoC1).
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({ "traceEvents": self.events, "displayTimeUnit": "ns" })
+        let mut events: Vec<serde_json::Value> = Vec::with_capacity(self.events.len() + 6);
+        for (pid, name) in PROCESS_NAMES.iter().enumerate() {
+            events.push(
+                serde_json::json!({"ph": "M", "name": "process_name", "pid": pid,
+                "tid": 0, "args": {"name": name}}),
+            );
+            events.push(serde_json::json!({"ph": "M", "name": "process_sort_index",
+                "pid": pid, "tid": 0, "args": {"sort_index": pid}}));
+        }
+        events.extend(
+            self.events
+                .iter()
+                .filter_map(|e| serde_json::to_value(e).ok()),
+        );
+        serde_json::json!({ "traceEvents": events, "displayTimeUnit": "ns" })
     }
 }

@@ -16,6 +16,12 @@ use super::faults::FaultSpec;
 pub const BUFFER_BASE: u32 = 0x4_0000;
 /// Where the DRAM data of the jobs starts in every bank.
 pub const DRAM_BASE: u64 = 0x100_0000;
+/// DRAM regions the jobs' data takes turns in when a run writes each job's data just before
+/// posting it ([`crate::app::broadcast::run`], [`crate::app::broadcast::run_dispatched`]): job
+/// `j` uses region `j % DRAM_RING`, so DRAM (and the simulator's memory) does not grow with the
+/// number of jobs. Jobs on the same group run one at a time (`EXCLUSIVE`), so a region is
+/// rewritten only long after its job has finished.
+pub const DRAM_RING: u32 = 4;
 
 /// The program's parameters (the flags of `komorebi broadcast` and the example).
 #[derive(Clone, Debug, PartialEq)]
@@ -174,7 +180,10 @@ impl BroadcastConfig {
             ));
         }
         if self.pages == 0 {
-            return Err(flag("--pages", "0 (allowed: 1..)"));
+            return Err(flag(
+                "--pages",
+                format!("0 (allowed: 1..={MAX_BUFFER_PAGES})"),
+            ));
         }
         if self.window == 0 || self.window > MAX_WINDOW {
             return Err(flag(
@@ -195,13 +204,13 @@ impl BroadcastConfig {
             return Err(flag(
                 "--page-size",
                 format!(
-                    "{} (allowed: a multiple of 64 up to 1 MiB; DRAM reads are 64-byte aligned)",
+                    "{} (allowed: 64..=1048576, a multiple of 64; DRAM reads are 64-byte aligned)",
                     self.page_size
                 ),
             ));
         }
         if self.jobs == 0 {
-            return Err(flag("--jobs", "0 (allowed: 1..)"));
+            return Err(flag("--jobs", format!("0 (allowed: 1..={})", u32::MAX)));
         }
         if !self.rows && !self.columns {
             return Err(flag("--along", "no broadcast (allowed: row, column, both)"));
@@ -219,13 +228,15 @@ impl BroadcastConfig {
                 ),
             ));
         }
-        let region = self.region_bytes();
-        let need = DRAM_BASE + region * 2 * self.jobs as u64;
+        let need = DRAM_BASE + self.dram_bytes_per_bank();
         if need > blackhole_pac::grid::DRAM_BANK_USABLE_SIZE {
             return Err(flag(
-                "--jobs",
+                "--blocks",
                 format!(
-                    "the jobs' data needs {need} bytes per DRAM bank (allowed: {})",
+                    "{} blocks of {} pages of {} bytes need {need} bytes per DRAM bank (allowed: at most {})",
+                    self.blocks,
+                    self.pages,
+                    self.page_size,
                     blackhole_pac::grid::DRAM_BANK_USABLE_SIZE
                 ),
             ));
@@ -233,12 +244,45 @@ impl BroadcastConfig {
         Ok(())
     }
 
+    /// Bytes of job data each DRAM bank holds at most when each job's data is written as it
+    /// runs (the regions of the ring in use).
+    pub fn dram_bytes_per_bank(&self) -> u64 {
+        self.region_bytes() * 2 * self.jobs.min(DRAM_RING) as u64
+    }
+
+    /// Host memory a run of these flags needs, roughly, beyond a few megabytes: on the
+    /// simulator its DRAM holding the jobs' data (the regions in use, over 8 banks), and with
+    /// `--trace` the trace's events, which grow with every job (measured: 15 to 20 events per
+    /// core, block and broadcast, about 1.5 KiB each while held and written out).
+    pub fn host_bytes(&self) -> u64 {
+        let simulated = !matches!(self.device, DeviceChoice::Card(_));
+        let dram = if simulated {
+            BANKS as u64 * self.dram_bytes_per_bank()
+        } else {
+            0
+        };
+        let trace = if self.trace.is_some() && simulated {
+            let per_job = 20
+                * 1536
+                * self.rect.len() as u64
+                * self.blocks.max(1) as u64
+                * self.operands().len() as u64;
+            per_job.saturating_mul(self.jobs as u64)
+        } else {
+            0
+        };
+        // Per job the summary and the dispatcher keep about 200 bytes.
+        dram.saturating_add(trace)
+            .saturating_add(200 * self.jobs as u64)
+    }
+
     /// Bytes each bank holds of one broadcast of one job.
     pub(super) fn region_bytes(&self) -> u64 {
         (self.blocks as u64 * self.pages as u64).div_ceil(BANKS as u64) * self.page_size as u64
     }
 
-    pub(super) fn dram_base(&self, job: u32, id: u8) -> u64 {
-        DRAM_BASE + (job as u64 * 2 + id as u64) * self.region_bytes()
+    /// Where broadcast `id` of the job in DRAM region `region` reads its data in every bank.
+    pub(super) fn dram_base(&self, region: u32, id: u8) -> u64 {
+        DRAM_BASE + (region as u64 * 2 + id as u64) * self.region_bytes()
     }
 }

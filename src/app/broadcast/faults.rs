@@ -49,7 +49,7 @@ pub struct FaultSpec {
     pub kind: FaultKind,
     /// The core.
     pub core: LogicalXy,
-    /// The block (or the marker / VALID number) it concerns.
+    /// The block (or the marker / VALID number) it concerns; `bad-words` takes none (0).
     pub block: u32,
 }
 
@@ -75,17 +75,28 @@ impl std::str::FromStr for FaultSpec {
         let core = parts
             .next()
             .ok_or_else(|| format!("'{s}' is not KIND:X,Y[:BLOCK]"))?;
-        let xy: Vec<_> = core.split(',').map(|v| v.trim().parse::<u8>()).collect();
+        let xy: Vec<_> = core
+            .split(',')
+            .map(|v| crate::num::parse_in(v, 0, 255))
+            .collect();
         let core = match xy.as_slice() {
-            [Ok(x), Ok(y)] => LogicalXy::new(*x, *y),
-            _ => return Err(format!("'{core}' is not X,Y (logical core coordinates)")),
+            [Ok(x), Ok(y)] => LogicalXy::new(*x as u8, *y as u8),
+            _ => {
+                return Err(format!(
+                    "'{core}' is not X,Y (logical core coordinates, 0..=255 each)"
+                ));
+            }
         };
         let block = match parts.next() {
             None => 0,
-            Some(b) => b
-                .trim()
-                .parse::<u32>()
-                .map_err(|_| format!("'{b}' is not a block number"))?,
+            Some(_) if kind == FaultKind::BadWords => {
+                return Err(format!(
+                    "'{s}': bad-words takes no BLOCK (the core's words are bad from the start; allowed: bad-words:X,Y)"
+                ));
+            }
+            Some(b) => crate::num::parse_in(b, 0, u32::MAX as u64)
+                .map_err(|e| format!("'{b}' is not a block number: {e}"))?
+                as u32,
         };
         if parts.next().is_some() {
             return Err(format!("'{s}' is not KIND:X,Y[:BLOCK]"));

@@ -1,7 +1,7 @@
 //! The plan of a run: the layout of both broadcasts, every core's typed program, the buffers
 //! and the DRAM data.
 
-use blackhole_pac::grid::{DRAM_WORKER_PORT, Noc0Xy};
+use blackhole_pac::grid::{DRAM_BANK_USABLE_SIZE, DRAM_WORKER_PORT, Noc0Xy};
 use komorebi_broadcast::area;
 use komorebi_broadcast::args::BroadcastArgs;
 use komorebi_broadcast::layout::{self, BroadcastParams};
@@ -15,9 +15,9 @@ use komorebi_sim::Timing;
 
 use crate::host::session::{CommandSpec, Session, SessionError, TileProgram};
 
-use super::config::{BroadcastConfig, Operand};
+use super::config::{BroadcastConfig, DRAM_BASE, DRAM_RING, Operand};
 use super::error::{BroadcastError, flag};
-use super::faults::FaultKind;
+use super::faults::{FaultKind, FaultSpec};
 use super::summary::BroadcastSummary;
 
 /// Each DRAM bank's worker port, in the raw coordinates of `noc`.
@@ -34,16 +34,19 @@ pub(super) fn bank_coordinates(noc: NocId) -> [Xy; BANKS] {
     })
 }
 
-/// Writes every job's pattern into DRAM.
+/// Writes job `job`'s pattern into DRAM region `region` (a function of job, broadcast, block,
+/// page and word: nothing is kept between jobs).
 pub(super) fn fill_dram(
     session: &mut Session,
     cfg: &BroadcastConfig,
     operands: &[Operand],
+    job: u32,
+    region: u32,
 ) -> Result<(), SessionError> {
     let mut page = vec![0u8; cfg.page_size as usize];
-    for job in 0..cfg.jobs {
+    {
         for s in operands {
-            let base = cfg.dram_base(job, s.id);
+            let base = cfg.dram_base(region, s.id);
             for g in 0..cfg.blocks * cfg.pages as u32 {
                 let (block, p) = (g / cfg.pages as u32, g % cfg.pages as u32);
                 for (w, chunk) in page.chunks_mut(4).enumerate() {
@@ -72,11 +75,39 @@ pub struct BroadcastPlan {
     pub(super) decoded: Vec<Vec<BroadcastArgs>>,
     /// Broadcasts of A and of W.
     pub(super) counts: [usize; 2],
+    /// Each job's data is written just before it runs, in a ring of `DRAM_RING` regions
+    /// (otherwise every job has its own region, written by `prepare`).
+    pub(super) per_job: bool,
 }
 
 impl BroadcastPlan {
-    /// Lays out `cfg` on `geometry`; refuses flags that cannot run.
+    /// Lays out `cfg` on `geometry`, every job with its own DRAM region written by
+    /// [`BroadcastPlan::prepare`] (for callers that post [`BroadcastPlan::spec`]s themselves);
+    /// refuses flags that cannot run.
     pub fn new(cfg: &BroadcastConfig, geometry: &layout::Geometry) -> Result<Self, BroadcastError> {
+        let plan = Self::per_job(cfg, geometry)?;
+        let need = DRAM_BASE + cfg.region_bytes() * 2 * cfg.jobs as u64;
+        if need > DRAM_BANK_USABLE_SIZE {
+            return Err(flag(
+                "--jobs",
+                format!(
+                    "the jobs' data needs {need} bytes per DRAM bank (allowed: {DRAM_BANK_USABLE_SIZE})"
+                ),
+            ));
+        }
+        Ok(Self {
+            per_job: false,
+            ..plan
+        })
+    }
+
+    /// Lays out `cfg` on `geometry` with each job's data written just before it runs
+    /// ([`BroadcastPlan::write_job_data`]) into a ring of DRAM regions; refuses flags that
+    /// cannot run.
+    pub fn per_job(
+        cfg: &BroadcastConfig,
+        geometry: &layout::Geometry,
+    ) -> Result<Self, BroadcastError> {
         cfg.validate()?;
         let rect = cfg.rect;
         let full = geometry.full();
@@ -118,10 +149,12 @@ impl BroadcastPlan {
             words,
             decoded,
             counts,
+            per_job: true,
         })
     }
 
-    /// Configures the broadcast buffers and writes every job's DRAM data.
+    /// Configures the broadcast buffers, and writes every job's DRAM data unless the plan
+    /// writes each job's just before it runs ([`BroadcastPlan::per_job`]).
     pub fn prepare(&self, session: &mut Session) -> Result<(), SessionError> {
         let cfg = &self.cfg;
         for s in &self.operands {
@@ -133,7 +166,26 @@ impl BroadcastPlan {
                 cfg.window as u16 * cfg.pages,
             )?;
         }
-        fill_dram(session, cfg, &self.operands)
+        if !self.per_job {
+            for job in 0..cfg.jobs {
+                fill_dram(session, cfg, &self.operands, job, job)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes job `job`'s DRAM data into its region of the ring (`DRAM_RING`), for a plan
+    /// made with [`BroadcastPlan::per_job`]; nothing for one whose `prepare` wrote them all.
+    pub fn write_job_data(&self, session: &mut Session, job: u32) -> Result<(), SessionError> {
+        if self.per_job {
+            fill_dram(session, &self.cfg, &self.operands, job, self.region(job))?;
+        }
+        Ok(())
+    }
+
+    /// The DRAM region of job `job`.
+    fn region(&self, job: u32) -> u32 {
+        if self.per_job { job % DRAM_RING } else { job }
     }
 
     /// The program of core `core` (row by row in the rectangle) in job `job`, without faults.
@@ -148,7 +200,7 @@ impl BroadcastPlan {
                 // `validate` bounds blocks by MAX_BLOCKS.
                 blocks: cfg.blocks as u16,
                 page_size: cfg.page_size,
-                dram_base: cfg.dram_base(job, s.id) as u32,
+                dram_base: cfg.dram_base(self.region(job), s.id) as u32,
                 banks: bank_coordinates(s.noc),
                 stall_before: None,
             };
@@ -360,22 +412,6 @@ impl BroadcastPlan {
                     ),
                 ));
             }
-            let stalls = matches!(
-                f.kind,
-                FaultKind::StallDm | FaultKind::StallCompute | FaultKind::StallSenderCompute
-            );
-            if stalls && f.block >= self.cfg.blocks {
-                return Err(flag(
-                    "--fault",
-                    format!(
-                        "{}: block {} never comes (allowed: 0..{} with --blocks {})",
-                        f.kind.name(),
-                        f.block,
-                        self.cfg.blocks,
-                        self.cfg.blocks
-                    ),
-                ));
-            }
             let ranks = self.ranks(f.core);
             let receives = ranks.iter().any(|&(_, r)| r > 0);
             let sends = ranks.iter().any(|&(_, r)| r == 0);
@@ -393,6 +429,54 @@ impl BroadcastPlan {
                     format!("{}: core {} {}", f.kind.name(), f.core, needs.1),
                 ));
             }
+            self.check_fault_fires(f, ranks.iter().filter(|&&(_, r)| r > 0).count())?;
+        }
+        Ok(())
+    }
+}
+
+impl BroadcastPlan {
+    /// Refuses a fault whose BLOCK never comes in job 0 (so the fault could never fire), or
+    /// that gives a BLOCK its kind does not use; `receives` is how many broadcasts the core
+    /// receives.
+    fn check_fault_fires(&self, f: &FaultSpec, receives: usize) -> Result<(), BroadcastError> {
+        let blocks = self.cfg.blocks as u64;
+        let (count, what) = match f.kind {
+            FaultKind::StallDm | FaultKind::StallCompute | FaultKind::StallSenderCompute => {
+                (blocks, "block")
+            }
+            // One DONE marker per block of every broadcast the core receives.
+            FaultKind::DropMarker => (blocks * receives as u64, "marker"),
+            // One VALID per block of the first broadcast it receives.
+            FaultKind::DropValid => (blocks, "VALID write"),
+            // The stop may come once the core has seen any number of blocks up to all of them.
+            FaultKind::HostStop => (blocks + 1, "block count"),
+            FaultKind::BadWords if f.block != 0 => {
+                return Err(flag(
+                    "--fault",
+                    format!(
+                        "bad-words:{}:{}: bad-words takes no BLOCK (allowed: bad-words:X,Y)",
+                        f.core, f.block
+                    ),
+                ));
+            }
+            FaultKind::BadWords => return Ok(()),
+        };
+        if f.block as u64 >= count {
+            let allowed = if count == 0 {
+                "none: nothing of that kind happens".to_string()
+            } else {
+                format!("0..{count}")
+            };
+            return Err(flag(
+                "--fault",
+                format!(
+                    "{}: {what} {} never comes (allowed: {allowed} with --blocks {}), so the fault would never fire",
+                    f.kind.name(),
+                    f.block,
+                    self.cfg.blocks
+                ),
+            ));
         }
         Ok(())
     }

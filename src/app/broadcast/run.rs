@@ -17,10 +17,14 @@ use super::summary::BroadcastSummary;
 
 impl BroadcastPlan {
     /// Runs job `job` through the test feeder's steps (post, wait, report), with job 0's faults.
-    pub fn run_job(&self, session: &mut Session, job: u32) -> Result<Report, SessionError> {
+    /// A timed-out job is waited for until its cores are quiet again, as the dispatcher holds
+    /// its tiles; the flag says whether they are (`false`: some core will never report, and no
+    /// later command can start on it).
+    pub fn run_job(&self, session: &mut Session, job: u32) -> Result<(Report, bool), SessionError> {
         if job == 0 {
             self.arm(session);
         }
+        self.write_job_data(session, job)?;
         let ticket = session.post(&self.faulty_spec(job))?;
         if job == 0 {
             self.host_stops(session, &ticket)?;
@@ -32,7 +36,12 @@ impl BroadcastPlan {
                 sim.clear_faults();
             }
         }
-        Ok(report)
+        let mut quiet = !report.timeout || session.is_reported(&ticket)?;
+        if !quiet {
+            session.wait_any(&[&ticket], u64::MAX);
+            quiet = session.is_reported(&ticket)?;
+        }
+        Ok((report, quiet))
     }
 }
 
@@ -78,14 +87,22 @@ pub fn run_session(
     let sim = sim_config(cfg);
     let timing = sim.timing;
     let mut session = Session::open(backend(cfg, sim))?;
-    let plan = BroadcastPlan::new(cfg, session.geometry())?;
+    let plan = BroadcastPlan::per_job(cfg, session.geometry())?;
     plan.check_faults()?;
     plan.check_programs()?;
     plan.prepare(&mut session)?;
     let start = session.device().now();
     let mut summary = BroadcastSummary::empty(cfg, plan.broadcasts(), plan.job_bound(&timing));
+    let mut held = false;
     for job in 0..cfg.jobs {
-        let report = plan.run_job(&mut session, job)?;
+        if held {
+            // As the dispatcher does: a job whose tiles are never free again is abandoned.
+            summary.record_abandoned(job);
+            progress(job);
+            continue;
+        }
+        let (report, quiet) = plan.run_job(&mut session, job)?;
+        held = !quiet;
         plan.account(&session, &mut summary)?;
         summary.record(job, &report);
         progress(job);
@@ -103,6 +120,8 @@ struct BroadcastJobs<'a> {
     progress: &'a (dyn Fn(u32) + Sync),
     summary: BroadcastSummary,
     error: Option<BroadcastError>,
+    /// The last job whose DRAM data this worker wrote.
+    written: Option<u32>,
 }
 
 impl Plugin for BroadcastJobs<'_> {
@@ -119,9 +138,9 @@ impl Plugin for BroadcastJobs<'_> {
                 return;
             }
             Outcome::Abandoned => {
-                self.error.get_or_insert(BroadcastError::Dispatch(format!(
-                    "job {job} was abandoned: its tiles are held by a command that never finished"
-                )));
+                // Its tiles are held by a job that never finished: not run, as in the feeder.
+                self.summary.record_abandoned(job);
+                (self.progress)(job);
                 return;
             }
         };
@@ -151,7 +170,20 @@ impl Plugin for BroadcastJobs<'_> {
     }
 
     fn command(&mut self, job: &u32, _group: &GroupInfo) -> CommandSpec {
-        self.plan.faulty_spec(*job)
+        // The job's data goes into its DRAM region on the device thread before the post (once:
+        // the dispatcher asks again for a job whose tiles were still held).
+        let job = *job;
+        if self.written != Some(job) {
+            self.written = Some(job);
+            let plan = self.plan.clone();
+            let written = self
+                .target
+                .with_session(move |s| plan.write_job_data(s, job));
+            if let Ok(Err(e)) | Err(e) = written {
+                self.error.get_or_insert(e.into());
+            }
+        }
+        self.plan.faulty_spec(job)
     }
 }
 
@@ -182,7 +214,7 @@ pub fn run_dispatched(
     let backend = backend(cfg, sim);
     let target = SimTarget::spawn(move || Session::open(backend), Some(hook))?;
     let geometry = target.with_session(|s| s.geometry().clone())?;
-    let plan = BroadcastPlan::new(cfg, &geometry)?;
+    let plan = BroadcastPlan::per_job(cfg, &geometry)?;
     plan.check_faults()?;
     plan.check_programs()?;
     let _ = planned.set(plan.clone());
@@ -206,6 +238,7 @@ pub fn run_dispatched(
             progress,
             summary: BroadcastSummary::empty(cfg, plan.broadcasts(), plan.job_bound(&timing)),
             error: None,
+            written: None,
         })
         .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
     let mut summary = BroadcastSummary::empty(cfg, plan.broadcasts(), plan.job_bound(&timing));
@@ -219,6 +252,7 @@ pub fn run_dispatched(
         summary.wait_cycles[0] += s.wait_cycles[0];
         summary.wait_cycles[1] += s.wait_cycles[1];
         summary.timeouts += s.timeouts;
+        summary.abandoned += s.abandoned;
         summary.mismatches += s.mismatches;
         summary.ok &= s.ok;
         summary.giveups.extend(s.giveups);
@@ -226,7 +260,12 @@ pub fn run_dispatched(
     }
     summary.results.sort_by_key(|r| r.job);
     summary.ok &= summary.results.len() == cfg.jobs as usize;
-    let extra = trace_events(&result.times, target.aiclk_mhz());
+    // The dispatcher's slices only when a trace is written: they take kilobytes per job.
+    let extra = if cfg.trace.is_some() {
+        trace_events(&result.times, target.aiclk_mhz())
+    } else {
+        Vec::new()
+    };
     let cfg2 = cfg.clone();
     let closed = target.with_session(move |s| {
         summary

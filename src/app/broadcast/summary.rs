@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::dispatch::DispatchSummary;
 use crate::host::session::{CoreGiveUp, Report, Session};
+use crate::num::{count, duration};
 
 use super::config::BroadcastConfig;
 use super::error::BroadcastError;
@@ -18,6 +19,9 @@ pub struct JobResult {
     pub ok: bool,
     /// The command timed out.
     pub timeout: bool,
+    /// Not run: cores of an earlier job never finished it, so this job's command could never
+    /// start on them.
+    pub abandoned: bool,
 }
 
 /// What a run came to.
@@ -43,12 +47,17 @@ pub struct BroadcastSummary {
     pub micros: f64,
     /// The resource bound of all jobs, in cycles.
     pub bound_cycles: u64,
-    /// `bound_cycles / cycles`.
-    pub achieved_over_bound: f64,
+    /// `bound_cycles / cycles`, for a run whose every job ran to its end (`null` when a job
+    /// timed out or was abandoned: the cycles of a run that did not complete are no
+    /// performance figure).
+    pub achieved_over_bound: Option<f64>,
     /// Cycles spent waiting in broadcast calls, summed over cores: A, W.
     pub wait_cycles: [u64; 2],
     /// Jobs that timed out.
     pub timeouts: u32,
+    /// Jobs not run: an earlier job's cores never finished it (with a wait limit too large
+    /// for the kernels to give up), so their tiles were never free again.
+    pub abandoned: u32,
     /// Jobs with a data mismatch.
     pub mismatches: u32,
     /// Every core's first give-ups, all jobs.
@@ -63,9 +72,10 @@ pub struct BroadcastSummary {
 }
 
 impl BroadcastSummary {
-    /// The process exit code: 0 all checked, 1 data mismatch, 3 timeout.
+    /// The process exit code: 0 all checked, 1 data mismatch, 3 timeout (or jobs abandoned
+    /// behind one).
     pub fn exit_code(&self) -> u8 {
-        if self.timeouts > 0 {
+        if self.timeouts > 0 || self.abandoned > 0 {
             3
         } else if self.mismatches > 0 || !self.ok {
             1
@@ -88,15 +98,21 @@ impl BroadcastSummary {
             cycles: 0,
             micros: 0.0,
             bound_cycles: job_bound * cfg.jobs as u64,
-            achieved_over_bound: 0.0,
+            achieved_over_bound: None,
             wait_cycles: [0; 2],
             timeouts: 0,
+            abandoned: 0,
             mismatches: 0,
             giveups: Vec::new(),
             results: Vec::new(),
             violations: Vec::new(),
             dispatch: None,
         }
+    }
+
+    /// Whether every job ran to its end: none timed out, none was abandoned.
+    pub fn completed(&self) -> bool {
+        self.timeouts == 0 && self.abandoned == 0
     }
 
     /// Adds job `job`'s report.
@@ -110,6 +126,19 @@ impl BroadcastSummary {
             job,
             ok: report.ok,
             timeout: report.timeout,
+            abandoned: false,
+        });
+    }
+
+    /// Adds job `job` as not run: an earlier job's cores never finished.
+    pub(super) fn record_abandoned(&mut self, job: u32) {
+        self.abandoned += 1;
+        self.ok = false;
+        self.results.push(JobResult {
+            job,
+            ok: false,
+            timeout: false,
+            abandoned: true,
         });
     }
 
@@ -124,11 +153,8 @@ impl BroadcastSummary {
     ) -> Result<(), BroadcastError> {
         self.cycles = session.device().now() - start;
         self.micros = timing.micros(self.cycles);
-        self.achieved_over_bound = if self.cycles == 0 {
-            0.0
-        } else {
-            self.bound_cycles as f64 / self.cycles as f64
-        };
+        self.achieved_over_bound = (self.completed() && self.cycles > 0)
+            .then(|| self.bound_cycles as f64 / self.cycles as f64);
         if let Some(sim) = session.device().simulator() {
             self.violations = sim.violations().iter().map(|v| v.to_string()).collect();
             self.ok &= self.violations.is_empty();
@@ -148,34 +174,58 @@ impl BroadcastSummary {
 
 impl std::fmt::Display for BroadcastSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = |v: u64, one: &str, many: &str| count(v, one, many);
         writeln!(
             f,
-            "broadcast on {}: {} jobs of {} blocks; {} A broadcasts (rows, NoC0), {} W broadcasts (columns, NoC1) per job",
+            "broadcast on {}: {} of {} each; per job {} (rows, NoC0) and {} (columns, NoC1)",
             match self.device.as_str() {
                 "sim" => "the simulator".to_string(),
                 "pcie-sim" => "the simulator as a PCIe card".to_string(),
                 card => card.to_string(),
             },
-            self.jobs,
-            self.blocks,
-            self.broadcasts[0],
-            self.broadcasts[1]
+            n(self.jobs as u64, "job", "jobs"),
+            n(self.blocks as u64, "block", "blocks"),
+            n(self.broadcasts[0] as u64, "A broadcast", "A broadcasts"),
+            n(self.broadcasts[1] as u64, "W broadcast", "W broadcasts"),
         )?;
-        writeln!(f, "  received by multicast: {} bytes", self.received_bytes)?;
-        writeln!(f, "  checked by compute:    {} bytes", self.checked_bytes)?;
+        writeln!(f, "  data, all jobs:")?;
         writeln!(
             f,
-            "  simulated:             {} cycles = {:.1} us at 1350 MHz",
-            self.cycles, self.micros
-        )?;
-        writeln!(
-            f,
-            "  resource bound:        {} cycles (achieved/bound {:.2})",
-            self.bound_cycles, self.achieved_over_bound
+            "    received by multicast: {} bytes (by the receivers of each broadcast)",
+            self.received_bytes
         )?;
         writeln!(
             f,
-            "  wait cycles:           A {}, W {}",
+            "    checked by compute:    {} bytes (every core's compute; a sender's compute checks its own blocks too, which it reads from DRAM, not by multicast: so more than received)",
+            self.checked_bytes
+        )?;
+        writeln!(
+            f,
+            "  device time (simulated cycles; us at the 1350 MHz AICLK), all jobs:"
+        )?;
+        writeln!(
+            f,
+            "    ran:            {} cycles = {}",
+            self.cycles,
+            duration((self.micros * 1e3) as u64)
+        )?;
+        match self.achieved_over_bound {
+            Some(r) => writeln!(
+                f,
+                "    resource bound: {} cycles (achieved/bound {r:.2}: 1 is the bound)",
+                self.bound_cycles
+            )?,
+            None => writeln!(
+                f,
+                "    resource bound: {} cycles (no achieved/bound: the run did not complete, {} and {}; its cycles are no performance figure)",
+                self.bound_cycles,
+                n(self.timeouts as u64, "job timed out", "jobs timed out"),
+                n(self.abandoned as u64, "job abandoned", "jobs abandoned"),
+            )?,
+        }
+        writeln!(
+            f,
+            "    wait cycles:    A {}, W {} (cycles cores spent waiting inside broadcast calls, summed over every core and job: cores wait at once, so this exceeds the run's cycles)",
             self.wait_cycles[0], self.wait_cycles[1]
         )?;
         for v in &self.violations {
@@ -193,17 +243,32 @@ impl std::fmt::Display for BroadcastSummary {
                 g.core[0], g.core[1], g.place, g.broadcast, g.block, g.kernel
             )?;
         }
+        let abandoned: Vec<String> = self
+            .results
+            .iter()
+            .filter(|r| r.abandoned)
+            .map(|r| r.job.to_string())
+            .collect();
+        if !abandoned.is_empty() {
+            writeln!(
+                f,
+                "  not run (abandoned): job {}: the cores of an earlier job never finished it, so its tiles were never free again",
+                abandoned.join(", ")
+            )?;
+        }
         let verdict = if self.ok {
             "ok: every byte checked"
-        } else if self.timeouts > 0 {
+        } else if self.timeouts > 0 || self.abandoned > 0 {
             "TIMEOUT"
         } else {
             "DATA MISMATCH"
         };
         write!(
             f,
-            "  result: {verdict} ({} timeouts, {} mismatches)",
-            self.timeouts, self.mismatches
+            "  result: {verdict} ({}, {}, {})",
+            n(self.timeouts as u64, "timeout", "timeouts"),
+            n(self.abandoned as u64, "job abandoned", "jobs abandoned"),
+            n(self.mismatches as u64, "mismatch", "mismatches"),
         )
     }
 }

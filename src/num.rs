@@ -1,0 +1,98 @@
+//! Numbers on the command line: one syntax for every numeric flag (decimal, or hexadecimal
+//! after `0x`), and value parsers that carry the flag's real range, so that `--help`, the
+//! message for a bad value and the check all say the same.
+//!
+//! Leaf module: imports nothing of the crate.
+
+/// Parses decimal or `0x`-prefixed hexadecimal.
+pub fn parse_u64(s: &str) -> Result<u64, std::num::ParseIntError> {
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => s.parse(),
+    }
+}
+
+/// `min..=max` as a message and `--help` show it (`min..` when there is no upper end).
+pub fn range_text(min: u64, max: u64) -> String {
+    if max == u64::MAX {
+        format!("{min}..")
+    } else {
+        format!("{min}..={max}")
+    }
+}
+
+/// Parses one number, decimal or `0x`-hex, in `min..=max`; the error says what is allowed.
+pub fn parse_in(s: &str, min: u64, max: u64) -> Result<u64, String> {
+    let allowed = range_text(min, max);
+    let v = parse_u64(s.trim())
+        .map_err(|_| format!("not a number (allowed: {allowed}, decimal or 0x-hex)"))?;
+    if v < min || v > max {
+        return Err(format!("out of range (allowed: {allowed})"));
+    }
+    Ok(v)
+}
+
+/// A clap value parser of a number in `min..=max` (decimal or `0x`-hex) as `T`.
+///
+/// `min..=max` must lie within `T`'s range; a value outside it is refused with the range.
+pub fn ranged<T>(min: u64, max: u64) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync
+where
+    T: TryFrom<u64>,
+{
+    move |s: &str| {
+        let v = parse_in(s, min, max)?;
+        T::try_from(v).map_err(|_| format!("out of range (allowed: {})", range_text(min, max)))
+    }
+}
+
+/// `n` and the noun, singular for 1: `1 job`, `2 jobs`.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// A duration of `ns` nanoseconds with a unit that keeps it short: `850 ns`, `12.5 us`,
+/// `3.20 ms`, `1.25 s`.
+pub fn duration(ns: u64) -> String {
+    let v = ns as f64;
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} us", v / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.2} ms", v / 1e6)
+    } else {
+        format!("{:.2} s", v / 1e9)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_and_hex_in_range() {
+        assert_eq!(parse_in("0x10", 0, 100), Ok(16));
+        assert_eq!(parse_in("16", 0, 100), Ok(16));
+        assert_eq!(
+            parse_in("101", 0, 100),
+            Err("out of range (allowed: 0..=100)".into())
+        );
+        assert!(parse_in("x", 1, u64::MAX).unwrap_err().contains("1.."));
+        assert_eq!(ranged::<u8>(1, 8)("0x8"), Ok(8));
+        assert!(ranged::<u8>(1, 8)("9").is_err());
+    }
+
+    #[test]
+    fn counts_and_durations() {
+        assert_eq!(count(1, "job", "jobs"), "1 job");
+        assert_eq!(count(0, "job", "jobs"), "0 jobs");
+        assert_eq!(duration(999), "999 ns");
+        assert_eq!(duration(12_500), "12.5 us");
+        assert_eq!(duration(362_807_295), "362.81 ms");
+        assert_eq!(duration(2_500_000_000), "2.50 s");
+    }
+}
