@@ -147,3 +147,39 @@ fn with_columns_5_and_11_harvested_the_firmware_runs_end_to_end() {
     assert_eq!(fw.checked_bytes, native.checked_bytes);
     assert_eq!(fw.received_bytes, native.received_bytes);
 }
+
+#[test]
+fn with_stores_held_as_long_as_the_hardware_may_every_marker_still_goes_out_fresh() {
+    use komorebi::app::broadcast::BroadcastPlan;
+    use komorebi::{Backend, Feeder, Session};
+    // Every L1 store of every core waits in its store queue until a same-address load, a fifth
+    // store or 256 cycles. The firmware reads every control-block word back after its store
+    // (silicon `SiliconCtrl::store`), and every job still checks every byte. (This run would
+    // also pass without the read-back: the protocol's other stores and loads happen to drain
+    // the queue before its multicasts leave. The hazard itself, a word multicast right after
+    // its store going out stale, is `backends/sim/tests/firmware_core.rs`'s
+    // `a_word_published_without_its_read_back_can_go_out_stale`.)
+    let cfg = BroadcastConfig {
+        harvest: HarvestMask::new(0x3FF).unwrap(),
+        ..small(Exec::Firmware)
+    };
+    let mut session = Session::open(
+        Backend::pcie_sim(komorebi_sim::SimConfig {
+            harvest: cfg.harvest,
+            late_core_stores: true,
+            ..komorebi_sim::SimConfig::default()
+        })
+        .with_firmware(cfg.firmware.clone())
+        .with_exec(Exec::Firmware),
+    )
+    .unwrap();
+    let plan = BroadcastPlan::new(&cfg, session.geometry()).unwrap();
+    plan.prepare(&mut session).unwrap();
+    for job in 0..cfg.jobs {
+        let report = Feeder::new(&mut session).run(&plan.spec(job)).unwrap();
+        assert!(report.ok, "job {job}: {report:?}");
+    }
+    let sim = session.device().simulator().unwrap();
+    assert!(sim.core_faults().is_empty(), "{:?}", sim.core_faults());
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}

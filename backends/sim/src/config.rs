@@ -44,6 +44,12 @@ pub struct SimConfig {
     /// the same tile, before a Strict write to it, or (spread over the next cycles) when the
     /// simulation runs. Default: off (every host write lands at once, in order).
     pub reorder_posted_writes: bool,
+    /// Hold every L1 store of a firmware core in its store queue as long as the hardware may:
+    /// until a load from the same start address, a fifth store, or 256 cycles (ISA
+    /// `BabyRISCV/MemoryOrdering.md`: four entries, drained independently of retirement, only
+    /// a same-address load ordered after a store). An NIU command issued meanwhile reads the
+    /// old bytes when its packet leaves, as a card's would. Default: off (stores land at once).
+    pub late_core_stores: bool,
     /// The firmware cores' cost rule (`Sim::spawn_firmware`): cycles per instruction and per
     /// access, from the Blackhole ISA documentation (`riscv::Cost`).
     pub core_cost: Cost,
@@ -62,6 +68,7 @@ impl Default for SimConfig {
             translation: true,
             boot: Boot::Running,
             reorder_posted_writes: false,
+            late_core_stores: false,
             core_cost: Cost::default(),
         }
     }

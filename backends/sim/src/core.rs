@@ -21,6 +21,10 @@
 //!   push and pop stall faults, and is checked as the native `SimCb` checks a push or pop.
 //! * **Tile registers** (`regs.rs`): the wall clock, reset PCs, soft reset (read only here).
 //!
+//! With `SimConfig::late_core_stores` an L1 store waits in the core's four-entry store queue
+//! until a load from the same start address, a fifth L1 store, or 256 cycles, so an NIU command
+//! that reads the stored word without the ISA's read-back rule sends the old bytes.
+//!
 //! Anything else (an unknown or misaligned register, a sub-word register access, a write to a
 //! read-only register, a NoC command the model does not carry out or refuses) stops the core
 //! with a [`CoreFault`] naming the tile, the core, the `pc` and the address. Nothing panics.
@@ -58,6 +62,20 @@ use crate::world::{Shared, World};
 /// Cycles a firmware core runs before it yields to the event queue.
 pub(crate) const QUANTUM: u64 = 32;
 
+/// Entries of a core's store queue (ISA `BabyRISCV/MemoryOrdering.md`).
+const STORE_QUEUE: usize = 4;
+/// Cycles `SimConfig::late_core_stores` holds a store at most.
+const LATE_HOLD: u64 = 256;
+
+/// An L1 store waiting in the core's store queue (`SimConfig::late_core_stores`).
+#[derive(Copy, Clone, Debug)]
+struct Held {
+    addr: u32,
+    bytes: [u8; 4],
+    len: usize,
+    at: u64,
+}
+
 /// The hart's view of its tile.
 pub(crate) struct CoreBus {
     world: Shared,
@@ -66,6 +84,9 @@ pub(crate) struct CoreBus {
     translation: Option<Translation>,
     /// Why the last access was refused, when the bus refused one.
     refused: Option<String>,
+    /// Hold L1 stores in `queue` (`SimConfig::late_core_stores`).
+    late: bool,
+    queue: std::collections::VecDeque<Held>,
 }
 
 type Refusal = Result<u32, String>;
@@ -316,6 +337,26 @@ impl CoreBus {
         Ok(())
     }
 
+    /// Lands the oldest `n` held stores, in order.
+    fn drain(&mut self, w: &mut World, n: usize) {
+        for h in self.queue.drain(..n.min(self.queue.len())) {
+            w.tiles[self.tile as usize]
+                .l1
+                .write(h.addr as u64, &h.bytes[..h.len]);
+            w.touch(self.tile, h.at);
+        }
+    }
+
+    /// Lands the held stores `LATE_HOLD` cycles old by cycle `now`.
+    fn drain_due(&mut self, w: &mut World, now: u64) {
+        let due = self
+            .queue
+            .iter()
+            .take_while(|h| h.at + LATE_HOLD <= now)
+            .count();
+        self.drain(w, due);
+    }
+
     fn refuse<T>(&mut self, why: String) -> BusResult<T> {
         self.refused = Some(why);
         BusResult::Fault
@@ -333,8 +374,15 @@ impl Bus for CoreBus {
     }
 
     fn load(&mut self, addr: u32, size: Size, at: u64) -> BusResult<u32> {
-        let mut w = self.world.borrow_mut();
+        let world = self.world.clone();
+        let mut w = world.borrow_mut();
         if addr < L1_SIZE {
+            self.drain_due(&mut w, at);
+            // A load from a held store's start address waits for it (and, stores leaving in
+            // order, for every one before it); other loads read what L1 holds.
+            if let Some(i) = self.queue.iter().rposition(|h| h.addr == addr) {
+                self.drain(&mut w, i + 1);
+            }
             let mut b = [0u8; 4];
             let n = size.bytes() as usize;
             w.tiles[self.tile as usize]
@@ -359,7 +407,24 @@ impl Bus for CoreBus {
     }
 
     fn store(&mut self, addr: u32, size: Size, value: u32, at: u64) -> BusResult<()> {
-        let mut w = self.world.borrow_mut();
+        let world = self.world.clone();
+        let mut w = world.borrow_mut();
+        if addr < L1_SIZE && self.late {
+            self.drain_due(&mut w, at);
+            if self.queue.len() == STORE_QUEUE {
+                self.drain(&mut w, 1);
+            }
+            self.queue.push_back(Held {
+                addr,
+                bytes: value.to_le_bytes(),
+                len: size.bytes() as usize,
+                at,
+            });
+            return BusResult::Done {
+                value: (),
+                cycles: w.cfg.core_cost.store_l1,
+            };
+        }
         if addr < L1_SIZE {
             let n = size.bytes() as usize;
             w.tiles[self.tile as usize]
@@ -404,7 +469,7 @@ impl Future for Yield {
 /// world's core faults) or its task is dropped (the core put back into reset).
 pub(crate) async fn run(env: KernelEnv, pc: u32) {
     let (world, task, tile, kernel) = (env.world, env.task, env.tile, env.kernel);
-    let (translation, config) = {
+    let (translation, config, late) = {
         let w = world.borrow();
         let t = w.cfg.translation.then(|| Translation::new(w.cfg.harvest));
         let mut c = match kernel {
@@ -412,7 +477,7 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
             _ => HartConfig::data_movement(0, pc),
         };
         c.cost = w.cfg.core_cost;
-        (t, c)
+        (t, c, w.cfg.late_core_stores)
     };
     let mut hart = Hart::new(config);
     let mut counted = 0;
@@ -422,6 +487,8 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
         tile,
         translation,
         refused: None,
+        late,
+        queue: Default::default(),
     };
     loop {
         let start = {
@@ -472,6 +539,7 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
                 });
                 true
             } else {
+                bus.drain_due(&mut w, hart.cycle());
                 w.park(task, hart.cycle(), true);
                 false
             }
