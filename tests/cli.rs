@@ -764,3 +764,32 @@ fn the_trace_names_every_process_and_thread_and_keeps_host_time_apart() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn exec_firmware_needs_the_simulated_card_and_says_how_to_build_missing_images() {
+    let (code, _, err) = komorebi(&["broadcast", "--exec", "firmware"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--exec firmware with --device pcie-sim"),
+        "{err}"
+    );
+    let (code, _, err) = komorebi(&["broadcast", "--exec", "fast"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("(allowed: native, firmware)"), "{err}");
+    let (code, _, err) = komorebi(&[
+        "broadcast",
+        "--device",
+        "pcie-sim",
+        "--exec",
+        "firmware",
+        "--firmware",
+        "/nonexistent/firmware",
+    ]);
+    assert_eq!(code, 4, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("/nonexistent/firmware/reader: cannot be read")
+            && err.contains("cd examples/firmware && cargo build --release"),
+        "{err}"
+    );
+}

@@ -156,7 +156,7 @@ impl Backend {
                 let firmware = match (firmware, exec) {
                     (None, Exec::Firmware) => Some(built_firmware().map_err(|why| {
                         OpenError::Unusable(PcieError::Firmware {
-                            image: "firmware".into(),
+                            image: "examples/firmware".into(),
                             why,
                         })
                     })?),
@@ -165,12 +165,14 @@ impl Backend {
                 let firmware = firmware
                     .map(|d| Firmware::from_dir(&d))
                     .transpose()
-                    .map_err(|e| match exec {
-                        Exec::Firmware => OpenError::Unusable(PcieError::Firmware {
-                            image: "firmware".into(),
-                            why: format!("{e}; {FIRMWARE_BUILD_HINT}"),
-                        }),
-                        Exec::Native => OpenError::Unusable(e),
+                    .map_err(|e| match (exec, e) {
+                        (Exec::Firmware, PcieError::Firmware { image, why }) => {
+                            OpenError::Unusable(PcieError::Firmware {
+                                image,
+                                why: format!("{why}; {FIRMWARE_BUILD_HINT}"),
+                            })
+                        }
+                        (_, e) => OpenError::Unusable(e),
                     })?;
                 let device = pcie::open_pcie_sim(config, bar, card, firmware, exec, handlers)
                     .map_err(OpenError::Unusable)?;
