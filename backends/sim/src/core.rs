@@ -39,10 +39,6 @@
 //! Uses the world, the engine, the HAL's `KernelEnv`, and leaf modules (`mmio`, `regs`,
 //! `riscv`, `report`, `route`).
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
 use blackhole_pac::grid::{GRID_X, GRID_Y, Noc0Xy};
 use blackhole_pac::niu::{Counter, NocCtrl, cmd, request};
 use blackhole_pac::stream::{TILES_ACKED_REG, TILES_RECEIVED_REG};
@@ -51,7 +47,7 @@ use blackhole_pac::translate::{TranslatedXy, Translation};
 use komorebi_hal::Role;
 
 use crate::engine::{self, Issuer};
-use crate::hal::{KernelEnv, SimCb};
+use crate::hal::{KernelEnv, Parked, SimCb};
 use crate::mmio::{self, CmdBufRegs, Reg};
 use crate::packet::TileIx;
 use crate::report::CoreFault;
@@ -450,21 +446,6 @@ impl Bus for CoreBus {
     }
 }
 
-/// Pending once (the task has just parked); the executor polls again at the wake-up.
-struct Yield(bool);
-
-impl Future for Yield {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
-        if self.0 {
-            Poll::Ready(())
-        } else {
-            self.0 = true;
-            Poll::Pending
-        }
-    }
-}
-
 /// The firmware core of `env`'s kernel, from `pc`: runs until it faults (recorded in the
 /// world's core faults) or its task is dropped (the core put back into reset).
 pub(crate) async fn run(env: KernelEnv, pc: u32) {
@@ -547,7 +528,7 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
         if stopped {
             return;
         }
-        Yield(false).await;
+        Parked(false).await;
     }
 }
 

@@ -28,6 +28,7 @@ pub use cb::SimCb;
 pub use ctrl::SimCtrl;
 pub use error::{CbError, CtrlError, NocError};
 pub use noc::SimNoc;
+pub(crate) use pause::Parked;
 pub use pause::SimPause;
 
 use crate::packet::TileIx;

@@ -24,8 +24,9 @@ impl std::fmt::Debug for SimPause {
     }
 }
 
-/// Pending once (the task has just parked); the executor polls again only on a wake-up.
-struct Parked(bool);
+/// Pending once (the task has just parked); the executor polls again only on a wake-up. The
+/// firmware cores (`core.rs`) yield the same way between their slices.
+pub(crate) struct Parked(pub(crate) bool);
 
 impl Future for Parked {
     type Output = ();

@@ -15,17 +15,17 @@ use super::op::Size;
 pub const L1_BASE: u32 = 0x0000_0000;
 /// Size of a Tensix tile's L1: 1536 KiB (`0x0000_0000` to `0x0017_FFFF`, BH README
 /// "Memory map"). Instructions are fetched from L1 only (BH README "Frontend").
-pub const L1_SIZE: u32 = 0x0018_0000;
+pub const L1_SIZE: u32 = blackhole_pac::tensix::L1_SIZE;
 /// Start of the core-private local data RAM (`MEM_LOCAL_BASE`, BH README "Memory map").
-pub const LOCAL_RAM_BASE: u32 = 0xFFB0_0000;
+pub const LOCAL_RAM_BASE: u32 = blackhole_pac::tensix::LOCAL_MEM_BASE;
 /// Local data RAM of a data-movement core (RISCV B and NC): 8 KiB (BH README "Local Data RAM").
-pub const LOCAL_RAM_DM: u32 = 8 * 1024;
+pub const LOCAL_RAM_DM: u32 = blackhole_pac::tensix::LOCAL_MEM_DM_SIZE;
 /// Local data RAM of a compute core (RISCV T0, T1, T2): 4 KiB (BH README "Local Data RAM").
-pub const LOCAL_RAM_TRISC: u32 = 4 * 1024;
+pub const LOCAL_RAM_TRISC: u32 = blackhole_pac::tensix::LOCAL_MEM_TRISC_SIZE;
 /// Start of NoC 0's configuration and command registers (NIU 0), `NOC0_REGS_START_ADDR`.
-pub const NOC0_REGS: u32 = 0xFFB2_0000;
+pub const NOC0_REGS: u32 = blackhole_pac::niu::NIU0_BASE as u32;
 /// Start of NoC 1's configuration and command registers (NIU 1), `NOC1_REGS_START_ADDR`.
-pub const NOC1_REGS: u32 = 0xFFB3_0000;
+pub const NOC1_REGS: u32 = blackhole_pac::niu::NIU1_BASE as u32;
 
 /// What a memory access was, for faults and retries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
