@@ -17,4 +17,4 @@ pub use control::{ControlBlock, ControlLayout};
 pub use noc::NocMulticast;
 pub use role::{Compute, DataMovement, Role};
 pub use types::{L1Addr, LogicalRect, LogicalXy, NocAddr, NocId, Rect, ValueError, Xy};
-pub use wait::{Pause, Spin, WaitError, block_on, wait_until};
+pub use wait::{Pause, Spin, WaitError, block_on, call_deadline, wait_until, wait_until_deadline};

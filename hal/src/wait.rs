@@ -126,11 +126,14 @@ impl<E: core::fmt::Display> core::fmt::Display for WaitError<E> {
 /// block, so it may read control words; its own error type `E` is passed through as
 /// [`WaitError::Condition`], and failures of the control block's own calls come back as
 /// [`WaitError::Control`] with their kind.
+///
+/// This is one wait with the whole limit. A call made of several waits that must give up within
+/// one limit in all takes its [`call_deadline`] once and waits with [`wait_until_deadline`].
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 pub async fn wait_until<K, P, E, F>(
     ctrl: &mut K,
     pause: &mut P,
-    mut ready: F,
+    ready: F,
 ) -> Result<u64, WaitError<E>>
 where
     K: ControlBlock,
@@ -141,7 +144,54 @@ where
     let limit = ctrl
         .wait_limit()
         .map_err(|e| WaitError::Control(e.kind()))?;
-    let deadline = start.saturating_add(limit);
+    wait_between(ctrl, pause, start, start.saturating_add(limit), ready).await
+}
+
+/// The cycle by which a call that starts now must have given up: now plus the run's wait limit
+/// (saturating). A call made of several waits takes it once, at its start, and gives it to each
+/// of its waits ([`wait_until_deadline`]), so the call as a whole ends within one limit.
+pub fn call_deadline<K: ControlBlock>(ctrl: &mut K) -> Result<u64, control::ErrorKind> {
+    let start = ctrl.now();
+    let limit = ctrl.wait_limit().map_err(|e| e.kind())?;
+    Ok(start.saturating_add(limit))
+}
+
+/// Polls `ready` as [`wait_until`] does, but gives up at the absolute cycle `deadline` (from
+/// [`call_deadline`]) rather than one wait limit from now; returns the cycles waited.
+///
+/// A deadline already past still polls the condition once (the condition comes first), so a
+/// condition that holds is taken; one that does not ends the wait at once with
+/// [`WaitError::TimedOut`].
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
+pub async fn wait_until_deadline<K, P, E, F>(
+    ctrl: &mut K,
+    pause: &mut P,
+    deadline: u64,
+    ready: F,
+) -> Result<u64, WaitError<E>>
+where
+    K: ControlBlock,
+    P: Pause,
+    F: FnMut(&mut K) -> Result<bool, E>,
+{
+    let start = ctrl.now();
+    wait_between(ctrl, pause, start, deadline, ready).await
+}
+
+/// The loop of both waits: from cycle `start` (for the cycles waited) until `deadline`.
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
+async fn wait_between<K, P, E, F>(
+    ctrl: &mut K,
+    pause: &mut P,
+    start: u64,
+    deadline: u64,
+    mut ready: F,
+) -> Result<u64, WaitError<E>>
+where
+    K: ControlBlock,
+    P: Pause,
+    F: FnMut(&mut K) -> Result<bool, E>,
+{
     loop {
         if ready(ctrl).map_err(WaitError::Condition)? {
             return Ok(ctrl.now().saturating_sub(start));

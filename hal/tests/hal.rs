@@ -5,7 +5,10 @@ use core::convert::Infallible;
 use komorebi_hal::control::{self, ControlBlock};
 use komorebi_hal::types::{COORD_MAX, ValueError};
 use komorebi_hal::wait::WaitError;
-use komorebi_hal::{L1Addr, NocAddr, NocId, Pause, Rect, Spin, Xy, block_on, wait_until};
+use komorebi_hal::{
+    L1Addr, NocAddr, NocId, Pause, Rect, Spin, Xy, block_on, call_deadline, wait_until,
+    wait_until_deadline,
+};
 
 fn xy(x: u8, y: u8) -> Xy {
     Xy::new(x, y).unwrap()
@@ -193,6 +196,70 @@ fn a_wait_ends_at_the_deadline_and_pauses_towards_it() {
     assert_eq!(out, Err(WaitError::TimedOut { waited: 100 }));
     assert_eq!(pause.pauses, 9);
     assert!(pause.deadlines.iter().all(|&d| d == 1110));
+}
+
+#[test]
+fn a_call_deadline_is_one_limit_from_now_and_saturates() {
+    // The clock reads 1010 (1000 + one tick of 10).
+    assert_eq!(call_deadline(&mut FakeCtrl::new(100, 10)), Ok(1110));
+    assert_eq!(call_deadline(&mut FakeCtrl::new(u64::MAX, 1)), Ok(u64::MAX));
+}
+
+#[test]
+fn waits_on_one_deadline_share_it() {
+    // Deadline 1110 from a clock at 1010; each now() adds 10.
+    let mut ctrl = FakeCtrl::new(100, 10);
+    let deadline = call_deadline(&mut ctrl).unwrap();
+    let mut pause = CountingPause {
+        pauses: 0,
+        deadlines: Vec::new(),
+    };
+    // The first wait starts at 1020 and takes 40 cycles of the 100.
+    let mut polls = 0;
+    let first = block_on(wait_until_deadline(
+        &mut ctrl,
+        &mut pause,
+        deadline,
+        |_: &mut FakeCtrl| {
+            polls += 1;
+            Ok::<_, control::ErrorKind>(polls == 4)
+        },
+    ));
+    assert_eq!(first, Ok(40));
+    // The second gets what is left (from 1070 to 1110), not a limit of its own.
+    let second = block_on(wait_until_deadline(
+        &mut ctrl,
+        &mut pause,
+        deadline,
+        |_: &mut FakeCtrl| Ok::<_, control::ErrorKind>(false),
+    ));
+    assert_eq!(second, Err(WaitError::TimedOut { waited: 40 }));
+    assert!(pause.deadlines.iter().all(|&d| d == deadline));
+    assert_eq!(ctrl.clock, 1110);
+}
+
+#[test]
+fn a_past_deadline_polls_once_and_takes_a_condition_that_holds() {
+    let mut ctrl = FakeCtrl::new(100, 1);
+    let mut polls = 0;
+    let out = block_on(wait_until_deadline(
+        &mut ctrl,
+        &mut Spin,
+        5,
+        |_: &mut FakeCtrl| {
+            polls += 1;
+            Ok::<_, control::ErrorKind>(false)
+        },
+    ));
+    assert_eq!(out, Err(WaitError::TimedOut { waited: 1 }));
+    assert_eq!(polls, 1);
+    let out = block_on(wait_until_deadline(
+        &mut ctrl,
+        &mut Spin,
+        5,
+        |_: &mut FakeCtrl| Ok::<_, control::ErrorKind>(true),
+    ));
+    assert_eq!(out, Ok(1));
 }
 
 #[test]

@@ -37,7 +37,13 @@
 //!   also waits for every receiver's final marker, so when any core of a broadcast reports, no
 //!   word of this command is still in flight towards it; it then clears its DONE-BY table and a
 //!   receiver its VALID word.
-//! * Every wait ends at the run's wait limit or on the tile's stop flag. A call that fails
+//! * Every call gives up within one run's wait limit, or on the tile's stop flag: it takes its
+//!   deadline (now + the limit) once, at its start, and every wait inside it ends by that
+//!   deadline, not one limit after the wait's own start. The slack past the deadline is bounded
+//!   and does not grow with the limit: one poll of the condition of each wait still to come (a
+//!   wait past its deadline polls once, so a condition that holds is taken; at most five waits
+//!   in a call) and the call's steps that do not wait (control-block stores, at most 17 in the
+//!   sender's `finish`; one buffer push; the give-up record). A call that fails
 //!   records the first give-up of this command in the broadcast's area (where, broadcast, block,
 //!   sequence), and every later call returns the same [`GiveUp`] at once. A sender whose wait
 //!   for markers or for its own NoC barriers times out (`broadcast_done`) also sets its tile's
@@ -56,7 +62,7 @@ pub use cause::{Cause, GiveUp};
 
 use cause::{Fail, ctrl_cause, issued, noc_cause};
 use pump::{Popped, Pump};
-use wait::{receivers_done, record_first, wait_for};
+use wait::{deadline, receivers_done, record_first, wait_for};
 
 use crate::area::{self, GiveUpRecord, Where, marker, marker_count, padding_blocks};
 use crate::args::{ArgsError, BroadcastArgs, MAX_BLOCKS};
@@ -410,11 +416,13 @@ impl<C: CircularBuffer> Broadcast<C> {
         P: Pause,
     {
         let args = self.admit(true, block, Where::BroadcastFree)?;
+        let until = deadline(&mut dm.ctrl).map_err(|c| (Where::BroadcastFree, c))?;
         let pages = args.pages;
         let cb = &mut self.cb;
         wait_for(
             &mut dm.ctrl,
             &mut dm.pause,
+            until,
             &mut self.wait_cycles,
             &mut |_| Ok(cb.pages_free().map_err(|e| Cause::Cb(e.kind()))? >= pages),
         )
@@ -462,8 +470,9 @@ impl<C: CircularBuffer> Broadcast<C> {
         };
         let (id, seq) = (self.id, self.sequence as u16);
         let DataMovement { noc, ctrl, pause } = dm;
+        let until = deadline(ctrl).map_err(|c| (PLACE, c))?;
         // The block's reads have landed in the slot.
-        wait_for(ctrl, pause, &mut self.wait_cycles, &mut |_| {
+        wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
             noc.reads_done().map_err(noc_cause)
         })
         .await
@@ -474,20 +483,20 @@ impl<C: CircularBuffer> Broadcast<C> {
             // Slot reuse: block `block - window` was there; nothing to wait for in the first lap.
             if let Some(previous) = block.checked_sub(args.window as u32) {
                 let needed = previous + 1;
-                wait_for(ctrl, pause, &mut self.wait_cycles, &mut |c| {
+                wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
                     receivers_done(c, id, seq, receivers, needed)
                 })
                 .await
                 .map_err(|c| (PLACE, c))?;
             }
             let len = self.slot_bytes;
-            wait_for(ctrl, pause, &mut self.wait_cycles, &mut |_| {
+            wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
                 issued(noc.multicast(slot, rect, slot, len, WriteMode::ORDERED))
             })
             .await
             .map_err(|c| (PLACE, c))?;
             // The VALID source may change only once the previous VALID left.
-            wait_for(ctrl, pause, &mut self.wait_cycles, &mut |_| {
+            wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
                 noc.writes_sent().map_err(noc_cause)
             })
             .await
@@ -498,7 +507,7 @@ impl<C: CircularBuffer> Broadcast<C> {
             .map_err(|e| (PLACE, ctrl_cause(e)))?;
         if let Some(rect) = rect {
             let src = self.valid_src;
-            wait_for(ctrl, pause, &mut self.wait_cycles, &mut |_| {
+            wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
                 issued(noc.multicast(src, rect, src, 4, WriteMode::ORDERED))
             })
             .await
@@ -544,9 +553,10 @@ impl<C: CircularBuffer> Broadcast<C> {
         let needed = block + 1;
         let mut pump = self.pump_state();
         let DataMovement { noc, ctrl, pause } = dm;
+        let until = deadline(ctrl).map_err(|c| (PLACE, c))?;
         let cb = &mut self.cb;
         let taken = self.blocks;
-        let r = wait_for(ctrl, pause, &mut self.wait_cycles, &mut |c| {
+        let r = wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
             pump.pump(noc, cb, c, args.pages, taken, false)?;
             let word = c.load(valid).map_err(ctrl_cause)?;
             Ok(marker_count(word, seq).is_some_and(|n| n as u32 >= needed))
@@ -596,9 +606,10 @@ impl<C: CircularBuffer> Broadcast<C> {
         let (id, seq, blocks, pages) = (self.id, self.sequence as u16, self.blocks, args.pages);
         let mut pump = self.pump_state();
         let DataMovement { noc, ctrl, pause } = dm;
+        let until = deadline(ctrl).map_err(|c| (Where::BroadcastFree, c))?;
         let cb = &mut self.cb;
         // Own compute popped every block (a receiver keeps its markers going meanwhile).
-        let r = wait_for(ctrl, pause, &mut self.wait_cycles, &mut |c| {
+        let r = wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
             if sender {
                 Ok(pump.popped.blocks(cb, pages)? >= blocks)
             } else {
@@ -623,13 +634,13 @@ impl<C: CircularBuffer> Broadcast<C> {
             Part::Sender { rect, receivers } => {
                 let w = Where::BroadcastDone;
                 if rect.is_some() {
-                    wait_for(ctrl, pause, &mut self.wait_cycles, &mut |c| {
+                    wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
                         receivers_done(c, id, seq, receivers, blocks)
                     })
                     .await
                     .map_err(|c| (w, c))?;
                 }
-                wait_for(ctrl, pause, &mut self.wait_cycles, &mut |_| {
+                wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
                     noc.writes_acked().map_err(noc_cause)
                 })
                 .await
@@ -643,14 +654,14 @@ impl<C: CircularBuffer> Broadcast<C> {
             }
             Part::Receiver { .. } => {
                 let w = Where::BroadcastFree;
-                let r = wait_for(ctrl, pause, &mut self.wait_cycles, &mut |c| {
+                let r = wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
                     pump.pump(noc, cb, c, pages, blocks, true)?;
                     Ok(pump.sent == Some(blocks as u16))
                 })
                 .await;
                 self.apply(pump);
                 r.map_err(|c| (w, c))?;
-                wait_for(ctrl, pause, &mut self.wait_cycles, &mut |_| {
+                wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
                     noc.writes_acked().map_err(noc_cause)
                 })
                 .await

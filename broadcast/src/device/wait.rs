@@ -2,12 +2,19 @@
 
 use komorebi_hal::Pause;
 use komorebi_hal::control::ControlBlock;
-use komorebi_hal::wait::{WaitError, wait_until};
+use komorebi_hal::wait::{WaitError, call_deadline, wait_until_deadline};
 
 use super::cause::{Cause, ctrl_cause};
 use crate::area::{self, GiveUpRecord, marker_count};
 
-/// Waits for `ready`, adding the cycles waited to `wait_cycles`.
+/// The deadline of a call that starts now: one wait limit from now. Every wait of the call ends
+/// by it (see [`wait_for`]).
+pub(super) fn deadline<K: ControlBlock>(ctrl: &mut K) -> Result<u64, Cause> {
+    call_deadline(ctrl).map_err(Cause::Control)
+}
+
+/// Waits for `ready` until the call's `deadline` (from [`deadline`]), adding the cycles waited
+/// to `wait_cycles`.
 ///
 /// The condition is a `dyn` closure so that every wait of a broadcast shares one state machine:
 /// on the baby cores that is the difference between fitting L1's code space and not.
@@ -15,6 +22,7 @@ use crate::area::{self, GiveUpRecord, marker_count};
 pub(super) async fn wait_for<K, P>(
     ctrl: &mut K,
     pause: &mut P,
+    deadline: u64,
     wait_cycles: &mut u64,
     ready: &mut dyn FnMut(&mut K) -> Result<bool, Cause>,
 ) -> Result<(), Cause>
@@ -22,7 +30,7 @@ where
     K: ControlBlock,
     P: Pause,
 {
-    match wait_until(ctrl, pause, ready).await {
+    match wait_until_deadline(ctrl, pause, deadline, ready).await {
         Ok(waited) => {
             *wait_cycles = wait_cycles.saturating_add(waited);
             Ok(())

@@ -1,0 +1,260 @@
+//! A broadcast call gives up within one wait limit in all, not one limit per wait inside it.
+//!
+//! The NoC and the DONE-BY words become ready at fixed cycles after the call starts, each step
+//! well inside one limit on its own, so a call that gave each of its waits the whole limit would
+//! succeed after more than one limit. The clock is the control block's: every `now()` is one
+//! cycle, so cycles here are rounds of the waits, and nothing depends on real time.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use komorebi_broadcast::area::{self, GiveUpRecord, Where, marker};
+use komorebi_broadcast::args::Along;
+use komorebi_broadcast::device::{Broadcast, Cause, Context, GiveUp};
+use komorebi_broadcast::layout::{BroadcastParams, Geometry, broadcast_args};
+use komorebi_hal::{DataMovement, L1Addr, LogicalRect, NocId, Spin, Xy, block_on};
+use komorebi_mock::{MockCircularBuffer, MockControlBlock, MockNocMulticast};
+
+const LIMIT: u64 = 1_000;
+/// The slack the device module documents, as cycles of this clock: one poll of each wait still
+/// to come and the steps that do not wait. Far below a limit, and independent of it.
+const SLACK: u64 = 40;
+const CTRL: u32 = 0x1_0000;
+const CB_BASE: u32 = 0x2_0000;
+const PAGE: u32 = 64;
+const PAGES: u16 = 2;
+const WINDOW: u8 = 2;
+const SEQ: u32 = 0x0001_0007;
+const S16: u16 = 7;
+
+#[derive(Default)]
+struct State {
+    clock: u64,
+    words: BTreeMap<u32, u32>,
+    pushed: u16,
+    /// Cycle at which `reads_done` starts to say true.
+    reads_at: u64,
+    /// Cycle at which `writes_sent` starts to say true.
+    sent_at: u64,
+    /// Cycle at which `writes_acked` starts to say true.
+    acked_at: u64,
+    /// Cycle at which ranks 1 and 2 have their DONE word of this command (count 0).
+    done_at: u64,
+}
+
+type Shared = Arc<Mutex<State>>;
+
+fn l1(a: u32) -> L1Addr {
+    L1Addr::new(a).unwrap()
+}
+
+fn group() -> LogicalRect {
+    LogicalRect::new(0, 0, 3, 3)
+}
+
+/// The sender's words of a column of 3 cores: logical (0,0) at NoC0 (1,2) sends to (1,3)..(1,4).
+fn sender_words() -> [u32; 11] {
+    let g = Geometry::blackhole(0).unwrap();
+    let params = BroadcastParams {
+        broadcast: 0,
+        cb: 5,
+        window: WINDOW,
+        pages: PAGES,
+    };
+    let rect = LogicalRect::new(0, 0, 1, 3);
+    let all = broadcast_args(&g, group(), rect, Along::Column, NocId::Noc0, params).unwrap();
+    all.iter().find(|a| a.core == (0, 0)).unwrap().words
+}
+
+fn ctrl(s: &Shared) -> MockControlBlock {
+    let mut c = MockControlBlock::new();
+    c.expect_len().return_const(0x1000u32);
+    c.expect_addr().returning(|off| Ok(l1(CTRL + off)));
+    let st = s.clone();
+    c.expect_load().returning(move |off| {
+        let g = st.lock().unwrap();
+        let done = [area::done_by(0, 1), area::done_by(0, 2)];
+        if done.contains(&off) && g.clock >= g.done_at {
+            return Ok(marker(S16, 0));
+        }
+        Ok(*g.words.get(&off).unwrap_or(&0))
+    });
+    let st = s.clone();
+    c.expect_store().returning(move |off, v| {
+        st.lock().unwrap().words.insert(off, v);
+        Ok(())
+    });
+    let st = s.clone();
+    c.expect_now().returning(move || {
+        let mut g = st.lock().unwrap();
+        g.clock += 1;
+        g.clock
+    });
+    c.expect_wait_limit().returning(|| Ok(LIMIT));
+    c.expect_stop_requested().returning(|| Ok(false));
+    c.expect_request_stop().returning(|| Ok(()));
+    c
+}
+
+fn noc(s: &Shared) -> MockNocMulticast {
+    let mut n = MockNocMulticast::new();
+    n.expect_noc().return_const(NocId::Noc0);
+    n.expect_node().return_const(Xy::new(1, 2).unwrap());
+    let st = s.clone();
+    n.expect_reads_done().returning(move || {
+        let g = st.lock().unwrap();
+        Ok(g.clock >= g.reads_at)
+    });
+    let st = s.clone();
+    n.expect_writes_sent().returning(move || {
+        let g = st.lock().unwrap();
+        Ok(g.clock >= g.sent_at)
+    });
+    let st = s.clone();
+    n.expect_writes_acked().returning(move || {
+        let g = st.lock().unwrap();
+        Ok(g.clock >= g.acked_at)
+    });
+    n.expect_multicast().returning(|_, _, _, _, _| Ok(()));
+    n
+}
+
+/// A buffer whose compute pops everything at once.
+fn cb(s: &Shared) -> MockCircularBuffer {
+    let capacity = WINDOW as u16 * PAGES;
+    let mut b = MockCircularBuffer::new();
+    b.expect_capacity().return_const(capacity);
+    b.expect_page_size().return_const(PAGE);
+    b.expect_base().return_const(l1(CB_BASE));
+    let st = s.clone();
+    b.expect_write_ptr().returning(move || {
+        let g = st.lock().unwrap();
+        l1(CB_BASE + (g.pushed % capacity) as u32 * PAGE)
+    });
+    let st = s.clone();
+    b.expect_popped()
+        .returning(move || Ok(st.lock().unwrap().pushed));
+    b.expect_pages_free().returning(move || Ok(capacity));
+    let st = s.clone();
+    b.expect_push().returning(move |n| {
+        let mut g = st.lock().unwrap();
+        g.pushed = g.pushed.wrapping_add(n);
+        Ok(())
+    });
+    b
+}
+
+type Dm = DataMovement<MockNocMulticast, MockControlBlock, Spin>;
+
+fn sender(s: &Shared) -> (Dm, Broadcast<MockCircularBuffer>) {
+    let mut dm = DataMovement {
+        noc: noc(s),
+        ctrl: ctrl(s),
+        pause: Spin,
+    };
+    let context = Context {
+        sequence: SEQ,
+        group: group(),
+        exclusive: true,
+    };
+    let b = Broadcast::new(&mut dm, cb(s), &context, &sender_words(), 0);
+    assert!(b.ok() && b.sender());
+    (dm, b)
+}
+
+fn clock(s: &Shared) -> u64 {
+    s.lock().unwrap().clock
+}
+
+/// Sets the cycles, counted from now, at which the NoC barriers and the DONE words hold.
+fn ready_in(s: &Shared, reads: u64, sent: u64, acked: u64, done: u64) {
+    let mut g = s.lock().unwrap();
+    let now = g.clock;
+    (g.reads_at, g.sent_at, g.acked_at, g.done_at) =
+        (now + reads, now + sent, now + acked, now + done);
+}
+
+fn record(s: &Shared) -> Option<GiveUpRecord> {
+    let g = s.lock().unwrap();
+    let w = |o| *g.words.get(&(area::area(0) + o)).unwrap_or(&0);
+    GiveUpRecord::from_words([
+        w(area::GIVE_UP_WHERE),
+        w(area::GIVE_UP_BLOCK),
+        w(area::GIVE_UP_SEQUENCE),
+    ])
+}
+
+#[test]
+fn a_cast_whose_waits_each_fit_a_limit_but_not_together_gives_up_at_one_limit() {
+    let s = shared_state();
+    let (mut dm, mut b) = sender(&s);
+    block_on(b.reserve(&mut dm, 0)).unwrap();
+    // Reads land at 0.6 limit, the data multicast leaves at 1.2 limits: each wait alone is
+    // 0.6 limit, the call together 1.2.
+    ready_in(&s, 600, 1_200, 0, 0);
+    let start = clock(&s);
+    let out = block_on(b.cast(&mut dm, 0));
+    let took = clock(&s) - start;
+    assert_eq!(
+        out,
+        Err(GiveUp {
+            place: Where::BroadcastDone,
+            broadcast: 0,
+            block: 0,
+            cause: Cause::TimedOut,
+        })
+    );
+    assert!(
+        (LIMIT..=LIMIT + SLACK).contains(&took),
+        "the call took {took} cycles for a limit of {LIMIT}"
+    );
+    assert_eq!(
+        record(&s).map(|r| (r.place, r.block, r.sequence)),
+        Some((Where::BroadcastDone, 0, SEQ))
+    );
+    assert!(
+        b.wait_cycles() <= LIMIT + SLACK,
+        "waited {}",
+        b.wait_cycles()
+    );
+}
+
+#[test]
+fn a_cast_whose_waits_together_fit_one_limit_succeeds() {
+    let s = shared_state();
+    let (mut dm, mut b) = sender(&s);
+    block_on(b.reserve(&mut dm, 0)).unwrap();
+    // The edge on the other side: the last barrier holds just inside the call's limit.
+    ready_in(&s, 600, LIMIT - SLACK, 0, 0);
+    let start = clock(&s);
+    block_on(b.cast(&mut dm, 0)).unwrap();
+    let took = clock(&s) - start;
+    assert!((LIMIT - SLACK..=LIMIT).contains(&took), "took {took}");
+    assert_eq!(record(&s), None);
+}
+
+#[test]
+fn a_finish_waiting_for_markers_then_acks_gives_up_at_one_limit() {
+    let s = shared_state();
+    let (mut dm, mut b) = sender(&s);
+    // No block: finish waits for the receivers' final markers (0.7 limit), then for its own
+    // acknowledgements (1.4 limits).
+    ready_in(&s, 0, 0, 1_400, 700);
+    let start = clock(&s);
+    let out = block_on(b.finish(&mut dm));
+    let took = clock(&s) - start;
+    assert_eq!(
+        out.map_err(|g| (g.place, g.cause)),
+        Err((Where::BroadcastDone, Cause::TimedOut))
+    );
+    assert!((LIMIT..=LIMIT + SLACK).contains(&took), "took {took}");
+    // The same call with the acknowledgements inside the limit finishes.
+    let s = shared_state();
+    let (mut dm, mut b) = sender(&s);
+    ready_in(&s, 0, 0, LIMIT - SLACK, 700);
+    block_on(b.finish(&mut dm)).unwrap();
+}
+
+fn shared_state() -> Shared {
+    Arc::new(Mutex::new(State::default()))
+}
