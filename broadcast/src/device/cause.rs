@@ -37,6 +37,11 @@ pub enum Cause {
     },
     /// The buffer's write pointer is not at slot 0 (rule 2).
     NotAtSlotZero,
+    /// The tile has no circular buffer at the index the words name.
+    NoBuffer {
+        /// The index the words name.
+        index: u8,
+    },
     /// A call for a block out of order, past 32 767, or a call of the wrong role.
     Misuse,
     /// The wait limit passed.
@@ -70,6 +75,12 @@ impl core::fmt::Display for Cause {
                 "broadcast buffer has {capacity} pages, the words need window * pages = {expected}"
             ),
             Self::NotAtSlotZero => f.write_str("broadcast buffer does not start at slot 0"),
+            Self::NoBuffer { index } => {
+                write!(
+                    f,
+                    "the tile has no circular buffer {index} for the broadcast"
+                )
+            }
             Self::Misuse => f.write_str("broadcast call out of order or for the wrong role"),
             Self::TimedOut => f.write_str("wait limit passed"),
             Self::Stopped => f.write_str("tile asked to stop"),

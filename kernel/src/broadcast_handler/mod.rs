@@ -25,7 +25,7 @@
 //! the one reported.
 
 use komorebi_broadcast::compute::{self, ComputeError};
-use komorebi_broadcast::device::{Broadcast, Cause, Context, GiveUp};
+use komorebi_broadcast::device::{Broadcast, Cause, Context, GiveUp, refuse_without_buffer};
 use komorebi_hal::{
     CircularBuffer, Compute, ControlBlock, DataMovement, NocAddr, NocMulticast, Pause, Role,
     wait_until,
@@ -90,21 +90,23 @@ where
     if words.is_empty() {
         return Outcome::default();
     }
-    // The buffer the words name (a bad index is caught by the words' checks).
-    let Some(cb) = buffers.cb(words.get(2).map_or(0, |&w| w as u8 & 63)) else {
-        return Outcome {
-            give_up: Some(KernelGiveUp {
-                code: GiveUpCode::Broadcast(komorebi_broadcast::Where::BroadcastBegin),
-                broadcast: 0,
-                block: 0,
-            }),
-            stat: 0,
-        };
-    };
     let context = Context {
         sequence: command.sequence,
         group: command.group,
         exclusive: command.exclusive(),
+    };
+    // The buffer the words name (a bad index is caught by the words' checks). A tile without
+    // that buffer gives up `broadcast_begin`, recorded in the area like any bad words.
+    let index = words.get(2).map_or(0, |&w| w as u8 & 63);
+    let Some(cb) = buffers.cb(index) else {
+        let id = words.first().map_or(0, |&w| w as u8);
+        let cause = Cause::NoBuffer { index };
+        return gave_up(Some(refuse_without_buffer(
+            &mut dm.ctrl,
+            &context,
+            id,
+            cause,
+        )));
     };
     let program = BroadcastProgram::decode(command);
     let Some(mover) = program.as_ref().ok().and_then(|p| p.mover(role)) else {

@@ -1,0 +1,160 @@
+//! A tile without the circular buffer its broadcast words name (the firmware's buffer table has
+//! no entry there): the data-movement kernel gives up `broadcast_begin`, records it in the
+//! broadcast's area like any bad words, and touches no NoC.
+
+use std::collections::BTreeMap;
+
+use komorebi_broadcast::area::{self, GiveUpRecord, Where};
+use komorebi_broadcast::args::{Along, BroadcastArgs};
+use komorebi_hal::{DataMovement, L1Addr, LogicalRect, Role, Spin, block_on, control};
+use komorebi_kernel::abi::{GiveUpCode, KernelGiveUp};
+use komorebi_kernel::broadcast_handler::program::{
+    BroadcastProgram, ComputeInput, ComputeProgram, MoverProgram,
+};
+use komorebi_kernel::{BroadcastHandler, Buffers, Command, Handler};
+use komorebi_mock::{MockCircularBuffer, MockNocMulticast};
+
+const SEQUENCE: u32 = 0x0003_0009;
+
+/// A control block of plain words.
+#[derive(Default)]
+struct Words(BTreeMap<u32, u32>);
+
+impl control::ErrorType for Words {
+    type Error = control::ErrorKind;
+}
+
+impl komorebi_hal::ControlBlock for Words {
+    fn len(&self) -> u32 {
+        0x1000
+    }
+    fn addr(&self, offset: u32) -> Result<L1Addr, control::ErrorKind> {
+        L1Addr::new(0x1_0000 + offset).map_err(|_| control::ErrorKind::Misaligned)
+    }
+    fn load(&mut self, offset: u32) -> Result<u32, control::ErrorKind> {
+        Ok(*self.0.get(&offset).unwrap_or(&0))
+    }
+    fn store(&mut self, offset: u32, value: u32) -> Result<(), control::ErrorKind> {
+        self.0.insert(offset, value);
+        Ok(())
+    }
+    fn stop_requested(&mut self) -> Result<bool, control::ErrorKind> {
+        Ok(false)
+    }
+    fn request_stop(&mut self) -> Result<(), control::ErrorKind> {
+        Ok(())
+    }
+    fn wait_limit(&mut self) -> Result<u64, control::ErrorKind> {
+        Ok(1_000)
+    }
+    fn now(&mut self) -> u64 {
+        0
+    }
+}
+
+/// A tile whose buffer table is empty.
+struct NoBuffers;
+
+impl Buffers for NoBuffers {
+    type Cb = MockCircularBuffer;
+    fn cb(&self, _index: u8) -> Option<MockCircularBuffer> {
+        None
+    }
+}
+
+fn mover(broadcast: u8, noc: u8) -> MoverProgram {
+    let args = BroadcastArgs {
+        broadcast,
+        rank: 1,
+        receivers: 3,
+        window: 2,
+        noc,
+        cb: 16 + broadcast,
+        pages: 4,
+        core: (2, 2),
+        sender: (1, 2),
+        start: (2, 2),
+        end: (4, 2),
+        group: LogicalRect::new(0, 0, 4, 1),
+        rect: LogicalRect::new(0, 0, 4, 1),
+        along: Along::Row,
+    };
+    MoverProgram {
+        args: args.encode(),
+        blocks: 16,
+        page_size: 2048,
+        dram_base: 0x100_0000,
+        banks: core::array::from_fn(|b| komorebi_hal::Xy::new(b as u8, 11 - b as u8).unwrap()),
+        stall_before: None,
+    }
+}
+
+fn command() -> Command {
+    let mut compute = ComputeProgram {
+        job: 7,
+        ..ComputeProgram::default()
+    };
+    for (broadcast, producer) in [(0, Role::Reader), (1, Role::Writer)] {
+        let input = ComputeInput {
+            cb: 16 + broadcast,
+            pages: 4,
+            window: 2,
+            blocks: 16,
+            page_size: 2048,
+            broadcast,
+            producer,
+        };
+        compute.inputs.push(input).unwrap();
+    }
+    let p = BroadcastProgram {
+        reader: Some(mover(0, 0)),
+        writer: Some(mover(1, 1)),
+        compute,
+    };
+    let w = p.words();
+    Command::new(1, SEQUENCE, 1, 1, LogicalRect::new(0, 0, 4, 1), 1_000)
+        .with_words(&w.reader, &w.writer, &w.compute)
+        .unwrap()
+}
+
+#[test]
+fn a_missing_buffer_gives_up_broadcast_begin_and_records_it_in_the_area() {
+    for (role, id) in [(Role::Reader, 0u8), (Role::Writer, 1)] {
+        // No expectation on the NoC: any NoC call fails the test.
+        let mut dm = DataMovement {
+            noc: MockNocMulticast::new(),
+            ctrl: Words::default(),
+            pause: Spin,
+        };
+        let cmd = command();
+        let outcome = match role {
+            Role::Writer => block_on(BroadcastHandler.writer(&mut dm, &NoBuffers, &cmd)),
+            _ => block_on(BroadcastHandler.reader(&mut dm, &NoBuffers, &cmd)),
+        };
+        assert_eq!(
+            outcome.give_up,
+            Some(KernelGiveUp {
+                code: GiveUpCode::Broadcast(Where::BroadcastBegin),
+                broadcast: id,
+                block: 0,
+            }),
+            "{role:?}"
+        );
+        let base = area::area(id);
+        let word = |o: u32| *dm.ctrl.0.get(&(base + o)).unwrap_or(&0);
+        // The specification's words: where | broadcast << 8, block, sequence.
+        assert_eq!(
+            [
+                word(area::GIVE_UP_WHERE),
+                word(area::GIVE_UP_BLOCK),
+                word(area::GIVE_UP_SEQUENCE)
+            ],
+            [4 | (id as u32) << 8, 0, SEQUENCE],
+            "{role:?}"
+        );
+        assert_eq!(
+            GiveUpRecord::from_words([4 | (id as u32) << 8, 0, SEQUENCE]).map(|r| r.place),
+            Some(Where::BroadcastBegin)
+        );
+    }
+}
