@@ -42,7 +42,8 @@ pub enum Cause {
         /// The index the words name.
         index: u8,
     },
-    /// A call for a block out of order, past 32 767, or a call of the wrong role.
+    /// A call for a block out of order or past the last a command may have (index 32 766,
+    /// `MAX_BLOCKS - 1`), or a call of the wrong role.
     Misuse,
     /// The wait limit passed.
     TimedOut,

@@ -372,8 +372,17 @@ impl<C: CircularBuffer> Broadcast<C> {
         r.map_err(|(place, cause)| self.fail(ctrl, place, block, cause))
     }
 
-    /// Checks a call may go ahead: no earlier give-up, the right role, the next block.
-    fn admit(&self, sender: bool, block: u32, place: Where) -> Result<BroadcastArgs, Fail> {
+    /// Checks a call may go ahead: no earlier give-up, the right role, the next block, and
+    /// `block` at most `last`. A command has at most [`MAX_BLOCKS`] blocks, as compute's `end`
+    /// and the host's words allow: a per-block call (`reserve`, `cast`, `arrive`) passes its
+    /// block with `last` = `MAX_BLOCKS - 1`, `finish` the number of blocks with `MAX_BLOCKS`.
+    fn admit(
+        &self,
+        sender: bool,
+        block: u32,
+        last: u32,
+        place: Where,
+    ) -> Result<BroadcastArgs, Fail> {
         if let Some(g) = self.failed {
             return Err((g.place, g.cause));
         }
@@ -383,7 +392,7 @@ impl<C: CircularBuffer> Broadcast<C> {
             Part::Receiver { .. } => !sender,
             Part::Excluded => false,
         };
-        if !role_ok || self.finished || block != self.blocks || block > MAX_BLOCKS {
+        if !role_ok || self.finished || block != self.blocks || block > last {
             return Err((place, Cause::Misuse));
         }
         Ok(args)
@@ -415,7 +424,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         K: ControlBlock,
         P: Pause,
     {
-        let args = self.admit(true, block, Where::BroadcastFree)?;
+        let args = self.admit(true, block, MAX_BLOCKS - 1, Where::BroadcastFree)?;
         let until = deadline(&mut dm.ctrl).map_err(|c| (Where::BroadcastFree, c))?;
         let pages = args.pages;
         let cb = &mut self.cb;
@@ -464,7 +473,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         P: Pause,
     {
         const PLACE: Where = Where::BroadcastDone;
-        let args = self.admit(true, block, PLACE)?;
+        let args = self.admit(true, block, MAX_BLOCKS - 1, PLACE)?;
         let Part::Sender { rect, receivers } = self.part else {
             return Err((PLACE, Cause::Misuse));
         };
@@ -547,7 +556,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         P: Pause,
     {
         const PLACE: Where = Where::BroadcastValid;
-        let args = self.admit(false, block, PLACE)?;
+        let args = self.admit(false, block, MAX_BLOCKS - 1, PLACE)?;
         let seq = self.sequence as u16;
         let valid = area::area(self.id) + area::VALID;
         let needed = block + 1;
@@ -602,7 +611,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         } else {
             Where::BroadcastValid
         };
-        let args = self.admit(sender, self.blocks, place)?;
+        let args = self.admit(sender, self.blocks, MAX_BLOCKS, place)?;
         let (id, seq, blocks, pages) = (self.id, self.sequence as u16, self.blocks, args.pages);
         let mut pump = self.pump_state();
         let DataMovement { noc, ctrl, pause } = dm;

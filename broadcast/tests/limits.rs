@@ -1,18 +1,22 @@
-//! A broadcast call gives up within one wait limit in all, not one limit per wait inside it.
+//! The limits of a broadcast call, at their edges.
 //!
-//! The NoC and the DONE-BY words become ready at fixed cycles after the call starts, each step
-//! well inside one limit on its own, so a call that gave each of its waits the whole limit would
-//! succeed after more than one limit. The clock is the control block's: every `now()` is one
-//! cycle, so cycles here are rounds of the waits, and nothing depends on real time.
+//! * A call gives up within one wait limit in all, not one limit per wait inside it. The NoC and the DONE-BY words become ready at fixed cycles after the call starts, each step
+//!   well inside one limit on its own, so a call that gave each of its waits the whole limit
+//!   would succeed after more than one limit. The clock is the control block's: every `now()`
+//!   is one cycle, so cycles here are rounds of the waits, and nothing depends on real time.
+//! * A command has at most `MAX_BLOCKS` (32,767) blocks on the device as in compute's `end` and
+//!   in the host's words: the sender casts block 32,766 and finishes, and is refused block
+//!   32,767; compute's `end` takes 32,767 blocks and refuses 32,768.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use komorebi_broadcast::area::{self, GiveUpRecord, Where, marker};
-use komorebi_broadcast::args::Along;
+use komorebi_broadcast::args::{Along, MAX_BLOCKS};
+use komorebi_broadcast::compute::{ComputeError, end};
 use komorebi_broadcast::device::{Broadcast, Cause, Context, GiveUp};
 use komorebi_broadcast::layout::{BroadcastParams, Geometry, broadcast_args};
-use komorebi_hal::{DataMovement, L1Addr, LogicalRect, NocId, Spin, Xy, block_on};
+use komorebi_hal::{Compute, DataMovement, L1Addr, LogicalRect, NocId, Spin, Xy, block_on};
 use komorebi_mock::{MockCircularBuffer, MockControlBlock, MockNocMulticast};
 
 const LIMIT: u64 = 1_000;
@@ -38,8 +42,10 @@ struct State {
     sent_at: u64,
     /// Cycle at which `writes_acked` starts to say true.
     acked_at: u64,
-    /// Cycle at which ranks 1 and 2 have their DONE word of this command (count 0).
+    /// Cycle at which ranks 1 and 2 have their DONE word of this command.
     done_at: u64,
+    /// The count of those DONE words.
+    done_count: u16,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -75,7 +81,7 @@ fn ctrl(s: &Shared) -> MockControlBlock {
         let g = st.lock().unwrap();
         let done = [area::done_by(0, 1), area::done_by(0, 2)];
         if done.contains(&off) && g.clock >= g.done_at {
-            return Ok(marker(S16, 0));
+            return Ok(marker(S16, g.done_count));
         }
         Ok(*g.words.get(&off).unwrap_or(&0))
     });
@@ -257,4 +263,71 @@ fn a_finish_waiting_for_markers_then_acks_gives_up_at_one_limit() {
 
 fn shared_state() -> Shared {
     Arc::new(Mutex::new(State::default()))
+}
+
+#[test]
+fn the_device_casts_max_blocks_and_refuses_one_more() {
+    assert_eq!(MAX_BLOCKS, 32_767);
+    let s = shared_state();
+    // Every receiver is always done with everything: the waits pass at once.
+    s.lock().unwrap().done_count = u16::MAX;
+    let (mut dm, mut b) = sender(&s);
+    for block in 0..MAX_BLOCKS {
+        block_on(b.reserve(&mut dm, block)).unwrap();
+        block_on(b.cast(&mut dm, block)).unwrap();
+    }
+    assert_eq!(b.blocks(), MAX_BLOCKS);
+    // The last VALID says 32,767 blocks.
+    assert_eq!(
+        s.lock().unwrap().words[&(area::area(0) + area::VALID)],
+        marker(S16, 32_767)
+    );
+    let misuse = Err(GiveUp {
+        place: Where::BroadcastFree,
+        broadcast: 0,
+        block: MAX_BLOCKS,
+        cause: Cause::Misuse,
+    });
+    assert_eq!(
+        block_on(b.reserve(&mut dm, MAX_BLOCKS)),
+        misuse.map(|()| l1(0))
+    );
+}
+
+#[test]
+fn a_sender_with_max_blocks_finishes() {
+    let s = shared_state();
+    s.lock().unwrap().done_count = u16::MAX;
+    let (mut dm, mut b) = sender(&s);
+    for block in 0..MAX_BLOCKS {
+        block_on(b.reserve(&mut dm, block)).unwrap();
+        block_on(b.cast(&mut dm, block)).unwrap();
+    }
+    block_on(b.finish(&mut dm)).unwrap();
+    // Padding to whole windows: 32,767 blocks in windows of 2 leave one block of padding.
+    assert_eq!(
+        s.lock().unwrap().pushed,
+        ((MAX_BLOCKS + 1) * PAGES as u32) as u16
+    );
+}
+
+#[test]
+fn compute_ends_max_blocks_and_refuses_one_more() {
+    let s = shared_state();
+    let mut compute = Compute {
+        ctrl: ctrl(&s),
+        pause: Spin,
+    };
+    let mut cb = MockCircularBuffer::new();
+    cb.expect_pages_ready().returning(|| Ok(PAGES));
+    // 32,767 blocks in windows of 2: one block of padding to pop.
+    cb.expect_pop()
+        .with(mockall::predicate::eq(PAGES))
+        .times(1)
+        .returning(|_| Ok(()));
+    block_on(end(&mut compute, &mut cb, PAGES, WINDOW, MAX_BLOCKS)).unwrap();
+    assert_eq!(
+        block_on(end(&mut compute, &mut cb, PAGES, WINDOW, MAX_BLOCKS + 1)),
+        Err(ComputeError::Misuse)
+    );
 }
