@@ -3,8 +3,8 @@
 //! timeouts hold their tiles until the late completion, stealing moves ready work only.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use komorebi::dispatch::{
     Cx, DispatchConfig, DispatchError, Dispatcher, Drive, Finished, GroupId, GroupInfo, NullTarget,
@@ -300,9 +300,12 @@ fn timeouts_are_handed_over_and_their_tiles_held_until_quiet() {
 
 /// Null device: counts ends, fans one seed out into many stealable commands.
 struct Fan {
+    /// This plugin's worker.
+    me: usize,
     handled: u64,
     fan_out: u32,
-    spin_ns: u64,
+    /// Commands worker 1 handled, shared by both workers' plugins.
+    thief_handled: Arc<AtomicU64>,
 }
 
 impl Plugin for Fan {
@@ -312,14 +315,27 @@ impl Plugin for Fan {
     fn handle(&mut self, f: Finished<u32>, cx: &mut Cx<'_, u32, ()>) {
         assert!(matches!(f.outcome, Outcome::Reported(_)));
         self.handled += 1;
-        // Some handler work, so the fan-out outlasts a thread wake-up.
-        let t = std::time::Instant::now();
-        while (t.elapsed().as_nanos() as u64) < self.spin_ns {
-            std::hint::spin_loop();
+        if self.me == 1 {
+            self.thief_handled.fetch_add(1, Ordering::SeqCst);
         }
         if f.work == u32::MAX {
             for i in 0..self.fan_out {
                 cx.submit(i, Place::Any).unwrap();
+            }
+        } else if self.me == 0 && self.handled == 2 {
+            // Worker 0 is busy with its first follow-up until worker 1 has run one: the
+            // follow-ups are in worker 0's deque (enqueued, and worker 1 woken, at the end of
+            // the pass that handled the seed), so worker 1 can only have them by stealing. An
+            // ordering, not a delay: the outcome does not depend on how the threads are
+            // scheduled. The bound only turns a dispatcher that never steals into a failure
+            // instead of a hang.
+            let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while self.thief_handled.load(Ordering::SeqCst) == 0 {
+                assert!(
+                    std::time::Instant::now() < give_up,
+                    "worker 1 never stole work from the busy worker 0"
+                );
+                std::thread::yield_now();
             }
         }
     }
@@ -344,11 +360,13 @@ fn an_idle_worker_steals_ready_work_from_a_busy_one() {
     let mut d = Dispatcher::new(&NullTarget, GRID, &groups, DispatchConfig::default()).unwrap();
     // Pinned to worker 0's first group: all 400 follow-ups start in worker 0's queue.
     d.seed(u32::MAX, Place::Group(GroupId(0))).unwrap();
+    let thief_handled = Arc::new(AtomicU64::new(0));
     let r = d
-        .run(|_| Fan {
+        .run(|me| Fan {
+            me,
             handled: 0,
             fan_out: 400,
-            spin_ns: 20_000,
+            thief_handled: thief_handled.clone(),
         })
         .unwrap();
     let handled: Vec<u64> = r.plugins.iter().map(|p| p.handled).collect();
@@ -357,7 +375,10 @@ fn an_idle_worker_steals_ready_work_from_a_busy_one() {
         handled.iter().all(|&h| h > 0),
         "both workers ran commands: {handled:?}"
     );
-    assert!(r.summary.stolen > 0);
+    assert_eq!(thief_handled.load(Ordering::SeqCst), handled[1]);
+    // Worker 0 made every follow-up ready, so all that worker 1 ran it stole.
+    assert_eq!(r.summary.per_worker[1].stolen, handled[1]);
+    assert_eq!(r.summary.per_worker[0].stolen, 0);
     assert_eq!(r.summary.stolen, r.summary.per_worker[1].stolen);
     assert_eq!(r.summary.commands, 401);
     assert_eq!(r.times.len(), 401);
