@@ -177,7 +177,8 @@ fn a_tile_that_never_reports_times_out_at_the_host_deadline() {
 }
 
 #[test]
-fn a_run_keeps_disjoint_groups_in_flight_together_and_serializes_overlapping_ones() {
+fn a_run_keeps_disjoint_groups_in_flight_together_and_runs_an_overlapping_one_after_them_on_shared_tiles()
+ {
     let mut s = session();
     let mut run = Run::new(&mut s, 100_000);
     let a = run
@@ -210,6 +211,39 @@ fn a_run_keeps_disjoint_groups_in_flight_together_and_serializes_overlapping_one
         vec![a, b, c]
     );
     assert!(reports.iter().all(|r| r.ok), "{reports:?}");
+    // In flight together: each of the disjoint commands started before the other finished.
+    let (ra, rb, rc) = (&reports[0], &reports[1], &reports[2]);
+    assert!(
+        ra.started_at < rb.finished_at && rb.started_at < ra.finished_at,
+        "a ran {}..{}, b {}..{}: not together",
+        ra.started_at,
+        ra.finished_at,
+        rb.started_at,
+        rb.finished_at
+    );
+    // Serialized: on each tile c shares with a or b (its command index 2 there), c started
+    // only after that tile reported the earlier command (index 1). Each tile's own record
+    // words, so the tiles' clocks are never compared with each other.
+    let word = |s: &Session, x, index: u32, offset| {
+        s.control_word(LogicalXy::new(x, 1), abi::record_of(index) + offset)
+            .unwrap()
+    };
+    for x in [1, 4] {
+        assert_eq!(
+            (
+                word(&s, x, 1, abi::RECORD_INDEX),
+                word(&s, x, 2, abi::RECORD_INDEX)
+            ),
+            (1, 2)
+        );
+        let earlier_finished = word(&s, x, 1, abi::RECORD_FINISHED);
+        let c_started = word(&s, x, 2, abi::RECORD_STARTED);
+        assert!(
+            c_started >= earlier_finished,
+            "tile ({x}, 1): c started at {c_started} before the earlier command finished at {earlier_finished}"
+        );
+    }
+    assert!(rc.started_at > 0 && rc.finished_at >= rc.started_at);
 }
 
 #[test]
