@@ -216,7 +216,11 @@ impl Mocks {
     /// The unordered calls, added after the sequenced ones (mockall matches expectations in
     /// the order they were set, skipping those already satisfied): loads of anything but
     /// `strict` read the state's words.
-    fn build(mut self, wait_limit: u64, strict: &'static [u32]) -> (Dm, MockCircularBuffer, Shared) {
+    fn build(
+        mut self,
+        wait_limit: u64,
+        strict: &'static [u32],
+    ) -> (Dm, MockCircularBuffer, Shared) {
         let c = &mut self.ctrl;
         c.expect_len().return_const(0x1000u32);
         c.expect_addr().returning(|off| Ok(l1(CTRL + off)));

@@ -47,7 +47,10 @@ fn control_block_offsets_are_the_abi_table_s() {
     // Per-kernel words in reader, writer, compute order.
     assert_eq!(abi::kernel_word(abi::KERNEL_DONE, Role::Reader), 0x040);
     assert_eq!(abi::kernel_word(abi::KERNEL_DONE, Role::Writer), 0x044);
-    assert_eq!(abi::kernel_word(abi::KERNEL_RECOVERING, Role::Compute), 0x058);
+    assert_eq!(
+        abi::kernel_word(abi::KERNEL_RECOVERING, Role::Compute),
+        0x058
+    );
     assert_eq!(abi::kernel_word(abi::PANIC, Role::Writer), 0x024);
     assert_eq!(image::boot_word(Role::Reader), 0x030);
     assert_eq!(image::boot_word(Role::Compute), 0x038);
@@ -117,7 +120,10 @@ fn image_headers_sit_below_the_control_block_and_boot_words_are_kmrb_or_b0f0() {
     assert_eq!(image::header_addr(Role::Compute), 0x3F40);
     assert_eq!(image::BOOT_UP, 0x4B4D_5242);
     assert_eq!(image::boot_failed(BootFailure::AbiVersion), 0xB0F0_0001);
-    assert_eq!(image::boot_failed(BootFailure::HarvestMismatch), 0xB0F0_0004);
+    assert_eq!(
+        image::boot_failed(BootFailure::HarvestMismatch),
+        0xB0F0_0004
+    );
 }
 
 #[test]
