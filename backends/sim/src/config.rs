@@ -50,9 +50,31 @@ pub struct SimConfig {
     /// a same-address load ordered after a store). An NIU command issued meanwhile reads the
     /// old bytes when its packet leaves, as a card's would. Default: off (stores land at once).
     pub late_core_stores: bool,
+    /// When a NoC write or multicast reads its source bytes, and whether the simulator checks
+    /// that the source stayed unchanged until the packet left (default
+    /// [`SourceRead::Departure`]: read when the packet leaves, unchecked).
+    pub source_read: SourceRead,
     /// The firmware cores' cost rule (`Sim::spawn_firmware`): cycles per instruction and per
     /// access, from the Blackhole ISA documentation (`riscv::Cost`).
     pub core_cost: Cost,
+}
+
+/// When the simulator reads a NoC write's source bytes. The hardware may read them at any time
+/// between the issue and the packet's departure (when `writes_sent` counts it); a kernel may
+/// change a source only once `writes_sent` says its write left. The two checked adversaries
+/// read at either end of that interval and report a source changed in it as
+/// `Violation::SourceChangedInFlight`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum SourceRead {
+    /// When the packet leaves its NIU, unchecked (the default).
+    #[default]
+    Departure,
+    /// At issue, as early as the hardware could; a source changed before the packet left is a
+    /// violation (and the packet carries the bytes of the issue).
+    IssueChecked,
+    /// When the packet leaves, as late as the hardware could; a source changed since the issue
+    /// is a violation (and the packet carries the changed bytes).
+    DepartureChecked,
 }
 
 impl Default for SimConfig {
@@ -69,6 +91,7 @@ impl Default for SimConfig {
             boot: Boot::Running,
             reorder_posted_writes: false,
             late_core_stores: false,
+            source_read: SourceRead::Departure,
             core_cost: Cost::default(),
         }
     }

@@ -14,6 +14,7 @@ use std::rc::Rc;
 use blackhole_pac::addr::{DRAM_READ_ALIGN, DRAM_WRITE_ALIGN, L1_ALIGN};
 use komorebi_hal::noc::ErrorKind;
 
+use crate::config::SourceRead;
 use crate::hal::error::NocError;
 use crate::packet::{Item, ReadPacket, Target, TileIx, WritePacket};
 use crate::route::{self, raw};
@@ -122,6 +123,13 @@ fn issue_writes(w: &mut World, by: Issuer, p: Writes) {
         let busy = timing.write_issue_floor.max(p.reserve + timing.flits(n));
         let depart = w.niu_slot(by.tile, by.noc, by.now, busy);
         w.tiles[by.tile as usize].niu[by.noc as usize].write_issued(p.acked, p.dests.len() as u32);
+        let at_issue = (w.cfg.source_read != SourceRead::Departure).then(|| {
+            let mut buf = vec![0u8; n as usize];
+            w.tiles[by.tile as usize]
+                .l1
+                .read((p.src + off) as u64, &mut buf);
+            Rc::from(buf)
+        });
         let packet = WritePacket {
             src: by.tile,
             noc: by.noc,
@@ -135,6 +143,7 @@ fn issue_writes(w: &mut World, by: Issuer, p: Writes) {
             flow: p.flow,
             issued_at: by.now,
             reserve: p.reserve,
+            at_issue,
         };
         w.push(depart, Item::DepartWrite(Box::new(packet)));
         off += n;

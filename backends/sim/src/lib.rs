@@ -96,7 +96,7 @@
 //! | `report` | [`Violation`], [`Stats`], [`TaskInfo`], [`CbState`], [`NiuCounters`] | leaf, plain data |
 //! | `error` | [`SimError`], the host side's refusals | leaf |
 //! | `boot` | [`Boot`], [`Core`], [`BootFailure`]; the check a released core's image passes | leaf |
-//! | [`config`], [`timing`] | [`SimConfig`] and the calibrated [`Timing`] model | leaves (`config` uses `boot`, `timing`) |
+//! | [`config`], [`timing`] | [`SimConfig`], [`SourceRead`] and the calibrated [`Timing`] model | leaves (`config` uses `boot`, `timing`) |
 //! | [`arc`] | ARC's boot status and telemetry table as a window reads them | leaf; read-only data from the configuration and the cycle |
 //! | `regs` | a Tensix's registers a host reaches: soft reset, reset PCs, wall clock, `NOC_ID_LOGICAL` | leaf |
 //! | `posted` | host writes held per destination, in a seeded random order | leaf; uses `rng` |
@@ -157,7 +157,7 @@ pub mod trace;
 mod world;
 
 pub use boot::{Boot, BootFailure, Core};
-pub use config::SimConfig;
+pub use config::{SimConfig, SourceRead};
 pub use error::SimError;
 pub use fault::{Fault, StallFrom, TxAction, TxFilter, TxKind};
 pub use hal::{CbError, CtrlError, KernelEnv, NocError, SimCb, SimCtrl, SimNoc, SimPause};

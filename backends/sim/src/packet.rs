@@ -47,6 +47,8 @@ pub(crate) struct WritePacket {
     pub flow: u64,
     pub issued_at: u64,
     pub reserve: u64,
+    /// The source bytes at issue, kept when `SimConfig::source_read` checks the source.
+    pub at_issue: Option<Rc<[u8]>>,
 }
 
 /// A read on its way.

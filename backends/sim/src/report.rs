@@ -21,6 +21,19 @@ pub enum Violation {
         /// Cycle.
         time: u64,
     },
+    /// A NoC write's source changed between its issue and its packet's departure (before
+    /// `writes_sent` counted it): which bytes went out depends on when the NIU read them
+    /// (`SimConfig::source_read`, checked modes only).
+    SourceChangedInFlight {
+        /// NoC0 coordinates of the writing tile.
+        tile: (u8, u8),
+        /// L1 address of the packet's source.
+        addr: u32,
+        /// Cycle of the issue.
+        issued: u64,
+        /// Cycle the packet left.
+        time: u64,
+    },
     /// An inline write aimed at L1 (broken on Blackhole).
     InlineWriteToL1 {
         /// NoC0 coordinates of the writing tile.
@@ -45,6 +58,16 @@ impl std::fmt::Display for Violation {
                 f,
                 "cycle {time}: tile {tile:?} CB {cb}: NoC write at {addr:#x} overwrote page {page}, \
                  which compute had not popped"
+            ),
+            Self::SourceChangedInFlight {
+                tile,
+                addr,
+                issued,
+                time,
+            } => write!(
+                f,
+                "cycle {time}: tile {tile:?}: the source at {addr:#x} of a NoC write issued at \
+                 cycle {issued} changed before its packet left"
             ),
             Self::InlineWriteToL1 { tile, target, time } => {
                 write!(

@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use crate::config::SimConfig;
+use crate::config::{SimConfig, SourceRead};
 use crate::dram::Dram;
 use crate::fault::{Faults, TxKind};
 use crate::link::Links;
@@ -198,12 +198,26 @@ impl World {
     fn depart_write(&mut self, time: u64, p: WritePacket) {
         let timing = self.cfg.timing;
         // The source bytes are read now, not at issue: a source changed before `writes_sent`
-        // delivers the changed bytes, as on Blackhole.
+        // delivers the changed bytes, as on Blackhole (`SourceRead::IssueChecked`: the bytes
+        // of the issue; both checked modes report the change).
         let mut buf = vec![0u8; p.len as usize];
         self.tiles[p.src as usize]
             .l1
             .read(p.src_addr as u64, &mut buf);
-        let data: Rc<[u8]> = buf.into();
+        let mut data: Rc<[u8]> = buf.into();
+        if let Some(at_issue) = &p.at_issue {
+            if *at_issue != data {
+                self.violations.push(Violation::SourceChangedInFlight {
+                    tile: self.tiles[p.src as usize].xy0,
+                    addr: p.src_addr,
+                    issued: p.issued_at,
+                    time,
+                });
+            }
+            if self.cfg.source_read == SourceRead::IssueChecked {
+                data = at_issue.clone();
+            }
+        }
         self.tiles[p.src as usize].niu[p.noc as usize].write_sent(p.acked);
         self.touch(p.src, time);
         let flits = timing.flits(p.len);

@@ -1,0 +1,334 @@
+//! Golden values: the binary layout of the broadcast specification
+//! (`shared/seeds/002_1b9a6746630272b9.txt`), pinned with numbers written here by hand.
+//!
+//! Every expected value in this file is a literal taken from the specification or worked out
+//! by hand (the check words with an FNV-1a written outside this crate), never computed by the
+//! code under test: a layout change that the code makes consistently on both sides (host and
+//! device) still fails here, as a card, a second implementation or another team's host tooling
+//! would.
+
+use komorebi_broadcast::area::{self, GiveUpRecord, Where, marker, marker_count, padding_blocks};
+use komorebi_broadcast::args::{self, Along, BroadcastArgs, check_word};
+use komorebi_broadcast::layout::{BroadcastParams, Geometry, broadcast_args};
+use komorebi_hal::{LogicalRect, NocId};
+
+// ---- control block -------------------------------------------------------------------------
+
+#[test]
+fn two_broadcast_areas_of_0x140_bytes_start_at_control_offset_0xa00() {
+    assert_eq!(area::CONTROL_BROADCAST, 0xA00);
+    assert_eq!(area::AREA_BYTES, 0x140);
+    assert_eq!(area::SLOT_BYTES, 16);
+    assert_eq!(area::MAX_BROADCASTS, 2);
+    assert_eq!(area::MAX_RECEIVERS, 15);
+    assert_eq!(area::area(0), 0xA00);
+    assert_eq!(area::area(1), 0xB40);
+}
+
+#[test]
+fn slots_are_valid_marker_source_give_up_statistics_then_done_by_ranks_1_to_15() {
+    // Offsets in an area, in the order the specification lists the slots.
+    assert_eq!(area::VALID, 0x00);
+    assert_eq!(area::MARKER_SOURCE, 0x10);
+    assert_eq!(area::GIVE_UP_WHERE, 0x20);
+    assert_eq!(area::GIVE_UP_BLOCK, 0x24);
+    assert_eq!(area::GIVE_UP_SEQUENCE, 0x28);
+    assert_eq!(area::STATS_BLOCKS, 0x30);
+    assert_eq!(area::STATS_WAIT_CYCLES, 0x34);
+    assert_eq!(area::DONE_BY_FIRST, 0x40);
+    // Control-block offsets of the DONE-BY words: one 16-byte slot per rank 1..=15.
+    assert_eq!(area::done_by(0, 1), 0xA40);
+    assert_eq!(area::done_by(0, 2), 0xA50);
+    assert_eq!(area::done_by(0, 15), 0xB20);
+    assert_eq!(area::done_by(1, 1), 0xB80);
+    assert_eq!(area::done_by(1, 15), 0xC60);
+}
+
+// ---- markers -------------------------------------------------------------------------------
+
+#[test]
+fn markers_carry_the_sequence_number_in_the_high_half_and_the_count_in_the_low_half() {
+    assert_eq!(marker(7, 1), 0x0007_0001);
+    assert_eq!(marker(0x1234, 0x00FF), 0x1234_00FF);
+    assert_eq!(marker(0xFFFF, 0x7FFF), 0xFFFF_7FFF);
+    assert_eq!(marker(0, 0), 0);
+    assert_eq!(marker_count(0x0007_0003, 7), Some(3));
+    assert_eq!(marker_count(0x1234_00FF, 0x1234), Some(0xFF));
+    // A word an earlier command left does not count, nor one with the halves the other way.
+    assert_eq!(marker_count(0x0006_0003, 7), None);
+    assert_eq!(marker_count(0x0003_0007, 7), None);
+}
+
+// ---- the first give-up ---------------------------------------------------------------------
+
+#[test]
+fn give_up_words_are_where_with_the_broadcast_in_bits_8_to_15_then_block_then_sequence() {
+    assert_eq!(Where::BroadcastDone.code(), 1);
+    assert_eq!(Where::BroadcastValid.code(), 2);
+    assert_eq!(Where::BroadcastFree.code(), 3);
+    assert_eq!(Where::BroadcastBegin.code(), 4);
+    let record = GiveUpRecord {
+        place: Where::BroadcastValid,
+        broadcast: 1,
+        block: 5,
+        sequence: 0x0001_0007,
+    };
+    assert_eq!(record.words(), [0x0000_0102, 5, 0x0001_0007]);
+    assert_eq!(
+        GiveUpRecord::from_words([0x0000_0003, 0x0000_0009, 0x00AB_CDEF]),
+        Some(GiveUpRecord {
+            place: Where::BroadcastFree,
+            broadcast: 0,
+            block: 9,
+            sequence: 0x00AB_CDEF,
+        })
+    );
+    assert_eq!(GiveUpRecord::from_words([0x0000_0100, 9, 9]), None);
+}
+
+#[test]
+fn padding_fills_the_last_window() {
+    // The 03 shape: 16 blocks in a window of 2 need none; 15 need one.
+    assert_eq!(padding_blocks(2, 16), 0);
+    assert_eq!(padding_blocks(2, 15), 1);
+    assert_eq!(padding_blocks(8, 3), 5);
+    assert_eq!(padding_blocks(1, 5), 0);
+}
+
+// ---- broadcast words -----------------------------------------------------------------------
+
+#[test]
+fn check_word_is_fnv_1a_over_little_endian_bytes() {
+    // FNV-1a 32 of no bytes is its offset basis.
+    assert_eq!(check_word(&[]), 0x811C_9DC5);
+    // The bytes "abcd": FNV-1a 32 = 0xce3479bd.
+    assert_eq!(check_word(&[u32::from_le_bytes(*b"abcd")]), 0xCE34_79BD);
+    // Bytes 78 56 34 12 f0 de bc 9a.
+    assert_eq!(check_word(&[0x1234_5678, 0x9ABC_DEF0]), 0xD117_DCB5);
+}
+
+#[test]
+fn args_constants_are_the_specified_ones() {
+    assert_eq!(args::ARGS_WORDS, 11);
+    assert_eq!(args::ARGS_VERSION, 1);
+    assert_eq!(args::ARGS_MAGIC, 0x4B42);
+    assert_eq!(args::RANK_NONE, 0xFF);
+    assert_eq!(args::MAX_WINDOW, 8);
+    assert_eq!(args::MAX_BUFFER_PAGES, 65_535);
+    assert_eq!(args::MAX_BLOCKS, 32_767);
+}
+
+/// The 03 shape (`--rect 0,0,12,10 --blocks 16 --pages 4 --window 2`, page size 2048) on a
+/// p100/p150 part (NoC0 x 7 and 10 harvested: logical columns 0..=5 at NoC0 x 1..=6, 6..=11
+/// at 11..=16, rows 0..=9 at NoC0 y 2..=11), with the broadcasts `BroadcastPlan` makes: A,
+/// id 0, along rows on NoC0 in CB 0; W, id 1, along columns on NoC1 in CB 1.
+fn shape_03(id: u8) -> Vec<([u32; 11], (u8, u8))> {
+    let geometry = Geometry::blackhole(0x3000).unwrap();
+    let rect = LogicalRect::new(0, 0, 12, 10);
+    let (along, noc) = if id == 0 {
+        (Along::Row, NocId::Noc0)
+    } else {
+        (Along::Column, NocId::Noc1)
+    };
+    let params = BroadcastParams {
+        broadcast: id,
+        cb: id,
+        window: 2,
+        pages: 4,
+    };
+    broadcast_args(&geometry, rect, rect, along, noc, params)
+        .unwrap()
+        .iter()
+        .map(|c| (c.words, c.core))
+        .collect()
+}
+
+fn words_of(all: &[([u32; 11], (u8, u8))], core: (u8, u8)) -> [u32; 11] {
+    all.iter().find(|(_, c)| *c == core).unwrap().0
+}
+
+#[test]
+fn shape_03_row_broadcast_words_are_the_hand_computed_ones() {
+    let all = shape_03(0);
+    assert_eq!(all.len(), 120);
+    // The sender of the first panel's row 0: NoC0 (1,2), receivers (2,2)..(6,2).
+    assert_eq!(
+        words_of(&all, (0, 0)),
+        [
+            0x4B42_0100,
+            0x0002_0500,
+            0x0004_0000,
+            0x0000_0201,
+            0x0000_0201,
+            0x0000_0202,
+            0x0000_0206,
+            0x0A0C_0000,
+            0x0A0C_0000,
+            0x0000_0000,
+            0x51B1_046C,
+        ]
+    );
+    // Rank 3 of row 4: NoC0 (4,6), sender (1,6).
+    assert_eq!(
+        words_of(&all, (3, 4)),
+        [
+            0x4B42_0100,
+            0x0002_0503,
+            0x0004_0000,
+            0x0000_0604,
+            0x0000_0601,
+            0x0000_0602,
+            0x0000_0606,
+            0x0A0C_0000,
+            0x0A0C_0000,
+            0x0000_0000,
+            0xC7E9_0CF2,
+        ]
+    );
+    // The second panel's row 0 starts at NoC0 x 11: its own sender.
+    assert_eq!(
+        words_of(&all, (6, 0)),
+        [
+            0x4B42_0100,
+            0x0002_0500,
+            0x0004_0000,
+            0x0000_020B,
+            0x0000_020B,
+            0x0000_020C,
+            0x0000_0210,
+            0x0A0C_0000,
+            0x0A0C_0000,
+            0x0000_0000,
+            0x9051_5054,
+        ]
+    );
+    // The last core: rank 5 of the second panel's row 9.
+    assert_eq!(
+        words_of(&all, (11, 9)),
+        [
+            0x4B42_0100,
+            0x0002_0505,
+            0x0004_0000,
+            0x0000_0B10,
+            0x0000_0B0B,
+            0x0000_0B0C,
+            0x0000_0B10,
+            0x0A0C_0000,
+            0x0A0C_0000,
+            0x0000_0000,
+            0x0E1A_D7E6,
+        ]
+    );
+}
+
+#[test]
+fn shape_03_column_broadcast_words_are_the_hand_computed_ones() {
+    let all = shape_03(1);
+    assert_eq!(all.len(), 120);
+    // NoC1 numbers the grid from NoC0's far corner: (16 - x, 11 - y). Column 0's sender is at
+    // its bottom (row 9, NoC1 (15,0)), its receivers NoC1 (15,1)..(15,9).
+    assert_eq!(
+        words_of(&all, (0, 9)),
+        [
+            0x4B42_0101,
+            0x0102_0900,
+            0x0004_0001,
+            0x0000_000F,
+            0x0000_000F,
+            0x0000_010F,
+            0x0000_090F,
+            0x0A0C_0000,
+            0x0A0C_0000,
+            0x0000_0001,
+            0x4D9A_CF36,
+        ]
+    );
+    // The top of column 0 is its last receiver, rank 9.
+    assert_eq!(
+        words_of(&all, (0, 0)),
+        [
+            0x4B42_0101,
+            0x0102_0909,
+            0x0004_0001,
+            0x0000_090F,
+            0x0000_000F,
+            0x0000_010F,
+            0x0000_090F,
+            0x0A0C_0000,
+            0x0A0C_0000,
+            0x0000_0001,
+            0xF12C_E760,
+        ]
+    );
+    // Column 11 (NoC0 x 16, NoC1 x 0), row 4 (NoC1 y 5): rank 5.
+    assert_eq!(
+        words_of(&all, (11, 4)),
+        [
+            0x4B42_0101,
+            0x0102_0905,
+            0x0004_0001,
+            0x0000_0500,
+            0x0000_0000,
+            0x0000_0100,
+            0x0000_0900,
+            0x0A0C_0000,
+            0x0A0C_0000,
+            0x0000_0001,
+            0xF132_2628,
+        ]
+    );
+}
+
+#[test]
+fn the_hand_computed_words_decode_to_the_03_shape() {
+    let a = BroadcastArgs::decode(&[
+        0x4B42_0100,
+        0x0002_0503,
+        0x0004_0000,
+        0x0000_0604,
+        0x0000_0601,
+        0x0000_0602,
+        0x0000_0606,
+        0x0A0C_0000,
+        0x0A0C_0000,
+        0x0000_0000,
+        0xC7E9_0CF2,
+    ])
+    .unwrap();
+    assert_eq!(
+        a,
+        BroadcastArgs {
+            broadcast: 0,
+            rank: 3,
+            receivers: 5,
+            window: 2,
+            noc: 0,
+            cb: 0,
+            pages: 4,
+            core: (4, 6),
+            sender: (1, 6),
+            start: (2, 6),
+            end: (6, 6),
+            group: LogicalRect::new(0, 0, 12, 10),
+            rect: LogicalRect::new(0, 0, 12, 10),
+            along: Along::Row,
+        }
+    );
+    // One bit of the rank flipped and the check word kept: refused.
+    assert!(
+        BroadcastArgs::decode(&[
+            0x4B42_0100,
+            0x0002_0502,
+            0x0004_0000,
+            0x0000_0604,
+            0x0000_0601,
+            0x0000_0602,
+            0x0000_0606,
+            0x0A0C_0000,
+            0x0A0C_0000,
+            0x0000_0000,
+            0xC7E9_0CF2,
+        ])
+        .is_err()
+    );
+}

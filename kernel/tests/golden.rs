@@ -1,0 +1,155 @@
+//! Golden values of the control-block ABI (version 1) and the firmware image header, written
+//! here by hand: the offsets and words a loader, a card's firmware or another team's host
+//! tooling reads, never computed by the code under test (the image's check word with an
+//! FNV-1a written outside this crate).
+
+use komorebi_broadcast::Where;
+use komorebi_broadcast::area;
+use komorebi_hal::Role;
+use komorebi_kernel::abi::{self, GiveUpCode, KernelGiveUp};
+use komorebi_kernel::image::{self, BootFailure, ImageHeader};
+
+#[test]
+fn the_control_block_is_4_kib_at_l1_0x4000_with_the_header_kmrb_version_tile_harvest() {
+    assert_eq!(abi::CONTROL_BASE, 0x4000);
+    assert_eq!(abi::CONTROL_BYTES, 0x1000);
+    // "KMRB", K in the top byte.
+    assert_eq!(abi::MAGIC, 0x4B4D_5242);
+    assert_eq!(abi::ABI_VERSION, 1);
+    assert_eq!(abi::HEADER_MAGIC, 0x000);
+    assert_eq!(abi::HEADER_VERSION, 0x004);
+    assert_eq!(abi::HEADER_TILE, 0x008);
+    assert_eq!(abi::HEADER_HARVEST, 0x00C);
+}
+
+#[test]
+fn control_block_offsets_are_the_abi_table_s() {
+    assert_eq!(abi::STOP, 0x010);
+    assert_eq!(abi::IDLE_WAIT_LIMIT, 0x018);
+    assert_eq!(abi::PANIC, 0x020);
+    assert_eq!(abi::PANIC_TAG, 0xDEAD_0000);
+    assert_eq!(image::BOOT, 0x030);
+    assert_eq!(abi::KERNEL_DONE, 0x040);
+    assert_eq!(abi::KERNEL_RECOVERING, 0x050);
+    assert_eq!(abi::REPORT_INDEX, 0x080);
+    assert_eq!(abi::RECORDS_BASE, 0x0C0);
+    assert_eq!(abi::RECORD_BYTES, 0x40);
+    assert_eq!(abi::SLOTS_BASE, 0x200);
+    assert_eq!(abi::SLOT_BYTES, 0x200);
+    assert_eq!(abi::SLOTS, 2);
+    assert_eq!(abi::CB_TABLE, 0x600);
+    assert_eq!(abi::CB_ENTRY_BYTES, 16);
+    assert_eq!(abi::CB_ENTRIES, 64);
+    // The table's 64 entries of 16 bytes end where the broadcast areas begin; the two areas of
+    // 0x140 end at 0xC80, inside the 0x1000 bytes.
+    assert_eq!(area::CONTROL_BROADCAST, 0xA00);
+    assert_eq!(area::area(1) + area::AREA_BYTES, 0xC80);
+    // Per-kernel words in reader, writer, compute order.
+    assert_eq!(abi::kernel_word(abi::KERNEL_DONE, Role::Reader), 0x040);
+    assert_eq!(abi::kernel_word(abi::KERNEL_DONE, Role::Writer), 0x044);
+    assert_eq!(
+        abi::kernel_word(abi::KERNEL_RECOVERING, Role::Compute),
+        0x058
+    );
+    assert_eq!(abi::kernel_word(abi::PANIC, Role::Writer), 0x024);
+    assert_eq!(image::boot_word(Role::Reader), 0x030);
+    assert_eq!(image::boot_word(Role::Compute), 0x038);
+}
+
+#[test]
+fn commands_take_slots_in_turn_with_an_8_word_header_and_reports_their_records() {
+    assert_eq!(abi::SLOT_HEADER_WORDS, 8);
+    assert_eq!(abi::MAX_PROGRAM_WORDS, 120);
+    assert_eq!(abi::slot_of(1), 0x200);
+    assert_eq!(abi::slot_of(2), 0x400);
+    assert_eq!(abi::slot_of(3), 0x200);
+    assert_eq!(abi::record_of(1), 0x0C0);
+    assert_eq!(abi::record_of(2), 0x100);
+    assert_eq!(abi::record_of(3), 0x0C0);
+    assert_eq!(abi::RECORD_INDEX, 0x00);
+    assert_eq!(abi::RECORD_SEQUENCE, 0x04);
+    assert_eq!(abi::RECORD_STATUS, 0x08);
+    assert_eq!(abi::RECORD_STARTED, 0x0C);
+    assert_eq!(abi::RECORD_GIVE_UP, 0x10);
+    assert_eq!(abi::RECORD_FINISHED, 0x1C);
+    assert_eq!(abi::RECORD_GIVE_UP_BLOCK, 0x20);
+    assert_eq!(abi::RECORD_STAT, 0x30);
+    assert_eq!(abi::FLAG_EXCLUSIVE, 1);
+    assert_eq!(abi::STATUS_GAVE_UP, 1);
+    assert_eq!(abi::STATUS_REFUSED, 2);
+    assert_eq!(abi::STATUS_MISMATCH, 4);
+    assert_eq!(abi::HANDLER_EXIT, 0);
+}
+
+#[test]
+fn give_up_codes_and_words_are_the_abi_s() {
+    let codes = [
+        (GiveUpCode::Broadcast(Where::BroadcastDone), 0x01),
+        (GiveUpCode::Broadcast(Where::BroadcastValid), 0x02),
+        (GiveUpCode::Broadcast(Where::BroadcastFree), 0x03),
+        (GiveUpCode::Broadcast(Where::BroadcastBegin), 0x04),
+        (GiveUpCode::ComputeTimedOut, 0x10),
+        (GiveUpCode::ComputeStopped, 0x11),
+        (GiveUpCode::ComputeFailed, 0x12),
+        (GiveUpCode::DataMismatch, 0x13),
+        (GiveUpCode::UnknownHandler, 0x20),
+        (GiveUpCode::NotExclusive, 0x21),
+        (GiveUpCode::NotInGroup, 0x22),
+        (GiveUpCode::BadCommand, 0x23),
+    ];
+    for (code, byte) in codes {
+        assert_eq!(code.code(), byte, "{code:?}");
+        assert_eq!(GiveUpCode::from_code(byte), Some(code));
+    }
+    let g = KernelGiveUp {
+        code: GiveUpCode::Broadcast(Where::BroadcastValid),
+        broadcast: 1,
+        block: 9,
+    };
+    assert_eq!(g.word(), 0x0000_0102);
+    assert_eq!(KernelGiveUp::from_words(0x0000_0003, 4).unwrap().block, 4);
+    assert_eq!(KernelGiveUp::from_words(0, 4), None);
+}
+
+#[test]
+fn image_headers_sit_below_the_control_block_and_boot_words_are_kmrb_or_b0f0() {
+    assert_eq!(image::IMAGE_HEADER_BASE, 0x3F00);
+    assert_eq!(image::IMAGE_HEADER_BYTES, 32);
+    assert_eq!(image::header_addr(Role::Reader), 0x3F00);
+    assert_eq!(image::header_addr(Role::Writer), 0x3F20);
+    assert_eq!(image::header_addr(Role::Compute), 0x3F40);
+    assert_eq!(image::BOOT_UP, 0x4B4D_5242);
+    assert_eq!(image::boot_failed(BootFailure::AbiVersion), 0xB0F0_0001);
+    assert_eq!(
+        image::boot_failed(BootFailure::HarvestMismatch),
+        0xB0F0_0004
+    );
+}
+
+#[test]
+fn an_image_header_s_words_and_bytes_are_the_hand_computed_ones() {
+    // "KMFW" as little-endian bytes.
+    assert_eq!(image::IMAGE_MAGIC, 0x5746_4D4B);
+    let h = ImageHeader {
+        role: Role::Writer,
+        entry: 0x1_2000,
+        code_start: 0x1_2000,
+        code_bytes: 24_000,
+    };
+    let words = [
+        0x5746_4D4B,
+        0x0000_0001,
+        0x0000_0001,
+        0x0001_2000,
+        0x0001_2000,
+        0x0000_5DC0,
+        0x0000_0000,
+        // FNV-1a 32 of words 0..=6 as little-endian bytes.
+        0x156F_2E51,
+    ];
+    assert_eq!(h.encode(), words);
+    assert_eq!(ImageHeader::decode(&words), Ok(h));
+    let bytes = h.to_bytes();
+    assert_eq!(&bytes[..4], b"KMFW");
+    assert_eq!(&bytes[28..], &[0x51, 0x2E, 0x6F, 0x15]);
+}

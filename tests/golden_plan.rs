@@ -1,0 +1,163 @@
+//! Golden values of the host side of 03_broadcast: the default `BroadcastConfig` is the 03 shape
+//! (`--rect 0,0,12,10 --blocks 16 --pages 4 --window 2`, page size 2048, a p100/p150 part),
+//! and the words its `BroadcastPlan` gives the reader (broadcast A, id 0, rows, NoC0, CB 0) and
+//! the writer (broadcast W, id 1, columns, NoC1, CB 1) are literals worked out by hand (check
+//! words with an FNV-1a written outside the code), never computed by the code under test.
+
+use komorebi::app::broadcast::{BroadcastConfig, BroadcastPlan};
+use komorebi_broadcast::layout::Geometry;
+use komorebi_hal::{LogicalRect, LogicalXy, Role};
+
+fn plan() -> (BroadcastConfig, BroadcastPlan) {
+    let cfg = BroadcastConfig::default();
+    // p100/p150: the columns at NoC0 x 7 and 10 harvested (die bits 12 and 13).
+    let plan = BroadcastPlan::new(&cfg, &Geometry::blackhole(0x3000).unwrap()).unwrap();
+    (cfg, plan)
+}
+
+#[test]
+fn the_default_config_is_the_03_shape() {
+    let (cfg, plan) = plan();
+    assert_eq!(cfg.rect, LogicalRect::new(0, 0, 12, 10));
+    assert_eq!(
+        (cfg.blocks, cfg.pages, cfg.page_size, cfg.window),
+        (16, 4, 2048, 2)
+    );
+    // One row broadcast per row and panel (two panels of 6 columns), one column broadcast per
+    // column.
+    assert_eq!(plan.broadcasts(), [20, 12]);
+}
+
+#[test]
+fn the_03_plan_gives_each_core_the_hand_computed_broadcast_words() {
+    let (_, plan) = plan();
+    // Core i of the rectangle is logical (i % 12, i / 12).
+    let cases: [(usize, [u32; 11], [u32; 11]); 3] = [
+        (
+            // Logical (0,0): row 0's sender at NoC0 (1,2); the top of column 0, its last
+            // receiver (rank 9) at NoC1 (15,9).
+            0,
+            [
+                0x4B42_0100,
+                0x0002_0500,
+                0x0004_0000,
+                0x0000_0201,
+                0x0000_0201,
+                0x0000_0202,
+                0x0000_0206,
+                0x0A0C_0000,
+                0x0A0C_0000,
+                0x0000_0000,
+                0x51B1_046C,
+            ],
+            [
+                0x4B42_0101,
+                0x0102_0909,
+                0x0004_0001,
+                0x0000_090F,
+                0x0000_000F,
+                0x0000_010F,
+                0x0000_090F,
+                0x0A0C_0000,
+                0x0A0C_0000,
+                0x0000_0001,
+                0xF12C_E760,
+            ],
+        ),
+        (
+            // Logical (6,0): the second panel's row 0 sender at NoC0 (11,2); the top of
+            // column 6 (NoC0 x 11), rank 9 at NoC1 (5,9).
+            6,
+            [
+                0x4B42_0100,
+                0x0002_0500,
+                0x0004_0000,
+                0x0000_020B,
+                0x0000_020B,
+                0x0000_020C,
+                0x0000_0210,
+                0x0A0C_0000,
+                0x0A0C_0000,
+                0x0000_0000,
+                0x9051_5054,
+            ],
+            [
+                0x4B42_0101,
+                0x0102_0909,
+                0x0004_0001,
+                0x0000_0905,
+                0x0000_0005,
+                0x0000_0105,
+                0x0000_0905,
+                0x0A0C_0000,
+                0x0A0C_0000,
+                0x0000_0001,
+                0xAC3A_2250,
+            ],
+        ),
+        (
+            // Logical (11,9): rank 5 of row 9's second panel at NoC0 (16,11); the bottom of
+            // column 11, its sender at NoC1 (0,0).
+            119,
+            [
+                0x4B42_0100,
+                0x0002_0505,
+                0x0004_0000,
+                0x0000_0B10,
+                0x0000_0B0B,
+                0x0000_0B0C,
+                0x0000_0B10,
+                0x0A0C_0000,
+                0x0A0C_0000,
+                0x0000_0000,
+                0x0E1A_D7E6,
+            ],
+            [
+                0x4B42_0101,
+                0x0102_0900,
+                0x0004_0001,
+                0x0000_0000,
+                0x0000_0000,
+                0x0000_0100,
+                0x0000_0900,
+                0x0A0C_0000,
+                0x0A0C_0000,
+                0x0000_0001,
+                0xD464_B296,
+            ],
+        ),
+    ];
+    for (core, reader, writer) in cases {
+        let p = plan.program(core, 0);
+        let (r, w) = (p.reader.unwrap(), p.writer.unwrap());
+        assert_eq!(r.args, reader, "reader of core {core}");
+        assert_eq!(w.args, writer, "writer of core {core}");
+        for m in [r, w] {
+            assert_eq!((m.blocks, m.page_size), (16, 2048), "core {core}");
+        }
+        let inputs: Vec<_> = p
+            .compute
+            .inputs
+            .iter()
+            .map(|i| {
+                (
+                    i.cb,
+                    i.pages,
+                    i.window,
+                    i.blocks,
+                    i.page_size,
+                    i.broadcast,
+                    i.producer,
+                )
+            })
+            .collect();
+        assert_eq!(
+            inputs,
+            vec![
+                (0, 4, 2, 16, 2048, 0, Role::Reader),
+                (1, 4, 2, 16, 2048, 1, Role::Writer),
+            ]
+        );
+    }
+    assert_eq!(plan.core(119), LogicalXy::new(11, 9));
+}
