@@ -659,3 +659,189 @@ fn the_control_block_is_l1_words_with_the_abi_s_stop_flag_and_wait_limit() {
     assert_eq!(block[0x40], 7);
     assert_eq!(block[4], 1, "stop word");
 }
+
+/// A buffer of 4 pages of 64 bytes at L1 0x2_0000 over host memory whose page `p` holds bytes
+/// `p * 64 + i`; the stream registers and the memory are returned to keep them alive.
+fn buffer_over(mem: &mut [u8], regs: &mut [u32]) -> (SiliconCb, SiliconCb) {
+    for (i, b) in mem[0x2_0000..0x2_0000 + 256].iter_mut().enumerate() {
+        *b = i as u8;
+    }
+    // SAFETY: the caller keeps both slices alive as long as the handles.
+    let streams = unsafe { Streams::from_ptr(regs.as_mut_ptr().cast()) };
+    let cb = CbIndex::new(5).unwrap();
+    // SAFETY: as above; the buffer lies inside `mem`.
+    unsafe {
+        (
+            SiliconCb::from_ptr(streams, cb, mem.as_ptr() as usize, 0x2_0000, 64, 4),
+            SiliconCb::from_ptr(streams, cb, mem.as_ptr() as usize, 0x2_0000, 64, 4),
+        )
+    }
+}
+
+#[test]
+fn a_buffer_reads_whole_words_byte_tails_and_wrapped_pages_at_their_edges() {
+    use komorebi_hal::cb::ErrorKind as CbKind;
+    // Word-aligned backing memory, so the word path is the one taken.
+    let mut words = vec![0u32; 0x3_0000 / 4].into_boxed_slice();
+    // SAFETY: viewing the u32 box as bytes; it outlives the handles.
+    let mem = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), 0x3_0000) };
+    let mut regs = vec![0u32; stream::STREAM_BLOCK_BYTES / 4].into_boxed_slice();
+    let (mut producer, mut consumer) = buffer_over(mem, &mut regs);
+    assert_eq!((producer.capacity(), producer.page_size()), (4, 64));
+    assert_eq!(producer.base(), l1(0x2_0000));
+    // A push of exactly the free pages is allowed; one more is not.
+    producer.push(4).unwrap();
+    assert_eq!(
+        producer.push(1).unwrap_err().kind,
+        CbKind::Overflow,
+        "4 of 4 pushed"
+    );
+    // A whole page through the word path, then a 7-byte read: one word and a 3-byte tail.
+    let mut page = [0u8; 64];
+    consumer.read_page(1, 0, &mut page).unwrap();
+    assert_eq!(page.to_vec(), (64u8..128).collect::<Vec<_>>());
+    let mut tail = [0u8; 7];
+    consumer.read_page(2, 56, &mut tail).unwrap();
+    assert_eq!(tail, [184, 185, 186, 187, 188, 189, 190]);
+    // Exactly to the page's end is allowed; one byte more is not.
+    consumer.read_page(3, 60, &mut [0u8; 4]).unwrap();
+    assert_eq!(
+        consumer.read_page(3, 61, &mut [0u8; 4]).unwrap_err().kind,
+        CbKind::OutOfRange
+    );
+    // After popping 3 pages, page 0 of the consumer is slot 3, page 1 wraps to slot 0.
+    consumer.pop(3).unwrap();
+    assert_eq!(consumer.read_ptr(), l1(0x2_0000 + 3 * 64));
+    producer.push(3).unwrap();
+    let mut w = [0u8; 4];
+    consumer.read_page(0, 8, &mut w).unwrap();
+    assert_eq!(w, [200, 201, 202, 203]);
+    consumer.read_page(1, 4, &mut w).unwrap();
+    assert_eq!(w, [4, 5, 6, 7], "wrapped to slot 0");
+    consumer.read_page(3, 0, &mut w).unwrap();
+    assert_eq!(w, [128, 129, 130, 131], "page 3 is slot 2");
+    assert_eq!(
+        consumer.read_page(4, 0, &mut w).unwrap_err().kind,
+        CbKind::Underflow,
+        "4 ready, page 4 is not"
+    );
+    // A pop that would cross the buffer's end is refused even with the pages ready.
+    assert_eq!(consumer.pop(2).unwrap_err().kind, CbKind::Wrap);
+    consumer.pop(1).unwrap();
+    assert_eq!(consumer.read_ptr(), l1(0x2_0000), "back at slot 0");
+    // Every page free and the producer at slot 1: a push of 4 would cross the end, so it is
+    // refused as a wrap although 4 pages are free.
+    consumer.pop(3).unwrap();
+    producer.push(1).unwrap();
+    consumer.pop(1).unwrap();
+    producer.push(1).unwrap();
+    consumer.pop(1).unwrap();
+    assert_eq!(producer.write_ptr(), l1(0x2_0000 + 64));
+    assert_eq!(producer.pages_free().unwrap(), 4);
+    assert_eq!(
+        producer.push(4).unwrap_err().kind,
+        CbKind::Wrap,
+        "from slot 1 four pages cross the end"
+    );
+    producer.push(3).unwrap();
+    assert_eq!(
+        producer.write_ptr(),
+        l1(0x2_0000),
+        "up to the end, then slot 0"
+    );
+    drop(words);
+}
+
+#[test]
+fn a_buffer_over_unaligned_memory_reads_byte_by_byte() {
+    // A host buffer at an odd address: the byte path.
+    let mut backing = vec![0u8; 0x3_0001].into_boxed_slice();
+    let odd = (backing.as_ptr() as usize % 4 == 0) as usize;
+    let mem = &mut backing[odd..odd + 0x3_0000];
+    let mut regs = vec![0u32; stream::STREAM_BLOCK_BYTES / 4].into_boxed_slice();
+    let (mut producer, mut consumer) = buffer_over(mem, &mut regs);
+    producer.push(2).unwrap();
+    let mut b = [0u8; 6];
+    consumer.read_page(1, 10, &mut b).unwrap();
+    assert_eq!(b, [74, 75, 76, 77, 78, 79]);
+}
+
+#[test]
+fn requests_are_checked_before_anything_is_written() {
+    let mut f = Fake::new();
+    let mask = HarvestMask::P100_P150;
+    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), mask, None);
+    assert_eq!(n.node(), xy(1, 2));
+    let dst = NocAddr::l1(xy(2, 3), l1(0x9000));
+    let kinds = [
+        (
+            n.write(l1(0x8000), dst, 0, WriteMode::ORDERED),
+            ErrorKind::InvalidLength,
+        ),
+        (
+            n.write(l1(0x8008), dst, 64, WriteMode::ORDERED),
+            ErrorKind::Misaligned,
+        ),
+        // L1 is 0x18_0000 bytes: up to its end is allowed, a byte past it is not.
+        (
+            n.write(l1(0x17_FFF0), dst, 17, WriteMode::ORDERED),
+            ErrorKind::InvalidAddress,
+        ),
+        // x = 7 is harvested on a p150.
+        (
+            n.write(
+                l1(0x8000),
+                NocAddr::l1(xy(7, 3), l1(0x9000)),
+                64,
+                WriteMode::ORDERED,
+            ),
+            ErrorKind::InvalidAddress,
+        ),
+    ];
+    for (i, (r, kind)) in kinds.into_iter().enumerate() {
+        assert_eq!(r.unwrap_err().kind, kind, "request {i}");
+    }
+    assert_eq!(f.command(0), [0; 9], "nothing issued");
+    assert_eq!(f.command(2), [0; 9], "nothing issued");
+    n.write(l1(0x17_FFF0), dst, 16, WriteMode::ORDERED).unwrap();
+    assert_eq!(f.command(2)[0], 0x17_FFF0, "the last 16 bytes of L1 go");
+}
+
+#[test]
+fn errors_say_their_kind_and_why() {
+    use komorebi_silicon::{Error, Why};
+    let e = Error::new(ErrorKind::Busy, Why::CmdBufBusy);
+    assert_eq!(e.to_string(), "Busy: command buffer busy");
+    assert_eq!(
+        Why::Wrap.to_string(),
+        "push or pop would cross the end of the buffer"
+    );
+}
+
+#[test]
+fn a_tile_under_translation_has_the_mask_s_translation() {
+    use blackhole_pac::grid::Noc0Xy;
+    use komorebi_silicon::TileIdentity;
+    let id = TileIdentity {
+        raw: Noc0Xy::new(11, 5).unwrap(),
+        translated: Some((7, 5)),
+    };
+    let t = id.translation(HarvestMask::P100_P150).unwrap();
+    assert_eq!(t, Translation::new(HarvestMask::P100_P150));
+    assert_eq!(t.tensix(11, 5), Some((7, 5)));
+}
+
+#[test]
+fn the_control_block_knows_its_length() {
+    let mut block = vec![0u32; 0x400].into_boxed_slice();
+    let layout = ControlLayout {
+        base: 0x4000,
+        len: 0x1000,
+        stop_offset: 0x10,
+        wait_limit_offset: 0x18,
+    };
+    // SAFETY: the box outlives the handle and has `len` bytes.
+    let c = unsafe { SiliconCtrl::from_ptr(block.as_mut_ptr(), layout, || 0) };
+    assert_eq!(c.len(), 0x1000);
+    assert!(!c.is_empty());
+}
