@@ -1,0 +1,228 @@
+//! Every trait method called through `&mut T` reaches `T` with its arguments and brings back
+//! `T`'s answer, and the provided methods compute from the required ones: a recording fake
+//! behind each HAL trait, with distinct answers per method so that no forwarding can be
+//! swapped or dropped unnoticed.
+
+use std::convert::Infallible;
+
+use komorebi_hal::noc::{self, NocMulticast, WriteMode};
+use komorebi_hal::{CircularBuffer, ControlBlock, L1Addr, NocAddr, NocId, Rect, Xy, cb, control};
+
+#[derive(Default)]
+struct Fake {
+    calls: Vec<String>,
+    pushed: u16,
+    popped: u16,
+}
+
+impl noc::ErrorType for Fake {
+    type Error = Infallible;
+}
+impl cb::ErrorType for Fake {
+    type Error = Infallible;
+}
+impl control::ErrorType for Fake {
+    type Error = Infallible;
+}
+
+impl NocMulticast for Fake {
+    fn noc(&self) -> NocId {
+        NocId::Noc1
+    }
+    fn node(&self) -> Xy {
+        Xy::new(5, 6).unwrap()
+    }
+    fn read(&mut self, src: NocAddr, dst: L1Addr, len: u32) -> Result<(), Infallible> {
+        self.calls.push(format!("read {src} {dst} {len}"));
+        Ok(())
+    }
+    fn write(
+        &mut self,
+        src: L1Addr,
+        dst: NocAddr,
+        len: u32,
+        mode: WriteMode,
+    ) -> Result<(), Infallible> {
+        self.calls.push(format!("write {src} {dst} {len} {mode:?}"));
+        Ok(())
+    }
+    fn multicast(
+        &mut self,
+        src: L1Addr,
+        rect: Rect,
+        dst: L1Addr,
+        len: u32,
+        mode: WriteMode,
+    ) -> Result<(), Infallible> {
+        self.calls
+            .push(format!("multicast {src} {rect} {dst} {len} {mode:?}"));
+        Ok(())
+    }
+    fn reads_done(&mut self) -> Result<bool, Infallible> {
+        self.calls.push("reads_done".into());
+        Ok(true)
+    }
+    fn writes_sent(&mut self) -> Result<bool, Infallible> {
+        self.calls.push("writes_sent".into());
+        Ok(false)
+    }
+    fn writes_acked(&mut self) -> Result<bool, Infallible> {
+        self.calls.push("writes_acked".into());
+        Ok(true)
+    }
+    fn resync(&mut self) -> Result<(), Infallible> {
+        self.calls.push("resync".into());
+        Ok(())
+    }
+}
+
+impl CircularBuffer for Fake {
+    fn capacity(&self) -> u16 {
+        12
+    }
+    fn page_size(&self) -> u32 {
+        2048
+    }
+    fn base(&self) -> L1Addr {
+        L1Addr::new(0x4_0000).unwrap()
+    }
+    fn pushed(&mut self) -> Result<u16, Infallible> {
+        Ok(self.pushed)
+    }
+    fn popped(&mut self) -> Result<u16, Infallible> {
+        Ok(self.popped)
+    }
+    fn write_ptr(&self) -> L1Addr {
+        L1Addr::new(0x4_0800).unwrap()
+    }
+    fn push(&mut self, pages: u16) -> Result<(), Infallible> {
+        self.calls.push(format!("push {pages}"));
+        self.pushed = self.pushed.wrapping_add(pages);
+        Ok(())
+    }
+    fn read_ptr(&self) -> L1Addr {
+        L1Addr::new(0x4_1000).unwrap()
+    }
+    fn pop(&mut self, pages: u16) -> Result<(), Infallible> {
+        self.calls.push(format!("pop {pages}"));
+        self.popped = self.popped.wrapping_add(pages);
+        Ok(())
+    }
+    fn read_page(&mut self, page: u16, offset: u32, buf: &mut [u8]) -> Result<(), Infallible> {
+        self.calls
+            .push(format!("read_page {page} {offset} {}", buf.len()));
+        buf.fill(0xAB);
+        Ok(())
+    }
+}
+
+impl ControlBlock for Fake {
+    fn len(&self) -> u32 {
+        0x1000
+    }
+    fn addr(&self, offset: u32) -> Result<L1Addr, Infallible> {
+        Ok(L1Addr::new(0x4000 + offset).unwrap())
+    }
+    fn load(&mut self, offset: u32) -> Result<u32, Infallible> {
+        Ok(offset * 3)
+    }
+    fn store(&mut self, offset: u32, value: u32) -> Result<(), Infallible> {
+        self.calls.push(format!("store {offset:#x} {value}"));
+        Ok(())
+    }
+    fn stop_requested(&mut self) -> Result<bool, Infallible> {
+        Ok(true)
+    }
+    fn request_stop(&mut self) -> Result<(), Infallible> {
+        self.calls.push("request_stop".into());
+        Ok(())
+    }
+    fn wait_limit(&mut self) -> Result<u64, Infallible> {
+        Ok(77)
+    }
+    fn now(&mut self) -> u64 {
+        1234
+    }
+}
+
+fn l1(a: u32) -> L1Addr {
+    L1Addr::new(a).unwrap()
+}
+
+#[test]
+fn the_noc_through_mut_ref_forwards_every_call() {
+    let mut f = Fake::default();
+    let mut r = &mut f;
+    let n = &mut r;
+    assert_eq!((n.noc(), n.node()), (NocId::Noc1, Xy::new(5, 6).unwrap()));
+    let at = NocAddr::new(Xy::new(1, 2).unwrap(), 0x40).unwrap();
+    let rect = Rect::new(Xy::new(1, 2).unwrap(), Xy::new(3, 4).unwrap()).unwrap();
+    n.read(at, l1(0x100), 64).unwrap();
+    n.write(l1(0x200), at, 32, WriteMode::ORDERED).unwrap();
+    n.multicast(l1(0x300), rect, l1(0x400), 16, WriteMode::ORDERED)
+        .unwrap();
+    assert_eq!(
+        (n.reads_done(), n.writes_sent(), n.writes_acked()),
+        (Ok(true), Ok(false), Ok(true))
+    );
+    n.resync().unwrap();
+    assert_eq!(f.calls.len(), 7, "{:?}", f.calls);
+    assert!(f.calls[0].starts_with("read ") && f.calls[0].ends_with(" 64"));
+    assert!(f.calls[1].starts_with("write ") && f.calls[1].contains(" 32 "));
+    assert!(f.calls[2].starts_with("multicast ") && f.calls[2].contains(" 16 "));
+    assert_eq!(
+        &f.calls[3..],
+        ["reads_done", "writes_sent", "writes_acked", "resync"]
+    );
+}
+
+#[test]
+fn a_buffer_through_mut_ref_forwards_and_counts_its_pages() {
+    let mut f = Fake {
+        pushed: 65_530,
+        popped: 65_528,
+        ..Fake::default()
+    };
+    let b = &mut &mut f;
+    assert_eq!((b.capacity(), b.page_size()), (12, 2048));
+    assert_eq!(
+        (b.base(), b.write_ptr(), b.read_ptr()),
+        (l1(0x4_0000), l1(0x4_0800), l1(0x4_1000))
+    );
+    assert_eq!((b.pushed(), b.popped()), (Ok(65_530), Ok(65_528)));
+    // Pages ready wrap with the counters; free pages are the rest of the capacity.
+    assert_eq!((b.pages_ready(), b.pages_free()), (Ok(2), Ok(10)));
+    b.push(7).unwrap();
+    assert_eq!(
+        (b.pages_ready(), b.pages_free()),
+        (Ok(9), Ok(3)),
+        "pushed wrapped past 65535"
+    );
+    b.push_padding(3).unwrap();
+    assert_eq!(b.pages_free(), Ok(0));
+    b.pop(4).unwrap();
+    let mut buf = [0u8; 5];
+    b.read_page(1, 8, &mut buf).unwrap();
+    assert_eq!(buf, [0xAB; 5]);
+    assert_eq!(
+        f.calls,
+        ["push 7", "push 3", "pop 4", "read_page 1 8 5"],
+        "padding is a push by default"
+    );
+}
+
+#[test]
+fn a_control_block_through_mut_ref_forwards_every_call() {
+    let mut f = Fake::default();
+    let c = &mut &mut f;
+    assert_eq!((c.len(), c.is_empty()), (0x1000, false));
+    assert_eq!(c.addr(0x10), Ok(l1(0x4010)));
+    assert_eq!(c.load(7), Ok(21));
+    c.store(0x20, 9).unwrap();
+    assert_eq!(
+        (c.stop_requested(), c.wait_limit(), c.now()),
+        (Ok(true), Ok(77), 1234)
+    );
+    c.request_stop().unwrap();
+    assert_eq!(f.calls, ["store 0x20 9", "request_stop"]);
+}
