@@ -330,41 +330,6 @@ fn relaxed_writes_are_reordered_by_some_seed() {
     assert!(reordered.is_some(), "no seed reordered relaxed writes");
 }
 
-/// Writes a control word to (1,3) from its source slot, changing the source right after the
-/// write (or only after `writes_sent`); returns what landed.
-fn source_reuse(wait_for_sent: bool) -> u32 {
-    let mut s = sim();
-    set_limit(&mut s, (1, 2), 1_000_000);
-    s.spawn((1, 2), Role::Reader, move |env| async move {
-        let (mut noc, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
-        ctrl.store(0x300, 0xAAAA).unwrap();
-        noc.write(
-            ctrl.addr(0x300).unwrap(),
-            at((1, 3), CTRL.base + 0x300),
-            4,
-            WriteMode::ORDERED,
-        )
-        .unwrap();
-        if wait_for_sent {
-            wait(&mut ctrl, &mut pause, |_| {
-                noc.writes_sent().map_err(|e| format!("{e}"))
-            })
-            .await
-            .unwrap();
-        }
-        ctrl.store(0x300, 0xBBBB).unwrap();
-    })
-    .unwrap();
-    s.run(1_000_000);
-    s.read_l1_u32((1, 3), CTRL.base + 0x300).unwrap()
-}
-
-#[test]
-fn a_source_changed_before_writes_sent_delivers_the_changed_bytes() {
-    assert_eq!(source_reuse(false), 0xBBBB);
-    assert_eq!(source_reuse(true), 0xAAAA);
-}
-
 #[test]
 fn a_timeout_in_an_idle_chip_fires_without_stepping_through_idle_cycles() {
     let mut s = sim();

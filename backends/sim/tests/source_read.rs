@@ -83,3 +83,10 @@ fn a_source_changed_only_after_writes_sent_is_no_violation_in_either_mode() {
         assert!(v.is_empty(), "{read:?}: {v:?}");
     }
 }
+
+#[test]
+fn a_source_changed_before_writes_sent_delivers_the_changed_bytes() {
+    // The default reads the source when the packet leaves, as Blackhole does.
+    assert_eq!(source_changed(SourceRead::Departure, false).0, 0xBBBB);
+    assert_eq!(source_changed(SourceRead::Departure, true).0, 0xAAAA);
+}
