@@ -23,9 +23,20 @@
 //!   multicast, not [`Order::Relaxed`] writes, not reads with writes, not acknowledgements.
 //! * **Multicast.** A multicast to a [`Rect`] writes the same bytes to the same local address on
 //!   every compute node (on Blackhole: Tensix) of the rectangle, in this NoC's raw coordinates,
-//!   **except the sender**, even when the sender lies inside it. Nodes of other kinds inside the
-//!   rectangle receive nothing. A wrapping rectangle ([`Rect::wrapping`]) covers what it says.
-//!   A multicast with no receiving node completes at once (sent and acked).
+//!   **except the sender**, even when the sender lies inside it, unless the mode asks for
+//!   [`Loopback::Included`]: then a sender inside the rectangle receives too and acknowledges
+//!   like any other receiver. Nodes of other kinds inside the rectangle receive nothing. A
+//!   wrapping rectangle ([`Rect::wrapping`]) covers what it says. A multicast with no receiving
+//!   node completes at once (sent and acked).
+//! * **Linked runs.** A multicast with [`Link::Linked`] keeps its path through the NoC reserved
+//!   for this core's next multicast on this NoC, which must go to the same rectangle; the run
+//!   ends with a [`Link::Unlinked`] multicast to that rectangle, which releases the path. Only the
+//!   first multicast of a run pays for reserving the path, so a run of small multicasts costs
+//!   about the issue time of each (tt-metal's `linked` flag). While a run is open, other
+//!   multicasts that need its links wait, so close every run. Unicast writes and reads are not
+//!   part of a run and are not held up by this core's own run. A backend refuses, with
+//!   [`ErrorKind::InvalidMode`], a linked or loopback unicast write and a multicast to another
+//!   rectangle while a run is open.
 //! * **Counters.** The observers are booleans. Hardware counters wrap (32-bit on Blackhole);
 //!   a backend compares them with wrapping arithmetic, which is exact while fewer than 2^31
 //!   transfers are outstanding.
@@ -60,6 +71,9 @@ pub enum ErrorKind {
     /// A fault injected or detected by the backend (a simulator's dropped transaction, a bus
     /// error).
     Fault,
+    /// A write mode this call does not take: a linked or loopback unicast write, or a multicast
+    /// to another rectangle while a linked run is open (see the module docs).
+    InvalidMode,
     /// Anything else.
     Other,
 }
@@ -73,6 +87,7 @@ impl core::fmt::Display for ErrorKind {
             Self::InvalidLength => "transfer length is zero or too large",
             Self::HardwareHazard => "request would trigger a known hardware bug",
             Self::Fault => "NoC fault",
+            Self::InvalidMode => "write mode not allowed for this request",
             Self::Other => "NoC error",
         })
     }
@@ -98,6 +113,25 @@ pub enum Order {
     Relaxed,
 }
 
+/// Whether a multicast keeps its path reserved for the next one; see "Linked runs" in the module
+/// docs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Link {
+    /// Releases the path: a multicast on its own, or the last of a linked run.
+    Unlinked,
+    /// Keeps the path for this core's next multicast on this NoC, to the same rectangle.
+    Linked,
+}
+
+/// Whether a multicast also delivers to its sender when the sender lies inside the rectangle.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Loopback {
+    /// The sender receives nothing (and no acknowledgement of its own is counted).
+    Excluded,
+    /// A sender inside the rectangle receives the bytes and acknowledges them too.
+    Included,
+}
+
 /// How a write is carried.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct WriteMode {
@@ -105,6 +139,10 @@ pub struct WriteMode {
     pub ack: Ack,
     /// Ordered or relaxed.
     pub order: Order,
+    /// Multicasts only: whether the path stays reserved for the next multicast.
+    pub link: Link,
+    /// Multicasts only: whether a sender inside the rectangle receives too.
+    pub loopback: Loopback,
 }
 
 impl WriteMode {
@@ -112,12 +150,39 @@ impl WriteMode {
     pub const ORDERED: Self = Self {
         ack: Ack::Acked,
         order: Order::Ordered,
+        link: Link::Unlinked,
+        loopback: Loopback::Excluded,
     };
     /// Acknowledged, no ordering promise.
     pub const RELAXED: Self = Self {
         ack: Ack::Acked,
         order: Order::Relaxed,
+        link: Link::Unlinked,
+        loopback: Loopback::Excluded,
     };
+
+    /// This mode with [`Link::Linked`]: the multicast keeps its path for the next one.
+    #[must_use]
+    pub const fn linked(self) -> Self {
+        Self {
+            link: Link::Linked,
+            ..self
+        }
+    }
+
+    /// This mode with [`Loopback::Included`]: a sender inside the rectangle receives too.
+    #[must_use]
+    pub const fn with_loopback(self) -> Self {
+        Self {
+            loopback: Loopback::Included,
+            ..self
+        }
+    }
+
+    /// Whether a unicast write takes this mode: neither linked nor loopback.
+    pub const fn is_unicast(self) -> bool {
+        matches!(self.link, Link::Unlinked) && matches!(self.loopback, Loopback::Excluded)
+    }
 }
 
 /// One NoC as seen from one data-movement core.
@@ -131,7 +196,8 @@ pub trait NocMulticast: ErrorType {
     /// Starts a read of `len` bytes at `src` into local L1 at `dst`.
     fn read(&mut self, src: NocAddr, dst: L1Addr, len: u32) -> Result<(), Self::Error>;
 
-    /// Starts a write of `len` bytes from local L1 at `src` to `dst`.
+    /// Starts a write of `len` bytes from local L1 at `src` to `dst`. `mode` must be a unicast
+    /// mode ([`WriteMode::is_unicast`]); otherwise [`ErrorKind::InvalidMode`].
     fn write(
         &mut self,
         src: L1Addr,
@@ -141,7 +207,8 @@ pub trait NocMulticast: ErrorType {
     ) -> Result<(), Self::Error>;
 
     /// Starts a multicast of `len` bytes from local L1 at `src` to L1 address `dst` of every
-    /// compute node of `rect` except this one.
+    /// compute node of `rect` except this one (this one too with [`Loopback::Included`]); with
+    /// [`Link::Linked`] the path stays reserved for the next multicast (module docs).
     fn multicast(
         &mut self,
         src: L1Addr,

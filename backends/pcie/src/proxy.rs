@@ -19,7 +19,7 @@
 use blackhole_pac::grid::{Noc0Xy, Noc1Xy, TileKind};
 use komorebi_hal::cb::{self, CircularBuffer};
 use komorebi_hal::control::{self, ControlBlock};
-use komorebi_hal::noc::{self, NocMulticast, WriteMode};
+use komorebi_hal::noc::{self, Link, Loopback, NocMulticast, WriteMode};
 use komorebi_hal::{ControlLayout, L1Addr, NocAddr, NocId, Pause, Rect, Xy};
 
 use crate::bar::Bar;
@@ -85,6 +85,9 @@ pub struct HostNoc<'c, B: Bar> {
     tile: Noc0Xy,
     /// Destinations written since the last acknowledgement: tile and last word.
     unacked: Vec<(Noc0Xy, u32)>,
+    /// The rectangle of the open linked run, if any (the HAL's rule: the next multicast goes
+    /// there). The host has no path to hold; it keeps the rule so code runs here as on a card.
+    run: Option<Rect>,
 }
 
 impl<'c, B: Bar> HostNoc<'c, B> {
@@ -95,6 +98,7 @@ impl<'c, B: Bar> HostNoc<'c, B> {
             noc,
             tile,
             unacked: Vec::new(),
+            run: None,
         }
     }
 
@@ -166,8 +170,11 @@ impl<B: Bar> NocMulticast for HostNoc<'_, B> {
         src: L1Addr,
         dst: NocAddr,
         len: u32,
-        _mode: WriteMode,
+        mode: WriteMode,
     ) -> Result<(), Self::Error> {
+        if !mode.is_unicast() {
+            return Err(noc_err(noc::ErrorKind::InvalidMode));
+        }
         let data = self.copy_out(src, len)?;
         let to = noc0_of(self.noc, dst.node()).ok_or(noc_err(noc::ErrorKind::InvalidAddress))?;
         let addr =
@@ -188,13 +195,17 @@ impl<B: Bar> NocMulticast for HostNoc<'_, B> {
         rect: Rect,
         dst: L1Addr,
         len: u32,
-        _mode: WriteMode,
+        mode: WriteMode,
     ) -> Result<(), Self::Error> {
+        if self.run.is_some_and(|open| open != rect) {
+            return Err(noc_err(noc::ErrorKind::InvalidMode));
+        }
         let data = self.copy_out(src, len)?;
+        let loopback = mode.loopback == Loopback::Included;
         let receivers: Vec<Noc0Xy> = self
             .card
             .tensix()
-            .filter(|&t| t != self.tile)
+            .filter(|&t| loopback || t != self.tile)
             .filter(|&t| {
                 let (x, y) = match self.noc {
                     NocId::Noc0 => t.get(),
@@ -206,6 +217,7 @@ impl<B: Bar> NocMulticast for HostNoc<'_, B> {
         for t in receivers {
             self.write_tile(t, dst.get(), &data)?;
         }
+        self.run = (mode.link == Link::Linked).then_some(rect);
         Ok(())
     }
 

@@ -48,6 +48,8 @@ why! {
     ControlMisaligned => "control offset not a multiple of 4",
     ControlBeyond => "control offset beyond the block",
     ControlBase => "control block base not word aligned",
+    UnicastMode => "a unicast write is neither linked nor loopback (multicasts only)",
+    RunElsewhere => "a linked run is open to another rectangle: close it with an unlinked multicast there first",
 }
 
 impl core::fmt::Display for Why {

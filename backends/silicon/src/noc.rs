@@ -8,7 +8,7 @@ use blackhole_pac::harvest::HarvestMask;
 use blackhole_pac::niu::{self, CmdBufId, Counter, Niu, NocCtrl, PacketTag, TransactionId};
 /// NIU coordinate translation (the PAC's one rule: `blackhole_pac::translate`).
 pub use blackhole_pac::translate::Translation;
-use komorebi_hal::noc::{self, Ack, ErrorKind, Order, WriteMode};
+use komorebi_hal::noc::{self, Ack, ErrorKind, Link, Loopback, Order, WriteMode};
 use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Xy};
 
 use crate::error::{Error, Why};
@@ -56,6 +56,8 @@ pub struct SiliconNoc {
     translation: Option<Translation>,
     /// A transfer still being issued packet by packet.
     split: Option<Split>,
+    /// The corners of the open linked run, if any: its next multicast must go there.
+    run: Option<[(u8, u8); 2]>,
     reads_issued: u32,
     acks_expected: u32,
 }
@@ -104,6 +106,7 @@ impl SiliconNoc {
             harvest,
             translation,
             split: None,
+            run: None,
             reads_issued: 0,
             acks_expected: 0,
         };
@@ -311,6 +314,11 @@ impl SiliconNoc {
         if multicast {
             c.set_brcst_packet(true);
             c.set_path_reserve(true);
+            // tt-metal's `noc_parameters.h` (Blackhole): `NOC_CMD_VC_LINKED` (bit 6) keeps the
+            // path for the next packet; `NOC_CMD_BRCST_SRC_INCLUDE` (bit 17) delivers to a
+            // sender inside the rectangle.
+            c.set_vc_linked(mode.link == Link::Linked);
+            c.set_brcst_src_include(mode.loopback == Loopback::Included);
         }
         if mode.order == Order::Ordered {
             c.set_vc_static(true);
@@ -371,6 +379,9 @@ impl noc::NocMulticast for SiliconNoc {
         len: u32,
         mode: WriteMode,
     ) -> Result<(), NocError> {
+        if !mode.is_unicast() {
+            return Err(err(ErrorKind::InvalidMode, Why::UnicastMode));
+        }
         Self::check_len(len)?;
         Self::check_l1(src.get(), len)?;
         self.target_kind(dst.node())?;
@@ -408,13 +419,18 @@ impl noc::NocMulticast for SiliconNoc {
         Self::check_l1(dst.get(), len)?;
         let cover = self.cover(rect);
         // Tensix tiles form whole columns x whole rows, so the receivers are enabled columns
-        // times rows, less this node if it lies inside (the sender is excluded).
-        let receivers = (cover.columns.count_ones() * cover.rows.count_ones())
-            .saturating_sub(rect.contains(self.node) as u32);
+        // times rows, less this node if it lies inside and is excluded.
+        let excluded = mode.loopback == Loopback::Excluded && rect.contains(self.node);
+        let receivers =
+            (cover.columns.count_ones() * cover.rows.count_ones()).saturating_sub(excluded as u32);
         if receivers == 0 {
             return Ok(());
         }
-        let [start, end] = self.corners(rect, cover)?;
+        let corners = self.corners(rect, cover)?;
+        if self.run.is_some_and(|open| open != corners) {
+            return Err(err(ErrorKind::InvalidMode, Why::RunElsewhere));
+        }
+        let [start, end] = corners;
         let (mx, my) = self.coord(self.node)?;
         let targ = addr::unicast_addr(mx, my, src.get() as u64)
             .map_err(|_| err(ErrorKind::InvalidAddress, Why::MulticastSource))?;
@@ -423,6 +439,7 @@ impl noc::NocMulticast for SiliconNoc {
         self.ready(CmdBufId::WRITE, true)?;
         let ctrl = Self::ctrl_word(mode, true);
         self.issue(CmdBufId::WRITE, targ, ret, len, ctrl, receivers);
+        self.run = (mode.link == Link::Linked).then_some(corners);
         Ok(())
     }
 

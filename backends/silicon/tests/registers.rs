@@ -80,6 +80,10 @@ const RESP_MARKED: u32 = 1 << 4;
 const BRCST: u32 = 1 << 5;
 const VC_STATIC: u32 = 1 << 7;
 const PATH_RESERVE: u32 = 1 << 8;
+/// tt-metal `tt_metal/hw/inc/blackhole/noc/noc_parameters.h`: `NOC_CMD_VC_LINKED (0x1 << 6)`.
+const VC_LINKED: u32 = 1 << 6;
+/// The same header: `NOC_CMD_BRCST_SRC_INCLUDE (0x1 << 17)`.
+const BRCST_SRC_INCLUDE: u32 = 1 << 17;
 
 #[test]
 fn a_noc0_write_programs_command_buffer_0_with_the_unicast_vc() {
@@ -209,6 +213,100 @@ fn a_noc1_multicast_writes_the_raw_rectangle_and_counts_one_ack_per_tensix() {
         n.writes_acked().unwrap(),
         "7 Tensix receivers, one ack each"
     );
+}
+
+#[test]
+fn a_linked_run_sets_vc_linked_on_all_but_its_last_multicast_and_keeps_its_rectangle() {
+    let mut f = Fake::new();
+    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let rect = Rect::new(xy(1, 3), xy(1, 11)).unwrap();
+    let other = Rect::new(xy(2, 3), xy(2, 11)).unwrap();
+    let unlinked =
+        WRITE | RESP_MARKED | BRCST | VC_STATIC | PATH_RESERVE | (niu::MULTICAST_VC as u32) << 13;
+    let linked = WriteMode::ORDERED.linked();
+    n.multicast(l1(0x2_0000), rect, l1(0x2_0000), 64, linked)
+        .unwrap();
+    assert_eq!(f.command(0)[7], unlinked | VC_LINKED);
+    f.clear(0);
+    // While the run is open, a multicast elsewhere is refused and nothing is programmed.
+    let e = n
+        .multicast(l1(0x2_0000), other, l1(0x2_0000), 64, WriteMode::ORDERED)
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InvalidMode);
+    assert_eq!(
+        e.to_string(),
+        "InvalidMode: a linked run is open to another rectangle: \
+         close it with an unlinked multicast there first"
+    );
+    assert_eq!(f.command(0)[7], unlinked | VC_LINKED, "untouched");
+    n.multicast(l1(0x2_0040), rect, l1(0x2_0040), 64, linked)
+        .unwrap();
+    f.clear(0);
+    n.multicast(l1(0x2_0080), rect, l1(0x2_0080), 64, WriteMode::ORDERED)
+        .unwrap();
+    assert_eq!(f.command(0)[7], unlinked, "the last of the run releases the path");
+    f.clear(0);
+    n.multicast(l1(0x2_0000), other, l1(0x2_0000), 64, WriteMode::ORDERED)
+        .unwrap();
+    assert_eq!(f.command(0)[5], multicast_coord((2, 3), (2, 11)).unwrap());
+    f.set_status(Counter::MstWrAckReceived, 4 * 9 - 1);
+    assert!(!n.writes_acked().unwrap());
+    f.set_status(Counter::MstWrAckReceived, 4 * 9);
+    assert!(n.writes_acked().unwrap(), "four multicasts of 9 receivers");
+}
+
+#[test]
+fn a_loopback_multicast_sets_brcst_src_include_and_expects_the_sender_s_ack_too() {
+    let mut f = Fake::new();
+    // The sender (3, 4) lies inside the 2 x 2 rectangle (3, 4) ..= (4, 5).
+    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(3, 4), HarvestMask::NONE, None);
+    let rect = Rect::new(xy(3, 4), xy(4, 5)).unwrap();
+    n.multicast(
+        l1(0x2_0000),
+        rect,
+        l1(0x2_0000),
+        2048,
+        WriteMode::RELAXED.with_loopback(),
+    )
+    .unwrap();
+    assert_eq!(
+        f.command(0)[7],
+        WRITE | RESP_MARKED | BRCST | PATH_RESERVE | BRCST_SRC_INCLUDE
+    );
+    f.set_status(Counter::MstWrAckReceived, 3);
+    assert!(!n.writes_acked().unwrap(), "3 acks: the sender's own is missing");
+    f.set_status(Counter::MstWrAckReceived, 4);
+    assert!(n.writes_acked().unwrap());
+    // Without loopback the same rectangle has three receivers.
+    f.clear(0);
+    n.multicast(l1(0x2_0000), rect, l1(0x2_0000), 2048, WriteMode::RELAXED)
+        .unwrap();
+    assert_eq!(f.command(0)[7] & BRCST_SRC_INCLUDE, 0);
+    f.set_status(Counter::MstWrAckReceived, 6);
+    assert!(!n.writes_acked().unwrap());
+    f.set_status(Counter::MstWrAckReceived, 7);
+    assert!(n.writes_acked().unwrap());
+}
+
+#[test]
+fn a_unicast_write_refuses_linked_and_loopback_modes() {
+    let mut f = Fake::new();
+    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    for mode in [
+        WriteMode::ORDERED.linked(),
+        WriteMode::ORDERED.with_loopback(),
+    ] {
+        let e = n
+            .write(l1(0x2_0000), NocAddr::l1(xy(1, 3), l1(0x2_0000)), 64, mode)
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidMode);
+        assert_eq!(
+            e.to_string(),
+            "InvalidMode: a unicast write is neither linked nor \
+             loopback (multicasts only)"
+        );
+    }
+    assert_eq!(f.command(0), [0; 9]);
 }
 
 #[test]

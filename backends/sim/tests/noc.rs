@@ -287,8 +287,8 @@ fn sequence_of_writes(seed: u64, order: noc::Order, n: u32) -> Vec<u32> {
         for v in 1..=n {
             ctrl.store(0x200 + 16 * v, v).unwrap();
             let mode = WriteMode {
-                ack: noc::Ack::Acked,
                 order,
+                ..WriteMode::ORDERED
             };
             noc.write(
                 ctrl.addr(0x200 + 16 * v).unwrap(),
