@@ -132,13 +132,12 @@ impl CoreBus {
         let own = self.own(w, noc);
         let unsupported = ctrl.wr_inline()
             || ctrl.wr_be()
-            || ctrl.vc_linked()
-            || ctrl.brcst_src_include()
-            || ctrl.l1_acc_at_en();
+            || ctrl.l1_acc_at_en()
+            || (!ctrl.brcst_packet() && (ctrl.vc_linked() || ctrl.brcst_src_include()));
         if unsupported {
             return Err(format!(
-                "NOC_CTRL {:#010x}: inline, byte-enable, linked, source-include and \
-                 accumulate requests are not modelled",
+                "NOC_CTRL {:#010x}: inline, byte-enable, accumulate and linked or \
+                 source-include unicast requests are not modelled",
                 ctrl.0
             ));
         }
@@ -174,7 +173,11 @@ impl CoreBus {
                         corners,
                         c.ret.1 as u32,
                         c.len,
-                        ctrl.vc_static(),
+                        engine::McastMode {
+                            ordered: ctrl.vc_static(),
+                            linked: ctrl.vc_linked(),
+                            loopback: ctrl.brcst_src_include(),
+                        },
                     )
                     .map_err(refused)
                 } else {

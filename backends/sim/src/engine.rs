@@ -16,7 +16,8 @@ use komorebi_hal::noc::ErrorKind;
 
 use crate::config::SourceRead;
 use crate::hal::error::NocError;
-use crate::packet::{Item, ReadPacket, Target, TileIx, WritePacket};
+use crate::niu::Run;
+use crate::packet::{Hold, Item, ReadPacket, Target, TileIx, WritePacket};
 use crate::route::{self, raw};
 use crate::world::World;
 
@@ -112,7 +113,10 @@ struct Writes {
     ordered: bool,
     multicast: bool,
     flow: u64,
+    /// Multicasts: the cost of reserving the path, the corners, and whether linked.
     reserve: u64,
+    corners: ((u8, u8), (u8, u8)),
+    linked: bool,
 }
 
 fn issue_writes(w: &mut World, by: Issuer, p: Writes) {
@@ -120,7 +124,32 @@ fn issue_writes(w: &mut World, by: Issuer, p: Writes) {
     let mut off = 0;
     while off < p.len {
         let n = (p.len - off).min(timing.max_packet_bytes);
-        let busy = timing.write_issue_floor.max(p.reserve + timing.flits(n));
+        // A linked run reserves its path once, with its first packet; its last releases it.
+        let (reserve, hold) = if p.multicast {
+            let niu = &mut w.tiles[by.tile as usize].niu[by.noc as usize];
+            let open = niu.run;
+            let hold = match (open, p.linked) {
+                (Some(run), true) => Hold::Keep(run.id),
+                (Some(run), false) => Hold::Release(run.id),
+                (None, true) => {
+                    let id = w.next_run();
+                    Hold::Keep(id)
+                }
+                (None, false) => Hold::Free,
+            };
+            let niu = &mut w.tiles[by.tile as usize].niu[by.noc as usize];
+            niu.run = match hold {
+                Hold::Keep(id) => Some(Run {
+                    corners: p.corners,
+                    id,
+                }),
+                _ => None,
+            };
+            (if open.is_some() { 0 } else { p.reserve }, hold)
+        } else {
+            (0, Hold::Free)
+        };
+        let busy = timing.write_issue_floor.max(reserve + timing.flits(n));
         let depart = w.niu_slot(by.tile, by.noc, by.now, busy);
         w.tiles[by.tile as usize].niu[by.noc as usize].write_issued(p.acked, p.dests.len() as u32);
         let at_issue = (w.cfg.source_read != SourceRead::Departure).then(|| {
@@ -142,7 +171,8 @@ fn issue_writes(w: &mut World, by: Issuer, p: Writes) {
             multicast: p.multicast,
             flow: p.flow,
             issued_at: by.now,
-            reserve: p.reserve,
+            reserve,
+            hold,
             at_issue,
         };
         w.push(depart, Item::DepartWrite(Box::new(packet)));
@@ -210,27 +240,53 @@ pub(crate) fn write(
         multicast: false,
         flow: flow(by, false, dst, (0, 0)),
         reserve: 0,
+        corners: (dst, dst),
+        linked: false,
     };
     issue_writes(w, by, writes);
     Ok(())
 }
 
+/// How a multicast is carried: ordered (static VC), linked (keeps its path for the next
+/// multicast of a run), loopback (a sender inside the rectangle receives too).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct McastMode {
+    pub ordered: bool,
+    pub linked: bool,
+    pub loopback: bool,
+}
+
 /// A multicast of `len` bytes from this tile's L1 at `src` to L1 `dst` of every Tensix in the
-/// raw rectangle `start..=end` (wrapping as the hardware does), the sender excluded. Always
-/// acknowledged: posted multicast is broken on Blackhole.
+/// raw rectangle `start..=end` (wrapping as the hardware does), the sender only with loopback.
+/// Always acknowledged: posted multicast is broken on Blackhole. While a linked run is open on
+/// this NIU, a multicast to another rectangle is refused.
 pub(crate) fn multicast(
     w: &mut World,
     by: Issuer,
     src: u32,
-    (start, end): ((u8, u8), (u8, u8)),
+    corners: ((u8, u8), (u8, u8)),
     dst: u32,
     len: u32,
-    ordered: bool,
+    mode: McastMode,
 ) -> Result<(), NocError> {
     check_len(len)?;
     check_l1(src as u64, len, "multicast source")?;
     check_l1(dst as u64, len, "multicast destination")?;
-    let dests = w.tiles.multicast_dests(by.noc, by.tile, start, end);
+    if let Some(run) = w.tiles[by.tile as usize].niu[by.noc as usize].run {
+        if run.corners != corners {
+            return Err(NocError::new(
+                ErrorKind::InvalidMode,
+                format!(
+                    "a linked run to {:?}..={:?} is open: close it with an unlinked multicast \
+                     there before multicasting to {:?}..={:?}",
+                    run.corners.0, run.corners.1, corners.0, corners.1
+                ),
+            ));
+        }
+    }
+    let dests = w
+        .tiles
+        .multicast_dests(by.noc, by.tile, corners, mode.loopback);
     if dests.is_empty() {
         return Ok(());
     }
@@ -248,10 +304,12 @@ pub(crate) fn multicast(
         dst: dst as u64,
         len,
         acked: true,
-        ordered,
+        ordered: mode.ordered,
         multicast: true,
-        flow: flow(by, true, start, end),
+        flow: flow(by, true, corners.0, corners.1),
         reserve,
+        corners,
+        linked: mode.linked,
     };
     issue_writes(w, by, writes);
     Ok(())

@@ -1,7 +1,7 @@
 //! A Tensix tile's NIU (one per NoC): Blackhole's wrapping counters (reads done; non-posted and
 //! posted writes sent; acks, one per destination of a multicast), the issue counts a driver
-//! keeps to compare them with, and the issue pipeline (one command at a time, one ack per
-//! cycle).
+//! keeps to compare them with, the issue pipeline (one command at a time) and its open linked
+//! run.
 //!
 //! Leaf module: imports nothing of the crate. The world times the packets; this module only
 //! keeps the NIU's own state.
@@ -19,8 +19,16 @@ pub(crate) struct Niu {
     pub acks_received: u32,
     /// When the NIU can start its next command.
     pub free_at: u64,
-    /// When the NIU can take its next ack (one per cycle).
-    pub ack_free: u64,
+    /// The open linked run of multicasts, if any.
+    pub run: Option<Run>,
+}
+
+/// A linked run of multicasts under way: where it goes and its number (world-wide, from 1).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Run {
+    /// Raw corners of the rectangle, as issued.
+    pub corners: ((u8, u8), (u8, u8)),
+    pub id: u32,
 }
 
 /// `done` has reached `issued`, comparing wrapping 32-bit counters (exact while fewer than 2^31
@@ -57,14 +65,9 @@ impl Niu {
         }
     }
 
-    /// Takes an ack arriving at `time`, or returns when the NIU can take it (one per cycle).
-    pub(crate) fn take_ack(&mut self, time: u64) -> Result<(), u64> {
-        if time < self.ack_free {
-            return Err(self.ack_free);
-        }
-        self.ack_free = time + 1;
+    /// Counts an ack taken from the NIU's ejection port.
+    pub(crate) fn take_ack(&mut self) {
         self.acks_received = self.acks_received.wrapping_add(1);
-        Ok(())
     }
 
     /// Every read issued has landed.

@@ -30,6 +30,17 @@ pub(crate) enum Vc {
 /// How many [`Vc`] classes a link reserves separately.
 pub(crate) const VC_CLASSES: usize = 3;
 
+/// How a multicast packet treats the links of its tree (`link` holds them).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Hold {
+    /// Not part of a linked run.
+    Free,
+    /// A linked packet of run `n`: the links stay held for the run.
+    Keep(u32),
+    /// The last packet of run `n`: each link is released once its tail has crossed.
+    Release(u32),
+}
+
 /// A write or multicast on its way out of its NIU.
 #[derive(Clone, Debug)]
 pub(crate) struct WritePacket {
@@ -46,7 +57,11 @@ pub(crate) struct WritePacket {
     /// Flow key for ordering: same source, NoC, destination set (and ordered class).
     pub flow: u64,
     pub issued_at: u64,
+    /// Cycles of path reservation before the data leaves (0: unicast, or a linked run's later
+    /// packet).
     pub reserve: u64,
+    /// How a multicast holds its links (linked runs).
+    pub hold: Hold,
     /// The source bytes at issue, kept when `SimConfig::source_read` checks the source.
     pub at_issue: Option<Rc<[u8]>>,
 }
@@ -76,6 +91,15 @@ pub(crate) enum Item {
         task: usize,
     },
     DepartWrite(Box<WritePacket>),
+    /// A packet (world id) leaves its source's router: its path is reserved.
+    Launch {
+        worm: u32,
+    },
+    /// A packet's head reaches the router in front of hop `hop` of its route.
+    Hop {
+        worm: u32,
+        hop: u16,
+    },
     DepartRead(Box<ReadPacket>),
     Commit {
         target: Target,

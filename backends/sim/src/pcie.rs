@@ -225,7 +225,7 @@ impl Tlbs {
         let s = raw(noc, Self::noc0(translation, noc, config.start)?.get());
         let e = raw(noc, Self::noc0(translation, noc, config.end)?.get());
         let dests = tiles
-            .multicast_dests(noc, NO_TILE, s, e)
+            .multicast_dests(noc, NO_TILE, (s, e), false)
             .into_iter()
             .filter_map(|(t, _)| match t {
                 Target::L1(ix) => Some(ix),

@@ -77,13 +77,15 @@ impl Tile {
         }
     }
 
-    /// When a packet of `flits` whose head reaches the ejection port of `noc` at `head` has
-    /// committed its last byte (the port takes one flit per cycle).
-    pub(crate) fn eject(&mut self, noc: u8, head: u64, flits: u64) -> u64 {
+    /// When a packet of `flits` whose head reaches the ejection port of `noc` at `head` and
+    /// whose tail arrives at `tail` has committed its last byte (the port takes one flit per
+    /// cycle: data, a loopback copy and acknowledgements all pass it).
+    pub(crate) fn eject(&mut self, noc: u8, head: u64, tail: u64, flits: u64) -> u64 {
         let port = &mut self.eject_free[noc as usize];
         let start = head.max(*port);
-        *port = start + flits;
-        start + flits - 1
+        let done = (start + flits - 1).max(tail);
+        *port = done + 1;
+        done
     }
 
     /// The violation, if `addr .. addr + len` covers pages of a CB that are pushed and not
@@ -166,18 +168,18 @@ impl Tiles {
     }
 
     /// The Tensix destinations of a multicast from `src` to raw rectangle `start..end` on `noc`
-    /// (wrapping as the hardware does), without the sender.
+    /// (wrapping as the hardware does); the sender only with `loopback`, if it lies inside.
     pub(crate) fn multicast_dests(
         &self,
         noc: u8,
         src: TileIx,
-        start: (u8, u8),
-        end: (u8, u8),
+        (start, end): ((u8, u8), (u8, u8)),
+        loopback: bool,
     ) -> Vec<(Target, (u8, u8))> {
         self.list
             .iter()
             .enumerate()
-            .filter(|&(i, _)| i != src as usize)
+            .filter(|&(i, _)| loopback || i != src as usize)
             .filter_map(|(i, t)| {
                 let r = raw(noc, t.xy0);
                 (span(start.0, end.0, r.0) && span(start.1, end.1, r.1))

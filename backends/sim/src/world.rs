@@ -14,7 +14,7 @@ use std::rc::Rc;
 use crate::config::{SimConfig, SourceRead};
 use crate::dram::Dram;
 use crate::fault::{Faults, TxKind};
-use crate::link::Links;
+use crate::link::{Crossed, Links, ROOT, Route};
 use crate::memory::FastHash;
 use crate::packet::{Item, NO_TILE, ReadPacket, Target, TileIx, Vc, WritePacket};
 use crate::report::{CoreFault, Stats, Violation};
@@ -27,6 +27,32 @@ use crate::trace::Trace;
 /// The world as the HAL handles and the host share it (one thread).
 pub(crate) type Shared = Rc<RefCell<World>>;
 
+/// What a packet in the NoC carries, and where it came from.
+#[derive(Debug)]
+enum Carried {
+    /// A write or multicast with its bytes, read from the source when it left.
+    Write(Box<WritePacket>, Rc<[u8]>),
+    /// A read request on its way to the data.
+    Request(Box<ReadPacket>),
+    /// A read response with the bytes.
+    Response(Box<ReadPacket>, Rc<[u8]>),
+}
+
+/// A packet in the NoC: its route, what it carries, when it leaves its source's router (after
+/// the path reservation), and what is left of it.
+#[derive(Debug)]
+struct Worm {
+    route: Route,
+    carried: Carried,
+    /// Cycles from winning the reservation to the data leaving (the NIU's reservation time
+    /// plus the NIU-to-router hop).
+    lead: u64,
+    /// Hops not crossed yet.
+    hops_left: usize,
+    /// The latest commit of any destination (for the trace).
+    last: u64,
+}
+
 /// The whole simulated chip.
 pub(crate) struct World {
     pub cfg: SimConfig,
@@ -35,6 +61,13 @@ pub(crate) struct World {
     pub tiles: Tiles,
     pub dram: Dram,
     links: Links,
+    /// Packets in the NoC, by id (`Item::Launch`, `Item::Hop`); `None`: a free id.
+    worms: Vec<Option<Worm>>,
+    free_worms: Vec<u32>,
+    /// The last linked run's number.
+    runs: u32,
+    /// Packets released from waiting by a link (scratch).
+    woken: Vec<u32>,
     /// The event queue and the tasks.
     pub sched: Scheduler,
     flows: HashMap<(u64, TileIx), u64, FastHash>,
@@ -55,6 +88,10 @@ impl World {
             tiles: Tiles::new(cfg.harvest, cfg.boot.soft_reset()),
             dram: Dram::new(),
             links: Links::new(cfg.timing.router_hop),
+            worms: Vec::new(),
+            free_worms: Vec::new(),
+            runs: 0,
+            woken: Vec::new(),
             sched: Scheduler::new(cfg.adversarial, rng),
             flows: HashMap::default(),
             faults: Faults::default(),
@@ -139,14 +176,22 @@ impl World {
         self.tiles[tile as usize].niu[noc as usize].slot(t, busy, latency)
     }
 
+    /// A new linked run's number.
+    pub(crate) fn next_run(&mut self) -> u32 {
+        self.runs += 1;
+        self.runs
+    }
+
     // ---- ejection and DRAM -----------------------------------------------------------------
 
-    /// When a packet whose head reaches `target`'s router at `t` has committed its last byte.
-    fn eject(&mut self, target: Target, noc: u8, t: u64, flits: u64) -> u64 {
-        let head = t + self.cfg.timing.niu_hop;
+    /// When a packet whose head and tail reach `target`'s router at `at` has committed its
+    /// last byte.
+    fn eject(&mut self, target: Target, noc: u8, at: Crossed, flits: u64) -> u64 {
+        let niu = self.cfg.timing.niu_hop;
+        let (head, tail) = (at.head + niu, at.tail + niu);
         match target {
-            Target::L1(tile) => self.tiles[tile as usize].eject(noc, head, flits),
-            Target::Dram(_) => head + flits - 1,
+            Target::L1(tile) => self.tiles[tile as usize].eject(noc, head, tail, flits),
+            Target::Dram(_) => (head + flits - 1).max(tail),
         }
     }
 
@@ -171,11 +216,19 @@ impl World {
                 data,
                 src,
             } => self.commit(time, target, addr, &data, src),
+            Item::Launch { worm } => self.launch(time, worm),
+            Item::Hop { worm, hop } => self.hop(time, worm, hop),
             Item::Ack { tile, noc } => {
-                if let Err(at) = self.tiles[tile as usize].niu[noc as usize].take_ack(time) {
+                // An ack is one flit through the ejection port, between the data it passes.
+                let t = &mut self.tiles[tile as usize];
+                let port = &mut t.eject_free[noc as usize];
+                if time < *port {
+                    let at = *port;
                     self.push(at, Item::Ack { tile, noc });
                     return;
                 }
+                *port = time + 1;
+                t.niu[noc as usize].take_ack();
                 self.touch(tile, time);
             }
             Item::ReadServe(p) => self.read_serve(time, *p),
@@ -224,92 +277,243 @@ impl World {
         self.stats.packets += 1;
         self.stats.flits += flits;
         let from = raw(p.noc, self.tiles[p.src as usize].xy0);
-        let start = time + p.reserve + timing.niu_hop;
-        let heads = if p.multicast {
-            self.links
-                .route_multicast(p.noc, from, &p.dests, start, flits, &mut self.stats)
+        let route = if p.multicast {
+            let dests: Vec<(u8, u8)> = p.dests.iter().map(|&(_, d)| d).collect();
+            Links::multicast(p.noc, from, &dests, flits, p.hold)
         } else {
-            let to = p.dests[0].1;
-            vec![self.links.route_unicast(
-                p.noc,
-                from,
-                to,
-                start,
-                flits,
-                Vc::Unicast,
-                &mut self.stats,
-            )]
+            Links::unicast(p.noc, from, p.dests[0].1, flits, Vc::Unicast)
         };
+        let lead = p.reserve + timing.niu_hop;
+        let id = self.new_worm(route, Carried::Write(Box::new(p), data), lead);
+        self.launch(time, id);
+    }
+
+    /// Files a packet under a free id.
+    fn new_worm(&mut self, route: Route, carried: Carried, lead: u64) -> u32 {
+        let worm = Worm {
+            hops_left: route.len(),
+            route,
+            carried,
+            lead,
+            last: 0,
+        };
+        match self.free_worms.pop() {
+            Some(id) => {
+                self.worms[id as usize] = Some(worm);
+                id
+            }
+            None => {
+                self.worms.push(Some(worm));
+                self.worms.len() as u32 - 1
+            }
+        }
+    }
+
+    fn worm(&mut self, id: u32) -> &mut Worm {
+        self.worms[id as usize]
+            .as_mut()
+            .expect("a packet in flight has its id")
+    }
+
+    /// Packet `id` leaves its source's router once its multicast path is reserved (else it
+    /// waits for the run holding a link of it): destinations at the source's own router get it
+    /// there, the first hops are asked for.
+    fn launch(&mut self, time: u64, id: u32) {
+        let worm = self.worms[id as usize].as_ref().expect("packet in flight");
+        if matches!(worm.carried, Carried::Write(ref p, _) if p.multicast) {
+            if let Err(link) = self.links.reserve(&worm.route) {
+                self.links.wait(link, id);
+                return;
+            }
+        }
+        let worm = self.worm(id);
+        let head = time + worm.lead;
+        worm.route.tail0 = head + worm.route.flits - 1;
+        let at = Crossed {
+            head,
+            tail: worm.route.tail0,
+        };
+        self.crossed(id, ROOT, at);
+    }
+
+    /// The head of packet `id` reaches the router in front of `hop` at `time`.
+    fn hop(&mut self, time: u64, id: u32, hop: u16) {
+        let mut woken = std::mem::take(&mut self.woken);
+        let worm = self.worms[id as usize].as_mut().expect("packet in flight");
+        let at = self
+            .links
+            .enter(&mut worm.route, hop, time, &mut self.stats, &mut woken);
+        worm.hops_left -= 1;
+        for w in woken.drain(..) {
+            self.push(at.tail, Item::Launch { worm: w });
+        }
+        self.woken = woken;
+        self.crossed(id, hop, at);
+    }
+
+    /// Packet `id` has crossed `hop` (`ROOT`: it is at its source's router): its destinations
+    /// there get it, the next hops are asked for at `at.head`; a packet with nothing left is
+    /// done.
+    fn crossed(&mut self, id: u32, hop: u16, at: Crossed) {
+        let worm = self.worms[id as usize].as_ref().expect("packet in flight");
+        let kids: Vec<u16> = worm.route.kids(hop).to_vec();
+        let dests: Vec<u16> = worm.route.dests(hop).to_vec();
+        for k in kids {
+            self.push(at.head, Item::Hop { worm: id, hop: k });
+        }
+        for d in dests {
+            self.arrive(id, d as usize, at);
+        }
+        if self.worm(id).hops_left == 0 {
+            self.finish(id);
+        }
+    }
+
+    /// Destination `d` of packet `id` has the head and tail at its router at `at`.
+    fn arrive(&mut self, id: u32, d: usize, at: Crossed) {
+        let timing = self.cfg.timing;
+        let flits = self.worm(id).route.flits;
+        let worm = self.worms[id as usize].as_ref().expect("packet in flight");
+        match &worm.carried {
+            Carried::Write(p, data) => {
+                let (p, data) = (p.clone(), data.clone());
+                let commit = self.commit_write(&p, d, at, flits, &data);
+                let worm = self.worm(id);
+                worm.last = worm.last.max(commit);
+            }
+            Carried::Request(p) => {
+                let p = p.clone();
+                let action = self.faults.match_tx(
+                    TxKind::Read,
+                    p.noc,
+                    self.tiles[p.tile as usize].xy0,
+                    raw(p.noc, p.src_raw),
+                    p.src_addr,
+                );
+                if !action.drop {
+                    let serve = at.head + timing.niu_hop + action.delay;
+                    self.push(serve, Item::ReadServe(p));
+                }
+            }
+            Carried::Response(p, data) => {
+                let (tile, noc, addr, issued_at, len) =
+                    (p.tile, p.noc, p.dst_addr, p.issued_at, p.len);
+                let data = data.clone();
+                let land = self.eject(Target::L1(tile), noc, at, flits) + self.jitter();
+                if let Some(trace) = self.trace.as_mut() {
+                    let xy0 = self.tiles[tile as usize].xy0;
+                    trace.transfer(
+                        noc,
+                        tile,
+                        xy0,
+                        "read",
+                        len,
+                        1,
+                        issued_at,
+                        land,
+                        timing.aiclk_mhz,
+                    );
+                }
+                self.push(
+                    land,
+                    Item::ReadLand {
+                        tile,
+                        noc,
+                        addr,
+                        data,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Destination `d` of write `p` has it at its router at `at`: when it commits (ejection,
+    /// DRAM, faults, the ordered flow), and its ack. Returns the commit time.
+    fn commit_write(
+        &mut self,
+        p: &WritePacket,
+        d: usize,
+        at: Crossed,
+        flits: u64,
+        data: &Rc<[u8]>,
+    ) -> u64 {
+        let timing = self.cfg.timing;
+        let (target, dest) = p.dests[d];
         let kind = if p.multicast {
             TxKind::Multicast
         } else {
             TxKind::Write
         };
         let src0 = self.tiles[p.src as usize].xy0;
-        let mut last = time;
-        for (i, &(target, d)) in p.dests.iter().enumerate() {
-            let dst0 = raw(p.noc, d);
-            let action = self.faults.match_tx(kind, p.noc, src0, dst0, p.dst_addr);
-            let mut commit = self.eject(target, p.noc, heads[i], flits);
-            if let Target::Dram(bank) = target {
-                commit = self.dram_service(bank, p.len, commit) + timing.dram_write_latency;
-            }
-            commit += self.jitter() + action.delay;
-            if p.ordered {
-                let key = (
-                    p.flow,
-                    match target {
-                        Target::L1(t) => t,
-                        Target::Dram(b) => NO_TILE - 1 - b as TileIx,
-                    },
-                );
-                let last_flow = self.flows.entry(key).or_insert(0);
-                commit = commit.max(*last_flow + 1);
-                *last_flow = commit;
-            }
-            last = last.max(commit);
-            if !action.drop {
-                self.push(
-                    commit,
-                    Item::Commit {
-                        target,
-                        addr: p.dst_addr,
-                        data: data.clone(),
-                        src: p.src,
-                    },
-                );
-                if p.multicast {
-                    self.stats.multicast_bytes += p.len as u64;
-                }
-            }
-            if p.acked && (!action.drop || action.ack_anyway) {
-                let back = route::hops(d, from);
-                let ack = commit
-                    + timing.ack_turnaround
-                    + 2 * timing.niu_hop
-                    + back * timing.router_hop
-                    + self.jitter();
-                self.push(
-                    ack,
-                    Item::Ack {
-                        tile: p.src,
-                        noc: p.noc,
-                    },
-                );
+        let from = raw(p.noc, src0);
+        let action = self
+            .faults
+            .match_tx(kind, p.noc, src0, raw(p.noc, dest), p.dst_addr);
+        let mut commit = self.eject(target, p.noc, at, flits);
+        if let Target::Dram(bank) = target {
+            commit = self.dram_service(bank, p.len, commit) + timing.dram_write_latency;
+        }
+        commit += self.jitter() + action.delay;
+        if p.ordered {
+            let key = (
+                p.flow,
+                match target {
+                    Target::L1(t) => t,
+                    Target::Dram(b) => NO_TILE - 1 - b as TileIx,
+                },
+            );
+            let last_flow = self.flows.entry(key).or_insert(0);
+            commit = commit.max(*last_flow + 1);
+            *last_flow = commit;
+        }
+        if !action.drop {
+            self.push(
+                commit,
+                Item::Commit {
+                    target,
+                    addr: p.dst_addr,
+                    data: data.clone(),
+                    src: p.src,
+                },
+            );
+            if p.multicast {
+                self.stats.multicast_bytes += p.len as u64;
             }
         }
-        if let Some(trace) = self.trace.as_mut() {
+        if p.acked && (!action.drop || action.ack_anyway) {
+            let back = route::hops(dest, from);
+            let ack = commit
+                + timing.ack_turnaround
+                + 2 * timing.niu_hop
+                + back * timing.router_hop
+                + self.jitter();
+            self.push(
+                ack,
+                Item::Ack {
+                    tile: p.src,
+                    noc: p.noc,
+                },
+            );
+        }
+        commit
+    }
+
+    /// Packet `id` has crossed every hop: its trace event, and its id is free again.
+    fn finish(&mut self, id: u32) {
+        let worm = self.worms[id as usize].take().expect("packet in flight");
+        self.free_worms.push(id);
+        if let (Some(trace), Carried::Write(p, _)) = (self.trace.as_mut(), &worm.carried) {
             let what = if p.multicast { "multicast" } else { "write" };
             trace.transfer(
                 p.noc,
                 p.src,
-                src0,
+                self.tiles[p.src as usize].xy0,
                 what,
                 p.len,
                 p.dests.len(),
                 p.issued_at,
-                last,
-                timing.aiclk_mhz,
+                worm.last,
+                self.cfg.timing.aiclk_mhz,
             );
         }
     }
@@ -339,27 +543,9 @@ impl World {
         self.stats.packets += 1;
         self.stats.flits += 1;
         let from = raw(p.noc, self.tiles[p.tile as usize].xy0);
-        let head = self.links.route_unicast(
-            p.noc,
-            from,
-            p.src_raw,
-            time + timing.niu_hop,
-            1,
-            Vc::Unicast,
-            &mut self.stats,
-        );
-        let action = self.faults.match_tx(
-            TxKind::Read,
-            p.noc,
-            self.tiles[p.tile as usize].xy0,
-            raw(p.noc, p.src_raw),
-            p.src_addr,
-        );
-        if action.drop {
-            return;
-        }
-        let arrive = head + timing.niu_hop + action.delay;
-        self.push(arrive, Item::ReadServe(Box::new(p)));
+        let route = Links::unicast(p.noc, from, p.src_raw, 1, Vc::Unicast);
+        let id = self.new_worm(route, Carried::Request(Box::new(p)), timing.niu_hop);
+        self.launch(time, id);
     }
 
     /// A read request reached its target: the response leaves once the L1 or DRAM has the
@@ -387,38 +573,12 @@ impl World {
         let flits = timing.flits(p.len);
         self.stats.flits += flits;
         let to = raw(p.noc, self.tiles[p.tile as usize].xy0);
-        let head = self.links.route_unicast(
-            p.noc,
-            p.src_raw,
-            to,
-            time + timing.niu_hop,
-            flits,
-            Vc::Response,
-            &mut self.stats,
+        let route = Links::unicast(p.noc, p.src_raw, to, flits, Vc::Response);
+        let id = self.new_worm(
+            route,
+            Carried::Response(Box::new(p), buf.into()),
+            timing.niu_hop,
         );
-        let land = self.eject(Target::L1(p.tile), p.noc, head, flits) + self.jitter();
-        if let Some(trace) = self.trace.as_mut() {
-            let xy0 = self.tiles[p.tile as usize].xy0;
-            trace.transfer(
-                p.noc,
-                p.tile,
-                xy0,
-                "read",
-                p.len,
-                1,
-                p.issued_at,
-                land,
-                timing.aiclk_mhz,
-            );
-        }
-        self.push(
-            land,
-            Item::ReadLand {
-                tile: p.tile,
-                noc: p.noc,
-                addr: p.dst_addr,
-                data: buf.into(),
-            },
-        );
+        self.launch(time, id);
     }
 }

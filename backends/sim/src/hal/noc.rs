@@ -5,7 +5,7 @@
 //! Imports the world, the engine and leaf modules.
 
 use blackhole_pac::addr::DRAM_WRITE_ALIGN;
-use komorebi_hal::noc::{self, Ack, Order, WriteMode};
+use komorebi_hal::noc::{self, Ack, ErrorKind, Link, Loopback, Order, WriteMode};
 use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Xy};
 
 use crate::engine::{self, Issuer};
@@ -132,6 +132,12 @@ impl noc::NocMulticast for SimNoc {
         len: u32,
         mode: WriteMode,
     ) -> Result<(), NocError> {
+        if !mode.is_unicast() {
+            return Err(NocError::new(
+                ErrorKind::InvalidMode,
+                "a unicast write is neither linked nor loopback (multicasts only)",
+            ));
+        }
         let mut w = self.world.borrow_mut();
         let now = w.charge_issue(self.task);
         if w.stalled(self.task) {
@@ -174,7 +180,11 @@ impl noc::NocMulticast for SimNoc {
             corners,
             dst.get(),
             len,
-            mode.order == Order::Ordered,
+            engine::McastMode {
+                ordered: mode.order == Order::Ordered,
+                linked: mode.link == Link::Linked,
+                loopback: mode.loopback == Loopback::Included,
+            },
         )
     }
 
