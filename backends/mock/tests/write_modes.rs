@@ -50,5 +50,11 @@ fn a_run_left_open_fails_the_expectation_of_its_closing_multicast() {
     // The test expects the run to end unlinked; code that links its last multicast fails.
     expect(&mut noc, &mut seq, WriteMode::ORDERED.with_loopback());
     let at = L1Addr::new(0x2_0000).unwrap();
-    let _ = noc.multicast(at, rect(), at, 64, WriteMode::ORDERED.with_loopback().linked());
+    let _ = noc.multicast(
+        at,
+        rect(),
+        at,
+        64,
+        WriteMode::ORDERED.with_loopback().linked(),
+    );
 }

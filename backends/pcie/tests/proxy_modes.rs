@@ -55,7 +55,11 @@ fn a_loopback_multicast_reaches_the_proxy_tile_and_a_plain_one_does_not() {
         WriteMode::ORDERED.with_loopback(),
     )
     .unwrap();
-    assert_eq!(word(&card, (2, 4), 0x3_0000), 0x1234_5678, "sender included");
+    assert_eq!(
+        word(&card, (2, 4), 0x3_0000),
+        0x1234_5678,
+        "sender included"
+    );
     assert!(noc.writes_acked().unwrap());
 }
 

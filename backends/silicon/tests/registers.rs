@@ -244,7 +244,11 @@ fn a_linked_run_sets_vc_linked_on_all_but_its_last_multicast_and_keeps_its_recta
     f.clear(0);
     n.multicast(l1(0x2_0080), rect, l1(0x2_0080), 64, WriteMode::ORDERED)
         .unwrap();
-    assert_eq!(f.command(0)[7], unlinked, "the last of the run releases the path");
+    assert_eq!(
+        f.command(0)[7],
+        unlinked,
+        "the last of the run releases the path"
+    );
     f.clear(0);
     n.multicast(l1(0x2_0000), other, l1(0x2_0000), 64, WriteMode::ORDERED)
         .unwrap();
@@ -274,7 +278,10 @@ fn a_loopback_multicast_sets_brcst_src_include_and_expects_the_sender_s_ack_too(
         WRITE | RESP_MARKED | BRCST | PATH_RESERVE | BRCST_SRC_INCLUDE
     );
     f.set_status(Counter::MstWrAckReceived, 3);
-    assert!(!n.writes_acked().unwrap(), "3 acks: the sender's own is missing");
+    assert!(
+        !n.writes_acked().unwrap(),
+        "3 acks: the sender's own is missing"
+    );
     f.set_status(Counter::MstWrAckReceived, 4);
     assert!(n.writes_acked().unwrap());
     // Without loopback the same rectangle has three receivers.
