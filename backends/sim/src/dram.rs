@@ -1,5 +1,6 @@
-//! The 8 DRAM banks: 4 GiB of sparse memory each, and each bank's bandwidth as a resource
-//! (`Timing::dram_bank_bytes_per_cycle`) that reads and writes queue on.
+//! The 8 DRAM banks: 4 GiB of sparse memory each, and each bank's bandwidth as the resource
+//! reads and writes queue on (`Timing::dram_bank_bytes_per_cycle`); a request to the same row
+//! as the bank's previous request runs at half that rate (`Timing::dram_row_bytes`).
 //!
 //! Imports only the leaf `memory`.
 
@@ -13,7 +14,10 @@ use crate::memory::SparseMemory;
 #[derive(Debug)]
 pub(crate) struct Dram {
     banks: Vec<SparseMemory>,
+    /// When each bank is free.
     free: [f64; grid::DRAM_BANKS],
+    /// The row of each bank's last request (`u64::MAX`: none yet).
+    row: [u64; grid::DRAM_BANKS],
 }
 
 impl Dram {
@@ -24,14 +28,30 @@ impl Dram {
                 .map(|_| SparseMemory::new(grid::DRAM_BANK_SIZE))
                 .collect(),
             free: [0.0; grid::DRAM_BANKS],
+            row: [u64::MAX; grid::DRAM_BANKS],
         }
     }
 
-    /// Bank `bank` serves `len` bytes from `t` at `bytes_per_cycle`; returns when they are done.
-    pub(crate) fn service(&mut self, bank: u8, len: u32, t: u64, bytes_per_cycle: f64) -> u64 {
+    /// Bank `bank` serves `len` bytes at `addr` from `t` at `bank_bytes_per_cycle`, or half
+    /// that when `addr` is in the same `row_bytes` row as the bank's previous request; returns
+    /// when they are done.
+    pub(crate) fn service(
+        &mut self,
+        (bank, addr): (u8, u64),
+        len: u32,
+        t: u64,
+        (bank_bytes_per_cycle, row_bytes): (f64, u32),
+    ) -> u64 {
         let b = bank as usize;
+        let row = addr / row_bytes.max(1) as u64;
+        let rate = if row == self.row[b] {
+            bank_bytes_per_cycle / 2.0
+        } else {
+            bank_bytes_per_cycle
+        };
+        self.row[b] = row;
         let start = (t as f64).max(self.free[b]);
-        self.free[b] = start + len as f64 / bytes_per_cycle;
+        self.free[b] = start + len as f64 / rate;
         self.free[b].ceil() as u64
     }
 }

@@ -91,7 +91,12 @@ pub(crate) enum Item {
         task: usize,
     },
     DepartWrite(Box<WritePacket>),
-    /// A packet (world id) leaves its source's router: its path is reserved.
+    /// A packet (world id) asks for its path: a multicast reserves its tree (or waits for the
+    /// run holding a link of it); then the data leaves after the reservation's cycles.
+    Reserve {
+        worm: u32,
+    },
+    /// A packet's data leaves its source's NIU.
     Launch {
         worm: u32,
     },
@@ -107,9 +112,11 @@ pub(crate) enum Item {
         data: Rc<[u8]>,
         src: TileIx,
     },
+    /// An ack reaching its NIU's ejection port (`slotted`: its cycle there is taken).
     Ack {
         tile: TileIx,
         noc: u8,
+        slotted: bool,
     },
     ReadServe(Box<ReadPacket>),
     ReadRespond(Box<ReadPacket>),

@@ -42,14 +42,25 @@ pub struct Timing {
     pub reserve_base: f64,
     /// Path reservation per hop to the farthest destination (fit: 15.9).
     pub reserve_per_hop: f64,
-    /// Extra cycles a DRAM read spends in the bank beyond an L1 read.
+    /// Extra cycles a DRAM read spends in the bank beyond an L1 read: fit so that tt-metal's
+    /// single 64 B read of bank 0 by core (0, 0) on NoC1 (29 router hops there and back) takes
+    /// its measured 486 cycles.
     pub dram_read_latency: u64,
-    /// Extra cycles a DRAM write spends in the bank beyond an L1 write.
+    /// Extra cycles a DRAM write spends in the bank beyond an L1 write: fit to the same test's
+    /// single 64 B write on NoC0 (29 hops with the ack), 399 cycles.
     pub dram_write_latency: u64,
     /// One bank's bandwidth, bytes per cycle: 512 GB/s over 8 banks = 64 GB/s = 47.4 B/cycle
     /// at 1.35 GHz. The chip's aggregate ceiling is exactly the sum of the banks' (7 x 64 GB/s
     /// on a p100 too), so it is modelled per bank: a separate aggregate resource never binds.
     pub dram_bank_bytes_per_cycle: f64,
+    /// A request to the same row of this many bytes as its bank's previous request runs at half
+    /// the bank's rate. tt-metal's estimator measures one core reading one address of one bank
+    /// again and again at 21-24 B/cycle (2-16 KiB reads: half of 47.4), while readers of
+    /// consecutive pages get the whole bank (46.3) and so does a lone 16 KiB read (186 GB/s
+    /// over 8 banks with one read in flight). A GDDR6 row (page) of a x16 channel is 2 KiB
+    /// (JEDEC JESD250); back-to-back column accesses within one bank group wait tCCD_L rather
+    /// than tCCD_S, which is the likely cause; the controller's address map is not published.
+    pub dram_row_bytes: u32,
     /// Cycles a kernel spends programming a NoC command (MMIO stores).
     pub kernel_issue_cycles: u64,
     /// Cycles a kernel spends on any other HAL call (a register or L1 word access).
@@ -81,9 +92,10 @@ impl Default for Timing {
             read_issue_floor: 36,
             reserve_base: 8.5,
             reserve_per_hop: 15.9,
-            dram_read_latency: 200,
-            dram_write_latency: 140,
+            dram_read_latency: 93,
+            dram_write_latency: 24,
             dram_bank_bytes_per_cycle: 512.0e9 / 8.0 / 1.35e9,
+            dram_row_bytes: 2048,
             kernel_issue_cycles: 8,
             kernel_call_cycles: 1,
             compute_read_word_cycles: 63,

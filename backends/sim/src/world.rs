@@ -61,7 +61,8 @@ pub(crate) struct World {
     pub tiles: Tiles,
     pub dram: Dram,
     links: Links,
-    /// Packets in the NoC, by id (`Item::Launch`, `Item::Hop`); `None`: a free id.
+    /// Packets in the NoC, by id (`Item::Reserve`, `Item::Launch`, `Item::Hop`); `None`: a
+    /// free id.
     worms: Vec<Option<Worm>>,
     free_worms: Vec<u32>,
     /// The last linked run's number.
@@ -195,10 +196,11 @@ impl World {
         }
     }
 
-    /// DRAM bank `bank` serves `len` bytes from `t`; returns when they are done.
-    fn dram_service(&mut self, bank: u8, len: u32, t: u64) -> u64 {
-        let bytes_per_cycle = self.cfg.timing.dram_bank_bytes_per_cycle;
-        self.dram.service(bank, len, t, bytes_per_cycle)
+    /// DRAM bank `bank` serves `len` bytes at `addr` from `t`; returns when they are done.
+    fn dram_service(&mut self, bank: u8, addr: u64, len: u32, t: u64) -> u64 {
+        let timing = self.cfg.timing;
+        let rate = (timing.dram_bank_bytes_per_cycle, timing.dram_row_bytes);
+        self.dram.service((bank, addr), len, t, rate)
     }
 
     // ---- the NoC's events ------------------------------------------------------------------
@@ -216,18 +218,23 @@ impl World {
                 data,
                 src,
             } => self.commit(time, target, addr, &data, src),
+            Item::Reserve { worm } => self.reserve(time, worm),
             Item::Launch { worm } => self.launch(time, worm),
             Item::Hop { worm, hop } => self.hop(time, worm, hop),
-            Item::Ack { tile, noc } => {
-                // An ack is one flit through the ejection port, between the data it passes.
+            Item::Ack { tile, noc, slotted } => {
+                // An ack is one flit through the ejection port, between the data it passes:
+                // it takes the port's next free cycle and is counted then.
                 let t = &mut self.tiles[tile as usize];
-                let port = &mut t.eject_free[noc as usize];
-                if time < *port {
-                    let at = *port;
-                    self.push(at, Item::Ack { tile, noc });
-                    return;
+                if !slotted {
+                    let port = &mut t.eject_free[noc as usize];
+                    let at = time.max(*port);
+                    *port = at + 1;
+                    if at > time {
+                        let slotted = true;
+                        self.push(at, Item::Ack { tile, noc, slotted });
+                        return;
+                    }
                 }
-                *port = time + 1;
                 t.niu[noc as usize].take_ack();
                 self.touch(tile, time);
             }
@@ -285,7 +292,7 @@ impl World {
         };
         let lead = p.reserve + timing.niu_hop;
         let id = self.new_worm(route, Carried::Write(Box::new(p), data), lead);
-        self.launch(time, id);
+        self.reserve(time, id);
     }
 
     /// Files a packet under a free id.
@@ -315,10 +322,10 @@ impl World {
             .expect("a packet in flight has its id")
     }
 
-    /// Packet `id` leaves its source's router once its multicast path is reserved (else it
-    /// waits for the run holding a link of it): destinations at the source's own router get it
-    /// there, the first hops are asked for.
-    fn launch(&mut self, time: u64, id: u32) {
+    /// Packet `id` asks for its path at `time`: a multicast reserves its tree, or waits for
+    /// the run holding a link of it (asked again when that run releases it); the data leaves
+    /// `lead` cycles later (the reservation's handshake and the NIU-to-router hop).
+    fn reserve(&mut self, time: u64, id: u32) {
         let worm = self.worms[id as usize].as_ref().expect("packet in flight");
         if matches!(worm.carried, Carried::Write(ref p, _) if p.multicast) {
             if let Err(link) = self.links.reserve(&worm.route) {
@@ -326,11 +333,21 @@ impl World {
                 return;
             }
         }
+        let lead = worm.lead;
+        if lead == 0 {
+            self.launch(time, id);
+        } else {
+            self.push(time + lead, Item::Launch { worm: id });
+        }
+    }
+
+    /// Packet `id`'s head leaves its source's router at `time`: destinations at that router
+    /// (loopback) get it there, the first hops are asked for.
+    fn launch(&mut self, time: u64, id: u32) {
         let worm = self.worm(id);
-        let head = time + worm.lead;
-        worm.route.tail0 = head + worm.route.flits - 1;
+        worm.route.tail0 = time + worm.route.flits - 1;
         let at = Crossed {
-            head,
+            head: time,
             tail: worm.route.tail0,
         };
         self.crossed(id, ROOT, at);
@@ -345,7 +362,7 @@ impl World {
             .enter(&mut worm.route, hop, time, &mut self.stats, &mut woken);
         worm.hops_left -= 1;
         for w in woken.drain(..) {
-            self.push(at.tail, Item::Launch { worm: w });
+            self.push(at.tail, Item::Reserve { worm: w });
         }
         self.woken = woken;
         self.crossed(id, hop, at);
@@ -451,7 +468,7 @@ impl World {
             .match_tx(kind, p.noc, src0, raw(p.noc, dest), p.dst_addr);
         let mut commit = self.eject(target, p.noc, at, flits);
         if let Target::Dram(bank) = target {
-            commit = self.dram_service(bank, p.len, commit) + timing.dram_write_latency;
+            commit = self.dram_service(bank, p.dst_addr, p.len, commit) + timing.dram_write_latency;
         }
         commit += self.jitter() + action.delay;
         if p.ordered {
@@ -492,6 +509,7 @@ impl World {
                 Item::Ack {
                     tile: p.src,
                     noc: p.noc,
+                    slotted: false,
                 },
             );
         }
@@ -545,7 +563,7 @@ impl World {
         let from = raw(p.noc, self.tiles[p.tile as usize].xy0);
         let route = Links::unicast(p.noc, from, p.src_raw, 1, Vc::Unicast);
         let id = self.new_worm(route, Carried::Request(Box::new(p)), timing.niu_hop);
-        self.launch(time, id);
+        self.reserve(time, id);
     }
 
     /// A read request reached its target: the response leaves once the L1 or DRAM has the
@@ -555,7 +573,7 @@ impl World {
         let ready = match p.src {
             Target::L1(_) => time + timing.read_turnaround,
             Target::Dram(bank) => {
-                self.dram_service(bank, p.len, time)
+                self.dram_service(bank, p.src_addr, p.len, time)
                     + timing.read_turnaround
                     + timing.dram_read_latency
             }
