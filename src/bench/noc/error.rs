@@ -32,8 +32,8 @@ pub enum NocBenchError {
     #[error(
         "{flag} {core} is outside the {columns}x{rows} logical grid of --harvest {mask:#x} \
          (allowed: X 0..={}, Y 0..={})",
-        columns - 1,
-        rows - 1
+        columns.saturating_sub(1),
+        rows.saturating_sub(1)
     )]
     CoreOutside {
         /// The flag.

@@ -4,18 +4,19 @@
 //!
 //! # What it measures
 //! One data-movement kernel on the sender core (the reader kernel for NoC 0, the writer kernel
-//! for NoC 1: [`Role::mover`]) issues `--count` transactions of `--size` bytes back to back,
+//! for NoC 1: [`Role::mover`](komorebi_hal::Role::mover)) issues `--count` transactions of `--size` bytes back to back,
 //! then waits once for all of them (a barrier: every write and multicast acknowledged, every
 //! read landed). The figure is the kernel's own clock from just before the first issue to just
 //! after the barrier: what tt-metal's kernel zone (`DeviceZoneScopedN`) around the same loop
 //! measures, and what the simulator's calibration tests measure
 //! (`backends/sim/tests/calibration.rs`). The simulator splits a transaction into NoC packets of
-//! at most 16 KiB ([`MAX_PACKET_BYTES`], tt-metal's `NOC_MAX_BURST_SIZE`).
+//! at most 16 KiB ([`MAX_PACKET_BYTES`](blackhole_pac::addr::MAX_PACKET_BYTES), tt-metal's
+//! `NOC_MAX_BURST_SIZE`).
 //!
 //! | pattern | what the kernel does | `destinations` |
 //! |---|---|---|
 //! | `unicast` | writes to `--to` | 1 |
-//! | `multicast` | multicasts to `--rect`; `--linked`: every multicast but the last keeps its path ([`WriteMode::linked`]); `--loopback`: a sender inside the rectangle receives too ([`WriteMode::with_loopback`]) | the rectangle's receiving cores |
+//! | `multicast` | multicasts to `--rect`; `--linked`: every multicast but the last keeps its path ([`WriteMode::linked`](komorebi_hal::noc::WriteMode::linked)); `--loopback`: a sender inside the rectangle receives too ([`WriteMode::with_loopback`](komorebi_hal::noc::WriteMode::with_loopback)) | the rectangle's receiving cores |
 //! | `one-to-all` | writes `--count` transactions to each core of `--rect` but the sender, one core after another (row by row), as tt-metal's `one_to_all/kernels/sender_unicast.cpp` does | 1 |
 //! | `dram-read` | reads from DRAM bank `--bank` through the port tt-metal uses on the chosen NoC ([`dram_port`]) | 1 |
 //!
@@ -28,7 +29,8 @@
 //!   of the harvest mask, a multicast with no receiver, a one-to-all with no core to write to,
 //!   a run of more than [`MAX_DELIVERIES`] packet deliveries. Nothing panics on any input.
 //! * **Raw coordinates of the NoC in use.** Logical cores go to the NoC through
-//!   [`Geometry::noc_xy`] (the broadcast layout's mapping); on NoC 1 a rectangle's corners are
+//!   [`Geometry::noc_xy`](komorebi_broadcast::layout::Geometry::noc_xy) (the broadcast
+//!   layout's mapping); on NoC 1 a rectangle's corners are
 //!   mirrored and swapped, so its start stays at or before its end.
 //! * **Buffers clear of the runtime.** The source is [`SRC_ADDR`] and the destination
 //!   [`DST_ADDR`] on every core, each up to [`MAX_SIZE`] bytes, above the control block

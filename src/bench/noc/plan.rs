@@ -33,6 +33,12 @@ const DRAM_ENDPOINT: [[usize; 2]; DRAM_BANKS] = [
 /// through on `noc` (`None` for a bank above 7). NoC 0: bank 0..=7 at (0,11), (0,2), (0,9),
 /// (0,5), (9,11), (9,3), (9,8), (9,6); NoC 1: (0,1), (0,10), (0,4), (0,7), (9,1), (9,10), (9,4),
 /// (9,7).
+///
+/// From tt-metal's Blackhole DRAM metadata (`BLACKHOLE_DRAM_METADATA`, `worker_endpoint` =
+/// the index into the bank's ports for NoC 0 and for NoC 1) over
+/// [`DRAM_PORTS`](blackhole_pac::grid::DRAM_PORTS). For banks 1..=3 the NoC 0 port differs from
+/// [`DRAM_WORKER_PORT`](blackhole_pac::grid::DRAM_WORKER_PORT), the last port of each bank
+/// (`dram_preferred_worker_endpoint`, the port of tt-metal's 4 GiB TLB windows).
 pub fn dram_port(bank: u8, noc: NocId) -> Option<(u8, u8)> {
     let bank = bank as usize;
     let port = DRAM_ENDPOINT.get(bank)?[noc.index() as usize];
