@@ -7,7 +7,7 @@ use std::rc::Rc;
 use komorebi_hal::noc::{self, Error as _, NocMulticast};
 use komorebi_hal::wait::Pause;
 use komorebi_hal::{ControlBlock, L1Addr, NocAddr, Role, wait_until};
-use komorebi_sim::{RunOutcome, Sim, SimConfig};
+use komorebi_sim::{RunOutcome, Sim, SimConfig, SimError};
 use serde::Serialize;
 
 use super::error::NocBenchError;
@@ -17,11 +17,38 @@ use super::plan::{Job, NocBench, Transfers};
 impl NocBench {
     /// Runs the pattern once on a fresh simulated chip and reports it.
     pub fn run(&self) -> Result<NocBenchReport, NocBenchError> {
-        let failed = |e: komorebi_sim::SimError| NocBenchError::Run(e.to_string());
+        let (sim, cycles) = self.simulate(|_| Ok(()))?;
+        let config = sim.config();
+        let (transactions, bytes) = (self.transactions(), self.bytes());
+        let per = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        Ok(NocBenchReport {
+            pattern: self.pattern,
+            cycles,
+            transactions,
+            bytes,
+            destinations: self.destinations,
+            cycles_per_transaction: per(cycles, transactions),
+            bytes_per_cycle: per(bytes, cycles),
+            micros: config.timing.micros(cycles),
+            aiclk_mhz: config.timing.aiclk_mhz,
+            noc: self.noc.index(),
+            size: self.job.size,
+            what: self.what.clone(),
+        })
+    }
+
+    /// Runs the pattern on a fresh simulated chip that `prepare` may set up first (the tests
+    /// write sources with it); the chip afterwards, and the kernel's cycles.
+    pub(super) fn simulate(
+        &self,
+        prepare: impl FnOnce(&mut Sim) -> Result<(), SimError>,
+    ) -> Result<(Sim, u64), NocBenchError> {
+        let failed = |e: SimError| NocBenchError::Run(e.to_string());
         let mut sim = Sim::new(SimConfig {
             harvest: self.harvest,
             ..SimConfig::default()
         });
+        prepare(&mut sim).map_err(failed)?;
         let config = sim.config();
         // The barrier must never give up: the largest wait limit (the runtime's "never").
         let limit = config.control.base + config.control.wait_limit_offset;
@@ -56,22 +83,7 @@ impl NocBench {
                 )));
             }
         };
-        let (transactions, bytes) = (self.transactions(), self.bytes());
-        let per = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-        Ok(NocBenchReport {
-            pattern: self.pattern,
-            cycles,
-            transactions,
-            bytes,
-            destinations: self.destinations,
-            cycles_per_transaction: per(cycles, transactions),
-            bytes_per_cycle: per(bytes, cycles),
-            micros: config.timing.micros(cycles),
-            aiclk_mhz: config.timing.aiclk_mhz,
-            noc: self.noc.index(),
-            size: self.job.size,
-            what: self.what.clone(),
-        })
+        Ok((sim, cycles))
     }
 }
 

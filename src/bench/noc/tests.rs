@@ -237,3 +237,80 @@ fn a_logical_rect_covers_exactly_its_cores() {
     assert_eq!(LogicalRect::new(5, 0, 2, 1).len(), 2);
     assert!(LogicalRect::new(5, 0, 2, 1).contains_xy(LogicalXy::new(6, 0)));
 }
+
+/// NoC0 coordinates of every Tensix whose destination word holds `marker` after the run of
+/// `args`, the sender's source (and DRAM bank `bank`'s address 0) holding it before.
+fn delivered(args: &str, bank: u8) -> Vec<(u8, u8)> {
+    const MARKER: u32 = 0x5EED_B0B0;
+    let b = bench(args).unwrap();
+    let sender = b.sender_noc0;
+    let (sim, _) = b
+        .simulate(|sim| {
+            sim.write_l1_u32(sender, super::flags::SRC_ADDR, MARKER)?;
+            sim.write_dram(bank, super::flags::DRAM_ADDR, &MARKER.to_le_bytes())
+        })
+        .unwrap();
+    let mut got: Vec<(u8, u8)> = sim
+        .tensix()
+        .into_iter()
+        .filter(|&t| sim.read_l1_u32(t, super::flags::DST_ADDR).unwrap() == MARKER)
+        .collect();
+    got.sort_unstable();
+    got
+}
+
+#[test]
+fn every_pattern_reaches_exactly_its_cores_on_either_noc() {
+    for noc in ["0", "1"] {
+        // Logical columns 5 and 6 are NoC0 x 6 and 11 on the p150 mask; rows 1, 2 are y 3, 4.
+        assert_eq!(
+            delivered(
+                &format!("--pattern multicast --rect 5,1,2,2 --size 64 --noc {noc}"),
+                0
+            ),
+            [(6, 3), (6, 4), (11, 3), (11, 4)],
+            "NoC {noc}"
+        );
+        assert_eq!(
+            delivered(
+                &format!("--pattern multicast --rect 0,0,2,2 --sender 1,1 --size 64 --noc {noc}"),
+                0
+            ),
+            [(1, 2), (1, 3), (2, 2)],
+            "NoC {noc}"
+        );
+        assert_eq!(
+            delivered(
+                &format!("--pattern one-to-all --rect 5,1,2,2 --sender 5,1 --size 64 --noc {noc}"),
+                0
+            ),
+            [(6, 4), (11, 3), (11, 4)],
+            "NoC {noc}"
+        );
+        assert_eq!(
+            delivered(
+                &format!("--pattern unicast --to 6,0 --size 64 --noc {noc}"),
+                0
+            ),
+            [(11, 2)],
+            "NoC {noc}"
+        );
+        // The read lands in the sender's destination only when it read bank 3.
+        assert_eq!(
+            delivered(
+                &format!("--pattern dram-read --bank 3 --sender 2,2 --size 64 --noc {noc}"),
+                3
+            ),
+            [(3, 4)],
+            "NoC {noc}"
+        );
+        assert_eq!(
+            delivered(
+                &format!("--pattern dram-read --bank 3 --sender 2,2 --size 64 --noc {noc}"),
+                2
+            ),
+            [],
+            "NoC {noc}"
+        );
+    }
+}
