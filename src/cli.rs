@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::args::{MAX_BLOCKS, MAX_BUFFER_PAGES, MAX_WINDOW};
-use komorebi_hal::LogicalRect;
+use komorebi_hal::{LogicalRect, LogicalXy};
 
 use crate::app::broadcast::{self, BroadcastConfig};
 
@@ -43,6 +43,18 @@ pub fn parse_rect(s: &str) -> Result<LogicalRect, String> {
             Ok(LogicalRect::new(*x0 as u8, *y0 as u8, *c as u8, *r as u8))
         }
         _ => Err("expected X0,Y0,COLUMNS,ROWS (four numbers 0..=255)".into()),
+    }
+}
+
+/// Parses `X,Y`, a core's logical coordinates (each decimal or `0x`-hex, 0..=255).
+pub fn parse_xy(s: &str) -> Result<LogicalXy, String> {
+    let parts: Vec<_> = s
+        .split(',')
+        .map(|p| crate::num::parse_in(p, 0, 255))
+        .collect();
+    match parts.as_slice() {
+        [Ok(x), Ok(y)] => Ok(LogicalXy::new(*x as u8, *y as u8)),
+        _ => Err("expected X,Y (two numbers 0..=255, logical core coordinates)".into()),
     }
 }
 

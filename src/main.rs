@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use blackhole_pac::harvest::HarvestMask;
 use clap::{Parser, Subcommand};
+use komorebi::bench::noc::NocBenchFlags;
 use komorebi::cli::{self, BroadcastFlags, RunFlags};
 use komorebi::grid_report::grid_report;
 use komorebi::layout_report::layout_report;
@@ -80,6 +81,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Measure on a simulated chip, in tt-metal's units: `bench noc` (data-movement patterns).
+    Bench {
+        #[command(subcommand)]
+        what: BenchCommand,
+    },
     /// Print the broadcasts of a rectangle: cores in rank order, sender, multicast corners.
     Layout {
         /// Die-order harvest mask, decimal or 0x-hex, 0..=0x3fff.
@@ -98,6 +104,16 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// What `komorebi bench` measures.
+#[derive(Subcommand, Debug)]
+enum BenchCommand {
+    /// One data-movement pattern of tt-metal's data-movement tests, once, on a simulated chip:
+    /// cycles from the first issue to the barrier, transactions, bytes, destinations per
+    /// transaction, cycles per transaction, bytes per cycle.
+    #[command(after_help = komorebi::bench::noc::EXIT_CODES)]
+    Noc(NocBenchFlags),
 }
 
 /// `--along` of `komorebi layout`.
@@ -122,6 +138,9 @@ fn main() -> ExitCode {
         } => cli::explore(seeds, start, &device, json),
         Command::Devices { json } => cli::print_report(&komorebi::devices::devices(), json),
         Command::Inspect { flags, picture } => cli::inspect(&flags, picture.as_deref()),
+        Command::Bench {
+            what: BenchCommand::Noc(flags),
+        } => komorebi::bench::noc::command(&flags),
         Command::Grid { harvest, json } => cli::print_report(&grid_report(harvest), json),
         Command::Layout {
             harvest,
