@@ -316,7 +316,7 @@ fn bad_flags_exit_2_with_one_line_naming_the_flag() {
 /// 256 multicasts of 64 B to a 2 x 2 rectangle: a linked run reserves the path once, so it
 /// must beat 256 unlinked multicasts, each reserving it.
 #[test]
-#[ignore = "needs the simulator's linked-multicast timing (issue 17)"]
+
 fn a_linked_run_of_small_multicasts_beats_an_unlinked_one() {
     let run = "--pattern multicast --rect 0,0,2,2 --size 64 --count 256";
     let unlinked = u(&bench(run), "cycles");

@@ -54,6 +54,33 @@ pub const DRAM_WORKER_PORT: [(u8, u8); DRAM_BANKS] = [
     (9, 6),
 ];
 
+/// Which of `DRAM_PORTS[bank]` tt-metal's kernels use, per NoC (`[NoC 0, NoC 1]`): tt-metal's
+/// Blackhole DRAM metadata (`metal_soc_descriptor_data::BLACKHOLE_DRAM_METADATA`,
+/// `worker_endpoint`): bank 0 `{2, 1}`, banks 1..=3 `{0, 1}`, banks 4..=7 `{2, 1}`. For banks
+/// 1..=3 the NoC 0 port is not [`DRAM_WORKER_PORT`], the port of tt-metal's 4 GiB TLB windows
+/// (`dram_preferred_worker_endpoint`, the last port of every bank).
+pub const DRAM_ENDPOINT: [[usize; 2]; DRAM_BANKS] = [
+    [2, 1],
+    [0, 1],
+    [0, 1],
+    [0, 1],
+    [2, 1],
+    [2, 1],
+    [2, 1],
+    [2, 1],
+];
+
+/// NoC0 coordinates of the port of DRAM bank `bank` that tt-metal's kernels read and write
+/// through on NoC `noc` (0 or 1; `None` for a bank above 7 or another NoC). NoC 0: banks 0..=7
+/// at (0,11), (0,2), (0,9), (0,5), (9,11), (9,3), (9,8), (9,6); NoC 1: (0,1), (0,10), (0,4),
+/// (0,7), (9,1), (9,10), (9,4), (9,7) ([`DRAM_ENDPOINT`] over [`DRAM_PORTS`]).
+pub const fn dram_endpoint(bank: u8, noc: u8) -> Option<(u8, u8)> {
+    if bank as usize >= DRAM_BANKS || noc > 1 {
+        return None;
+    }
+    Some(DRAM_PORTS[bank as usize][DRAM_ENDPOINT[bank as usize][noc as usize]])
+}
+
 /// ARC tile.
 pub const ARC: (u8, u8) = (8, 0);
 /// PCIe tiles: PCIe0 (host link on p150) and PCIe1 (host link on p100).

@@ -683,3 +683,42 @@ fn tlb_round_trip_and_errors() {
         Ok(())
     );
 }
+
+#[test]
+fn dram_endpoints_are_tt_metal_s_worker_endpoints_per_noc() {
+    use blackhole_pac::grid::dram_endpoint;
+    let noc0 = [
+        (0, 11),
+        (0, 2),
+        (0, 9),
+        (0, 5),
+        (9, 11),
+        (9, 3),
+        (9, 8),
+        (9, 6),
+    ];
+    let noc1 = [
+        (0, 1),
+        (0, 10),
+        (0, 4),
+        (0, 7),
+        (9, 1),
+        (9, 10),
+        (9, 4),
+        (9, 7),
+    ];
+    for bank in 0..8u8 {
+        assert_eq!(
+            dram_endpoint(bank, 0),
+            Some(noc0[bank as usize]),
+            "bank {bank}"
+        );
+        assert_eq!(
+            dram_endpoint(bank, 1),
+            Some(noc1[bank as usize]),
+            "bank {bank}"
+        );
+    }
+    assert_eq!(dram_endpoint(8, 0), None);
+    assert_eq!(dram_endpoint(0, 2), None);
+}

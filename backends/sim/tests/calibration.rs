@@ -19,7 +19,7 @@
 
 mod common;
 
-use blackhole_pac::grid::{DRAM_PORTS, DRAM_WORKER_PORT};
+use blackhole_pac::grid::dram_endpoint;
 use blackhole_pac::harvest::HarvestMask;
 use common::*;
 use komorebi_hal::noc::{NocMulticast, WriteMode};
@@ -269,14 +269,9 @@ fn tt_metal_s_unicast_bounds() {
 
 // ---- DRAM ---------------------------------------------------------------------------------
 
-/// Bank `bank`'s port tt-metal's workers use on `noc` (NoC0 coordinates): port index 2 on NoC0
-/// and 1 on NoC1 (tt-metal's Blackhole DRAM view `worker_endpoint = {2, 1}`).
+/// Bank `bank`'s port tt-metal's kernels use on `noc` (NoC0 coordinates).
 fn dram_port(bank: usize, noc: u8) -> (u8, u8) {
-    if noc == 0 {
-        DRAM_WORKER_PORT[bank]
-    } else {
-        DRAM_PORTS[bank][1]
-    }
+    dram_endpoint(bank as u8, noc).unwrap()
 }
 
 /// Core (0, 0) reads `count` x `size` bytes from bank 0 at one address (tt-metal's estimator

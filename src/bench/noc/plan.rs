@@ -2,7 +2,7 @@
 //! DRAM port tt-metal uses, what one run issues.
 
 use blackhole_pac::addr::MAX_PACKET_BYTES;
-use blackhole_pac::grid::{DRAM_BANKS, DRAM_PORTS, Noc0Xy};
+use blackhole_pac::grid::Noc0Xy;
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::layout::Geometry;
 use komorebi_hal::noc::WriteMode;
@@ -11,38 +11,11 @@ use komorebi_hal::{LogicalRect, LogicalXy, NocId, Rect, Xy};
 use super::error::NocBenchError;
 use super::flags::{MAX_DELIVERIES, NocBenchFlags, Pattern};
 
-/// Which of `DRAM_PORTS[bank]` tt-metal's kernels use, per NoC: `[NoC 0, NoC 1]`. tt-metal's
-/// Blackhole DRAM metadata (`metal_soc_descriptor_data::BLACKHOLE_DRAM_METADATA`,
-/// `worker_endpoint`): bank 0 `{2, 1}`, banks 1..=3 `{0, 1}`, banks 4..=7 `{2, 1}`.
-///
-/// Not `blackhole_pac::grid::DRAM_WORKER_PORT`: that is the last port of every bank
-/// (`dram_preferred_worker_endpoint`, the port tt-metal's 4 GiB TLB uses), which is the NoC 0
-/// endpoint for banks 0 and 4..=7 but not for banks 1..=3.
-const DRAM_ENDPOINT: [[usize; 2]; DRAM_BANKS] = [
-    [2, 1],
-    [0, 1],
-    [0, 1],
-    [0, 1],
-    [2, 1],
-    [2, 1],
-    [2, 1],
-    [2, 1],
-];
-
 /// NoC0 coordinates of the port of DRAM bank `bank` that tt-metal's kernels read and write
-/// through on `noc` (`None` for a bank above 7). NoC 0: bank 0..=7 at (0,11), (0,2), (0,9),
-/// (0,5), (9,11), (9,3), (9,8), (9,6); NoC 1: (0,1), (0,10), (0,4), (0,7), (9,1), (9,10), (9,4),
-/// (9,7).
-///
-/// From tt-metal's Blackhole DRAM metadata (`BLACKHOLE_DRAM_METADATA`, `worker_endpoint` =
-/// the index into the bank's ports for NoC 0 and for NoC 1) over
-/// [`DRAM_PORTS`](blackhole_pac::grid::DRAM_PORTS). For banks 1..=3 the NoC 0 port differs from
-/// [`DRAM_WORKER_PORT`](blackhole_pac::grid::DRAM_WORKER_PORT), the last port of each bank
-/// (`dram_preferred_worker_endpoint`, the port of tt-metal's 4 GiB TLB windows).
+/// through on `noc` (`None` for a bank above 7): `blackhole_pac::grid::dram_endpoint`, from
+/// tt-metal's Blackhole DRAM metadata.
 pub fn dram_port(bank: u8, noc: NocId) -> Option<(u8, u8)> {
-    let bank = bank as usize;
-    let port = DRAM_ENDPOINT.get(bank)?[noc.index() as usize];
-    Some(DRAM_PORTS[bank][port])
+    blackhole_pac::grid::dram_endpoint(bank, noc.index())
 }
 
 /// The transfers of a run, in raw coordinates of the NoC in use.
