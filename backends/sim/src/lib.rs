@@ -15,8 +15,10 @@
 //! * **The NoC**: dimension-order routing (NoC0 X then Y, NoC1 Y then X, each in the + direction
 //!   of its own raw coordinates); multicast to a rectangle with the hardware's wrap semantics
 //!   (reversed corners wrap around the torus, so a wrong corner order misdelivers, as on
-//!   silicon), the sender excluded, only Tensix tiles receiving, never reads; packets of at most
-//!   16 KiB (longer transfers split); link contention per directed link.
+//!   silicon), the sender excluded unless the mode includes it (loopback), only Tensix tiles
+//!   receiving, never reads; linked runs of multicasts that keep their path reserved; packets of
+//!   at most 16 KiB (longer transfers split); links arbitrated per VC class as packets arrive,
+//!   with wormhole forwarding (`link`).
 //! * **Ordering**: only what the hardware orders: writes of one source on one NoC to one
 //!   destination set in the ordered class (static VC) arrive in issue order. With
 //!   `SimConfig::adversarial` everything else (relaxed writes, read responses, acks, writes to
@@ -26,8 +28,10 @@
 //!   recorded; a write's source bytes are read when the packet leaves, so changing the source
 //!   before `writes_sent` delivers the changed bytes.
 //! * **Timing** ([`Timing`]): 64-byte flits, one flit per cycle per link, 9-cycle router hops,
-//!   5-cycle NIU hops, issue floors, path reservation per multicast, DRAM 512 GB/s over 8 banks,
-//!   AICLK 1.35 GHz; calibrated against tt-metal's measured figures (`tests/calibration.rs`).
+//!   5-cycle NIU hops, issue floors, path reservation per multicast (once per linked run), acks
+//!   and loopback copies through the ejection port, DRAM 512 GB/s over 8 banks (half rate for a
+//!   repeated row), AICLK 1.35 GHz; calibrated against tt-metal's measured figures in
+//!   tt-metal's shapes (`tests/calibration.rs`).
 //! * **Checks a chip cannot make**: a NoC write onto circular-buffer pages that the consumer has
 //!   not popped is a [`Violation`] with tile, buffer, page and cycle.
 //! * **Faults** ([`Fault`]): stall a kernel (from a cycle, or at a push/pop count), freeze a
@@ -109,7 +113,7 @@
 //! | [`riscv`] | an RV32IM + Zicsr baby-core hart ([`riscv::Hart`]), its [`riscv::Bus`] trait and cycle [`riscv::Cost`] rule; not yet connected to the tiles | leaf (its files `riscv::{op, decode, cost, bus, stop, hart, ram}` import only each other); faults are values, never panics |
 //! | `tile` | Tensix tiles: L1, NIUs, circular buffers, ejection ports, registers; the coordinate grid | uses leaves only |
 //! | `dram` | the 8 DRAM banks and their bandwidth | uses `memory` only |
-//! | `link` | per-link, per-VC reservations; a packet timed hop by hop along `route` | uses leaves only |
+//! | `link` | routes as trees of hops; per-link, per-class arbitration as packets arrive, wormhole tails, path reservation and linked runs | uses leaves only |
 //! | `scheduler` | the event queue in virtual time; parking, waking, deadlines, stalls, clocks | uses leaves only; one random stream per run |
 //! | `world` | the chip as one state; the NoC's transactions from departure to landing | uses the parts above, never `hal` or `sim` |
 //! | `engine` | the NoC requests a Tensix issues, checked, counted and queued: one engine for the native HAL and the firmware's NIU registers | uses `world` and leaves |

@@ -7,11 +7,20 @@
 //!
 //! ```text
 //! depart  = max(issue time, NIU free) + issue_latency
-//! arrive  = depart + niu_hop + per link: max(t, link free) + router_hop ... + niu_hop + (F - 1)
-//! ack     = arrive + ack_turnaround + niu_hop + router_hop * H' + niu_hop
+//! arrive  = depart + niu_hop + per link: max(t, class free) + router_hop ... + niu_hop + (F - 1)
+//!           (each link is asked for when the head reaches it; the tail follows, `link`)
+//! ack     = arrive + ack_turnaround + niu_hop + router_hop * H' + niu_hop, then one cycle of
+//!           the sender's ejection port
 //! NIU free after depart: max(write_issue_floor, F)            (reads: read_issue_floor)
-//! multicast NIU occupancy: reserve_base + reserve_per_hop * H + F   (path reserved per packet)
+//! multicast NIU occupancy: reserve_base + reserve_per_hop * H + F   (the path reserved per
+//!           packet; a linked run's later packets: max(write_issue_floor, F))
 //! ```
+//!
+//! `reserve_base` and `reserve_per_hop` are the least-squares fit of tt-metal's unlinked
+//! multicast table (blackhole-perf.md); `H` counts hops to the farthest destination along the
+//! route, torus wrap included. Everything else is a hardware figure (router and NIU hops, flit
+//! size, DRAM bandwidth) or fit to one latency measurement each (issue and turnaround latencies,
+//! DRAM latencies).
 //!
 //! Leaf module: imports nothing of the crate.
 

@@ -53,8 +53,7 @@ where
 {
     let out = spawn_measured(sim, tile, noc, body);
     assert_eq!(sim.run(u64::MAX), RunOutcome::Quiescent);
-    let cycles = out.borrow()[0];
-    cycles
+    out.borrow()[0]
 }
 
 fn spawn_measured<F, Fut>(sim: &mut Sim, tile: (u8, u8), noc: u8, body: F) -> Log<u64>
