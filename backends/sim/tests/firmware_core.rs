@@ -223,3 +223,54 @@ fn a_word_published_without_its_read_back_can_go_out_stale() {
     );
     assert_eq!(publish(true, true), 0x1234_5678);
 }
+
+#[test]
+fn a_linked_loopback_multicast_through_the_niu_registers_reaches_the_sender_too() {
+    // Two multicasts of command buffer 0 to (1, 2)..=(2, 3), the sender included
+    // (`NOC_CMD_BRCST_SRC_INCLUDE`, bit 17): the first linked (`NOC_CMD_VC_LINKED`, bit 6), the
+    // second unlinked, ending the run. Four receivers each: 8 acks.
+    const MCAST: u32 = 0x2 | 1 << 4 | 1 << 5 | 1 << 7 | 1 << 8 | 4 << 13 | 1 << 17;
+    let me = (1, 2);
+    let data: Vec<u8> = (0..LEN).map(|i| (i * 3 + 5) as u8).collect();
+    let mut sim = Sim::new(SimConfig::default());
+    let mut p = Vec::new();
+    p.extend(li(T0, 0xFFB2_0000));
+    for (offset, value) in [
+        (0x00, SRC),
+        (0x08, 1 | 2 << 6),
+        (0x0C, DST),
+        (0x14, 2 | 3 << 6 | 1 << 12 | 2 << 18),
+        (0x20, LEN),
+        (0x1C, MCAST | 1 << 6),
+    ] {
+        p.extend(li(T1, value));
+        p.push(sw(T1, T0, offset));
+    }
+    p.push(addi(T1, 0, 1));
+    p.push(sw(T1, T0, 0x40));
+    p.extend(li(T1, MCAST));
+    p.push(sw(T1, T0, 0x1C));
+    p.push(addi(T1, 0, 1));
+    p.push(sw(T1, T0, 0x40));
+    p.push(addi(T2, 0, 8));
+    p.push(lw(T3, T0, 0x204)); // NIU_MST_WR_ACK_RECEIVED
+    p.push(bne(T3, T2, -4));
+    p.push(EBREAK);
+    load(&mut sim, me, 0, &p);
+    sim.write_l1(me, SRC, &data).unwrap();
+    sim.spawn_firmware(me, Role::Reader).unwrap();
+    sim.run(1_000_000);
+    let faults = sim.core_faults();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(
+        faults[0].pc,
+        4 * (p.len() as u32 - 1),
+        "stopped at its ebreak"
+    );
+    for tile in [(1, 2), (2, 2), (1, 3), (2, 3)] {
+        let mut got = vec![0; LEN as usize];
+        sim.read_l1(tile, DST, &mut got).unwrap();
+        assert_eq!(got, data, "{tile:?}");
+    }
+    assert_eq!(sim.niu(me, 0).unwrap().acks_received, 8);
+}

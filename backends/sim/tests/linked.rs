@@ -1,0 +1,184 @@
+//! Linked runs and loopback multicasts on the simulated chip: a loopback multicast lands in its
+//! sender too and is acknowledged by it, a linked run keeps its rectangle and holds its path
+//! until its last multicast has passed (another sender's multicast through that path waits for
+//! it), and a unicast write takes neither mode.
+
+mod common;
+
+use common::*;
+use komorebi_hal::noc::{ErrorKind, NocMulticast, WriteMode};
+use komorebi_hal::{ControlBlock, Pause, Rect, Role};
+use komorebi_sim::*;
+
+fn rect(s: (u8, u8), e: (u8, u8)) -> Rect {
+    Rect::new(xy(s), xy(e)).unwrap()
+}
+
+#[test]
+fn a_loopback_multicast_lands_in_the_sender_too_and_is_acknowledged_by_it() {
+    for loopback in [false, true] {
+        let mut s = sim();
+        let me = (1, 2);
+        set_limit(&mut s, me, 1 << 40);
+        s.write_l1(me, 0x2_0000, &[0xA5; 64]).unwrap();
+        s.spawn(me, Role::Reader, move |env| async move {
+            let (mut noc, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
+            let mode = if loopback {
+                WriteMode::ORDERED.with_loopback()
+            } else {
+                WriteMode::ORDERED
+            };
+            noc.multicast(l1(0x2_0000), rect((1, 2), (2, 3)), l1(0x3_0000), 64, mode)
+                .unwrap();
+            wait(&mut ctrl, &mut pause, |_| {
+                noc.writes_acked().map_err(|e| e.to_string())
+            })
+            .await
+            .unwrap();
+        })
+        .unwrap();
+        assert_eq!(s.run(u64::MAX), RunOutcome::Quiescent);
+        for tile in [(1, 2), (2, 2), (1, 3), (2, 3)] {
+            let mut got = [0u8; 64];
+            s.read_l1(tile, 0x3_0000, &mut got).unwrap();
+            let expected = if tile == me && !loopback { 0 } else { 0xA5 };
+            assert_eq!(got, [expected; 64], "{tile:?}, loopback {loopback}");
+        }
+        let n = s.niu(me, 0).unwrap();
+        assert_eq!(n.acks_received, 3 + loopback as u32);
+        assert_eq!(n.acks_expected, n.acks_received);
+    }
+}
+
+#[test]
+fn a_linked_run_keeps_its_rectangle_and_a_unicast_takes_neither_mode() {
+    let mut s = sim();
+    let me = (1, 2);
+    set_limit(&mut s, me, 1 << 40);
+    let errors = log();
+    let e = errors.clone();
+    s.spawn(me, Role::Reader, move |env| async move {
+        let (mut noc, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
+        let (column, other) = (rect((1, 3), (1, 11)), rect((2, 3), (2, 11)));
+        let linked = WriteMode::ORDERED.linked();
+        noc.multicast(l1(0x2_0000), column, l1(0x3_0000), 64, linked)
+            .unwrap();
+        let refused = noc
+            .multicast(l1(0x2_0000), other, l1(0x3_0000), 64, WriteMode::ORDERED)
+            .unwrap_err();
+        e.borrow_mut().push((refused.kind, refused.to_string()));
+        for mode in [linked, WriteMode::ORDERED.with_loopback()] {
+            let refused = noc
+                .write(l1(0x2_0000), at((1, 3), 0x3_0000), 64, mode)
+                .unwrap_err();
+            e.borrow_mut().push((refused.kind, refused.to_string()));
+        }
+        noc.multicast(l1(0x2_0000), column, l1(0x3_0000), 64, WriteMode::ORDERED)
+            .unwrap();
+        noc.multicast(l1(0x2_0000), other, l1(0x3_0000), 64, WriteMode::ORDERED)
+            .unwrap();
+        wait(&mut ctrl, &mut pause, |_| {
+            noc.writes_acked().map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap();
+    })
+    .unwrap();
+    assert_eq!(s.run(u64::MAX), RunOutcome::Quiescent);
+    let errors = errors.borrow();
+    assert_eq!(errors.len(), 3);
+    assert_eq!(errors[0].0, ErrorKind::InvalidMode);
+    assert!(
+        errors[0]
+            .1
+            .contains("a linked run to (1, 3)..=(1, 11) is open"),
+        "{}",
+        errors[0].1
+    );
+    for (kind, text) in &errors[1..] {
+        assert_eq!(*kind, ErrorKind::InvalidMode);
+        assert!(text.contains("neither linked nor loopback"), "{text}");
+    }
+    assert_eq!(
+        s.niu(me, 0).unwrap().acks_received,
+        3 * 9,
+        "three multicasts of 9"
+    );
+}
+
+/// Sender A at (1, 2) multicasts down column 1 (rows 3..=11): four multicasts, the fourth
+/// `gap` cycles after the third, linked (all but the last) or not; it returns the cycle it
+/// issued the fourth. Sender B at (16, 3) multicasts at once to (1, 4)..=(1, 5): its NoC0 tree
+/// wraps to column 1 at row 3 and goes down links A's tree holds. Returns (A's fourth issue,
+/// B's last ack), both on the chip's clock.
+fn held_path(linked: bool, gap: u64) -> (u64, u64) {
+    let mut s = sim();
+    let (a, b) = ((1, 2), (16, 3));
+    set_limit(&mut s, a, 1 << 40);
+    set_limit(&mut s, b, 1 << 40);
+    let times = log();
+    let t = times.clone();
+    s.spawn(a, Role::Reader, move |env| async move {
+        let (mut noc, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
+        let column = rect((1, 3), (1, 11));
+        let mode = if linked {
+            WriteMode::ORDERED.linked()
+        } else {
+            WriteMode::ORDERED
+        };
+        for _ in 0..3 {
+            noc.multicast(l1(0x2_0000), column, l1(0x3_0000), 64, mode)
+                .unwrap();
+        }
+        let until = ctrl.now() + gap;
+        while ctrl.now() < until {
+            pause.pause(until).await;
+        }
+        t.borrow_mut().push(("a", ctrl.now()));
+        noc.multicast(l1(0x2_0000), column, l1(0x3_0000), 64, WriteMode::ORDERED)
+            .unwrap();
+        wait(&mut ctrl, &mut pause, |_| {
+            noc.writes_acked().map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap();
+    })
+    .unwrap();
+    let t = times.clone();
+    s.spawn(b, Role::Reader, move |env| async move {
+        let (mut noc, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
+        noc.multicast(
+            l1(0x2_0000),
+            rect((1, 4), (1, 5)),
+            l1(0x3_1000),
+            64,
+            WriteMode::ORDERED,
+        )
+        .unwrap();
+        wait(&mut ctrl, &mut pause, |_| {
+            noc.writes_acked().map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap();
+        t.borrow_mut().push(("b", ctrl.now()));
+    })
+    .unwrap();
+    assert_eq!(s.run(u64::MAX), RunOutcome::Quiescent);
+    let get = |who| times.borrow().iter().find(|(w, _)| *w == who).unwrap().1;
+    (get("a"), get("b"))
+}
+
+#[test]
+fn another_sender_s_multicast_through_a_held_path_waits_for_the_run_to_end() {
+    let gap = 5_000;
+    let (closed, done) = held_path(true, gap);
+    assert!(
+        done > closed,
+        "linked: B's multicast finishes at {done}, after A closes its run at {closed}"
+    );
+    let (fourth, done) = held_path(false, gap);
+    assert!(
+        done < fourth,
+        "unlinked: B's multicast finishes at {done}, before A's fourth multicast at {fourth}"
+    );
+}
