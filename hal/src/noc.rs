@@ -37,6 +37,12 @@
 //!   part of a run and are not held up by this core's own run. A backend refuses, with
 //!   [`ErrorKind::InvalidMode`], a linked or loopback unicast write and a multicast to another
 //!   rectangle while a run is open.
+//! * **Tagged reads.** [`NocMulticast::read_tagged`] starts a read like `read` and tags it with
+//!   a [`ReadTag`]; [`NocMulticast::tagged_reads_done`] is true when every read issued with that
+//!   tag has landed, whatever the other reads do, so a core can keep reads of later blocks in
+//!   flight while it uses the earlier ones (tt-metal's transaction ids). `reads_done` still
+//!   counts every read, tagged or not. A backend without tags may wait for every read instead
+//!   (the provided methods do): stronger, never wrong.
 //! * **Counters.** The observers are booleans. Hardware counters wrap (32-bit on Blackhole);
 //!   a backend compares them with wrapping arithmetic, which is exact while fewer than 2^31
 //!   transfers are outstanding.
@@ -132,6 +138,27 @@ pub enum Loopback {
     Included,
 }
 
+/// A read tag: the reads issued with one tag can be waited for apart from the others
+/// ([`NocMulticast::tagged_reads_done`]). Blackhole has 16 NoC transaction ids; id 0 carries
+/// untagged requests, so there are [`ReadTag::COUNT`] tags, 0..=14.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReadTag(u8);
+
+impl ReadTag {
+    /// How many tags there are.
+    pub const COUNT: u8 = 15;
+
+    /// Tag `n`; `None` unless `n < ReadTag::COUNT`.
+    pub const fn new(n: u8) -> Option<Self> {
+        if n < Self::COUNT { Some(Self(n)) } else { None }
+    }
+
+    /// The tag's number, 0..=14.
+    pub const fn get(self) -> u8 {
+        self.0
+    }
+}
+
 /// How a write is carried.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct WriteMode {
@@ -221,6 +248,26 @@ pub trait NocMulticast: ErrorType {
     /// True when every read issued so far has landed.
     fn reads_done(&mut self) -> Result<bool, Self::Error>;
 
+    /// Starts a read of `len` bytes at `src` into local L1 at `dst`, tagged with `tag` (see
+    /// "Tagged reads" in the module docs). The provided method issues an untagged read.
+    fn read_tagged(
+        &mut self,
+        src: NocAddr,
+        dst: L1Addr,
+        len: u32,
+        tag: ReadTag,
+    ) -> Result<(), Self::Error> {
+        let _ = tag;
+        self.read(src, dst, len)
+    }
+
+    /// True when every read issued with `tag` has landed. The provided method waits for every
+    /// read ([`NocMulticast::reads_done`]), which is stronger.
+    fn tagged_reads_done(&mut self, tag: ReadTag) -> Result<bool, Self::Error> {
+        let _ = tag;
+        self.reads_done()
+    }
+
     /// True when every write and multicast issued so far has left its source.
     fn writes_sent(&mut self) -> Result<bool, Self::Error>;
 
@@ -268,6 +315,20 @@ impl<T: NocMulticast + ?Sized> NocMulticast for &mut T {
     #[inline]
     fn reads_done(&mut self) -> Result<bool, Self::Error> {
         T::reads_done(self)
+    }
+    #[inline]
+    fn read_tagged(
+        &mut self,
+        src: NocAddr,
+        dst: L1Addr,
+        len: u32,
+        tag: ReadTag,
+    ) -> Result<(), Self::Error> {
+        T::read_tagged(self, src, dst, len, tag)
+    }
+    #[inline]
+    fn tagged_reads_done(&mut self, tag: ReadTag) -> Result<bool, Self::Error> {
+        T::tagged_reads_done(self, tag)
     }
     #[inline]
     fn writes_sent(&mut self) -> Result<bool, Self::Error> {

@@ -226,3 +226,91 @@ fn a_control_block_through_mut_ref_forwards_every_call() {
     c.request_stop().unwrap();
     assert_eq!(f.calls, ["store 0x20 9", "request_stop"]);
 }
+
+#[test]
+fn tagged_reads_fall_back_to_plain_reads_unless_a_backend_has_tags() {
+    use komorebi_hal::noc::ReadTag;
+    let at = NocAddr::new(Xy::new(1, 2).unwrap(), 0x40).unwrap();
+    let tag = ReadTag::new(14).unwrap();
+    assert_eq!(ReadTag::new(15), None, "15 tags: 0..=14");
+    assert_eq!(tag.get(), 14);
+    // The provided methods: an untagged read, and every read done.
+    let mut f = Fake::default();
+    let n = &mut &mut f;
+    n.read_tagged(at, l1(0x100), 64, tag).unwrap();
+    assert_eq!(n.tagged_reads_done(tag), Ok(true));
+    assert_eq!(f.calls.len(), 2, "{:?}", f.calls);
+    assert!(f.calls[0].starts_with("read ") && f.calls[0].ends_with(" 64"));
+    assert_eq!(f.calls[1], "reads_done");
+
+    // A backend with tags gets them through `&mut T`.
+    #[derive(Default)]
+    struct Tags(Vec<(String, u8)>);
+    impl noc::ErrorType for Tags {
+        type Error = Infallible;
+    }
+    impl NocMulticast for Tags {
+        fn noc(&self) -> NocId {
+            NocId::Noc0
+        }
+        fn node(&self) -> Xy {
+            Xy::new(1, 2).unwrap()
+        }
+        fn read(&mut self, _: NocAddr, _: L1Addr, _: u32) -> Result<(), Infallible> {
+            self.0.push(("read".into(), 0));
+            Ok(())
+        }
+        fn write(&mut self, _: L1Addr, _: NocAddr, _: u32, _: WriteMode) -> Result<(), Infallible> {
+            Ok(())
+        }
+        fn multicast(
+            &mut self,
+            _: L1Addr,
+            _: Rect,
+            _: L1Addr,
+            _: u32,
+            _: WriteMode,
+        ) -> Result<(), Infallible> {
+            Ok(())
+        }
+        fn reads_done(&mut self) -> Result<bool, Infallible> {
+            self.0.push(("reads_done".into(), 0));
+            Ok(false)
+        }
+        fn read_tagged(
+            &mut self,
+            _: NocAddr,
+            _: L1Addr,
+            _: u32,
+            tag: ReadTag,
+        ) -> Result<(), Infallible> {
+            self.0.push(("read_tagged".into(), tag.get()));
+            Ok(())
+        }
+        fn tagged_reads_done(&mut self, tag: ReadTag) -> Result<bool, Infallible> {
+            self.0.push(("tagged_reads_done".into(), tag.get()));
+            Ok(true)
+        }
+        fn writes_sent(&mut self) -> Result<bool, Infallible> {
+            Ok(true)
+        }
+        fn writes_acked(&mut self) -> Result<bool, Infallible> {
+            Ok(true)
+        }
+        fn resync(&mut self) -> Result<(), Infallible> {
+            Ok(())
+        }
+    }
+    let mut t = Tags::default();
+    let n = &mut &mut t;
+    n.read_tagged(at, l1(0x100), 64, ReadTag::new(3).unwrap())
+        .unwrap();
+    assert_eq!(n.tagged_reads_done(ReadTag::new(3).unwrap()), Ok(true));
+    assert_eq!(
+        t.0,
+        [
+            ("read_tagged".to_string(), 3),
+            ("tagged_reads_done".to_string(), 3)
+        ]
+    );
+}

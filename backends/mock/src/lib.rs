@@ -73,6 +73,14 @@ mock! {
             mode: noc::WriteMode,
         ) -> Result<(), noc::ErrorKind>;
         fn reads_done(&mut self) -> Result<bool, noc::ErrorKind>;
+        fn read_tagged(
+            &mut self,
+            src: NocAddr,
+            dst: L1Addr,
+            len: u32,
+            tag: noc::ReadTag,
+        ) -> Result<(), noc::ErrorKind>;
+        fn tagged_reads_done(&mut self, tag: noc::ReadTag) -> Result<bool, noc::ErrorKind>;
         fn writes_sent(&mut self) -> Result<bool, noc::ErrorKind>;
         fn writes_acked(&mut self) -> Result<bool, noc::ErrorKind>;
         fn resync(&mut self) -> Result<(), noc::ErrorKind>;

@@ -58,3 +58,29 @@ fn a_run_left_open_fails_the_expectation_of_its_closing_multicast() {
         WriteMode::ORDERED.with_loopback().linked(),
     );
 }
+
+#[test]
+fn tagged_reads_are_expected_with_their_tag() {
+    use komorebi_hal::NocAddr;
+    use komorebi_hal::noc::ReadTag;
+    let mut noc = MockNocMulticast::new();
+    let mut seq = Sequence::new();
+    let src = NocAddr::new(Xy::new(0, 11).unwrap(), 0x1000).unwrap();
+    let (a, b) = (ReadTag::new(0).unwrap(), ReadTag::new(1).unwrap());
+    for tag in [a, b] {
+        noc.expect_read_tagged()
+            .with(eq(src), always(), eq(2048), eq(tag))
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|_, _, _, _| Ok(()));
+    }
+    noc.expect_tagged_reads_done()
+        .with(eq(a))
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|_| Ok(true));
+    let dst = L1Addr::new(0x2_0000).unwrap();
+    noc.read_tagged(src, dst, 2048, a).unwrap();
+    noc.read_tagged(src, dst, 2048, b).unwrap();
+    assert!(noc.tagged_reads_done(a).unwrap());
+}

@@ -50,6 +50,7 @@ why! {
     ControlBase => "control block base not word aligned",
     UnicastMode => "a unicast write is neither linked nor loopback (multicasts only)",
     RunElsewhere => "a linked run is open to another rectangle: close it with an unlinked multicast there first",
+    ReadTag => "read tag outside 0..=14",
 }
 
 impl core::fmt::Display for Why {

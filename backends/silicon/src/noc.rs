@@ -8,7 +8,7 @@ use blackhole_pac::harvest::HarvestMask;
 use blackhole_pac::niu::{self, CmdBufId, Counter, Niu, NocCtrl, PacketTag, TransactionId};
 /// NIU coordinate translation (the PAC's one rule: `blackhole_pac::translate`).
 pub use blackhole_pac::translate::Translation;
-use komorebi_hal::noc::{self, Ack, ErrorKind, Link, Loopback, Order, WriteMode};
+use komorebi_hal::noc::{self, Ack, ErrorKind, Link, Loopback, Order, ReadTag, WriteMode};
 use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Xy};
 
 use crate::error::{Error, Why};
@@ -58,6 +58,8 @@ pub struct SiliconNoc {
     split: Option<Split>,
     /// The corners of the open linked run, if any: its next multicast must go there.
     run: Option<[(u8, u8); 2]>,
+    /// The transaction id the read command buffer's `NOC_PACKET_TAG` holds.
+    read_id: u8,
     reads_issued: u32,
     acks_expected: u32,
 }
@@ -99,6 +101,12 @@ impl SiliconNoc {
             buf.brcst_exclude().write_value(0);
             buf.at_len_be_1().write_value(0);
         }
+        // The per-id outstanding counters of the tags (ids 1..=15) start at 0, whatever a
+        // previous firmware left in flight counted there (`NOC_CLEAR_OUTSTANDING_REQ_CNT`: a
+        // bit mask of the ids to zero).
+        niu.cmd_buf(CmdBufId::READ)
+            .clear_outstanding_req_cnt()
+            .write_value(0xFFFE);
         let mut n = Self {
             niu,
             noc,
@@ -107,6 +115,7 @@ impl SiliconNoc {
             translation,
             split: None,
             run: None,
+            read_id: 0,
             reads_issued: 0,
             acks_expected: 0,
         };
@@ -306,6 +315,49 @@ impl SiliconNoc {
         })
     }
 
+    /// A read of `len` bytes at `src` into L1 at `dst` with transaction id `id`.
+    fn read_with_id(
+        &mut self,
+        src: NocAddr,
+        dst: L1Addr,
+        len: u32,
+        id: u8,
+    ) -> Result<(), NocError> {
+        Self::check_len(len)?;
+        Self::check_l1(dst.get(), len)?;
+        let kind = self.target_kind(src.node())?;
+        let align = if matches!(kind, TileKind::Dram { .. }) {
+            addr::DRAM_READ_ALIGN
+        } else {
+            L1_ALIGN
+        };
+        if src.local() % align as u64 != 0 {
+            return Err(err(ErrorKind::Misaligned, Why::ReadSourceMisaligned));
+        }
+        let (sx, sy) = self.coord(src.node())?;
+        let (mx, my) = self.coord(self.node)?;
+        let targ = addr::unicast_addr(sx, sy, src.local())
+            .map_err(|_| err(ErrorKind::InvalidAddress, Why::ReadSource))?;
+        let ret = addr::unicast_addr(mx, my, dst.get() as u64)
+            .map_err(|_| err(ErrorKind::InvalidAddress, Why::ReadDestination))?;
+        self.ready(CmdBufId::READ, false)?;
+        if id != self.read_id {
+            let mut tag = PacketTag::default();
+            tag.set_transaction_id(id);
+            self.niu
+                .cmd_buf(CmdBufId::READ)
+                .packet_tag()
+                .write_value(tag);
+            self.read_id = id;
+        }
+        let mut ctrl = NocCtrl::default();
+        ctrl.set_request_type(niu::request::READ);
+        ctrl.set_vc_static(true);
+        ctrl.set_static_vc(niu::UNICAST_VC);
+        self.issue(CmdBufId::READ, targ, ret, len, ctrl, 0);
+        Ok(())
+    }
+
     fn ctrl_word(mode: WriteMode, multicast: bool) -> NocCtrl {
         let mut c = NocCtrl::default();
         c.set_request_type(niu::request::WRITE);
@@ -346,30 +398,31 @@ impl noc::NocMulticast for SiliconNoc {
     }
 
     fn read(&mut self, src: NocAddr, dst: L1Addr, len: u32) -> Result<(), NocError> {
-        Self::check_len(len)?;
-        Self::check_l1(dst.get(), len)?;
-        let kind = self.target_kind(src.node())?;
-        let align = if matches!(kind, TileKind::Dram { .. }) {
-            addr::DRAM_READ_ALIGN
-        } else {
-            L1_ALIGN
-        };
-        if src.local() % align as u64 != 0 {
-            return Err(err(ErrorKind::Misaligned, Why::ReadSourceMisaligned));
+        self.read_with_id(src, dst, len, 0)
+    }
+
+    /// Tag `t` is transaction id `t + 1` (id 0 carries untagged requests, writes included):
+    /// `NOC_PACKET_TAG` bits 10..13 of the read command buffer, as tt-metal's
+    /// `noc_async_read_set_trid` sets them (`NOC_PACKET_TAG_TRANSACTION_ID`).
+    fn read_tagged(
+        &mut self,
+        src: NocAddr,
+        dst: L1Addr,
+        len: u32,
+        tag: ReadTag,
+    ) -> Result<(), NocError> {
+        self.read_with_id(src, dst, len, tag.get() + 1)
+    }
+
+    /// `NIU_MST_REQS_OUTSTANDING_ID(t + 1)` is back at 0, as tt-metal's
+    /// `noc_async_read_barrier_with_trid` waits for.
+    fn tagged_reads_done(&mut self, tag: ReadTag) -> Result<bool, NocError> {
+        if !self.progress() {
+            return Ok(false);
         }
-        let (sx, sy) = self.coord(src.node())?;
-        let (mx, my) = self.coord(self.node)?;
-        let targ = addr::unicast_addr(sx, sy, src.local())
-            .map_err(|_| err(ErrorKind::InvalidAddress, Why::ReadSource))?;
-        let ret = addr::unicast_addr(mx, my, dst.get() as u64)
-            .map_err(|_| err(ErrorKind::InvalidAddress, Why::ReadDestination))?;
-        self.ready(CmdBufId::READ, false)?;
-        let mut ctrl = NocCtrl::default();
-        ctrl.set_request_type(niu::request::READ);
-        ctrl.set_vc_static(true);
-        ctrl.set_static_vc(niu::UNICAST_VC);
-        self.issue(CmdBufId::READ, targ, ret, len, ctrl, 0);
-        Ok(())
+        let _ = self.niu.cmd_buf(CmdBufId::READ).cmd_ctrl().read();
+        let id = TransactionId::new(tag.get() + 1).ok_or(err(ErrorKind::Other, Why::ReadTag))?;
+        Ok(self.niu.reqs_outstanding(id).read() & 0xFF == 0)
     }
 
     fn write(

@@ -296,6 +296,47 @@ fn a_loopback_multicast_sets_brcst_src_include_and_expects_the_sender_s_ack_too(
 }
 
 #[test]
+fn a_tagged_read_carries_transaction_id_tag_plus_1_and_waits_on_that_id_s_counter() {
+    use komorebi_hal::noc::ReadTag;
+    let mut f = Fake::new();
+    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    // `new` zeroes the outstanding counters of ids 1..=15 (a mask written to buffer 1).
+    assert_eq!(f.reg(1, cmd::NOC_CLEAR_OUTSTANDING_REQ_CNT), 0xFFFE);
+    let src = NocAddr::new(xy(0, 11), 0x1000).unwrap();
+    n.read_tagged(src, l1(0x2_0000), 2048, ReadTag::new(2).unwrap())
+        .unwrap();
+    assert_eq!(f.reg(1, cmd::NOC_PACKET_TAG), 3 << 10, "transaction id 3");
+    assert_eq!(f.command(1)[6], 2048);
+    let outstanding = |f: &mut Fake, id: usize, v: u32| {
+        f.regs[(niu::NOC_STATUS_OFFSET + 4 * (niu::REQS_OUTSTANDING_ID_BASE + id)) / 4] = v;
+    };
+    outstanding(&mut f, 3, 1);
+    outstanding(&mut f, 4, 0);
+    assert!(!n.tagged_reads_done(ReadTag::new(2).unwrap()).unwrap());
+    assert!(
+        n.tagged_reads_done(ReadTag::new(3).unwrap()).unwrap(),
+        "id 4: none"
+    );
+    outstanding(&mut f, 3, 0x100);
+    assert!(
+        n.tagged_reads_done(ReadTag::new(2).unwrap()).unwrap(),
+        "the counter is 8 bits wide"
+    );
+    // An untagged read puts id 0 back; a second tagged read with the same id writes nothing.
+    f.clear(1);
+    n.read(src, l1(0x2_0000), 64).unwrap();
+    assert_eq!(f.reg(1, cmd::NOC_PACKET_TAG), 0);
+    f.clear(1);
+    f.set_reg(1, cmd::NOC_PACKET_TAG, 0xDEAD);
+    n.read(src, l1(0x2_0000), 64).unwrap();
+    assert_eq!(
+        f.reg(1, cmd::NOC_PACKET_TAG),
+        0xDEAD,
+        "unchanged: already id 0"
+    );
+}
+
+#[test]
 fn a_unicast_write_refuses_linked_and_loopback_modes() {
     let mut f = Fake::new();
     let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);

@@ -10,9 +10,10 @@
 //!   faults mean the same for both; `NOC_CMD_CTRL` then reads 0 (the engine queues every
 //!   command at the NIU's next free slot). `NOC_NODE_ID`, `NOC_ENDPOINT_ID`, `NIU_CFG_0` (bit
 //!   14 when `SimConfig::translation`), `NOC_ID_LOGICAL`, and the counters
-//!   `NIU_MST_WR_ACK_RECEIVED`, `NIU_MST_RD_RESP_RECEIVED`, `NIU_MST_{NON,}POSTED_WR_REQ_SENT`
-//!   and `NIU_MST_WRITE_REQS_OUTGOING_ID(0)` (writes issued and not yet departed: a write's
-//!   source is read when its packet departs). Under translation the coordinate words are
+//!   `NIU_MST_WR_ACK_RECEIVED`, `NIU_MST_RD_RESP_RECEIVED`, `NIU_MST_{NON,}POSTED_WR_REQ_SENT`,
+//!   `NIU_MST_REQS_OUTSTANDING_ID(id)` (the reads of transaction id `id`, from `NOC_PACKET_TAG`,
+//!   not landed) and `NIU_MST_WRITE_REQS_OUTGOING_ID(0)` (writes issued and not yet departed: a
+//!   write's source is read when its packet departs). Under translation the coordinate words are
 //!   translated coordinates (`blackhole_pac::translate`); a multicast's translated corners
 //!   bound a raw rectangle, as for the host's windows.
 //! * **Overlay stream registers** `tiles_received` / `tiles_acked` of the 64 circular buffers:
@@ -148,7 +149,7 @@ impl CoreBus {
                     return Err("a read's NOC_RET_ADDR must be this tile".into());
                 }
                 let src = self.node(noc, mmio::unicast_xy(c.targ.0))?;
-                engine::read(w, by, src, c.targ.1, c.ret.1 as u32, c.len).map_err(refused)
+                engine::read(w, by, (src, c.targ.1), c.ret.1 as u32, c.len, c.id).map_err(refused)
             }
             request::WRITE => {
                 if mmio::unicast_xy(c.targ.0) != own {
@@ -239,7 +240,9 @@ impl CoreBus {
                     i if i == Counter::MstRdRespReceived as u32 => Ok(n.reads_done),
                     i if i == Counter::MstNonpostedWrReqSent as u32 => Ok(n.nonposted_sent),
                     i if i == Counter::MstPostedWrReqSent as u32 => Ok(n.posted_sent),
-                    // WRITE_REQS_OUTGOING_ID(0); komorebi sends everything with id 0.
+                    // REQS_OUTSTANDING_ID(id): the reads of that id not landed.
+                    i @ 0x10..=0x1F => Ok(n.reads_outstanding[i as usize - 0x10] & 0xFF),
+                    // WRITE_REQS_OUTGOING_ID(0); komorebi sends every write with id 0.
                     0x20 => Ok(outgoing & 0xFF),
                     0x21..=0x2F => Ok(0),
                     _ => Err(format!(

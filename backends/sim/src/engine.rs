@@ -180,14 +180,15 @@ fn issue_writes(w: &mut World, by: Issuer, p: Writes) {
     }
 }
 
-/// A read of `len` bytes from raw `src` (`src_addr`) into this tile's L1 at `dst`.
+/// A read of `len` bytes from raw `src` (`src_addr`) into this tile's L1 at `dst`, with
+/// transaction id `id` (0: untagged).
 pub(crate) fn read(
     w: &mut World,
     by: Issuer,
-    src: (u8, u8),
-    src_addr: u64,
+    (src, src_addr): ((u8, u8), u64),
     dst: u32,
     len: u32,
+    id: u8,
 ) -> Result<(), NocError> {
     check_len(len)?;
     check_l1(dst as u64, len, "read destination")?;
@@ -200,6 +201,8 @@ pub(crate) fn read(
         let depart = w.niu_slot(by.tile, by.noc, by.now, timing.read_issue_floor);
         let niu = &mut w.tiles[by.tile as usize].niu[by.noc as usize];
         niu.reads_issued = niu.reads_issued.wrapping_add(1);
+        let outstanding = &mut niu.reads_outstanding[id as usize & 0xF];
+        *outstanding = outstanding.wrapping_add(1);
         let p = ReadPacket {
             tile: by.tile,
             noc: by.noc,
@@ -209,6 +212,7 @@ pub(crate) fn read(
             dst_addr: dst + off,
             len: n,
             issued_at: by.now,
+            id: id & 0xF,
         };
         w.push(depart, Item::DepartRead(Box::new(p)));
         off += n;

@@ -97,6 +97,8 @@ pub(crate) struct Command {
     pub ret: (u32, u64),
     /// `NOC_AT_LEN_BE`.
     pub len: u32,
+    /// The transaction id of `NOC_PACKET_TAG` (bits 10..13).
+    pub id: u8,
 }
 
 impl CmdBufRegs {
@@ -139,6 +141,8 @@ impl CmdBufRegs {
                 cmd::NOC_RET_ADDR_HI,
             ),
             len: self.get(cmd::NOC_AT_LEN_BE as u32),
+            id: blackhole_pac::niu::PacketTag(self.get(cmd::NOC_PACKET_TAG as u32))
+                .transaction_id(),
         }
     }
 }

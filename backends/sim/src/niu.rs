@@ -21,6 +21,9 @@ pub(crate) struct Niu {
     pub free_at: u64,
     /// The open linked run of multicasts, if any.
     pub run: Option<Run>,
+    /// Per transaction id (`NOC_PACKET_TAG` bits 10..13): reads issued and not landed, as
+    /// `NIU_MST_REQS_OUTSTANDING_ID(id)` counts them (komorebi's writes all carry id 0).
+    pub reads_outstanding: [u32; 16],
 }
 
 /// A linked run of multicasts under way: where it goes and its number (world-wide, from 1).

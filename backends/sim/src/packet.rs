@@ -77,6 +77,8 @@ pub(crate) struct ReadPacket {
     pub dst_addr: u32,
     pub len: u32,
     pub issued_at: u64,
+    /// Transaction id (0: untagged).
+    pub id: u8,
 }
 
 /// One item of the event queue: a kernel wake-up or a step of a NoC transaction.
@@ -125,6 +127,8 @@ pub(crate) enum Item {
         noc: u8,
         addr: u32,
         data: Rc<[u8]>,
+        /// The read's transaction id.
+        id: u8,
     },
     /// A held host write (`SimConfig::reorder_posted_writes`) lands; `Sim` carries it out.
     HostWrite {

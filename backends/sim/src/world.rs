@@ -245,10 +245,13 @@ impl World {
                 noc,
                 addr,
                 data,
+                id,
             } => {
                 self.tiles[tile as usize].l1.write(addr as u64, &data);
                 let niu = &mut self.tiles[tile as usize].niu[noc as usize];
                 niu.reads_done = niu.reads_done.wrapping_add(1);
+                let outstanding = &mut niu.reads_outstanding[id as usize];
+                *outstanding = outstanding.wrapping_sub(1);
                 self.stats.deliveries += 1;
                 self.touch(tile, time);
             }
@@ -413,8 +416,8 @@ impl World {
                 }
             }
             Carried::Response(p, data) => {
-                let (tile, noc, addr, issued_at, len) =
-                    (p.tile, p.noc, p.dst_addr, p.issued_at, p.len);
+                let (tile, noc, addr, issued_at, len, id) =
+                    (p.tile, p.noc, p.dst_addr, p.issued_at, p.len, p.id);
                 let data = data.clone();
                 let land = self.eject(Target::L1(tile), noc, at, flits) + self.jitter();
                 if let Some(trace) = self.trace.as_mut() {
@@ -438,6 +441,7 @@ impl World {
                         noc,
                         addr,
                         data,
+                        id,
                     },
                 );
             }

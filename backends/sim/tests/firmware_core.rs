@@ -274,3 +274,55 @@ fn a_linked_loopback_multicast_through_the_niu_registers_reaches_the_sender_too(
     }
     assert_eq!(sim.niu(me, 0).unwrap().acks_received, 8);
 }
+
+#[test]
+fn a_read_tagged_through_noc_packet_tag_is_counted_in_its_reqs_outstanding_counter() {
+    // Command buffer 1 of NIU0 reads LEN bytes from (2, 3) with transaction id 3
+    // (`NOC_PACKET_TAG` bits 10..13), then polls `NIU_MST_REQS_OUTSTANDING_ID(3)` (status
+    // 0x10 + 3) until 0 and stores what it saw first.
+    const READ_UNICAST_VC: u32 = 1 << 7 | 1 << 13;
+    let me = (1, 2);
+    let data: Vec<u8> = (0..LEN).map(|i| (i * 5 + 3) as u8).collect();
+    let mut sim = Sim::new(SimConfig::default());
+    let mut p = Vec::new();
+    p.extend(li(T0, 0xFFB2_0800));
+    for (offset, value) in [
+        (0x00, SRC),
+        (0x08, 2 | 3 << 6),
+        (0x0C, DST),
+        (0x14, 1 | 2 << 6),
+        (0x20, LEN),
+        (0x18, 3 << 10),
+        (0x1C, READ_UNICAST_VC),
+    ] {
+        p.extend(li(T1, value));
+        p.push(sw(T1, T0, offset));
+    }
+    p.push(addi(T1, 0, 1));
+    p.push(sw(T1, T0, 0x40));
+    p.extend(li(T0, 0xFFB2_0000));
+    p.push(lw(T3, T0, 0x200 + 4 * 0x13));
+    p.push(sw(T3, 0, 0x100));
+    p.push(lw(T3, T0, 0x200 + 4 * 0x13));
+    p.push(bne(T3, 0, -4));
+    p.push(EBREAK);
+    load(&mut sim, me, 0, &p);
+    sim.write_l1((2, 3), SRC, &data).unwrap();
+    sim.spawn_firmware(me, Role::Reader).unwrap();
+    sim.run(1_000_000);
+    let faults = sim.core_faults();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(
+        faults[0].pc,
+        4 * (p.len() as u32 - 1),
+        "stopped at its ebreak"
+    );
+    assert_eq!(
+        sim.read_l1_u32(me, 0x100).unwrap(),
+        1,
+        "one read of id 3 in flight"
+    );
+    let mut got = vec![0; LEN as usize];
+    sim.read_l1(me, DST, &mut got).unwrap();
+    assert_eq!(got, data);
+}

@@ -5,7 +5,7 @@
 //! Imports the world, the engine and leaf modules.
 
 use blackhole_pac::addr::DRAM_WRITE_ALIGN;
-use komorebi_hal::noc::{self, Ack, ErrorKind, Link, Loopback, Order, WriteMode};
+use komorebi_hal::noc::{self, Ack, ErrorKind, Link, Loopback, Order, ReadTag, WriteMode};
 use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Xy};
 
 use crate::engine::{self, Issuer};
@@ -89,6 +89,25 @@ impl SimNoc {
     }
 }
 
+impl SimNoc {
+    fn read_with_id(
+        &mut self,
+        src: NocAddr,
+        dst: L1Addr,
+        len: u32,
+        id: u8,
+    ) -> Result<(), NocError> {
+        let mut w = self.world.borrow_mut();
+        let now = w.charge_issue(self.task);
+        if w.stalled(self.task) {
+            return Ok(());
+        }
+        let by = self.issuer(now);
+        let from = ((src.node().x(), src.node().y()), src.local());
+        engine::read(&mut w, by, from, dst.get(), len, id)
+    }
+}
+
 impl noc::ErrorType for SimNoc {
     type Error = NocError;
 }
@@ -109,20 +128,26 @@ impl noc::NocMulticast for SimNoc {
     }
 
     fn read(&mut self, src: NocAddr, dst: L1Addr, len: u32) -> Result<(), NocError> {
+        self.read_with_id(src, dst, len, 0)
+    }
+
+    /// Tag `t` travels as transaction id `t + 1`, as on the card (`komorebi-silicon`).
+    fn read_tagged(
+        &mut self,
+        src: NocAddr,
+        dst: L1Addr,
+        len: u32,
+        tag: ReadTag,
+    ) -> Result<(), NocError> {
+        self.read_with_id(src, dst, len, tag.get() + 1)
+    }
+
+    fn tagged_reads_done(&mut self, tag: ReadTag) -> Result<bool, NocError> {
         let mut w = self.world.borrow_mut();
-        let now = w.charge_issue(self.task);
-        if w.stalled(self.task) {
-            return Ok(());
-        }
-        let by = self.issuer(now);
-        engine::read(
-            &mut w,
-            by,
-            (src.node().x(), src.node().y()),
-            src.local(),
-            dst.get(),
-            len,
-        )
+        w.charge_call(self.task);
+        let n = &w.tiles[self.tile as usize].niu[self.noc as usize];
+        let outstanding = n.reads_outstanding[tag.get() as usize + 1];
+        Ok(!w.stalled(self.task) && outstanding == 0)
     }
 
     fn write(

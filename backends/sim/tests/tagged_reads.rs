@@ -1,0 +1,51 @@
+//! Tagged reads on the simulated chip: the reads of one tag complete apart from the others', as
+//! `NIU_MST_REQS_OUTSTANDING_ID` counts them, through the HAL and through the NIU registers.
+
+mod common;
+
+use common::*;
+use komorebi_hal::noc::{NocMulticast, ReadTag};
+use komorebi_hal::{NocAddr, Role};
+use komorebi_sim::*;
+
+#[test]
+fn a_tag_s_reads_are_done_while_another_tag_s_are_still_in_flight() {
+    let mut s = sim();
+    let me = (1, 2);
+    set_limit(&mut s, me, 1 << 40);
+    s.write_l1((2, 3), 0x4_0000, &[7; 64]).unwrap();
+    let seen = log();
+    let out = seen.clone();
+    s.spawn(me, Role::Reader, move |env| async move {
+        let (mut noc, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
+        let (slow, fast) = (ReadTag::new(0).unwrap(), ReadTag::new(14).unwrap());
+        // 64 KiB from DRAM bank 0 under one tag, then 64 bytes from a neighbour under another.
+        let dram = NocAddr::new(xy((0, 11)), 0).unwrap();
+        noc.read_tagged(dram, l1(0x10_0000), 65536, slow).unwrap();
+        noc.read_tagged(at((2, 3), 0x4_0000), l1(0x2_0000), 64, fast)
+            .unwrap();
+        wait(&mut ctrl, &mut pause, |_| {
+            noc.tagged_reads_done(fast).map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap();
+        let state = (
+            noc.tagged_reads_done(slow).unwrap(),
+            noc.reads_done().unwrap(),
+        );
+        out.borrow_mut().push(state);
+        wait(&mut ctrl, &mut pause, |_| {
+            noc.tagged_reads_done(slow).map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap();
+        let state = (true, noc.reads_done().unwrap());
+        out.borrow_mut().push(state);
+    })
+    .unwrap();
+    assert_eq!(s.run(u64::MAX), RunOutcome::Quiescent);
+    assert_eq!(*seen.borrow(), [(false, false), (true, true)]);
+    let mut got = [0u8; 64];
+    s.read_l1(me, 0x2_0000, &mut got).unwrap();
+    assert_eq!(got, [7; 64]);
+}
