@@ -20,8 +20,9 @@ pub enum BroadcastError {
     /// The session failed.
     #[error("{0}")]
     Session(#[from] SessionError),
-    /// The trace could not be written (its file could not be made, or a write failed: disk
-    /// full, ...). The run itself went on to its end.
+    /// The trace could not be written: its file could not be made, or a write failed (disk
+    /// full, ...). The feeder stops after the job in which the write failed; the dispatcher's
+    /// run goes on to its end and reports it then.
     #[error("--trace {}: {error}", path.display())]
     Trace {
         /// The trace's file.
