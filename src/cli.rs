@@ -452,7 +452,7 @@ fn check_outputs(
     picture: Option<&std::path::Path>,
 ) -> Result<(), ExitCode> {
     let cfg = flags.config();
-    let outputs = flags
+    let mut outputs = flags
         .trace
         .as_deref()
         .map(|p| ("--trace", p))
@@ -461,11 +461,7 @@ fn check_outputs(
     // The disk check after the paths': a path that cannot be written says so, not that its
     // file system (`/proc`) has no room.
     check_memory(&cfg)
-        .and_then(|()| {
-            outputs
-                .map(|(flag, path)| check_output(flag, path))
-                .collect()
-        })
+        .and_then(|()| outputs.try_for_each(|(flag, path)| check_output(flag, path)))
         .and_then(|()| check_disk(&cfg))
         .map_err(|e| {
             eprintln!("error: {e}");
