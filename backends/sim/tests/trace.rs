@@ -245,3 +245,23 @@ fn a_full_disk_is_a_typed_one_line_error_and_the_run_goes_on() {
     assert!(msg.starts_with("writing the trace failed after "), "{msg}");
     assert_eq!(msg.lines().count(), 1, "{msg}");
 }
+
+#[test]
+fn a_panic_that_unwinds_through_the_simulator_still_closes_the_trace() {
+    let out = Shared::default();
+    let into = out.clone();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let mut s = workload(2, 20, Some(Box::new(into)));
+        set_limit(&mut s, (2, 3), 1_000_000);
+        s.spawn((2, 3), Role::Reader, |env| async move {
+            let (mut ctrl, mut pause) = (env.ctrl(), env.pause());
+            let _ = wait(&mut ctrl, &mut pause, |_| Ok(false)).await;
+            panic!("a kernel's bug, after its wait");
+        })
+        .unwrap();
+        s.run(u64::MAX);
+    }));
+    assert!(caught.is_err(), "the kernel panicked");
+    let events = events(&out.bytes());
+    assert!(events.iter().any(|e| e["name"] == "multicast 64 B"));
+}
