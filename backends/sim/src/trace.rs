@@ -6,7 +6,8 @@
 //! A [`Trace`] sends each event, the moment it is recorded, to one of two sinks:
 //! * **memory** (`SimConfig::trace`, `Sim::trace_json`): the events are kept as
 //!   [`TraceEvent`]s, for tests and small runs that want to look at them. Memory grows with the
-//!   run (a few hundred bytes an event; the 03 default records about 437,000).
+//!   run: the 03 default records 437,168 events, and holding them, then turning them into one
+//!   JSON value to write, took 1,082 MB (about 2.5 KB an event) before the writer sink existed.
 //! * **a writer** (`Sim::trace_to`): each event is written as JSON at once, into a 64 KiB
 //!   buffer handed to the writer whenever it fills, and then forgotten. What is kept does not
 //!   grow with the run: the buffer, the set of threads already named (one entry per tile and
