@@ -394,42 +394,79 @@ pub fn check_memory(cfg: &BroadcastConfig) -> Result<(), String> {
     if need <= available {
         return Ok(());
     }
-    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-    let what = if cfg.trace.is_some() {
-        "--trace: the trace of"
-    } else {
-        "--blocks: the simulated DRAM data of"
-    };
     Err(format!(
-        "{what} this run needs about {:.1} GiB of host memory, {:.1} GiB are available (fewer --jobs or --blocks, or a smaller --rect)",
+        "--blocks: the simulated DRAM data of this run needs about {:.1} GiB of host memory, {:.1} GiB are available (fewer --jobs or --blocks, or a smaller --rect)",
         gib(need),
         gib(available)
     ))
 }
 
+fn gib(b: u64) -> f64 {
+    b as f64 / (1u64 << 30) as f64
+}
+
+/// The bytes free to an unprivileged user on the file system that holds `dir`, if known.
+#[cfg(target_os = "linux")]
+fn free_disk(dir: &std::path::Path) -> Option<u64> {
+    let s = rustix::fs::statvfs(dir).ok()?;
+    Some(s.f_bavail.saturating_mul(s.f_frsize))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn free_disk(_dir: &std::path::Path) -> Option<u64> {
+    None
+}
+
+/// Refuses a `--trace` whose file cannot fit on its disk, saying how much it needs (the trace
+/// is written as the run goes, so it needs disk, not memory).
+pub fn check_disk(cfg: &BroadcastConfig) -> Result<(), String> {
+    let Some(path) = &cfg.trace else {
+        return Ok(());
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    // What the file holds now is freed when it is overwritten.
+    let old = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let need = cfg.trace_bytes();
+    let Some(free) = free_disk(dir).map(|f| f.saturating_add(old)) else {
+        return Ok(());
+    };
+    if need <= free {
+        return Ok(());
+    }
+    Err(format!(
+        "--trace: the trace of this run needs about {:.1} GiB of disk, {:.1} GiB are free in {} (fewer --jobs or --blocks, or a smaller --rect)",
+        gib(need),
+        gib(free),
+        dir.display()
+    ))
+}
+
 /// The output paths of a run (`--trace`, and `picture`) checked before it starts, and the
-/// host memory it needs; exit 2 with one line when one cannot be written or it cannot fit.
+/// host memory and trace disk space it needs; exit 2 with one line when one cannot be written
+/// or it cannot fit.
 fn check_outputs(
     flags: &BroadcastFlags,
     picture: Option<&std::path::Path>,
 ) -> Result<(), ExitCode> {
-    if let Err(e) = check_memory(&flags.config()) {
-        eprintln!("error: {e}");
-        return Err(ExitCode::from(2));
-    }
-    let outputs = flags
+    let cfg = flags.config();
+    let mut outputs = flags
         .trace
         .as_deref()
         .map(|p| ("--trace", p))
         .into_iter()
         .chain(picture.map(|p| ("--picture", p)));
-    for (flag, path) in outputs {
-        if let Err(e) = check_output(flag, path) {
+    // The disk check after the paths': a path that cannot be written says so, not that its
+    // file system (`/proc`) has no room.
+    check_memory(&cfg)
+        .and_then(|()| outputs.try_for_each(|(flag, path)| check_output(flag, path)))
+        .and_then(|()| check_disk(&cfg))
+        .map_err(|e| {
             eprintln!("error: {e}");
-            return Err(ExitCode::from(2));
-        }
-    }
-    Ok(())
+            ExitCode::from(2)
+        })
 }
 
 /// Runs `seeds` exploration cases from `start`; exit code 0 when all pass, 1 otherwise, 2 when

@@ -27,7 +27,8 @@ pub struct SimConfig {
     pub timing: Timing,
     /// The control block's place and words (default: the runtime ABI's).
     pub control: ControlLayout,
-    /// Record a Chrome/Perfetto trace of every NoC transfer and kernel wait.
+    /// Record a Chrome/Perfetto trace of every NoC transfer and kernel wait, held in memory
+    /// (`Sim::trace_json`) until `Sim::trace_to` streams it to a writer.
     pub trace: bool,
     /// NoC coordinate translation for the host's TLB windows: the PCIe NIU's `NIU_CFG_0` bit 14
     /// (BAR0 `PCIE_NIU_CFG_0_BAR0`), on in production. When on, a window's coordinates are

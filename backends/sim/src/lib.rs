@@ -37,7 +37,9 @@
 //! * **Faults** ([`Fault`]): stall a kernel (from a cycle, or at a push/pop count), freeze a
 //!   tile, drop or delay one transaction matching a filter; for the host, a hung device (every
 //!   BAR read all 0xFF) or a dead tile.
-//! * **Trace**: optional Chrome/Perfetto JSON of every transfer and kernel wait.
+//! * **Trace**: optional Chrome/Perfetto JSON of every transfer and kernel wait, held in memory
+//!   ([`SimConfig::trace`], [`Sim::trace_json`]) or streamed to a writer as the events happen
+//!   ([`Sim::trace_to`], [`Sim::finish_trace`]), so a long run's trace costs no memory.
 //!
 //! ## Execution
 //! Every kernel of every tile is an `async` task of one single-threaded executor in virtual
@@ -107,7 +109,7 @@
 //! | [`memory`] | sparse byte memory for L1 and DRAM | leaf; untouched bytes read 0 |
 //! | [`route`] | dimension-order routes and raw coordinates, as pure functions | leaf; no state |
 //! | [`fault`] | [`Fault`] and the armed transaction faults | leaf; a fault fires once |
-//! | [`trace`] | Chrome/Perfetto trace events | leaf |
+//! | [`trace`] | Chrome/Perfetto trace events, held or streamed to a writer | leaf; a streamed trace keeps no events, and closes its JSON when dropped |
 //! | `mmio` | a baby core's register space: which register an address is, the command-buffer registers, a command read from them | leaf |
 //! | `niu` | an NIU's counters and issue pipeline | leaf; counters wrap as the hardware's |
 //! | [`riscv`] | an RV32IM + Zicsr baby-core hart ([`riscv::Hart`]), its [`riscv::Bus`] trait and cycle [`riscv::Cost`] rule; not yet connected to the tiles | leaf (its files `riscv::{op, decode, cost, bus, stop, hart, ram}` import only each other); faults are values, never panics |

@@ -29,6 +29,7 @@ use crate::packet::{Item, TileIx};
 use crate::report::{CbState, CoreFault, NiuCounters, Stats, TaskInfo, Violation};
 use crate::task::{TaskMeta, TaskState};
 use crate::tile::Cb;
+use crate::trace::{Trace, TraceError, TraceStats};
 use crate::world::{Shared, World};
 
 /// Why [`Sim::run_until`] returned.
@@ -465,9 +466,47 @@ impl Sim {
         self.world.borrow().stats.clone()
     }
 
-    /// The trace so far (when `SimConfig::trace` is on) as Chrome/Perfetto JSON.
+    /// The trace so far as Chrome/Perfetto JSON, when `SimConfig::trace` holds it in memory;
+    /// `None` when tracing is off or the trace streams to a writer ([`Sim::trace_to`]).
     pub fn trace_json(&self) -> Option<serde_json::Value> {
-        self.world.borrow().trace.as_ref().map(|t| t.to_json())
+        let w = self.world.borrow();
+        let trace = w.trace.as_ref()?;
+        (!trace.is_streaming()).then(|| trace.to_json())
+    }
+
+    /// Streams the trace to `out` from now on: each event is written as it is recorded (through
+    /// a 64 KiB buffer of the trace's own, so `out` need not buffer) and not kept, so memory does
+    /// not grow with the run (`trace` module docs). The events recorded in memory so far
+    /// (`SimConfig::trace`) are written first; tracing starts here if it was off. A write error
+    /// does not stop the simulation: the first is kept ([`Sim::trace_error`]) and returned by
+    /// [`Sim::finish_trace`]. The `Err` here is only that of a stream already open, which is
+    /// finished first.
+    pub fn trace_to(&self, out: impl std::io::Write + 'static) -> Result<(), TraceError> {
+        let mut w = self.world.borrow_mut();
+        w.trace
+            .get_or_insert_with(Trace::new)
+            .stream_to(Box::new(out))
+    }
+
+    /// Finishes the stream [`Sim::trace_to`] opened: writes `extra` events (the host's own, any
+    /// Trace Event Format objects), closes the JSON and flushes; tracing is off afterwards.
+    /// What was written, or the first write error; `None` when no stream was open. A stream
+    /// never finished is closed when the simulator is dropped, errors ignored.
+    pub fn finish_trace(
+        &self,
+        extra: impl IntoIterator<Item = serde_json::Value>,
+    ) -> Option<Result<TraceStats, TraceError>> {
+        let mut w = self.world.borrow_mut();
+        let done = w.trace.as_mut()?.finish(extra);
+        if done.is_some() {
+            w.trace = None;
+        }
+        done
+    }
+
+    /// The stream's first write error, once a write has failed.
+    pub fn trace_error(&self) -> Option<TraceError> {
+        self.world.borrow().trace.as_ref()?.error().cloned()
     }
 
     /// Every task's state.

@@ -251,9 +251,9 @@ impl BroadcastConfig {
     }
 
     /// Host memory a run of these flags needs, roughly, beyond a few megabytes: on the
-    /// simulator its DRAM holding the jobs' data (the regions in use, over 8 banks), and with
-    /// `--trace` the trace's events, which grow with every job (measured: 15 to 20 events per
-    /// core, block and broadcast, about 1.5 KiB each while held and written out).
+    /// simulator its DRAM holding the jobs' data (the regions in use, over 8 banks). A `--trace`
+    /// adds nothing that grows: its events go to the file as they happen ([`Self::trace_bytes`]
+    /// is what it needs on disk).
     pub fn host_bytes(&self) -> u64 {
         let simulated = !matches!(self.device, DeviceChoice::Card(_));
         let dram = if simulated {
@@ -261,19 +261,23 @@ impl BroadcastConfig {
         } else {
             0
         };
-        let trace = if self.trace.is_some() && simulated {
-            let per_job = 20
-                * 1536
-                * self.rect.len() as u64
-                * self.blocks.max(1) as u64
-                * self.operands().len() as u64;
-            per_job.saturating_mul(self.jobs as u64)
-        } else {
-            0
-        };
         // Per job the summary and the dispatcher keep about 200 bytes.
-        dram.saturating_add(trace)
-            .saturating_add(200 * self.jobs as u64)
+        dram.saturating_add(200 * self.jobs as u64)
+    }
+
+    /// Bytes the `--trace` file of a run of these flags takes, roughly (0 without `--trace`,
+    /// or on a card, which has no trace). Measured on the simulator: 1,350 to 2,650 bytes per
+    /// core, block and broadcast (the 03 default: 1,597, 49 MB for 8 jobs), more with more
+    /// pages a block; estimated as 1,280 + 96 x pages, plus 64 KiB of names.
+    pub fn trace_bytes(&self) -> u64 {
+        if self.trace.is_none() || matches!(self.device, DeviceChoice::Card(_)) {
+            return 0;
+        }
+        let per = 1280 + 96 * self.pages as u64;
+        (per * self.rect.len() as u64 * self.blocks.max(1) as u64)
+            .saturating_mul(self.operands().len() as u64)
+            .saturating_mul(self.jobs as u64)
+            .saturating_add(64 * 1024)
     }
 
     /// Bytes each bank holds of one broadcast of one job.

@@ -20,9 +20,16 @@ pub enum BroadcastError {
     /// The session failed.
     #[error("{0}")]
     Session(#[from] SessionError),
-    /// The trace could not be written.
-    #[error("--trace: {0}")]
-    Trace(String),
+    /// The trace could not be written: its file could not be made, or a write failed (disk
+    /// full, ...). The feeder stops after the job in which the write failed; the dispatcher's
+    /// run goes on to its end and reports it then.
+    #[error("--trace {}: {error}", path.display())]
+    Trace {
+        /// The trace's file.
+        path: std::path::PathBuf,
+        /// The write that failed.
+        error: komorebi_sim::trace::TraceError,
+    },
     /// A core's program failed its checks (a host bug: the plan builds them).
     #[error("the program of core {core}: {error}")]
     Program {

@@ -3,6 +3,7 @@
 use std::sync::{Arc, OnceLock};
 
 use komorebi_sim::SimConfig;
+use komorebi_sim::trace::TraceError;
 
 use crate::dispatch::{
     Cx, DispatchConfig, Dispatcher, Finished, GroupId, GroupInfo, Outcome, Place, Plugin, PostHook,
@@ -64,6 +65,38 @@ pub(super) fn sim_config(cfg: &BroadcastConfig) -> SimConfig {
     }
 }
 
+/// Starts writing the simulator's trace into `cfg.trace` (nothing without `--trace`, or on a
+/// card): from here every event goes to the file as it happens, and what the simulator held
+/// since it was made goes first. The file is closed by `BroadcastSummary::close`, or when the
+/// simulator is dropped (a run that ends in an error), so it is valid JSON either way.
+pub(super) fn start_trace(
+    session: &mut Session,
+    cfg: &BroadcastConfig,
+) -> Result<(), BroadcastError> {
+    let (Some(path), Some(sim)) = (&cfg.trace, session.device().simulator()) else {
+        return Ok(());
+    };
+    let failed = |error| BroadcastError::Trace {
+        path: path.clone(),
+        error,
+    };
+    let file = std::fs::File::create(path).map_err(|e| failed(TraceError::io(&e, 0)))?;
+    sim.trace_to(file).map_err(failed)
+}
+
+/// A trace whose writing failed (disk full) as the run's error, so a long run stops at the
+/// next job rather than at its end.
+fn trace_failed(session: &mut Session, cfg: &BroadcastConfig) -> Result<(), BroadcastError> {
+    let failed = session.device().simulator().and_then(|s| s.trace_error());
+    match (failed, &cfg.trace) {
+        (Some(error), Some(path)) => Err(BroadcastError::Trace {
+            path: path.clone(),
+            error,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// The backend `cfg.device` names, simulating `sim` where it simulates.
 pub(super) fn backend(cfg: &BroadcastConfig, sim: SimConfig) -> Backend {
     match &cfg.device {
@@ -90,6 +123,7 @@ pub fn run_session(
     let plan = BroadcastPlan::per_job(cfg, session.geometry())?;
     plan.check_faults()?;
     plan.check_programs()?;
+    start_trace(&mut session, cfg)?;
     plan.prepare(&mut session)?;
     let start = session.device().now();
     let mut summary = BroadcastSummary::empty(cfg, plan.broadcasts(), plan.job_bound(&timing));
@@ -106,6 +140,7 @@ pub fn run_session(
         plan.account(&session, &mut summary)?;
         summary.record(job, &report);
         progress(job);
+        trace_failed(&mut session, cfg)?;
     }
     summary.close(&mut session, cfg, start, &timing, Vec::new())?;
     Ok((summary, session))
@@ -218,8 +253,9 @@ pub fn run_dispatched(
     plan.check_faults()?;
     plan.check_programs()?;
     let _ = planned.set(plan.clone());
-    let p1 = plan.clone();
-    target.with_session(move |s| -> Result<(), SessionError> {
+    let (p1, cfg1) = (plan.clone(), cfg.clone());
+    target.with_session(move |s| -> Result<(), BroadcastError> {
+        start_trace(s, &cfg1)?;
         p1.prepare(s)?;
         p1.arm(s);
         Ok(())

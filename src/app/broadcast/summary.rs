@@ -142,7 +142,8 @@ impl BroadcastSummary {
         });
     }
 
-    /// Cycles since `start`, the simulator's violations, and the trace (with `extra` events).
+    /// Cycles since `start`, the simulator's violations, and the end of the trace (`extra`
+    /// events, then the JSON closed).
     pub(super) fn close(
         &mut self,
         session: &mut Session,
@@ -158,14 +159,13 @@ impl BroadcastSummary {
         if let Some(sim) = session.device().simulator() {
             self.violations = sim.violations().iter().map(|v| v.to_string()).collect();
             self.ok &= self.violations.is_empty();
-            if let (Some(path), Some(mut trace)) = (&cfg.trace, sim.trace_json()) {
-                if let Some(events) = trace.get_mut("traceEvents").and_then(|e| e.as_array_mut()) {
-                    events.extend(extra);
-                }
-                let text = serde_json::to_string(&trace)
-                    .map_err(|e| BroadcastError::Trace(e.to_string()))?;
-                std::fs::write(path, text)
-                    .map_err(|e| BroadcastError::Trace(format!("{}: {e}", path.display())))?;
+            // The trace streamed into its file as the run went (`start_trace`): the host's
+            // slices go last, then the JSON is closed.
+            if let (Some(path), Some(done)) = (&cfg.trace, sim.finish_trace(extra)) {
+                done.map_err(|error| BroadcastError::Trace {
+                    path: path.clone(),
+                    error,
+                })?;
             }
         }
         Ok(())
