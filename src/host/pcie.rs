@@ -182,6 +182,19 @@ impl<B: Bar + Behind> Device for PcieDevice<B> {
                 return Advance::Deadline;
             }
             self.card.bar_mut().pass_time();
+            // A firmware core the simulated card stopped (an access or command the model
+            // refuses) never comes back: say so now rather than wait out the deadline. A card
+            // has no such signal; its host waits and times out.
+            let fault = self
+                .card
+                .bar_mut()
+                .simulator()
+                .and_then(|sim| sim.core_faults().first().cloned());
+            if let Some(f) = fault {
+                self.lose(PcieError::Simulator(format!(
+                    "a firmware core stopped: {f}"
+                )));
+            }
         }
     }
     fn simulator(&mut self) -> Option<&mut Sim> {

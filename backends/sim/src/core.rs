@@ -8,8 +8,9 @@
 //!   `mmio.rs`); writing 1 to `NOC_CMD_CTRL` hands the command to the NoC engine
 //!   (`engine.rs`), the same one the native kernels' `SimNoc` drives, so timing, counters and
 //!   faults mean the same for both; `NOC_CMD_CTRL` then reads 0 (the engine queues every
-//!   command at the NIU's next free slot). `NOC_NODE_ID`, `NOC_ENDPOINT_ID`, `NIU_CFG_0` (bit
-//!   14 when `SimConfig::translation`), `NOC_ID_LOGICAL`, and the counters
+//!   command at the NIU's next free slot); `NOC_CLEAR_OUTSTANDING_REQ_CNT` zeroes the
+//!   outstanding-read counters of the ids its mask names. `NOC_NODE_ID`, `NOC_ENDPOINT_ID`,
+//!   `NIU_CFG_0` (bit 14 when `SimConfig::translation`), `NOC_ID_LOGICAL`, and the counters
 //!   `NIU_MST_WR_ACK_RECEIVED`, `NIU_MST_RD_RESP_RECEIVED`, `NIU_MST_{NON,}POSTED_WR_REQ_SENT`,
 //!   `NIU_MST_REQS_OUTSTANDING_ID(id)` (the reads of transaction id `id`, from `NOC_PACKET_TAG`,
 //!   not landed) and `NIU_MST_WRITE_REQS_OUTGOING_ID(0)` (writes issued and not yet departed: a
@@ -280,6 +281,18 @@ impl CoreBus {
                 }
                 w.sched.tasks[self.task].local = at;
                 self.send(w, noc, buf as usize, at)
+            }
+            Reg::Cmd { noc, offset, .. }
+                if offset as usize == cmd::NOC_CLEAR_OUTSTANDING_REQ_CNT =>
+            {
+                // A mask of the transaction ids whose `NIU_MST_REQS_OUTSTANDING_ID` to zero.
+                let niu = &mut w.tiles[self.tile as usize].niu[noc as usize];
+                for (id, count) in niu.reads_outstanding.iter_mut().enumerate() {
+                    if value >> id & 1 != 0 {
+                        *count = 0;
+                    }
+                }
+                Ok(())
             }
             Reg::Stream { stream, index }
                 if [TILES_RECEIVED_REG, TILES_ACKED_REG].contains(&(index as usize)) =>
