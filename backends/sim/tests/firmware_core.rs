@@ -326,3 +326,42 @@ fn a_read_tagged_through_noc_packet_tag_is_counted_in_its_reqs_outstanding_count
     sim.read_l1(me, DST, &mut got).unwrap();
     assert_eq!(got, data);
 }
+
+#[test]
+fn noc_clear_outstanding_req_cnt_zeroes_the_counters_its_mask_names() {
+    // A read with transaction id 3 in flight, then `NOC_CLEAR_OUTSTANDING_REQ_CNT` (command
+    // buffer offset 0x60) with bit 3 set: `NIU_MST_REQS_OUTSTANDING_ID(3)` reads 1, then 0.
+    const READ_UNICAST_VC: u32 = 1 << 7 | 1 << 13;
+    let me = (1, 2);
+    let mut sim = Sim::new(SimConfig::default());
+    let mut p = Vec::new();
+    p.extend(li(T0, 0xFFB2_0800));
+    for (offset, value) in [
+        (0x00, SRC),
+        (0x08, 2 | 3 << 6),
+        (0x0C, DST),
+        (0x14, 1 | 2 << 6),
+        (0x20, LEN),
+        (0x18, 3 << 10),
+        (0x1C, READ_UNICAST_VC),
+        (0x40, 1),
+        (0x60, 1 << 3),
+    ] {
+        p.extend(li(T1, value));
+        p.push(sw(T1, T0, offset));
+        if offset == 0x40 {
+            p.push(lw(T3, T0, 0x200 - 0x800 + 4 * 0x13));
+            p.push(sw(T3, 0, 0x100));
+        }
+    }
+    p.push(lw(T3, T0, 0x200 - 0x800 + 4 * 0x13));
+    p.push(sw(T3, 0, 0x104));
+    p.push(EBREAK);
+    load(&mut sim, me, 0, &p);
+    sim.spawn_firmware(me, Role::Reader).unwrap();
+    sim.run(1_000_000);
+    assert_eq!(sim.core_faults().len(), 1, "{:?}", sim.core_faults());
+    assert_eq!(sim.core_faults()[0].pc, 4 * (p.len() as u32 - 1));
+    assert_eq!(sim.read_l1_u32(me, 0x100).unwrap(), 1);
+    assert_eq!(sim.read_l1_u32(me, 0x104).unwrap(), 0);
+}
