@@ -208,6 +208,7 @@ impl BroadcastPlan {
         let cfg = &self.cfg;
         let mut load = Load::default();
         let page_words = cfg.page_size.div_ceil(4) as u64;
+        // `validate` keeps a block inside L1: at most 1.5 MiB.
         let block_bytes = cfg.pages as u32 * cfg.page_size;
         for (i, s) in self.operands.iter().enumerate() {
             let noc = s.noc.index();
@@ -231,16 +232,22 @@ impl BroadcastPlan {
                 let niu = Resource::Niu { noc, core };
                 let eject = Resource::Eject { noc, core };
                 let me = a.core;
-                // The block's reads: request to the bank, response back, the bank's bytes.
-                for g in 0..cfg.blocks as u64 * cfg.pages as u64 {
-                    let bank = (g % BANKS as u64) as usize;
+                // The reads: request to the bank, response back, the bank's bytes. Page `g` is
+                // in bank `g % 8`: count each bank's pages once, then price them together.
+                let pages = cfg.blocks as u64 * cfg.pages as u64;
+                for (bank, &at) in banks.iter().enumerate() {
+                    let count =
+                        pages / BANKS as u64 + ((bank as u64) < pages % BANKS as u64) as u64;
+                    if count == 0 {
+                        continue;
+                    }
                     for n in packets(cfg.page_size, timing) {
                         let flits = timing.flits(n);
-                        load.add(niu, timing.read_issue_floor);
-                        load.dram_bytes[bank] += n as u64;
-                        load.links(noc, route::unicast_links(noc, me, banks[bank]), 1);
-                        load.links(noc, route::unicast_links(noc, banks[bank], me), flits);
-                        load.add(eject, flits);
+                        load.add(niu, count * timing.read_issue_floor);
+                        load.dram_bytes[bank] += count * n as u64;
+                        load.links(noc, route::unicast_links(noc, me, at), count);
+                        load.links(noc, route::unicast_links(noc, at, me), count * flits);
+                        load.add(eject, count * flits);
                     }
                 }
                 let receivers: Vec<(LogicalXy, (u8, u8))> = cores
@@ -261,16 +268,16 @@ impl BroadcastPlan {
                 // Every block: its data, then its VALID word, each to every receiver.
                 let per_block = packets(block_bytes, timing).chain(packets(4, timing));
                 let per_block: Vec<u32> = per_block.collect();
-                for _ in 0..cfg.blocks {
-                    for &n in &per_block {
-                        let flits = timing.flits(n);
-                        load.add(niu, timing.write_issue_floor.max(reserve + flits));
-                        load.links(noc, tree_links.iter().copied(), flits);
-                        for &(r, _) in &receivers {
-                            load.add(Resource::Eject { noc, core: r }, flits);
-                        }
-                        load.add(eject, receivers.len() as u64);
+                let blocks = cfg.blocks as u64;
+                for &n in &per_block {
+                    let flits = timing.flits(n);
+                    let niu_cycles = timing.write_issue_floor.max(reserve + flits);
+                    load.add(niu, blocks * niu_cycles);
+                    load.links(noc, tree_links.iter().copied(), blocks * flits);
+                    for &(r, _) in &receivers {
+                        load.add(Resource::Eject { noc, core: r }, blocks * flits);
                     }
+                    load.add(eject, blocks * receivers.len() as u64);
                 }
                 // The receivers' DONE markers, each acknowledged.
                 let markers = least_markers(cfg.blocks, cfg.window);
