@@ -8,7 +8,8 @@ use clap::Parser;
 use komorebi::cli::{self, BroadcastFlags, RunFlags};
 
 /// 03_broadcast: jobs of two broadcasts (A along rows on NoC0, W along columns on NoC1) over a
-/// rectangle of Tensix cores, every byte checked by compute.
+/// rectangle of Tensix cores, every byte checked by compute (`--check none`: every block popped
+/// unread, so the run measures the protocol and the NoC).
 #[derive(Parser, Debug)]
 #[command(name = "broadcast", version, after_help = cli::EXIT_CODES)]
 struct Example {

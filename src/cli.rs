@@ -68,8 +68,9 @@ pub fn parse_page_size(s: &str) -> Result<u32, String> {
 }
 
 /// What the exit codes of the programs mean, for `--help`.
-pub const EXIT_CODES: &str = "Exit codes: 0 ok (every byte checked), 1 data mismatch, 2 bad flags \
-     or an output path that cannot be written, 3 timeout, 4 a device that cannot be used.";
+pub const EXIT_CODES: &str = "Exit codes: 0 ok (every protocol step succeeded and, with --check \
+     full, every byte checked), 1 data mismatch (or another give-up), 2 bad flags or an output \
+     path that cannot be written, 3 timeout, 4 a device that cannot be used.";
 
 /// clap's error as one line: its first line, the missing arguments or the allowed values when
 /// clap knows them, its tips (a similar argument, ...) and where to look for more (`--help`).
@@ -170,6 +171,15 @@ pub enum AlongFlag {
     Both,
 }
 
+/// `--check`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckFlag {
+    /// Compute reads every word of every page it receives and compares it with the pattern.
+    Full,
+    /// Compute reads no word: it takes and pops every block in protocol order only.
+    None,
+}
+
 /// The flags of `komorebi broadcast` and `examples/broadcast.rs`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct BroadcastFlags {
@@ -194,6 +204,16 @@ pub struct BroadcastFlags {
     /// Which broadcasts each job carries.
     #[arg(long, value_enum, default_value = "both")]
     pub along: AlongFlag,
+    /// What compute does with the blocks it receives. `full`: reads every word of every page
+    /// and compares it with the pattern the host wrote (a wrong byte is exit 1). `none`: reads
+    /// no word, only takes and pops every block in protocol order, so the run measures the
+    /// protocol and the NoC, not the checking (on the simulator compute is then charged nothing
+    /// for reading). With `none` exit 0 still means every protocol step succeeded (every block
+    /// announced, received and popped in order, every DONE marker and acknowledgement, no
+    /// give-up, no timeout), but promises nothing of the bytes: no byte is checked and
+    /// `checked_bytes` is 0.
+    #[arg(long, value_enum, default_value = "full")]
+    pub check: CheckFlag,
     /// Die-order harvest mask of the simulated chip, decimal or 0x-hex, 0..=0x3fff.
     #[arg(long, value_parser = parse_harvest, default_value = "0x3000")]
     pub harvest: HarvestMask,
@@ -289,6 +309,10 @@ impl BroadcastFlags {
             device: self.device.device.clone(),
             firmware: self.device.firmware.clone(),
             exec: self.device.exec,
+            check: match self.check {
+                CheckFlag::Full => broadcast::Check::Full,
+                CheckFlag::None => broadcast::Check::None,
+            },
         }
     }
 }

@@ -136,7 +136,7 @@ fn the_default_run_checks_every_byte() {
     let s = check(&c);
     assert_eq!(s.broadcasts, [20, 12]);
     assert!(
-        s.bound_cycles > 0 && s.achieved_over_bound.is_some_and(|r| r > 0.0 && r <= 1.0),
+        s.bound_cycles > 0 && s.efficiency.is_some_and(|r| r > 0.0 && r <= 1.0),
         "{s}"
     );
     assert!(s.wait_cycles[0] > 0 && s.wait_cycles[1] > 0);

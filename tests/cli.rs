@@ -308,7 +308,7 @@ fn dispatcher_and_feeder_agree_when_a_job_never_finishes() {
         fed["results"][1],
         serde_json::json!({"job": 1, "ok": false, "timeout": false, "abandoned": true})
     );
-    assert!(fed["achieved_over_bound"].is_null());
+    assert!(fed["efficiency"].is_null());
 }
 
 #[test]
@@ -341,26 +341,6 @@ fn output_paths_that_cannot_be_written_exit_2_before_the_run() {
     assert_eq!(code, 0, "{err}");
     assert!(std::fs::metadata(&trace).unwrap().len() > 0);
     let _ = std::fs::remove_dir_all(dir);
-}
-
-#[test]
-fn a_run_that_did_not_complete_gives_no_achieved_over_bound() {
-    let (code, v) = broadcast_json(&["--wait-limit", "0", "--jobs", "1"]);
-    assert_eq!(code, 3);
-    assert!(v["achieved_over_bound"].is_null(), "{v}");
-    let (code, out, _) = komorebi(&["broadcast", "--wait-limit", "0", "--jobs", "1"]);
-    assert_eq!(code, 3);
-    assert!(!out.contains("achieved/bound 0"), "{out}");
-    assert!(
-        out.contains("no achieved/bound: the run did not complete, 1 job timed out"),
-        "{out}"
-    );
-    let (code, v) = broadcast_json(&["--jobs", "1", "--rect", "0,0,2,2"]);
-    assert_eq!(code, 0);
-    assert!(
-        v["achieved_over_bound"].as_f64().is_some_and(|r| r > 0.0),
-        "{v}"
-    );
 }
 
 #[test]

@@ -12,7 +12,9 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use blackhole_pac::harvest::HarvestMask;
-use komorebi::app::broadcast::{self, BroadcastConfig, BroadcastSummary, DeviceChoice, FaultSpec};
+use komorebi::app::broadcast::{
+    self, BroadcastConfig, BroadcastSummary, Check, DeviceChoice, FaultSpec,
+};
 use komorebi::host::backend::{Exec, built_firmware};
 use komorebi_hal::LogicalRect;
 
@@ -66,6 +68,30 @@ fn the_firmware_checks_every_byte_of_the_small_03_run_as_the_native_kernels_do()
         "firmware {} cycles, native {} (x{ratio:.2}): outside 25%",
         fw.cycles,
         native.cycles
+    );
+}
+
+#[test]
+fn with_check_none_the_firmware_pops_every_block_unread_as_the_native_kernels_do() {
+    let none = |exec| BroadcastConfig {
+        check: Check::None,
+        ..small(exec)
+    };
+    let native = run(&none(Exec::Native));
+    let fw = run(&none(Exec::Firmware));
+    assert!(native.ok && fw.ok, "native: {native}\nfirmware: {fw}");
+    assert_eq!((fw.checked_bytes, native.checked_bytes), (0, 0));
+    assert_eq!(fw.received_bytes, native.received_bytes);
+    let full = run(&small(Exec::Firmware));
+    println!(
+        "small 03 shape, 2 jobs, --check none: firmware {} cycles (full: {}), native {}",
+        fw.cycles, full.cycles, native.cycles
+    );
+    assert!(
+        fw.cycles < full.cycles,
+        "compute reads nothing: {} cycles against {} checking",
+        fw.cycles,
+        full.cycles
     );
 }
 

@@ -4,8 +4,8 @@ use komorebi_broadcast::args::{Along, BroadcastArgs};
 use komorebi_hal::{LogicalRect, Role, Xy};
 use komorebi_kernel::Command;
 use komorebi_kernel::broadcast_handler::program::{
-    BroadcastProgram, ComputeInput, ComputeProgram, Field, MOVER_WORDS, MoverProgram, ProgramError,
-    compute_words, fuzz_decode,
+    BroadcastProgram, Check, ComputeInput, ComputeProgram, Field, MOVER_WORDS, MoverProgram,
+    ProgramError, compute_words, fuzz_decode,
 };
 use proptest::prelude::*;
 
@@ -104,6 +104,46 @@ fn compute_words_are_laid_out_as_the_module_docs_say() {
     assert_eq!(&w[2..9], &[0, 4, 2, 16, 2048, 0, 0]);
     assert_eq!(&w[9..16], &[1, 4, 2, 16, 2048, 1, 1]);
     assert_eq!(w[16] >> 24, 1);
+}
+
+#[test]
+fn check_none_is_bit_8_of_compute_s_word_0_and_the_rest_of_the_words_stay() {
+    // Golden words, written by hand: `--check none` is bit 8 of word 0; a program without it
+    // (every program written before the bit existed) means `Check::Full`.
+    let mut p = program();
+    p.compute.stall_before = Some(0);
+    let full = p.compute.encode();
+    p.compute.check = Check::None;
+    let none = p.compute.encode();
+    assert_eq!(full[0], 0x0001_0002, "two broadcasts, stall before block 0");
+    assert_eq!(none[0], 0x0001_0102, "the same with bit 8: check none");
+    assert_eq!(&none[1..16], &full[1..16], "every other word as before");
+    assert_ne!(none[16], full[16], "the check word covers the bit");
+    assert_eq!(ComputeProgram::default().check, Check::Full);
+    assert_eq!(ComputeProgram::decode(&none).unwrap().check, Check::None);
+    assert_eq!(ComputeProgram::decode(&full).unwrap().check, Check::Full);
+    assert_eq!(BroadcastProgram::decode(&command(&p)), Ok(p));
+}
+
+#[test]
+fn a_reserved_bit_of_compute_s_word_0_is_refused() {
+    for bit in 9..16 {
+        let mut w = program().compute.encode();
+        w[0] |= 1 << bit;
+        let last = w.len() - 1;
+        // A check word that matches, so only the reserved bit is wrong.
+        let mut v: Vec<u32> = w[..last].to_vec();
+        v.push(komorebi_broadcast::args::check_word(&v) & 0x00FF_FFFF | 1 << 24);
+        let e = ComputeProgram::decode(&v).unwrap_err();
+        assert_eq!(e, ProgramError::Inputs(2 | 1 << bit));
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "compute program word 0 has reserved bits {:#x} set (bits 9..15; allowed: 0)",
+                1 << bit
+            )
+        );
+    }
 }
 
 #[test]
@@ -213,9 +253,11 @@ proptest! {
         job in any::<u32>(),
         stall in proptest::option::of(0u16..32_767),
         only_reader in any::<bool>(),
+        unchecked in any::<bool>(),
     ) {
         let mut p = program();
         p.compute.job = job;
+        p.compute.check = if unchecked { Check::None } else { Check::Full };
         p.compute.stall_before = stall;
         for m in [&mut p.reader, &mut p.writer].into_iter().flatten() {
             m.blocks = blocks;

@@ -41,7 +41,7 @@
 //!
 //! Imports only leaf modules (`packet`, `report`, `route`).
 
-use blackhole_pac::grid::{self, forward_hops as fwd};
+use blackhole_pac::grid;
 
 use crate::packet::{Hold, VC_CLASSES, Vc};
 use crate::report::Stats;
@@ -205,10 +205,9 @@ impl Links {
         Route::build(flits, class, Hold::Free, hops, &[last])
     }
 
-    /// The tree of a multicast from raw `from` to the raw `dests` (NoC0 X-major, NoC1
-    /// Y-major: along the major axis, then a branch along the minor axis at each major
-    /// position that has destinations). A destination at `from` itself (loopback) is reached
-    /// at the root.
+    /// The tree of a multicast from raw `from` to the raw `dests`, as
+    /// [`crate::route::multicast_tree`] defines it (NoC0 X-major, NoC1 Y-major). A destination
+    /// at `from` itself (loopback) is reached at the root.
     pub(crate) fn multicast(
         noc: u8,
         from: (u8, u8),
@@ -216,59 +215,16 @@ impl Links {
         flits: u64,
         hold: Hold,
     ) -> Route {
-        let (major, minor) = if noc == 0 { (0usize, 1usize) } else { (1, 0) };
-        let coord = |p: (u8, u8), d: usize| if d == 0 { p.0 } else { p.1 };
-        let len = |d: usize| if d == 0 { GX } else { GY };
-        let along = |p: (u8, u8)| fwd(coord(from, major), coord(p, major), len(major)) as usize;
-        let across = |p: (u8, u8)| fwd(coord(from, minor), coord(p, minor), len(minor)) as usize;
-        let spine = dests.iter().map(|&d| along(d)).max().unwrap_or(0);
-        let mut reach = vec![0usize; spine + 1];
-        for &d in dests {
-            let k = along(d);
-            reach[k] = reach[k].max(across(d));
-        }
-        let mut hops = Vec::with_capacity(spine + reach.iter().sum::<usize>());
-        let mut p = from;
-        for k in 0..spine {
-            hops.push(Hop {
-                link: link_of(noc, p, major),
-                parent: if k == 0 { ROOT } else { k as u16 - 1 },
-            });
-            p = crate::route::step(p, major);
-        }
-        // branch_first[k]: index of the first branch hop at major position k.
-        let mut branch_first = vec![ROOT; spine + 1];
-        let mut q = from;
-        for (k, &r) in reach.iter().enumerate() {
-            let mut b = q;
-            for j in 0..r {
-                let parent = match (j, k) {
-                    (0, 0) => ROOT,
-                    (0, _) => k as u16 - 1,
-                    _ => hops.len() as u16 - 1,
-                };
-                if j == 0 {
-                    branch_first[k] = hops.len() as u16;
-                }
-                hops.push(Hop {
-                    link: link_of(noc, b, minor),
-                    parent,
-                });
-                b = crate::route::step(b, minor);
-            }
-            q = crate::route::step(q, major);
-        }
-        let dest_hop: Vec<u16> = dests
+        let tree = crate::route::multicast_tree(noc, from, dests);
+        let hops: Vec<Hop> = tree
+            .links
             .iter()
-            .map(|&d| {
-                let (k, j) = (along(d), across(d));
-                match (k, j) {
-                    (0, 0) => ROOT,
-                    (_, 0) => k as u16 - 1,
-                    _ => branch_first[k] + j as u16 - 1,
-                }
+            .map(|l| Hop {
+                link: link_of(noc, l.from, l.dir),
+                parent: l.parent.unwrap_or(ROOT),
             })
             .collect();
+        let dest_hop: Vec<u16> = tree.dest_link.iter().map(|d| d.unwrap_or(ROOT)).collect();
         Route::build(flits, Vc::Multicast, hold, hops, &dest_hop)
     }
 

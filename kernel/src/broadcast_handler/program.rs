@@ -27,10 +27,13 @@
 //!
 //! | word | what |
 //! |---|---|
-//! | 0 | `n` (bits 0..7, at most 2); injected stall: 0 none, else `block + 1` (bits 16..31) |
+//! | 0 | `n` (bits 0..7, at most 2); check: bit 8 set for [`Check::None`], clear for [`Check::Full`]; bits 9..15 zero (else refused); injected stall: 0 none, else `block + 1` (bits 16..31) |
 //! | 1 | the job (the data pattern's seed) |
 //! | 2 + 7 i .. | broadcast `i`: buffer, pages, window, blocks, page size, broadcast id, producer (0 reader, 1 writer) |
 //! | 2 + 7 n | check, as the data-movement kernel's |
+//!
+//! Bit 8 of word 0 came with `--check none` (issue 18); programs written before it have the bit
+//! clear and mean what they meant (every word checked), so the version stays 1.
 //!
 //! Every copy must agree with the producer's words: buffer, pages, window and broadcast id with
 //! its arguments, blocks and page size with its program, and each data-movement program must be
@@ -136,7 +139,8 @@ pub enum ProgramError {
         /// The word the program's words give.
         expected: u32,
     },
-    /// More than [`MAX_INPUTS`] broadcasts in the compute program.
+    /// More than [`MAX_INPUTS`] broadcasts in the compute program, or a reserved bit (9..15)
+    /// of its word 0 set: the value is bits 0..15 of word 0 without the check bit.
     Inputs(u32),
     /// A field out of its range: which, and the value.
     Field {
@@ -176,6 +180,11 @@ impl fmt::Display for ProgramError {
             } => write!(
                 f,
                 "{role} program check word {found:#010x}, expected {expected:#010x} (version {PROGRAM_VERSION})"
+            ),
+            Self::Inputs(n) if n > 0xFF => write!(
+                f,
+                "compute program word 0 has reserved bits {:#x} set (bits 9..15; allowed: 0)",
+                n & 0xFE00
             ),
             Self::Inputs(n) => write!(
                 f,
@@ -330,11 +339,28 @@ pub struct ComputeInput {
     pub producer: Role,
 }
 
+/// What compute does with the words of the blocks it receives.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Check {
+    /// Reads every word of every page and compares it with the pattern (the default, and what
+    /// a program without the bit means).
+    #[default]
+    Full,
+    /// Reads no word: takes and pops every block in protocol order only, so a run measures the
+    /// protocol and the NoC, not the checking. Compute's `stat` (bytes checked) is 0.
+    None,
+}
+
+/// Bit of compute's word 0 that says [`Check::None`].
+pub const CHECK_NONE_BIT: u32 = 1 << 8;
+
 /// The compute kernel's part: the broadcasts it checks and pops, in turn, block by block.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct ComputeProgram {
     /// The job: with broadcast, block, page and word, the data pattern compute checks.
     pub job: u32,
+    /// Whether compute reads and checks every word, or only takes and pops the blocks.
+    pub check: Check,
     /// The broadcasts, at most [`MAX_INPUTS`].
     pub inputs: Vec<ComputeInput, MAX_INPUTS>,
     /// Injected fault: stop popping before this block.
@@ -346,7 +372,11 @@ impl ComputeProgram {
     pub fn encode(&self) -> Vec<u32, MAX_COMPUTE_WORDS> {
         let mut w: Vec<u32, MAX_COMPUTE_WORDS> = Vec::new();
         // Capacity is MAX_COMPUTE_WORDS and streams hold at most MAX_INPUTS: no push fails.
-        let _ = w.push(self.inputs.len() as u32 | stall_bits(self.stall_before));
+        let check = match self.check {
+            Check::Full => 0,
+            Check::None => CHECK_NONE_BIT,
+        };
+        let _ = w.push(self.inputs.len() as u32 | check | stall_bits(self.stall_before));
         let _ = w.push(self.job);
         for s in &self.inputs {
             let producer = (s.producer == Role::Writer) as u32;
@@ -368,7 +398,8 @@ impl ComputeProgram {
     /// Decodes and checks compute's words.
     pub fn decode(words: &[u32]) -> Result<Self, ProgramError> {
         let role = Role::Compute;
-        let n = words.first().map_or(0, |&w| w & 0xFF);
+        // Bits 0..7 (`n`) and the reserved bits 9..15: one comparison refuses both.
+        let n = words.first().map_or(0, |&w| w & 0xFFFF & !CHECK_NONE_BIT);
         if n as usize > MAX_INPUTS {
             return Err(ProgramError::Inputs(n));
         }
@@ -386,6 +417,11 @@ impl ComputeProgram {
             words.first_chunk::<2>().ok_or(ProgramError::Inputs(n))?,
             words.get(2..expected - 1).unwrap_or(&[]),
         );
+        let check = if head & CHECK_NONE_BIT != 0 {
+            Check::None
+        } else {
+            Check::Full
+        };
         let mut inputs = Vec::new();
         let chunks = body.chunks_exact(COMPUTE_INPUT_WORDS);
         for w in chunks.filter_map(|c| <&[u32; COMPUTE_INPUT_WORDS]>::try_from(c).ok()) {
@@ -408,6 +444,7 @@ impl ComputeProgram {
         }
         Ok(Self {
             job,
+            check,
             inputs,
             stall_before: stall_of(head),
         })

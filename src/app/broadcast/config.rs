@@ -6,7 +6,7 @@ use crate::host::backend::Exec;
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::args::{Along, MAX_BLOCKS, MAX_BUFFER_PAGES, MAX_WINDOW};
 use komorebi_hal::{LogicalRect, NocId};
-use komorebi_kernel::broadcast_handler::program::BANKS;
+use komorebi_kernel::broadcast_handler::program::{BANKS, Check};
 
 use super::error::{BroadcastError, flag};
 use super::faults::FaultSpec;
@@ -61,6 +61,11 @@ pub struct BroadcastConfig {
     pub firmware: Option<PathBuf>,
     /// What the simulated card's cores run (`--device pcie-sim` only).
     pub exec: Exec,
+    /// What compute does with the words it receives (`--check`): [`Check::Full`] reads and
+    /// checks every word of every page; [`Check::None`] reads none and only takes and pops the
+    /// blocks in protocol order, so a run measures the protocol and the NoC (every give-up,
+    /// marker and DONE check stays; `checked_bytes` is 0).
+    pub check: Check,
 }
 
 /// Which device runs a program (`--device`).
@@ -117,6 +122,7 @@ impl Default for BroadcastConfig {
             device: DeviceChoice::Sim,
             firmware: None,
             exec: Exec::Native,
+            check: Check::Full,
         }
     }
 }

@@ -1,12 +1,13 @@
-//! The 03_broadcast program: jobs of two broadcasts over a rectangle, every byte checked.
+//! The 03_broadcast program: jobs of two broadcasts over a rectangle, every byte checked (or,
+//! with `--check none`, every block taken and popped).
 //!
 //! Each job is one command on the rectangle's group carrying up to two broadcasts: **A** (id 0)
 //! along rows on NoC0 (sender at the left end of each row inside a panel, run by the reader) and
 //! **W** (id 1) along columns on NoC1 (sender at the bottom of each column, run by the writer).
 //! DRAM holds a pattern unique per (job, broadcast, block, page), pages interleaved over the 8
 //! banks; every compute kernel checks every byte it receives and the order of blocks, and pops
-//! them.
-
+//! them (with `--check none` compute reads no word: it takes and pops the blocks in protocol
+//! order only, and the run measures the protocol and the NoC).
 //!
 //! | module | what |
 //! |---|---|
@@ -15,9 +16,11 @@
 //! | `faults` | [`FaultKind`], [`FaultSpec`] (`--fault KIND:X,Y[:BLOCK]`) and which cores they may name |
 //! | `plan` | [`BroadcastPlan`]: the layout, every core's typed program, the buffers and DRAM data |
 //! | `inject` | the faults applied: typed program fields, the simulator's transaction faults, host stops |
-//! | `summary` | [`BroadcastSummary`]: what a run came to, the resource bound, the text summary |
+//! | `bound` | [`JobBound`]: the resource bound of a job and its binding [`Resource`] |
+//! | `summary` | [`BroadcastSummary`]: what a run came to, the bound and efficiency, the text summary |
 //! | `run` | [`run`], [`run_session`] (the test feeder) and [`run_dispatched`] (the dispatcher) |
 
+mod bound;
 mod config;
 mod error;
 mod faults;
@@ -26,9 +29,11 @@ mod plan;
 mod run;
 mod summary;
 
+pub use bound::{JobBound, Resource};
 pub use config::{BUFFER_BASE, BroadcastConfig, DRAM_BASE, DeviceChoice};
 pub use error::BroadcastError;
 pub use faults::{FaultKind, FaultSpec};
+pub use komorebi_kernel::broadcast_handler::program::Check;
 pub use plan::BroadcastPlan;
 pub use run::{run, run_dispatched, run_session};
 pub use summary::{BroadcastSummary, JobResult};

@@ -11,7 +11,6 @@ use komorebi_kernel::broadcast_handler::program::{
     BANKS, BroadcastProgram, ComputeInput, MoverProgram,
 };
 use komorebi_kernel::broadcast_handler::{BROADCAST_HANDLER, pattern_word};
-use komorebi_sim::Timing;
 
 use crate::host::session::{CommandSpec, Session, SessionError, TileProgram};
 
@@ -193,6 +192,7 @@ impl BroadcastPlan {
         let cfg = &self.cfg;
         let mut p = BroadcastProgram::default();
         p.compute.job = job;
+        p.compute.check = cfg.check;
         for (i, s) in self.operands.iter().enumerate() {
             let role = Role::mover(s.noc);
             let mover = MoverProgram {
@@ -336,11 +336,6 @@ impl BroadcastPlan {
         )
     }
 
-    /// The resource bound of one job of this plan, in cycles (see `job_bound`).
-    pub fn job_bound(&self, timing: &Timing) -> u64 {
-        job_bound(&self.cfg, &self.decoded, timing)
-    }
-
     /// Broadcasts of A and of W per job.
     pub fn broadcasts(&self) -> [usize; 2] {
         self.counts
@@ -367,33 +362,6 @@ impl BroadcastPlan {
         }
         Ok(())
     }
-}
-
-/// The resource bound of one job, in cycles: the busiest sender's NIU (reads plus multicasts,
-/// each packet paying its path reservation), DRAM bandwidth over the 8 banks, and the busiest
-/// receiver's ejection port.
-fn job_bound(cfg: &BroadcastConfig, args: &[Vec<BroadcastArgs>], timing: &Timing) -> u64 {
-    let block = cfg.pages as u64 * cfg.page_size as u64;
-    let packets = |bytes: u64| bytes.div_ceil(timing.max_packet_bytes as u64).max(1);
-    let flits = timing.flits(timing.max_packet_bytes.min(block as u32)) * packets(block);
-    let mut sender = 0u64;
-    let mut senders = 0u64;
-    for stream in args {
-        for a in stream.iter().filter(|a| a.rank == 0 && a.receivers > 0) {
-            senders += 1;
-            let hops = a.receivers as f64;
-            let reserve = (timing.reserve_base + timing.reserve_per_hop * hops).round() as u64;
-            let per_block = cfg.pages as u64 * timing.read_issue_floor
-                + packets(block) * timing.write_issue_floor.max(reserve)
-                + flits
-                + timing.write_issue_floor.max(reserve + 2);
-            sender = sender.max(per_block * cfg.blocks as u64);
-        }
-    }
-    let dram =
-        (senders * cfg.blocks as u64 * block) as f64 / (8.0 * timing.dram_bank_bytes_per_cycle);
-    let eject = (args.len() as u64 * cfg.blocks as u64 * (block + 64)) / timing.flit_bytes as u64;
-    sender.max(dram.ceil() as u64).max(eject)
 }
 
 impl BroadcastPlan {

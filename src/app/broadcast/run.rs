@@ -126,7 +126,13 @@ pub fn run_session(
     start_trace(&mut session, cfg)?;
     plan.prepare(&mut session)?;
     let start = session.device().now();
-    let mut summary = BroadcastSummary::empty(cfg, plan.broadcasts(), plan.job_bound(&timing));
+    let bound = plan.job_bound(&timing);
+    let mut summary = BroadcastSummary::empty(
+        cfg,
+        plan.broadcasts(),
+        bound.cycles,
+        bound.binding.to_string(),
+    );
     let mut held = false;
     for job in 0..cfg.jobs {
         if held {
@@ -261,6 +267,15 @@ pub fn run_dispatched(
         Ok(())
     })??;
     let start = target.with_session(|s| s.device().now())?;
+    let bound = plan.job_bound(&timing);
+    let empty = || {
+        BroadcastSummary::empty(
+            cfg,
+            plan.broadcasts(),
+            bound.cycles,
+            bound.binding.to_string(),
+        )
+    };
     let mut d = Dispatcher::new(&target, geometry.full(), &[cfg.rect], dispatch.clone())
         .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
     for job in 0..cfg.jobs {
@@ -272,12 +287,12 @@ pub fn run_dispatched(
             plan: &plan,
             target: &target,
             progress,
-            summary: BroadcastSummary::empty(cfg, plan.broadcasts(), plan.job_bound(&timing)),
+            summary: empty(),
             error: None,
             written: None,
         })
         .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
-    let mut summary = BroadcastSummary::empty(cfg, plan.broadcasts(), plan.job_bound(&timing));
+    let mut summary = empty();
     for p in result.plugins {
         if let Some(e) = p.error {
             return Err(e);

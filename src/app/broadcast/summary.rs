@@ -1,4 +1,4 @@
-//! What a run came to: counts, the resource bound, the text summary.
+//! What a run came to: counts, the resource bound and the efficiency, the text summary.
 
 use komorebi_sim::Timing;
 use serde::Serialize;
@@ -9,6 +9,7 @@ use crate::num::{count, duration};
 
 use super::config::BroadcastConfig;
 use super::error::BroadcastError;
+use komorebi_kernel::broadcast_handler::program::Check;
 
 /// One job's result.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -29,8 +30,11 @@ pub struct JobResult {
 pub struct BroadcastSummary {
     /// The device it ran on: `sim`, `pcie-sim` or a card's device node.
     pub device: String,
-    /// Every job succeeded and every byte checked.
+    /// Every job succeeded and (with `--check full`) every byte checked.
     pub ok: bool,
+    /// What compute did with the words it received: `full` (read and checked every one) or
+    /// `none` (read none: `checked_bytes` is 0).
+    pub check: &'static str,
     /// Jobs run.
     pub jobs: u32,
     /// Blocks per broadcast per job.
@@ -39,18 +43,24 @@ pub struct BroadcastSummary {
     pub broadcasts: [usize; 2],
     /// Bytes receivers got by multicast (all jobs).
     pub received_bytes: u64,
-    /// Bytes compute kernels checked (all jobs; senders' own compute included).
+    /// Bytes compute kernels checked (all jobs; senders' own compute included); 0 with
+    /// `--check none`.
     pub checked_bytes: u64,
     /// Simulated cycles of all jobs.
     pub cycles: u64,
     /// The same in microseconds at AICLK.
     pub micros: f64,
-    /// The resource bound of all jobs, in cycles.
+    /// The resource bound of all jobs, in cycles: one job's (`bound` module: the least cycles
+    /// the busiest resource needs) times the jobs, which run back to back.
     pub bound_cycles: u64,
-    /// `bound_cycles / cycles`, for a run whose every job ran to its end (`null` when a job
-    /// timed out or was abandoned: the cycles of a run that did not complete are no
-    /// performance figure).
-    pub achieved_over_bound: Option<f64>,
+    /// The resource that binds: `DRAM bank 5`, `link NoC1 (3,2)->(4,2)` (raw coordinates of
+    /// that NoC), `NIU0 of (1,2)`, `ejection port NoC0 of (2,3)`, `compute (2,3)` (cores
+    /// logical).
+    pub binding: String,
+    /// `bound_cycles / cycles`: 1.0 would be a run as fast as its busiest resource allows,
+    /// never more. `null` unless every job succeeded (a job that timed out, was abandoned or
+    /// gave up did not do the work the bound counts, so its cycles are no performance figure).
+    pub efficiency: Option<f64>,
     /// Cycles spent waiting in broadcast calls, summed over cores: A, W.
     pub wait_cycles: [u64; 2],
     /// Jobs that timed out.
@@ -86,10 +96,21 @@ impl BroadcastSummary {
 }
 
 impl BroadcastSummary {
-    pub(super) fn empty(cfg: &BroadcastConfig, broadcasts: [usize; 2], job_bound: u64) -> Self {
+    /// A summary of nothing yet, with the bound of one job (`job_bound` cycles, bound by
+    /// `binding`).
+    pub(super) fn empty(
+        cfg: &BroadcastConfig,
+        broadcasts: [usize; 2],
+        job_bound: u64,
+        binding: String,
+    ) -> Self {
         Self {
             device: cfg.device.to_string(),
             ok: true,
+            check: match cfg.check {
+                Check::Full => "full",
+                Check::None => "none",
+            },
             jobs: cfg.jobs,
             blocks: cfg.blocks,
             broadcasts,
@@ -97,8 +118,9 @@ impl BroadcastSummary {
             checked_bytes: 0,
             cycles: 0,
             micros: 0.0,
-            bound_cycles: job_bound * cfg.jobs as u64,
-            achieved_over_bound: None,
+            bound_cycles: job_bound.saturating_mul(cfg.jobs as u64),
+            binding,
+            efficiency: None,
             wait_cycles: [0; 2],
             timeouts: 0,
             abandoned: 0,
@@ -154,8 +176,6 @@ impl BroadcastSummary {
     ) -> Result<(), BroadcastError> {
         self.cycles = session.device().now() - start;
         self.micros = timing.micros(self.cycles);
-        self.achieved_over_bound = (self.completed() && self.cycles > 0)
-            .then(|| self.bound_cycles as f64 / self.cycles as f64);
         if let Some(sim) = session.device().simulator() {
             self.violations = sim.violations().iter().map(|v| v.to_string()).collect();
             self.ok &= self.violations.is_empty();
@@ -168,6 +188,8 @@ impl BroadcastSummary {
                 })?;
             }
         }
+        self.efficiency = (self.ok && self.completed() && self.cycles > 0)
+            .then(|| self.bound_cycles as f64 / self.cycles as f64);
         Ok(())
     }
 }
@@ -194,11 +216,18 @@ impl std::fmt::Display for BroadcastSummary {
             "    received by multicast: {} bytes (by the receivers of each broadcast)",
             self.received_bytes
         )?;
-        writeln!(
-            f,
-            "    checked by compute:    {} bytes (every core's compute; a sender's compute checks its own blocks too, which it reads from DRAM, not by multicast: so more than received)",
-            self.checked_bytes
-        )?;
+        if self.check == "none" {
+            writeln!(
+                f,
+                "    checked by compute:    not checked (--check none: compute took and popped every block without reading a word)"
+            )?;
+        } else {
+            writeln!(
+                f,
+                "    checked by compute:    {} bytes (every core's compute; a sender's compute checks its own blocks too, which it reads from DRAM, not by multicast: so more than received)",
+                self.checked_bytes
+            )?;
+        }
         writeln!(
             f,
             "  device time (simulated cycles; us at the 1350 MHz AICLK), all jobs:"
@@ -209,18 +238,25 @@ impl std::fmt::Display for BroadcastSummary {
             self.cycles,
             duration((self.micros * 1e3) as u64)
         )?;
-        match self.achieved_over_bound {
-            Some(r) => writeln!(
+        writeln!(
+            f,
+            "    resource bound: {} cycles, bound by {} (the least cycles the busiest resource needs)",
+            self.bound_cycles, self.binding
+        )?;
+        match self.efficiency {
+            Some(e) => writeln!(
                 f,
-                "    resource bound: {} cycles (achieved/bound {r:.2}: 1 is the bound)",
-                self.bound_cycles
+                "    efficiency:     {e:.3} (bound / ran: 1 is a run as fast as the bound allows)"
+            )?,
+            None if !self.completed() => writeln!(
+                f,
+                "    efficiency:     none: the run did not complete, {} and {}; its cycles are no performance figure",
+                n(self.timeouts as u64, "job timed out", "jobs timed out"),
+                n(self.abandoned as u64, "job abandoned", "jobs abandoned"),
             )?,
             None => writeln!(
                 f,
-                "    resource bound: {} cycles (no achieved/bound: the run did not complete, {} and {}; its cycles are no performance figure)",
-                self.bound_cycles,
-                n(self.timeouts as u64, "job timed out", "jobs timed out"),
-                n(self.abandoned as u64, "job abandoned", "jobs abandoned"),
+                "    efficiency:     none: not every job succeeded, so the run did not do the work the bound counts"
             )?,
         }
         writeln!(
@@ -256,7 +292,9 @@ impl std::fmt::Display for BroadcastSummary {
                 abandoned.join(", ")
             )?;
         }
-        let verdict = if self.ok {
+        let verdict = if self.ok && self.check == "none" {
+            "ok: every protocol step succeeded (--check none: no byte checked)"
+        } else if self.ok {
             "ok: every byte checked"
         } else if self.timeouts > 0 || self.abandoned > 0 {
             "TIMEOUT"
@@ -270,5 +308,39 @@ impl std::fmt::Display for BroadcastSummary {
             n(self.abandoned as u64, "job abandoned", "jobs abandoned"),
             n(self.mismatches as u64, "mismatch", "mismatches"),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_says_why_a_run_has_no_efficiency() {
+        let cfg = BroadcastConfig::default();
+        let mut s = BroadcastSummary::empty(&cfg, [20, 12], 10, "DRAM bank 5".into());
+        assert_eq!(s.bound_cycles, 80, "one job's bound times the jobs");
+        s.cycles = 100;
+        s.efficiency = Some(0.8);
+        let text = s.to_string();
+        assert!(
+            text.contains("resource bound: 80 cycles, bound by DRAM bank 5")
+                && text.contains("efficiency:     0.800 (bound / ran"),
+            "{text}"
+        );
+        s.efficiency = None;
+        s.ok = false;
+        s.mismatches = 1;
+        let text = s.to_string();
+        assert!(
+            text.contains("efficiency:     none: not every job succeeded"),
+            "{text}"
+        );
+        s.timeouts = 1;
+        let text = s.to_string();
+        assert!(
+            text.contains("efficiency:     none: the run did not complete, 1 job timed out"),
+            "{text}"
+        );
     }
 }

@@ -1,0 +1,452 @@
+//! The resource bound of a job: the least cycles any one resource of the chip needs for the
+//! work the job gives it, computed from the layout and the simulator's routes; the largest of
+//! them, and which resource it is (the *binding* resource).
+//!
+//! # What it counts, per job
+//!
+//! Every count follows what the protocol must do in a job that completes (every block of every
+//! broadcast read, cast, announced and popped), priced as the simulator's engine prices it
+//! (`komorebi_sim::Timing`):
+//!
+//! * **DRAM**, per bank: the bytes it serves (page `g` of a broadcast is in bank `g % 8`) at
+//!   `dram_bank_bytes_per_cycle`; and all banks together at 8 times that (never more than the
+//!   busiest bank, since the simulator models the chip's ceiling as the banks' sum).
+//! * **Links**, every directed link of both NoCs: the flits (a header flit plus one per 64
+//!   bytes, per packet of at most 16 KiB) of every read request (1 flit, sender to bank) and
+//!   response (bank to sender), on the unicast routes of [`komorebi_sim::route::unicast_links`];
+//!   of every data and VALID multicast, on the tree of [`komorebi_sim::route::multicast_tree`];
+//!   and of every DONE marker (a 4-byte write, receiver to sender). A link carries one flit a
+//!   cycle.
+//! * **NIUs**, the one each data-movement kernel issues through (NIU0 for the reader's NoC0,
+//!   NIU1 for the writer's NoC1): `read_issue_floor` per read packet; per multicast packet
+//!   `max(write_issue_floor, reserve + flits)`, the path reservation `reserve` =
+//!   `reserve_base + reserve_per_hop * H` (H: hops to the farthest receiver) paid by every
+//!   packet, as the program's multicasts are unlinked; `max(write_issue_floor, flits)` per marker.
+//! * **Ejection ports**, per core and NoC: the flits of every packet that lands there (read
+//!   responses at a sender, multicasts at a receiver, markers at a sender) and one cycle per
+//!   acknowledgement (a sender's per receiver and multicast packet, a receiver's per marker).
+//! * **Compute**, with `--check full` only: every word it reads and checks,
+//!   `compute_read_word_cycles` each, for every block of every broadcast the core takes part in
+//!   (a sender's compute checks its own blocks too). With `--check none` compute reads nothing.
+//!
+//! DONE markers are counted at the fewest a completing job can send: markers carry a count, so
+//! one can answer several blocks, but the sender cannot cast block `b >= window` before a marker
+//! of at least `b - window + 1`, sent while at most `b` blocks had been cast; so each receiver
+//! sends at least `(blocks - 1) / window + 1` markers (the last one saying every block; one
+//! marker when `blocks` is 0).
+//!
+//! # Why it is a lower bound
+//!
+//! In the simulator each of these resources does one unit of work at a time: a bank serves one
+//! request after another at no more than its rate (a request to the row of the bank's previous
+//! one runs at half the rate, which the bound does not count), an NIU takes one command after
+//! another for at least the cycles above, an ejection port passes one flit a cycle, a compute
+//! kernel's reads are charged to its one clock. Nothing of a job starts before its command is
+//! posted, and the job is not reported before its reads have landed, its multicasts and markers
+//! are acknowledged and compute has popped every block; so the job lasts at least as long as any
+//! one resource's work. Jobs are one command each on the same group, `EXCLUSIVE`: the test
+//! feeder posts a job after the last one reported and the dispatcher does not start a job on
+//! tiles an earlier one still holds (`plan.rs`, `run.rs`), so jobs run back to back and the
+//! run's bound is the job's times the jobs.
+//!
+//! Links are counted at one flit a cycle in all, which is the hardware's rate. The simulator's
+//! link model (`komorebi_sim`'s `link.rs`) interleaves packets of different classes (requests,
+//! multicasts, responses) by giving a late packet round-robin turns without delaying the ones
+//! already crossing, so where classes share a link it can carry slightly more than a flit a
+//! cycle; on the program's links one class dominates (responses on the rows the W senders' reads
+//! come back on, multicasts on the receivers' rows and columns) and the tests find no run faster
+//! than the bound.
+//!
+//! # What it does not count
+//!
+//! Latency (router and NIU hops, DRAM and turnaround latencies, the round trips of a block's
+//! reads, the VALID and the markers), the protocol's serial dependencies (a block is cast only
+//! after its reads land; slot reuse waits for every receiver's DONE; compute waits for VALID),
+//! the kernels' own time programming commands and polling, DRAM row conflicts, and contention
+//! between resources (a response waiting for a link while its bank idles). Any of these can
+//! make a run slower than the bound, never faster; `efficiency` = bound / cycles says how close
+//! a run came.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use komorebi_broadcast::args::BroadcastArgs;
+use komorebi_hal::LogicalXy;
+use komorebi_kernel::broadcast_handler::program::{BANKS, Check};
+use komorebi_sim::Timing;
+use komorebi_sim::route::{self, Dir};
+
+use super::plan::{BroadcastPlan, bank_coordinates};
+
+/// One resource of the chip, as the bound counts it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Resource {
+    /// One DRAM bank.
+    DramBank(u8),
+    /// All DRAM banks together.
+    Dram,
+    /// A directed link of a NoC: from router `from` to its neighbour `to`, raw coordinates of
+    /// that NoC.
+    Link {
+        /// The NoC (0 or 1).
+        noc: u8,
+        /// The router the link leaves.
+        from: (u8, u8),
+        /// The router it reaches.
+        to: (u8, u8),
+    },
+    /// The NIU of `noc` of a core (the reader's for NoC0, the writer's for NoC1).
+    Niu {
+        /// The NoC (0 or 1).
+        noc: u8,
+        /// The core, logical.
+        core: LogicalXy,
+    },
+    /// The ejection port of `noc` of a core.
+    Eject {
+        /// The NoC (0 or 1).
+        noc: u8,
+        /// The core, logical.
+        core: LogicalXy,
+    },
+    /// A core's compute kernel (its checking of the words it reads).
+    Compute(LogicalXy),
+}
+
+impl fmt::Display for Resource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::DramBank(b) => write!(f, "DRAM bank {b}"),
+            Self::Dram => write!(f, "DRAM ({BANKS} banks together)"),
+            Self::Link { noc, from, to } => write!(
+                f,
+                "link NoC{noc} ({},{})->({},{})",
+                from.0, from.1, to.0, to.1
+            ),
+            Self::Niu { noc, core } => write!(f, "NIU{noc} of {core}"),
+            Self::Eject { noc, core } => write!(f, "ejection port NoC{noc} of {core}"),
+            Self::Compute(core) => write!(f, "compute {core}"),
+        }
+    }
+}
+
+/// The bound of one job: its cycles and the resource that needs them.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct JobBound {
+    /// The least cycles the busiest resource needs for one job.
+    pub cycles: u64,
+    /// That resource (the first in [`Resource`]'s order among equals).
+    pub binding: Resource,
+}
+
+/// Work per resource: cycles, or bytes for the DRAM banks.
+#[derive(Default)]
+struct Load {
+    cycles: BTreeMap<Resource, u64>,
+    dram_bytes: [u64; BANKS],
+}
+
+impl Load {
+    fn add(&mut self, r: Resource, cycles: u64) {
+        *self.cycles.entry(r).or_insert(0) += cycles;
+    }
+
+    /// `flits` on every link of `links` (routers and directions on `noc`).
+    fn links(&mut self, noc: u8, links: impl IntoIterator<Item = ((u8, u8), Dir)>, flits: u64) {
+        for (from, dir) in links {
+            let to = route::step(from, dir);
+            self.add(Resource::Link { noc, from, to }, flits);
+        }
+    }
+
+    fn bound(mut self, timing: &Timing) -> JobBound {
+        let rate = timing.dram_bank_bytes_per_cycle;
+        let cycles = |bytes: u64, rate: f64| (bytes as f64 / rate).ceil() as u64;
+        let banks = self.dram_bytes;
+        for (b, &bytes) in banks.iter().enumerate() {
+            if bytes > 0 {
+                self.add(Resource::DramBank(b as u8), cycles(bytes, rate));
+            }
+        }
+        let all: u64 = banks.iter().sum();
+        if all > 0 {
+            self.add(Resource::Dram, cycles(all, rate * BANKS as f64));
+        }
+        let mut best = JobBound {
+            cycles: 0,
+            binding: Resource::Dram,
+        };
+        for (&r, &c) in &self.cycles {
+            if c > best.cycles {
+                best = JobBound {
+                    cycles: c,
+                    binding: r,
+                };
+            }
+        }
+        best
+    }
+}
+
+/// The sizes of the packets a transfer of `bytes` is split into.
+fn packets(bytes: u32, timing: &Timing) -> impl Iterator<Item = u32> {
+    let max = timing.max_packet_bytes.max(1);
+    (0..bytes.div_ceil(max)).map(move |i| (bytes - i * max).min(max))
+}
+
+/// DONE markers a receiver sends at the least in a job of `blocks` blocks (module docs).
+fn least_markers(blocks: u32, window: u8) -> u64 {
+    match blocks {
+        0 => 1,
+        b => ((b - 1) / window.max(1) as u32 + 1) as u64,
+    }
+}
+
+impl BroadcastPlan {
+    /// The resource bound of one job of this plan (module docs of `bound`).
+    pub fn job_bound(&self, timing: &Timing) -> JobBound {
+        let cfg = &self.cfg;
+        let mut load = Load::default();
+        let page_words = cfg.page_size.div_ceil(4) as u64;
+        // `validate` keeps a block inside L1: at most 1.5 MiB.
+        let block_bytes = cfg.pages as u32 * cfg.page_size;
+        for (i, s) in self.operands.iter().enumerate() {
+            let noc = s.noc.index();
+            let banks = bank_coordinates(s.noc).map(|b| (b.x(), b.y()));
+            let cores: Vec<(LogicalXy, BroadcastArgs)> = self.words[i]
+                .iter()
+                .filter_map(|c| Some((c.core.into(), BroadcastArgs::decode(&c.words).ok()?)))
+                .filter(|(_, a)| a.included())
+                .collect();
+            for &(core, a) in &cores {
+                if cfg.check == Check::Full {
+                    let words = cfg.blocks as u64 * cfg.pages as u64 * page_words;
+                    load.add(
+                        Resource::Compute(core),
+                        words * timing.compute_read_word_cycles,
+                    );
+                }
+                if a.rank != 0 {
+                    continue;
+                }
+                let niu = Resource::Niu { noc, core };
+                let eject = Resource::Eject { noc, core };
+                let me = a.core;
+                // The reads: request to the bank, response back, the bank's bytes. Page `g` is
+                // in bank `g % 8`: count each bank's pages once, then price them together.
+                let pages = cfg.blocks as u64 * cfg.pages as u64;
+                for (bank, &at) in banks.iter().enumerate() {
+                    let count =
+                        pages / BANKS as u64 + ((bank as u64) < pages % BANKS as u64) as u64;
+                    if count == 0 {
+                        continue;
+                    }
+                    for n in packets(cfg.page_size, timing) {
+                        let flits = timing.flits(n);
+                        load.add(niu, count * timing.read_issue_floor);
+                        load.dram_bytes[bank] += count * n as u64;
+                        load.links(noc, route::unicast_links(noc, me, at), count);
+                        load.links(noc, route::unicast_links(noc, at, me), count * flits);
+                        load.add(eject, count * flits);
+                    }
+                }
+                let receivers: Vec<(LogicalXy, (u8, u8))> = cores
+                    .iter()
+                    .filter(|(_, r)| r.rank != 0 && r.sender == a.sender)
+                    .map(|&(c, r)| (c, r.core))
+                    .collect();
+                if receivers.is_empty() {
+                    continue;
+                }
+                let dests: Vec<(u8, u8)> = receivers.iter().map(|&(_, d)| d).collect();
+                let tree = route::multicast_tree(noc, me, &dests);
+                let tree_links: Vec<((u8, u8), Dir)> =
+                    tree.links.iter().map(|l| (l.from, l.dir)).collect();
+                let far = dests.iter().map(|&d| route::hops(me, d)).max().unwrap_or(0);
+                let reserve =
+                    (timing.reserve_base + timing.reserve_per_hop * far as f64).round() as u64;
+                // Every block: its data, then its VALID word, each to every receiver.
+                let per_block = packets(block_bytes, timing).chain(packets(4, timing));
+                let per_block: Vec<u32> = per_block.collect();
+                let blocks = cfg.blocks as u64;
+                for &n in &per_block {
+                    let flits = timing.flits(n);
+                    let niu_cycles = timing.write_issue_floor.max(reserve + flits);
+                    load.add(niu, blocks * niu_cycles);
+                    load.links(noc, tree_links.iter().copied(), blocks * flits);
+                    for &(r, _) in &receivers {
+                        load.add(Resource::Eject { noc, core: r }, blocks * flits);
+                    }
+                    load.add(eject, blocks * receivers.len() as u64);
+                }
+                // The receivers' DONE markers, each acknowledged.
+                let markers = least_markers(cfg.blocks, cfg.window);
+                let marker_flits = timing.flits(4);
+                for &(r, at) in &receivers {
+                    load.add(
+                        Resource::Niu { noc, core: r },
+                        markers * timing.write_issue_floor.max(marker_flits),
+                    );
+                    load.links(
+                        noc,
+                        route::unicast_links(noc, at, me),
+                        markers * marker_flits,
+                    );
+                    load.add(eject, markers * marker_flits);
+                    load.add(Resource::Eject { noc, core: r }, markers);
+                }
+            }
+        }
+        load.bound(timing)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use komorebi_broadcast::layout::Geometry;
+    use komorebi_hal::LogicalRect;
+
+    use super::*;
+    use crate::app::broadcast::config::BroadcastConfig;
+
+    /// The bound of one job of `cfg` on a p150-shaped chip (harvest 0x3000: logical column
+    /// `c` is NoC0 x `c + 1` up to column 5, logical row `r` is NoC0 y `r + 2`).
+    fn bound(cfg: BroadcastConfig) -> JobBound {
+        let geometry = Geometry::blackhole(0x3000).unwrap();
+        BroadcastPlan::per_job(&cfg, &geometry)
+            .unwrap()
+            .job_bound(&Timing::default())
+    }
+
+    fn tiny(rect: LogicalRect, rows: bool, check: Check) -> BroadcastConfig {
+        BroadcastConfig {
+            rect,
+            rows,
+            columns: !rows,
+            check,
+            ..BroadcastConfig::default()
+        }
+    }
+
+    #[test]
+    fn one_sender_and_one_receiver_of_one_small_block_are_bound_by_the_sender_s_niu() {
+        // A along row 0: sender (0,0) at NoC0 (1,2), receiver (1,0) at (2,2); one block of one
+        // 64-byte page from bank 0. The sender's NIU0: the read (36), the data multicast and
+        // the VALID (2 flits each; reservation 8.5 + 15.9 x 1 hop = 24: max(24, 24 + 2) = 26
+        // each): 36 + 26 + 26 = 88. Everything else is less (links 4 flits, ports 6, bank 0
+        // ceil(64 / 47.4) = 2, the receiver's NIU0 one marker of 24).
+        let cfg = BroadcastConfig {
+            blocks: 1,
+            pages: 1,
+            page_size: 64,
+            window: 1,
+            ..tiny(LogicalRect::new(0, 0, 2, 1), true, Check::None)
+        };
+        let b = bound(cfg.clone());
+        assert_eq!(b.cycles, 88);
+        assert_eq!(b.binding.to_string(), "NIU0 of (0,0)");
+        // Checking: 16 words at 63 cycles on each core; the first core in order binds.
+        let b = bound(BroadcastConfig {
+            check: Check::Full,
+            ..cfg
+        });
+        assert_eq!(b.cycles, 16 * 63);
+        assert_eq!(b.binding, Resource::Compute(LogicalXy::new(0, 0)));
+        assert_eq!(b.binding.to_string(), "compute (0,0)");
+    }
+
+    #[test]
+    fn a_16_kib_page_from_one_bank_is_bound_by_that_bank() {
+        // W along column 0 on NoC1: sender (0,1), receiver (0,0); one block of one 16 KiB page
+        // from bank 0: ceil(16384 / 47.407) = 346 cycles of bank 0. The sender's NIU1 comes
+        // close: read 36, data max(24, 24 + 257) = 281, VALID 26: 343; its ejection port 257
+        // (the response) + 2 acks + one 2-flit marker = 261.
+        let cfg = BroadcastConfig {
+            blocks: 1,
+            pages: 1,
+            page_size: 16384,
+            window: 1,
+            ..tiny(LogicalRect::new(0, 0, 1, 2), false, Check::None)
+        };
+        let b = bound(cfg);
+        assert_eq!(b.cycles, 346);
+        assert_eq!(b.binding, Resource::DramBank(0));
+        assert_eq!(b.binding.to_string(), "DRAM bank 0");
+    }
+
+    #[test]
+    fn responses_converging_on_a_column_bind_its_links() {
+        // A along rows 0 and 1 of column 0: two senders without receivers, (0,0) at NoC0 (1,2)
+        // and (0,1) at (1,3), each reading 8 pages of 16 KiB, one from every bank. NoC0 routes
+        // responses X then Y, so every response to (1,2) comes down column 1 through
+        // (1,11)->(1,0)->(1,1)->(1,2), and so do the six to (1,3) from banks not on row 3:
+        // 14 x 257 flits = 3598 on each of those three links; the first in order binds. Each
+        // bank serves 2 x 16 KiB: ceil(32768 / 47.407) = 692; each sender's NIU0 8 x 36 = 288,
+        // its ejection port 8 x 257 = 2056.
+        let cfg = BroadcastConfig {
+            blocks: 8,
+            pages: 1,
+            page_size: 16384,
+            window: 1,
+            ..tiny(LogicalRect::new(0, 0, 1, 2), true, Check::None)
+        };
+        let b = bound(cfg.clone());
+        assert_eq!(b.cycles, 3598);
+        assert_eq!(b.binding.to_string(), "link NoC0 (1,0)->(1,1)");
+        // With checking, 8 x 4096 words at 63 cycles each bind.
+        let b = bound(BroadcastConfig {
+            check: Check::Full,
+            ..cfg
+        });
+        assert_eq!(b.cycles, 2_064_384);
+        assert_eq!(b.binding.to_string(), "compute (0,0)");
+    }
+
+    #[test]
+    fn receivers_send_at_least_one_marker_per_window_of_blocks_and_the_last() {
+        assert_eq!(least_markers(0, 2), 1);
+        assert_eq!(least_markers(1, 1), 1);
+        assert_eq!(least_markers(2, 1), 2);
+        assert_eq!(least_markers(16, 2), 8);
+        assert_eq!(least_markers(17, 2), 9);
+        assert_eq!(least_markers(5, 8), 1);
+    }
+
+    #[test]
+    fn transfers_split_into_packets_of_at_most_16_kib() {
+        let t = Timing::default();
+        assert_eq!(packets(4, &t).collect::<Vec<_>>(), vec![4]);
+        assert_eq!(packets(16384, &t).collect::<Vec<_>>(), vec![16384]);
+        assert_eq!(
+            packets(40960, &t).collect::<Vec<_>>(),
+            vec![16384, 16384, 8192]
+        );
+        assert_eq!(packets(0, &t).count(), 0);
+    }
+
+    #[test]
+    fn resources_are_named_as_the_summary_prints_them() {
+        let core = LogicalXy::new(1, 2);
+        let names = [
+            (Resource::DramBank(5), "DRAM bank 5"),
+            (Resource::Dram, "DRAM (8 banks together)"),
+            (
+                Resource::Link {
+                    noc: 1,
+                    from: (3, 2),
+                    to: (4, 2),
+                },
+                "link NoC1 (3,2)->(4,2)",
+            ),
+            (Resource::Niu { noc: 0, core }, "NIU0 of (1,2)"),
+            (
+                Resource::Eject { noc: 1, core },
+                "ejection port NoC1 of (1,2)",
+            ),
+            (Resource::Compute(core), "compute (1,2)"),
+        ];
+        for (r, name) in names {
+            assert_eq!(r.to_string(), name);
+        }
+    }
+}
