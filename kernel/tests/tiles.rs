@@ -413,6 +413,9 @@ impl CircularBuffer for Cb {
     }
     fn push_padding(&mut self, pages: u16) -> Result<(), cb::ErrorKind> {
         self.move_pages(pages, true)?;
+        if pages == 0 {
+            return Ok(());
+        }
         *self
             .chip
             .borrow_mut()
@@ -540,7 +543,8 @@ struct Shape {
     group: LogicalRect,
     /// A (broadcast 0) and W (broadcast 1).
     broadcasts: [bool; 2],
-    blocks: u16,
+    /// Blocks of A and of W.
+    blocks: [u16; 2],
     pages: u16,
     window: u8,
     job: u32,
@@ -553,7 +557,7 @@ impl Shape {
         Self {
             group,
             broadcasts,
-            blocks: 5,
+            blocks: [5, 5],
             pages: 2,
             window: 2,
             job: 7,
@@ -603,7 +607,7 @@ impl Shape {
         for core in self.cores() {
             let mover = |all: &[CoreArgs], id: usize, noc, role| MoverProgram {
                 args: all.iter().find(|c| c.core == core).unwrap().words,
-                blocks: self.blocks,
+                blocks: self.blocks[id],
                 page_size: PAGE_SIZE,
                 dram_base: DRAM_BASES[id],
                 banks: Self::banks(noc),
@@ -620,7 +624,7 @@ impl Shape {
                         cb: broadcast,
                         pages: self.pages,
                         window: self.window,
-                        blocks: self.blocks,
+                        blocks: self.blocks[broadcast as usize],
                         page_size: PAGE_SIZE,
                         broadcast,
                         producer,
@@ -651,7 +655,7 @@ impl Shape {
     /// DRAM as the host writes it for job `job`.
     fn fill_dram(&self, chip: &mut Chip, job: u32) {
         for id in [0u8, 1] {
-            for block in 0..self.blocks as u32 {
+            for block in 0..self.blocks[id as usize] as u32 {
                 for page in 0..self.pages as u32 {
                     for w in 0..PAGE_SIZE / 4 {
                         let (bank, a) = self.dram_at(id, block, page, w);
@@ -664,15 +668,21 @@ impl Shape {
         }
     }
 
-    /// Bytes a data-movement kernel moves (or receives) in a whole command.
-    fn bytes(&self) -> u32 {
-        self.blocks as u32 * self.pages as u32 * PAGE_SIZE
+    /// Bytes a data-movement kernel moves (or receives) of broadcast `id` in a whole command.
+    fn bytes(&self, id: usize) -> u32 {
+        self.blocks[id] as u32 * self.pages as u32 * PAGE_SIZE
     }
 
     /// What a clean command reports on every core: no give-up, each data-movement kernel with
     /// a broadcast moved its blocks, compute checked all of them.
     fn clean(&self, index: u32, sequence: u32) -> Report {
-        let moved = |id: usize| if self.broadcasts[id] { self.bytes() } else { 0 };
+        let moved = |id: usize| {
+            if self.broadcasts[id] {
+                self.bytes(id)
+            } else {
+                0
+            }
+        };
         Report {
             index,
             sequence,
@@ -779,10 +789,44 @@ impl Post {
     }
 }
 
+/// Which of a tile's kernels a round polls first.
+#[derive(Copy, Clone, Debug)]
+enum Order {
+    /// Reader, writer, compute.
+    DataMovementFirst,
+    /// Compute, writer, reader.
+    ComputeFirst,
+}
+
+const ORDERS: [Order; 2] = [Order::DataMovementFirst, Order::ComputeFirst];
+
+/// Says which order a run that failed was polled in.
+struct InOrder(Order);
+
+impl Drop for InOrder {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("in a run polled {:?}", self.0);
+        }
+    }
+}
+
+/// [`run_commands_in`] with the data-movement kernels polled first.
+fn run_commands(
+    cores: &[(u8, u8)],
+    chip: &Shared,
+    posts: Vec<Post>,
+    before: impl FnMut(u32, &mut Chip),
+) -> Vec<BTreeMap<(u8, u8), Report>> {
+    run_commands_in(Order::DataMovementFirst, cores, chip, posts, before)
+}
+
 /// Runs `posts` one after the other on every core of `cores` (each posted once the previous one
 /// is reported on every tile), then an exit command; returns each command's reports by core.
-/// `before(k, chip)` runs just before command `k` (1-based) is posted.
-fn run_commands(
+/// `before(k, chip)` runs just before command `k` (1-based) is posted. The host is polled first
+/// in every round, then each tile's kernels in `order`.
+fn run_commands_in(
+    order: Order,
     cores: &[(u8, u8)],
     chip: &Shared,
     posts: Vec<Post>,
@@ -842,9 +886,10 @@ fn run_commands(
             tile: t,
             id,
         };
+        let mut tile: Vec<Task<'_>> = Vec::new();
         let h = hs.next().unwrap();
         let (n, c, b) = (noc(NocId::Noc0), ctrl(0), buffers());
-        tasks.push(Box::pin(async move {
+        tile.push(Box::pin(async move {
             Some((
                 core,
                 Role::Reader,
@@ -853,7 +898,7 @@ fn run_commands(
         }));
         let h = hs.next().unwrap();
         let (n, c, b) = (noc(NocId::Noc1), ctrl(WRITER_CLOCK), buffers());
-        tasks.push(Box::pin(async move {
+        tile.push(Box::pin(async move {
             Some((
                 core,
                 Role::Writer,
@@ -862,13 +907,17 @@ fn run_commands(
         }));
         let h = hs.next().unwrap();
         let (c, b) = (ctrl(COMPUTE_CLOCK), buffers());
-        tasks.push(Box::pin(async move {
+        tile.push(Box::pin(async move {
             Some((
                 core,
                 Role::Compute,
                 persistent::compute(c, Spin, b, h).await,
             ))
         }));
+        if let Order::ComputeFirst = order {
+            tile.reverse();
+        }
+        tasks.extend(tile);
     }
     let exits = run(tasks, 1_000_000);
     assert_eq!(exits.len(), 3 * cores.len());
@@ -1141,54 +1190,57 @@ fn a_refused_dram_read_gives_up_broadcast_done_and_the_next_command_runs_clean()
     // Row broadcast A of (0,0) -> (1,0) only. The sender's first DRAM read is refused.
     let shape = Shape::new(LogicalRect::new(0, 0, 2, 1), [true, false]);
     let cores = shape.cores();
-    let chip = chip(&shape, &cores);
-    chip.borrow_mut().faults.insert(
-        noc0_of((0, 0)),
-        NocFaults {
-            busy_reads: 0,
-            failed_reads: Some(noc::ErrorKind::Fault),
-        },
-    );
-    let posts = vec![Post::broadcast(&shape, 5), Post::broadcast(&shape, 6)];
-    let reports = run_commands(&cores, &chip, posts, |k, chip| {
-        if k == 2 {
-            chip.faults.clear();
+    for order in ORDERS {
+        let _order = InOrder(order);
+        let chip = chip(&shape, &cores);
+        chip.borrow_mut().faults.insert(
+            noc0_of((0, 0)),
+            NocFaults {
+                busy_reads: 0,
+                failed_reads: Some(noc::ErrorKind::Fault),
+            },
+        );
+        let posts = vec![Post::broadcast(&shape, 5), Post::broadcast(&shape, 6)];
+        let reports = run_commands_in(order, &cores, &chip, posts, |k, chip| {
+            if k == 2 {
+                chip.faults.clear();
+            }
+        });
+        // The sender gives up block 0 (broadcast_done) before anything was cast; the receiver's
+        // wait for block 0 and both computes' waits for it pass the limit.
+        assert_eq!(
+            reports[0][&(0, 0)],
+            Report {
+                index: 1,
+                sequence: 5,
+                status: abi::STATUS_GAVE_UP,
+                give_ups: [
+                    give_up(GiveUpCode::Broadcast(Where::BroadcastDone), 0, 0),
+                    None,
+                    give_up(GiveUpCode::ComputeTimedOut, 0, 0),
+                ],
+                stats: [0, 0, 0],
+            }
+        );
+        assert_eq!(
+            reports[0][&(1, 0)],
+            Report {
+                index: 1,
+                sequence: 5,
+                status: abi::STATUS_GAVE_UP,
+                give_ups: [
+                    give_up(GiveUpCode::Broadcast(Where::BroadcastValid), 0, 0),
+                    None,
+                    give_up(GiveUpCode::ComputeTimedOut, 0, 0),
+                ],
+                stats: [0, 0, 0],
+            }
+        );
+        for core in &cores {
+            assert_eq!(reports[1][core], shape.clean(2, 6), "{core:?}");
         }
-    });
-    // The sender gives up block 0 (broadcast_done) before anything was cast; the receiver's
-    // wait for block 0 and both computes' waits for it pass the limit.
-    assert_eq!(
-        reports[0][&(0, 0)],
-        Report {
-            index: 1,
-            sequence: 5,
-            status: abi::STATUS_GAVE_UP,
-            give_ups: [
-                give_up(GiveUpCode::Broadcast(Where::BroadcastDone), 0, 0),
-                None,
-                give_up(GiveUpCode::ComputeTimedOut, 0, 0),
-            ],
-            stats: [0, 0, 0],
-        }
-    );
-    assert_eq!(
-        reports[0][&(1, 0)],
-        Report {
-            index: 1,
-            sequence: 5,
-            status: abi::STATUS_GAVE_UP,
-            give_ups: [
-                give_up(GiveUpCode::Broadcast(Where::BroadcastValid), 0, 0),
-                None,
-                give_up(GiveUpCode::ComputeTimedOut, 0, 0),
-            ],
-            stats: [0, 0, 0],
-        }
-    );
-    for core in &cores {
-        assert_eq!(reports[1][core], shape.clean(2, 6), "{core:?}");
+        assert_buffers_at_slot_0(&chip);
     }
-    assert_buffers_at_slot_0(&chip);
 }
 
 #[test]
@@ -1277,58 +1329,61 @@ fn a_sender_whose_reader_stalls_and_its_receiver_both_pad_their_buffers_to_the_e
     let clean_shape = shape.clone();
     shape.stalls = vec![((0, 0), Role::Reader, 1)];
     let cores = shape.cores();
-    let chip = chip(&shape, &cores);
-    let posts = vec![
-        Post::broadcast(&shape, 21),
-        Post::broadcast(&clean_shape, 22),
-    ];
-    let mut after_first = None;
-    let reports = run_commands(&cores, &chip, posts, |k, chip| {
-        if k == 2 {
-            after_first = Some((
-                chip.padding.clone(),
-                chip.control(noc0_of((0, 0)), area::area(0) + area::GIVE_UP_WHERE),
-                [
-                    chip.control(noc0_of((1, 0)), area::area(0) + area::GIVE_UP_WHERE),
-                    chip.control(noc0_of((1, 0)), area::area(0) + area::GIVE_UP_BLOCK),
-                    chip.control(noc0_of((1, 0)), area::area(0) + area::GIVE_UP_SEQUENCE),
-                ],
-                Role::ALL.map(|r| {
-                    chip.control(noc0_of((0, 0)), abi::kernel_word(abi::KERNEL_RECOVERING, r))
-                }),
-            ));
+    for order in ORDERS {
+        let _order = InOrder(order);
+        let chip = chip(&shape, &cores);
+        let posts = vec![
+            Post::broadcast(&shape, 21),
+            Post::broadcast(&clean_shape, 22),
+        ];
+        let mut after_first = None;
+        let reports = run_commands_in(order, &cores, &chip, posts, |k, chip| {
+            if k == 2 {
+                after_first = Some((
+                    chip.padding.clone(),
+                    chip.control(noc0_of((0, 0)), area::area(0) + area::GIVE_UP_WHERE),
+                    [
+                        chip.control(noc0_of((1, 0)), area::area(0) + area::GIVE_UP_WHERE),
+                        chip.control(noc0_of((1, 0)), area::area(0) + area::GIVE_UP_BLOCK),
+                        chip.control(noc0_of((1, 0)), area::area(0) + area::GIVE_UP_SEQUENCE),
+                    ],
+                    Role::ALL.map(|r| {
+                        chip.control(noc0_of((0, 0)), abi::kernel_word(abi::KERNEL_RECOVERING, r))
+                    }),
+                ));
+            }
+        });
+        for core in &cores {
+            assert_eq!(
+                reports[0][core],
+                Report {
+                    index: 1,
+                    sequence: 21,
+                    status: abi::STATUS_GAVE_UP,
+                    give_ups: [
+                        give_up(GiveUpCode::Broadcast(Where::BroadcastValid), 0, 1),
+                        None,
+                        None
+                    ],
+                    stats: [320, 0, 320],
+                },
+                "{core:?}"
+            );
+            assert_eq!(reports[1][core], clean_shape.clean(2, 22), "{core:?}");
         }
-    });
-    for core in &cores {
+        let (padding, sender_where, receiver_record, recovering) = after_first.unwrap();
         assert_eq!(
-            reports[0][core],
-            Report {
-                index: 1,
-                sequence: 21,
-                status: abi::STATUS_GAVE_UP,
-                give_ups: [
-                    give_up(GiveUpCode::Broadcast(Where::BroadcastValid), 0, 1),
-                    None,
-                    None
-                ],
-                stats: [320, 0, 320],
-            },
-            "{core:?}"
+            padding,
+            [((noc0_of((0, 0)), 0), 2), ((noc0_of((1, 0)), 0), 2)].into()
         );
-        assert_eq!(reports[1][core], clean_shape.clean(2, 22), "{core:?}");
+        // The stalled kernel records nothing in the area; the receiver records broadcast_valid,
+        // broadcast 0, block 1, command 21.
+        assert_eq!(sender_where, 0);
+        assert_eq!(receiver_record, [2, 1, 21]);
+        // The reader announced its recovery of command 1; writer and compute did not.
+        assert_eq!(recovering, [1, 0, 0]);
+        assert_buffers_at_slot_0(&chip);
     }
-    let (padding, sender_where, receiver_record, recovering) = after_first.unwrap();
-    assert_eq!(
-        padding,
-        [((noc0_of((0, 0)), 0), 2), ((noc0_of((1, 0)), 0), 2)].into()
-    );
-    // The stalled kernel records nothing in the area; the receiver records broadcast_valid,
-    // broadcast 0, block 1, command 21.
-    assert_eq!(sender_where, 0);
-    assert_eq!(receiver_record, [2, 1, 21]);
-    // The reader announced its recovery of command 1; writer and compute did not.
-    assert_eq!(recovering, [1, 0, 0]);
-    assert_buffers_at_slot_0(&chip);
 }
 
 #[test]
@@ -1339,42 +1394,45 @@ fn a_writer_that_stalls_announces_its_recovery_in_the_writer_s_word() {
     let clean_shape = shape.clone();
     shape.stalls = vec![((0, 1), Role::Writer, 1)];
     let cores = shape.cores();
-    let chip = chip(&shape, &cores);
-    let posts = vec![
-        Post::broadcast(&shape, 31),
-        Post::broadcast(&clean_shape, 32),
-    ];
-    let mut recovering = BTreeMap::new();
-    let reports = run_commands(&cores, &chip, posts, |k, chip| {
-        if k == 2 {
-            for &core in &cores {
-                let t = noc0_of(core);
-                let w =
-                    Role::ALL.map(|r| chip.control(t, abi::kernel_word(abi::KERNEL_RECOVERING, r)));
-                recovering.insert(core, w);
+    for order in ORDERS {
+        let _order = InOrder(order);
+        let chip = chip(&shape, &cores);
+        let posts = vec![
+            Post::broadcast(&shape, 31),
+            Post::broadcast(&clean_shape, 32),
+        ];
+        let mut recovering = BTreeMap::new();
+        let reports = run_commands_in(order, &cores, &chip, posts, |k, chip| {
+            if k == 2 {
+                for &core in &cores {
+                    let t = noc0_of(core);
+                    let w = Role::ALL
+                        .map(|r| chip.control(t, abi::kernel_word(abi::KERNEL_RECOVERING, r)));
+                    recovering.insert(core, w);
+                }
             }
+        });
+        for core in &cores {
+            assert_eq!(
+                reports[0][core],
+                Report {
+                    index: 1,
+                    sequence: 31,
+                    status: abi::STATUS_GAVE_UP,
+                    give_ups: [
+                        None,
+                        give_up(GiveUpCode::Broadcast(Where::BroadcastValid), 1, 1),
+                        None
+                    ],
+                    stats: [0, 640, 640],
+                },
+                "{core:?}"
+            );
+            assert_eq!(recovering[core], [0, 1, 0], "{core:?}");
+            assert_eq!(reports[1][core], clean_shape.clean(2, 32), "{core:?}");
         }
-    });
-    for core in &cores {
-        assert_eq!(
-            reports[0][core],
-            Report {
-                index: 1,
-                sequence: 31,
-                status: abi::STATUS_GAVE_UP,
-                give_ups: [
-                    None,
-                    give_up(GiveUpCode::Broadcast(Where::BroadcastValid), 1, 1),
-                    None
-                ],
-                stats: [0, 640, 640],
-            },
-            "{core:?}"
-        );
-        assert_eq!(recovering[core], [0, 1, 0], "{core:?}");
-        assert_eq!(reports[1][core], clean_shape.clean(2, 32), "{core:?}");
+        assert_buffers_at_slot_0(&chip);
     }
-    assert_buffers_at_slot_0(&chip);
 }
 
 #[test]
@@ -1388,47 +1446,200 @@ fn a_compute_that_stalls_times_out_its_sender_which_stops_its_tile_and_all_recov
     let clean_shape = shape.clone();
     shape.stalls = vec![((1, 0), Role::Compute, 2)];
     let cores = shape.cores();
+    for order in ORDERS {
+        let _order = InOrder(order);
+        let chip = chip(&shape, &cores);
+        let posts = vec![
+            Post::broadcast(&shape, 41),
+            Post::broadcast(&clean_shape, 42),
+        ];
+        let reports = run_commands_in(order, &cores, &chip, posts, |_, _| {});
+        assert_eq!(
+            reports[0][&(0, 0)],
+            Report {
+                index: 1,
+                sequence: 41,
+                status: abi::STATUS_GAVE_UP,
+                give_ups: [
+                    give_up(GiveUpCode::Broadcast(Where::BroadcastDone), 0, 4),
+                    None,
+                    give_up(GiveUpCode::ComputeStopped, 0, 4),
+                ],
+                stats: [2_560, 0, 2_560],
+            }
+        );
+        assert_eq!(
+            reports[0][&(1, 0)],
+            Report {
+                index: 1,
+                sequence: 41,
+                status: abi::STATUS_GAVE_UP,
+                give_ups: [
+                    give_up(GiveUpCode::Broadcast(Where::BroadcastValid), 0, 4),
+                    None,
+                    give_up(GiveUpCode::ComputeTimedOut, 0, 2),
+                ],
+                stats: [2_560, 0, 1_280],
+            }
+        );
+        for core in &cores {
+            assert_eq!(reports[1][core], clean_shape.clean(2, 42), "{core:?}");
+        }
+        let c = chip.borrow();
+        // The reporter cleared the stop flag; nothing was padded (both gave up at slot 0).
+        assert_eq!(c.control(noc0_of((0, 0)), abi::STOP), 0);
+        assert!(c.padding.is_empty());
+        drop(c);
+        assert_buffers_at_slot_0(&chip);
+    }
+}
+
+#[test]
+fn a_compute_that_stalls_mid_lap_is_drained_while_both_data_movement_kernels_pad_the_lap() {
+    // As above, but (1,0)'s compute stops before block 1, after popping block 0: the sender
+    // casts blocks 1 and 2 and waits in vain for block 1's marker before casting block 3. Both
+    // data-movement kernels hold 3 blocks (6 pages, half a lap of 4) when they give up and pad
+    // 2 pages, which (1,0)'s compute, stalled while its producer is still running, must drain
+    // before it is done.
+    let shape = Shape::new(LogicalRect::new(0, 0, 2, 1), [true, false]);
+    let cores = shape.cores();
+    for order in ORDERS {
+        let _order = InOrder(order);
+        let faulty = Shape {
+            stalls: vec![((1, 0), Role::Compute, 1)],
+            ..shape.clone()
+        };
+        let chip = chip(&shape, &cores);
+        let posts = vec![Post::broadcast(&faulty, 51), Post::broadcast(&shape, 52)];
+        let mut padding = BTreeMap::new();
+        let reports = run_commands_in(order, &cores, &chip, posts, |k, chip| {
+            if k == 2 {
+                padding = chip.padding.clone();
+            }
+        });
+        assert_eq!(
+            reports[0][&(0, 0)],
+            Report {
+                index: 1,
+                sequence: 51,
+                status: abi::STATUS_GAVE_UP,
+                // The sender stops its tile and pads in the same step; its compute, waiting for
+                // block 3, polls its condition before the stop flag and so takes the padding
+                // (and records nothing) rather than the stop.
+                give_ups: [
+                    give_up(GiveUpCode::Broadcast(Where::BroadcastDone), 0, 3),
+                    None,
+                    None,
+                ],
+                stats: [1_920, 0, 1_920],
+            }
+        );
+        assert_eq!(
+            reports[0][&(1, 0)],
+            Report {
+                index: 1,
+                sequence: 51,
+                status: abi::STATUS_GAVE_UP,
+                give_ups: [
+                    give_up(GiveUpCode::Broadcast(Where::BroadcastValid), 0, 3),
+                    None,
+                    give_up(GiveUpCode::ComputeTimedOut, 0, 1),
+                ],
+                stats: [1_920, 0, 640],
+            }
+        );
+        assert_eq!(
+            padding,
+            [((noc0_of((0, 0)), 0), 2), ((noc0_of((1, 0)), 0), 2)].into()
+        );
+        for core in &cores {
+            assert_eq!(reports[1][core], shape.clean(2, 52), "{core:?}");
+        }
+        assert_buffers_at_slot_0(&chip);
+    }
+}
+
+#[test]
+fn a_compute_stalled_after_one_broadcast_finished_waits_for_the_other_producer_alone() {
+    // One tile, both broadcasts without receivers: A of 2 blocks, W of 5. Compute stops before
+    // block 3, after popping A's blocks 0 and 1 and W's 0, 1 and 2. The reader finishes A cleanly
+    // (it is done, never recovering). The writer casts all 5 of W's blocks (each slot freed by
+    // the pop two blocks before) and waits in vain in `finish` for its compute to pop them:
+    // broadcast_free at block 5. It then pads its lap (5 blocks = 10 pages, 2 into a lap of 4),
+    // once compute, which waited for A's producer to be done and W's to be recovering, drains
+    // what it holds across the end of the buffer.
+    let mut shape = Shape::new(LogicalRect::new(0, 0, 1, 1), [true, true]);
+    shape.blocks = [2, 5];
+    let cores = shape.cores();
+    for order in ORDERS {
+        let _order = InOrder(order);
+        let faulty = Shape {
+            stalls: vec![((0, 0), Role::Compute, 3)],
+            ..shape.clone()
+        };
+        let chip = chip(&shape, &cores);
+        let posts = vec![Post::broadcast(&faulty, 61), Post::broadcast(&shape, 62)];
+        let mut padding = BTreeMap::new();
+        let reports = run_commands_in(order, &cores, &chip, posts, |k, chip| {
+            if k == 2 {
+                padding = chip.padding.clone();
+            }
+        });
+        assert_eq!(
+            reports[0][&(0, 0)],
+            Report {
+                index: 1,
+                sequence: 61,
+                status: abi::STATUS_GAVE_UP,
+                give_ups: [
+                    None,
+                    give_up(GiveUpCode::Broadcast(Where::BroadcastFree), 1, 5),
+                    give_up(GiveUpCode::ComputeTimedOut, 0, 3),
+                ],
+                stats: [1_280, 3_200, 3_200],
+            }
+        );
+        assert_eq!(padding, [((noc0_of((0, 0)), 1), 2)].into());
+        assert_eq!(
+            reports[1][&(0, 0)],
+            Report {
+                index: 2,
+                sequence: 62,
+                status: 0,
+                give_ups: [None, None, None],
+                stats: [1_280, 3_200, 4_480],
+            }
+        );
+        assert_buffers_at_slot_0(&chip);
+    }
+}
+
+#[test]
+fn a_buffer_of_zero_byte_pages_fails_the_command_without_breaking_the_recovery() {
+    // The buffer table says CB 0 has pages of 0 bytes: the words still fit it (4 pages), the
+    // reader casts block 0 and stalls before block 1, compute cannot read a byte of block 0.
+    // The reader's recovery cannot work out where its lap ends and pads nothing; every kernel
+    // still returns and the tile reports.
+    let mut shape = Shape::new(LogicalRect::new(0, 0, 1, 1), [true, false]);
+    shape.stalls = vec![((0, 0), Role::Reader, 1)];
+    let cores = shape.cores();
     let chip = chip(&shape, &cores);
-    let posts = vec![
-        Post::broadcast(&shape, 41),
-        Post::broadcast(&clean_shape, 42),
-    ];
-    let reports = run_commands(&cores, &chip, posts, |_, _| {});
+    chip.borrow_mut()
+        .set_control(noc0_of((0, 0)), abi::CB_TABLE + 4, 0);
+    let reports = run_commands(&cores, &chip, vec![Post::broadcast(&shape, 71)], |_, _| {});
     assert_eq!(
         reports[0][&(0, 0)],
         Report {
             index: 1,
-            sequence: 41,
+            sequence: 71,
             status: abi::STATUS_GAVE_UP,
             give_ups: [
-                give_up(GiveUpCode::Broadcast(Where::BroadcastDone), 0, 4),
+                give_up(GiveUpCode::Broadcast(Where::BroadcastValid), 0, 1),
                 None,
-                give_up(GiveUpCode::ComputeStopped, 0, 4),
+                give_up(GiveUpCode::ComputeFailed, 0, 0),
             ],
-            stats: [2_560, 0, 2_560],
+            stats: [640, 0, 0],
         }
     );
-    assert_eq!(
-        reports[0][&(1, 0)],
-        Report {
-            index: 1,
-            sequence: 41,
-            status: abi::STATUS_GAVE_UP,
-            give_ups: [
-                give_up(GiveUpCode::Broadcast(Where::BroadcastValid), 0, 4),
-                None,
-                give_up(GiveUpCode::ComputeTimedOut, 0, 2),
-            ],
-            stats: [2_560, 0, 1_280],
-        }
-    );
-    for core in &cores {
-        assert_eq!(reports[1][core], clean_shape.clean(2, 42), "{core:?}");
-    }
-    let c = chip.borrow();
-    // The reporter cleared the stop flag; nothing was padded (both gave up at slot 0).
-    assert_eq!(c.control(noc0_of((0, 0)), abi::STOP), 0);
-    assert!(c.padding.is_empty());
-    drop(c);
-    assert_buffers_at_slot_0(&chip);
+    assert!(chip.borrow().padding.is_empty());
 }
