@@ -117,6 +117,31 @@ fn every_error_message_says_what_is_allowed() {
     assert!(msg.contains("65535"), "{msg}");
 }
 
+#[test]
+fn a_buffer_of_exactly_65_535_pages_and_a_window_of_8_are_allowed_and_one_more_is_not() {
+    // Rule 4: window 1 to 8; the buffer, window * pages pages, holds at most 65,535.
+    let with = |window: u8, pages: u16| BroadcastArgs {
+        window,
+        pages,
+        ..sample()
+    };
+    for (window, pages) in [(1, 65_535), (5, 13_107), (8, 8_191), (3, 21_845)] {
+        let a = with(window, pages);
+        assert_eq!(a.validate(), Ok(()), "window {window} pages {pages}");
+        assert_eq!(BroadcastArgs::decode(&a.encode()), Ok(a));
+    }
+    assert_eq!(
+        with(8, 8_192).validate(),
+        Err(ArgsError::BufferTooLarge(65_536))
+    );
+    assert_eq!(
+        with(2, 32_768).validate(),
+        Err(ArgsError::BufferTooLarge(65_536))
+    );
+    assert_eq!(with(9, 1).validate(), Err(ArgsError::Window(9)));
+    assert_eq!(with(0, 1).validate(), Err(ArgsError::Window(0)));
+}
+
 fn arb_args() -> impl Strategy<Value = BroadcastArgs> {
     (
         0u8..2,

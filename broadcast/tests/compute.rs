@@ -85,3 +85,37 @@ fn compute_gives_up_at_the_wait_limit_and_refuses_bad_shapes() {
         Err(ComputeError::Misuse)
     );
 }
+
+#[test]
+fn end_takes_a_window_of_8_and_refuses_no_pages_or_no_window_on_their_own() {
+    // Window 8 is allowed (rule 4): 3 blocks leave 5 padding blocks of 1 page.
+    let mut cb = MockCircularBuffer::new();
+    let mut seq = Sequence::new();
+    cb.expect_pages_ready()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(5));
+    cb.expect_pop()
+        .with(eq(5))
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|_| Ok(()));
+    block_on(end(&mut compute(100), &mut cb, 1, 8, 3)).unwrap();
+    // Each bad argument alone, the others in range, is refused before the buffer is touched.
+    let mut untouched = MockCircularBuffer::new();
+    untouched.expect_pages_ready().never();
+    untouched.expect_pop().never();
+    for (pages, window, blocks) in [(0, 2, 3), (0, 1, 0), (1, 0, 3), (1, 0, 0), (4, 9, 0)] {
+        assert_eq!(
+            block_on(end(
+                &mut compute(100),
+                &mut untouched,
+                pages,
+                window,
+                blocks
+            )),
+            Err(ComputeError::Misuse),
+            "pages {pages} window {window} blocks {blocks}"
+        );
+    }
+}

@@ -3,7 +3,9 @@
 //! padding, both broadcasts, and every give-up path.
 //!
 //! The control block and circular buffer mocks are backed by a shared `State` so that the
-//! protocol sees consistent words and counters, and every store and push is logged.
+//! protocol sees consistent words and counters, and every store and push is logged. The control
+//! block is 0x1000 bytes, as a tile's is: a load or store beyond it, or not on a word, fails as
+//! a backend's would.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -14,7 +16,8 @@ use komorebi_broadcast::device::{Broadcast, Cause, Context, GiveUp};
 use komorebi_broadcast::layout::{BroadcastParams, Geometry, broadcast_args};
 use komorebi_hal::DataMovement;
 use komorebi_hal::LogicalRect;
-use komorebi_hal::noc::WriteMode;
+use komorebi_hal::control;
+use komorebi_hal::noc::{self, WriteMode};
 use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Spin, Xy, block_on};
 use komorebi_mock::{MockCircularBuffer, MockControlBlock, MockNocMulticast};
 use mockall::Sequence;
@@ -50,6 +53,8 @@ struct State {
     compute: ComputeMode,
     /// Runs on every control-block load: lets a test change words "from the NoC".
     on_load: Option<LoadHook>,
+    /// A store to this offset fails (a control block that cannot be written there).
+    fail_store_at: Option<u32>,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -68,6 +73,7 @@ fn shared() -> Shared {
         pushes: Vec::new(),
         compute: ComputeMode::Idle,
         on_load: None,
+        fail_store_at: None,
     }))
 }
 
@@ -79,12 +85,24 @@ fn xy(x: u8, y: u8) -> Xy {
     Xy::new(x, y).unwrap()
 }
 
+/// A tile's control block is 0x1000 bytes of words.
+fn check_offset(off: u32) -> Result<(), control::ErrorKind> {
+    if off >= 0x1000 {
+        Err(control::ErrorKind::OutOfRange)
+    } else if off % 4 != 0 {
+        Err(control::ErrorKind::Misaligned)
+    } else {
+        Ok(())
+    }
+}
+
 fn ctrl(s: &Shared, wait_limit: u64) -> MockControlBlock {
     let mut c = MockControlBlock::new();
     c.expect_len().return_const(0x1000u32);
     c.expect_addr().returning(|off| Ok(l1(CTRL + off)));
     let st = s.clone();
     c.expect_load().returning(move |off| {
+        check_offset(off)?;
         let mut g = st.lock().unwrap();
         g.loads.push(off);
         let mut hook = g.on_load.take();
@@ -96,7 +114,11 @@ fn ctrl(s: &Shared, wait_limit: u64) -> MockControlBlock {
     });
     let st = s.clone();
     c.expect_store().returning(move |off, v| {
+        check_offset(off)?;
         let mut g = st.lock().unwrap();
+        if g.fail_store_at == Some(off) {
+            return Err(control::ErrorKind::Other);
+        }
         g.words.insert(off, v);
         g.stores.push((off, v));
         Ok(())
@@ -985,5 +1007,423 @@ fn calls_out_of_order_or_for_the_wrong_role_are_misuse() {
     assert_eq!(
         block_on(b.cast(&mut dm, 0)).map_err(|g| g.cause),
         Err(Cause::Misuse)
+    );
+}
+
+// ---- edges of the calls --------------------------------------------------------------------
+
+#[test]
+fn a_core_outside_the_rectangle_is_ok_but_takes_no_part_and_every_call_is_misuse() {
+    let s = shared();
+    // Core (1,1) of the group is not in column 0's broadcast: rank 0xFF.
+    let w = column_words((1, 1));
+    let mut dm = dm(noc_at(2, 3), ctrl(&s, 100));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &w, 0);
+    assert!(b.ok());
+    assert!(!b.included());
+    assert!(!b.sender());
+    assert_eq!(b.give_up(), None);
+    assert_eq!(
+        b.args()
+            .map(|a| (a.broadcast, a.rank, a.receivers, a.window, a.cb, a.pages)),
+        Some((0, 0xFF, 0, 2, 5, 2))
+    );
+    // Its statistics of this command start at 0.
+    assert_eq!(s.lock().unwrap().stores, vec![(0xA30, 0), (0xA34, 0)]);
+    assert_eq!(
+        block_on(b.arrive(&mut dm, 0)),
+        Err(GiveUp {
+            place: Where::BroadcastValid,
+            broadcast: 0,
+            block: 0,
+            cause: Cause::Misuse,
+        })
+    );
+}
+
+#[test]
+fn the_sender_and_a_receiver_hand_out_their_decoded_words() {
+    let s = shared();
+    let mut dm = dm(noc_at(1, 3), ctrl(&s, 100));
+    let b = Broadcast::new(&mut dm, cb(&s), &context(), &column_words((0, 1)), 0);
+    let a = b.args().unwrap();
+    assert_eq!(
+        (a.rank, a.receivers, a.core, a.sender, a.start, a.end),
+        (1, 2, (1, 3), (1, 2), (1, 3), (1, 4))
+    );
+    let mut dm = crate::dm(noc_at(1, 2), ctrl(&s, 100));
+    let b = Broadcast::new(&mut dm, cb(&s), &context(), &column_words((0, 0)), 0);
+    assert_eq!(b.args().map(|a| a.rank), Some(0));
+    assert!(b.sender());
+}
+
+#[test]
+fn a_control_block_that_cannot_reset_the_statistics_fails_broadcast_begin() {
+    let s = shared();
+    // The statistics' block count of area 0 cannot be written.
+    s.lock().unwrap().fail_store_at = Some(0xA30);
+    let mut dm = dm(noc_at(1, 2), ctrl(&s, 100));
+    let b = Broadcast::new(&mut dm, cb(&s), &context(), &column_words((0, 0)), 0);
+    assert!(!b.ok());
+    assert!(!b.included());
+    assert!(!b.sender());
+    assert_eq!(
+        b.give_up(),
+        Some(GiveUp {
+            place: Where::BroadcastBegin,
+            broadcast: 0,
+            block: 0,
+            cause: Cause::Control(control::ErrorKind::Other),
+        })
+    );
+    assert_eq!(
+        given_up_record(&s, 0),
+        Some(GiveUpRecord {
+            place: Where::BroadcastBegin,
+            broadcast: 0,
+            block: 0,
+            sequence: SEQ
+        })
+    );
+}
+
+#[test]
+fn a_receiver_may_not_reserve_a_sender_may_not_arrive_and_no_call_follows_finish() {
+    let misuse = |place, block| GiveUp {
+        place,
+        broadcast: 0,
+        block,
+        cause: Cause::Misuse,
+    };
+    // A receiver reserving a slot.
+    let s = shared();
+    let mut dm = dm(noc_at(1, 3), ctrl(&s, 100));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &column_words((0, 1)), 0);
+    assert_eq!(
+        block_on(b.reserve(&mut dm, 0)),
+        Err(misuse(Where::BroadcastFree, 0))
+    );
+    // A sender arriving.
+    let s = shared();
+    let mut dm = crate::dm(noc_at(1, 2), ctrl(&s, 100));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &column_words((0, 0)), 0);
+    assert_eq!(
+        block_on(b.arrive(&mut dm, 0)),
+        Err(misuse(Where::BroadcastValid, 0))
+    );
+    // A sender that finished a command of no block, then reserves.
+    let s = shared();
+    {
+        let mut g = s.lock().unwrap();
+        g.words.insert(area::done_by(0, 1), marker(S16, 0));
+        g.words.insert(area::done_by(0, 2), marker(S16, 0));
+    }
+    let mut noc = noc_at(1, 2);
+    noc.expect_writes_acked().times(1).returning(|| Ok(true));
+    let mut dm = crate::dm(noc, ctrl(&s, 100));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &column_words((0, 0)), 0);
+    block_on(b.finish(&mut dm)).unwrap();
+    assert_eq!(
+        block_on(b.reserve(&mut dm, 0)),
+        Err(misuse(Where::BroadcastFree, 0))
+    );
+}
+
+#[test]
+fn a_sender_stops_its_tile_only_when_its_wait_for_markers_or_barriers_times_out() {
+    // Compute never pops: the third reserve finds no free slot and times out (broadcast_free).
+    let s = shared();
+    let mut noc = noc_at(1, 2);
+    let mut seq = Sequence::new();
+    expect_cast(&mut noc, &mut seq, CB_BASE);
+    expect_cast(&mut noc, &mut seq, CB_BASE + 128);
+    let mut dm = dm(noc, ctrl(&s, 40));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &column_words((0, 0)), 0);
+    for block in 0..2 {
+        block_on(b.reserve(&mut dm, block)).unwrap();
+        block_on(b.cast(&mut dm, block)).unwrap();
+    }
+    assert_eq!(
+        block_on(b.reserve(&mut dm, 2)),
+        Err(GiveUp {
+            place: Where::BroadcastFree,
+            broadcast: 0,
+            block: 2,
+            cause: Cause::TimedOut,
+        })
+    );
+    assert_eq!(s.lock().unwrap().stops_requested, 0);
+    // A sender's cast out of order (broadcast_done, but misuse) does not stop it either.
+    let s = shared();
+    let mut dm = crate::dm(noc_at(1, 2), ctrl(&s, 40));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &column_words((0, 0)), 0);
+    assert_eq!(
+        block_on(b.cast(&mut dm, 1)),
+        Err(GiveUp {
+            place: Where::BroadcastDone,
+            broadcast: 0,
+            block: 1,
+            cause: Cause::Misuse,
+        })
+    );
+    assert_eq!(s.lock().unwrap().stops_requested, 0);
+}
+
+#[test]
+fn a_sender_reuses_slot_1_for_block_3_only_when_every_receiver_popped_2_blocks() {
+    // Both ranks say this command's count 1: enough for block 2 (block 0 popped), not for
+    // block 3 (block 1 not popped yet).
+    let s = shared();
+    s.lock().unwrap().compute = ComputeMode::PopsAll;
+    {
+        let mut g = s.lock().unwrap();
+        g.words.insert(area::done_by(0, 1), marker(S16, 1));
+        g.words.insert(area::done_by(0, 2), marker(S16, 1));
+    }
+    let mut noc = noc_at(1, 2);
+    let mut seq = Sequence::new();
+    expect_cast(&mut noc, &mut seq, CB_BASE);
+    expect_cast(&mut noc, &mut seq, CB_BASE + 128);
+    expect_cast(&mut noc, &mut seq, CB_BASE);
+    noc.expect_reads_done()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    let mut dm = dm(noc, ctrl(&s, 40));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &column_words((0, 0)), 0);
+    for block in 0..3 {
+        block_on(b.reserve(&mut dm, block)).unwrap();
+        block_on(b.cast(&mut dm, block)).unwrap();
+    }
+    assert_eq!(block_on(b.reserve(&mut dm, 3)), Ok(l1(CB_BASE + 128)));
+    assert_eq!(
+        block_on(b.cast(&mut dm, 3)),
+        Err(GiveUp {
+            place: Where::BroadcastDone,
+            broadcast: 0,
+            block: 3,
+            cause: Cause::TimedOut,
+        })
+    );
+}
+
+#[test]
+fn a_receiver_takes_block_1_only_when_valid_says_2_blocks() {
+    let s = shared();
+    s.lock().unwrap().words.insert(VALID0, marker(S16, 1));
+    let mut dm = dm(noc_at(1, 3), ctrl(&s, 30));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &column_words((0, 1)), 0);
+    block_on(b.arrive(&mut dm, 0)).unwrap();
+    assert_eq!(
+        block_on(b.arrive(&mut dm, 1)),
+        Err(GiveUp {
+            place: Where::BroadcastValid,
+            broadcast: 0,
+            block: 1,
+            cause: Cause::TimedOut,
+        })
+    );
+    assert_eq!(
+        s.lock().unwrap().pushes,
+        vec![PAGES],
+        "block 1 never pushed"
+    );
+}
+
+#[test]
+fn a_receiver_marks_a_block_once_and_only_when_compute_popped_all_its_pages() {
+    let s = shared();
+    s.lock().unwrap().words.insert(VALID0, marker(S16, 4));
+    let mut noc = noc_at(1, 3);
+    let mut seq = Sequence::new();
+    // One marker in all: block 0, once compute popped both its pages.
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    noc.expect_write()
+        .with(
+            eq(l1(CTRL + MARKER_SRC0)),
+            eq(marker_dst(1)),
+            eq(4),
+            eq(WriteMode::ORDERED),
+        )
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|_, _, _, _| Ok(()));
+    let mut dm = dm(noc, ctrl(&s, 1_000));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &column_words((0, 1)), 0);
+    block_on(b.arrive(&mut dm, 0)).unwrap();
+    // One page of block 0's two popped: no marker.
+    s.lock().unwrap().popped = 1;
+    block_on(b.arrive(&mut dm, 1)).unwrap();
+    // Both popped: marker 1.
+    s.lock().unwrap().popped = PAGES;
+    block_on(b.arrive(&mut dm, 2)).unwrap();
+    // Nothing more popped: no second marker 1.
+    block_on(b.arrive(&mut dm, 3)).unwrap();
+    let g = s.lock().unwrap();
+    let markers: Vec<_> = g
+        .stores
+        .iter()
+        .filter(|(o, _)| *o == MARKER_SRC0)
+        .map(|&(_, v)| v)
+        .collect();
+    assert_eq!(markers, vec![marker(S16, 1)]);
+    assert_eq!(g.pushes, vec![PAGES; 4]);
+}
+
+#[test]
+fn a_busy_noc_is_asked_again_and_any_other_noc_error_gives_up_the_block() {
+    let s = shared();
+    s.lock().unwrap().compute = ComputeMode::PopsAll;
+    let mut noc = noc_at(1, 2);
+    let mut seq = Sequence::new();
+    noc.expect_reads_done()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    // The data multicast: busy, then taken.
+    noc.expect_multicast()
+        .with(
+            eq(l1(CB_BASE)),
+            eq(rect()),
+            eq(l1(CB_BASE)),
+            eq(128),
+            eq(WriteMode::ORDERED),
+        )
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|_, _, _, _, _| Err(noc::ErrorKind::Busy));
+    noc.expect_multicast()
+        .with(
+            eq(l1(CB_BASE)),
+            eq(rect()),
+            eq(l1(CB_BASE)),
+            eq(128),
+            eq(WriteMode::ORDERED),
+        )
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|_, _, _, _, _| Ok(()));
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    // VALID: busy twice, then taken.
+    noc.expect_multicast()
+        .with(
+            eq(l1(CTRL + VALID0)),
+            eq(rect()),
+            eq(l1(CTRL + VALID0)),
+            eq(4),
+            eq(WriteMode::ORDERED),
+        )
+        .times(2)
+        .in_sequence(&mut seq)
+        .returning(|_, _, _, _, _| Err(noc::ErrorKind::Busy));
+    noc.expect_multicast()
+        .with(
+            eq(l1(CTRL + VALID0)),
+            eq(rect()),
+            eq(l1(CTRL + VALID0)),
+            eq(4),
+            eq(WriteMode::ORDERED),
+        )
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|_, _, _, _, _| Ok(()));
+    // Block 1's data multicast is refused for good.
+    noc.expect_reads_done()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    noc.expect_multicast()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|_, _, _, _, _| Err(noc::ErrorKind::Fault));
+    let mut dm = dm(noc, ctrl(&s, 1_000));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &column_words((0, 0)), 0);
+    block_on(b.reserve(&mut dm, 0)).unwrap();
+    block_on(b.cast(&mut dm, 0)).unwrap();
+    block_on(b.reserve(&mut dm, 1)).unwrap();
+    assert_eq!(
+        block_on(b.cast(&mut dm, 1)),
+        Err(GiveUp {
+            place: Where::BroadcastDone,
+            broadcast: 0,
+            block: 1,
+            cause: Cause::Noc(noc::ErrorKind::Fault),
+        })
+    );
+    let g = s.lock().unwrap();
+    assert_eq!(g.pushes, vec![PAGES], "only block 0 reached compute");
+    // Not a timeout: the tile is not stopped.
+    assert_eq!(g.stops_requested, 0);
+}
+
+#[test]
+fn a_reserve_whose_slot_is_not_the_buffers_write_pointer_gives_up_broadcast_free() {
+    // Something else pushed one page between the words' check and the reserve: the write
+    // pointer is at page 1, not at slot 0 where block 0 goes.
+    let s = shared();
+    let mut buf = MockCircularBuffer::new();
+    buf.expect_capacity().return_const(4u16);
+    buf.expect_page_size().return_const(PAGE);
+    buf.expect_base().return_const(l1(CB_BASE));
+    let mut seq = Sequence::new();
+    buf.expect_write_ptr()
+        .times(1)
+        .in_sequence(&mut seq)
+        .return_const(l1(CB_BASE));
+    buf.expect_write_ptr()
+        .in_sequence(&mut seq)
+        .return_const(l1(CB_BASE + PAGE));
+    buf.expect_popped().returning(|| Ok(0));
+    buf.expect_pages_free().returning(|| Ok(3));
+    let mut dm = dm(noc_at(1, 2), ctrl(&s, 100));
+    let mut b = Broadcast::new(&mut dm, buf, &context(), &column_words((0, 0)), 0);
+    assert!(b.ok() && b.sender());
+    assert_eq!(
+        block_on(b.reserve(&mut dm, 0)),
+        Err(GiveUp {
+            place: Where::BroadcastFree,
+            broadcast: 0,
+            block: 0,
+            cause: Cause::NotAtSlotZero,
+        })
+    );
+}
+
+#[test]
+fn a_refusal_without_a_buffer_records_broadcast_begin_and_zero_statistics_in_its_area() {
+    let s = shared();
+    let mut c = ctrl(&s, 100);
+    let g = komorebi_broadcast::device::refuse_without_buffer(
+        &mut c,
+        &context(),
+        1,
+        Cause::NoBuffer { index: 9 },
+    );
+    assert_eq!(
+        g,
+        GiveUp {
+            place: Where::BroadcastBegin,
+            broadcast: 1,
+            block: 0,
+            cause: Cause::NoBuffer { index: 9 },
+        }
+    );
+    // Area 1 is at 0xB40: block 0 (0xB64), sequence (0xB68), then the where word
+    // `4 | 1 << 8` (0xB60) last; statistics 0 blocks (0xB70) and 0 wait cycles (0xB74).
+    assert_eq!(
+        s.lock().unwrap().stores,
+        vec![
+            (0xB64, 0),
+            (0xB68, SEQ),
+            (0xB60, 0x0000_0104),
+            (0xB70, 0),
+            (0xB74, 0),
+        ]
     );
 }

@@ -332,3 +332,107 @@ fn the_hand_computed_words_decode_to_the_03_shape() {
         .is_err()
     );
 }
+
+// ---- names ---------------------------------------------------------------------------------
+
+#[test]
+fn the_places_of_a_give_up_are_named_as_the_specification_names_them() {
+    // "where (broadcast_done: ..., broadcast_valid: ..., broadcast_free: ..., broadcast_begin:
+    // bad words)".
+    let names = [
+        (Where::BroadcastDone, "broadcast_done"),
+        (Where::BroadcastValid, "broadcast_valid"),
+        (Where::BroadcastFree, "broadcast_free"),
+        (Where::BroadcastBegin, "broadcast_begin"),
+    ];
+    for (place, name) in names {
+        assert_eq!(place.name(), name);
+        assert_eq!(place.to_string(), name);
+    }
+}
+
+#[test]
+fn the_directions_are_named_row_and_column() {
+    // `broadcasts(..., along, ...)`: along "column" or "row".
+    assert_eq!(Along::Row.name(), "row");
+    assert_eq!(Along::Column.name(), "column");
+    assert_eq!(Along::Row as u32, 0);
+    assert_eq!(Along::Column as u32, 1);
+}
+
+// ---- the first give-up of broadcast 1 ------------------------------------------------------
+
+#[test]
+fn a_give_up_record_of_broadcast_1_reads_the_broadcast_from_bits_8_to_15() {
+    assert_eq!(
+        GiveUpRecord::from_words([0x0000_0104, 0, 0x0002_0003]),
+        Some(GiveUpRecord {
+            place: Where::BroadcastBegin,
+            broadcast: 1,
+            block: 0,
+            sequence: 0x0002_0003,
+        })
+    );
+    assert_eq!(
+        GiveUpRecord::from_words([0x0000_0101, 17, 9]),
+        Some(GiveUpRecord {
+            place: Where::BroadcastDone,
+            broadcast: 1,
+            block: 17,
+            sequence: 9,
+        })
+    );
+    // Bad words may name any broadcast byte; bits above 15 are not part of the record.
+    assert_eq!(
+        GiveUpRecord::from_words([0xFFFF_AB04, 0, 1]).map(|r| (r.place, r.broadcast)),
+        Some((Where::BroadcastBegin, 0xAB))
+    );
+}
+
+// ---- stale words ---------------------------------------------------------------------------
+
+#[test]
+fn stale_words_are_the_new_words_with_the_old_check_word_and_the_device_refuses_them() {
+    // The 03 shape's row sender (0,0) of the first panel, with the first receiver's y flipped
+    // (start (2,2) -> (2,3)) after the check word was made: what `--fault bad-words` sends.
+    let args = BroadcastArgs::decode(&[
+        0x4B42_0100,
+        0x0002_0500,
+        0x0004_0000,
+        0x0000_0201,
+        0x0000_0201,
+        0x0000_0202,
+        0x0000_0206,
+        0x0A0C_0000,
+        0x0A0C_0000,
+        0x0000_0000,
+        0x51B1_046C,
+    ])
+    .unwrap();
+    let mut flipped = args;
+    flipped.start.1 ^= 1;
+    let stale = [
+        0x4B42_0100,
+        0x0002_0500,
+        0x0004_0000,
+        0x0000_0201,
+        0x0000_0201,
+        0x0000_0302,
+        0x0000_0206,
+        0x0A0C_0000,
+        0x0A0C_0000,
+        0x0000_0000,
+        0x51B1_046C,
+    ];
+    assert_eq!(flipped.encode_stale(&args), stale);
+    // FNV-1a 32 of the flipped words 0..=9 (written outside this crate): 0x00de885b.
+    assert_eq!(
+        BroadcastArgs::decode(&stale),
+        Err(args::ArgsError::Check {
+            found: 0x51B1_046C,
+            expected: 0x00DE_885B,
+        })
+    );
+    // Stale against itself is the plain encoding.
+    assert_eq!(args.encode_stale(&args), args.encode());
+}

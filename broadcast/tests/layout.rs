@@ -1,7 +1,7 @@
 //! Layout properties, for every harvest mask with 0..4 harvested columns and random rectangles.
 
 use blackhole_pac::harvest::HarvestMask;
-use komorebi_broadcast::args::{Along, BroadcastArgs, RANK_NONE};
+use komorebi_broadcast::args::{Along, ArgsError, BroadcastArgs, RANK_NONE};
 use komorebi_broadcast::layout::*;
 use komorebi_hal::{LogicalRect, NocId};
 use proptest::prelude::*;
@@ -332,4 +332,101 @@ fn every_mask_with_up_to_4_harvested_columns_lays_out_the_full_grid() {
             }
         }
     }
+}
+
+#[test]
+fn a_column_of_16_cores_is_one_broadcast_of_a_sender_and_15_receivers() {
+    // "Receivers per broadcast: up to 15": a broadcast of 16 cores is the largest. A grid of
+    // 3 x 16 whose one logical column is NoC0 x 1 and whose 16 rows are NoC0 y 0..=15.
+    assert_eq!(MAX_CORES, 16);
+    let rows: Vec<u8> = (0..16).collect();
+    let g = Geometry::new(&[1], &rows, (3, 16)).unwrap();
+    let column = LogicalRect::new(0, 0, 1, 16);
+    for noc in [NocId::Noc0, NocId::Noc1] {
+        let bs = broadcasts(&g, column, Along::Column, noc).unwrap();
+        assert_eq!(bs.len(), 1, "{noc:?}");
+        assert_eq!(bs[0].cores().len(), 16);
+        assert_eq!(bs[0].receivers(), 15);
+    }
+    // NoC0: the sender at the top (1,0), receivers (1,1)..(1,15). NoC1 numbers from the far
+    // corner (x1 = 2 - x0, y1 = 15 - y0): the sender at the bottom, NoC1 (1,0), receivers
+    // NoC1 (1,1)..(1,15).
+    let p = BroadcastParams {
+        broadcast: 0,
+        cb: 3,
+        window: 2,
+        pages: 1,
+    };
+    for (noc, sender) in [(NocId::Noc0, (0, 0)), (NocId::Noc1, (0, 15))] {
+        let all = broadcast_args(&g, column, column, Along::Column, noc, p).unwrap();
+        assert_eq!(all.len(), 16);
+        let a = all.iter().find(|c| c.core == sender).unwrap();
+        let a = BroadcastArgs::decode(&a.words).unwrap();
+        assert_eq!(
+            (a.rank, a.receivers, a.core, a.start, a.end),
+            (0, 15, (1, 0), (1, 1), (1, 15)),
+            "{noc:?}"
+        );
+    }
+    // 17 cores are not a broadcast.
+    let seventeen: Vec<(u8, u8)> = (0..17).map(|y| (0, y)).collect();
+    assert_eq!(
+        BroadcastCores::new(&seventeen),
+        Err(LayoutError::TooManyCores(17))
+    );
+}
+
+#[test]
+fn broadcast_args_allow_a_window_of_8_and_a_buffer_of_65_535_pages_and_no_more() {
+    let g = Geometry::blackhole(0x3000).unwrap();
+    let r = LogicalRect::new(0, 0, 2, 2);
+    let args = |broadcast: u8, window: u8, pages: u16| {
+        let p = BroadcastParams {
+            broadcast,
+            cb: 0,
+            window,
+            pages,
+        };
+        broadcast_args(&g, r, r, Along::Row, NocId::Noc0, p)
+    };
+    for (window, pages) in [(8, 8_191), (5, 13_107), (1, 65_535)] {
+        let all = args(1, window, pages).unwrap();
+        let a = BroadcastArgs::decode(&all[0].words).unwrap();
+        assert_eq!((a.broadcast, a.window, a.pages), (1, window, pages));
+    }
+    let refused = |e| Err(LayoutError::Args(e));
+    assert_eq!(
+        args(0, 8, 8_192),
+        refused(ArgsError::BufferTooLarge(65_536))
+    );
+    assert_eq!(args(0, 9, 1), refused(ArgsError::Window(9)));
+    assert_eq!(args(0, 0, 1), refused(ArgsError::Window(0)));
+    assert_eq!(args(2, 2, 1), refused(ArgsError::BroadcastId(2)));
+}
+
+#[test]
+fn broadcast_args_report_the_window_then_pages_then_buffer_then_broadcast_id() {
+    // With several parameters wrong, the refusal names the first of window, pages, buffer,
+    // broadcast id: the order of rule 4 ("Window ... the buffer ... holds at most 65,535"),
+    // then the id.
+    let g = Geometry::blackhole(0x3000).unwrap();
+    let r = LogicalRect::new(0, 0, 2, 2);
+    let args = |broadcast: u8, window: u8, pages: u16| {
+        let p = BroadcastParams {
+            broadcast,
+            cb: 0,
+            window,
+            pages,
+        };
+        broadcast_args(&g, r, r, Along::Row, NocId::Noc0, p)
+    };
+    let refused = |e| Err(LayoutError::Args(e));
+    assert_eq!(args(2, 0, 0), refused(ArgsError::Window(0)));
+    assert_eq!(args(2, 9, 65_535), refused(ArgsError::Window(9)));
+    assert_eq!(args(2, 8, 0), refused(ArgsError::Pages));
+    assert_eq!(
+        args(2, 8, 10_000),
+        refused(ArgsError::BufferTooLarge(80_000))
+    );
+    assert_eq!(args(2, 8, 8_191), refused(ArgsError::BroadcastId(2)));
 }

@@ -6,6 +6,7 @@
 //!   is one cycle, so cycles here are rounds of the waits, and nothing depends on real time.
 //! * A command has at most `MAX_BLOCKS` (32,767) blocks on the device as in compute's `end` and
 //!   in the host's words: the sender casts block 32,766 and finishes, and is refused block
+//!   32,767 (by `reserve` and by `cast`), a receiver arrives block 32,766 and is refused block
 //!   32,767; compute's `end` takes 32,767 blocks and refuses 32,768.
 
 use std::collections::BTreeMap;
@@ -329,5 +330,81 @@ fn compute_ends_max_blocks_and_refuses_one_more() {
     assert_eq!(
         block_on(end(&mut compute, &mut cb, PAGES, WINDOW, MAX_BLOCKS + 1)),
         Err(ComputeError::Misuse)
+    );
+}
+
+#[test]
+fn after_max_blocks_the_senders_cast_of_one_more_is_refused_on_its_own() {
+    // `cast` checks the limit itself, not only through `reserve`: a cast of block 32,767
+    // without a reserve is misuse, and nothing is multicast or pushed.
+    let s = shared_state();
+    s.lock().unwrap().done_count = u16::MAX;
+    let (mut dm, mut b) = sender(&s);
+    for block in 0..MAX_BLOCKS {
+        block_on(b.reserve(&mut dm, block)).unwrap();
+        block_on(b.cast(&mut dm, block)).unwrap();
+    }
+    let pushed = s.lock().unwrap().pushed;
+    assert_eq!(
+        block_on(b.cast(&mut dm, MAX_BLOCKS)),
+        Err(GiveUp {
+            place: Where::BroadcastDone,
+            broadcast: 0,
+            block: 32_767,
+            cause: Cause::Misuse,
+        })
+    );
+    assert_eq!(s.lock().unwrap().pushed, pushed);
+    assert_eq!(b.blocks(), 32_767);
+}
+
+#[test]
+fn a_receiver_arrives_max_blocks_and_is_refused_one_more() {
+    // The first receiver of the column: logical (0,1), NoC0 (1,3). VALID says 32,767 blocks
+    // of this command, so block 32,767 would time out if it were admitted: it is misuse.
+    let s = shared_state();
+    s.lock()
+        .unwrap()
+        .words
+        .insert(area::area(0) + area::VALID, marker(S16, 32_767));
+    let mut n = MockNocMulticast::new();
+    n.expect_noc().return_const(NocId::Noc0);
+    n.expect_node().return_const(Xy::new(1, 3).unwrap());
+    n.expect_writes_sent().returning(|| Ok(true));
+    n.expect_write().returning(|_, _, _, _| Ok(()));
+    let mut dm = DataMovement {
+        noc: n,
+        ctrl: ctrl(&s),
+        pause: Spin,
+    };
+    let context = Context {
+        sequence: SEQ,
+        group: group(),
+        exclusive: true,
+    };
+    let g = Geometry::blackhole(0).unwrap();
+    let params = BroadcastParams {
+        broadcast: 0,
+        cb: 5,
+        window: WINDOW,
+        pages: PAGES,
+    };
+    let rect = LogicalRect::new(0, 0, 1, 3);
+    let all = broadcast_args(&g, group(), rect, Along::Column, NocId::Noc0, params).unwrap();
+    let words = all.iter().find(|a| a.core == (0, 1)).unwrap().words;
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context, &words, 0);
+    assert!(b.included() && !b.sender());
+    for block in 0..MAX_BLOCKS {
+        block_on(b.arrive(&mut dm, block)).unwrap();
+    }
+    assert_eq!(b.blocks(), 32_767);
+    assert_eq!(
+        block_on(b.arrive(&mut dm, MAX_BLOCKS)),
+        Err(GiveUp {
+            place: Where::BroadcastValid,
+            broadcast: 0,
+            block: 32_767,
+            cause: Cause::Misuse,
+        })
     );
 }

@@ -42,10 +42,19 @@ type Case = (
 fn each_outcome_writes_its_boot_word_into_the_kernel_s_own_slot() {
     // Tile (3, 4) is the header word 3 | 4 << 8.
     let tile = 3 | 4 << 8;
-    let cases: [Case; 7] = [
+    let cases: [Case; 8] = [
         (
             1,
             0x3000,
+            Some(Ok(LogicalXy::new(3, 4))),
+            Role::Reader,
+            0x030,
+            UP,
+        ),
+        // The largest valid mask: every one of the 14 harvestable columns' bits.
+        (
+            1,
+            0x3FFF,
             Some(Ok(LogicalXy::new(3, 4))),
             Role::Reader,
             0x030,

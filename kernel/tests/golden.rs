@@ -7,6 +7,7 @@ use komorebi_broadcast::Where;
 use komorebi_broadcast::area;
 use komorebi_hal::Role;
 use komorebi_kernel::abi::{self, GiveUpCode, KernelGiveUp};
+use komorebi_kernel::broadcast_handler::pattern_word;
 use komorebi_kernel::image::{self, BootFailure, ImageHeader};
 
 #[test]
@@ -152,4 +153,28 @@ fn an_image_header_s_words_and_bytes_are_the_hand_computed_ones() {
     let bytes = h.to_bytes();
     assert_eq!(&bytes[..4], b"KMFW");
     assert_eq!(&bytes[28..], &[0x51, 0x2E, 0x6F, 0x15]);
+}
+
+#[test]
+fn the_data_pattern_words_are_the_known_answers() {
+    // pattern_word(job, broadcast, block, page, word), from an implementation of the handler's
+    // documented formula written outside this crate: the words a host writes to DRAM and every
+    // compute kernel checks, so another team's host writes the same bytes.
+    let known = [
+        ((0, 0, 0, 0, 0), 0x0000_0000),
+        ((1, 0, 0, 0, 0), 0x01FC_E552),
+        ((0, 1, 0, 0, 0), 0xA6A1_122F),
+        ((0, 0, 1, 0, 0), 0x1EFE_E872),
+        ((0, 0, 0, 1, 0), 0xB621_577E),
+        ((0, 0, 0, 0, 1), 0xC792_2D58),
+        ((7, 1, 15, 3, 511), 0x4C2C_E484),
+        ((0xFFFF_FFFF, 1, 32_766, 65_534, 0xFFFF), 0x3C35_F436),
+    ];
+    for ((job, broadcast, block, page, word), expected) in known {
+        assert_eq!(
+            pattern_word(job, broadcast, block, page, word),
+            expected,
+            "job {job} broadcast {broadcast} block {block} page {page} word {word}"
+        );
+    }
 }
