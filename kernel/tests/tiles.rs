@@ -637,6 +637,7 @@ impl Shape {
             };
             let mut compute = ComputeProgram {
                 job: self.job,
+                check: Default::default(),
                 inputs: Default::default(),
                 stall_before: stall(core, Role::Compute),
             };
