@@ -123,3 +123,42 @@ fn values_and_errors_print_what_they_are() {
     assert_eq!(WaitError::Condition("bad").waited(), 0);
     assert_eq!(WaitError::Condition("bad").to_string(), "bad");
 }
+
+#[test]
+fn write_modes_link_and_loop_back_only_when_asked_and_only_plain_modes_are_unicast() {
+    use komorebi_hal::noc::{Ack, Link, Loopback, Order, WriteMode};
+    assert_eq!(
+        WriteMode::ORDERED,
+        WriteMode {
+            ack: Ack::Acked,
+            order: Order::Ordered,
+            link: Link::Unlinked,
+            loopback: Loopback::Excluded,
+        }
+    );
+    let linked = WriteMode::RELAXED.linked();
+    assert_eq!(
+        (linked.ack, linked.order, linked.link, linked.loopback),
+        (Ack::Acked, Order::Relaxed, Link::Linked, Loopback::Excluded)
+    );
+    let looped = WriteMode::ORDERED.with_loopback();
+    assert_eq!(
+        (looped.ack, looped.order, looped.link, looped.loopback),
+        (
+            Ack::Acked,
+            Order::Ordered,
+            Link::Unlinked,
+            Loopback::Included
+        )
+    );
+    let both = WriteMode::ORDERED.linked().with_loopback();
+    assert_eq!(
+        (both.link, both.loopback),
+        (Link::Linked, Loopback::Included)
+    );
+    assert!(WriteMode::ORDERED.is_unicast());
+    assert!(WriteMode::RELAXED.is_unicast());
+    assert!(!linked.is_unicast());
+    assert!(!looped.is_unicast());
+    assert!(!both.is_unicast());
+}
