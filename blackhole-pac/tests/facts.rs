@@ -718,6 +718,13 @@ fn dram_endpoints_are_tt_metal_s_worker_endpoints_per_noc() {
             Some(noc1[bank as usize]),
             "bank {bank}"
         );
+        for noc in [0, 1] {
+            let port = dram_endpoint(bank, noc).unwrap();
+            assert!(matches!(
+                blackhole_pac::grid::tile_at(port.0, port.1),
+                Some(blackhole_pac::grid::TileKind::Dram { bank: b, .. }) if b == bank
+            ));
+        }
     }
     assert_eq!(dram_endpoint(8, 0), None);
     assert_eq!(dram_endpoint(0, 2), None);

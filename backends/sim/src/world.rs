@@ -375,34 +375,30 @@ impl World {
     /// there get it, the next hops are asked for at `at.head`; a packet with nothing left is
     /// done.
     fn crossed(&mut self, id: u32, hop: u16, at: Crossed) {
-        let worm = self.worms[id as usize].as_ref().expect("packet in flight");
-        let kids: Vec<u16> = worm.route.kids(hop).to_vec();
-        let dests: Vec<u16> = worm.route.dests(hop).to_vec();
-        for k in kids {
+        // Out of the slab while its destinations are served, so they borrow it, not copy it.
+        let mut worm = self.worms[id as usize].take().expect("packet in flight");
+        for &k in worm.route.kids(hop) {
             self.push(at.head, Item::Hop { worm: id, hop: k });
         }
-        for d in dests {
-            self.arrive(id, d as usize, at);
+        for &d in worm.route.dests(hop) {
+            let commit = self.arrive(&worm, d as usize, at);
+            worm.last = worm.last.max(commit);
         }
-        if self.worm(id).hops_left == 0 {
-            self.finish(id);
+        if worm.hops_left == 0 {
+            self.finish(id, worm);
+        } else {
+            self.worms[id as usize] = Some(worm);
         }
     }
 
-    /// Destination `d` of packet `id` has the head and tail at its router at `at`.
-    fn arrive(&mut self, id: u32, d: usize, at: Crossed) {
+    /// Destination `d` of `worm` has the head and tail at its router at `at`; returns when it
+    /// commits there (writes), or `at.head`.
+    fn arrive(&mut self, worm: &Worm, d: usize, at: Crossed) -> u64 {
         let timing = self.cfg.timing;
-        let flits = self.worm(id).route.flits;
-        let worm = self.worms[id as usize].as_ref().expect("packet in flight");
+        let flits = worm.route.flits;
         match &worm.carried {
-            Carried::Write(p, data) => {
-                let (p, data) = (p.clone(), data.clone());
-                let commit = self.commit_write(&p, d, at, flits, &data);
-                let worm = self.worm(id);
-                worm.last = worm.last.max(commit);
-            }
+            Carried::Write(p, data) => self.commit_write(p, d, at, flits, data),
             Carried::Request(p) => {
-                let p = p.clone();
                 let action = self.faults.match_tx(
                     TxKind::Read,
                     p.noc,
@@ -412,13 +408,12 @@ impl World {
                 );
                 if !action.drop {
                     let serve = at.head + timing.niu_hop + action.delay;
-                    self.push(serve, Item::ReadServe(p));
+                    self.push(serve, Item::ReadServe(p.clone()));
                 }
+                at.head
             }
             Carried::Response(p, data) => {
-                let (tile, noc, addr, issued_at, len, id) =
-                    (p.tile, p.noc, p.dst_addr, p.issued_at, p.len, p.id);
-                let data = data.clone();
+                let (tile, noc) = (p.tile, p.noc);
                 let land = self.eject(Target::L1(tile), noc, at, flits) + self.jitter();
                 if let Some(trace) = self.trace.as_mut() {
                     let xy0 = self.tiles[tile as usize].xy0;
@@ -427,9 +422,9 @@ impl World {
                         tile,
                         xy0,
                         "read",
-                        len,
+                        p.len,
                         1,
-                        issued_at,
+                        p.issued_at,
                         land,
                         timing.aiclk_mhz,
                     );
@@ -439,11 +434,12 @@ impl World {
                     Item::ReadLand {
                         tile,
                         noc,
-                        addr,
-                        data,
-                        id,
+                        addr: p.dst_addr,
+                        data: data.clone(),
+                        id: p.id,
                     },
                 );
+                land
             }
         }
     }
@@ -521,8 +517,7 @@ impl World {
     }
 
     /// Packet `id` has crossed every hop: its trace event, and its id is free again.
-    fn finish(&mut self, id: u32) {
-        let worm = self.worms[id as usize].take().expect("packet in flight");
+    fn finish(&mut self, id: u32, worm: Worm) {
         self.free_worms.push(id);
         if let (Some(trace), Carried::Write(p, _)) = (self.trace.as_mut(), &worm.carried) {
             let what = if p.multicast { "multicast" } else { "write" };

@@ -30,6 +30,16 @@ fn load(sim: &mut Sim, tile: (u8, u8), addr: u32, words: &[u32]) {
     sim.write_l1(tile, addr, &bytes).unwrap();
 }
 
+/// `li T0, base`, then each `(offset, value)` stored at `T0 + offset` through T1: a command
+/// buffer programmed register by register.
+fn store_words(p: &mut Vec<u32>, base: u32, words: &[(i32, u32)]) {
+    p.extend(li(T0, base));
+    for &(offset, value) in words {
+        p.extend(li(T1, value));
+        p.push(sw(T1, T0, offset));
+    }
+}
+
 const SRC: u32 = 0x2_0000;
 const DST: u32 = 0x3_0000;
 const LEN: u32 = 256;
@@ -45,18 +55,18 @@ fn a_write_through_the_niu_registers_is_the_native_noc_s_write() {
     // columns 1 and 2 are the first two enabled columns, so they translate to themselves).
     let mut sim = Sim::new(SimConfig::default());
     let mut p = Vec::new();
-    p.extend(li(T0, 0xFFB2_0000));
-    for (offset, value) in [
-        (0x00, SRC),
-        (0x08, 1 | 2 << 6),
-        (0x0C, DST),
-        (0x14, 2 | 3 << 6),
-        (0x20, LEN),
-        (0x1C, WRITE_ACKED_UNICAST),
-    ] {
-        p.extend(li(T1, value));
-        p.push(sw(T1, T0, offset));
-    }
+    store_words(
+        &mut p,
+        0xFFB2_0000,
+        &[
+            (0x00, SRC),
+            (0x08, 1 | 2 << 6),
+            (0x0C, DST),
+            (0x14, 2 | 3 << 6),
+            (0x20, LEN),
+            (0x1C, WRITE_ACKED_UNICAST),
+        ],
+    );
     p.push(csrrs(T2, CYCLE, 0));
     p.push(sw(T2, 0, 0x100));
     p.push(addi(T1, 0, 1));
@@ -186,18 +196,18 @@ fn publish(late: bool, read_back: bool) -> u32 {
         p.push(lw(T3, T2, 0));
         p.push(addi(0, T3, 0));
     }
-    p.extend(li(T0, 0xFFB2_0000));
-    for (offset, value) in [
-        (0x00, 0x4A10),
-        (0x08, 1 | 2 << 6),
-        (0x0C, 0x4A40),
-        (0x14, 2 | 3 << 6),
-        (0x20, 16),
-        (0x1C, WRITE_ACKED_UNICAST),
-    ] {
-        p.extend(li(T1, value));
-        p.push(sw(T1, T0, offset));
-    }
+    store_words(
+        &mut p,
+        0xFFB2_0000,
+        &[
+            (0x00, 0x4A10),
+            (0x08, 1 | 2 << 6),
+            (0x0C, 0x4A40),
+            (0x14, 2 | 3 << 6),
+            (0x20, 16),
+            (0x1C, WRITE_ACKED_UNICAST),
+        ],
+    );
     p.push(addi(T1, 0, 1));
     p.push(sw(T1, T0, 0x40));
     p.push(lw(T3, T0, 0x204));
@@ -234,18 +244,18 @@ fn a_linked_loopback_multicast_through_the_niu_registers_reaches_the_sender_too(
     let data: Vec<u8> = (0..LEN).map(|i| (i * 3 + 5) as u8).collect();
     let mut sim = Sim::new(SimConfig::default());
     let mut p = Vec::new();
-    p.extend(li(T0, 0xFFB2_0000));
-    for (offset, value) in [
-        (0x00, SRC),
-        (0x08, 1 | 2 << 6),
-        (0x0C, DST),
-        (0x14, 2 | 3 << 6 | 1 << 12 | 2 << 18),
-        (0x20, LEN),
-        (0x1C, MCAST | 1 << 6),
-    ] {
-        p.extend(li(T1, value));
-        p.push(sw(T1, T0, offset));
-    }
+    store_words(
+        &mut p,
+        0xFFB2_0000,
+        &[
+            (0x00, SRC),
+            (0x08, 1 | 2 << 6),
+            (0x0C, DST),
+            (0x14, 2 | 3 << 6 | 1 << 12 | 2 << 18),
+            (0x20, LEN),
+            (0x1C, MCAST | 1 << 6),
+        ],
+    );
     p.push(addi(T1, 0, 1));
     p.push(sw(T1, T0, 0x40));
     p.extend(li(T1, MCAST));
@@ -285,19 +295,19 @@ fn a_read_tagged_through_noc_packet_tag_is_counted_in_its_reqs_outstanding_count
     let data: Vec<u8> = (0..LEN).map(|i| (i * 5 + 3) as u8).collect();
     let mut sim = Sim::new(SimConfig::default());
     let mut p = Vec::new();
-    p.extend(li(T0, 0xFFB2_0800));
-    for (offset, value) in [
-        (0x00, SRC),
-        (0x08, 2 | 3 << 6),
-        (0x0C, DST),
-        (0x14, 1 | 2 << 6),
-        (0x20, LEN),
-        (0x18, 3 << 10),
-        (0x1C, READ_UNICAST_VC),
-    ] {
-        p.extend(li(T1, value));
-        p.push(sw(T1, T0, offset));
-    }
+    store_words(
+        &mut p,
+        0xFFB2_0800,
+        &[
+            (0x00, SRC),
+            (0x08, 2 | 3 << 6),
+            (0x0C, DST),
+            (0x14, 1 | 2 << 6),
+            (0x20, LEN),
+            (0x18, 3 << 10),
+            (0x1C, READ_UNICAST_VC),
+        ],
+    );
     p.push(addi(T1, 0, 1));
     p.push(sw(T1, T0, 0x40));
     p.extend(li(T0, 0xFFB2_0000));
@@ -335,25 +345,24 @@ fn noc_clear_outstanding_req_cnt_zeroes_the_counters_its_mask_names() {
     let me = (1, 2);
     let mut sim = Sim::new(SimConfig::default());
     let mut p = Vec::new();
-    p.extend(li(T0, 0xFFB2_0800));
-    for (offset, value) in [
-        (0x00, SRC),
-        (0x08, 2 | 3 << 6),
-        (0x0C, DST),
-        (0x14, 1 | 2 << 6),
-        (0x20, LEN),
-        (0x18, 3 << 10),
-        (0x1C, READ_UNICAST_VC),
-        (0x40, 1),
-        (0x60, 1 << 3),
-    ] {
-        p.extend(li(T1, value));
-        p.push(sw(T1, T0, offset));
-        if offset == 0x40 {
-            p.push(lw(T3, T0, 0x200 - 0x800 + 4 * 0x13));
-            p.push(sw(T3, 0, 0x100));
-        }
-    }
+    store_words(
+        &mut p,
+        0xFFB2_0800,
+        &[
+            (0x00, SRC),
+            (0x08, 2 | 3 << 6),
+            (0x0C, DST),
+            (0x14, 1 | 2 << 6),
+            (0x20, LEN),
+            (0x18, 3 << 10),
+            (0x1C, READ_UNICAST_VC),
+            (0x40, 1),
+        ],
+    );
+    p.push(lw(T3, T0, 0x200 - 0x800 + 4 * 0x13));
+    p.push(sw(T3, 0, 0x100));
+    p.extend(li(T1, 1 << 3));
+    p.push(sw(T1, T0, 0x60));
     p.push(lw(T3, T0, 0x200 - 0x800 + 4 * 0x13));
     p.push(sw(T3, 0, 0x104));
     p.push(EBREAK);

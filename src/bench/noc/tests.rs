@@ -1,4 +1,3 @@
-use blackhole_pac::grid::{self, TileKind};
 use blackhole_pac::harvest::HarvestMask;
 use clap::{CommandFactory, Parser};
 use komorebi_hal::{LogicalRect, LogicalXy, NocId, Rect, Xy};
@@ -32,41 +31,6 @@ fn the_default_harvest_is_the_p150_mask() {
         flags("--pattern unicast --to 0,1 --size 64").harvest,
         HarvestMask::P100_P150
     );
-}
-
-#[test]
-fn dram_ports_are_tt_metal_s_endpoints_of_each_bank() {
-    let noc0 = [
-        (0, 11),
-        (0, 2),
-        (0, 9),
-        (0, 5),
-        (9, 11),
-        (9, 3),
-        (9, 8),
-        (9, 6),
-    ];
-    let noc1 = [
-        (0, 1),
-        (0, 10),
-        (0, 4),
-        (0, 7),
-        (9, 1),
-        (9, 10),
-        (9, 4),
-        (9, 7),
-    ];
-    for bank in 0..8u8 {
-        for (noc, want) in [(NocId::Noc0, noc0), (NocId::Noc1, noc1)] {
-            let port = dram_port(bank, noc).unwrap();
-            assert_eq!(port, want[bank as usize], "bank {bank} on {noc:?}");
-            assert!(matches!(
-                grid::tile_at(port.0, port.1),
-                Some(TileKind::Dram { bank: b, .. }) if b == bank
-            ));
-        }
-    }
-    assert_eq!(dram_port(8, NocId::Noc0), None);
 }
 
 #[test]
