@@ -180,6 +180,15 @@ pub enum CheckFlag {
     None,
 }
 
+/// `--protocol`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProtocolFlag {
+    /// komorebi's broadcast.
+    Komorebi,
+    /// The tt-metal-style handshake peer.
+    Handshake,
+}
+
 /// The flags of `komorebi broadcast` and `examples/broadcast.rs`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct BroadcastFlags {
@@ -214,6 +223,12 @@ pub struct BroadcastFlags {
     /// `checked_bytes` is 0.
     #[arg(long, value_enum, default_value = "full")]
     pub check: CheckFlag,
+    /// Which protocol moves the blocks: `komorebi` (this crate's broadcast: VALID and DONE
+    /// markers over a window of slots) or `handshake` (the peer: a tt-metal-style handshake,
+    /// receivers signal ready per block, the sender waits for all, multicasts the data and then
+    /// a flag).
+    #[arg(long, value_enum, default_value = "komorebi")]
+    pub protocol: ProtocolFlag,
     /// Die-order harvest mask of the simulated chip, decimal or 0x-hex, 0..=0x3fff.
     #[arg(long, value_parser = parse_harvest, default_value = "0x3000")]
     pub harvest: HarvestMask,
@@ -312,6 +327,10 @@ impl BroadcastFlags {
             check: match self.check {
                 CheckFlag::Full => broadcast::Check::Full,
                 CheckFlag::None => broadcast::Check::None,
+            },
+            protocol: match self.protocol {
+                ProtocolFlag::Komorebi => broadcast::Protocol::Komorebi,
+                ProtocolFlag::Handshake => broadcast::Protocol::Handshake,
             },
         }
     }

@@ -66,6 +66,41 @@ pub struct BroadcastConfig {
     /// blocks in protocol order, so a run measures the protocol and the NoC (every give-up,
     /// marker and DONE check stays; `checked_bytes` is 0).
     pub check: Check,
+    /// Which protocol moves the blocks (`--protocol`).
+    pub protocol: Protocol,
+}
+
+/// Which protocol moves the blocks (`--protocol`): the same shape, buffers, DRAM data and
+/// compute either way, so the two are compared on equal terms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// komorebi's broadcast (`komorebi-broadcast`): VALID and DONE markers over a window of
+    /// slots.
+    #[default]
+    Komorebi,
+    /// The peer: a tt-metal-style handshake (receivers signal ready per block, the sender waits
+    /// for all of them, multicasts the data, flushes, multicasts a flag).
+    Handshake,
+}
+
+impl Protocol {
+    /// Every protocol, in the order reports list them.
+    pub const ALL: [Protocol; 2] = [Protocol::Komorebi, Protocol::Handshake];
+
+    /// The protocol's name as `--protocol` and JSON spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Komorebi => "komorebi",
+            Protocol::Handshake => "handshake",
+        }
+    }
+}
+
+impl std::fmt::Display for Protocol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// Which device runs a program (`--device`).
@@ -123,6 +158,7 @@ impl Default for BroadcastConfig {
             firmware: None,
             exec: Exec::Native,
             check: Check::Full,
+            protocol: Protocol::Komorebi,
         }
     }
 }
@@ -169,6 +205,12 @@ impl BroadcastConfig {
     }
 
     pub(super) fn validate(&self) -> Result<(), BroadcastError> {
+        if self.protocol == Protocol::Handshake {
+            return Err(flag(
+                "--protocol",
+                "handshake is not built yet (allowed: komorebi)",
+            ));
+        }
         if self.exec == Exec::Firmware && self.device != DeviceChoice::PcieSim {
             return Err(flag(
                 "--exec",

@@ -30,7 +30,7 @@ mod run;
 mod summary;
 
 pub use bound::{JobBound, Resource};
-pub use config::{BUFFER_BASE, BroadcastConfig, DRAM_BASE, DeviceChoice};
+pub use config::{BUFFER_BASE, BroadcastConfig, DRAM_BASE, DeviceChoice, Protocol};
 pub use error::BroadcastError;
 pub use faults::{FaultKind, FaultSpec};
 pub use komorebi_kernel::broadcast_handler::program::Check;

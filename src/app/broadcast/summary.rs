@@ -7,7 +7,7 @@ use crate::dispatch::DispatchSummary;
 use crate::host::session::{CoreGiveUp, Report, Session};
 use crate::num::{count, duration};
 
-use super::config::BroadcastConfig;
+use super::config::{BroadcastConfig, Protocol};
 use super::error::BroadcastError;
 use komorebi_kernel::broadcast_handler::program::Check;
 
@@ -35,6 +35,8 @@ pub struct BroadcastSummary {
     /// What compute did with the words it received: `full` (read and checked every one) or
     /// `none` (read none: `checked_bytes` is 0).
     pub check: &'static str,
+    /// The protocol that moved the blocks: `komorebi` or `handshake`.
+    pub protocol: Protocol,
     /// Jobs run.
     pub jobs: u32,
     /// Blocks per broadcast per job.
@@ -111,6 +113,7 @@ impl BroadcastSummary {
                 Check::Full => "full",
                 Check::None => "none",
             },
+            protocol: cfg.protocol,
             jobs: cfg.jobs,
             blocks: cfg.blocks,
             broadcasts,
@@ -199,12 +202,13 @@ impl std::fmt::Display for BroadcastSummary {
         let n = |v: u64, one: &str, many: &str| count(v, one, many);
         writeln!(
             f,
-            "broadcast on {}: {} of {} each; per job {} (rows, NoC0) and {} (columns, NoC1)",
+            "broadcast on {} ({} protocol): {} of {} each; per job {} (rows, NoC0) and {} (columns, NoC1)",
             match self.device.as_str() {
                 "sim" => "the simulator".to_string(),
                 "pcie-sim" => "the simulator as a PCIe card".to_string(),
                 card => card.to_string(),
             },
+            self.protocol,
             n(self.jobs as u64, "job", "jobs"),
             n(self.blocks as u64, "block", "blocks"),
             n(self.broadcasts[0] as u64, "A broadcast", "A broadcasts"),
