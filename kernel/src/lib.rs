@@ -11,6 +11,7 @@
 //! | [`handler`] | `Handler` (the three bodies of one command kind), `HandlerSet`, `Buffers` |
 //! | [`persistent`] | the persistent loops `reader`, `writer`, `compute` |
 //! | [`broadcast_handler`] | the broadcast handler (id 1): the 03_broadcast program |
+//! | [`handshake_handler`] | the handshake handler (id 2): the same program over a tt-metal-style handshake, the baseline komorebi's broadcast is compared against |
 //!
 //! `#![no_std]`, generic over `komorebi-hal`; the same code runs on the simulator and (through
 //! `komorebi-silicon`) on the baby cores.
@@ -21,10 +22,12 @@ pub mod abi;
 pub mod broadcast_handler;
 pub mod command;
 pub mod handler;
+pub mod handshake_handler;
 pub mod image;
 pub mod persistent;
 
 pub use broadcast_handler::BroadcastHandler;
 pub use command::{Command, CommandCtrl};
 pub use handler::{Buffers, Handler, HandlerSet, Outcome};
+pub use handshake_handler::HandshakeHandler;
 pub use persistent::KernelExit;

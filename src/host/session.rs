@@ -16,7 +16,7 @@ use komorebi_broadcast::layout::{Geometry, LayoutError};
 use komorebi_hal::{LogicalRect, LogicalXy, Role};
 use komorebi_kernel::abi::{self, KernelGiveUp};
 use komorebi_kernel::handler::HandlerSet;
-use komorebi_kernel::{BroadcastHandler, Command};
+use komorebi_kernel::{BroadcastHandler, Command, HandshakeHandler};
 use serde::Serialize;
 
 use komorebi_pcie::PcieError;
@@ -228,9 +228,11 @@ fn deadline_cycles(wait_limit: u64) -> u64 {
 }
 
 impl Session {
-    /// Opens `backend` with the broadcast handler loaded.
+    /// Opens `backend` with the broadcast handler (id 1) and its handshake peer (id 2) loaded.
+    /// A backend that runs firmware images runs the handlers the images carry instead (the
+    /// broadcast handler only).
     pub fn open(backend: Backend) -> Result<Self, SessionError> {
-        Self::open_with(backend, || (BroadcastHandler,))
+        Self::open_with(backend, || (BroadcastHandler, HandshakeHandler))
     }
 
     /// Opens `backend` with the handler set `handlers()` makes, learns the grid (harvesting)

@@ -55,6 +55,7 @@ use komorebi_hal::noc::{NocMulticast, WriteMode};
 use komorebi_hal::{DataMovement, L1Addr, LogicalRect, NocAddr, Pause, Rect, Xy};
 
 mod cause;
+mod handshake;
 mod pump;
 mod wait;
 
@@ -458,14 +459,21 @@ impl<C: CircularBuffer> Broadcast<C> {
         K: ControlBlock,
         P: Pause,
     {
-        let r = self.cast_inner(dm, block).await;
+        // Slot reuse: block `block - window` was there; nothing to wait for in the first lap.
+        let window = self.args.map_or(1, |a| a.window as u32);
+        let needed = block.checked_sub(window).map(|previous| previous + 1);
+        let r = self.cast_inner(dm, block, needed).await;
         self.settle(&mut dm.ctrl, block, r)
     }
 
+    /// Casts `block` once every receiver's DONE-BY word of this command counts at least
+    /// `needed` (none: no wait): komorebi's [`cast`](Self::cast) and the handshake peer's
+    /// [`cast_when_ready`](Self::cast_when_ready) differ only in that count.
     async fn cast_inner<N, K, P>(
         &mut self,
         dm: &mut DataMovement<N, K, P>,
         block: u32,
+        needed: Option<u32>,
     ) -> Result<(), Fail>
     where
         N: NocMulticast,
@@ -488,10 +496,8 @@ impl<C: CircularBuffer> Broadcast<C> {
         .map_err(|c| (PLACE, c))?;
         let slot = self.cb.write_ptr();
         if let Some(rect) = rect {
-            // Every receiver popped the block that was in this slot.
-            // Slot reuse: block `block - window` was there; nothing to wait for in the first lap.
-            if let Some(previous) = block.checked_sub(args.window as u32) {
-                let needed = previous + 1;
+            // Every receiver counts `needed` (komorebi: popped the block that was in this slot).
+            if let Some(needed) = needed {
                 wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
                     receivers_done(c, id, seq, receivers, needed)
                 })

@@ -75,8 +75,12 @@ fn gave_up(g: Option<GiveUp>) -> Outcome {
     }
 }
 
+/// A data-movement kernel's body: checks the words and sets the broadcast up, runs its blocks
+/// (komorebi's `run_blocks`, or with `HANDSHAKE` the handshake peer's, over the same words and
+/// buffer), and recovers after a give-up. A constant, not a flag, so that a build that
+/// registers only this handler (the firmware) carries no handshake code.
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
-async fn dm_body<N, K, P, B>(
+pub(crate) async fn dm_body<const HANDSHAKE: bool, N, K, P, B>(
     dm: &mut DataMovement<N, K, P>,
     buffers: &B,
     command: &Command,
@@ -125,7 +129,11 @@ where
         return Outcome::default();
     }
     let pages = b.args().map_or(1, |a| a.pages) as u32;
-    let r = run_blocks(dm, &mut b, pages, mover).await;
+    let r = if HANDSHAKE {
+        crate::handshake_handler::run_blocks(dm, &mut b, pages, mover).await
+    } else {
+        run_blocks(dm, &mut b, pages, mover).await
+    };
     let stat = b
         .blocks()
         .saturating_mul(pages)
@@ -317,8 +325,11 @@ fn check_page<C: CircularBuffer>(
     Ok(true)
 }
 
+/// The compute kernel's body: takes, checks (with [`Check::Full`]) and pops every block of
+/// both broadcasts in turn, then the padding; drains after a give-up. The handshake peer's
+/// compute is this one.
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
-async fn compute_body<K, P, B>(
+pub(crate) async fn compute_body<K, P, B>(
     compute: &mut Compute<K, P>,
     buffers: &B,
     command: &Command,
@@ -516,7 +527,7 @@ impl Handler for BroadcastHandler {
         P: Pause,
         B: Buffers,
     {
-        dm_body(dm, buffers, command, Role::Reader).await
+        dm_body::<false, _, _, _, _>(dm, buffers, command, Role::Reader).await
     }
 
     async fn writer<N, K, P, B>(
@@ -531,7 +542,7 @@ impl Handler for BroadcastHandler {
         P: Pause,
         B: Buffers,
     {
-        dm_body(dm, buffers, command, Role::Writer).await
+        dm_body::<false, _, _, _, _>(dm, buffers, command, Role::Writer).await
     }
 
     async fn compute<K, P, B>(

@@ -35,6 +35,13 @@
 //! sends at least `(blocks - 1) / window + 1` markers (the last one saying every block; one
 //! marker when `blocks` is 0).
 //!
+//! The handshake peer (`--protocol handshake`, `komorebi_kernel::handshake_handler`) moves the
+//! same blocks with the same packets: the same reads, the same data multicast and 4-byte flag
+//! (its VALID) per block, and a 4-byte ready write from each receiver to the sender, priced as
+//! a DONE marker. Only the count of those differs: a receiver writes one ready word per block,
+//! before the block is cast, so it sends exactly `blocks` (one, its last word, when `blocks` is
+//! 0). The bound of a handshake job counts that many.
+//!
 //! # Why it is a lower bound
 //!
 //! In the simulator each of these resources does one unit of work at a time: a bank serves one
@@ -61,7 +68,9 @@
 //!
 //! Latency (router and NIU hops, DRAM and turnaround latencies, the round trips of a block's
 //! reads, the VALID and the markers), the protocol's serial dependencies (a block is cast only
-//! after its reads land; slot reuse waits for every receiver's DONE; compute waits for VALID),
+//! after its reads land; slot reuse waits for every receiver's DONE; compute waits for VALID;
+//! the handshake's sender reads a block only after the previous block's flag and casts it only
+//! after every receiver's ready word, so one block is in flight at a time),
 //! the kernels' own time programming commands and polling, DRAM row conflicts, and contention
 //! between resources (a response waiting for a link while its bank idles). Any of these can
 //! make a run slower than the bound, never faster; `efficiency` = bound / cycles says how close
@@ -76,6 +85,7 @@ use komorebi_kernel::broadcast_handler::program::{BANKS, Check};
 use komorebi_sim::Timing;
 use komorebi_sim::route::{self, Dir};
 
+use super::config::Protocol;
 use super::plan::{BroadcastPlan, bank_coordinates};
 
 /// One resource of the chip, as the bound counts it.
@@ -194,17 +204,24 @@ fn packets(bytes: u32, timing: &Timing) -> impl Iterator<Item = u32> {
     (0..bytes.div_ceil(max)).map(move |i| (bytes - i * max).min(max))
 }
 
-/// DONE markers a receiver sends at the least in a job of `blocks` blocks (module docs).
-fn least_markers(blocks: u32, window: u8) -> u64 {
-    match blocks {
-        0 => 1,
-        b => ((b - 1) / window.max(1) as u32 + 1) as u64,
+/// DONE markers (komorebi) or ready words (the handshake) a receiver sends at the least in a
+/// job of `blocks` blocks (module docs).
+fn least_markers(protocol: Protocol, blocks: u32, window: u8) -> u64 {
+    match (protocol, blocks) {
+        (_, 0) => 1,
+        (Protocol::Komorebi, b) => ((b - 1) / window.max(1) as u32 + 1) as u64,
+        (Protocol::Handshake, b) => b as u64,
     }
 }
 
 impl BroadcastPlan {
     /// The resource bound of one job of this plan (module docs of `bound`).
     pub fn job_bound(&self, timing: &Timing) -> JobBound {
+        self.job_load(timing).bound(timing)
+    }
+
+    /// The work one job of this plan gives each resource (DRAM banks still in bytes).
+    fn job_load(&self, timing: &Timing) -> Load {
         let cfg = &self.cfg;
         let mut load = Load::default();
         let page_words = cfg.page_size.div_ceil(4) as u64;
@@ -279,8 +296,8 @@ impl BroadcastPlan {
                     }
                     load.add(eject, blocks * receivers.len() as u64);
                 }
-                // The receivers' DONE markers, each acknowledged.
-                let markers = least_markers(cfg.blocks, cfg.window);
+                // The receivers' DONE markers (the handshake's ready words), each acknowledged.
+                let markers = least_markers(cfg.protocol, cfg.blocks, cfg.window);
                 let marker_flits = timing.flits(4);
                 for &(r, at) in &receivers {
                     load.add(
@@ -297,7 +314,7 @@ impl BroadcastPlan {
                 }
             }
         }
-        load.bound(timing)
+        load
     }
 }
 
@@ -404,12 +421,64 @@ mod tests {
 
     #[test]
     fn receivers_send_at_least_one_marker_per_window_of_blocks_and_the_last() {
-        assert_eq!(least_markers(0, 2), 1);
-        assert_eq!(least_markers(1, 1), 1);
-        assert_eq!(least_markers(2, 1), 2);
-        assert_eq!(least_markers(16, 2), 8);
-        assert_eq!(least_markers(17, 2), 9);
-        assert_eq!(least_markers(5, 8), 1);
+        let k = Protocol::Komorebi;
+        assert_eq!(least_markers(k, 0, 2), 1);
+        assert_eq!(least_markers(k, 1, 1), 1);
+        assert_eq!(least_markers(k, 2, 1), 2);
+        assert_eq!(least_markers(k, 16, 2), 8);
+        assert_eq!(least_markers(k, 17, 2), 9);
+        assert_eq!(least_markers(k, 5, 8), 1);
+    }
+
+    #[test]
+    fn handshake_receivers_send_one_ready_word_per_block_whatever_the_window() {
+        let h = Protocol::Handshake;
+        assert_eq!(least_markers(h, 0, 2), 1);
+        assert_eq!(least_markers(h, 1, 1), 1);
+        assert_eq!(least_markers(h, 16, 2), 16);
+        assert_eq!(least_markers(h, 17, 8), 17);
+    }
+
+    #[test]
+    fn a_handshake_job_prices_a_ready_word_per_block_where_komorebi_prices_a_marker_per_window() {
+        // A along row 0: sender (0,0) at NoC0 (1,2), receiver (1,0) at (2,2); 8 blocks of one
+        // 64-byte page, window 8. The receiver's NIU0 sends komorebi's one marker (24 cycles:
+        // max(write_issue_floor 24, 2 flits)) or the handshake's 8 ready words (8 x 24 = 192);
+        // neither binds: the sender's NIU0 does 8 x (36 + 26 + 26) = 704 either way.
+        let cfg = BroadcastConfig {
+            blocks: 8,
+            pages: 1,
+            page_size: 64,
+            window: 8,
+            ..tiny(LogicalRect::new(0, 0, 2, 1), true, Check::None)
+        };
+        let k = bound(cfg.clone());
+        let h = bound(BroadcastConfig {
+            protocol: Protocol::Handshake,
+            ..cfg.clone()
+        });
+        assert_eq!(k, h);
+        assert_eq!(h.cycles, 8 * 88);
+        assert_eq!(h.binding.to_string(), "NIU0 of (0,0)");
+        // The receiver's NIU0 shows the difference.
+        let geometry = Geometry::blackhole(0x3000).unwrap();
+        let niu = |protocol| {
+            let plan = BroadcastPlan::per_job(
+                &BroadcastConfig {
+                    protocol,
+                    ..cfg.clone()
+                },
+                &geometry,
+            )
+            .unwrap();
+            let receiver = Resource::Niu {
+                noc: 0,
+                core: LogicalXy::new(1, 0),
+            };
+            plan.job_load(&Timing::default()).cycles[&receiver]
+        };
+        assert_eq!(niu(Protocol::Komorebi), 24);
+        assert_eq!(niu(Protocol::Handshake), 8 * 24);
     }
 
     #[test]

@@ -206,10 +206,22 @@ impl BroadcastConfig {
 
     pub(super) fn validate(&self) -> Result<(), BroadcastError> {
         if self.protocol == Protocol::Handshake {
-            return Err(flag(
-                "--protocol",
-                "handshake is not built yet (allowed: komorebi)",
-            ));
+            if self.exec == Exec::Firmware || matches!(self.device, DeviceChoice::Card(_)) {
+                return Err(flag(
+                    "--protocol",
+                    "handshake runs on the simulator's native kernels only: the firmware \
+                     images carry only the komorebi handler (code room) (allowed: --protocol \
+                     handshake with --device sim, or pcie-sim with --exec native)",
+                ));
+            }
+            if !self.faults.is_empty() {
+                return Err(flag(
+                    "--protocol",
+                    "handshake with --fault: faults are injected through komorebi's program \
+                     and broadcast area, and their expected outcomes are komorebi's (allowed: \
+                     --fault with --protocol komorebi)",
+                ));
+            }
         }
         if self.exec == Exec::Firmware && self.device != DeviceChoice::PcieSim {
             return Err(flag(

@@ -11,10 +11,11 @@ use komorebi_kernel::broadcast_handler::program::{
     BANKS, BroadcastProgram, ComputeInput, MoverProgram,
 };
 use komorebi_kernel::broadcast_handler::{BROADCAST_HANDLER, pattern_word};
+use komorebi_kernel::handshake_handler::HANDSHAKE_HANDLER;
 
 use crate::host::session::{CommandSpec, Session, SessionError, TileProgram};
 
-use super::config::{BroadcastConfig, DRAM_BASE, DRAM_RING, Operand};
+use super::config::{BroadcastConfig, DRAM_BASE, DRAM_RING, Operand, Protocol};
 use super::error::{BroadcastError, flag};
 use super::faults::{FaultKind, FaultSpec};
 use super::summary::BroadcastSummary;
@@ -237,8 +238,13 @@ impl BroadcastPlan {
                 }
             })
             .collect();
+        // The same program words either way: only the handler differs.
+        let handler = match cfg.protocol {
+            Protocol::Komorebi => BROADCAST_HANDLER,
+            Protocol::Handshake => HANDSHAKE_HANDLER,
+        };
         CommandSpec {
-            handler: BROADCAST_HANDLER,
+            handler,
             flags: abi::FLAG_EXCLUSIVE,
             group: cfg.rect,
             wait_limit: cfg.wait_limit,
