@@ -1,6 +1,7 @@
-//! The three persistent kernels of every tile of a group, with the broadcast handler, on a chip
-//! of fake tiles: commands posted into the control blocks' slots as a host does, the tiles'
-//! reports read back from their records.
+//! The three persistent kernels of every tile of a group, with the broadcast handler and its
+//! handshake peer (both registered, as the host's session does; a command's handler id picks
+//! one), on a chip of fake tiles: commands posted into the control blocks' slots as a host does,
+//! the tiles' reports read back from their records. The handshake's tests are at the end.
 //!
 //! # The chip
 //!
@@ -58,7 +59,10 @@ use komorebi_kernel::broadcast_handler::pattern_word;
 use komorebi_kernel::broadcast_handler::program::{
     BANKS, BroadcastProgram, ComputeInput, ComputeProgram, MoverProgram,
 };
-use komorebi_kernel::{BroadcastHandler, Buffers, Command, KernelExit, persistent};
+use komorebi_kernel::handshake_handler::HANDSHAKE_HANDLER;
+use komorebi_kernel::{
+    BroadcastHandler, Buffers, Command, HandshakeHandler, KernelExit, persistent,
+};
 
 // ---- the chip ------------------------------------------------------------------------------
 
@@ -118,6 +122,8 @@ struct Chip {
     lose_acks: BTreeSet<((u8, u8), u8)>,
     /// NoCs with a write whose acknowledgement was lost.
     unacked: BTreeSet<((u8, u8), u8)>,
+    /// Unicast writes issued, by tile and NoC index (DONE markers, the handshake's ready words).
+    writes: BTreeMap<((u8, u8), u8), u32>,
 }
 
 type Shared = Rc<RefCell<Chip>>;
@@ -312,6 +318,7 @@ impl NocMulticast for Noc {
         let mut chip = self.chip.borrow_mut();
         let bytes = self.own_bytes(&chip, src, len)?;
         self.issued(&mut chip);
+        *chip.writes.entry((self.tile, self.id.index())).or_default() += 1;
         Self::copy_to(&mut chip, bytes, self.noc0(dst.node()), dst.local())
     }
     fn multicast(
@@ -799,6 +806,14 @@ impl Post {
         }
     }
 
+    /// The same words as [`Post::broadcast`], for the handshake handler.
+    fn handshake(shape: &Shape, sequence: u32) -> Self {
+        Self {
+            handler: HANDSHAKE_HANDLER,
+            ..Self::broadcast(shape, sequence)
+        }
+    }
+
     fn empty(cores: &[(u8, u8)], handler: u16, group: LogicalRect, sequence: u32) -> Self {
         Self {
             handler,
@@ -856,7 +871,8 @@ fn run_commands_in(
     mut before: impl FnMut(u32, &mut Chip),
 ) -> Vec<BTreeMap<(u8, u8), Report>> {
     let reports = Rc::new(RefCell::new(Vec::new()));
-    let mut handlers: Vec<(BroadcastHandler,)> = vec![(BroadcastHandler,); 3 * cores.len()];
+    let mut handlers: Vec<(BroadcastHandler, HandshakeHandler)> =
+        vec![(BroadcastHandler, HandshakeHandler); 3 * cores.len()];
     let mut tasks: Vec<Task<'_>> = Vec::new();
     let host_chip = chip.clone();
     let host_reports = reports.clone();
@@ -1715,6 +1731,212 @@ fn a_receiver_whose_acknowledgements_are_lost_recovers_after_one_limit_and_its_c
             assert_eq!(reports[1][core], shape.clean(2, 82), "{core:?}");
         }
         assert!(chip.borrow().unacked.is_empty());
+        assert_buffers_at_slot_0(&chip);
+    }
+}
+
+// ---- the handshake peer ------------------------------------------------------------------
+
+/// Unicast writes each core issued on each NoC (index 0, 1) during a run.
+fn writes(chip: &Shared, cores: &[(u8, u8)]) -> BTreeMap<(u8, u8), [u32; 2]> {
+    let c = chip.borrow();
+    cores
+        .iter()
+        .map(|&core| {
+            let t = noc0_of(core);
+            let n = |noc: u8| c.writes.get(&(t, noc)).copied().unwrap_or(0);
+            (core, [n(0), n(1)])
+        })
+        .collect()
+}
+
+#[test]
+fn the_handshake_peer_runs_a_2x2_group_and_every_compute_checks_every_byte() {
+    // The shape of the broadcast handler's first test, handler 2: the same reports (5 blocks of
+    // 2 pages of 320 bytes; each data-movement kernel 3,200 bytes, compute 6,400), the same
+    // buffers at the end (5 blocks and one of padding through each, back at slot 0), the words
+    // cleared. A along rows: (0,0) -> (1,0) and (0,1) -> (1,1) on NoC0; W along columns from the
+    // bottom: (0,1) -> (0,0) and (1,1) -> (1,0) on NoC1. Each receiver writes exactly one ready
+    // word per block, on its broadcast's NoC, and no other unicast write; senders none.
+    let shape = Shape::new(LogicalRect::new(0, 0, 2, 2), [true, true]);
+    let cores = shape.cores();
+    for order in ORDERS {
+        let _order = InOrder(order);
+        let chip = chip(&shape, &cores);
+        let posts = vec![Post::handshake(&shape, 0x0001_0005)];
+        let reports = run_commands_in(order, &cores, &chip, posts, |_, _| {});
+        for core in &cores {
+            assert_eq!(reports[0][core], shape.clean(1, 0x0001_0005), "{core:?}");
+        }
+        assert_eq!(
+            writes(&chip, &cores),
+            [
+                ((0, 0), [0, 5]),
+                ((1, 0), [5, 5]),
+                ((0, 1), [0, 0]),
+                ((1, 1), [5, 0]),
+            ]
+            .into()
+        );
+        let c = chip.borrow();
+        for (t, tile) in &c.tiles {
+            for (i, counters) in &tile.cbs {
+                let end = Counters {
+                    pushed: 12,
+                    popped: 12,
+                    wr: 0,
+                    rd: 0,
+                };
+                assert_eq!(*counters, end, "tile {t:?} CB {i}");
+            }
+        }
+        assert!(c.padding.is_empty(), "no give-up, no padding pushed");
+        for &core in &cores {
+            let t = noc0_of(core);
+            for id in [0, 1] {
+                // Every core counted 5 blocks; the flag (VALID), the ready words (DONE-BY) and
+                // the give-up record are clear for the next command.
+                assert_eq!(c.control(t, area::area(id) + area::STATS_BLOCKS), 5);
+                assert_eq!(c.control(t, area::area(id) + area::VALID), 0);
+                assert_eq!(c.control(t, area::done_by(id, 1)), 0);
+                assert_eq!(c.control(t, area::area(id) + area::GIVE_UP_WHERE), 0);
+            }
+            assert_eq!(c.control(t, abi::STOP), 0);
+        }
+    }
+}
+
+#[test]
+fn the_two_protocols_take_turns_on_the_same_tiles_each_command_clean() {
+    // handshake, komorebi, handshake on the same words and buffers: each command starts from
+    // what the other left (slot 0, its words cleared or of an older sequence) and runs clean;
+    // the handshake's receivers write 5 ready words per command, komorebi's at least one DONE
+    // marker per window of blocks and the last: (5 - 1) / 2 + 1 = 3.
+    let shape = Shape::new(LogicalRect::new(0, 0, 3, 1), [true, false]);
+    let cores = shape.cores();
+    let chip = chip(&shape, &cores);
+    let mut after = Vec::new();
+    let posts = vec![
+        Post::handshake(&shape, 41),
+        Post::broadcast(&shape, 42),
+        Post::handshake(&shape, 43),
+    ];
+    let reports = run_commands(&cores, &chip, posts, |_, c| {
+        after.push(c.writes.get(&(noc0_of((1, 0)), 0)).copied().unwrap_or(0));
+    });
+    for (k, seq) in [41, 42, 43].into_iter().enumerate() {
+        for core in &cores {
+            assert_eq!(reports[k][core], shape.clean(k as u32 + 1, seq), "{core:?}");
+        }
+    }
+    // Before commands 1, 2, 3 and the exit: receiver (1,0)'s writes so far.
+    assert_eq!(after[0], 0);
+    assert_eq!(after[1], 5, "the handshake: one ready word per block");
+    assert!(
+        (3..=5).contains(&(after[2] - after[1])),
+        "komorebi: {}",
+        after[2] - after[1]
+    );
+    assert_eq!(after[3] - after[2], 5);
+    assert_buffers_at_slot_0(&chip);
+}
+
+#[test]
+fn a_handshake_receiver_that_never_says_it_is_ready_times_out_its_sender_and_the_next_runs_clean() {
+    // A along row 0: (0,0) sends to (1,0); window 3 of 1 page. (1,0)'s reader says it is ready
+    // for block 0, takes it, and stalls before block 1: it never writes the ready word of block
+    // 1. The sender casts block 0, reserves slot 1, reads block 1 and waits in vain for
+    // (1,0)'s second ready word: one wait limit after it started waiting it gives up
+    // broadcast_done, block 1, records it in its area and stops its tile. The stalled reader
+    // sleeps out one limit (it started first) and gives up broadcast_valid, block 1, recording
+    // nothing. Each data-movement kernel holds block 0 (page 0 of 3) and pads pages 1 and 2;
+    // each compute checked block 0, then takes the padding for what it is and records nothing
+    // (it started waiting for block 1 after its producer's wait began, so its limit is not
+    // the first to pass, in either polling order). The next command, clean, runs clean.
+    let mut shape = Shape::new(LogicalRect::new(0, 0, 2, 1), [true, false]);
+    shape.pages = 1;
+    shape.window = 3;
+    let clean_shape = shape.clone();
+    shape.stalls = vec![((1, 0), Role::Reader, 1)];
+    let cores = shape.cores();
+    for order in ORDERS {
+        let _order = InOrder(order);
+        let chip = chip(&shape, &cores);
+        let posts = vec![
+            Post::handshake(&shape, 51),
+            Post::handshake(&clean_shape, 52),
+        ];
+        let mut after_first = None;
+        let reports = run_commands_in(order, &cores, &chip, posts, |k, chip| {
+            if k == 2 {
+                let (s, r) = (noc0_of((0, 0)), noc0_of((1, 0)));
+                let record = abi::record_of(1);
+                after_first = Some((
+                    chip.padding.clone(),
+                    [
+                        chip.control(s, area::area(0) + area::GIVE_UP_WHERE),
+                        chip.control(s, area::area(0) + area::GIVE_UP_BLOCK),
+                        chip.control(s, area::area(0) + area::GIVE_UP_SEQUENCE),
+                    ],
+                    chip.control(r, area::area(0) + area::GIVE_UP_WHERE),
+                    chip.writes.get(&(r, 0)).copied().unwrap_or(0),
+                    // The sender tile's record: started and finished, on its reader's clock.
+                    (
+                        chip.control(s, record + 0x0C),
+                        chip.control(s, record + 0x1C),
+                    ),
+                ));
+            }
+        });
+        assert_eq!(
+            reports[0][&(0, 0)],
+            Report {
+                index: 1,
+                sequence: 51,
+                status: abi::STATUS_GAVE_UP,
+                give_ups: [
+                    give_up(GiveUpCode::Broadcast(Where::BroadcastDone), 0, 1),
+                    None,
+                    None,
+                ],
+                stats: [320, 0, 320],
+            }
+        );
+        assert_eq!(
+            reports[0][&(1, 0)],
+            Report {
+                index: 1,
+                sequence: 51,
+                status: abi::STATUS_GAVE_UP,
+                give_ups: [
+                    give_up(GiveUpCode::Broadcast(Where::BroadcastValid), 0, 1),
+                    None,
+                    None,
+                ],
+                stats: [320, 0, 320],
+            }
+        );
+        let (padding, sender_record, receiver_where, ready_words, (started, finished)) =
+            after_first.unwrap();
+        assert_eq!(
+            padding,
+            [((noc0_of((0, 0)), 0), 2), ((noc0_of((1, 0)), 0), 2)].into()
+        );
+        // broadcast_done (1), block 1, command 51; the stalled receiver recorded nothing and
+        // wrote the ready word of block 0 only.
+        assert_eq!(sender_record, [1, 1, 51]);
+        assert_eq!(receiver_where, 0);
+        assert_eq!(ready_words, 1);
+        // The sender's tile gave up within one wait limit of its wait for the ready word: the
+        // command took that limit and the polling around it.
+        let took = (finished - started) as u64;
+        assert!(
+            LIMIT < took && took < 2 * LIMIT,
+            "the sender's tile took {took} cycles (limit {LIMIT})"
+        );
+        for core in &cores {
+            assert_eq!(reports[1][core], clean_shape.clean(2, 52), "{core:?}");
+        }
         assert_buffers_at_slot_0(&chip);
     }
 }
