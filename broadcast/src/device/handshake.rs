@@ -144,8 +144,11 @@ impl<C: CircularBuffer> Broadcast<C> {
         .await
         .map_err(|c| (PLACE, c))?;
         let count = (block + 1) as u16;
-        ctrl.store(area::area(self.id) + area::MARKER_SOURCE, marker(seq, count))
-            .map_err(|e| (PLACE, ctrl_cause(e)))?;
+        ctrl.store(
+            area::area(self.id) + area::MARKER_SOURCE,
+            marker(seq, count),
+        )
+        .map_err(|e| (PLACE, ctrl_cause(e)))?;
         let src = self.marker_src;
         wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
             issued(noc.write(src, done_dst, 4, WriteMode::ORDERED))
