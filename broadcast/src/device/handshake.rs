@@ -84,7 +84,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         K: ControlBlock,
         P: Pause,
     {
-        let r = self.cast_inner(dm, block, Some(block + 1)).await;
+        let r = self.cast_inner::<true, N, K, P>(dm, block).await;
         self.settle(&mut dm.ctrl, block, r)
     }
 

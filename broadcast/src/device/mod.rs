@@ -459,21 +459,18 @@ impl<C: CircularBuffer> Broadcast<C> {
         K: ControlBlock,
         P: Pause,
     {
-        // Slot reuse: block `block - window` was there; nothing to wait for in the first lap.
-        let window = self.args.map_or(1, |a| a.window as u32);
-        let needed = block.checked_sub(window).map(|previous| previous + 1);
-        let r = self.cast_inner(dm, block, needed).await;
+        let r = self.cast_inner::<false, N, K, P>(dm, block).await;
         self.settle(&mut dm.ctrl, block, r)
     }
 
-    /// Casts `block` once every receiver's DONE-BY word of this command counts at least
-    /// `needed` (none: no wait): komorebi's [`cast`](Self::cast) and the handshake peer's
-    /// [`cast_when_ready`](Self::cast_when_ready) differ only in that count.
-    async fn cast_inner<N, K, P>(
+    /// Casts `block` once every receiver's DONE-BY word of this command counts enough:
+    /// komorebi's [`cast`](Self::cast) and, with `HANDSHAKE`, the handshake peer's
+    /// [`cast_when_ready`](Self::cast_when_ready) differ only in that count. A constant, so
+    /// that komorebi's build carries none of the peer's code (the firmware's code room).
+    async fn cast_inner<const HANDSHAKE: bool, N, K, P>(
         &mut self,
         dm: &mut DataMovement<N, K, P>,
         block: u32,
-        needed: Option<u32>,
     ) -> Result<(), Fail>
     where
         N: NocMulticast,
@@ -496,7 +493,16 @@ impl<C: CircularBuffer> Broadcast<C> {
         .map_err(|c| (PLACE, c))?;
         let slot = self.cb.write_ptr();
         if let Some(rect) = rect {
-            // Every receiver counts `needed` (komorebi: popped the block that was in this slot).
+            // Every receiver popped the block that was in this slot (the handshake: is ready
+            // for this block, which says as much and that it waits for it).
+            // Slot reuse: block `block - window` was there; nothing to wait for in the first lap.
+            let needed = if HANDSHAKE {
+                Some(block + 1)
+            } else {
+                block
+                    .checked_sub(args.window as u32)
+                    .map(|previous| previous + 1)
+            };
             if let Some(needed) = needed {
                 wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
                     receivers_done(c, id, seq, receivers, needed)
