@@ -226,7 +226,9 @@ pub struct BroadcastFlags {
     /// Which protocol moves the blocks: `komorebi` (this crate's broadcast: VALID and DONE
     /// markers over a window of slots) or `handshake` (the peer: a tt-metal-style handshake,
     /// receivers signal ready per block, the sender waits for all, multicasts the data and then
-    /// a flag).
+    /// a flag). The same shape, buffers, data and checks either way. `handshake` runs on the
+    /// simulator's native kernels only (not with `--exec firmware` or a card) and without
+    /// `--fault`.
     #[arg(long, value_enum, default_value = "komorebi")]
     pub protocol: ProtocolFlag,
     /// Die-order harvest mask of the simulated chip, decimal or 0x-hex, 0..=0x3fff.

@@ -8,11 +8,15 @@
 //!
 //! | module | side | what |
 //! |---|---|---|
-//! | [`device`] | data-movement kernels | `Broadcast`: `new`, `ok`, `included`, `sender`, `reserve`, `cast`, `arrive`, `finish` |
+//! | [`device`] | data-movement kernels | `Broadcast`: `new`, `ok`, `included`, `sender`, `reserve`, `cast`, `arrive`, `finish`; the handshake peer's `cast_when_ready`, `ready_and_arrive` |
 //! | [`compute`] | compute kernel | `receive`, `done`, `end` |
 //! | [`layout`] | host | `broadcasts`, `broadcast_rect`, `broadcast_args`, `blackhole_noc0_x`, `panels` |
 //! | [`args`] | both | the 11 words of `BroadcastArgs`, version 1 |
 //! | [`area`] | both | the broadcast areas of the control block (0xA00, 2 x 0x140 bytes) |
+//!
+//! The same words, buffers and calls also carry a tt-metal-style handshake, the peer komorebi's
+//! protocol is compared against (`device`'s `handshake` module; `komorebi_kernel`'s
+//! `handshake_handler` runs it).
 //!
 //! Generic over `komorebi-hal`; `#![no_std]`, no allocation. The specification is
 //! `shared/seeds/002_1b9a6746630272b9.txt`; each module says which of its rules it keeps.

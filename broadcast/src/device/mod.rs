@@ -48,6 +48,16 @@
 //!   sequence), and every later call returns the same [`GiveUp`] at once. A sender whose wait
 //!   for markers or for its own NoC barriers times out (`broadcast_done`) also sets its tile's
 //!   stop flag.
+//!
+//! # The handshake peer
+//!
+//! [`Broadcast::cast_when_ready`] and [`Broadcast::ready_and_arrive`] run a tt-metal-style
+//! handshake over the same words and buffer (with [`reserve`](Broadcast::reserve) and
+//! [`finish`](Broadcast::finish)): each receiver writes a ready word into its DONE-BY word at the
+//! sender once its own slot for block `b` is free; the sender casts `b` once every receiver is
+//! ready for it, flushes, and multicasts VALID as the flag. Strictly one block after the other;
+//! the guarantees above hold for its calls too (`komorebi_kernel::handshake_handler` has the
+//! rest).
 
 use komorebi_hal::cb::{CircularBuffer, Error as _};
 use komorebi_hal::control::ControlBlock;
