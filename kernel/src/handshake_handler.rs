@@ -67,7 +67,7 @@ use komorebi_hal::{
 };
 
 use crate::broadcast_handler::program::{BANKS, MoverProgram};
-use crate::broadcast_handler::{compute_body, dm_body};
+use crate::broadcast_handler::{BlockLoop, compute_body, dm_body};
 use crate::command::Command;
 use crate::handler::{Buffers, Handler, Outcome};
 
@@ -79,10 +79,30 @@ pub const HANDSHAKE_HANDLER: u16 = 2;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct HandshakeHandler;
 
-/// The handshake's blocks of one broadcast, then its `finish` (the body around it is the
-/// broadcast handler's `dm_body`).
+/// The handshake's block loop (the body around it is the broadcast handler's `dm_body`).
+struct Handshake;
+
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
-pub(crate) async fn run_blocks<N, K, P, C>(
+impl BlockLoop for Handshake {
+    async fn run<N, K, P, C>(
+        dm: &mut DataMovement<N, K, P>,
+        b: &mut Broadcast<C>,
+        pages: u32,
+        mover: &MoverProgram,
+    ) -> Result<(), GiveUp>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+        C: CircularBuffer,
+    {
+        run_blocks(dm, b, pages, mover).await
+    }
+}
+
+/// The handshake's blocks of one broadcast, then its `finish`.
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
+async fn run_blocks<N, K, P, C>(
     dm: &mut DataMovement<N, K, P>,
     b: &mut Broadcast<C>,
     pages: u32,
@@ -189,7 +209,7 @@ impl Handler for HandshakeHandler {
         P: Pause,
         B: Buffers,
     {
-        dm_body::<true, _, _, _, _>(dm, buffers, command, Role::Reader).await
+        dm_body::<Handshake, _, _, _, _>(dm, buffers, command, Role::Reader).await
     }
 
     async fn writer<N, K, P, B>(
@@ -204,7 +224,7 @@ impl Handler for HandshakeHandler {
         P: Pause,
         B: Buffers,
     {
-        dm_body::<true, _, _, _, _>(dm, buffers, command, Role::Writer).await
+        dm_body::<Handshake, _, _, _, _>(dm, buffers, command, Role::Writer).await
     }
 
     async fn compute<K, P, B>(

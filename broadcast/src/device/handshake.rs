@@ -2,6 +2,9 @@
 //! control-block words as komorebi's broadcast, so the two can be compared on equal terms
 //! (`komorebi_kernel::handshake_handler` runs them; its docs cite the tt-metal kernels).
 //!
+//! The calls are [`Broadcast`](super::Broadcast)'s (`cast_when_ready`, `ready_and_arrive`);
+//! this module holds the receiver's waits, as `pump` holds komorebi's markers.
+//!
 //! ```text
 //! for block in 0..blocks {
 //!     if b.sender() {
@@ -60,115 +63,84 @@
 use komorebi_hal::cb::{CircularBuffer, Error as _};
 use komorebi_hal::control::ControlBlock;
 use komorebi_hal::noc::{NocMulticast, WriteMode};
-use komorebi_hal::{DataMovement, Pause};
+use komorebi_hal::{DataMovement, L1Addr, NocAddr, Pause};
 
 use super::cause::{Cause, Fail, ctrl_cause, issued, noc_cause};
 use super::wait::{deadline, wait_for};
-use super::{Broadcast, GiveUp, Part};
 use crate::area::{self, Where, marker, marker_count};
-use crate::args::MAX_BLOCKS;
+use crate::args::BroadcastArgs;
 
+/// What a receiver's [`ready`] needs of its broadcast.
+#[derive(Copy, Clone, Debug)]
+pub(super) struct Ready {
+    /// The broadcast's words.
+    pub(super) args: BroadcastArgs,
+    /// The low half of the command's sequence number.
+    pub(super) seq: u16,
+    /// The block it is about.
+    pub(super) block: u32,
+    /// Bytes per slot.
+    pub(super) slot_bytes: u32,
+    /// The marker-source slot (the ready write's source).
+    pub(super) src: L1Addr,
+    /// This receiver's ready word at the sender (its DONE-BY word).
+    pub(super) dst: NocAddr,
+}
+
+/// Receiver, block `r.block`: waits until its own slot is free (tt-metal's `cb_reserve_back`),
+/// writes its ready word to the sender (the increment of tt-metal's `noc_semaphore_inc`), and
+/// waits for the flag (VALID) of the block, all within one wait limit; then pushes the block.
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
-impl<C: CircularBuffer> Broadcast<C> {
-    /// Handshake sender, after [`reserve`](Self::reserve) and the block's reads: once the reads
-    /// have landed and every receiver's ready word says it is ready for `block`, multicasts the
-    /// block to its slot on every receiver, flushes, multicasts the flag (VALID), then hands
-    /// the block to its own compute.
-    pub async fn cast_when_ready<N, K, P>(
-        &mut self,
-        dm: &mut DataMovement<N, K, P>,
-        block: u32,
-    ) -> Result<(), GiveUp>
-    where
-        N: NocMulticast,
-        K: ControlBlock,
-        P: Pause,
-    {
-        let r = self.cast_inner::<true, N, K, P>(dm, block).await;
-        self.settle(&mut dm.ctrl, block, r)
+pub(super) async fn ready<N, K, P, C>(
+    dm: &mut DataMovement<N, K, P>,
+    cb: &mut C,
+    wait_cycles: &mut u64,
+    r: &Ready,
+) -> Result<(), Fail>
+where
+    N: NocMulticast,
+    K: ControlBlock,
+    P: Pause,
+    C: CircularBuffer,
+{
+    const PLACE: Where = Where::BroadcastValid;
+    let DataMovement { noc, ctrl, pause } = dm;
+    let until = deadline(ctrl).map_err(|c| (Where::BroadcastFree, c))?;
+    // Own slot free: compute popped block `block - window`.
+    let (pages, id) = (r.args.pages, r.args.broadcast);
+    wait_for(ctrl, pause, until, wait_cycles, &mut |_| {
+        Ok(cb.pages_free().map_err(|e| Cause::Cb(e.kind()))? >= pages)
+    })
+    .await
+    .map_err(|c| (Where::BroadcastFree, c))?;
+    let slot = cb
+        .base()
+        .offset((r.block % r.args.window.max(1) as u32) * r.slot_bytes);
+    if slot != Some(cb.write_ptr()) {
+        return Err((Where::BroadcastFree, Cause::NotAtSlotZero));
     }
-
-    /// Handshake receiver: waits until its own slot for `block` is free, says it is ready for
-    /// `block` (its ready word at the sender), waits for the flag of `block`, then hands the
-    /// block to its compute.
-    pub async fn ready_and_arrive<N, K, P>(
-        &mut self,
-        dm: &mut DataMovement<N, K, P>,
-        block: u32,
-    ) -> Result<(), GiveUp>
-    where
-        N: NocMulticast,
-        K: ControlBlock,
-        P: Pause,
-    {
-        let r = self.ready_inner(dm, block).await;
-        self.settle(&mut dm.ctrl, block, r)
-    }
-
-    async fn ready_inner<N, K, P>(
-        &mut self,
-        dm: &mut DataMovement<N, K, P>,
-        block: u32,
-    ) -> Result<(), Fail>
-    where
-        N: NocMulticast,
-        K: ControlBlock,
-        P: Pause,
-    {
-        const PLACE: Where = Where::BroadcastValid;
-        let args = self.admit(false, block, MAX_BLOCKS - 1, PLACE)?;
-        let Part::Receiver { done_dst } = self.part else {
-            return Err((PLACE, Cause::Misuse));
-        };
-        let (seq, pages) = (self.sequence as u16, args.pages);
-        let DataMovement { noc, ctrl, pause } = dm;
-        let until = deadline(ctrl).map_err(|c| (Where::BroadcastFree, c))?;
-        // Own slot free (tt-metal's `cb_reserve_back`): compute popped block `block - window`.
-        let cb = &mut self.cb;
-        wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
-            Ok(cb.pages_free().map_err(|e| Cause::Cb(e.kind()))? >= pages)
-        })
-        .await
-        .map_err(|c| (Where::BroadcastFree, c))?;
-        let slot = self
-            .cb
-            .base()
-            .offset((block % args.window as u32) * self.slot_bytes);
-        if slot != Some(self.cb.write_ptr()) {
-            return Err((Where::BroadcastFree, Cause::NotAtSlotZero));
-        }
-        // Ready: the marker source changes only once the previous ready write left.
-        wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
-            noc.writes_sent().map_err(noc_cause)
-        })
-        .await
-        .map_err(|c| (PLACE, c))?;
-        let count = (block + 1) as u16;
-        ctrl.store(
-            area::area(self.id) + area::MARKER_SOURCE,
-            marker(seq, count),
-        )
+    // Ready: the marker source changes only once the previous ready write left.
+    wait_for(ctrl, pause, until, wait_cycles, &mut |_| {
+        noc.writes_sent().map_err(noc_cause)
+    })
+    .await
+    .map_err(|c| (PLACE, c))?;
+    let count = (r.block + 1) as u16;
+    ctrl.store(area::area(id) + area::MARKER_SOURCE, marker(r.seq, count))
         .map_err(|e| (PLACE, ctrl_cause(e)))?;
-        let src = self.marker_src;
-        wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
-            issued(noc.write(src, done_dst, 4, WriteMode::ORDERED))
-        })
-        .await
-        .map_err(|c| (PLACE, c))?;
-        // `finish` sends a last marker only if this one does not say every block.
-        self.marker_sent = Some(count);
-        // The flag: VALID of this command says `block` was cast.
-        let valid = area::area(self.id) + area::VALID;
-        wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
-            let word = c.load(valid).map_err(ctrl_cause)?;
-            Ok(marker_count(word, seq).is_some_and(|n| n as u32 > block))
-        })
-        .await
-        .map_err(|c| (PLACE, c))?;
-        self.cb
-            .push(pages)
-            .map_err(|e| (PLACE, Cause::Cb(e.kind())))?;
-        self.blocks += 1;
-        Ok(())
-    }
+    let (src, dst) = (r.src, r.dst);
+    wait_for(ctrl, pause, until, wait_cycles, &mut |_| {
+        issued(noc.write(src, dst, 4, WriteMode::ORDERED))
+    })
+    .await
+    .map_err(|c| (PLACE, c))?;
+    // The flag: VALID of this command says the block was cast.
+    let (valid, seq, block) = (area::area(id) + area::VALID, r.seq, r.block);
+    wait_for(ctrl, pause, until, wait_cycles, &mut |c| {
+        let word = c.load(valid).map_err(ctrl_cause)?;
+        Ok(marker_count(word, seq).is_some_and(|n| n as u32 > block))
+    })
+    .await
+    .map_err(|c| (PLACE, c))?;
+    cb.push(pages).map_err(|e| (PLACE, Cause::Cb(e.kind())))
 }

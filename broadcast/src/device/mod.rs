@@ -51,13 +51,9 @@
 //!
 //! # The handshake peer
 //!
-//! [`Broadcast::cast_when_ready`] and [`Broadcast::ready_and_arrive`] run a tt-metal-style
-//! handshake over the same words and buffer (with [`reserve`](Broadcast::reserve) and
-//! [`finish`](Broadcast::finish)): each receiver writes a ready word into its DONE-BY word at the
-//! sender once its own slot for block `b` is free; the sender casts `b` once every receiver is
-//! ready for it, flushes, and multicasts VALID as the flag. Strictly one block after the other;
-//! the guarantees above hold for its calls too (`komorebi_kernel::handshake_handler` has the
-//! rest).
+//! [`Broadcast::cast_when_ready`] and [`Broadcast::ready_and_arrive`] (with `reserve`, `finish`)
+//! run a tt-metal-style handshake over the same words and buffer, with the guarantees above
+//! (the `handshake` module's docs, and `komorebi_kernel::handshake_handler`'s, say the rest).
 
 use komorebi_hal::cb::{CircularBuffer, Error as _};
 use komorebi_hal::control::ControlBlock;
@@ -473,10 +469,8 @@ impl<C: CircularBuffer> Broadcast<C> {
         self.settle(&mut dm.ctrl, block, r)
     }
 
-    /// Casts `block` once every receiver's DONE-BY word of this command counts enough:
-    /// komorebi's [`cast`](Self::cast) and, with `HANDSHAKE`, the handshake peer's
-    /// [`cast_when_ready`](Self::cast_when_ready) differ only in that count. A constant, so
-    /// that komorebi's build carries none of the peer's code (the firmware's code room).
+    /// `cast`, and with `HANDSHAKE` `cast_when_ready`: they differ only in the count the
+    /// DONE-BY words must reach (a constant: komorebi's build carries none of the peer's code).
     async fn cast_inner<const HANDSHAKE: bool, N, K, P>(
         &mut self,
         dm: &mut DataMovement<N, K, P>,
@@ -503,15 +497,11 @@ impl<C: CircularBuffer> Broadcast<C> {
         .map_err(|c| (PLACE, c))?;
         let slot = self.cb.write_ptr();
         if let Some(rect) = rect {
-            // Every receiver popped the block that was in this slot (the handshake: is ready
-            // for this block, which says as much and that it waits for it).
-            // Slot reuse: block `block - window` was there; nothing to wait for in the first lap.
+            // Every receiver popped block `block - window`, this slot's (handshake: is ready).
             let needed = if HANDSHAKE {
                 Some(block + 1)
             } else {
-                block
-                    .checked_sub(args.window as u32)
-                    .map(|previous| previous + 1)
+                block.checked_sub(args.window as u32).map(|p| p + 1)
             };
             if let Some(needed) = needed {
                 wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
@@ -549,6 +539,58 @@ impl<C: CircularBuffer> Broadcast<C> {
             .map_err(|e| (PLACE, Cause::Cb(e.kind())))?;
         self.blocks += 1;
         Ok(())
+    }
+
+    /// Handshake sender, after [`reserve`](Self::reserve) and the block's reads: `cast` once
+    /// every receiver is ready for `block` (module docs, "The handshake peer").
+    pub async fn cast_when_ready<N, K, P>(
+        &mut self,
+        dm: &mut DataMovement<N, K, P>,
+        block: u32,
+    ) -> Result<(), GiveUp>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        let r = self.cast_inner::<true, N, K, P>(dm, block).await;
+        self.settle(&mut dm.ctrl, block, r)
+    }
+
+    /// Handshake receiver: own slot free, ready word, flag, push (module docs: the handshake).
+    pub async fn ready_and_arrive<N, K, P>(
+        &mut self,
+        dm: &mut DataMovement<N, K, P>,
+        block: u32,
+    ) -> Result<(), GiveUp>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        let r = match (
+            self.admit(false, block, MAX_BLOCKS - 1, Where::BroadcastValid),
+            self.part,
+        ) {
+            (Ok(args), Part::Receiver { done_dst }) => {
+                let r = handshake::Ready {
+                    args,
+                    seq: self.sequence as u16,
+                    block,
+                    slot_bytes: self.slot_bytes,
+                    src: self.marker_src,
+                    dst: done_dst,
+                };
+                handshake::ready(dm, &mut self.cb, &mut self.wait_cycles, &r).await
+            }
+            (admitted, _) => admitted.and(Err((Where::BroadcastValid, Cause::Misuse))),
+        };
+        if r.is_ok() {
+            // The ready word says every block so far: `finish` sends no last marker after it.
+            self.marker_sent = Some((block + 1) as u16);
+            self.blocks += 1;
+        }
+        self.settle(&mut dm.ctrl, block, r)
     }
 
     /// Receiver: waits until VALID says block `block` was cast (sending DONE markers for what

@@ -75,18 +75,59 @@ fn gave_up(g: Option<GiveUp>) -> Outcome {
     }
 }
 
-/// A data-movement kernel's body: checks the words and sets the broadcast up, runs its blocks
-/// (komorebi's `run_blocks`, or with `HANDSHAKE` the handshake peer's, over the same words and
-/// buffer), and recovers after a give-up. A constant, not a flag, so that a build that
-/// registers only this handler (the firmware) carries no handshake code.
+/// The block loop a data-movement body runs over the broadcast it set up: komorebi's
+/// ([`Komorebi`]) or another protocol's over the same words and buffer (the handshake peer's).
+/// A type rather than a flag, so that a build that registers only this handler (the firmware)
+/// carries no other protocol's code.
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
-pub(crate) async fn dm_body<const HANDSHAKE: bool, N, K, P, B>(
+pub(crate) trait BlockLoop {
+    /// Runs every block of `mover` over `b` (`pages` pages a block), then `b`'s `finish`.
+    async fn run<N, K, P, C>(
+        dm: &mut DataMovement<N, K, P>,
+        b: &mut Broadcast<C>,
+        pages: u32,
+        mover: &MoverProgram,
+    ) -> Result<(), GiveUp>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+        C: CircularBuffer;
+}
+
+/// komorebi's block loop: `run_blocks`.
+pub(crate) struct Komorebi;
+
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
+impl BlockLoop for Komorebi {
+    async fn run<N, K, P, C>(
+        dm: &mut DataMovement<N, K, P>,
+        b: &mut Broadcast<C>,
+        pages: u32,
+        mover: &MoverProgram,
+    ) -> Result<(), GiveUp>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+        C: CircularBuffer,
+    {
+        run_blocks(dm, b, pages, mover).await
+    }
+}
+
+/// A data-movement kernel's body: checks the words and sets the broadcast up, runs its blocks
+/// with `L` (komorebi's, or the handshake peer's over the same words and buffer), and recovers
+/// after a give-up.
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
+pub(crate) async fn dm_body<L, N, K, P, B>(
     dm: &mut DataMovement<N, K, P>,
     buffers: &B,
     command: &Command,
     role: Role,
 ) -> Outcome
 where
+    L: BlockLoop,
     N: NocMulticast,
     K: ControlBlock,
     P: Pause,
@@ -129,11 +170,7 @@ where
         return Outcome::default();
     }
     let pages = b.args().map_or(1, |a| a.pages) as u32;
-    let r = if HANDSHAKE {
-        crate::handshake_handler::run_blocks(dm, &mut b, pages, mover).await
-    } else {
-        run_blocks(dm, &mut b, pages, mover).await
-    };
+    let r = L::run(dm, &mut b, pages, mover).await;
     let stat = b
         .blocks()
         .saturating_mul(pages)
@@ -527,7 +564,7 @@ impl Handler for BroadcastHandler {
         P: Pause,
         B: Buffers,
     {
-        dm_body::<false, _, _, _, _>(dm, buffers, command, Role::Reader).await
+        dm_body::<Komorebi, _, _, _, _>(dm, buffers, command, Role::Reader).await
     }
 
     async fn writer<N, K, P, B>(
@@ -542,7 +579,7 @@ impl Handler for BroadcastHandler {
         P: Pause,
         B: Buffers,
     {
-        dm_body::<false, _, _, _, _>(dm, buffers, command, Role::Writer).await
+        dm_body::<Komorebi, _, _, _, _>(dm, buffers, command, Role::Writer).await
     }
 
     async fn compute<K, P, B>(
