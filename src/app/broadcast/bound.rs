@@ -18,7 +18,9 @@
 //!   and of every DONE marker (a 4-byte write, receiver to sender). A link carries one flit a
 //!   cycle.
 //! * **NIUs**, the one each data-movement kernel issues through (NIU0 for the reader's NoC0,
-//!   NIU1 for the writer's NoC1): `read_issue_floor` per read packet; per multicast packet
+//!   NIU1 for the writer's NoC1), each as its two issue pipelines (reads and writes leave from
+//!   different command buffers, which issue independently): `read_issue_floor` per read packet
+//!   on the read pipeline; on the write pipeline, per multicast packet
 //!   `max(write_issue_floor, reserve + flits)`, the path reservation `reserve` =
 //!   `reserve_base + reserve_per_hop * H` (H: hops to the farthest receiver) paid by every
 //!   packet, as the program's multicasts are unlinked; `max(write_issue_floor, flits)` per marker.
@@ -95,12 +97,15 @@ pub enum Resource {
         /// The router it reaches.
         to: (u8, u8),
     },
-    /// The NIU of `noc` of a core (the reader's for NoC0, the writer's for NoC1).
+    /// One issue pipeline of the NIU of `noc` of a core (the reader's for NoC0, the writer's
+    /// for NoC1).
     Niu {
         /// The NoC (0 or 1).
         noc: u8,
         /// The core, logical.
         core: LogicalXy,
+        /// Which pipeline: reads and writes are issued from different command buffers.
+        pipe: NiuPipe,
     },
     /// The ejection port of `noc` of a core.
     Eject {
@@ -123,10 +128,30 @@ impl fmt::Display for Resource {
                 "link NoC{noc} ({},{})->({},{})",
                 from.0, from.1, to.0, to.1
             ),
-            Self::Niu { noc, core } => write!(f, "NIU{noc} of {core}"),
+            Self::Niu { noc, core, pipe } => write!(f, "NIU{noc} {pipe} of {core}"),
             Self::Eject { noc, core } => write!(f, "ejection port NoC{noc} of {core}"),
             Self::Compute(core) => write!(f, "compute {core}"),
         }
+    }
+}
+
+/// An NIU's issue pipelines: the command buffer reads leave from and the one writes
+/// (multicasts and markers) leave from. Each takes one command at a time; the two do not wait
+/// for each other.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NiuPipe {
+    /// The read command buffer.
+    Reads,
+    /// The write command buffer.
+    Writes,
+}
+
+impl fmt::Display for NiuPipe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Reads => "reads",
+            Self::Writes => "writes",
+        })
     }
 }
 
@@ -229,7 +254,18 @@ impl BroadcastPlan {
                 if a.rank != 0 {
                     continue;
                 }
-                let niu = Resource::Niu { noc, core };
+                let (reads, writes) = (
+                    Resource::Niu {
+                        noc,
+                        core,
+                        pipe: NiuPipe::Reads,
+                    },
+                    Resource::Niu {
+                        noc,
+                        core,
+                        pipe: NiuPipe::Writes,
+                    },
+                );
                 let eject = Resource::Eject { noc, core };
                 let me = a.core;
                 // The reads: request to the bank, response back, the bank's bytes. Page `g` is
@@ -243,7 +279,7 @@ impl BroadcastPlan {
                     }
                     for n in packets(cfg.page_size, timing) {
                         let flits = timing.flits(n);
-                        load.add(niu, count * timing.read_issue_floor);
+                        load.add(reads, count * timing.read_issue_floor);
                         load.dram_bytes[bank] += count * n as u64;
                         load.links(noc, route::unicast_links(noc, me, at), count);
                         load.links(noc, route::unicast_links(noc, at, me), count * flits);
@@ -272,7 +308,7 @@ impl BroadcastPlan {
                 for &n in &per_block {
                     let flits = timing.flits(n);
                     let niu_cycles = timing.write_issue_floor.max(reserve + flits);
-                    load.add(niu, blocks * niu_cycles);
+                    load.add(writes, blocks * niu_cycles);
                     load.links(noc, tree_links.iter().copied(), blocks * flits);
                     for &(r, _) in &receivers {
                         load.add(Resource::Eject { noc, core: r }, blocks * flits);
@@ -284,7 +320,11 @@ impl BroadcastPlan {
                 let marker_flits = timing.flits(4);
                 for &(r, at) in &receivers {
                     load.add(
-                        Resource::Niu { noc, core: r },
+                        Resource::Niu {
+                            noc,
+                            core: r,
+                            pipe: NiuPipe::Writes,
+                        },
                         markers * timing.write_issue_floor.max(marker_flits),
                     );
                     load.links(
@@ -331,10 +371,10 @@ mod tests {
     #[test]
     fn one_sender_and_one_receiver_of_one_small_block_are_bound_by_the_sender_s_niu() {
         // A along row 0: sender (0,0) at NoC0 (1,2), receiver (1,0) at (2,2); one block of one
-        // 64-byte page from bank 0. The sender's NIU0: the read (36), the data multicast and
+        // 64-byte page from bank 0. The sender's NIU0 write pipeline: the data multicast and
         // the VALID (2 flits each; reservation 8.5 + 15.9 x 1 hop = 24: max(24, 24 + 2) = 26
-        // each): 36 + 26 + 26 = 88. Everything else is less (links 4 flits, ports 6, bank 0
-        // ceil(64 / 47.4) = 2, the receiver's NIU0 one marker of 24).
+        // each): 52. Everything else is less (its read pipeline 36, links 4 flits, ports 6,
+        // bank 0 ceil(64 / 47.4) = 2, the receiver's NIU0 one marker of 24).
         let cfg = BroadcastConfig {
             blocks: 1,
             pages: 1,
@@ -343,8 +383,8 @@ mod tests {
             ..tiny(LogicalRect::new(0, 0, 2, 1), true, Check::None)
         };
         let b = bound(cfg.clone());
-        assert_eq!(b.cycles, 88);
-        assert_eq!(b.binding.to_string(), "NIU0 of (0,0)");
+        assert_eq!(b.cycles, 52);
+        assert_eq!(b.binding.to_string(), "NIU0 writes of (0,0)");
         // Checking: 16 words at 63 cycles on each core; the first core in order binds.
         let b = bound(BroadcastConfig {
             check: Check::Full,
@@ -438,7 +478,22 @@ mod tests {
                 },
                 "link NoC1 (3,2)->(4,2)",
             ),
-            (Resource::Niu { noc: 0, core }, "NIU0 of (1,2)"),
+            (
+                Resource::Niu {
+                    noc: 0,
+                    core,
+                    pipe: NiuPipe::Reads,
+                },
+                "NIU0 reads of (1,2)",
+            ),
+            (
+                Resource::Niu {
+                    noc: 1,
+                    core,
+                    pipe: NiuPipe::Writes,
+                },
+                "NIU1 writes of (1,2)",
+            ),
             (
                 Resource::Eject { noc: 1, core },
                 "ejection port NoC1 of (1,2)",
