@@ -19,6 +19,32 @@
 //! }
 //! ```
 //!
+//! # Reading ahead
+//!
+//! A sender may reserve blocks ahead of the one it casts next: up to `window - 1` of them,
+//! in order, each once its own compute popped the block that was in its slot. It reads each
+//! reserved block's pages with [`read_tag`](Broadcast::read_tag) (`NocMulticast::read_tagged`),
+//! so `cast` waits for that block's reads only, while the reads of later blocks are still in
+//! flight:
+//!
+//! ```text
+//! for block in 0..blocks {
+//!     while reserved < blocks.min(block + window)
+//!         && (reserved == block || b.reserve_ready(reserved)?) {
+//!         let slot = b.reserve(&mut dm, reserved).await?;
+//!         // read block `reserved`'s pages into `slot` with read_tagged(.., b.read_tag(reserved))
+//!         reserved += 1;
+//!     }
+//!     b.cast(&mut dm, block).await?;
+//! }
+//! ```
+//!
+//! Reading ahead changes no rule: a slot is still written on the receivers only after every
+//! receiver's DONE says its block left, and on the sender only after its own compute popped it
+//! (and after the multicast that sent its previous block left, which `cast` waits for before
+//! it pushes). When no block beyond `block` is reserved, `cast` waits for every read, tagged or
+//! not, so a sender that never reads ahead may read with plain `read`.
+//!
 //! # What it guarantees
 //!
 //! * The sender multicasts block `b` into slot `b % window` of every receiver only when every
@@ -51,7 +77,7 @@
 
 use komorebi_hal::cb::{CircularBuffer, Error as _};
 use komorebi_hal::control::ControlBlock;
-use komorebi_hal::noc::{NocMulticast, WriteMode};
+use komorebi_hal::noc::{NocMulticast, ReadTag, WriteMode};
 use komorebi_hal::{DataMovement, L1Addr, LogicalRect, NocAddr, Pause, Rect, Xy};
 
 mod cause;
@@ -99,6 +125,8 @@ pub struct Broadcast<C> {
     marker_src: L1Addr,
     /// Blocks cast (sender) or handed to compute (receiver) so far.
     blocks: u32,
+    /// Blocks reserved so far (sender): `blocks..reserved` are reserved and not cast yet.
+    reserved: u32,
     popped: Popped,
     marker_sent: Option<u16>,
     wait_cycles: u64,
@@ -162,6 +190,7 @@ impl<C: CircularBuffer> Broadcast<C> {
             valid_src: L1Addr::ZERO,
             marker_src: L1Addr::ZERO,
             blocks: 0,
+            reserved: 0,
             popped: Popped {
                 last_raw: 0,
                 pages: 0,
@@ -376,10 +405,23 @@ impl<C: CircularBuffer> Broadcast<C> {
     /// `block` at most `last`. A command has at most [`MAX_BLOCKS`] blocks, as compute's `end`
     /// and the host's words allow: a per-block call (`reserve`, `cast`, `arrive`) passes its
     /// block with `last` = `MAX_BLOCKS - 1`, `finish` the number of blocks with `MAX_BLOCKS`.
+    /// The next block is the next to reserve for `reserve`, the next to cast or hand over for
+    /// the others.
     fn admit(
         &self,
         sender: bool,
         block: u32,
+        last: u32,
+        place: Where,
+    ) -> Result<BroadcastArgs, Fail> {
+        self.admit_next(sender, block, self.blocks, last, place)
+    }
+
+    fn admit_next(
+        &self,
+        sender: bool,
+        block: u32,
+        next: u32,
         last: u32,
         place: Where,
     ) -> Result<BroadcastArgs, Fail> {
@@ -392,14 +434,45 @@ impl<C: CircularBuffer> Broadcast<C> {
             Part::Receiver { .. } => !sender,
             Part::Excluded => false,
         };
-        if !role_ok || self.finished || block != self.blocks || block > last {
+        if !role_ok || self.finished || block != next || block > last {
             return Err((place, Cause::Misuse));
         }
         Ok(args)
     }
 
+    /// Sender: the read tag of block `block`'s reads when it is read ahead (see "Reading
+    /// ahead" in the module docs): one tag per slot, `block % window`.
+    pub fn read_tag(&self, block: u32) -> ReadTag {
+        let window = self.args.map_or(1, |a| a.window.max(1)) as u32;
+        // A window is at most 8 (`args` checks it), so each slot has a tag of its own.
+        ReadTag::cyclic(block % window)
+    }
+
+    /// Sender: true when [`reserve`](Self::reserve) of `block` would return without waiting:
+    /// `block` is the next to reserve, at most `window - 1` ahead of the next to cast, and its
+    /// slot is free in its own buffer. Never waits and records nothing; a buffer that cannot be
+    /// read counts as not ready (the `reserve` that follows reports it).
+    pub fn reserve_ready(&mut self, block: u32) -> bool {
+        let Some(args) = self.args else {
+            return false;
+        };
+        let ahead = block.wrapping_sub(self.blocks);
+        if self.failed.is_some()
+            || self.finished
+            || !matches!(self.part, Part::Sender { .. })
+            || block != self.reserved
+            || ahead >= args.window as u32
+        {
+            return false;
+        }
+        let need = (ahead + 1) * args.pages as u32;
+        self.cb.pages_free().is_ok_and(|f| f as u32 >= need)
+    }
+
     /// Sender: waits until slot `block % window` is free in its own buffer (its compute popped
     /// block `block - window`) and returns the slot's address, the same on every core.
+    /// `block` is the next block not reserved yet, at most `window - 1` ahead of the next to
+    /// cast (module docs, "Reading ahead"); anything else is misuse.
     pub async fn reserve<N, K, P>(
         &mut self,
         dm: &mut DataMovement<N, K, P>,
@@ -424,24 +497,35 @@ impl<C: CircularBuffer> Broadcast<C> {
         K: ControlBlock,
         P: Pause,
     {
-        let args = self.admit(true, block, MAX_BLOCKS - 1, Where::BroadcastFree)?;
-        let until = deadline(&mut dm.ctrl).map_err(|c| (Where::BroadcastFree, c))?;
-        let pages = args.pages;
+        const PLACE: Where = Where::BroadcastFree;
+        let args = self.admit_next(true, block, self.reserved, MAX_BLOCKS - 1, PLACE)?;
+        let window = args.window as u32;
+        // Blocks reserved and not cast: `self.blocks..block`; this one makes one more.
+        let ahead = block - self.blocks;
+        if ahead >= window {
+            return Err((PLACE, Cause::Misuse));
+        }
+        let until = deadline(&mut dm.ctrl).map_err(|c| (PLACE, c))?;
+        let need = (ahead + 1) * args.pages as u32;
         let cb = &mut self.cb;
         wait_for(
             &mut dm.ctrl,
             &mut dm.pause,
             until,
             &mut self.wait_cycles,
-            &mut |_| Ok(cb.pages_free().map_err(|e| Cause::Cb(e.kind()))? >= pages),
+            &mut |_| Ok(cb.pages_free().map_err(|e| Cause::Cb(e.kind()))? as u32 >= need),
         )
         .await
-        .map_err(|c| (Where::BroadcastFree, c))?;
-        let slot = block % args.window as u32;
-        let addr = self.cb.base().offset(slot * self.slot_bytes);
-        match addr {
-            Some(a) if a == self.cb.write_ptr() => Ok(a),
-            _ => Err((Where::BroadcastFree, Cause::NotAtSlotZero)),
+        .map_err(|c| (PLACE, c))?;
+        // The buffer's write pointer is at the slot of the next block to cast (every command
+        // starts at slot 0, and the slots go round in order); this block's slot follows it.
+        let at = |b: u32| self.cb.base().offset((b % window) * self.slot_bytes);
+        match (at(self.blocks), at(block)) {
+            (Some(next), Some(a)) if next == self.cb.write_ptr() => {
+                self.reserved = block + 1;
+                Ok(a)
+            }
+            _ => Err((PLACE, Cause::NotAtSlotZero)),
         }
     }
 
@@ -477,12 +561,22 @@ impl<C: CircularBuffer> Broadcast<C> {
         let Part::Sender { rect, receivers } = self.part else {
             return Err((PLACE, Cause::Misuse));
         };
+        if block >= self.reserved {
+            // Cast before reserve: the slot was never checked free.
+            return Err((PLACE, Cause::Misuse));
+        }
+        // Blocks read ahead: wait for this block's tag only; else for every read.
+        let tag = (self.reserved > block + 1).then(|| self.read_tag(block));
         let (id, seq) = (self.id, self.sequence as u16);
         let DataMovement { noc, ctrl, pause } = dm;
         let until = deadline(ctrl).map_err(|c| (PLACE, c))?;
         // The block's reads have landed in the slot.
         wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
-            noc.reads_done().map_err(noc_cause)
+            match tag {
+                Some(tag) => noc.tagged_reads_done(tag),
+                None => noc.reads_done(),
+            }
+            .map_err(noc_cause)
         })
         .await
         .map_err(|c| (PLACE, c))?;
@@ -612,6 +706,10 @@ impl<C: CircularBuffer> Broadcast<C> {
             Where::BroadcastValid
         };
         let args = self.admit(sender, self.blocks, MAX_BLOCKS, place)?;
+        if self.reserved > self.blocks {
+            // A block reserved and never cast: its reads may still be landing in the slot.
+            return Err((place, Cause::Misuse));
+        }
         let (id, seq, blocks, pages) = (self.id, self.sequence as u16, self.blocks, args.pages);
         let mut pump = self.pump_state();
         let DataMovement { noc, ctrl, pause } = dm;
