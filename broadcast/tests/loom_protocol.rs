@@ -619,8 +619,8 @@ async fn mover(chip: Arc<Chip>, tile: usize, words: [u32; 11], blocks: u32, read
             };
             while reserved < last && (reserved == block || b.reserve_ready(reserved)) {
                 let slot = b.reserve(&mut dm, reserved).await.expect("sender: reserve");
-                let dram = NocAddr::new(Xy::new(0, 0).unwrap(), (reserved * SLOT_BYTES) as u64)
-                    .unwrap();
+                let dram =
+                    NocAddr::new(Xy::new(0, 0).unwrap(), (reserved * SLOT_BYTES) as u64).unwrap();
                 let tag = b.read_tag(reserved);
                 dm.noc.read_tagged(dram, slot, SLOT_BYTES, tag).unwrap();
                 reserved += 1;

@@ -448,25 +448,21 @@ impl<C: CircularBuffer> Broadcast<C> {
         ReadTag::cyclic(block % window)
     }
 
-    /// Sender: true when [`reserve`](Self::reserve) of `block` would return without waiting:
-    /// `block` is the next to reserve, at most `window - 1` ahead of the next to cast, and its
-    /// slot is free in its own buffer. Never waits and records nothing; a buffer that cannot be
-    /// read counts as not ready (the `reserve` that follows reports it).
+    /// Sender: false when [`reserve`](Self::reserve) of `block` would wait for its slot:
+    /// its own compute has not popped the blocks that were in the slots up to it. Never waits
+    /// and records nothing. True also when `reserve` would return at once without a slot (a
+    /// `block` more than `window - 1` ahead of the next to cast, a buffer that cannot be read),
+    /// so a sender asks it only for the next block to reserve, within the window.
     pub fn reserve_ready(&mut self, block: u32) -> bool {
-        let Some(args) = self.args else {
-            return false;
-        };
+        let (window, pages) = self
+            .args
+            .map_or((0, 0), |a| (a.window as u32, a.pages as u32));
         let ahead = block.wrapping_sub(self.blocks);
-        if self.failed.is_some()
-            || self.finished
-            || !matches!(self.part, Part::Sender { .. })
-            || block != self.reserved
-            || ahead >= args.window as u32
-        {
-            return false;
-        }
-        let need = (ahead + 1) * args.pages as u32;
-        self.cb.pages_free().is_ok_and(|f| f as u32 >= need)
+        ahead >= window
+            || self
+                .cb
+                .pages_free()
+                .map_or(true, |free| free as u32 >= (ahead + 1) * pages)
     }
 
     /// Sender: waits until slot `block % window` is free in its own buffer (its compute popped
@@ -517,11 +513,12 @@ impl<C: CircularBuffer> Broadcast<C> {
         )
         .await
         .map_err(|c| (PLACE, c))?;
-        // The buffer's write pointer is at the slot of the next block to cast (every command
-        // starts at slot 0, and the slots go round in order); this block's slot follows it.
-        let at = |b: u32| self.cb.base().offset((b % window) * self.slot_bytes);
-        match (at(self.blocks), at(block)) {
-            (Some(next), Some(a)) if next == self.cb.write_ptr() => {
+        // Every command starts at slot 0 and only `cast` pushes, a slot at a time: the next
+        // block to cast has its slot at the buffer's write pointer, and the blocks reserved
+        // ahead follow it (checked when nothing is reserved ahead, as every block 0 is).
+        let slot = self.cb.base().offset((block % window) * self.slot_bytes);
+        match slot {
+            Some(a) if ahead > 0 || a == self.cb.write_ptr() => {
                 self.reserved = block + 1;
                 Ok(a)
             }

@@ -136,11 +136,6 @@ where
             stat,
         },
         Err(g) => {
-            let role = if b.args().is_some_and(|a| a.noc == 1) {
-                Role::Writer
-            } else {
-                Role::Reader
-            };
             // Announce the recovery before any padding is pushed: compute must not take it for
             // a block.
             let _ = dm.ctrl.store(
@@ -203,6 +198,7 @@ where
 /// Issues the reads of block `block`'s pages into `slot`, tagged with the block's read tag. A
 /// busy NoC is retried; any other refusal is a give-up of the block.
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
+#[inline(never)]
 async fn read_block<N, K, P, C>(
     dm: &mut DataMovement<N, K, P>,
     b: &Broadcast<C>,
@@ -241,8 +237,7 @@ where
             match dm.noc.read_tagged(src, dst, page_size, tag) {
                 Ok(()) => break,
                 Err(e)
-                    if komorebi_hal::noc::Error::kind(&e)
-                        == komorebi_hal::noc::ErrorKind::Busy =>
+                    if komorebi_hal::noc::Error::kind(&e) == komorebi_hal::noc::ErrorKind::Busy =>
                 {
                     dm.pause.pause(0).await;
                 }
