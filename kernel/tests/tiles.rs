@@ -28,8 +28,9 @@
 //!
 //! # The data
 //!
-//! As the handler's program documents: page `g = block * pages + page` of a broadcast lives in
-//! DRAM bank `g % 8` at `dram_base + (g / 8) * page_size`, and its word `w` is
+//! As the handler's program documents: page `g = block * pages + page` of a broadcast is read
+//! through the DRAM port of stream `g % 8` at `dram_base + g * page_size` (here stream `i` is
+//! bank `i`), and its word `w` is
 //! `pattern_word(job, broadcast, block, page, w)`. The host's part of that is written here,
 //! from the documentation, not taken from the host crate.
 //!
@@ -667,11 +668,11 @@ impl Shape {
     }
 
     /// Where word `word` of page `page` of block `block` of broadcast `id` is in DRAM: bank
-    /// `g % 8` at `base + (g / 8) * page_size`, `g = block * pages + page`.
+    /// `g % 8` at `base + g * page_size`, `g = block * pages + page`.
     fn dram_at(&self, id: u8, block: u32, page: u32, word: u32) -> ((u8, u8), usize) {
         let g = block * self.pages as u32 + page;
         let bank = DRAM_PORTS[(g % 8) as usize];
-        let at = DRAM_BASES[id as usize] + (g / 8) * PAGE_SIZE + 4 * word;
+        let at = DRAM_BASES[id as usize] + g * PAGE_SIZE + 4 * word;
         (bank, at as usize)
     }
 

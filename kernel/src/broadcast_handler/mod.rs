@@ -224,7 +224,7 @@ where
     for page in 0..pages {
         let g = block * pages + page;
         let bank = mover.banks[g as usize % BANKS];
-        let offset = (g as usize / BANKS) as u64 * page_size as u64;
+        let offset = g as u64 * page_size as u64;
         let src = NocAddr::new(bank, mover.dram_base as u64 + offset).ok();
         let dst = slot.offset(page * page_size);
         let (Some(src), Some(dst)) = (src, dst) else {

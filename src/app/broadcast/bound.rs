@@ -8,12 +8,14 @@
 //! broadcast read, cast, announced and popped), priced as the simulator's engine prices it
 //! (`komorebi_sim::Timing`):
 //!
-//! * **DRAM**, per bank: the bytes it serves (page `g` of a broadcast is in bank `g % 8`) at
+//! * **DRAM**, per bank: the bytes it serves (each sender's page stream `g % 8` from the bank the
+//!   DRAM placement chose for it, `placement`) at
 //!   `dram_bank_bytes_per_cycle`; and all banks together at 8 times that (never more than the
 //!   busiest bank, since the simulator models the chip's ceiling as the banks' sum).
 //! * **Links**, every directed link of both NoCs: the flits (a header flit plus one per 64
 //!   bytes, per packet of at most 16 KiB) of every read request (1 flit, sender to bank) and
-//!   response (bank to sender), on the unicast routes of [`komorebi_sim::route::unicast_links`];
+//!   response (bank to sender, from the port the placement chose), on the unicast routes of
+//!   [`komorebi_sim::route::unicast_links`];
 //!   of every data and VALID multicast, on the tree of [`komorebi_sim::route::multicast_tree`];
 //!   and of every DONE marker (a 4-byte write, receiver to sender). A link carries one flit a
 //!   cycle.
@@ -72,13 +74,14 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use blackhole_pac::grid::{GRID_X, GRID_Y};
 use komorebi_broadcast::args::BroadcastArgs;
 use komorebi_hal::LogicalXy;
 use komorebi_kernel::broadcast_handler::program::{BANKS, Check};
 use komorebi_sim::Timing;
 use komorebi_sim::route::{self, Dir};
 
-use super::plan::{BroadcastPlan, bank_coordinates};
+use super::plan::BroadcastPlan;
 
 /// One resource of the chip, as the bound counts it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -164,11 +167,31 @@ pub struct JobBound {
     pub binding: Resource,
 }
 
-/// Work per resource: cycles, or bytes for the DRAM banks.
-#[derive(Default)]
-struct Load {
+/// Directed links of one NoC: 17 x 12 routers, two directions out of each.
+const LINKS_PER_NOC: usize = GRID_X as usize * GRID_Y as usize * 2;
+
+/// A directed link's index in [`Load::link_flits`].
+pub(super) fn link_index(noc: u8, from: (u8, u8), dir: Dir) -> usize {
+    ((noc as usize * GRID_Y as usize + from.1 as usize) * GRID_X as usize + from.0 as usize) * 2
+        + dir
+}
+
+/// Work per resource: cycles, or bytes for the DRAM banks, or flits for the links (kept
+/// dense: the DRAM placement prices every candidate against them).
+pub(super) struct Load {
     cycles: BTreeMap<Resource, u64>,
-    dram_bytes: [u64; BANKS],
+    pub(super) dram_bytes: [u64; BANKS],
+    pub(super) link_flits: Vec<u64>,
+}
+
+impl Default for Load {
+    fn default() -> Self {
+        Self {
+            cycles: BTreeMap::new(),
+            dram_bytes: [0; BANKS],
+            link_flits: vec![0; 2 * LINKS_PER_NOC],
+        }
+    }
 }
 
 impl Load {
@@ -179,23 +202,66 @@ impl Load {
     /// `flits` on every link of `links` (routers and directions on `noc`).
     fn links(&mut self, noc: u8, links: impl IntoIterator<Item = ((u8, u8), Dir)>, flits: u64) {
         for (from, dir) in links {
-            let to = route::step(from, dir);
-            self.add(Resource::Link { noc, from, to }, flits);
+            self.link_flits[link_index(noc, from, dir)] += flits;
         }
     }
 
-    fn bound(mut self, timing: &Timing) -> JobBound {
+    /// The work of `stream`'s reads when they go to the DRAM port `port` of `bank` (raw
+    /// coordinates on the stream's NoC): the bank's bytes, the requests' and responses' links.
+    /// `sign` 1 adds them, -1 takes them away again.
+    pub(super) fn reads(&mut self, stream: &ReadStream, bank: u8, port: (u8, u8), sign: i64) {
+        let apply = |v: &mut u64, d: u64| {
+            *v = if sign > 0 {
+                *v + d
+            } else {
+                v.saturating_sub(d)
+            };
+        };
+        apply(&mut self.dram_bytes[bank as usize], stream.bytes);
+        for (from, dir) in route::unicast_links(stream.noc, stream.me, port) {
+            apply(
+                &mut self.link_flits[link_index(stream.noc, from, dir)],
+                stream.request_flits,
+            );
+        }
+        for (from, dir) in route::unicast_links(stream.noc, port, stream.me) {
+            apply(
+                &mut self.link_flits[link_index(stream.noc, from, dir)],
+                stream.response_flits,
+            );
+        }
+    }
+
+    pub(super) fn bound(mut self, timing: &Timing) -> JobBound {
         let rate = timing.dram_bank_bytes_per_cycle;
-        let cycles = |bytes: u64, rate: f64| (bytes as f64 / rate).ceil() as u64;
         let banks = self.dram_bytes;
         for (b, &bytes) in banks.iter().enumerate() {
             if bytes > 0 {
-                self.add(Resource::DramBank(b as u8), cycles(bytes, rate));
+                self.add(Resource::DramBank(b as u8), dram_cycles(bytes, rate));
             }
         }
         let all: u64 = banks.iter().sum();
         if all > 0 {
-            self.add(Resource::Dram, cycles(all, rate * BANKS as f64));
+            self.add(Resource::Dram, dram_cycles(all, rate * BANKS as f64));
+        }
+        for (i, &flits) in self.link_flits.iter().enumerate() {
+            if flits > 0 {
+                let (noc, rest) = (i / LINKS_PER_NOC, i % LINKS_PER_NOC);
+                let (cell, dir) = (rest / 2, rest % 2);
+                let from = (
+                    (cell % GRID_X as usize) as u8,
+                    (cell / GRID_X as usize) as u8,
+                );
+                let to = route::step(from, dir);
+                *self
+                    .cycles
+                    .entry(Resource::Link {
+                        noc: noc as u8,
+                        from,
+                        to,
+                    })
+                    .or_insert(0) += flits;
+            }
         }
         let mut best = JobBound {
             cycles: 0,
@@ -213,6 +279,11 @@ impl Load {
     }
 }
 
+/// Cycles a bank (or all banks, at `rate` times 8) needs for `bytes`.
+pub(super) fn dram_cycles(bytes: u64, rate: f64) -> u64 {
+    (bytes as f64 / rate).ceil() as u64
+}
+
 /// The sizes of the packets a transfer of `bytes` is split into.
 fn packets(bytes: u32, timing: &Timing) -> impl Iterator<Item = u32> {
     let max = timing.max_packet_bytes.max(1);
@@ -227,9 +298,82 @@ fn least_markers(blocks: u32, window: u8) -> u64 {
     }
 }
 
+/// One page stream of one sender: the pages `g` with `g % 8 == stream` of a job, read from one
+/// DRAM port (the placement's choice), as the bound prices them.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) struct ReadStream {
+    /// Index of the broadcast's operand in the plan.
+    pub(super) operand: usize,
+    /// Index of the sender's core in the plan's words.
+    pub(super) core: usize,
+    /// Which stream, 0..8.
+    pub(super) stream: usize,
+    /// The sender's NoC.
+    pub(super) noc: u8,
+    /// The sender's raw coordinates on that NoC.
+    pub(super) me: (u8, u8),
+    /// The bytes the stream's reads take from its bank in a job.
+    pub(super) bytes: u64,
+    /// Flits of the stream's read requests on every link of their route, in a job.
+    pub(super) request_flits: u64,
+    /// Flits of its responses on every link of theirs.
+    pub(super) response_flits: u64,
+}
+
 impl BroadcastPlan {
-    /// The resource bound of one job of this plan (module docs of `bound`).
+    /// Every sender's page streams with their work in one job, senders in the plan's order
+    /// (operands, then cores), streams in order; streams with no page are left out.
+    pub(super) fn read_streams(&self, timing: &Timing) -> Vec<ReadStream> {
+        let cfg = &self.cfg;
+        let pages = cfg.blocks as u64 * cfg.pages as u64;
+        let mut out = Vec::new();
+        for (operand, s) in self.operands.iter().enumerate() {
+            for (core, a) in self.decoded[operand].iter().enumerate() {
+                if !a.included() || a.rank != 0 {
+                    continue;
+                }
+                for stream in 0..BANKS {
+                    let count =
+                        pages / BANKS as u64 + ((stream as u64) < pages % BANKS as u64) as u64;
+                    if count == 0 {
+                        continue;
+                    }
+                    let (mut bytes, mut response_flits, mut request_flits) = (0, 0, 0);
+                    for n in packets(cfg.page_size, timing) {
+                        bytes += count * n as u64;
+                        request_flits += count;
+                        response_flits += count * timing.flits(n);
+                    }
+                    out.push(ReadStream {
+                        operand,
+                        core,
+                        stream,
+                        noc: s.noc.index(),
+                        me: a.core,
+                        bytes,
+                        request_flits,
+                        response_flits,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The resource bound of one job of this plan (module docs of `bound`), its reads from
+    /// the DRAM ports the plan's placement chose.
     pub fn job_bound(&self, timing: &Timing) -> JobBound {
+        let mut load = self.load_without_dram(timing);
+        for stream in self.read_streams(timing) {
+            let (bank, port) = self.placement.port(&stream);
+            load.reads(&stream, bank, port, 1);
+        }
+        load.bound(timing)
+    }
+
+    /// The work of one job but the DRAM reads' banks and routes, which depend on where each
+    /// stream reads from (the placement adds them).
+    pub(super) fn load_without_dram(&self, timing: &Timing) -> Load {
         let cfg = &self.cfg;
         let mut load = Load::default();
         let page_words = cfg.page_size.div_ceil(4) as u64;
@@ -237,7 +381,6 @@ impl BroadcastPlan {
         let block_bytes = cfg.pages as u32 * cfg.page_size;
         for (i, s) in self.operands.iter().enumerate() {
             let noc = s.noc.index();
-            let banks = bank_coordinates(s.noc).map(|b| (b.x(), b.y()));
             let cores: Vec<(LogicalXy, BroadcastArgs)> = self.words[i]
                 .iter()
                 .filter_map(|c| Some((c.core.into(), BroadcastArgs::decode(&c.words).ok()?)))
@@ -268,23 +411,12 @@ impl BroadcastPlan {
                 );
                 let eject = Resource::Eject { noc, core };
                 let me = a.core;
-                // The reads: request to the bank, response back, the bank's bytes. Page `g` is
-                // in bank `g % 8`: count each bank's pages once, then price them together.
+                // The reads' issue and their responses' flits into this core, wherever they
+                // come from.
                 let pages = cfg.blocks as u64 * cfg.pages as u64;
-                for (bank, &at) in banks.iter().enumerate() {
-                    let count =
-                        pages / BANKS as u64 + ((bank as u64) < pages % BANKS as u64) as u64;
-                    if count == 0 {
-                        continue;
-                    }
-                    for n in packets(cfg.page_size, timing) {
-                        let flits = timing.flits(n);
-                        load.add(reads, count * timing.read_issue_floor);
-                        load.dram_bytes[bank] += count * n as u64;
-                        load.links(noc, route::unicast_links(noc, me, at), count);
-                        load.links(noc, route::unicast_links(noc, at, me), count * flits);
-                        load.add(eject, count * flits);
-                    }
+                for n in packets(cfg.page_size, timing) {
+                    load.add(reads, pages * timing.read_issue_floor);
+                    load.add(eject, pages * timing.flits(n));
                 }
                 let receivers: Vec<(LogicalXy, (u8, u8))> = cores
                     .iter()
@@ -337,7 +469,7 @@ impl BroadcastPlan {
                 }
             }
         }
-        load.bound(timing)
+        load
     }
 }
 
