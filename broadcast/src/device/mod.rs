@@ -78,13 +78,15 @@
 use komorebi_hal::cb::{CircularBuffer, Error as _};
 use komorebi_hal::control::ControlBlock;
 use komorebi_hal::noc::{NocMulticast, ReadTag, WriteMode};
-use komorebi_hal::{DataMovement, L1Addr, LogicalRect, NocAddr, Pause, Rect, Xy};
+use komorebi_hal::{DataMovement, L1Addr, NocAddr, Pause, Rect, Xy};
 
 mod cause;
+mod context;
 mod pump;
 mod wait;
 
 pub use cause::{Cause, GiveUp};
+pub use context::{Context, refuse_without_buffer};
 
 use cause::{Fail, ctrl_cause, issued, noc_cause};
 use pump::{Popped, Pump};
@@ -92,17 +94,6 @@ use wait::{deadline, receivers_done, record_first, wait_for};
 
 use crate::area::{self, GiveUpRecord, Where, marker, marker_count, padding_blocks};
 use crate::args::{ArgsError, BroadcastArgs, MAX_BLOCKS};
-
-/// What a broadcast needs to know of the command it runs in.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Context {
-    /// The command's sequence number; its low half tags every VALID and DONE word.
-    pub sequence: u32,
-    /// The group the command names.
-    pub group: LogicalRect,
-    /// Whether the command carries `EXCLUSIVE` (rule 3 requires it).
-    pub exclusive: bool,
-}
 
 /// This core's part in the broadcast, with what the part needs.
 #[derive(Copy, Clone, Debug)]
@@ -797,35 +788,4 @@ impl<C: CircularBuffer> Broadcast<C> {
         self.popped = pump.popped;
         self.marker_sent = pump.sent;
     }
-}
-
-/// Refuses a broadcast the handler cannot even build because the tile has no buffer for it (the
-/// buffer index its words name is not configured): records a `broadcast_begin` give-up for
-/// broadcast `id` with `cause`, as [`Broadcast::refuse`] does, and returns it. There is
-/// no `Broadcast` to call afterwards.
-pub fn refuse_without_buffer<K: ControlBlock>(
-    ctrl: &mut K,
-    context: &Context,
-    id: u8,
-    cause: Cause,
-) -> GiveUp {
-    let give_up = GiveUp {
-        place: Where::BroadcastBegin,
-        broadcast: id,
-        block: 0,
-        cause,
-    };
-    let record = GiveUpRecord {
-        place: Where::BroadcastBegin,
-        broadcast: id,
-        block: 0,
-        sequence: context.sequence,
-    };
-    // Best effort, as every give-up's record: a control block that cannot be written has
-    // nothing better to tell. The statistics of this command are zero.
-    let base = area::area(id);
-    let _ = record_first(ctrl, id, record)
-        .and_then(|()| ctrl.store(base + area::STATS_BLOCKS, 0))
-        .and_then(|()| ctrl.store(base + area::STATS_WAIT_CYCLES, 0));
-    give_up
 }

@@ -71,218 +71,14 @@
 //! make a run slower than the bound, never faster; `efficiency` = bound / cycles says how close
 //! a run came.
 
-use std::collections::BTreeMap;
-use std::fmt;
-
-use blackhole_pac::grid::{GRID_X, GRID_Y};
 use komorebi_broadcast::args::BroadcastArgs;
 use komorebi_hal::LogicalXy;
 use komorebi_kernel::broadcast_handler::program::{BANKS, Check};
 use komorebi_sim::Timing;
 use komorebi_sim::route::{self, Dir};
 
+use super::load::{JobBound, Load, NiuPipe, ReadStream, Resource};
 use super::plan::BroadcastPlan;
-
-/// One resource of the chip, as the bound counts it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Resource {
-    /// One DRAM bank.
-    DramBank(u8),
-    /// All DRAM banks together.
-    Dram,
-    /// A directed link of a NoC: from router `from` to its neighbour `to`, raw coordinates of
-    /// that NoC.
-    Link {
-        /// The NoC (0 or 1).
-        noc: u8,
-        /// The router the link leaves.
-        from: (u8, u8),
-        /// The router it reaches.
-        to: (u8, u8),
-    },
-    /// One issue pipeline of the NIU of `noc` of a core (the reader's for NoC0, the writer's
-    /// for NoC1).
-    Niu {
-        /// The NoC (0 or 1).
-        noc: u8,
-        /// The core, logical.
-        core: LogicalXy,
-        /// Which pipeline: reads and writes are issued from different command buffers.
-        pipe: NiuPipe,
-    },
-    /// The ejection port of `noc` of a core.
-    Eject {
-        /// The NoC (0 or 1).
-        noc: u8,
-        /// The core, logical.
-        core: LogicalXy,
-    },
-    /// A core's compute kernel (its checking of the words it reads).
-    Compute(LogicalXy),
-}
-
-impl fmt::Display for Resource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Self::DramBank(b) => write!(f, "DRAM bank {b}"),
-            Self::Dram => write!(f, "DRAM ({BANKS} banks together)"),
-            Self::Link { noc, from, to } => write!(
-                f,
-                "link NoC{noc} ({},{})->({},{})",
-                from.0, from.1, to.0, to.1
-            ),
-            Self::Niu { noc, core, pipe } => write!(f, "NIU{noc} {pipe} of {core}"),
-            Self::Eject { noc, core } => write!(f, "ejection port NoC{noc} of {core}"),
-            Self::Compute(core) => write!(f, "compute {core}"),
-        }
-    }
-}
-
-/// An NIU's issue pipelines: the command buffer reads leave from and the one writes
-/// (multicasts and markers) leave from. Each takes one command at a time; the two do not wait
-/// for each other.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum NiuPipe {
-    /// The read command buffer.
-    Reads,
-    /// The write command buffer.
-    Writes,
-}
-
-impl fmt::Display for NiuPipe {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Reads => "reads",
-            Self::Writes => "writes",
-        })
-    }
-}
-
-/// The bound of one job: its cycles and the resource that needs them.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct JobBound {
-    /// The least cycles the busiest resource needs for one job.
-    pub cycles: u64,
-    /// That resource (the first in [`Resource`]'s order among equals).
-    pub binding: Resource,
-}
-
-/// Directed links of one NoC: 17 x 12 routers, two directions out of each.
-const LINKS_PER_NOC: usize = GRID_X as usize * GRID_Y as usize * 2;
-
-/// A directed link's index in [`Load::link_flits`].
-pub(super) fn link_index(noc: u8, from: (u8, u8), dir: Dir) -> usize {
-    ((noc as usize * GRID_Y as usize + from.1 as usize) * GRID_X as usize + from.0 as usize) * 2
-        + dir
-}
-
-/// Work per resource: cycles, or bytes for the DRAM banks, or flits for the links (kept
-/// dense: the DRAM placement prices every candidate against them).
-pub(super) struct Load {
-    cycles: BTreeMap<Resource, u64>,
-    pub(super) dram_bytes: [u64; BANKS],
-    pub(super) link_flits: Vec<u64>,
-}
-
-impl Default for Load {
-    fn default() -> Self {
-        Self {
-            cycles: BTreeMap::new(),
-            dram_bytes: [0; BANKS],
-            link_flits: vec![0; 2 * LINKS_PER_NOC],
-        }
-    }
-}
-
-impl Load {
-    fn add(&mut self, r: Resource, cycles: u64) {
-        *self.cycles.entry(r).or_insert(0) += cycles;
-    }
-
-    /// `flits` on every link of `links` (routers and directions on `noc`).
-    fn links(&mut self, noc: u8, links: impl IntoIterator<Item = ((u8, u8), Dir)>, flits: u64) {
-        for (from, dir) in links {
-            self.link_flits[link_index(noc, from, dir)] += flits;
-        }
-    }
-
-    /// The work of `stream`'s reads when they go to the DRAM port `port` of `bank` (raw
-    /// coordinates on the stream's NoC): the bank's bytes, the requests' and responses' links.
-    /// `sign` 1 adds them, -1 takes them away again.
-    pub(super) fn reads(&mut self, stream: &ReadStream, bank: u8, port: (u8, u8), sign: i64) {
-        let apply = |v: &mut u64, d: u64| {
-            *v = if sign > 0 {
-                *v + d
-            } else {
-                v.saturating_sub(d)
-            };
-        };
-        apply(&mut self.dram_bytes[bank as usize], stream.bytes);
-        for (from, dir) in route::unicast_links(stream.noc, stream.me, port) {
-            apply(
-                &mut self.link_flits[link_index(stream.noc, from, dir)],
-                stream.request_flits,
-            );
-        }
-        for (from, dir) in route::unicast_links(stream.noc, port, stream.me) {
-            apply(
-                &mut self.link_flits[link_index(stream.noc, from, dir)],
-                stream.response_flits,
-            );
-        }
-    }
-
-    pub(super) fn bound(mut self, timing: &Timing) -> JobBound {
-        let rate = timing.dram_bank_bytes_per_cycle;
-        let banks = self.dram_bytes;
-        for (b, &bytes) in banks.iter().enumerate() {
-            if bytes > 0 {
-                self.add(Resource::DramBank(b as u8), dram_cycles(bytes, rate));
-            }
-        }
-        let all: u64 = banks.iter().sum();
-        if all > 0 {
-            self.add(Resource::Dram, dram_cycles(all, rate * BANKS as f64));
-        }
-        for (i, &flits) in self.link_flits.iter().enumerate() {
-            if flits > 0 {
-                let (noc, rest) = (i / LINKS_PER_NOC, i % LINKS_PER_NOC);
-                let (cell, dir) = (rest / 2, rest % 2);
-                let from = (
-                    (cell % GRID_X as usize) as u8,
-                    (cell / GRID_X as usize) as u8,
-                );
-                let to = route::step(from, dir);
-                *self
-                    .cycles
-                    .entry(Resource::Link {
-                        noc: noc as u8,
-                        from,
-                        to,
-                    })
-                    .or_insert(0) += flits;
-            }
-        }
-        let mut best = JobBound {
-            cycles: 0,
-            binding: Resource::Dram,
-        };
-        for (&r, &c) in &self.cycles {
-            if c > best.cycles {
-                best = JobBound {
-                    cycles: c,
-                    binding: r,
-                };
-            }
-        }
-        best
-    }
-}
-
-/// Cycles a bank (or all banks, at `rate` times 8) needs for `bytes`.
-pub(super) fn dram_cycles(bytes: u64, rate: f64) -> u64 {
-    (bytes as f64 / rate).ceil() as u64
-}
 
 /// The sizes of the packets a transfer of `bytes` is split into.
 fn packets(bytes: u32, timing: &Timing) -> impl Iterator<Item = u32> {
@@ -296,28 +92,6 @@ fn least_markers(blocks: u32, window: u8) -> u64 {
         0 => 1,
         b => ((b - 1) / window.max(1) as u32 + 1) as u64,
     }
-}
-
-/// One page stream of one sender: the pages `g` with `g % 8 == stream` of a job, read from one
-/// DRAM port (the placement's choice), as the bound prices them.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(super) struct ReadStream {
-    /// Index of the broadcast's operand in the plan.
-    pub(super) operand: usize,
-    /// Index of the sender's core in the plan's words.
-    pub(super) core: usize,
-    /// Which stream, 0..8.
-    pub(super) stream: usize,
-    /// The sender's NoC.
-    pub(super) noc: u8,
-    /// The sender's raw coordinates on that NoC.
-    pub(super) me: (u8, u8),
-    /// The bytes the stream's reads take from its bank in a job.
-    pub(super) bytes: u64,
-    /// Flits of the stream's read requests on every link of their route, in a job.
-    pub(super) request_flits: u64,
-    /// Flits of its responses on every link of theirs.
-    pub(super) response_flits: u64,
 }
 
 impl BroadcastPlan {
@@ -480,14 +254,17 @@ mod tests {
 
     use super::*;
     use crate::app::broadcast::config::BroadcastConfig;
+    use crate::app::broadcast::load::NiuPipe;
+    use crate::app::broadcast::placement::Placement;
 
     /// The bound of one job of `cfg` on a p150-shaped chip (harvest 0x3000: logical column
-    /// `c` is NoC0 x `c + 1` up to column 5, logical row `r` is NoC0 y `r + 2`).
+    /// `c` is NoC0 x `c + 1` up to column 5, logical row `r` is NoC0 y `r + 2`), every sender
+    /// reading stream `i` from bank `i` (the placement's own tests are in `placement`).
     fn bound(cfg: BroadcastConfig) -> JobBound {
         let geometry = Geometry::blackhole(0x3000).unwrap();
-        BroadcastPlan::per_job(&cfg, &geometry)
-            .unwrap()
-            .job_bound(&Timing::default())
+        let mut plan = BroadcastPlan::per_job(&cfg, &geometry).unwrap();
+        plan.placement = plan.interleaved_placement();
+        plan.job_bound(&Timing::default())
     }
 
     fn tiny(rect: LogicalRect, rows: bool, check: Check) -> BroadcastConfig {
@@ -549,12 +326,13 @@ mod tests {
     #[test]
     fn responses_converging_on_a_column_bind_its_links() {
         // A along rows 0 and 1 of column 0: two senders without receivers, (0,0) at NoC0 (1,2)
-        // and (0,1) at (1,3), each reading 8 pages of 16 KiB, one from every bank. NoC0 routes
-        // responses X then Y, so every response to (1,2) comes down column 1 through
-        // (1,11)->(1,0)->(1,1)->(1,2), and so do the six to (1,3) from banks not on row 3:
-        // 14 x 257 flits = 3598 on each of those three links; the first in order binds. Each
-        // bank serves 2 x 16 KiB: ceil(32768 / 47.407) = 692; each sender's NIU0 8 x 36 = 288,
-        // its ejection port 8 x 257 = 2056.
+        // and (0,1) at (1,3), each reading 8 pages of 16 KiB, one from every bank, through the
+        // NoC0 ports of rows 11, 2, 9, 5 (x 0) and 11, 3, 8, 6 (x 9). NoC0 routes responses X
+        // then Y, so every response from a port off rows 2 and 3 comes down column 1 through
+        // (1,11)->(1,0)->(1,1): seven to (1,2) (all but bank 1's, on its row) and six to (1,3)
+        // (all but banks 1 and 5): 13 x 257 flits = 3341 on each of those two links; the first
+        // in order binds. Each bank serves 2 x 16 KiB: ceil(32768 / 47.407) = 692; each
+        // sender's NIU0 8 x 36 = 288, its ejection port 8 x 257 = 2056.
         let cfg = BroadcastConfig {
             blocks: 8,
             pages: 1,
@@ -563,7 +341,7 @@ mod tests {
             ..tiny(LogicalRect::new(0, 0, 1, 2), true, Check::None)
         };
         let b = bound(cfg.clone());
-        assert_eq!(b.cycles, 3598);
+        assert_eq!(b.cycles, 3341);
         assert_eq!(b.binding.to_string(), "link NoC0 (1,0)->(1,1)");
         // With checking, 8 x 4096 words at 63 cycles each bind.
         let b = bound(BroadcastConfig {

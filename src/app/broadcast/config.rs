@@ -360,11 +360,12 @@ impl BroadcastConfig {
         (a + w).saturating_mul(self.copy_bytes())
     }
 
-    /// Where the `sender`-th sender (in layout order) of broadcast `id` reads its copy of the
-    /// job's pages in DRAM region `region`, with `senders` ([`Self::senders`]) of A and W.
-    pub(super) fn dram_base(&self, senders: [u64; 2], region: u32, id: u8, sender: u64) -> u64 {
+    /// Where, from the start of the run's DRAM data, the `sender`-th sender (in layout order)
+    /// of broadcast `id` reads its copy of the job's pages in DRAM region `region`, with
+    /// `senders` ([`Self::senders`]) of A and W.
+    pub(super) fn dram_offset(&self, senders: [u64; 2], region: u32, id: u8, sender: u64) -> u64 {
         let before = if id == 0 { 0 } else { senders[0] };
         let region_bytes = (senders[0] + senders[1]) * self.copy_bytes();
-        DRAM_BASE + region as u64 * region_bytes + (before + sender) * self.copy_bytes()
+        region as u64 * region_bytes + (before + sender) * self.copy_bytes()
     }
 }

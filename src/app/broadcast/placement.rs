@@ -41,8 +41,7 @@ use komorebi_kernel::broadcast_handler::program::BANKS;
 use komorebi_sim::Timing;
 use komorebi_sim::route;
 
-use super::bound::{Load, ReadStream, dram_cycles, link_index};
-use super::plan::BroadcastPlan;
+use super::load::{Load, ReadStream, dram_cycles, link_index};
 
 /// Most passes over all streams [`Placement::choose`] makes.
 pub const PASSES: usize = 8;
@@ -77,32 +76,32 @@ impl Placement {
         }
     }
 
-    /// Stream `i` of every sender from bank `i` (program version 1's only layout).
-    pub(super) fn interleaved(plan: &BroadcastPlan) -> Self {
+    /// Stream `i` of every sender from bank `i` (program version 1's only layout): for each
+    /// operand its NoC and, per core in the plan's word order, whether it sends.
+    pub(super) fn interleaved(operands: &[(NocId, Vec<bool>)]) -> Self {
         let every: [u8; BANKS] = core::array::from_fn(|i| i as u8);
         Self {
-            banks: plan
-                .decoded
+            banks: operands
                 .iter()
-                .map(|cores| {
-                    cores
-                        .iter()
-                        .map(|a| (a.included() && a.rank == 0).then_some(every))
-                        .collect()
-                })
+                .map(|(_, senders)| senders.iter().map(|&s| s.then_some(every)).collect())
                 .collect(),
-            nocs: plan.operands.iter().map(|s| s.noc).collect(),
+            nocs: operands.iter().map(|&(noc, _)| noc).collect(),
         }
     }
 
-    /// The placement the module docs describe, priced with `timing`.
-    pub(super) fn choose(plan: &BroadcastPlan, timing: &Timing) -> Self {
-        let mut placement = Self::interleaved(plan);
-        let streams = plan.read_streams(timing);
+    /// The placement the module docs describe, from `interleaved` (the senders), for the
+    /// senders' `streams` on top of `load` (the work that does not depend on the placement),
+    /// priced with `timing`.
+    pub(super) fn choose(
+        interleaved: Self,
+        streams: &[ReadStream],
+        mut load: Load,
+        timing: &Timing,
+    ) -> Self {
+        let mut placement = interleaved;
         if streams.is_empty() {
             return placement;
         }
-        let mut load = plan.load_without_dram(timing);
         let mut order: Vec<usize> = (0..streams.len()).collect();
         order.sort_by_key(|&i| (streams[i].stream, i));
         let mut chosen: Vec<Option<u8>> = vec![None; streams.len()];
@@ -197,4 +196,124 @@ fn price(
         }
     }
     (busiest, added, bank)
+}
+
+#[cfg(test)]
+mod tests {
+    use komorebi_broadcast::layout::Geometry;
+    use komorebi_hal::LogicalRect;
+
+    use super::*;
+    use crate::app::broadcast::bound::JobBound;
+    use crate::app::broadcast::config::BroadcastConfig;
+    use komorebi_kernel::broadcast_handler::program::Check;
+
+    /// The plan of `cfg` on a p150-shaped chip (harvest 0x3000), and its bound with the plain
+    /// interleave and with the chosen placement.
+    fn bounds(cfg: &BroadcastConfig) -> (BroadcastPlan, JobBound, JobBound) {
+        let geometry = Geometry::blackhole(0x3000).unwrap();
+        let mut plan = BroadcastPlan::per_job(cfg, &geometry).unwrap();
+        let t = Timing::default();
+        let chosen = plan.job_bound(&t);
+        let placement = plan.placement.clone();
+        plan.placement = plan.interleaved_placement();
+        let interleaved = plan.job_bound(&t);
+        plan.placement = placement;
+        (plan, interleaved, chosen)
+    }
+
+    fn check_none(cfg: BroadcastConfig) -> BroadcastConfig {
+        BroadcastConfig {
+            check: Check::None,
+            ..cfg
+        }
+    }
+
+    #[test]
+    fn the_03_default_reads_each_w_sender_s_pages_from_the_banks_on_its_side() {
+        let cfg = check_none(BroadcastConfig::default());
+        let (plan, interleaved, chosen) = bounds(&cfg);
+        // Interleaved: nine of the twelve W senders' responses cross the link where the east
+        // DRAM column's responses turn into their row (NoC1 (7,0)->(8,0) is NoC0
+        // (9,11)->(8,11)), 9 x 64 pages x 33 flits = 19,008 a job (issue 18 measured the same).
+        assert_eq!(interleaved.cycles, 19_008);
+        assert_eq!(interleaved.binding.to_string(), "link NoC1 (7,0)->(8,0)");
+        // Placed: six senders a side, each side's responses entering the row at its own DRAM
+        // column: 6 x 64 pages x 33 flits = 12,672 on each entry link.
+        assert_eq!(chosen.cycles, 12_672);
+        assert_eq!(chosen.binding.to_string(), "link NoC1 (7,0)->(8,0)");
+        // W is operand 1; its senders sit on the rectangle's last row. West of DRAM column
+        // x = 9 (NoC0 x 1..=6) they read banks 4..=7 (x 9) only; east (x 11..=16) 0..=3.
+        let w = 1;
+        let mut sides = 0;
+        for (core, a) in plan.decoded[w].iter().enumerate() {
+            let Some(banks) = plan.placement.banks(w, core) else {
+                continue;
+            };
+            let noc0_x = 16 - a.core.0;
+            let west = noc0_x < 9;
+            assert!(
+                banks.iter().all(|&b| (b >= 4) == west),
+                "W sender at NoC0 x {noc0_x} reads banks {banks:?}"
+            );
+            sides += 1;
+        }
+        assert_eq!(sides, 12);
+    }
+
+    #[test]
+    fn placement_never_binds_worse_than_the_interleave_and_is_deterministic() {
+        let shapes = [
+            (LogicalRect::new(0, 0, 12, 10), true, true, 16, 4, 2048),
+            (LogicalRect::new(0, 0, 12, 10), true, false, 16, 4, 2048),
+            (LogicalRect::new(0, 0, 12, 10), false, true, 16, 4, 2048),
+            (LogicalRect::new(0, 0, 12, 10), true, true, 8, 8, 4096),
+            (LogicalRect::new(0, 0, 12, 10), true, true, 5, 3, 1024),
+            (LogicalRect::new(2, 3, 4, 5), true, true, 16, 4, 2048),
+            (LogicalRect::new(0, 0, 1, 2), true, false, 8, 1, 16384),
+            (LogicalRect::new(5, 0, 2, 10), true, true, 3, 1, 64),
+            (LogicalRect::new(0, 9, 12, 1), true, true, 16, 4, 2048),
+        ];
+        for (rect, rows, columns, blocks, pages, page_size) in shapes {
+            let cfg = check_none(BroadcastConfig {
+                rect,
+                rows,
+                columns,
+                blocks,
+                pages,
+                page_size,
+                ..BroadcastConfig::default()
+            });
+            let (plan, interleaved, chosen) = bounds(&cfg);
+            assert!(
+                chosen.cycles <= interleaved.cycles,
+                "{rect} rows {rows} columns {columns} {blocks}x{pages}x{page_size}: placed \
+                 {chosen:?}, interleaved {interleaved:?}"
+            );
+            let again = plan.chosen_placement(&Timing::default());
+            assert_eq!(again, plan.placement, "{rect}: not deterministic");
+        }
+    }
+
+    #[test]
+    fn two_senders_of_one_column_read_from_their_own_rows_side() {
+        // A along rows 0 and 1 of column 0, no receivers, 8 pages of 16 KiB each: interleaved,
+        // 13 responses share column 1's links (3341 flits, `bound`'s test). Placed, no link
+        // carries more than a sender's own 8 responses, so each sender's ejection port binds:
+        // 8 x 257 = 2056.
+        let cfg = check_none(BroadcastConfig {
+            rect: LogicalRect::new(0, 0, 1, 2),
+            rows: true,
+            columns: false,
+            blocks: 8,
+            pages: 1,
+            page_size: 16384,
+            window: 1,
+            ..BroadcastConfig::default()
+        });
+        let (_, interleaved, chosen) = bounds(&cfg);
+        assert_eq!(interleaved.cycles, 3341);
+        assert_eq!(chosen.cycles, 2056);
+        assert_eq!(chosen.binding.to_string(), "ejection port NoC0 of (0,0)");
+    }
 }

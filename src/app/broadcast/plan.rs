@@ -74,6 +74,8 @@ pub struct BroadcastPlan {
     pub(super) placement: Placement,
     /// Senders of A and of W (each reads its own copy of the pages).
     pub(super) senders: [u64; 2],
+    /// Where the plan's DRAM data starts in every bank.
+    pub(super) dram_start: u64,
 }
 
 impl BroadcastPlan {
@@ -82,7 +84,7 @@ impl BroadcastPlan {
     /// refuses flags that cannot run.
     pub fn new(cfg: &BroadcastConfig, geometry: &layout::Geometry) -> Result<Self, BroadcastError> {
         let plan = Self::per_job(cfg, geometry)?;
-        let need = DRAM_BASE + cfg.region_bytes() * 2 * cfg.jobs as u64;
+        let need = DRAM_BASE + cfg.region_bytes().saturating_mul(cfg.jobs as u64);
         if need > DRAM_BANK_USABLE_SIZE {
             return Err(flag(
                 "--jobs",
@@ -148,8 +150,9 @@ impl BroadcastPlan {
             per_job: true,
             placement: Placement::empty(),
             senders: [counts[0] as u64, counts[1] as u64],
+            dram_start: DRAM_BASE,
         };
-        plan.placement = Placement::choose(&plan, &Timing::default());
+        plan.placement = plan.chosen_placement(&Timing::default());
         Ok(plan)
     }
 
@@ -195,12 +198,69 @@ impl BroadcastPlan {
                     .position(|s| s.core == a.sender)
             })
             .unwrap_or(0);
-        self.cfg.dram_base(
-            self.senders,
-            region,
-            self.operands[operand].id,
-            sender as u64,
+        self.dram_start
+            + self.cfg.dram_offset(
+                self.senders,
+                region,
+                self.operands[operand].id,
+                sender as u64,
+            )
+    }
+
+    /// Every sender reading stream `i` from bank `i`.
+    pub(super) fn interleaved_placement(&self) -> Placement {
+        let operands: Vec<_> = self
+            .operands
+            .iter()
+            .zip(&self.decoded)
+            .map(|(s, cores)| {
+                let senders = cores.iter().map(|a| a.included() && a.rank == 0);
+                (s.noc, senders.collect())
+            })
+            .collect();
+        Placement::interleaved(&operands)
+    }
+
+    /// The placement `placement` chooses for this plan, priced with `timing`.
+    pub(super) fn chosen_placement(&self, timing: &Timing) -> Placement {
+        Placement::choose(
+            self.interleaved_placement(),
+            &self.read_streams(timing),
+            self.load_without_dram(timing),
+            timing,
         )
+    }
+
+    /// Where the plan's DRAM data ends in every bank (exclusive): its regions (one per job,
+    /// or the ring's) from its start.
+    pub fn dram_end(&self) -> u64 {
+        let regions = if self.per_job {
+            self.cfg.jobs.min(DRAM_RING)
+        } else {
+            self.cfg.jobs
+        };
+        let region_bytes = (self.senders[0] + self.senders[1]) * self.cfg.copy_bytes();
+        self.dram_start + region_bytes * regions as u64
+    }
+
+    /// The same plan with its DRAM data from `start` in every bank, for plans that run side by
+    /// side (each group of a schedule its own data); refuses data that would end beyond the
+    /// banks' usable bytes.
+    pub fn with_dram_start(self, start: u64) -> Result<Self, BroadcastError> {
+        let moved = Self {
+            dram_start: start,
+            ..self
+        };
+        let end = moved.dram_end();
+        if end > DRAM_BANK_USABLE_SIZE {
+            return Err(flag(
+                "--rect",
+                format!(
+                    "the data of the plans side by side needs {end} bytes per DRAM bank (allowed: {DRAM_BANK_USABLE_SIZE})"
+                ),
+            ));
+        }
+        Ok(moved)
     }
 
     /// The DRAM region of job `job`.
