@@ -337,7 +337,8 @@ impl<C: CircularBuffer> Broadcast<C> {
         &mut self.cb
     }
 
-    /// Records a give-up (the first of this command only) and remembers it.
+    /// Records a give-up (the first of this command only) and remembers it. Once there is one,
+    /// returns it at once: every later call gives up with the first give-up (module docs).
     fn fail<K: ControlBlock>(
         &mut self,
         ctrl: &mut K,
@@ -345,15 +346,16 @@ impl<C: CircularBuffer> Broadcast<C> {
         block: u32,
         cause: Cause,
     ) -> GiveUp {
+        if let Some(first) = self.failed {
+            return first;
+        }
         let give_up = GiveUp {
             place,
             broadcast: self.id,
             block,
             cause,
         };
-        if self.failed.is_none() {
-            self.failed = Some(give_up);
-        }
+        self.failed = Some(give_up);
         let record = GiveUpRecord {
             place,
             broadcast: self.id,
