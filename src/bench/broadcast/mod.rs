@@ -57,7 +57,7 @@ pub use error::{BroadcastBenchError, ListError};
 pub use flags::{
     BroadcastBenchFlags, MAX_THREADS, ValueList, parse_pages, parse_protocols, parse_windows,
 };
-pub use plan::{BroadcastBench, RowSpec, Runner};
+pub use plan::{BroadcastBench, RowSpec, Runner, row_specs};
 pub use run::{BenchRow, BroadcastBenchReport};
 
 use crate::cli::{print_report, progress_bar};

@@ -23,6 +23,23 @@ pub struct RowSpec {
     pub pages: u16,
 }
 
+/// The rows of the lists: protocols, then windows, then pages, each in the order given.
+pub fn row_specs(protocols: &[Protocol], windows: &[u8], pages: &[u16]) -> Vec<RowSpec> {
+    let mut rows = Vec::with_capacity(protocols.len() * windows.len() * pages.len());
+    for &protocol in protocols {
+        for &window in windows {
+            for &p in pages {
+                rows.push(RowSpec {
+                    protocol,
+                    window,
+                    pages: p,
+                });
+            }
+        }
+    }
+    rows
+}
+
 /// How every row runs its jobs: the dispatcher (the default, as `komorebi broadcast`) or the
 /// test feeder (`--feeder`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,18 +79,7 @@ impl BroadcastBench {
             check: flags.check.into(),
             ..flags.shape.config(&flags.device)
         };
-        let mut rows = Vec::new();
-        for &protocol in flags.protocols.values() {
-            for &window in windows {
-                for &p in pages {
-                    rows.push(RowSpec {
-                        protocol,
-                        window,
-                        pages: p,
-                    });
-                }
-            }
-        }
+        let rows = row_specs(flags.protocols.values(), windows, pages);
         let runner = if flags.run.feeder {
             Runner::Feeder
         } else {

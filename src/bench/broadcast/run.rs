@@ -296,7 +296,7 @@ fn colour(protocol: Protocol) -> &'static str {
 
 /// Fills in every komorebi row's speedup: the handshake row's cycles over its own at the same
 /// window and pages, when that row exists and both runs succeeded.
-fn set_speedups(rows: &mut [BenchRow]) {
+pub(super) fn set_speedups(rows: &mut [BenchRow]) {
     let handshake: Vec<(u8, u16, u64)> = rows
         .iter()
         .filter(|r| r.protocol == Protocol::Handshake && r.ok)
