@@ -95,9 +95,8 @@ impl BroadcastBench {
         };
         for row in &bench.rows {
             let cfg = bench.config(row);
-            cfg.check_flags().map_err(|e| {
-                BroadcastBenchError::of_run(row.protocol, row.window, row.pages, e)
-            })?;
+            cfg.check_flags()
+                .map_err(|e| BroadcastBenchError::of_run(row.protocol, row.window, row.pages, e))?;
             check_memory(&cfg).map_err(BroadcastBenchError::Host)?;
         }
         if let Some(path) = &bench.plot {

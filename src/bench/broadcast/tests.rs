@@ -127,18 +127,12 @@ fn every_bad_list_says_what_is_wrong_and_what_is_allowed() {
         ),
         (
             parse_protocols("komorebi,handshake,komorebi").unwrap_err(),
-            format!(
-                "komorebi is given twice {}",
-                allowed("komorebi, handshake")
-            ),
+            format!("komorebi is given twice {}", allowed("komorebi, handshake")),
         ),
     ] {
         assert_eq!(got.to_string(), message);
     }
-    assert!(matches!(
-        parse_protocols(""),
-        Err(ListError::Empty { .. })
-    ));
+    assert!(matches!(parse_protocols(""), Err(ListError::Empty { .. })));
 }
 
 #[test]
@@ -213,7 +207,10 @@ fn a_refused_run_names_the_benchs_flag() {
         Protocol::Handshake,
         1,
         1,
-        refused("--protocol", "handshake is not built yet (allowed: komorebi)"),
+        refused(
+            "--protocol",
+            "handshake is not built yet (allowed: komorebi)",
+        ),
     );
     assert_eq!(
         e.to_string(),
@@ -305,7 +302,10 @@ fn the_exit_code_is_the_worst_rows_and_the_mean_counts_successful_rows() {
     let mut worse = rows.clone();
     worse[3] = row(k, 2, 4, 400, 3);
     assert_eq!(BroadcastBenchReport::new(&bench, worse).exit_code(), 3);
-    let ok: Vec<BenchRow> = rows.iter().map(|r| row(k, r.window, r.pages, 80, 0)).collect();
+    let ok: Vec<BenchRow> = rows
+        .iter()
+        .map(|r| row(k, r.window, r.pages, 80, 0))
+        .collect();
     assert_eq!(BroadcastBenchReport::new(&bench, ok).exit_code(), 0);
 }
 
@@ -323,7 +323,10 @@ fn the_table_has_one_aligned_line_per_row_and_a_mean_per_protocol() {
     let text = report.to_string();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 1 + 1 + 4 + 1, "{text}");
-    assert!(lines[0].starts_with("komorebi bench broadcast: rect 0,0,3,3, 4 blocks"), "{text}");
+    assert!(
+        lines[0].starts_with("komorebi bench broadcast: rect 0,0,3,3, 4 blocks"),
+        "{text}"
+    );
     let header = lines[1];
     assert!(header.starts_with("protocol"), "{text}");
     // Every column ends where its header ends (numbers right-aligned), the binding starts
@@ -393,10 +396,7 @@ fn series(name: &str, style: usize, points: &[(f64, f64)]) -> Series {
 
 #[test]
 fn svg_text_is_escaped() {
-    assert_eq!(
-        escape(r#"a<b>&"c'"#),
-        "a&lt;b&gt;&amp;&quot;c&apos;"
-    );
+    assert_eq!(escape(r#"a<b>&"c'"#), "a&lt;b&gt;&amp;&quot;c&apos;");
     let mut c = chart(vec![series("k <&> \"x\"", 0, &[(0.0, 0.5)])]);
     c.title = "<script>".into();
     let svg = c.to_svg();
@@ -410,7 +410,10 @@ fn svg_axes_have_the_ticks_given_and_zero_to_one_in_fifths() {
     let c = chart(vec![series("a", 0, &[(0.0, 0.25), (2.0, 0.75)])]);
     assert_eq!(c.y_ticks(), [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]);
     let svg = c.to_svg();
-    assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"), "{svg}");
+    assert!(
+        svg.starts_with("<svg") && svg.ends_with("</svg>\n"),
+        "{svg}"
+    );
     for label in ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"] {
         assert!(
             svg.contains(&format!(r#"text-anchor="end">{label}</text>"#)),
@@ -473,7 +476,10 @@ fn an_all_null_series_is_in_the_legend_and_draws_no_line() {
         assert!(svg.contains(&format!(">{name}</text>")), "{name}: {svg}");
     }
     for name in ["komorebi, 4 pages", "handshake, 1 page"] {
-        assert!(svg.contains(&format!(">{name} (no data)</text>")), "{name}: {svg}");
+        assert!(
+            svg.contains(&format!(">{name} (no data)</text>")),
+            "{name}: {svg}"
+        );
     }
     assert_eq!(svg.matches(r#"class="legend""#).count(), 4);
     // Styles 1..=3 are dashed: in the legend, and the one dashed series with a line.
@@ -490,6 +496,9 @@ fn the_picture_grows_with_the_legend() {
     let c = chart(many);
     assert!(c.height() >= 70.0 + 22.0 * 30.0);
     let svg = c.to_svg();
-    assert!(svg.contains(&format!(r#"height="{}""#, c.height())), "{svg}");
+    assert!(
+        svg.contains(&format!(r#"height="{}""#, c.height())),
+        "{svg}"
+    );
     assert_eq!(chart(vec![]).height(), super::plot::MIN_HEIGHT);
 }
