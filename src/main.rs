@@ -121,7 +121,7 @@ enum BenchCommand {
     /// protocol x window x pages: per run the cycles, the resource bound, the binding resource,
     /// the efficiency, and how many times faster komorebi is than the handshake.
     #[command(after_help = komorebi::bench::broadcast::EXIT_CODES)]
-    Broadcast(BroadcastBenchFlags),
+    Broadcast(Box<BroadcastBenchFlags>),
 }
 
 /// `--along` of `komorebi layout`.
