@@ -139,8 +139,8 @@ pub struct BroadcastBenchFlags {
     /// (docs/decisions.md, D13).
     #[arg(long, value_enum, default_value = "none")]
     pub check: CheckFlag,
-    /// Rows run at once, each on its own simulator (1..=16). Every run is deterministic, so the
-    /// figures do not depend on it.
+    /// Rows run at once, each on its own simulator (1..=16; on a card one at a time). Every
+    /// run is deterministic, so the figures do not depend on it.
     #[arg(long, value_name = "N", value_parser = crate::num::ranged::<usize>(1, MAX_THREADS as u64), default_value_t = 2)]
     pub threads: usize,
     /// Also draw the efficiency against the window, one line per protocol and pages, as an SVG

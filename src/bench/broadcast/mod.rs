@@ -9,7 +9,8 @@
 //! rows first). Each row is one run of the shape with that protocol, window and pages, run as
 //! `komorebi broadcast` runs it with the same flags (through the dispatcher unless `--feeder`),
 //! on its own simulator, so rows share nothing and up to `--threads` of them run at once
-//! without changing a figure: the simulator is deterministic per run. A row records
+//! without changing a figure: the simulator is deterministic per run (a card's rows run one
+//! at a time: it holds one session). A row records
 //! * `cycles`, `bound_cycles`, `binding` and `efficiency` (`bound_cycles / cycles`), as
 //!   [`BroadcastSummary`](crate::app::broadcast::BroadcastSummary) has them;
 //! * `speedup`, on a komorebi row: the handshake row's cycles at the same window and pages over

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use komorebi_broadcast::args::MAX_BUFFER_PAGES;
 
-use crate::app::broadcast::{BroadcastConfig, Protocol};
+use crate::app::broadcast::{BroadcastConfig, DeviceChoice, Protocol};
 use crate::cli::{AlongFlag, check_memory, check_output};
 use crate::dispatch::DispatchConfig;
 
@@ -85,12 +85,17 @@ impl BroadcastBench {
         } else {
             Runner::Dispatcher(flags.run.dispatch())
         };
+        // A card runs one session at a time: its rows run one after another.
+        let threads = match shape.device {
+            DeviceChoice::Card(_) => 1,
+            _ => flags.threads,
+        };
         let bench = Self {
             shape,
             along: flags.shape.along,
             rows,
             runner,
-            threads: flags.threads,
+            threads,
             plot: flags.plot.clone(),
         };
         for row in &bench.rows {

@@ -147,6 +147,12 @@ fn defaults_are_the_issues_sweep_with_check_none() {
     assert_eq!(bench.shape.check, Check::None);
     let full = small_bench("--check full");
     assert_eq!(full.shape.check, Check::Full);
+    assert_eq!(small_bench("--threads 3").threads, 3);
+    // A card's rows run one at a time, whatever --threads says.
+    assert_eq!(
+        small_bench("--threads 3 --device /dev/tenstorrent/9").threads,
+        1
+    );
 }
 
 #[test]
