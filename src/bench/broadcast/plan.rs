@@ -64,8 +64,9 @@ pub struct BroadcastBench {
 impl BroadcastBench {
     /// Checks `flags` before anything runs: every window x pages within the buffer's limit,
     /// every row's configuration as the program checks it (a protocol it does not run yet is
-    /// refused here, naming `--protocols`), the host memory of the largest row, and that
-    /// `--plot` is an `.svg` path that can be written.
+    /// refused here, naming `--protocols`), that the host has the memory of each row (row by
+    /// row: rows running at once are not added up), and that `--plot` is an `.svg` path that
+    /// can be written.
     pub fn new(flags: &BroadcastBenchFlags) -> Result<Self, BroadcastBenchError> {
         let (windows, pages) = (flags.windows.values(), flags.pages.values());
         for &window in windows {
