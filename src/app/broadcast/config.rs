@@ -369,3 +369,13 @@ impl BroadcastConfig {
         region as u64 * region_bytes + (before + sender) * self.copy_bytes()
     }
 }
+
+impl BroadcastConfig {
+    /// The checks every run makes before it starts ([`run`](super::run),
+    /// [`run_dispatched`](super::run_dispatched)), on their own: the flag whose value is not
+    /// allowed, and why. A caller that runs several configurations (`komorebi bench
+    /// broadcast`) checks every one before it runs the first.
+    pub fn check_flags(&self) -> Result<(), BroadcastError> {
+        self.validate()
+    }
+}
