@@ -192,27 +192,15 @@ pub enum ProtocolFlag {
 /// The flags of `komorebi broadcast` and `examples/broadcast.rs`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct BroadcastFlags {
-    /// The rectangle X0,Y0,COLUMNS,ROWS in logical core coordinates (also the command's group).
-    #[arg(long, value_parser = parse_rect, default_value = "0,0,12,10")]
-    pub rect: LogicalRect,
-    /// Blocks per broadcast per job (0..=32767).
-    #[arg(long, value_parser = ranged::<u32>(0, MAX_BLOCKS as u64), default_value_t = 16)]
-    pub blocks: u32,
+    /// The shape of the run (shared with `komorebi bench broadcast`).
+    #[command(flatten)]
+    pub shape: ShapeFlags,
     /// Pages per block (1..=65535; window x pages at most 65535).
     #[arg(long, value_parser = ranged::<u16>(1, MAX_BUFFER_PAGES as u64), default_value_t = 4)]
     pub pages: u16,
-    /// Bytes per page (64..=1048576, a multiple of 64).
-    #[arg(long, value_parser = parse_page_size, default_value_t = 2048)]
-    pub page_size: u32,
     /// Window: buffer slots (1..=8).
     #[arg(long, value_parser = ranged::<u8>(1, MAX_WINDOW as u64), default_value_t = 2)]
     pub window: u8,
-    /// Jobs (commands) to run one after another on the same cores (1..=4294967295).
-    #[arg(long, value_parser = ranged::<u32>(1, u32::MAX as u64), default_value_t = 8)]
-    pub jobs: u32,
-    /// Which broadcasts each job carries.
-    #[arg(long, value_enum, default_value = "both")]
-    pub along: AlongFlag,
     /// What compute does with the blocks it receives. `full`: reads every word of every page
     /// and compares it with the pattern the host wrote (a wrong byte is exit 1). `none`: reads
     /// no word, only takes and pops every block in protocol order, so the run measures the
@@ -231,18 +219,6 @@ pub struct BroadcastFlags {
     /// `--fault`.
     #[arg(long, value_enum, default_value = "komorebi")]
     pub protocol: ProtocolFlag,
-    /// Die-order harvest mask of the simulated chip, decimal or 0x-hex, 0..=0x3fff.
-    #[arg(long, value_parser = parse_harvest, default_value = "0x3000")]
-    pub harvest: HarvestMask,
-    /// Seed of the simulation, decimal or 0x-hex.
-    #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 0)]
-    pub seed: u64,
-    /// Reorder everything the hardware does not order (seeded by --seed).
-    #[arg(long)]
-    pub adversarial: bool,
-    /// Device cycles any single wait may last (0.., decimal or 0x-hex).
-    #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 1_000_000)]
-    pub wait_limit: u64,
     /// Write a Chrome/Perfetto trace of every transfer and wait to FILE.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
@@ -257,6 +233,63 @@ pub struct BroadcastFlags {
     #[command(flatten)]
     /// Which device runs the program.
     pub device: DeviceFlags,
+}
+
+/// The shape of a 03_broadcast run that `komorebi broadcast` and `komorebi bench broadcast`
+/// share: everything but the window and pages (which the bench sweeps), what compute checks,
+/// the protocol, the device, and the outputs and faults of a single run.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ShapeFlags {
+    /// The rectangle X0,Y0,COLUMNS,ROWS in logical core coordinates (also the command's group).
+    #[arg(long, value_parser = parse_rect, default_value = "0,0,12,10")]
+    pub rect: LogicalRect,
+    /// Blocks per broadcast per job (0..=32767).
+    #[arg(long, value_parser = ranged::<u32>(0, MAX_BLOCKS as u64), default_value_t = 16)]
+    pub blocks: u32,
+    /// Bytes per page (64..=1048576, a multiple of 64).
+    #[arg(long, value_parser = parse_page_size, default_value_t = 2048)]
+    pub page_size: u32,
+    /// Jobs (commands) to run one after another on the same cores (1..=4294967295).
+    #[arg(long, value_parser = ranged::<u32>(1, u32::MAX as u64), default_value_t = 8)]
+    pub jobs: u32,
+    /// Which broadcasts each job carries.
+    #[arg(long, value_enum, default_value = "both")]
+    pub along: AlongFlag,
+    /// Die-order harvest mask of the simulated chip, decimal or 0x-hex, 0..=0x3fff.
+    #[arg(long, value_parser = parse_harvest, default_value = "0x3000")]
+    pub harvest: HarvestMask,
+    /// Seed of the simulation, decimal or 0x-hex.
+    #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 0)]
+    pub seed: u64,
+    /// Reorder everything the hardware does not order (seeded by --seed).
+    #[arg(long)]
+    pub adversarial: bool,
+    /// Device cycles any single wait may last (0.., decimal or 0x-hex).
+    #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 1_000_000)]
+    pub wait_limit: u64,
+}
+
+impl ShapeFlags {
+    /// The program configuration of this shape on `device`: no trace, no fault, and the window,
+    /// pages, check and protocol of [`BroadcastConfig::default`], for the caller to set.
+    pub fn config(&self, device: &DeviceFlags) -> BroadcastConfig {
+        BroadcastConfig {
+            rect: self.rect,
+            blocks: self.blocks,
+            page_size: self.page_size,
+            jobs: self.jobs,
+            rows: self.along != AlongFlag::Column,
+            columns: self.along != AlongFlag::Row,
+            harvest: self.harvest,
+            seed: self.seed,
+            adversarial: self.adversarial,
+            wait_limit: self.wait_limit,
+            device: device.device.clone(),
+            firmware: device.firmware.clone(),
+            exec: device.exec,
+            ..BroadcastConfig::default()
+        }
+    }
 }
 
 /// Which device runs a program: `--device` and `--firmware`.
@@ -309,31 +342,25 @@ impl BroadcastFlags {
     /// The program configuration these flags describe.
     pub fn config(&self) -> BroadcastConfig {
         BroadcastConfig {
-            rect: self.rect,
-            blocks: self.blocks,
             pages: self.pages,
-            page_size: self.page_size,
             window: self.window,
-            jobs: self.jobs,
-            rows: self.along != AlongFlag::Column,
-            columns: self.along != AlongFlag::Row,
-            harvest: self.harvest,
-            seed: self.seed,
-            adversarial: self.adversarial,
-            wait_limit: self.wait_limit,
             trace: self.trace.clone(),
             faults: self.fault.clone(),
-            device: self.device.device.clone(),
-            firmware: self.device.firmware.clone(),
-            exec: self.device.exec,
-            check: match self.check {
-                CheckFlag::Full => broadcast::Check::Full,
-                CheckFlag::None => broadcast::Check::None,
-            },
+            check: self.check.into(),
             protocol: match self.protocol {
                 ProtocolFlag::Komorebi => broadcast::Protocol::Komorebi,
                 ProtocolFlag::Handshake => broadcast::Protocol::Handshake,
             },
+            ..self.shape.config(&self.device)
+        }
+    }
+}
+
+impl From<CheckFlag> for broadcast::Check {
+    fn from(check: CheckFlag) -> Self {
+        match check {
+            CheckFlag::Full => broadcast::Check::Full,
+            CheckFlag::None => broadcast::Check::None,
         }
     }
 }
@@ -386,7 +413,7 @@ pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> Exi
     if let Err(code) = check_outputs(flags, picture) {
         return code;
     }
-    let bar = progress_bar(flags.jobs as u64, "jobs", !flags.json);
+    let bar = progress_bar(flags.shape.jobs as u64, "jobs", !flags.json);
     let ran = broadcast::run_session(&flags.config(), |_| {
         if let Some(b) = &bar {
             b.inc(1);
@@ -549,7 +576,7 @@ pub fn broadcast(flags: &BroadcastFlags, run: &RunFlags) -> ExitCode {
     if let Err(code) = check_outputs(flags, None) {
         return code;
     }
-    let bar = progress_bar(flags.jobs as u64, "jobs", !flags.json);
+    let bar = progress_bar(flags.shape.jobs as u64, "jobs", !flags.json);
     let tick = |_| {
         if let Some(b) = &bar {
             b.inc(1);

@@ -9,7 +9,7 @@
 //! | [`dispatch`] | the dispatcher: VMS-style animation master with plugin, slots, reservations, work stealing |
 //! | [`app`] | the programs: `broadcast` (03_broadcast, behind `komorebi broadcast` and the example) and `matmul` (the `matmul_schedule` example) |
 //! | [`cli`] | flags and output shared by the binary and the examples |
-//! | [`bench`](mod@bench) | `komorebi bench`: measurements on a simulated chip in tt-metal's units (`bench noc`) |
+//! | [`bench`](mod@bench) | `komorebi bench`: measurements on a simulated chip: `bench noc` (in tt-metal's units), `bench broadcast` (the 03 program's protocols over windows x pages) |
 //! | [`grid_report`], [`layout_report`] | `komorebi grid`, `komorebi layout` |
 //! | [`inspect`] | every core's broadcast areas: text, JSON, SVG/PNG picture |
 //! | [`explore`] | schedule exploration: random seeds x random shapes, adversary on |

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use blackhole_pac::harvest::HarvestMask;
 use clap::{Parser, Subcommand};
+use komorebi::bench::broadcast::BroadcastBenchFlags;
 use komorebi::bench::noc::NocBenchFlags;
 use komorebi::cli::{self, BroadcastFlags, RunFlags};
 use komorebi::grid_report::grid_report;
@@ -82,7 +83,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Measure on a simulated chip, in tt-metal's units: `bench noc` (data-movement patterns).
+    /// Measure on a simulated chip: `bench noc` (tt-metal's data-movement patterns, in its
+    /// units), `bench broadcast` (the 03 program's protocols over windows and pages).
     Bench {
         #[command(subcommand)]
         what: BenchCommand,
@@ -115,6 +117,11 @@ enum BenchCommand {
     /// transaction, cycles per transaction, bytes per cycle.
     #[command(after_help = komorebi::bench::noc::EXIT_CODES)]
     Noc(NocBenchFlags),
+    /// The 03_broadcast program's shape (the flags of `komorebi broadcast`) run for each
+    /// protocol x window x pages: per run the cycles, the resource bound, the binding resource,
+    /// the efficiency, and how many times faster komorebi is than the handshake.
+    #[command(after_help = komorebi::bench::broadcast::EXIT_CODES)]
+    Broadcast(Box<BroadcastBenchFlags>),
 }
 
 /// `--along` of `komorebi layout`.
@@ -142,6 +149,9 @@ fn main() -> ExitCode {
         Command::Bench {
             what: BenchCommand::Noc(flags),
         } => komorebi::bench::noc::command(&flags),
+        Command::Bench {
+            what: BenchCommand::Broadcast(flags),
+        } => komorebi::bench::broadcast::command(&flags),
         Command::Grid { harvest, json } => cli::print_report(&grid_report(harvest), json),
         Command::Layout {
             harvest,

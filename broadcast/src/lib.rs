@@ -8,7 +8,7 @@
 //!
 //! | module | side | what |
 //! |---|---|---|
-//! | [`device`] | data-movement kernels | `Broadcast`: `new`, `ok`, `included`, `sender`, `reserve`, `cast`, `arrive`, `finish`; the handshake peer's `cast_when_ready`, `ready_and_arrive` |
+//! | [`device`] | data-movement kernels | `Broadcast`: `new`, `ok`, `included`, `sender`, `reserve`, `cast`, `arrive`, `finish`; the handshake peer's `handshake` |
 //! | [`compute`] | compute kernel | `receive`, `done`, `end` |
 //! | [`layout`] | host | `broadcasts`, `broadcast_rect`, `broadcast_args`, `blackhole_noc0_x`, `panels` |
 //! | [`args`] | both | the 11 words of `BroadcastArgs`, version 1 |

@@ -17,7 +17,7 @@ use komorebi_broadcast::layout::{BroadcastParams, Geometry, broadcast_args};
 use komorebi_hal::DataMovement;
 use komorebi_hal::LogicalRect;
 use komorebi_hal::control;
-use komorebi_hal::noc::{self, WriteMode};
+use komorebi_hal::noc::{self, NocMulticast, ReadTag, WriteMode};
 use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Spin, Xy, block_on};
 use komorebi_mock::{MockCircularBuffer, MockControlBlock, MockNocMulticast};
 use mockall::Sequence;
@@ -144,7 +144,12 @@ fn ctrl(s: &Shared, wait_limit: u64) -> MockControlBlock {
 }
 
 fn cb(s: &Shared) -> MockCircularBuffer {
-    let capacity = WINDOW as u16 * PAGES;
+    cb_of_window(s, WINDOW)
+}
+
+/// The buffer of a broadcast with window `window`: `window * PAGES` pages.
+fn cb_of_window(s: &Shared, window: u8) -> MockCircularBuffer {
+    let capacity = window as u16 * PAGES;
     let mut b = MockCircularBuffer::new();
     b.expect_capacity().return_const(capacity);
     b.expect_page_size().return_const(PAGE);
@@ -194,11 +199,21 @@ fn group() -> LogicalRect {
 }
 
 fn words(id: u8, rect: LogicalRect, along: Along, core: (u8, u8)) -> [u32; 11] {
+    words_of_window(id, rect, along, core, WINDOW)
+}
+
+fn words_of_window(
+    id: u8,
+    rect: LogicalRect,
+    along: Along,
+    core: (u8, u8),
+    window: u8,
+) -> [u32; 11] {
     let g = Geometry::blackhole(0).unwrap();
     let params = BroadcastParams {
         broadcast: id,
         cb: 5,
-        window: WINDOW,
+        window,
         pages: PAGES,
     };
     let all = broadcast_args(&g, group(), rect, along, NocId::Noc0, params).unwrap();
@@ -242,6 +257,12 @@ fn expect_cast(noc: &mut MockNocMulticast, seq: &mut Sequence, slot: u32) {
         .times(1)
         .in_sequence(seq)
         .returning(|| Ok(true));
+    expect_data_and_valid(noc, seq, slot);
+}
+
+/// Expects, in order, what a cast does once the block's reads landed (and, past the first lap,
+/// the receivers marked its slot): the data multicast from `slot`, `writes_sent`, VALID.
+fn expect_data_and_valid(noc: &mut MockNocMulticast, seq: &mut Sequence, slot: u32) {
     noc.expect_multicast()
         .with(
             eq(l1(slot)),
@@ -434,9 +455,12 @@ fn sender_whose_marker_wait_times_out_gives_up_broadcast_done_and_stops_its_tile
     );
     assert_eq!(s.lock().unwrap().stops_requested, 1);
     assert_eq!(b.give_up(), Some(expected));
-    // Every later call returns the same give-up without touching the NoC (no expectation left).
+    // Every later call returns the same give-up without touching the NoC (no expectation left),
+    // whatever its block, and does not ask the tile to stop again.
     assert_eq!(block_on(b.cast(&mut dm, 2)), Err(expected));
+    assert_eq!(block_on(b.reserve(&mut dm, 3)), Err(expected));
     assert_eq!(block_on(b.finish(&mut dm)), Err(expected));
+    assert_eq!(s.lock().unwrap().stops_requested, 1);
 }
 
 #[test]
@@ -1426,4 +1450,475 @@ fn a_refusal_without_a_buffer_records_broadcast_begin_and_zero_statistics_in_its
             (0xB74, 0),
         ]
     );
+}
+
+// ---- reading ahead -------------------------------------------------------------------------
+
+/// A slot: `PAGES` pages of `PAGE` bytes.
+const SLOT: u32 = PAGES as u32 * PAGE;
+
+/// The sender of column 0 (logical (0,0), NoC0 (1,2)) with window `window`, its buffer
+/// `window * PAGES` pages at `CB_BASE`.
+fn ahead_sender(
+    s: &Shared,
+    noc: MockNocMulticast,
+    window: u8,
+) -> (Dm, Broadcast<MockCircularBuffer>) {
+    let mut dm = dm(noc, ctrl(s, 1_000));
+    let column = LogicalRect::new(0, 0, 1, 3);
+    let w = words_of_window(0, column, Along::Column, (0, 0), window);
+    let b = Broadcast::new(&mut dm, cb_of_window(s, window), &context(), &w, 0);
+    assert!(b.ok() && b.sender());
+    (dm, b)
+}
+
+/// Where the tests say page `g` of the broadcast is in DRAM (the device never reads it).
+fn dram_page(g: u32) -> NocAddr {
+    NocAddr::new(xy(0, 11), 0x1000 + (g * PAGE) as u64).unwrap()
+}
+
+/// Issues block `block`'s reads into `slot` with its read tag, one per page, as the handler
+/// does.
+fn read_ahead(dm: &mut Dm, b: &Broadcast<MockCircularBuffer>, block: u32, slot: L1Addr) {
+    for page in 0..PAGES as u32 {
+        let dst = slot.offset(page * PAGE).unwrap();
+        let g = block * PAGES as u32 + page;
+        dm.noc
+            .read_tagged(dram_page(g), dst, PAGE, b.read_tag(block))
+            .unwrap();
+    }
+}
+
+/// A NoC call of the sender, as [`logging_noc`] logs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Call {
+    Read { dst: u32, tag: u8 },
+    TagDone { tag: u8, done: bool },
+    AllDone(bool),
+    Multicast { src: u32, len: u32 },
+    WritesSent,
+}
+
+/// The reads of a [`logging_noc`], whose completion per tag the test controls.
+#[derive(Default)]
+struct Reads {
+    calls: Vec<Call>,
+    /// By tag: how many more polls say its reads have not landed (0 or absent: landed).
+    pending: BTreeMap<u8, u32>,
+    /// By tag: how many polls a tag's reads take to land once issued (absent: at once).
+    delay: BTreeMap<u8, u32>,
+}
+
+/// NoC0 (1,2) that logs every call. A read of tag `t` keeps `t` outstanding for `delay[t]`
+/// polls: each `tagged_reads_done(t)` while it is counts one, and each `reads_done` counts one
+/// for every tag outstanding. Every multicast is taken, every write has left.
+fn logging_noc(r: &Arc<Mutex<Reads>>) -> MockNocMulticast {
+    let mut n = noc_at(1, 2);
+    let st = r.clone();
+    n.expect_read_tagged().returning(move |_, dst, len, tag| {
+        assert_eq!(len, PAGE);
+        let mut g = st.lock().unwrap();
+        let d = g.delay.get(&tag.get()).copied().unwrap_or(0);
+        g.pending.insert(tag.get(), d);
+        g.calls.push(Call::Read {
+            dst: dst.get(),
+            tag: tag.get(),
+        });
+        Ok(())
+    });
+    let st = r.clone();
+    n.expect_tagged_reads_done().returning(move |tag| {
+        let mut g = st.lock().unwrap();
+        let done = match g.pending.get_mut(&tag.get()) {
+            Some(p) if *p > 0 => {
+                *p -= 1;
+                false
+            }
+            _ => true,
+        };
+        g.calls.push(Call::TagDone {
+            tag: tag.get(),
+            done,
+        });
+        Ok(done)
+    });
+    let st = r.clone();
+    n.expect_reads_done().returning(move || {
+        let mut g = st.lock().unwrap();
+        let mut done = true;
+        for p in g.pending.values_mut().filter(|p| **p > 0) {
+            *p -= 1;
+            done = false;
+        }
+        g.calls.push(Call::AllDone(done));
+        Ok(done)
+    });
+    let st = r.clone();
+    n.expect_multicast()
+        .returning(move |src, r, dst, len, mode| {
+            assert_eq!((r, dst, mode), (rect(), src, WriteMode::ORDERED));
+            st.lock().unwrap().calls.push(Call::Multicast {
+                src: src.get(),
+                len,
+            });
+            Ok(())
+        });
+    let st = r.clone();
+    n.expect_writes_sent().returning(move || {
+        st.lock().unwrap().calls.push(Call::WritesSent);
+        Ok(true)
+    });
+    n
+}
+
+/// What a cast logs once its wait for reads is over: data from `slot`, `writes_sent`, VALID.
+fn data_and_valid(slot: u32) -> [Call; 3] {
+    [
+        Call::Multicast {
+            src: slot,
+            len: SLOT,
+        },
+        Call::WritesSent,
+        Call::Multicast {
+            src: CTRL + VALID0,
+            len: 4,
+        },
+    ]
+}
+
+fn take_calls(r: &Arc<Mutex<Reads>>) -> Vec<Call> {
+    std::mem::take(&mut r.lock().unwrap().calls)
+}
+
+#[test]
+fn a_sender_reading_ahead_waits_for_its_blocks_tag_only_and_for_every_read_when_none_is_ahead() {
+    // Window 4 of 2 pages: a slot is 128 bytes, the buffer 8 pages. Both receivers popped
+    // block 0 already (this command's count 1), so block 4 may reuse slot 0 on them.
+    let s = shared();
+    {
+        let mut g = s.lock().unwrap();
+        g.words.insert(area::done_by(0, 1), marker(S16, 1));
+        g.words.insert(area::done_by(0, 2), marker(S16, 1));
+    }
+    let r = Arc::new(Mutex::new(Reads::default()));
+    // Block 1's reads (tag 1) land only at the third poll of their tag.
+    r.lock().unwrap().delay.insert(1, 2);
+    let (mut dm, mut b) = ahead_sender(&s, logging_noc(&r), 4);
+    let tags: Vec<u8> = (0..10).map(|k| b.read_tag(k).get()).collect();
+    assert_eq!(tags, [0, 1, 2, 3, 0, 1, 2, 3, 0, 1]);
+    // First lap: every slot is free, so blocks 0..=3 are reserved before block 0 is cast.
+    for block in 0..4 {
+        assert!(b.reserve_ready(block), "block {block}");
+        let slot = block_on(b.reserve(&mut dm, block)).unwrap();
+        assert_eq!(slot, l1(CB_BASE + block * SLOT));
+        read_ahead(&mut dm, &b, block, slot);
+    }
+    // Block 4 is `window` ahead of block 0: `reserve` would refuse it at once, not wait, so
+    // `reserve_ready` says true (module docs).
+    assert!(b.reserve_ready(4));
+    // Tag 0 landed, tag 1 has not: cast(0) asks for tag 0 only and goes ahead.
+    block_on(b.cast(&mut dm, 0)).unwrap();
+    let mut expected: Vec<Call> = (0..4u32)
+        .flat_map(|block| {
+            (0..PAGES as u32).map(move |page| Call::Read {
+                dst: CB_BASE + block * SLOT + page * PAGE,
+                tag: block as u8,
+            })
+        })
+        .collect();
+    expected.push(Call::TagDone { tag: 0, done: true });
+    expected.extend(data_and_valid(CB_BASE));
+    assert_eq!(take_calls(&r), expected);
+    assert_eq!(
+        r.lock().unwrap().pending,
+        [(0, 0), (1, 2), (2, 0), (3, 0)].into(),
+        "tag 1 still outstanding"
+    );
+    // Slot 0 is free again only once the sender's own compute popped both pages of block 0.
+    assert!(!b.reserve_ready(4));
+    s.lock().unwrap().popped = 1;
+    assert!(!b.reserve_ready(4));
+    s.lock().unwrap().popped = PAGES;
+    assert!(b.reserve_ready(4));
+    assert_eq!(block_on(b.reserve(&mut dm, 4)), Ok(l1(CB_BASE)));
+    // Block 4's reads (tag 0 again) take 3 polls to land.
+    r.lock().unwrap().delay.insert(0, 3);
+    read_ahead(&mut dm, &b, 4, l1(CB_BASE));
+    take_calls(&r);
+    // cast(1) waits for tag 1 alone, through its two "not yet".
+    block_on(b.cast(&mut dm, 1)).unwrap();
+    let mut expected = vec![
+        Call::TagDone {
+            tag: 1,
+            done: false,
+        },
+        Call::TagDone {
+            tag: 1,
+            done: false,
+        },
+        Call::TagDone { tag: 1, done: true },
+    ];
+    expected.extend(data_and_valid(CB_BASE + SLOT));
+    assert_eq!(take_calls(&r), expected);
+    for block in 2..4 {
+        block_on(b.cast(&mut dm, block)).unwrap();
+        let mut expected = vec![Call::TagDone {
+            tag: block as u8,
+            done: true,
+        }];
+        expected.extend(data_and_valid(CB_BASE + block * SLOT));
+        assert_eq!(take_calls(&r), expected, "block {block}");
+    }
+    // Nothing reserved beyond block 4: cast(4) waits for every read, here block 4's own.
+    block_on(b.cast(&mut dm, 4)).unwrap();
+    let mut expected = vec![
+        Call::AllDone(false),
+        Call::AllDone(false),
+        Call::AllDone(false),
+        Call::AllDone(true),
+    ];
+    expected.extend(data_and_valid(CB_BASE));
+    assert_eq!(take_calls(&r), expected);
+    let g = s.lock().unwrap();
+    assert_eq!(g.pushes, vec![PAGES; 5]);
+    let valid: Vec<_> = g
+        .stores
+        .iter()
+        .filter(|(o, _)| *o == VALID0)
+        .map(|&(_, v)| v)
+        .collect();
+    assert_eq!(valid, (1..=5).map(|n| marker(S16, n)).collect::<Vec<_>>());
+    assert_eq!(b.give_up(), None);
+}
+
+#[test]
+fn a_sender_reading_ahead_with_window_2_makes_exactly_these_noc_calls() {
+    // 3 blocks, window 2, the module docs' loop; compute pops at once and both receivers
+    // marked all 3 blocks, so the only waits are for reads.
+    let s = shared();
+    {
+        let mut g = s.lock().unwrap();
+        g.compute = ComputeMode::PopsAll;
+        g.words.insert(area::done_by(0, 1), marker(S16, 3));
+        g.words.insert(area::done_by(0, 2), marker(S16, 3));
+    }
+    let mut noc = noc_at(1, 2);
+    let mut seq = Sequence::new();
+    let expect_reads = |noc: &mut MockNocMulticast, seq: &mut Sequence, block: u32, tag: u8| {
+        let slot = CB_BASE + (block % 2) * SLOT;
+        for page in 0..PAGES as u32 {
+            noc.expect_read_tagged()
+                .with(
+                    eq(dram_page(block * PAGES as u32 + page)),
+                    eq(l1(slot + page * PAGE)),
+                    eq(PAGE),
+                    eq(ReadTag::new(tag).unwrap()),
+                )
+                .times(1)
+                .in_sequence(seq)
+                .returning(|_, _, _, _| Ok(()));
+        }
+    };
+    let expect_tag_done = |noc: &mut MockNocMulticast, seq: &mut Sequence, tag: u8| {
+        noc.expect_tagged_reads_done()
+            .with(eq(ReadTag::new(tag).unwrap()))
+            .times(1)
+            .in_sequence(seq)
+            .returning(|_| Ok(true));
+    };
+    // Block 0: reserve and read blocks 0 and 1 (tags 0, 1), then cast 0 on tag 0 alone.
+    expect_reads(&mut noc, &mut seq, 0, 0);
+    expect_reads(&mut noc, &mut seq, 1, 1);
+    expect_tag_done(&mut noc, &mut seq, 0);
+    expect_data_and_valid(&mut noc, &mut seq, CB_BASE);
+    // Block 1: compute popped block 0, so block 2 is read into slot 0 (tag 0) before block 1
+    // is cast on tag 1.
+    expect_reads(&mut noc, &mut seq, 2, 0);
+    expect_tag_done(&mut noc, &mut seq, 1);
+    expect_data_and_valid(&mut noc, &mut seq, CB_BASE + SLOT);
+    // Block 2: nothing reserved beyond it, so every read.
+    noc.expect_reads_done()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    expect_data_and_valid(&mut noc, &mut seq, CB_BASE);
+    // finish: the receivers' final markers are there; its own multicasts acknowledged.
+    noc.expect_writes_acked()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    let (mut dm, mut b) = ahead_sender(&s, noc, 2);
+    let (blocks, window) = (3, 2);
+    let mut reserved = 0;
+    for block in 0..blocks {
+        while reserved < (block + window).min(blocks)
+            && (reserved == block || b.reserve_ready(reserved))
+        {
+            let slot = block_on(b.reserve(&mut dm, reserved)).unwrap();
+            assert_eq!(slot, l1(CB_BASE + (reserved % 2) * SLOT));
+            read_ahead(&mut dm, &b, reserved, slot);
+            reserved += 1;
+        }
+        block_on(b.cast(&mut dm, block)).unwrap();
+    }
+    block_on(b.finish(&mut dm)).unwrap();
+    // 3 blocks and one of padding.
+    assert_eq!(s.lock().unwrap().pushes, vec![PAGES; 4]);
+}
+
+fn misuse(place: Where, block: u32) -> GiveUp {
+    GiveUp {
+        place,
+        broadcast: 0,
+        block,
+        cause: Cause::Misuse,
+    }
+}
+
+/// `b` gave up `g`: it holds it, area 0 records it for this command, the tile was not asked
+/// to stop, and every later call returns `g` at once, touching neither the NoC (no expectation
+/// left) nor the record.
+fn assert_gave_up_for_good(
+    s: &Shared,
+    dm: &mut Dm,
+    b: &mut Broadcast<MockCircularBuffer>,
+    g: GiveUp,
+) {
+    let record = GiveUpRecord {
+        place: g.place,
+        broadcast: 0,
+        block: g.block,
+        sequence: SEQ,
+    };
+    assert_eq!(b.give_up(), Some(g));
+    assert_eq!(given_up_record(s, 0), Some(record));
+    for block in 0..6 {
+        assert_eq!(block_on(b.reserve(dm, block)), Err(g), "reserve({block})");
+        assert_eq!(block_on(b.cast(dm, block)), Err(g), "cast({block})");
+    }
+    assert_eq!(block_on(b.finish(dm)), Err(g), "finish");
+    assert_eq!(given_up_record(s, 0), Some(record));
+    assert_eq!(s.lock().unwrap().stops_requested, 0);
+    assert_eq!(s.lock().unwrap().pushes, Vec::<u16>::new());
+}
+
+#[test]
+fn a_reserve_that_skips_a_block_is_misuse() {
+    let s = shared();
+    let (mut dm, mut b) = ahead_sender(&s, noc_at(1, 2), 4);
+    assert_eq!(block_on(b.reserve(&mut dm, 0)), Ok(l1(CB_BASE)));
+    let g = misuse(Where::BroadcastFree, 2);
+    assert_eq!(block_on(b.reserve(&mut dm, 2)), Err(g));
+    assert_gave_up_for_good(&s, &mut dm, &mut b, g);
+}
+
+#[test]
+fn a_reserve_of_a_block_reserved_already_is_misuse() {
+    let s = shared();
+    let (mut dm, mut b) = ahead_sender(&s, noc_at(1, 2), 4);
+    assert_eq!(block_on(b.reserve(&mut dm, 0)), Ok(l1(CB_BASE)));
+    assert_eq!(block_on(b.reserve(&mut dm, 1)), Ok(l1(CB_BASE + SLOT)));
+    let g = misuse(Where::BroadcastFree, 1);
+    assert_eq!(block_on(b.reserve(&mut dm, 1)), Err(g));
+    assert_gave_up_for_good(&s, &mut dm, &mut b, g);
+}
+
+#[test]
+fn a_reserve_window_blocks_ahead_of_the_next_cast_is_misuse() {
+    // Window 2: blocks 0 and 1 reserved, none cast; block 2 would reuse block 0's slot.
+    let s = shared();
+    let (mut dm, mut b) = ahead_sender(&s, noc_at(1, 2), 2);
+    assert_eq!(block_on(b.reserve(&mut dm, 0)), Ok(l1(CB_BASE)));
+    assert_eq!(block_on(b.reserve(&mut dm, 1)), Ok(l1(CB_BASE + SLOT)));
+    let g = misuse(Where::BroadcastFree, 2);
+    assert_eq!(block_on(b.reserve(&mut dm, 2)), Err(g));
+    assert_gave_up_for_good(&s, &mut dm, &mut b, g);
+    // Window 4, one block cast and popped: blocks 1..=4 may be reserved, block 5 may not.
+    let s = shared();
+    s.lock().unwrap().compute = ComputeMode::PopsAll;
+    let r = Arc::new(Mutex::new(Reads::default()));
+    let (mut dm, mut b) = ahead_sender(&s, logging_noc(&r), 4);
+    for block in 0..4 {
+        block_on(b.reserve(&mut dm, block)).unwrap();
+    }
+    block_on(b.cast(&mut dm, 0)).unwrap();
+    assert_eq!(block_on(b.reserve(&mut dm, 4)), Ok(l1(CB_BASE)));
+    let g = misuse(Where::BroadcastFree, 5);
+    assert_eq!(block_on(b.reserve(&mut dm, 5)), Err(g));
+    assert_eq!(b.give_up(), Some(g));
+    assert_eq!(
+        given_up_record(&s, 0),
+        Some(GiveUpRecord {
+            place: Where::BroadcastFree,
+            broadcast: 0,
+            block: 5,
+            sequence: SEQ
+        })
+    );
+    take_calls(&r);
+    for block in 0..6 {
+        assert_eq!(block_on(b.reserve(&mut dm, block)), Err(g));
+        assert_eq!(block_on(b.cast(&mut dm, block)), Err(g));
+    }
+    assert_eq!(block_on(b.finish(&mut dm)), Err(g));
+    assert_eq!(take_calls(&r), [], "no NoC call after the give-up");
+}
+
+#[test]
+fn a_cast_of_a_block_not_reserved_is_misuse() {
+    // Nothing reserved.
+    let s = shared();
+    let (mut dm, mut b) = ahead_sender(&s, noc_at(1, 2), 4);
+    let g = misuse(Where::BroadcastDone, 0);
+    assert_eq!(block_on(b.cast(&mut dm, 0)), Err(g));
+    assert_gave_up_for_good(&s, &mut dm, &mut b, g);
+    // Block 0 reserved, block 1 cast.
+    let s = shared();
+    let (mut dm, mut b) = ahead_sender(&s, noc_at(1, 2), 4);
+    block_on(b.reserve(&mut dm, 0)).unwrap();
+    let g = misuse(Where::BroadcastDone, 1);
+    assert_eq!(block_on(b.cast(&mut dm, 1)), Err(g));
+    assert_gave_up_for_good(&s, &mut dm, &mut b, g);
+}
+
+#[test]
+fn a_finish_with_a_block_reserved_and_not_cast_is_misuse() {
+    // Block 0 reserved, none cast: finish of 0 blocks.
+    let s = shared();
+    let (mut dm, mut b) = ahead_sender(&s, noc_at(1, 2), 2);
+    block_on(b.reserve(&mut dm, 0)).unwrap();
+    let g = misuse(Where::BroadcastDone, 0);
+    assert_eq!(block_on(b.finish(&mut dm)), Err(g));
+    assert_gave_up_for_good(&s, &mut dm, &mut b, g);
+    // Block 0 cast, block 1 reserved: finish of 1 block, before its compute is waited for.
+    let s = shared();
+    s.lock().unwrap().compute = ComputeMode::PopsAll;
+    let mut noc = noc_at(1, 2);
+    let mut seq = Sequence::new();
+    expect_cast(&mut noc, &mut seq, CB_BASE);
+    let (mut dm, mut b) = ahead_sender(&s, noc, 2);
+    block_on(b.reserve(&mut dm, 0)).unwrap();
+    block_on(b.cast(&mut dm, 0)).unwrap();
+    block_on(b.reserve(&mut dm, 1)).unwrap();
+    let g = misuse(Where::BroadcastDone, 1);
+    assert_eq!(block_on(b.finish(&mut dm)), Err(g));
+    assert_eq!(b.give_up(), Some(g));
+    assert_eq!(
+        given_up_record(&s, 0),
+        Some(GiveUpRecord {
+            place: Where::BroadcastDone,
+            broadcast: 0,
+            block: 1,
+            sequence: SEQ
+        })
+    );
+    for block in 0..3 {
+        assert_eq!(block_on(b.reserve(&mut dm, block)), Err(g));
+        assert_eq!(block_on(b.cast(&mut dm, block)), Err(g));
+    }
+    assert_eq!(block_on(b.finish(&mut dm)), Err(g));
+    let g2 = s.lock().unwrap();
+    // Block 0 only: no padding was pushed.
+    assert_eq!(g2.pushes, vec![PAGES]);
+    assert_eq!(g2.stops_requested, 0);
 }

@@ -6,7 +6,7 @@
 //! # The chip
 //!
 //! One sender and one receiver (a column of two cores on NoC0), window 1 (3 blocks) and 2 (4
-//! blocks, so a slot is reused twice), blocks of one two-word page (so a delivery can be seen half
+//! blocks, so a slot is reused twice; the sender casting block by block, and reading ahead), blocks of one two-word page (so a delivery can be seen half
 //! done). Each tile is ONE loom thread (the model's main thread is the sender, a spawned thread
 //! the receiver) running its two kernels, data movement and compute, as two futures polled
 //! round-robin by a tiny executor, as the simulator runs them; which kernel a round polls first
@@ -592,8 +592,10 @@ fn context() -> Context {
     }
 }
 
-/// The data-movement kernel of tile `tile`, running the real device side.
-async fn mover(chip: Arc<Chip>, tile: usize, words: [u32; 11], blocks: u32) {
+/// The data-movement kernel of tile `tile`, running the real device side; a sender that
+/// `reads_ahead` reserves and reads every block whose slot is free before it casts the next
+/// (the loop of the device module's "Reading ahead").
+async fn mover(chip: Arc<Chip>, tile: usize, words: [u32; 11], blocks: u32, reads_ahead: bool) {
     let mut dm = DataMovement {
         noc: LoomNoc {
             chip: chip.clone(),
@@ -606,11 +608,24 @@ async fn mover(chip: Arc<Chip>, tile: usize, words: [u32; 11], blocks: u32) {
     let mut b = Broadcast::new(&mut dm, buffer(&chip, tile), &context(), &words, 0);
     assert!(b.ok() && b.included(), "tile {tile}: words refused");
     assert_eq!(b.sender(), tile == SENDER);
+    let window = BroadcastArgs::decode(&words).unwrap().window as u32;
+    let (mut reserved, mut most_ahead) = (0, 0);
     for block in 0..blocks {
         if b.sender() {
-            let slot = b.reserve(&mut dm, block).await.expect("sender: reserve");
-            let dram = NocAddr::new(Xy::new(0, 0).unwrap(), (block * SLOT_BYTES) as u64).unwrap();
-            dm.noc.read(dram, slot, SLOT_BYTES).unwrap();
+            let last = if reads_ahead {
+                blocks.min(block + window)
+            } else {
+                block + 1
+            };
+            while reserved < last && (reserved == block || b.reserve_ready(reserved)) {
+                let slot = b.reserve(&mut dm, reserved).await.expect("sender: reserve");
+                let dram =
+                    NocAddr::new(Xy::new(0, 0).unwrap(), (reserved * SLOT_BYTES) as u64).unwrap();
+                let tag = b.read_tag(reserved);
+                dm.noc.read_tagged(dram, slot, SLOT_BYTES, tag).unwrap();
+                reserved += 1;
+            }
+            most_ahead = most_ahead.max(reserved - block - 1);
             b.cast(&mut dm, block).await.expect("sender: cast");
         } else {
             b.arrive(&mut dm, block).await.expect("receiver: arrive");
@@ -619,6 +634,11 @@ async fn mover(chip: Arc<Chip>, tile: usize, words: [u32; 11], blocks: u32) {
     b.finish(&mut dm)
         .await
         .unwrap_or_else(|g| panic!("tile {tile}: finish: {g}"));
+    // The first lap's slots are all free: a sender reading ahead had window - 1 blocks in
+    // flight beyond the one it cast.
+    if b.sender() && reads_ahead {
+        assert_eq!(most_ahead, (window - 1).min(blocks.saturating_sub(1)));
+    }
 }
 
 /// The compute kernel of tile `tile`, running the real compute side and checking every byte.
@@ -672,7 +692,7 @@ enum First {
 fn run_tile(chip: Arc<Chip>, tile: usize, words: [u32; 11], m: Model) {
     let t = &chip.tiles[tile];
     let dm: Pin<Box<dyn Future<Output = ()>>> =
-        Box::pin(mover(chip.clone(), tile, words, m.blocks));
+        Box::pin(mover(chip.clone(), tile, words, m.blocks, m.reads_ahead));
     let compute: Pin<Box<dyn Future<Output = ()>>> =
         Box::pin(consumer(chip.clone(), tile, m.window, m.blocks));
     let mut kernels = match m.first {
@@ -711,6 +731,8 @@ struct Model {
     blocks: u32,
     flaw: Flaw,
     first: First,
+    /// The sender reads blocks ahead of the one it casts.
+    reads_ahead: bool,
 }
 
 fn model(m: Model) {
@@ -779,6 +801,17 @@ fn sound(window: u8, blocks: u32, first: First) {
         blocks,
         flaw: Flaw::None,
         first,
+        reads_ahead: false,
+    });
+}
+
+fn reading_ahead(window: u8, blocks: u32, first: First) {
+    model(Model {
+        window,
+        blocks,
+        flaw: Flaw::None,
+        first,
+        reads_ahead: true,
     });
 }
 
@@ -823,6 +856,24 @@ fn window_2_compute_polled_first() {
     debug_assertions,
     ignore = "loom model: slow unoptimized; run with --release (CI does)"
 )]
+fn window_2_reading_ahead_delivers_every_byte_and_never_deadlocks() {
+    reading_ahead(2, 4, First::DataMovement);
+}
+
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "loom model: slow unoptimized; run with --release (CI does)"
+)]
+fn window_2_reading_ahead_compute_polled_first() {
+    reading_ahead(2, 4, First::Compute);
+}
+
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "loom model: slow unoptimized; run with --release (CI does)"
+)]
 #[should_panic(expected = "slot reused before its DONE")]
 fn a_sender_that_reads_done_one_block_ahead_is_caught() {
     model(Model {
@@ -830,6 +881,7 @@ fn a_sender_that_reads_done_one_block_ahead_is_caught() {
         blocks: 3,
         flaw: Flaw::DoneOneAhead,
         first: First::DataMovement,
+        reads_ahead: false,
     });
 }
 
@@ -845,6 +897,7 @@ fn a_sender_that_reads_done_one_block_ahead_is_caught_at_window_2() {
         blocks: 4,
         flaw: Flaw::DoneOneAhead,
         first: First::Compute,
+        reads_ahead: true,
     });
 }
 
@@ -860,5 +913,6 @@ fn a_noc_that_lets_valid_overtake_the_data_is_caught() {
         blocks: 2,
         flaw: Flaw::ValidOvertakesData,
         first: First::DataMovement,
+        reads_ahead: false,
     });
 }

@@ -153,6 +153,12 @@ impl ReadTag {
         if n < Self::COUNT { Some(Self(n)) } else { None }
     }
 
+    /// Tag `n % ReadTag::COUNT`: the tags taken in turn, for a ring of at most
+    /// [`ReadTag::COUNT`] slots read ahead (tag `n` for slot `n`).
+    pub const fn cyclic(n: u32) -> Self {
+        Self((n % Self::COUNT as u32) as u8)
+    }
+
     /// The tag's number, 0..=14.
     pub const fn get(self) -> u8 {
         self.0

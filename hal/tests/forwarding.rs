@@ -234,6 +234,11 @@ fn tagged_reads_fall_back_to_plain_reads_unless_a_backend_has_tags() {
     let tag = ReadTag::new(14).unwrap();
     assert_eq!(ReadTag::new(15), None, "15 tags: 0..=14");
     assert_eq!(tag.get(), 14);
+    // Taken in turn: 0..=14, then 0 again.
+    let cyclic: Vec<u8> = [0, 7, 14, 15, 16, 29, u32::MAX]
+        .map(|n| ReadTag::cyclic(n).get())
+        .to_vec();
+    assert_eq!(cyclic, [0, 7, 14, 0, 1, 14, (u32::MAX % 15) as u8]);
     // The provided methods: an untagged read, and every read done.
     let mut f = Fake::default();
     let n = &mut &mut f;

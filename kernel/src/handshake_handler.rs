@@ -5,9 +5,9 @@
 //! It takes the same program words as the [`BroadcastHandler`](crate::BroadcastHandler)
 //! ([`BroadcastProgram`](crate::broadcast_handler::program::BroadcastProgram), so the host changes
 //! only the handler id), runs the same shape over the same buffers, reads the same DRAM pages
-//! (page `g = block * pages + page` in bank `banks[g % 8]` at `dram_base + (g / 8) *
-//! page_size`), and its compute is the broadcast handler's own: the same checks, the same
-//! `--check`, the same give-ups.
+//! with the broadcast handler's own `read_block` (page `g = block * pages + page` through the
+//! port of stream `g % 8` at `dram_base + g * page_size`, program version 2), and its compute is
+//! the broadcast handler's own: the same checks, the same `--check`, the same give-ups.
 //!
 //! # The protocol, per broadcast and block `b`
 //!
@@ -35,8 +35,8 @@
 //! receiver's word counts at least `b + 1`. The words are the broadcast area's (the DONE-BY words
 //! as ready words, VALID as the flag, the marker source as the ready write's source), so nothing
 //! new is laid out in the control block; the calls are `komorebi_broadcast`'s
-//! ([`Broadcast::reserve`], [`Broadcast::cast_when_ready`], [`Broadcast::ready_and_arrive`],
-//! [`Broadcast::finish`]; their module docs say what each guarantees).
+//! ([`Broadcast::reserve`], [`Broadcast::handshake`], [`Broadcast::finish`]; their module docs
+//! say what each guarantees).
 //!
 //! # What it guarantees
 //!
@@ -59,15 +59,12 @@
 
 use komorebi_broadcast::device::{Broadcast, GiveUp};
 use komorebi_broadcast::{Cause, Where};
-use komorebi_hal::noc::{Error as _, ErrorKind};
-use komorebi_hal::wait::WaitError;
 use komorebi_hal::{
-    CircularBuffer, Compute, ControlBlock, DataMovement, L1Addr, NocAddr, NocMulticast, Pause,
-    Role, wait_until,
+    CircularBuffer, Compute, ControlBlock, DataMovement, NocMulticast, Pause, Role, wait_until,
 };
 
-use crate::broadcast_handler::program::{BANKS, MoverProgram};
-use crate::broadcast_handler::{BlockLoop, compute_body, dm_body};
+use crate::broadcast_handler::program::MoverProgram;
+use crate::broadcast_handler::{BlockLoop, compute_body, dm_body, read_block};
 use crate::command::Command;
 use crate::handler::{Buffers, Handler, Outcome};
 
@@ -128,68 +125,15 @@ where
             }));
         }
         if b.sender() {
+            // One block at a time: reserve, read, cast; no block is read ahead.
             let slot = b.reserve(dm, block).await?;
-            read_block(dm, slot, block, pages, mover)
-                .await
-                .map_err(|(place, cause)| GiveUp {
-                    place,
-                    broadcast,
-                    block,
-                    cause,
-                })?;
-            b.cast_when_ready(dm, block).await?;
+            read_block(dm, b, mover, pages, block, slot).await?;
+            b.handshake(dm, block).await?;
         } else {
-            b.ready_and_arrive(dm, block).await?;
+            b.handshake(dm, block).await?;
         }
     }
     b.finish(dm).await
-}
-
-/// Issues the reads of block `block` into `slot`: page `g = block * pages + page` from bank
-/// `banks[g % 8]` at `dram_base + (g / 8) * page_size`, as the broadcast handler reads them. A
-/// busy NoC is asked again until the wait limit; any other refusal gives the block up
-/// (`broadcast_done`).
-#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
-async fn read_block<N, K, P>(
-    dm: &mut DataMovement<N, K, P>,
-    slot: L1Addr,
-    block: u32,
-    pages: u32,
-    mover: &MoverProgram,
-) -> Result<(), (Where, Cause)>
-where
-    N: NocMulticast,
-    K: ControlBlock,
-    P: Pause,
-{
-    let page_size = mover.page_size;
-    let DataMovement { noc, ctrl, pause } = dm;
-    for page in 0..pages {
-        let g = block * pages + page;
-        let bank = mover.banks[g as usize % BANKS];
-        let offset = (g as usize / BANKS) as u64 * page_size as u64;
-        let src = NocAddr::new(bank, mover.dram_base as u64 + offset).ok();
-        let dst = slot.offset(page * page_size);
-        let (Some(src), Some(dst)) = (src, dst) else {
-            return Err((Where::BroadcastBegin, Cause::Misuse));
-        };
-        let r = wait_until(ctrl, pause, |_| match noc.read(src, dst, page_size) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == ErrorKind::Busy => Ok(false),
-            Err(e) => Err(e.kind()),
-        })
-        .await;
-        r.map_err(|e| {
-            let cause = match e {
-                WaitError::TimedOut { .. } => Cause::TimedOut,
-                WaitError::Stopped { .. } => Cause::Stopped,
-                WaitError::Control(k) => Cause::Control(k),
-                WaitError::Condition(k) => Cause::Noc(k),
-            };
-            (Where::BroadcastDone, cause)
-        })?;
-    }
-    Ok(())
 }
 
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]

@@ -10,7 +10,11 @@
 //! 0 pages is no buffer). The NoC delivers at issue: a read copies DRAM (or L1) into L1, a write
 //! or multicast copies L1 into every destination at once, so `reads_done`, `writes_sent` and
 //! `writes_acked` always hold (stronger than the HAL's contract, which is allowed), unless a
-//! test makes a NoC lose its acknowledgements (until `resync`), refuse reads or be busy. NoC1
+//! test makes a NoC lose its acknowledgements (until `resync`), refuse reads or be busy, or
+//! deliver reads late: such a read takes its bytes at issue and lands them a number of chip
+//! cycles later (a slow DRAM bank), and `reads_done` and `tagged_reads_done` (per tag) hold only
+//! once every read issued since the last `resync` has landed. A read still in flight at a
+//! `resync` lands anyway, later, as on a card; the chip notes it. NoC1
 //! numbers the 17 x 12 grid from NoC0's far corner. The eight DRAM banks sit at Blackhole's
 //! DRAM worker ports. The chip's clock advances by one at every `now()`; each kernel reads it
 //! with an offset of its own (reader 0, writer 2^30, compute 2^31), as each baby core has its own
@@ -18,7 +22,7 @@
 //!
 //! Every kernel is a future, and so is the host; one thread polls them round-robin in a fixed
 //! order (`Pause` is `Spin`: pending once), so every run is the same run: nothing depends on
-//! thread timing. Each run with a fault is made twice, polling each tile's data-movement
+//! thread timing. A test may poll a tile's compute only every n-th round (a slow compute). Each run with a fault is made twice, polling each tile's data-movement
 //! kernels first and then its compute first, with the same expected reports. A run that does
 //! not end within a bound of rounds fails the test.
 //!
@@ -29,8 +33,9 @@
 //!
 //! # The data
 //!
-//! As the handler's program documents: page `g = block * pages + page` of a broadcast lives in
-//! DRAM bank `g % 8` at `dram_base + (g / 8) * page_size`, and its word `w` is
+//! As the handler's program documents: page `g = block * pages + page` of a broadcast is read
+//! through the DRAM port of stream `g % 8` at `dram_base + g * page_size` (here stream `i` is
+//! bank `i`), and its word `w` is
 //! `pattern_word(job, broadcast, block, page, w)`. The host's part of that is written here,
 //! from the documentation, not taken from the host crate.
 //!
@@ -49,7 +54,7 @@ use std::task::{Context as TaskContext, Poll, Waker};
 use komorebi_broadcast::args::Along;
 use komorebi_broadcast::layout::{BroadcastParams, CoreArgs, Geometry, broadcast_args};
 use komorebi_broadcast::{Where, area};
-use komorebi_hal::noc::WriteMode;
+use komorebi_hal::noc::{ReadTag, WriteMode};
 use komorebi_hal::{
     CircularBuffer, ControlBlock, L1Addr, LogicalRect, NocAddr, NocId, NocMulticast, Rect, Role,
     Spin, Xy, cb, control, noc,
@@ -102,6 +107,32 @@ struct NocFaults {
     busy_reads: u32,
     /// Every read refused with this error.
     failed_reads: Option<noc::ErrorKind>,
+    /// Reads from this DRAM bank (NoC0 coordinates) land this many chip cycles after issue.
+    slow_bank: Option<((u8, u8), u64)>,
+    /// Every other read lands this many chip cycles after issue (0: at issue).
+    read_delay: u64,
+}
+
+/// A read issued and not landed yet.
+#[derive(Clone, Debug)]
+struct InFlight {
+    /// NoC0 coordinates of the tile that issued it, and its NoC's index.
+    tile: (u8, u8),
+    noc: u8,
+    /// Its NoC's `resync` count at issue: reads issued before a resync no longer count.
+    epoch: u32,
+    tag: Option<u8>,
+    /// The chip cycle at which it lands.
+    due: u64,
+    dst: u32,
+    bytes: Vec<u8>,
+}
+
+/// A read or a data multicast a tile's NoC issued (VALID and markers are not traced).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Traced {
+    Read { dst: u32, tag: Option<u8> },
+    Data { src: u32 },
 }
 
 #[derive(Default)]
@@ -124,6 +155,17 @@ struct Chip {
     unacked: BTreeSet<((u8, u8), u8)>,
     /// Unicast writes issued, by tile and NoC index (DONE markers, the handshake's ready words).
     writes: BTreeMap<((u8, u8), u8), u32>,
+    /// Reads issued and not landed yet.
+    in_flight: Vec<InFlight>,
+    /// Reads that were still in flight when their NoC was resynced: (tile, NoC, destination).
+    in_flight_at_resync: Vec<((u8, u8), u8, u32)>,
+    /// Reads and data multicasts each tile issued, in order, by NoC0 coordinates.
+    trace: BTreeMap<(u8, u8), Vec<Traced>>,
+    /// Tiles (NoC0 coordinates) whose compute is polled only every n-th round.
+    compute_every: BTreeMap<(u8, u8), u32>,
+    /// For each announcement of a data-movement kernel's recovery (by tile and role), the
+    /// destinations of the tile's reads in flight at that moment.
+    in_flight_at_recovery: BTreeMap<((u8, u8), Role), Vec<u32>>,
 }
 
 type Shared = Rc<RefCell<Chip>>;
@@ -151,6 +193,25 @@ impl Chip {
 
     fn set_control(&mut self, tile: (u8, u8), offset: u32, value: u32) {
         self.set_word(tile, CONTROL + offset, value)
+    }
+
+    /// Lands every read due by now.
+    fn land(&mut self) {
+        let clock = self.clock;
+        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.in_flight)
+            .into_iter()
+            .partition(|r| r.due <= clock);
+        self.in_flight = later;
+        for r in due {
+            let at = r.dst as usize;
+            let l1 = &mut self.tiles.get_mut(&r.tile).unwrap().l1;
+            l1[at..at + r.bytes.len()].copy_from_slice(&r.bytes);
+        }
+    }
+
+    /// The `resync` count of NoC `noc` of `tile`.
+    fn epoch(&self, tile: (u8, u8), noc: u8) -> u32 {
+        self.resyncs.get(&(tile, noc)).copied().unwrap_or(0)
     }
 }
 
@@ -191,7 +252,16 @@ impl ControlBlock for Ctrl {
     }
     fn store(&mut self, offset: u32, value: u32) -> Result<(), control::ErrorKind> {
         Self::check(offset)?;
-        self.chip.borrow_mut().set_control(self.tile, offset, value);
+        let mut chip = self.chip.borrow_mut();
+        for role in [Role::Reader, Role::Writer] {
+            if offset == abi::kernel_word(abi::KERNEL_RECOVERING, role) {
+                let tile = self.tile;
+                let reads = chip.in_flight.iter().filter(|r| r.tile == tile);
+                let dsts = reads.map(|r| r.dst).collect();
+                chip.in_flight_at_recovery.insert((tile, role), dsts);
+            }
+        }
+        chip.set_control(self.tile, offset, value);
         Ok(())
     }
     fn stop_requested(&mut self) -> Result<bool, control::ErrorKind> {
@@ -208,6 +278,7 @@ impl ControlBlock for Ctrl {
     fn now(&mut self) -> u64 {
         let mut c = self.chip.borrow_mut();
         c.clock += 1;
+        c.land();
         c.clock + self.offset
     }
 }
@@ -266,6 +337,79 @@ impl Noc {
         }
     }
 
+    /// Whether every read of this NoC issued since its last `resync` with a tag `tag` accepts
+    /// has landed.
+    fn landed(&self, tag: impl Fn(Option<u8>) -> bool) -> bool {
+        let mut chip = self.chip.borrow_mut();
+        chip.land();
+        let (noc, epoch) = (self.id.index(), chip.epoch(self.tile, self.id.index()));
+        !chip
+            .in_flight
+            .iter()
+            .any(|r| r.tile == self.tile && r.noc == noc && r.epoch == epoch && tag(r.tag))
+    }
+
+    fn issue_read(
+        &mut self,
+        src: NocAddr,
+        dst: L1Addr,
+        len: u32,
+        tag: Option<u8>,
+    ) -> Result<(), noc::ErrorKind> {
+        let mut chip = self.chip.borrow_mut();
+        let mut delay = 0;
+        let from = self.noc0(src.node());
+        if let Some(f) = chip.faults.get_mut(&self.tile) {
+            if let Some(kind) = f.failed_reads {
+                return Err(kind);
+            }
+            if f.busy_reads > 0 {
+                f.busy_reads -= 1;
+                return Err(noc::ErrorKind::Busy);
+            }
+            delay = match f.slow_bank {
+                Some((bank, d)) if bank == from => d,
+                _ => f.read_delay,
+            };
+        }
+        let at = src.local() as usize;
+        let bytes = match chip.dram.get(&from) {
+            Some(bank) => bank.get(at..at + len as usize),
+            None => chip
+                .tiles
+                .get(&from)
+                .and_then(|t| t.l1.get(at..at + len as usize)),
+        }
+        .ok_or(noc::ErrorKind::InvalidAddress)?
+        .to_vec();
+        chip.trace.entry(self.tile).or_default().push(Traced::Read {
+            dst: dst.get(),
+            tag,
+        });
+        if delay == 0 {
+            return Self::copy_to(&mut chip, bytes, self.tile, dst.get() as u64);
+        }
+        let at = dst.get() as usize;
+        if chip.tiles[&self.tile]
+            .l1
+            .get(at..at + bytes.len())
+            .is_none()
+        {
+            return Err(noc::ErrorKind::InvalidAddress);
+        }
+        let r = InFlight {
+            tile: self.tile,
+            noc: self.id.index(),
+            epoch: chip.epoch(self.tile, self.id.index()),
+            tag,
+            due: chip.clock + delay,
+            dst: dst.get(),
+            bytes,
+        };
+        chip.in_flight.push(r);
+        Ok(())
+    }
+
     fn own_bytes(&self, chip: &Chip, src: L1Addr, len: u32) -> Result<Vec<u8>, noc::ErrorKind> {
         let s = src.get() as usize;
         chip.tiles[&self.tile]
@@ -284,28 +428,16 @@ impl NocMulticast for Noc {
         self.on_this_noc(self.tile)
     }
     fn read(&mut self, src: NocAddr, dst: L1Addr, len: u32) -> Result<(), noc::ErrorKind> {
-        let mut chip = self.chip.borrow_mut();
-        if let Some(f) = chip.faults.get_mut(&self.tile) {
-            if let Some(kind) = f.failed_reads {
-                return Err(kind);
-            }
-            if f.busy_reads > 0 {
-                f.busy_reads -= 1;
-                return Err(noc::ErrorKind::Busy);
-            }
-        }
-        let from = self.noc0(src.node());
-        let at = src.local() as usize;
-        let bytes = match chip.dram.get(&from) {
-            Some(bank) => bank.get(at..at + len as usize),
-            None => chip
-                .tiles
-                .get(&from)
-                .and_then(|t| t.l1.get(at..at + len as usize)),
-        }
-        .ok_or(noc::ErrorKind::InvalidAddress)?
-        .to_vec();
-        Self::copy_to(&mut chip, bytes, self.tile, dst.get() as u64)
+        self.issue_read(src, dst, len, None)
+    }
+    fn read_tagged(
+        &mut self,
+        src: NocAddr,
+        dst: L1Addr,
+        len: u32,
+        tag: ReadTag,
+    ) -> Result<(), noc::ErrorKind> {
+        self.issue_read(src, dst, len, Some(tag.get()))
     }
     fn write(
         &mut self,
@@ -333,6 +465,10 @@ impl NocMulticast for Noc {
         let mut chip = self.chip.borrow_mut();
         let bytes = self.own_bytes(&chip, src, len)?;
         self.issued(&mut chip);
+        if len > 4 {
+            let t = Traced::Data { src: src.get() };
+            chip.trace.entry(self.tile).or_default().push(t);
+        }
         let to: Vec<(u8, u8)> = chip
             .tiles
             .keys()
@@ -346,7 +482,10 @@ impl NocMulticast for Noc {
         Ok(())
     }
     fn reads_done(&mut self) -> Result<bool, noc::ErrorKind> {
-        Ok(true)
+        Ok(self.landed(|_| true))
+    }
+    fn tagged_reads_done(&mut self, tag: ReadTag) -> Result<bool, noc::ErrorKind> {
+        Ok(self.landed(|t| t == Some(tag.get())))
     }
     fn writes_sent(&mut self) -> Result<bool, noc::ErrorKind> {
         Ok(true)
@@ -358,6 +497,14 @@ impl NocMulticast for Noc {
     fn resync(&mut self) -> Result<(), noc::ErrorKind> {
         let key = (self.tile, self.id.index());
         let mut chip = self.chip.borrow_mut();
+        chip.land();
+        let stale: Vec<_> = chip
+            .in_flight
+            .iter()
+            .filter(|r| (r.tile, r.noc) == key)
+            .map(|r| (r.tile, r.noc, r.dst))
+            .collect();
+        chip.in_flight_at_resync.extend(stale);
         *chip.resyncs.entry(key).or_default() += 1;
         chip.unacked.remove(&key);
         Ok(())
@@ -525,6 +672,32 @@ impl Future for YieldNow {
     }
 }
 
+/// A tile's compute, polled only every `chip.compute_every[tile]`-th time it is asked.
+struct Throttled<'a> {
+    chip: Shared,
+    tile: (u8, u8),
+    asked: u32,
+    inner: Task<'a>,
+}
+
+impl Future for Throttled<'_> {
+    type Output = Option<Exit>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Exit>> {
+        let every = self
+            .chip
+            .borrow()
+            .compute_every
+            .get(&self.tile)
+            .copied()
+            .unwrap_or(1);
+        self.asked += 1;
+        if self.asked % every.max(1) != 0 {
+            return Poll::Pending;
+        }
+        self.inner.as_mut().poll(cx)
+    }
+}
+
 /// How one kernel's loop ended: its tile, its role, why.
 type Exit = ((u8, u8), Role, KernelExit);
 /// A kernel (`Some` exit) or the host (`None`).
@@ -674,11 +847,11 @@ impl Shape {
     }
 
     /// Where word `word` of page `page` of block `block` of broadcast `id` is in DRAM: bank
-    /// `g % 8` at `base + (g / 8) * page_size`, `g = block * pages + page`.
+    /// `g % 8` at `base + g * page_size`, `g = block * pages + page`.
     fn dram_at(&self, id: u8, block: u32, page: u32, word: u32) -> ((u8, u8), usize) {
         let g = block * self.pages as u32 + page;
         let bank = DRAM_PORTS[(g % 8) as usize];
-        let at = DRAM_BASES[id as usize] + (g / 8) * PAGE_SIZE + 4 * word;
+        let at = DRAM_BASES[id as usize] + g * PAGE_SIZE + 4 * word;
         (bank, at as usize)
     }
 
@@ -946,12 +1119,17 @@ fn run_commands_in(
         }));
         let h = hs.next().unwrap();
         let (c, b) = (ctrl(COMPUTE_CLOCK), buffers());
-        tile.push(Box::pin(async move {
-            Some((
-                core,
-                Role::Compute,
-                persistent::compute(c, Spin, b, h).await,
-            ))
+        tile.push(Box::pin(Throttled {
+            chip: chip.clone(),
+            tile: t,
+            asked: 0,
+            inner: Box::pin(async move {
+                Some((
+                    core,
+                    Role::Compute,
+                    persistent::compute(c, Spin, b, h).await,
+                ))
+            }),
         }));
         if let Order::ComputeFirst = order {
             tile.reverse();
@@ -1215,6 +1393,7 @@ fn a_busy_noc_read_is_asked_again() {
         NocFaults {
             busy_reads: 3,
             failed_reads: None,
+            ..NocFaults::default()
         },
     );
     let reports = run_commands(&cores, &chip, vec![Post::broadcast(&shape, 4)], |_, _| {});
@@ -1237,6 +1416,7 @@ fn a_refused_dram_read_gives_up_broadcast_done_and_the_next_command_runs_clean()
             NocFaults {
                 busy_reads: 0,
                 failed_reads: Some(noc::ErrorKind::Fault),
+                ..NocFaults::default()
             },
         );
         let posts = vec![Post::broadcast(&shape, 5), Post::broadcast(&shape, 6)];
@@ -1731,6 +1911,188 @@ fn a_receiver_whose_acknowledgements_are_lost_recovers_after_one_limit_and_its_c
             assert_eq!(reports[1][core], shape.clean(2, 82), "{core:?}");
         }
         assert!(chip.borrow().unacked.is_empty());
+        assert_buffers_at_slot_0(&chip);
+    }
+}
+
+// ---- reading ahead -------------------------------------------------------------------------
+
+/// What the sender of broadcast `id` of `shape` traces for block `block`: its reads (tag
+/// `block % window`, one per page, into slot `block % window`) or its data multicast from that
+/// slot.
+fn traced_reads(shape: &Shape, id: usize, block: u32) -> Vec<Traced> {
+    let slot = CB_BASES[id] + (block % shape.window as u32) * shape.pages as u32 * PAGE_SIZE;
+    (0..shape.pages as u32)
+        .map(|page| Traced::Read {
+            dst: slot + page * PAGE_SIZE,
+            tag: Some((block % shape.window as u32) as u8),
+        })
+        .collect()
+}
+
+fn traced_data(shape: &Shape, id: usize, block: u32) -> Traced {
+    let slot = CB_BASES[id] + (block % shape.window as u32) * shape.pages as u32 * PAGE_SIZE;
+    Traced::Data { src: slot }
+}
+
+#[test]
+fn a_sender_reading_ahead_past_a_slow_compute_delivers_every_byte() {
+    // A along row 0: (0,0) sends to (1,0); window 4 of 1 page, 9 blocks. The sender's reads
+    // land 40 chip cycles after issue, those from DRAM bank 0 (blocks 0 and 8) 400, so block
+    // 0 lands after blocks 1..=3: a cast of block 0 on any read but its own would send the
+    // receiver a slot not read yet. The sender's own compute is polled every 50th round only,
+    // so from block 4 on its data-movement kernel always waits for it.
+    let mut shape = Shape::new(LogicalRect::new(0, 0, 2, 1), [true, false]);
+    shape.window = 4;
+    shape.pages = 1;
+    shape.blocks = [9, 5];
+    let cores = shape.cores();
+    let sender = noc0_of((0, 0));
+    for order in ORDERS {
+        let _order = InOrder(order);
+        let chip = chip(&shape, &cores);
+        {
+            let mut c = chip.borrow_mut();
+            c.faults.insert(
+                sender,
+                NocFaults {
+                    read_delay: 40,
+                    slow_bank: Some((DRAM_PORTS[0], 400)),
+                    ..NocFaults::default()
+                },
+            );
+            c.compute_every.insert(sender, 50);
+        }
+        let reports = run_commands_in(
+            order,
+            &cores,
+            &chip,
+            vec![Post::broadcast(&shape, 0x91)],
+            |_, _| {},
+        );
+        // Every byte of the 9 blocks reached both computes.
+        for core in &cores {
+            assert_eq!(reports[0][core], shape.clean(1, 0x91), "{core:?}");
+        }
+        // The first lap is free: blocks 0..=3 are read (tags 0..=3) before block 0 is cast,
+        // and each is cast once its own tag landed, without waiting for the compute. From
+        // then on a slot is free only once the compute popped its block: `reserve_ready`
+        // says no, so the sender casts what it holds rather than wait, and each later block
+        // is read only when the block before it was cast.
+        let mut expected: Vec<Traced> = (0..4).flat_map(|b| traced_reads(&shape, 0, b)).collect();
+        expected.extend((0..4).map(|b| traced_data(&shape, 0, b)));
+        for b in 4..9 {
+            expected.extend(traced_reads(&shape, 0, b));
+            expected.push(traced_data(&shape, 0, b));
+        }
+        let c = chip.borrow();
+        assert_eq!(c.trace[&sender], expected);
+        assert!(c.in_flight.is_empty() && c.in_flight_at_resync.is_empty());
+        drop(c);
+        assert_buffers_at_slot_0(&chip);
+    }
+}
+
+#[test]
+fn a_sender_that_gives_up_with_reads_ahead_in_flight_lets_none_land_in_the_next_command() {
+    // A along row 0: (0,0) sends to (1,0); window 4 of 1 page, 9 blocks; the sender's reads
+    // land 300 cycles after issue, so its compute pops blocks while it waits for them and it
+    // reads ahead. (1,0)'s compute stops before block 1. The sender casts blocks 0..=4 (block 4
+    // on (1,0)'s marker for block 0), reads blocks 5..=8 ahead as its own compute frees their
+    // slots, and waits in vain for (1,0)'s marker for block 1 before casting block 5: it gives
+    // up broadcast_done and stops its tile, whose compute, waiting for block 5, sees the stop.
+    // (1,0) holds blocks 1..=4 and waits in vain for block 5's VALID. Block 6's read (slot 2)
+    // comes from DRAM bank 6, which takes 30,000 cycles (1.5 wait limits): it is still in
+    // flight when the sender gives up, and lands within its recovery's bounded wait for its
+    // reads, before it pads slots 1..=3 and the next command (another job) starts at slot 0.
+    let mut shape = Shape::new(LogicalRect::new(0, 0, 2, 1), [true, false]);
+    shape.window = 4;
+    shape.pages = 1;
+    shape.blocks = [9, 5];
+    let clean_shape = Shape {
+        job: 8,
+        ..shape.clone()
+    };
+    shape.stalls = vec![((1, 0), Role::Compute, 1)];
+    let cores = shape.cores();
+    let (sender, receiver) = (noc0_of((0, 0)), noc0_of((1, 0)));
+    let slot_2 = CB_BASES[0] + 2 * PAGE_SIZE;
+    for order in ORDERS {
+        let _order = InOrder(order);
+        let chip = chip(&shape, &cores);
+        chip.borrow_mut().faults.insert(
+            sender,
+            NocFaults {
+                slow_bank: Some((DRAM_PORTS[6], 30_000)),
+                read_delay: 300,
+                ..NocFaults::default()
+            },
+        );
+        let posts = vec![
+            Post::broadcast(&shape, 0xA1),
+            Post::broadcast(&clean_shape, 0xA2),
+        ];
+        let mut after_first = None;
+        let reports = run_commands_in(order, &cores, &chip, posts, |k, chip| {
+            if k == 2 {
+                after_first = Some((
+                    chip.in_flight.len(),
+                    chip.in_flight_at_recovery.clone(),
+                    chip.padding.clone(),
+                ));
+                // The next command's job, read at issue.
+                chip.faults.clear();
+                clean_shape.fill_dram(chip, 8);
+            }
+        });
+        let (in_flight, at_recovery, padding) = after_first.unwrap();
+        // Block 6's read was in flight when the sender announced its recovery (the receiver
+        // had none); nothing was in flight once the first command was reported, nor when a
+        // NoC was resynced for the next command.
+        assert_eq!(
+            at_recovery,
+            [
+                ((sender, Role::Reader), vec![slot_2]),
+                ((receiver, Role::Reader), vec![])
+            ]
+            .into()
+        );
+        assert_eq!(in_flight, 0);
+        assert_eq!(chip.borrow().in_flight_at_resync, []);
+        assert_eq!(padding, [((sender, 0), 3), ((receiver, 0), 3)].into());
+        assert_eq!(
+            reports[0][&(0, 0)],
+            Report {
+                index: 1,
+                sequence: 0xA1,
+                status: abi::STATUS_GAVE_UP,
+                give_ups: [
+                    give_up(GiveUpCode::Broadcast(Where::BroadcastDone), 0, 5),
+                    None,
+                    give_up(GiveUpCode::ComputeStopped, 0, 5),
+                ],
+                stats: [1_600, 0, 1_600],
+            }
+        );
+        assert_eq!(
+            reports[0][&(1, 0)],
+            Report {
+                index: 1,
+                sequence: 0xA1,
+                status: abi::STATUS_GAVE_UP,
+                give_ups: [
+                    give_up(GiveUpCode::Broadcast(Where::BroadcastValid), 0, 5),
+                    None,
+                    give_up(GiveUpCode::ComputeTimedOut, 0, 1),
+                ],
+                stats: [1_600, 0, 320],
+            }
+        );
+        // The next command delivers every byte of its own job.
+        for core in &cores {
+            assert_eq!(reports[1][core], clean_shape.clean(2, 0xA2), "{core:?}");
+        }
+        assert!(chip.borrow().in_flight.is_empty());
         assert_buffers_at_slot_0(&chip);
     }
 }

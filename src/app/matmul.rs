@@ -267,16 +267,22 @@ pub fn run_with_progress(
         block_row.push(None);
     }
     // The checks above make every group's plan valid; should one not be, the message names
-    // the user's --rect, not the group's.
+    // the user's --rect, not the group's. Each group's data has its own DRAM addresses: its
+    // senders' copies follow the previous group's.
+    let mut start = crate::app::broadcast::DRAM_BASE;
     let plans = groups
         .iter()
         .map(|&g| {
-            BroadcastPlan::new(&broadcast(g), &geometry).map_err(|e| BroadcastError::Flag {
-                flag: "--rect",
-                why: format!("{r}: its group {g}: {e}"),
-            })
+            let plan = BroadcastPlan::new(&broadcast(g), &geometry)
+                .and_then(|p| p.with_dram_start(start))
+                .map_err(|e| BroadcastError::Flag {
+                    flag: "--rect",
+                    why: format!("{r}: its group {g}: {e}"),
+                })?;
+            start = plan.dram_end();
+            Ok(plan)
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, BroadcastError>>()?;
     let for_device = plans.clone();
     let sim = komorebi_sim::SimConfig {
         harvest: base.harvest,
@@ -286,8 +292,7 @@ pub fn run_with_progress(
     let target = SimTarget::spawn(
         move || {
             let mut s = Session::open(Backend::Simulator(sim))?;
-            // Every plan writes the same DRAM pattern (it depends on step and broadcast
-            // only), so preparing each group's buffers also rewrites identical bytes.
+            // Each plan writes its own DRAM data.
             for p in &for_device {
                 p.prepare(&mut s)?;
             }

@@ -16,7 +16,7 @@ use komorebi_hal::noc::ErrorKind;
 
 use crate::config::SourceRead;
 use crate::hal::error::NocError;
-use crate::niu::Run;
+use crate::niu::{Pipe, Run};
 use crate::packet::{Hold, Item, ReadPacket, Target, TileIx, WritePacket};
 use crate::route::{self, raw};
 use crate::world::World;
@@ -150,7 +150,7 @@ fn issue_writes(w: &mut World, by: Issuer, p: Writes) {
             (0, Hold::Free)
         };
         let busy = timing.write_issue_floor.max(reserve + timing.flits(n));
-        let depart = w.niu_slot(by.tile, by.noc, by.now, busy);
+        let depart = w.niu_slot(by.tile, by.noc, Pipe::Write, by.now, busy);
         w.tiles[by.tile as usize].niu[by.noc as usize].write_issued(p.acked, p.dests.len() as u32);
         let at_issue = (w.cfg.source_read != SourceRead::Departure).then(|| {
             let mut buf = vec![0u8; n as usize];
@@ -198,7 +198,7 @@ pub(crate) fn read(
     let mut off = 0;
     while off < len {
         let n = (len - off).min(timing.max_packet_bytes);
-        let depart = w.niu_slot(by.tile, by.noc, by.now, timing.read_issue_floor);
+        let depart = w.niu_slot(by.tile, by.noc, Pipe::Read, by.now, timing.read_issue_floor);
         let niu = &mut w.tiles[by.tile as usize].niu[by.noc as usize];
         niu.reads_issued = niu.reads_issued.wrapping_add(1);
         let outstanding = &mut niu.reads_outstanding[id as usize & 0xF];

@@ -1,7 +1,14 @@
 //! A Tensix tile's NIU (one per NoC): Blackhole's wrapping counters (reads done; non-posted and
 //! posted writes sent; acks, one per destination of a multicast), the issue counts a driver
-//! keeps to compare them with, the issue pipeline (one command at a time) and its open linked
-//! run.
+//! keeps to compare them with, its two issue pipelines and its open linked run.
+//!
+//! # Two issue pipelines
+//! An NIU has four command buffers that issue independently (ISA `NoC/MemoryMap.md`:
+//! "request initiators"); komorebi, as tt-metal's `noc_nonblocking_api.h`, issues reads from
+//! one and writes from another. So a read waits only for the reads issued before it, never for
+//! a multicast's path reservation or its data leaving: the [`Pipe::Read`] and [`Pipe::Write`]
+//! pipelines each take one command at a time. Their packets still meet on the NoC's links,
+//! where `link` arbitrates them.
 //!
 //! Leaf module: imports nothing of the crate. The world times the packets; this module only
 //! keeps the NIU's own state.
@@ -17,8 +24,8 @@ pub(crate) struct Niu {
     pub posted_sent: u32,
     pub acks_expected: u32,
     pub acks_received: u32,
-    /// When the NIU can start its next command.
-    pub free_at: u64,
+    /// When each pipeline ([`Pipe`]) can start its next command.
+    pub free_at: [u64; 2],
     /// The open linked run of multicasts, if any.
     pub run: Option<Run>,
     /// Per transaction id (`NOC_PACKET_TAG` bits 10..13): reads issued and not landed, as
@@ -40,12 +47,21 @@ fn caught_up(done: u32, issued: u32) -> bool {
     done.wrapping_sub(issued) as i32 >= 0
 }
 
+/// An NIU's issue pipelines: the command buffer reads are issued from and the one writes
+/// (multicasts included) are.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Pipe {
+    Read = 0,
+    Write = 1,
+}
+
 impl Niu {
-    /// When the NIU takes a command issued at `t` that occupies it `busy` cycles: it leaves
-    /// `issue_latency` after the NIU starts it.
-    pub(crate) fn slot(&mut self, t: u64, busy: u64, issue_latency: u64) -> u64 {
-        let start = t.max(self.free_at);
-        self.free_at = start + busy;
+    /// When pipeline `pipe` takes a command issued at `t` that occupies it `busy` cycles: it
+    /// leaves `issue_latency` after the pipeline starts it.
+    pub(crate) fn slot(&mut self, pipe: Pipe, t: u64, busy: u64, issue_latency: u64) -> u64 {
+        let free_at = &mut self.free_at[pipe as usize];
+        let start = t.max(*free_at);
+        *free_at = start + busy;
         start + issue_latency
     }
 

@@ -11,7 +11,8 @@
 //!           (each link is asked for when the head reaches it; the tail follows, `link`)
 //! ack     = arrive + ack_turnaround + niu_hop + router_hop * H' + niu_hop, then one cycle of
 //!           the sender's ejection port
-//! NIU free after depart: max(write_issue_floor, F)            (reads: read_issue_floor)
+//! NIU free after depart: max(write_issue_floor, F)            (reads: read_issue_floor; reads
+//!           and writes leave from separate command buffers, each its own pipeline, `niu`)
 //! multicast NIU occupancy: reserve_base + reserve_per_hop * H + F   (the path reserved per
 //!           packet; a linked run's later packets: max(write_issue_floor, F))
 //! ```

@@ -16,6 +16,7 @@ use crate::dram::Dram;
 use crate::fault::{Faults, TxKind};
 use crate::link::{Crossed, Links, ROOT, Route};
 use crate::memory::FastHash;
+use crate::niu::Pipe;
 use crate::packet::{Item, NO_TILE, ReadPacket, Target, TileIx, Vc, WritePacket};
 use crate::report::{CoreFault, Stats, Violation};
 use crate::rng::SplitMix64;
@@ -171,10 +172,11 @@ impl World {
         self.sched.charge(task, cycles, self.now)
     }
 
-    /// When an NIU takes a command issued at `t` that occupies it `busy` cycles.
-    pub(crate) fn niu_slot(&mut self, tile: TileIx, noc: u8, t: u64, busy: u64) -> u64 {
+    /// When an NIU's pipeline `pipe` takes a command issued at `t` that occupies it `busy`
+    /// cycles.
+    pub(crate) fn niu_slot(&mut self, tile: TileIx, noc: u8, pipe: Pipe, t: u64, busy: u64) -> u64 {
         let latency = self.cfg.timing.issue_latency;
-        self.tiles[tile as usize].niu[noc as usize].slot(t, busy, latency)
+        self.tiles[tile as usize].niu[noc as usize].slot(pipe, t, busy, latency)
     }
 
     /// A new linked run's number.

@@ -2,19 +2,18 @@
 //! control-block words as komorebi's broadcast, so the two can be compared on equal terms
 //! (`komorebi_kernel::handshake_handler` runs them; its docs cite the tt-metal kernels).
 //!
-//! The calls are [`Broadcast`](super::Broadcast)'s (`cast_when_ready`, `ready_and_arrive`);
-//! this module holds the receiver's waits, as `pump` holds komorebi's markers.
+//! The call is `Broadcast::handshake`; this module holds the receiver's waits, as `pump` holds
+//! komorebi's markers, and the count the sender waits for (`needed`, komorebi's too).
 //!
 //! ```text
 //! for block in 0..blocks {
 //!     if b.sender() {
 //!         let slot = b.reserve(&mut dm, block).await?;        // own slot free
 //!         // read the block's pages from DRAM into `slot`
-//!         b.cast_when_ready(&mut dm, block).await?;   // reads landed, every receiver ready
-//!                                                     // for `block`, multicast, flush, flag,
-//!                                                     // push
+//!         b.handshake(&mut dm, block).await?;  // reads landed, every receiver ready for
+//!                                              // `block`, multicast, flush, flag, push
 //!     } else {
-//!         b.ready_and_arrive(&mut dm, block).await?;  // own slot free, ready, flag, push
+//!         b.handshake(&mut dm, block).await?;  // own slot free, ready, flag, push
 //!     }
 //! }
 //! b.finish(&mut dm).await?;                           // as komorebi's
@@ -41,15 +40,14 @@
 //!   compute popped block `b - window`), and the sender multicasts block `b` only once every
 //!   receiver said so: a block never lands on a page its compute has not popped.
 //! * Strictly serial per block, as tt-metal's kernels: the sender issues block `b + 1`'s reads
-//!   only after block `b`'s flag ([`reserve`](Broadcast::reserve) comes after
-//!   [`cast_when_ready`](Broadcast::cast_when_ready) returned). The sender's flush
+//!   only after block `b`'s flag (`reserve` comes after `handshake` returned). The sender's flush
 //!   (`writes_sent`) between data and flag is the one tt-metal makes on Blackhole; it also lets
 //!   the flag's source change only once the previous flag left.
 //! * A receiver's ready write changes the marker source only once `writes_sent` says its
 //!   previous write left, and is an ordinary NoC write (never an inline write).
 //! * Every call gives up within one wait limit, or on the stop flag, and records the first
 //!   give-up of the command, exactly as komorebi's calls do (the module docs of `device`);
-//!   [`finish`](Broadcast::finish) is komorebi's: a receiver's last ready word already says
+//!   `finish` is komorebi's: a receiver's last ready word already says
 //!   every block, so it sends nothing more; the sender waits for it, then clears its ready
 //!   words and a receiver its flag.
 //!
@@ -69,6 +67,20 @@ use super::cause::{Cause, Fail, ctrl_cause, issued, noc_cause};
 use super::wait::{deadline, wait_for};
 use crate::area::{self, Where, marker, marker_count};
 use crate::args::BroadcastArgs;
+
+/// The count every receiver's DONE-BY word must reach before the sender casts `block`:
+/// komorebi's, that it popped block `block - window` (that slot's; none in the first lap), or
+/// with `handshake` that it is ready for `block` (which says as much, and that it waits for it).
+#[inline(always)]
+pub(super) fn needed(handshake: bool, block: u32, window: u8) -> Option<u32> {
+    if handshake {
+        Some(block + 1)
+    } else {
+        block
+            .checked_sub(window as u32)
+            .map(|previous| previous + 1)
+    }
+}
 
 /// What a receiver's [`ready`] needs of its broadcast.
 #[derive(Copy, Clone, Debug)]

@@ -19,6 +19,32 @@
 //! }
 //! ```
 //!
+//! # Reading ahead
+//!
+//! A sender may reserve blocks ahead of the one it casts next: up to `window - 1` of them,
+//! in order, each once its own compute popped the block that was in its slot. It reads each
+//! reserved block's pages with [`read_tag`](Broadcast::read_tag) (`NocMulticast::read_tagged`),
+//! so `cast` waits for that block's reads only, while the reads of later blocks are still in
+//! flight:
+//!
+//! ```text
+//! for block in 0..blocks {
+//!     while reserved < blocks.min(block + window)
+//!         && (reserved == block || b.reserve_ready(reserved)?) {
+//!         let slot = b.reserve(&mut dm, reserved).await?;
+//!         // read block `reserved`'s pages into `slot` with read_tagged(.., b.read_tag(reserved))
+//!         reserved += 1;
+//!     }
+//!     b.cast(&mut dm, block).await?;
+//! }
+//! ```
+//!
+//! Reading ahead changes no rule: a slot is still written on the receivers only after every
+//! receiver's DONE says its block left, and on the sender only after its own compute popped it
+//! (and after the multicast that sent its previous block left, which `cast` waits for before
+//! it pushes). When no block beyond `block` is reserved, `cast` waits for every read, tagged or
+//! not, so a sender that never reads ahead may read with plain `read`.
+//!
 //! # What it guarantees
 //!
 //! * The sender multicasts block `b` into slot `b % window` of every receiver only when every
@@ -51,47 +77,31 @@
 //!
 //! # The handshake peer
 //!
-//! [`Broadcast::cast_when_ready`] and [`Broadcast::ready_and_arrive`] (with `reserve`, `finish`)
-//! run a tt-metal-style handshake over the same words and buffer, with the guarantees above
-//! (the `handshake` module's docs, and `komorebi_kernel::handshake_handler`'s, say the rest).
+//! [`Broadcast::handshake`] (with `reserve`, `finish`) runs a tt-metal-style handshake over the
+//! same words and buffer, with the guarantees above (`handshake`'s docs say the rest).
 
 use komorebi_hal::cb::{CircularBuffer, Error as _};
 use komorebi_hal::control::ControlBlock;
-use komorebi_hal::noc::{NocMulticast, WriteMode};
-use komorebi_hal::{DataMovement, L1Addr, LogicalRect, NocAddr, Pause, Rect, Xy};
+use komorebi_hal::noc::{NocMulticast, ReadTag, WriteMode};
+use komorebi_hal::{DataMovement, L1Addr, Pause};
 
 mod cause;
+mod context;
 mod handshake;
+mod part;
 mod pump;
 mod wait;
 
 pub use cause::{Cause, GiveUp};
+pub use context::{Context, refuse_without_buffer};
 
 use cause::{Fail, ctrl_cause, issued, noc_cause};
+use part::Part;
 use pump::{Popped, Pump};
 use wait::{deadline, receivers_done, record_first, wait_for};
 
 use crate::area::{self, GiveUpRecord, Where, marker, marker_count, padding_blocks};
-use crate::args::{ArgsError, BroadcastArgs, MAX_BLOCKS};
-
-/// What a broadcast needs to know of the command it runs in.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Context {
-    /// The command's sequence number; its low half tags every VALID and DONE word.
-    pub sequence: u32,
-    /// The group the command names.
-    pub group: LogicalRect,
-    /// Whether the command carries `EXCLUSIVE` (rule 3 requires it).
-    pub exclusive: bool,
-}
-
-/// This core's part in the broadcast, with what the part needs.
-#[derive(Copy, Clone, Debug)]
-enum Part {
-    Sender { rect: Option<Rect>, receivers: u8 },
-    Receiver { done_dst: NocAddr },
-    Excluded,
-}
+use crate::args::{BroadcastArgs, MAX_BLOCKS};
 
 /// One core's part in one broadcast of one command. See the module docs.
 #[derive(Debug)]
@@ -106,15 +116,13 @@ pub struct Broadcast<C> {
     marker_src: L1Addr,
     /// Blocks cast (sender) or handed to compute (receiver) so far.
     blocks: u32,
+    /// Blocks reserved so far (sender): `blocks..reserved` are reserved and not cast yet.
+    reserved: u32,
     popped: Popped,
     marker_sent: Option<u16>,
     wait_cycles: u64,
     failed: Option<GiveUp>,
     finished: bool,
-}
-
-fn xy(p: (u8, u8)) -> Result<Xy, Cause> {
-    Xy::new(p.0, p.1).map_err(|_| Cause::WrongCore)
 }
 
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
@@ -169,6 +177,7 @@ impl<C: CircularBuffer> Broadcast<C> {
             valid_src: L1Addr::ZERO,
             marker_src: L1Addr::ZERO,
             blocks: 0,
+            reserved: 0,
             popped: Popped {
                 last_raw: 0,
                 pages: 0,
@@ -252,28 +261,7 @@ impl<C: CircularBuffer> Broadcast<C> {
             last_raw: self.cb.popped().map_err(|e| Cause::Cb(e.kind()))?,
             pages: 0,
         };
-        self.part = if args.is_sender() {
-            let rect = if args.receivers == 0 {
-                None
-            } else {
-                Some(
-                    Rect::new(xy(args.start)?, xy(args.end)?)
-                        .map_err(|_| Cause::BadWords(ArgsError::Reversed))?,
-                )
-            };
-            Part::Sender {
-                rect,
-                receivers: args.receivers,
-            }
-        } else {
-            let dst = dm
-                .ctrl
-                .addr(area::done_by(args.broadcast, args.rank))
-                .map_err(ctrl_cause)?;
-            Part::Receiver {
-                done_dst: NocAddr::l1(xy(args.sender)?, dst),
-            }
-        };
+        self.part = Part::of(&mut dm.ctrl, &args)?;
         Ok(())
     }
 
@@ -324,7 +312,8 @@ impl<C: CircularBuffer> Broadcast<C> {
         &mut self.cb
     }
 
-    /// Records a give-up (the first of this command only) and remembers it.
+    /// Records a give-up (the first of this command only) and remembers it. Once there is one,
+    /// returns it at once: every later call gives up with the first give-up (module docs).
     fn fail<K: ControlBlock>(
         &mut self,
         ctrl: &mut K,
@@ -332,15 +321,16 @@ impl<C: CircularBuffer> Broadcast<C> {
         block: u32,
         cause: Cause,
     ) -> GiveUp {
+        if let Some(first) = self.failed {
+            return first;
+        }
         let give_up = GiveUp {
             place,
             broadcast: self.id,
             block,
             cause,
         };
-        if self.failed.is_none() {
-            self.failed = Some(give_up);
-        }
+        self.failed = Some(give_up);
         let record = GiveUpRecord {
             place,
             broadcast: self.id,
@@ -383,10 +373,23 @@ impl<C: CircularBuffer> Broadcast<C> {
     /// `block` at most `last`. A command has at most [`MAX_BLOCKS`] blocks, as compute's `end`
     /// and the host's words allow: a per-block call (`reserve`, `cast`, `arrive`) passes its
     /// block with `last` = `MAX_BLOCKS - 1`, `finish` the number of blocks with `MAX_BLOCKS`.
+    /// The next block is the next to reserve for `reserve`, the next to cast or hand over for
+    /// the others.
     fn admit(
         &self,
         sender: bool,
         block: u32,
+        last: u32,
+        place: Where,
+    ) -> Result<BroadcastArgs, Fail> {
+        self.admit_next(sender, block, self.blocks, last, place)
+    }
+
+    fn admit_next(
+        &self,
+        sender: bool,
+        block: u32,
+        next: u32,
         last: u32,
         place: Where,
     ) -> Result<BroadcastArgs, Fail> {
@@ -399,14 +402,41 @@ impl<C: CircularBuffer> Broadcast<C> {
             Part::Receiver { .. } => !sender,
             Part::Excluded => false,
         };
-        if !role_ok || self.finished || block != self.blocks || block > last {
+        if !role_ok || self.finished || block != next || block > last {
             return Err((place, Cause::Misuse));
         }
         Ok(args)
     }
 
+    /// Sender: the read tag of block `block`'s reads when it is read ahead (see "Reading
+    /// ahead" in the module docs): one tag per slot, `block % window`.
+    pub fn read_tag(&self, block: u32) -> ReadTag {
+        let window = self.args.map_or(1, |a| a.window.max(1)) as u32;
+        // A window is at most 8 (`args` checks it), so each slot has a tag of its own.
+        ReadTag::cyclic(block % window)
+    }
+
+    /// Sender: false when [`reserve`](Self::reserve) of `block` would wait for its slot:
+    /// its own compute has not popped the blocks that were in the slots up to it. Never waits
+    /// and records nothing. True also when `reserve` would return at once without a slot (a
+    /// `block` more than `window - 1` ahead of the next to cast, a buffer that cannot be read),
+    /// so a sender asks it only for the next block to reserve, within the window.
+    pub fn reserve_ready(&mut self, block: u32) -> bool {
+        let (window, pages) = self
+            .args
+            .map_or((0, 0), |a| (a.window as u32, a.pages as u32));
+        let ahead = block.wrapping_sub(self.blocks);
+        ahead >= window
+            || self
+                .cb
+                .pages_free()
+                .map_or(true, |free| free as u32 >= (ahead + 1) * pages)
+    }
+
     /// Sender: waits until slot `block % window` is free in its own buffer (its compute popped
     /// block `block - window`) and returns the slot's address, the same on every core.
+    /// `block` is the next block not reserved yet, at most `window - 1` ahead of the next to
+    /// cast (module docs, "Reading ahead"); anything else is misuse.
     pub async fn reserve<N, K, P>(
         &mut self,
         dm: &mut DataMovement<N, K, P>,
@@ -431,24 +461,36 @@ impl<C: CircularBuffer> Broadcast<C> {
         K: ControlBlock,
         P: Pause,
     {
-        let args = self.admit(true, block, MAX_BLOCKS - 1, Where::BroadcastFree)?;
-        let until = deadline(&mut dm.ctrl).map_err(|c| (Where::BroadcastFree, c))?;
-        let pages = args.pages;
+        const PLACE: Where = Where::BroadcastFree;
+        let args = self.admit_next(true, block, self.reserved, MAX_BLOCKS - 1, PLACE)?;
+        let window = args.window as u32;
+        // Blocks reserved and not cast: `self.blocks..block`; this one makes one more.
+        let ahead = block - self.blocks;
+        if ahead >= window {
+            return Err((PLACE, Cause::Misuse));
+        }
+        let until = deadline(&mut dm.ctrl).map_err(|c| (PLACE, c))?;
+        let need = (ahead + 1) * args.pages as u32;
         let cb = &mut self.cb;
         wait_for(
             &mut dm.ctrl,
             &mut dm.pause,
             until,
             &mut self.wait_cycles,
-            &mut |_| Ok(cb.pages_free().map_err(|e| Cause::Cb(e.kind()))? >= pages),
+            &mut |_| Ok(cb.pages_free().map_err(|e| Cause::Cb(e.kind()))? as u32 >= need),
         )
         .await
-        .map_err(|c| (Where::BroadcastFree, c))?;
-        let slot = block % args.window as u32;
-        let addr = self.cb.base().offset(slot * self.slot_bytes);
-        match addr {
-            Some(a) if a == self.cb.write_ptr() => Ok(a),
-            _ => Err((Where::BroadcastFree, Cause::NotAtSlotZero)),
+        .map_err(|c| (PLACE, c))?;
+        // Every command starts at slot 0 and only `cast` pushes, a slot at a time: the next
+        // block to cast has its slot at the buffer's write pointer, and the blocks reserved
+        // ahead follow it (checked when nothing is reserved ahead, as every block 0 is).
+        let slot = self.cb.base().offset((block % window) * self.slot_bytes);
+        match slot {
+            Some(a) if ahead > 0 || a == self.cb.write_ptr() => {
+                self.reserved = block + 1;
+                Ok(a)
+            }
+            _ => Err((PLACE, Cause::NotAtSlotZero)),
         }
     }
 
@@ -469,8 +511,8 @@ impl<C: CircularBuffer> Broadcast<C> {
         self.settle(&mut dm.ctrl, block, r)
     }
 
-    /// `cast`, and with `HANDSHAKE` `cast_when_ready`: they differ only in the count the
-    /// DONE-BY words must reach (a constant: komorebi's build carries none of the peer's code).
+    /// `cast`, and with `HANDSHAKE` the peer's: they differ only in the count the DONE-BY words
+    /// must reach (a constant: komorebi's build carries none of the peer's code).
     async fn cast_inner<const HANDSHAKE: bool, N, K, P>(
         &mut self,
         dm: &mut DataMovement<N, K, P>,
@@ -486,24 +528,28 @@ impl<C: CircularBuffer> Broadcast<C> {
         let Part::Sender { rect, receivers } = self.part else {
             return Err((PLACE, Cause::Misuse));
         };
+        if block >= self.reserved {
+            // Cast before reserve: the slot was never checked free.
+            return Err((PLACE, Cause::Misuse));
+        }
+        // Blocks read ahead: wait for this block's tag only; else for every read.
+        let tag = (self.reserved > block + 1).then(|| self.read_tag(block));
         let (id, seq) = (self.id, self.sequence as u16);
         let DataMovement { noc, ctrl, pause } = dm;
         let until = deadline(ctrl).map_err(|c| (PLACE, c))?;
         // The block's reads have landed in the slot.
         wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
-            noc.reads_done().map_err(noc_cause)
+            match tag {
+                Some(tag) => noc.tagged_reads_done(tag),
+                None => noc.reads_done(),
+            }
+            .map_err(noc_cause)
         })
         .await
         .map_err(|c| (PLACE, c))?;
         let slot = self.cb.write_ptr();
         if let Some(rect) = rect {
-            // Every receiver popped block `block - window`, this slot's (handshake: is ready).
-            let needed = if HANDSHAKE {
-                Some(block + 1)
-            } else {
-                block.checked_sub(args.window as u32).map(|p| p + 1)
-            };
-            if let Some(needed) = needed {
+            if let Some(needed) = handshake::needed(HANDSHAKE, block, args.window) {
                 wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
                     receivers_done(c, id, seq, receivers, needed)
                 })
@@ -541,9 +587,9 @@ impl<C: CircularBuffer> Broadcast<C> {
         Ok(())
     }
 
-    /// Handshake sender, after [`reserve`](Self::reserve) and the block's reads: `cast` once
-    /// every receiver is ready for `block` (module docs, "The handshake peer").
-    pub async fn cast_when_ready<N, K, P>(
+    /// The handshake peer's block `block` (module docs): the sender casts it (after `reserve` and
+    /// its reads) once every receiver is ready for it; a receiver: own slot, ready, flag, push.
+    pub async fn handshake<N, K, P>(
         &mut self,
         dm: &mut DataMovement<N, K, P>,
         block: u32,
@@ -553,43 +599,27 @@ impl<C: CircularBuffer> Broadcast<C> {
         K: ControlBlock,
         P: Pause,
     {
-        let r = self.cast_inner::<true, N, K, P>(dm, block).await;
-        self.settle(&mut dm.ctrl, block, r)
-    }
-
-    /// Handshake receiver: own slot free, ready word, flag, push (module docs: the handshake).
-    pub async fn ready_and_arrive<N, K, P>(
-        &mut self,
-        dm: &mut DataMovement<N, K, P>,
-        block: u32,
-    ) -> Result<(), GiveUp>
-    where
-        N: NocMulticast,
-        K: ControlBlock,
-        P: Pause,
-    {
-        let r = match (
-            self.admit(false, block, MAX_BLOCKS - 1, Where::BroadcastValid),
-            self.part,
-        ) {
-            (Ok(args), Part::Receiver { done_dst }) => {
+        let valid = Where::BroadcastValid;
+        let r = match (self.part, self.admit(false, block, MAX_BLOCKS - 1, valid)) {
+            (Part::Sender { .. }, _) => self.cast_inner::<true, N, K, P>(dm, block).await,
+            (Part::Receiver { done_dst }, Ok(args)) => {
+                let (seq, slot_bytes) = (self.sequence as u16, self.slot_bytes);
                 let r = handshake::Ready {
                     args,
-                    seq: self.sequence as u16,
+                    seq,
                     block,
-                    slot_bytes: self.slot_bytes,
+                    slot_bytes,
                     src: self.marker_src,
                     dst: done_dst,
                 };
-                handshake::ready(dm, &mut self.cb, &mut self.wait_cycles, &r).await
+                let r = handshake::ready(dm, &mut self.cb, &mut self.wait_cycles, &r).await;
+                // The ready word says every block so far: `finish` sends no last marker after it.
+                self.marker_sent = r.is_ok().then_some((block + 1) as u16).or(self.marker_sent);
+                self.blocks += r.is_ok() as u32;
+                r
             }
-            (admitted, _) => admitted.and(Err((Where::BroadcastValid, Cause::Misuse))),
+            (_, admitted) => admitted.and(Err((valid, Cause::Misuse))),
         };
-        if r.is_ok() {
-            // The ready word says every block so far: `finish` sends no last marker after it.
-            self.marker_sent = Some((block + 1) as u16);
-            self.blocks += 1;
-        }
         self.settle(&mut dm.ctrl, block, r)
     }
 
@@ -676,6 +706,10 @@ impl<C: CircularBuffer> Broadcast<C> {
             Where::BroadcastValid
         };
         let args = self.admit(sender, self.blocks, MAX_BLOCKS, place)?;
+        if self.reserved > self.blocks {
+            // A block reserved and never cast: its reads may still be landing in the slot.
+            return Err((place, Cause::Misuse));
+        }
         let (id, seq, blocks, pages) = (self.id, self.sequence as u16, self.blocks, args.pages);
         let mut pump = self.pump_state();
         let DataMovement { noc, ctrl, pause } = dm;
@@ -754,10 +788,7 @@ impl<C: CircularBuffer> Broadcast<C> {
             sent: self.marker_sent,
             src: self.marker_src,
             src_offset: area::area(self.id) + area::MARKER_SOURCE,
-            dst: match self.part {
-                Part::Receiver { done_dst } => Some(done_dst),
-                _ => None,
-            },
+            dst: self.part.done_dst(),
             seq: self.sequence as u16,
         }
     }
@@ -766,35 +797,4 @@ impl<C: CircularBuffer> Broadcast<C> {
         self.popped = pump.popped;
         self.marker_sent = pump.sent;
     }
-}
-
-/// Refuses a broadcast the handler cannot even build because the tile has no buffer for it (the
-/// buffer index its words name is not configured): records a `broadcast_begin` give-up for
-/// broadcast `id` with `cause`, as [`Broadcast::refuse`] does, and returns it. There is
-/// no `Broadcast` to call afterwards.
-pub fn refuse_without_buffer<K: ControlBlock>(
-    ctrl: &mut K,
-    context: &Context,
-    id: u8,
-    cause: Cause,
-) -> GiveUp {
-    let give_up = GiveUp {
-        place: Where::BroadcastBegin,
-        broadcast: id,
-        block: 0,
-        cause,
-    };
-    let record = GiveUpRecord {
-        place: Where::BroadcastBegin,
-        broadcast: id,
-        block: 0,
-        sequence: context.sequence,
-    };
-    // Best effort, as every give-up's record: a control block that cannot be written has
-    // nothing better to tell. The statistics of this command are zero.
-    let base = area::area(id);
-    let _ = record_first(ctrl, id, record)
-        .and_then(|()| ctrl.store(base + area::STATS_BLOCKS, 0))
-        .and_then(|()| ctrl.store(base + area::STATS_WAIT_CYCLES, 0));
-    give_up
 }

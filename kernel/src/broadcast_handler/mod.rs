@@ -181,11 +181,6 @@ where
             stat,
         },
         Err(g) => {
-            let role = if b.args().is_some_and(|a| a.noc == 1) {
-                Role::Writer
-            } else {
-                Role::Reader
-            };
             // Announce the recovery before any padding is pushed: compute must not take it for
             // a block.
             let _ = dm.ctrl.store(
@@ -214,7 +209,8 @@ where
     P: Pause,
     C: CircularBuffer,
 {
-    let page_size = mover.page_size;
+    let window = b.args().map_or(1, |a| a.window.max(1)) as u32;
+    let mut reserved = 0;
     for block in 0..mover.blocks as u32 {
         if mover.stall_before.map(u32::from) == Some(block) {
             // A data-movement kernel that stops calling its broadcast calls: it sends no more
@@ -228,43 +224,13 @@ where
             }));
         }
         if b.sender() {
-            let slot = b.reserve(dm, block).await?;
-            for page in 0..pages {
-                let g = block * pages + page;
-                let bank = mover.banks[g as usize % BANKS];
-                let offset = (g as usize / BANKS) as u64 * page_size as u64;
-                let src = NocAddr::new(bank, mover.dram_base as u64 + offset).ok();
-                let dst = slot.offset(page * page_size);
-                let (Some(src), Some(dst)) = (src, dst) else {
-                    return Err(GiveUp {
-                        place: komorebi_broadcast::Where::BroadcastBegin,
-                        broadcast: b.args().map_or(0, |a| a.broadcast),
-                        block,
-                        cause: komorebi_broadcast::Cause::Misuse,
-                    });
-                };
-                // A busy NoC is retried; any other refusal is a give-up of the block.
-                loop {
-                    match dm.noc.read(src, dst, page_size) {
-                        Ok(()) => break,
-                        Err(e)
-                            if komorebi_hal::noc::Error::kind(&e)
-                                == komorebi_hal::noc::ErrorKind::Busy =>
-                        {
-                            dm.pause.pause(0).await;
-                        }
-                        Err(e) => {
-                            return Err(GiveUp {
-                                place: komorebi_broadcast::Where::BroadcastDone,
-                                broadcast: b.args().map_or(0, |a| a.broadcast),
-                                block,
-                                cause: komorebi_broadcast::Cause::Noc(
-                                    komorebi_hal::noc::Error::kind(&e),
-                                ),
-                            });
-                        }
-                    }
-                }
+            // Reserve and read every block whose slot is free, up to `window - 1` beyond this
+            // one, before casting this one: their reads are in flight while it is cast.
+            let last = (mover.blocks as u32).min(block + window);
+            while reserved < last && (reserved == block || b.reserve_ready(reserved)) {
+                let slot = b.reserve(dm, reserved).await?;
+                read_block(dm, b, mover, pages, reserved, slot).await?;
+                reserved += 1;
             }
             b.cast(dm, block).await?;
         } else {
@@ -272,6 +238,65 @@ where
         }
     }
     b.finish(dm).await
+}
+
+/// Issues the reads of block `block`'s pages into `slot`, tagged with the block's read tag. A
+/// busy NoC is retried; any other refusal is a give-up of the block. The handshake peer reads
+/// its blocks with it too.
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
+#[inline(never)]
+pub(crate) async fn read_block<N, K, P, C>(
+    dm: &mut DataMovement<N, K, P>,
+    b: &Broadcast<C>,
+    mover: &MoverProgram,
+    pages: u32,
+    block: u32,
+    slot: komorebi_hal::L1Addr,
+) -> Result<(), GiveUp>
+where
+    N: NocMulticast,
+    K: ControlBlock,
+    P: Pause,
+    C: CircularBuffer,
+{
+    let page_size = mover.page_size;
+    let tag = b.read_tag(block);
+    let give_up = |place, cause| GiveUp {
+        place,
+        broadcast: b.args().map_or(0, |a| a.broadcast),
+        block,
+        cause,
+    };
+    for page in 0..pages {
+        let g = block * pages + page;
+        let bank = mover.banks[g as usize % BANKS];
+        let offset = g as u64 * page_size as u64;
+        let src = NocAddr::new(bank, mover.dram_base as u64 + offset).ok();
+        let dst = slot.offset(page * page_size);
+        let (Some(src), Some(dst)) = (src, dst) else {
+            return Err(give_up(
+                komorebi_broadcast::Where::BroadcastBegin,
+                komorebi_broadcast::Cause::Misuse,
+            ));
+        };
+        loop {
+            match dm.noc.read_tagged(src, dst, page_size, tag) {
+                Ok(()) => break,
+                Err(e)
+                    if komorebi_hal::noc::Error::kind(&e) == komorebi_hal::noc::ErrorKind::Busy =>
+                {
+                    dm.pause.pause(0).await;
+                }
+                Err(e) => {
+                    return Err(give_up(
+                        komorebi_broadcast::Where::BroadcastDone,
+                        komorebi_broadcast::Cause::Noc(komorebi_hal::noc::Error::kind(&e)),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// After a give-up: wait for this kernel's own transfers, then pad the buffer to the end of its
@@ -286,11 +311,12 @@ where
 {
     let limit = dm.ctrl.wait_limit().unwrap_or(0);
     let noc = &mut dm.noc;
-    // Its own transfers first (bounded: an acknowledgement lost on the NoC never comes; the
-    // next command's resync forgets it).
+    // Its own transfers first, reads read ahead into slots included: none may land once the
+    // next command owns the slot (bounded: an acknowledgement or response lost on the NoC
+    // never comes; the next command's resync forgets it).
     let mut bounded = CommandCtrl::recovery(&mut dm.ctrl, limit);
     let _ = wait_until(&mut bounded, &mut dm.pause, |_| {
-        noc.writes_acked().map_err(|_| ())
+        Ok::<_, ()>(noc.writes_acked().map_err(|_| ())? && noc.reads_done().map_err(|_| ())?)
     })
     .await;
     let cb = b.buffer();

@@ -1,4 +1,4 @@
-//! The broadcast handler's program, version 1: the words the host writes into a command for each
+//! The broadcast handler's program, version 2: the words the host writes into a command for each
 //! kernel of a tile, and the one place that encodes and decodes them.
 //!
 //! A tile's program is a [`BroadcastProgram`]: up to two [`MoverProgram`]s (the reader's
@@ -17,11 +17,17 @@
 //! | 11 | blocks (bits 0..15); injected stall: 0 none, else `block + 1` (bits 16..31) |
 //! | 12 | page size in bytes |
 //! | 13 | DRAM address (bank-local) of the broadcast's page 0 |
-//! | 14..18 | DRAM bank `i`'s NoC coordinates for this kernel's NoC: bank `2j` in bits 0..15 and `2j + 1` in 16..31 of word `14 + j`, each `x \| y << 8` |
+//! | 14..18 | the DRAM port of page stream `i` (pages `g` with `g % 8 == i`) on this kernel's NoC: stream `2j` in bits 0..15 and `2j + 1` in 16..31 of word `14 + j`, each `x \| y << 8` |
 //! | 18 | check: [`PROGRAM_VERSION`] in bits 24..31, the low 24 bits of FNV-1a over words 0..18 in bits 0..23 |
 //!
-//! Page `g = block * pages + page` of a broadcast lives in bank `g % 8` at
-//! `base + (g / 8) * page_size` (pages interleaved over the banks).
+//! Page `g = block * pages + page` of a broadcast is read through the DRAM port of stream
+//! `g % 8` at `base + g * page_size`: every page has its own address, so the host may place the
+//! eight streams of each sender on any ports of any banks, a bank more than once (the host's
+//! DRAM placement, `komorebi`'s `app::broadcast::placement`, chooses them so that no link
+//! carries more than it must).
+//!
+//! Version 2 (issue 18): version 1 read page `g` from bank `g % 8` at `base + (g / 8) *
+//! page_size`, which allowed only a permutation of the eight banks per sender.
 //!
 //! # Compute kernel: `2 + 7 n + 1` words for `n` broadcasts ([`compute_words`])
 //!
@@ -33,7 +39,7 @@
 //! | 2 + 7 n | check, as the data-movement kernel's |
 //!
 //! Bit 8 of word 0 came with `--check none` (issue 18); programs written before it have the bit
-//! clear and mean what they meant (every word checked), so the version stays 1.
+//! clear and mean what they meant (every word checked); it did not change the version.
 //!
 //! Every copy must agree with the producer's words: buffer, pages, window and broadcast id with
 //! its arguments, blocks and page size with its program, and each data-movement program must be
@@ -53,7 +59,7 @@ use komorebi_hal::{NocId, Role, Xy};
 use crate::command::Command;
 
 /// Version of the program words; in the top byte of every check word.
-pub const PROGRAM_VERSION: u8 = 1;
+pub const PROGRAM_VERSION: u8 = 2;
 /// Words of a data-movement kernel's program.
 pub const MOVER_WORDS: usize = 19;
 /// Words of each broadcast in the compute program.
@@ -62,7 +68,8 @@ pub const COMPUTE_INPUT_WORDS: usize = 7;
 pub const MAX_INPUTS: usize = 2;
 /// Most words of a compute program.
 pub const MAX_COMPUTE_WORDS: usize = compute_words(MAX_INPUTS);
-/// DRAM banks pages are interleaved over.
+/// Page streams of a broadcast: page `g` is in stream `g % BANKS`, each read through one DRAM
+/// port (as many as the chip has DRAM banks, so one stream a bank is the plain interleave).
 pub const BANKS: usize = 8;
 
 /// Words of the compute program with `n` broadcasts.
@@ -268,7 +275,8 @@ pub struct MoverProgram {
     pub page_size: u32,
     /// DRAM address, local to each bank, of the broadcast's page 0.
     pub dram_base: u32,
-    /// Each DRAM bank's coordinates on this kernel's NoC.
+    /// The DRAM port (coordinates on this kernel's NoC) of each page stream: page `g` is read
+    /// from `banks[g % BANKS]` at `dram_base + g * page_size`.
     pub banks: [Xy; BANKS],
     /// Injected fault: stop making broadcast calls before this block.
     pub stall_before: Option<u16>,

@@ -8,17 +8,21 @@
 //! broadcast read, cast, announced and popped), priced as the simulator's engine prices it
 //! (`komorebi_sim::Timing`):
 //!
-//! * **DRAM**, per bank: the bytes it serves (page `g` of a broadcast is in bank `g % 8`) at
+//! * **DRAM**, per bank: the bytes it serves (each sender's page stream `g % 8` from the bank the
+//!   DRAM placement chose for it, `placement`) at
 //!   `dram_bank_bytes_per_cycle`; and all banks together at 8 times that (never more than the
 //!   busiest bank, since the simulator models the chip's ceiling as the banks' sum).
 //! * **Links**, every directed link of both NoCs: the flits (a header flit plus one per 64
 //!   bytes, per packet of at most 16 KiB) of every read request (1 flit, sender to bank) and
-//!   response (bank to sender), on the unicast routes of [`komorebi_sim::route::unicast_links`];
+//!   response (bank to sender, from the port the placement chose), on the unicast routes of
+//!   [`komorebi_sim::route::unicast_links`];
 //!   of every data and VALID multicast, on the tree of [`komorebi_sim::route::multicast_tree`];
 //!   and of every DONE marker (a 4-byte write, receiver to sender). A link carries one flit a
 //!   cycle.
 //! * **NIUs**, the one each data-movement kernel issues through (NIU0 for the reader's NoC0,
-//!   NIU1 for the writer's NoC1): `read_issue_floor` per read packet; per multicast packet
+//!   NIU1 for the writer's NoC1), each as its two issue pipelines (reads and writes leave from
+//!   different command buffers, which issue independently): `read_issue_floor` per read packet
+//!   on the read pipeline; on the write pipeline, per multicast packet
 //!   `max(write_issue_floor, reserve + flits)`, the path reservation `reserve` =
 //!   `reserve_base + reserve_per_hop * H` (H: hops to the farthest receiver) paid by every
 //!   packet, as the program's multicasts are unlinked; `max(write_issue_floor, flits)` per marker.
@@ -76,9 +80,6 @@
 //! make a run slower than the bound, never faster; `efficiency` = bound / cycles says how close
 //! a run came.
 
-use std::collections::BTreeMap;
-use std::fmt;
-
 use komorebi_broadcast::args::BroadcastArgs;
 use komorebi_hal::LogicalXy;
 use komorebi_kernel::broadcast_handler::program::{BANKS, Check};
@@ -86,117 +87,8 @@ use komorebi_sim::Timing;
 use komorebi_sim::route::{self, Dir};
 
 use super::config::Protocol;
-use super::plan::{BroadcastPlan, bank_coordinates};
-
-/// One resource of the chip, as the bound counts it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Resource {
-    /// One DRAM bank.
-    DramBank(u8),
-    /// All DRAM banks together.
-    Dram,
-    /// A directed link of a NoC: from router `from` to its neighbour `to`, raw coordinates of
-    /// that NoC.
-    Link {
-        /// The NoC (0 or 1).
-        noc: u8,
-        /// The router the link leaves.
-        from: (u8, u8),
-        /// The router it reaches.
-        to: (u8, u8),
-    },
-    /// The NIU of `noc` of a core (the reader's for NoC0, the writer's for NoC1).
-    Niu {
-        /// The NoC (0 or 1).
-        noc: u8,
-        /// The core, logical.
-        core: LogicalXy,
-    },
-    /// The ejection port of `noc` of a core.
-    Eject {
-        /// The NoC (0 or 1).
-        noc: u8,
-        /// The core, logical.
-        core: LogicalXy,
-    },
-    /// A core's compute kernel (its checking of the words it reads).
-    Compute(LogicalXy),
-}
-
-impl fmt::Display for Resource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Self::DramBank(b) => write!(f, "DRAM bank {b}"),
-            Self::Dram => write!(f, "DRAM ({BANKS} banks together)"),
-            Self::Link { noc, from, to } => write!(
-                f,
-                "link NoC{noc} ({},{})->({},{})",
-                from.0, from.1, to.0, to.1
-            ),
-            Self::Niu { noc, core } => write!(f, "NIU{noc} of {core}"),
-            Self::Eject { noc, core } => write!(f, "ejection port NoC{noc} of {core}"),
-            Self::Compute(core) => write!(f, "compute {core}"),
-        }
-    }
-}
-
-/// The bound of one job: its cycles and the resource that needs them.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct JobBound {
-    /// The least cycles the busiest resource needs for one job.
-    pub cycles: u64,
-    /// That resource (the first in [`Resource`]'s order among equals).
-    pub binding: Resource,
-}
-
-/// Work per resource: cycles, or bytes for the DRAM banks.
-#[derive(Default)]
-struct Load {
-    cycles: BTreeMap<Resource, u64>,
-    dram_bytes: [u64; BANKS],
-}
-
-impl Load {
-    fn add(&mut self, r: Resource, cycles: u64) {
-        *self.cycles.entry(r).or_insert(0) += cycles;
-    }
-
-    /// `flits` on every link of `links` (routers and directions on `noc`).
-    fn links(&mut self, noc: u8, links: impl IntoIterator<Item = ((u8, u8), Dir)>, flits: u64) {
-        for (from, dir) in links {
-            let to = route::step(from, dir);
-            self.add(Resource::Link { noc, from, to }, flits);
-        }
-    }
-
-    fn bound(mut self, timing: &Timing) -> JobBound {
-        let rate = timing.dram_bank_bytes_per_cycle;
-        let cycles = |bytes: u64, rate: f64| (bytes as f64 / rate).ceil() as u64;
-        let banks = self.dram_bytes;
-        for (b, &bytes) in banks.iter().enumerate() {
-            if bytes > 0 {
-                self.add(Resource::DramBank(b as u8), cycles(bytes, rate));
-            }
-        }
-        let all: u64 = banks.iter().sum();
-        if all > 0 {
-            self.add(Resource::Dram, cycles(all, rate * BANKS as f64));
-        }
-        let mut best = JobBound {
-            cycles: 0,
-            binding: Resource::Dram,
-        };
-        for (&r, &c) in &self.cycles {
-            if c > best.cycles {
-                best = JobBound {
-                    cycles: c,
-                    binding: r,
-                };
-            }
-        }
-        best
-    }
-}
+use super::load::{JobBound, Load, NiuPipe, ReadStream, Resource};
+use super::plan::BroadcastPlan;
 
 /// The sizes of the packets a transfer of `bytes` is split into.
 fn packets(bytes: u32, timing: &Timing) -> impl Iterator<Item = u32> {
@@ -215,13 +107,59 @@ fn least_markers(protocol: Protocol, blocks: u32, window: u8) -> u64 {
 }
 
 impl BroadcastPlan {
-    /// The resource bound of one job of this plan (module docs of `bound`).
-    pub fn job_bound(&self, timing: &Timing) -> JobBound {
-        self.job_load(timing).bound(timing)
+    /// Every sender's page streams with their work in one job, senders in the plan's order
+    /// (operands, then cores), streams in order; streams with no page are left out.
+    pub(super) fn read_streams(&self, timing: &Timing) -> Vec<ReadStream> {
+        let cfg = &self.cfg;
+        let pages = cfg.blocks as u64 * cfg.pages as u64;
+        let mut out = Vec::new();
+        for (operand, s) in self.operands.iter().enumerate() {
+            for (core, a) in self.decoded[operand].iter().enumerate() {
+                if !a.included() || a.rank != 0 {
+                    continue;
+                }
+                for stream in 0..BANKS {
+                    let count =
+                        pages / BANKS as u64 + ((stream as u64) < pages % BANKS as u64) as u64;
+                    if count == 0 {
+                        continue;
+                    }
+                    let (mut bytes, mut response_flits, mut request_flits) = (0, 0, 0);
+                    for n in packets(cfg.page_size, timing) {
+                        bytes += count * n as u64;
+                        request_flits += count;
+                        response_flits += count * timing.flits(n);
+                    }
+                    out.push(ReadStream {
+                        operand,
+                        core,
+                        stream,
+                        noc: s.noc.index(),
+                        me: a.core,
+                        bytes,
+                        request_flits,
+                        response_flits,
+                    });
+                }
+            }
+        }
+        out
     }
 
-    /// The work one job of this plan gives each resource (DRAM banks still in bytes).
-    fn job_load(&self, timing: &Timing) -> Load {
+    /// The resource bound of one job of this plan (module docs of `bound`), its reads from
+    /// the DRAM ports the plan's placement chose.
+    pub fn job_bound(&self, timing: &Timing) -> JobBound {
+        let mut load = self.load_without_dram(timing);
+        for stream in self.read_streams(timing) {
+            let (bank, port) = self.placement.port(&stream);
+            load.reads(&stream, bank, port, 1);
+        }
+        load.bound(timing)
+    }
+
+    /// The work of one job but the DRAM reads' banks and routes, which depend on where each
+    /// stream reads from (the placement adds them).
+    pub(super) fn load_without_dram(&self, timing: &Timing) -> Load {
         let cfg = &self.cfg;
         let mut load = Load::default();
         let page_words = cfg.page_size.div_ceil(4) as u64;
@@ -229,7 +167,6 @@ impl BroadcastPlan {
         let block_bytes = cfg.pages as u32 * cfg.page_size;
         for (i, s) in self.operands.iter().enumerate() {
             let noc = s.noc.index();
-            let banks = bank_coordinates(s.noc).map(|b| (b.x(), b.y()));
             let cores: Vec<(LogicalXy, BroadcastArgs)> = self.words[i]
                 .iter()
                 .filter_map(|c| Some((c.core.into(), BroadcastArgs::decode(&c.words).ok()?)))
@@ -246,26 +183,26 @@ impl BroadcastPlan {
                 if a.rank != 0 {
                     continue;
                 }
-                let niu = Resource::Niu { noc, core };
+                let (reads, writes) = (
+                    Resource::Niu {
+                        noc,
+                        core,
+                        pipe: NiuPipe::Reads,
+                    },
+                    Resource::Niu {
+                        noc,
+                        core,
+                        pipe: NiuPipe::Writes,
+                    },
+                );
                 let eject = Resource::Eject { noc, core };
                 let me = a.core;
-                // The reads: request to the bank, response back, the bank's bytes. Page `g` is
-                // in bank `g % 8`: count each bank's pages once, then price them together.
+                // The reads' issue and their responses' flits into this core, wherever they
+                // come from.
                 let pages = cfg.blocks as u64 * cfg.pages as u64;
-                for (bank, &at) in banks.iter().enumerate() {
-                    let count =
-                        pages / BANKS as u64 + ((bank as u64) < pages % BANKS as u64) as u64;
-                    if count == 0 {
-                        continue;
-                    }
-                    for n in packets(cfg.page_size, timing) {
-                        let flits = timing.flits(n);
-                        load.add(niu, count * timing.read_issue_floor);
-                        load.dram_bytes[bank] += count * n as u64;
-                        load.links(noc, route::unicast_links(noc, me, at), count);
-                        load.links(noc, route::unicast_links(noc, at, me), count * flits);
-                        load.add(eject, count * flits);
-                    }
+                for n in packets(cfg.page_size, timing) {
+                    load.add(reads, pages * timing.read_issue_floor);
+                    load.add(eject, pages * timing.flits(n));
                 }
                 let receivers: Vec<(LogicalXy, (u8, u8))> = cores
                     .iter()
@@ -289,7 +226,7 @@ impl BroadcastPlan {
                 for &n in &per_block {
                     let flits = timing.flits(n);
                     let niu_cycles = timing.write_issue_floor.max(reserve + flits);
-                    load.add(niu, blocks * niu_cycles);
+                    load.add(writes, blocks * niu_cycles);
                     load.links(noc, tree_links.iter().copied(), blocks * flits);
                     for &(r, _) in &receivers {
                         load.add(Resource::Eject { noc, core: r }, blocks * flits);
@@ -301,7 +238,11 @@ impl BroadcastPlan {
                 let marker_flits = timing.flits(4);
                 for &(r, at) in &receivers {
                     load.add(
-                        Resource::Niu { noc, core: r },
+                        Resource::Niu {
+                            noc,
+                            core: r,
+                            pipe: NiuPipe::Writes,
+                        },
                         markers * timing.write_issue_floor.max(marker_flits),
                     );
                     load.links(
@@ -325,14 +266,17 @@ mod tests {
 
     use super::*;
     use crate::app::broadcast::config::BroadcastConfig;
+    use crate::app::broadcast::load::NiuPipe;
+    use crate::app::broadcast::placement::Placement;
 
     /// The bound of one job of `cfg` on a p150-shaped chip (harvest 0x3000: logical column
-    /// `c` is NoC0 x `c + 1` up to column 5, logical row `r` is NoC0 y `r + 2`).
+    /// `c` is NoC0 x `c + 1` up to column 5, logical row `r` is NoC0 y `r + 2`), every sender
+    /// reading stream `i` from bank `i` (the placement's own tests are in `placement`).
     fn bound(cfg: BroadcastConfig) -> JobBound {
         let geometry = Geometry::blackhole(0x3000).unwrap();
-        BroadcastPlan::per_job(&cfg, &geometry)
-            .unwrap()
-            .job_bound(&Timing::default())
+        let mut plan = BroadcastPlan::per_job(&cfg, &geometry).unwrap();
+        plan.placement = plan.interleaved_placement();
+        plan.job_bound(&Timing::default())
     }
 
     fn tiny(rect: LogicalRect, rows: bool, check: Check) -> BroadcastConfig {
@@ -348,10 +292,10 @@ mod tests {
     #[test]
     fn one_sender_and_one_receiver_of_one_small_block_are_bound_by_the_sender_s_niu() {
         // A along row 0: sender (0,0) at NoC0 (1,2), receiver (1,0) at (2,2); one block of one
-        // 64-byte page from bank 0. The sender's NIU0: the read (36), the data multicast and
+        // 64-byte page from bank 0. The sender's NIU0 write pipeline: the data multicast and
         // the VALID (2 flits each; reservation 8.5 + 15.9 x 1 hop = 24: max(24, 24 + 2) = 26
-        // each): 36 + 26 + 26 = 88. Everything else is less (links 4 flits, ports 6, bank 0
-        // ceil(64 / 47.4) = 2, the receiver's NIU0 one marker of 24).
+        // each): 52. Everything else is less (its read pipeline 36, links 4 flits, ports 6,
+        // bank 0 ceil(64 / 47.4) = 2, the receiver's NIU0 one marker of 24).
         let cfg = BroadcastConfig {
             blocks: 1,
             pages: 1,
@@ -360,8 +304,8 @@ mod tests {
             ..tiny(LogicalRect::new(0, 0, 2, 1), true, Check::None)
         };
         let b = bound(cfg.clone());
-        assert_eq!(b.cycles, 88);
-        assert_eq!(b.binding.to_string(), "NIU0 of (0,0)");
+        assert_eq!(b.cycles, 52);
+        assert_eq!(b.binding.to_string(), "NIU0 writes of (0,0)");
         // Checking: 16 words at 63 cycles on each core; the first core in order binds.
         let b = bound(BroadcastConfig {
             check: Check::Full,
@@ -394,12 +338,13 @@ mod tests {
     #[test]
     fn responses_converging_on_a_column_bind_its_links() {
         // A along rows 0 and 1 of column 0: two senders without receivers, (0,0) at NoC0 (1,2)
-        // and (0,1) at (1,3), each reading 8 pages of 16 KiB, one from every bank. NoC0 routes
-        // responses X then Y, so every response to (1,2) comes down column 1 through
-        // (1,11)->(1,0)->(1,1)->(1,2), and so do the six to (1,3) from banks not on row 3:
-        // 14 x 257 flits = 3598 on each of those three links; the first in order binds. Each
-        // bank serves 2 x 16 KiB: ceil(32768 / 47.407) = 692; each sender's NIU0 8 x 36 = 288,
-        // its ejection port 8 x 257 = 2056.
+        // and (0,1) at (1,3), each reading 8 pages of 16 KiB, one from every bank, through the
+        // NoC0 ports of rows 11, 2, 9, 5 (x 0) and 11, 3, 8, 6 (x 9). NoC0 routes responses X
+        // then Y, so every response from a port off rows 2 and 3 comes down column 1 through
+        // (1,11)->(1,0)->(1,1): seven to (1,2) (all but bank 1's, on its row) and six to (1,3)
+        // (all but banks 1 and 5): 13 x 257 flits = 3341 on each of those two links; the first
+        // in order binds. Each bank serves 2 x 16 KiB: ceil(32768 / 47.407) = 692; each
+        // sender's NIU0 8 x 36 = 288, its ejection port 8 x 257 = 2056.
         let cfg = BroadcastConfig {
             blocks: 8,
             pages: 1,
@@ -408,7 +353,7 @@ mod tests {
             ..tiny(LogicalRect::new(0, 0, 1, 2), true, Check::None)
         };
         let b = bound(cfg.clone());
-        assert_eq!(b.cycles, 3598);
+        assert_eq!(b.cycles, 3341);
         assert_eq!(b.binding.to_string(), "link NoC0 (1,0)->(1,1)");
         // With checking, 8 x 4096 words at 63 cycles each bind.
         let b = bound(BroadcastConfig {
@@ -442,9 +387,9 @@ mod tests {
     #[test]
     fn a_handshake_job_prices_a_ready_word_per_block_where_komorebi_prices_a_marker_per_window() {
         // A along row 0: sender (0,0) at NoC0 (1,2), receiver (1,0) at (2,2); 8 blocks of one
-        // 64-byte page, window 8. The receiver's NIU0 sends komorebi's one marker (24 cycles:
-        // max(write_issue_floor 24, 2 flits)) or the handshake's 8 ready words (8 x 24 = 192);
-        // neither binds: the sender's NIU0 does 8 x (36 + 26 + 26) = 704 either way.
+        // 64-byte page, window 8. The receiver's NIU0 write pipeline sends komorebi's one
+        // marker (24 cycles: max(write_issue_floor 24, 2 flits)) or the handshake's 8 ready
+        // words (8 x 24 = 192); neither binds, so the two bounds are the same.
         let cfg = BroadcastConfig {
             blocks: 8,
             pages: 1,
@@ -452,33 +397,26 @@ mod tests {
             window: 8,
             ..tiny(LogicalRect::new(0, 0, 2, 1), true, Check::None)
         };
-        let k = bound(cfg.clone());
-        let h = bound(BroadcastConfig {
+        let handshake = BroadcastConfig {
             protocol: Protocol::Handshake,
             ..cfg.clone()
-        });
-        assert_eq!(k, h);
-        assert_eq!(h.cycles, 8 * 88);
-        assert_eq!(h.binding.to_string(), "NIU0 of (0,0)");
-        // The receiver's NIU0 shows the difference.
-        let geometry = Geometry::blackhole(0x3000).unwrap();
-        let niu = |protocol| {
-            let plan = BroadcastPlan::per_job(
-                &BroadcastConfig {
-                    protocol,
-                    ..cfg.clone()
-                },
-                &geometry,
-            )
-            .unwrap();
-            let receiver = Resource::Niu {
-                noc: 0,
-                core: LogicalXy::new(1, 0),
-            };
-            plan.job_load(&Timing::default()).cycles[&receiver]
         };
-        assert_eq!(niu(Protocol::Komorebi), 24);
-        assert_eq!(niu(Protocol::Handshake), 8 * 24);
+        let (k, h) = (bound(cfg.clone()), bound(handshake.clone()));
+        assert_eq!(k, h);
+        assert_ne!(h.binding.to_string(), "NIU0 writes of (1,0)");
+        let geometry = Geometry::blackhole(0x3000).unwrap();
+        let receiver = Resource::Niu {
+            noc: 0,
+            core: LogicalXy::new(1, 0),
+            pipe: NiuPipe::Writes,
+        };
+        let niu = |cfg: &BroadcastConfig| {
+            let plan = BroadcastPlan::per_job(cfg, &geometry).unwrap();
+            plan.load_without_dram(&Timing::default())
+                .cycles_of(receiver)
+        };
+        assert_eq!(niu(&cfg), 24);
+        assert_eq!(niu(&handshake), 8 * 24);
     }
 
     #[test]
@@ -507,7 +445,22 @@ mod tests {
                 },
                 "link NoC1 (3,2)->(4,2)",
             ),
-            (Resource::Niu { noc: 0, core }, "NIU0 of (1,2)"),
+            (
+                Resource::Niu {
+                    noc: 0,
+                    core,
+                    pipe: NiuPipe::Reads,
+                },
+                "NIU0 reads of (1,2)",
+            ),
+            (
+                Resource::Niu {
+                    noc: 1,
+                    core,
+                    pipe: NiuPipe::Writes,
+                },
+                "NIU1 writes of (1,2)",
+            ),
             (
                 Resource::Eject { noc: 1, core },
                 "ejection port NoC1 of (1,2)",

@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use crate::host::backend::Exec;
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::args::{Along, MAX_BLOCKS, MAX_BUFFER_PAGES, MAX_WINDOW};
+use komorebi_broadcast::layout;
 use komorebi_hal::{LogicalRect, NocId};
-use komorebi_kernel::broadcast_handler::program::{BANKS, Check};
+use komorebi_kernel::broadcast_handler::program::Check;
 
 use super::error::{BroadcastError, flag};
 use super::faults::FaultSpec;
@@ -304,20 +305,21 @@ impl BroadcastConfig {
         Ok(())
     }
 
-    /// Bytes of job data each DRAM bank holds at most when each job's data is written as it
-    /// runs (the regions of the ring in use).
+    /// Bytes of DRAM address space, per bank, the jobs' data takes when each job's data is
+    /// written as it runs (the regions of the ring in use).
     pub fn dram_bytes_per_bank(&self) -> u64 {
-        self.region_bytes() * 2 * self.jobs.min(DRAM_RING) as u64
+        self.region_bytes()
+            .saturating_mul(self.jobs.min(DRAM_RING) as u64)
     }
 
     /// Host memory a run of these flags needs, roughly, beyond a few megabytes: on the
-    /// simulator its DRAM holding the jobs' data (the regions in use, over 8 banks). A `--trace`
-    /// adds nothing that grows: its events go to the file as they happen ([`Self::trace_bytes`]
-    /// is what it needs on disk).
+    /// simulator its DRAM holding the jobs' data (the regions in use: every sender's copy of
+    /// its pages, each page in one bank). A `--trace` adds nothing that grows: its events go to
+    /// the file as they happen ([`Self::trace_bytes`] is what it needs on disk).
     pub fn host_bytes(&self) -> u64 {
         let simulated = !matches!(self.device, DeviceChoice::Card(_));
         let dram = if simulated {
-            BANKS as u64 * self.dram_bytes_per_bank()
+            self.dram_bytes_per_bank()
         } else {
             0
         };
@@ -340,13 +342,52 @@ impl BroadcastConfig {
             .saturating_add(64 * 1024)
     }
 
-    /// Bytes each bank holds of one broadcast of one job.
-    pub(super) fn region_bytes(&self) -> u64 {
-        (self.blocks as u64 * self.pages as u64).div_ceil(BANKS as u64) * self.page_size as u64
+    /// The senders of A and of W (0 for a broadcast not run, or a rectangle that does not lay
+    /// out, which `BroadcastPlan::per_job` refuses with its reason).
+    pub fn senders(&self) -> [u64; 2] {
+        let mut out = [0; 2];
+        let Ok(geometry) = layout::Geometry::blackhole(u32::from(self.harvest.bits())) else {
+            return out;
+        };
+        for s in self.operands() {
+            out[s.id as usize] = layout::broadcasts(&geometry, self.rect, s.along, s.noc)
+                .map_or(0, |b| b.len() as u64);
+        }
+        out
     }
 
-    /// Where broadcast `id` of the job in DRAM region `region` reads its data in every bank.
-    pub(super) fn dram_base(&self, region: u32, id: u8) -> u64 {
-        DRAM_BASE + (region as u64 * 2 + id as u64) * self.region_bytes()
+    /// Bytes of one sender's copy of its broadcast's pages: page `g` at `g * page_size`.
+    pub(super) fn copy_bytes(&self) -> u64 {
+        self.blocks as u64 * self.pages as u64 * self.page_size as u64
+    }
+
+    /// Bytes of bank address space the data of one job takes: one copy per sender (each sender
+    /// reads its own copy, as the broadcasts of a program with different data per row and
+    /// column would; shared copies would have senders of one broadcast read the same DRAM rows
+    /// at the same time), A's senders first. A page is written only into the bank its stream
+    /// is read from (`placement`), so each bank holds a part of each copy at the copy's
+    /// addresses.
+    pub(super) fn region_bytes(&self) -> u64 {
+        let [a, w] = self.senders();
+        (a + w).saturating_mul(self.copy_bytes())
+    }
+
+    /// Where, from the start of the run's DRAM data, the `sender`-th sender (in layout order)
+    /// of broadcast `id` reads its copy of the job's pages in DRAM region `region`, with
+    /// `senders` ([`Self::senders`]) of A and W.
+    pub(super) fn dram_offset(&self, senders: [u64; 2], region: u32, id: u8, sender: u64) -> u64 {
+        let before = if id == 0 { 0 } else { senders[0] };
+        let region_bytes = (senders[0] + senders[1]) * self.copy_bytes();
+        region as u64 * region_bytes + (before + sender) * self.copy_bytes()
+    }
+}
+
+impl BroadcastConfig {
+    /// The checks every run makes before it starts ([`run`](super::run),
+    /// [`run_dispatched`](super::run_dispatched)), on their own: the flag whose value is not
+    /// allowed, and why. A caller that runs several configurations (`komorebi bench
+    /// broadcast`) checks every one before it runs the first.
+    pub fn check_flags(&self) -> Result<(), BroadcastError> {
+        self.validate()
     }
 }

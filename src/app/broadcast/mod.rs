@@ -16,6 +16,8 @@
 //! | `faults` | [`FaultKind`], [`FaultSpec`] (`--fault KIND:X,Y[:BLOCK]`) and which cores they may name |
 //! | `plan` | [`BroadcastPlan`]: the layout, every core's typed program, the buffers and DRAM data |
 //! | `inject` | the faults applied: typed program fields, the simulator's transaction faults, host stops |
+//! | `placement` | [`Placement`]: the DRAM bank each sender reads each of its page streams from |
+//! | `load` | the chip's resources ([`Resource`]) and the work a job gives each, priced |
 //! | `bound` | [`JobBound`]: the resource bound of a job and its binding [`Resource`] |
 //! | `summary` | [`BroadcastSummary`]: what a run came to, the bound and efficiency, the text summary |
 //! | `run` | [`run`], [`run_session`] (the test feeder) and [`run_dispatched`] (the dispatcher) |
@@ -25,15 +27,18 @@ mod config;
 mod error;
 mod faults;
 mod inject;
+mod load;
+mod placement;
 mod plan;
 mod run;
 mod summary;
 
-pub use bound::{JobBound, Resource};
 pub use config::{BUFFER_BASE, BroadcastConfig, DRAM_BASE, DeviceChoice, Protocol};
 pub use error::BroadcastError;
 pub use faults::{FaultKind, FaultSpec};
 pub use komorebi_kernel::broadcast_handler::program::Check;
+pub use load::{JobBound, NiuPipe, Resource};
+pub use placement::Placement;
 pub use plan::BroadcastPlan;
 pub use run::{run, run_dispatched, run_session};
 pub use summary::{BroadcastSummary, JobResult};

@@ -1,63 +1,56 @@
 //! The plan of a run: the layout of both broadcasts, every core's typed program, the buffers
 //! and the DRAM data.
 
-use blackhole_pac::grid::{DRAM_BANK_USABLE_SIZE, DRAM_WORKER_PORT, Noc0Xy};
+use blackhole_pac::grid::DRAM_BANK_USABLE_SIZE;
 use komorebi_broadcast::area;
 use komorebi_broadcast::args::BroadcastArgs;
 use komorebi_broadcast::layout::{self, BroadcastParams};
-use komorebi_hal::{LogicalXy, NocId, Role, Xy};
+use komorebi_hal::{LogicalXy, Role};
 use komorebi_kernel::abi;
 use komorebi_kernel::broadcast_handler::program::{
     BANKS, BroadcastProgram, ComputeInput, MoverProgram,
 };
 use komorebi_kernel::broadcast_handler::{BROADCAST_HANDLER, pattern_word};
 use komorebi_kernel::handshake_handler::HANDSHAKE_HANDLER;
+use komorebi_sim::Timing;
 
 use crate::host::session::{CommandSpec, Session, SessionError, TileProgram};
 
 use super::config::{BroadcastConfig, DRAM_BASE, DRAM_RING, Operand, Protocol};
 use super::error::{BroadcastError, flag};
 use super::faults::{FaultKind, FaultSpec};
+use super::placement::Placement;
 use super::summary::BroadcastSummary;
 
-/// Each DRAM bank's worker port, in the raw coordinates of `noc`.
-pub(super) fn bank_coordinates(noc: NocId) -> [Xy; BANKS] {
-    core::array::from_fn(|b| {
-        let (x, y) = DRAM_WORKER_PORT[b];
-        let port = Noc0Xy::new(x, y).map(|p| match noc {
-            NocId::Noc0 => p.get(),
-            NocId::Noc1 => p.to_noc1().get(),
-        });
-        // DRAM ports sit inside the 17 x 12 grid: always valid coordinates.
-        let (x, y) = port.unwrap_or((x, y));
-        Xy::new(x, y).unwrap_or_default()
-    })
-}
-
 /// Writes job `job`'s pattern into DRAM region `region` (a function of job, broadcast, block,
-/// page and word: nothing is kept between jobs).
+/// page and word: nothing is kept between jobs): every sender's copy, its page `g` at
+/// `base + g * page_size` of the bank it reads its stream `g % 8` from (`placement`).
 pub(super) fn fill_dram(
     session: &mut Session,
-    cfg: &BroadcastConfig,
-    operands: &[Operand],
+    plan: &BroadcastPlan,
     job: u32,
     region: u32,
 ) -> Result<(), SessionError> {
+    let cfg = &plan.cfg;
     let mut page = vec![0u8; cfg.page_size as usize];
-    {
-        for s in operands {
-            let base = cfg.dram_base(region, s.id);
-            for g in 0..cfg.blocks * cfg.pages as u32 {
-                let (block, p) = (g / cfg.pages as u32, g % cfg.pages as u32);
-                for (w, chunk) in page.chunks_mut(4).enumerate() {
-                    chunk.copy_from_slice(
-                        &pattern_word(job, s.id, block, p, w as u32).to_le_bytes(),
-                    );
-                }
-                let addr = base + (g / BANKS as u32) as u64 * cfg.page_size as u64;
+    for (i, s) in plan.operands.iter().enumerate() {
+        // Every sender's copy: its base, and the bank of each of its streams.
+        let copies: Vec<(u64, [u8; BANKS])> = (0..plan.words[i].len())
+            .filter_map(|core| {
+                let banks = plan.placement.banks(i, core)?;
+                Some((plan.dram_base(region, i, core), banks))
+            })
+            .collect();
+        for g in 0..cfg.blocks * cfg.pages as u32 {
+            let (block, p) = (g / cfg.pages as u32, g % cfg.pages as u32);
+            for (w, chunk) in page.chunks_mut(4).enumerate() {
+                chunk.copy_from_slice(&pattern_word(job, s.id, block, p, w as u32).to_le_bytes());
+            }
+            for &(base, banks) in &copies {
+                let addr = base + g as u64 * cfg.page_size as u64;
                 session
                     .device()
-                    .write_dram((g % BANKS as u32) as u8, addr, &page)?;
+                    .write_dram(banks[g as usize % BANKS], addr, &page)?;
             }
         }
     }
@@ -78,6 +71,12 @@ pub struct BroadcastPlan {
     /// Each job's data is written just before it runs, in a ring of `DRAM_RING` regions
     /// (otherwise every job has its own region, written by `prepare`).
     pub(super) per_job: bool,
+    /// The bank each sender reads each of its page streams from.
+    pub(super) placement: Placement,
+    /// Senders of A and of W (each reads its own copy of the pages).
+    pub(super) senders: [u64; 2],
+    /// Where the plan's DRAM data starts in every bank.
+    pub(super) dram_start: u64,
 }
 
 impl BroadcastPlan {
@@ -86,7 +85,7 @@ impl BroadcastPlan {
     /// refuses flags that cannot run.
     pub fn new(cfg: &BroadcastConfig, geometry: &layout::Geometry) -> Result<Self, BroadcastError> {
         let plan = Self::per_job(cfg, geometry)?;
-        let need = DRAM_BASE + cfg.region_bytes() * 2 * cfg.jobs as u64;
+        let need = DRAM_BASE + cfg.region_bytes().saturating_mul(cfg.jobs as u64);
         if need > DRAM_BANK_USABLE_SIZE {
             return Err(flag(
                 "--jobs",
@@ -143,14 +142,19 @@ impl BroadcastPlan {
             );
             words.push(w.to_vec());
         }
-        Ok(Self {
+        let mut plan = Self {
             cfg: cfg.clone(),
             operands,
             words,
             decoded,
             counts,
             per_job: true,
-        })
+            placement: Placement::empty(),
+            senders: [counts[0] as u64, counts[1] as u64],
+            dram_start: DRAM_BASE,
+        };
+        plan.placement = plan.chosen_placement(&Timing::default());
+        Ok(plan)
     }
 
     /// Configures the broadcast buffers, and writes every job's DRAM data unless the plan
@@ -168,7 +172,7 @@ impl BroadcastPlan {
         }
         if !self.per_job {
             for job in 0..cfg.jobs {
-                fill_dram(session, cfg, &self.operands, job, job)?;
+                fill_dram(session, self, job, job)?;
             }
         }
         Ok(())
@@ -178,9 +182,86 @@ impl BroadcastPlan {
     /// made with [`BroadcastPlan::per_job`]; nothing for one whose `prepare` wrote them all.
     pub fn write_job_data(&self, session: &mut Session, job: u32) -> Result<(), SessionError> {
         if self.per_job {
-            fill_dram(session, &self.cfg, &self.operands, job, self.region(job))?;
+            fill_dram(session, self, job, self.region(job))?;
         }
         Ok(())
+    }
+
+    /// Where core `core` of operand `operand` reads its pages in DRAM region `region`: its own
+    /// copy if it sends (a receiver reads nothing: its sender's).
+    fn dram_base(&self, region: u32, operand: usize, core: usize) -> u64 {
+        let sender = self.decoded[operand]
+            .get(core)
+            .and_then(|a| {
+                self.decoded[operand]
+                    .iter()
+                    .filter(|s| s.included() && s.rank == 0)
+                    .position(|s| s.core == a.sender)
+            })
+            .unwrap_or(0);
+        self.dram_start
+            + self.cfg.dram_offset(
+                self.senders,
+                region,
+                self.operands[operand].id,
+                sender as u64,
+            )
+    }
+
+    /// Every sender reading stream `i` from bank `i`.
+    pub(super) fn interleaved_placement(&self) -> Placement {
+        let operands: Vec<_> = self
+            .operands
+            .iter()
+            .zip(&self.decoded)
+            .map(|(s, cores)| {
+                let senders = cores.iter().map(|a| a.included() && a.rank == 0);
+                (s.noc, senders.collect())
+            })
+            .collect();
+        Placement::interleaved(&operands)
+    }
+
+    /// The placement `placement` chooses for this plan, priced with `timing`.
+    pub(super) fn chosen_placement(&self, timing: &Timing) -> Placement {
+        Placement::choose(
+            self.interleaved_placement(),
+            &self.read_streams(timing),
+            self.load_without_dram(timing),
+            timing,
+        )
+    }
+
+    /// Where the plan's DRAM data ends in every bank (exclusive): its regions (one per job,
+    /// or the ring's) from its start.
+    pub fn dram_end(&self) -> u64 {
+        let regions = if self.per_job {
+            self.cfg.jobs.min(DRAM_RING)
+        } else {
+            self.cfg.jobs
+        };
+        let region_bytes = (self.senders[0] + self.senders[1]) * self.cfg.copy_bytes();
+        self.dram_start + region_bytes * regions as u64
+    }
+
+    /// The same plan with its DRAM data from `start` in every bank, for plans that run side by
+    /// side (each group of a schedule its own data); refuses data that would end beyond the
+    /// banks' usable bytes.
+    pub fn with_dram_start(self, start: u64) -> Result<Self, BroadcastError> {
+        let moved = Self {
+            dram_start: start,
+            ..self
+        };
+        let end = moved.dram_end();
+        if end > DRAM_BANK_USABLE_SIZE {
+            return Err(flag(
+                "--rect",
+                format!(
+                    "the data of the plans side by side needs {end} bytes per DRAM bank (allowed: {DRAM_BANK_USABLE_SIZE})"
+                ),
+            ));
+        }
+        Ok(moved)
     }
 
     /// The DRAM region of job `job`.
@@ -201,8 +282,8 @@ impl BroadcastPlan {
                 // `validate` bounds blocks by MAX_BLOCKS.
                 blocks: cfg.blocks as u16,
                 page_size: cfg.page_size,
-                dram_base: cfg.dram_base(self.region(job), s.id) as u32,
-                banks: bank_coordinates(s.noc),
+                dram_base: self.dram_base(self.region(job), i, core) as u32,
+                banks: self.placement.ports(i, core),
                 stall_before: None,
             };
             if role == Role::Reader {

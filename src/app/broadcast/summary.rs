@@ -56,7 +56,7 @@ pub struct BroadcastSummary {
     /// the busiest resource needs) times the jobs, which run back to back.
     pub bound_cycles: u64,
     /// The resource that binds: `DRAM bank 5`, `link NoC1 (3,2)->(4,2)` (raw coordinates of
-    /// that NoC), `NIU0 of (1,2)`, `ejection port NoC0 of (2,3)`, `compute (2,3)` (cores
+    /// that NoC), `NIU0 reads of (1,2)`, `ejection port NoC0 of (2,3)`, `compute (2,3)` (cores
     /// logical).
     pub binding: String,
     /// `bound_cycles / cycles`: 1.0 would be a run as fast as its busiest resource allows,

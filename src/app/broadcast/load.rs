@@ -1,0 +1,248 @@
+//! The work a job gives each resource of the chip, as the resource bound (`bound`) and the DRAM
+//! placement (`placement`) count it: the resources, their loads, and the bound they come to.
+//!
+//! Leaf module of `app::broadcast`: the bound and the placement both price work here, and
+//! neither imports the other.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use blackhole_pac::grid::{GRID_X, GRID_Y};
+use komorebi_hal::LogicalXy;
+use komorebi_kernel::broadcast_handler::program::BANKS;
+use komorebi_sim::Timing;
+use komorebi_sim::route::{self, Dir};
+
+/// One resource of the chip, as the bound counts it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Resource {
+    /// One DRAM bank.
+    DramBank(u8),
+    /// All DRAM banks together.
+    Dram,
+    /// A directed link of a NoC: from router `from` to its neighbour `to`, raw coordinates of
+    /// that NoC.
+    Link {
+        /// The NoC (0 or 1).
+        noc: u8,
+        /// The router the link leaves.
+        from: (u8, u8),
+        /// The router it reaches.
+        to: (u8, u8),
+    },
+    /// One issue pipeline of the NIU of `noc` of a core (the reader's for NoC0, the writer's
+    /// for NoC1).
+    Niu {
+        /// The NoC (0 or 1).
+        noc: u8,
+        /// The core, logical.
+        core: LogicalXy,
+        /// Which pipeline: reads and writes are issued from different command buffers.
+        pipe: NiuPipe,
+    },
+    /// The ejection port of `noc` of a core.
+    Eject {
+        /// The NoC (0 or 1).
+        noc: u8,
+        /// The core, logical.
+        core: LogicalXy,
+    },
+    /// A core's compute kernel (its checking of the words it reads).
+    Compute(LogicalXy),
+}
+
+impl fmt::Display for Resource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::DramBank(b) => write!(f, "DRAM bank {b}"),
+            Self::Dram => write!(f, "DRAM ({BANKS} banks together)"),
+            Self::Link { noc, from, to } => write!(
+                f,
+                "link NoC{noc} ({},{})->({},{})",
+                from.0, from.1, to.0, to.1
+            ),
+            Self::Niu { noc, core, pipe } => write!(f, "NIU{noc} {pipe} of {core}"),
+            Self::Eject { noc, core } => write!(f, "ejection port NoC{noc} of {core}"),
+            Self::Compute(core) => write!(f, "compute {core}"),
+        }
+    }
+}
+
+/// An NIU's issue pipelines: the command buffer reads leave from and the one writes
+/// (multicasts and markers) leave from. Each takes one command at a time; the two do not wait
+/// for each other.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NiuPipe {
+    /// The read command buffer.
+    Reads,
+    /// The write command buffer.
+    Writes,
+}
+
+impl fmt::Display for NiuPipe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Reads => "reads",
+            Self::Writes => "writes",
+        })
+    }
+}
+
+/// The bound of one job: its cycles and the resource that needs them.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct JobBound {
+    /// The least cycles the busiest resource needs for one job.
+    pub cycles: u64,
+    /// That resource (the first in [`Resource`]'s order among equals).
+    pub binding: Resource,
+}
+
+/// Directed links of one NoC: 17 x 12 routers, two directions out of each.
+const LINKS_PER_NOC: usize = GRID_X as usize * GRID_Y as usize * 2;
+
+/// A directed link's index in [`Load::link_flits`].
+pub(super) fn link_index(noc: u8, from: (u8, u8), dir: Dir) -> usize {
+    ((noc as usize * GRID_Y as usize + from.1 as usize) * GRID_X as usize + from.0 as usize) * 2
+        + dir
+}
+
+/// Work per resource: cycles, or bytes for the DRAM banks, or flits for the links (kept
+/// dense: the DRAM placement prices every candidate against them).
+pub(super) struct Load {
+    cycles: BTreeMap<Resource, u64>,
+    pub(super) dram_bytes: [u64; BANKS],
+    pub(super) link_flits: Vec<u64>,
+}
+
+impl Default for Load {
+    fn default() -> Self {
+        Self {
+            cycles: BTreeMap::new(),
+            dram_bytes: [0; BANKS],
+            link_flits: vec![0; 2 * LINKS_PER_NOC],
+        }
+    }
+}
+
+impl Load {
+    /// The cycles counted for `r` so far (0 for none).
+    #[cfg(test)]
+    pub(super) fn cycles_of(&self, r: Resource) -> u64 {
+        self.cycles.get(&r).copied().unwrap_or(0)
+    }
+
+    pub(super) fn add(&mut self, r: Resource, cycles: u64) {
+        *self.cycles.entry(r).or_insert(0) += cycles;
+    }
+
+    /// `flits` on every link of `links` (routers and directions on `noc`).
+    pub(super) fn links(
+        &mut self,
+        noc: u8,
+        links: impl IntoIterator<Item = ((u8, u8), Dir)>,
+        flits: u64,
+    ) {
+        for (from, dir) in links {
+            self.link_flits[link_index(noc, from, dir)] += flits;
+        }
+    }
+
+    /// The work of `stream`'s reads when they go to the DRAM port `port` of `bank` (raw
+    /// coordinates on the stream's NoC): the bank's bytes, the requests' and responses' links.
+    /// `sign` 1 adds them, -1 takes them away again.
+    pub(super) fn reads(&mut self, stream: &ReadStream, bank: u8, port: (u8, u8), sign: i64) {
+        let apply = |v: &mut u64, d: u64| {
+            *v = if sign > 0 {
+                *v + d
+            } else {
+                v.saturating_sub(d)
+            };
+        };
+        apply(&mut self.dram_bytes[bank as usize], stream.bytes);
+        for (from, dir) in route::unicast_links(stream.noc, stream.me, port) {
+            apply(
+                &mut self.link_flits[link_index(stream.noc, from, dir)],
+                stream.request_flits,
+            );
+        }
+        for (from, dir) in route::unicast_links(stream.noc, port, stream.me) {
+            apply(
+                &mut self.link_flits[link_index(stream.noc, from, dir)],
+                stream.response_flits,
+            );
+        }
+    }
+
+    pub(super) fn bound(mut self, timing: &Timing) -> JobBound {
+        let rate = timing.dram_bank_bytes_per_cycle;
+        let banks = self.dram_bytes;
+        for (b, &bytes) in banks.iter().enumerate() {
+            if bytes > 0 {
+                self.add(Resource::DramBank(b as u8), dram_cycles(bytes, rate));
+            }
+        }
+        let all: u64 = banks.iter().sum();
+        if all > 0 {
+            self.add(Resource::Dram, dram_cycles(all, rate * BANKS as f64));
+        }
+        for (i, &flits) in self.link_flits.iter().enumerate() {
+            if flits > 0 {
+                let (noc, rest) = (i / LINKS_PER_NOC, i % LINKS_PER_NOC);
+                let (cell, dir) = (rest / 2, rest % 2);
+                let from = (
+                    (cell % GRID_X as usize) as u8,
+                    (cell / GRID_X as usize) as u8,
+                );
+                let to = route::step(from, dir);
+                *self
+                    .cycles
+                    .entry(Resource::Link {
+                        noc: noc as u8,
+                        from,
+                        to,
+                    })
+                    .or_insert(0) += flits;
+            }
+        }
+        let mut best = JobBound {
+            cycles: 0,
+            binding: Resource::Dram,
+        };
+        for (&r, &c) in &self.cycles {
+            if c > best.cycles {
+                best = JobBound {
+                    cycles: c,
+                    binding: r,
+                };
+            }
+        }
+        best
+    }
+}
+
+/// Cycles a bank (or all banks, at `rate` times 8) needs for `bytes`.
+pub(super) fn dram_cycles(bytes: u64, rate: f64) -> u64 {
+    (bytes as f64 / rate).ceil() as u64
+}
+
+/// One page stream of one sender: the pages `g` with `g % 8 == stream` of a job, read from one
+/// DRAM port (the placement's choice), as the bound prices them.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) struct ReadStream {
+    /// Index of the broadcast's operand in the plan.
+    pub(super) operand: usize,
+    /// Index of the sender's core in the plan's words.
+    pub(super) core: usize,
+    /// Which stream, 0..8.
+    pub(super) stream: usize,
+    /// The sender's NoC.
+    pub(super) noc: u8,
+    /// The sender's raw coordinates on that NoC.
+    pub(super) me: (u8, u8),
+    /// The bytes the stream's reads take from its bank in a job.
+    pub(super) bytes: u64,
+    /// Flits of the stream's read requests on every link of their route, in a job.
+    pub(super) request_flits: u64,
+    /// Flits of its responses on every link of theirs.
+    pub(super) response_flits: u64,
+}

@@ -1,0 +1,319 @@
+//! DRAM placement: which DRAM bank each sender reads each of its page streams from.
+//!
+//! A sender's pages form eight streams (page `g` is in stream `g % 8`, program version 2); each
+//! stream is read from one bank, through the port tt-metal's kernels use for that bank on the
+//! sender's NoC ([`blackhole_pac::grid::dram_endpoint`]). The bank of every stream of every
+//! sender is the host's choice; each sender reads its own copy of the pages, and the host
+//! writes each page of a copy into the bank its stream is read from (`plan::fill_dram`).
+//!
+//! # Why not the plain interleave
+//!
+//! Reading stream `i` from bank `i` on every sender spreads each sender's bytes evenly over
+//! the banks, but not its responses over the links. A response travels the sender's NoC in
+//! dimension order, so the responses to senders that share a row or a column share the links
+//! where they turn into it. The 03 default shows it: the 12 W senders (NoC1, Y first) sit on
+//! one row, and every response to them enters that row at one of the two DRAM columns; read
+//! from all eight banks, most of them cross the link next to the east DRAM column, which then
+//! carries 1.7 times the DRAM time (the binding resource of the resource bound, `bound`).
+//!
+//! # What it chooses
+//!
+//! [`Placement::choose`] prices every choice as the resource bound does (`bound`: bytes per
+//! bank at the bank's rate, flits per directed link, on the simulator's routes) and assigns the
+//! streams greedily, each to the bank that keeps the busiest resource it touches (its bank and
+//! every link of its requests' and responses' routes, on top of the multicasts, VALIDs and
+//! markers, which do not depend on the choice) lowest; ties go to the shorter route, then the
+//! lower bank. Streams are taken stream by stream across the senders (stream 0 of every sender,
+//! then stream 1, ...), so every sender's early choices see the others'. It then revisits every
+//! stream, taking its reads out and choosing again against all the others, until a pass
+//! changes nothing (at most [`PASSES`] passes). The result: senders read mostly from the banks
+//! on their side of the chip, as far as the banks' bytes stay balanced, which is what the
+//! bound needs (a bank is as busy as the busiest link into a row).
+//!
+//! It is a heuristic: the best placement is an integer program, and this one only promises
+//! never to be worse than the first stream-by-stream pass it refines. It depends only on the
+//! plan (rectangle, harvest mask, blocks, pages, page size), so every run of the same flags
+//! reads from the same banks. `komorebi layout` prints it.
+
+use blackhole_pac::grid::{Noc0Xy, dram_endpoint};
+use komorebi_hal::{NocId, Xy};
+use komorebi_kernel::broadcast_handler::program::BANKS;
+use komorebi_sim::Timing;
+use komorebi_sim::route;
+
+use super::load::{Load, ReadStream, dram_cycles, link_index};
+
+/// Most passes over all streams [`Placement::choose`] makes.
+pub const PASSES: usize = 8;
+
+/// The raw coordinates on `noc` of the port of `bank` that tt-metal's kernels use on that NoC.
+pub fn bank_port(bank: u8, noc: NocId) -> (u8, u8) {
+    // Banks 0..8 and NoC 0 or 1: always a port, inside the grid.
+    let (x, y) = dram_endpoint(bank, noc.index()).unwrap_or((0, 0));
+    let p = Noc0Xy::new(x, y).map(|p| match noc {
+        NocId::Noc0 => p.get(),
+        NocId::Noc1 => p.to_noc1().get(),
+    });
+    p.unwrap_or((x, y))
+}
+
+/// The bank each sender reads each of its page streams from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// Per operand of the plan, per core in the plan's word order: the bank of each stream
+    /// (`None` for a core that sends nothing).
+    banks: Vec<Vec<Option<[u8; BANKS]>>>,
+    /// The NoC of each operand.
+    nocs: Vec<NocId>,
+}
+
+impl Placement {
+    /// No sender (a plan being built).
+    pub(super) fn empty() -> Self {
+        Self {
+            banks: Vec::new(),
+            nocs: Vec::new(),
+        }
+    }
+
+    /// Stream `i` of every sender from bank `i` (program version 1's only layout): for each
+    /// operand its NoC and, per core in the plan's word order, whether it sends.
+    pub(super) fn interleaved(operands: &[(NocId, Vec<bool>)]) -> Self {
+        let every: [u8; BANKS] = core::array::from_fn(|i| i as u8);
+        Self {
+            banks: operands
+                .iter()
+                .map(|(_, senders)| senders.iter().map(|&s| s.then_some(every)).collect())
+                .collect(),
+            nocs: operands.iter().map(|&(noc, _)| noc).collect(),
+        }
+    }
+
+    /// The placement the module docs describe, from `interleaved` (the senders), for the
+    /// senders' `streams` on top of `load` (the work that does not depend on the placement),
+    /// priced with `timing`.
+    pub(super) fn choose(
+        interleaved: Self,
+        streams: &[ReadStream],
+        mut load: Load,
+        timing: &Timing,
+    ) -> Self {
+        let mut placement = interleaved;
+        if streams.is_empty() {
+            return placement;
+        }
+        let mut order: Vec<usize> = (0..streams.len()).collect();
+        order.sort_by_key(|&i| (streams[i].stream, i));
+        let mut chosen: Vec<Option<u8>> = vec![None; streams.len()];
+        for _ in 0..PASSES {
+            let mut changed = false;
+            for &i in &order {
+                let s = &streams[i];
+                let noc = placement.nocs[s.operand];
+                if let Some(b) = chosen[i] {
+                    load.reads(s, b, bank_port(b, noc), -1);
+                }
+                let best = (0..BANKS as u8)
+                    .min_by_key(|&b| price(&load, s, b, bank_port(b, noc), timing))
+                    .unwrap_or(0);
+                load.reads(s, best, bank_port(best, noc), 1);
+                changed |= chosen[i] != Some(best);
+                chosen[i] = Some(best);
+            }
+            if !changed {
+                break;
+            }
+        }
+        for (s, b) in streams.iter().zip(chosen) {
+            if let (Some(Some(banks)), Some(b)) = (
+                placement
+                    .banks
+                    .get_mut(s.operand)
+                    .and_then(|c| c.get_mut(s.core)),
+                b,
+            ) {
+                banks[s.stream] = b;
+            }
+        }
+        placement
+    }
+
+    /// The banks of the streams of core `core` (the plan's word order) of operand `operand`;
+    /// `None` unless that core sends.
+    pub fn banks(&self, operand: usize, core: usize) -> Option<[u8; BANKS]> {
+        self.banks.get(operand)?.get(core).copied().flatten()
+    }
+
+    /// The bank and port (raw on the stream's NoC) `stream` reads from.
+    pub(super) fn port(&self, stream: &ReadStream) -> (u8, (u8, u8)) {
+        let bank = self
+            .banks(stream.operand, stream.core)
+            .map_or(stream.stream as u8, |b| b[stream.stream]);
+        (bank, bank_port(bank, self.nocs[stream.operand]))
+    }
+
+    /// The DRAM port of each stream of core `core` of operand `operand`, as its program names
+    /// them (a core that sends nothing reads nothing: it gets the plain interleave).
+    pub(super) fn ports(&self, operand: usize, core: usize) -> [Xy; BANKS] {
+        let noc = self.nocs[operand];
+        let banks = self
+            .banks(operand, core)
+            .unwrap_or(core::array::from_fn(|i| i as u8));
+        banks.map(|b| {
+            let (x, y) = bank_port(b, noc);
+            // DRAM ports sit inside the 17 x 12 grid: always valid coordinates.
+            Xy::new(x, y).unwrap_or_default()
+        })
+    }
+}
+
+/// What reading `stream` from `bank` through `port` costs against `load`: the busiest resource
+/// it touches afterwards (its bank in cycles, every link of its routes in flits), then the
+/// flits it adds in all (the shorter route), then the bank.
+fn price(
+    load: &Load,
+    stream: &ReadStream,
+    bank: u8,
+    port: (u8, u8),
+    timing: &Timing,
+) -> (u64, u64, u8) {
+    let bytes = load.dram_bytes[bank as usize] + stream.bytes;
+    let mut busiest = dram_cycles(bytes, timing.dram_bank_bytes_per_cycle);
+    let mut added = 0;
+    for (route_links, flits) in [
+        (
+            route::unicast_links(stream.noc, stream.me, port),
+            stream.request_flits,
+        ),
+        (
+            route::unicast_links(stream.noc, port, stream.me),
+            stream.response_flits,
+        ),
+    ] {
+        for (from, dir) in route_links {
+            busiest = busiest.max(load.link_flits[link_index(stream.noc, from, dir)] + flits);
+            added += flits;
+        }
+    }
+    (busiest, added, bank)
+}
+
+#[cfg(test)]
+mod tests {
+    use komorebi_broadcast::layout::Geometry;
+    use komorebi_hal::LogicalRect;
+
+    use super::*;
+    use crate::app::broadcast::bound::JobBound;
+    use crate::app::broadcast::config::BroadcastConfig;
+    use komorebi_kernel::broadcast_handler::program::Check;
+
+    /// The plan of `cfg` on a p150-shaped chip (harvest 0x3000), and its bound with the plain
+    /// interleave and with the chosen placement.
+    fn bounds(cfg: &BroadcastConfig) -> (BroadcastPlan, JobBound, JobBound) {
+        let geometry = Geometry::blackhole(0x3000).unwrap();
+        let mut plan = BroadcastPlan::per_job(cfg, &geometry).unwrap();
+        let t = Timing::default();
+        let chosen = plan.job_bound(&t);
+        let placement = plan.placement.clone();
+        plan.placement = plan.interleaved_placement();
+        let interleaved = plan.job_bound(&t);
+        plan.placement = placement;
+        (plan, interleaved, chosen)
+    }
+
+    fn check_none(cfg: BroadcastConfig) -> BroadcastConfig {
+        BroadcastConfig {
+            check: Check::None,
+            ..cfg
+        }
+    }
+
+    #[test]
+    fn the_03_default_reads_each_w_sender_s_pages_from_the_banks_on_its_side() {
+        let cfg = check_none(BroadcastConfig::default());
+        let (plan, interleaved, chosen) = bounds(&cfg);
+        // Interleaved: nine of the twelve W senders' responses cross the link where the east
+        // DRAM column's responses turn into their row (NoC1 (7,0)->(8,0) is NoC0
+        // (9,11)->(8,11)), 9 x 64 pages x 33 flits = 19,008 a job (issue 18 measured the same).
+        assert_eq!(interleaved.cycles, 19_008);
+        assert_eq!(interleaved.binding.to_string(), "link NoC1 (7,0)->(8,0)");
+        // Placed: six senders a side, each side's responses entering the row at its own DRAM
+        // column: 6 x 64 pages x 33 flits = 12,672 on each entry link.
+        assert_eq!(chosen.cycles, 12_672);
+        assert_eq!(chosen.binding.to_string(), "link NoC1 (7,0)->(8,0)");
+        // W is operand 1; its senders sit on the rectangle's last row. West of DRAM column
+        // x = 9 (NoC0 x 1..=6) they read banks 4..=7 (x 9) only; east (x 11..=16) 0..=3.
+        let w = 1;
+        let mut sides = 0;
+        for (core, a) in plan.decoded[w].iter().enumerate() {
+            let Some(banks) = plan.placement.banks(w, core) else {
+                continue;
+            };
+            let noc0_x = 16 - a.core.0;
+            let west = noc0_x < 9;
+            assert!(
+                banks.iter().all(|&b| (b >= 4) == west),
+                "W sender at NoC0 x {noc0_x} reads banks {banks:?}"
+            );
+            sides += 1;
+        }
+        assert_eq!(sides, 12);
+    }
+
+    #[test]
+    fn placement_never_binds_worse_than_the_interleave_and_is_deterministic() {
+        let shapes = [
+            (LogicalRect::new(0, 0, 12, 10), true, true, 16, 4, 2048),
+            (LogicalRect::new(0, 0, 12, 10), true, false, 16, 4, 2048),
+            (LogicalRect::new(0, 0, 12, 10), false, true, 16, 4, 2048),
+            (LogicalRect::new(0, 0, 12, 10), true, true, 8, 8, 4096),
+            (LogicalRect::new(0, 0, 12, 10), true, true, 5, 3, 1024),
+            (LogicalRect::new(2, 3, 4, 5), true, true, 16, 4, 2048),
+            (LogicalRect::new(0, 0, 1, 2), true, false, 8, 1, 16384),
+            (LogicalRect::new(5, 0, 2, 10), true, true, 3, 1, 64),
+            (LogicalRect::new(0, 9, 12, 1), true, true, 16, 4, 2048),
+        ];
+        for (rect, rows, columns, blocks, pages, page_size) in shapes {
+            let cfg = check_none(BroadcastConfig {
+                rect,
+                rows,
+                columns,
+                blocks,
+                pages,
+                page_size,
+                ..BroadcastConfig::default()
+            });
+            let (plan, interleaved, chosen) = bounds(&cfg);
+            assert!(
+                chosen.cycles <= interleaved.cycles,
+                "{rect} rows {rows} columns {columns} {blocks}x{pages}x{page_size}: placed \
+                 {chosen:?}, interleaved {interleaved:?}"
+            );
+            let again = plan.chosen_placement(&Timing::default());
+            assert_eq!(again, plan.placement, "{rect}: not deterministic");
+        }
+    }
+
+    #[test]
+    fn two_senders_of_one_column_read_from_their_own_rows_side() {
+        // A along rows 0 and 1 of column 0, no receivers, 8 pages of 16 KiB each: interleaved,
+        // 13 responses share column 1's links (3341 flits, `bound`'s test). Placed, no link
+        // carries more than a sender's own 8 responses, so each sender's ejection port binds:
+        // 8 x 257 = 2056.
+        let cfg = check_none(BroadcastConfig {
+            rect: LogicalRect::new(0, 0, 1, 2),
+            rows: true,
+            columns: false,
+            blocks: 8,
+            pages: 1,
+            page_size: 16384,
+            window: 1,
+            ..BroadcastConfig::default()
+        });
+        let (_, interleaved, chosen) = bounds(&cfg);
+        assert_eq!(interleaved.cycles, 3341);
+        assert_eq!(chosen.cycles, 2056);
+        assert_eq!(chosen.binding.to_string(), "ejection port NoC0 of (0,0)");
+    }
+}
