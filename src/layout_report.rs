@@ -1,5 +1,9 @@
-//! `komorebi layout`: the broadcasts of a rectangle for a harvest mask, direction and NoC.
+//! `komorebi layout`: the broadcasts of a rectangle for a harvest mask, direction and NoC, and
+//! where each sender reads its pages in DRAM (the 03 program's placement,
+//! `app::broadcast::placement`).
 
+use crate::app::broadcast::{BroadcastConfig, BroadcastPlan};
+use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::args::Along;
 use komorebi_broadcast::layout::{self, Geometry, LayoutError};
 use komorebi_hal::{LogicalRect, NocId};
@@ -16,6 +20,23 @@ pub struct BroadcastReport {
     pub start: Option<[u8; 2]>,
     /// Multicast end; `null` without receivers.
     pub end: Option<[u8; 2]>,
+    /// The DRAM bank of each of the sender's eight page streams (page `g` in stream `g % 8`),
+    /// as the 03 program places them (`placement` of [`LayoutReport`]); `null` when the
+    /// broadcast is not one the 03 program runs (rows on NoC0, columns on NoC1).
+    pub banks: Option<[u8; 8]>,
+}
+
+/// The shape the DRAM placement of `komorebi layout` is computed for: the 03 program on the
+/// rectangle with both its broadcasts (A along rows on NoC0, W along columns on NoC1), which
+/// share the banks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PlacementShape {
+    /// Blocks per broadcast per job.
+    pub blocks: u32,
+    /// Pages per block.
+    pub pages: u16,
+    /// Bytes per page.
+    pub page_size: u32,
 }
 
 /// What `komorebi layout` prints.
@@ -27,20 +48,45 @@ pub struct LayoutReport {
     pub panels: Vec<[u8; 2]>,
     /// The broadcasts.
     pub broadcasts: Vec<BroadcastReport>,
+    /// The shape the senders' DRAM banks (`banks`) are placed for; `null` when the placement
+    /// could not be computed (the 03 program refuses the rectangle or the shape).
+    pub placement: Option<PlacementShape>,
     #[serde(skip)]
     along: Along,
     #[serde(skip)]
     noc: NocId,
 }
 
-/// Lays out `rect` for a die-order `harvest_mask`.
+/// Lays out `rect` for a die-order `harvest_mask`, with the senders' DRAM banks placed for the
+/// 03 program of `shape` on the rectangle.
 pub fn layout_report(
     harvest_mask: u32,
     rect: LogicalRect,
     along: Along,
     noc: NocId,
+    shape: PlacementShape,
 ) -> Result<LayoutReport, LayoutError> {
     let geometry = Geometry::blackhole(harvest_mask)?;
+    // The 03 program's placement, for the broadcast it runs this way (rows on NoC0, columns on
+    // NoC1); a shape it refuses places nothing.
+    let id = match (along, noc) {
+        (Along::Row, NocId::Noc0) => Some(0),
+        (Along::Column, NocId::Noc1) => Some(1),
+        _ => None,
+    };
+    let cfg = BroadcastConfig {
+        rect,
+        blocks: shape.blocks,
+        pages: shape.pages,
+        page_size: shape.page_size,
+        harvest: HarvestMask::new(harvest_mask).unwrap_or(HarvestMask::P100_P150),
+        ..BroadcastConfig::default()
+    };
+    let plan = BroadcastPlan::per_job(&cfg, &geometry).ok();
+    let placed = match (&plan, id) {
+        (Some(p), Some(id)) => p.sender_banks(id),
+        _ => Vec::new(),
+    };
     let mut broadcasts = Vec::new();
     for b in layout::broadcasts(&geometry, rect, along, noc)? {
         let corners = layout::broadcast_rect(&geometry, &b, noc)?;
@@ -54,6 +100,12 @@ pub fn layout_report(
                 .collect(),
             start: corners.map(|(s, _)| [s.0, s.1]),
             end: corners.map(|(_, e)| [e.0, e.1]),
+            banks: b.cores().first().and_then(|&(x, y)| {
+                placed
+                    .iter()
+                    .find(|(c, _)| (c.x, c.y) == (x, y))
+                    .map(|&(_, banks)| banks)
+            }),
         });
     }
     Ok(LayoutReport {
@@ -63,6 +115,7 @@ pub fn layout_report(
             .map(|p| [p.first_column, p.columns])
             .collect(),
         broadcasts,
+        placement: plan.map(|_| shape),
         along,
         noc,
     })
@@ -102,6 +155,27 @@ impl std::fmt::Display for LayoutReport {
                 )?,
                 _ => write!(f, "\n      no receivers")?,
             }
+            if let Some(banks) = b.banks {
+                let banks: Vec<String> = banks.iter().map(u8::to_string).collect();
+                write!(
+                    f,
+                    "\n      DRAM banks of page streams 0..7: {}",
+                    banks.join(" ")
+                )?;
+            }
+        }
+        match self.placement {
+            Some(p) if self.broadcasts.iter().any(|b| b.banks.is_some()) => write!(
+                f,
+                "\nDRAM banks as the 03 program places them for {} blocks of {} pages of {} bytes \
+                 with both its broadcasts of this rectangle (page g of a sender is in stream g % 8; \
+                 each sender reads its own copy)",
+                p.blocks, p.pages, p.page_size
+            )?,
+            _ => write!(
+                f,
+                "\nno DRAM placement: the 03 program runs rows on NoC0 and columns on NoC1"
+            )?,
         }
         Ok(())
     }
@@ -111,6 +185,12 @@ impl std::fmt::Display for LayoutReport {
 mod tests {
     use super::*;
 
+    const SHAPE: PlacementShape = PlacementShape {
+        blocks: 16,
+        pages: 4,
+        page_size: 2048,
+    };
+
     #[test]
     fn the_json_has_the_documented_shape() {
         let r = layout_report(
@@ -118,18 +198,25 @@ mod tests {
             LogicalRect::new(5, 0, 2, 1),
             Along::Row,
             NocId::Noc0,
+            SHAPE,
         )
         .unwrap();
         let json = serde_json::to_value(&r).unwrap();
+        // Two one-core A broadcasts (one per panel). The placement's choice for them, with the
+        // rectangle's two one-core W broadcasts reading too (pinned: the placement is
+        // deterministic; `placement`'s tests say why it chooses what it does).
         assert_eq!(
             json,
             serde_json::json!({
                 "noc0_x": [1, 2, 3, 4, 5, 6, 11, 12, 13, 14, 15, 16],
                 "panels": [[0, 6], [6, 6]],
                 "broadcasts": [
-                    {"cores": [[5, 0]], "noc0": [[6, 2]], "start": null, "end": null},
-                    {"cores": [[6, 0]], "noc0": [[11, 2]], "start": null, "end": null}
-                ]
+                    {"cores": [[5, 0]], "noc0": [[6, 2]], "start": null, "end": null,
+                     "banks": [1, 0, 1, 0, 3, 0, 3, 0]},
+                    {"cores": [[6, 0]], "noc0": [[11, 2]], "start": null, "end": null,
+                     "banks": [4, 7, 4, 1, 4, 7, 1, 4]}
+                ],
+                "placement": {"blocks": 16, "pages": 4, "page_size": 2048}
             })
         );
         let r = layout_report(
@@ -137,17 +224,68 @@ mod tests {
             LogicalRect::new(0, 0, 1, 3),
             Along::Column,
             NocId::Noc1,
+            SHAPE,
         )
         .unwrap();
         let json = serde_json::to_value(&r).unwrap();
+        // The W sender at NoC0 (1,4): mostly bank 6 (x 9, rows 4 and 8: a short way into its
+        // row on NoC1); two streams from bank 2 keep bank 6 from being the busiest resource.
         assert_eq!(
             json["broadcasts"][0],
             serde_json::json!({
                 "cores": [[0, 2], [0, 1], [0, 0]],
                 "noc0": [[1, 4], [1, 3], [1, 2]],
                 "start": [15, 8],
-                "end": [15, 9]
+                "end": [15, 9],
+                "banks": [6, 6, 2, 6, 6, 2, 6, 6]
             })
+        );
+    }
+
+    #[test]
+    fn a_broadcast_the_03_program_does_not_run_has_no_banks() {
+        let r = layout_report(
+            0x3000,
+            LogicalRect::new(0, 0, 3, 1),
+            Along::Row,
+            NocId::Noc1,
+            SHAPE,
+        )
+        .unwrap();
+        assert!(r.broadcasts.iter().all(|b| b.banks.is_none()));
+        assert!(
+            r.to_string().ends_with(
+                "no DRAM placement: the 03 program runs rows on NoC0 and columns on NoC1"
+            )
+        );
+        // A shape the 03 program refuses (a window of 2 x 40,000 pages) places nothing either.
+        let r = layout_report(
+            0x3000,
+            LogicalRect::new(0, 0, 3, 1),
+            Along::Row,
+            NocId::Noc0,
+            PlacementShape {
+                pages: 40_000,
+                ..SHAPE
+            },
+        )
+        .unwrap();
+        assert_eq!(r.placement, None);
+        assert!(r.broadcasts.iter().all(|b| b.banks.is_none()));
+        // The 03 shape: each sender's banks, and the line saying what they were placed for.
+        let r = layout_report(
+            0x3000,
+            LogicalRect::new(0, 0, 3, 1),
+            Along::Row,
+            NocId::Noc0,
+            SHAPE,
+        )
+        .unwrap();
+        let text = r.to_string();
+        assert!(text.contains("DRAM banks of page streams 0..7: "), "{text}");
+        assert!(
+            text.contains("as the 03 program places them for 16 blocks of 4 pages of 2048 bytes"),
+            "{text}"
         );
     }
 }

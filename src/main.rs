@@ -103,6 +103,15 @@ enum Command {
         /// NoC carrying the broadcasts: 0 (reader kernel) or 1 (writer kernel).
         #[arg(long, value_parser = ranged::<u8>(0, 1), default_value = "0")]
         noc: u8,
+        /// Blocks per broadcast per job the senders' DRAM banks are placed for (0..=32767).
+        #[arg(long, value_parser = ranged::<u32>(0, komorebi_broadcast::args::MAX_BLOCKS as u64), default_value_t = 16)]
+        blocks: u32,
+        /// Pages per block the DRAM banks are placed for (1..=65535).
+        #[arg(long, value_parser = ranged::<u16>(1, 65535), default_value_t = 4)]
+        pages: u16,
+        /// Bytes per page the DRAM banks are placed for (64..=1048576, a multiple of 64).
+        #[arg(long, value_parser = cli::parse_page_size, default_value_t = 2048)]
+        page_size: u32,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -158,6 +167,9 @@ fn main() -> ExitCode {
             rect,
             along,
             noc,
+            blocks,
+            pages,
+            page_size,
             json,
         } => {
             let noc = if noc == 0 { NocId::Noc0 } else { NocId::Noc1 };
@@ -165,7 +177,12 @@ fn main() -> ExitCode {
                 AlongArg::Row => Along::Row,
                 AlongArg::Column => Along::Column,
             };
-            match layout_report(u32::from(harvest.bits()), rect, along, noc) {
+            let shape = komorebi::layout_report::PlacementShape {
+                blocks,
+                pages,
+                page_size,
+            };
+            match layout_report(u32::from(harvest.bits()), rect, along, noc, shape) {
                 Ok(report) => cli::print_report(&report, json),
                 Err(e) => {
                     eprintln!("error: --rect {rect}: {e}");

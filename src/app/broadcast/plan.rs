@@ -208,6 +208,20 @@ impl BroadcastPlan {
             )
     }
 
+    /// The senders of broadcast `id` (0: A, 1: W), logical, in layout order, each with the
+    /// bank of each of its page streams (the DRAM placement); empty when the plan does not run
+    /// that broadcast.
+    pub fn sender_banks(&self, id: u8) -> Vec<(LogicalXy, [u8; BANKS])> {
+        let Some(i) = self.operands.iter().position(|s| s.id == id) else {
+            return Vec::new();
+        };
+        self.words[i]
+            .iter()
+            .enumerate()
+            .filter_map(|(core, c)| Some((c.core.into(), self.placement.banks(i, core)?)))
+            .collect()
+    }
+
     /// Every sender reading stream `i` from bank `i`.
     pub(super) fn interleaved_placement(&self) -> Placement {
         let operands: Vec<_> = self
