@@ -112,16 +112,18 @@ impl Queue {
             if first >= n {
                 break;
             }
-            let mut min = first;
-            for c in first + 1..(first + 4).min(n) {
-                if self.keys[c] < self.keys[min] {
-                    min = c;
-                }
+            let kids = &self.keys[first..(first + 4).min(n)];
+            let (mut min, mut min_key) = (0, kids[0]);
+            for (c, &k) in kids.iter().enumerate().skip(1) {
+                let earlier = k < min_key;
+                min = pick_usize(earlier, c, min);
+                min_key = pick_u128(earlier, k, min_key);
             }
-            if self.keys[min] >= key {
+            if min_key >= key {
                 break;
             }
-            self.keys[i] = self.keys[min];
+            let min = first + min;
+            self.keys[i] = min_key;
             self.slots[i] = self.slots[min];
             i = min;
         }
@@ -135,6 +137,18 @@ impl Queue {
             None => self.far.peek().map(|Reverse(e)| e.0),
         }
     }
+}
+
+// `if c { a } else { b }` as a mask, without a branch: which child of a node is the earliest is
+// a coin toss to the branch predictor, and its misses cost more than this arithmetic.
+fn pick_usize(c: bool, a: usize, b: usize) -> usize {
+    let mask = (c as usize).wrapping_neg();
+    (a & mask) | (b & !mask)
+}
+
+fn pick_u128(c: bool, a: u128, b: u128) -> u128 {
+    let mask = (c as u128).wrapping_neg();
+    (a & mask) | (b & !mask)
 }
 
 /// The event queue, the tasks, and the adversary's generator.
