@@ -338,9 +338,11 @@ impl Sim {
 
     /// Reads a 32-bit word of L1.
     pub fn read_l1_u32(&self, tile: (u8, u8), addr: u32) -> Result<u32, SimError> {
-        let mut b = [0; 4];
-        self.read_l1(tile, addr, &mut b)?;
-        Ok(u32::from_le_bytes(b))
+        let ix = self.tile(tile)?;
+        check_l1(addr as u64, 4)?;
+        Ok(self.world.borrow().tiles[ix as usize]
+            .l1
+            .read_u32(addr as u64))
     }
 
     /// Writes L1 of the tile at NoC0 `tile`, now; the tile's waiting kernels see it.

@@ -265,11 +265,10 @@ impl World {
         // The source bytes are read now, not at issue: a source changed before `writes_sent`
         // delivers the changed bytes, as on Blackhole (`SourceRead::IssueChecked`: the bytes
         // of the issue; both checked modes report the change).
-        let mut buf = vec![0u8; p.len as usize];
+        let mut data = zeroed(p.len);
         self.tiles[p.src as usize]
             .l1
-            .read(p.src_addr as u64, &mut buf);
-        let mut data: Rc<[u8]> = buf.into();
+            .read(p.src_addr as u64, fill(&mut data));
         if let Some(at_issue) = &p.at_issue {
             if *at_issue != data {
                 self.violations.push(Violation::SourceChangedInFlight {
@@ -584,10 +583,11 @@ impl World {
 
     fn read_respond(&mut self, time: u64, p: ReadPacket) {
         let timing = self.cfg.timing;
-        let mut buf = vec![0u8; p.len as usize];
+        let mut data = zeroed(p.len);
+        let buf = fill(&mut data);
         match p.src {
-            Target::L1(t) => self.tiles[t as usize].l1.read(p.src_addr, &mut buf),
-            Target::Dram(bank) => self.dram[bank as usize].read(p.src_addr, &mut buf),
+            Target::L1(t) => self.tiles[t as usize].l1.read(p.src_addr, buf),
+            Target::Dram(bank) => self.dram[bank as usize].read(p.src_addr, buf),
         }
         let flits = timing.flits(p.len);
         self.stats.flits += flits;
@@ -595,9 +595,20 @@ impl World {
         let route = Links::unicast(p.noc, p.src_raw, to, flits, Vc::Response);
         let id = self.new_worm(
             route,
-            Carried::Response(Box::new(p), buf.into()),
+            Carried::Response(Box::new(p), data),
             timing.niu_hop,
         );
         self.launch(time, id);
     }
+}
+
+/// `len` zero bytes to read a packet's data into: one allocation, where a `Vec` turned into an
+/// `Rc<[u8]>` costs a second one and a copy of every byte.
+fn zeroed(len: u32) -> Rc<[u8]> {
+    std::iter::repeat_n(0, len as usize).collect()
+}
+
+/// The bytes of data just made by [`zeroed`], not yet shared.
+fn fill(data: &mut Rc<[u8]>) -> &mut [u8] {
+    Rc::get_mut(data).expect("new packet data is not shared yet")
 }
