@@ -261,9 +261,10 @@ impl Scheduler {
         None
     }
 
-    /// Wakes every parked (not sleeping) task of `waiters` at `time` or its own clock.
-    pub(crate) fn wake(&mut self, waiters: Vec<usize>, time: u64) {
-        for task in waiters {
+    /// Wakes every parked (not sleeping) task of `waiters` at `time` or its own clock, and
+    /// empties `waiters` (keeping its buffer for the tile's next waiters).
+    pub(crate) fn wake(&mut self, waiters: &mut Vec<usize>, time: u64) {
+        for task in waiters.drain(..) {
             let t = &mut self.tasks[task];
             if let TaskState::Parked {
                 woken: false,

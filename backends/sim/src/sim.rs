@@ -212,16 +212,19 @@ impl Sim {
             ));
         }
         let mut w = self.world.borrow_mut();
-        w.tiles[ix as usize].cbs[index as usize] = Some(Cb {
-            base,
-            page_size,
-            pages,
-            pushed: 0,
-            popped: 0,
-            wr: 0,
-            rd: 0,
-            padding: vec![false; pages as usize],
-        });
+        w.tiles[ix as usize].configure_cb(
+            index,
+            Cb {
+                base,
+                page_size,
+                pages,
+                pushed: 0,
+                popped: 0,
+                wr: 0,
+                rd: 0,
+                padding: vec![false; pages as usize],
+            },
+        );
         Ok(())
     }
 

@@ -143,8 +143,8 @@ impl World {
 
     /// Wakes every parked (not sleeping) task of `tile` at `time` or its own clock.
     pub(crate) fn touch(&mut self, tile: TileIx, time: u64) {
-        let waiters = std::mem::take(&mut self.tiles[tile as usize].waiters);
-        self.sched.wake(waiters, time);
+        self.sched
+            .wake(&mut self.tiles[tile as usize].waiters, time);
     }
 
     /// Stalls `task` from cycle `at` on (at once if `at` has passed).
