@@ -290,9 +290,10 @@ impl World {
         let from = raw(p.noc, self.tiles[p.src as usize].xy0);
         let route = if p.multicast {
             let dests: Vec<(u8, u8)> = p.dests.iter().map(|&(_, d)| d).collect();
-            Links::multicast(p.noc, from, &dests, flits, p.hold)
+            self.links.multicast(p.noc, from, &dests, flits, p.hold)
         } else {
-            Links::unicast(p.noc, from, p.dests[0].1, flits, Vc::Unicast)
+            self.links
+                .unicast(p.noc, from, p.dests[0].1, flits, Vc::Unicast)
         };
         let lead = p.reserve + timing.niu_hop;
         let id = self.new_worm(route, Carried::Write(Box::new(p), data), lead);
@@ -561,7 +562,7 @@ impl World {
         self.stats.packets += 1;
         self.stats.flits += 1;
         let from = raw(p.noc, self.tiles[p.tile as usize].xy0);
-        let route = Links::unicast(p.noc, from, p.src_raw, 1, Vc::Unicast);
+        let route = self.links.unicast(p.noc, from, p.src_raw, 1, Vc::Unicast);
         let id = self.new_worm(route, Carried::Request(Box::new(p)), timing.niu_hop);
         self.reserve(time, id);
     }
@@ -592,12 +593,10 @@ impl World {
         let flits = timing.flits(p.len);
         self.stats.flits += flits;
         let to = raw(p.noc, self.tiles[p.tile as usize].xy0);
-        let route = Links::unicast(p.noc, p.src_raw, to, flits, Vc::Response);
-        let id = self.new_worm(
-            route,
-            Carried::Response(Box::new(p), data),
-            timing.niu_hop,
-        );
+        let route = self
+            .links
+            .unicast(p.noc, p.src_raw, to, flits, Vc::Response);
+        let id = self.new_worm(route, Carried::Response(Box::new(p), data), timing.niu_hop);
         self.launch(time, id);
     }
 }

@@ -214,7 +214,9 @@ impl BroadcastPlan {
     fn dram_base(&self, region: u32, operand: usize, core: usize) -> u64 {
         let sender = self.sender_of[operand].get(core).copied().unwrap_or(0);
         self.dram_start
-            + self.cfg.dram_offset(self.senders, region, self.operands[operand].id, sender)
+            + self
+                .cfg
+                .dram_offset(self.senders, region, self.operands[operand].id, sender)
     }
 
     /// Every sender reading stream `i` from bank `i`.

@@ -229,7 +229,11 @@ impl Plugin for BroadcastJobs<'_> {
         }
         match &self.spec {
             Some((j, spec)) if *j == job => spec.clone(),
-            _ => self.spec.insert((job, self.plan.faulty_spec(job))).1.clone(),
+            _ => self
+                .spec
+                .insert((job, self.plan.faulty_spec(job)))
+                .1
+                .clone(),
         }
     }
 }
