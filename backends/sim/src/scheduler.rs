@@ -315,3 +315,51 @@ impl Scheduler {
         self.tasks[task].stalled
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pushes and pops interleaved against a sorted model: the queue gives `(time, class, seq)`
+    /// order, across the packed keys and the `far` heap alike.
+    #[test]
+    fn the_queue_pops_in_time_class_seq_order_near_and_far() {
+        let mut rng = SplitMix64::new(7);
+        let mut q = Queue::default();
+        let mut model: Vec<(u64, u8, u64, usize)> = Vec::new();
+        let times = [0, 1, 5, FAR - 1, FAR, FAR + 3, u64::MAX - 1];
+        for n in 0..5000usize {
+            let time = if rng.below(4) == 0 {
+                times[rng.below(times.len() as u64) as usize]
+            } else {
+                rng.below(64)
+            };
+            let (class, seq) = (rng.below(2) as u8, rng.next_u64());
+            q.push(time, class, seq, Item::Deadline { task: n });
+            model.push((time, class, seq, n));
+            if rng.below(3) == 0 {
+                model.sort_unstable();
+                let (t, _, _, task) = model.remove(0);
+                assert_eq!(
+                    q.peek_time(),
+                    Some(t),
+                    "peek before pop {n} gives the earliest time"
+                );
+                match q.pop() {
+                    Some((time, Item::Deadline { task: got })) => {
+                        assert_eq!((time, got), (t, task))
+                    }
+                    other => panic!("popped {other:?}, expected task {task} at {t}"),
+                }
+            }
+        }
+        model.sort_unstable();
+        for (t, _, _, task) in model {
+            match q.pop() {
+                Some((time, Item::Deadline { task: got })) => assert_eq!((time, got), (t, task)),
+                other => panic!("popped {other:?}, expected task {task} at {t}"),
+            }
+        }
+        assert!(q.pop().is_none() && q.peek_time().is_none());
+    }
+}
