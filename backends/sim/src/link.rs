@@ -226,13 +226,16 @@ pub(crate) struct Links {
     /// Cycles per router-to-router hop (`Timing::router_hop`).
     router_hop: u64,
     /// The shapes of the unicast paths met so far, by `(noc, from, to)`.
-    unicasts: HashMap<(u8, (u8, u8), (u8, u8)), Rc<Shape>, FastHash>,
+    unicasts: HashMap<UnicastKey, Rc<Shape>, FastHash>,
     /// The shapes of the multicast trees met so far, by NoC, source and destinations as bytes
     /// ([`multicast_key`]); emptied when it reaches [`MULTICAST_SHAPES`] entries.
     multicasts: HashMap<Box<[u8]>, Rc<Shape>, FastHash>,
     /// The key being looked up, kept to look up without allocating.
     key: Vec<u8>,
 }
+
+/// A unicast path: `(noc, from, to)`.
+type UnicastKey = (u8, (u8, u8), (u8, u8));
 
 /// At most this many multicast shapes are kept: a program has few destination sets, but a long
 /// run of random ones (a fuzzer's) must not grow the map without bound.

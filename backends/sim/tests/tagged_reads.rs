@@ -82,8 +82,7 @@ fn read_latency_after_multicast(multicast: bool) -> u64 {
     let mut got = [0u8; 64];
     s.read_l1(me, 0x1_0000, &mut got).unwrap();
     assert_eq!(got, [9; 64]);
-    let latency = seen.borrow()[0];
-    latency
+    seen.borrow()[0]
 }
 
 #[test]

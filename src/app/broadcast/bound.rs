@@ -255,7 +255,6 @@ mod tests {
     use super::*;
     use crate::app::broadcast::config::BroadcastConfig;
     use crate::app::broadcast::load::NiuPipe;
-    use crate::app::broadcast::placement::Placement;
 
     /// The bound of one job of `cfg` on a p150-shaped chip (harvest 0x3000: logical column
     /// `c` is NoC0 x `c + 1` up to column 5, logical row `r` is NoC0 y `r + 2`), every sender

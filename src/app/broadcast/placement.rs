@@ -204,8 +204,9 @@ mod tests {
     use komorebi_hal::LogicalRect;
 
     use super::*;
-    use crate::app::broadcast::bound::JobBound;
+    use crate::app::broadcast::BroadcastPlan;
     use crate::app::broadcast::config::BroadcastConfig;
+    use crate::app::broadcast::load::JobBound;
     use komorebi_kernel::broadcast_handler::program::Check;
 
     /// The plan of `cfg` on a p150-shaped chip (harvest 0x3000), and its bound with the plain
