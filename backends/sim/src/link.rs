@@ -39,10 +39,14 @@
 //! Acknowledgements are single flits whose latency is counted hop by hop by the world; they
 //! take no link time here (they are one flit each on the response class).
 //!
-//! Imports only leaf modules (`packet`, `report`, `route`).
+//! Imports only leaf modules (`memory` for its hasher, `packet`, `report`, `route`).
+
+use std::collections::HashMap;
+use std::rc::Rc;
 
 use blackhole_pac::grid;
 
+use crate::memory::FastHash;
 use crate::packet::{Hold, VC_CLASSES, Vc};
 use crate::report::Stats;
 
@@ -59,15 +63,11 @@ struct Hop {
     parent: u16,
 }
 
-/// A packet's way through the NoC: a chain of hops (unicast) or a tree (multicast), each hop
-/// after its parent, with what the packet has done so far.
+/// The part of a route that depends only on its path: its hops, each hop's children and the
+/// destinations reached at each. Built once per path and shared by every packet that takes it
+/// ([`Links`] keeps them).
 #[derive(Debug)]
-pub(crate) struct Route {
-    /// Flits of the packet, header included.
-    pub flits: u64,
-    class: Vc,
-    /// How a multicast holds its links.
-    pub hold: Hold,
+struct Shape {
     hops: Vec<Hop>,
     /// Children of each hop, the root's last: `kids[kid_at[h]..kid_at[h + 1]]`.
     kid_at: Vec<u32>,
@@ -76,14 +76,10 @@ pub(crate) struct Route {
     /// destination list the route was built for).
     dest_at: Vec<u32>,
     dests: Vec<u16>,
-    /// When the tail entered each hop's link, once it has.
-    tail: Vec<u64>,
-    /// When the tail left the source's NIU.
-    pub tail0: u64,
 }
 
-impl Route {
-    fn build(flits: u64, class: Vc, hold: Hold, hops: Vec<Hop>, dest_hop: &[u16]) -> Self {
+impl Shape {
+    fn build(hops: Vec<Hop>, dest_hop: &[u16]) -> Self {
         let n = hops.len();
         let slot = |h: u16| if h == ROOT { n } else { h as usize };
         let csr = |parents: &mut dyn Iterator<Item = usize>, count: usize| {
@@ -106,22 +102,46 @@ impl Route {
         let (kid_at, kids) = csr(&mut hops.iter().map(|h| slot(h.parent)), n);
         let (dest_at, dests) = csr(&mut dest_hop.iter().map(|&h| slot(h)), dest_hop.len());
         Self {
-            flits,
-            class,
-            hold,
-            tail: vec![0; n],
             hops,
             kid_at,
             kids,
             dest_at,
             dests,
+        }
+    }
+}
+
+/// A packet's way through the NoC: a chain of hops (unicast) or a tree (multicast), each hop
+/// after its parent, with what the packet has done so far.
+#[derive(Debug)]
+pub(crate) struct Route {
+    /// Flits of the packet, header included.
+    pub flits: u64,
+    class: Vc,
+    /// How a multicast holds its links.
+    pub hold: Hold,
+    shape: Rc<Shape>,
+    /// When the tail entered each hop's link, once it has.
+    tail: Vec<u64>,
+    /// When the tail left the source's NIU.
+    pub tail0: u64,
+}
+
+impl Route {
+    fn new(flits: u64, class: Vc, hold: Hold, shape: Rc<Shape>) -> Self {
+        Self {
+            flits,
+            class,
+            hold,
+            tail: vec![0; shape.hops.len()],
+            shape,
             tail0: 0,
         }
     }
 
     fn slot(&self, hop: u16) -> usize {
         if hop == ROOT {
-            self.hops.len()
+            self.shape.hops.len()
         } else {
             hop as usize
         }
@@ -129,19 +149,19 @@ impl Route {
 
     /// The hops that follow `hop` (`ROOT`: those leaving the source's router).
     pub(crate) fn kids(&self, hop: u16) -> &[u16] {
-        let s = self.slot(hop);
-        &self.kids[self.kid_at[s] as usize..self.kid_at[s + 1] as usize]
+        let (s, shape) = (self.slot(hop), &*self.shape);
+        &shape.kids[shape.kid_at[s] as usize..shape.kid_at[s + 1] as usize]
     }
 
     /// The destinations reached at the far router of `hop` (`ROOT`: at the source's router).
     pub(crate) fn dests(&self, hop: u16) -> &[u16] {
-        let s = self.slot(hop);
-        &self.dests[self.dest_at[s] as usize..self.dest_at[s + 1] as usize]
+        let (s, shape) = (self.slot(hop), &*self.shape);
+        &shape.dests[shape.dest_at[s] as usize..shape.dest_at[s + 1] as usize]
     }
 
     /// How many hops the route has.
     pub(crate) fn len(&self) -> usize {
-        self.hops.len()
+        self.shape.hops.len()
     }
 }
 
@@ -150,6 +170,39 @@ fn link_of(noc: u8, p: (u8, u8), dir: usize) -> u32 {
 }
 
 const LINKS: usize = 2 * GX as usize * GY as usize * 2;
+
+/// The shape of the unicast from raw `from` to raw `to` on `noc`.
+fn unicast_shape(noc: u8, from: (u8, u8), to: (u8, u8)) -> Shape {
+    let hops: Vec<Hop> = crate::route::unicast_links(noc, from, to)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (p, dir))| Hop {
+            link: link_of(noc, p, dir),
+            parent: if i == 0 { ROOT } else { i as u16 - 1 },
+        })
+        .collect();
+    let last = if hops.is_empty() {
+        ROOT
+    } else {
+        hops.len() as u16 - 1
+    };
+    Shape::build(hops, &[last])
+}
+
+/// The shape of the multicast tree from raw `from` to the raw `dests` on `noc`.
+fn multicast_shape(noc: u8, from: (u8, u8), dests: &[(u8, u8)]) -> Shape {
+    let tree = crate::route::multicast_tree(noc, from, dests);
+    let hops: Vec<Hop> = tree
+        .links
+        .iter()
+        .map(|l| Hop {
+            link: link_of(noc, l.from, l.dir),
+            parent: l.parent.unwrap_or(ROOT),
+        })
+        .collect();
+    let dest_hop: Vec<u16> = tree.dest_link.iter().map(|d| d.unwrap_or(ROOT)).collect();
+    Shape::build(hops, &dest_hop)
+}
 
 /// What entering a link gave: when the head and the tail reach the next router.
 #[derive(Copy, Clone, Debug)]
@@ -172,6 +225,29 @@ pub(crate) struct Links {
     waiting: Vec<Vec<u32>>,
     /// Cycles per router-to-router hop (`Timing::router_hop`).
     router_hop: u64,
+    /// The shapes of the unicast paths met so far, by `(noc, from, to)`.
+    unicasts: HashMap<UnicastKey, Rc<Shape>, FastHash>,
+    /// The shapes of the multicast trees met so far, by NoC, source and destinations as bytes
+    /// ([`multicast_key`]); emptied when it reaches [`MULTICAST_SHAPES`] entries.
+    multicasts: HashMap<Box<[u8]>, Rc<Shape>, FastHash>,
+    /// The key being looked up, kept to look up without allocating.
+    key: Vec<u8>,
+}
+
+/// A unicast path: `(noc, from, to)`.
+type UnicastKey = (u8, (u8, u8), (u8, u8));
+
+/// At most this many multicast shapes are kept: a program has few destination sets, but a long
+/// run of random ones (a fuzzer's) must not grow the map without bound.
+const MULTICAST_SHAPES: usize = 4096;
+
+/// Writes the key of the multicast tree of `dests` from `from` on `noc` into `key`.
+fn multicast_key(key: &mut Vec<u8>, noc: u8, from: (u8, u8), dests: &[(u8, u8)]) {
+    key.clear();
+    key.extend_from_slice(&[noc, from.0, from.1]);
+    for &(x, y) in dests {
+        key.extend_from_slice(&[x, y]);
+    }
 }
 
 impl Links {
@@ -183,49 +259,54 @@ impl Links {
             held: vec![0; LINKS],
             waiting: vec![Vec::new(); LINKS],
             router_hop,
+            unicasts: HashMap::default(),
+            multicasts: HashMap::default(),
+            key: Vec::new(),
         }
     }
 
     /// The route of a unicast from raw `from` to raw `to` on `noc` (NoC0: X then Y; NoC1: Y
     /// then X, in its own raw coordinates).
-    pub(crate) fn unicast(noc: u8, from: (u8, u8), to: (u8, u8), flits: u64, class: Vc) -> Route {
-        let hops: Vec<Hop> = crate::route::unicast_links(noc, from, to)
-            .into_iter()
-            .enumerate()
-            .map(|(i, (p, dir))| Hop {
-                link: link_of(noc, p, dir),
-                parent: if i == 0 { ROOT } else { i as u16 - 1 },
-            })
-            .collect();
-        let last = if hops.is_empty() {
-            ROOT
-        } else {
-            hops.len() as u16 - 1
-        };
-        Route::build(flits, class, Hold::Free, hops, &[last])
+    pub(crate) fn unicast(
+        &mut self,
+        noc: u8,
+        from: (u8, u8),
+        to: (u8, u8),
+        flits: u64,
+        class: Vc,
+    ) -> Route {
+        let shape = self
+            .unicasts
+            .entry((noc, from, to))
+            .or_insert_with(|| Rc::new(unicast_shape(noc, from, to)));
+        Route::new(flits, class, Hold::Free, Rc::clone(shape))
     }
 
     /// The tree of a multicast from raw `from` to the raw `dests`, as
     /// [`crate::route::multicast_tree`] defines it (NoC0 X-major, NoC1 Y-major). A destination
     /// at `from` itself (loopback) is reached at the root.
     pub(crate) fn multicast(
+        &mut self,
         noc: u8,
         from: (u8, u8),
         dests: &[(u8, u8)],
         flits: u64,
         hold: Hold,
     ) -> Route {
-        let tree = crate::route::multicast_tree(noc, from, dests);
-        let hops: Vec<Hop> = tree
-            .links
-            .iter()
-            .map(|l| Hop {
-                link: link_of(noc, l.from, l.dir),
-                parent: l.parent.unwrap_or(ROOT),
-            })
-            .collect();
-        let dest_hop: Vec<u16> = tree.dest_link.iter().map(|d| d.unwrap_or(ROOT)).collect();
-        Route::build(flits, Vc::Multicast, hold, hops, &dest_hop)
+        multicast_key(&mut self.key, noc, from, dests);
+        let shape = match self.multicasts.get(self.key.as_slice()) {
+            Some(shape) => Rc::clone(shape),
+            None => {
+                if self.multicasts.len() >= MULTICAST_SHAPES {
+                    self.multicasts.clear();
+                }
+                let shape = Rc::new(multicast_shape(noc, from, dests));
+                let key = self.key.as_slice().into();
+                self.multicasts.insert(key, Rc::clone(&shape));
+                shape
+            }
+        };
+        Route::new(flits, Vc::Multicast, hold, shape)
     }
 
     /// The path reservation of a multicast: `Err(link)` when a link of its tree is held by
@@ -237,6 +318,7 @@ impl Links {
             Hold::Keep(n) | Hold::Release(n) => n,
         };
         if let Some(h) = route
+            .shape
             .hops
             .iter()
             .find(|h| self.held[h.link as usize] != 0 && self.held[h.link as usize] != run)
@@ -244,7 +326,7 @@ impl Links {
             return Err(h.link);
         }
         if let Hold::Keep(n) = route.hold {
-            for h in &route.hops {
+            for h in &route.shape.hops {
                 self.held[h.link as usize] = n;
             }
         }
@@ -268,7 +350,7 @@ impl Links {
         stats: &mut Stats,
         woken: &mut Vec<u32>,
     ) -> Crossed {
-        let h = route.hops[hop as usize];
+        let h = route.shape.hops[hop as usize];
         let link = h.link as usize;
         let flits = route.flits;
         let tail_in = if h.parent == ROOT {
@@ -318,7 +400,7 @@ mod tests {
     fn a_unicast_chain_crosses_one_link_per_hop_head_9_cycles_apart() {
         let mut links = Links::new(9);
         // NoC0 (1, 2) -> (3, 3): two hops along x, one along y.
-        let mut r = Links::unicast(0, (1, 2), (3, 3), 5, Vc::Unicast);
+        let mut r = links.unicast(0, (1, 2), (3, 3), 5, Vc::Unicast);
         assert_eq!(r.len(), 3);
         assert_eq!(r.dests(2), &[0]);
         r.tail0 = 100 + 4;
@@ -331,15 +413,15 @@ mod tests {
         let mut links = Links::new(9);
         let mut stats = Stats::default();
         let mut w = Vec::new();
-        let mut a = Links::unicast(0, (1, 2), (2, 2), 257, Vc::Unicast);
+        let mut a = links.unicast(0, (1, 2), (2, 2), 257, Vc::Unicast);
         a.tail0 = 256;
         let ca = links.enter(&mut a, 0, 0, &mut stats, &mut w);
         assert_eq!((ca.head, ca.tail), (9, 265));
-        let mut b = Links::unicast(0, (1, 2), (2, 2), 2, Vc::Unicast);
+        let mut b = links.unicast(0, (1, 2), (2, 2), 2, Vc::Unicast);
         b.tail0 = 11;
         let cb = links.enter(&mut b, 0, 10, &mut stats, &mut w);
         assert_eq!(cb.head, 257 + 9, "same class: after the first tail");
-        let mut c = Links::unicast(0, (1, 2), (2, 2), 2, Vc::Response);
+        let mut c = links.unicast(0, (1, 2), (2, 2), 2, Vc::Response);
         c.tail0 = 11;
         let cc = links.enter(&mut c, 0, 10, &mut stats, &mut w);
         assert_eq!(cc.head, 19, "another class goes at once");
@@ -354,7 +436,8 @@ mod tests {
     fn a_multicast_tree_reaches_each_destination_at_its_own_hop_and_the_sender_at_the_root() {
         // NoC0 from (1, 2) to the 2 x 2 square (1, 2) ..= (2, 3), sender included.
         let dests = [(1, 2), (2, 2), (1, 3), (2, 3)];
-        let r = Links::multicast(0, (1, 2), &dests, 2, Hold::Free);
+        let mut links = Links::new(9);
+        let r = links.multicast(0, (1, 2), &dests, 2, Hold::Free);
         // Spine: one hop along x; branches: one hop down at x = 1 and at x = 2.
         assert_eq!(r.len(), 3);
         assert_eq!(r.dests(ROOT), &[0]);
@@ -373,12 +456,12 @@ mod tests {
         let mut stats = Stats::default();
         let mut woken = Vec::new();
         let dests = [(1, 3), (1, 4)];
-        let first = Links::multicast(0, (1, 2), &dests, 2, Hold::Keep(7));
+        let first = links.multicast(0, (1, 2), &dests, 2, Hold::Keep(7));
         assert_eq!(links.reserve(&first), Ok(()));
-        let other = Links::multicast(0, (1, 1), &[(1, 3)], 2, Hold::Free);
+        let other = links.multicast(0, (1, 1), &[(1, 3)], 2, Hold::Free);
         let blocked = links.reserve(&other).unwrap_err();
         links.wait(blocked, 42);
-        let mut last = Links::multicast(0, (1, 2), &dests, 2, Hold::Release(7));
+        let mut last = links.multicast(0, (1, 2), &dests, 2, Hold::Release(7));
         assert_eq!(links.reserve(&last), Ok(()), "the run's own packets pass");
         last.tail0 = 51;
         links.enter(&mut last, 0, 50, &mut stats, &mut woken);

@@ -212,16 +212,19 @@ impl Sim {
             ));
         }
         let mut w = self.world.borrow_mut();
-        w.tiles[ix as usize].cbs[index as usize] = Some(Cb {
-            base,
-            page_size,
-            pages,
-            pushed: 0,
-            popped: 0,
-            wr: 0,
-            rd: 0,
-            padding: vec![false; pages as usize],
-        });
+        w.tiles[ix as usize].configure_cb(
+            index,
+            Cb {
+                base,
+                page_size,
+                pages,
+                pushed: 0,
+                popped: 0,
+                wr: 0,
+                rd: 0,
+                padding: vec![false; pages as usize],
+            },
+        );
         Ok(())
     }
 
@@ -338,9 +341,11 @@ impl Sim {
 
     /// Reads a 32-bit word of L1.
     pub fn read_l1_u32(&self, tile: (u8, u8), addr: u32) -> Result<u32, SimError> {
-        let mut b = [0; 4];
-        self.read_l1(tile, addr, &mut b)?;
-        Ok(u32::from_le_bytes(b))
+        let ix = self.tile(tile)?;
+        check_l1(addr as u64, 4)?;
+        Ok(self.world.borrow().tiles[ix as usize]
+            .l1
+            .read_u32(addr as u64))
     }
 
     /// Writes L1 of the tile at NoC0 `tile`, now; the tile's waiting kernels see it.

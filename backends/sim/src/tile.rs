@@ -42,6 +42,9 @@ impl Cb {
     }
 }
 
+// `Tile::cb_mask` has a bit per circular buffer.
+const _: () = assert!(blackhole_pac::stream::CIRCULAR_BUFFERS <= 64);
+
 /// One Tensix tile.
 #[derive(Debug)]
 pub(crate) struct Tile {
@@ -49,7 +52,11 @@ pub(crate) struct Tile {
     pub xy0: (u8, u8),
     pub l1: SparseMemory,
     pub niu: [Niu; 2],
+    /// Circular buffers by index; configured through [`Tile::configure_cb`].
     pub cbs: Vec<Option<Cb>>,
+    /// Bit `i` set: `cbs[i]` is configured. A commit checks only these for overwrites, not
+    /// all 64 slots.
+    cb_mask: u64,
     /// Parked tasks to wake on any change to this tile.
     pub waiters: Vec<usize>,
     /// When each NoC's ejection port is free.
@@ -69,6 +76,7 @@ impl Tile {
             l1: SparseMemory::new(L1_SIZE as u64),
             niu: [Niu::default(), Niu::default()],
             cbs: vec![None; blackhole_pac::stream::CIRCULAR_BUFFERS],
+            cb_mask: 0,
             waiters: Vec::new(),
             eject_free: [0; 2],
             frozen_from: None,
@@ -88,11 +96,21 @@ impl Tile {
         done
     }
 
+    /// Configures circular buffer `index` (below `CIRCULAR_BUFFERS`, at most 64) as `cb`.
+    pub(crate) fn configure_cb(&mut self, index: u8, cb: Cb) {
+        self.cbs[index as usize] = Some(cb);
+        self.cb_mask |= 1 << index;
+    }
+
     /// The violation, if `addr .. addr + len` covers pages of a CB that are pushed and not
     /// popped (the first such page).
     pub(crate) fn check_overwrite(&self, addr: u32, len: u32, time: u64) -> Option<Violation> {
-        for (index, cb) in self.cbs.iter().enumerate() {
-            let Some(cb) = cb else { continue };
+        // The configured buffers in index order, as a scan of every slot would meet them.
+        let mut mask = self.cb_mask;
+        while mask != 0 {
+            let index = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let Some(cb) = &self.cbs[index] else { continue };
             let size = cb.page_size * cb.pages as u32;
             let (lo, hi) = (addr.max(cb.base), (addr + len).min(cb.base + size));
             if lo >= hi {

@@ -143,8 +143,8 @@ impl World {
 
     /// Wakes every parked (not sleeping) task of `tile` at `time` or its own clock.
     pub(crate) fn touch(&mut self, tile: TileIx, time: u64) {
-        let waiters = std::mem::take(&mut self.tiles[tile as usize].waiters);
-        self.sched.wake(waiters, time);
+        self.sched
+            .wake(&mut self.tiles[tile as usize].waiters, time);
     }
 
     /// Stalls `task` from cycle `at` on (at once if `at` has passed).
@@ -265,11 +265,10 @@ impl World {
         // The source bytes are read now, not at issue: a source changed before `writes_sent`
         // delivers the changed bytes, as on Blackhole (`SourceRead::IssueChecked`: the bytes
         // of the issue; both checked modes report the change).
-        let mut buf = vec![0u8; p.len as usize];
+        let mut data = zeroed(p.len);
         self.tiles[p.src as usize]
             .l1
-            .read(p.src_addr as u64, &mut buf);
-        let mut data: Rc<[u8]> = buf.into();
+            .read(p.src_addr as u64, fill(&mut data));
         if let Some(at_issue) = &p.at_issue {
             if *at_issue != data {
                 self.violations.push(Violation::SourceChangedInFlight {
@@ -291,9 +290,10 @@ impl World {
         let from = raw(p.noc, self.tiles[p.src as usize].xy0);
         let route = if p.multicast {
             let dests: Vec<(u8, u8)> = p.dests.iter().map(|&(_, d)| d).collect();
-            Links::multicast(p.noc, from, &dests, flits, p.hold)
+            self.links.multicast(p.noc, from, &dests, flits, p.hold)
         } else {
-            Links::unicast(p.noc, from, p.dests[0].1, flits, Vc::Unicast)
+            self.links
+                .unicast(p.noc, from, p.dests[0].1, flits, Vc::Unicast)
         };
         let lead = p.reserve + timing.niu_hop;
         let id = self.new_worm(route, Carried::Write(Box::new(p), data), lead);
@@ -562,7 +562,7 @@ impl World {
         self.stats.packets += 1;
         self.stats.flits += 1;
         let from = raw(p.noc, self.tiles[p.tile as usize].xy0);
-        let route = Links::unicast(p.noc, from, p.src_raw, 1, Vc::Unicast);
+        let route = self.links.unicast(p.noc, from, p.src_raw, 1, Vc::Unicast);
         let id = self.new_worm(route, Carried::Request(Box::new(p)), timing.niu_hop);
         self.reserve(time, id);
     }
@@ -584,20 +584,30 @@ impl World {
 
     fn read_respond(&mut self, time: u64, p: ReadPacket) {
         let timing = self.cfg.timing;
-        let mut buf = vec![0u8; p.len as usize];
+        let mut data = zeroed(p.len);
+        let buf = fill(&mut data);
         match p.src {
-            Target::L1(t) => self.tiles[t as usize].l1.read(p.src_addr, &mut buf),
-            Target::Dram(bank) => self.dram[bank as usize].read(p.src_addr, &mut buf),
+            Target::L1(t) => self.tiles[t as usize].l1.read(p.src_addr, buf),
+            Target::Dram(bank) => self.dram[bank as usize].read(p.src_addr, buf),
         }
         let flits = timing.flits(p.len);
         self.stats.flits += flits;
         let to = raw(p.noc, self.tiles[p.tile as usize].xy0);
-        let route = Links::unicast(p.noc, p.src_raw, to, flits, Vc::Response);
-        let id = self.new_worm(
-            route,
-            Carried::Response(Box::new(p), buf.into()),
-            timing.niu_hop,
-        );
+        let route = self
+            .links
+            .unicast(p.noc, p.src_raw, to, flits, Vc::Response);
+        let id = self.new_worm(route, Carried::Response(Box::new(p), data), timing.niu_hop);
         self.launch(time, id);
     }
+}
+
+/// `len` zero bytes to read a packet's data into: one allocation, where a `Vec` turned into an
+/// `Rc<[u8]>` costs a second one and a copy of every byte.
+fn zeroed(len: u32) -> Rc<[u8]> {
+    std::iter::repeat_n(0, len as usize).collect()
+}
+
+/// The bytes of data just made by [`zeroed`], not yet shared.
+fn fill(data: &mut Rc<[u8]>) -> &mut [u8] {
+    Rc::get_mut(data).expect("new packet data is not shared yet")
 }

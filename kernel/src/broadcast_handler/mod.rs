@@ -354,6 +354,38 @@ fn compute_give_up(e: ComputeError, broadcast: u8, block: u32) -> KernelGiveUp {
     }
 }
 
+/// Whether each whole word of `bytes` (little-endian; word `first + i` at byte `4 * i`) is
+/// `expected(word)`.
+///
+/// On the host the differences are OR-ed together rather than tested word by word: a loop
+/// without an exit per word is one the compiler vectorizes, and the simulator's compute kernels
+/// check every byte of a run this way. The caller still fails a page at the first chunk with a
+/// mismatch, so its reads (and the time they charge) are the same either way.
+#[cfg(not(target_arch = "riscv32"))]
+fn words_match(bytes: &[u8], first: u32, expected: impl Fn(u32) -> u32) -> bool {
+    let mut diff = 0;
+    for (i, w) in bytes.chunks_exact(4).enumerate() {
+        diff |= u32::from_le_bytes([w[0], w[1], w[2], w[3]]) ^ expected(first + i as u32);
+    }
+    diff == 0
+}
+
+/// Whether each whole word of `bytes` (little-endian; word `first + i` at byte `4 * i`) is
+/// `expected(word)`.
+///
+/// The firmware's loop stops at the first mismatch: the simulator runs its RISC-V instructions
+/// one by one and times them, so this loop's shape is part of the `--exec firmware` figures.
+#[cfg(target_arch = "riscv32")]
+fn words_match(bytes: &[u8], first: u32, expected: impl Fn(u32) -> u32) -> bool {
+    for (i, w) in bytes.chunks_exact(4).enumerate() {
+        let got = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+        if got != expected(first + i as u32) {
+            return false;
+        }
+    }
+    true
+}
+
 /// Checks one page against the pattern; returns false on a mismatch.
 fn check_page<C: CircularBuffer>(
     cb: &mut C,
@@ -373,12 +405,10 @@ fn check_page<C: CircularBuffer>(
         cb.read_page(page, offset, &mut buf[..n])
             .map_err(|e| ComputeError::Cb(komorebi_hal::cb::Error::kind(&e)))?;
         // Page sizes are multiples of 64, so every chunk is a whole word.
-        for (i, chunk) in buf[..n].chunks_exact(4).enumerate() {
-            let word = (offset / 4) + i as u32;
-            let got = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-            if got != pattern_word(job, s.broadcast, block, page as u32, word) {
-                return Ok(false);
-            }
+        let first = offset / 4;
+        let expected = |word| pattern_word(job, s.broadcast, block, page as u32, word);
+        if !words_match(&buf[..n], first, expected) {
+            return Ok(false);
         }
         if n % 4 != 0 {
             return Ok(false);

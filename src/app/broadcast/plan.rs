@@ -57,6 +57,20 @@ pub(super) fn fill_dram(
     Ok(())
 }
 
+/// For each of `cores` (one operand's), the place among the senders (the included cores of rank
+/// 0, in order) of the sender it reads from; 0 if it is not there.
+fn senders_of(cores: &[BroadcastArgs]) -> Vec<u64> {
+    let senders: Vec<_> = cores
+        .iter()
+        .filter(|s| s.included() && s.rank == 0)
+        .map(|s| s.core)
+        .collect();
+    cores
+        .iter()
+        .map(|a| senders.iter().position(|&s| s == a.sender).unwrap_or(0) as u64)
+        .collect()
+}
+
 /// The commands of a run: every core's broadcast words, the buffers and the DRAM data.
 #[derive(Clone, Debug)]
 pub struct BroadcastPlan {
@@ -66,6 +80,10 @@ pub struct BroadcastPlan {
     pub(super) words: Vec<Vec<layout::CoreArgs>>,
     /// The same decoded.
     pub(super) decoded: Vec<Vec<BroadcastArgs>>,
+    /// Per operand, per core of `decoded`: the place among the operand's senders of the sender
+    /// whose pages the core reads (0 if none), for [`BroadcastPlan::dram_base`]. Found once:
+    /// every job's every command asks for it for every core.
+    sender_of: Vec<Vec<u64>>,
     /// Broadcasts of A and of W.
     pub(super) counts: [usize; 2],
     /// Each job's data is written just before it runs, in a ring of `DRAM_RING` regions
@@ -142,11 +160,16 @@ impl BroadcastPlan {
             );
             words.push(w.to_vec());
         }
+        let sender_of = decoded
+            .iter()
+            .map(|cores: &Vec<BroadcastArgs>| senders_of(cores))
+            .collect();
         let mut plan = Self {
             cfg: cfg.clone(),
             operands,
             words,
             decoded,
+            sender_of,
             counts,
             per_job: true,
             placement: Placement::empty(),
@@ -190,22 +213,11 @@ impl BroadcastPlan {
     /// Where core `core` of operand `operand` reads its pages in DRAM region `region`: its own
     /// copy if it sends (a receiver reads nothing: its sender's).
     fn dram_base(&self, region: u32, operand: usize, core: usize) -> u64 {
-        let sender = self.decoded[operand]
-            .get(core)
-            .and_then(|a| {
-                self.decoded[operand]
-                    .iter()
-                    .filter(|s| s.included() && s.rank == 0)
-                    .position(|s| s.core == a.sender)
-            })
-            .unwrap_or(0);
+        let sender = self.sender_of[operand].get(core).copied().unwrap_or(0);
         self.dram_start
-            + self.cfg.dram_offset(
-                self.senders,
-                region,
-                self.operands[operand].id,
-                sender as u64,
-            )
+            + self
+                .cfg
+                .dram_offset(self.senders, region, self.operands[operand].id, sender)
     }
 
     /// The senders of broadcast `id` (0: A, 1: W), logical, in layout order, each with the

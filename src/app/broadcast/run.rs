@@ -163,6 +163,9 @@ struct BroadcastJobs<'a> {
     error: Option<BroadcastError>,
     /// The last job whose DRAM data this worker wrote.
     written: Option<u32>,
+    /// The last job's command: the dispatcher asks again for a job while its tiles are held,
+    /// and making the command (every core's program, encoded) costs far more than a copy.
+    spec: Option<(u32, CommandSpec)>,
 }
 
 impl Plugin for BroadcastJobs<'_> {
@@ -224,7 +227,14 @@ impl Plugin for BroadcastJobs<'_> {
                 self.error.get_or_insert(e.into());
             }
         }
-        self.plan.faulty_spec(job)
+        match &self.spec {
+            Some((j, spec)) if *j == job => spec.clone(),
+            _ => self
+                .spec
+                .insert((job, self.plan.faulty_spec(job)))
+                .1
+                .clone(),
+        }
     }
 }
 
@@ -290,6 +300,7 @@ pub fn run_dispatched(
             summary: empty(),
             error: None,
             written: None,
+            spec: None,
         })
         .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
     let mut summary = empty();
