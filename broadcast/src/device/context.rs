@@ -21,7 +21,7 @@ pub struct Context {
 
 /// Refuses a broadcast the handler cannot even build because the tile has no buffer for it (the
 /// buffer index its words name is not configured): records a `broadcast_begin` give-up for
-/// broadcast `id` with `cause`, as [`Broadcast::refuse`] does, and returns it. There is
+/// broadcast `id` with `cause`, as [`Broadcast::refuse`](super::Broadcast::refuse) does, and returns it. There is
 /// no `Broadcast` to call afterwards.
 pub fn refuse_without_buffer<K: ControlBlock>(
     ctrl: &mut K,
