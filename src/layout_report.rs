@@ -48,9 +48,12 @@ pub struct LayoutReport {
     pub panels: Vec<[u8; 2]>,
     /// The broadcasts.
     pub broadcasts: Vec<BroadcastReport>,
-    /// The shape the senders' DRAM banks (`banks`) are placed for; `null` when the placement
-    /// could not be computed (the 03 program refuses the rectangle or the shape).
+    /// The shape the senders' DRAM banks (`banks`) are placed for; `null` when the 03 program
+    /// refuses the rectangle or the shape (`placement_refused` says why).
     pub placement: Option<PlacementShape>,
+    /// Why there is no placement, when the 03 program refuses the rectangle or the shape.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement_refused: Option<String>,
     #[serde(skip)]
     along: Along,
     #[serde(skip)]
@@ -74,15 +77,24 @@ pub fn layout_report(
         (Along::Column, NocId::Noc1) => Some(1),
         _ => None,
     };
-    let cfg = BroadcastConfig {
-        rect,
-        blocks: shape.blocks,
-        pages: shape.pages,
-        page_size: shape.page_size,
-        harvest: HarvestMask::new(harvest_mask).unwrap_or(HarvestMask::P100_P150),
-        ..BroadcastConfig::default()
+    // `Geometry::blackhole` accepted the mask, so it is a valid harvest mask.
+    let plan = HarvestMask::new(harvest_mask)
+        .map_err(|e| e.to_string())
+        .and_then(|harvest| {
+            let cfg = BroadcastConfig {
+                rect,
+                blocks: shape.blocks,
+                pages: shape.pages,
+                page_size: shape.page_size,
+                harvest,
+                ..BroadcastConfig::default()
+            };
+            BroadcastPlan::per_job(&cfg, &geometry).map_err(|e| e.to_string())
+        });
+    let (plan, placement_refused) = match plan {
+        Ok(p) => (Some(p), None),
+        Err(why) => (None, Some(why)),
     };
-    let plan = BroadcastPlan::per_job(&cfg, &geometry).ok();
     let placed = match (&plan, id) {
         (Some(p), Some(id)) => p.sender_banks(id),
         _ => Vec::new(),
@@ -116,6 +128,7 @@ pub fn layout_report(
             .collect(),
         broadcasts,
         placement: plan.map(|_| shape),
+        placement_refused,
         along,
         noc,
     })
@@ -163,6 +176,12 @@ impl std::fmt::Display for LayoutReport {
                     banks.join(" ")
                 )?;
             }
+        }
+        if let Some(why) = &self.placement_refused {
+            return write!(
+                f,
+                "\nno DRAM placement: the 03 program refuses this shape: {why}"
+            );
         }
         match self.placement {
             Some(p) if self.broadcasts.iter().any(|b| b.banks.is_some()) => write!(
@@ -228,8 +247,8 @@ mod tests {
         )
         .unwrap();
         let json = serde_json::to_value(&r).unwrap();
-        // The W sender at NoC0 (1,4): mostly bank 6 (x 9, rows 4 and 8: a short way into its
-        // row on NoC1); two streams from bank 2 keep bank 6 from being the busiest resource.
+        // The W sender at NoC0 (1,4): mostly bank 6 (x 9: a short way into its row on NoC1);
+        // two streams from bank 7, beside it, keep bank 6 from being the busiest resource.
         assert_eq!(
             json["broadcasts"][0],
             serde_json::json!({
@@ -237,7 +256,7 @@ mod tests {
                 "noc0": [[1, 4], [1, 3], [1, 2]],
                 "start": [15, 8],
                 "end": [15, 9],
-                "banks": [6, 6, 2, 6, 6, 2, 6, 6]
+                "banks": [6, 6, 7, 6, 6, 7, 6, 6]
             })
         );
     }
@@ -272,6 +291,13 @@ mod tests {
         .unwrap();
         assert_eq!(r.placement, None);
         assert!(r.broadcasts.iter().all(|b| b.banks.is_none()));
+        let text = r.to_string();
+        assert!(
+            text.ends_with(
+                "no DRAM placement: the 03 program refuses this shape: --pages: window * pages = 80000 (allowed: at most 65535)"
+            ),
+            "{text}"
+        );
         // The 03 shape: each sender's banks, and the line saying what they were placed for.
         let r = layout_report(
             0x3000,

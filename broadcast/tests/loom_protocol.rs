@@ -23,9 +23,12 @@
 //! A transfer into another tile's word loom does not track fails the model ("add it to the
 //! shared words"), so the split cannot hide a new cross-tile write.
 //!
-//! The NoC delivers at issue: the issuing kernel reads the source and writes every destination
-//! word in order (stronger than the HAL's ordering contract, which is allowed), so `reads_done`,
-//! `writes_sent` and `writes_acked` always hold. Delivery into the other tile is a sequence of
+//! Writes are delivered at issue: the issuing kernel reads the source and writes every
+//! destination word in order (stronger than the HAL's ordering contract, which is allowed), so
+//! `writes_sent` and `writes_acked` always hold. DRAM reads land as late as a NoC may land them:
+//! when the kernel waits for them (`reads_done`, or `tagged_reads_done` of their tag), so a cast
+//! that waits for the wrong tag sends stale words, and a read issued into a slot still in use
+//! is caught at issue. Delivery into the other tile is a sequence of
 //! loom stores, so the other tile can run between any two words of it.
 //!
 //! `Pause` is [`Spin`] (pending once). The executor polls both futures; when a round stored
@@ -68,7 +71,7 @@ use komorebi_broadcast::args::{Along, BroadcastArgs};
 use komorebi_broadcast::compute;
 use komorebi_broadcast::device::{Broadcast, Context};
 use komorebi_broadcast::layout::{BroadcastParams, Geometry, broadcast_args};
-use komorebi_hal::noc::WriteMode;
+use komorebi_hal::noc::{ReadTag, WriteMode};
 use komorebi_hal::{
     CircularBuffer, Compute, ControlBlock, DataMovement, L1Addr, LogicalRect, NocAddr, NocId,
     NocMulticast, Rect, Spin, Xy, cb, control, noc,
@@ -115,6 +118,10 @@ enum Flaw {
     DoneOneAhead,
     /// The NoC holds a block multicast and delivers it after the VALID multicast behind it.
     ValidOvertakesData,
+    /// The NoC's per-tag completion answers for the wrong tag: waiting for tag `t` lands the
+    /// reads of the other slot's tag (a sender reading ahead then casts a slot whose reads have
+    /// not landed).
+    TagsSwapped,
 }
 
 /// A word of L1: loom-tracked if the other tile writes or reads it, else plain.
@@ -242,7 +249,11 @@ impl Chip {
         if !(CB_BASE..CB_BASE + self.window * SLOT_BYTES).contains(&addr) {
             return;
         }
-        let block = block.expect("a delivery into the buffer carries no block's data");
+        // Words that are no block's (a slot sent before its reads landed): the receiving
+        // compute catches them as data that had not arrived.
+        let Some(block) = block else {
+            return;
+        };
         assert_eq!(
             (addr - CB_BASE) / SLOT_BYTES,
             block % self.window,
@@ -294,6 +305,11 @@ struct LoomNoc {
     tile: usize,
     /// A block multicast held back (only with [`Flaw::ValidOvertakesData`]).
     held: Option<Delivery>,
+    /// DRAM reads issued and not landed yet, with their tag (`None`: untagged). A read lands
+    /// only when the kernel waits for it (`reads_done`, or `tagged_reads_done` of its tag), the
+    /// latest a NoC may land it: a slot cast before its own reads were waited for goes out
+    /// with stale words, which the receiver's compute catches.
+    reads: Vec<(Option<ReadTag>, Delivery)>,
 }
 
 impl noc::ErrorType for LoomNoc {
@@ -322,6 +338,30 @@ impl LoomNoc {
             self.chip.deliver(d);
         }
     }
+
+    /// Issues a read of a whole block from DRAM into this tile (it lands when waited for).
+    fn issue_read(&mut self, src: NocAddr, dst: L1Addr, len: u32, tag: Option<ReadTag>) {
+        assert_eq!(len, SLOT_BYTES, "the model reads whole blocks");
+        let block = (src.local() / SLOT_BYTES as u64) as u32;
+        // The slot must be free when the read is issued, not only when it lands.
+        self.chip.check_slot(self.tile, dst.get(), Some(block));
+        let d = Delivery {
+            from: self.tile,
+            to: vec![self.tile],
+            dst: dst.get(),
+            words: (0..len / 4).map(|i| data(block, i)).collect(),
+        };
+        self.reads.push((tag, d));
+    }
+
+    /// Lands the reads `which` selects.
+    fn land(&mut self, which: impl Fn(Option<ReadTag>) -> bool) {
+        let (now, later): (Vec<_>, Vec<_>) = self.reads.drain(..).partition(|(t, _)| which(*t));
+        self.reads = later;
+        for (_, d) in now {
+            self.chip.deliver(d);
+        }
+    }
 }
 
 impl NocMulticast for LoomNoc {
@@ -334,16 +374,29 @@ impl NocMulticast for LoomNoc {
     }
 
     fn read(&mut self, src: NocAddr, dst: L1Addr, len: u32) -> Result<(), noc::ErrorKind> {
-        assert_eq!(len, SLOT_BYTES, "the model reads whole blocks");
-        let block = (src.local() / SLOT_BYTES as u64) as u32;
-        self.chip.check_slot(self.tile, dst.get(), Some(block));
-        self.chip.deliver(Delivery {
-            from: self.tile,
-            to: vec![self.tile],
-            dst: dst.get(),
-            words: (0..len / 4).map(|i| data(block, i)).collect(),
-        });
+        self.issue_read(src, dst, len, None);
         Ok(())
+    }
+
+    fn read_tagged(
+        &mut self,
+        src: NocAddr,
+        dst: L1Addr,
+        len: u32,
+        tag: ReadTag,
+    ) -> Result<(), noc::ErrorKind> {
+        self.issue_read(src, dst, len, Some(tag));
+        Ok(())
+    }
+
+    fn tagged_reads_done(&mut self, tag: ReadTag) -> Result<bool, noc::ErrorKind> {
+        let tag = if self.chip.flaw == Flaw::TagsSwapped {
+            ReadTag::cyclic(tag.get() as u32 + 1)
+        } else {
+            tag
+        };
+        self.land(|t| t == Some(tag));
+        Ok(true)
     }
 
     fn write(
@@ -395,6 +448,7 @@ impl NocMulticast for LoomNoc {
     }
 
     fn reads_done(&mut self) -> Result<bool, noc::ErrorKind> {
+        self.land(|_| true);
         Ok(true)
     }
 
@@ -601,6 +655,7 @@ async fn mover(chip: Arc<Chip>, tile: usize, words: [u32; 11], blocks: u32, read
             chip: chip.clone(),
             tile,
             held: None,
+            reads: Vec::new(),
         },
         ctrl: ctrl(&chip, tile),
         pause: Spin,
@@ -897,6 +952,22 @@ fn a_sender_that_reads_done_one_block_ahead_is_caught_at_window_2() {
         blocks: 4,
         flaw: Flaw::DoneOneAhead,
         first: First::Compute,
+        reads_ahead: true,
+    });
+}
+
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "loom model: slow unoptimized; run with --release (CI does)"
+)]
+#[should_panic(expected = "handed to compute before its data arrived")]
+fn a_noc_whose_tag_completion_answers_for_the_wrong_tag_is_caught_reading_ahead() {
+    model(Model {
+        window: 2,
+        blocks: 4,
+        flaw: Flaw::TagsSwapped,
+        first: First::DataMovement,
         reads_ahead: true,
     });
 }

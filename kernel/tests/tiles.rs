@@ -1420,11 +1420,21 @@ fn a_refused_dram_read_gives_up_broadcast_done_and_the_next_command_runs_clean()
             },
         );
         let posts = vec![Post::broadcast(&shape, 5), Post::broadcast(&shape, 6)];
+        let mut sender_record = None;
         let reports = run_commands_in(order, &cores, &chip, posts, |k, chip| {
             if k == 2 {
                 chip.faults.clear();
+                let s = noc0_of((0, 0));
+                sender_record = Some([
+                    chip.control(s, area::area(0) + area::GIVE_UP_WHERE),
+                    chip.control(s, area::area(0) + area::GIVE_UP_BLOCK),
+                    chip.control(s, area::area(0) + area::GIVE_UP_SEQUENCE),
+                ]);
             }
         });
+        // The refused read is recorded in the sender's area like any give-up of the protocol:
+        // broadcast_done (1) of broadcast 0, block 0, command 5.
+        assert_eq!(sender_record, Some([1, 0, 5]));
         // The sender gives up block 0 (broadcast_done) before anything was cast; the receiver's
         // wait for block 0 and both computes' waits for it pass the limit.
         assert_eq!(

@@ -16,8 +16,10 @@
 //!   virtual circuit number, then one packet will wait for the other. Otherwise, the two packets
 //!   will be interleaved onto the link"). Interleaving is modelled by the link's flit budget:
 //!   a packet that finds `b` flits of other classes still to cross gets round-robin turns, so
-//!   its tail leaves `min(b, F)` cycles later than alone, and the link never carries more than
-//!   one flit per cycle in total.
+//!   its tail leaves `min(b, F)` cycles later than alone. The packets it interleaves with are not
+//!   delayed, so where classes mix a link can carry a little more than one flit per cycle in
+//!   total (never more than one of a class); the host's resource bound counts links per class
+//!   for that reason (decisions D15).
 //! * **Wormhole.** "NoC routers always operate in cut-through mode" (ISA): the head goes on as
 //!   soon as it has a link, the flits follow one per cycle, and a packet holds its class on a
 //!   link until its tail has crossed. A packet whose upstream tail is late (it waited further

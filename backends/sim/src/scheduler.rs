@@ -49,6 +49,11 @@ struct Queue {
 
 impl Queue {
     fn push(&mut self, time: u64, class: u8, seq: u64, item: Item) {
+        // The packed key keeps one bit for the class: a larger one would spill into the time.
+        debug_assert!(
+            class <= 1,
+            "event class {class} does not fit the key's one bit"
+        );
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.items[slot as usize] = Some(item);

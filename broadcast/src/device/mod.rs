@@ -312,6 +312,20 @@ impl<C: CircularBuffer> Broadcast<C> {
         &mut self.cb
     }
 
+    /// Gives up with `cause` at `place` and block `block` for a step the caller makes itself
+    /// around the broadcast's calls (a sender's DRAM read refused, say): recorded in the area and
+    /// remembered as any give-up of its calls, so the first give-up of the command is the one
+    /// kept and every later call returns it.
+    pub fn give_up_with<K: ControlBlock>(
+        &mut self,
+        ctrl: &mut K,
+        place: Where,
+        block: u32,
+        cause: Cause,
+    ) -> GiveUp {
+        self.fail(ctrl, place, block, cause)
+    }
+
     /// Records a give-up (the first of this command only) and remembers it. Once there is one,
     /// returns it at once: every later call gives up with the first give-up (module docs).
     fn fail<K: ControlBlock>(

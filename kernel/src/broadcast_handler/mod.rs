@@ -6,7 +6,7 @@
 //! recovery as with checking) and reports 0 bytes checked.
 //!
 //! # Program
-//! The words of each kernel are a [`program::BroadcastProgram`] (version 1; its module has the
+//! The words of each kernel are a [`program::BroadcastProgram`] (version 2; its module has the
 //! table of every word). Each kernel decodes and checks the whole tile's program; a program that
 //! fails its checks, or whose copies disagree, is refused: the data-movement kernels record a
 //! `broadcast_begin` give-up, compute gives up without checking.
@@ -247,7 +247,7 @@ where
 #[inline(never)]
 pub(crate) async fn read_block<N, K, P, C>(
     dm: &mut DataMovement<N, K, P>,
-    b: &Broadcast<C>,
+    b: &mut Broadcast<C>,
     mover: &MoverProgram,
     pages: u32,
     block: u32,
@@ -261,12 +261,6 @@ where
 {
     let page_size = mover.page_size;
     let tag = b.read_tag(block);
-    let give_up = |place, cause| GiveUp {
-        place,
-        broadcast: b.args().map_or(0, |a| a.broadcast),
-        block,
-        cause,
-    };
     for page in 0..pages {
         let g = block * pages + page;
         let bank = mover.banks[g as usize % BANKS];
@@ -274,8 +268,10 @@ where
         let src = NocAddr::new(bank, mover.dram_base as u64 + offset).ok();
         let dst = slot.offset(page * page_size);
         let (Some(src), Some(dst)) = (src, dst) else {
-            return Err(give_up(
+            return Err(b.give_up_with(
+                &mut dm.ctrl,
                 komorebi_broadcast::Where::BroadcastBegin,
+                block,
                 komorebi_broadcast::Cause::Misuse,
             ));
         };
@@ -288,8 +284,11 @@ where
                     dm.pause.pause(0).await;
                 }
                 Err(e) => {
-                    return Err(give_up(
+                    // Recorded in the area like the protocol's own give-ups (the first kept).
+                    return Err(b.give_up_with(
+                        &mut dm.ctrl,
                         komorebi_broadcast::Where::BroadcastDone,
+                        block,
                         komorebi_broadcast::Cause::Noc(komorebi_hal::noc::Error::kind(&e)),
                     ));
                 }

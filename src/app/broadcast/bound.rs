@@ -18,7 +18,7 @@
 //!   [`komorebi_sim::route::unicast_links`];
 //!   of every data and VALID multicast, on the tree of [`komorebi_sim::route::multicast_tree`];
 //!   and of every DONE marker (a 4-byte write, receiver to sender). A link carries one flit a
-//!   cycle.
+//!   cycle of each class (below).
 //! * **NIUs**, the one each data-movement kernel issues through (NIU0 for the reader's NoC0,
 //!   NIU1 for the writer's NoC1), each as its two issue pipelines (reads and writes leave from
 //!   different command buffers, which issue independently): `read_issue_floor` per read packet
@@ -60,14 +60,16 @@
 //! tiles an earlier one still holds (`plan.rs`, `run.rs`), so jobs run back to back and the
 //! run's bound is the job's times the jobs.
 //!
-//! Links are counted at one flit a cycle in all, which is the hardware's rate. The simulator's
-//! link model (`komorebi_sim`'s `link.rs`) interleaves packets of different classes (requests,
-//! multicasts, responses) by giving a late packet round-robin turns without delaying the ones
-//! already crossing, so where classes share a link it can carry slightly more than a flit a
-//! cycle; on the program's links one class dominates (responses on the rows the W senders' reads
-//! come back on, multicasts on the receivers' rows and columns) and the tests find no run faster
-//! than the bound.
-//!
+//! A link is counted at one flit a cycle *per virtual-channel class* (unicast requests,
+//! multicasts, responses): the bound is its busiest class's flits. The hardware carries one flit
+//! a cycle in all, but the simulator's link model (`komorebi_sim`'s `link.rs`) interleaves a late
+//! packet of another class by giving it round-robin turns without delaying the ones already
+//! crossing, so where classes share a link it can carry a little more than a flit a cycle; within
+//! one class it serves packets first come, first served at one flit a cycle, which no run can
+//! beat. On the program's binding links one class carries everything (responses on the links
+//! into the W senders' row), so the two counts agree there; the DRAM placement prices the
+//! hardware's count (all classes together).
+
 //! # What it does not count
 //!
 //! Latency (router and NIU hops, DRAM and turnaround latencies, the round trips of a block's
@@ -87,7 +89,7 @@ use komorebi_sim::Timing;
 use komorebi_sim::route::{self, Dir};
 
 use super::config::Protocol;
-use super::load::{JobBound, Load, NiuPipe, ReadStream, Resource};
+use super::load::{JobBound, LinkClass, Load, NiuPipe, ReadStream, Resource};
 use super::plan::BroadcastPlan;
 
 /// The sizes of the packets a transfer of `bytes` is split into.
@@ -149,7 +151,7 @@ impl BroadcastPlan {
     /// The resource bound of one job of this plan (module docs of `bound`), its reads from
     /// the DRAM ports the plan's placement chose.
     pub fn job_bound(&self, timing: &Timing) -> JobBound {
-        let mut load = self.load_without_dram(timing);
+        let mut load = self.load_without_dram(timing, true);
         for stream in self.read_streams(timing) {
             let (bank, port) = self.placement.port(&stream);
             load.reads(&stream, bank, port, 1);
@@ -158,8 +160,10 @@ impl BroadcastPlan {
     }
 
     /// The work of one job but the DRAM reads' banks and routes, which depend on where each
-    /// stream reads from (the placement adds them).
-    pub(super) fn load_without_dram(&self, timing: &Timing) -> Load {
+    /// stream reads from (the placement adds them); without the DONE markers (or ready words)
+    /// unless `markers`: their count depends on the window and the protocol, which the DRAM
+    /// placement must not (both protocols and every window read the same data).
+    pub(super) fn load_without_dram(&self, timing: &Timing, markers: bool) -> Load {
         let cfg = &self.cfg;
         let mut load = Load::default();
         let page_words = cfg.page_size.div_ceil(4) as u64;
@@ -227,13 +231,21 @@ impl BroadcastPlan {
                     let flits = timing.flits(n);
                     let niu_cycles = timing.write_issue_floor.max(reserve + flits);
                     load.add(writes, blocks * niu_cycles);
-                    load.links(noc, tree_links.iter().copied(), blocks * flits);
+                    load.links(
+                        noc,
+                        LinkClass::Multicast,
+                        tree_links.iter().copied(),
+                        blocks * flits,
+                    );
                     for &(r, _) in &receivers {
                         load.add(Resource::Eject { noc, core: r }, blocks * flits);
                     }
                     load.add(eject, blocks * receivers.len() as u64);
                 }
                 // The receivers' DONE markers (the handshake's ready words), each acknowledged.
+                if !markers {
+                    continue;
+                }
                 let markers = least_markers(cfg.protocol, cfg.blocks, cfg.window);
                 let marker_flits = timing.flits(4);
                 for &(r, at) in &receivers {
@@ -247,6 +259,7 @@ impl BroadcastPlan {
                     );
                     load.links(
                         noc,
+                        LinkClass::Unicast,
                         route::unicast_links(noc, at, me),
                         markers * marker_flits,
                     );
@@ -411,7 +424,7 @@ mod tests {
         };
         let niu = |cfg: &BroadcastConfig| {
             let plan = BroadcastPlan::per_job(cfg, &geometry).unwrap();
-            plan.load_without_dram(&Timing::default())
+            plan.load_without_dram(&Timing::default(), true)
                 .cycles_of(receiver)
         };
         assert_eq!(niu(&cfg), 24);

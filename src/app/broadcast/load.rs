@@ -106,12 +106,32 @@ pub(super) fn link_index(noc: u8, from: (u8, u8), dir: Dir) -> usize {
         + dir
 }
 
+/// The virtual-channel classes a link arbitrates apart, as the simulator's link model has them
+/// (`komorebi_sim`'s `link.rs`, from the ISA's VC class bits).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum LinkClass {
+    /// Unicast requests: read requests, DONE markers, ready words.
+    Unicast = 0,
+    /// Multicast requests: data, VALID words, flags.
+    Multicast = 1,
+    /// Responses: read data.
+    Response = 2,
+}
+
 /// Work per resource: cycles, or bytes for the DRAM banks, or flits for the links (kept
 /// dense: the DRAM placement prices every candidate against them).
+///
+/// Links are counted twice: all flits together (`link_flits`, the chip's rate of one flit a
+/// cycle, which the placement prices), and per class (`class_flits`, which the bound uses).
+/// The simulator lets a packet of one class interleave with the flits of another without
+/// delaying them (D14, D15), so a link shared by classes may carry a little more than a flit a
+/// cycle there, never more than a flit a cycle of one class: only the per-class count is sure
+/// never to exceed a run.
 pub(super) struct Load {
     cycles: BTreeMap<Resource, u64>,
     pub(super) dram_bytes: [u64; BANKS],
     pub(super) link_flits: Vec<u64>,
+    class_flits: Vec<u64>,
 }
 
 impl Default for Load {
@@ -120,6 +140,7 @@ impl Default for Load {
             cycles: BTreeMap::new(),
             dram_bytes: [0; BANKS],
             link_flits: vec![0; 2 * LINKS_PER_NOC],
+            class_flits: vec![0; 2 * LINKS_PER_NOC * 3],
         }
     }
 }
@@ -135,15 +156,18 @@ impl Load {
         *self.cycles.entry(r).or_insert(0) += cycles;
     }
 
-    /// `flits` on every link of `links` (routers and directions on `noc`).
+    /// `flits` of `class` on every link of `links` (routers and directions on `noc`).
     pub(super) fn links(
         &mut self,
         noc: u8,
+        class: LinkClass,
         links: impl IntoIterator<Item = ((u8, u8), Dir)>,
         flits: u64,
     ) {
         for (from, dir) in links {
-            self.link_flits[link_index(noc, from, dir)] += flits;
+            let i = link_index(noc, from, dir);
+            self.link_flits[i] += flits;
+            self.class_flits[i * 3 + class as usize] += flits;
         }
     }
 
@@ -159,17 +183,24 @@ impl Load {
             };
         };
         apply(&mut self.dram_bytes[bank as usize], stream.bytes);
-        for (from, dir) in route::unicast_links(stream.noc, stream.me, port) {
-            apply(
-                &mut self.link_flits[link_index(stream.noc, from, dir)],
+        let routes = [
+            (
+                route::unicast_links(stream.noc, stream.me, port),
+                LinkClass::Unicast,
                 stream.request_flits,
-            );
-        }
-        for (from, dir) in route::unicast_links(stream.noc, port, stream.me) {
-            apply(
-                &mut self.link_flits[link_index(stream.noc, from, dir)],
+            ),
+            (
+                route::unicast_links(stream.noc, port, stream.me),
+                LinkClass::Response,
                 stream.response_flits,
-            );
+            ),
+        ];
+        for (links, class, flits) in routes {
+            for (from, dir) in links {
+                let i = link_index(stream.noc, from, dir);
+                apply(&mut self.link_flits[i], flits);
+                apply(&mut self.class_flits[i * 3 + class as usize], flits);
+            }
         }
     }
 
@@ -185,7 +216,9 @@ impl Load {
         if all > 0 {
             self.add(Resource::Dram, dram_cycles(all, rate * BANKS as f64));
         }
-        for (i, &flits) in self.link_flits.iter().enumerate() {
+        for (i, classes) in self.class_flits.chunks(3).enumerate() {
+            // The busiest class: the one whose flits the link must carry one a cycle.
+            let flits = classes.iter().copied().max().unwrap_or(0);
             if flits > 0 {
                 let (noc, rest) = (i / LINKS_PER_NOC, i % LINKS_PER_NOC);
                 let (cell, dir) = (rest / 2, rest % 2);

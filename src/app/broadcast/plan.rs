@@ -177,6 +177,21 @@ impl BroadcastPlan {
             dram_start: DRAM_BASE,
         };
         plan.placement = plan.chosen_placement(&Timing::default());
+        // `validate` sized the data from the flags' harvest mask; the plan's senders come from
+        // the device's geometry, which may lay out other panels: check the plan's own end too.
+        let end = plan.dram_end();
+        if end > DRAM_BANK_USABLE_SIZE {
+            return Err(flag(
+                "--blocks",
+                format!(
+                    "{} blocks of {} pages of {} bytes for {} senders need {end} bytes per DRAM bank (allowed: at most {DRAM_BANK_USABLE_SIZE})",
+                    cfg.blocks,
+                    cfg.pages,
+                    cfg.page_size,
+                    plan.senders[0] + plan.senders[1]
+                ),
+            ));
+        }
         Ok(plan)
     }
 
@@ -253,7 +268,7 @@ impl BroadcastPlan {
         Placement::choose(
             self.interleaved_placement(),
             &self.read_streams(timing),
-            self.load_without_dram(timing),
+            self.load_without_dram(timing, false),
             timing,
         )
     }
