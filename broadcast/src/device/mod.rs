@@ -154,13 +154,13 @@ impl<C: CircularBuffer> Broadcast<C> {
                     .store(base + area::STATS_BLOCKS, 0)
                     .and_then(|()| ctrl.store(base + area::STATS_WAIT_CYCLES, 0));
                 if let Err(e) = reset {
-                    b.fail(&mut dm.ctrl, Where::BroadcastBegin, 0, ctrl_cause(e));
+                    b.give_up_with(&mut dm.ctrl, Where::BroadcastBegin, 0, ctrl_cause(e));
                 }
             }
             Err(cause) => {
                 b.args = None;
                 b.part = Part::Excluded;
-                b.fail(&mut dm.ctrl, Where::BroadcastBegin, 0, cause);
+                b.give_up_with(&mut dm.ctrl, Where::BroadcastBegin, 0, cause);
             }
         }
         b
@@ -202,7 +202,7 @@ impl<C: CircularBuffer> Broadcast<C> {
     ) -> Self {
         let mut b = Self::unset(cb, context);
         b.id = id;
-        b.fail(ctrl, Where::BroadcastBegin, 0, cause);
+        b.give_up_with(ctrl, Where::BroadcastBegin, 0, cause);
         b
     }
 
@@ -312,23 +312,11 @@ impl<C: CircularBuffer> Broadcast<C> {
         &mut self.cb
     }
 
-    /// Gives up with `cause` at `place` and block `block` for a step the caller makes itself
-    /// around the broadcast's calls (a sender's DRAM read refused, say): recorded in the area and
-    /// remembered as any give-up of its calls, so the first give-up of the command is the one
-    /// kept and every later call returns it.
-    pub fn give_up_with<K: ControlBlock>(
-        &mut self,
-        ctrl: &mut K,
-        place: Where,
-        block: u32,
-        cause: Cause,
-    ) -> GiveUp {
-        self.fail(ctrl, place, block, cause)
-    }
-
     /// Records a give-up (the first of this command only) and remembers it. Once there is one,
-    /// returns it at once: every later call gives up with the first give-up (module docs).
-    fn fail<K: ControlBlock>(
+    /// returns it at once: every later call gives up with the first give-up (module docs). The
+    /// calls use it for their own give-ups; a kernel for steps it makes itself around them (a
+    /// sender's DRAM read refused, say), so the first give-up of the command is the one kept.
+    pub fn give_up_with<K: ControlBlock>(
         &mut self,
         ctrl: &mut K,
         place: Where,
@@ -380,7 +368,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         block: u32,
         r: Result<T, Fail>,
     ) -> Result<T, GiveUp> {
-        r.map_err(|(place, cause)| self.fail(ctrl, place, block, cause))
+        r.map_err(|(place, cause)| self.give_up_with(ctrl, place, block, cause))
     }
 
     /// Checks a call may go ahead: no earlier give-up, the right role, the next block, and
@@ -425,9 +413,8 @@ impl<C: CircularBuffer> Broadcast<C> {
     /// Sender: the read tag of block `block`'s reads when it is read ahead (see "Reading
     /// ahead" in the module docs): one tag per slot, `block % window`.
     pub fn read_tag(&self, block: u32) -> ReadTag {
-        let window = self.args.map_or(1, |a| a.window.max(1)) as u32;
         // A window is at most 8 (`args` checks it), so each slot has a tag of its own.
-        ReadTag::cyclic(block % window)
+        ReadTag::cyclic(block % self.args.map_or(1, |a| a.window.max(1)) as u32)
     }
 
     /// Sender: false when [`reserve`](Self::reserve) of `block` would wait for its slot:
@@ -436,15 +423,10 @@ impl<C: CircularBuffer> Broadcast<C> {
     /// `block` more than `window - 1` ahead of the next to cast, a buffer that cannot be read),
     /// so a sender asks it only for the next block to reserve, within the window.
     pub fn reserve_ready(&mut self, block: u32) -> bool {
-        let (window, pages) = self
-            .args
-            .map_or((0, 0), |a| (a.window as u32, a.pages as u32));
+        let (window, pages) = self.args.map_or((0, 0), |a| (a.window, a.pages));
         let ahead = block.wrapping_sub(self.blocks);
-        ahead >= window
-            || self
-                .cb
-                .pages_free()
-                .map_or(true, |free| free as u32 >= (ahead + 1) * pages)
+        let need = ahead.saturating_add(1).saturating_mul(pages as u32);
+        ahead >= window as u32 || self.cb.pages_free().map_or(true, |f| f as u32 >= need)
     }
 
     /// Sender: waits until slot `block % window` is free in its own buffer (its compute popped
@@ -701,8 +683,9 @@ impl<C: CircularBuffer> Broadcast<C> {
         let r = self.settle(&mut dm.ctrl, block, r);
         if r.is_ok() {
             self.finished = true;
-            self.store_stats(&mut dm.ctrl)
-                .map_err(|e| self.fail(&mut dm.ctrl, Where::BroadcastFree, block, ctrl_cause(e)))?;
+            self.store_stats(&mut dm.ctrl).map_err(|e| {
+                self.give_up_with(&mut dm.ctrl, Where::BroadcastFree, block, ctrl_cause(e))
+            })?;
         }
         r
     }
