@@ -58,13 +58,12 @@
 //! it.
 
 use komorebi_broadcast::device::{Broadcast, GiveUp};
-use komorebi_broadcast::{Cause, Where};
 use komorebi_hal::{
-    CircularBuffer, Compute, ControlBlock, DataMovement, NocMulticast, Pause, Role, wait_until,
+    CircularBuffer, Compute, ControlBlock, DataMovement, NocMulticast, Pause, Role,
 };
 
 use crate::broadcast_handler::program::MoverProgram;
-use crate::broadcast_handler::{BlockLoop, compute_body, dm_body, read_block};
+use crate::broadcast_handler::{BlockLoop, compute_body, dm_body, read_block, stall};
 use crate::command::Command;
 use crate::handler::{Buffers, Handler, Outcome};
 
@@ -93,47 +92,22 @@ impl BlockLoop for Handshake {
         P: Pause,
         C: CircularBuffer,
     {
-        run_blocks(dm, b, pages, mover).await
-    }
-}
-
-/// The handshake's blocks of one broadcast, then its `finish`.
-#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
-async fn run_blocks<N, K, P, C>(
-    dm: &mut DataMovement<N, K, P>,
-    b: &mut Broadcast<C>,
-    pages: u32,
-    mover: &MoverProgram,
-) -> Result<(), GiveUp>
-where
-    N: NocMulticast,
-    K: ControlBlock,
-    P: Pause,
-    C: CircularBuffer,
-{
-    let broadcast = b.args().map_or(0, |a| a.broadcast);
-    for block in 0..mover.blocks as u32 {
-        if mover.stall_before.map(u32::from) == Some(block) {
-            // As the broadcast handler's stall: no more calls (no ready word, no cast); it
-            // sleeps out one wait limit, then gives up waiting itself, recording nothing.
-            let _ = wait_until(&mut dm.ctrl, &mut dm.pause, |_| Ok::<_, ()>(false)).await;
-            return Err(b.give_up().unwrap_or(GiveUp {
-                place: Where::BroadcastValid,
-                broadcast,
-                block,
-                cause: Cause::TimedOut,
-            }));
+        for block in 0..mover.blocks as u32 {
+            if mover.stall_before.map(u32::from) == Some(block) {
+                // As the broadcast handler's stall: no ready word, no cast.
+                return Err(stall(dm, b, block).await);
+            }
+            if b.sender() {
+                // One block at a time: reserve, read, cast; no block is read ahead.
+                let slot = b.reserve(dm, block).await?;
+                read_block(dm, b, mover, pages, block, slot).await?;
+                b.handshake(dm, block).await?;
+            } else {
+                b.handshake(dm, block).await?;
+            }
         }
-        if b.sender() {
-            // One block at a time: reserve, read, cast; no block is read ahead.
-            let slot = b.reserve(dm, block).await?;
-            read_block(dm, b, mover, pages, block, slot).await?;
-            b.handshake(dm, block).await?;
-        } else {
-            b.handshake(dm, block).await?;
-        }
+        b.finish(dm).await
     }
-    b.finish(dm).await
 }
 
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]

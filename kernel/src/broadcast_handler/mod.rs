@@ -95,7 +95,7 @@ pub(crate) trait BlockLoop {
         C: CircularBuffer;
 }
 
-/// komorebi's block loop: `run_blocks`.
+/// komorebi's block loop: the sender reads up to `window - 1` blocks ahead of the one it casts.
 pub(crate) struct Komorebi;
 
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
@@ -112,7 +112,27 @@ impl BlockLoop for Komorebi {
         P: Pause,
         C: CircularBuffer,
     {
-        run_blocks(dm, b, pages, mover).await
+        let window = b.args().map_or(1, |a| a.window.max(1)) as u32;
+        let mut reserved = 0;
+        for block in 0..mover.blocks as u32 {
+            if mover.stall_before.map(u32::from) == Some(block) {
+                return Err(stall(dm, b, block).await);
+            }
+            if b.sender() {
+                // Reserve and read every block whose slot is free, up to `window - 1` beyond this
+                // one, before casting this one: their reads are in flight while it is cast.
+                let last = (mover.blocks as u32).min(block + window);
+                while reserved < last && (reserved == block || b.reserve_ready(reserved)) {
+                    let slot = b.reserve(dm, reserved).await?;
+                    read_block(dm, b, mover, pages, reserved, slot).await?;
+                    reserved += 1;
+                }
+                b.cast(dm, block).await?;
+            } else {
+                b.arrive(dm, block).await?;
+            }
+        }
+        b.finish(dm).await
     }
 }
 
@@ -196,48 +216,28 @@ where
     }
 }
 
+/// An injected stall before block `block` (`stall_before`): a data-movement kernel that stops
+/// making its broadcast calls, so it sends no more markers (or ready words). It sleeps out one
+/// wait limit, then gives up waiting itself, recording nothing (a hung core records nothing).
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
-async fn run_blocks<N, K, P, C>(
+pub(crate) async fn stall<N, K, P, C>(
     dm: &mut DataMovement<N, K, P>,
-    b: &mut Broadcast<C>,
-    pages: u32,
-    mover: &MoverProgram,
-) -> Result<(), GiveUp>
+    b: &Broadcast<C>,
+    block: u32,
+) -> GiveUp
 where
     N: NocMulticast,
     K: ControlBlock,
     P: Pause,
     C: CircularBuffer,
 {
-    let window = b.args().map_or(1, |a| a.window.max(1)) as u32;
-    let mut reserved = 0;
-    for block in 0..mover.blocks as u32 {
-        if mover.stall_before.map(u32::from) == Some(block) {
-            // A data-movement kernel that stops calling its broadcast calls: it sends no more
-            // markers. It sleeps out one wait limit, then gives up waiting itself.
-            let _ = wait_until(&mut dm.ctrl, &mut dm.pause, |_| Ok::<_, ()>(false)).await;
-            return Err(b.give_up().unwrap_or(GiveUp {
-                place: komorebi_broadcast::Where::BroadcastValid,
-                broadcast: b.args().map_or(0, |a| a.broadcast),
-                block,
-                cause: komorebi_broadcast::Cause::TimedOut,
-            }));
-        }
-        if b.sender() {
-            // Reserve and read every block whose slot is free, up to `window - 1` beyond this
-            // one, before casting this one: their reads are in flight while it is cast.
-            let last = (mover.blocks as u32).min(block + window);
-            while reserved < last && (reserved == block || b.reserve_ready(reserved)) {
-                let slot = b.reserve(dm, reserved).await?;
-                read_block(dm, b, mover, pages, reserved, slot).await?;
-                reserved += 1;
-            }
-            b.cast(dm, block).await?;
-        } else {
-            b.arrive(dm, block).await?;
-        }
-    }
-    b.finish(dm).await
+    let _ = wait_until(&mut dm.ctrl, &mut dm.pause, |_| Ok::<_, ()>(false)).await;
+    b.give_up().unwrap_or(GiveUp {
+        place: komorebi_broadcast::Where::BroadcastValid,
+        broadcast: b.args().map_or(0, |a| a.broadcast),
+        block,
+        cause: komorebi_broadcast::Cause::TimedOut,
+    })
 }
 
 /// Issues the reads of block `block`'s pages into `slot`, tagged with the block's read tag. A

@@ -35,7 +35,7 @@
 //! plan (rectangle, harvest mask, blocks, pages, page size), so every run of the same flags
 //! reads from the same banks. `komorebi layout` prints it.
 
-use blackhole_pac::grid::{Noc0Xy, dram_endpoint};
+use blackhole_pac::grid::dram_endpoint;
 use komorebi_hal::{NocId, Xy};
 use komorebi_kernel::broadcast_handler::program::BANKS;
 use komorebi_sim::Timing;
@@ -49,12 +49,8 @@ pub const PASSES: usize = 8;
 /// The raw coordinates on `noc` of the port of `bank` that tt-metal's kernels use on that NoC.
 pub fn bank_port(bank: u8, noc: NocId) -> (u8, u8) {
     // Banks 0..8 and NoC 0 or 1: always a port, inside the grid.
-    let (x, y) = dram_endpoint(bank, noc.index()).unwrap_or((0, 0));
-    let p = Noc0Xy::new(x, y).map(|p| match noc {
-        NocId::Noc0 => p.get(),
-        NocId::Noc1 => p.to_noc1().get(),
-    });
-    p.unwrap_or((x, y))
+    let port = dram_endpoint(bank, noc.index()).unwrap_or((0, 0));
+    route::raw(noc.index(), port)
 }
 
 /// The bank each sender reads each of its page streams from.
