@@ -286,7 +286,7 @@ impl ShapeFlags {
             wait_limit: self.wait_limit,
             device: device.device.clone(),
             firmware: device.firmware.clone(),
-            exec: device.exec,
+            exec: device.exec.unwrap_or_else(|| device.device.default_exec()),
             ..BroadcastConfig::default()
         }
     }
@@ -296,20 +296,21 @@ impl ShapeFlags {
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct DeviceFlags {
     /// `sim` (the simulator, the default), `pcie-sim` (the simulator presented as a PCIe card,
-    /// driven through komorebi-pcie as a card is) or a card's device node
-    /// (`/dev/tenstorrent/0`).
-    #[arg(long, value_name = "sim|pcie-sim|PATH", default_value = "sim")]
+    /// driven through komorebi-pcie as a card is), `ttsim[:PATH][@CHIP]` (Tenstorrent's ttsim:
+    /// the `libttsim.so` at PATH, or the one `KOMOREBI_TTSIM` names; chip CHIP of a multi-chip
+    /// build, default 0) or a card's device node (`/dev/tenstorrent/0`).
+    #[arg(long, value_name = "sim|pcie-sim|ttsim[:PATH][@CHIP]|PATH", default_value = "sim")]
     pub device: broadcast::DeviceChoice,
     /// Directory with the firmware ELF files `reader`, `writer`, `compute` (a card's default:
     /// the firmware build's output; `pcie-sim`'s: the native images).
     #[arg(long, value_name = "DIR")]
     pub firmware: Option<PathBuf>,
-    /// What the simulated card's cores run (`--device pcie-sim` only): `native` (the native
-    /// Rust kernels, the default) or `firmware` (the firmware ELF files, executed on the
-    /// simulator's RISC-V cores against register-level NIUs; --firmware DIR or the firmware
-    /// build's output).
-    #[arg(long, value_name = "native|firmware", default_value = "native")]
-    pub exec: crate::host::backend::Exec,
+    /// What the cores run: `native` (the native Rust kernels; the default on `sim` and
+    /// `pcie-sim`) or `firmware` (the firmware ELF files, --firmware DIR or the firmware
+    /// build's output: on `pcie-sim` executed on the simulator's RISC-V cores against
+    /// register-level NIUs; the only choice, and the default, on ttsim and a card).
+    #[arg(long, value_name = "native|firmware")]
+    pub exec: Option<crate::host::backend::Exec>,
 }
 
 /// How `komorebi broadcast` and the example run their jobs: through the dispatcher, or the test

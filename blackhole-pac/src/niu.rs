@@ -25,6 +25,11 @@ pub const NOC_CFG_OFFSET: usize = 0x100;
 pub const NOC_STATUS_OFFSET: usize = 0x200;
 /// Bytes of one NIU register block that this crate describes (through the last status word).
 pub const NIU_BLOCK_BYTES: usize = NOC_CMD_BUFS * NOC_CMD_BUF_OFFSET;
+/// Offset of `NOC_CLEAR_OUTSTANDING_REQ_CNT` from the NIU's base: once per NIU, not per command
+/// buffer (ISA `BlackholeA0/NoC/MemoryMap.md`: `NIU_BASE + 0x0060`, "Clear NIU transaction ID
+/// counters"; the command buffers' blocks at `+ i * 0x800` repeat only the identification and
+/// FIFO-status words). Write a bit mask: bit `i` zeroes `NIU_MST_REQS_OUTSTANDING_ID(i)`.
+pub const NOC_CLEAR_OUTSTANDING_REQ_CNT: usize = 0x60;
 /// PCIe tile's NoC0 NIU registers in BAR0 (host view).
 pub const PCIE_NIU0_BAR0: u32 = 0x1FD0_4000;
 /// PCIe tile's NoC1 NIU registers in BAR0 (host view).
@@ -66,8 +71,6 @@ pub mod cmd {
     pub const NOC_NODE_ID: usize = 0x44;
     /// This node's endpoint id ([`super::EndpointId`]).
     pub const NOC_ENDPOINT_ID: usize = 0x48;
-    /// Write a bitmask to zero `NIU_MST_REQS_OUTSTANDING_ID(i)`.
-    pub const NOC_CLEAR_OUTSTANDING_REQ_CNT: usize = 0x60;
     /// Command-buffer FIFO availability.
     pub const CMD_BUF_AVAIL: usize = 0x64;
     /// Command-buffer FIFO overflow.
@@ -423,6 +426,12 @@ impl Niu {
         self.reg(NOC_CFG_OFFSET + 4 * cfg::NIU_CFG_0)
     }
 
+    /// `NOC_CLEAR_OUTSTANDING_REQ_CNT` at [`NOC_CLEAR_OUTSTANDING_REQ_CNT`] from the base: bit
+    /// `i` of the mask written zeroes `NIU_MST_REQS_OUTSTANDING_ID(i)`.
+    pub const fn clear_outstanding_req_cnt(self) -> Reg<u32, W> {
+        self.reg(NOC_CLEAR_OUTSTANDING_REQ_CNT)
+    }
+
     /// Status counter `counter`.
     pub const fn status(self, counter: Counter) -> Reg<u32, R> {
         self.reg(NOC_STATUS_OFFSET + 4 * counter as usize)
@@ -495,8 +504,6 @@ cmd_regs! {
     node_id: NodeId, R = cmd::NOC_NODE_ID;
     /// `NOC_ENDPOINT_ID`.
     endpoint_id: EndpointId, R = cmd::NOC_ENDPOINT_ID;
-    /// `NOC_CLEAR_OUTSTANDING_REQ_CNT`.
-    clear_outstanding_req_cnt: u32, W = cmd::NOC_CLEAR_OUTSTANDING_REQ_CNT;
     /// `CMD_BUF_AVAIL`.
     cmd_buf_avail: u32, R = cmd::CMD_BUF_AVAIL;
     /// `CMD_BUF_OVFL`.

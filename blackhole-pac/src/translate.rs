@@ -14,9 +14,16 @@
 //!   `TENSIX_X[c]` = 1..7, 10..16 in turn; harvested columns take the highest translated x,
 //!   the one with the lowest die index ([`HARVESTING_NOC_LOCATIONS`] order) 16, the next 15,
 //!   and so on. Rows are not translated (y 2..11).
-//! * **DRAM**: raw NoC0 DRAM coordinates translate to themselves (x tables identity at 0 and 9,
-//!   y identity on 0..11), and bank `b`, port `p` is also reachable at translated
-//!   x = 17 + b / 4, y = 12 + 3 (b mod 4) + p (no bank harvested).
+//! * **DRAM**: bank `b`, port `p` is at translated x 17 or 18 (the west column, banks 0..3, at
+//!   17 and the east column at 18; swapped when the harvested bank is a west one), y = 12 +
+//!   3 k + p, where k is the bank's row (`b mod 4`) in the order 0, 1, 2, 3 with the harvested
+//!   bank's row moved to the end (`ComputeNocTranslation`'s `translate_table_x[17]`,
+//!   `[18]` and `gddr_y_order`). With no bank harvested, that is x = 17 + b / 4,
+//!   y = 12 + 3 (b mod 4) + p. The firmware's tables also map the raw NoC0 DRAM coordinates to
+//!   themselves (x tables identity at 0 and 9, y identity on 0..11), so on a card raw DRAM
+//!   coordinates reach DRAM too; [`Translation::to_translated`] gives the translated ones,
+//!   which tt-metal's kernels use and which ttsim requires (it refuses raw DRAM coordinates
+//!   under translation).
 //! * **ARC** is (8, 0) in both systems, and the whole x = 8 column (security, L2CPU) keeps its
 //!   raw coordinates.
 //! * The in-use **PCIe** tile is at translated (19, 24).
@@ -70,17 +77,6 @@ impl core::fmt::Display for TranslatedXy {
     }
 }
 
-/// Bank `bank`, port `port` of DRAM in translated coordinates; `None` out of range.
-pub const fn dram_translated(bank: u8, port: u8) -> Option<TranslatedXy> {
-    if bank as usize >= DRAM_BANKS || port as usize >= DRAM_PORTS_PER_BANK {
-        return None;
-    }
-    Some(TranslatedXy {
-        x: DRAM_TRANSLATED_X + bank / 4,
-        y: DRAM_TRANSLATED_Y + 3 * (bank % 4) + port,
-    })
-}
-
 /// The translation the ARC firmware programs for one harvest mask.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Translation {
@@ -90,11 +86,64 @@ pub struct Translation {
     translated: [u8; 32],
     /// Translated x -> raw NoC0 x of the Tensix column (0xFF: none), indexed the same way.
     raw: [u8; 32],
+    /// Whether translated x 17 is the west DRAM column (banks 0..3); x 18 is the other.
+    dram_west_at_17: bool,
+    /// Translated DRAM row k (y 12 + 3k ..) -> the bank row (`bank mod 4`) it reaches.
+    dram_rows: [u8; 4],
 }
 
 impl Translation {
-    /// The translation for `harvest`.
+    /// The translation for `harvest` on a chip with every DRAM bank.
     pub const fn new(harvest: HarvestMask) -> Self {
+        Self::with_dram(harvest, None)
+    }
+
+    /// The translation for `harvest` on a chip whose DRAM bank `fused` (0..8) is harvested, or
+    /// none. A bank above 7 counts as none, as the firmware's `bad_gddr >= 4` test takes it.
+    pub const fn with_dram(harvest: HarvestMask, fused: Option<u8>) -> Self {
+        let mut t = Self::tensix_only(harvest);
+        if let Some(bad) = fused {
+            if bad < DRAM_BANKS as u8 {
+                t.dram_west_at_17 = bad >= 4;
+                // The bad bank's row moves to the end; the others keep their order.
+                let row = bad % 4;
+                let mut k = 0;
+                let mut r = 0;
+                while r < 4 {
+                    if r != row {
+                        t.dram_rows[k] = r;
+                        k += 1;
+                    }
+                    r += 1;
+                }
+                t.dram_rows[3] = row;
+            }
+        }
+        t
+    }
+
+    /// Bank `bank`, port `port` of DRAM in translated coordinates; `None` out of range.
+    pub const fn dram(&self, bank: u8, port: u8) -> Option<TranslatedXy> {
+        if bank as usize >= DRAM_BANKS || port as usize >= DRAM_PORTS_PER_BANK {
+            return None;
+        }
+        let west = bank < 4;
+        let x = if west == self.dram_west_at_17 {
+            DRAM_TRANSLATED_X
+        } else {
+            DRAM_TRANSLATED_X + 1
+        };
+        let mut k = 0;
+        while k < 4 && self.dram_rows[k] != bank % 4 {
+            k += 1;
+        }
+        Some(TranslatedXy {
+            x,
+            y: DRAM_TRANSLATED_Y + 3 * k as u8 + port,
+        })
+    }
+
+    const fn tensix_only(harvest: HarvestMask) -> Self {
         let mut translated = [0xFF; 32];
         let mut raw = [0xFF; 32];
         // Enabled columns, ascending NoC0 x, onto the first translated x values.
@@ -125,13 +174,18 @@ impl Translation {
             }
             i += 1;
         }
-        Self { translated, raw }
+        Self {
+            translated,
+            raw,
+            dram_west_at_17: true,
+            dram_rows: [0, 1, 2, 3],
+        }
     }
 
     /// Translated coordinates of the tile at NoC0 `p`, for the tiles a host or a kernel
-    /// addresses: Tensix (harvested ones included), DRAM (its raw coordinates, which translate
-    /// to themselves), and the x = 8 column with ARC. `None` for other tiles (Ethernet, PCIe,
-    /// router-only), which have translated coordinates of their own not modelled here.
+    /// addresses: Tensix (harvested ones included), DRAM ports ([`Translation::dram`]), and the
+    /// x = 8 column with ARC. `None` for other tiles (Ethernet, PCIe, router-only), which have
+    /// translated coordinates of their own not modelled here.
     pub const fn to_translated(&self, p: Noc0Xy) -> Option<TranslatedXy> {
         match p.tile() {
             TileKind::Tensix => {
@@ -142,7 +196,7 @@ impl Translation {
                     Some(TranslatedXy { x, y: p.y() })
                 }
             }
-            TileKind::Dram { .. } => Some(TranslatedXy { x: p.x(), y: p.y() }),
+            TileKind::Dram { bank, port } => self.dram(bank, port),
             _ if p.x() == 8 => Some(TranslatedXy { x: p.x(), y: p.y() }),
             _ => None,
         }
@@ -156,7 +210,9 @@ impl Translation {
             if t.y < DRAM_TRANSLATED_Y || t.y >= DRAM_TRANSLATED_Y + 12 {
                 return None;
             }
-            let bank = (t.x - DRAM_TRANSLATED_X) * 4 + (t.y - DRAM_TRANSLATED_Y) / 3;
+            let west = (t.x == DRAM_TRANSLATED_X) == self.dram_west_at_17;
+            let row = self.dram_rows[((t.y - DRAM_TRANSLATED_Y) / 3) as usize & 3];
+            let bank = if west { row } else { row + 4 };
             let port = (t.y - DRAM_TRANSLATED_Y) % 3;
             let (x, y) = DRAM_PORTS[bank as usize][port as usize];
             return Noc0Xy::new(x, y);
@@ -237,22 +293,53 @@ mod tests {
                     }
                 }
             }
-            for bank in 0..8 {
-                for port in 0..3 {
-                    let tr = dram_translated(bank, port).unwrap();
-                    let (x, y) = DRAM_PORTS[bank as usize][port as usize];
-                    assert_eq!(t.to_noc0(tr), Some(noc0(x, y)));
+            for fused in [None, Some(0), Some(2), Some(3), Some(4), Some(6), Some(7)] {
+                let t = Translation::with_dram(HarvestMask::new(bits).unwrap(), fused);
+                let mut seen = [[false; 12]; 2];
+                for bank in 0..8 {
+                    for port in 0..3 {
+                        let tr = t.dram(bank, port).unwrap();
+                        let (x, y) = DRAM_PORTS[bank as usize][port as usize];
+                        assert_eq!(t.to_noc0(tr), Some(noc0(x, y)), "{fused:?} {bank} {port}");
+                        assert_eq!(t.to_translated(noc0(x, y)), Some(tr));
+                        let cell = &mut seen[(tr.x - 17) as usize][(tr.y - 12) as usize];
+                        assert!(!*cell, "two ports at {tr}");
+                        *cell = true;
+                    }
                 }
             }
         }
     }
 
+    /// The ARC firmware's table for each harvested bank (`ComputeNocTranslation`): x 17 is the
+    /// west column unless the bad bank is a west one; the bad bank's row goes last.
+    #[test]
+    fn dram_follows_the_firmware_table_for_each_fused_bank() {
+        let h = HarvestMask::NONE;
+        let at = |t: Translation, x: u8, y: u8| t.to_noc0(TranslatedXy::new(x, y).unwrap());
+        let none = Translation::new(h);
+        assert_eq!(at(none, 17, 12), Some(noc0(0, 0)));
+        assert_eq!(at(none, 17, 18), Some(noc0(0, 9)), "bank 2 port 0");
+        assert_eq!(at(none, 18, 23), Some(noc0(9, 6)), "bank 7 port 2");
+        // Bank 2 harvested: east at 17, rows 0, 1, 3, 2 (y 18..20 are bank row 3: 5, 7, 6).
+        let two = Translation::with_dram(h, Some(2));
+        assert_eq!(at(two, 17, 12), Some(noc0(9, 0)));
+        assert_eq!(at(two, 17, 18), Some(noc0(9, 5)));
+        assert_eq!(at(two, 17, 21), Some(noc0(9, 9)));
+        assert_eq!(at(two, 18, 23), Some(noc0(0, 8)), "the bad bank, last");
+        // Bank 5 harvested: west at 17, rows 0, 2, 3, 1.
+        let five = Translation::with_dram(h, Some(5));
+        assert_eq!(at(five, 17, 15), Some(noc0(0, 9)));
+        assert_eq!(at(five, 18, 21), Some(noc0(9, 2)));
+        assert_eq!(Translation::with_dram(h, Some(8)), none, "no such bank: none");
+    }
+
     #[test]
     fn fixed_points() {
         let t = Translation::new(HarvestMask::NONE);
-        assert_eq!(dram_translated(0, 0), TranslatedXy::new(17, 12));
-        assert_eq!(dram_translated(7, 2), TranslatedXy::new(18, 23));
-        assert_eq!(dram_translated(8, 0), None);
+        assert_eq!(t.dram(0, 0), TranslatedXy::new(17, 12));
+        assert_eq!(t.dram(7, 2), TranslatedXy::new(18, 23));
+        assert_eq!(t.dram(8, 0), None);
         assert_eq!(t.to_translated(noc0(8, 0)), TranslatedXy::new(8, 0));
         assert_eq!(t.to_translated(noc0(2, 0)), None, "PCIe has its own");
         assert_eq!(t.to_noc0(PCIE_TRANSLATED), None);

@@ -350,7 +350,6 @@ fn niu_bases_and_offsets() {
         NOC_CMD_CTRL,
         NOC_NODE_ID,
         NOC_ENDPOINT_ID,
-        NOC_CLEAR_OUTSTANDING_REQ_CNT,
         CMD_BUF_AVAIL,
         CMD_BUF_OVFL,
     ];
@@ -358,9 +357,11 @@ fn niu_bases_and_offsets() {
         offsets,
         [
             0x00, 0x04, 0x08, 0x0C, 0x10, 0x14, 0x18, 0x1C, 0x20, 0x24, 0x28, 0x2C, 0x30, 0x34,
-            0x40, 0x44, 0x48, 0x60, 0x64, 0x68
+            0x40, 0x44, 0x48, 0x64, 0x68
         ]
     );
+    // Once per NIU, at its base (ISA `NoC/MemoryMap.md`), not in each command buffer's block.
+    assert_eq!(niu::NOC_CLEAR_OUTSTANDING_REQ_CNT, 0x60);
     use niu::cfg::*;
     assert_eq!(0x100 + 4 * NOC_X_ID_TRANSLATE_TABLE_0, 0x118);
     assert_eq!(0x100 + 4 * NOC_Y_ID_TRANSLATE_TABLE_0, 0x130);

@@ -1,4 +1,4 @@
-//! The tile control block ABI, version 1: one place for every offset and encoding that the
+//! The tile control block ABI, version 2: one place for every offset and encoding that the
 //! device kernels and the host share.
 //!
 //! The control block is [`CONTROL_BYTES`] of L1 at [`CONTROL_BASE`] on every Tensix tile (the
@@ -9,6 +9,7 @@
 //! |---|---|---|---|
 //! | 0x000 | magic `KMRB`, ABI version, tile (logical `x \| y << 8`), harvest mask (die order) | host, once | header |
 //! | 0x010 | stop | host, a sender giving up; cleared by the reporter | nonzero: every kernel of the tile gives up its waits |
+//! | 0x014 | chip word ([`ChipWord`]) | host, once | the coordinate system the host found (translated or raw) and the fused DRAM bank |
 //! | 0x018 | wait limit (u64) | host, once | the limit of waits outside a command (`u64::MAX`: waiting for a command never times out) |
 //! | 0x020 | panic word of reader, writer, compute | firmware's panic handler | `0xDEAD_0000 \| line` of the panic, 0 if none |
 //! | 0x030 | boot word of reader, writer, compute | the loader zeroes them; each kernel at boot | `BOOT_UP` or a boot failure ([`crate::image`]) |
@@ -58,8 +59,8 @@ pub const CONTROL_BASE: u32 = 0x4000;
 pub const CONTROL_BYTES: u32 = 0x1000;
 /// `KMRB`.
 pub const MAGIC: u32 = 0x4B4D_5242;
-/// This ABI's version.
-pub const ABI_VERSION: u32 = 1;
+/// This ABI's version (2: the chip word at [`HEADER_CHIP`]).
+pub const ABI_VERSION: u32 = 2;
 
 /// Offset of the magic word.
 pub const HEADER_MAGIC: u32 = 0x000;
@@ -69,6 +70,8 @@ pub const HEADER_VERSION: u32 = 0x004;
 pub const HEADER_TILE: u32 = 0x008;
 /// Offset of the chip's harvest mask (die order).
 pub const HEADER_HARVEST: u32 = 0x00C;
+/// Offset of the chip word ([`ChipWord`]).
+pub const HEADER_CHIP: u32 = 0x014;
 /// Offset of the kernels' panic words (reader, writer, compute).
 pub const PANIC: u32 = 0x020;
 /// A panic word: this tag with the source line in the low half.
@@ -158,6 +161,53 @@ pub const CONTROL_LAYOUT: ControlLayout = ControlLayout {
     stop_offset: STOP,
     wait_limit_offset: IDLE_WAIT_LIMIT,
 };
+
+/// What the host found about the chip that every kernel's NoC addresses depend on, written into
+/// each tile's header before the kernels start.
+///
+/// The host is the one source of truth, as tt-metal's host is (its kernels get translated
+/// coordinates from it): it reads the PCIe NIU's `NIU_CFG_0` bit 14 for its own windows, and
+/// ARC telemetry for the harvest. A kernel checks its own NIU's `NOC_ID_LOGICAL` against it at
+/// boot rather than deciding from its NIU's `NIU_CFG_0` (ttsim translates every coordinate but
+/// leaves the Tensix NIUs' `NIU_CFG_0` at 0). Bits: 0 translated; 8..11 the fused DRAM bank
+/// plus one (0: every bank works); the rest 0.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ChipWord {
+    /// Coordinates on the NoC are translated coordinates (`blackhole_pac::translate`).
+    pub translated: bool,
+    /// The DRAM bank (0..8) whose clock is off, if one is.
+    pub fused_dram: Option<u8>,
+}
+
+impl ChipWord {
+    /// The word.
+    pub const fn encode(self) -> u32 {
+        let fused = match self.fused_dram {
+            Some(b) => (b as u32 & 0xF) + 1,
+            None => 0,
+        };
+        self.translated as u32 | fused << 8
+    }
+
+    /// The chip word `word` encodes; `None` if a reserved bit is set or the bank is above 7.
+    pub const fn decode(word: u32) -> Option<Self> {
+        if word & !0xF01 != 0 {
+            return None;
+        }
+        let fused = (word >> 8) & 0xF;
+        if fused > 8 {
+            return None;
+        }
+        Some(Self {
+            translated: word & 1 != 0,
+            fused_dram: if fused == 0 {
+                None
+            } else {
+                Some(fused as u8 - 1)
+            },
+        })
+    }
+}
 
 /// Offset of `role`'s word in a per-kernel table at `table` (three words in [`Role`] order:
 /// [`KERNEL_DONE`], [`KERNEL_RECOVERING`], [`PANIC`]).

@@ -7,7 +7,7 @@
 //!
 //! # Boot handshake
 //! Before releasing a tile's cores the loader writes the control-block header (the tile's
-//! logical coordinates and the harvest mask) and zeroes the three boot words at [`BOOT`]. Each
+//! logical coordinates, the harvest mask and the chip word) and zeroes the three boot words at [`BOOT`]. Each
 //! kernel, once its checks pass, writes [`BOOT_UP`] into its own boot word; a kernel whose
 //! checks fail writes [`boot_failed`] of a [`BootFailure`] and does not run. The loader waits
 //! (bounded) until every boot word of every tile is [`BOOT_UP`].
@@ -72,15 +72,18 @@ pub enum BootFailure {
     /// puts this tile (`NOC_ID_LOGICAL`) elsewhere than the mask's translation does, or the
     /// mask harvests the tile's own column.
     HarvestMismatch = 4,
+    /// The header's chip word ([`abi::ChipWord`]) has a reserved bit set or no such bank.
+    BadChip = 5,
 }
 
 impl BootFailure {
     /// Every failure, in code order.
-    pub const ALL: [BootFailure; 4] = [
+    pub const ALL: [BootFailure; 5] = [
         Self::AbiVersion,
         Self::WrongTile,
         Self::BadHarvest,
         Self::HarvestMismatch,
+        Self::BadChip,
     ];
 
     /// What it means, in words.
@@ -92,6 +95,7 @@ impl BootFailure {
             Self::HarvestMismatch => {
                 "header's harvest mask disagrees with the chip's coordinate translation"
             }
+            Self::BadChip => "header's chip word is invalid",
         }
     }
 }
@@ -154,10 +158,13 @@ pub fn come_up<K: ControlBlock>(
     let version = ctrl.load(abi::HEADER_VERSION).map_err(|_| None)?;
     let tile = ctrl.load(abi::HEADER_TILE).map_err(|_| None)?;
     let harvest = ctrl.load(abi::HEADER_HARVEST).map_err(|_| None)?;
+    let chip = ctrl.load(abi::HEADER_CHIP).map_err(|_| None)?;
     let failure = if version != abi::ABI_VERSION {
         Some(BootFailure::AbiVersion)
     } else if harvest > 0x3FFF {
         Some(BootFailure::BadHarvest)
+    } else if abi::ChipWord::decode(chip).is_none() {
+        Some(BootFailure::BadChip)
     } else {
         match own {
             Some(Err(f)) => Some(f),

@@ -6,15 +6,23 @@ use komorebi_kernel::image::{BootFailure, come_up};
 use komorebi_mock::MockControlBlock;
 use mockall::predicate::eq;
 
-/// A control block whose header holds `version`, `tile` and `harvest`, expecting exactly one
-/// store: `word` at `offset`.
-fn header(version: u32, tile: u32, harvest: u32, offset: u32, word: u32) -> MockControlBlock {
+/// A control block whose header holds `version`, `tile`, `harvest` and the chip word `chip`,
+/// expecting exactly one store: `word` at `offset`.
+fn header_with(
+    version: u32,
+    tile: u32,
+    harvest: u32,
+    chip: u32,
+    offset: u32,
+    word: u32,
+) -> MockControlBlock {
     let mut c = MockControlBlock::new();
     c.expect_load().returning(move |offset| {
         Ok(match offset {
             0x004 => version,
             0x008 => tile,
             0x00C => harvest,
+            0x014 => chip,
             other => panic!("unexpected load of {other:#x}"),
         })
     });
@@ -23,6 +31,11 @@ fn header(version: u32, tile: u32, harvest: u32, offset: u32, word: u32) -> Mock
         .times(1)
         .returning(|_, _| Ok(()));
     c
+}
+
+/// [`header_with`] a translated chip with every DRAM bank.
+fn header(version: u32, tile: u32, harvest: u32, offset: u32, word: u32) -> MockControlBlock {
+    header_with(version, tile, harvest, 1, offset, word)
 }
 
 const UP: u32 = 0x4B4D_5242;
@@ -44,7 +57,7 @@ fn each_outcome_writes_its_boot_word_into_the_kernel_s_own_slot() {
     let tile = 3 | 4 << 8;
     let cases: [Case; 8] = [
         (
-            1,
+            2,
             0x3000,
             Some(Ok(LogicalXy::new(3, 4))),
             Role::Reader,
@@ -53,16 +66,16 @@ fn each_outcome_writes_its_boot_word_into_the_kernel_s_own_slot() {
         ),
         // The largest valid mask: every one of the 14 harvestable columns' bits.
         (
-            1,
+            2,
             0x3FFF,
             Some(Ok(LogicalXy::new(3, 4))),
             Role::Reader,
             0x030,
             UP,
         ),
-        (1, 0x3000, None, Role::Compute, 0x038, UP),
+        (2, 0x3000, None, Role::Compute, 0x038, UP),
         (
-            2,
+            1,
             0x3000,
             Some(Ok(LogicalXy::new(3, 4))),
             Role::Reader,
@@ -70,7 +83,7 @@ fn each_outcome_writes_its_boot_word_into_the_kernel_s_own_slot() {
             0xB0F0_0001,
         ),
         (
-            1,
+            2,
             0x3000,
             Some(Ok(LogicalXy::new(4, 3))),
             Role::Writer,
@@ -78,7 +91,7 @@ fn each_outcome_writes_its_boot_word_into_the_kernel_s_own_slot() {
             0xB0F0_0002,
         ),
         (
-            1,
+            2,
             0x4000,
             Some(Ok(LogicalXy::new(3, 4))),
             Role::Reader,
@@ -86,7 +99,7 @@ fn each_outcome_writes_its_boot_word_into_the_kernel_s_own_slot() {
             0xB0F0_0003,
         ),
         (
-            1,
+            2,
             0x3000,
             Some(Err(BootFailure::HarvestMismatch)),
             Role::Writer,
@@ -109,4 +122,25 @@ fn each_outcome_writes_its_boot_word_into_the_kernel_s_own_slot() {
         assert_eq!(r.is_ok(), word == UP, "{version} {harvest:#x} {own:?}");
         c.checkpoint();
     }
+}
+
+#[test]
+fn a_chip_word_with_a_reserved_bit_or_no_such_bank_is_refused_after_the_mask() {
+    // 0xF01 is the widest valid pattern's bits; bank 7 (+1 = 8) is the last bank.
+    for (chip, word) in [
+        (0, UP),
+        (1, UP),
+        (1 | 8 << 8, UP),
+        (2, 0xB0F0_0005),
+        (9 << 8, 0xB0F0_0005),
+        (1 << 31, 0xB0F0_0005),
+    ] {
+        let mut c = header_with(2, 3 | 4 << 8, 0x3000, chip, 0x030, word);
+        let r = come_up(&mut c, Role::Reader, Some(Ok(LogicalXy::new(3, 4))));
+        assert_eq!(r.is_ok(), word == UP, "chip word {chip:#x}");
+        c.checkpoint();
+    }
+    // A bad mask is reported before a bad chip word.
+    let mut c = header_with(2, 3 | 4 << 8, 0x4000, 2, 0x030, 0xB0F0_0003);
+    assert!(come_up(&mut c, Role::Reader, Some(Ok(LogicalXy::new(3, 4)))).is_err());
 }

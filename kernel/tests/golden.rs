@@ -16,11 +16,48 @@ fn the_control_block_is_4_kib_at_l1_0x4000_with_the_header_kmrb_version_tile_har
     assert_eq!(abi::CONTROL_BYTES, 0x1000);
     // "KMRB", K in the top byte.
     assert_eq!(abi::MAGIC, 0x4B4D_5242);
-    assert_eq!(abi::ABI_VERSION, 1);
+    assert_eq!(abi::ABI_VERSION, 2);
     assert_eq!(abi::HEADER_MAGIC, 0x000);
     assert_eq!(abi::HEADER_VERSION, 0x004);
     assert_eq!(abi::HEADER_TILE, 0x008);
     assert_eq!(abi::HEADER_HARVEST, 0x00C);
+    assert_eq!(abi::HEADER_CHIP, 0x014);
+}
+
+#[test]
+fn the_chip_word_is_translated_in_bit_0_and_the_fused_bank_plus_one_in_bits_8_to_11() {
+    use abi::ChipWord;
+    let cases = [
+        (ChipWord::default(), 0),
+        (
+            ChipWord {
+                translated: true,
+                fused_dram: None,
+            },
+            1,
+        ),
+        (
+            ChipWord {
+                translated: true,
+                fused_dram: Some(0),
+            },
+            0x101,
+        ),
+        (
+            ChipWord {
+                translated: false,
+                fused_dram: Some(7),
+            },
+            0x800,
+        ),
+    ];
+    for (chip, word) in cases {
+        assert_eq!(chip.encode(), word);
+        assert_eq!(ChipWord::decode(word), Some(chip));
+    }
+    for bad in [2, 0x900, 0xF00, 0x1000, 1 << 31] {
+        assert_eq!(ChipWord::decode(bad), None, "{bad:#x}");
+    }
 }
 
 #[test]
@@ -139,20 +176,20 @@ fn an_image_header_s_words_and_bytes_are_the_hand_computed_ones() {
     };
     let words = [
         0x5746_4D4B,
-        0x0000_0001,
+        0x0000_0002,
         0x0000_0001,
         0x0001_2000,
         0x0001_2000,
         0x0000_5DC0,
         0x0000_0000,
-        // FNV-1a 32 of words 0..=6 as little-endian bytes.
-        0x156F_2E51,
+        // FNV-1a 32 of words 0..=6 as little-endian bytes (ABI version 2).
+        0x6CAC_0232,
     ];
     assert_eq!(h.encode(), words);
     assert_eq!(ImageHeader::decode(&words), Ok(h));
     let bytes = h.to_bytes();
     assert_eq!(&bytes[..4], b"KMFW");
-    assert_eq!(&bytes[28..], &[0x51, 0x2E, 0x6F, 0x15]);
+    assert_eq!(&bytes[28..], &[0x32, 0x02, 0xAC, 0x6C]);
 }
 
 #[test]

@@ -382,6 +382,7 @@ fn boot_failures_and_boot_states_print_what_they_mean() {
             BootFailure::HarvestMismatch,
             "header's harvest mask disagrees with the chip's coordinate translation",
         ),
+        (BootFailure::BadChip, "header's chip word is invalid"),
     ];
     for (f, text) in describe {
         assert_eq!(f.describe(), text);
@@ -401,7 +402,7 @@ fn boot_failures_and_boot_states_print_what_they_mean() {
 #[test]
 fn only_a_word_with_the_b0f0_tag_is_a_boot_failure() {
     // The failure codes without their tag are garbage, as is the tag with another code.
-    for code in 1..=4u32 {
+    for code in 1..=5u32 {
         assert_eq!(image::boot_state(code), BootState::Garbage(code));
         assert_eq!(
             image::boot_state(0xB0F1_0000 | code),

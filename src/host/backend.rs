@@ -74,6 +74,17 @@ pub enum Backend {
         /// How the host uses its windows.
         card: CardOptions,
     },
+    /// Chip `chip` of Tenstorrent's ttsim (the `libttsim.so` at `library`), run by its server
+    /// process and driven through `komorebi-pcie` as a card is, with the firmware ELF files in
+    /// `firmware` (built from this tree when `None`, as for `--exec firmware`).
+    Ttsim {
+        /// The `libttsim.so`.
+        library: PathBuf,
+        /// The chip's PCI device number (0 for a single-chip build).
+        chip: u32,
+        /// Firmware ELF directory.
+        firmware: Option<PathBuf>,
+    },
     /// The card at `path` (`/dev/tenstorrent/N`), with the firmware ELF files in `firmware`
     /// ([`DEFAULT_FIRMWARE_DIR`] when `None`).
     Card {
@@ -111,7 +122,9 @@ impl Backend {
     /// for `PcieSim` is the native images). The simulator driven directly loads nothing.
     pub fn with_firmware(mut self, dir: Option<PathBuf>) -> Self {
         match &mut self {
-            Self::PcieSim { firmware, .. } | Self::Card { firmware, .. } => *firmware = dir,
+            Self::PcieSim { firmware, .. }
+            | Self::Ttsim { firmware, .. }
+            | Self::Card { firmware, .. } => *firmware = dir,
             Self::Simulator(_) => {}
         }
         self
@@ -129,7 +142,7 @@ impl Backend {
     pub fn sim_config(&self) -> Option<&SimConfig> {
         match self {
             Self::Simulator(c) | Self::PcieSim { config: c, .. } => Some(c),
-            Self::Card { .. } => None,
+            Self::Ttsim { .. } | Self::Card { .. } => None,
         }
     }
 
@@ -178,6 +191,34 @@ impl Backend {
                     .map_err(OpenError::Unusable)?;
                 Ok(Box::new(device))
             }
+            Self::Ttsim {
+                library,
+                chip,
+                firmware,
+            } => {
+                let _ = &handlers;
+                #[cfg(target_os = "linux")]
+                {
+                    let dir = match firmware {
+                        Some(d) => d,
+                        None => built_firmware().map_err(|why| {
+                            OpenError::Unusable(PcieError::Firmware {
+                                image: "examples/firmware".into(),
+                                why,
+                            })
+                        })?,
+                    };
+                    let process = ttsim_process(&library).map_err(OpenError::Unusable)?;
+                    let device =
+                        pcie::open_ttsim(process, chip, &dir).map_err(OpenError::Unusable)?;
+                    Ok(Box::new(device))
+                }
+                #[cfg(not(target_os = "linux"))]
+                {
+                    let _ = (library, chip, firmware);
+                    Err(OpenError::Unusable(PcieError::Unsupported))
+                }
+            }
             Self::Card { path, firmware } => {
                 let _ = &handlers;
                 let dir = firmware.unwrap_or_else(|| PathBuf::from(DEFAULT_FIRMWARE_DIR));
@@ -194,6 +235,47 @@ impl Backend {
             }
         }
     }
+}
+
+/// The ttsim server binary: [`SERVER_VAR`](komorebi_pcie::ttsim::SERVER_VAR) when set, else
+/// `komorebi-ttsim-server` next to this program or one directory up (where cargo puts it for
+/// `target/*/examples` and `target/*/deps`). The error says where it looked and how to build it.
+#[cfg(target_os = "linux")]
+pub fn ttsim_server() -> Result<PathBuf, PcieError> {
+    use komorebi_pcie::ttsim::{SERVER_NAME, SERVER_VAR};
+    if let Some(p) = std::env::var_os(SERVER_VAR) {
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().map_err(|e| PcieError::TtsimUnavailable {
+        library: "-".into(),
+        why: format!("cannot find this program's own path: {e}"),
+    })?;
+    let dirs: Vec<PathBuf> = exe.ancestors().skip(1).take(2).map(PathBuf::from).collect();
+    for d in &dirs {
+        let p = d.join(SERVER_NAME);
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    Err(PcieError::TtsimUnavailable {
+        library: "-".into(),
+        why: format!(
+            "the server binary {SERVER_NAME} is not in {}: build it with `cargo build --release \
+             --bin {SERVER_NAME}` (the same profile as this program), or set {SERVER_VAR}",
+            dirs.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+    })
+}
+
+/// Starts a ttsim server on `library`.
+#[cfg(target_os = "linux")]
+pub fn ttsim_process(
+    library: &std::path::Path,
+) -> Result<komorebi_pcie::ttsim::TtsimProcess, PcieError> {
+    komorebi_pcie::ttsim::TtsimProcess::spawn(&ttsim_server()?, library)
 }
 
 /// Why a backend could not be opened.

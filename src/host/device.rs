@@ -179,6 +179,14 @@ impl SimDevice {
                 (abi::HEADER_VERSION, abi::ABI_VERSION),
                 (abi::HEADER_TILE, lx as u32 | (ly as u32) << 8),
                 (abi::HEADER_HARVEST, sim.config().harvest.bits() as u32),
+                (
+                    abi::HEADER_CHIP,
+                    abi::ChipWord {
+                        translated: sim.config().translation,
+                        fused_dram: None,
+                    }
+                    .encode(),
+                ),
                 (abi::STOP, 0),
                 (abi::IDLE_WAIT_LIMIT, u32::MAX),
                 (abi::IDLE_WAIT_LIMIT + 4, u32::MAX),

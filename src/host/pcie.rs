@@ -30,7 +30,10 @@ use crate::host::device::{Advance, Device, DeviceError, Peek, spawn_kernel};
 impl From<PcieError> for DeviceError {
     fn from(e: PcieError) -> Self {
         Self {
-            lost: matches!(e, PcieError::Hung { .. } | PcieError::Gone { .. }),
+            lost: matches!(
+                e,
+                PcieError::Hung { .. } | PcieError::Gone { .. } | PcieError::TtsimStopped(_)
+            ),
             message: e.to_string(),
         }
     }
@@ -52,6 +55,13 @@ impl Behind for SimBar {
 
 #[cfg(target_os = "linux")]
 impl Behind for komorebi_pcie::kmd::KmdBar {
+    fn simulator(&mut self) -> Option<&mut Sim> {
+        None
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Behind for komorebi_pcie::ttsim::TtsimBar {
     fn simulator(&mut self) -> Option<&mut Sim> {
         None
     }
@@ -337,6 +347,35 @@ pub fn open_card(
         logical,
         BootOptions {
             timeout: BOOT_TIMEOUT,
+            native_allowed: false,
+        },
+    )?;
+    Ok(PcieDevice::new(card))
+}
+
+/// How long, in device time, the loader waits on ttsim: its steps count as cycles at the AICLK
+/// its telemetry reports, and the firmware comes up within a few thousand steps.
+pub const TTSIM_BOOT_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// Chip `chip` of the ttsim server `process`, with the firmware ELF files in `firmware` loaded
+/// and started through the same loader a card gets.
+#[cfg(target_os = "linux")]
+pub fn open_ttsim(
+    process: komorebi_pcie::ttsim::TtsimProcess,
+    chip: u32,
+    firmware: &std::path::Path,
+) -> Result<PcieDevice<komorebi_pcie::ttsim::TtsimBar>, PcieError> {
+    use komorebi_pcie::ttsim::{TtsimBar, TtsimBarOptions};
+    let bar = TtsimBar::open(process, chip, TtsimBarOptions::default())?;
+    let mut card = Card::open(bar, CardOptions::default())?;
+    let firmware = &Firmware::from_dir(firmware)?;
+    let logical = logical_of(card.harvest());
+    firmware::boot(
+        &mut card,
+        firmware,
+        logical,
+        BootOptions {
+            timeout: TTSIM_BOOT_TIMEOUT,
             native_allowed: false,
         },
     )?;

@@ -157,10 +157,13 @@ impl<B: Bar> Card<B> {
             clock_tile: Noc0Xy::new(0, 0).ok_or(PcieError::Unsupported)?,
         };
         card.telemetry = Telemetry::read(&card)?;
-        let enabled = card
+        // A table without ENABLED_TENSIX_COL (firmware from before column harvesting was
+        // reported, or ttsim, which harvests nothing) means every column is enabled: tt-umd
+        // reads a missing tag as an empty harvest mask (`BlackholeTTDevice::get_chip_info`).
+        card.harvest = card
             .telemetry
-            .require(tag::ENABLED_TENSIX_COL, "enabled Tensix columns")?;
-        card.harvest = HarvestMask::from_enabled_tensix_col(enabled);
+            .get(tag::ENABLED_TENSIX_COL)
+            .map_or(HarvestMask::NONE, HarvestMask::from_enabled_tensix_col);
         if let Some(mhz) = card.telemetry.get(tag::AICLK) {
             card.aiclk_mhz = mhz;
         }

@@ -168,6 +168,18 @@ pub enum PcieError {
     /// The simulator refused an access (the simulated card).
     #[error("simulated card: {0}")]
     Simulator(String),
+    /// ttsim ended its process: what it reported (its category and message), or how its
+    /// server ended.
+    #[error("ttsim stopped: {0}")]
+    TtsimStopped(crate::ttsim::TtsimStop),
+    /// ttsim could not be started: the library, the server, or the server's greeting.
+    #[error("ttsim {library}: {why}")]
+    TtsimUnavailable {
+        /// The `libttsim.so` asked for.
+        library: String,
+        /// What went wrong.
+        why: String,
+    },
     /// This host cannot reach a card at all (not Linux).
     #[error("cards are reached through tt-kmd, which needs Linux")]
     Unsupported,

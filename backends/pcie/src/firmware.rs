@@ -13,8 +13,9 @@
 //! 1. Every RISC of every tile is held in soft reset (read-modify-write of
 //!    `RISCV_DEBUG_REG_SOFT_RESET_0`; nothing there updates bits atomically).
 //! 2. The control block is zeroed and every image segment written, by multicast.
-//! 3. Each tile's control-block header (ABI version, logical coordinates, harvest mask, wait
-//!    limit) is written, and its boot words cleared.
+//! 3. Each tile's control-block header (ABI version, logical coordinates, harvest mask, the
+//!    chip word with the coordinate system the host found, wait limit) is written, and its boot
+//!    words cleared.
 //! 4. Reset-PC overrides: for NCRISC and TRISC0, cleared when the image starts at the core's
 //!    default reset PC, set to the image's entry otherwise (a tt-metal run leaves them set).
 //!    TRISC1 and TRISC2 stay in reset, so their PCs do not matter.
@@ -285,6 +286,11 @@ pub fn boot<B: Bar>(
     }
     // 3. Each tile's header.
     let harvest = card.harvest().bits() as u32;
+    let chip = abi::ChipWord {
+        translated: card.translation().is_some(),
+        fused_dram: None,
+    }
+    .encode();
     for &t in &tiles {
         let (lx, ly) = logical(t);
         for (offset, value) in [
@@ -292,6 +298,7 @@ pub fn boot<B: Bar>(
             (abi::HEADER_VERSION, abi::ABI_VERSION),
             (abi::HEADER_TILE, lx as u32 | (ly as u32) << 8),
             (abi::HEADER_HARVEST, harvest),
+            (abi::HEADER_CHIP, chip),
             (abi::IDLE_WAIT_LIMIT, u32::MAX),
             (abi::IDLE_WAIT_LIMIT + 4, u32::MAX),
         ] {

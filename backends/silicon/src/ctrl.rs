@@ -16,15 +16,27 @@ pub struct SiliconCtrl {
     clock: fn() -> u64,
 }
 
-/// The RISC-V cycle counter, read high-low-high for a consistent 64-bit value.
+/// The tile's wall clock (`RISCV_DEBUG_REG_WALL_CLOCK_*`, one 64-bit AICLK counter per tile,
+/// the one the host reads as the device's time), read live-high, low, live-high for a
+/// consistent value. Not the core's `cycle` CSRs: those count the same clock on a card (ISA
+/// `BabyRISCV/CSRs.md`), but ttsim does not implement them ("UnsupportedFunctionality in
+/// read_csr: csr=0xc80"), and tt-metal's firmware times with the wall clock too. The live high
+/// half, not the latched one, because the latch is shared by the tile's five cores.
 #[cfg(target_arch = "riscv32")]
 pub fn cycles() -> u64 {
+    use blackhole_pac::tensix::{WALL_CLOCK_H_LIVE, WALL_CLOCK_L};
+    let reg = |a: u32| a as usize as *const u32;
     loop {
-        let (hi, lo, hi2): (u32, u32, u32);
-        // SAFETY: reading the cycle CSRs has no side effect.
-        unsafe {
-            core::arch::asm!("csrr {0}, cycleh", "csrr {1}, cycle", "csrr {2}, cycleh", out(reg) hi, out(reg) lo, out(reg) hi2, options(nomem, nostack));
-        }
+        // SAFETY: the wall-clock registers are mapped on every Tensix baby core; reading the
+        // live high half and the low half has no side effect this code relies on (the low
+        // half's latch of the high half is not used).
+        let (hi, lo, hi2) = unsafe {
+            (
+                reg(WALL_CLOCK_H_LIVE).read_volatile(),
+                reg(WALL_CLOCK_L).read_volatile(),
+                reg(WALL_CLOCK_H_LIVE).read_volatile(),
+            )
+        };
         if hi == hi2 {
             return (hi as u64) << 32 | lo as u64;
         }
@@ -33,7 +45,7 @@ pub fn cycles() -> u64 {
 
 impl SiliconCtrl {
     /// The control block at `block` (its first word), laid out as `layout`, with the cycle
-    /// clock `clock` (on the baby cores: `komorebi_silicon::cycles`, which reads the cycle CSRs).
+    /// clock `clock` (on the baby cores: `komorebi_silicon::cycles`, the tile's wall clock).
     ///
     /// # Safety
     /// `block` must be 4-byte aligned and valid for volatile reads and writes of `layout.len`

@@ -1,9 +1,14 @@
-//! Where a tile is, as the chip says: NIU0's raw `NOC_NODE_ID`, whether the NIUs translate
-//! coordinates (`NIU_CFG_0` bit 14) and, when they do, the translated coordinates firmware
-//! programmed into `NOC_ID_LOGICAL` (`NIU_BASE + 0x148`, bits 0..5 x, 6..11 y; tt-metal reads
-//! its own coordinates there). [`TileIdentity::logical`] checks a harvest mask against them, so
-//! a host that wrote the wrong mask gets a refusal at boot instead of kernels that compute
-//! wrong addresses (blackhole-facts.md §11, "A tile's own coordinates").
+//! Where a tile is, as the chip says: NIU0's raw `NOC_NODE_ID` and, when coordinates are
+//! translated, the translated coordinates the ARC firmware programmed into `NOC_ID_LOGICAL`
+//! (`NIU_BASE + 0x148`, bits 0..5 x, 6..11 y; tt-metal reads its own coordinates there).
+//! [`TileIdentity::logical`] checks a harvest mask against them, so a host that wrote the wrong
+//! mask gets a refusal at boot instead of kernels that compute wrong addresses.
+//!
+//! Whether coordinates are translated is the host's word (the control block's chip word, from
+//! the PCIe NIU's `NIU_CFG_0` bit 14), not this NIU's `NIU_CFG_0`: on a card the ARC firmware
+//! sets the bit on every NIU alike, and ttsim translates every coordinate while leaving the
+//! Tensix NIUs' `NIU_CFG_0` at 0. A tile whose `NOC_ID_LOGICAL` disagrees with the host's
+//! translation is refused either way.
 
 use blackhole_pac::grid::{Noc0Xy, TileKind};
 use blackhole_pac::harvest::HarvestMask;
@@ -37,12 +42,12 @@ pub struct TileIdentity {
 }
 
 impl TileIdentity {
-    /// Reads NIU0's `NOC_NODE_ID`, `NIU_CFG_0` and `NOC_ID_LOGICAL`. `None` if `NOC_NODE_ID`
-    /// is off the 17 x 12 grid.
-    pub fn read(niu0: Niu) -> Option<Self> {
+    /// Reads NIU0's `NOC_NODE_ID` and, when the host says coordinates are `translated`,
+    /// `NOC_ID_LOGICAL`. `None` if `NOC_NODE_ID` is off the 17 x 12 grid.
+    pub fn read(niu0: Niu, translated: bool) -> Option<Self> {
         let node = niu0.cmd_buf(CmdBufId::WRITE).node_id().read();
         let raw = Noc0Xy::new(node.x(), node.y())?;
-        let translated = niu0.niu_cfg_0().read().noc_id_translate_en().then(|| {
+        let translated = translated.then(|| {
             let w = niu0.cfg(cfg::NOC_ID_LOGICAL).read();
             ((w & 0x3F) as u8, (w >> 6 & 0x3F) as u8)
         });
@@ -70,9 +75,10 @@ impl TileIdentity {
         Ok(LogicalXy::new(x, y))
     }
 
-    /// The translation the NIUs apply, for a mask that [`TileIdentity::logical`] accepted;
-    /// `None` when translation is off.
-    pub fn translation(&self, harvest: HarvestMask) -> Option<Translation> {
-        self.translated.map(|_| Translation::new(harvest))
+    /// The translation the NIUs apply, for a mask that [`TileIdentity::logical`] accepted and
+    /// the fused DRAM bank the host reported; `None` when translation is off.
+    pub fn translation(&self, harvest: HarvestMask, fused_dram: Option<u8>) -> Option<Translation> {
+        self.translated
+            .map(|_| Translation::with_dram(harvest, fused_dram))
     }
 }

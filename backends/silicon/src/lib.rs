@@ -8,7 +8,8 @@
 //! | [`SiliconNoc`] | `NocMulticast` | one NIU's command buffers (0 writes and multicasts, 1 reads, 2 markers and other small writes, as tt-metal assigns them) and status counters, against software counts |
 //! | [`SiliconCb`] | `CircularBuffer` | the overlay stream registers of CB `n` (`tiles_received`, `tiles_acked`) and the kernel's own pointers |
 //! | [`TileIdentity`] | (boot check) | NIU0's `NOC_NODE_ID`, `NIU_CFG_0` and `NOC_ID_LOGICAL`, checked against a harvest mask |
-//! | [`SiliconCtrl`] | `ControlBlock` | L1 words with a `fence` around them (the L0 data cache is not coherent), the cycle CSRs |
+//! | [`SiliconCtrl`] | `ControlBlock` | L1 words with a `fence` around them (the L0 data cache is not coherent), the tile's wall clock |
+//! | [`Poll`] | `Pause` | nothing between polls (no spin-loop hint, which on these cores is a fence) |
 //!
 //! The HAL never waits: when a command buffer is still busy (`NOC_CMD_CTRL != 0`), an issuing
 //! call returns `ErrorKind::Busy` and issues nothing; the protocol crates retry inside their
@@ -27,7 +28,8 @@
 //! **Coordinates.** komorebi works in raw NoC coordinates. If firmware turned on the NIU's
 //! coordinate translation (`NIU_CFG_0` bit 14), give the handle a [`Translation`]: Tensix, DRAM
 //! and ARC coordinates are then converted to the translated space (`blackhole_pac::translate`)
-//! before they are written; DRAM's raw NoC0 coordinates translate to themselves. The translated
+//! before they are written (DRAM to its translated x 17/18, y 12..23, as tt-metal addresses it
+//! and as ttsim requires). The translated
 //! space runs the NoC0 way on both NoCs, so a NoC1 rectangle comes out with start at the
 //! NoC0-order maximum: the corner swap the ISA and tt-metal prescribe for NoC1 multicasts. A
 //! multicast rectangle is written as the translated rectangle over the enabled columns it
@@ -48,6 +50,7 @@ mod error;
 mod identity;
 mod noc;
 mod order;
+mod poll;
 
 pub use cb::SiliconCb;
 pub use ctrl::SiliconCtrl;
@@ -56,3 +59,4 @@ pub use ctrl::cycles;
 pub use error::{Error, Why};
 pub use identity::{IdentityError, TileIdentity};
 pub use noc::{SiliconNoc, Translation};
+pub use poll::Poll;

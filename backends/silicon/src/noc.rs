@@ -78,11 +78,13 @@ impl SiliconNoc {
     /// NoC, on a chip with `harvest`; `translation` when the NIUs translate coordinates.
     ///
     /// Puts the NIU's command buffers into the state this backend relies on: `NOC_PACKET_TAG`
-    /// (transaction id 0, no overlay delivery), `NOC_BRCST_EXCLUDE` and `NOC_AT_LEN_BE_1` are
-    /// cleared on all four, since they survive a RISC soft reset and a previous firmware (a
-    /// tt-metal run) may have left them set (blackhole-facts.md §11, "Boot state"; tt-metal's
-    /// firmware clears the packet tags at boot the same way). The software counts then start
-    /// from the hardware counters, as tt-metal's `noc_local_state_init`.
+    /// (transaction id 0, no overlay delivery) and `NOC_BRCST_EXCLUDE` are cleared on all four,
+    /// since they survive a RISC soft reset and a previous firmware (a tt-metal run) may have
+    /// left them set (tt-metal's firmware clears the packet tags at boot the same way).
+    /// `NOC_AT_LEN_BE_1` (the high word of a 64-bit length) is left alone, as tt-metal's Tensix
+    /// firmware leaves it: only its Ethernet firmware clears it, after link training dirties it
+    /// (tt-metal #18384), and ttsim does not model the register. The software counts then
+    /// start from the hardware counters, as tt-metal's `noc_local_state_init`.
     pub fn new(
         niu: Niu,
         noc: NocId,
@@ -99,14 +101,12 @@ impl SiliconNoc {
             let buf = niu.cmd_buf(id);
             buf.packet_tag().write_value(PacketTag::default());
             buf.brcst_exclude().write_value(0);
-            buf.at_len_be_1().write_value(0);
         }
-        // The per-id outstanding counters of the tags (ids 1..=15) start at 0, whatever a
-        // previous firmware left in flight counted there (`NOC_CLEAR_OUTSTANDING_REQ_CNT`: a
-        // bit mask of the ids to zero).
-        niu.cmd_buf(CmdBufId::READ)
-            .clear_outstanding_req_cnt()
-            .write_value(0xFFFE);
+        // The per-id outstanding counters start at 0, whatever a previous firmware left in
+        // flight counted there: `NOC_CLEAR_OUTSTANDING_REQ_CNT`, once per NIU at its base + 0x60
+        // (not in a command buffer's block), a bit mask of the ids to zero; all 16, since
+        // nothing of this firmware is in flight yet.
+        niu.clear_outstanding_req_cnt().write_value(0xFFFF);
         let mut n = Self {
             niu,
             noc,
@@ -352,6 +352,10 @@ impl SiliconNoc {
         }
         let mut ctrl = NocCtrl::default();
         ctrl.set_request_type(niu::request::READ);
+        // The ISA ignores `NOC_CMD_RESP_MARKED` on a read (a read always has its response);
+        // tt-metal sets it (`ncrisc_noc_fast_read`), and ttsim refuses a read without it
+        // ("read should not be posted").
+        ctrl.set_resp_marked(true);
         ctrl.set_vc_static(true);
         ctrl.set_static_vc(niu::UNICAST_VC);
         self.issue(CmdBufId::READ, targ, ret, len, ctrl, 0);

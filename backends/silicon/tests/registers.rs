@@ -155,7 +155,7 @@ fn no_write_is_issued_while_255_wait_for_their_source_bytes() {
 }
 
 #[test]
-fn a_new_handle_clears_the_packet_tags_broadcast_excludes_and_second_lengths() {
+fn a_new_handle_clears_the_packet_tags_and_broadcast_excludes_and_leaves_the_second_lengths() {
     let mut f = Fake::new();
     for buf in 0..4 {
         f.set_reg(buf, cmd::NOC_PACKET_TAG, 0x3C7F);
@@ -166,7 +166,8 @@ fn a_new_handle_clears_the_packet_tags_broadcast_excludes_and_second_lengths() {
     for buf in 0..4 {
         assert_eq!(f.reg(buf, cmd::NOC_PACKET_TAG), 0, "buffer {buf}");
         assert_eq!(f.reg(buf, cmd::NOC_BRCST_EXCLUDE), 0, "buffer {buf}");
-        assert_eq!(f.reg(buf, cmd::NOC_AT_LEN_BE_1), 0, "buffer {buf}");
+        // Never written, as by tt-metal's Tensix firmware (ttsim models no such register).
+        assert_eq!(f.reg(buf, cmd::NOC_AT_LEN_BE_1), 0x1234, "buffer {buf}");
     }
 }
 
@@ -300,8 +301,10 @@ fn a_tagged_read_carries_transaction_id_tag_plus_1_and_waits_on_that_id_s_counte
     use komorebi_hal::noc::ReadTag;
     let mut f = Fake::new();
     let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
-    // `new` zeroes the outstanding counters of ids 1..=15 (a mask written to buffer 1).
-    assert_eq!(f.reg(1, cmd::NOC_CLEAR_OUTSTANDING_REQ_CNT), 0xFFFE);
+    // `new` zeroes the outstanding counters of all 16 ids: one mask at the NIU's base + 0x60,
+    // nothing at command buffer 1's offset 0x60.
+    assert_eq!(f.reg(0, niu::NOC_CLEAR_OUTSTANDING_REQ_CNT), 0xFFFF);
+    assert_eq!(f.reg(1, niu::NOC_CLEAR_OUTSTANDING_REQ_CNT), 0);
     let src = NocAddr::new(xy(0, 11), 0x1000).unwrap();
     n.read_tagged(src, l1(0x2_0000), 2048, ReadTag::new(2).unwrap())
         .unwrap();
@@ -384,12 +387,13 @@ fn under_translation_a_noc1_multicast_writes_swapped_translated_corners() {
         unicast_coord(7, 9).unwrap(),
         "own coordinates translated too"
     );
-    // DRAM under translation: raw NoC0 DRAM coordinates translate to themselves (the ARC
-    // firmware's tables), so NoC1 (16, 6) = NoC0 (0, 5) goes out as (0, 5).
+    // DRAM under translation goes out in translated coordinates (as tt-metal addresses it;
+    // ttsim refuses raw DRAM coordinates there): NoC1 (16, 6) = NoC0 (0, 5) is bank 3 port 0,
+    // translated (17, 21).
     f.clear(0);
     n.read(NocAddr::new(xy(16, 6), 0x40).unwrap(), l1(0x3_0000), 64)
         .unwrap();
-    assert_eq!(f.command(1)[2], unicast_coord(0, 5).unwrap());
+    assert_eq!(f.command(1)[2], unicast_coord(17, 21).unwrap());
     assert_eq!(
         f.command(1)[5],
         unicast_coord(7, 9).unwrap(),
@@ -404,8 +408,8 @@ fn under_translation_a_noc1_multicast_writes_swapped_translated_corners() {
     .unwrap();
     assert_eq!(
         f.command(0)[5],
-        unicast_coord(9, 11).unwrap(),
-        "NoC1 (7, 0) is NoC0 DRAM (9, 11)"
+        unicast_coord(18, 14).unwrap(),
+        "NoC1 (7, 0) is NoC0 DRAM (9, 11), bank 4 port 2, translated (18, 14)"
     );
 }
 
@@ -472,11 +476,12 @@ fn the_tile_s_identity_comes_from_its_niu_and_is_checked_against_the_mask() {
     use komorebi_hal::LogicalXy;
     use komorebi_silicon::{IdentityError, TileIdentity};
     let mut f = Fake::new();
-    // Raw NoC0 (11, 5); translation on; the chip (p150, columns 7 and 10 fused) says (7, 5).
+    // Raw NoC0 (11, 5); translation on (the host's word; this NIU's `NIU_CFG_0` reads 0, as
+    // ttsim's do, and does not matter); the chip (p150, columns 7 and 10 fused) says (7, 5).
     f.set_reg(0, cmd::NOC_NODE_ID, 11 | 5 << 6);
-    f.set_cfg(niu::cfg::NIU_CFG_0, 1 << 14);
+    f.set_cfg(niu::cfg::NIU_CFG_0, 0);
     f.set_cfg(niu::cfg::NOC_ID_LOGICAL, 7 | 5 << 6);
-    let id = TileIdentity::read(f.niu()).unwrap();
+    let id = TileIdentity::read(f.niu(), true).unwrap();
     assert_eq!(
         id,
         TileIdentity {
@@ -494,22 +499,27 @@ fn the_tile_s_identity_comes_from_its_niu_and_is_checked_against_the_mask() {
             mask: (11, 5)
         })
     );
-    // Without translation only the mask can say, and it must not harvest our own column.
-    f.set_cfg(niu::cfg::NIU_CFG_0, 0);
-    let id = TileIdentity::read(f.niu()).unwrap();
+    // Without translation only the mask can say, and it must not harvest our own column; an
+    // NIU that says it translates does not change that.
+    f.set_cfg(niu::cfg::NIU_CFG_0, 1 << 14);
+    let id = TileIdentity::read(f.niu(), false).unwrap();
     assert_eq!(id.translated, None);
     assert_eq!(id.logical(HarvestMask::NONE), Ok(LogicalXy::new(8, 3)));
-    assert_eq!(id.translation(HarvestMask::NONE), None);
+    assert_eq!(id.translation(HarvestMask::NONE, None), None);
     let fused_11 = HarvestMask::new(1 << 11).unwrap();
     assert_eq!(id.logical(fused_11), Err(IdentityError::HarvestedColumn));
     f.set_reg(0, cmd::NOC_NODE_ID, 9 | 5 << 6);
-    let dram = TileIdentity::read(f.niu()).unwrap();
+    let dram = TileIdentity::read(f.niu(), false).unwrap();
     assert_eq!(
         dram.logical(HarvestMask::NONE),
         Err(IdentityError::NotTensix)
     );
     f.set_reg(0, cmd::NOC_NODE_ID, 40);
-    assert_eq!(TileIdentity::read(f.niu()), None, "x 40 is off the grid");
+    assert_eq!(
+        TileIdentity::read(f.niu(), true),
+        None,
+        "x 40 is off the grid"
+    );
 }
 
 #[test]
@@ -522,7 +532,9 @@ fn a_read_programs_command_buffer_1_and_completes_on_rd_resp_received() {
         2048,
     )
     .unwrap();
-    let ctrl = VC_STATIC | (niu::UNICAST_VC as u32) << 13;
+    // A read is marked for its response, as tt-metal's are (the ISA ignores the bit on a
+    // read; ttsim requires it).
+    let ctrl = RESP_MARKED | VC_STATIC | (niu::UNICAST_VC as u32) << 13;
     assert_eq!(
         f.command(1),
         [
@@ -972,8 +984,15 @@ fn a_tile_under_translation_has_the_mask_s_translation() {
         raw: Noc0Xy::new(11, 5).unwrap(),
         translated: Some((7, 5)),
     };
-    let t = id.translation(HarvestMask::P100_P150).unwrap();
+    let t = id.translation(HarvestMask::P100_P150, None).unwrap();
     assert_eq!(t, Translation::new(HarvestMask::P100_P150));
+    assert_eq!(t.tensix(11, 5), Some((7, 5)));
+    // With DRAM bank 1 fused, the DRAM columns swap and bank 1's row goes last.
+    let t = id.translation(HarvestMask::P100_P150, Some(1)).unwrap();
+    assert_eq!(
+        t,
+        Translation::with_dram(HarvestMask::P100_P150, Some(1))
+    );
     assert_eq!(t.tensix(11, 5), Some((7, 5)));
 }
 

@@ -8,8 +8,9 @@
 //!   `mmio.rs`); writing 1 to `NOC_CMD_CTRL` hands the command to the NoC engine
 //!   (`engine.rs`), the same one the native kernels' `SimNoc` drives, so timing, counters and
 //!   faults mean the same for both; `NOC_CMD_CTRL` then reads 0 (the engine queues every
-//!   command at the NIU's next free slot); `NOC_CLEAR_OUTSTANDING_REQ_CNT` zeroes the
-//!   outstanding-read counters of the ids its mask names. `NOC_NODE_ID`, `NOC_ENDPOINT_ID`,
+//!   command at the NIU's next free slot); `NOC_CLEAR_OUTSTANDING_REQ_CNT` (at the NIU's base
+//!   + 0x60, not in the other command buffers' blocks) zeroes the outstanding-read counters of
+//!   the ids its mask names. `NOC_NODE_ID`, `NOC_ENDPOINT_ID`,
 //!   `NIU_CFG_0` (bit 14 when `SimConfig::translation`), `NOC_ID_LOGICAL`, and the counters
 //!   `NIU_MST_WR_ACK_RECEIVED`, `NIU_MST_RD_RESP_RECEIVED`, `NIU_MST_{NON,}POSTED_WR_REQ_SENT`,
 //!   `NIU_MST_REQS_OUTSTANDING_ID(id)` (the reads of transaction id `id`, from `NOC_PACKET_TAG`,
@@ -42,7 +43,7 @@
 //! `riscv`, `report`, `route`).
 
 use blackhole_pac::grid::{GRID_X, GRID_Y, Noc0Xy};
-use blackhole_pac::niu::{Counter, NocCtrl, cmd, request};
+use blackhole_pac::niu::{self, Counter, NocCtrl, cmd, request};
 use blackhole_pac::stream::{TILES_ACKED_REG, TILES_RECEIVED_REG};
 use blackhole_pac::tensix::L1_SIZE;
 use blackhole_pac::translate::{TranslatedXy, Translation};
@@ -282,8 +283,10 @@ impl CoreBus {
                 w.sched.tasks[self.task].local = at;
                 self.send(w, noc, buf as usize, at)
             }
-            Reg::Cmd { noc, offset, .. }
-                if offset as usize == cmd::NOC_CLEAR_OUTSTANDING_REQ_CNT =>
+            // At the NIU's base + 0x60 only (ISA `NoC/MemoryMap.md`): the other command
+            // buffers' blocks have no such register, and a write there is refused below.
+            Reg::Cmd { noc, buf: 0, offset }
+                if offset as usize == niu::NOC_CLEAR_OUTSTANDING_REQ_CNT =>
             {
                 // A mask of the transaction ids whose `NIU_MST_REQS_OUTSTANDING_ID` to zero.
                 let niu = &mut w.tiles[self.tile as usize].niu[noc as usize];

@@ -339,8 +339,8 @@ fn a_read_tagged_through_noc_packet_tag_is_counted_in_its_reqs_outstanding_count
 
 #[test]
 fn noc_clear_outstanding_req_cnt_zeroes_the_counters_its_mask_names() {
-    // A read with transaction id 3 in flight, then `NOC_CLEAR_OUTSTANDING_REQ_CNT` (command
-    // buffer offset 0x60) with bit 3 set: `NIU_MST_REQS_OUTSTANDING_ID(3)` reads 1, then 0.
+    // A read with transaction id 3 in flight, then `NOC_CLEAR_OUTSTANDING_REQ_CNT` (NIU base +
+    // 0x60) with bit 3 set: `NIU_MST_REQS_OUTSTANDING_ID(3)` reads 1, then 0.
     const READ_UNICAST_VC: u32 = 1 << 7 | 1 << 13;
     let me = (1, 2);
     let mut sim = Sim::new(SimConfig::default());
@@ -362,7 +362,7 @@ fn noc_clear_outstanding_req_cnt_zeroes_the_counters_its_mask_names() {
     p.push(lw(T3, T0, 0x200 - 0x800 + 4 * 0x13));
     p.push(sw(T3, 0, 0x100));
     p.extend(li(T1, 1 << 3));
-    p.push(sw(T1, T0, 0x60));
+    p.push(sw(T1, T0, 0x60 - 0x800));
     p.push(lw(T3, T0, 0x200 - 0x800 + 4 * 0x13));
     p.push(sw(T3, 0, 0x104));
     p.push(EBREAK);
@@ -373,4 +373,25 @@ fn noc_clear_outstanding_req_cnt_zeroes_the_counters_its_mask_names() {
     assert_eq!(sim.core_faults()[0].pc, 4 * (p.len() as u32 - 1));
     assert_eq!(sim.read_l1_u32(me, 0x100).unwrap(), 1);
     assert_eq!(sim.read_l1_u32(me, 0x104).unwrap(), 0);
+}
+
+#[test]
+fn noc_clear_outstanding_req_cnt_is_not_in_command_buffer_1() {
+    // The firmware once wrote the mask at command buffer 1's offset 0x60 (NIU base + 0x860),
+    // which is no register (ttsim stopped it: "UnimplementedFunctionality in noc_regs_wr32:
+    // offset=0x860"); the model refuses the store, naming it.
+    let me = (1, 2);
+    let mut sim = Sim::new(SimConfig::default());
+    let mut p = Vec::new();
+    p.extend(li(T0, 0xFFB2_0800));
+    p.extend(li(T1, 0xFFFF));
+    p.push(sw(T1, T0, 0x60));
+    p.push(EBREAK);
+    load(&mut sim, me, 0, &p);
+    sim.spawn_firmware(me, Role::Reader).unwrap();
+    sim.run(1_000_000);
+    let faults = sim.core_faults();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_ne!(faults[0].pc, 4 * (p.len() as u32 - 1), "stopped at the store, not the ebreak");
+    assert!(faults[0].to_string().contains("0xffb20860"), "{}", faults[0]);
 }

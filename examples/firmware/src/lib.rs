@@ -135,14 +135,19 @@ pub fn noc(role: Role) -> SiliconNoc {
         }
     };
     let node = niu.cmd_buf(CmdBufId::WRITE).node_id().read();
-    // SAFETY: the header word is written by the host before the kernels start.
-    let harvest = unsafe { control_word(abi::HEADER_HARVEST).read_volatile() };
+    // SAFETY: the header words are written by the host before the kernels start.
+    let (harvest, chip) = unsafe {
+        (
+            control_word(abi::HEADER_HARVEST).read_volatile(),
+            control_word(abi::HEADER_CHIP).read_volatile(),
+        )
+    };
     let harvest = HarvestMask::new(harvest & 0x3FFF).unwrap_or(HarvestMask::NONE);
-    let translation = niu
-        .niu_cfg_0()
-        .read()
-        .noc_id_translate_en()
-        .then(|| Translation::new(harvest));
+    // The boot check refused a chip word that does not decode.
+    let chip = abi::ChipWord::decode(chip).unwrap_or_default();
+    let translation = chip
+        .translated
+        .then(|| Translation::with_dram(harvest, chip.fused_dram));
     SiliconNoc::new(
         niu,
         id,
@@ -219,9 +224,10 @@ pub const fn image_header(role: Role) -> [u32; komorebi_kernel::image::IMAGE_HEA
     .encode()
 }
 
-/// The boot check before the persistent loop: ABI version and harvest mask and, for the
-/// data-movement kernels, the tile's identity from the chip (NIU0's `NOC_NODE_ID`,
-/// `NIU_CFG_0` and `NOC_ID_LOGICAL`) checked against the header's mask and tile; writes this
+/// The boot check before the persistent loop: ABI version, harvest mask and chip word and, for
+/// the data-movement kernels, the tile's identity from the chip (NIU0's `NOC_NODE_ID`, and
+/// `NOC_ID_LOGICAL` when the chip word says coordinates are translated) checked against the
+/// header's mask and tile; writes this
 /// kernel's boot word. The reader first zeroes the circular buffers' stream counters (the
 /// host posts no command before every boot word is up). False: the kernel must not run.
 pub fn come_up(role: Role) -> bool {
@@ -234,8 +240,12 @@ pub fn come_up(role: Role) -> bool {
         // SAFETY: the header word is written by the loader before the cores are released.
         let word = unsafe { control_word(abi::HEADER_HARVEST).read_volatile() };
         let harvest = HarvestMask::new(word).map_err(|_| BootFailure::BadHarvest)?;
+        // SAFETY: as above.
+        let chip = unsafe { control_word(abi::HEADER_CHIP).read_volatile() };
+        let chip = abi::ChipWord::decode(chip).ok_or(BootFailure::BadChip)?;
         // SAFETY: NIU0 is mapped on every baby core; this only reads its registers.
-        let id = TileIdentity::read(unsafe { Niu::steal_niu0() }).ok_or(BootFailure::WrongTile)?;
+        let niu0 = unsafe { Niu::steal_niu0() };
+        let id = TileIdentity::read(niu0, chip.translated).ok_or(BootFailure::WrongTile)?;
         id.logical(harvest).map_err(|e| match e {
             IdentityError::NotTensix => BootFailure::WrongTile,
             IdentityError::HarvestedColumn | IdentityError::TranslationDisagrees { .. } => {

@@ -112,8 +112,62 @@ pub enum DeviceChoice {
     Sim,
     /// The simulator presented as a PCIe card, driven through komorebi-pcie.
     PcieSim,
+    /// Chip `chip` of Tenstorrent's ttsim, the `libttsim.so` at `library` (`ttsim[:PATH][@CHIP]`;
+    /// without a path, the one `KOMOREBI_TTSIM` names).
+    Ttsim {
+        /// The `libttsim.so`.
+        library: PathBuf,
+        /// The chip's PCI device number (0 unless a multi-chip build's `@N`).
+        chip: u32,
+    },
     /// The card at this device node.
     Card(PathBuf),
+}
+
+impl DeviceChoice {
+    /// What the device's cores run unless `--exec` says: the native kernels on the simulator,
+    /// the firmware ELF files on ttsim and a card (the only thing they can run).
+    pub fn default_exec(&self) -> Exec {
+        match self {
+            Self::Sim | Self::PcieSim => Exec::Native,
+            Self::Ttsim { .. } | Self::Card(_) => Exec::Firmware,
+        }
+    }
+
+    /// Whether the device is simulated in this process (its DRAM in host memory, its trace).
+    pub fn in_process(&self) -> bool {
+        matches!(self, Self::Sim | Self::PcieSim)
+    }
+
+    /// Parses `ttsim[:PATH][@CHIP]`; `library_var` is `KOMOREBI_TTSIM`'s value.
+    fn parse_ttsim(rest: &str, library_var: Option<std::ffi::OsString>) -> Result<Self, String> {
+        let (path, chip) = match rest.rsplit_once('@') {
+            Some((p, c)) if !c.is_empty() && c.bytes().all(|b| b.is_ascii_digit()) => {
+                let chip = c
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|&n| n < 32)
+                    .ok_or_else(|| format!("chip @{c} (allowed: @0..=@31, a PCI device number)"))?;
+                (p, chip)
+            }
+            _ => (rest, 0),
+        };
+        let library = match path.strip_prefix(':') {
+            Some("") => return Err("`ttsim:` without a path (allowed: ttsim, ttsim:PATH, ttsim:PATH@CHIP)".into()),
+            Some(p) => PathBuf::from(p),
+            None if path.is_empty() => PathBuf::from(library_var.ok_or_else(|| {
+                "`ttsim` without a path and KOMOREBI_TTSIM is not set (give --device \
+                 ttsim:PATH/libttsim.so, or set KOMOREBI_TTSIM)"
+                    .to_string()
+            })?),
+            None => {
+                return Err(format!(
+                    "`ttsim{path}` (allowed: ttsim, ttsim@CHIP, ttsim:PATH, ttsim:PATH@CHIP)"
+                ));
+            }
+        };
+        Ok(Self::Ttsim { library, chip })
+    }
 }
 
 impl std::str::FromStr for DeviceChoice {
@@ -122,7 +176,14 @@ impl std::str::FromStr for DeviceChoice {
         match s {
             "sim" => Ok(Self::Sim),
             "pcie-sim" => Ok(Self::PcieSim),
-            "" => Err("give `sim`, `pcie-sim` or a device path such as /dev/tenstorrent/0".into()),
+            "" => Err(
+                "give `sim`, `pcie-sim`, `ttsim[:PATH][@CHIP]` or a device path such as \
+                 /dev/tenstorrent/0"
+                    .into(),
+            ),
+            ttsim if ttsim.starts_with("ttsim") && !ttsim.contains('/') || ttsim.starts_with("ttsim:") => {
+                Self::parse_ttsim(&ttsim["ttsim".len()..], std::env::var_os("KOMOREBI_TTSIM"))
+            }
             path => Ok(Self::Card(PathBuf::from(path))),
         }
     }
@@ -133,6 +194,13 @@ impl std::fmt::Display for DeviceChoice {
         match self {
             Self::Sim => f.write_str("sim"),
             Self::PcieSim => f.write_str("pcie-sim"),
+            Self::Ttsim { library, chip } => {
+                write!(f, "ttsim:{}", library.display())?;
+                if *chip != 0 {
+                    write!(f, "@{chip}")?;
+                }
+                Ok(())
+            }
             Self::Card(p) => write!(f, "{}", p.display()),
         }
     }
@@ -207,7 +275,7 @@ impl BroadcastConfig {
 
     pub(super) fn validate(&self) -> Result<(), BroadcastError> {
         if self.protocol == Protocol::Handshake {
-            if self.exec == Exec::Firmware || matches!(self.device, DeviceChoice::Card(_)) {
+            if self.exec == Exec::Firmware || !self.device.in_process() {
                 return Err(flag(
                     "--protocol",
                     "handshake runs on the simulator's native kernels only: the firmware \
@@ -224,15 +292,25 @@ impl BroadcastConfig {
                 ));
             }
         }
-        if self.exec == Exec::Firmware && self.device != DeviceChoice::PcieSim {
-            return Err(flag(
-                "--exec",
-                format!(
-                    "firmware with --device {} (allowed: --exec firmware with --device pcie-sim, \
-                     whose loader and boot run the images as a card's do)",
-                    self.device
-                ),
-            ));
+        match (&self.device, self.exec) {
+            (DeviceChoice::Sim, Exec::Firmware) => {
+                return Err(flag(
+                    "--exec",
+                    "firmware with --device sim (allowed: --exec firmware with --device \
+                     pcie-sim, whose loader and boot run the images as a card's do, or ttsim)",
+                ));
+            }
+            (DeviceChoice::Ttsim { .. } | DeviceChoice::Card(_), Exec::Native) => {
+                return Err(flag(
+                    "--exec",
+                    format!(
+                        "native with --device {}: ttsim and a card run the firmware ELF files \
+                         only (allowed: --exec firmware, the default there)",
+                        self.device
+                    ),
+                ));
+            }
+            _ => {}
         }
         if self.blocks > MAX_BLOCKS {
             return Err(flag(
@@ -317,7 +395,7 @@ impl BroadcastConfig {
     /// its pages, each page in one bank). A `--trace` adds nothing that grows: its events go to
     /// the file as they happen ([`Self::trace_bytes`] is what it needs on disk).
     pub fn host_bytes(&self) -> u64 {
-        let simulated = !matches!(self.device, DeviceChoice::Card(_));
+        let simulated = self.device.in_process();
         let dram = if simulated {
             self.dram_bytes_per_bank()
         } else {
@@ -332,7 +410,7 @@ impl BroadcastConfig {
     /// core, block and broadcast (the 03 default: 1,597, 49 MB for 8 jobs), more with more
     /// pages a block; estimated as 1,280 + 96 x pages, plus 64 KiB of names.
     pub fn trace_bytes(&self) -> u64 {
-        if self.trace.is_none() || matches!(self.device, DeviceChoice::Card(_)) {
+        if self.trace.is_none() || !self.device.in_process() {
             return 0;
         }
         let per = 1280 + 96 * self.pages as u64;

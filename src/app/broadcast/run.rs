@@ -104,6 +104,11 @@ pub(super) fn backend(cfg: &BroadcastConfig, sim: SimConfig) -> Backend {
         DeviceChoice::PcieSim => Backend::pcie_sim(sim)
             .with_firmware(cfg.firmware.clone())
             .with_exec(cfg.exec),
+        DeviceChoice::Ttsim { library, chip } => Backend::Ttsim {
+            library: library.clone(),
+            chip: *chip,
+            firmware: cfg.firmware.clone(),
+        },
         DeviceChoice::Card(path) => Backend::Card {
             path: path.clone(),
             firmware: cfg.firmware.clone(),

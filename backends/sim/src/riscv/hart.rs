@@ -376,8 +376,8 @@ impl Hart {
             }
             Op::CsrRead { rd, csr } => {
                 self.x[(rd & 31) as usize] = match csr {
-                    Counter::Cycle | Counter::Time => self.cycle as u32,
-                    Counter::CycleH | Counter::TimeH => (self.cycle >> 32) as u32,
+                    Counter::Cycle => self.cycle as u32,
+                    Counter::CycleH => (self.cycle >> 32) as u32,
                     Counter::Instret => self.instret as u32,
                     Counter::InstretH => (self.instret >> 32) as u32,
                     Counter::MHartId => self.id,

@@ -15,11 +15,11 @@
 //! * **Exact RV32IM + Zicsr semantics** (RISC-V unprivileged spec): `x0` reads 0, loads sign-
 //!   or zero-extend, shifts use the low 5 bits, division by zero and `-2^31 / -1` give the
 //!   spec's results; `fence` and `fence.i` are no-ops that cost cycles; `ecall`/`ebreak` retire
-//!   and stop the run. The CSRs are the read-only counters `cycle`, `cycleh`, `time`, `timeh`
-//!   (= cycle), `instret`, `instreth` and `mhartid`; a read returns the count before the
-//!   reading instruction; any access that would write one is an illegal instruction. (Silicon
-//!   makes `cycle`/`instret` writable aliases and has no `time`, `BabyRISCV/CSRs.md`; the model
-//!   keeps the standard read-only counters.)
+//!   and stop the run. The CSRs are the read-only counters `cycle`, `cycleh`, `instret`,
+//!   `instreth` and `mhartid`; a read returns the count before the reading instruction; any
+//!   access that would write one is an illegal instruction, and so is any access to a CSR the
+//!   silicon lacks (`time` and `timeh` among them, `BabyRISCV/CSRs.md`). (Silicon makes
+//!   `cycle`/`instret` writable aliases; the model keeps them read-only.)
 //! * **Faults are values**: an illegal word, a misaligned access or jump target, a bus fault,
 //!   a fetch outside the code region (L1) stop the run with a [`Fault`] carrying the
 //!   instruction's `pc`; the hart's state is left as it was before that instruction. No input

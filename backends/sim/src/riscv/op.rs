@@ -97,20 +97,17 @@ pub enum DivOp {
     Remu,
 }
 
-/// A CSR the hart implements: all read-only (their address bits 11:10 are `0b11`, the RISC-V
+/// A CSR the hart implements (Blackhole's baby cores have no `time` or `timeh`, ISA
+/// `BabyRISCV/CSRs.md`, so an access to either is an illegal instruction): all read-only (their address bits 11:10 are `0b11`, the RISC-V
 /// privileged spec's read-only range).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Counter {
     /// `cycle` (0xC00): low 32 bits of the cycle count.
     Cycle,
-    /// `time` (0xC01): the same as `cycle` in this model.
-    Time,
     /// `instret` (0xC02): low 32 bits of the retired-instruction count.
     Instret,
     /// `cycleh` (0xC80): high 32 bits of the cycle count.
     CycleH,
-    /// `timeh` (0xC81): the same as `cycleh`.
-    TimeH,
     /// `instreth` (0xC82): high 32 bits of the retired-instruction count.
     InstretH,
     /// `mhartid` (0xF14): the id given to the hart at construction.
@@ -122,10 +119,8 @@ impl Counter {
     pub const fn from_address(csr: u32) -> Option<Counter> {
         Some(match csr {
             0xC00 => Counter::Cycle,
-            0xC01 => Counter::Time,
             0xC02 => Counter::Instret,
             0xC80 => Counter::CycleH,
-            0xC81 => Counter::TimeH,
             0xC82 => Counter::InstretH,
             0xF14 => Counter::MHartId,
             _ => return None,

@@ -3,7 +3,7 @@
 #![no_main]
 
 use komorebi_firmware::{TileBuffers, ctrl};
-use komorebi_hal::Spin;
 use komorebi_kernel::persistent;
+use komorebi_silicon::Poll;
 
-komorebi_firmware::kernel_main!(Compute, |h| persistent::compute(ctrl(), Spin, TileBuffers, h));
+komorebi_firmware::kernel_main!(Compute, |h| persistent::compute(ctrl(), Poll, TileBuffers, h));

@@ -3,14 +3,14 @@
 #![no_main]
 
 use komorebi_firmware::{TileBuffers, ctrl, noc};
-use komorebi_hal::Spin;
 use komorebi_hal::Role;
 use komorebi_kernel::persistent;
+use komorebi_silicon::Poll;
 
 komorebi_firmware::kernel_main!(Writer, |h| persistent::writer(
     noc(Role::Writer),
     ctrl(),
-    Spin,
+    Poll,
     TileBuffers,
     h
 ));

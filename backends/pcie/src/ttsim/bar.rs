@@ -1,0 +1,275 @@
+//! One chip of ttsim as a [`Bar`]: TLB windows allocated from the pools tt-kmd would have,
+//! programmed by writing their configuration registers in BAR0 as tt-umd does since it
+//! programs windows from user space (tt-umd `device/pcie/silicon_tlb_handle.cpp`), and accessed
+//! at ttsim's physical addresses of the BARs its config space advertises.
+//!
+//! There is no driver between the host and ttsim, so nothing else owns a window: window 201,
+//! which tt-kmd keeps for itself, is still never handed out, so the plan is the one a card
+//! gets. Time passes only when the host asks: [`Bar::pass_time`] runs
+//! [`TtsimBarOptions::poll_steps`] clock steps of every chip of the library.
+
+use blackhole_pac::tlb::{self, TlbConfig, TlbSize};
+
+use super::process::TtsimProcess;
+use crate::bar::{Bar, DeviceIdentity, Mapping, WindowHandle};
+use crate::error::PcieError;
+
+/// Blackhole's PCI ids (tt-kmd `enumerate.h`; ttsim `libttsim.cpp` `pci_config_rd32`).
+const VENDOR_TENSTORRENT: u16 = 0x1E52;
+const DEVICE_BLACKHOLE: u16 = 0xB140;
+/// BAR0 ranges ttsim serves to register reads: the PCIe tile's two NIUs (ttsim
+/// `libttsim.cpp` `pci_mem_rd_cur`).
+const BAR0_READABLE: [(u32, u32); 2] = [(0x1FD0_4000, 0x1FD0_6000), (0x1FD1_4000, 0x1FD1_6000)];
+const BAR0_READABLE_NAME: &str = "ttsim serves 0x1FD0_4000..0x1FD0_6000 and \
+                                  0x1FD1_4000..0x1FD1_6000 (the PCIe tile's NIUs)";
+
+/// How the host uses a ttsim chip's BARs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TtsimBarOptions {
+    /// 2 MiB windows the host may allocate (at most 201, tt-kmd's number).
+    pub windows_2m: u32,
+    /// 4 GiB windows the host may allocate (at most 8).
+    pub windows_4g: u32,
+    /// Clock steps each [`Bar::pass_time`] runs. ttsim is not timed: a step runs one
+    /// instruction of every active core, so this is the host's polling interval in
+    /// instructions, not in device time.
+    pub poll_steps: u32,
+}
+
+impl Default for TtsimBarOptions {
+    fn default() -> Self {
+        Self {
+            windows_2m: tlb::KERNEL_TLB_INDEX,
+            windows_4g: tlb::TLB_4G_COUNT,
+            poll_steps: 1000,
+        }
+    }
+}
+
+/// A window of a ttsim chip.
+#[derive(Debug, PartialEq, Eq)]
+pub struct TtsimWindow {
+    index: u32,
+    size: TlbSize,
+    mapping: Mapping,
+}
+
+impl WindowHandle for TtsimWindow {
+    fn index(&self) -> u32 {
+        self.index
+    }
+    fn size(&self) -> TlbSize {
+        self.size
+    }
+    fn mapping(&self) -> Mapping {
+        self.mapping
+    }
+}
+
+/// One chip of a ttsim library, as its BARs.
+#[derive(Debug)]
+pub struct TtsimBar {
+    process: TtsimProcess,
+    chip: u32,
+    /// ttsim's physical addresses of BAR0 and BAR4.
+    bar0: u64,
+    bar4: u64,
+    identity: DeviceIdentity,
+    options: TtsimBarOptions,
+    free_2m: Vec<u32>,
+    free_4g: Vec<u32>,
+}
+
+impl TtsimBar {
+    /// Chip `chip` (a PCI device number of [`TtsimProcess::chips`]) of `process`: checks that
+    /// it is there and is a Blackhole, and reads where its BARs are.
+    pub fn open(
+        process: TtsimProcess,
+        chip: u32,
+        options: TtsimBarOptions,
+    ) -> Result<Self, PcieError> {
+        let path = format!("ttsim:{}@{chip}", process.library().display());
+        let chips = process.chips()?;
+        if !chips.contains(&chip) {
+            return Err(PcieError::NoSuchDevice {
+                path: format!("{path} (this library presents chips {})", list(&chips)),
+            });
+        }
+        let id = process.config_read32(chip, 0)?;
+        let (vendor, device) = (id as u16, (id >> 16) as u16);
+        if (vendor, device) != (VENDOR_TENSTORRENT, DEVICE_BLACKHOLE) {
+            return Err(PcieError::NotBlackhole {
+                path,
+                vendor,
+                device,
+            });
+        }
+        let bar = |lo: u32| -> Result<u64, PcieError> {
+            let low = process.config_read32(chip, lo)?;
+            let high = process.config_read32(chip, lo + 4)?;
+            // The low four bits are flags (memory, 64-bit, prefetchable).
+            Ok(((high as u64) << 32) | (low & !0xF) as u64)
+        };
+        let (bar0, bar4) = (bar(0x10)?, bar(0x20)?);
+        let n2 = options.windows_2m.min(tlb::KERNEL_TLB_INDEX);
+        let n4 = options.windows_4g.min(tlb::TLB_4G_COUNT);
+        Ok(Self {
+            identity: DeviceIdentity {
+                path,
+                pci_address: format!("0000:00:{chip:02x}.0"),
+                vendor_id: vendor,
+                device_id: device,
+                // No driver: the host programs the windows itself.
+                api_version: 0,
+                driver_version: (0, 0, 0),
+                clock_raised: false,
+                clock_note: None,
+                firmware_bundle: None,
+            },
+            process,
+            chip,
+            bar0,
+            bar4,
+            options,
+            free_2m: (0..n2).rev().collect(),
+            free_4g: (0..n4).rev().map(|i| tlb::TLB_4G_FIRST_INDEX + i).collect(),
+        })
+    }
+
+    /// The server behind this chip (shared with the library's other chips).
+    pub fn process(&self) -> &TtsimProcess {
+        &self.process
+    }
+
+    /// The chip's PCI device number in its library.
+    pub fn chip(&self) -> u32 {
+        self.chip
+    }
+
+    /// Records what raising AICLK came to (the card reports it in its identity).
+    pub fn set_clock(&mut self, raised: bool, note: Option<String>) {
+        self.identity.clock_raised = raised;
+        self.identity.clock_note = note;
+    }
+
+    /// ttsim's physical address of byte `offset` of `window`, checked against its size.
+    fn place(&self, window: &TtsimWindow, offset: u64, len: usize) -> Result<u64, PcieError> {
+        let size = window.size.bytes();
+        if offset % 4 != 0 || len % 4 != 0 {
+            return Err(PcieError::Unaligned { offset, len });
+        }
+        if offset.checked_add(len as u64).is_none_or(|end| end > size) {
+            return Err(PcieError::OutOfWindow { offset, len, size });
+        }
+        Ok(match window.size {
+            TlbSize::Size2M => self.bar0 + window.index as u64 * size + offset,
+            TlbSize::Size4G => {
+                self.bar4 + (window.index - tlb::TLB_4G_FIRST_INDEX) as u64 * size + offset
+            }
+        })
+    }
+}
+
+fn list(chips: &[u32]) -> String {
+    match chips {
+        [] => "none".into(),
+        [one] => one.to_string(),
+        [first, .., last] => format!("{first}..={last}"),
+    }
+}
+
+impl Bar for TtsimBar {
+    type Window = TtsimWindow;
+
+    fn identity(&self) -> &DeviceIdentity {
+        &self.identity
+    }
+
+    fn allocate(&mut self, size: TlbSize, mapping: Mapping) -> Result<TtsimWindow, PcieError> {
+        let (pool, name, available) = match size {
+            TlbSize::Size2M => (&mut self.free_2m, "2 MiB", self.options.windows_2m),
+            TlbSize::Size4G => (&mut self.free_4g, "4 GiB", self.options.windows_4g),
+        };
+        let index = pool.pop().ok_or(PcieError::WindowsExhausted {
+            size: name,
+            available,
+        })?;
+        Ok(TtsimWindow {
+            index,
+            size,
+            mapping,
+        })
+    }
+
+    /// Three 32-bit stores to the window's configuration registers, low word first, as tt-umd
+    /// writes them ("a 64-bit store to a non-8-byte-aligned Device/UC address causes SIGBUS"
+    /// on aarch64). tt-kmd's CONFIGURE_TLB also zeroes the strided register of windows 0..32;
+    /// ttsim has no strided registers (it refuses stores past 0x1FC0_09D4), and none of
+    /// komorebi's windows uses striding.
+    fn configure(&mut self, window: &mut TtsimWindow, config: &TlbConfig) -> Result<(), PcieError> {
+        let words = config.encode(window.size).map_err(PcieError::TlbConfig)?;
+        let at = tlb::config_offset(window.index).ok_or(PcieError::ForeignWindow {
+            index: window.index,
+        })?;
+        for (i, w) in words.iter().enumerate() {
+            self.process
+                .write(self.bar0 + at as u64 + 4 * i as u64, &w.to_le_bytes())?;
+        }
+        Ok(())
+    }
+
+    fn free(&mut self, window: TtsimWindow) -> Result<(), PcieError> {
+        match window.size {
+            TlbSize::Size2M => self.free_2m.push(window.index),
+            TlbSize::Size4G => self.free_4g.push(window.index),
+        }
+        Ok(())
+    }
+
+    fn read32(&self, window: &TtsimWindow, offset: u64) -> Result<u32, PcieError> {
+        let mut b = [0; 4];
+        self.read(window, offset, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    fn write32(&mut self, window: &TtsimWindow, offset: u64, value: u32) -> Result<(), PcieError> {
+        self.write(window, offset, &value.to_le_bytes())
+    }
+
+    fn read(&self, window: &TtsimWindow, offset: u64, buf: &mut [u8]) -> Result<(), PcieError> {
+        let at = self.place(window, offset, buf.len())?;
+        self.process.read(at, buf)
+    }
+
+    fn write(&mut self, window: &TtsimWindow, offset: u64, data: &[u8]) -> Result<(), PcieError> {
+        let at = self.place(window, offset, data.len())?;
+        self.process.write(at, data)
+    }
+
+    /// ttsim carries out every access in order when it is made: nothing to fence.
+    fn fence(&mut self) {}
+
+    fn bar0_read32(&self, offset: u32) -> Result<u32, PcieError> {
+        let served = BAR0_READABLE
+            .iter()
+            .any(|&(lo, hi)| (lo..hi).contains(&offset));
+        if offset % 4 != 0 || !served {
+            return Err(PcieError::Bar0Unmapped {
+                offset,
+                mapped: BAR0_READABLE_NAME,
+            });
+        }
+        let mut b = [0; 4];
+        self.process.read(self.bar0 + offset as u64, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    /// Runs [`TtsimBarOptions::poll_steps`] clock steps and returns them. A stopped ttsim
+    /// runs none; the next access reports why.
+    fn pass_time(&mut self) -> u64 {
+        match self.process.clock(self.options.poll_steps) {
+            Ok(()) => self.options.poll_steps as u64,
+            Err(_) => 0,
+        }
+    }
+}
