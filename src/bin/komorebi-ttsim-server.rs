@@ -7,6 +7,7 @@
 
 use std::process::ExitCode;
 
+#[cfg(target_os = "linux")]
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
     match (args.next(), args.next()) {
@@ -20,4 +21,10 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn main() -> ExitCode {
+    eprintln!("komorebi-ttsim-server: ttsim runs on Linux only");
+    ExitCode::from(3)
 }

@@ -171,7 +171,7 @@ pub enum PcieError {
     /// ttsim ended its process: what it reported (its category and message), or how its
     /// server ended.
     #[error("ttsim stopped: {0}")]
-    TtsimStopped(crate::ttsim::TtsimStop),
+    TtsimStopped(crate::ttsim::stop::TtsimStop),
     /// ttsim could not be started: the library, the server, or the server's greeting.
     #[error("ttsim {library}: {why}")]
     TtsimUnavailable {

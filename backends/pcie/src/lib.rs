@@ -8,7 +8,7 @@
 //! | [`bar`] | the one interface to a card's BARs ([`Bar`]): windows, BAR0 registers, passing time |
 //! | `kmd` (Linux) | tt-kmd's implementation: enumeration sorted by PCI address, open checks (API version, Blackhole, AICLK), ALLOCATE/CONFIGURE/FREE_TLB, mmaps, volatile 32-bit access |
 //! | `sim` (feature `sim`, default) | the simulator's BAR model as a [`Bar`] |
-//! | [`ttsim`] (feature `ttsim`, default, Linux) | Tenstorrent's simulator in a server process of its own: TLB windows programmed through BAR0, ttsim's stops as errors |
+//! | [`ttsim`] (the server and its `Bar`: feature `ttsim`, default, and Linux) | Tenstorrent's simulator in a server process of its own: TLB windows programmed through BAR0, ttsim's stops as errors |
 //! | [`card`] | everything above the BARs, the same for both: the window plan, translated coordinates, telemetry, L1/DRAM/register/multicast access, hung-device detection |
 //! | [`telemetry`] | ARC's telemetry table |
 //! | [`firmware`] | firmware images (ELF via `object`, or the simulator's native images) and the boot sequence |
@@ -31,7 +31,6 @@ pub mod proxy;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod telemetry;
-#[cfg(all(feature = "ttsim", target_os = "linux"))]
 pub mod ttsim;
 
 pub use bar::{Bar, DeviceIdentity, Mapping, WindowHandle};

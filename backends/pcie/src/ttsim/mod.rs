@@ -24,13 +24,21 @@
 //! tile's wall clock reads the step count. Cycles measured on ttsim are clock steps, not
 //! device time.
 
+// The server and its client need Linux (the server's descriptor juggling) and the `ttsim`
+// feature (libloading); what a stop is, every build knows, since `PcieError` carries one.
+#[cfg(all(feature = "ttsim", target_os = "linux"))]
 pub mod bar;
+#[cfg(all(feature = "ttsim", target_os = "linux"))]
 pub mod process;
+#[cfg(all(feature = "ttsim", target_os = "linux"))]
 pub mod server;
 pub mod stop;
+#[cfg(all(feature = "ttsim", target_os = "linux"))]
 pub mod wire;
 
+#[cfg(all(feature = "ttsim", target_os = "linux"))]
 pub use bar::{TtsimBar, TtsimBarOptions, TtsimWindow};
+#[cfg(all(feature = "ttsim", target_os = "linux"))]
 pub use process::TtsimProcess;
 pub use stop::{TtsimCategory, TtsimStop};
 
