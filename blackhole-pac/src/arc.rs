@@ -54,6 +54,14 @@ pub mod tag {
     pub const ENABLED_GDDR: u16 = 36;
     /// Whether NoC coordinate translation is on.
     pub const NOC_TRANSLATION: u16 = 40;
+    /// GDDR training status, two bits per channel from channel 0 in bits 1:0: `0b01` trained,
+    /// `0b10` or `0b11` failed, `0b00` still training (tt-umd
+    /// `firmware_info_provider_implementation.cpp`, `decode_dram_status_bits`). From firmware
+    /// 19.7.0 the upper half reports each channel's BIST the same way.
+    pub const GDDR_STATUS: u16 = 22;
+    /// The highest AICLK the firmware allows, in MHz: the busy clock tt-umd waits for
+    /// (`get_max_clock_freq`).
+    pub const AICLK_LIMIT_MAX: u16 = 63;
 }
 
 /// BAR0 offset of the PCIe NIU0's `NIU_CFG_0` (bit 14: translation on for TLB targets).
@@ -64,3 +72,54 @@ pub const PCIE_NOC_NODE_ID_BAR0: u32 =
     crate::niu::PCIE_NIU0_BAR0 + crate::niu::cmd::NOC_NODE_ID as u32;
 /// The value every read returns from a hung or reset device.
 pub const HUNG_READ: u32 = 0xFFFF_FFFF;
+
+/// ARC's message queues as a host uses them (tt-umd `device/arc/blackhole_arc_message_queue.cpp`
+/// and its header, `blackhole_implementation.hpp`, `types/blackhole_arc.hpp`).
+///
+/// `SCRATCH_RAM_11` holds the ARC address of the queue control block: a u64 with the first
+/// queue's address in bits 31:0, entries per queue in bits 39:32 and the number of queues in
+/// bits 47:40. Each queue is a [`HEADER_BYTES`] header, then `n` request entries, then `n`
+/// response entries, [`ENTRY_BYTES`] each. The pointers wrap at `2 n`, so that a full queue
+/// (`wptr - rptr == n`) differs from an empty one.
+pub mod msg {
+    /// `SCRATCH_RAM_11`: the ARC address of the queue control block.
+    pub const SCRATCH_RAM_11: u64 = super::RESET_SCRATCH_BASE + 4 * 11;
+    /// The reset unit's `ARC_MISC_CNTL` (tt-umd `ARC_FW_INT_ADDR` = reset unit + 0x100), as a
+    /// window reaches it: writing [`ARC_MISC_CNTL_IRQ`] there interrupts the ARC firmware.
+    pub const ARC_MISC_CNTL: u64 = super::ARC_APB_NOC_BASE + 0x3_0100;
+    /// The IRQ bit of `ARC_MISC_CNTL` (tt-umd `ARC_FW_INT_VAL` = 65536).
+    pub const ARC_MISC_CNTL_IRQ: u32 = 1 << 16;
+    /// Bytes of a queue's header.
+    pub const HEADER_BYTES: u32 = 32;
+    /// Bytes of one request or response entry (8 words: the message code or status word, then
+    /// up to 7 arguments or return values).
+    pub const ENTRY_BYTES: u32 = 32;
+    /// Header word: the request write pointer (the host's).
+    pub const REQUEST_WPTR: u32 = 0;
+    /// Header word: the response read pointer (the host's).
+    pub const RESPONSE_RPTR: u32 = 1;
+    /// Header word: the request read pointer (ARC's).
+    pub const REQUEST_RPTR: u32 = 4;
+    /// Header word: the response write pointer (ARC's).
+    pub const RESPONSE_WPTR: u32 = 5;
+    /// The queue an application uses (tt-umd `BlackholeArcMessageQueueIndex::APPLICATION`; 0
+    /// is the driver's, 1 monitoring, 2 tools).
+    pub const APPLICATION_QUEUE: u32 = 3;
+    /// A response's status (`word0 & 0xFF`) below this is success; the return value is then
+    /// `word0 >> 16`.
+    pub const RESPONSE_OK_LIMIT: u32 = 240;
+    /// The status of a message code the firmware does not know.
+    pub const STATUS_UNKNOWN_CODE: u32 = 0xFF;
+
+    /// Message codes (tt-umd `blackhole::ArcMessageType`).
+    pub mod code {
+        /// Does nothing.
+        pub const NOP: u32 = 0x11;
+        /// Raise AICLK to the busy clock.
+        pub const AICLK_GO_BUSY: u32 = 0x52;
+        /// Lower AICLK to the idle clock.
+        pub const AICLK_GO_LONG_IDLE: u32 = 0x54;
+        /// Retrain GDDR channel `arg0`.
+        pub const TOGGLE_GDDR_RESET: u32 = 0xB6;
+    }
+}

@@ -9,8 +9,8 @@
 //!   `PCIE_NOC_NODE_ID_BAR0` ((2, 0)), read only. Any other BAR0 offset outside the windows is
 //!   `SimError::BadBar`.
 //! * A window onto a Tensix: L1 (`0..0x18_0000`) and the registers of `regs` at
-//!   `0xFFB0_0000..`, 32-bit words there; onto DRAM: the bank; onto ARC: `arc`'s read-only
-//!   words.
+//!   `0xFFB0_0000..`, 32-bit words there; onto DRAM: the bank; onto ARC: `arc`'s words (the
+//!   message queues and the IRQ take writes; the rest is read-only).
 //! * Writes through a window that is not `Strict`, with reordering on, are held per
 //!   destination (a Tensix tile or a DRAM bank; a multicast is held per receiving tile) and
 //!   land in a seeded random order: all of a destination's at once when the host reads
@@ -236,10 +236,14 @@ impl Bars {
         let len = data.len();
         let landings = match access.place {
             Place::Arc(addr) => {
-                return Err(SimError::BadBar(format!(
-                    "a write to ARC at {addr:#x}: the simulator models no ARC firmware (no \
-                     message queue), so ARC is read-only"
-                )));
+                // ARC's words are answered in order as they come (a Strict window's writes);
+                // the IRQ serves the queues at once.
+                let now = w.now;
+                for (a, c) in words(addr, len)?.zip(data.chunks_exact(4)) {
+                    w.arc
+                        .write(now, a, u32::from_le_bytes([c[0], c[1], c[2], c[3]]))?;
+                }
+                return Ok(Vec::new());
             }
             Place::Tile(ix, addr) => {
                 check_tile(addr, len, true)?;
@@ -318,9 +322,10 @@ impl Bars {
             }
             Place::Arc(addr) => {
                 for a in words(addr, len)? {
-                    if arc::read(&w.cfg, 0, a).is_none() {
+                    if !arc::modelled(a) {
                         return Err(SimError::BadBar(format!(
-                            "ARC address {a:#x} is neither scratch (RESET_SCRATCH) nor CSM"
+                            "ARC address {a:#x} is neither scratch (RESET_SCRATCH), \
+                             ARC_MISC_CNTL nor CSM"
                         )));
                     }
                 }
@@ -349,7 +354,7 @@ impl Bars {
             Place::Dram { bank, addr, .. } => w.dram[bank as usize].read(addr, buf),
             Place::Arc(addr) => {
                 for (chunk, a) in buf.chunks_exact_mut(4).zip(words(addr, len)?) {
-                    let v = arc::read(&w.cfg, now, a).expect("checked");
+                    let v = w.arc.read(&w.cfg, now, a).expect("checked");
                     chunk.copy_from_slice(&v.to_le_bytes());
                 }
             }

@@ -103,7 +103,7 @@
 //! | `error` | [`SimError`], the host side's refusals | leaf |
 //! | `boot` | [`Boot`], [`Core`], [`BootFailure`]; the check a released core's image passes | leaf |
 //! | [`config`], [`timing`] | [`SimConfig`], [`SourceRead`] and the calibrated [`Timing`] model | leaves (`config` uses `boot`, `timing`) |
-//! | [`arc`] | ARC's boot status and telemetry table as a window reads them | leaf; read-only data from the configuration and the cycle |
+//! | [`arc`] | ARC's boot status, telemetry table and message queues as a window reaches them ([`arc::ArcState`]) | leaf; the telemetry is computed from the configuration, the cycle and the clock the last AICLK message set |
 //! | `regs` | a Tensix's registers a host reaches: soft reset, reset PCs, wall clock, `NOC_ID_LOGICAL` | leaf |
 //! | `posted` | host writes held per destination, in a seeded random order | leaf; uses `rng` |
 //! | [`memory`] | sparse byte memory for L1 and DRAM | leaf; untouched bytes read 0 |

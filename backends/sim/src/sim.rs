@@ -603,6 +603,11 @@ impl Sim {
         Ok(())
     }
 
+    /// ARC messages the simulated ARC has answered so far (every queue; see [`crate::arc`]).
+    pub fn arc_answered(&self) -> u64 {
+        self.world.borrow().arc.answered()
+    }
+
     /// Registers the boot hook, replacing any earlier one. When the host clears a core's
     /// soft-reset bit through a window, the simulator checks the core's image (the header at
     /// `komorebi_kernel::image::header_addr(role)` in the tile's L1 must be a valid komorebi

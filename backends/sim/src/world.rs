@@ -11,6 +11,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use crate::arc::ArcState;
 use crate::config::{SimConfig, SourceRead};
 use crate::dram::Dram;
 use crate::fault::{Faults, TxKind};
@@ -61,6 +62,8 @@ pub(crate) struct World {
     pub now: u64,
     pub tiles: Tiles,
     pub dram: Dram,
+    /// ARC's message queues and the clock its telemetry reports.
+    pub arc: ArcState,
     links: Links,
     /// Packets in the NoC, by id (`Item::Reserve`, `Item::Launch`, `Item::Hop`); `None`: a
     /// free id.
@@ -89,6 +92,7 @@ impl World {
             now: 0,
             tiles: Tiles::new(cfg.harvest, cfg.boot.soft_reset()),
             dram: Dram::new(),
+            arc: ArcState::new(),
             links: Links::new(cfg.timing.router_hop),
             worms: Vec::new(),
             free_worms: Vec::new(),

@@ -78,7 +78,10 @@ fn a_unicast_window_names_the_translated_tile_and_raw_without_translation() {
 fn dram_answers_at_its_raw_and_its_translated_coordinates() {
     let mut s = Sim::new(SimConfig::default());
     // Bank 0 port 0: raw (0, 0), translated (17, 12); a 4 GiB window and a 2 MiB one.
-    let t = Translation::new(HarvestMask::P100_P150).dram(0, 0).unwrap().get();
+    let t = Translation::new(HarvestMask::P100_P150)
+        .dram(0, 0)
+        .unwrap()
+        .get();
     assert_eq!(t, (17, 12));
     let by_translated = window(&mut s, 202, uni(t, 0, Relaxed), 0x1000);
     w32(&mut s, by_translated, 0xD0).unwrap();
@@ -88,7 +91,10 @@ fn dram_answers_at_its_raw_and_its_translated_coordinates() {
     let by_raw = window(&mut s, 7, uni((0, 0), 0, Relaxed), 0x1000);
     assert_eq!(r32(&mut s, by_raw).unwrap(), 0xD0);
     // Bank 5 port 1 at translated (18, 16) is raw DRAM_PORTS[5][1] = (9, 10).
-    let t = Translation::new(HarvestMask::P100_P150).dram(5, 1).unwrap().get();
+    let t = Translation::new(HarvestMask::P100_P150)
+        .dram(5, 1)
+        .unwrap()
+        .get();
     assert_eq!((t, DRAM_PORTS[5][1]), ((18, 16), (9, 10)));
     let w = window(&mut s, 203, uni(t, 0, Relaxed), 0x8000_0040);
     w32(&mut s, w, 0x55).unwrap();
@@ -185,8 +191,11 @@ fn the_telemetry_table_gives_the_harvest_mask_clocks_and_translation_back() {
             HarvestMask::from_enabled_tensix_col(t[&tag::ENABLED_TENSIX_COL]),
             harvest
         );
-        assert_eq!(t.len(), 9);
-        assert_eq!(t[&tag::AICLK], 1350);
+        assert_eq!(t.len(), 11);
+        // Idle until a host sends AICLK_GO_BUSY (`the_arc_message_queue_raises_aiclk`).
+        assert_eq!(t[&tag::AICLK], 800);
+        assert_eq!(t[&tag::AICLK_LIMIT_MAX], 1350);
+        assert_eq!(t[&tag::GDDR_STATUS], 0x5555);
         assert_eq!(t[&tag::AXICLK], arc::AXICLK_MHZ);
         assert_eq!(t[&tag::ARCCLK], arc::ARCCLK_MHZ);
         assert_eq!(t[&tag::FLASH_BUNDLE_VERSION], 0x1305_0000);
@@ -201,9 +210,53 @@ fn the_telemetry_table_gives_the_harvest_mask_clocks_and_translation_back() {
     let mut raw = with(|c| c.translation = false);
     assert_eq!(bar0(&mut raw, parc::PCIE_NIU_CFG_0_BAR0).unwrap(), 0);
     assert_eq!(telemetry(&mut raw, (8, 0))[&tag::NOC_TRANSLATION], 0);
-    // ARC is read-only here.
+    // ARC's own words are read-only here.
     let w = window(&mut raw, 20, uni((8, 0), 0, Strict), parc::SCRATCH_RAM_2);
     assert!(matches!(w32(&mut raw, w, 1), Err(SimError::BadBar(m)) if m.contains("ARC")));
+}
+
+#[test]
+fn the_arc_message_queue_raises_aiclk() {
+    use parc::msg;
+    let mut s = Sim::new(SimConfig::default());
+    let scratch = window(&mut s, 20, uni((8, 0), 0, Strict), parc::SCRATCH_RAM_2);
+    let qcb = r32(
+        &mut s,
+        plus(scratch, msg::SCRATCH_RAM_11 - parc::SCRATCH_RAM_2),
+    )
+    .unwrap();
+    let csm = window(
+        &mut s,
+        21,
+        uni((8, 0), 0, Strict),
+        parc::ARC_CSM_BASE as u64,
+    );
+    let at = |a: u64| plus(csm, a - parc::ARC_CSM_BASE as u64);
+    let (first, entries) = (
+        r32(&mut s, at(qcb as u64)).unwrap() as u64,
+        r32(&mut s, at(qcb as u64 + 4)).unwrap() & 0xFF,
+    );
+    let queue = first
+        + msg::APPLICATION_QUEUE as u64
+            * (msg::HEADER_BYTES + 2 * entries * msg::ENTRY_BYTES) as u64;
+    let wptr = r32(&mut s, at(queue)).unwrap();
+    let slot = queue + (msg::HEADER_BYTES + (wptr % entries) * msg::ENTRY_BYTES) as u64;
+    w32(&mut s, at(slot), msg::code::AICLK_GO_BUSY).unwrap();
+    w32(&mut s, at(queue), (wptr + 1) % (2 * entries)).unwrap();
+    assert_eq!(s.arc_answered(), 0, "nothing answered before the IRQ");
+    let misc = window(&mut s, 22, uni((8, 0), 0, Strict), msg::ARC_MISC_CNTL);
+    w32(&mut s, misc, msg::ARC_MISC_CNTL_IRQ).unwrap();
+    assert_eq!(s.arc_answered(), 1);
+    let rptr = r32(&mut s, at(queue + 4)).unwrap();
+    assert_eq!(
+        r32(&mut s, at(queue + 20)).unwrap(),
+        (rptr + 1) % (2 * entries)
+    );
+    let resp = queue + (msg::HEADER_BYTES + (entries + rptr % entries) * msg::ENTRY_BYTES) as u64;
+    assert_eq!(r32(&mut s, at(resp)).unwrap() & 0xFF, 0);
+    assert_eq!(telemetry(&mut s, (8, 0))[&tag::AICLK], 800, "still ramping");
+    s.advance(arc::AICLK_RAMP_CYCLES);
+    assert_eq!(telemetry(&mut s, (8, 0))[&tag::AICLK], 1350);
 }
 
 #[test]
