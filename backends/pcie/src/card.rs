@@ -39,6 +39,7 @@ use blackhole_pac::tensix;
 use blackhole_pac::tlb::{TLB_2M_SIZE, TlbConfig, TlbOrdering, TlbSize};
 use blackhole_pac::translate::Translation;
 
+use crate::arc::{ArcPort, OpenTimeouts};
 use crate::bar::{Bar, DeviceIdentity, Mapping};
 use crate::error::PcieError;
 use crate::telemetry::{ArcRead, Telemetry};
@@ -57,6 +58,8 @@ pub struct CardOptions {
     /// (and on the simulator with `reorder_posted_writes`) the index word can then land before
     /// the command it publishes.
     pub read_back_before_publish: bool,
+    /// Bounds of the waits at open: ARC ready, DRAM trained, the AICLK message and its clock.
+    pub open: OpenTimeouts,
 }
 
 impl Default for CardOptions {
@@ -65,6 +68,7 @@ impl Default for CardOptions {
             tile_ordering: TlbOrdering::Strict,
             window_per_tile: true,
             read_back_before_publish: true,
+            open: OpenTimeouts::default(),
         }
     }
 }
@@ -100,6 +104,10 @@ pub struct Card<B: Bar> {
     spare: RefCell<Option<Moving<B::Window>>>,
     mcast: RefCell<Option<Moving<B::Window>>>,
     clock_tile: Noc0Xy,
+    /// The bar's identity, with what raising AICLK at open came to.
+    identity: DeviceIdentity,
+    /// What the open found worth saying that did not fail it.
+    notes: Vec<String>,
 }
 
 impl<B: Bar> std::fmt::Debug for Card<B> {
@@ -128,8 +136,12 @@ fn aligned(addr: u64, len: usize) -> (u64, usize, usize) {
 }
 
 impl<B: Bar> Card<B> {
-    /// Sets up `bar`'s card: checks it is alive, reads translation and telemetry (harvest
-    /// mask, AICLK), and allocates and programs the window plan.
+    /// Sets up `bar`'s card: checks it is alive, waits until ARC is ready, reads translation
+    /// and telemetry (harvest mask), waits until DRAM is trained, raises AICLK with the ARC
+    /// message `AICLK_GO_BUSY` and waits until telemetry shows it (a clock that does not settle
+    /// is recorded in [`Card::identity`], never an error, as tt-umd logs and goes on), and
+    /// allocates and programs the window plan. Every wait is bounded by
+    /// [`CardOptions::open`] ([`crate::arc`]).
     pub fn open(mut bar: B, options: CardOptions) -> Result<Self, PcieError> {
         let node = bar.bar0_read32(arc::PCIE_NOC_NODE_ID_BAR0)?;
         if node == arc::HUNG_READ {
@@ -139,6 +151,7 @@ impl<B: Bar> Card<B> {
         }
         let cfg0 = NiuCfg0(bar.bar0_read32(arc::PCIE_NIU_CFG_0_BAR0)?);
         let spare = bar.allocate(TlbSize::Size2M, Mapping::Uncached)?;
+        let identity = bar.identity().clone();
         let mut card = Self {
             bar: RefCell::new(bar),
             options,
@@ -155,7 +168,10 @@ impl<B: Bar> Card<B> {
             })),
             mcast: RefCell::new(None),
             clock_tile: Noc0Xy::new(0, 0).ok_or(PcieError::Unsupported)?,
+            identity,
+            notes: Vec::new(),
         };
+        crate::arc::wait_arc_ready(&card, options.open.arc_ready)?;
         card.telemetry = Telemetry::read(&card)?;
         // A table without ENABLED_TENSIX_COL (firmware from before column harvesting was
         // reported, or ttsim, which harvests nothing) means every column is enabled: tt-umd
@@ -170,8 +186,30 @@ impl<B: Bar> Card<B> {
         card.translation = cfg0
             .noc_id_translate_en()
             .then(|| Translation::new(card.harvest));
+        if let Some(note) = crate::arc::wait_dram_trained(&card, options.open.dram_training)? {
+            card.notes.push(note);
+        }
+        card.raise_clock()?;
         card.plan_windows()?;
         Ok(card)
+    }
+
+    /// Raises AICLK (the ARC message; on the driver path SET_POWER_STATE asked already) and
+    /// records what came of it: the clock telemetry shows, `clock_raised`, `clock_note`.
+    fn raise_clock(&mut self) -> Result<(), PcieError> {
+        let out = crate::arc::raise_aiclk(&*self, &self.options.open)?;
+        if out.aiclk_mhz != 0 {
+            self.aiclk_mhz = out.aiclk_mhz;
+        }
+        let earlier = self.identity.clock_note.take();
+        self.identity.clock_raised = out.raised;
+        self.identity.clock_note = match (out.raised, earlier, out.note) {
+            // Raised: what the driver could not do no longer matters.
+            (true, _, note) => note,
+            (false, Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (false, a, b) => a.or(b),
+        };
+        Ok(())
     }
 
     fn plan_windows(&mut self) -> Result<(), PcieError> {
@@ -245,9 +283,16 @@ impl<B: Bar> Card<B> {
         Ok(())
     }
 
-    /// What the device is.
+    /// What the device is, with what raising AICLK at open came to (`clock_raised`: telemetry
+    /// showed the busy clock; `clock_note`: why not).
     pub fn identity(&self) -> DeviceIdentity {
-        self.bar.borrow().identity().clone()
+        self.identity.clone()
+    }
+
+    /// What the open found worth saying without failing (DRAM training that could not be
+    /// checked, ...).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// The harvest mask ARC reports.
@@ -260,7 +305,7 @@ impl<B: Bar> Card<B> {
         self.translation.as_ref()
     }
 
-    /// AICLK in MHz as telemetry reported it at open.
+    /// AICLK in MHz as telemetry reported it at open, after raising it.
     pub fn aiclk_mhz(&self) -> u32 {
         self.aiclk_mhz
     }
@@ -631,6 +676,19 @@ fn check_l1(addr: u32, len: usize) -> Result<(), PcieError> {
         });
     }
     Ok(())
+}
+
+impl<B: Bar> ArcPort for Card<B> {
+    fn arc_write32(&self, addr: u64, value: u32) -> Result<(), PcieError> {
+        let (base, within) = window_base(addr, TlbSize::Size2M);
+        self.on_spare(self.spare_config(arc::ARC_XY, base), |bar, w| {
+            bar.write32(w, within, value).map(|()| ((), Some(within)))
+        })
+    }
+
+    fn arc_wait(&self) -> u64 {
+        self.pass_time()
+    }
 }
 
 impl<B: Bar> ArcRead for Card<B> {

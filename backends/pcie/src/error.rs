@@ -149,6 +149,42 @@ pub enum PcieError {
     /// ARC telemetry could not be read.
     #[error("ARC telemetry: {0}")]
     Telemetry(String),
+    /// ARC's boot status did not say ready (`SCRATCH_RAM_2 & 7 == 5`) within the bounded wait.
+    #[error(
+        "ARC is not ready: boot status {status:#x} after {waited_ms} ms (ready is 5 in bits 0..2; reset the board, e.g. `tt-smi -r`)"
+    )]
+    ArcNotReady {
+        /// The last boot status read.
+        status: u32,
+        /// How long the host waited.
+        waited_ms: u64,
+    },
+    /// An ARC message could not be sent or was refused (the message queue, `crate::arc`).
+    #[error("ARC message {code:#04x}: {why}")]
+    ArcMessage {
+        /// The message code (0 when the queue itself could not be found).
+        code: u32,
+        /// What went wrong.
+        why: String,
+    },
+    /// DRAM training failed, or had not finished within the bounded wait.
+    #[error("DRAM training: {0}")]
+    DramTraining(String),
+    /// The driver is too old for a feature (the feature's first tt-kmd release is given).
+    #[error(
+        "{path}: {feature} needs tt-kmd {}.{}.{} or later; this driver is {}.{}.{}",
+        needed.0, needed.1, needed.2, found.0, found.1, found.2
+    )]
+    DriverLacks {
+        /// The device node.
+        path: String,
+        /// The feature (an ioctl's name).
+        feature: &'static str,
+        /// The first release that has it.
+        needed: (u8, u8, u8),
+        /// The driver's version.
+        found: (u8, u8, u8),
+    },
     /// A firmware image could not be used.
     #[error("firmware image {image}: {why}")]
     Firmware {

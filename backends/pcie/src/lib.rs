@@ -9,6 +9,7 @@
 //! | `kmd` (Linux) | tt-kmd's implementation: enumeration sorted by PCI address, open checks (API version, Blackhole, AICLK), ALLOCATE/CONFIGURE/FREE_TLB, mmaps, volatile 32-bit access |
 //! | `sim` (feature `sim`, default) | the simulator's BAR model as a [`Bar`] |
 //! | [`ttsim`] (the server and its `Bar`: feature `ttsim`, default, and Linux) | Tenstorrent's simulator in a server process of its own: TLB windows programmed through BAR0, ttsim's stops as errors |
+//! | [`arc`] | what a card needs from ARC before its first use (ARC ready, DRAM trained, AICLK raised) and the ARC message queue |
 //! | [`card`] | everything above the BARs, the same for both: the window plan, translated coordinates, telemetry, L1/DRAM/register/multicast access, hung-device detection |
 //! | [`telemetry`] | ARC's telemetry table |
 //! | [`firmware`] | firmware images (ELF via `object`, or the simulator's native images) and the boot sequence |
@@ -21,6 +22,7 @@
 //! when none is present.
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+pub mod arc;
 pub mod bar;
 pub mod card;
 pub mod error;

@@ -87,7 +87,8 @@ impl SimBar {
                 device_id: 0xB140,
                 api_version: 2,
                 driver_version: (0, 0, 0),
-                clock_raised: true,
+                // No driver asks for the clock: `Card::open` raises it with the ARC message.
+                clock_raised: false,
                 clock_note: None,
                 firmware_bundle: None,
             },

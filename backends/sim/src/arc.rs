@@ -26,7 +26,7 @@
 //! # AICLK
 //! Telemetry reports the idle clock ([`AICLK_IDLE_MHZ`]) until the host sends
 //! `AICLK_GO_BUSY`, and the busy clock (`Timing::aiclk_mhz`, also `AICLK_LIMIT_MAX`) from
-//! [`AICLK_RAMP_CYCLES`] after it; `AICLK_GO_LONG_IDLE` reports idle again. Only the *reported*
+//! `SimConfig::aiclk_ramp_cycles` after it (default 0: at once); `AICLK_GO_LONG_IDLE` reports idle again. Only the *reported*
 //! clock changes: the timing model always runs at `Timing::aiclk_mhz`, the busy clock, because
 //! every host raises the clock at open before it starts the firmware (as tt-umd does), so no
 //! simulated run happens at the idle clock. `TIMER_HEARTBEAT` counts microseconds at the
@@ -57,9 +57,6 @@ pub const QUEUE_ENTRIES: u32 = 8;
 pub const QUEUES: u32 = 4;
 /// Bytes of one queue: header, requests, responses.
 pub const QUEUE_BYTES: u32 = msg::HEADER_BYTES + 2 * QUEUE_ENTRIES * msg::ENTRY_BYTES;
-/// Cycles from `AICLK_GO_BUSY` until telemetry reports the busy clock: 10 µs at 1350 MHz, a
-/// simulator constant (a card's ramp is not modelled), long enough that a host has to wait.
-pub const AICLK_RAMP_CYCLES: u64 = 13_500;
 /// The table's version word: 1.0.0 (major in bits 23:16).
 pub const TABLE_VERSION: u32 = 1 << 16;
 /// AXICLK in MHz: a simulator constant (not measured on a card).
@@ -205,11 +202,17 @@ impl ArcState {
 
     /// A host write of `value` to ARC NoC address `addr` at cycle `now`: a queue word the host
     /// owns, or `ARC_MISC_CNTL` (the IRQ bit serves every queue). Anything else is refused.
-    pub fn write(&mut self, now: u64, addr: u64, value: u32) -> Result<(), SimError> {
+    pub fn write(
+        &mut self,
+        cfg: &SimConfig,
+        now: u64,
+        addr: u64,
+        value: u32,
+    ) -> Result<(), SimError> {
         if addr == msg::ARC_MISC_CNTL {
             if value & msg::ARC_MISC_CNTL_IRQ != 0 {
                 for q in 0..QUEUES {
-                    self.drain(now, q);
+                    self.drain(now + cfg.aiclk_ramp_cycles, q);
                 }
             }
             return Ok(());
@@ -238,8 +241,9 @@ impl ArcState {
         }
     }
 
-    /// Answers every request of queue `q`, as ARC firmware does on the interrupt.
-    fn drain(&mut self, now: u64, q: u32) {
+    /// Answers every request of queue `q`, as ARC firmware does on the interrupt; a busy clock
+    /// asked for shows from cycle `busy_at`.
+    fn drain(&mut self, busy_at: u64, q: u32) {
         let base = ((QUEUE_BASE - QUEUE_CONTROL + q * QUEUE_BYTES) / 4) as usize;
         let n = QUEUE_ENTRIES;
         let word = |k: u32| base + k as usize;
@@ -257,7 +261,7 @@ impl ArcState {
             let status = match code {
                 msg::code::NOP => 0,
                 msg::code::AICLK_GO_BUSY => {
-                    self.busy_from = Some(now + AICLK_RAMP_CYCLES);
+                    self.busy_from = Some(busy_at);
                     0
                 }
                 msg::code::AICLK_GO_LONG_IDLE => {
@@ -313,9 +317,9 @@ mod tests {
         let n = QUEUE_ENTRIES;
         let wptr = a.read(cfg, now, base).unwrap();
         let slot = base + (msg::HEADER_BYTES + (wptr % n) * msg::ENTRY_BYTES) as u64;
-        a.write(now, slot, code).unwrap();
-        a.write(now, base, (wptr + 1) % (2 * n)).unwrap();
-        a.write(now, msg::ARC_MISC_CNTL, msg::ARC_MISC_CNTL_IRQ)
+        a.write(cfg, now, slot, code).unwrap();
+        a.write(cfg, now, base, (wptr + 1) % (2 * n)).unwrap();
+        a.write(cfg, now, msg::ARC_MISC_CNTL, msg::ARC_MISC_CNTL_IRQ)
             .unwrap();
         let rptr = a.read(cfg, now, base + 4).unwrap();
         assert_ne!(
@@ -325,13 +329,16 @@ mod tests {
         );
         let resp = base + (msg::HEADER_BYTES + (n + rptr % n) * msg::ENTRY_BYTES) as u64;
         let word = a.read(cfg, now, resp).unwrap();
-        a.write(now, base + 4, (rptr + 1) % (2 * n)).unwrap();
+        a.write(cfg, now, base + 4, (rptr + 1) % (2 * n)).unwrap();
         word
     }
 
     #[test]
     fn the_queue_answers_messages_and_the_clock_follows_go_busy() {
-        let cfg = SimConfig::default();
+        let cfg = SimConfig {
+            aiclk_ramp_cycles: 13_500,
+            ..SimConfig::default()
+        };
         let mut a = ArcState::new();
         assert_eq!(a.read(&cfg, 0, msg::SCRATCH_RAM_11), Some(QUEUE_CONTROL));
         assert_eq!(a.read(&cfg, 0, QUEUE_CONTROL as u64), Some(QUEUE_BASE));
@@ -342,8 +349,8 @@ mod tests {
             send(&mut a, &cfg, 100, q, msg::code::AICLK_GO_BUSY) & 0xFF,
             0
         );
-        assert_eq!(a.aiclk_mhz(&cfg, 100 + AICLK_RAMP_CYCLES - 1), 800);
-        assert_eq!(a.aiclk_mhz(&cfg, 100 + AICLK_RAMP_CYCLES), 1350);
+        assert_eq!(a.aiclk_mhz(&cfg, 100 + 13_500 - 1), 800);
+        assert_eq!(a.aiclk_mhz(&cfg, 100 + 13_500), 1350);
         assert_eq!(send(&mut a, &cfg, 0, q, 0x99) & 0xFF, 0xFF, "unknown code");
         // Around the ring more than twice: the pointers wrap at 2n.
         for _ in 0..20 {
@@ -361,7 +368,7 @@ mod tests {
             TABLE_ADDR as u64,
         ] {
             assert!(
-                matches!(a.write(0, addr, 1), Err(SimError::BadBar(m)) if m.contains("read-only")),
+                matches!(a.write(&cfg, 0, addr, 1), Err(SimError::BadBar(m)) if m.contains("read-only")),
                 "{addr:#x}"
             );
         }

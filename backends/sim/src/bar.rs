@@ -240,8 +240,8 @@ impl Bars {
                 // the IRQ serves the queues at once.
                 let now = w.now;
                 for (a, c) in words(addr, len)?.zip(data.chunks_exact(4)) {
-                    w.arc
-                        .write(now, a, u32::from_le_bytes([c[0], c[1], c[2], c[3]]))?;
+                    let v = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                    w.arc.write(&w.cfg, now, a, v)?;
                 }
                 return Ok(Vec::new());
             }

@@ -58,6 +58,11 @@ pub struct SimConfig {
     /// The firmware cores' cost rule (`Sim::spawn_firmware`): cycles per instruction and per
     /// access, from the Blackhole ISA documentation (`riscv::Cost`).
     pub core_cost: Cost,
+    /// Cycles from the ARC message `AICLK_GO_BUSY` until ARC telemetry reports the busy clock
+    /// (`arc`). Default 0: at once, so a host's open lets no device time pass and a run's
+    /// figures do not depend on it. A card's ramp is not modelled; a test sets one to make the
+    /// host wait for the clock.
+    pub aiclk_ramp_cycles: u64,
 }
 
 /// When the simulator reads a NoC write's source bytes. The hardware may read them at any time
@@ -94,6 +99,7 @@ impl Default for SimConfig {
             late_core_stores: false,
             source_read: SourceRead::Departure,
             core_cost: Cost::default(),
+            aiclk_ramp_cycles: 0,
         }
     }
 }

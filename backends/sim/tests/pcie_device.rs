@@ -218,7 +218,7 @@ fn the_telemetry_table_gives_the_harvest_mask_clocks_and_translation_back() {
 #[test]
 fn the_arc_message_queue_raises_aiclk() {
     use parc::msg;
-    let mut s = Sim::new(SimConfig::default());
+    let mut s = with(|c| c.aiclk_ramp_cycles = 13_500);
     let scratch = window(&mut s, 20, uni((8, 0), 0, Strict), parc::SCRATCH_RAM_2);
     let qcb = r32(
         &mut s,
@@ -255,7 +255,7 @@ fn the_arc_message_queue_raises_aiclk() {
     let resp = queue + (msg::HEADER_BYTES + (entries + rptr % entries) * msg::ENTRY_BYTES) as u64;
     assert_eq!(r32(&mut s, at(resp)).unwrap() & 0xFF, 0);
     assert_eq!(telemetry(&mut s, (8, 0))[&tag::AICLK], 800, "still ramping");
-    s.advance(arc::AICLK_RAMP_CYCLES);
+    s.advance(13_500);
     assert_eq!(telemetry(&mut s, (8, 0))[&tag::AICLK], 1350);
 }
 

@@ -1,0 +1,75 @@
+//! The open sequence over the simulated card: ARC ready, DRAM trained, AICLK raised through
+//! the ARC message queue and seen in telemetry, before the window plan; and a later message
+//! through the same queue.
+
+#![cfg(feature = "sim")]
+
+use blackhole_pac::arc::{msg, tag};
+use komorebi_pcie::PcieError;
+use komorebi_pcie::arc::{self, MessageQueue};
+use komorebi_pcie::card::{Card, CardOptions};
+use komorebi_pcie::sim::{SimBar, SimBarOptions};
+use komorebi_sim::{Sim, SimConfig};
+
+/// A simulated card whose AICLK reaches the busy clock 10 µs after `AICLK_GO_BUSY`.
+fn open() -> Card<SimBar> {
+    let sim = Sim::new(SimConfig {
+        aiclk_ramp_cycles: 13_500,
+        ..SimConfig::default()
+    });
+    Card::open(
+        SimBar::new(sim, SimBarOptions::default()),
+        CardOptions::default(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn open_raises_aiclk_with_one_message_and_waits_for_telemetry() {
+    let mut card = open();
+    let id = card.identity();
+    assert!(id.clock_raised, "{id:?}");
+    assert_eq!(id.clock_note, None);
+    assert_eq!(card.aiclk_mhz(), 1350);
+    assert!(card.notes().is_empty(), "{:?}", card.notes());
+    // Telemetry read at open still shows the idle clock: it was read before the message.
+    assert_eq!(card.telemetry().get(tag::AICLK), Some(800));
+    let sim = card.bar_mut().sim();
+    assert_eq!(sim.arc_answered(), 1, "exactly AICLK_GO_BUSY");
+    // The host waited the ramp out in device time (a poll is 1350 cycles).
+    assert!(sim.now() >= 13_500, "{}", sim.now());
+}
+
+#[test]
+fn with_the_default_configuration_the_open_lets_no_device_time_pass() {
+    // The clock shows busy at once, so a run's figures do not depend on the open.
+    let sim = Sim::new(SimConfig::default());
+    let mut card = Card::open(
+        SimBar::new(sim, SimBarOptions::default()),
+        CardOptions::default(),
+    )
+    .unwrap();
+    assert!(card.identity().clock_raised);
+    assert_eq!(card.bar_mut().sim().now(), 0);
+}
+
+#[test]
+fn a_later_message_uses_the_same_queue_and_an_unknown_code_is_a_typed_error() {
+    let card = open();
+    let q = MessageQueue::locate(&card, msg::APPLICATION_QUEUE).unwrap();
+    let timeout = CardOptions::default().open.arc_message;
+    let r = q.send(&card, msg::code::NOP, &[1, 2, 3], timeout).unwrap();
+    assert_eq!((r.status, r.value), (0, 0));
+    let e = q.send(&card, 0x99, &[], timeout).unwrap_err();
+    assert!(
+        matches!(&e, PcieError::ArcMessage { code: 0x99, why } if why.contains("does not know")),
+        "{e}"
+    );
+    // The idle message lowers the clock telemetry reports; busy brings it back.
+    q.send(&card, msg::code::AICLK_GO_LONG_IDLE, &[], timeout)
+        .unwrap();
+    let t = komorebi_pcie::telemetry::Telemetry::read(&card).unwrap();
+    assert_eq!(t.get(tag::AICLK), Some(800));
+    let out = arc::raise_aiclk(&card, &CardOptions::default().open).unwrap();
+    assert_eq!((out.raised, out.aiclk_mhz), (true, 1350));
+}
