@@ -86,7 +86,6 @@ pub fn devices() -> Devices {
 
 #[cfg(target_os = "linux")]
 fn row(node: komorebi_pcie::kmd::DeviceNode) -> DeviceRow {
-    use komorebi_pcie::Bar as _;
     use komorebi_pcie::card::{Card, CardOptions};
     let mut row = DeviceRow {
         path: node.path.clone(),
@@ -101,10 +100,10 @@ fn row(node: komorebi_pcie::kmd::DeviceNode) -> DeviceRow {
     if row.error.is_some() {
         return row;
     }
-    let opened = komorebi_pcie::kmd::KmdBar::open(&node.path).and_then(|bar| {
-        let id = bar.identity().clone();
-        Card::open(bar, CardOptions::default()).map(|card| (id, card))
-    });
+    // The card's identity: what raising AICLK at open came to, not only the driver's part.
+    let opened = komorebi_pcie::kmd::KmdBar::open(&node.path)
+        .and_then(|bar| Card::open(bar, CardOptions::default()))
+        .map(|card| (card.identity(), card));
     match opened {
         Ok((id, card)) => {
             let (ma, mi, pa) = id.driver_version;

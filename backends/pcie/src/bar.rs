@@ -103,4 +103,19 @@ pub trait Bar {
     /// Lets the device run while the host waits: a short sleep on a card, some cycles of
     /// virtual time on the simulator. Returns the host's estimate of device cycles that passed.
     fn pass_time(&mut self) -> u64;
+
+    /// Asks the driver to write `value` to NoC address `addr` of the tile a window would target
+    /// as `target`, on NoC 0, when this process's handle on the device is released, however
+    /// the process ends (tt-kmd's SET_NOC_CLEANUP, 2.2.0 and later; one 32-bit write, the
+    /// last one asked for). `Ok(true)`: registered; `Ok(false)`: there is no driver to do it
+    /// (the simulators, the default).
+    fn arm_release_write(
+        &mut self,
+        target: (u8, u8),
+        addr: u64,
+        value: u32,
+    ) -> Result<bool, PcieError> {
+        let _ = (target, addr, value);
+        Ok(false)
+    }
 }

@@ -289,10 +289,15 @@ impl<B: Bar> Card<B> {
         self.identity.clone()
     }
 
-    /// What the open found worth saying without failing (DRAM training that could not be
-    /// checked, ...).
+    /// What the open (and the boot) found worth saying without failing (DRAM training that
+    /// could not be checked, no release write, ...).
     pub fn notes(&self) -> &[String] {
         &self.notes
+    }
+
+    /// Adds a note to [`Card::notes`].
+    pub(crate) fn note(&mut self, note: String) {
+        self.notes.push(note);
     }
 
     /// The harvest mask ARC reports.

@@ -22,6 +22,12 @@
 //! 5. A read back on every tile, then BRISC, NCRISC and TRISC0 released.
 //! 6. A bounded wait until every tile's three boot words say the kernels came up; the error
 //!    names every tile that did not, with what its boot words showed.
+//! 7. The driver is asked to set the first tile's stop word when this process's device handle
+//!    is released, however the process ends ([`Bar::arm_release_write`], tt-kmd's
+//!    SET_NOC_CLEANUP: one 32-bit write). A command that tile is running then gives up at once
+//!    and the tiles waiting on it within their wait limit, so a crashed host leaves no
+//!    broadcast running; an idle tile ignores the flag, and the next boot clears it. A driver
+//!    without it (before 2.2.0) is a note in [`Card::notes`], not an error (decisions D19).
 
 use std::time::{Duration, Instant};
 
@@ -330,7 +336,26 @@ pub fn boot<B: Bar>(
         card.write_reg(t, SOFT_RESET_ADDR, v & !started)?;
     }
     // 6. Wait for the boot words.
-    wait_up(card, &tiles, &logical, options.timeout)
+    wait_up(card, &tiles, &logical, options.timeout)?;
+    // 7. A stop at release.
+    arm_stop_on_release(card, &tiles)
+}
+
+/// Step 7 of [`boot`]: the first tile's stop word, written by the driver at release.
+fn arm_stop_on_release<B: Bar>(card: &mut Card<B>, tiles: &[Noc0Xy]) -> Result<(), PcieError> {
+    let Some(&first) = tiles.first() else {
+        return Ok(());
+    };
+    let target = card.target(first)?;
+    let addr = (abi::CONTROL_BASE + abi::STOP) as u64;
+    match card.bar_mut().arm_release_write(target, addr, 1) {
+        Ok(_) => Ok(()),
+        Err(e @ (PcieError::Gone { .. } | PcieError::Hung { .. })) => Err(e),
+        Err(e) => {
+            card.note(format!("no stop of NoC0 {:?} at release: {e}", first.get()));
+            Ok(())
+        }
+    }
 }
 
 fn boot_states<B: Bar>(card: &Card<B>, tile: Noc0Xy) -> Result<[BootState; 3], PcieError> {

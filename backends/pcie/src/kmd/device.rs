@@ -281,6 +281,25 @@ impl Bar for KmdBar {
         map.read32((offset - base) as usize).ok_or(unmapped)
     }
 
+    /// SET_NOC_CLEANUP on this fd: the driver writes `value` at `addr` of `target` when the fd
+    /// is released (after the last window holding it is dropped). [`PcieError::DriverLacks`]
+    /// on tt-kmd before 2.2.0.
+    fn arm_release_write(
+        &mut self,
+        target: (u8, u8),
+        addr: u64,
+        value: u32,
+    ) -> Result<bool, PcieError> {
+        let arg = super::open::noc_cleanup_arg(target, addr, value)?;
+        super::open::set_noc_cleanup(
+            &self.identity.path,
+            self.fd.as_fd(),
+            self.identity.driver_version,
+            arg,
+        )?;
+        Ok(true)
+    }
+
     /// Sleeps [`PASS_TIME_SLEEP`] (1 µs asked; Linux timer slack makes it typically 50 µs or
     /// more) and returns the host time that really passed as AICLK cycles at the busy clock,
     /// [`AICLK_BUSY_MHZ`]: an estimate, exact only if the clock really is at 1350 MHz.
@@ -479,6 +498,61 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn the_release_write_is_gated_on_tt_kmd_2_2() {
+        let (mut bar, _w, _regs, _tlb) = fake();
+        bar.identity.driver_version = (2, 1, 0);
+        let e = bar.arm_release_write((1, 2), 0x4010, 1).unwrap_err();
+        assert_eq!(
+            e,
+            PcieError::DriverLacks {
+                path: "fake".into(),
+                feature: "SET_NOC_CLEANUP",
+                needed: (2, 2, 0),
+                found: (2, 1, 0),
+            }
+        );
+        assert!(
+            e.to_string()
+                .contains("needs tt-kmd 2.2.0 or later; this driver is 2.1.0")
+        );
+        // From 2.2.0 the ioctl is reached, which a regular file refuses.
+        bar.identity.driver_version = (2, 2, 0);
+        assert!(matches!(
+            bar.arm_release_write((1, 2), 0x4010, 1),
+            Err(PcieError::Ioctl {
+                ioctl: "SET_NOC_CLEANUP",
+                ..
+            })
+        ));
+        // A bad target is refused before either.
+        for (t, a) in [((64, 2), 0x4010), ((1, 2), 0x4012)] {
+            assert!(matches!(
+                bar.arm_release_write(t, a, 1),
+                Err(PcieError::Target { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn the_release_write_argument_is_the_driver_s_32_bytes() {
+        let arg =
+            super::super::open::noc_cleanup_arg((17, 12), 0x1_2345_6788, 0xDEAD_BEEF).unwrap();
+        // SAFETY: SetNocCleanup is `#[repr(C)]`, 32 bytes with no padding (layout tests), and
+        // every bit pattern of its integer fields is a valid byte; the slice lives no longer
+        // than `arg`.
+        let bytes =
+            unsafe { std::slice::from_raw_parts((&raw const arg).cast::<u8>(), size_of_val(&arg)) };
+        let mut want = Vec::new();
+        want.extend_from_slice(&32u32.to_le_bytes()); // argsz
+        want.extend_from_slice(&0u32.to_le_bytes()); // flags
+        want.extend_from_slice(&[1, 17, 12, 0]); // enabled, x, y, noc
+        want.extend_from_slice(&0u32.to_le_bytes()); // reserved0
+        want.extend_from_slice(&0x1_2345_6788u64.to_le_bytes()); // addr
+        want.extend_from_slice(&0xDEAD_BEEFu64.to_le_bytes()); // data (low 32 bits used)
+        assert_eq!(bytes, &want[..]);
     }
 
     #[test]

@@ -152,6 +152,59 @@ fn raise_aiclk(
     }
 }
 
+/// SET_NOC_CLEANUP's argument for a write of `value` at `addr` of `target` (NoC 0), checked
+/// as the driver checks it (coordinates, alignment), since the driver answers a bad one with a
+/// bare `EINVAL`. Coordinates above 63 fit no NoC (the driver itself allows 64).
+pub(super) fn noc_cleanup_arg(
+    target: (u8, u8),
+    addr: u64,
+    value: u32,
+) -> Result<sys::SetNocCleanup, PcieError> {
+    let (x, y) = target;
+    if x > 63 || y > 63 || addr % 4 != 0 {
+        return Err(PcieError::Target {
+            what: format!("a release write to ({x}, {y}) at {addr:#x}"),
+            why: "needs coordinates 0..=63 and a 4-byte aligned address".into(),
+        });
+    }
+    Ok(sys::SetNocCleanup {
+        enabled: 1,
+        x,
+        y,
+        noc: 0,
+        addr,
+        data: u64::from(value),
+        ..sys::SetNocCleanup::default()
+    })
+}
+
+/// Registers `arg` with SET_NOC_CLEANUP on `fd`, if the driver (`version`) has it:
+/// [`PcieError::DriverLacks`] before 2.2.0, without reaching the ioctl.
+pub(super) fn set_noc_cleanup(
+    path: &str,
+    fd: BorrowedFd<'_>,
+    version: (u8, u8, u8),
+    mut arg: sys::SetNocCleanup,
+) -> Result<(), PcieError> {
+    if version < sys::since::SET_NOC_CLEANUP {
+        return Err(PcieError::DriverLacks {
+            path: path.to_string(),
+            feature: "SET_NOC_CLEANUP",
+            needed: sys::since::SET_NOC_CLEANUP,
+            found: version,
+        });
+    }
+    arg.argsz = std::mem::size_of::<sys::SetNocCleanup>() as u32;
+    // SAFETY: `fd` was identified as tt-kmd by GET_DRIVER_INFO at open (or rejects the code);
+    // `arg.argsz` is exactly its own size.
+    unsafe { sys::set_noc_cleanup(fd, &mut arg) }.map_err(|e| match e {
+        Errno::NODEV => PcieError::Gone {
+            path: path.to_string(),
+        },
+        e => super::errno::ioctl_error(path, "SET_NOC_CLEANUP", e),
+    })
+}
+
 /// The device's sysfs directory: `/sys/class/tenstorrent/tenstorrent!N` when the node's real
 /// name is `N`, else the character device's own directory.
 fn sysfs_dir(path: &Path, fd: BorrowedFd<'_>) -> Option<PathBuf> {
@@ -200,6 +253,11 @@ impl KmdBar {
     /// for the busy clock on tt-kmd 2.6.0 and later (when it cannot, `clock_raised` is false
     /// and `clock_note` says why), and the firmware bundle version from sysfs. `ENODEV` at any
     /// step is [`Gone`](PcieError::Gone).
+    ///
+    /// No release write (SET_NOC_CLEANUP) is registered here: it would land in a tile's L1 at
+    /// every close, also when the card was opened only to be listed while another process ran
+    /// on it. `firmware::boot` arms it once komorebi's firmware owns the tiles
+    /// ([`Bar::arm_release_write`](crate::Bar::arm_release_write); decisions D19).
     pub fn open(path: impl AsRef<Path>) -> Result<Self, PcieError> {
         let path = path.as_ref();
         let p = path.display().to_string();
