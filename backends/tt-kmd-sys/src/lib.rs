@@ -46,8 +46,13 @@
 //! GET_DRIVER_INFO returns two things: `driver_version`, the **ioctl API version**, and (since
 //! tt-kmd 2.0.0) the driver's semantic version in `driver_version_{major,minor,patch}`.
 //!
-//! * **Refuse API < 2.** Version 2 came with tt-kmd 2.0.0 and is the first with the current TLB
-//!   ioctl layout working (1.32..1.34 had an older or buggy TLB ABI under API 1). tt-umd
+//! * **Refuse API < 2.** The TLB ioctls first appeared in ttkmd-1.32 (tt-kmd 377d1f2) with
+//!   another layout (`allocate_tlb_out {u32 id; u64 uc; u64 wc}`, `u32` coordinates in
+//!   `noc_tlb_config`); the current padded layout is from ttkmd-1.34 (5585b41, "Explicitly pad
+//!   structs and reserve space"), while `TENSTORRENT_DRIVER_VERSION` still said 1. API version 2
+//!   arrived in ttkmd-2.0.0 (24401a3, "Driver version 1.33 had a bug in the implementation of
+//!   the tlb allocation API, which required an API breaking change to fix in 1.34"). So API 1
+//!   names three TLB ABIs (none, 1.32's, 1.34's) and only API >= 2 tells the current one. tt-umd
 //!   (`KMD_MINIMUM_VERSION 2.0.0`) and luwen refuse older drivers too. Every struct here is the
 //!   API-2 layout.
 //! * **Gate individual features on the semantic version**, with the constants of [`since`]:

@@ -40,9 +40,12 @@
 //!   compute popped block `b - window`), and the sender multicasts block `b` only once every
 //!   receiver said so: a block never lands on a page its compute has not popped.
 //! * Strictly serial per block, as tt-metal's kernels: the sender issues block `b + 1`'s reads
-//!   only after block `b`'s flag (`reserve` comes after `handshake` returned). The sender's flush
-//!   (`writes_sent`) between data and flag is the one tt-metal makes on Blackhole; it also lets
-//!   the flag's source change only once the previous flag left.
+//!   only after block `b`'s flag (`reserve` comes after `handshake` returned). The sender flushes
+//!   (`writes_sent`) between data and flag where tt-metal flushes on Blackhole
+//!   (`noc_async_writes_flushed`, which compares `NIU_MST_NONPOSTED_WR_REQ_SENT` with its count
+//!   of writes issued; komorebi's `writes_sent` waits for `NIU_MST_WRITE_REQS_OUTGOING_ID(0)`
+//!   instead, decisions D12); it also lets the flag's source change only once the previous flag
+//!   left.
 //! * A receiver's ready write changes the marker source only once `writes_sent` says its
 //!   previous write left, and is an ordinary NoC write (never an inline write).
 //! * Every call gives up within one wait limit, or on the stop flag, and records the first
