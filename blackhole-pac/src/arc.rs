@@ -78,8 +78,8 @@ pub const HUNG_READ: u32 = 0xFFFF_FFFF;
 ///
 /// `SCRATCH_RAM_11` holds the ARC address of the queue control block: a u64 with the first
 /// queue's address in bits 31:0, entries per queue in bits 39:32 and the number of queues in
-/// bits 47:40. Each queue is a [`HEADER_BYTES`] header, then `n` request entries, then `n`
-/// response entries, [`ENTRY_BYTES`] each. The pointers wrap at `2 n`, so that a full queue
+/// bits 47:40. Each queue is a [`msg::HEADER_BYTES`] header, then `n` request entries, then `n`
+/// response entries, [`msg::ENTRY_BYTES`] each. The pointers wrap at `2 n`, so that a full queue
 /// (`wptr - rptr == n`) differs from an empty one.
 pub mod msg {
     /// `SCRATCH_RAM_11`: the ARC address of the queue control block.
