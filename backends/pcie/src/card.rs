@@ -285,6 +285,11 @@ impl<B: Bar> Card<B> {
         self.bar.borrow_mut().pass_time()
     }
 
+    /// The BARs, for what only the backend knows.
+    pub fn bar(&self) -> std::cell::Ref<'_, B> {
+        self.bar.borrow()
+    }
+
     /// The BARs, for what only the backend knows (the simulator behind them).
     pub fn bar_mut(&mut self) -> &mut B {
         self.bar.get_mut()
