@@ -292,6 +292,23 @@ impl BroadcastConfig {
                 ));
             }
         }
+        if !self.device.in_process() {
+            if let Some(f) = self.faults.iter().find(|f| {
+                matches!(f.kind, super::faults::FaultKind::DropMarker | super::faults::FaultKind::DropValid)
+            }) {
+                return Err(flag(
+                    "--fault",
+                    format!(
+                        "{} with --device {}: it drops a NoC transaction inside the simulator; \
+                         the host of ttsim or a card cannot drop one (allowed: --device sim or \
+                         pcie-sim; on ttsim and a card: stall-dm, stall-compute, \
+                         stall-sender-compute, bad-words, host-stop)",
+                        f.kind.name(),
+                        self.device
+                    ),
+                ));
+            }
+        }
         match (&self.device, self.exec) {
             (DeviceChoice::Sim, Exec::Firmware) => {
                 return Err(flag(
