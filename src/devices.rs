@@ -126,13 +126,11 @@ pub fn ttsim_devices(library: &std::path::Path) -> Devices {
                     firmware_bundle: None,
                     error: None,
                 };
-                let opened =
-                    TtsimBar::open(process.clone(), chip, TtsimBarOptions::default()).and_then(
-                        |bar| {
-                            let id = bar.identity().clone();
-                            Card::open(bar, CardOptions::default()).map(|card| (id, card))
-                        },
-                    );
+                let opened = TtsimBar::open(process.clone(), chip, TtsimBarOptions::default())
+                    .and_then(|bar| {
+                        let id = bar.identity().clone();
+                        Card::open(bar, CardOptions::default()).map(|card| (id, card))
+                    });
                 match opened {
                     Ok((id, card)) => {
                         row.pci_address = Some(id.pci_address);

@@ -285,9 +285,11 @@ impl CoreBus {
             }
             // At the NIU's base + 0x60 only (ISA `NoC/MemoryMap.md`): the other command
             // buffers' blocks have no such register, and a write there is refused below.
-            Reg::Cmd { noc, buf: 0, offset }
-                if offset as usize == niu::NOC_CLEAR_OUTSTANDING_REQ_CNT =>
-            {
+            Reg::Cmd {
+                noc,
+                buf: 0,
+                offset,
+            } if offset as usize == niu::NOC_CLEAR_OUTSTANDING_REQ_CNT => {
                 // A mask of the transaction ids whose `NIU_MST_REQS_OUTSTANDING_ID` to zero.
                 let niu = &mut w.tiles[self.tile as usize].niu[noc as usize];
                 for (id, count) in niu.reads_outstanding.iter_mut().enumerate() {

@@ -334,11 +334,8 @@ pub fn run_dispatched(
         Vec::new()
     };
     let cfg2 = cfg.clone();
-    let closed = target.with_session(move |s| {
-        summary
-            .close(s, &cfg2, start, extra)
-            .map(|()| summary)
-    })?;
+    let closed =
+        target.with_session(move |s| summary.close(s, &cfg2, start, extra).map(|()| summary))?;
     let mut summary = closed?;
     summary.dispatch = Some(result.summary);
     Ok(summary)

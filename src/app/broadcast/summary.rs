@@ -305,10 +305,7 @@ impl std::fmt::Display for BroadcastSummary {
         writeln!(
             f,
             "    wait {}:    A {}, W {} ({} cores spent waiting inside broadcast calls, summed over every core and job: cores wait at once, so this exceeds the run's)",
-            unit,
-            self.wait_cycles[0],
-            self.wait_cycles[1],
-            unit
+            unit, self.wait_cycles[0], self.wait_cycles[1], unit
         )?;
         for v in &self.violations {
             writeln!(f, "  VIOLATION: {v}")?;

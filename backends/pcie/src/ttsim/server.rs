@@ -47,7 +47,12 @@ fn entries(lib: &libloading::Library) -> Result<Entries, String> {
         // (the server keeps it loaded until it ends).
         unsafe { lib.get::<T>(name.as_bytes()) }
             .map(|s| *s)
-            .map_err(|e| format!("has no `{name}`, so it is not a libttsim: {}", with_source(&e)))
+            .map_err(|e| {
+                format!(
+                    "has no `{name}`, so it is not a libttsim: {}",
+                    with_source(&e)
+                )
+            })
     }
     // SAFETY: each type is the signature ttsim's `libttsim.cpp` declares for the symbol.
     unsafe {
@@ -99,9 +104,11 @@ pub fn serve(library: &Path) -> u8 {
 
 fn serve_or_say(library: &Path) -> Result<(), String> {
     if std::env::var_os("TTSIM_SEMIHOSTING").is_some() {
-        return Err("TTSIM_SEMIHOSTING is set: the server runs ttsim without semihosting, \
+        return Err(
+            "TTSIM_SEMIHOSTING is set: the server runs ttsim without semihosting, \
                     which would let the simulated program end this process"
-            .into());
+                .into(),
+        );
     }
     let replies = split_stdout()?;
     // SAFETY: loading runs the library's initializers; ttsim's do not start threads or touch
