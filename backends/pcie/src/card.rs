@@ -19,7 +19,8 @@
 //! # Coordinates
 //! When the PCIe NIU's `NIU_CFG_0` bit 14 is set (the production default) every window
 //! target is a translated coordinate, through [`blackhole_pac::translate`]; the harvest mask
-//! it needs comes from ARC telemetry (tag 34), never from a default.
+//! it needs comes from ARC telemetry (tag 34; a table without it enables every column, as
+//! tt-umd reads it).
 //!
 //! # Hung devices
 //! A read of 0xFFFF_FFFF where the value cannot be that (wall clock high half, registers,
@@ -160,10 +161,7 @@ impl<B: Bar> Card<B> {
         // A table without ENABLED_TENSIX_COL (firmware from before column harvesting was
         // reported, or ttsim, which harvests nothing) means every column is enabled: tt-umd
         // reads a missing tag as an empty harvest mask (`BlackholeTTDevice::get_chip_info`).
-        card.harvest = card
-            .telemetry
-            .get(tag::ENABLED_TENSIX_COL)
-            .map_or(HarvestMask::NONE, HarvestMask::from_enabled_tensix_col);
+        card.harvest = card.telemetry.harvest();
         if let Some(mhz) = card.telemetry.get(tag::AICLK) {
             card.aiclk_mhz = mhz;
         }
