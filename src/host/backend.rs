@@ -253,7 +253,11 @@ pub fn ttsim_server() -> Result<PathBuf, PcieError> {
         why: format!("cannot find this program's own path: {e}"),
     })?;
     let dirs: Vec<PathBuf> = exe.ancestors().skip(1).take(2).map(PathBuf::from).collect();
-    let found = || dirs.iter().map(|d| d.join(SERVER_NAME)).find(|p| p.is_file());
+    let found = || {
+        dirs.iter()
+            .map(|d| d.join(SERVER_NAME))
+            .find(|p| p.is_file())
+    };
     if let Some(p) = found() {
         return Ok(p);
     }
@@ -285,7 +289,10 @@ pub fn ttsim_server() -> Result<PathBuf, PcieError> {
 fn build_server_beside(exe: &std::path::Path) -> bool {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut dir = exe.parent();
-    if dir.and_then(|d| d.file_name()).is_some_and(|n| n == "examples" || n == "deps") {
+    if dir
+        .and_then(|d| d.file_name())
+        .is_some_and(|n| n == "examples" || n == "deps")
+    {
         dir = dir.and_then(|d| d.parent());
     }
     let (Some(profile_dir), true) = (dir, root.join("Cargo.toml").is_file()) else {

@@ -14,7 +14,8 @@
 //!
 //! A window is reprogrammed only after a store fence and, if anything was written through it,
 //! a read back of the last word written, so no posted write is in flight when it moves
-//! (tt-kmd #286).
+//! (tt-kmd #286). Before any window is used, under translation, every tile's `NOC_ID_LOGICAL`
+//! is read back through a window to its translated coordinates and must name them.
 //!
 //! # Coordinates
 //! When the PCIe NIU's `NIU_CFG_0` bit 14 is set (the production default) every window
@@ -169,7 +170,39 @@ impl<B: Bar> Card<B> {
             .noc_id_translate_en()
             .then(|| Translation::new(card.harvest));
         card.plan_windows()?;
+        card.check_tiles()?;
         Ok(card)
+    }
+
+    /// Under translation, reads every tile's `NOC_ID_LOGICAL` (the translated coordinates the
+    /// ARC firmware gave it) through a window targeting its translated coordinates, before any
+    /// window is used: a harvest mask that does not match the chip would otherwise put every
+    /// later access on the wrong tile (a check tt-kmd's own tests make, `test/tlbs.cpp`
+    /// `VerifyTensixNodeIdsBlackhole`). Without translation there is nothing to compare.
+    fn check_tiles(&self) -> Result<(), PcieError> {
+        if self.translation.is_none() {
+            return Ok(());
+        }
+        for (&p, tile) in &self.tiles {
+            let w = self.read_reg(p, tensix::NOC_ID_LOGICAL_ADDR)?;
+            let w = self.check_alive(w, || format!("NOC_ID_LOGICAL of NoC0 {:?}", p.get()))?;
+            let found = ((w & 0x3F) as u8, (w >> 6 & 0x3F) as u8);
+            if found != tile.target {
+                return Err(PcieError::Target {
+                    what: format!(
+                        "the window to NoC0 {:?} (translated {:?})",
+                        p.get(),
+                        tile.target
+                    ),
+                    why: format!(
+                        "reached a tile whose NOC_ID_LOGICAL is {found:?}: the harvest mask \
+                         {:#06x} does not give this chip's translation",
+                        self.harvest.bits()
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 
     fn plan_windows(&mut self) -> Result<(), PcieError> {
