@@ -1,6 +1,6 @@
-//! `komorebi devices`: every card tt-kmd presents, with what the host can learn without
-//! loading anything (driver, PCI address, harvest mask and AICLK from ARC telemetry, firmware
-//! bundle version from sysfs).
+//! `komorebi devices`: every card tt-kmd presents, or every chip of a ttsim library, with what
+//! the host can learn without loading anything (driver, PCI address, harvest mask and AICLK
+//! from ARC telemetry, firmware bundle version from sysfs).
 //!
 //! A node that cannot be opened is listed with the reason; no node at all is an empty list.
 
@@ -81,6 +81,73 @@ pub fn devices() -> Devices {
     #[cfg(not(target_os = "linux"))]
     {
         Devices::default()
+    }
+}
+
+/// Lists every chip of the ttsim library at `library`, each opened as a card is (its
+/// telemetry read through its BARs). A server that cannot start is one row saying why.
+pub fn ttsim_devices(library: &std::path::Path) -> Devices {
+    let name = format!("ttsim:{}", library.display());
+    let unusable = |e: komorebi_pcie::PcieError| Devices {
+        devices: vec![DeviceRow {
+            path: name.clone(),
+            pci_address: None,
+            driver: None,
+            harvest: None,
+            aiclk_mhz: None,
+            clock: None,
+            firmware_bundle: None,
+            error: Some(e.to_string()),
+        }],
+    };
+    #[cfg(target_os = "linux")]
+    {
+        use komorebi_pcie::Bar as _;
+        use komorebi_pcie::card::{Card, CardOptions};
+        use komorebi_pcie::ttsim::{TtsimBar, TtsimBarOptions};
+        let process = match crate::host::backend::ttsim_process(library) {
+            Ok(p) => p,
+            Err(e) => return unusable(e),
+        };
+        let chips = match process.chips() {
+            Ok(c) => c,
+            Err(e) => return unusable(e),
+        };
+        let devices = chips
+            .into_iter()
+            .map(|chip| {
+                let mut row = DeviceRow {
+                    path: format!("{name}@{chip}"),
+                    pci_address: None,
+                    driver: Some("none (ttsim: the host programs the windows)".into()),
+                    harvest: None,
+                    aiclk_mhz: None,
+                    clock: None,
+                    firmware_bundle: None,
+                    error: None,
+                };
+                let opened = TtsimBar::open(process.clone(), chip, TtsimBarOptions::default())
+                    .and_then(|bar| {
+                        let id = bar.identity().clone();
+                        Card::open(bar, CardOptions::default()).map(|card| (id, card))
+                    });
+                match opened {
+                    Ok((id, card)) => {
+                        row.pci_address = Some(id.pci_address);
+                        row.harvest = Some(format!("{:#06x}", card.harvest().bits()));
+                        row.aiclk_mhz = Some(card.aiclk_mhz());
+                        row.clock = id.clock_note;
+                    }
+                    Err(e) => row.error = Some(e.to_string()),
+                }
+                row
+            })
+            .collect();
+        Devices { devices }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        unusable(komorebi_pcie::PcieError::Unsupported)
     }
 }
 

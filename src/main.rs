@@ -66,12 +66,17 @@ enum Command {
         #[arg(long, value_name = "sim|pcie-sim|PATH", default_value = "sim")]
         device: komorebi::app::broadcast::DeviceChoice,
     },
-    /// List every Blackhole card tt-kmd presents: path, PCI address, driver version, harvest
-    /// mask, AICLK, firmware bundle version. None found: an empty list, exit 0.
+    /// List every Blackhole card tt-kmd presents (or, with `--device ttsim[:PATH]`, every chip
+    /// of a ttsim library): path, PCI address, driver version, harvest mask, AICLK, firmware
+    /// bundle version. None found: an empty list, exit 0.
     Devices {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
+        /// List the chips of a ttsim library instead of tt-kmd's cards: `ttsim[:PATH]` (without
+        /// a path, the one `KOMOREBI_TTSIM` names).
+        #[arg(long, value_name = "ttsim[:PATH]")]
+        device: Option<komorebi::app::broadcast::DeviceChoice>,
     },
     /// Print the chip map for a harvest mask: enabled columns, logical -> NoC0/NoC1, every tile.
     Grid {
@@ -153,7 +158,19 @@ fn main() -> ExitCode {
             json,
             device,
         } => cli::explore(seeds, start, &device, json),
-        Command::Devices { json } => cli::print_report(&komorebi::devices::devices(), json),
+        Command::Devices { json, device } => match device {
+            None => cli::print_report(&komorebi::devices::devices(), json),
+            Some(komorebi::app::broadcast::DeviceChoice::Ttsim { library, .. }) => {
+                cli::print_report(&komorebi::devices::ttsim_devices(&library), json)
+            }
+            Some(other) => {
+                eprintln!(
+                    "error: --device {other}: devices lists tt-kmd's cards, or a ttsim library's \
+                     chips (allowed: --device ttsim[:PATH])"
+                );
+                ExitCode::from(2)
+            }
+        },
         Command::Inspect { flags, picture } => cli::inspect(&flags, picture.as_deref()),
         Command::Bench {
             what: BenchCommand::Noc(flags),

@@ -209,3 +209,32 @@ fn with_stores_held_as_long_as_the_hardware_may_every_marker_still_goes_out_fres
     assert!(sim.core_faults().is_empty(), "{:?}", sim.core_faults());
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
 }
+
+#[test]
+fn the_firmware_issues_no_instruction_that_ttsim_refuses_and_a_card_does_not_need() {
+    use komorebi_pcie::firmware::Firmware;
+    // ttsim stopped the firmware on `pause` (`fence w, 0`: "UnsupportedFunctionality in
+    // rv32_fence: fence_mode=0x10") and on the cycle CSRs ("read_csr: csr=0xc80"); the firmware
+    // polls without a hint and reads the tile's wall clock instead (docs/ttsim.md).
+    let images = Firmware::from_dir(&firmware()).unwrap();
+    for image in &images.images {
+        let mut words = 0;
+        for s in &image.segments {
+            for w in s.data.chunks_exact(4) {
+                let w = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                words += 1;
+                assert_ne!(w, 0x0100_000F, "{}: pause at {:#x}", image.name, s.addr);
+                // csrr* of cycle/time/instret (0xC00..0xC02) or their high halves (0xC80..).
+                let csr = w >> 20;
+                let system = w & 0x7F == 0x73 && (w >> 12) & 3 != 0;
+                assert!(
+                    !(system && matches!(csr, 0xC00..=0xC02 | 0xC80..=0xC82)),
+                    "{}: a counter CSR read ({w:#010x}) in {:#x}..",
+                    image.name,
+                    s.addr
+                );
+            }
+        }
+        assert!(words > 100, "{} has code", image.name);
+    }
+}

@@ -12,7 +12,11 @@ pub const ARC_XY: (u8, u8) = crate::grid::ARC;
 pub const ARC_APB_NOC_BASE: u64 = 0x8000_0000;
 /// ARC's APB space in BAR0, usable only when the PCIe tile in use is at NoC0 x = 11 (p100).
 pub const ARC_APB_BAR0: u32 = 0x1FF0_0000;
-/// `RESET_SCRATCH(n)` = `RESET_SCRATCH_BASE + 4 n` (ARC NoC address).
+/// The ARC reset unit's `SCRATCH_RAM(0)`: `SCRATCH_RAM(n)` = `RESET_SCRATCH_BASE + 4 n`, n < 16
+/// (ARC NoC address: APB space `0x8000_0000` + reset unit `0x3_0000` + `0x400`; tt-umd
+/// `device/api/umd/device/arch/blackhole_implementation.hpp`, `SCRATCH_RAM_0`; 16 words in ttsim
+/// `data/bh/tile_regs.json`). Despite the name, not the reset unit's `SCRATCH(n)` words, which sit
+/// at `+ 0x60` (tt-umd `ARC_RESET_SCRATCH_OFFSET`).
 pub const RESET_SCRATCH_BASE: u64 = 0x8003_0400;
 /// `SCRATCH_RAM_2`: ARC boot status; ready when `value & 7 == ARC_BOOT_READY`.
 pub const SCRATCH_RAM_2: u64 = RESET_SCRATCH_BASE + 4 * 2;

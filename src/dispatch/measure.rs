@@ -8,6 +8,8 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::host::device::ClockKind;
+
 /// One command's timestamps.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CommandTimes {
@@ -148,8 +150,11 @@ pub struct DispatchSummary {
     pub wall_ns: u64,
     /// Ready to posted.
     pub queue_wait: Distribution,
-    /// First core took it to last core reported (device time).
+    /// First core took it to last core reported: device time in ns, or a count of
+    /// [`device_clock`](Self::device_clock) when that is no time (ttsim's steps).
     pub run_time: Distribution,
+    /// What the device's clock counts.
+    pub device_clock: ClockKind,
     /// Posted to noticed by a worker.
     pub round_trip: Distribution,
     /// Request handler time.
@@ -175,8 +180,9 @@ pub(crate) struct Recorded {
 }
 
 impl Recorded {
-    /// Counts and records `times`; device cycles become nanoseconds at `aiclk_mhz`.
-    pub(crate) fn of(times: &[CommandTimes], aiclk_mhz: u32) -> Self {
+    /// Counts and records `times`; device cycles become nanoseconds at `aiclk_mhz`, or stay
+    /// counts when the device clock is no time (`None`: ttsim's steps).
+    pub(crate) fn of(times: &[CommandTimes], aiclk_mhz: Option<u32>) -> Self {
         let mut r = Self {
             commands: times.len() as u64,
             reported: 0,
@@ -189,7 +195,10 @@ impl Recorded {
             round_trip: histogram(),
             handler_time: histogram(),
         };
-        let cycles_ns = |c: u64| c.saturating_mul(1000) / aiclk_mhz.max(1) as u64;
+        let cycles_ns = |c: u64| match aiclk_mhz {
+            Some(mhz) => c.saturating_mul(1000) / mhz.max(1) as u64,
+            None => c,
+        };
         // With auto-resize on, recording fails only past u64's range: those are left out.
         for t in times {
             match t.outcome {
@@ -232,7 +241,7 @@ impl DispatchSummary {
     /// The summary of the workers' `recorded` commands (the wall time and the end-of-run counts
     /// are the caller's to fill in).
     pub(crate) fn build(recorded: &[Recorded], per_worker: Vec<WorkerStats>, depth: usize) -> Self {
-        let mut all = Recorded::of(&[], 1);
+        let mut all = Recorded::of(&[], None);
         for r in recorded {
             all.merge(r);
         }
@@ -250,6 +259,7 @@ impl DispatchSummary {
             wall_ns: 0,
             queue_wait: Distribution::from_histogram(&all.queue_wait),
             run_time: Distribution::from_histogram(&all.run_time),
+            device_clock: ClockKind::default(),
             round_trip: Distribution::from_histogram(&all.round_trip),
             handler_time: Distribution::from_histogram(&all.handler_time),
             per_worker,
@@ -284,12 +294,30 @@ impl std::fmt::Display for DispatchSummary {
             self.round_trip
         )?;
         writeln!(f, "    handler time {}", self.handler_time)?;
-        writeln!(f, "  device time (simulated cycles as time at AICLK):")?;
-        write!(
-            f,
-            "    run time     {} (first core took it -> last core reported)",
-            self.run_time
-        )?;
+        if self.device_clock.is_time() {
+            writeln!(
+                f,
+                "  device time ({} as time at AICLK):",
+                self.device_clock.unit()
+            )?;
+            write!(
+                f,
+                "    run time     {} (first core took it -> last core reported)",
+                self.run_time
+            )?;
+        } else {
+            let r = &self.run_time;
+            writeln!(
+                f,
+                "  device clock ({}: not device time, ttsim is not timed):",
+                self.device_clock.unit()
+            )?;
+            write!(
+                f,
+                "    run time     n {} p50 {} p90 {} p99 {} max {} steps (first core took it -> last core reported)",
+                r.count, r.p50, r.p90, r.p99, r.max
+            )?;
+        }
         if self.held_at_end > 0 {
             write!(
                 f,
@@ -419,11 +447,11 @@ mod tests {
             .collect();
         let (a, b) = times.split_at(377);
         let apart = DispatchSummary::build(
-            &[Recorded::of(a, 1350), Recorded::of(b, 1350)],
+            &[Recorded::of(a, Some(1350)), Recorded::of(b, Some(1350))],
             Vec::new(),
             2,
         );
-        let whole = DispatchSummary::build(&[Recorded::of(&times, 1350)], Vec::new(), 2);
+        let whole = DispatchSummary::build(&[Recorded::of(&times, Some(1350))], Vec::new(), 2);
         assert_eq!(apart, whole);
         assert_eq!(
             (whole.commands, whole.reported, whole.timed_out),

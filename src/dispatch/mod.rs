@@ -347,6 +347,7 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
         summary.wall_ns = wall_ns;
         summary.held_at_end = held;
         summary.dropped_publications = dropped;
+        summary.device_clock = self.target.clock_kind();
         Ok(DispatchResult {
             plugins,
             summary,

@@ -12,6 +12,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 
 use super::mailbox::{Mailbox, Published};
+use crate::host::device::ClockKind;
 use crate::host::session::{CommandSpec, Report, Session, SessionError, Ticket};
 
 /// Where the outcome of one posted command goes: its slot's mailbox and the command's epoch.
@@ -54,6 +55,11 @@ pub trait Target: Sync {
 
     /// The device clock's frequency in MHz (for converting device cycles to time).
     fn aiclk_mhz(&self) -> u32;
+
+    /// What the device clock counts (device time, or ttsim's steps).
+    fn clock_kind(&self) -> ClockKind {
+        ClockKind::Simulated
+    }
 }
 
 /// A device that completes every command, successfully, the moment it is posted.
@@ -97,6 +103,7 @@ pub struct SimTarget {
     requests: Option<mpsc::Sender<Request>>,
     thread: Option<JoinHandle<()>>,
     aiclk_mhz: u32,
+    clock_kind: ClockKind,
 }
 
 impl std::fmt::Debug for SimTarget {
@@ -121,7 +128,7 @@ impl SimTarget {
         F: FnOnce() -> Result<Session, SessionError> + Send + 'static,
     {
         let (tx, rx) = mpsc::channel::<Request>();
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<u32, SessionError>>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(u32, ClockKind), SessionError>>();
         let thread = std::thread::Builder::new()
             .name("komorebi-sim".into())
             .spawn(move || {
@@ -132,7 +139,8 @@ impl SimTarget {
                         return;
                     }
                 };
-                let _ = ready_tx.send(Ok(session.device().aiclk_mhz()));
+                let clock = (session.device().aiclk_mhz(), session.device().clock_kind());
+                let _ = ready_tx.send(Ok(clock));
                 device_thread(&mut session, rx, hook);
             })
             .map_err(|e| {
@@ -140,7 +148,7 @@ impl SimTarget {
                     "cannot start the simulator thread: {e}"
                 )))
             })?;
-        let aiclk_mhz = ready_rx.recv().unwrap_or_else(|_| {
+        let (aiclk_mhz, clock_kind) = ready_rx.recv().unwrap_or_else(|_| {
             Err(SessionError::Device(crate::host::device::DeviceError::new(
                 "the simulator thread ended while opening the session",
             )))
@@ -149,6 +157,7 @@ impl SimTarget {
             requests: Some(tx),
             thread: Some(thread),
             aiclk_mhz,
+            clock_kind,
         })
     }
 
@@ -203,6 +212,10 @@ impl Target for SimTarget {
 
     fn aiclk_mhz(&self) -> u32 {
         self.aiclk_mhz
+    }
+
+    fn clock_kind(&self) -> ClockKind {
+        self.clock_kind
     }
 }
 

@@ -626,7 +626,13 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         WorkerOutcome {
             held: slots().filter(|s| s.busy.is_some()).count(),
             dropped: slots().map(|s| s.mailbox.dropped()).sum(),
-            recorded: Recorded::of(&self.times, self.target.aiclk_mhz()),
+            recorded: Recorded::of(
+                &self.times,
+                self.target
+                    .clock_kind()
+                    .is_time()
+                    .then(|| self.target.aiclk_mhz()),
+            ),
             plugin: self.plugin,
             times: self.times,
             stats: self.stats,

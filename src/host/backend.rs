@@ -239,7 +239,9 @@ impl Backend {
 
 /// The ttsim server binary: [`SERVER_VAR`](komorebi_pcie::ttsim::SERVER_VAR) when set, else
 /// `komorebi-ttsim-server` next to this program or one directory up (where cargo puts it for
-/// `target/*/examples` and `target/*/deps`). The error says where it looked and how to build it.
+/// `target/*/examples` and `target/*/deps`), built there first if this program runs from this
+/// source tree's cargo target directory and it is missing. The error says where it looked and
+/// how to build it.
 #[cfg(target_os = "linux")]
 pub fn ttsim_server() -> Result<PathBuf, PcieError> {
     use komorebi_pcie::ttsim::{SERVER_NAME, SERVER_VAR};
@@ -251,9 +253,19 @@ pub fn ttsim_server() -> Result<PathBuf, PcieError> {
         why: format!("cannot find this program's own path: {e}"),
     })?;
     let dirs: Vec<PathBuf> = exe.ancestors().skip(1).take(2).map(PathBuf::from).collect();
-    for d in &dirs {
-        let p = d.join(SERVER_NAME);
-        if p.is_file() {
+    let found = || {
+        dirs.iter()
+            .map(|d| d.join(SERVER_NAME))
+            .find(|p| p.is_file())
+    };
+    if let Some(p) = found() {
+        return Ok(p);
+    }
+    // `cargo run` builds only the program it runs: build the server beside it, as
+    // `built_firmware` builds the firmware, when this program runs from a cargo target
+    // directory of this source tree.
+    if build_server_beside(&exe) {
+        if let Some(p) = found() {
             return Ok(p);
         }
     }
@@ -268,6 +280,42 @@ pub fn ttsim_server() -> Result<PathBuf, PcieError> {
                 .join(" or ")
         ),
     })
+}
+
+/// Builds the server into the cargo target directory and profile `exe` runs from
+/// (`<target>/<profile>/komorebi` or `<target>/<profile>/examples/…`); false when `exe` is not in
+/// one or the build fails (the caller then says how to build it).
+#[cfg(target_os = "linux")]
+fn build_server_beside(exe: &std::path::Path) -> bool {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dir = exe.parent();
+    if dir
+        .and_then(|d| d.file_name())
+        .is_some_and(|n| n == "examples" || n == "deps")
+    {
+        dir = dir.and_then(|d| d.parent());
+    }
+    let (Some(profile_dir), true) = (dir, root.join("Cargo.toml").is_file()) else {
+        return false;
+    };
+    let (Some(profile), Some(target)) = (
+        profile_dir.file_name().and_then(|n| n.to_str()),
+        profile_dir.parent(),
+    ) else {
+        return false;
+    };
+    // cargo's `dev` profile builds into `debug`.
+    let profile = if profile == "debug" { "dev" } else { profile };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    std::process::Command::new(cargo)
+        .args(["build", "--quiet", "--profile", profile, "--bin"])
+        .arg(komorebi_pcie::ttsim::SERVER_NAME)
+        .arg("--target-dir")
+        .arg(target)
+        .current_dir(root)
+        .env_remove("CARGO_TARGET_DIR")
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// Starts a ttsim server on `library`.

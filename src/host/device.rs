@@ -57,6 +57,36 @@ pub enum Advance {
     Idle,
 }
 
+/// What a device's clock ([`Device::now`]) counts.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClockKind {
+    /// The simulator's cycles: device time by its timing model, at its AICLK.
+    #[default]
+    Simulated,
+    /// A card's tile wall clock: device time, at the AICLK its telemetry reports.
+    Card,
+    /// ttsim's clock steps: each runs one instruction of every active core and lands every NoC
+    /// transfer at issue; ttsim is not timed, so a count of steps is no device time.
+    TtsimSteps,
+}
+
+impl ClockKind {
+    /// Whether a count of this clock is device time (and a duration at AICLK means something).
+    pub const fn is_time(self) -> bool {
+        !matches!(self, Self::TtsimSteps)
+    }
+
+    /// What one count is, in words, for reports.
+    pub const fn unit(self) -> &'static str {
+        match self {
+            Self::Simulated => "simulated cycles",
+            Self::Card => "cycles of the tile wall clock",
+            Self::TtsimSteps => "ttsim clock steps",
+        }
+    }
+}
+
 /// The host's view of one chip.
 pub trait Device {
     /// The harvest mask the chip presents.
@@ -89,6 +119,10 @@ pub trait Device {
     fn now(&self) -> u64;
     /// AICLK in MHz.
     fn aiclk_mhz(&self) -> u32;
+    /// What [`Device::now`] counts.
+    fn clock_kind(&self) -> ClockKind {
+        ClockKind::Simulated
+    }
     /// Lets the device run until `until` holds, cycle `deadline` passes, or nothing can change.
     fn advance(&mut self, deadline: u64, until: &mut dyn FnMut(&dyn Peek) -> bool) -> Advance;
     /// The simulator behind this device, if it is one (for traces, faults and statistics).

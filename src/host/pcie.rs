@@ -25,7 +25,7 @@ use komorebi_pcie::sim::{SimBar, SimBarOptions};
 use komorebi_pcie::{Bar, PcieError};
 use komorebi_sim::{Boot, Sim, SimConfig};
 
-use crate::host::device::{Advance, Device, DeviceError, Peek, spawn_kernel};
+use crate::host::device::{Advance, ClockKind, Device, DeviceError, Peek, spawn_kernel};
 
 impl From<PcieError> for DeviceError {
     fn from(e: PcieError) -> Self {
@@ -45,11 +45,16 @@ impl From<PcieError> for DeviceError {
 pub trait Behind {
     /// The simulator behind the BARs, if they are simulated.
     fn simulator(&mut self) -> Option<&mut Sim>;
+    /// What the device's clock counts.
+    fn clock_kind(&self) -> ClockKind;
 }
 
 impl Behind for SimBar {
     fn simulator(&mut self) -> Option<&mut Sim> {
         Some(self.sim_mut())
+    }
+    fn clock_kind(&self) -> ClockKind {
+        ClockKind::Simulated
     }
 }
 
@@ -58,12 +63,18 @@ impl Behind for komorebi_pcie::kmd::KmdBar {
     fn simulator(&mut self) -> Option<&mut Sim> {
         None
     }
+    fn clock_kind(&self) -> ClockKind {
+        ClockKind::Card
+    }
 }
 
 #[cfg(target_os = "linux")]
 impl Behind for komorebi_pcie::ttsim::TtsimBar {
     fn simulator(&mut self) -> Option<&mut Sim> {
         None
+    }
+    fn clock_kind(&self) -> ClockKind {
+        ClockKind::TtsimSteps
     }
 }
 
@@ -178,6 +189,9 @@ impl<B: Bar + Behind> Device for PcieDevice<B> {
     }
     fn aiclk_mhz(&self) -> u32 {
         self.card.aiclk_mhz()
+    }
+    fn clock_kind(&self) -> ClockKind {
+        self.card.bar().clock_kind()
     }
     fn advance(&mut self, deadline: u64, until: &mut dyn FnMut(&dyn Peek) -> bool) -> Advance {
         loop {

@@ -14,12 +14,14 @@
 //!
 //! A window is reprogrammed only after a store fence and, if anything was written through it,
 //! a read back of the last word written, so no posted write is in flight when it moves
-//! (tt-kmd #286).
+//! (tt-kmd #286). Before any window is used, under translation, every tile's `NOC_ID_LOGICAL`
+//! is read back through a window to its translated coordinates and must name them.
 //!
 //! # Coordinates
 //! When the PCIe NIU's `NIU_CFG_0` bit 14 is set (the production default) every window
 //! target is a translated coordinate, through [`blackhole_pac::translate`]; the harvest mask
-//! it needs comes from ARC telemetry (tag 34), never from a default.
+//! it needs comes from ARC telemetry (tag 34; a table without it enables every column, as
+//! tt-umd reads it).
 //!
 //! # Hung devices
 //! A read of 0xFFFF_FFFF where the value cannot be that (wall clock high half, registers,
@@ -176,10 +178,7 @@ impl<B: Bar> Card<B> {
         // A table without ENABLED_TENSIX_COL (firmware from before column harvesting was
         // reported, or ttsim, which harvests nothing) means every column is enabled: tt-umd
         // reads a missing tag as an empty harvest mask (`BlackholeTTDevice::get_chip_info`).
-        card.harvest = card
-            .telemetry
-            .get(tag::ENABLED_TENSIX_COL)
-            .map_or(HarvestMask::NONE, HarvestMask::from_enabled_tensix_col);
+        card.harvest = card.telemetry.harvest();
         if let Some(mhz) = card.telemetry.get(tag::AICLK) {
             card.aiclk_mhz = mhz;
         }
@@ -191,6 +190,7 @@ impl<B: Bar> Card<B> {
         }
         card.raise_clock()?;
         card.plan_windows()?;
+        card.check_tiles()?;
         Ok(card)
     }
 
@@ -209,6 +209,37 @@ impl<B: Bar> Card<B> {
             (false, Some(a), Some(b)) => Some(format!("{a}; {b}")),
             (false, a, b) => a.or(b),
         };
+        Ok(())
+    }
+
+    /// Under translation, reads every tile's `NOC_ID_LOGICAL` (the translated coordinates the
+    /// ARC firmware gave it) through a window targeting its translated coordinates, before any
+    /// window is used: a harvest mask that does not match the chip would otherwise put every
+    /// later access on the wrong tile (a check tt-kmd's own tests make, `test/tlbs.cpp`
+    /// `VerifyTensixNodeIdsBlackhole`). Without translation there is nothing to compare.
+    fn check_tiles(&self) -> Result<(), PcieError> {
+        if self.translation.is_none() {
+            return Ok(());
+        }
+        for (&p, tile) in &self.tiles {
+            let w = self.read_reg(p, tensix::NOC_ID_LOGICAL_ADDR)?;
+            let w = self.check_alive(w, || format!("NOC_ID_LOGICAL of NoC0 {:?}", p.get()))?;
+            let found = ((w & 0x3F) as u8, (w >> 6 & 0x3F) as u8);
+            if found != tile.target {
+                return Err(PcieError::Target {
+                    what: format!(
+                        "the window to NoC0 {:?} (translated {:?})",
+                        p.get(),
+                        tile.target
+                    ),
+                    why: format!(
+                        "reached a tile whose NOC_ID_LOGICAL is {found:?}: the harvest mask \
+                         {:#06x} does not give this chip's translation",
+                        self.harvest.bits()
+                    ),
+                });
+            }
+        }
         Ok(())
     }
 
@@ -333,6 +364,11 @@ impl<B: Bar> Card<B> {
     /// Lets the device run while the host waits once ([`Bar::pass_time`]).
     pub fn pass_time(&self) -> u64 {
         self.bar.borrow_mut().pass_time()
+    }
+
+    /// The BARs, for what only the backend knows.
+    pub fn bar(&self) -> std::cell::Ref<'_, B> {
+        self.bar.borrow()
     }
 
     /// The BARs, for what only the backend knows (the simulator behind them).

@@ -8,7 +8,8 @@
 
 use std::collections::BTreeMap;
 
-use blackhole_pac::arc;
+use blackhole_pac::arc::{self, tag};
+use blackhole_pac::harvest::HarvestMask;
 
 use crate::error::PcieError;
 
@@ -86,9 +87,33 @@ impl Telemetry {
         self.values.get(&tag).copied()
     }
 
+    /// The Tensix harvest mask the table reports: the columns `ENABLED_TENSIX_COL` (tag 34)
+    /// does not enable. A table without the tag (firmware from before columns were harvested,
+    /// and ttsim, which harvests nothing) enables every column, as tt-umd reads it
+    /// (`BlackholeTTDevice::get_chip_info`).
+    pub fn harvest(&self) -> HarvestMask {
+        self.get(tag::ENABLED_TENSIX_COL)
+            .map_or(HarvestMask::NONE, HarvestMask::from_enabled_tensix_col)
+    }
+
     /// The value of `tag`, or a telemetry error naming it.
     pub fn require(&self, tag: u16, name: &str) -> Result<u32, PcieError> {
         self.get(tag)
             .ok_or_else(|| PcieError::Telemetry(format!("the table has no tag {tag} ({name})")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_harvest_is_tag_34_s_complement_and_none_without_the_tag() {
+        let mut t = Telemetry::default();
+        // ttsim's table has no tag 34; komorebi once refused such a card ("the table has no
+        // tag 34"), where tt-umd takes every column as enabled.
+        assert_eq!(t.harvest(), HarvestMask::NONE);
+        t.values.insert(tag::ENABLED_TENSIX_COL, 0x0FFF);
+        assert_eq!(t.harvest(), HarvestMask::P100_P150);
     }
 }

@@ -153,7 +153,7 @@ pub fn run_session(
         progress(job);
         trace_failed(&mut session, cfg)?;
     }
-    summary.close(&mut session, cfg, start, &timing, Vec::new())?;
+    summary.close(&mut session, cfg, start, Vec::new())?;
     Ok((summary, session))
 }
 
@@ -334,11 +334,8 @@ pub fn run_dispatched(
         Vec::new()
     };
     let cfg2 = cfg.clone();
-    let closed = target.with_session(move |s| {
-        summary
-            .close(s, &cfg2, start, &timing, extra)
-            .map(|()| summary)
-    })?;
+    let closed =
+        target.with_session(move |s| summary.close(s, &cfg2, start, extra).map(|()| summary))?;
     let mut summary = closed?;
     summary.dispatch = Some(result.summary);
     Ok(summary)

@@ -1,9 +1,9 @@
 //! What a run came to: counts, the resource bound and the efficiency, the text summary.
 
-use komorebi_sim::Timing;
 use serde::Serialize;
 
 use crate::dispatch::DispatchSummary;
+use crate::host::device::ClockKind;
 use crate::host::session::{CoreGiveUp, Report, Session};
 use crate::num::{count, duration};
 
@@ -48,10 +48,18 @@ pub struct BroadcastSummary {
     /// Bytes compute kernels checked (all jobs; senders' own compute included); 0 with
     /// `--check none`.
     pub checked_bytes: u64,
-    /// Simulated cycles of all jobs.
+    /// The run, all jobs, in counts of the device's clock ([`Self::clock`]): device cycles, or
+    /// ttsim's clock steps.
     pub cycles: u64,
-    /// The same in microseconds at AICLK.
-    pub micros: f64,
+    /// What [`Self::cycles`] counts: `simulated` (the simulator's cycles), `card` (a card's
+    /// tile wall clock), `ttsim-steps` (ttsim's clock steps, which are no device time: ttsim is
+    /// not timed).
+    pub clock: ClockKind,
+    /// The device's AICLK in MHz, as it reports it (the simulator's timing model; a card's and
+    /// ttsim's telemetry).
+    pub aiclk_mhz: u32,
+    /// The run in microseconds at [`Self::aiclk_mhz`]; `null` when the clock is no time.
+    pub micros: Option<f64>,
     /// The resource bound of all jobs, in cycles: one job's (`bound` module: the least cycles
     /// the busiest resource needs) times the jobs, which run back to back.
     pub bound_cycles: u64,
@@ -61,7 +69,8 @@ pub struct BroadcastSummary {
     pub binding: String,
     /// `bound_cycles / cycles`: 1.0 would be a run as fast as its busiest resource allows,
     /// never more. `null` unless every job succeeded (a job that timed out, was abandoned or
-    /// gave up did not do the work the bound counts, so its cycles are no performance figure).
+    /// gave up did not do the work the bound counts, so its cycles are no performance figure),
+    /// and on ttsim, whose steps are no device time.
     pub efficiency: Option<f64>,
     /// Cycles spent waiting in broadcast calls, summed over cores: A, W.
     pub wait_cycles: [u64; 2],
@@ -120,7 +129,9 @@ impl BroadcastSummary {
             received_bytes: 0,
             checked_bytes: 0,
             cycles: 0,
-            micros: 0.0,
+            clock: ClockKind::default(),
+            aiclk_mhz: 0,
+            micros: None,
             bound_cycles: job_bound.saturating_mul(cfg.jobs as u64),
             binding,
             efficiency: None,
@@ -174,11 +185,16 @@ impl BroadcastSummary {
         session: &mut Session,
         cfg: &BroadcastConfig,
         start: u64,
-        timing: &Timing,
         extra: Vec<serde_json::Value>,
     ) -> Result<(), BroadcastError> {
         self.cycles = session.device().now() - start;
-        self.micros = timing.micros(self.cycles);
+        self.clock = session.device().clock_kind();
+        let mhz = session.device().aiclk_mhz().max(1);
+        self.micros = self
+            .clock
+            .is_time()
+            .then(|| self.cycles as f64 / mhz as f64);
+        self.aiclk_mhz = mhz;
         if let Some(sim) = session.device().simulator() {
             self.violations = sim.violations().iter().map(|v| v.to_string()).collect();
             self.ok &= self.violations.is_empty();
@@ -191,7 +207,7 @@ impl BroadcastSummary {
                 })?;
             }
         }
-        self.efficiency = (self.ok && self.completed() && self.cycles > 0)
+        self.efficiency = (self.ok && self.completed() && self.cycles > 0 && self.clock.is_time())
             .then(|| self.bound_cycles as f64 / self.cycles as f64);
         Ok(())
     }
@@ -232,16 +248,35 @@ impl std::fmt::Display for BroadcastSummary {
                 self.checked_bytes
             )?;
         }
-        writeln!(
-            f,
-            "  device time (simulated cycles; us at the 1350 MHz AICLK), all jobs:"
-        )?;
-        writeln!(
-            f,
-            "    ran:            {} cycles = {}",
-            self.cycles,
-            duration((self.micros * 1e3) as u64)
-        )?;
+        let unit = if self.clock.is_time() {
+            "cycles"
+        } else {
+            "steps"
+        };
+        match self.micros {
+            Some(us) => {
+                writeln!(
+                    f,
+                    "  device time ({}; us at the {} MHz AICLK), all jobs:",
+                    self.clock.unit(),
+                    self.aiclk_mhz
+                )?;
+                writeln!(
+                    f,
+                    "    ran:            {} cycles = {}",
+                    self.cycles,
+                    duration((us * 1e3) as u64)
+                )?;
+            }
+            None => {
+                writeln!(
+                    f,
+                    "  device clock ({}: not device time; ttsim is not timed: a step runs one instruction of every active core and lands each NoC transfer at issue), all jobs:",
+                    self.clock.unit()
+                )?;
+                writeln!(f, "    ran:            {} steps", self.cycles)?;
+            }
+        }
         writeln!(
             f,
             "    resource bound: {} cycles, bound by {} (the least cycles the busiest resource needs)",
@@ -251,6 +286,10 @@ impl std::fmt::Display for BroadcastSummary {
             Some(e) => writeln!(
                 f,
                 "    efficiency:     {e:.3} (bound / ran: 1 is a run as fast as the bound allows)"
+            )?,
+            None if !self.clock.is_time() => writeln!(
+                f,
+                "    efficiency:     none: the bound is device cycles and ttsim's steps are no device time"
             )?,
             None if !self.completed() => writeln!(
                 f,
@@ -265,8 +304,8 @@ impl std::fmt::Display for BroadcastSummary {
         }
         writeln!(
             f,
-            "    wait cycles:    A {}, W {} (cycles cores spent waiting inside broadcast calls, summed over every core and job: cores wait at once, so this exceeds the run's cycles)",
-            self.wait_cycles[0], self.wait_cycles[1]
+            "    wait {}:    A {}, W {} ({} cores spent waiting inside broadcast calls, summed over every core and job: cores wait at once, so this exceeds the run's)",
+            unit, self.wait_cycles[0], self.wait_cycles[1], unit
         )?;
         for v in &self.violations {
             writeln!(f, "  VIOLATION: {v}")?;

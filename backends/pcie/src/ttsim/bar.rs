@@ -91,8 +91,13 @@ impl TtsimBar {
         let path = format!("ttsim:{}@{chip}", process.library().display());
         let chips = process.chips()?;
         if !chips.contains(&chip) {
-            return Err(PcieError::NoSuchDevice {
-                path: format!("{path} (this library presents chips {})", list(&chips)),
+            return Err(PcieError::TtsimUnavailable {
+                library: process.library().display().to_string(),
+                why: format!(
+                    "has no chip @{chip}: this build presents chips {} (ttsim's multi-chip \
+                     builds are bh_x2, bh_x4, bh_x32)",
+                    list(&chips)
+                ),
             });
         }
         let id = process.config_read32(chip, 0)?;

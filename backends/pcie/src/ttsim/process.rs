@@ -211,7 +211,10 @@ impl TtsimProcess {
         };
         let mut channel = Channel {
             to: child.stdin.take().map(BufWriter::new),
-            from: child.stdout.take().map(|s| BufReader::with_capacity(1 << 20, s)),
+            from: child
+                .stdout
+                .take()
+                .map(|s| BufReader::with_capacity(1 << 20, s)),
             child: Some(child),
             output,
             drain,
@@ -321,10 +324,18 @@ impl TtsimProcess {
 /// unavailable.
 fn start_error(e: PcieError, library: &Path) -> PcieError {
     match e {
-        PcieError::TtsimStopped(stop) if stop.category.is_none() => PcieError::TtsimUnavailable {
-            library: library.display().to_string(),
-            why: stop.message,
-        },
+        PcieError::TtsimStopped(stop) if stop.category.is_none() => {
+            // The server's own one line, when it printed one, says it best.
+            let own = "komorebi-ttsim-server: ";
+            let why = match stop.message.rfind(own) {
+                Some(at) => stop.message[at + own.len()..].to_string(),
+                None => stop.message,
+            };
+            PcieError::TtsimUnavailable {
+                library: library.display().to_string(),
+                why,
+            }
+        }
         other => other,
     }
 }

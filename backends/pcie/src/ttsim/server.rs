@@ -47,7 +47,12 @@ fn entries(lib: &libloading::Library) -> Result<Entries, String> {
         // (the server keeps it loaded until it ends).
         unsafe { lib.get::<T>(name.as_bytes()) }
             .map(|s| *s)
-            .map_err(|e| format!("has no `{name}`, so it is not a libttsim: {e}"))
+            .map_err(|e| {
+                format!(
+                    "has no `{name}`, so it is not a libttsim: {}",
+                    with_source(&e)
+                )
+            })
     }
     // SAFETY: each type is the signature ttsim's `libttsim.cpp` declares for the symbol.
     unsafe {
@@ -62,6 +67,19 @@ fn entries(lib: &libloading::Library) -> Result<Entries, String> {
     }
 }
 
+/// `e` and its sources, as one line (libloading's own text is only "dlopen failed"; the
+/// loader's reason is its source).
+fn with_source(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(s) = next {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        next = s.source();
+    }
+    out
+}
+
 /// Points standard output at standard error and returns a new descriptor for the replies
 /// (the original standard output).
 fn split_stdout() -> Result<std::fs::File, String> {
@@ -72,7 +90,8 @@ fn split_stdout() -> Result<std::fs::File, String> {
 }
 
 /// Serves the host over the standard streams with the library at `library`; returns the exit
-/// status. Everything it reports goes to standard error, in one line.
+/// status. What stops it before ttsim runs goes to standard error in one line,
+/// `komorebi-ttsim-server: WHY` (the host adds the library's path).
 pub fn serve(library: &Path) -> u8 {
     match serve_or_say(library) {
         Ok(()) => 0,
@@ -85,16 +104,18 @@ pub fn serve(library: &Path) -> u8 {
 
 fn serve_or_say(library: &Path) -> Result<(), String> {
     if std::env::var_os("TTSIM_SEMIHOSTING").is_some() {
-        return Err("TTSIM_SEMIHOSTING is set: the server runs ttsim without semihosting, \
+        return Err(
+            "TTSIM_SEMIHOSTING is set: the server runs ttsim without semihosting, \
                     which would let the simulated program end this process"
-            .into());
+                .into(),
+        );
     }
     let replies = split_stdout()?;
     // SAFETY: loading runs the library's initializers; ttsim's do not start threads or touch
     // the process beyond its own state (ttsim `docs/libttsim_api.md`, "Hidden API").
     let lib = unsafe { libloading::Library::new(library) }
-        .map_err(|e| format!("{}: cannot be loaded: {e}", library.display()))?;
-    let f = entries(&lib).map_err(|e| format!("{}: {e}", library.display()))?;
+        .map_err(|e| format!("cannot be loaded: {}", with_source(&e)))?;
+    let f = entries(&lib)?;
     // SAFETY: called once per process, before any other entry point.
     unsafe { (f.init)() };
     let mut out = BufWriter::new(replies);
@@ -103,10 +124,7 @@ fn serve_or_say(library: &Path) -> Result<(), String> {
     out.write_all(&HELLO).map_err(io)?;
     out.flush().map_err(io)?;
     let mut buf = Vec::new();
-    loop {
-        let Some(request) = Request::read_from(&mut input).map_err(io)? else {
-            break;
-        };
+    while let Some(request) = Request::read_from(&mut input).map_err(io)? {
         match request {
             Request::ConfigRead { bdf, offset } => {
                 // SAFETY: the library is initialized; ttsim checks the arguments itself and

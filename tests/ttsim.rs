@@ -1,0 +1,279 @@
+//! The real host path and the real firmware on Tenstorrent's ttsim (`--device ttsim`): the small
+//! 03 case in both check modes through the feeder and the dispatcher, each host-caused fault
+//! against the native kernels' give-up records, both chips of a two-chip build, and what a
+//! missing library, server or chip says.
+//!
+//! ttsim is not part of this repository: these tests need `KOMOREBI_TTSIM`, the path of a
+//! single-chip Blackhole `libttsim.so` (Tenstorrent's ttsim, `make.py` builds
+//! `src/_out/release_bh/libttsim.so`), and for the two-chip test a `bh_x2` build named by
+//! `KOMOREBI_TTSIM_X2` or found at `../bh_x2/libttsim.so` beside it. Without them each test
+//! passes after one line saying so.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+const SMALL: &[&str] = &[
+    "--rect", "0,0,4,4", "--blocks", "4", "--pages", "2", "--window", "2", "--jobs", "2",
+];
+
+fn library(var: &str) -> Option<PathBuf> {
+    let p = std::env::var_os(var).map(PathBuf::from)?;
+    p.is_file().then_some(p)
+}
+
+fn bh() -> Option<PathBuf> {
+    let l = library("KOMOREBI_TTSIM");
+    if l.is_none() {
+        println!(
+            "skipped: set KOMOREBI_TTSIM to a Blackhole libttsim.so (Tenstorrent's ttsim; see \
+             README.md, \"ttsim\") to run this test"
+        );
+    }
+    l
+}
+
+fn bh_x2() -> Option<PathBuf> {
+    let l = library("KOMOREBI_TTSIM_X2").or_else(|| {
+        let single = library("KOMOREBI_TTSIM")?;
+        let sibling = single.parent()?.parent()?.join("bh_x2/libttsim.so");
+        sibling.is_file().then_some(sibling)
+    });
+    if l.is_none() {
+        println!(
+            "skipped: set KOMOREBI_TTSIM_X2 to a two-chip (bh_x2) libttsim.so to run this test"
+        );
+    }
+    l
+}
+
+fn komorebi(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
+        .args(args)
+        // The server next to the test's own binary, whatever the caller's environment says.
+        .env(
+            "KOMOREBI_TTSIM_SERVER",
+            env!("CARGO_BIN_EXE_komorebi-ttsim-server"),
+        )
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn broadcast(device: &str, extra: &[&str]) -> (i32, Value, String) {
+    let mut args = vec!["broadcast", "--device", device, "--json"];
+    args.extend_from_slice(SMALL);
+    args.extend_from_slice(extra);
+    let (code, out, err) = komorebi(&args);
+    let json = serde_json::from_str(&out).unwrap_or(Value::Null);
+    (code, json, err)
+}
+
+#[test]
+fn the_small_case_checks_every_byte_on_ttsim_through_feeder_and_dispatcher() {
+    let Some(lib) = bh() else { return };
+    let device = format!("ttsim:{}", lib.display());
+    for (check, run) in [("full", None), ("none", None), ("full", Some("--feeder"))] {
+        let mut extra = vec!["--check", check];
+        extra.extend(run);
+        let (code, v, err) = broadcast(&device, &extra);
+        assert_eq!(code, 0, "--check {check} {run:?}: {err}");
+        assert_eq!(v["ok"], true, "{v}");
+        assert_eq!(v["clock"], "ttsim-steps");
+        assert_eq!(v["micros"], Value::Null, "steps are no time");
+        assert_eq!(v["efficiency"], Value::Null);
+        assert_eq!(v["results"].as_array().unwrap().len(), 2);
+        // 4x4 on a chip with nothing harvested: 4 A and 4 W broadcasts of 3 receivers, 4 blocks
+        // of 2 pages of 2048 bytes, 2 jobs.
+        assert_eq!(v["received_bytes"], 2 * 8 * 3 * 4 * 2 * 2048);
+        let checked = if check == "full" {
+            2 * 2 * 16 * 4 * 2 * 2048
+        } else {
+            0
+        };
+        assert_eq!(v["checked_bytes"], checked, "--check {check}");
+        assert!(v["giveups"].as_array().unwrap().is_empty());
+    }
+}
+
+/// The records of `v` for logical `core`, as (where, broadcast, block, kernel).
+fn records(v: &Value, core: [u64; 2]) -> Vec<(String, u64, u64, String)> {
+    let mut r: Vec<_> = v["giveups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["core"] == serde_json::json!(core))
+        .map(|g| {
+            (
+                g["where"].as_str().unwrap().to_string(),
+                g["broadcast"].as_u64().unwrap(),
+                g["block"].as_u64().unwrap(),
+                g["kernel"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    r.sort();
+    r
+}
+
+#[test]
+fn each_fault_a_host_can_cause_gives_the_native_kernels_records_on_ttsim() {
+    let Some(lib) = bh() else { return };
+    let device = format!("ttsim:{}", lib.display());
+    // The native kernels on the simulator with nothing harvested (ttsim harvests nothing), the
+    // same shape and feeder: the faulted core's first give-ups and every job's outcome match.
+    // Other cores give up by timing (whose wait expires first), which ttsim does not model.
+    for (fault, core) in [
+        ("stall-dm:3,2", [3, 2]),
+        ("stall-compute:3,2", [3, 2]),
+        ("stall-sender-compute:0,1", [0, 1]),
+        ("bad-words:2,2", [2, 2]),
+        ("host-stop:2,3:1", [2, 3]),
+    ] {
+        let extra = ["--fault", fault, "--check", "none", "--feeder"];
+        let (native_code, native, err) =
+            broadcast("sim", &[&extra[..], &["--harvest", "0"]].concat());
+        assert_eq!(native_code, 3, "{fault} native: {err}");
+        let (code, on_ttsim, err) = broadcast(&device, &extra);
+        assert_eq!(code, 3, "{fault} on ttsim: {err}");
+        let outcome = |v: &Value| {
+            v["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| (r["ok"].clone(), r["timeout"].clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(outcome(&on_ttsim), outcome(&native), "{fault}");
+        let (mut a, mut b) = (records(&native, core), records(&on_ttsim, core));
+        if fault.starts_with("host-stop") {
+            // The host writes the stop once it sees BLOCK blocks; on ttsim it looks every
+            // 1000 steps, so the core may be further on: where and which broadcast match, the
+            // block it had reached may not.
+            for r in a.iter_mut().chain(b.iter_mut()) {
+                r.2 = 0;
+            }
+        }
+        assert!(!a.is_empty(), "{fault}: the faulted core gave up natively");
+        assert_eq!(b, a, "{fault}: the faulted core's records");
+    }
+}
+
+#[test]
+fn drop_valid_and_drop_marker_are_refused_on_ttsim() {
+    let Some(lib) = bh() else { return };
+    let device = format!("ttsim:{}", lib.display());
+    for fault in ["drop-valid:2,2", "drop-marker:2,2"] {
+        let (code, out, err) = komorebi(&[
+            "broadcast",
+            "--device",
+            &device,
+            "--fault",
+            fault,
+            "--jobs",
+            "1",
+        ]);
+        assert_eq!(code, 2, "{out}{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("cannot drop one"), "{err}");
+    }
+}
+
+#[test]
+fn both_chips_of_a_two_chip_build_are_listed_and_each_runs_the_small_case() {
+    let Some(lib) = bh_x2() else { return };
+    let (code, out, err) = komorebi(&[
+        "devices",
+        "--device",
+        &format!("ttsim:{}", lib.display()),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let chips = v["devices"].as_array().unwrap();
+    assert_eq!(chips.len(), 2, "{v}");
+    for (i, c) in chips.iter().enumerate() {
+        assert_eq!(c["error"], Value::Null, "{c}");
+        assert_eq!(c["pci_address"], format!("0000:00:{i:02x}.0"));
+        assert_eq!(c["harvest"], "0x0000");
+        let (code, run, err) = broadcast(&format!("ttsim:{}@{i}", lib.display()), &[]);
+        assert_eq!(code, 0, "chip {i}: {err}");
+        assert_eq!(run["ok"], true);
+    }
+    // A chip the build does not have.
+    let (code, _, err) = broadcast(&format!("ttsim:{}@2", lib.display()), &[]);
+    assert_eq!(code, 4);
+    assert!(
+        err.contains("has no chip @2: this build presents chips 0..=1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_library_server_or_foreign_library_is_exit_4_with_one_line() {
+    let none = komorebi(&["broadcast", "--device", "ttsim:/nonexistent/libttsim.so"]);
+    assert_eq!(none.0, 4, "{none:?}");
+    assert_eq!(none.2.lines().count(), 1, "{}", none.2);
+    assert!(none.2.contains("no such file"), "{}", none.2);
+    // A library that is not ttsim: the server says which symbol it lacks.
+    let libc = [
+        "/lib/x86_64-linux-gnu/libc.so.6",
+        "/usr/lib/x86_64-linux-gnu/libc.so.6",
+    ]
+    .into_iter()
+    .find(|p| std::path::Path::new(p).is_file());
+    if let Some(libc) = libc {
+        let (code, _, err) = komorebi(&["broadcast", "--device", &format!("ttsim:{libc}")]);
+        assert_eq!(code, 4, "{err}");
+        assert!(
+            err.contains("has no `libttsim_init`, so it is not a libttsim"),
+            "{err}"
+        );
+    }
+    let Some(lib) = bh() else { return };
+    let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
+        .args(["broadcast", "--device", &format!("ttsim:{}", lib.display())])
+        .env(
+            "KOMOREBI_TTSIM_SERVER",
+            "/nonexistent/komorebi-ttsim-server",
+        )
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("cannot be started"), "{err}");
+}
+
+#[test]
+fn a_stop_of_ttsim_is_a_typed_error_with_its_category_and_the_host_carries_on() {
+    use komorebi_pcie::PcieError;
+    use komorebi_pcie::ttsim::{TtsimCategory, TtsimProcess};
+    let Some(lib) = bh() else { return };
+    let server = std::path::Path::new(env!("CARGO_BIN_EXE_komorebi-ttsim-server"));
+    let p = TtsimProcess::spawn(server, &lib).unwrap();
+    assert_eq!(p.chips().unwrap(), [0]);
+    let bar0 = {
+        let lo = p.config_read32(0, 0x10).unwrap() as u64;
+        let hi = p.config_read32(0, 0x14).unwrap() as u64;
+        hi << 32 | (lo & !0xF)
+    };
+    // A read of the TLB configuration registers, which ttsim does not serve (a card does).
+    let e = p.read(bar0 + 0x1FC0_0000, &mut [0; 4]).unwrap_err();
+    let PcieError::TtsimStopped(stop) = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(
+        stop.category,
+        Some(TtsimCategory::UnimplementedFunctionality)
+    );
+    assert_eq!(stop.function, "pci_mem_rd_cur");
+    assert_eq!(stop.message, "bar0: offset=0x1fc00000 size=4");
+    // Every later request answers the same, at once.
+    assert_eq!(p.clock(10).unwrap_err(), e);
+    assert_eq!(p.stopped(), Some(e));
+}
