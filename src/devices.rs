@@ -102,7 +102,6 @@ pub fn ttsim_devices(library: &std::path::Path) -> Devices {
     };
     #[cfg(target_os = "linux")]
     {
-        use komorebi_pcie::Bar as _;
         use komorebi_pcie::card::{Card, CardOptions};
         use komorebi_pcie::ttsim::{TtsimBar, TtsimBarOptions};
         let process = match crate::host::backend::ttsim_process(library) {
@@ -126,11 +125,10 @@ pub fn ttsim_devices(library: &std::path::Path) -> Devices {
                     firmware_bundle: None,
                     error: None,
                 };
+                // The card's identity: the clock as the ARC message left it.
                 let opened = TtsimBar::open(process.clone(), chip, TtsimBarOptions::default())
-                    .and_then(|bar| {
-                        let id = bar.identity().clone();
-                        Card::open(bar, CardOptions::default()).map(|card| (id, card))
-                    });
+                    .and_then(|bar| Card::open(bar, CardOptions::default()))
+                    .map(|card| (card.identity(), card));
                 match opened {
                     Ok((id, card)) => {
                         row.pci_address = Some(id.pci_address);
