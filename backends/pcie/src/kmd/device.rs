@@ -290,8 +290,8 @@ impl Bar for KmdBar {
         addr: u64,
         value: u32,
     ) -> Result<bool, PcieError> {
-        let arg = super::open::noc_cleanup_arg(target, addr, value)?;
-        super::open::set_noc_cleanup(
+        let arg = super::cleanup::noc_cleanup_arg(target, addr, value)?;
+        super::cleanup::set_noc_cleanup(
             &self.identity.path,
             self.fd.as_fd(),
             self.identity.driver_version,
@@ -539,7 +539,7 @@ mod tests {
     #[test]
     fn the_release_write_argument_is_the_driver_s_32_bytes() {
         let arg =
-            super::super::open::noc_cleanup_arg((17, 12), 0x1_2345_6788, 0xDEAD_BEEF).unwrap();
+            super::super::cleanup::noc_cleanup_arg((17, 12), 0x1_2345_6788, 0xDEAD_BEEF).unwrap();
         // SAFETY: SetNocCleanup is `#[repr(C)]`, 32 bytes with no padding (layout tests), and
         // every bit pattern of its integer fields is a valid byte; the slice lives no longer
         // than `arg`.

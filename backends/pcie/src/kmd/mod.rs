@@ -36,7 +36,8 @@
 //! raises `SIGBUS`, which this module does not catch. Open the device again.
 
 // Each file below imports only files listed after it in this order: enumeration, open, device,
-// window, then the leaves (address, errno, mmio), which import none of the others.
+// window, then the leaves (address, cleanup, errno, mmio), which import none of the others but
+// errno.
 
 // The node list: `enumerate`, `TT_VISIBLE_DEVICES`, one GET_DEVICE_INFO per node.
 mod enumeration;
@@ -49,6 +50,8 @@ mod device;
 mod window;
 // `PciAddress` and node numbers.
 mod address;
+// SET_NOC_CLEANUP's argument and its ioctl.
+mod cleanup;
 // errno to `PcieError`.
 mod errno;
 // `MmioMap` (volatile word access to a mapping) and `store_fence`.

@@ -1,0 +1,75 @@
+//! The device access the open sequence needs, and its bounded wait: the leaf the queue and the
+//! waits share.
+
+use std::time::{Duration, Instant};
+
+use blackhole_pac::arc;
+use blackhole_pac::tensix::AICLK_BUSY_MHZ;
+
+use crate::error::PcieError;
+use crate::telemetry::ArcRead;
+
+/// The device access the open sequence needs: ARC reads and writes, and letting time pass.
+pub trait ArcPort: ArcRead {
+    /// Writes the word at ARC NoC address `addr`.
+    fn arc_write32(&self, addr: u64, value: u32) -> Result<(), PcieError>;
+    /// Lets the device run while the host waits once; the device cycles that passed (as
+    /// [`Bar::pass_time`](crate::Bar::pass_time)).
+    fn arc_wait(&self) -> u64;
+}
+
+/// The least real time a wait is allowed before its cap ends it, whatever its device-time
+/// budget: a slow host must not time out a simulated card whose clock moves.
+pub const MIN_REAL_TIME_CAP: Duration = Duration::from_secs(1);
+
+/// A wait bounded in device time and capped in real time.
+#[derive(Debug)]
+pub struct Bound {
+    start: Instant,
+    budget: u64,
+    cap: Duration,
+    cycles: u64,
+}
+
+impl Bound {
+    /// A bound of `timeout` in device cycles at the busy clock (the rate `pass_time` counts
+    /// in), capped at `max(timeout, MIN_REAL_TIME_CAP)` of real time.
+    pub fn new(timeout: Duration) -> Self {
+        let budget = u64::try_from(timeout.as_micros())
+            .unwrap_or(u64::MAX)
+            .saturating_mul(AICLK_BUSY_MHZ as u64);
+        Self {
+            start: Instant::now(),
+            budget,
+            cap: timeout.max(MIN_REAL_TIME_CAP),
+            cycles: 0,
+        }
+    }
+
+    /// Whether the bound is spent.
+    pub fn expired(&self) -> bool {
+        self.cycles >= self.budget || self.start.elapsed() >= self.cap
+    }
+
+    /// Waits once through `port`.
+    pub fn wait(&mut self, port: &impl ArcPort) {
+        self.cycles = self.cycles.saturating_add(port.arc_wait());
+    }
+
+    /// How long the wait took, in milliseconds: device time, or real time if that is longer.
+    pub fn waited_ms(&self) -> u64 {
+        let device = self.cycles / (AICLK_BUSY_MHZ as u64 * 1000);
+        device.max(self.start.elapsed().as_millis() as u64)
+    }
+}
+
+/// Reads `addr` and refuses the all-ones word of a hung device.
+pub(super) fn read_alive(port: &impl ArcPort, addr: u64, what: &str) -> Result<u32, PcieError> {
+    let v = port.arc_read32(addr)?;
+    if v == arc::HUNG_READ {
+        return Err(PcieError::Hung {
+            what: format!("{what} (ARC {addr:#x})"),
+        });
+    }
+    Ok(v)
+}

@@ -1,0 +1,324 @@
+//! The ARC message queue and the open's waits against a fake ARC.
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+
+use blackhole_pac::arc::{self, msg, tag};
+use std::time::Duration;
+
+use super::port::*;
+use super::queue::*;
+use super::wait::*;
+use crate::error::PcieError;
+use crate::telemetry::ArcRead;
+
+/// A fake ARC in memory: scratch, a queue control block with 4 queues of `n` entries,
+/// and a telemetry table whose AICLK and GDDR_STATUS a test sets. `serve` says how it
+/// answers the IRQ.
+struct FakeArc {
+    words: RefCell<BTreeMap<u64, u32>>,
+    serve: Serve,
+    /// Cycles each wait passes; 0 models a device whose clock does not move.
+    step: u64,
+    waits: Cell<u64>,
+    /// After this many waits following AICLK_GO_BUSY, AICLK reads `busy`.
+    ramp: Option<u64>,
+    busy: u32,
+    go_busy_at: Cell<Option<u64>>,
+}
+
+#[derive(Copy, Clone, PartialEq)]
+enum Serve {
+    /// Answer every request with status `.0`.
+    Status(u32),
+    /// Never answer.
+    Silent,
+}
+
+const QCB: u32 = arc::ARC_CSM_BASE + 0x100;
+const Q0: u32 = arc::ARC_CSM_BASE + 0x200;
+const N: u32 = 2;
+const TABLE: u32 = arc::ARC_CSM_BASE + 0x4000;
+const DATA: u32 = arc::ARC_CSM_BASE + 0x5000;
+const TAGS: [u16; 5] = [
+    tag::AICLK,
+    tag::AICLK_LIMIT_MAX,
+    tag::GDDR_STATUS,
+    tag::ENABLED_GDDR,
+    tag::FLASH_BUNDLE_VERSION,
+];
+
+impl FakeArc {
+    fn new(serve: Serve) -> Self {
+        let mut w = BTreeMap::new();
+        w.insert(arc::SCRATCH_RAM_2, arc::ARC_BOOT_READY);
+        w.insert(msg::SCRATCH_RAM_11, QCB);
+        w.insert(arc::SCRATCH_RAM_13, TABLE);
+        w.insert(arc::SCRATCH_RAM_12, DATA);
+        w.insert(QCB as u64, Q0);
+        w.insert(QCB as u64 + 4, N | 4 << 8);
+        w.insert(TABLE as u64, 1 << 16);
+        w.insert(TABLE as u64 + 4, TAGS.len() as u32);
+        for (i, t) in TAGS.iter().enumerate() {
+            w.insert(
+                TABLE as u64 + 8 + 4 * i as u64,
+                arc::telemetry_entry(*t, i as u16),
+            );
+        }
+        let arc = Self {
+            words: RefCell::new(w),
+            serve,
+            step: 1350,
+            waits: Cell::new(0),
+            ramp: Some(3),
+            busy: 1350,
+            go_busy_at: Cell::new(None),
+        };
+        arc.set(tag::AICLK, 800);
+        arc.set(tag::AICLK_LIMIT_MAX, 1350);
+        arc.set(tag::GDDR_STATUS, 0x5555);
+        arc.set(tag::ENABLED_GDDR, 0xFF);
+        arc.set(tag::FLASH_BUNDLE_VERSION, 19 << 24 | 5 << 16);
+        arc
+    }
+
+    fn set(&self, t: u16, v: u32) {
+        let i = TAGS.iter().position(|&x| x == t).unwrap() as u64;
+        self.words.borrow_mut().insert(DATA as u64 + 4 * i, v);
+    }
+
+    fn word(&self, a: u64) -> u32 {
+        self.words.borrow().get(&a).copied().unwrap_or(0)
+    }
+
+    fn queue(q: u32) -> u64 {
+        (Q0 + q * (msg::HEADER_BYTES + 2 * N * msg::ENTRY_BYTES)) as u64
+    }
+
+    fn irq(&self) {
+        for q in 0..4 {
+            let base = Self::queue(q);
+            let (w, mut r) = (self.word(base), self.word(base + 16));
+            let mut rw = self.word(base + 20);
+            while r != w {
+                let req = base + (msg::HEADER_BYTES + (r % N) * msg::ENTRY_BYTES) as u64;
+                let code = self.word(req);
+                if code == msg::code::AICLK_GO_BUSY {
+                    self.go_busy_at.set(Some(self.waits.get()));
+                }
+                let resp = base + (msg::HEADER_BYTES + (N + rw % N) * msg::ENTRY_BYTES) as u64;
+                let Serve::Status(s) = self.serve else { return };
+                self.words.borrow_mut().insert(resp, s | 7 << 16);
+                self.words.borrow_mut().insert(resp + 4, code);
+                r = (r + 1) % (2 * N);
+                rw = (rw + 1) % (2 * N);
+            }
+            self.words.borrow_mut().insert(base + 16, r);
+            self.words.borrow_mut().insert(base + 20, rw);
+        }
+    }
+}
+
+impl ArcRead for FakeArc {
+    fn arc_read32(&self, addr: u64) -> Result<u32, PcieError> {
+        Ok(self.word(addr))
+    }
+}
+
+impl ArcPort for FakeArc {
+    fn arc_write32(&self, addr: u64, value: u32) -> Result<(), PcieError> {
+        if addr == msg::ARC_MISC_CNTL {
+            assert_eq!(value, msg::ARC_MISC_CNTL_IRQ);
+            self.irq();
+            return Ok(());
+        }
+        self.words.borrow_mut().insert(addr, value);
+        Ok(())
+    }
+    fn arc_wait(&self) -> u64 {
+        self.waits.set(self.waits.get() + 1);
+        if let (Some(at), Some(ramp)) = (self.go_busy_at.get(), self.ramp) {
+            if self.waits.get() >= at + ramp {
+                self.set(tag::AICLK, self.busy);
+            }
+        }
+        self.step
+    }
+}
+
+fn quick() -> OpenTimeouts {
+    OpenTimeouts {
+        arc_ready: Duration::from_millis(1),
+        dram_training: Duration::from_millis(1),
+        arc_message: Duration::from_millis(1),
+        aiclk: Duration::from_millis(1),
+    }
+}
+
+#[test]
+fn a_message_goes_through_the_application_queue_and_the_pointers_wrap_at_2n() {
+    let arc = FakeArc::new(Serve::Status(0));
+    let q = MessageQueue::locate(&arc, msg::APPLICATION_QUEUE).unwrap();
+    assert_eq!(q.base, FakeArc::queue(3));
+    assert_eq!(q.entries, N);
+    for round in 0..9u32 {
+        let r = q
+            .send(&arc, 0x11, &[round, 2], Duration::from_millis(1))
+            .unwrap();
+        assert_eq!((r.status, r.value, r.words[0]), (0, 7, 0x11));
+        let req = q.base + (msg::HEADER_BYTES + (round % N) * msg::ENTRY_BYTES) as u64;
+        assert_eq!(
+            arc.word(req + 4),
+            round,
+            "argument 0 in request slot {}",
+            round % N
+        );
+        assert_eq!(
+            arc.word(q.base),
+            (round + 1) % (2 * N),
+            "write pointer wraps at 2n"
+        );
+        assert_eq!(
+            arc.word(q.base + 4),
+            (round + 1) % (2 * N),
+            "read pointer too"
+        );
+    }
+    assert!(matches!(
+        q.send(&arc, 0x11, &[0; 8], Duration::from_millis(1)),
+        Err(PcieError::ArcMessage { why, .. }) if why.contains("at most 7")
+    ));
+}
+
+#[test]
+fn error_statuses_full_queues_and_silence_are_typed_errors() {
+    for (status, says) in [(0xFF, "does not know"), (0xF0, "error status 0xf0")] {
+        let arc = FakeArc::new(Serve::Status(status));
+        let q = MessageQueue::locate(&arc, 3).unwrap();
+        let e = q
+            .send(&arc, 0x99, &[], Duration::from_millis(1))
+            .unwrap_err();
+        assert!(
+            matches!(&e, PcieError::ArcMessage { code: 0x99, why } if why.contains(says)),
+            "{e}"
+        );
+    }
+    let silent = FakeArc::new(Serve::Silent);
+    let q = MessageQueue::locate(&silent, 3).unwrap();
+    let e = q
+        .send(&silent, 0x11, &[], Duration::from_millis(1))
+        .unwrap_err();
+    assert!(e.to_string().contains("no response within"), "{e}");
+    // Two unanswered requests fill a ring of 2: the third finds no room.
+    q.send(&silent, 0x11, &[], Duration::from_millis(1))
+        .unwrap_err();
+    let e = q
+        .send(&silent, 0x11, &[], Duration::from_millis(1))
+        .unwrap_err();
+    assert!(e.to_string().contains("stayed full"), "{e}");
+    // A device whose clock does not move is still bounded, by real time.
+    let mut still = FakeArc::new(Serve::Silent);
+    still.step = 0;
+    let q = MessageQueue::locate(&still, 3).unwrap();
+    q.send(&still, 0x11, &[], Duration::from_millis(1))
+        .unwrap_err();
+}
+
+#[test]
+fn a_control_block_outside_csm_or_without_the_queue_is_refused() {
+    let arc = FakeArc::new(Serve::Status(0));
+    assert!(matches!(
+        MessageQueue::locate(&arc, 4),
+        Err(PcieError::ArcMessage { why, .. }) if why.contains("4 queue(s); queue 4")
+    ));
+    arc.words.borrow_mut().insert(msg::SCRATCH_RAM_11, 0x1234);
+    assert!(matches!(
+        MessageQueue::locate(&arc, 3),
+        Err(PcieError::ArcMessage { why, .. }) if why.contains("not a word of ARC CSM")
+    ));
+    arc.words
+        .borrow_mut()
+        .insert(msg::SCRATCH_RAM_11, arc::HUNG_READ);
+    assert!(matches!(
+        MessageQueue::locate(&arc, 3),
+        Err(PcieError::Hung { .. })
+    ));
+    arc.words.borrow_mut().insert(msg::SCRATCH_RAM_11, QCB);
+    arc.words.borrow_mut().insert(QCB as u64 + 4, 4 << 8);
+    assert!(matches!(
+        MessageQueue::locate(&arc, 3),
+        Err(PcieError::ArcMessage { why, .. }) if why.contains("0 entries")
+    ));
+}
+
+#[test]
+fn aiclk_raised_waits_for_telemetry_and_a_clock_that_never_settles_is_a_note() {
+    let arc = FakeArc::new(Serve::Status(0));
+    let out = raise_aiclk(&arc, &OpenTimeouts::default()).unwrap();
+    assert_eq!((out.raised, out.aiclk_mhz, out.note), (true, 1350, None));
+    assert!(arc.waits.get() >= 3, "waited for the ramp");
+
+    // ttsim: the message is served, AICLK stays at 1000 MHz.
+    let mut stuck = FakeArc::new(Serve::Status(0));
+    stuck.ramp = None;
+    stuck.set(tag::AICLK, 1000);
+    let out = raise_aiclk(&stuck, &quick()).unwrap();
+    assert!(!out.raised);
+    assert_eq!(out.aiclk_mhz, 1000);
+    assert!(
+        out.note
+            .as_deref()
+            .unwrap()
+            .starts_with("AICLK did not reach 1350 MHz"),
+        "{out:?}"
+    );
+
+    // Within 5 % is settled, with a note saying how.
+    let mut near = FakeArc::new(Serve::Status(0));
+    near.busy = 1300;
+    let out = raise_aiclk(&near, &quick()).unwrap();
+    assert!(out.raised && out.note.unwrap().contains("within 5%"));
+
+    // A refused message is a note, not a failed open.
+    let refused = FakeArc::new(Serve::Status(0xFF));
+    let out = raise_aiclk(&refused, &quick()).unwrap();
+    assert!(!out.raised && out.note.unwrap().contains("AICLK_GO_BUSY failed"));
+    assert!(settled(1283, 1350) && !settled(1282, 1350) && settled(1417, 1350));
+}
+
+#[test]
+fn arc_ready_and_dram_training_are_bounded_waits() {
+    let arc = FakeArc::new(Serve::Status(0));
+    wait_arc_ready(&arc, Duration::from_millis(1)).unwrap();
+    arc.words.borrow_mut().insert(arc::SCRATCH_RAM_2, 0x3);
+    assert!(matches!(
+        wait_arc_ready(&arc, Duration::from_millis(1)),
+        Err(PcieError::ArcNotReady { status: 3, .. })
+    ));
+    arc.words.borrow_mut().insert(arc::SCRATCH_RAM_2, 0x15);
+    wait_arc_ready(&arc, Duration::from_millis(1)).unwrap();
+
+    assert_eq!(wait_dram_trained(&arc, Duration::from_millis(1)), Ok(None));
+    // Channel 3 still training (0b00), then failed (0b10); a harvested one is skipped.
+    arc.set(tag::GDDR_STATUS, 0x5515);
+    let e = wait_dram_trained(&arc, Duration::from_millis(1)).unwrap_err();
+    assert!(e.to_string().contains("channel(s) 3 still training"), "{e}");
+    arc.set(tag::ENABLED_GDDR, 0xF7);
+    assert_eq!(wait_dram_trained(&arc, Duration::from_millis(1)), Ok(None));
+    arc.set(tag::ENABLED_GDDR, 0xFF);
+    arc.set(tag::GDDR_STATUS, 0x5595);
+    let e = wait_dram_trained(&arc, Duration::from_millis(1)).unwrap_err();
+    assert!(e.to_string().contains("channel(s) 3 failed"), "{e}");
+    // From bundle 19.7.0 the BIST half counts too.
+    arc.set(tag::GDDR_STATUS, 0x5555);
+    arc.set(tag::FLASH_BUNDLE_VERSION, 19 << 24 | 7 << 16);
+    assert!(wait_dram_trained(&arc, Duration::from_millis(1)).is_err());
+    arc.set(tag::GDDR_STATUS, 0x5555_5555);
+    assert_eq!(wait_dram_trained(&arc, Duration::from_millis(1)), Ok(None));
+    // A table without GDDR_STATUS is not waited on, and says so.
+    let i = TAGS.iter().position(|&t| t == tag::GDDR_STATUS).unwrap() as u64;
+    arc.words
+        .borrow_mut()
+        .insert(TABLE as u64 + 8 + 4 * i, arc::telemetry_entry(99, i as u16));
+    let note = wait_dram_trained(&arc, Duration::from_millis(1)).unwrap();
+    assert!(note.unwrap().contains("no GDDR_STATUS"));
+}

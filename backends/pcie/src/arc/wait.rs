@@ -1,0 +1,232 @@
+//! The open's bounded waits (ARC ready, DRAM trained, AICLK raised) and the device access they
+//! need.
+
+use std::time::Duration;
+
+use blackhole_pac::arc::{self, msg, tag};
+use blackhole_pac::tensix::{AICLK_BUSY_MHZ, AICLK_IDLE_MHZ};
+
+use crate::error::PcieError;
+use crate::telemetry::Telemetry;
+
+use super::port::{ArcPort, Bound, read_alive};
+use super::queue::MessageQueue;
+
+/// How long each step of the open sequence may take (tt-umd's `timeout::*`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct OpenTimeouts {
+    /// ARC's boot status to say ready (tt-umd `ARC_STARTUP_TIMEOUT`, 300 s).
+    pub arc_ready: Duration,
+    /// Every enabled DRAM channel to finish training (tt-umd `DRAM_TRAINING_TIMEOUT`, 300 s).
+    pub dram_training: Duration,
+    /// One ARC message: room in the queue, then its response (tt-umd `ARC_MESSAGE_TIMEOUT`,
+    /// 1 s).
+    pub arc_message: Duration,
+    /// AICLK to reach the busy clock after `AICLK_GO_BUSY` (tt-umd `AICLK_TIMEOUT`, 200 ms).
+    pub aiclk: Duration,
+}
+
+impl Default for OpenTimeouts {
+    fn default() -> Self {
+        Self {
+            arc_ready: Duration::from_secs(300),
+            dram_training: Duration::from_secs(300),
+            arc_message: Duration::from_secs(1),
+            aiclk: Duration::from_millis(200),
+        }
+    }
+}
+
+/// The AICLK tolerance, in percent, within which the clock counts as settled (tt-umd
+/// `AICLK_TOLERANCE_PERCENT`).
+pub const AICLK_TOLERANCE_PERCENT: u32 = 5;
+
+/// Waits until ARC's boot status (`SCRATCH_RAM_2 & 7`) says ready (5).
+/// [`PcieError::ArcNotReady`] with the last status when it does not within `timeout`.
+pub fn wait_arc_ready(port: &impl ArcPort, timeout: Duration) -> Result<(), PcieError> {
+    let mut bound = Bound::new(timeout);
+    loop {
+        let status = read_alive(port, arc::SCRATCH_RAM_2, "ARC boot status (SCRATCH_RAM_2)")?;
+        if status & 7 == arc::ARC_BOOT_READY {
+            return Ok(());
+        }
+        if bound.expired() {
+            return Err(PcieError::ArcNotReady {
+                status,
+                waited_ms: bound.waited_ms(),
+            });
+        }
+        bound.wait(port);
+    }
+}
+
+/// One channel's training, as telemetry reports it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DramChannel {
+    /// Trained (and, from firmware 19.7.0, its BIST passed).
+    Trained,
+    /// Still training.
+    Training,
+    /// Training (or BIST) failed.
+    Failed,
+    /// Harvested: not checked.
+    Harvested,
+}
+
+/// The firmware bundle from which `GDDR_STATUS` reports BIST in its upper half (tt-umd
+/// `get_dram_training_status`: 19.7.0).
+const BIST_BUNDLE: u32 = (19 << 24) | (7 << 16);
+
+/// Each of the 8 channels' training from `telemetry`, or `None` when it has no
+/// `GDDR_STATUS` (then tt-umd does not wait either).
+pub fn dram_channels(telemetry: &Telemetry) -> Option<[DramChannel; 8]> {
+    let status = telemetry.get(tag::GDDR_STATUS)?;
+    // A table without ENABLED_GDDR harvests nothing, as tt-umd reads it.
+    let enabled = telemetry.get(tag::ENABLED_GDDR).unwrap_or(0xFF);
+    let bist = telemetry
+        .get(tag::FLASH_BUNDLE_VERSION)
+        .is_some_and(|v| v >= BIST_BUNDLE);
+    // 0b01 done, 0b10 or 0b11 failed, 0b00 in progress (tt-umd `decode_dram_status_bits`).
+    let decode = |bits: u32| match bits & 3 {
+        0b01 => DramChannel::Trained,
+        0b00 => DramChannel::Training,
+        _ => DramChannel::Failed,
+    };
+    Some(std::array::from_fn(|c| {
+        if enabled & (1 << c) == 0 {
+            return DramChannel::Harvested;
+        }
+        let training = decode(status >> (2 * c));
+        if !bist {
+            return training;
+        }
+        match (training, decode(status >> (16 + 2 * c))) {
+            (DramChannel::Failed, _) | (_, DramChannel::Failed) => DramChannel::Failed,
+            (DramChannel::Trained, DramChannel::Trained) => DramChannel::Trained,
+            _ => DramChannel::Training,
+        }
+    }))
+}
+
+/// Waits until every enabled DRAM channel is trained. `Ok(Some(note))` when telemetry has no
+/// `GDDR_STATUS` (nothing to wait for, as tt-umd); [`PcieError::DramTraining`] when a channel
+/// failed (tt-umd retrains it with `TOGGLE_GDDR_RESET`; komorebi asks for a reset instead) or
+/// is still training after `timeout`.
+pub fn wait_dram_trained(
+    port: &impl ArcPort,
+    timeout: Duration,
+) -> Result<Option<String>, PcieError> {
+    let mut bound = Bound::new(timeout);
+    loop {
+        let telemetry = Telemetry::read(port)?;
+        let Some(channels) = dram_channels(&telemetry) else {
+            return Ok(Some(
+                "telemetry has no GDDR_STATUS (tag 22): DRAM training was not checked".into(),
+            ));
+        };
+        let list = |want: DramChannel| -> Vec<String> {
+            (0..8)
+                .filter(|&c| channels[c] == want)
+                .map(|c| c.to_string())
+                .collect()
+        };
+        let failed = list(DramChannel::Failed);
+        if !failed.is_empty() {
+            return Err(PcieError::DramTraining(format!(
+                "channel(s) {} failed training (GDDR_STATUS {:#x}); reset the board (tt-smi -r)",
+                failed.join(", "),
+                telemetry.get(tag::GDDR_STATUS).unwrap_or(0)
+            )));
+        }
+        let training = list(DramChannel::Training);
+        if training.is_empty() {
+            return Ok(None);
+        }
+        if bound.expired() {
+            return Err(PcieError::DramTraining(format!(
+                "channel(s) {} still training after {} ms",
+                training.join(", "),
+                bound.waited_ms()
+            )));
+        }
+        bound.wait(port);
+    }
+}
+
+/// What raising AICLK came to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClockOutcome {
+    /// Telemetry showed the busy clock (within [`AICLK_TOLERANCE_PERCENT`] of the target).
+    pub raised: bool,
+    /// AICLK as telemetry last reported it, in MHz (0 if the table has no AICLK).
+    pub aiclk_mhz: u32,
+    /// Why not, or how it settled when not exactly at the target.
+    pub note: Option<String>,
+}
+
+/// Whether `mhz` is within [`AICLK_TOLERANCE_PERCENT`] of `target` (tt-umd
+/// `is_within_percentage`).
+pub fn settled(mhz: u32, target: u32) -> bool {
+    (mhz as u64).abs_diff(target as u64) * 100 <= target as u64 * AICLK_TOLERANCE_PERCENT as u64
+}
+
+/// Sends `AICLK_GO_BUSY` on the application queue, then waits, bounded by `timeouts.aiclk`,
+/// until telemetry's AICLK is within 5 % of `AICLK_LIMIT_MAX` (or the busy 1350 MHz when the
+/// table has no limit). When the message fails or the clock does not settle the outcome says
+/// so and the open goes on, as tt-umd's `wait_for_aiclk_value` logs and goes on; errors of
+/// the device itself (hung, gone, a simulator's refusal) are returned.
+pub fn raise_aiclk(
+    port: &impl ArcPort,
+    timeouts: &OpenTimeouts,
+) -> Result<ClockOutcome, PcieError> {
+    let sent = MessageQueue::locate(port, msg::APPLICATION_QUEUE)
+        .and_then(|q| q.send(port, msg::code::AICLK_GO_BUSY, &[], timeouts.arc_message));
+    let last = |t: &Telemetry| t.get(tag::AICLK).unwrap_or(0);
+    match sent {
+        Ok(_) => {}
+        Err(e @ PcieError::ArcMessage { .. }) => {
+            let mhz = last(&Telemetry::read(port)?);
+            return Ok(ClockOutcome {
+                raised: false,
+                aiclk_mhz: mhz,
+                note: Some(format!("AICLK_GO_BUSY failed: {e}; AICLK is {mhz} MHz")),
+            });
+        }
+        Err(e) => return Err(e),
+    }
+    let mut bound = Bound::new(timeouts.aiclk);
+    loop {
+        let t = Telemetry::read(port)?;
+        let target = t.get(tag::AICLK_LIMIT_MAX).unwrap_or(AICLK_BUSY_MHZ);
+        let mhz = last(&t);
+        if settled(mhz, target) {
+            return Ok(ClockOutcome {
+                raised: true,
+                aiclk_mhz: mhz,
+                note: (mhz != target).then(|| {
+                    format!(
+                        "AICLK settled at {mhz} MHz, within {AICLK_TOLERANCE_PERCENT}% of the \
+                         requested {target} MHz"
+                    )
+                }),
+            });
+        }
+        if bound.expired() {
+            return Ok(ClockOutcome {
+                raised: false,
+                aiclk_mhz: mhz,
+                note: Some(format!(
+                    "AICLK did not reach {target} MHz within {} ms of AICLK_GO_BUSY: telemetry \
+                     says {mhz} MHz{}",
+                    bound.waited_ms(),
+                    if mhz <= AICLK_IDLE_MHZ {
+                        " (idle); byte and half-word L1 stores by the cores may fail (tt-umd #2812)"
+                    } else {
+                        ""
+                    }
+                )),
+            });
+        }
+        bound.wait(port);
+    }
+}
