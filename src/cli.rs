@@ -299,7 +299,11 @@ pub struct DeviceFlags {
     /// driven through komorebi-pcie as a card is), `ttsim[:PATH][@CHIP]` (Tenstorrent's ttsim:
     /// the `libttsim.so` at PATH, or the one `KOMOREBI_TTSIM` names; chip CHIP of a multi-chip
     /// build, default 0) or a card's device node (`/dev/tenstorrent/0`).
-    #[arg(long, value_name = "sim|pcie-sim|ttsim[:PATH][@CHIP]|PATH", default_value = "sim")]
+    #[arg(
+        long,
+        value_name = "sim|pcie-sim|ttsim[:PATH][@CHIP]|PATH",
+        default_value = "sim"
+    )]
     pub device: broadcast::DeviceChoice,
     /// Directory with the firmware ELF files `reader`, `writer`, `compute` (a card's default:
     /// the firmware build's output; `pcie-sim`'s: the native images).

@@ -331,7 +331,11 @@ mod tests {
         let five = Translation::with_dram(h, Some(5));
         assert_eq!(at(five, 17, 15), Some(noc0(0, 9)));
         assert_eq!(at(five, 18, 21), Some(noc0(9, 2)));
-        assert_eq!(Translation::with_dram(h, Some(8)), none, "no such bank: none");
+        assert_eq!(
+            Translation::with_dram(h, Some(8)),
+            none,
+            "no such bank: none"
+        );
     }
 
     #[test]

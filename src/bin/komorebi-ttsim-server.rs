@@ -11,9 +11,9 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
     match (args.next(), args.next()) {
-        (Some(library), None) => {
-            ExitCode::from(komorebi_pcie::ttsim::server::serve(std::path::Path::new(&library)))
-        }
+        (Some(library), None) => ExitCode::from(komorebi_pcie::ttsim::server::serve(
+            std::path::Path::new(&library),
+        )),
         _ => {
             eprintln!(
                 "usage: komorebi-ttsim-server LIBTTSIM (started by `komorebi ... --device ttsim`)"

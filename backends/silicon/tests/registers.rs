@@ -989,10 +989,7 @@ fn a_tile_under_translation_has_the_mask_s_translation() {
     assert_eq!(t.tensix(11, 5), Some((7, 5)));
     // With DRAM bank 1 fused, the DRAM columns swap and bank 1's row goes last.
     let t = id.translation(HarvestMask::P100_P150, Some(1)).unwrap();
-    assert_eq!(
-        t,
-        Translation::with_dram(HarvestMask::P100_P150, Some(1))
-    );
+    assert_eq!(t, Translation::with_dram(HarvestMask::P100_P150, Some(1)));
     assert_eq!(t.tensix(11, 5), Some((7, 5)));
 }
 

@@ -40,8 +40,6 @@ pub const ARCCLK_MHZ: u32 = 800;
 pub const FLASH_BUNDLE_VERSION: u32 = (19 << 24) | (5 << 16);
 /// Enabled Ethernet channels: all 14 (the simulator models no Ethernet).
 pub const ENABLED_ETH: u32 = 0x3FFF;
-/// Enabled GDDR banks: all 8 (the simulator models no fused bank).
-pub const ENABLED_GDDR: u32 = 0xFF;
 
 /// Words of `RESET_SCRATCH` the model answers (the others are not ARC scratch).
 const SCRATCH_WORDS: u64 = 64;
@@ -49,7 +47,8 @@ const SCRATCH_WORDS: u64 = 64;
 /// `(tag, value)` of every telemetry entry at cycle `now`, in table order. AICLK is the timing
 /// model's; `TIMER_HEARTBEAT` counts microseconds of virtual time (`now / aiclk_mhz`; the
 /// firmware's own rate is not modelled); `ENABLED_TENSIX_COL` is the harvest mask's
-/// complement; `NOC_TRANSLATION` is 1 when `SimConfig::translation` is on.
+/// complement; `ENABLED_GDDR` has every bank's bit but the fused DRAM bank's
+/// (`SimConfig::fused_dram`); `NOC_TRANSLATION` is 1 when `SimConfig::translation` is on.
 pub fn telemetry(cfg: &SimConfig, now: u64) -> [(u16, u32); 9] {
     let mhz = cfg.timing.aiclk_mhz.max(1);
     [
@@ -60,7 +59,7 @@ pub fn telemetry(cfg: &SimConfig, now: u64) -> [(u16, u32); 9] {
         (tag::ENABLED_TENSIX_COL, cfg.harvest.enabled_tensix_col()),
         (tag::FLASH_BUNDLE_VERSION, FLASH_BUNDLE_VERSION),
         (tag::ENABLED_ETH, ENABLED_ETH),
-        (tag::ENABLED_GDDR, ENABLED_GDDR),
+        (tag::ENABLED_GDDR, cfg.dram_banks().enabled_gddr()),
         (tag::NOC_TRANSLATION, u32::from(cfg.translation)),
     ]
 }
@@ -124,6 +123,22 @@ mod tests {
         assert_eq!(found[&(tag::TIMER_HEARTBEAT as u32)], 2);
         assert_eq!(found[&(tag::ENABLED_TENSIX_COL as u32)], 0x0FFF);
         assert_eq!(found[&(tag::NOC_TRANSLATION as u32)], 1);
+        assert_eq!(found[&(tag::ENABLED_GDDR as u32)], 0xFF);
         assert_eq!(read(&cfg, 0, 0x8000_0000), None);
+    }
+
+    #[test]
+    fn enabled_gddr_leaves_out_the_fused_bank() {
+        for bank in 0..8u8 {
+            let cfg = SimConfig {
+                fused_dram: Some(bank),
+                ..SimConfig::default()
+            };
+            let value = telemetry(&cfg, 0)
+                .into_iter()
+                .find(|&(t, _)| t == tag::ENABLED_GDDR)
+                .map(|(_, v)| v);
+            assert_eq!(value, Some(0xFF & !(1 << bank)));
+        }
     }
 }

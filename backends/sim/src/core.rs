@@ -285,9 +285,11 @@ impl CoreBus {
             }
             // At the NIU's base + 0x60 only (ISA `NoC/MemoryMap.md`): the other command
             // buffers' blocks have no such register, and a write there is refused below.
-            Reg::Cmd { noc, buf: 0, offset }
-                if offset as usize == niu::NOC_CLEAR_OUTSTANDING_REQ_CNT =>
-            {
+            Reg::Cmd {
+                noc,
+                buf: 0,
+                offset,
+            } if offset as usize == niu::NOC_CLEAR_OUTSTANDING_REQ_CNT => {
                 // A mask of the transaction ids whose `NIU_MST_REQS_OUTSTANDING_ID` to zero.
                 let niu = &mut w.tiles[self.tile as usize].niu[noc as usize];
                 for (id, count) in niu.reads_outstanding.iter_mut().enumerate() {
@@ -474,7 +476,7 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
     let (world, task, tile, kernel) = (env.world, env.task, env.tile, env.kernel);
     let (translation, config, late) = {
         let w = world.borrow();
-        let t = w.cfg.translation.then(|| Translation::new(w.cfg.harvest));
+        let t = w.cfg.noc_translation();
         let mut c = match kernel {
             Role::Compute => HartConfig::compute(0, pc),
             _ => HartConfig::data_movement(0, pc),

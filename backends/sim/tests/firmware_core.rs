@@ -392,6 +392,14 @@ fn noc_clear_outstanding_req_cnt_is_not_in_command_buffer_1() {
     sim.run(1_000_000);
     let faults = sim.core_faults();
     assert_eq!(faults.len(), 1, "{faults:?}");
-    assert_ne!(faults[0].pc, 4 * (p.len() as u32 - 1), "stopped at the store, not the ebreak");
-    assert!(faults[0].to_string().contains("0xffb20860"), "{}", faults[0]);
+    assert_ne!(
+        faults[0].pc,
+        4 * (p.len() as u32 - 1),
+        "stopped at the store, not the ebreak"
+    );
+    assert!(
+        faults[0].to_string().contains("0xffb20860"),
+        "{}",
+        faults[0]
+    );
 }

@@ -78,7 +78,10 @@ fn a_unicast_window_names_the_translated_tile_and_raw_without_translation() {
 fn dram_answers_at_its_raw_and_its_translated_coordinates() {
     let mut s = Sim::new(SimConfig::default());
     // Bank 0 port 0: raw (0, 0), translated (17, 12); a 4 GiB window and a 2 MiB one.
-    let t = Translation::new(HarvestMask::P100_P150).dram(0, 0).unwrap().get();
+    let t = Translation::new(HarvestMask::P100_P150)
+        .dram(0, 0)
+        .unwrap()
+        .get();
     assert_eq!(t, (17, 12));
     let by_translated = window(&mut s, 202, uni(t, 0, Relaxed), 0x1000);
     w32(&mut s, by_translated, 0xD0).unwrap();
@@ -88,7 +91,10 @@ fn dram_answers_at_its_raw_and_its_translated_coordinates() {
     let by_raw = window(&mut s, 7, uni((0, 0), 0, Relaxed), 0x1000);
     assert_eq!(r32(&mut s, by_raw).unwrap(), 0xD0);
     // Bank 5 port 1 at translated (18, 16) is raw DRAM_PORTS[5][1] = (9, 10).
-    let t = Translation::new(HarvestMask::P100_P150).dram(5, 1).unwrap().get();
+    let t = Translation::new(HarvestMask::P100_P150)
+        .dram(5, 1)
+        .unwrap()
+        .get();
     assert_eq!((t, DRAM_PORTS[5][1]), ((18, 16), (9, 10)));
     let w = window(&mut s, 203, uni(t, 0, Relaxed), 0x8000_0040);
     w32(&mut s, w, 0x55).unwrap();

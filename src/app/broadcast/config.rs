@@ -143,17 +143,20 @@ impl DeviceChoice {
     fn parse_ttsim(rest: &str, library_var: Option<std::ffi::OsString>) -> Result<Self, String> {
         let (path, chip) = match rest.rsplit_once('@') {
             Some((p, c)) if !c.is_empty() && c.bytes().all(|b| b.is_ascii_digit()) => {
-                let chip = c
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|&n| n < 32)
-                    .ok_or_else(|| format!("chip @{c} (allowed: @0..=@31, a PCI device number)"))?;
+                let chip =
+                    c.parse::<u32>().ok().filter(|&n| n < 32).ok_or_else(|| {
+                        format!("chip @{c} (allowed: @0..=@31, a PCI device number)")
+                    })?;
                 (p, chip)
             }
             _ => (rest, 0),
         };
         let library = match path.strip_prefix(':') {
-            Some("") => return Err("`ttsim:` without a path (allowed: ttsim, ttsim:PATH, ttsim:PATH@CHIP)".into()),
+            Some("") => {
+                return Err(
+                    "`ttsim:` without a path (allowed: ttsim, ttsim:PATH, ttsim:PATH@CHIP)".into(),
+                );
+            }
             Some(p) => PathBuf::from(p),
             None if path.is_empty() => PathBuf::from(library_var.ok_or_else(|| {
                 "`ttsim` without a path and KOMOREBI_TTSIM is not set (give --device \
@@ -181,7 +184,10 @@ impl std::str::FromStr for DeviceChoice {
                  /dev/tenstorrent/0"
                     .into(),
             ),
-            ttsim if ttsim.starts_with("ttsim") && !ttsim.contains('/') || ttsim.starts_with("ttsim:") => {
+            ttsim
+                if ttsim.starts_with("ttsim") && !ttsim.contains('/')
+                    || ttsim.starts_with("ttsim:") =>
+            {
                 Self::parse_ttsim(&ttsim["ttsim".len()..], std::env::var_os("KOMOREBI_TTSIM"))
             }
             path => Ok(Self::Card(PathBuf::from(path))),

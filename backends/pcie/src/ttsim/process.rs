@@ -211,7 +211,10 @@ impl TtsimProcess {
         };
         let mut channel = Channel {
             to: child.stdin.take().map(BufWriter::new),
-            from: child.stdout.take().map(|s| BufReader::with_capacity(1 << 20, s)),
+            from: child
+                .stdout
+                .take()
+                .map(|s| BufReader::with_capacity(1 << 20, s)),
             child: Some(child),
             output,
             drain,

@@ -85,9 +85,11 @@ pub fn serve(library: &Path) -> u8 {
 
 fn serve_or_say(library: &Path) -> Result<(), String> {
     if std::env::var_os("TTSIM_SEMIHOSTING").is_some() {
-        return Err("TTSIM_SEMIHOSTING is set: the server runs ttsim without semihosting, \
+        return Err(
+            "TTSIM_SEMIHOSTING is set: the server runs ttsim without semihosting, \
                     which would let the simulated program end this process"
-            .into());
+                .into(),
+        );
     }
     let replies = split_stdout()?;
     // SAFETY: loading runs the library's initializers; ttsim's do not start threads or touch
