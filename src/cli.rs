@@ -258,6 +258,11 @@ pub struct ShapeFlags {
     /// Die-order harvest mask of the simulated chip, decimal or 0x-hex, 0..=0x3fff.
     #[arg(long, value_parser = parse_harvest, default_value = "0x3000")]
     pub harvest: HarvestMask,
+    /// The simulated chip's fused DRAM bank, 0..=7 (default: none, all 8 banks work; a p100
+    /// has one). The run reads and writes the other banks only; a card reports its own (ARC
+    /// telemetry ENABLED_GDDR).
+    #[arg(long, value_name = "BANK", value_parser = ranged::<u8>(0, 7))]
+    pub fused_dram: Option<u8>,
     /// Seed of the simulation, decimal or 0x-hex.
     #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 0)]
     pub seed: u64,
@@ -281,6 +286,7 @@ impl ShapeFlags {
             rows: self.along != AlongFlag::Column,
             columns: self.along != AlongFlag::Row,
             harvest: self.harvest,
+            fused_dram: self.fused_dram,
             seed: self.seed,
             adversarial: self.adversarial,
             wait_limit: self.wait_limit,

@@ -102,11 +102,11 @@ pub struct NocBenchFlags {
     /// (tt-metal's loopback / INCLUDE_SRC).
     #[arg(long)]
     pub loopback: bool,
-    /// dram-read only: the DRAM bank (0..=7, default 0, tt-metal's default dram_channel), read
-    /// through the port tt-metal's kernels use on the chosen NoC (its Blackhole DRAM metadata,
-    /// `worker_endpoint`), in NoC0 coordinates: on NoC 0 banks 0..=7 at (0,11) (0,2) (0,9)
-    /// (0,5) (9,11) (9,3) (9,8) (9,6), on NoC 1 at (0,1) (0,10) (0,4) (0,7) (9,1) (9,10) (9,4)
-    /// (9,7).
+    /// dram-read only: the DRAM bank (0..=7 but the fused one; default 0, tt-metal's default
+    /// dram_channel, or bank 1 when --fused-dram 0), read through the port tt-metal's kernels
+    /// use on the chosen NoC (its Blackhole DRAM metadata, `worker_endpoint`), in NoC0
+    /// coordinates: on NoC 0 banks 0..=7 at (0,11) (0,2) (0,9) (0,5) (9,11) (9,3) (9,8) (9,6),
+    /// on NoC 1 at (0,1) (0,10) (0,4) (0,7) (9,1) (9,10) (9,4) (9,7).
     #[arg(long, value_name = "N", value_parser = ranged::<u8>(0, DRAM_BANKS as u64 - 1))]
     pub bank: Option<u8>,
     /// The NoC: 0 (the sender's reader kernel) or 1 (its writer kernel).
@@ -116,6 +116,10 @@ pub struct NocBenchFlags {
     /// no column (a 14 x 10 logical grid); the default 0x3000 is the p100/p150 mask (12 x 10).
     #[arg(long, value_name = "MASK", value_parser = parse_harvest, default_value = "0x3000")]
     pub harvest: HarvestMask,
+    /// The simulated chip's fused DRAM bank, 0..=7 (default: none, all 8 banks work; a p100
+    /// has one): --bank may not name it.
+    #[arg(long, value_name = "BANK", value_parser = ranged::<u8>(0, DRAM_BANKS as u64 - 1))]
+    pub fused_dram: Option<u8>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
