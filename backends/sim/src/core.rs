@@ -8,9 +8,9 @@
 //!   `mmio.rs`); writing 1 to `NOC_CMD_CTRL` hands the command to the NoC engine
 //!   (`engine.rs`), the same one the native kernels' `SimNoc` drives, so timing, counters and
 //!   faults mean the same for both; `NOC_CMD_CTRL` then reads 0 (the engine queues every
-//!   command at the NIU's next free slot); `NOC_CLEAR_OUTSTANDING_REQ_CNT` (at the NIU's base
-//!   + 0x60, not in the other command buffers' blocks) zeroes the outstanding-read counters of
-//!   the ids its mask names. `NOC_NODE_ID`, `NOC_ENDPOINT_ID`,
+//!   command at the NIU's next free slot); `NOC_CLEAR_OUTSTANDING_REQ_CNT` (at the NIU's
+//!   base + 0x60, not in the other command buffers' blocks) zeroes the outstanding-read
+//!   counters of the ids its mask names. `NOC_NODE_ID`, `NOC_ENDPOINT_ID`,
 //!   `NIU_CFG_0` (bit 14 when `SimConfig::translation`), `NOC_ID_LOGICAL`, and the counters
 //!   `NIU_MST_WR_ACK_RECEIVED`, `NIU_MST_RD_RESP_RECEIVED`, `NIU_MST_{NON,}POSTED_WR_REQ_SENT`,
 //!   `NIU_MST_REQS_OUTSTANDING_ID(id)` (the reads of transaction id `id`, from `NOC_PACKET_TAG`,
