@@ -23,8 +23,9 @@
 //! (`blackhole_coordinate_manager.cpp`, `assert_coordinate_manager_constructor`) and the ARC
 //! firmware's NoC translation has room for one bad bank only (tt-zephyr-platforms
 //! `lib/tenstorrent/bh_arc/noc_init.c`, `InitNocTranslationFromHarvesting`). The ARC firmware
-//! fills `ENABLED_GDDR` from the GDDR enable bits (`telemetry.c`) and never trains or releases
-//! a bank those leave out (`gddr.c`, `init.c`): nothing answers at a fused bank's NoC ports.
+//! fills `ENABLED_GDDR` from the GDDR enable bits (`telemetry.c`; fuses, or bank 3 for a product
+//! that disables one by specification: `harvesting.c`) and never loads, releases or trains a
+//! bank those leave out (`gddr.c`, `InitMrisc`): nothing answers at a fused bank's NoC ports.
 
 use crate::grid::{DRAM_BANKS, Noc0Xy, TENSIX_ROWS, TENSIX_X, TENSIX_Y, TENSIX_Y_FIRST};
 

@@ -83,15 +83,17 @@ pub struct NocBenchFlags {
     /// all: packets of at most 16 KiB x receivers of each).
     #[arg(long, value_name = "N", value_parser = ranged::<u32>(1, MAX_DELIVERIES), default_value_t = 1)]
     pub count: u32,
-    /// The core that issues every transaction, logical X,Y.
+    /// The core that issues every transaction, logical X,Y (each 0..=255, inside the logical
+    /// grid of --harvest: 12 x 10 for 0x3000).
     #[arg(long, value_name = "X,Y", value_parser = parse_xy, default_value = "0,0")]
     pub sender: LogicalXy,
-    /// unicast only (and required there): the target core, logical X,Y (the sender itself is
-    /// allowed: a write to its own L1).
+    /// unicast only (and required there): the target core, logical X,Y (each 0..=255, inside
+    /// the logical grid of --harvest; the sender itself is allowed: a write to its own L1).
     #[arg(long, value_name = "X,Y", value_parser = parse_xy)]
     pub to: Option<LogicalXy>,
     /// multicast and one-to-all only (and required there): the rectangle X0,Y0,COLUMNS,ROWS of
-    /// logical cores (as `broadcast --rect`).
+    /// logical cores (as `broadcast --rect`: each 0..=255, inside the logical grid of
+    /// --harvest).
     #[arg(long, value_name = "X0,Y0,COLUMNS,ROWS", value_parser = parse_rect)]
     pub rect: Option<LogicalRect>,
     /// multicast only: every multicast but the last keeps its path reserved for the next
