@@ -240,7 +240,8 @@ pub struct BroadcastFlags {
 /// the protocol, the device, and the outputs and faults of a single run.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ShapeFlags {
-    /// The rectangle X0,Y0,COLUMNS,ROWS in logical core coordinates (also the command's group).
+    /// The rectangle X0,Y0,COLUMNS,ROWS in logical core coordinates (also the command's group):
+    /// each 0..=255, and inside the logical grid of --harvest (12 x 10 for 0x3000).
     #[arg(long, value_parser = parse_rect, default_value = "0,0,12,10")]
     pub rect: LogicalRect,
     /// Blocks per broadcast per job (0..=32767).
@@ -258,13 +259,18 @@ pub struct ShapeFlags {
     /// Die-order harvest mask of the simulated chip, decimal or 0x-hex, 0..=0x3fff.
     #[arg(long, value_parser = parse_harvest, default_value = "0x3000")]
     pub harvest: HarvestMask,
-    /// Seed of the simulation, decimal or 0x-hex.
+    /// The simulated chip's fused DRAM bank, 0..=7 (default: none, all 8 banks work; a p100
+    /// has one). The run reads and writes the other banks only; a card reports its own (ARC
+    /// telemetry ENABLED_GDDR).
+    #[arg(long, value_name = "BANK", value_parser = ranged::<u8>(0, 7))]
+    pub fused_dram: Option<u8>,
+    /// Seed of the simulation, decimal or 0x-hex (0..=18446744073709551615).
     #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 0)]
     pub seed: u64,
     /// Reorder everything the hardware does not order (seeded by --seed).
     #[arg(long)]
     pub adversarial: bool,
-    /// Device cycles any single wait may last (0.., decimal or 0x-hex).
+    /// Device cycles any single wait may last (0..=18446744073709551615, decimal or 0x-hex).
     #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 1_000_000)]
     pub wait_limit: u64,
 }
@@ -281,6 +287,7 @@ impl ShapeFlags {
             rows: self.along != AlongFlag::Column,
             columns: self.along != AlongFlag::Row,
             harvest: self.harvest,
+            fused_dram: self.fused_dram,
             seed: self.seed,
             adversarial: self.adversarial,
             wait_limit: self.wait_limit,

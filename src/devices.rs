@@ -1,6 +1,6 @@
 //! `komorebi devices`: every card tt-kmd presents, or every chip of a ttsim library, with what
-//! the host can learn without loading anything (driver, PCI address, harvest mask and AICLK
-//! from ARC telemetry, firmware bundle version from sysfs).
+//! the host can learn without loading anything (driver, PCI address, harvest mask, fused DRAM
+//! bank and AICLK from ARC telemetry, firmware bundle version from sysfs).
 //!
 //! A node that cannot be opened is listed with the reason; no node at all is an empty list.
 
@@ -19,6 +19,10 @@ pub struct DeviceRow {
     pub driver: Option<String>,
     /// Die-order harvest mask of the Tensix columns (ARC telemetry tag 34).
     pub harvest: Option<String>,
+    /// The fused DRAM bank (telemetry tag 36), if the card has one (left out of the JSON when
+    /// none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fused_dram: Option<u8>,
     /// AICLK in MHz (telemetry tag 14).
     pub aiclk_mhz: Option<u32>,
     /// Whether the host could raise AICLK from idle, and why not when it could not.
@@ -53,9 +57,12 @@ impl fmt::Display for Devices {
             }
             writeln!(
                 f,
-                "  driver {}  harvest {}  aiclk {} MHz  firmware {}",
+                "  driver {}  harvest {}{}  aiclk {} MHz  firmware {}",
                 or(&d.driver),
                 or(&d.harvest),
+                d.fused_dram
+                    .map(|b| format!("  fused DRAM bank {b}"))
+                    .unwrap_or_default(),
                 d.aiclk_mhz.map_or("-".into(), |m| m.to_string()),
                 or(&d.firmware_bundle)
             )?;
@@ -94,6 +101,7 @@ pub fn ttsim_devices(library: &std::path::Path) -> Devices {
             pci_address: None,
             driver: None,
             harvest: None,
+            fused_dram: None,
             aiclk_mhz: None,
             clock: None,
             firmware_bundle: None,
@@ -120,6 +128,7 @@ pub fn ttsim_devices(library: &std::path::Path) -> Devices {
                     pci_address: None,
                     driver: Some("none (ttsim: the host programs the windows)".into()),
                     harvest: None,
+                    fused_dram: None,
                     aiclk_mhz: None,
                     clock: None,
                     firmware_bundle: None,
@@ -133,6 +142,7 @@ pub fn ttsim_devices(library: &std::path::Path) -> Devices {
                     Ok((id, card)) => {
                         row.pci_address = Some(id.pci_address);
                         row.harvest = Some(format!("{:#06x}", card.harvest().bits()));
+                        row.fused_dram = card.fused_dram();
                         row.aiclk_mhz = Some(card.aiclk_mhz());
                         row.clock = id.clock_note;
                     }
@@ -157,6 +167,7 @@ fn row(node: komorebi_pcie::kmd::DeviceNode) -> DeviceRow {
         pci_address: node.pci_address.map(|a| a.to_string()),
         driver: None,
         harvest: None,
+        fused_dram: None,
         aiclk_mhz: None,
         clock: None,
         firmware_bundle: None,
@@ -174,6 +185,7 @@ fn row(node: komorebi_pcie::kmd::DeviceNode) -> DeviceRow {
             let (ma, mi, pa) = id.driver_version;
             row.driver = Some(format!("{ma}.{mi}.{pa} (ioctl API {})", id.api_version));
             row.harvest = Some(format!("{:#06x}", card.harvest().bits()));
+            row.fused_dram = card.fused_dram();
             row.aiclk_mhz = Some(card.aiclk_mhz());
             row.clock = id.clock_note;
             row.firmware_bundle = id.firmware_bundle;

@@ -1,8 +1,9 @@
-//! `komorebi grid`: the chip map for a harvest mask: which columns are enabled, the logical ->
-//! NoC0 / NoC1 mapping, and what sits at every NoC0 coordinate.
+//! `komorebi grid`: the chip map for a harvest mask and a fused DRAM bank: which columns are
+//! enabled, the logical -> NoC0 / NoC1 mapping, what sits at every NoC0 coordinate, and which
+//! DRAM ports belong to the fused bank.
 
-use blackhole_pac::grid::{self, TileKind};
-use blackhole_pac::harvest::HarvestMask;
+use blackhole_pac::grid::{self, DRAM_PORTS, TileKind};
+use blackhole_pac::harvest::{DramBanks, HarvestMask};
 use serde::Serialize;
 
 /// The report `komorebi grid` prints.
@@ -10,6 +11,9 @@ use serde::Serialize;
 pub struct GridReport {
     /// Die-order harvest mask.
     pub harvest_mask: u16,
+    /// The fused DRAM bank, its ports `d` on the map (left out of the JSON when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fused_dram: Option<u8>,
     /// The same mask in tt-umd's sorted order.
     pub umd_harvest_mask: u16,
     /// Enabled Tensix tiles.
@@ -19,12 +23,13 @@ pub struct GridReport {
     /// NoC1 x of each logical column (`16 - x0`, blackhole-pac's `Noc0Xy::to_noc1`).
     pub noc1_x: Vec<u8>,
     /// One string per NoC0 row (y = 0 first), one character per x: `T` Tensix, `h` harvested
-    /// Tensix, `D` DRAM, `P` PCIe, `A` ARC, `E` Ethernet, `L` L2CPU, `S` security, `.` router.
+    /// Tensix, `D` DRAM, `d` a port of the fused DRAM bank, `P` PCIe, `A` ARC, `E` Ethernet,
+    /// `L` L2CPU, `S` security, `.` router.
     pub map: Vec<String>,
 }
 
-/// Builds the report for `mask`.
-pub fn grid_report(mask: HarvestMask) -> GridReport {
+/// Builds the report for `mask` and the working DRAM banks `dram`.
+pub fn grid_report(mask: HarvestMask, dram: DramBanks) -> GridReport {
     let columns = mask.columns();
     let noc0_x = columns.noc0_x().to_vec();
     let noc1_x = (0..columns.len() as u8)
@@ -37,6 +42,7 @@ pub fn grid_report(mask: HarvestMask) -> GridReport {
                 .map(|x| match grid::tile_at(x, y) {
                     Some(TileKind::Tensix) if mask.is_harvested(x) => 'h',
                     Some(TileKind::Tensix) => 'T',
+                    Some(TileKind::Dram { bank, .. }) if !dram.contains(bank) => 'd',
                     Some(TileKind::Dram { .. }) => 'D',
                     Some(TileKind::Pcie(_)) => 'P',
                     Some(TileKind::Arc) => 'A',
@@ -50,6 +56,7 @@ pub fn grid_report(mask: HarvestMask) -> GridReport {
         .collect();
     GridReport {
         harvest_mask: mask.bits(),
+        fused_dram: dram.fused(),
         umd_harvest_mask: mask.to_umd(),
         tensix: mask.tensix_count(),
         noc0_x,
@@ -81,9 +88,28 @@ impl std::fmt::Display for GridReport {
         for (y, row) in self.map.iter().enumerate() {
             writeln!(f, "  {y:2} {row}")?;
         }
+        // The fused bank's line and legend only when there is one: the map of a chip with
+        // every bank reads as it always did.
+        let fused = self.fused_dram.and_then(|b| {
+            let ports = DRAM_PORTS.get(b as usize)?;
+            let ports: Vec<String> = ports.iter().map(|(x, y)| format!("({x},{y})")).collect();
+            Some((b, ports.join(" ")))
+        });
+        if let Some((b, ports)) = &fused {
+            writeln!(
+                f,
+                "DRAM bank {b} fused off (NoC0 ports {ports}): {} work",
+                DramBanks::with_fused(Some(*b)).unwrap_or_default()
+            )?;
+        }
         write!(
             f,
-            "T Tensix, h harvested, D DRAM, P PCIe, A ARC, E Ethernet, L L2CPU, S security, . router"
+            "T Tensix, h harvested, D DRAM, {}P PCIe, A ARC, E Ethernet, L L2CPU, S security, . router",
+            if fused.is_some() {
+                "d fused DRAM, "
+            } else {
+                ""
+            }
         )
     }
 }
@@ -94,7 +120,7 @@ mod tests {
 
     #[test]
     fn p150_map_has_two_harvested_columns_and_120_tensix() {
-        let r = grid_report(HarvestMask::P100_P150);
+        let r = grid_report(HarvestMask::P100_P150, DramBanks::ALL);
         assert_eq!(r.tensix, 120);
         assert_eq!(r.noc0_x, vec![1, 2, 3, 4, 5, 6, 11, 12, 13, 14, 15, 16]);
         assert_eq!(r.noc1_x, vec![15, 14, 13, 12, 11, 10, 5, 4, 3, 2, 1, 0]);
@@ -103,5 +129,37 @@ mod tests {
         assert_eq!(r.map[1], "DEEEEEEE.DEEEEEEE");
         assert_eq!(r.map[2], "DTTTTTThSDhTTTTTT");
         assert_eq!(r.map[3], "DTTTTTThLDhTTTTTT");
+    }
+
+    #[test]
+    fn a_fused_bank_s_three_ports_are_marked_and_named() {
+        let r = grid_report(
+            HarvestMask::P100_P150,
+            DramBanks::with_fused(Some(3)).unwrap(),
+        );
+        assert_eq!(r.fused_dram, Some(3));
+        // Bank 3's ports: NoC0 (0,5), (0,7), (0,6).
+        for (y, row) in r.map.iter().enumerate() {
+            let want = if (5..=7).contains(&y) { 'd' } else { 'D' };
+            assert_eq!(row.chars().next(), Some(want), "row {y}");
+            assert_eq!(row.chars().nth(9), Some('D'), "row {y}");
+        }
+        let text = r.to_string();
+        assert!(
+            text.contains(
+                "DRAM bank 3 fused off (NoC0 ports (0,5) (0,7) (0,6)): banks 0, 1, 2, 4, 5, 6, 7 work"
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with(
+            "D DRAM, d fused DRAM, P PCIe, A ARC, E Ethernet, L L2CPU, S security, . router"
+        ));
+        let none = grid_report(HarvestMask::P100_P150, DramBanks::ALL);
+        assert!(
+            serde_json::to_value(&none)
+                .unwrap()
+                .get("fused_dram")
+                .is_none()
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! `komorebi layout`: the broadcasts of a rectangle for a harvest mask, direction and NoC, and
 //! where each sender reads its pages in DRAM (the 03 program's placement,
-//! `app::broadcast::placement`).
+//! `app::broadcast::placement`), on the working DRAM banks of a chip whose fused DRAM bank is
+//! given (never that bank).
 
 use crate::app::broadcast::{BroadcastConfig, BroadcastPlan};
 use blackhole_pac::harvest::HarvestMask;
@@ -42,6 +43,9 @@ pub struct PlacementShape {
 /// What `komorebi layout` prints.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LayoutReport {
+    /// The fused DRAM bank the placement leaves out (left out of the JSON when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fused_dram: Option<u8>,
     /// NoC0 x of each logical column.
     pub noc0_x: Vec<u8>,
     /// `[first_column, columns]` of each panel.
@@ -61,15 +65,17 @@ pub struct LayoutReport {
 }
 
 /// Lays out `rect` for a die-order `harvest_mask`, with the senders' DRAM banks placed for the
-/// 03 program of `shape` on the rectangle.
+/// 03 program of `shape` on the rectangle, on a chip whose DRAM bank `fused_dram` (0..=7) is
+/// fused off, or none.
 pub fn layout_report(
     harvest_mask: u32,
+    fused_dram: Option<u8>,
     rect: LogicalRect,
     along: Along,
     noc: NocId,
     shape: PlacementShape,
 ) -> Result<LayoutReport, LayoutError> {
-    let geometry = Geometry::blackhole(harvest_mask)?;
+    let geometry = Geometry::blackhole(harvest_mask)?.with_fused_dram(fused_dram)?;
     // The 03 program's placement, for the broadcast it runs this way (rows on NoC0, columns on
     // NoC1); a shape it refuses places nothing.
     let id = match (along, noc) {
@@ -87,6 +93,7 @@ pub fn layout_report(
                 pages: shape.pages,
                 page_size: shape.page_size,
                 harvest,
+                fused_dram,
                 ..BroadcastConfig::default()
             };
             BroadcastPlan::per_job(&cfg, &geometry).map_err(|e| e.to_string())
@@ -121,6 +128,7 @@ pub fn layout_report(
         });
     }
     Ok(LayoutReport {
+        fused_dram: geometry.fused_dram(),
         noc0_x: geometry.noc0_x().to_vec(),
         panels: layout::panels(geometry.noc0_x())
             .iter()
@@ -184,13 +192,18 @@ impl std::fmt::Display for LayoutReport {
             );
         }
         match self.placement {
-            Some(p) if self.broadcasts.iter().any(|b| b.banks.is_some()) => write!(
-                f,
-                "\nDRAM banks as the 03 program places them for {} blocks of {} pages of {} bytes \
-                 with both its broadcasts of this rectangle (page g of a sender is in stream g % 8; \
-                 each sender reads its own copy)",
-                p.blocks, p.pages, p.page_size
-            )?,
+            Some(p) if self.broadcasts.iter().any(|b| b.banks.is_some()) => {
+                write!(
+                    f,
+                    "\nDRAM banks as the 03 program places them for {} blocks of {} pages of {} bytes \
+                     with both its broadcasts of this rectangle (page g of a sender is in stream g % 8; \
+                     each sender reads its own copy)",
+                    p.blocks, p.pages, p.page_size
+                )?;
+                if let Some(b) = self.fused_dram {
+                    write!(f, "; DRAM bank {b} is fused off: no stream reads it")?;
+                }
+            }
             _ => write!(
                 f,
                 "\nno DRAM placement: the 03 program runs rows on NoC0 and columns on NoC1"
@@ -214,6 +227,7 @@ mod tests {
     fn the_json_has_the_documented_shape() {
         let r = layout_report(
             0x3000,
+            None,
             LogicalRect::new(5, 0, 2, 1),
             Along::Row,
             NocId::Noc0,
@@ -240,6 +254,7 @@ mod tests {
         );
         let r = layout_report(
             0x3000,
+            None,
             LogicalRect::new(0, 0, 1, 3),
             Along::Column,
             NocId::Noc1,
@@ -262,9 +277,64 @@ mod tests {
     }
 
     #[test]
+    fn a_fused_bank_is_never_placed_and_is_named() {
+        for bank in 0..8u8 {
+            let r = layout_report(
+                0x3000,
+                Some(bank),
+                LogicalRect::new(0, 0, 12, 10),
+                Along::Column,
+                NocId::Noc1,
+                SHAPE,
+            )
+            .unwrap();
+            assert_eq!(r.fused_dram, Some(bank));
+            assert_eq!(r.broadcasts.len(), 12);
+            for b in &r.broadcasts {
+                let banks = b.banks.unwrap();
+                assert!(!banks.contains(&bank), "bank {bank}: {banks:?}");
+            }
+            let json = serde_json::to_value(&r).unwrap();
+            assert_eq!(json["fused_dram"], bank);
+            assert!(r.to_string().ends_with(&format!(
+                "; DRAM bank {bank} is fused off: no stream reads it"
+            )));
+        }
+        let none = layout_report(
+            0x3000,
+            None,
+            LogicalRect::new(0, 0, 2, 2),
+            Along::Row,
+            NocId::Noc0,
+            SHAPE,
+        )
+        .unwrap();
+        assert!(
+            serde_json::to_value(&none)
+                .unwrap()
+                .get("fused_dram")
+                .is_none()
+        );
+        assert_eq!(
+            layout_report(
+                0x3000,
+                Some(8),
+                LogicalRect::new(0, 0, 2, 2),
+                Along::Row,
+                NocId::Noc0,
+                SHAPE
+            )
+            .unwrap_err()
+            .to_string(),
+            "fused DRAM bank 8 does not exist (allowed: 0..=7, or none)"
+        );
+    }
+
+    #[test]
     fn a_broadcast_the_03_program_does_not_run_has_no_banks() {
         let r = layout_report(
             0x3000,
+            None,
             LogicalRect::new(0, 0, 3, 1),
             Along::Row,
             NocId::Noc1,
@@ -280,6 +350,7 @@ mod tests {
         // A shape the 03 program refuses (a window of 2 x 40,000 pages) places nothing either.
         let r = layout_report(
             0x3000,
+            None,
             LogicalRect::new(0, 0, 3, 1),
             Along::Row,
             NocId::Noc0,
@@ -301,6 +372,7 @@ mod tests {
         // The 03 shape: each sender's banks, and the line saying what they were placed for.
         let r = layout_report(
             0x3000,
+            None,
             LogicalRect::new(0, 0, 3, 1),
             Along::Row,
             NocId::Noc0,

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use blackhole_pac::harvest::HarvestMask;
+use blackhole_pac::harvest::{DramBanks, HarvestMask};
 use clap::{Parser, Subcommand};
 use komorebi::bench::broadcast::BroadcastBenchFlags;
 use komorebi::bench::noc::NocBenchFlags;
@@ -84,6 +84,10 @@ enum Command {
         /// decimal or 0x-hex, 0..=0x3fff. Default: 0x3000 (p100 / p150, 120 Tensix).
         #[arg(long, value_parser = cli::parse_harvest, default_value = "0x3000")]
         harvest: HarvestMask,
+        /// The chip's fused DRAM bank, 0..=7 (default: none, all 8 banks work; a p100 has one):
+        /// its ports are marked `d` on the map.
+        #[arg(long, value_name = "BANK", value_parser = ranged::<u8>(0, 7))]
+        fused_dram: Option<u8>,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -99,7 +103,11 @@ enum Command {
         /// Die-order harvest mask, decimal or 0x-hex, 0..=0x3fff.
         #[arg(long, value_parser = cli::parse_harvest, default_value = "0x3000")]
         harvest: HarvestMask,
-        /// The rectangle X0,Y0,COLUMNS,ROWS in logical core coordinates.
+        /// The chip's fused DRAM bank, 0..=7 (default: none, all 8 banks work; a p100 has one):
+        /// the senders' DRAM banks are placed on the others.
+        #[arg(long, value_name = "BANK", value_parser = ranged::<u8>(0, 7))]
+        fused_dram: Option<u8>,
+        /// The rectangle X0,Y0,COLUMNS,ROWS in logical core coordinates (each 0..=255).
         #[arg(long, value_parser = cli::parse_rect)]
         rect: LogicalRect,
         /// Broadcast along rows (inside panels) or columns.
@@ -178,9 +186,18 @@ fn main() -> ExitCode {
         Command::Bench {
             what: BenchCommand::Broadcast(flags),
         } => komorebi::bench::broadcast::command(&flags),
-        Command::Grid { harvest, json } => cli::print_report(&grid_report(harvest), json),
+        Command::Grid {
+            harvest,
+            fused_dram,
+            json,
+        } => {
+            // The parser allows 0..=7 only, so the bank exists.
+            let dram = DramBanks::with_fused(fused_dram).unwrap_or_default();
+            cli::print_report(&grid_report(harvest, dram), json)
+        }
         Command::Layout {
             harvest,
+            fused_dram,
             rect,
             along,
             noc,
@@ -199,7 +216,14 @@ fn main() -> ExitCode {
                 pages,
                 page_size,
             };
-            match layout_report(u32::from(harvest.bits()), rect, along, noc, shape) {
+            match layout_report(
+                u32::from(harvest.bits()),
+                fused_dram,
+                rect,
+                along,
+                noc,
+                shape,
+            ) {
                 Ok(report) => cli::print_report(&report, json),
                 Err(e) => {
                     eprintln!("error: --rect {rect}: {e}");

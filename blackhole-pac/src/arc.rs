@@ -54,8 +54,9 @@ pub mod tag {
     pub const ENABLED_TENSIX_COL: u16 = crate::harvest::TELEMETRY_TAG_ENABLED_TENSIX_COL;
     /// Enabled Ethernet channels.
     pub const ENABLED_ETH: u16 = 35;
-    /// Enabled GDDR banks (bit set = enabled); a p100 has one fused.
-    pub const ENABLED_GDDR: u16 = 36;
+    /// Enabled GDDR banks (bit set = enabled); a p100 has one fused
+    /// ([`DramBanks::from_enabled_gddr`](crate::harvest::DramBanks::from_enabled_gddr)).
+    pub const ENABLED_GDDR: u16 = crate::harvest::TELEMETRY_TAG_ENABLED_GDDR;
     /// Whether NoC coordinate translation is on.
     pub const NOC_TRANSLATION: u16 = 40;
     /// GDDR training status, two bits per channel from channel 0 in bits 1:0: `0b01` trained,

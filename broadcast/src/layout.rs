@@ -5,8 +5,10 @@
 //! coordinates are raw coordinates of each NoC. A [`Geometry`] maps logical to NoC0 and knows the
 //! NoC grid size, which gives NoC1 (`x1 = width - 1 - x0`, `y1 = height - 1 - y0`). The layout
 //! itself is chip-neutral: Blackhole's facts (which columns a harvest mask leaves, the Tensix
-//! rows, the 17 x 12 grid) come from `blackhole-pac` in [`Geometry::blackhole`] and
-//! [`blackhole_noc0_x`], and nowhere else in this crate.
+//! rows, the 17 x 12 grid, which DRAM bank may be fused) come from `blackhole-pac` in
+//! [`Geometry::blackhole`], [`Geometry::with_fused_dram`] and [`blackhole_noc0_x`], and nowhere
+//! else in this crate. A geometry also carries the chip's fused DRAM bank, if it has one, so a
+//! plan made from it reads from the working banks only; the layout itself does not use it.
 //!
 //! Rules these functions keep:
 //! * A broadcast is a run of cores of one logical column, or of one logical row inside one
@@ -20,7 +22,7 @@
 use core::fmt;
 
 use blackhole_pac::grid::{GRID_X, GRID_Y};
-use blackhole_pac::harvest::HarvestMask;
+use blackhole_pac::harvest::{DramBanks, HarvestMask};
 use heapless::Vec;
 use komorebi_hal::{LogicalRect, NocId};
 
@@ -69,6 +71,8 @@ pub enum LayoutError {
     NotConsecutive,
     /// Broadcast words that would not decode (window, pages, id).
     Args(ArgsError),
+    /// A fused DRAM bank the chip does not have.
+    FusedDram(u8),
 }
 
 impl fmt::Display for LayoutError {
@@ -113,6 +117,10 @@ impl fmt::Display for LayoutError {
                 f.write_str("broadcast cores are not consecutive in one line of the NoC")
             }
             Self::Args(e) => write!(f, "{e}"),
+            Self::FusedDram(b) => write!(
+                f,
+                "fused DRAM bank {b} does not exist (allowed: 0..=7, or none)"
+            ),
         }
     }
 }
@@ -125,11 +133,12 @@ pub struct Geometry {
     noc0_x: Vec<u8, MAX_LINES>,
     noc0_y: Vec<u8, MAX_LINES>,
     grid: (u8, u8),
+    fused_dram: Option<u8>,
 }
 
 impl Geometry {
     /// A geometry: NoC0 x of each logical column, NoC0 y of each logical row (both strictly
-    /// ascending), inside a NoC grid of `grid` = (width, height).
+    /// ascending), inside a NoC grid of `grid` = (width, height); no DRAM bank fused.
     pub fn new(noc0_x: &[u8], noc0_y: &[u8], grid: (u8, u8)) -> Result<Self, LayoutError> {
         let ascending = |v: &[u8], limit: u8| {
             !v.is_empty() && v.windows(2).all(|w| w[0] < w[1]) && v.iter().all(|&c| c < limit)
@@ -141,6 +150,7 @@ impl Geometry {
             noc0_x: Vec::from_slice(noc0_x).map_err(|_| LayoutError::Geometry)?,
             noc0_y: Vec::from_slice(noc0_y).map_err(|_| LayoutError::Geometry)?,
             grid,
+            fused_dram: None,
         })
     }
 
@@ -150,6 +160,22 @@ impl Geometry {
     pub fn blackhole(harvest_mask: u32) -> Result<Self, LayoutError> {
         let columns = blackhole_mask(harvest_mask)?.columns();
         Self::new(columns.noc0_x(), columns.noc0_y(), (GRID_X, GRID_Y))
+    }
+
+    /// The same geometry on a Blackhole whose DRAM bank `fused_dram` (0..=7) is fused off, or
+    /// none; a bank above 7 is refused.
+    pub fn with_fused_dram(self, fused_dram: Option<u8>) -> Result<Self, LayoutError> {
+        let banks = DramBanks::with_fused(fused_dram)
+            .map_err(|_| LayoutError::FusedDram(fused_dram.unwrap_or(0)))?;
+        Ok(Self {
+            fused_dram: banks.fused(),
+            ..self
+        })
+    }
+
+    /// The chip's fused DRAM bank, if it has one.
+    pub fn fused_dram(&self) -> Option<u8> {
+        self.fused_dram
     }
 
     /// Logical columns.

@@ -62,7 +62,7 @@ use komorebi_hal::{
 use komorebi_kernel::abi::{self, GiveUpCode, KernelGiveUp};
 use komorebi_kernel::broadcast_handler::pattern_word;
 use komorebi_kernel::broadcast_handler::program::{
-    BANKS, BroadcastProgram, ComputeInput, ComputeProgram, MoverProgram,
+    BroadcastProgram, ComputeInput, ComputeProgram, MoverProgram, STREAMS,
 };
 use komorebi_kernel::handshake_handler::HANDSHAKE_HANDLER;
 use komorebi_kernel::{
@@ -774,7 +774,7 @@ impl Shape {
             .collect()
     }
 
-    fn banks(noc: NocId) -> [Xy; BANKS] {
+    fn banks(noc: NocId) -> [Xy; STREAMS] {
         DRAM_PORTS.map(|p| {
             let (x, y) = match noc {
                 NocId::Noc0 => p,

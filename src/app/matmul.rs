@@ -248,8 +248,10 @@ pub fn run_with_progress(
         ..BroadcastConfig::default()
     };
     let base = broadcast(r);
-    let geometry =
-        Geometry::blackhole(base.harvest.bits() as u32).map_err(|e| BroadcastError::Flag {
+    // The simulated chip below is made from the same configuration, fused DRAM bank and all.
+    let geometry = Geometry::blackhole(base.harvest.bits() as u32)
+        .and_then(|g| g.with_fused_dram(base.fused_dram))
+        .map_err(|e| BroadcastError::Flag {
             flag: "--rect",
             why: e.to_string(),
         })?;
@@ -286,6 +288,7 @@ pub fn run_with_progress(
     let for_device = plans.clone();
     let sim = komorebi_sim::SimConfig {
         harvest: base.harvest,
+        fused_dram: base.fused_dram,
         seed: cfg.seed,
         ..komorebi_sim::SimConfig::default()
     };

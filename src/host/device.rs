@@ -91,6 +91,8 @@ impl ClockKind {
 pub trait Device {
     /// The harvest mask the chip presents.
     fn harvest(&self) -> HarvestMask;
+    /// The chip's fused DRAM bank, if it has one: no DRAM access may name it.
+    fn fused_dram(&self) -> Option<u8>;
     /// Reads L1 of the tile at NoC0 `tile`.
     fn read_l1(&self, tile: Noc0Xy, addr: u32, buf: &mut [u8]) -> Result<(), DeviceError>;
     /// Writes L1 of the tile at NoC0 `tile`.
@@ -217,7 +219,7 @@ impl SimDevice {
                     abi::HEADER_CHIP,
                     abi::ChipWord {
                         translated: sim.config().translation,
-                        fused_dram: None,
+                        fused_dram: sim.config().dram_banks().fused(),
                     }
                     .encode(),
                 ),
@@ -240,6 +242,9 @@ impl SimDevice {
 impl Device for SimDevice {
     fn harvest(&self) -> HarvestMask {
         self.sim.config().harvest
+    }
+    fn fused_dram(&self) -> Option<u8> {
+        self.sim.config().dram_banks().fused()
     }
     fn read_l1(&self, tile: Noc0Xy, addr: u32, buf: &mut [u8]) -> Result<(), DeviceError> {
         Ok(self.sim.read_l1(tile.get(), addr, buf)?)

@@ -140,6 +140,9 @@ impl<B: Bar + Behind> Device for PcieDevice<B> {
     fn harvest(&self) -> HarvestMask {
         self.card.harvest()
     }
+    fn fused_dram(&self) -> Option<u8> {
+        self.card.fused_dram()
+    }
     fn read_l1(&self, tile: Noc0Xy, addr: u32, buf: &mut [u8]) -> Result<(), DeviceError> {
         self.alive()?;
         Ok(self.card.read_l1(tile, addr, buf)?)

@@ -235,15 +235,16 @@ impl Session {
         Self::open_with(backend, || (BroadcastHandler, HandshakeHandler))
     }
 
-    /// Opens `backend` with the handler set `handlers()` makes, learns the grid (harvesting)
-    /// and prepares every tile's control block.
+    /// Opens `backend` with the handler set `handlers()` makes, learns the grid (harvesting,
+    /// and the fused DRAM bank) and prepares every tile's control block.
     pub fn open_with<H, F>(backend: Backend, handlers: F) -> Result<Self, SessionError>
     where
         H: HandlerSet + 'static,
         F: Fn() -> H + 'static,
     {
         let device = backend.open(handlers)?;
-        let geometry = Geometry::blackhole(device.harvest().bits() as u32)?;
+        let geometry = Geometry::blackhole(device.harvest().bits() as u32)?
+            .with_fused_dram(device.fused_dram())?;
         let mut tiles = Vec::new();
         let mut by_logical = HashMap::new();
         for x in 0..geometry.columns() {
@@ -277,6 +278,11 @@ impl Session {
     /// The harvest mask.
     pub fn harvest(&self) -> HarvestMask {
         self.device.harvest()
+    }
+
+    /// The chip's fused DRAM bank, if it has one.
+    pub fn fused_dram(&self) -> Option<u8> {
+        self.geometry.fused_dram()
     }
 
     /// The device.

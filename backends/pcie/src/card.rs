@@ -6,7 +6,9 @@
 //!   the control block, program words and reports; uncached, with the ordering of
 //!   [`CardOptions::tile_ordering`] (default Strict: "the kernel config needs to arrive prior
 //!   to the go message").
-//! * One 4 GiB window per DRAM bank, write-combined, Strict.
+//! * One 4 GiB window per working DRAM bank, write-combined, Strict; none for the fused DRAM
+//!   bank, whose every access is refused ([`PcieError::FusedDram`]): nothing answers at its
+//!   ports on a card.
 //! * One write-combined window reprogrammed per multicast rectangle (firmware images).
 //! * One uncached Strict spare window, reprogrammed on demand: tile registers (soft reset,
 //!   reset PCs, wall clock, `NOC_ID_LOGICAL`), ARC, and any tile or bank that got no window of
@@ -23,6 +25,14 @@
 //! it needs comes from ARC telemetry (tag 34; a table without it enables every column, as
 //! tt-umd reads it).
 //!
+//! # The fused DRAM bank
+//! ARC telemetry tag 36 (`ENABLED_GDDR`) says which DRAM banks work; a table without it means
+//! all 8, and more than one bank off is refused ([`PcieError::DramHarvest`]), both as tt-umd
+//! reads it (`BlackholeTTDevice::get_chip_info`, `blackhole_coordinate_manager.cpp`;
+//! [`DramBanks::from_enabled_gddr`]). The translation is the ARC firmware's for that bank
+//! ([`Translation::with_dram`]), and [`Card::fused_dram`] is what the firmware loader writes
+//! into every tile's chip word.
+//!
 //! # Hung devices
 //! A read of 0xFFFF_FFFF where the value cannot be that (wall clock high half, registers,
 //! telemetry) is checked against the PCIe NIU's `NOC_NODE_ID` in BAR0: if that reads
@@ -35,7 +45,7 @@ use std::ops::Range;
 
 use blackhole_pac::arc::{self, tag};
 use blackhole_pac::grid::{DRAM_BANKS, DRAM_WORKER_PORT, Noc0Xy};
-use blackhole_pac::harvest::HarvestMask;
+use blackhole_pac::harvest::{DramBanks, HarvestMask};
 use blackhole_pac::niu::NiuCfg0;
 use blackhole_pac::tensix;
 use blackhole_pac::tlb::{TLB_2M_SIZE, TlbConfig, TlbOrdering, TlbSize};
@@ -99,6 +109,7 @@ pub struct Card<B: Bar> {
     options: CardOptions,
     telemetry: Telemetry,
     harvest: HarvestMask,
+    dram_banks: DramBanks,
     translation: Option<Translation>,
     aiclk_mhz: u32,
     tiles: BTreeMap<Noc0Xy, Tile<B::Window>>,
@@ -117,6 +128,7 @@ impl<B: Bar> std::fmt::Debug for Card<B> {
         f.debug_struct("Card")
             .field("path", &self.bar.borrow().identity().path)
             .field("harvest", &self.harvest)
+            .field("fused_dram", &self.dram_banks.fused())
             .field("translation", &self.translation.is_some())
             .field("tiles", &self.tiles.len())
             .finish()
@@ -139,10 +151,10 @@ fn aligned(addr: u64, len: usize) -> (u64, usize, usize) {
 
 impl<B: Bar> Card<B> {
     /// Sets up `bar`'s card: checks it is alive, waits until ARC is ready, reads translation
-    /// and telemetry (harvest mask), waits until DRAM is trained, raises AICLK with the ARC
-    /// message `AICLK_GO_BUSY` and waits until telemetry shows it (a clock that does not settle
-    /// is recorded in [`Card::identity`], never an error, as tt-umd logs and goes on), and
-    /// allocates and programs the window plan. Every wait is bounded by
+    /// and telemetry (harvest mask, fused DRAM bank), waits until DRAM is trained, raises AICLK
+    /// with the ARC message `AICLK_GO_BUSY` and waits until telemetry shows it (a clock that does
+    /// not settle is recorded in [`Card::identity`], never an error, as tt-umd logs and goes on),
+    /// and allocates and programs the window plan. Every wait is bounded by
     /// [`CardOptions::open`] ([`crate::arc`]).
     pub fn open(mut bar: B, options: CardOptions) -> Result<Self, PcieError> {
         let node = bar.bar0_read32(arc::PCIE_NOC_NODE_ID_BAR0)?;
@@ -159,6 +171,7 @@ impl<B: Bar> Card<B> {
             options,
             telemetry: Telemetry::default(),
             harvest: HarvestMask::NONE,
+            dram_banks: DramBanks::ALL,
             translation: None,
             aiclk_mhz: tensix::AICLK_IDLE_MHZ,
             tiles: BTreeMap::new(),
@@ -179,12 +192,13 @@ impl<B: Bar> Card<B> {
         // reported, or ttsim, which harvests nothing) means every column is enabled: tt-umd
         // reads a missing tag as an empty harvest mask (`BlackholeTTDevice::get_chip_info`).
         card.harvest = card.telemetry.harvest();
+        card.dram_banks = dram_banks(&card.telemetry)?;
         if let Some(mhz) = card.telemetry.get(tag::AICLK) {
             card.aiclk_mhz = mhz;
         }
         card.translation = cfg0
             .noc_id_translate_en()
-            .then(|| Translation::new(card.harvest));
+            .then(|| Translation::with_dram(card.harvest, card.dram_banks.fused()));
         if let Some(note) = crate::arc::wait_dram_trained(&card, options.open.dram_training)? {
             card.notes.push(note);
         }
@@ -278,7 +292,12 @@ impl<B: Bar> Card<B> {
             }
         }
         let mut dram = Vec::with_capacity(DRAM_BANKS);
-        for port in DRAM_WORKER_PORT {
+        for (bank, port) in (0..).zip(DRAM_WORKER_PORT) {
+            if !self.dram_banks.contains(bank) {
+                // No window onto the fused bank: `dram_chunks` refuses it before any window.
+                dram.push(None);
+                continue;
+            }
             let p = Noc0Xy::new(port.0, port.1).ok_or(PcieError::Unsupported)?;
             let target = match &self.translation {
                 Some(t) => t.to_translated(p).map(|t| t.get()).unwrap_or(port),
@@ -334,6 +353,22 @@ impl<B: Bar> Card<B> {
     /// The harvest mask ARC reports.
     pub fn harvest(&self) -> HarvestMask {
         self.harvest
+    }
+
+    /// The fused DRAM bank ARC telemetry reports (`ENABLED_GDDR`), if one is.
+    pub fn fused_dram(&self) -> Option<u8> {
+        self.dram_banks.fused()
+    }
+
+    /// The DRAM banks that work.
+    pub fn dram_banks(&self) -> DramBanks {
+        self.dram_banks
+    }
+
+    /// How many DRAM banks got a 4 GiB window of their own (the others go through the spare
+    /// window; the fused DRAM bank gets none).
+    pub fn dram_windows(&self) -> usize {
+        self.dram.iter().filter(|w| w.is_some()).count()
     }
 
     /// The coordinate translation in force for window targets, if translation is on.
@@ -550,7 +585,7 @@ impl<B: Bar> Card<B> {
 
     /// Runs `f(bar, window, offset, range)` for the pieces of a DRAM access that one window
     /// reaches: the whole access through the bank's own 4 GiB window, or 2 MiB pieces through
-    /// the spare window.
+    /// the spare window. A bank that does not exist, or the fused DRAM bank, is refused first.
     fn dram_chunks(
         &self,
         bank: u8,
@@ -565,6 +600,13 @@ impl<B: Bar> Card<B> {
                 what: format!("DRAM bank {bank}"),
                 why: format!("a Blackhole has banks 0..{DRAM_BANKS}"),
             })?;
+        if !self.dram_banks.contains(bank) {
+            return Err(PcieError::FusedDram {
+                what: format!("DRAM bank {bank} at {addr:#x}+{len}"),
+                bank,
+                banks: self.dram_banks,
+            });
+        }
         if addr
             .checked_add(len as u64)
             .is_none_or(|e| e > TlbSize::Size4G.bytes())
@@ -707,6 +749,12 @@ impl<B: Bar> Drop for Card<B> {
             let _ = bar.free(w);
         }
     }
+}
+
+/// The DRAM banks `telemetry` says work: every bank when it has no `ENABLED_GDDR` (tag 36),
+/// refused when more than one is off (module docs).
+pub fn dram_banks(telemetry: &Telemetry) -> Result<DramBanks, PcieError> {
+    DramBanks::from_enabled_gddr(telemetry.get(tag::ENABLED_GDDR)).map_err(PcieError::DramHarvest)
 }
 
 fn check_l1(addr: u32, len: usize) -> Result<(), PcieError> {

@@ -146,6 +146,22 @@ pub enum PcieError {
         /// Why it cannot be.
         why: String,
     },
+    /// An access to the fused DRAM bank: nothing answers at its ports on a card.
+    #[error(
+        "{what}: DRAM bank {bank} is fused off on this chip (ARC telemetry ENABLED_GDDR; its \
+         clock is off on a card); the chip has {banks}"
+    )]
+    FusedDram {
+        /// What was asked (bank, address, length).
+        what: String,
+        /// The fused DRAM bank.
+        bank: u8,
+        /// The banks that work.
+        banks: blackhole_pac::harvest::DramBanks,
+    },
+    /// ARC telemetry's `ENABLED_GDDR` (tag 36) says more than one DRAM bank is off.
+    #[error("ARC telemetry (tag 36): {0}")]
+    DramHarvest(blackhole_pac::harvest::DramHarvestError),
     /// ARC telemetry could not be read.
     #[error("ARC telemetry: {0}")]
     Telemetry(String),

@@ -14,8 +14,8 @@
 //!    `RISCV_DEBUG_REG_SOFT_RESET_0`; nothing there updates bits atomically).
 //! 2. The control block is zeroed and every image segment written, by multicast.
 //! 3. Each tile's control-block header (ABI version, logical coordinates, harvest mask, the
-//!    chip word with the coordinate system the host found, wait limit) is written, and its boot
-//!    words cleared.
+//!    chip word with the coordinate system the host found and the fused DRAM bank, wait limit)
+//!    is written, and its boot words cleared.
 //! 4. Reset-PC overrides: for NCRISC and TRISC0, cleared when the image starts at the core's
 //!    default reset PC, set to the image's entry otherwise (a tt-metal run leaves them set).
 //!    TRISC1 and TRISC2 stay in reset, so their PCs do not matter.
@@ -294,7 +294,7 @@ pub fn boot<B: Bar>(
     let harvest = card.harvest().bits() as u32;
     let chip = abi::ChipWord {
         translated: card.translation().is_some(),
-        fused_dram: None,
+        fused_dram: card.fused_dram(),
     }
     .encode();
     for &t in &tiles {

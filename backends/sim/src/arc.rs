@@ -69,8 +69,6 @@ pub const ARCCLK_MHZ: u32 = 800;
 pub const FLASH_BUNDLE_VERSION: u32 = (19 << 24) | (5 << 16);
 /// Enabled Ethernet channels: all 14 (the simulator models no Ethernet).
 pub const ENABLED_ETH: u32 = 0x3FFF;
-/// Enabled GDDR banks: all 8 (the simulator models no fused bank).
-pub const ENABLED_GDDR: u32 = 0xFF;
 /// GDDR status: every one of the 8 channels trained (`0b01` each), as ttsim reports it.
 pub const GDDR_TRAINED: u32 = 0x5555;
 
@@ -82,7 +80,8 @@ const QUEUE_AREA_WORDS: usize = ((QUEUE_BASE - QUEUE_CONTROL + QUEUES * QUEUE_BY
 /// `(tag, value)` of every telemetry entry at cycle `now` with AICLK at `aiclk_mhz`, in table
 /// order. `AICLK_LIMIT_MAX` is the timing model's clock; `TIMER_HEARTBEAT` counts microseconds
 /// of virtual time (`now / Timing::aiclk_mhz`; the firmware's own rate is not modelled);
-/// `ENABLED_TENSIX_COL` is the harvest mask's complement; `NOC_TRANSLATION` is 1 when
+/// `ENABLED_TENSIX_COL` is the harvest mask's complement; `ENABLED_GDDR` has every bank's bit
+/// but the fused DRAM bank's (`SimConfig::fused_dram`); `NOC_TRANSLATION` is 1 when
 /// `SimConfig::translation` is on.
 pub fn telemetry(cfg: &SimConfig, now: u64, aiclk_mhz: u32) -> [(u16, u32); 11] {
     let mhz = cfg.timing.aiclk_mhz.max(1);
@@ -94,7 +93,7 @@ pub fn telemetry(cfg: &SimConfig, now: u64, aiclk_mhz: u32) -> [(u16, u32); 11] 
         (tag::ENABLED_TENSIX_COL, cfg.harvest.enabled_tensix_col()),
         (tag::FLASH_BUNDLE_VERSION, FLASH_BUNDLE_VERSION),
         (tag::ENABLED_ETH, ENABLED_ETH),
-        (tag::ENABLED_GDDR, ENABLED_GDDR),
+        (tag::ENABLED_GDDR, cfg.dram_banks().enabled_gddr()),
         (tag::NOC_TRANSLATION, u32::from(cfg.translation)),
         (tag::GDDR_STATUS, GDDR_TRAINED),
         (tag::AICLK_LIMIT_MAX, mhz),
@@ -308,6 +307,7 @@ mod tests {
         assert_eq!(found[&(tag::TIMER_HEARTBEAT as u32)], 2);
         assert_eq!(found[&(tag::ENABLED_TENSIX_COL as u32)], 0x0FFF);
         assert_eq!(found[&(tag::NOC_TRANSLATION as u32)], 1);
+        assert_eq!(found[&(tag::ENABLED_GDDR as u32)], 0xFF);
         assert_eq!(a.read(&cfg, 0, 0x8000_0000), None);
     }
 
@@ -371,6 +371,21 @@ mod tests {
                 matches!(a.write(&cfg, 0, addr, 1), Err(SimError::BadBar(m)) if m.contains("read-only")),
                 "{addr:#x}"
             );
+        }
+    }
+
+    #[test]
+    fn enabled_gddr_leaves_out_the_fused_bank() {
+        for bank in 0..8u8 {
+            let cfg = SimConfig {
+                fused_dram: Some(bank),
+                ..SimConfig::default()
+            };
+            let value = telemetry(&cfg, 0, 1350)
+                .into_iter()
+                .find(|&(t, _)| t == tag::ENABLED_GDDR)
+                .map(|(_, v)| v);
+            assert_eq!(value, Some(0xFF & !(1 << bank)));
         }
     }
 }

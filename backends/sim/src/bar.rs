@@ -76,14 +76,23 @@ pub(crate) fn check_l1(addr: u64, len: usize) -> Result<(), SimError> {
     Ok(())
 }
 
-/// Refuses an access outside DRAM bank `bank`.
-pub(crate) fn check_dram(bank: u8, addr: u64, len: usize) -> Result<(), SimError> {
+/// Refuses an access outside DRAM bank `bank`, or to the fused DRAM bank of `cfg`.
+pub(crate) fn check_dram(cfg: &SimConfig, bank: u8, addr: u64, len: usize) -> Result<(), SimError> {
     if bank as usize >= blackhole_pac::grid::DRAM_BANKS
         || addr + len as u64 > blackhole_pac::grid::DRAM_BANK_SIZE
     {
         return Err(SimError::OutOfRange(format!(
             "DRAM bank {bank} {addr:#x}+{len} (allowed: banks 0..=7, 4 GiB each)"
         )));
+    }
+    let banks = cfg.dram_banks();
+    if !banks.contains(bank) {
+        return Err(SimError::FusedDram {
+            bank,
+            addr,
+            len,
+            banks,
+        });
     }
     Ok(())
 }
@@ -141,7 +150,7 @@ impl Bars {
     pub(crate) fn new(cfg: &SimConfig) -> Self {
         Self {
             tlbs: Tlbs::new(),
-            translation: cfg.translation.then(|| Translation::new(cfg.harvest)),
+            translation: cfg.noc_translation(),
             reorder: cfg.reorder_posted_writes,
             posted: Posted::new(SplitMix64::new(cfg.seed ^ 0x0D0E_5EED_BA12_0001)),
         }
@@ -257,7 +266,7 @@ impl Bars {
                     .collect()
             }
             Place::Dram { bank, port, addr } => {
-                check_dram(bank, addr, len)?;
+                check_dram(&w.cfg, bank, addr, len)?;
                 vec![Landing::Dram { bank, port, addr }]
             }
         };
@@ -317,7 +326,7 @@ impl Bars {
                 (w.tiles[ix as usize].xy0, Some(Dest::Tile(ix)))
             }
             Place::Dram { bank, port, addr } => {
-                check_dram(bank, addr, len)?;
+                check_dram(&w.cfg, bank, addr, len)?;
                 (port, Some(Dest::Bank(bank)))
             }
             Place::Arc(addr) => {

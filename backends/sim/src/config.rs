@@ -2,7 +2,8 @@
 //!
 //! Leaf module: imports only the leaves `timing`, `boot` and `riscv`.
 
-use blackhole_pac::harvest::HarvestMask;
+use blackhole_pac::harvest::{DramBanks, HarvestMask};
+use blackhole_pac::translate::Translation;
 use komorebi_hal::ControlLayout;
 use komorebi_kernel::abi::CONTROL_LAYOUT;
 
@@ -16,6 +17,12 @@ pub struct SimConfig {
     /// Harvested Tensix columns (die order). Default: two columns (NoC0 x = 7 and 10), 120
     /// Tensix, as p100 and p150 parts present with current firmware.
     pub harvest: HarvestMask,
+    /// The fused DRAM bank (0..=7), or none (the default: all 8 banks work). ARC telemetry
+    /// reports it (`ENABLED_GDDR`), translated DRAM coordinates follow the ARC firmware's table
+    /// for it, and any access to one of its ports is refused as a fault, never served: its
+    /// clock is off on a card. A bank above 7 counts as none, as
+    /// `blackhole_pac::translate::Translation::with_dram` takes it.
+    pub fused_dram: Option<u8>,
     /// Seed of every random choice (adversarial delays and schedule tie-breaks).
     pub seed: u64,
     /// Reorder, within `jitter_cycles`, everything the hardware does not order, and break
@@ -83,10 +90,25 @@ pub enum SourceRead {
     DepartureChecked,
 }
 
+impl SimConfig {
+    /// The DRAM banks that work ([`SimConfig::fused_dram`]; a bank above 7 counts as none).
+    pub fn dram_banks(&self) -> DramBanks {
+        DramBanks::with_fused(self.fused_dram).unwrap_or(DramBanks::ALL)
+    }
+
+    /// The NoC translation the chip's tables hold for its harvest mask and fused DRAM bank,
+    /// when [`SimConfig::translation`] is on.
+    pub fn noc_translation(&self) -> Option<Translation> {
+        self.translation
+            .then(|| Translation::with_dram(self.harvest, self.dram_banks().fused()))
+    }
+}
+
 impl Default for SimConfig {
     fn default() -> Self {
         Self {
             harvest: HarvestMask::P100_P150,
+            fused_dram: None,
             seed: 0,
             adversarial: false,
             jitter_cycles: 256,

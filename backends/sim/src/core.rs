@@ -476,7 +476,7 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
     let (world, task, tile, kernel) = (env.world, env.task, env.tile, env.kernel);
     let (translation, config, late) = {
         let w = world.borrow();
-        let t = w.cfg.translation.then(|| Translation::new(w.cfg.harvest));
+        let t = w.cfg.noc_translation();
         let mut c = match kernel {
             Role::Compute => HartConfig::compute(0, pc),
             _ => HartConfig::data_movement(0, pc),

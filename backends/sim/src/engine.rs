@@ -18,6 +18,7 @@ use crate::config::SourceRead;
 use crate::hal::error::NocError;
 use crate::niu::{Pipe, Run};
 use crate::packet::{Hold, Item, ReadPacket, Target, TileIx, WritePacket};
+use crate::report::{Violation, fused_dram_request};
 use crate::route::{self, raw};
 use crate::world::World;
 
@@ -56,13 +57,34 @@ pub(crate) fn check_l1(addr: u64, len: u32, what: &str) -> Result<(), NocError> 
     Ok(())
 }
 
-fn target(w: &World, noc: u8, node: (u8, u8)) -> Result<Target, NocError> {
-    w.tiles.target_at(noc, node).ok_or_else(|| {
+/// What a request of `by` to raw `node` of its NoC reaches. A port of the fused DRAM bank
+/// (`SimConfig::fused_dram`) is refused as a fault and recorded as a violation, never served:
+/// on a card nothing answers there.
+pub(crate) fn target(w: &mut World, by: Issuer, node: (u8, u8)) -> Result<Target, NocError> {
+    let noc = by.noc;
+    let target = w.tiles.target_at(noc, node).ok_or_else(|| {
         NocError::new(
             ErrorKind::InvalidAddress,
             format!("no Tensix L1 or DRAM at NoC{noc} {node:?}"),
         )
-    })
+    })?;
+    if let Target::Dram(bank) = target {
+        if !w.cfg.dram_banks().contains(bank) {
+            let tile = w.tiles[by.tile as usize].xy0;
+            w.violations.push(Violation::FusedDram {
+                tile,
+                noc,
+                bank,
+                port: node,
+                time: by.now,
+            });
+            return Err(NocError::new(
+                ErrorKind::Fault,
+                fused_dram_request(noc, bank, node),
+            ));
+        }
+    }
+    Ok(target)
 }
 
 fn check_target(
@@ -192,7 +214,7 @@ pub(crate) fn read(
 ) -> Result<(), NocError> {
     check_len(len)?;
     check_l1(dst as u64, len, "read destination")?;
-    let target = target(w, by.noc, src)?;
+    let target = target(w, by, src)?;
     check_target(target, src_addr, len, DRAM_READ_ALIGN, "read source")?;
     let timing = w.cfg.timing;
     let mut off = 0;
@@ -232,7 +254,7 @@ pub(crate) fn write(
 ) -> Result<(), NocError> {
     check_len(len)?;
     check_l1(src as u64, len, "write source")?;
-    let target = target(w, by.noc, dst)?;
+    let target = target(w, by, dst)?;
     check_target(target, dst_addr, len, DRAM_WRITE_ALIGN, "write destination")?;
     let writes = Writes {
         src,

@@ -12,6 +12,21 @@ pub enum SimError {
     /// An access outside L1 or a DRAM bank.
     #[error("{0}")]
     OutOfRange(String),
+    /// A host access to the fused DRAM bank (`SimConfig::fused_dram`): refused, never served.
+    #[error(
+        "DRAM bank {bank} {addr:#x}+{len}: the bank is fused off on this chip (its clock is off \
+         on a card: nothing answers at its ports); the chip has {banks}"
+    )]
+    FusedDram {
+        /// The bank asked for.
+        bank: u8,
+        /// Bank-local address asked for.
+        addr: u64,
+        /// Bytes asked for.
+        len: usize,
+        /// The banks that work.
+        banks: blackhole_pac::harvest::DramBanks,
+    },
     /// A circular-buffer configuration that cannot work.
     #[error("{0}")]
     BadBuffer(String),

@@ -7,7 +7,11 @@
 //! ## What it models
 //! * **The chip**: the 17 x 12 NoC0 and NoC1 tori with real raw coordinates; the Tensix tiles of a
 //!   harvest mask (default two columns harvested, 120 Tensix); 1536 KiB of L1 per Tensix and
-//!   8 DRAM banks of 4 GiB, both sparse (allocated on first write).
+//!   8 DRAM banks of 4 GiB, both sparse (allocated on first write), or 7 with
+//!   [`SimConfig::fused_dram`]: ARC telemetry then leaves the fused bank out, translated DRAM
+//!   coordinates follow the ARC firmware's table for it, and any access to one of its ports, by
+//!   the NoC ([`Violation::FusedDram`], refused with `ErrorKind::Fault`) or the host
+//!   ([`SimError::FusedDram`]), is a fault, never data (its clock is off on a card).
 //! * **Per Tensix**: NIU0 and NIU1 with Blackhole's counter semantics (reads done; non-posted and
 //!   posted writes sent; acks, one per destination of a multicast); up to 64 circular buffers
 //!   with pushed/popped counters and both kernels' pointers; the control block in L1 with its
@@ -114,7 +118,7 @@
 //! | `niu` | an NIU's counters and issue pipeline | leaf; counters wrap as the hardware's |
 //! | [`riscv`] | an RV32IM + Zicsr baby-core hart ([`riscv::Hart`]), its [`riscv::Bus`] trait and cycle [`riscv::Cost`] rule; not yet connected to the tiles | leaf (its files `riscv::{op, decode, cost, bus, stop, hart, ram}` import only each other); faults are values, never panics |
 //! | `tile` | Tensix tiles: L1, NIUs, circular buffers, ejection ports, registers; the coordinate grid | uses leaves only |
-//! | `dram` | the 8 DRAM banks and their bandwidth | uses `memory` only |
+//! | `dram` | the 8 DRAM banks and their bandwidth (the fused bank's accesses are refused before they reach it: `bar`, `engine`) | uses `memory` only |
 //! | `link` | routes as trees of hops; per-link, per-class arbitration as packets arrive, wormhole tails, path reservation and linked runs | uses leaves only |
 //! | `scheduler` | the event queue in virtual time; parking, waking, deadlines, stalls, clocks | uses leaves only; one random stream per run |
 //! | `world` | the chip as one state; the NoC's transactions from departure to landing | uses the parts above, never `hal` or `sim` |

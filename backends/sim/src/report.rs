@@ -34,6 +34,20 @@ pub enum Violation {
         /// Cycle the packet left.
         time: u64,
     },
+    /// A NoC request to a port of the fused DRAM bank (`SimConfig::fused_dram`): refused, never
+    /// served, since on a card nothing answers there (the ARC firmware leaves the bank off).
+    FusedDram {
+        /// NoC0 coordinates of the requesting tile.
+        tile: (u8, u8),
+        /// The NoC (0 or 1).
+        noc: u8,
+        /// The bank.
+        bank: u8,
+        /// Raw coordinates of the port on that NoC.
+        port: (u8, u8),
+        /// Cycle.
+        time: u64,
+    },
     /// An inline write aimed at L1 (broken on Blackhole).
     InlineWriteToL1 {
         /// NoC0 coordinates of the writing tile.
@@ -69,6 +83,17 @@ impl std::fmt::Display for Violation {
                 "cycle {time}: tile {tile:?}: the source at {addr:#x} of a NoC write issued at \
                  cycle {issued} changed before its packet left"
             ),
+            Self::FusedDram {
+                tile,
+                noc,
+                bank,
+                port,
+                time,
+            } => write!(
+                f,
+                "cycle {time}: tile {tile:?}: {}",
+                fused_dram_request(*noc, *bank, *port)
+            ),
             Self::InlineWriteToL1 { tile, target, time } => {
                 write!(
                     f,
@@ -77,6 +102,15 @@ impl std::fmt::Display for Violation {
             }
         }
     }
+}
+
+/// What a NoC request to a port of the fused DRAM bank is, in words: the violation's text and
+/// the refusal's.
+pub(crate) fn fused_dram_request(noc: u8, bank: u8, port: (u8, u8)) -> String {
+    format!(
+        "a NoC{noc} request to DRAM bank {bank} (port {port:?} on NoC{noc}): the bank is fused \
+         off on this chip (its clock is off on a card: the request would never be answered)"
+    )
 }
 
 /// Counts for benchmarks and summaries.

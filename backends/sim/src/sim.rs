@@ -392,15 +392,17 @@ impl Sim {
 
     /// Reads DRAM bank `bank`.
     pub fn read_dram(&self, bank: u8, addr: u64, buf: &mut [u8]) -> Result<(), SimError> {
-        check_dram(bank, addr, buf.len())?;
-        self.world.borrow().dram[bank as usize].read(addr, buf);
+        let w = self.world.borrow();
+        check_dram(&w.cfg, bank, addr, buf.len())?;
+        w.dram[bank as usize].read(addr, buf);
         Ok(())
     }
 
     /// Writes DRAM bank `bank`.
     pub fn write_dram(&mut self, bank: u8, addr: u64, data: &[u8]) -> Result<(), SimError> {
-        check_dram(bank, addr, data.len())?;
-        self.world.borrow_mut().dram[bank as usize].write(addr, data);
+        let mut w = self.world.borrow_mut();
+        check_dram(&w.cfg, bank, addr, data.len())?;
+        w.dram[bank as usize].write(addr, data);
         Ok(())
     }
 

@@ -39,7 +39,7 @@ use crate::handler::{Buffers, Handler, Outcome};
 
 pub mod program;
 
-use program::{BANKS, BroadcastProgram, Check, ComputeInput, MoverProgram};
+use program::{BroadcastProgram, Check, ComputeInput, MoverProgram, STREAMS};
 
 /// The broadcast handler's id: the first handler.
 pub const BROADCAST_HANDLER: u16 = 1;
@@ -263,7 +263,7 @@ where
     let tag = b.read_tag(block);
     for page in 0..pages {
         let g = block * pages + page;
-        let bank = mover.banks[g as usize % BANKS];
+        let bank = mover.banks[g as usize % STREAMS];
         let offset = g as u64 * page_size as u64;
         let src = NocAddr::new(bank, mover.dram_base as u64 + offset).ok();
         let dst = slot.offset(page * page_size);

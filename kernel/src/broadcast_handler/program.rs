@@ -26,6 +26,12 @@
 //! DRAM placement, `komorebi`'s `app::broadcast::placement`, chooses them so that no link
 //! carries more than it must).
 //!
+//! There are [`STREAMS`] (8) streams whatever the chip's DRAM: on a chip with a fused DRAM bank
+//! (7 banks) the host puts them on the working banks only, so some bank serves two streams of a
+//! sender. The words name ports, not banks, and the kernels read whatever port a stream names:
+//! keeping the fused bank out of them is the host placement's promise (a card would never
+//! answer such a read; the simulator refuses it as a fault).
+//!
 //! Version 2 (issue 18): version 1 read page `g` from bank `g % 8` at `base + (g / 8) *
 //! page_size`, which allowed only a permutation of the eight banks per sender.
 //!
@@ -68,9 +74,11 @@ pub const COMPUTE_INPUT_WORDS: usize = 7;
 pub const MAX_INPUTS: usize = 2;
 /// Most words of a compute program.
 pub const MAX_COMPUTE_WORDS: usize = compute_words(MAX_INPUTS);
-/// Page streams of a broadcast: page `g` is in stream `g % BANKS`, each read through one DRAM
-/// port (as many as the chip has DRAM banks, so one stream a bank is the plain interleave).
-pub const BANKS: usize = 8;
+/// Page streams of a broadcast: page `g` is in stream `g % STREAMS`, each read through one DRAM
+/// port. Eight, as many as a chip with every DRAM bank has banks (one stream a bank is the
+/// plain interleave there); a chip with a fused bank has 7, and the host places the 8 streams
+/// on those.
+pub const STREAMS: usize = 8;
 
 /// Words of the compute program with `n` broadcasts.
 pub const fn compute_words(n: usize) -> usize {
@@ -276,8 +284,8 @@ pub struct MoverProgram {
     /// DRAM address, local to each bank, of the broadcast's page 0.
     pub dram_base: u32,
     /// The DRAM port (coordinates on this kernel's NoC) of each page stream: page `g` is read
-    /// from `banks[g % BANKS]` at `dram_base + g * page_size`.
-    pub banks: [Xy; BANKS],
+    /// from `banks[g % STREAMS]` at `dram_base + g * page_size`.
+    pub banks: [Xy; STREAMS],
     /// Injected fault: stop making broadcast calls before this block.
     pub stall_before: Option<u16>,
 }
@@ -291,7 +299,7 @@ impl MoverProgram {
         w[12] = self.page_size;
         w[13] = self.dram_base;
         let xy = |b: Xy| b.x() as u32 | (b.y() as u32) << 8;
-        for j in 0..BANKS / 2 {
+        for j in 0..STREAMS / 2 {
             w[14 + j] = xy(self.banks[2 * j]) | xy(self.banks[2 * j + 1]) << 16;
         }
         w[MOVER_WORDS - 1] = program_check(&w[..MOVER_WORDS - 1]);
@@ -308,7 +316,7 @@ impl MoverProgram {
         verify(role, w)?;
         let mut args = [0u32; ARGS_WORDS];
         args.copy_from_slice(&w[..ARGS_WORDS]);
-        let mut banks = [Xy::default(); BANKS];
+        let mut banks = [Xy::default(); STREAMS];
         for (i, bank) in banks.iter_mut().enumerate() {
             let half = (w[14 + i / 2] >> (16 * (i % 2))) as u16;
             *bank = Xy::new(half as u8, (half >> 8) as u8).map_err(|_| ProgramError::Field {

@@ -9,9 +9,10 @@
 //! (`komorebi_sim::Timing`):
 //!
 //! * **DRAM**, per bank: the bytes it serves (each sender's page stream `g % 8` from the bank the
-//!   DRAM placement chose for it, `placement`) at
-//!   `dram_bank_bytes_per_cycle`; and all banks together at 8 times that (never more than the
-//!   busiest bank, since the simulator models the chip's ceiling as the banks' sum).
+//!   DRAM placement chose for it, `placement`; never the fused DRAM bank) at
+//!   `dram_bank_bytes_per_cycle`; and all working banks together at their count (8, or 7 on a
+//!   chip with a fused bank) times that (never more than the busiest bank, since the simulator
+//!   models the chip's ceiling as the banks' sum).
 //! * **Links**, every directed link of both NoCs: the flits (a header flit plus one per 64
 //!   bytes, per packet of at most 16 KiB) of every read request (1 flit, sender to bank) and
 //!   response (bank to sender, from the port the placement chose), on the unicast routes of
@@ -84,7 +85,7 @@
 
 use komorebi_broadcast::args::BroadcastArgs;
 use komorebi_hal::LogicalXy;
-use komorebi_kernel::broadcast_handler::program::{BANKS, Check};
+use komorebi_kernel::broadcast_handler::program::{Check, STREAMS};
 use komorebi_sim::Timing;
 use komorebi_sim::route::{self, Dir};
 
@@ -120,9 +121,9 @@ impl BroadcastPlan {
                 if !a.included() || a.rank != 0 {
                     continue;
                 }
-                for stream in 0..BANKS {
+                for stream in 0..STREAMS {
                     let count =
-                        pages / BANKS as u64 + ((stream as u64) < pages % BANKS as u64) as u64;
+                        pages / STREAMS as u64 + ((stream as u64) < pages % STREAMS as u64) as u64;
                     if count == 0 {
                         continue;
                     }
@@ -165,7 +166,7 @@ impl BroadcastPlan {
     /// placement must not (both protocols and every window read the same data).
     pub(super) fn load_without_dram(&self, timing: &Timing, markers: bool) -> Load {
         let cfg = &self.cfg;
-        let mut load = Load::default();
+        let mut load = Load::new(self.dram_banks);
         let page_words = cfg.page_size.div_ceil(4) as u64;
         // `validate` keeps a block inside L1: at most 1.5 MiB.
         let block_bytes = cfg.pages as u32 * cfg.page_size;
@@ -448,7 +449,8 @@ mod tests {
         let core = LogicalXy::new(1, 2);
         let names = [
             (Resource::DramBank(5), "DRAM bank 5"),
-            (Resource::Dram, "DRAM (8 banks together)"),
+            (Resource::Dram(8), "DRAM (8 banks together)"),
+            (Resource::Dram(7), "DRAM (7 banks together)"),
             (
                 Resource::Link {
                     noc: 1,

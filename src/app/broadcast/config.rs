@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::host::backend::Exec;
+use blackhole_pac::grid::DRAM_BANKS;
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::args::{Along, MAX_BLOCKS, MAX_BUFFER_PAGES, MAX_WINDOW};
 use komorebi_broadcast::layout;
@@ -45,6 +46,9 @@ pub struct BroadcastConfig {
     pub columns: bool,
     /// Harvest mask of the simulated chip.
     pub harvest: HarvestMask,
+    /// The simulated chip's fused DRAM bank (`--fused-dram`, 0..=7), or none. A card's comes
+    /// from its telemetry; either way the plan reads from the device's working banks only.
+    pub fused_dram: Option<u8>,
     /// Seed.
     pub seed: u64,
     /// Reorder everything the hardware does not order (seeded).
@@ -224,6 +228,7 @@ impl Default for BroadcastConfig {
             rows: true,
             columns: true,
             harvest: HarvestMask::P100_P150,
+            fused_dram: None,
             seed: 0,
             adversarial: false,
             wait_limit: 1_000_000,
@@ -337,6 +342,15 @@ impl BroadcastConfig {
                 ));
             }
             _ => {}
+        }
+        if let Some(bank) = self.fused_dram.filter(|&b| b as usize >= DRAM_BANKS) {
+            return Err(flag(
+                "--fused-dram",
+                format!(
+                    "{bank} (allowed: 0..={}, the DRAM bank fused off; none by default)",
+                    DRAM_BANKS - 1
+                ),
+            ));
         }
         if self.blocks > MAX_BLOCKS {
             return Err(flag(

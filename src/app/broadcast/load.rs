@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use blackhole_pac::grid::{GRID_X, GRID_Y};
+use blackhole_pac::grid::{DRAM_BANKS, GRID_X, GRID_Y};
+use blackhole_pac::harvest::DramBanks;
 use komorebi_hal::LogicalXy;
-use komorebi_kernel::broadcast_handler::program::BANKS;
 use komorebi_sim::Timing;
 use komorebi_sim::route::{self, Dir};
 
@@ -18,8 +18,8 @@ use komorebi_sim::route::{self, Dir};
 pub enum Resource {
     /// One DRAM bank.
     DramBank(u8),
-    /// All DRAM banks together.
-    Dram,
+    /// All working DRAM banks together: how many (8, or 7 with a fused bank).
+    Dram(u8),
     /// A directed link of a NoC: from router `from` to its neighbour `to`, raw coordinates of
     /// that NoC.
     Link {
@@ -55,7 +55,7 @@ impl fmt::Display for Resource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Self::DramBank(b) => write!(f, "DRAM bank {b}"),
-            Self::Dram => write!(f, "DRAM ({BANKS} banks together)"),
+            Self::Dram(banks) => write!(f, "DRAM ({banks} banks together)"),
             Self::Link { noc, from, to } => write!(
                 f,
                 "link NoC{noc} ({},{})->({},{})",
@@ -129,23 +129,26 @@ pub(super) enum LinkClass {
 /// never to exceed a run.
 pub(super) struct Load {
     cycles: BTreeMap<Resource, u64>,
-    pub(super) dram_bytes: [u64; BANKS],
+    /// Bytes per bank, indexed by bank (the fused bank's stays 0: nothing reads it).
+    pub(super) dram_bytes: [u64; DRAM_BANKS],
+    /// The banks that work: all of them together serve at their count times a bank's rate.
+    dram_banks: DramBanks,
     pub(super) link_flits: Vec<u64>,
     class_flits: Vec<u64>,
 }
 
-impl Default for Load {
-    fn default() -> Self {
+impl Load {
+    /// No work yet, on a chip whose working DRAM banks are `dram_banks`.
+    pub(super) fn new(dram_banks: DramBanks) -> Self {
         Self {
             cycles: BTreeMap::new(),
-            dram_bytes: [0; BANKS],
+            dram_bytes: [0; DRAM_BANKS],
+            dram_banks,
             link_flits: vec![0; 2 * LINKS_PER_NOC],
             class_flits: vec![0; 2 * LINKS_PER_NOC * 3],
         }
     }
-}
 
-impl Load {
     /// The cycles counted for `r` so far (0 for none).
     #[cfg(test)]
     pub(super) fn cycles_of(&self, r: Resource) -> u64 {
@@ -213,8 +216,12 @@ impl Load {
             }
         }
         let all: u64 = banks.iter().sum();
+        let working = self.dram_banks.len();
         if all > 0 {
-            self.add(Resource::Dram, dram_cycles(all, rate * BANKS as f64));
+            self.add(
+                Resource::Dram(working as u8),
+                dram_cycles(all, rate * working as f64),
+            );
         }
         for (i, classes) in self.class_flits.chunks(3).enumerate() {
             // The busiest class: the one whose flits the link must carry one a cycle.
@@ -239,7 +246,7 @@ impl Load {
         }
         let mut best = JobBound {
             cycles: 0,
-            binding: Resource::Dram,
+            binding: Resource::Dram(working as u8),
         };
         for (&r, &c) in &self.cycles {
             if c > best.cycles {
@@ -253,7 +260,7 @@ impl Load {
     }
 }
 
-/// Cycles a bank (or all banks, at `rate` times 8) needs for `bytes`.
+/// Cycles a bank (or all working banks, at `rate` times their count) needs for `bytes`.
 pub(super) fn dram_cycles(bytes: u64, rate: f64) -> u64 {
     (bytes as f64 / rate).ceil() as u64
 }

@@ -6,6 +6,11 @@
 //! sender is the host's choice; each sender reads its own copy of the pages, and the host
 //! writes each page of a copy into the bank its stream is read from (`plan::fill_dram`).
 //!
+//! Every bank it chooses is a working one: on a chip with a fused DRAM bank (the plan's
+//! geometry says which) the candidates are the other 7, and the plain interleave goes round
+//! them (stream `i` from the `i mod 7`-th working bank). This module is the one place a
+//! stream's bank is chosen, so no program, DRAM write or priced read names the fused bank.
+//!
 //! # Why not the plain interleave
 //!
 //! Reading stream `i` from bank `i` on every sender spreads each sender's bytes evenly over
@@ -32,12 +37,13 @@
 //!
 //! It is a heuristic: the best placement is an integer program, and this one only promises
 //! never to be worse than the first stream-by-stream pass it refines. It depends only on the
-//! plan (rectangle, harvest mask, blocks, pages, page size), so every run of the same flags
-//! reads from the same banks. `komorebi layout` prints it.
+//! plan (rectangle, harvest mask, fused DRAM bank, blocks, pages, page size), so every run of
+//! the same flags reads from the same banks. `komorebi layout` prints it.
 
 use blackhole_pac::grid::dram_endpoint;
+use blackhole_pac::harvest::DramBanks;
 use komorebi_hal::{NocId, Xy};
-use komorebi_kernel::broadcast_handler::program::BANKS;
+use komorebi_kernel::broadcast_handler::program::STREAMS;
 use komorebi_sim::Timing;
 use komorebi_sim::route;
 
@@ -58,9 +64,11 @@ pub fn bank_port(bank: u8, noc: NocId) -> (u8, u8) {
 pub struct Placement {
     /// Per operand of the plan, per core in the plan's word order: the bank of each stream
     /// (`None` for a core that sends nothing).
-    banks: Vec<Vec<Option<[u8; BANKS]>>>,
+    banks: Vec<Vec<Option<[u8; STREAMS]>>>,
     /// The NoC of each operand.
     nocs: Vec<NocId>,
+    /// The banks it may choose: the chip's working ones.
+    dram_banks: DramBanks,
 }
 
 impl Placement {
@@ -69,19 +77,22 @@ impl Placement {
         Self {
             banks: Vec::new(),
             nocs: Vec::new(),
+            dram_banks: DramBanks::ALL,
         }
     }
 
-    /// Stream `i` of every sender from bank `i` (program version 1's only layout): for each
-    /// operand its NoC and, per core in the plan's word order, whether it sends.
-    pub(super) fn interleaved(operands: &[(NocId, Vec<bool>)]) -> Self {
-        let every: [u8; BANKS] = core::array::from_fn(|i| i as u8);
+    /// Stream `i` of every sender from the `i`-th working bank, counting round (with every
+    /// bank working, bank `i`: program version 1's only layout): for each operand its NoC
+    /// and, per core in the plan's word order, whether it sends.
+    pub(super) fn interleaved(operands: &[(NocId, Vec<bool>)], dram_banks: DramBanks) -> Self {
+        let every = interleave(dram_banks);
         Self {
             banks: operands
                 .iter()
                 .map(|(_, senders)| senders.iter().map(|&s| s.then_some(every)).collect())
                 .collect(),
             nocs: operands.iter().map(|&(noc, _)| noc).collect(),
+            dram_banks,
         }
     }
 
@@ -109,9 +120,11 @@ impl Placement {
                 if let Some(b) = chosen[i] {
                     load.reads(s, b, bank_port(b, noc), -1);
                 }
-                let best = (0..BANKS as u8)
+                let best = placement
+                    .dram_banks
+                    .iter()
                     .min_by_key(|&b| price(&load, s, b, bank_port(b, noc), timing))
-                    .unwrap_or(0);
+                    .unwrap_or(placement.dram_banks.nth(0));
                 load.reads(s, best, bank_port(best, noc), 1);
                 changed |= chosen[i] != Some(best);
                 chosen[i] = Some(best);
@@ -136,7 +149,7 @@ impl Placement {
 
     /// The banks of the streams of core `core` (the plan's word order) of operand `operand`;
     /// `None` unless that core sends.
-    pub fn banks(&self, operand: usize, core: usize) -> Option<[u8; BANKS]> {
+    pub fn banks(&self, operand: usize, core: usize) -> Option<[u8; STREAMS]> {
         self.banks.get(operand)?.get(core).copied().flatten()
     }
 
@@ -144,23 +157,29 @@ impl Placement {
     pub(super) fn port(&self, stream: &ReadStream) -> (u8, (u8, u8)) {
         let bank = self
             .banks(stream.operand, stream.core)
-            .map_or(stream.stream as u8, |b| b[stream.stream]);
+            .map_or(self.dram_banks.nth(stream.stream), |b| b[stream.stream]);
         (bank, bank_port(bank, self.nocs[stream.operand]))
     }
 
     /// The DRAM port of each stream of core `core` of operand `operand`, as its program names
     /// them (a core that sends nothing reads nothing: it gets the plain interleave).
-    pub(super) fn ports(&self, operand: usize, core: usize) -> [Xy; BANKS] {
+    pub(super) fn ports(&self, operand: usize, core: usize) -> [Xy; STREAMS] {
         let noc = self.nocs[operand];
         let banks = self
             .banks(operand, core)
-            .unwrap_or(core::array::from_fn(|i| i as u8));
+            .unwrap_or(interleave(self.dram_banks));
         banks.map(|b| {
             let (x, y) = bank_port(b, noc);
             // DRAM ports sit inside the 17 x 12 grid: always valid coordinates.
             Xy::new(x, y).unwrap_or_default()
         })
     }
+}
+
+/// The plain interleave of the streams over `dram_banks`: stream `i` from the `i`-th working
+/// bank, counting round.
+fn interleave(dram_banks: DramBanks) -> [u8; STREAMS] {
+    core::array::from_fn(|i| dram_banks.nth(i))
 }
 
 /// What reading `stream` from `bank` through `port` costs against `load`: the busiest resource

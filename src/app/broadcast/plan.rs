@@ -2,13 +2,14 @@
 //! and the DRAM data.
 
 use blackhole_pac::grid::DRAM_BANK_USABLE_SIZE;
+use blackhole_pac::harvest::DramBanks;
 use komorebi_broadcast::area;
 use komorebi_broadcast::args::BroadcastArgs;
 use komorebi_broadcast::layout::{self, BroadcastParams};
 use komorebi_hal::{LogicalXy, Role};
 use komorebi_kernel::abi;
 use komorebi_kernel::broadcast_handler::program::{
-    BANKS, BroadcastProgram, ComputeInput, MoverProgram,
+    BroadcastProgram, ComputeInput, MoverProgram, STREAMS,
 };
 use komorebi_kernel::broadcast_handler::{BROADCAST_HANDLER, pattern_word};
 use komorebi_kernel::handshake_handler::HANDSHAKE_HANDLER;
@@ -35,7 +36,7 @@ pub(super) fn fill_dram(
     let mut page = vec![0u8; cfg.page_size as usize];
     for (i, s) in plan.operands.iter().enumerate() {
         // Every sender's copy: its base, and the bank of each of its streams.
-        let copies: Vec<(u64, [u8; BANKS])> = (0..plan.words[i].len())
+        let copies: Vec<(u64, [u8; STREAMS])> = (0..plan.words[i].len())
             .filter_map(|core| {
                 let banks = plan.placement.banks(i, core)?;
                 Some((plan.dram_base(region, i, core), banks))
@@ -50,7 +51,7 @@ pub(super) fn fill_dram(
                 let addr = base + g as u64 * cfg.page_size as u64;
                 session
                     .device()
-                    .write_dram(banks[g as usize % BANKS], addr, &page)?;
+                    .write_dram(banks[g as usize % STREAMS], addr, &page)?;
             }
         }
     }
@@ -95,6 +96,9 @@ pub struct BroadcastPlan {
     pub(super) senders: [u64; 2],
     /// Where the plan's DRAM data starts in every bank.
     pub(super) dram_start: u64,
+    /// The chip's working DRAM banks (its geometry's fused DRAM bank left out): the only ones
+    /// the placement chooses, so the only ones the plan writes, reads and prices.
+    pub(super) dram_banks: DramBanks,
 }
 
 impl BroadcastPlan {
@@ -119,8 +123,8 @@ impl BroadcastPlan {
     }
 
     /// Lays out `cfg` on `geometry` with each job's data written just before it runs
-    /// ([`BroadcastPlan::write_job_data`]) into a ring of DRAM regions; refuses flags that
-    /// cannot run.
+    /// ([`BroadcastPlan::write_job_data`]) into a ring of DRAM regions, on the geometry's
+    /// working DRAM banks only; refuses flags that cannot run.
     pub fn per_job(
         cfg: &BroadcastConfig,
         geometry: &layout::Geometry,
@@ -175,6 +179,8 @@ impl BroadcastPlan {
             placement: Placement::empty(),
             senders: [counts[0] as u64, counts[1] as u64],
             dram_start: DRAM_BASE,
+            // A geometry only carries a bank `with_fused_dram` accepted.
+            dram_banks: DramBanks::with_fused(geometry.fused_dram()).unwrap_or(DramBanks::ALL),
         };
         plan.placement = plan.chosen_placement(&Timing::default());
         // `validate` sized the data from the flags' harvest mask; the plan's senders come from
@@ -238,7 +244,7 @@ impl BroadcastPlan {
     /// The senders of broadcast `id` (0: A, 1: W), logical, in layout order, each with the
     /// bank of each of its page streams (the DRAM placement); empty when the plan does not run
     /// that broadcast.
-    pub fn sender_banks(&self, id: u8) -> Vec<(LogicalXy, [u8; BANKS])> {
+    pub fn sender_banks(&self, id: u8) -> Vec<(LogicalXy, [u8; STREAMS])> {
         let Some(i) = self.operands.iter().position(|s| s.id == id) else {
             return Vec::new();
         };
@@ -249,7 +255,8 @@ impl BroadcastPlan {
             .collect()
     }
 
-    /// Every sender reading stream `i` from bank `i`.
+    /// Every sender reading stream `i` from the `i`-th working bank (bank `i` when every bank
+    /// works).
     pub(super) fn interleaved_placement(&self) -> Placement {
         let operands: Vec<_> = self
             .operands
@@ -260,7 +267,7 @@ impl BroadcastPlan {
                 (s.noc, senders.collect())
             })
             .collect();
-        Placement::interleaved(&operands)
+        Placement::interleaved(&operands, self.dram_banks)
     }
 
     /// The placement `placement` chooses for this plan, priced with `timing`.
@@ -467,6 +474,11 @@ impl BroadcastPlan {
     /// Broadcasts of A and of W per job.
     pub fn broadcasts(&self) -> [usize; 2] {
         self.counts
+    }
+
+    /// The fused DRAM bank of the plan's chip, if it has one: no stream reads it.
+    pub fn fused_dram(&self) -> Option<u8> {
+        self.dram_banks.fused()
     }
 
     /// Adds what the cores' broadcast areas say of the job just run to `summary`.

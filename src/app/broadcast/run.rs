@@ -58,6 +58,7 @@ pub fn run(
 pub(super) fn sim_config(cfg: &BroadcastConfig) -> SimConfig {
     SimConfig {
         harvest: cfg.harvest,
+        fused_dram: cfg.fused_dram,
         seed: cfg.seed,
         adversarial: cfg.adversarial,
         trace: cfg.trace.is_some(),
@@ -138,6 +139,7 @@ pub fn run_session(
         bound.cycles,
         bound.binding.to_string(),
     );
+    summary.fused_dram = plan.fused_dram();
     let mut held = false;
     for job in 0..cfg.jobs {
         if held {
@@ -283,8 +285,9 @@ pub fn run_dispatched(
     })??;
     let start = target.with_session(|s| s.device().now())?;
     let bound = plan.job_bound(&timing);
-    let empty = || {
-        BroadcastSummary::empty(
+    let empty = || BroadcastSummary {
+        fused_dram: plan.fused_dram(),
+        ..BroadcastSummary::empty(
             cfg,
             plan.broadcasts(),
             bound.cycles,

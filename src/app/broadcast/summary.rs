@@ -30,6 +30,10 @@ pub struct JobResult {
 pub struct BroadcastSummary {
     /// The device it ran on: `sim`, `pcie-sim` or a card's device node.
     pub device: String,
+    /// The device's fused DRAM bank, if it has one (left out of the JSON when none): the run
+    /// read from and wrote to the other banks only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fused_dram: Option<u8>,
     /// Every job succeeded and (with `--check full`) every byte checked.
     pub ok: bool,
     /// What compute did with the words it received: `full` (read and checked every one) or
@@ -117,6 +121,7 @@ impl BroadcastSummary {
     ) -> Self {
         Self {
             device: cfg.device.to_string(),
+            fused_dram: None,
             ok: true,
             check: match cfg.check {
                 Check::Full => "full",
@@ -218,12 +223,15 @@ impl std::fmt::Display for BroadcastSummary {
         let n = |v: u64, one: &str, many: &str| count(v, one, many);
         writeln!(
             f,
-            "broadcast on {} ({} protocol): {} of {} each; per job {} (rows, NoC0) and {} (columns, NoC1)",
+            "broadcast on {}{} ({} protocol): {} of {} each; per job {} (rows, NoC0) and {} (columns, NoC1)",
             match self.device.as_str() {
                 "sim" => "the simulator".to_string(),
                 "pcie-sim" => "the simulator as a PCIe card".to_string(),
                 card => card.to_string(),
             },
+            self.fused_dram
+                .map(|b| format!(" with DRAM bank {b} fused off"))
+                .unwrap_or_default(),
             self.protocol,
             n(self.jobs as u64, "job", "jobs"),
             n(self.blocks as u64, "block", "blocks"),

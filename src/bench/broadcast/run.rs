@@ -142,6 +142,9 @@ pub struct BroadcastBenchReport {
     pub check: &'static str,
     /// The simulated chip's harvest mask.
     pub harvest: u16,
+    /// The simulated chip's fused DRAM bank (left out of the JSON when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fused_dram: Option<u8>,
     /// The simulation's seed.
     pub seed: u64,
     /// The adversary reordered what the hardware does not order.
@@ -184,6 +187,7 @@ impl BroadcastBenchReport {
                 Check::None => "none",
             },
             harvest: shape.harvest.bits(),
+            fused_dram: shape.fused_dram,
             seed: shape.seed,
             adversarial: shape.adversarial,
             wait_limit: shape.wait_limit,

@@ -90,6 +90,17 @@ pub enum NocBenchError {
         /// The sender.
         sender: LogicalXy,
     },
+    /// `--bank` names the fused DRAM bank, which never answers.
+    #[error(
+        "--bank {bank} is the fused DRAM bank (--fused-dram {bank}): nothing answers at its \
+         ports (allowed: {banks})"
+    )]
+    FusedBank {
+        /// The bank.
+        bank: u8,
+        /// The banks that work.
+        banks: blackhole_pac::harvest::DramBanks,
+    },
     /// More packet deliveries than one run may make ([`MAX_DELIVERIES`]).
     #[error(
         "--count {count}: the run would deliver {deliveries} NoC packets of at most 16 KiB \

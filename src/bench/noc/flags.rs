@@ -83,15 +83,17 @@ pub struct NocBenchFlags {
     /// all: packets of at most 16 KiB x receivers of each).
     #[arg(long, value_name = "N", value_parser = ranged::<u32>(1, MAX_DELIVERIES), default_value_t = 1)]
     pub count: u32,
-    /// The core that issues every transaction, logical X,Y.
+    /// The core that issues every transaction, logical X,Y (each 0..=255, inside the logical
+    /// grid of --harvest: 12 x 10 for 0x3000).
     #[arg(long, value_name = "X,Y", value_parser = parse_xy, default_value = "0,0")]
     pub sender: LogicalXy,
-    /// unicast only (and required there): the target core, logical X,Y (the sender itself is
-    /// allowed: a write to its own L1).
+    /// unicast only (and required there): the target core, logical X,Y (each 0..=255, inside
+    /// the logical grid of --harvest; the sender itself is allowed: a write to its own L1).
     #[arg(long, value_name = "X,Y", value_parser = parse_xy)]
     pub to: Option<LogicalXy>,
     /// multicast and one-to-all only (and required there): the rectangle X0,Y0,COLUMNS,ROWS of
-    /// logical cores (as `broadcast --rect`).
+    /// logical cores (as `broadcast --rect`: each 0..=255, inside the logical grid of
+    /// --harvest).
     #[arg(long, value_name = "X0,Y0,COLUMNS,ROWS", value_parser = parse_rect)]
     pub rect: Option<LogicalRect>,
     /// multicast only: every multicast but the last keeps its path reserved for the next
@@ -102,11 +104,11 @@ pub struct NocBenchFlags {
     /// (tt-metal's loopback / INCLUDE_SRC).
     #[arg(long)]
     pub loopback: bool,
-    /// dram-read only: the DRAM bank (0..=7, default 0, tt-metal's default dram_channel), read
-    /// through the port tt-metal's kernels use on the chosen NoC (its Blackhole DRAM metadata,
-    /// `worker_endpoint`), in NoC0 coordinates: on NoC 0 banks 0..=7 at (0,11) (0,2) (0,9)
-    /// (0,5) (9,11) (9,3) (9,8) (9,6), on NoC 1 at (0,1) (0,10) (0,4) (0,7) (9,1) (9,10) (9,4)
-    /// (9,7).
+    /// dram-read only: the DRAM bank (0..=7 but the fused one; default 0, tt-metal's default
+    /// dram_channel, or bank 1 when --fused-dram 0), read through the port tt-metal's kernels
+    /// use on the chosen NoC (its Blackhole DRAM metadata, `worker_endpoint`), in NoC0
+    /// coordinates: on NoC 0 banks 0..=7 at (0,11) (0,2) (0,9) (0,5) (9,11) (9,3) (9,8) (9,6),
+    /// on NoC 1 at (0,1) (0,10) (0,4) (0,7) (9,1) (9,10) (9,4) (9,7).
     #[arg(long, value_name = "N", value_parser = ranged::<u8>(0, DRAM_BANKS as u64 - 1))]
     pub bank: Option<u8>,
     /// The NoC: 0 (the sender's reader kernel) or 1 (its writer kernel).
@@ -116,6 +118,10 @@ pub struct NocBenchFlags {
     /// no column (a 14 x 10 logical grid); the default 0x3000 is the p100/p150 mask (12 x 10).
     #[arg(long, value_name = "MASK", value_parser = parse_harvest, default_value = "0x3000")]
     pub harvest: HarvestMask,
+    /// The simulated chip's fused DRAM bank, 0..=7 (default: none, all 8 banks work; a p100
+    /// has one): --bank may not name it.
+    #[arg(long, value_name = "BANK", value_parser = ranged::<u8>(0, DRAM_BANKS as u64 - 1))]
+    pub fused_dram: Option<u8>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,

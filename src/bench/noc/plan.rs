@@ -3,7 +3,7 @@
 
 use blackhole_pac::addr::MAX_PACKET_BYTES;
 use blackhole_pac::grid::Noc0Xy;
-use blackhole_pac::harvest::HarvestMask;
+use blackhole_pac::harvest::{DramBanks, HarvestMask};
 use komorebi_broadcast::layout::Geometry;
 use komorebi_hal::noc::WriteMode;
 use komorebi_hal::{LogicalRect, LogicalXy, NocId, Rect, Xy};
@@ -46,6 +46,7 @@ pub(super) struct Job {
 pub struct NocBench {
     pub(super) pattern: Pattern,
     pub(super) harvest: HarvestMask,
+    pub(super) fused_dram: Option<u8>,
     pub(super) noc: NocId,
     pub(super) sender_noc0: (u8, u8),
     pub(super) job: Job,
@@ -198,7 +199,12 @@ impl NocBench {
                 (Transfers::OneToAll(nodes), 1, what)
             }
             Pattern::DramRead => {
-                let bank = flags.bank.unwrap_or(0);
+                // The parser keeps --fused-dram in 0..=7.
+                let banks = DramBanks::with_fused(flags.fused_dram).unwrap_or_default();
+                let bank = flags.bank.unwrap_or(banks.nth(0));
+                if !banks.contains(bank) {
+                    return Err(NocBenchError::FusedBank { bank, banks });
+                }
                 let port0 = dram_port(bank, noc).ok_or_else(|| {
                     NocBenchError::Run(format!("--bank {bank}: no such bank (allowed: 0..=7)"))
                 })?;
@@ -242,6 +248,7 @@ impl NocBench {
         Ok(Self {
             pattern,
             harvest: flags.harvest,
+            fused_dram: flags.fused_dram,
             noc,
             sender_noc0,
             job: Job {

@@ -46,6 +46,7 @@ impl NocBench {
         let failed = |e: SimError| NocBenchError::Run(e.to_string());
         let mut sim = Sim::new(SimConfig {
             harvest: self.harvest,
+            fused_dram: self.fused_dram,
             ..SimConfig::default()
         });
         prepare(&mut sim).map_err(failed)?;

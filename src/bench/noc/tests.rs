@@ -56,6 +56,29 @@ fn dram_read_on_noc1_reads_the_mirrored_noc1_port() {
 }
 
 #[test]
+fn dram_read_refuses_the_fused_bank_and_reads_the_others() {
+    let e = bench("--pattern dram-read --size 64 --bank 3 --fused-dram 3").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "--bank 3 is the fused DRAM bank (--fused-dram 3): nothing answers at its ports \
+         (allowed: banks 0, 1, 2, 4, 5, 6, 7)"
+    );
+    assert_eq!(e.exit_code(), 2);
+    // Without --bank, the first working bank: bank 1 when bank 0 is fused.
+    let b = bench("--pattern dram-read --size 64 --fused-dram 0").unwrap();
+    assert_eq!(b.job.transfers, Transfers::DramRead(xy(0, 2)));
+    // A working bank of a chip with a fused one runs as before.
+    let r = bench("--pattern dram-read --size 2048 --count 4 --bank 4 --fused-dram 3")
+        .unwrap()
+        .run()
+        .unwrap();
+    assert_eq!(r.bytes, 8192);
+    // The parser refuses a bank that does not exist.
+    let argv = "bench --pattern dram-read --size 64 --fused-dram 8".split_whitespace();
+    assert!(Args::try_parse_from(argv).is_err());
+}
+
+#[test]
 fn multicast_rectangles_are_raw_corners_of_the_noc_in_use() {
     // Logical (0,0)..(1,1) is NoC0 (1,2)..(2,3) on the p150 mask.
     let b = bench("--pattern multicast --rect 0,0,2,2 --size 64").unwrap();

@@ -13,7 +13,7 @@ use crate::hal::error::NocError;
 use crate::packet::{Target, TileIx};
 use crate::report::Violation;
 use crate::route::raw;
-use crate::world::{Shared, World};
+use crate::world::Shared;
 
 /// One data-movement kernel's NoC.
 #[derive(Clone)]
@@ -34,17 +34,6 @@ impl std::fmt::Debug for SimNoc {
 }
 
 impl SimNoc {
-    fn target(&self, w: &World, node: Xy) -> Result<Target, NocError> {
-        w.tiles
-            .target_at(self.noc, (node.x(), node.y()))
-            .ok_or_else(|| {
-                NocError::new(
-                    noc::ErrorKind::InvalidAddress,
-                    format!("no Tensix L1 or DRAM at NoC{} {node}", self.noc),
-                )
-            })
-    }
-
     fn issuer(&self, now: u64) -> Issuer {
         Issuer {
             tile: self.tile,
@@ -58,7 +47,7 @@ impl SimNoc {
     pub fn write_inline(&mut self, value: u32, dst: NocAddr) -> Result<(), NocError> {
         let mut w = self.world.borrow_mut();
         let now = w.charge_issue(self.task);
-        let target = self.target(&w, dst.node())?;
+        let target = engine::target(&mut w, self.issuer(now), (dst.node().x(), dst.node().y()))?;
         if let Target::L1(_) = target {
             let tile = w.tiles[self.tile as usize].xy0;
             let to = raw(self.noc, (dst.node().x(), dst.node().y()));
