@@ -124,10 +124,7 @@ fn serve_or_say(library: &Path) -> Result<(), String> {
     out.write_all(&HELLO).map_err(io)?;
     out.flush().map_err(io)?;
     let mut buf = Vec::new();
-    loop {
-        let Some(request) = Request::read_from(&mut input).map_err(io)? else {
-            break;
-        };
+    while let Some(request) = Request::read_from(&mut input).map_err(io)? {
         match request {
             Request::ConfigRead { bdf, offset } => {
                 // SAFETY: the library is initialized; ttsim checks the arguments itself and
