@@ -33,10 +33,24 @@
 //!   ends with a [`Link::Unlinked`] multicast to that rectangle, which releases the path. Only the
 //!   first multicast of a run pays for reserving the path, so a run of small multicasts costs
 //!   about the issue time of each (tt-metal's `linked` flag). While a run is open, other
-//!   multicasts that need its links wait, so close every run. Unicast writes and reads are not
-//!   part of a run and are not held up by this core's own run. A backend refuses, with
-//!   [`ErrorKind::InvalidMode`], a linked or loopback unicast write and a multicast to another
-//!   rectangle while a run is open.
+//!   multicasts that need its links wait, so close every run promptly.
+//! * **A run holds the NIU.** While a run is open, its NIU can issue nothing but the run's next
+//!   multicast. The ISA (tenstorrent/tt-isa-documentation, `BlackholeA0/NoC/MemoryMap.md`,
+//!   `NOC_CTRL` bit 6 `NOC_CMD_VC_LINKED`): "the NIU will be unable to initiate requests on any
+//!   virtual channel number other than the one used for the transaction. Attempting to initiate
+//!   a request with an incompatible virtual channel number will cause virtual channel number
+//!   assignment to continuously fail, leaving the NIU unable to initiate any requests." Reads
+//!   and unicast writes travel on another virtual channel than multicasts (on Blackhole VC 1,
+//!   class 0b00, against VC 4, class 0b10), so one issued during a run would hang the NIU for
+//!   good, the run's closing multicast included. So while a run is open on a handle, a backend
+//!   refuses with [`ErrorKind::InvalidMode`], issuing nothing, every `read`, `read_tagged` and
+//!   `write`, and a multicast to another rectangle; only a multicast to the run's rectangle
+//!   (linked, to go on, or unlinked, to close it) is taken. A caller closes the run (an
+//!   unlinked multicast to its rectangle) before it reads or writes unicast; the observers and
+//!   `resync` issue nothing and may be called during a run. A backend also refuses, with
+//!   [`ErrorKind::InvalidMode`], a linked or loopback unicast write at any time. The rule is
+//!   kept per handle: a backend cannot see another handle on the same NIU (on Blackhole each
+//!   kernel owns its NIU, so there is none).
 //! * **Tagged reads.** [`NocMulticast::read_tagged`] starts a read like `read` and tags it with
 //!   a [`ReadTag`]; [`NocMulticast::tagged_reads_done`] is true when every read issued with that
 //!   tag has landed, whatever the other reads do, so a core can keep reads of later blocks in
@@ -77,8 +91,9 @@ pub enum ErrorKind {
     /// A fault injected or detected by the backend (a simulator's dropped transaction, a bus
     /// error).
     Fault,
-    /// A write mode this call does not take: a linked or loopback unicast write, or a multicast
-    /// to another rectangle while a linked run is open (see the module docs).
+    /// A mode or a request this call does not take: a linked or loopback unicast write; or,
+    /// while a linked run is open on the handle, a read, a unicast write, or a multicast to
+    /// another rectangle (see "A run holds the NIU" in the module docs).
     InvalidMode,
     /// Anything else.
     Other,
@@ -93,7 +108,7 @@ impl core::fmt::Display for ErrorKind {
             Self::InvalidLength => "transfer length is zero or too large",
             Self::HardwareHazard => "request would trigger a known hardware bug",
             Self::Fault => "NoC fault",
-            Self::InvalidMode => "write mode not allowed for this request",
+            Self::InvalidMode => "mode not allowed for this request, or a linked run is open",
             Self::Other => "NoC error",
         })
     }
@@ -125,7 +140,8 @@ pub enum Order {
 pub enum Link {
     /// Releases the path: a multicast on its own, or the last of a linked run.
     Unlinked,
-    /// Keeps the path for this core's next multicast on this NoC, to the same rectangle.
+    /// Keeps the path for this core's next multicast on this NoC, to the same rectangle, and
+    /// holds the NIU: no read or unicast write until an unlinked multicast closes the run.
     Linked,
 }
 
@@ -226,11 +242,15 @@ pub trait NocMulticast: ErrorType {
     /// This core's raw coordinates on that NoC.
     fn node(&self) -> Xy;
 
-    /// Starts a read of `len` bytes at `src` into local L1 at `dst`.
+    /// Starts a read of `len` bytes at `src` into local L1 at `dst`. Refused with
+    /// [`ErrorKind::InvalidMode`] while a linked run is open: close it first (module docs, "A
+    /// run holds the NIU").
     fn read(&mut self, src: NocAddr, dst: L1Addr, len: u32) -> Result<(), Self::Error>;
 
     /// Starts a write of `len` bytes from local L1 at `src` to `dst`. `mode` must be a unicast
-    /// mode ([`WriteMode::is_unicast`]); otherwise [`ErrorKind::InvalidMode`].
+    /// mode ([`WriteMode::is_unicast`]); otherwise [`ErrorKind::InvalidMode`]. Refused with
+    /// [`ErrorKind::InvalidMode`] too while a linked run is open: close it first (module docs, "A
+    /// run holds the NIU").
     fn write(
         &mut self,
         src: L1Addr,
@@ -241,7 +261,9 @@ pub trait NocMulticast: ErrorType {
 
     /// Starts a multicast of `len` bytes from local L1 at `src` to L1 address `dst` of every
     /// compute node of `rect` except this one (this one too with [`Loopback::Included`]); with
-    /// [`Link::Linked`] the path stays reserved for the next multicast (module docs).
+    /// [`Link::Linked`] the path stays reserved for the next multicast (module docs). While a
+    /// run is open, only a multicast to its rectangle is taken ([`ErrorKind::InvalidMode`]
+    /// otherwise); until an unlinked one closes the run, reads and unicast writes are refused.
     fn multicast(
         &mut self,
         src: L1Addr,
@@ -255,7 +277,8 @@ pub trait NocMulticast: ErrorType {
     fn reads_done(&mut self) -> Result<bool, Self::Error>;
 
     /// Starts a read of `len` bytes at `src` into local L1 at `dst`, tagged with `tag` (see
-    /// "Tagged reads" in the module docs). The provided method issues an untagged read.
+    /// "Tagged reads" in the module docs). The provided method issues an untagged read. Refused
+    /// like `read` while a linked run is open.
     fn read_tagged(
         &mut self,
         src: NocAddr,

@@ -85,8 +85,10 @@ pub struct HostNoc<'c, B: Bar> {
     tile: Noc0Xy,
     /// Destinations written since the last acknowledgement: tile and last word.
     unacked: Vec<(Noc0Xy, u32)>,
-    /// The rectangle of the open linked run, if any (the HAL's rule: the next multicast goes
-    /// there). The host has no path to hold; it keeps the rule so code runs here as on a card.
+    /// The rectangle of the open linked run, if any (the HAL's rules: the next multicast goes
+    /// there, and no read or unicast write is taken until an unlinked one closes the run). The
+    /// host has no path or virtual channel to hold; it keeps the rules so code runs here as on a
+    /// card, where a read or unicast write during a run hangs the NIU.
     run: Option<Rect>,
 }
 
@@ -145,6 +147,9 @@ impl<B: Bar> NocMulticast for HostNoc<'_, B> {
     }
 
     fn read(&mut self, src: NocAddr, dst: L1Addr, len: u32) -> Result<(), Self::Error> {
+        if self.run.is_some() {
+            return Err(noc_err(noc::ErrorKind::InvalidMode));
+        }
         if len == 0 {
             return Err(noc_err(noc::ErrorKind::InvalidLength));
         }
@@ -172,7 +177,7 @@ impl<B: Bar> NocMulticast for HostNoc<'_, B> {
         len: u32,
         mode: WriteMode,
     ) -> Result<(), Self::Error> {
-        if !mode.is_unicast() {
+        if !mode.is_unicast() || self.run.is_some() {
             return Err(noc_err(noc::ErrorKind::InvalidMode));
         }
         let data = self.copy_out(src, len)?;

@@ -1,5 +1,6 @@
 //! The host proxy's NoC keeps the HAL's write-mode rules: a loopback multicast reaches the
-//! proxy tile itself, a linked run keeps its rectangle, and a unicast write takes neither mode.
+//! proxy tile itself, a linked run keeps its rectangle and refuses reads and unicast writes until
+//! it is closed, and a unicast write takes neither mode.
 
 #![cfg(feature = "sim")]
 
@@ -87,4 +88,58 @@ fn a_linked_run_keeps_its_rectangle_and_unicast_writes_take_no_multicast_mode() 
             .unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidMode);
     }
+}
+
+#[test]
+fn a_linked_run_refuses_reads_and_unicast_writes_until_it_is_closed() {
+    use komorebi_hal::noc::ReadTag;
+    let card = card();
+    let (me, other) = ((2, 4), (3, 5));
+    let me0 = Noc0Xy::new(me.0, me.1).unwrap();
+    card.write_l1(me0, 0x2_0000, &0x1234_5678u32.to_le_bytes())
+        .unwrap();
+    card.write_l1(
+        Noc0Xy::new(other.0, other.1).unwrap(),
+        0x5_0000,
+        &0x9ABC_DEF0u32.to_le_bytes(),
+    )
+    .unwrap();
+    let mut noc = HostNoc::new(&card, NocId::Noc0, me0);
+    let column = Rect::new(xy(2, 5), xy(2, 11)).unwrap();
+    let from = NocAddr::l1(xy(other.0, other.1), l1(0x5_0000));
+    let to = NocAddr::l1(xy(other.0, other.1), l1(0x6_0000));
+    let tag = ReadTag::new(0).unwrap();
+    noc.multicast(
+        l1(0x2_0000),
+        column,
+        l1(0x3_0000),
+        16,
+        WriteMode::ORDERED.linked(),
+    )
+    .unwrap();
+    let refused = [
+        noc.read(from, l1(0x4_0000), 16),
+        noc.read_tagged(from, l1(0x4_0000), 16, tag),
+        noc.write(l1(0x2_0000), to, 16, WriteMode::ORDERED),
+    ];
+    for (i, r) in refused.into_iter().enumerate() {
+        let e = r.unwrap_err();
+        assert_eq!(
+            (e.kind, e.cause),
+            (ErrorKind::InvalidMode, None),
+            "call {i}"
+        );
+    }
+    assert_eq!(word(&card, me, 0x4_0000), 0, "nothing read");
+    assert_eq!(word(&card, other, 0x6_0000), 0, "nothing written");
+    // The unlinked multicast to the run's rectangle closes it; the same calls then go.
+    noc.multicast(l1(0x2_0000), column, l1(0x3_0000), 16, WriteMode::ORDERED)
+        .unwrap();
+    noc.read(from, l1(0x4_0000), 16).unwrap();
+    assert_eq!(word(&card, me, 0x4_0000), 0x9ABC_DEF0);
+    noc.read_tagged(from, l1(0x4_1000), 16, tag).unwrap();
+    assert_eq!(word(&card, me, 0x4_1000), 0x9ABC_DEF0);
+    noc.write(l1(0x2_0000), to, 16, WriteMode::ORDERED).unwrap();
+    assert_eq!(word(&card, other, 0x6_0000), 0x1234_5678);
+    assert!(noc.writes_acked().unwrap());
 }

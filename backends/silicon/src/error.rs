@@ -51,6 +51,8 @@ why! {
     UnicastMode => "a unicast write is neither linked nor loopback (multicasts only)",
     RunElsewhere => "a linked run is open to another rectangle: close it with an unlinked multicast there first",
     ReadTag => "read tag outside 0..=14",
+    ReadInRun => "a linked run holds the NIU on the multicast VC: close it with an unlinked multicast before reading",
+    WriteInRun => "a linked run holds the NIU on the multicast VC: close it with an unlinked multicast before a unicast write",
 }
 
 impl core::fmt::Display for Why {

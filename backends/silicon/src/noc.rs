@@ -56,7 +56,8 @@ pub struct SiliconNoc {
     translation: Option<Translation>,
     /// A transfer still being issued packet by packet.
     split: Option<Split>,
-    /// The corners of the open linked run, if any: its next multicast must go there.
+    /// The corners of the open linked run, if any: its next multicast must go there, and no
+    /// read or unicast write may be issued until an unlinked one closes it.
     run: Option<[(u8, u8); 2]>,
     /// The transaction id the read command buffer's `NOC_PACKET_TAG` holds.
     read_id: u8,
@@ -323,6 +324,11 @@ impl SiliconNoc {
         len: u32,
         id: u8,
     ) -> Result<(), NocError> {
+        // First, before anything is written: a read (VC 1) during a linked run (VC 4) would
+        // never be initiated and would hang the NIU (ISA `MemoryMap.md`, `NOC_CMD_VC_LINKED`).
+        if self.run.is_some() {
+            return Err(err(ErrorKind::InvalidMode, Why::ReadInRun));
+        }
         Self::check_len(len)?;
         Self::check_l1(dst.get(), len)?;
         let kind = self.target_kind(src.node())?;
@@ -438,6 +444,10 @@ impl noc::NocMulticast for SiliconNoc {
     ) -> Result<(), NocError> {
         if !mode.is_unicast() {
             return Err(err(ErrorKind::InvalidMode, Why::UnicastMode));
+        }
+        // As for a read: the unicast VC is not the run's, so the NIU would hang.
+        if self.run.is_some() {
+            return Err(err(ErrorKind::InvalidMode, Why::WriteInRun));
         }
         Self::check_len(len)?;
         Self::check_l1(src.get(), len)?;

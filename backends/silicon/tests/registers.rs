@@ -261,6 +261,75 @@ fn a_linked_run_sets_vc_linked_on_all_but_its_last_multicast_and_keeps_its_recta
 }
 
 #[test]
+fn a_linked_run_refuses_reads_and_unicast_writes_until_it_is_closed() {
+    // ISA `MemoryMap.md`, `NOC_CMD_VC_LINKED`: during a run the NIU can initiate nothing on
+    // another VC; a read or unicast write (VC 1) would hang it. Refused, nothing written.
+    use komorebi_hal::noc::ReadTag;
+    let mut f = Fake::new();
+    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let rect = Rect::new(xy(1, 3), xy(1, 11)).unwrap();
+    let src = NocAddr::new(xy(2, 5), 0x1_0000).unwrap();
+    let (dst, marker) = (
+        NocAddr::l1(xy(2, 3), l1(0x9000)),
+        NocAddr::l1(xy(2, 3), l1(0x9100)),
+    );
+    let tag = ReadTag::new(3).unwrap();
+    let unlinked =
+        WRITE | RESP_MARKED | BRCST | VC_STATIC | PATH_RESERVE | (niu::MULTICAST_VC as u32) << 13;
+    n.multicast(
+        l1(0x2_0000),
+        rect,
+        l1(0x2_0000),
+        64,
+        WriteMode::ORDERED.linked(),
+    )
+    .unwrap();
+    assert_eq!(f.command(0)[7], unlinked | VC_LINKED);
+    f.clear(0);
+    let before = f.regs.clone();
+    let read = "InvalidMode: a linked run holds the NIU on the multicast VC: \
+                close it with an unlinked multicast before reading";
+    let write = "InvalidMode: a linked run holds the NIU on the multicast VC: \
+                 close it with an unlinked multicast before a unicast write";
+    let refused = [
+        (n.read(src, l1(0x3_0000), 64), read),
+        (n.read_tagged(src, l1(0x3_0000), 64, tag), read),
+        (n.write(l1(0x8000), dst, 64, WriteMode::ORDERED), write),
+        (n.write(l1(0x8000), marker, 16, WriteMode::RELAXED), write),
+    ];
+    for (i, (r, text)) in refused.into_iter().enumerate() {
+        let e = r.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidMode, "call {i}");
+        assert_eq!(e.to_string(), text, "call {i}");
+    }
+    assert!(f.regs == before, "no register written");
+    // The run's next multicast is still taken; the unlinked one closes it.
+    n.multicast(
+        l1(0x2_0040),
+        rect,
+        l1(0x2_0040),
+        64,
+        WriteMode::ORDERED.linked(),
+    )
+    .unwrap();
+    f.clear(0);
+    n.multicast(l1(0x2_0080), rect, l1(0x2_0080), 64, WriteMode::ORDERED)
+        .unwrap();
+    assert_eq!(f.command(0)[7], unlinked, "closed");
+    f.clear(0);
+    // The same calls go once the run is closed.
+    n.read(src, l1(0x3_0000), 64).unwrap();
+    assert_eq!((f.command(1)[0], f.command(1)[3]), (0x1_0000, 0x3_0000));
+    f.clear(1);
+    n.read_tagged(src, l1(0x3_0000), 64, tag).unwrap();
+    assert_eq!(f.reg(1, cmd::NOC_PACKET_TAG) >> 10 & 0xF, 4, "id tag + 1");
+    n.write(l1(0x8000), dst, 64, WriteMode::ORDERED).unwrap();
+    assert_eq!((f.command(0)[0], f.command(0)[3]), (0x8000, 0x9000));
+    n.write(l1(0x8000), marker, 16, WriteMode::RELAXED).unwrap();
+    assert_eq!((f.command(2)[0], f.command(2)[3]), (0x8000, 0x9100));
+}
+
+#[test]
 fn a_loopback_multicast_sets_brcst_src_include_and_expects_the_sender_s_ack_too() {
     let mut f = Fake::new();
     // The sender (3, 4) lies inside the 2 x 2 rectangle (3, 4) ..= (4, 5).

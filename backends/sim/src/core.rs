@@ -8,9 +8,11 @@
 //!   `mmio.rs`); writing 1 to `NOC_CMD_CTRL` hands the command to the NoC engine
 //!   (`engine.rs`), the same one the native kernels' `SimNoc` drives, so timing, counters and
 //!   faults mean the same for both; `NOC_CMD_CTRL` then reads 0 (the engine queues every
-//!   command at the NIU's next free slot); `NOC_CLEAR_OUTSTANDING_REQ_CNT` (0x60 from the
-//!   NIU's base, not in the other command buffers' blocks) zeroes the outstanding-read counters
-//!   of the ids its mask names. `NOC_NODE_ID`, `NOC_ENDPOINT_ID`,
+//!   command at the NIU's next free slot), or 1 for ever once a read or unicast write during a
+//!   linked run has hung the NIU (the engine records the violation and initiates nothing
+//!   more); `NOC_CLEAR_OUTSTANDING_REQ_CNT` (0x60 from the NIU's base, not in the other
+//!   command buffers' blocks) zeroes the outstanding-read counters of the ids its mask names.
+//!   `NOC_NODE_ID`, `NOC_ENDPOINT_ID`,
 //!   `NIU_CFG_0` (bit 14 when `SimConfig::translation`), `NOC_ID_LOGICAL`, and the counters
 //!   `NIU_MST_WR_ACK_RECEIVED`, `NIU_MST_RD_RESP_RECEIVED`, `NIU_MST_{NON,}POSTED_WR_REQ_SENT`,
 //!   `NIU_MST_REQS_OUTSTANDING_ID(id)` (the reads of transaction id `id`, from `NOC_PACKET_TAG`,
@@ -210,7 +212,11 @@ impl CoreBus {
                     return Ok(tile.cmd_bufs[noc as usize][buf as usize].get(offset));
                 }
                 match o {
-                    cmd::NOC_CMD_CTRL => Ok(0),
+                    // 0 once the engine took the command; 1 for ever on a hung NIU, whose
+                    // requests are never initiated.
+                    cmd::NOC_CMD_CTRL => {
+                        Ok(u32::from(tile.niu[noc as usize].stuck_bufs >> buf & 1))
+                    }
                     cmd::NOC_NODE_ID => {
                         let (x, y) = raw(noc, tile.xy0);
                         let x_first = u32::from(noc == 0);
@@ -281,7 +287,12 @@ impl CoreBus {
                     return Ok(());
                 }
                 w.sched.tasks[self.task].local = at;
-                self.send(w, noc, buf as usize, at)
+                self.send(w, noc, buf as usize, at)?;
+                let niu = &mut w.tiles[self.tile as usize].niu[noc as usize];
+                if niu.hung {
+                    niu.stuck_bufs |= 1 << buf;
+                }
+                Ok(())
             }
             // At the NIU's base + 0x60 only (ISA `NoC/MemoryMap.md`): the other command
             // buffers' blocks have no such register, and a write there is refused below.

@@ -7,6 +7,11 @@
 //! issuing NIU and queues their departure at the NIU's next free slot; the world (`world.rs`)
 //! times and delivers them. Coordinates are raw coordinates of the issuing NoC.
 //!
+//! A read or unicast write issued while the NIU has a linked multicast run open hangs the NIU:
+//! the request and every later one are taken and never initiated, and a violation names them
+//! (ISA `MemoryMap.md`, `NOC_CMD_VC_LINKED`). Only the firmware cores can get there; the native
+//! front refuses such calls, as the HAL says.
+//!
 //! Uses the world and leaf modules.
 
 use std::rc::Rc;
@@ -114,6 +119,38 @@ fn check_target(
     }
 }
 
+/// A read or unicast write as a hung NIU's violation names it: its kind, raw target on the
+/// issuing NoC, address and length.
+type Request = (&'static str, (u8, u8), u64, u32);
+
+/// Whether NIU `by` initiates nothing: it hung before, or `request` (a read or unicast write;
+/// `None` for a multicast) comes while a linked run is open, which hangs it now and is recorded.
+/// Reads and unicast writes go on VC 1, a run holds VC 4, and "attempting to initiate a request
+/// with an incompatible virtual channel number will cause virtual channel number assignment to
+/// continuously fail, leaving the NIU unable to initiate any requests" (ISA `MemoryMap.md`,
+/// `NOC_CMD_VC_LINKED`). Nothing of a swallowed request is counted: it was never initiated.
+fn hangs(w: &mut World, by: Issuer, request: Option<Request>) -> bool {
+    let niu = &mut w.tiles[by.tile as usize].niu[by.noc as usize];
+    if niu.hung {
+        return true;
+    }
+    let (Some(run), Some((kind, target, addr, len))) = (niu.run, request) else {
+        return false;
+    };
+    niu.hung = true;
+    w.violations.push(Violation::LinkedRunHungNiu {
+        tile: w.tiles[by.tile as usize].xy0,
+        noc: by.noc,
+        request: kind,
+        target: raw(by.noc, target),
+        addr,
+        len,
+        run: run.corners,
+        time: by.now,
+    });
+    true
+}
+
 /// The ordering key of a flow: writes of one source on one NoC to one destination set.
 fn flow(by: Issuer, multicast: bool, start: (u8, u8), end: (u8, u8)) -> u64 {
     (by.tile as u64) << 40
@@ -212,6 +249,9 @@ pub(crate) fn read(
     len: u32,
     id: u8,
 ) -> Result<(), NocError> {
+    if hangs(w, by, Some(("read", src, src_addr, len))) {
+        return Ok(());
+    }
     check_len(len)?;
     check_l1(dst as u64, len, "read destination")?;
     let target = target(w, by, src)?;
@@ -252,6 +292,9 @@ pub(crate) fn write(
     acked: bool,
     ordered: bool,
 ) -> Result<(), NocError> {
+    if hangs(w, by, Some(("unicast write", dst, dst_addr, len))) {
+        return Ok(());
+    }
     check_len(len)?;
     check_l1(src as u64, len, "write source")?;
     let target = target(w, by, dst)?;
@@ -285,7 +328,7 @@ pub(crate) struct McastMode {
 /// A multicast of `len` bytes from this tile's L1 at `src` to L1 `dst` of every Tensix in the
 /// raw rectangle `start..=end` (wrapping as the hardware does), the sender only with loopback.
 /// Always acknowledged: posted multicast is broken on Blackhole. While a linked run is open on
-/// this NIU, a multicast to another rectangle is refused.
+/// this NIU, a multicast to another rectangle is refused; a hung NIU issues nothing.
 pub(crate) fn multicast(
     w: &mut World,
     by: Issuer,
@@ -295,6 +338,9 @@ pub(crate) fn multicast(
     len: u32,
     mode: McastMode,
 ) -> Result<(), NocError> {
+    if hangs(w, by, None) {
+        return Ok(());
+    }
     check_len(len)?;
     check_l1(src as u64, len, "multicast source")?;
     check_l1(dst as u64, len, "multicast destination")?;

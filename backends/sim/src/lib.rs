@@ -30,7 +30,10 @@
 //!   random, so unordered things really do come in other orders.
 //! * **Hardware bugs as errors**: an inline write to L1 is refused (`HardwareHazard`) and
 //!   recorded; a write's source bytes are read when the packet leaves, so changing the source
-//!   before `writes_sent` delivers the changed bytes.
+//!   before `writes_sent` delivers the changed bytes. A read or unicast write during a linked
+//!   run is refused (`InvalidMode`); a firmware core that issues one anyway through the NIU
+//!   registers hangs that NIU, which initiates nothing more, and the run records a
+//!   [`Violation::LinkedRunHungNiu`] naming the tile, NIU and request.
 //! * **Timing** ([`Timing`]): 64-byte flits, one flit per cycle per link, 9-cycle router hops,
 //!   5-cycle NIU hops, issue floors, path reservation per multicast (once per linked run), acks
 //!   and loopback copies through the ejection port, DRAM 512 GB/s over 8 banks (half rate for a

@@ -1,6 +1,7 @@
 //! A Tensix tile's NIU (one per NoC): Blackhole's wrapping counters (reads done; non-posted and
 //! posted writes sent; acks, one per destination of a multicast), the issue counts a driver
-//! keeps to compare them with, its two issue pipelines and its open linked run.
+//! keeps to compare them with, its two issue pipelines, its open linked run, and whether a
+//! request on another virtual channel during that run has hung it.
 //!
 //! # Two issue pipelines
 //! An NIU has four command buffers that issue independently (ISA `NoC/MemoryMap.md`:
@@ -28,6 +29,13 @@ pub(crate) struct Niu {
     pub free_at: [u64; 2],
     /// The open linked run of multicasts, if any.
     pub run: Option<Run>,
+    /// A read or unicast write was issued while `run` was open: its virtual channel assignment
+    /// fails for ever and the NIU initiates no request any more (ISA `MemoryMap.md`,
+    /// `NOC_CMD_VC_LINKED`), the run's own closing multicast included.
+    pub hung: bool,
+    /// Firmware cores: command buffers whose command was handed over after the NIU hung (bit
+    /// `i`: command buffer `i`); their `NOC_CMD_CTRL` reads 1, as a request never initiated.
+    pub stuck_bufs: u8,
     /// Per transaction id (`NOC_PACKET_TAG` bits 10..13): reads issued and not landed, as
     /// `NIU_MST_REQS_OUTSTANDING_ID(id)` counts them (komorebi's writes all carry id 0).
     pub reads_outstanding: [u32; 16],

@@ -57,6 +57,29 @@ pub enum Violation {
         /// Cycle.
         time: u64,
     },
+    /// A read or unicast write issued while its NIU had a linked multicast run open
+    /// (`NOC_CMD_VC_LINKED`): on another virtual channel than the run's, so its VC assignment
+    /// fails for ever and the NIU initiates nothing from then on, the run's closing multicast
+    /// included (ISA `MemoryMap.md`, `NOC_CTRL` bit 6). The HAL refuses such a call; firmware
+    /// driving the NIU registers can still issue it.
+    LinkedRunHungNiu {
+        /// NoC0 coordinates of the issuing tile.
+        tile: (u8, u8),
+        /// The NIU (its NoC, 0 or 1).
+        noc: u8,
+        /// `"read"` or `"unicast write"`.
+        request: &'static str,
+        /// NoC0 coordinates of the tile or DRAM port read from or written to.
+        target: (u8, u8),
+        /// The address read from or written to there.
+        addr: u64,
+        /// Bytes of the request.
+        len: u32,
+        /// The open run's rectangle, raw corners of NoC `noc` as issued.
+        run: ((u8, u8), (u8, u8)),
+        /// Cycle of the issue.
+        time: u64,
+    },
 }
 
 impl std::fmt::Display for Violation {
@@ -100,6 +123,23 @@ impl std::fmt::Display for Violation {
                     "cycle {time}: tile {tile:?} issued an inline write to L1 of {target:?}"
                 )
             }
+            Self::LinkedRunHungNiu {
+                tile,
+                noc,
+                request,
+                target,
+                addr,
+                len,
+                run,
+                time,
+            } => write!(
+                f,
+                "cycle {time}: tile {tile:?} NIU{noc}: a {request} of {len} bytes at {target:?} \
+                 {addr:#x} was issued while a linked multicast run to {:?}..={:?} held the NIU's \
+                 virtual channel (NOC_CMD_VC_LINKED): the NIU initiates no request any more, the \
+                 run's closing multicast included; close a run before reading or writing unicast",
+                run.0, run.1
+            ),
         }
     }
 }

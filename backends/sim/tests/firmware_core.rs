@@ -1,7 +1,8 @@
 //! Firmware cores (`Sim::spawn_firmware`) on hand-assembled programs: a write programmed
 //! through the NIU registers moves the same bytes in the same time as the native `SimNoc`'s
 //! (one engine, two fronts), and an access the model does not know stops the core with its
-//! tile, pc and address, never a panic.
+//! tile, pc and address, never a panic. A read or unicast write issued during a linked run
+//! hangs the NIU, as the ISA says, and the run reports it.
 
 mod common;
 mod enc;
@@ -402,4 +403,216 @@ fn noc_clear_outstanding_req_cnt_is_not_in_command_buffer_1() {
         "{}",
         faults[0]
     );
+}
+
+/// A multicast of command buffer 0 to (1, 2)..=(2, 3), the sender included (4 receivers):
+/// acked, ordered (static VC 4), path reserve.
+const MCAST_4: u32 = 0x2 | 1 << 4 | 1 << 5 | 1 << 7 | 1 << 8 | 4 << 13 | 1 << 17;
+/// `NOC_CMD_VC_LINKED`.
+const VC_LINKED: u32 = 1 << 6;
+/// Where [`linked_run_then`]'s firmware stores what it saw, past its code.
+const OUT: u32 = 0x1_0000;
+
+/// Which request [`linked_run_then`] issues besides the run.
+#[derive(Copy, Clone, Debug, PartialEq)]
+enum Other {
+    /// A read of LEN bytes from (2, 3) 0x5_0000 into 0x4_0000, command buffer 1.
+    Read,
+    /// A write of LEN bytes from SRC to (2, 3) 0x6_0000, command buffer 2.
+    Write,
+}
+
+/// Firmware on (1, 2): a linked multicast of SRC to DST, then a closing multicast of SRC to
+/// DST + 0x1000, with `other` issued before the closing multicast (`during`) or after it; then
+/// it stores `NOC_CMD_CTRL` of `other`'s command buffer at [`OUT`] and of command buffer 0
+/// after it, and stops. Returns the simulator run to quiescence and the program.
+fn linked_run_then(other: Other, during: bool) -> (Sim, Vec<u32>) {
+    let me = (1, 2);
+    let mut sim = Sim::new(SimConfig::default());
+    let mut p = Vec::new();
+    store_words(
+        &mut p,
+        0xFFB2_0000,
+        &[
+            (0x00, SRC),
+            (0x08, 1 | 2 << 6),
+            (0x0C, DST),
+            (0x14, 2 | 3 << 6 | 1 << 12 | 2 << 18),
+            (0x20, LEN),
+            (0x1C, MCAST_4 | VC_LINKED),
+            (0x40, 1),
+        ],
+    );
+    let buf: u32 = match other {
+        Other::Read => 1,
+        Other::Write => 2,
+    };
+    let issue_other = |p: &mut Vec<u32>| match other {
+        Other::Read => store_words(
+            p,
+            0xFFB2_0800,
+            &[
+                (0x00, 0x5_0000),
+                (0x08, 2 | 3 << 6),
+                (0x0C, 0x4_0000),
+                (0x14, 1 | 2 << 6),
+                (0x20, LEN),
+                (0x1C, 1 << 4 | 1 << 7 | 1 << 13),
+                (0x40, 1),
+            ],
+        ),
+        Other::Write => store_words(
+            p,
+            0xFFB2_1000,
+            &[
+                (0x00, SRC),
+                (0x08, 1 | 2 << 6),
+                (0x0C, 0x6_0000),
+                (0x14, 2 | 3 << 6),
+                (0x20, LEN),
+                (0x1C, WRITE_ACKED_UNICAST),
+                (0x40, 1),
+            ],
+        ),
+    };
+    if during {
+        issue_other(&mut p);
+    }
+    store_words(
+        &mut p,
+        0xFFB2_0000,
+        &[(0x0C, DST + 0x1000), (0x1C, MCAST_4), (0x40, 1)],
+    );
+    if !during {
+        issue_other(&mut p);
+    }
+    p.extend(li(T2, OUT));
+    p.extend(li(T0, 0xFFB2_0000 + 0x800 * buf));
+    p.push(lw(T3, T0, 0x40));
+    p.push(sw(T3, T2, 0));
+    p.extend(li(T0, 0xFFB2_0000));
+    p.push(lw(T3, T0, 0x40));
+    p.push(sw(T3, T2, 4));
+    p.push(EBREAK);
+    load(&mut sim, me, 0, &p);
+    sim.write_l1(me, SRC, &pattern(3)).unwrap();
+    sim.write_l1((2, 3), 0x5_0000, &pattern(5)).unwrap();
+    sim.spawn_firmware(me, Role::Reader).unwrap();
+    assert_eq!(sim.run(1_000_000), RunOutcome::Quiescent);
+    (sim, p)
+}
+
+fn pattern(k: u32) -> Vec<u8> {
+    (0..LEN).map(|i| (i * k + 1) as u8).collect()
+}
+
+fn l1_bytes(sim: &Sim, tile: (u8, u8), addr: u32) -> Vec<u8> {
+    let mut got = vec![0; LEN as usize];
+    sim.read_l1(tile, addr, &mut got).unwrap();
+    got
+}
+
+#[test]
+fn a_read_or_unicast_write_during_a_linked_run_hangs_the_niu_and_is_reported() {
+    let me = (1, 2);
+    let rect = [(1, 2), (2, 2), (1, 3), (2, 3)];
+    for other in [Other::Read, Other::Write] {
+        let (sim, p) = linked_run_then(other, true);
+        let faults = sim.core_faults();
+        assert_eq!(faults.len(), 1, "{other:?}: {faults:?}");
+        assert_eq!(
+            faults[0].pc,
+            4 * (p.len() as u32 - 1),
+            "stopped at its ebreak: {}",
+            faults[0]
+        );
+        // The linked multicast went; the request never landed, and the closing multicast
+        // never went: the NIU initiates nothing after the request.
+        for tile in rect {
+            assert_eq!(l1_bytes(&sim, tile, DST), pattern(3), "{other:?} {tile:?}");
+            assert_eq!(l1_bytes(&sim, tile, DST + 0x1000), vec![0; LEN as usize]);
+        }
+        let (target, addr) = match other {
+            Other::Read => (me, 0x4_0000),
+            Other::Write => ((2, 3), 0x6_0000),
+        };
+        assert_eq!(
+            l1_bytes(&sim, target, addr),
+            vec![0; LEN as usize],
+            "{other:?}"
+        );
+        let n = sim.niu(me, 0).unwrap();
+        assert_eq!((n.reads_issued, n.acks_received), (0, 4), "{other:?}");
+        assert_eq!(
+            n.nonposted_writes_issued, 1,
+            "{other:?}: the linked multicast only"
+        );
+        // Neither command was initiated: both command buffers stay busy.
+        assert_eq!(sim.read_l1_u32(me, OUT).unwrap(), 1, "{other:?}");
+        assert_eq!(sim.read_l1_u32(me, OUT + 4).unwrap(), 1, "{other:?}");
+        // The violation names the tile, the NIU, the request and the run.
+        let v = sim.violations();
+        assert_eq!(v.len(), 1, "{other:?}: {v:?}");
+        let Violation::LinkedRunHungNiu {
+            tile,
+            noc,
+            request,
+            target,
+            addr,
+            len,
+            run,
+            ..
+        } = v[0].clone()
+        else {
+            panic!("{:?}", v[0]);
+        };
+        let expected = match other {
+            Other::Read => ("read", (2, 3), 0x5_0000),
+            Other::Write => ("unicast write", (2, 3), 0x6_0000),
+        };
+        assert_eq!((tile, noc, len, run), (me, 0, LEN, ((1, 2), (2, 3))));
+        assert_eq!((request, target, addr), expected);
+        let text = v[0].to_string();
+        assert!(
+            text.contains(&format!(
+                "tile (1, 2) NIU0: a {request} of 256 bytes at (2, 3)"
+            )) && text.contains("linked multicast run to (1, 2)..=(2, 3)")
+                && text.contains("the NIU initiates no request any more"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn the_same_request_after_the_closing_multicast_goes() {
+    let me = (1, 2);
+    for other in [Other::Read, Other::Write] {
+        let (sim, p) = linked_run_then(other, false);
+        let faults = sim.core_faults();
+        assert_eq!(faults.len(), 1, "{other:?}: {faults:?}");
+        assert_eq!(
+            faults[0].pc,
+            4 * (p.len() as u32 - 1),
+            "stopped at its ebreak: {}",
+            faults[0]
+        );
+        assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+        for tile in [(1, 2), (2, 2), (1, 3), (2, 3)] {
+            assert_eq!(l1_bytes(&sim, tile, DST), pattern(3), "{other:?} {tile:?}");
+            assert_eq!(l1_bytes(&sim, tile, DST + 0x1000), pattern(3));
+        }
+        let n = sim.niu(me, 0).unwrap();
+        match other {
+            Other::Read => {
+                assert_eq!(l1_bytes(&sim, me, 0x4_0000), pattern(5));
+                assert_eq!((n.reads_done, n.acks_received), (1, 8));
+            }
+            Other::Write => {
+                assert_eq!(l1_bytes(&sim, (2, 3), 0x6_0000), pattern(3));
+                assert_eq!((n.reads_done, n.acks_received), (0, 9));
+            }
+        }
+        assert_eq!(sim.read_l1_u32(me, OUT).unwrap(), 0, "{other:?}");
+        assert_eq!(sim.read_l1_u32(me, OUT + 4).unwrap(), 0, "{other:?}");
+    }
 }

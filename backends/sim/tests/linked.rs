@@ -1,12 +1,13 @@
 //! Linked runs and loopback multicasts on the simulated chip: a loopback multicast lands in its
 //! sender too and is acknowledged by it, a linked run keeps its rectangle and holds its path
 //! until its last multicast has passed (another sender's multicast through that path waits for
-//! it), and a unicast write takes neither mode.
+//! it), a run refuses reads and unicast writes until it is closed, and a unicast write takes
+//! neither mode.
 
 mod common;
 
 use common::*;
-use komorebi_hal::noc::{ErrorKind, NocMulticast, WriteMode};
+use komorebi_hal::noc::{ErrorKind, NocMulticast, ReadTag, WriteMode};
 use komorebi_hal::{ControlBlock, Pause, Rect, Role};
 use komorebi_sim::*;
 
@@ -104,6 +105,86 @@ fn a_linked_run_keeps_its_rectangle_and_a_unicast_takes_neither_mode() {
         3 * 9,
         "three multicasts of 9"
     );
+}
+
+#[test]
+fn a_linked_run_refuses_reads_and_unicast_writes_until_it_is_closed() {
+    // A read or unicast write would hang the NIU on the card (HAL "A run holds the NIU"): each
+    // is refused and issues no packet; the same calls go once the run is closed.
+    let mut s = sim();
+    let (me, other) = ((1, 2), (2, 3));
+    set_limit(&mut s, me, 1 << 40);
+    s.write_l1(other, 0x5_0000, &[0x5A; 64]).unwrap();
+    s.write_l1(me, 0x2_0000, &[0xC3; 64]).unwrap();
+    let errors = log();
+    let e = errors.clone();
+    s.spawn(me, Role::Reader, move |env| async move {
+        let (mut noc, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
+        let column = rect((1, 3), (1, 11));
+        let tag = ReadTag::new(2).unwrap();
+        noc.multicast(
+            l1(0x2_0000),
+            column,
+            l1(0x3_0000),
+            64,
+            WriteMode::ORDERED.linked(),
+        )
+        .unwrap();
+        let from = at(other, 0x5_0000);
+        let to = at(other, 0x6_0000);
+        let refused = [
+            noc.read(from, l1(0x4_0000), 64),
+            noc.read_tagged(from, l1(0x4_1000), 64, tag),
+            noc.write(l1(0x2_0000), to, 64, WriteMode::ORDERED),
+            noc.write(l1(0x2_0000), to, 64, WriteMode::RELAXED),
+        ];
+        for r in refused {
+            let r = r.unwrap_err();
+            e.borrow_mut().push((r.kind, r.to_string()));
+        }
+        // Nothing was issued: no read to wait for, and the NIU is not hung.
+        assert!(noc.reads_done().unwrap());
+        noc.multicast(l1(0x2_0000), column, l1(0x3_0000), 64, WriteMode::ORDERED)
+            .unwrap();
+        noc.read(from, l1(0x4_0000), 64).unwrap();
+        noc.read_tagged(from, l1(0x4_1000), 64, tag).unwrap();
+        noc.write(l1(0x2_0000), to, 64, WriteMode::ORDERED).unwrap();
+        wait(&mut ctrl, &mut pause, |_| {
+            Ok(noc.reads_done().map_err(|e| e.to_string())?
+                && noc.writes_acked().map_err(|e| e.to_string())?)
+        })
+        .await
+        .unwrap();
+    })
+    .unwrap();
+    assert_eq!(s.run(u64::MAX), RunOutcome::Quiescent);
+    let errors = errors.borrow();
+    assert_eq!(errors.len(), 4);
+    for (i, (kind, text)) in errors.iter().enumerate() {
+        assert_eq!(*kind, ErrorKind::InvalidMode, "call {i}");
+        let what = if i < 2 { "a read" } else { "a unicast write" };
+        assert!(
+            text.contains(&format!(
+                "a linked run to (1, 3)..=(1, 11) is open on NoC0: {what} now would hang the NIU"
+            )),
+            "call {i}: {text}"
+        );
+    }
+    // Packets: two multicasts, one unicast write and two read requests, nothing refused.
+    assert_eq!(s.stats().packets, 5);
+    let n = s.niu(me, 0).unwrap();
+    assert_eq!((n.reads_issued, n.reads_done), (2, 2));
+    assert_eq!(n.nonposted_writes_issued, 3);
+    assert_eq!(n.acks_received, 2 * 9 + 1);
+    for addr in [0x4_0000, 0x4_1000] {
+        let mut got = [0u8; 64];
+        s.read_l1(me, addr, &mut got).unwrap();
+        assert_eq!(got, [0x5A; 64], "read into {addr:#x}");
+    }
+    let mut got = [0u8; 64];
+    s.read_l1(other, 0x6_0000, &mut got).unwrap();
+    assert_eq!(got, [0xC3; 64]);
+    assert!(s.violations().is_empty(), "{:?}", s.violations());
 }
 
 /// Sender A at (1, 2) multicasts down column 1 (rows 3..=11): four multicasts, the fourth

@@ -13,7 +13,7 @@ use crate::hal::error::NocError;
 use crate::packet::{Target, TileIx};
 use crate::report::Violation;
 use crate::route::raw;
-use crate::world::Shared;
+use crate::world::{Shared, World};
 
 /// One data-movement kernel's NoC.
 #[derive(Clone)]
@@ -34,6 +34,24 @@ impl std::fmt::Debug for SimNoc {
 }
 
 impl SimNoc {
+    /// Refuses a `what` (a read or unicast write) while this NIU has a linked run open: on the
+    /// card it would hang the NIU (the HAL's "A run holds the NIU"; `engine` models the hang for
+    /// firmware that does it anyway).
+    fn refuse_in_run(&self, w: &World, what: &str) -> Result<(), NocError> {
+        match w.tiles[self.tile as usize].niu[self.noc as usize].run {
+            Some(run) => Err(NocError::new(
+                ErrorKind::InvalidMode,
+                format!(
+                    "a linked run to {:?}..={:?} is open on NoC{}: a {what} now would hang the \
+                     NIU (another virtual channel than the run's, NOC_CMD_VC_LINKED); close the \
+                     run with an unlinked multicast there first",
+                    run.corners.0, run.corners.1, self.noc
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
     fn issuer(&self, now: u64) -> Issuer {
         Issuer {
             tile: self.tile,
@@ -44,8 +62,10 @@ impl SimNoc {
 
     /// An inline write (`NOC_CMD_WR_INLINE`): refused with `HardwareHazard`, and recorded as a
     /// violation, when it targets L1 (broken on Blackhole); carried out as a 4-byte write to DRAM.
+    /// Refused with `InvalidMode` while a linked run is open, as a unicast write.
     pub fn write_inline(&mut self, value: u32, dst: NocAddr) -> Result<(), NocError> {
         let mut w = self.world.borrow_mut();
+        self.refuse_in_run(&w, "unicast write")?;
         let now = w.charge_issue(self.task);
         let target = engine::target(&mut w, self.issuer(now), (dst.node().x(), dst.node().y()))?;
         if let Target::L1(_) = target {
@@ -87,6 +107,7 @@ impl SimNoc {
         id: u8,
     ) -> Result<(), NocError> {
         let mut w = self.world.borrow_mut();
+        self.refuse_in_run(&w, "read")?;
         let now = w.charge_issue(self.task);
         if w.stalled(self.task) {
             return Ok(());
@@ -153,6 +174,7 @@ impl noc::NocMulticast for SimNoc {
             ));
         }
         let mut w = self.world.borrow_mut();
+        self.refuse_in_run(&w, "unicast write")?;
         let now = w.charge_issue(self.task);
         if w.stalled(self.task) {
             return Ok(());
