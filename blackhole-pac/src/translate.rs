@@ -105,18 +105,15 @@ impl Translation {
         if let Some(bad) = fused {
             if bad < DRAM_BANKS as u8 {
                 t.dram_west_at_17 = bad >= 4;
-                // The bad bank's row moves to the end; the others keep their order.
-                let row = bad % 4;
-                let mut k = 0;
-                let mut r = 0;
-                while r < 4 {
-                    if r != row {
-                        t.dram_rows[k] = r;
-                        k += 1;
-                    }
-                    r += 1;
-                }
-                t.dram_rows[3] = row;
+                // The bad bank's row moves to the end; the others keep their order. Written out,
+                // not computed in a loop: the firmware then carries no bounds check (and no
+                // formatting code behind one).
+                t.dram_rows = match bad % 4 {
+                    0 => [1, 2, 3, 0],
+                    1 => [0, 2, 3, 1],
+                    2 => [0, 1, 3, 2],
+                    _ => [0, 1, 2, 3],
+                };
             }
         }
         t
@@ -214,7 +211,8 @@ impl Translation {
             let row = self.dram_rows[((t.y - DRAM_TRANSLATED_Y) / 3) as usize & 3];
             let bank = if west { row } else { row + 4 };
             let port = (t.y - DRAM_TRANSLATED_Y) % 3;
-            let (x, y) = DRAM_PORTS[bank as usize][port as usize];
+            // `bank` is at most 7 (a row is 0..4); the mask says so to the compiler.
+            let (x, y) = DRAM_PORTS[bank as usize & 7][port as usize];
             return Noc0Xy::new(x, y);
         }
         let Some(p) = Noc0Xy::new(t.x, t.y) else {
