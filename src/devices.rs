@@ -9,7 +9,7 @@ use std::fmt;
 use serde::Serialize;
 
 /// One device node.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct DeviceRow {
     /// The node (`/dev/tenstorrent/0`).
     pub path: String,
@@ -98,14 +98,8 @@ pub fn ttsim_devices(library: &std::path::Path) -> Devices {
     let unusable = |e: komorebi_pcie::PcieError| Devices {
         devices: vec![DeviceRow {
             path: name.clone(),
-            pci_address: None,
-            driver: None,
-            harvest: None,
-            fused_dram: None,
-            aiclk_mhz: None,
-            clock: None,
-            firmware_bundle: None,
             error: Some(e.to_string()),
+            ..DeviceRow::default()
         }],
     };
     #[cfg(target_os = "linux")]
@@ -125,14 +119,8 @@ pub fn ttsim_devices(library: &std::path::Path) -> Devices {
             .map(|chip| {
                 let mut row = DeviceRow {
                     path: format!("{name}@{chip}"),
-                    pci_address: None,
                     driver: Some("none (ttsim: the host programs the windows)".into()),
-                    harvest: None,
-                    fused_dram: None,
-                    aiclk_mhz: None,
-                    clock: None,
-                    firmware_bundle: None,
-                    error: None,
+                    ..DeviceRow::default()
                 };
                 // The card's identity: the clock as the ARC message left it.
                 let opened = TtsimBar::open(process.clone(), chip, TtsimBarOptions::default())
@@ -165,13 +153,8 @@ fn row(node: komorebi_pcie::kmd::DeviceNode) -> DeviceRow {
     let mut row = DeviceRow {
         path: node.path.clone(),
         pci_address: node.pci_address.map(|a| a.to_string()),
-        driver: None,
-        harvest: None,
-        fused_dram: None,
-        aiclk_mhz: None,
-        clock: None,
-        firmware_bundle: None,
         error: node.error.as_ref().map(ToString::to_string),
+        ..DeviceRow::default()
     };
     if row.error.is_some() {
         return row;

@@ -6,7 +6,8 @@
 //! The row tests run over [`PROTOCOLS`], the protocols this branch runs: komorebi's and its
 //! handshake peer's.
 
-use std::process::Command;
+mod common;
+use common::komorebi;
 
 use serde_json::Value;
 
@@ -31,18 +32,6 @@ const ROW_FIELDS: [&str; 10] = [
     "speedup",
     "window",
 ];
-
-fn komorebi(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// `komorebi bench broadcast <args>`.
 fn bench_raw(args: &str) -> (i32, String, String) {

@@ -2,21 +2,10 @@
 //! destinations of a multicast, one-to-all's transactions, determinism, and exit code 2 with one
 //! line naming the flag for every bad flag.
 
-use std::process::Command;
+mod common;
+use common::komorebi;
 
 use serde_json::Value;
-
-fn komorebi(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// `komorebi bench noc <args> --json`, parsed; the run must succeed.
 fn bench(args: &str) -> Value {

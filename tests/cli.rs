@@ -3,17 +3,8 @@
 
 use std::process::Command;
 
-fn komorebi(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::komorebi;
 
 #[test]
 fn layout_json_lists_every_broadcast_with_its_corners() {

@@ -3,19 +3,8 @@
 //! with `--check none` every protocol step run, no byte checked, the summary and the JSON say so,
 //! faults still fire, and `--help` says what it promises.
 
-use std::process::Command;
-
-fn komorebi(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::komorebi;
 
 /// `args` of `komorebi broadcast` as JSON, with its exit code.
 fn broadcast_json(args: &[&str]) -> (i32, serde_json::Value) {

@@ -3,19 +3,8 @@
 //! exactly the bytes komorebi's run of the same flags checks; the JSON names the protocol; every
 //! window runs; the flags it cannot run with are refused with one line.
 
-use std::process::Command;
-
-fn komorebi(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::komorebi;
 
 /// `komorebi broadcast --json --protocol protocol args`, with its exit code.
 fn run(protocol: &str, args: &[&str]) -> (i32, serde_json::Value) {

@@ -3,7 +3,9 @@
 //! on the simulator and on the simulated card (the firmware too) without one access to it, a
 //! plan that ignores it is refused at its first DRAM write, and the CLI takes `--fused-dram`.
 
-use std::process::Command;
+mod common;
+use common::komorebi;
+
 use std::sync::OnceLock;
 
 use blackhole_pac::grid::{DRAM_PORTS, Noc0Xy};
@@ -217,18 +219,6 @@ fn a_plan_that_ignores_the_fused_bank_is_refused_at_its_first_dram_write() {
     // The session's own geometry gives a plan that never touches it.
     let plan = BroadcastPlan::new(&cfg, session.geometry()).unwrap();
     plan.prepare(&mut session).unwrap();
-}
-
-fn komorebi(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

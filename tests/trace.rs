@@ -3,22 +3,12 @@
 //! wall-clock slices aside), closed also after a timeout, and a full disk is exit 2 with one
 //! line.
 
+mod common;
+use common::komorebi;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
-
-fn komorebi(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// A directory of this test's own, removed when dropped.
 struct Dir(PathBuf);

@@ -9,6 +9,9 @@
 //! `KOMOREBI_TTSIM_X2` or found at `../bh_x2/libttsim.so` beside it. Without them each test
 //! passes after one line saying so.
 
+mod common;
+use common::komorebi;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -46,23 +49,6 @@ fn bh_x2() -> Option<PathBuf> {
         );
     }
     l
-}
-
-fn komorebi(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
-        .args(args)
-        // The server next to the test's own binary, whatever the caller's environment says.
-        .env(
-            "KOMOREBI_TTSIM_SERVER",
-            env!("CARGO_BIN_EXE_komorebi-ttsim-server"),
-        )
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn broadcast(device: &str, extra: &[&str]) -> (i32, Value, String) {

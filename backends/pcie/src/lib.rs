@@ -10,6 +10,7 @@
 //! | `sim` (feature `sim`, default) | the simulator's BAR model as a [`Bar`] |
 //! | [`ttsim`] (the server and its `Bar`: feature `ttsim`, default, and Linux) | Tenstorrent's simulator in a server process of its own: TLB windows programmed through BAR0, ttsim's stops as errors |
 //! | [`arc`] | what a card needs from ARC before its first use (ARC ready, DRAM trained, AICLK raised) and the ARC message queue |
+//! | [`pool`] | the windows a backend hands out itself when no driver does (the simulated card, ttsim), and where their bytes lie in the BARs |
 //! | [`card`] | everything above the BARs, the same for both: the window plan, translated coordinates, telemetry, L1/DRAM/register/multicast access, hung-device detection |
 //! | [`telemetry`] | ARC's telemetry table |
 //! | [`firmware`] | firmware images (ELF via `object`, or the simulator's native images) and the boot sequence |
@@ -29,6 +30,7 @@ pub mod error;
 pub mod firmware;
 #[cfg(target_os = "linux")]
 pub mod kmd;
+pub mod pool;
 pub mod proxy;
 #[cfg(feature = "sim")]
 pub mod sim;

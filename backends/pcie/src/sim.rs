@@ -14,6 +14,7 @@ use komorebi_sim::Sim;
 
 use crate::bar::{Bar, DeviceIdentity, Mapping, WindowHandle};
 use crate::error::PcieError;
+use crate::pool::{PoolWindow, WindowPool};
 
 /// How the simulated card's BARs are cut.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -38,24 +39,7 @@ impl Default for SimBarOptions {
 }
 
 /// A window of the simulated card.
-#[derive(Debug, PartialEq, Eq)]
-pub struct SimWindow {
-    index: u32,
-    size: TlbSize,
-    mapping: Mapping,
-}
-
-impl WindowHandle for SimWindow {
-    fn index(&self) -> u32 {
-        self.index
-    }
-    fn size(&self) -> TlbSize {
-        self.size
-    }
-    fn mapping(&self) -> Mapping {
-        self.mapping
-    }
-}
+pub type SimWindow = PoolWindow;
 
 /// The simulated card's BARs.
 #[derive(Debug)]
@@ -65,8 +49,7 @@ pub struct SimBar {
     sim: RefCell<Sim>,
     identity: DeviceIdentity,
     options: SimBarOptions,
-    free_2m: Vec<u32>,
-    free_4g: Vec<u32>,
+    pool: WindowPool,
 }
 
 fn sim_error(e: komorebi_sim::SimError) -> PcieError {
@@ -76,8 +59,6 @@ fn sim_error(e: komorebi_sim::SimError) -> PcieError {
 impl SimBar {
     /// The BARs of the card `sim` simulates.
     pub fn new(sim: Sim, options: SimBarOptions) -> Self {
-        let n2 = options.windows_2m.min(tlb::KERNEL_TLB_INDEX);
-        let n4 = options.windows_4g.min(tlb::TLB_4G_COUNT);
         Self {
             sim: RefCell::new(sim),
             identity: DeviceIdentity {
@@ -92,10 +73,8 @@ impl SimBar {
                 clock_note: None,
                 firmware_bundle: None,
             },
+            pool: WindowPool::new(options.windows_2m, options.windows_4g),
             options,
-            // Popped from the end: lowest index first.
-            free_2m: (0..n2).rev().collect(),
-            free_4g: (0..n4).rev().map(|i| tlb::TLB_4G_FIRST_INDEX + i).collect(),
         }
     }
 
@@ -112,24 +91,6 @@ impl SimBar {
     fn sim_ref(&self) -> RefMut<'_, Sim> {
         self.sim.borrow_mut()
     }
-
-    /// BAR and offset of byte `offset` of `window`'s aperture, checked against its size.
-    fn place(window: &SimWindow, offset: u64, len: usize) -> Result<(u8, u64), PcieError> {
-        let size = window.size.bytes();
-        if offset % 4 != 0 || len % 4 != 0 {
-            return Err(PcieError::Unaligned { offset, len });
-        }
-        if offset.checked_add(len as u64).is_none_or(|end| end > size) {
-            return Err(PcieError::OutOfWindow { offset, len, size });
-        }
-        Ok(match window.size {
-            TlbSize::Size2M => (0, window.index as u64 * size + offset),
-            TlbSize::Size4G => (
-                4,
-                (window.index - tlb::TLB_4G_FIRST_INDEX) as u64 * size + offset,
-            ),
-        })
-    }
 }
 
 impl Bar for SimBar {
@@ -140,27 +101,17 @@ impl Bar for SimBar {
     }
 
     fn allocate(&mut self, size: TlbSize, mapping: Mapping) -> Result<SimWindow, PcieError> {
-        let (pool, name, available) = match size {
-            TlbSize::Size2M => (&mut self.free_2m, "2 MiB", self.options.windows_2m),
-            TlbSize::Size4G => (&mut self.free_4g, "4 GiB", self.options.windows_4g),
-        };
-        let index = pool.pop().ok_or(PcieError::WindowsExhausted {
-            size: name,
-            available,
-        })?;
-        Ok(SimWindow {
-            index,
-            size,
-            mapping,
-        })
+        self.pool.allocate(size, mapping)
     }
 
     fn configure(&mut self, window: &mut SimWindow, config: &TlbConfig) -> Result<(), PcieError> {
-        let words = config.encode(window.size).map_err(|e| PcieError::Target {
-            what: format!("TLB window {}", window.index),
-            why: e.to_string(),
-        })?;
-        let at = tlb::TLB_CONFIG_BASE as u64 + window.index as u64 * tlb::TLB_CONFIG_BYTES as u64;
+        let words = config
+            .encode(window.size())
+            .map_err(|e| PcieError::Target {
+                what: format!("TLB window {}", window.index()),
+                why: e.to_string(),
+            })?;
+        let at = tlb::TLB_CONFIG_BASE as u64 + window.index() as u64 * tlb::TLB_CONFIG_BYTES as u64;
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         self.sim
             .get_mut()
@@ -169,10 +120,7 @@ impl Bar for SimBar {
     }
 
     fn free(&mut self, window: SimWindow) -> Result<(), PcieError> {
-        match window.size {
-            TlbSize::Size2M => self.free_2m.push(window.index),
-            TlbSize::Size4G => self.free_4g.push(window.index),
-        }
+        self.pool.free(window);
         Ok(())
     }
 
@@ -187,12 +135,12 @@ impl Bar for SimBar {
     }
 
     fn read(&self, window: &SimWindow, offset: u64, buf: &mut [u8]) -> Result<(), PcieError> {
-        let (bar, at) = Self::place(window, offset, buf.len())?;
+        let (bar, at) = window.place(offset, buf.len())?;
         self.sim_ref().bar_read(bar, at, buf).map_err(sim_error)
     }
 
     fn write(&mut self, window: &SimWindow, offset: u64, data: &[u8]) -> Result<(), PcieError> {
-        let (bar, at) = Self::place(window, offset, data.len())?;
+        let (bar, at) = window.place(offset, data.len())?;
         self.sim
             .get_mut()
             .bar_write(bar, at, data)

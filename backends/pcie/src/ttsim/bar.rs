@@ -13,6 +13,7 @@ use blackhole_pac::tlb::{self, TlbConfig, TlbSize};
 use super::process::TtsimProcess;
 use crate::bar::{Bar, DeviceIdentity, Mapping, WindowHandle};
 use crate::error::PcieError;
+use crate::pool::{PoolWindow, WindowPool};
 
 /// Blackhole's PCI ids (tt-kmd `enumerate.h`; ttsim `libttsim.cpp` `pci_config_rd32`).
 const VENDOR_TENSTORRENT: u16 = 0x1E52;
@@ -47,24 +48,7 @@ impl Default for TtsimBarOptions {
 }
 
 /// A window of a ttsim chip.
-#[derive(Debug, PartialEq, Eq)]
-pub struct TtsimWindow {
-    index: u32,
-    size: TlbSize,
-    mapping: Mapping,
-}
-
-impl WindowHandle for TtsimWindow {
-    fn index(&self) -> u32 {
-        self.index
-    }
-    fn size(&self) -> TlbSize {
-        self.size
-    }
-    fn mapping(&self) -> Mapping {
-        self.mapping
-    }
-}
+pub type TtsimWindow = PoolWindow;
 
 /// One chip of a ttsim library, as its BARs.
 #[derive(Debug)]
@@ -76,8 +60,7 @@ pub struct TtsimBar {
     bar4: u64,
     identity: DeviceIdentity,
     options: TtsimBarOptions,
-    free_2m: Vec<u32>,
-    free_4g: Vec<u32>,
+    pool: WindowPool,
 }
 
 impl TtsimBar {
@@ -116,8 +99,6 @@ impl TtsimBar {
             Ok(((high as u64) << 32) | (low & !0xF) as u64)
         };
         let (bar0, bar4) = (bar(0x10)?, bar(0x20)?);
-        let n2 = options.windows_2m.min(tlb::KERNEL_TLB_INDEX);
-        let n4 = options.windows_4g.min(tlb::TLB_4G_COUNT);
         Ok(Self {
             identity: DeviceIdentity {
                 path,
@@ -135,9 +116,8 @@ impl TtsimBar {
             chip,
             bar0,
             bar4,
+            pool: WindowPool::new(options.windows_2m, options.windows_4g),
             options,
-            free_2m: (0..n2).rev().collect(),
-            free_4g: (0..n4).rev().map(|i| tlb::TLB_4G_FIRST_INDEX + i).collect(),
         })
     }
 
@@ -159,19 +139,8 @@ impl TtsimBar {
 
     /// ttsim's physical address of byte `offset` of `window`, checked against its size.
     fn place(&self, window: &TtsimWindow, offset: u64, len: usize) -> Result<u64, PcieError> {
-        let size = window.size.bytes();
-        if offset % 4 != 0 || len % 4 != 0 {
-            return Err(PcieError::Unaligned { offset, len });
-        }
-        if offset.checked_add(len as u64).is_none_or(|end| end > size) {
-            return Err(PcieError::OutOfWindow { offset, len, size });
-        }
-        Ok(match window.size {
-            TlbSize::Size2M => self.bar0 + window.index as u64 * size + offset,
-            TlbSize::Size4G => {
-                self.bar4 + (window.index - tlb::TLB_4G_FIRST_INDEX) as u64 * size + offset
-            }
-        })
+        let (bar, at) = window.place(offset, len)?;
+        Ok(if bar == 0 { self.bar0 } else { self.bar4 } + at)
     }
 }
 
@@ -191,19 +160,7 @@ impl Bar for TtsimBar {
     }
 
     fn allocate(&mut self, size: TlbSize, mapping: Mapping) -> Result<TtsimWindow, PcieError> {
-        let (pool, name, available) = match size {
-            TlbSize::Size2M => (&mut self.free_2m, "2 MiB", self.options.windows_2m),
-            TlbSize::Size4G => (&mut self.free_4g, "4 GiB", self.options.windows_4g),
-        };
-        let index = pool.pop().ok_or(PcieError::WindowsExhausted {
-            size: name,
-            available,
-        })?;
-        Ok(TtsimWindow {
-            index,
-            size,
-            mapping,
-        })
+        self.pool.allocate(size, mapping)
     }
 
     /// Three 32-bit stores to the window's configuration registers, low word first, as tt-umd
@@ -212,9 +169,9 @@ impl Bar for TtsimBar {
     /// ttsim has no strided registers (it refuses stores past 0x1FC0_09D4), and none of
     /// komorebi's windows uses striding.
     fn configure(&mut self, window: &mut TtsimWindow, config: &TlbConfig) -> Result<(), PcieError> {
-        let words = config.encode(window.size).map_err(PcieError::TlbConfig)?;
-        let at = tlb::config_offset(window.index).ok_or(PcieError::ForeignWindow {
-            index: window.index,
+        let words = config.encode(window.size()).map_err(PcieError::TlbConfig)?;
+        let at = tlb::config_offset(window.index()).ok_or(PcieError::ForeignWindow {
+            index: window.index(),
         })?;
         for (i, w) in words.iter().enumerate() {
             self.process
@@ -224,10 +181,7 @@ impl Bar for TtsimBar {
     }
 
     fn free(&mut self, window: TtsimWindow) -> Result<(), PcieError> {
-        match window.size {
-            TlbSize::Size2M => self.free_2m.push(window.index),
-            TlbSize::Size4G => self.free_4g.push(window.index),
-        }
+        self.pool.free(window);
         Ok(())
     }
 
