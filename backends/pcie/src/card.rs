@@ -676,14 +676,31 @@ impl<B: Bar> Card<B> {
         })
     }
 
-    /// The device clock: the 64-bit wall clock of the first Tensix tile (reading its low half
-    /// latches the high half).
+    /// The device clock: the 64-bit wall clock of the first Tensix tile, read live high half,
+    /// low half, live high half again until both high halves agree. Not the high half that
+    /// reading the low half latches: that latch is shared with the tile's cores, and the
+    /// firmware reads `WALL_CLOCK_L` in every wait (`komorebi_silicon::cycles`), so between the
+    /// host's two reads a core may latch the high half after the low half wrapped, a clock
+    /// 2^32 cycles ahead.
     pub fn now(&self) -> Result<u64, PcieError> {
         let tile = self.clock_tile;
-        let low = self.read_reg(tile, tensix::WALL_CLOCK_L)?;
-        let high = self.read_reg(tile, tensix::WALL_CLOCK_H_LATCHED)?;
-        let high = self.check_alive(high, || format!("the wall clock of NoC0 {:?}", tile.get()))?;
-        Ok((high as u64) << 32 | low as u64)
+        let what = || format!("the wall clock of NoC0 {:?}", tile.get());
+        let mut high = self.check_alive(self.read_reg(tile, tensix::WALL_CLOCK_H_LIVE)?, what)?;
+        // The high half moves once in 2^32 cycles (seconds): a second try always agrees, a
+        // third is for a device that is not counting as a clock does.
+        for _ in 0..3 {
+            let low = self.read_reg(tile, tensix::WALL_CLOCK_L)?;
+            let again = self.check_alive(self.read_reg(tile, tensix::WALL_CLOCK_H_LIVE)?, what)?;
+            if again == high {
+                return Ok((high as u64) << 32 | low as u64);
+            }
+            high = again;
+        }
+        Err(PcieError::Target {
+            what: what(),
+            why: "its high half changed between every two reads: it does not count as a clock"
+                .into(),
+        })
     }
 
     /// Writes `data` at L1 `addr` (4-byte aligned; a partial last word is padded with zeros)
