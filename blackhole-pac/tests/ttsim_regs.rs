@@ -40,7 +40,6 @@
 //! | `riscv_debug_regs` | `dbg_bus_ctrl`, `tensix_creg_read`, `dbg_rd_data`, `dbg_array_rd_en`, `dbg_array_rd_cmd`, `dbg_feature_disable`, `dbg_array_rd_data`, `tensix_creg_rddata`, `dbg_instrn_buf_status`, `dest_cg_ctrl` | modelled by ttsim, not in the crate: debug bus, Tensix configuration readback, instruction-buffer status, destination clock gating |
 //! | `noc_overlay_stream` | `remote_src`, `remote_dest_buf_space_available_update`, `remote_dest_buf_space_available` | the crate uses only registers 8 and 10 of a stream, as circular-buffer counters |
 //! | `reset_unit` | `scratch` | the reset unit's `SCRATCH(n)` at `+ 0x60`; the crate's ARC words are `scratch_ram` (see above) |
-//! | `reset_unit` | `arc_misc_cntl` | ARC message interrupt; the crate sends no ARC messages |
 //! | `riscv_tdma_regs` | `xmov_src_addr`, `xmov_dst_addr`, `xmov_size`, `xmov_direction`, `command_addr`, `status`, `packed_size`, `acc_packed_size`, `clk_gate_en`, `clk_gate_hyst`, `xmov_l1_base_addr`, `fifo_packed_tile_size`, `fifo_packed_tile_zeromask`, `fifo_packed_tile_status` | TDMA-RISC: not in the crate |
 //! | `eth_risc_ctrl` | `ierisc_reset_pc`, `subordinate_ierisc_reset_pc`, `interrupt_mode` | Ethernet tiles: not in the crate |
 //! | `eth_txq` | `control`, `cmd`, `status`, `transfer_start_addr`, `transfer_size_bytes`, `dest_addr`, `remote_reg_data`, `data_packet_accept_ahead`, `txpkt_cfg_sel_sw`, `txpkt_cfg_sel_hw` | Ethernet tiles: not in the crate |
@@ -107,7 +106,6 @@ const UNMAPPED_REGS: &[(&str, &str)] = &[
     ),
     ("noc_overlay_stream", "remote_dest_buf_space_available"),
     ("reset_unit", "scratch"),
-    ("reset_unit", "arc_misc_cntl"),
     ("riscv_tdma_regs", "*"),
     ("eth_risc_ctrl", "*"),
     ("eth_txq", "*"),
@@ -1261,12 +1259,22 @@ fn check_arc(c: &mut Check) {
     let words = [
         (0, "arc::RESET_SCRATCH_BASE", arc::RESET_SCRATCH_BASE),
         (2, "arc::SCRATCH_RAM_2", arc::SCRATCH_RAM_2),
+        (11, "arc::msg::SCRATCH_RAM_11", arc::msg::SCRATCH_RAM_11),
         (12, "arc::SCRATCH_RAM_12", arc::SCRATCH_RAM_12),
         (13, "arc::SCRATCH_RAM_13", arc::SCRATCH_RAM_13),
     ];
     for (index, pac, value) in words {
         c.addr(at, B, "scratch_ram", Some(index), pac, value);
     }
+    // The message queues' interrupt (tt-umd `ARC_FW_INT_ADDR`), which the open rings.
+    c.addr(
+        at,
+        B,
+        "arc_misc_cntl",
+        None,
+        "arc::msg::ARC_MISC_CNTL",
+        arc::msg::ARC_MISC_CNTL,
+    );
 }
 
 // ---- the test of the test ------------------------------------------------------------------
