@@ -282,26 +282,34 @@ pub fn ttsim_server() -> Result<PathBuf, PcieError> {
     })
 }
 
+/// The cargo profile and target directory a program at `exe` was built into
+/// (`<target>/<profile>/komorebi`, `<target>/<profile>/examples/…` or `…/deps/…`; `<target>`
+/// may be a target triple's directory inside a target directory). `None` when `exe` is not in
+/// a cargo target directory, which cargo marks with `CACHEDIR.TAG`: a program copied or
+/// installed elsewhere (`~/.cargo/bin`, `/usr/local/bin`) must not start a build there.
+#[cfg(any(target_os = "linux", test))]
+fn cargo_dirs_of(exe: &std::path::Path) -> Option<(&str, &std::path::Path)> {
+    let mut dir = exe.parent()?;
+    if dir
+        .file_name()
+        .is_some_and(|n| n == "examples" || n == "deps")
+    {
+        dir = dir.parent()?;
+    }
+    let profile = dir.file_name()?.to_str()?;
+    let target = dir.parent()?;
+    let marked = |d: &std::path::Path| d.join("CACHEDIR.TAG").is_file();
+    (marked(target) || target.parent().is_some_and(marked)).then_some((profile, target))
+}
+
 /// Builds the server into the cargo target directory and profile `exe` runs from
-/// (`<target>/<profile>/komorebi` or `<target>/<profile>/examples/…`); false when `exe` is not in
-/// one or the build fails (the caller then says how to build it).
+/// ([`cargo_dirs_of`]); false when `exe` is not in one, this source tree is gone, or the build
+/// fails (the caller then says how to build it).
 #[cfg(target_os = "linux")]
 fn build_server_beside(exe: &std::path::Path) -> bool {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut dir = exe.parent();
-    if dir
-        .and_then(|d| d.file_name())
-        .is_some_and(|n| n == "examples" || n == "deps")
-    {
-        dir = dir.and_then(|d| d.parent());
-    }
-    let (Some(profile_dir), true) = (dir, root.join("Cargo.toml").is_file()) else {
-        return false;
-    };
-    let (Some(profile), Some(target)) = (
-        profile_dir.file_name().and_then(|n| n.to_str()),
-        profile_dir.parent(),
-    ) else {
+    let (Some((profile, target)), true) = (cargo_dirs_of(exe), root.join("Cargo.toml").is_file())
+    else {
         return false;
     };
     // cargo's `dev` profile builds into `debug`.
@@ -335,4 +343,46 @@ pub enum OpenError {
     /// The device cannot be used at all.
     #[error("{0}")]
     Unusable(PcieError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cargo_dirs_of;
+
+    #[test]
+    fn the_server_is_built_only_beside_a_program_in_a_cargo_target_directory() {
+        let root = std::env::temp_dir().join(format!("komorebi-dirs-{}", std::process::id()));
+        let target = root.join("target");
+        std::fs::create_dir_all(target.join("x86_64-unknown-linux-gnu/release")).unwrap();
+        std::fs::create_dir_all(root.join("bin/release")).unwrap();
+        let at = |p: &str| root.join(p);
+        // Not a cargo target directory (no CACHEDIR.TAG): a copied or installed program.
+        assert_eq!(cargo_dirs_of(&at("bin/release/komorebi")), None);
+        assert_eq!(cargo_dirs_of(&at("target/release/komorebi")), None);
+        std::fs::write(
+            target.join("CACHEDIR.TAG"),
+            "Signature: 8a477f597d28d172789f06886806bc55",
+        )
+        .unwrap();
+        assert_eq!(cargo_dirs_of(&at("bin/release/komorebi")), None);
+        for (exe, profile, dir) in [
+            ("target/release/komorebi", "release", "target"),
+            ("target/debug/examples/broadcast", "debug", "target"),
+            ("target/release/deps/ttsim-0123", "release", "target"),
+            (
+                "target/x86_64-unknown-linux-gnu/release/komorebi",
+                "release",
+                "target/x86_64-unknown-linux-gnu",
+            ),
+        ] {
+            let exe = at(exe);
+            assert_eq!(
+                cargo_dirs_of(&exe),
+                Some((profile, at(dir).as_path())),
+                "{}",
+                exe.display()
+            );
+        }
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }
