@@ -67,7 +67,7 @@ fn u64_at(r: &mut impl Read) -> io::Result<u64> {
     Ok(u64::from_le_bytes(b))
 }
 
-fn too_long(len: u32) -> io::Error {
+fn too_long(len: u64) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
         format!("a transfer of {len} bytes (at most {MAX_TRANSFER} per request)"),
@@ -92,7 +92,7 @@ impl Request {
                 let len = u32::try_from(data.len())
                     .ok()
                     .filter(|&l| l <= MAX_TRANSFER)
-                    .ok_or_else(|| too_long(u32::MAX))?;
+                    .ok_or_else(|| too_long(data.len() as u64))?;
                 w.write_all(&[OP_WRITE])?;
                 w.write_all(&paddr.to_le_bytes())?;
                 w.write_all(&len.to_le_bytes())?;
@@ -121,7 +121,7 @@ impl Request {
                 let paddr = u64_at(r)?;
                 let len = u32_at(r)?;
                 if len > MAX_TRANSFER {
-                    return Err(too_long(len));
+                    return Err(too_long(len.into()));
                 }
                 Self::Read { paddr, len }
             }
@@ -129,7 +129,7 @@ impl Request {
                 let paddr = u64_at(r)?;
                 let len = u32_at(r)?;
                 if len > MAX_TRANSFER {
-                    return Err(too_long(len));
+                    return Err(too_long(len.into()));
                 }
                 let mut data = vec![0; len as usize];
                 r.read_exact(&mut data)?;
@@ -186,7 +186,14 @@ mod tests {
             paddr: 0,
             data: vec![0; MAX_TRANSFER as usize + 4],
         };
-        assert!(big.write_to(&mut Vec::new()).is_err());
+        let e = big.write_to(&mut Vec::new()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "a transfer of {} bytes (at most {MAX_TRANSFER} per request)",
+                MAX_TRANSFER + 4
+            )
+        );
         let mut bytes = vec![OP_READ];
         bytes.extend(0u64.to_le_bytes());
         bytes.extend((MAX_TRANSFER + 1).to_le_bytes());
