@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | [`SiliconNoc`] | `NocMulticast` | one NIU's command buffers (0 writes and multicasts, 1 reads, 2 markers and other small writes, as tt-metal assigns them) and status counters, against software counts |
 //! | [`SiliconCb`] | `CircularBuffer` | the overlay stream registers of CB `n` (`tiles_received`, `tiles_acked`) and the kernel's own pointers |
-//! | [`TileIdentity`] | (boot check) | NIU0's `NOC_NODE_ID`, `NIU_CFG_0` and `NOC_ID_LOGICAL`, checked against a harvest mask |
+//! | [`TileIdentity`] | (boot check) | NIU0's `NOC_NODE_ID` and, when the host's chip word says coordinates are translated, `NOC_ID_LOGICAL`, checked against a harvest mask |
 //! | [`SiliconCtrl`] | `ControlBlock` | L1 words with a `fence` around them (the L0 data cache is not coherent), the tile's wall clock |
 //! | [`Poll`] | `Pause` | nothing between polls (no spin-loop hint, which on these cores is a fence) |
 //!
@@ -25,8 +25,9 @@
 //! decrements after the data reads from L1; `*_WR_REQ_SENT` counts before them (ISA
 //! `NoC/Counters.md`).
 //!
-//! **Coordinates.** komorebi works in raw NoC coordinates. If firmware turned on the NIU's
-//! coordinate translation (`NIU_CFG_0` bit 14), give the handle a [`Translation`]: Tensix, DRAM
+//! **Coordinates.** komorebi works in raw NoC coordinates. If the chip translates coordinates
+//! (the host's chip word says so, from the PCIe NIU's `NIU_CFG_0` bit 14; a Tensix NIU's own bit
+//! is not relied on), give the handle a [`Translation`]: Tensix, DRAM
 //! and ARC coordinates are then converted to the translated space (`blackhole_pac::translate`)
 //! before they are written (DRAM to its translated x 17/18, y 12..23, as tt-metal addresses it
 //! and as ttsim requires). The translated
