@@ -263,3 +263,64 @@ fn a_stop_of_ttsim_is_a_typed_error_with_its_category_and_the_host_carries_on() 
     assert_eq!(p.clock(10).unwrap_err(), e);
     assert_eq!(p.stopped(), Some(e));
 }
+
+/// The process ids whose parent is `parent` (from `/proc/*/stat`).
+fn children_of(parent: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // `pid (comm) state ppid ...`: comm may hold spaces, so split after its last ')'.
+        let ppid: u32 = stat
+            .rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()?;
+        (ppid == parent).then_some(pid)
+    })
+    .collect()
+}
+
+#[test]
+fn a_server_that_dies_mid_run_is_exit_4_with_one_line_through_feeder_and_dispatcher() {
+    let Some(lib) = bh() else { return };
+    let device = format!("ttsim:{}", lib.display());
+    for runner in [None, Some("--feeder")] {
+        let mut args = vec!["broadcast", "--device", &device, "--jobs", "100000"];
+        args.extend(&SMALL[..SMALL.len() - 2]);
+        args.extend(runner);
+        let child = Command::new(env!("CARGO_BIN_EXE_komorebi"))
+            .args(&args)
+            .env(
+                "KOMOREBI_TTSIM_SERVER",
+                env!("CARGO_BIN_EXE_komorebi-ttsim-server"),
+            )
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The open (a second of AICLK wait on ttsim) and the boot are over well before this:
+        // the jobs are running when the server is killed.
+        std::thread::sleep(std::time::Duration::from_secs(8));
+        let servers = children_of(child.id());
+        assert_eq!(servers.len(), 1, "{runner:?}: the host's one server");
+        // The server this test's child started, by its id.
+        let killed = Command::new("kill")
+            .args(["-9", &servers[0].to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success(), "{runner:?}");
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{runner:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{runner:?}: {err}");
+        assert!(
+            err.contains("ttsim stopped: the ttsim server ended (signal 9)"),
+            "{runner:?}: {err}"
+        );
+    }
+}

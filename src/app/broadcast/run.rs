@@ -7,8 +7,9 @@ use komorebi_sim::trace::TraceError;
 
 use crate::dispatch::{
     Cx, DispatchConfig, Dispatcher, Finished, GroupId, GroupInfo, Outcome, Place, Plugin, PostHook,
-    Ready, SimTarget, SlotView, Target, trace_events,
+    Ready, Refusal, SimTarget, SlotView, Target, trace_events,
 };
+use crate::host::device::DeviceError;
 use crate::host::session::{Backend, CommandSpec, Report, Session, SessionError, Ticket};
 
 use super::config::{BroadcastConfig, DeviceChoice};
@@ -183,6 +184,14 @@ impl Plugin for BroadcastJobs<'_> {
         let job = finished.work;
         let report = match finished.outcome {
             Outcome::Reported(r) | Outcome::TimedOut(r) => r,
+            // A device lost under the command (hung, gone, ttsim stopped) is the session's
+            // error, as the feeder reports it: the device cannot be used (exit 4).
+            Outcome::Refused(Refusal::Device(
+                e @ SessionError::Device(DeviceError { lost: true, .. }),
+            )) => {
+                self.error.get_or_insert(BroadcastError::Session(e));
+                return;
+            }
             Outcome::Refused(e) => {
                 self.error
                     .get_or_insert(BroadcastError::Dispatch(e.to_string()));
