@@ -303,10 +303,15 @@ fn a_server_that_dies_mid_run_is_exit_4_with_one_line_through_feeder_and_dispatc
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        // The open (a second of AICLK wait on ttsim) and the boot are over well before this:
-        // the jobs are running when the server is killed.
-        std::thread::sleep(std::time::Duration::from_secs(8));
-        let servers = children_of(child.id());
+        // Once the server is up, the open (a second of AICLK wait on ttsim) and the boot are
+        // over well within 6 s: the jobs are running when the server is killed.
+        let started = std::time::Instant::now();
+        let mut servers = children_of(child.id());
+        while servers.is_empty() && started.elapsed() < std::time::Duration::from_secs(120) {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            servers = children_of(child.id());
+        }
+        std::thread::sleep(std::time::Duration::from_secs(6));
         assert_eq!(servers.len(), 1, "{runner:?}: the host's one server");
         // The server this test's child started, by its id.
         let killed = Command::new("kill")
