@@ -329,3 +329,48 @@ fn a_server_that_dies_mid_run_is_exit_4_with_one_line_through_feeder_and_dispatc
         );
     }
 }
+
+/// A stand-in server: a shell script `body` in a file of its own.
+fn fake_server(name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("komorebi-fake-server-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn a_server_that_never_answers_is_ended_after_the_reply_wait_and_says_so() {
+    use komorebi_pcie::PcieError;
+    use komorebi_pcie::ttsim::TtsimProcess;
+    use std::time::{Duration, Instant};
+    // Needs no ttsim: the stand-in never greets; any existing file serves as the library.
+    let server = fake_server("silent", "exec sleep 30");
+    let start = Instant::now();
+    let e = TtsimProcess::spawn_waiting(&server, &server, Duration::from_millis(300)).unwrap_err();
+    assert!(start.elapsed() < Duration::from_secs(20), "not waited out");
+    let PcieError::TtsimUnavailable { why, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert!(
+        why.starts_with("the ttsim server answered nothing within 0.3 s, so the host ended it"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_server_of_another_wire_version_is_refused_by_name() {
+    use komorebi_pcie::PcieError;
+    use komorebi_pcie::ttsim::TtsimProcess;
+    let server = fake_server("old", "printf KMRBTTS1; exec sleep 30");
+    let e = TtsimProcess::spawn(&server, &server).unwrap_err();
+    let PcieError::TtsimUnavailable { why, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert!(
+        why.contains("speaks wire version 1, this program 2: it was built from other sources"),
+        "{why}"
+    );
+}

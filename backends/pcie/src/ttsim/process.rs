@@ -25,6 +25,41 @@ const OUTPUT_KEPT: usize = 64 * 1024;
 /// How long the host waits for the server to end once its streams are closed, before it
 /// kills it.
 const END_WAIT: Duration = Duration::from_secs(5);
+/// How long the host waits for a reply (the greeting included) before it takes the server for
+/// stuck, ends it and reports so: far longer than any request takes (a clock request of
+/// 1,000 steps of every core of a 32-chip build is well under a second).
+pub const REPLY_WAIT: Duration = Duration::from_secs(60);
+
+/// Reads `buf.len()` bytes of reply, waiting at most `wait` for each piece to arrive
+/// (`TimedOut` when one does not).
+fn read_reply(from: &mut BufReader<ChildStdout>, buf: &mut [u8], wait: Duration) -> io::Result<()> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    use std::os::fd::AsFd;
+    let mut filled = 0;
+    while filled < buf.len() {
+        if from.buffer().is_empty() {
+            let timeout = Timespec {
+                tv_sec: wait.as_secs() as i64,
+                tv_nsec: wait.subsec_nanos() as i64,
+            };
+            let fd = from.get_ref().as_fd();
+            let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+            let ready = poll(&mut fds, Some(&timeout)).map_err(io::Error::from)?;
+            if ready == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("no reply within {} s", wait.as_secs_f64()),
+                ));
+            }
+        }
+        let n = from.read(&mut buf[filled..])?;
+        if n == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        filled += n;
+    }
+    Ok(())
+}
 
 /// What the server printed, the last [`OUTPUT_KEPT`] bytes of it.
 #[derive(Default)]
@@ -48,6 +83,7 @@ struct Channel {
     drain: Option<JoinHandle<()>>,
     stopped: Option<PcieError>,
     steps: u64,
+    reply_wait: Duration,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -94,11 +130,23 @@ impl Channel {
         if let Some(stop) = &self.stopped {
             return stop.clone();
         }
+        if e.kind() == io::ErrorKind::TimedOut {
+            // A stuck server would not read the exit request either.
+            if let Some(child) = self.child.as_mut() {
+                let _ = child.kill();
+            }
+        }
         let ended = self.end();
         let output = String::from_utf8_lossy(&lock(&self.output).0).into_owned();
         let mut stop = TtsimStop::from_output(&output, &ended);
         if stop.category.is_none() && e.kind() == io::ErrorKind::InvalidData {
             stop.message = format!("{}; the host read a malformed reply: {e}", stop.message);
+        }
+        if stop.category.is_none() && e.kind() == io::ErrorKind::TimedOut {
+            stop.message = format!(
+                "the ttsim server answered nothing within {} s, so the host ended it ({ended})",
+                self.reply_wait.as_secs_f64()
+            );
         }
         let err = PcieError::TtsimStopped(stop);
         self.stopped = Some(err.clone());
@@ -123,7 +171,7 @@ impl Channel {
             }
             to.flush()?;
             let from = self.from.as_mut().ok_or(io::ErrorKind::BrokenPipe)?;
-            from.read_exact(reply)
+            read_reply(from, reply, self.reply_wait)
         })();
         r.map_err(|e| self.fail(e))
     }
@@ -162,7 +210,17 @@ impl std::fmt::Debug for TtsimProcess {
 impl TtsimProcess {
     /// Starts `server` (the `komorebi-ttsim-server` binary) on the library at `library`
     /// (`libttsim.so`) and waits for its greeting: ttsim is initialized when this returns.
+    /// A reply that takes longer than [`REPLY_WAIT`] ends the server.
     pub fn spawn(server: &Path, library: &Path) -> Result<Self, PcieError> {
+        Self::spawn_waiting(server, library, REPLY_WAIT)
+    }
+
+    /// [`TtsimProcess::spawn`] with `reply_wait` in place of [`REPLY_WAIT`].
+    pub fn spawn_waiting(
+        server: &Path,
+        library: &Path,
+        reply_wait: Duration,
+    ) -> Result<Self, PcieError> {
         let unavailable = |why: String| PcieError::TtsimUnavailable {
             library: library.display().to_string(),
             why,
@@ -220,15 +278,34 @@ impl TtsimProcess {
             drain,
             stopped: None,
             steps: 0,
+            reply_wait,
         };
         let mut hello = [0; HELLO.len()];
         let greeted = channel
             .from
             .as_mut()
             .ok_or_else(|| io::Error::from(io::ErrorKind::BrokenPipe))
-            .and_then(|f| f.read_exact(&mut hello));
+            .and_then(|f| read_reply(f, &mut hello, reply_wait));
         match greeted {
             Ok(()) if hello == HELLO => {}
+            Ok(()) if hello[..7] == HELLO[..7] => {
+                // It may misread the exit request: end it at once.
+                if let Some(child) = channel.child.as_mut() {
+                    let _ = child.kill();
+                }
+                let _ = channel.end();
+                return Err(PcieError::TtsimUnavailable {
+                    library: library.display().to_string(),
+                    why: format!(
+                        "the server {} speaks wire version {}, this program {}: it was built \
+                         from other sources (rebuild it: cargo build --release --bin \
+                         komorebi-ttsim-server)",
+                        server.display(),
+                        hello[7] as char,
+                        HELLO[7] as char
+                    ),
+                });
+            }
             Ok(()) => {
                 let e = io::Error::new(io::ErrorKind::InvalidData, "not the server's greeting");
                 return Err(start_error(channel.fail(e), library));

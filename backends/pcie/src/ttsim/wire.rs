@@ -5,13 +5,15 @@
 //! streams without a round trip each (the next reply, or the end of the pipe, tells whether
 //! they landed).
 //!
-//! Both ends are in this crate and are built together, so the format carries no version
-//! beyond the greeting [`HELLO`] the server sends once ttsim is initialized.
+//! Both ends are in this crate, but the server is a binary of its own that may have been built
+//! from other sources: the greeting [`HELLO`] carries the format's version.
 
 use std::io::{self, Read, Write};
 
-/// The server's greeting, sent once `libttsim_init` returned.
-pub const HELLO: [u8; 8] = *b"KMRBTTS1";
+/// The server's greeting, sent once `libttsim_init` returned: `KMRBTTS` and the wire format's
+/// version, one character, raised with every change of the requests' encoding, so a server
+/// built from older sources is refused by name rather than misread.
+pub const HELLO: [u8; 8] = *b"KMRBTTS2";
 
 /// The most bytes one read or write request moves (the host splits larger accesses).
 pub const MAX_TRANSFER: u32 = 1 << 20;
