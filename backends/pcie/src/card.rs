@@ -192,7 +192,7 @@ impl<B: Bar> Card<B> {
         // reported, or ttsim, which harvests nothing) means every column is enabled: tt-umd
         // reads a missing tag as an empty harvest mask (`BlackholeTTDevice::get_chip_info`).
         card.harvest = card.telemetry.harvest();
-        card.dram_banks = dram_banks(&card.telemetry)?;
+        card.dram_banks = card.telemetry.dram_banks()?;
         if let Some(mhz) = card.telemetry.get(tag::AICLK) {
             card.aiclk_mhz = mhz;
         }
@@ -215,14 +215,7 @@ impl<B: Bar> Card<B> {
         if out.aiclk_mhz != 0 {
             self.aiclk_mhz = out.aiclk_mhz;
         }
-        let earlier = self.identity.clock_note.take();
-        self.identity.clock_raised = out.raised;
-        self.identity.clock_note = match (out.raised, earlier, out.note) {
-            // Raised: what the driver could not do no longer matters.
-            (true, _, note) => note,
-            (false, Some(a), Some(b)) => Some(format!("{a}; {b}")),
-            (false, a, b) => a.or(b),
-        };
+        out.record(&mut self.identity);
         Ok(())
     }
 
@@ -766,12 +759,6 @@ impl<B: Bar> Drop for Card<B> {
             let _ = bar.free(w);
         }
     }
-}
-
-/// The DRAM banks `telemetry` says work: every bank when it has no `ENABLED_GDDR` (tag 36),
-/// refused when more than one is off (module docs).
-pub fn dram_banks(telemetry: &Telemetry) -> Result<DramBanks, PcieError> {
-    DramBanks::from_enabled_gddr(telemetry.get(tag::ENABLED_GDDR)).map_err(PcieError::DramHarvest)
 }
 
 fn check_l1(addr: u32, len: usize) -> Result<(), PcieError> {

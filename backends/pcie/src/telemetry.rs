@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use blackhole_pac::arc::{self, tag};
-use blackhole_pac::harvest::HarvestMask;
+use blackhole_pac::harvest::{DramBanks, HarvestMask};
 
 use crate::error::PcieError;
 
@@ -94,6 +94,13 @@ impl Telemetry {
     pub fn harvest(&self) -> HarvestMask {
         self.get(tag::ENABLED_TENSIX_COL)
             .map_or(HarvestMask::NONE, HarvestMask::from_enabled_tensix_col)
+    }
+
+    /// The DRAM banks the table says work: every bank when it has no `ENABLED_GDDR` (tag 36),
+    /// refused when more than one is off, both as tt-umd reads it
+    /// (`BlackholeTTDevice::get_chip_info`).
+    pub fn dram_banks(&self) -> Result<DramBanks, PcieError> {
+        DramBanks::from_enabled_gddr(self.get(tag::ENABLED_GDDR)).map_err(PcieError::DramHarvest)
     }
 
     /// The value of `tag`, or a telemetry error naming it.

@@ -6,6 +6,7 @@ use std::time::Duration;
 use blackhole_pac::arc::{self, msg, tag};
 use blackhole_pac::tensix::{AICLK_BUSY_MHZ, AICLK_IDLE_MHZ};
 
+use crate::bar::DeviceIdentity;
 use crate::error::PcieError;
 use crate::telemetry::Telemetry;
 
@@ -162,6 +163,21 @@ pub struct ClockOutcome {
     pub aiclk_mhz: u32,
     /// Why not, or how it settled when not exactly at the target.
     pub note: Option<String>,
+}
+
+impl ClockOutcome {
+    /// Records the outcome in `identity`: `clock_raised`, and a `clock_note` that keeps what
+    /// the driver said earlier (its own SET_POWER_STATE) only when the clock was not raised,
+    /// because once it is, what the driver could not do no longer matters.
+    pub fn record(self, identity: &mut DeviceIdentity) {
+        let earlier = identity.clock_note.take();
+        identity.clock_raised = self.raised;
+        identity.clock_note = match (self.raised, earlier, self.note) {
+            (true, _, note) => note,
+            (false, Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (false, a, b) => a.or(b),
+        };
+    }
 }
 
 /// Whether `mhz` is within [`AICLK_TOLERANCE_PERCENT`] of `target` (tt-umd
