@@ -222,6 +222,12 @@ pub struct BroadcastFlags {
     /// Write a Chrome/Perfetto trace of every transfer and wait to FILE.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// Profile the firmware cores (`--device pcie-sim --exec firmware` only): cycles by
+    /// function and call stack, named from the firmware ELF files; folded stacks (one line per
+    /// core and stack) to FILE, a flame graph of each kernel's cores to FILE.svg, and the ten
+    /// costliest functions of each kernel in the summary.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
     /// Inject a fault into the first job: `KIND:X,Y[:BLOCK]` with X,Y logical core coordinates
     /// and KIND one of stall-dm, stall-compute, stall-sender-compute, drop-marker, drop-valid,
     /// bad-words, host-stop. May be given more than once.
@@ -357,6 +363,7 @@ impl BroadcastFlags {
             pages: self.pages,
             window: self.window,
             trace: self.trace.clone(),
+            profile: self.profile.clone(),
             faults: self.fault.clone(),
             check: self.check.into(),
             protocol: match self.protocol {
@@ -541,6 +548,7 @@ fn check_outputs(
         .as_deref()
         .map(|p| ("--trace", p))
         .into_iter()
+        .chain(flags.profile.as_deref().map(|p| ("--profile", p)))
         .chain(picture.map(|p| ("--picture", p)));
     // The disk check after the paths': a path that cannot be written says so, not that its
     // file system (`/proc`) has no room.

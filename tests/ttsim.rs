@@ -264,8 +264,11 @@ fn a_stop_of_ttsim_is_a_typed_error_with_its_category_and_the_host_carries_on() 
     assert_eq!(p.stopped(), Some(e));
 }
 
-/// The process ids whose parent is `parent` (from `/proc/*/stat`).
-fn children_of(parent: u32) -> Vec<u32> {
+/// The process ids whose parent is `parent` and whose program is `exe` (from `/proc/*/stat` and
+/// `/proc/*/exe`): the host also starts short-lived children of its own (the firmware's
+/// `cargo build`), which must not be taken for the server.
+fn children_of(parent: u32, exe: &std::path::Path) -> Vec<u32> {
+    let exe = std::fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf());
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -280,7 +283,8 @@ fn children_of(parent: u32) -> Vec<u32> {
             .nth(1)?
             .parse()
             .ok()?;
-        (ppid == parent).then_some(pid)
+        let program = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+        (ppid == parent && program == exe).then_some(pid)
     })
     .collect()
 }
@@ -305,13 +309,15 @@ fn a_server_that_dies_mid_run_is_exit_4_with_one_line_through_feeder_and_dispatc
             .unwrap();
         // Once the server is up, the open (a second of AICLK wait on ttsim) and the boot are
         // over well within 6 s: the jobs are running when the server is killed.
+        let server = std::path::Path::new(env!("CARGO_BIN_EXE_komorebi-ttsim-server"));
         let started = std::time::Instant::now();
-        let mut servers = children_of(child.id());
-        while servers.is_empty() && started.elapsed() < std::time::Duration::from_secs(120) {
+        while children_of(child.id(), server).is_empty()
+            && started.elapsed() < std::time::Duration::from_secs(120)
+        {
             std::thread::sleep(std::time::Duration::from_millis(100));
-            servers = children_of(child.id());
         }
         std::thread::sleep(std::time::Duration::from_secs(6));
+        let servers = children_of(child.id(), server);
         assert_eq!(servers.len(), 1, "{runner:?}: the host's one server");
         // The server this test's child started, by its id.
         let killed = Command::new("kill")

@@ -21,7 +21,7 @@ pub use crate::host::pcie::Exec;
 /// the firmware. The error says what failed and how to build the images by hand.
 pub fn built_firmware() -> Result<PathBuf, String> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = root.join(DEFAULT_FIRMWARE_DIR);
+    let dir = default_firmware_dir();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = std::process::Command::new(cargo)
         .args(["build", "--release", "--quiet"])
@@ -46,6 +46,11 @@ pub fn built_firmware() -> Result<PathBuf, String> {
             "cannot run cargo to build the firmware: {e}; {FIRMWARE_BUILD_HINT}"
         )),
     }
+}
+
+/// Where the firmware build of this source tree puts its ELF files ([`built_firmware`]).
+pub fn default_firmware_dir() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_FIRMWARE_DIR)
 }
 
 /// How to build the firmware ELF files the loader needs.

@@ -7,4 +7,5 @@
 pub mod backend;
 pub mod device;
 pub mod pcie;
+pub mod profile;
 pub mod session;

@@ -65,6 +65,9 @@ pub struct SimConfig {
     /// The firmware cores' cost rule (`Sim::spawn_firmware`): cycles per instruction and per
     /// access, from the Blackhole ISA documentation (`riscv::Cost`).
     pub core_cost: Cost,
+    /// Profile every firmware core (`Sim::core_profiles`): cycles by instruction and call
+    /// stack. Default: off, and then the cores run the loop without a profiler.
+    pub profile_cores: bool,
     /// Cycles from the ARC message `AICLK_GO_BUSY` until ARC telemetry reports the busy clock
     /// (`arc`). Default 0: at once, so a host's open lets no device time pass and a run's
     /// figures do not depend on it. A card's ramp is not modelled; a test sets one to make the
@@ -121,6 +124,7 @@ impl Default for SimConfig {
             late_core_stores: false,
             source_read: SourceRead::Departure,
             core_cost: Cost::default(),
+            profile_cores: false,
             aiclk_ramp_cycles: 0,
         }
     }

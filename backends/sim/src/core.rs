@@ -44,6 +44,9 @@
 //! Uses the world, the engine, the HAL's `KernelEnv`, and leaf modules (`mmio`, `regs`,
 //! `riscv`, `report`, `route`).
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use blackhole_pac::grid::{GRID_X, GRID_Y, Noc0Xy};
 use blackhole_pac::niu::{self, Counter, NocCtrl, cmd, request};
 use blackhole_pac::stream::{TILES_ACKED_REG, TILES_RECEIVED_REG};
@@ -55,10 +58,11 @@ use crate::engine::{self, Issuer};
 use crate::hal::{KernelEnv, Parked, SimCb};
 use crate::mmio::{self, CmdBufRegs, Reg};
 use crate::packet::TileIx;
+use crate::profile::CoreProfiler;
 use crate::report::CoreFault;
 use crate::riscv::{AccessKind, Bus, BusResult, FaultKind, Hart, HartConfig, Size, Stop};
 use crate::route::raw;
-use crate::world::{Shared, World};
+use crate::world::{ProfiledCore, Shared, World};
 
 /// Cycles a firmware core runs before it yields to the event queue.
 pub(crate) const QUANTUM: u64 = 32;
@@ -495,6 +499,19 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
         c.cost = w.cfg.core_cost;
         (t, c, w.cfg.late_core_stores)
     };
+    let profiler = {
+        let mut w = world.borrow_mut();
+        w.cfg.profile_cores.then(|| {
+            let profiler = Rc::new(RefCell::new(CoreProfiler::default()));
+            let tile = w.tiles[tile as usize].xy0;
+            w.profiles.push(ProfiledCore {
+                tile,
+                kernel,
+                profiler: profiler.clone(),
+            });
+            profiler
+        })
+    };
     let mut hart = Hart::new(config);
     let mut counted = 0;
     let mut bus = CoreBus {
@@ -515,8 +532,18 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
             }
             w.sched.tasks[task].local
         };
-        hart.stall_until(start);
-        let stop = hart.run(&mut bus, start + QUANTUM);
+        // Without a profiler the hart runs its loop with no observer at all.
+        let stop = match &profiler {
+            None => {
+                hart.stall_until(start);
+                hart.run(&mut bus, start + QUANTUM)
+            }
+            Some(p) => {
+                let p = &mut *p.borrow_mut();
+                hart.stall_until_probed(start, p);
+                hart.run_probed(&mut bus, start + QUANTUM, p)
+            }
+        };
         let fault = match stop {
             Stop::Cycle | Stop::Retry { .. } => None,
             Stop::Ecall { pc } | Stop::Ebreak { pc } => {

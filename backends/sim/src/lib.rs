@@ -117,9 +117,10 @@
 //! | [`route`] | dimension-order routes and raw coordinates, as pure functions | leaf; no state |
 //! | [`fault`] | [`Fault`] and the armed transaction faults | leaf; a fault fires once |
 //! | [`trace`] | Chrome/Perfetto trace events, held or streamed to a writer | leaf; a streamed trace keeps no events, and closes its JSON when dropped |
+//! | [`profile`] | the firmware cores' cycle profiles: cycles by `pc` and call stack ([`CoreProfile`]) | leaf (uses `riscv`, `memory`); addresses only, no names |
 //! | `mmio` | a baby core's register space: which register an address is, the command-buffer registers, a command read from them | leaf |
 //! | `niu` | an NIU's counters and issue pipeline | leaf; counters wrap as the hardware's |
-//! | [`riscv`] | an RV32IM + Zicsr baby-core hart ([`riscv::Hart`]), its [`riscv::Bus`] trait and cycle [`riscv::Cost`] rule; not yet connected to the tiles | leaf (its files `riscv::{op, decode, cost, bus, stop, hart, ram}` import only each other); faults are values, never panics |
+//! | [`riscv`] | an RV32IM + Zicsr baby-core hart ([`riscv::Hart`]), its [`riscv::Bus`] trait, cycle [`riscv::Cost`] rule and [`riscv::Probe`] for profilers; the firmware cores (`core`) run it | leaf (its files `riscv::{op, decode, cost, bus, stop, probe, hart, ram}` import only each other); faults are values, never panics |
 //! | `tile` | Tensix tiles: L1, NIUs, circular buffers, ejection ports, registers; the coordinate grid | uses leaves only |
 //! | `dram` | the 8 DRAM banks and their bandwidth (the fused bank's accesses are refused before they reach it: `bar`, `engine`) | uses `memory` only |
 //! | `link` | routes as trees of hops; per-link, per-class arbitration as packets arrive, wormhole tails, path reservation and linked runs | uses leaves only |
@@ -156,6 +157,7 @@ mod niu;
 mod packet;
 mod pcie;
 mod posted;
+pub mod profile;
 mod regs;
 mod report;
 pub mod riscv;
@@ -174,6 +176,7 @@ pub use config::{SimConfig, SourceRead};
 pub use error::SimError;
 pub use fault::{Fault, StallFrom, TxAction, TxFilter, TxKind};
 pub use hal::{CbError, CtrlError, KernelEnv, NocError, SimCb, SimCtrl, SimNoc, SimPause};
+pub use profile::{CoreProfile, ProfileSample};
 pub use report::{CbState, CoreFault, NiuCounters, Stats, TaskInfo, Violation};
 pub use sim::{BootHook, RunOutcome, Sim};
 pub use timing::Timing;

@@ -26,6 +26,7 @@ use crate::error::SimError;
 use crate::fault::{Fault, Faults, StallFrom};
 use crate::hal::KernelEnv;
 use crate::packet::{Item, TileIx};
+use crate::profile::CoreProfile;
 use crate::report::{CbState, CoreFault, NiuCounters, Stats, TaskInfo, Violation};
 use crate::task::{TaskMeta, TaskState};
 use crate::tile::Cb;
@@ -178,6 +179,25 @@ impl Sim {
             .regs
             .reset_pc(Core::of_role(role));
         self.spawn(tile, role, move |env| crate::core::run(env, pc))
+    }
+
+    /// The profile of every firmware core spawned so far, in spawn order (empty unless
+    /// `SimConfig::profile_cores`): what each measured up to now.
+    pub fn core_profiles(&self) -> Vec<CoreProfile> {
+        self.world
+            .borrow()
+            .profiles
+            .iter()
+            .map(|c| {
+                let p = c.profiler.borrow();
+                CoreProfile {
+                    tile: c.tile,
+                    kernel: c.kernel,
+                    samples: p.samples(),
+                    stalled: p.stalled_cycles(),
+                }
+            })
+            .collect()
     }
 
     /// Every firmware core stopped by a fault so far, in order.

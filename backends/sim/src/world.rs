@@ -19,12 +19,14 @@ use crate::link::{Crossed, Links, ROOT, Route};
 use crate::memory::FastHash;
 use crate::niu::Pipe;
 use crate::packet::{Item, NO_TILE, ReadPacket, Target, TileIx, Vc, WritePacket};
+use crate::profile::CoreProfiler;
 use crate::report::{CoreFault, Stats, Violation};
 use crate::rng::SplitMix64;
 use crate::route::{self, raw};
 use crate::scheduler::Scheduler;
 use crate::tile::Tiles;
 use crate::trace::Trace;
+use komorebi_hal::Role;
 
 /// The world as the HAL handles and the host share it (one thread).
 pub(crate) type Shared = Rc<RefCell<World>>;
@@ -81,7 +83,16 @@ pub(crate) struct World {
     pub violations: Vec<Violation>,
     /// Firmware cores stopped by a fault (`core.rs`).
     pub core_faults: Vec<CoreFault>,
+    /// The profilers of the firmware cores (`SimConfig::profile_cores`), in spawn order.
+    pub profiles: Vec<ProfiledCore>,
     pub stats: Stats,
+}
+
+/// A firmware core's profiler, shared with its task.
+pub(crate) struct ProfiledCore {
+    pub tile: (u8, u8),
+    pub kernel: Role,
+    pub profiler: Rc<RefCell<CoreProfiler>>,
 }
 
 impl World {
@@ -104,6 +115,7 @@ impl World {
             trace,
             violations: Vec::new(),
             core_faults: Vec::new(),
+            profiles: Vec::new(),
             stats: Stats::default(),
             cfg,
         }

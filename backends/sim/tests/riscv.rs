@@ -911,3 +911,55 @@ proptest! {
         let _ = komorebi_sim::riscv::decode(word);
     }
 }
+
+/// The profiler on a hart: calls through `jal ra`/`jalr ra`, returns through `jalr x0, ra`,
+/// a tail call through `jal x0` (no frame), every instruction's cycles charged to its `pc`
+/// under the call sites not yet returned from; the totals add up to the hart's clock.
+#[test]
+fn the_profiler_charges_each_instruction_under_its_call_stack() {
+    use komorebi_sim::profile::{CoreProfiler, ProfileSample};
+    let p = [
+        jal(1, 16),    // 0: call f (16)            1 + 4
+        jal(1, 12),    // 4: call f again           1 + 4
+        ECALL,         // 8:                        2
+        0,             // 12
+        jal(5, 12),    // 16: f: call g (28), link x5 1 + 4
+        jal(0, 16),    // 20: tail call h (36)      1 + 4
+        0,             // 24
+        jalr(0, 5, 0), // 28: g: return via x5      1 + 4
+        0,             // 32
+        addi(3, 3, 1), // 36: h:                    1
+        jalr(0, 1, 0), // 40: return (to f's caller) 1 + 4
+    ];
+    let (mut hart, mut bus) = machine(&p);
+    let mut profiler = CoreProfiler::default();
+    hart.stall_until_probed(10, &mut profiler);
+    let stop = hart.run_probed(&mut bus, u64::MAX, &mut profiler);
+    assert_eq!(stop, Stop::Ecall { pc: 8 });
+    let s = |sites: &[u32], pc, cycles| ProfileSample {
+        call_sites: sites.to_vec(),
+        pc,
+        cycles,
+    };
+    assert_eq!(
+        profiler.samples(),
+        vec![
+            s(&[], 0, 5),
+            s(&[], 4, 5),
+            s(&[], 8, 2),
+            s(&[0], 16, 5),
+            s(&[0], 20, 5),
+            s(&[0], 36, 1),
+            s(&[0], 40, 5),
+            s(&[0, 16], 28, 5),
+            s(&[4], 16, 5),
+            s(&[4], 20, 5),
+            s(&[4], 36, 1),
+            s(&[4], 40, 5),
+            s(&[4, 16], 28, 5),
+        ]
+    );
+    assert_eq!(profiler.stalled_cycles(), 10);
+    let charged: u64 = profiler.samples().iter().map(|s| s.cycles).sum();
+    assert_eq!(charged + profiler.stalled_cycles(), hart.cycle());
+}

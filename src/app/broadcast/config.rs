@@ -57,6 +57,9 @@ pub struct BroadcastConfig {
     pub wait_limit: u64,
     /// Write a Chrome/Perfetto trace here.
     pub trace: Option<PathBuf>,
+    /// Profile the firmware cores: folded stacks here, the flame graph beside it (`.svg`
+    /// appended), the costliest functions in the summary (`--device pcie-sim --exec firmware`).
+    pub profile: Option<PathBuf>,
     /// Faults injected into the first job.
     pub faults: Vec<FaultSpec>,
     /// Which device runs the program.
@@ -233,6 +236,7 @@ impl Default for BroadcastConfig {
             adversarial: false,
             wait_limit: 1_000_000,
             trace: None,
+            profile: None,
             faults: Vec::new(),
             device: DeviceChoice::Sim,
             firmware: None,
@@ -322,6 +326,18 @@ impl BroadcastConfig {
                     ),
                 ));
             }
+        }
+        if self.profile.is_some()
+            && (self.device != DeviceChoice::PcieSim || self.exec != Exec::Firmware)
+        {
+            return Err(flag(
+                "--profile",
+                format!(
+                    "with --device {} --exec {}: only the simulator's RISC-V cores count cycles \
+                     by instruction (allowed: --profile with --device pcie-sim --exec firmware)",
+                    self.device, self.exec
+                ),
+            ));
         }
         match (&self.device, self.exec) {
             (DeviceChoice::Sim, Exec::Firmware) => {

@@ -30,6 +30,9 @@ pub enum BroadcastError {
         /// The write that failed.
         error: komorebi_sim::trace::TraceError,
     },
+    /// The firmware profile could not be made or written (`--profile`).
+    #[error("--profile: {0}")]
+    Profile(String),
     /// A core's program failed its checks (a host bug: the plan builds them).
     #[error("the program of core {core}: {error}")]
     Program {

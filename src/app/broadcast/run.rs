@@ -63,6 +63,7 @@ pub(super) fn sim_config(cfg: &BroadcastConfig) -> SimConfig {
         seed: cfg.seed,
         adversarial: cfg.adversarial,
         trace: cfg.trace.is_some(),
+        profile_cores: cfg.profile.is_some(),
         ..SimConfig::default()
     }
 }

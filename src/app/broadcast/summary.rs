@@ -4,12 +4,16 @@ use serde::Serialize;
 
 use crate::dispatch::DispatchSummary;
 use crate::host::device::ClockKind;
+use crate::host::profile::{self, FirmwareProfile, ProfileSummary};
 use crate::host::session::{CoreGiveUp, Report, Session};
 use crate::num::{count, duration};
 
 use super::config::{BroadcastConfig, Protocol};
 use super::error::BroadcastError;
 use komorebi_kernel::broadcast_handler::program::Check;
+
+/// Functions of each kernel the summary of a `--profile` run lists.
+pub const PROFILE_TOP: usize = 10;
 
 /// One job's result.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -94,6 +98,9 @@ pub struct BroadcastSummary {
     /// The dispatcher's figures, when the jobs ran through it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dispatch: Option<DispatchSummary>,
+    /// The firmware profile (`--profile`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileSummary>,
 }
 
 impl BroadcastSummary {
@@ -148,6 +155,7 @@ impl BroadcastSummary {
             results: Vec::new(),
             violations: Vec::new(),
             dispatch: None,
+            profile: None,
         }
     }
 
@@ -200,6 +208,13 @@ impl BroadcastSummary {
             .is_time()
             .then(|| self.cycles as f64 / mhz as f64);
         self.aiclk_mhz = mhz;
+        // The profile covers the rectangle's cores: the others only poll their control blocks.
+        let r = cfg.rect;
+        let profiled: std::collections::BTreeSet<(u8, u8)> = (r.y0..r.y0.saturating_add(r.rows))
+            .flat_map(|y| (r.x0..r.x0.saturating_add(r.columns)).map(move |x| (x, y)))
+            .filter_map(|(x, y)| session.noc0(komorebi_hal::LogicalXy::new(x, y)))
+            .map(|p| p.get())
+            .collect();
         if let Some(sim) = session.device().simulator() {
             self.violations = sim.violations().iter().map(|v| v.to_string()).collect();
             self.ok &= self.violations.is_empty();
@@ -210,6 +225,26 @@ impl BroadcastSummary {
                     path: path.clone(),
                     error,
                 })?;
+            }
+            if let Some(path) = &cfg.profile {
+                let dir = cfg
+                    .firmware
+                    .clone()
+                    .unwrap_or_else(crate::host::backend::default_firmware_dir);
+                let symbols = profile::load_symbols(&dir)
+                    .map_err(|e| BroadcastError::Profile(e.to_string()))?;
+                let mut cores = sim.core_profiles();
+                cores.retain(|c| profiled.contains(&c.tile));
+                let named = FirmwareProfile::new(&cores, &symbols);
+                let title = format!(
+                    "komorebi firmware, broadcast of {} ({} jobs, window {}, check {})",
+                    cfg.rect, cfg.jobs, cfg.window, self.check
+                );
+                self.profile = Some(
+                    named
+                        .write(path, &title, PROFILE_TOP)
+                        .map_err(|e| BroadcastError::Profile(e.to_string()))?,
+                );
             }
         }
         self.efficiency = (self.ok && self.completed() && self.cycles > 0 && self.clock.is_time())
@@ -320,6 +355,11 @@ impl std::fmt::Display for BroadcastSummary {
         }
         if let Some(d) = &self.dispatch {
             for line in d.to_string().lines() {
+                writeln!(f, "  {line}")?;
+            }
+        }
+        if let Some(p) = &self.profile {
+            for line in p.to_string().lines() {
                 writeln!(f, "  {line}")?;
             }
         }

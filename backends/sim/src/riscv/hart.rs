@@ -5,6 +5,7 @@ use super::bus::{AccessKind, Bus, BusResult, L1_BASE, L1_SIZE, LOCAL_RAM_BASE, L
 use super::cost::Cost;
 use super::decode::decode;
 use super::op::{AluOp, Cond, Counter, DivOp, MulOp, Op, Size};
+use super::probe::{Flow, NoProbe, Probe, is_link};
 use super::stop::{Fault, FaultKind, Stop};
 
 /// Entries of the decoded-instruction cache (direct-mapped by `pc`): 1024 entries of 16 bytes,
@@ -149,6 +150,14 @@ impl Hart {
     pub fn stall_until(&mut self, cycle: u64) {
         self.cycle = self.cycle.max(cycle);
     }
+
+    /// [`Hart::stall_until`], telling `probe` how long the stall was.
+    pub fn stall_until_probed<P: Probe>(&mut self, cycle: u64, probe: &mut P) {
+        if cycle > self.cycle {
+            probe.stalled(cycle - self.cycle);
+            self.cycle = cycle;
+        }
+    }
     /// The cost rule in use (a bus can take its L1 and MMIO defaults from it).
     pub fn cost(&self) -> &Cost {
         &self.cost
@@ -168,8 +177,18 @@ impl Hart {
     /// count ends in `until_cycle ..= until_cycle + max - 1`, `max` being
     /// [`Cost::max_instruction_cycles`] (or unchanged if it was already past `until_cycle`).
     pub fn run<B: Bus>(&mut self, bus: &mut B, until_cycle: u64) -> Stop {
+        self.run_probed(bus, until_cycle, &mut NoProbe)
+    }
+
+    /// [`Hart::run`], telling `probe` about every instruction that retires.
+    pub fn run_probed<B: Bus, P: Probe>(
+        &mut self,
+        bus: &mut B,
+        until_cycle: u64,
+        probe: &mut P,
+    ) -> Stop {
         while self.cycle < until_cycle {
-            if let Some(stop) = self.exec(bus) {
+            if let Some(stop) = self.exec(bus, probe) {
                 return stop;
             }
         }
@@ -179,7 +198,7 @@ impl Hart {
     /// Execute one instruction. `None` if it retired normally; otherwise why it stopped (an
     /// `ecall`/`ebreak` did retire; a retry or fault did not).
     pub fn step<B: Bus>(&mut self, bus: &mut B) -> Option<Stop> {
-        self.exec(bus)
+        self.exec(bus, &mut NoProbe)
     }
 
     #[inline]
@@ -189,7 +208,7 @@ impl Hart {
     }
 
     #[inline(always)]
-    fn exec<B: Bus>(&mut self, bus: &mut B) -> Option<Stop> {
+    fn exec<B: Bus, P: Probe>(&mut self, bus: &mut B, probe: &mut P) -> Option<Stop> {
         let pc = self.pc;
         let fault = |kind| Some(Stop::Fault(Fault { pc, kind }));
         if pc & 3 != 0 {
@@ -228,6 +247,7 @@ impl Hart {
         let base = self.cost.base;
         let mut next = pc.wrapping_add(4);
         let mut stop = None;
+        let mut flow = Flow::Other;
         // Register read (the index is 0..=31 by construction; the mask drops the check).
         macro_rules! x {
             ($r:expr) => {
@@ -253,6 +273,9 @@ impl Hart {
                 }
                 self.x[(rd & 31) as usize] = next;
                 next = target;
+                if is_link(rd) {
+                    flow = Flow::Call { target };
+                }
                 base + self.cost.jump
             }
             Op::Jalr { rd, rs1, offset } => {
@@ -265,6 +288,11 @@ impl Hart {
                 }
                 self.x[(rd & 31) as usize] = next;
                 next = target;
+                if is_link(rd) {
+                    flow = Flow::Call { target };
+                } else if is_link(rs1) {
+                    flow = Flow::Return;
+                }
                 base + self.cost.jump
             }
             Op::Branch {
@@ -398,10 +426,10 @@ impl Hart {
         };
         self.x[0] = 0;
         self.pc = next;
-        self.cycle = self
-            .cycle
-            .saturating_add(u64::from(cycles) + u64::from(fetch_cycles));
+        let cycles = u64::from(cycles) + u64::from(fetch_cycles);
+        self.cycle = self.cycle.saturating_add(cycles);
         self.instret = self.instret.wrapping_add(1);
+        probe.retired(pc, flow, cycles);
         stop
     }
 

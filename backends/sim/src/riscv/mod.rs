@@ -10,6 +10,8 @@
 //! * [`Cost`] ([`cost`]): the cost rule and its sources in Tenstorrent's ISA documentation.
 //! * [`decode()`] ([`mod@decode`]) and [`Op`] ([`op`]): the decoder and the decoded form.
 //! * [`Stop`], [`Fault`] ([`stop`]): why a run returned.
+//! * [`Probe`] ([`probe`]): an observer of retired instructions ([`Hart::run_probed`]), for
+//!   profilers; [`NoProbe`] compiles away.
 //!
 //! What it guarantees:
 //! * **Exact RV32IM + Zicsr semantics** (RISC-V unprivileged spec): `x0` reads 0, loads sign-
@@ -39,6 +41,7 @@ pub mod cost;
 pub mod decode;
 pub mod hart;
 pub mod op;
+pub mod probe;
 pub mod ram;
 pub mod stop;
 
@@ -47,5 +50,6 @@ pub use cost::Cost;
 pub use decode::decode;
 pub use hart::{Hart, HartConfig};
 pub use op::{Op, Size};
+pub use probe::{Flow, NoProbe, Probe};
 pub use ram::RamBus;
 pub use stop::{Fault, FaultKind, Stop};

@@ -1,0 +1,200 @@
+//! Cycle profiles of the firmware cores (`SimConfig::profile_cores`): every retired
+//! instruction's cycles, charged to its `pc` under the call stack it ran in.
+//!
+//! The call stack is the chain of call sites (the `pc` of each `jal`/`jalr` that wrote a link
+//! register and has not returned yet), kept as a tree so a call or a return moves one node;
+//! charging an instruction is one hash-map update. Tail calls (`jal x0`/`jalr x0`) push
+//! nothing, so the function they reach is charged under the frame of the function that made
+//! them, as a debugger's backtrace would show it. What the profile holds is addresses only:
+//! naming them (functions, inlined frames) is for whoever has the ELF.
+//!
+//! Leaf module: imports only the leaves `riscv` and `memory` (its hasher).
+
+use std::collections::HashMap;
+
+use komorebi_hal::Role;
+
+use crate::memory::FastHash;
+use crate::riscv::{Flow, Probe};
+
+/// The deepest call stack kept; deeper calls are charged to the deepest node (a firmware core's
+/// stack is a few KiB, so real code never gets near it).
+const MAX_DEPTH: usize = 256;
+
+/// One call-stack node: its parent and the call site that entered it from there.
+#[derive(Copy, Clone, Debug)]
+struct Node {
+    parent: u32,
+    call_site: u32,
+    depth: u32,
+}
+
+/// The profiler of one firmware core: a [`Probe`] for its hart.
+#[derive(Debug)]
+pub struct CoreProfiler {
+    nodes: Vec<Node>,
+    children: HashMap<(u32, u32), u32, FastHash>,
+    /// Cycles by `(node << 32) | pc`.
+    cycles: HashMap<u64, u64, FastHash>,
+    current: u32,
+    stalled: u64,
+}
+
+impl Default for CoreProfiler {
+    fn default() -> Self {
+        Self {
+            nodes: vec![Node {
+                parent: 0,
+                call_site: 0,
+                depth: 0,
+            }],
+            children: HashMap::default(),
+            cycles: HashMap::default(),
+            current: 0,
+            stalled: 0,
+        }
+    }
+}
+
+impl Probe for CoreProfiler {
+    #[inline]
+    fn retired(&mut self, pc: u32, flow: Flow, cycles: u64) {
+        *self
+            .cycles
+            .entry(u64::from(self.current) << 32 | u64::from(pc))
+            .or_insert(0) += cycles;
+        match flow {
+            Flow::Other => {}
+            Flow::Call { .. } => {
+                let here = self.nodes[self.current as usize];
+                if here.depth as usize >= MAX_DEPTH {
+                    return;
+                }
+                let next = self.nodes.len() as u32;
+                let child = *self.children.entry((self.current, pc)).or_insert(next);
+                if child == next {
+                    self.nodes.push(Node {
+                        parent: self.current,
+                        call_site: pc,
+                        depth: here.depth + 1,
+                    });
+                }
+                self.current = child;
+            }
+            // A return at the root (the code returned from what started the profile) stays
+            // at the root.
+            Flow::Return => self.current = self.nodes[self.current as usize].parent,
+        }
+    }
+
+    #[inline]
+    fn stalled(&mut self, cycles: u64) {
+        self.stalled += cycles;
+    }
+}
+
+impl CoreProfiler {
+    /// The call sites from the root down to `node`.
+    fn call_sites(&self, mut node: u32) -> Vec<u32> {
+        let mut sites = Vec::with_capacity(self.nodes[node as usize].depth as usize);
+        while node != 0 {
+            let n = self.nodes[node as usize];
+            sites.push(n.call_site);
+            node = n.parent;
+        }
+        sites.reverse();
+        sites
+    }
+
+    /// What was measured so far, ordered by call sites then `pc`.
+    pub fn samples(&self) -> Vec<ProfileSample> {
+        let mut out: Vec<ProfileSample> = self
+            .cycles
+            .iter()
+            .map(|(&key, &cycles)| ProfileSample {
+                call_sites: self.call_sites((key >> 32) as u32),
+                pc: key as u32,
+                cycles,
+            })
+            .collect();
+        out.sort_unstable_by(|a, b| (&a.call_sites, a.pc).cmp(&(&b.call_sites, b.pc)));
+        out
+    }
+
+    /// Cycles the core's clock moved without retiring anything.
+    pub fn stalled_cycles(&self) -> u64 {
+        self.stalled
+    }
+}
+
+/// The profile of one firmware core (`Sim::core_profiles`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CoreProfile {
+    /// The tile's NoC0 coordinates.
+    pub tile: (u8, u8),
+    /// The kernel the core ran.
+    pub kernel: Role,
+    /// Where its cycles went.
+    pub samples: Vec<ProfileSample>,
+    /// Cycles its clock moved without retiring anything.
+    pub stalled: u64,
+}
+
+/// Cycles spent at one `pc` under one call stack.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileSample {
+    /// The `pc` of each call not yet returned from, outermost first.
+    pub call_sites: Vec<u32>,
+    /// The instruction's address.
+    pub pc: u32,
+    /// Cycles its executions cost in total.
+    pub cycles: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_and_returns_move_the_stack_and_charge_each_pc_under_it() {
+        let mut p = CoreProfiler::default();
+        p.retired(0x100, Flow::Other, 1);
+        p.retired(0x104, Flow::Call { target: 0x200 }, 5);
+        p.retired(0x200, Flow::Other, 8);
+        p.retired(0x204, Flow::Call { target: 0x300 }, 5);
+        p.retired(0x300, Flow::Return, 5);
+        p.retired(0x208, Flow::Return, 5);
+        p.retired(0x108, Flow::Call { target: 0x200 }, 5);
+        p.retired(0x200, Flow::Other, 8);
+        p.retired(0x204, Flow::Other, 1);
+        Probe::stalled(&mut p, 7);
+        let s = |sites: &[u32], pc, cycles| ProfileSample {
+            call_sites: sites.to_vec(),
+            pc,
+            cycles,
+        };
+        assert_eq!(
+            p.samples(),
+            vec![
+                s(&[], 0x100, 1),
+                s(&[], 0x104, 5),
+                s(&[], 0x108, 5),
+                s(&[0x104], 0x200, 8),
+                s(&[0x104], 0x204, 5),
+                s(&[0x104], 0x208, 5),
+                s(&[0x104, 0x204], 0x300, 5),
+                s(&[0x108], 0x200, 8),
+                s(&[0x108], 0x204, 1),
+            ]
+        );
+        assert_eq!(p.stalled_cycles(), 7);
+    }
+
+    #[test]
+    fn a_return_at_the_root_stays_at_the_root() {
+        let mut p = CoreProfiler::default();
+        p.retired(0x10, Flow::Return, 5);
+        p.retired(0x20, Flow::Other, 1);
+        assert_eq!(p.samples()[1].call_sites, Vec::<u32>::new());
+    }
+}
