@@ -3,7 +3,7 @@
 //! All coordinates here are *raw* NoC coordinates (no hardware coordinate translation).
 //! Sources: tt-umd `blackhole_implementation.hpp` (`GRID_SIZE`, `TENSIX_CORES_NOC0`,
 //! `DRAM_CORES_NOC0`, `ETH_CORES_NOC0`, ...), tt-isa-documentation `BlackholeA0/NoC/MemoryMap.md`
-//! and `NoC/RoutingPaths.md`; see `shared/design/blackhole-facts.md` §1.
+//! and `NoC/RoutingPaths.md`.
 
 /// Grid width: NoC0 x runs 0..=16.
 pub const GRID_X: u8 = 17;
@@ -146,6 +146,28 @@ pub const fn is_tensix_x(x: u8) -> bool {
     matches!(x, 1..=7 | 10..=16)
 }
 
+/// Not a DRAM port, in [`DRAM_AT`].
+const NO_DRAM: u8 = 0xFF;
+
+/// The DRAM port at NoC0 `(0, y)` (row 0) and `(9, y)` (row 1) as `bank << 2 | port`, or
+/// [`NO_DRAM`]: [`DRAM_PORTS`] inverted at compile time, so [`tile_at`] answers a DRAM
+/// coordinate with one lookup rather than a search of 24 ports (it runs on every DRAM read the
+/// firmware issues).
+const DRAM_AT: [[u8; GRID_Y as usize]; 2] = {
+    let mut at = [[NO_DRAM; GRID_Y as usize]; 2];
+    let mut bank = 0;
+    while bank < DRAM_BANKS {
+        let mut port = 0;
+        while port < DRAM_PORTS_PER_BANK {
+            let (x, y) = DRAM_PORTS[bank][port];
+            at[(x == 9) as usize][y as usize] = (bank as u8) << 2 | port as u8;
+            port += 1;
+        }
+        bank += 1;
+    }
+    at
+};
+
 /// What sits at NoC0 `(x, y)`, or `None` outside the 17 x 12 grid.
 pub const fn tile_at(x: u8, y: u8) -> Option<TileKind> {
     if x >= GRID_X || y >= GRID_Y {
@@ -155,20 +177,12 @@ pub const fn tile_at(x: u8, y: u8) -> Option<TileKind> {
         return Some(TileKind::Tensix);
     }
     if x == 0 || x == 9 {
-        let mut bank = 0;
-        while bank < DRAM_BANKS {
-            let mut port = 0;
-            while port < DRAM_PORTS_PER_BANK {
-                let (px, py) = DRAM_PORTS[bank][port];
-                if px == x && py == y {
-                    return Some(TileKind::Dram {
-                        bank: bank as u8,
-                        port: port as u8,
-                    });
-                }
-                port += 1;
-            }
-            bank += 1;
+        let code = DRAM_AT[(x == 9) as usize][y as usize % GRID_Y as usize];
+        if code != NO_DRAM {
+            return Some(TileKind::Dram {
+                bank: code >> 2,
+                port: code & 3,
+            });
         }
     }
     if y == ETH_Y && is_tensix_x(x) {

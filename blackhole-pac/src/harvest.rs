@@ -31,6 +31,22 @@ use crate::grid::{DRAM_BANKS, Noc0Xy, TENSIX_ROWS, TENSIX_X, TENSIX_Y, TENSIX_Y_
 
 /// NoC0 x of die-order harvesting bit `i`.
 pub const HARVESTING_NOC_LOCATIONS: [u8; 14] = [1, 16, 2, 15, 3, 14, 4, 13, 5, 12, 6, 11, 7, 10];
+
+/// Not a Tensix column, in [`BIT_OF_X`].
+const NO_BIT: u8 = 0xFF;
+
+/// The mask bit of the Tensix column at NoC0 `x & 31`, or [`NO_BIT`]:
+/// [`HARVESTING_NOC_LOCATIONS`] inverted at compile time, so
+/// [`HarvestMask::is_harvested`] is one lookup (the firmware asks it on every NoC request).
+const BIT_OF_X: [u8; 32] = {
+    let mut bit = [NO_BIT; 32];
+    let mut i = 0;
+    while i < HARVESTING_NOC_LOCATIONS.len() {
+        bit[HARVESTING_NOC_LOCATIONS[i] as usize & 31] = i as u8;
+        i += 1;
+    }
+    bit
+};
 /// ARC telemetry tag of the enabled-Tensix-column bitmap.
 pub const TELEMETRY_TAG_ENABLED_TENSIX_COL: u16 = 34;
 /// Bits a harvest mask may use.
@@ -119,14 +135,10 @@ impl HarvestMask {
 
     /// True when the Tensix column at NoC0 `x` is harvested; false for non-Tensix x.
     pub const fn is_harvested(self, x: u8) -> bool {
-        let mut i = 0;
-        while i < 14 {
-            if HARVESTING_NOC_LOCATIONS[i] == x {
-                return self.0 & (1 << i) != 0;
-            }
-            i += 1;
+        match BIT_OF_X[x as usize & 31] {
+            NO_BIT => false,
+            bit => self.0 & (1 << bit) != 0,
         }
-        false
     }
 
     /// Harvested columns.

@@ -54,6 +54,9 @@ pub struct SiliconNoc {
     node: Xy,
     harvest: HarvestMask,
     translation: Option<Translation>,
+    /// This tile's coordinates as the NIU wants them ([`SiliconNoc::coord`] of `node`), worked
+    /// out once: every read and write names them as its return or source address.
+    own: Result<(u8, u8), NocError>,
     /// A transfer still being issued packet by packet.
     split: Option<Split>,
     /// The corners of the open linked run, if any: its next multicast must go there, and no
@@ -114,12 +117,14 @@ impl SiliconNoc {
             node,
             harvest,
             translation,
+            own: Ok((0, 0)),
             split: None,
             run: None,
             read_id: 0,
             reads_issued: 0,
             acks_expected: 0,
         };
+        n.own = n.coord(node);
         n.sync_counts();
         n
     }
@@ -142,7 +147,7 @@ impl SiliconNoc {
     /// raw NoC0 coordinates translate to themselves) and the x = 8 column have translated
     /// coordinates (`blackhole_pac::translate`).
     fn coord(&self, p: Xy) -> Result<(u8, u8), NocError> {
-        let Some(t) = self.translation else {
+        let Some(t) = &self.translation else {
             return Ok((p.x(), p.y()));
         };
         self.noc0(p)
@@ -289,7 +294,7 @@ impl SiliconNoc {
     /// harvested column, which translates to 15 or 16, is never written). NoC1 gets the corners
     /// swapped (start at the NoC0-order maximum), as the ISA and tt-metal prescribe.
     fn corners(&self, rect: Rect, cover: Cover) -> Result<[(u8, u8); 2], NocError> {
-        let Some(t) = self.translation else {
+        let Some(t) = &self.translation else {
             let (s, e) = (rect.start(), rect.end());
             return Ok([(s.x(), s.y()), (e.x(), e.y())]);
         };
@@ -341,7 +346,7 @@ impl SiliconNoc {
             return Err(err(ErrorKind::Misaligned, Why::ReadSourceMisaligned));
         }
         let (sx, sy) = self.coord(src.node())?;
-        let (mx, my) = self.coord(self.node)?;
+        let (mx, my) = self.own?;
         let targ = addr::unicast_addr(sx, sy, src.local())
             .map_err(|_| err(ErrorKind::InvalidAddress, Why::ReadSource))?;
         let ret = addr::unicast_addr(mx, my, dst.get() as u64)
@@ -456,7 +461,7 @@ impl noc::NocMulticast for SiliconNoc {
             return Err(err(ErrorKind::Misaligned, Why::WriteDestinationMisaligned));
         }
         let (dx, dy) = self.coord(dst.node())?;
-        let (mx, my) = self.coord(self.node)?;
+        let (mx, my) = self.own?;
         let targ = addr::unicast_addr(mx, my, src.get() as u64)
             .map_err(|_| err(ErrorKind::InvalidAddress, Why::WriteSource))?;
         let ret = addr::unicast_addr(dx, dy, dst.local())
@@ -498,7 +503,7 @@ impl noc::NocMulticast for SiliconNoc {
             return Err(err(ErrorKind::InvalidMode, Why::RunElsewhere));
         }
         let [start, end] = corners;
-        let (mx, my) = self.coord(self.node)?;
+        let (mx, my) = self.own?;
         let targ = addr::unicast_addr(mx, my, src.get() as u64)
             .map_err(|_| err(ErrorKind::InvalidAddress, Why::MulticastSource))?;
         let ret = addr::multicast_addr(start, end, dst.get() as u64)

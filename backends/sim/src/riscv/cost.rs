@@ -12,15 +12,28 @@
 //!   the hart's own data RAM, otherwise what the [`Bus`](super::bus::Bus) reports (this struct's
 //!   `load_l1` / `load_mmio` are the defaults a bus should use);
 //! * stores: likewise with [`Cost::store_local`] or the bus's figure;
-//! * a taken branch: `base` + [`Cost::taken_branch`]; `jal`/`jalr`: `base` + [`Cost::jump`];
+//! * a branch or jump (`b*`, `jal`, `jalr`): `base`, plus [`Cost::mispredict`] when the
+//!   predictor ([`Cost::predict`]) guessed it wrong;
 //! * `csrr*`, `ecall`, `ebreak`: [`Cost::csr`]; `fence`: [`Cost::fence`]; `fence.i`: `base`.
 //!
 //! The model is blocking: an instruction's whole latency is paid before the next one starts,
 //! as if the next instruction always used its result. The hardware overlaps a load or multiply
 //! with independent instructions behind it (BH README, "Load/Store Unit": `N - 1` independent
-//! instructions hide a latency of `N`), and it predicts branches; this model has neither, so
-//! its times are upper bounds for code that hides latency and lower bounds only when a memory
-//! region is contended (which the bus can report through its latencies).
+//! instructions hide a latency of `N`); this model does not, so its times are upper bounds for
+//! code that hides latency and lower bounds only when a memory region is contended (which the
+//! bus can report through its latencies).
+//!
+//! Branch prediction: the BH README ("Frontend") says the Frontend "_predicts_ all control
+//! flow" and ("EX1") that a mispredicted branch costs a four-cycle bubble; it does not describe
+//! the predictor. The model (decisions D20) assumes the textbook small-core design: a 2-bit
+//! saturating counter per conditional branch (starting weakly not-taken) for its direction, and
+//! a last-target buffer for `jal`/`jalr` (a jump is predicted when it goes where it went the
+//! last time, so its first execution and a return to a different caller mispredict; no
+//! return-address stack is documented, so none is modelled). Both tables are tagless and
+//! indexed by `pc[11:2]` (1024 entries): pcs 4 KiB apart share an entry, as they would in any
+//! finite tagless table. The silicon's tables may be larger or smarter; with
+//! `predict: false` every taken branch and every jump is charged as mispredicted, the upper
+//! bound the model used before.
 
 /// The cycle costs of the hart's instructions. [`Cost::default`] gives the Blackhole figures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,14 +53,12 @@ pub struct Cost {
     pub div_min: u32,
     /// The most cycles of any other divide: 33 (same section).
     pub div_max: u32,
-    /// Extra cycles of a taken conditional branch: 4. BH README, "EX1": "A mispredicted branch
-    /// causes a four cycle pipeline bubble". The predictor is not documented, so this model
-    /// has none and charges every taken branch as mispredicted (static not-taken prediction):
-    /// a conservative choice, as loop back-edges are usually predicted on silicon.
-    pub taken_branch: u32,
-    /// Extra cycles of `jal` and `jalr`: 4, the same misprediction bubble and the same reason
-    /// (no predictor modelled, so every jump pays it).
-    pub jump: u32,
+    /// Extra cycles of a mispredicted branch or jump: 4. BH README, "EX1": "A mispredicted
+    /// branch causes a four cycle pipeline bubble" (branch there covers `jal` and `jalr`).
+    pub mispredict: u32,
+    /// Whether branches and jumps are predicted (the module docs say how). `false` charges
+    /// [`Cost::mispredict`] on every taken branch and every jump (static not-taken prediction).
+    pub predict: bool,
     /// `csrrw`/`csrrs`/... , `ecall`, `ebreak`: 2. Not a documented number: BH README, "EX1",
     /// says no instruction enters EX1 until all earlier CSR/`ecall`/`ebreak` instructions have
     /// retired; such an instruction spends one cycle in EX1 and one in the Retire Unit, so the
@@ -90,8 +101,8 @@ impl Default for Cost {
             div_fast: 2,
             div_min: 6,
             div_max: 33,
-            taken_branch: 4,
-            jump: 4,
+            mispredict: 4,
+            predict: true,
             csr: 2,
             fence: 3,
             load_local: 2,
@@ -129,8 +140,7 @@ impl Cost {
             self.mul,
             self.div_fast,
             self.div_max,
-            self.base.saturating_add(self.taken_branch),
-            self.base.saturating_add(self.jump),
+            self.base.saturating_add(self.mispredict),
             self.csr,
             self.fence,
             self.load_local,

@@ -8,19 +8,30 @@ use super::op::{AluOp, Cond, Counter, DivOp, MulOp, Op, Size};
 use super::probe::{Flow, NoProbe, Probe, is_link};
 use super::stop::{Fault, FaultKind, Stop};
 
-/// Entries of the decoded-instruction cache (direct-mapped by `pc`): 1024 entries of 16 bytes,
-/// 16 KiB per hart, enough for 4 KiB of code (twice the cores' 2 KiB instruction caches).
+/// Entries of the decoded-instruction cache (direct-mapped by `pc`): 1024 entries of 24 bytes,
+/// 24 KiB per hart, enough for 4 KiB of code (twice the cores' 2 KiB instruction caches). The
+/// branch predictor's tables share its index (`pc[11:2]`, [`Cost`]'s docs).
 const CACHE_ENTRIES: usize = 1024;
 
-/// One decoded-instruction cache entry: the raw word and what it decodes to. An entry is used
-/// only when the word fetched at its `pc` is `word` again, so code written after a run began
-/// is decoded afresh. The initial entries hold word 0, which decodes to [`Op::Illegal`] like
-/// any fetched 0, so they need no valid bit.
+/// One decoded-instruction cache entry: the raw word and what it decodes to, and the branch
+/// predictor's state for the pcs of this index. The decode is used only when the word fetched
+/// at its `pc` is `word` again, so code written after a run began is decoded afresh; the
+/// predictor's state survives a refill (a tagless table: aliasing pcs share it). The initial
+/// entries hold word 0, which decodes to [`Op::Illegal`] like any fetched 0, so they need no
+/// valid bit.
 #[derive(Clone, Copy)]
 struct Entry {
     word: u32,
     op: Op,
+    /// 2-bit saturating direction counter of a conditional branch: taken predicted from 2 up.
+    counter: u8,
+    /// Where the last jump at this index went (`u32::MAX`: none yet, never a target as
+    /// targets are 4-byte aligned).
+    target: u32,
 }
+
+/// A direction counter's reset value: weakly not-taken.
+const WEAKLY_NOT_TAKEN: u8 = 1;
 
 /// How to build a [`Hart`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,6 +105,8 @@ impl Hart {
             [Entry {
                 word: 0,
                 op: Op::Illegal,
+                counter: WEAKLY_NOT_TAKEN,
+                target: u32::MAX,
             }; CACHE_ENTRIES],
         );
         Hart {
@@ -107,6 +120,37 @@ impl Hart {
             cost: config.cost,
             local: vec![0; (config.local_ram_bytes & !3) as usize].into_boxed_slice(),
             cache,
+        }
+    }
+
+    /// The misprediction cycles of a jump at cache index `slot` to `target`: none when the
+    /// last-target buffer held `target` (which it then holds).
+    #[inline]
+    fn jump_penalty(&mut self, slot: usize, target: u32) -> u32 {
+        let entry = &mut self.cache[slot];
+        let predicted = self.cost.predict && entry.target == target;
+        entry.target = target;
+        if predicted { 0 } else { self.cost.mispredict }
+    }
+
+    /// The misprediction cycles of a conditional branch at cache index `slot` that went
+    /// `taken`, after which its 2-bit counter moves toward what it did.
+    #[inline]
+    fn branch_penalty(&mut self, slot: usize, taken: bool) -> u32 {
+        if !self.cost.predict {
+            return if taken { self.cost.mispredict } else { 0 };
+        }
+        let entry = &mut self.cache[slot];
+        let predicted_taken = entry.counter >= 2;
+        entry.counter = if taken {
+            (entry.counter + 1).min(3)
+        } else {
+            entry.counter.saturating_sub(1)
+        };
+        if predicted_taken == taken {
+            0
+        } else {
+            self.cost.mispredict
         }
     }
 
@@ -236,12 +280,11 @@ impl Hart {
                 });
             }
         };
-        let entry = &mut self.cache[(pc >> 2) as usize % CACHE_ENTRIES];
+        let slot = (pc >> 2) as usize % CACHE_ENTRIES;
+        let entry = &mut self.cache[slot];
         if entry.word != word {
-            *entry = Entry {
-                word,
-                op: decode(word),
-            };
+            entry.word = word;
+            entry.op = decode(word);
         }
         let op = entry.op;
         let base = self.cost.base;
@@ -276,7 +319,7 @@ impl Hart {
                 if is_link(rd) {
                     flow = Flow::Call { target };
                 }
-                base + self.cost.jump
+                base + self.jump_penalty(slot, target)
             }
             Op::Jalr { rd, rs1, offset } => {
                 let target = x!(rs1).wrapping_add(offset as u32) & !1;
@@ -293,7 +336,7 @@ impl Hart {
                 } else if is_link(rs1) {
                     flow = Flow::Return;
                 }
-                base + self.cost.jump
+                base + self.jump_penalty(slot, target)
             }
             Op::Branch {
                 cond,
@@ -319,10 +362,8 @@ impl Hart {
                         });
                     }
                     next = target;
-                    base + self.cost.taken_branch
-                } else {
-                    base
                 }
+                base + self.branch_penalty(slot, taken)
             }
             Op::Load {
                 size,
