@@ -419,3 +419,47 @@ fn handshake_rows_or_one_line_naming_protocols() {
         }
     }
 }
+
+#[test]
+fn on_the_firmware_each_row_gives_the_native_cycles_and_the_ratio_beside_it() {
+    let shape = "--rect 0,0,2,2 --blocks 2 --jobs 1 --windows 1,2 --pages 1 --device pcie-sim";
+    let (code, v) = bench(&format!("{shape} --exec firmware"));
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        (&v["exec"], &v["device"]),
+        (&"firmware".into(), &"pcie-sim".into())
+    );
+    // The firmware carries komorebi's handler only: its rows, by default.
+    let rows = rows(&v);
+    assert_eq!(rows.len(), 2, "{v}");
+    let (_, native) = bench(&format!("{shape} --exec native --protocols komorebi"));
+    assert_eq!(native["exec"], "native");
+    for (row, native_row) in rows.iter().zip(self::rows(&native)) {
+        assert_eq!(row["protocol"], "komorebi", "{row}");
+        // The native cycles beside a firmware row are the native bench's own figure.
+        assert_eq!(u(row, "native_cycles"), u(native_row, "cycles"), "{row}");
+        assert!(native_row.get("native_cycles").is_none(), "{native_row}");
+        let ratio = u(row, "cycles") as f64 / u(row, "native_cycles") as f64;
+        assert!((f(row, "firmware_ratio") - ratio).abs() <= 1e-9, "{row}");
+    }
+    // The table names both columns; the plot draws both lines.
+    let dir = std::env::temp_dir().join(format!("komorebi-fw-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plot = dir.join("fw.svg");
+    let (code, out, err) = bench_raw(&format!(
+        "{shape} --exec firmware --plot {}",
+        plot.display()
+    ));
+    assert_eq!(code, 0, "{err}");
+    let header = out.lines().nth(1).unwrap_or_default();
+    assert!(
+        header.contains("native") && header.contains("ratio"),
+        "{out}"
+    );
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(
+        svg.contains("komorebi firmware, 1 page") && svg.contains("komorebi native, 1 page"),
+        "{svg}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

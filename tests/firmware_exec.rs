@@ -238,3 +238,79 @@ fn the_firmware_issues_no_instruction_that_ttsim_refuses_and_a_card_does_not_nee
         assert!(words > 100, "{} has code", image.name);
     }
 }
+
+#[test]
+fn a_profiled_run_names_every_kernel_of_every_core_and_costs_the_run_nothing() {
+    let dir = std::env::temp_dir().join(format!("komorebi-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let folded = dir.join("run.folded");
+    let shape = |profile| BroadcastConfig {
+        rect: LogicalRect::new(0, 0, 2, 2),
+        blocks: 2,
+        jobs: 1,
+        check: Check::None,
+        profile,
+        ..small(Exec::Firmware)
+    };
+    let plain = run(&shape(None));
+    let profiled = run(&shape(Some(folded.clone())));
+    assert!(plain.ok && profiled.ok, "{profiled}");
+    // Watching the cores changes nothing they do.
+    assert_eq!(profiled.cycles, plain.cycles);
+    let p = profiled.profile.as_ref().expect("a profile summary");
+    assert_eq!(p.folded, folded);
+    // Every line is `kernel@x-y;frame;...;frame cycles`, for the 4 cores x 3 kernels of the
+    // rectangle, and each kernel's lines add up to what the summary says it ran.
+    let text = std::fs::read_to_string(&folded).unwrap();
+    let mut cores = std::collections::BTreeSet::new();
+    let mut cycles = std::collections::BTreeMap::<String, u64>::new();
+    for line in text.lines() {
+        let (stack, n) = line.rsplit_once(' ').expect("stack and count");
+        let root = stack.split(';').next().unwrap();
+        let (kernel, _) = root.split_once('@').expect("kernel@tile");
+        cores.insert(root.to_string());
+        *cycles.entry(kernel.to_string()).or_default() += n.parse::<u64>().unwrap();
+    }
+    assert_eq!(cores.len(), 12, "{cores:?}");
+    assert_eq!(p.kernels.len(), 3);
+    for k in &p.kernels {
+        assert_eq!(k.cores, 4, "{}", k.kernel);
+        assert_eq!(cycles[k.kernel], k.cycles, "{}", k.kernel);
+        assert!(!k.top.is_empty() && k.top.len() <= 10, "{}", k.kernel);
+        for f in &k.top {
+            assert!(
+                f.exclusive <= f.inclusive && f.inclusive <= k.cycles,
+                "{f:?}"
+            );
+        }
+    }
+    // The firmware's own functions are named from its ELF, not left as addresses.
+    assert!(text.contains("kernel_main"), "{text}");
+    assert!(
+        text.contains("komorebi_broadcast::device::Broadcast"),
+        "{text}"
+    );
+    let svg = std::fs::read_to_string(&p.flame_graph).unwrap();
+    assert!(svg.contains("<svg"), "{}", &svg[..svg.len().min(200)]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_profile_needs_the_firmware_on_the_simulated_card() {
+    for (device, exec) in [
+        (DeviceChoice::Sim, Exec::Native),
+        (DeviceChoice::PcieSim, Exec::Native),
+    ] {
+        let cfg = BroadcastConfig {
+            device,
+            exec,
+            profile: Some(PathBuf::from("never-written.folded")),
+            ..small(Exec::Native)
+        };
+        let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
+        assert!(
+            e.contains("--profile") && e.contains("--device pcie-sim --exec firmware"),
+            "{e}"
+        );
+    }
+}

@@ -3,7 +3,9 @@
 //!
 //! The call stack is the chain of call sites (the `pc` of each `jal`/`jalr` that wrote a link
 //! register and has not returned yet), kept as a tree so a call or a return moves one node;
-//! charging an instruction is one hash-map update. Tail calls (`jal x0`/`jalr x0`) push
+//! charging an instruction is one add into a small direct-mapped table of recent
+//! `(node, pc)` keys, which spills into a hash map on a conflict (a loop's instructions stay
+//! in the table, so the hash map is rarely touched). Tail calls (`jal x0`/`jalr x0`) push
 //! nothing, so the function they reach is charged under the frame of the function that made
 //! them, as a debugger's backtrace would show it. What the profile holds is addresses only:
 //! naming them (functions, inlined frames) is for whoever has the ELF.
@@ -21,6 +23,13 @@ use crate::riscv::{Flow, Probe};
 /// stack is a few KiB, so real code never gets near it).
 const MAX_DEPTH: usize = 256;
 
+/// Slots of the table in front of the hash map: 4096 of 16 bytes, 64 KiB per profiled core.
+const RECENT: usize = 4096;
+
+/// A key no instruction has: node `u32::MAX` is never made (`MAX_DEPTH` keeps the tree far
+/// smaller).
+const EMPTY: u64 = u64::MAX;
+
 /// One call-stack node: its parent and the call site that entered it from there.
 #[derive(Copy, Clone, Debug)]
 struct Node {
@@ -34,8 +43,10 @@ struct Node {
 pub struct CoreProfiler {
     nodes: Vec<Node>,
     children: HashMap<(u32, u32), u32, FastHash>,
-    /// Cycles by `(node << 32) | pc`.
+    /// Cycles by `(node << 32) | pc`, for keys not in `recent`.
     cycles: HashMap<u64, u64, FastHash>,
+    /// Recently charged keys and their cycles not yet in `cycles`, direct-mapped.
+    recent: Box<[(u64, u64)]>,
     current: u32,
     stalled: u64,
 }
@@ -50,6 +61,7 @@ impl Default for CoreProfiler {
             }],
             children: HashMap::default(),
             cycles: HashMap::default(),
+            recent: vec![(EMPTY, 0); RECENT].into_boxed_slice(),
             current: 0,
             stalled: 0,
         }
@@ -59,10 +71,18 @@ impl Default for CoreProfiler {
 impl Probe for CoreProfiler {
     #[inline]
     fn retired(&mut self, pc: u32, flow: Flow, cycles: u64) {
-        *self
-            .cycles
-            .entry(u64::from(self.current) << 32 | u64::from(pc))
-            .or_insert(0) += cycles;
+        let key = u64::from(self.current) << 32 | u64::from(pc);
+        // pcs are word-aligned; the node's bits spread a function's call stacks apart.
+        let slot = ((pc >> 2) ^ self.current.wrapping_mul(0x9E37)) as usize % RECENT;
+        let entry = &mut self.recent[slot];
+        if entry.0 == key {
+            entry.1 += cycles;
+        } else {
+            let (old, old_cycles) = core::mem::replace(entry, (key, cycles));
+            if old != EMPTY {
+                *self.cycles.entry(old).or_insert(0) += old_cycles;
+            }
+        }
         match flow {
             Flow::Other => {}
             Flow::Call { .. } => {
@@ -108,8 +128,11 @@ impl CoreProfiler {
 
     /// What was measured so far, ordered by call sites then `pc`.
     pub fn samples(&self) -> Vec<ProfileSample> {
-        let mut out: Vec<ProfileSample> = self
-            .cycles
+        let mut all = self.cycles.clone();
+        for &(key, cycles) in self.recent.iter().filter(|(key, _)| *key != EMPTY) {
+            *all.entry(key).or_insert(0) += cycles;
+        }
+        let mut out: Vec<ProfileSample> = all
             .iter()
             .map(|(&key, &cycles)| ProfileSample {
                 call_sites: self.call_sites((key >> 32) as u32),
@@ -188,6 +211,25 @@ mod tests {
             ]
         );
         assert_eq!(p.stalled_cycles(), 7);
+    }
+
+    #[test]
+    fn keys_that_share_a_recent_slot_keep_every_cycle() {
+        let mut p = CoreProfiler::default();
+        // pcs RECENT words apart share a slot at node 0: each charge evicts the other.
+        let (a, b) = (0x40, 0x40 + 4 * RECENT as u32);
+        for i in 0..10 {
+            p.retired(if i % 2 == 0 { a } else { b }, Flow::Other, i + 1);
+        }
+        let s = |pc, cycles| ProfileSample {
+            call_sites: Vec::new(),
+            pc,
+            cycles,
+        };
+        assert_eq!(
+            p.samples(),
+            vec![s(a, 1 + 3 + 5 + 7 + 9), s(b, 2 + 4 + 6 + 8 + 10)]
+        );
     }
 
     #[test]

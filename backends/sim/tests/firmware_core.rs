@@ -122,11 +122,13 @@ fn a_write_through_the_niu_registers_is_the_native_noc_s_write() {
     .unwrap();
     sim.run(u64::MAX);
     let native = out.borrow()[0];
-    // The firmware polls the counter every 7 + 5 + 1 cycles (a register load, a taken branch,
-    // the loop's other instruction); the native kernel is woken at the ack.
+    // The native kernel is woken at the ack. The firmware core runs in 32-cycle slices and sees
+    // the world's events (the ack among them) at that grain (`core.rs`, "Time"), then polls the
+    // counter every 7 + 1 cycles (a register load, a predicted branch) and leaves the loop
+    // through a mispredicted branch (4): it may see the ack up to 32 + 8 + 4 cycles later.
     println!("write of {LEN} bytes, issue to ack: firmware {fw} cycles, native {native}");
     assert!(
-        fw.abs_diff(native) <= 24,
+        fw.abs_diff(native) <= 32 + 8 + 4,
         "firmware {fw} cycles, native {native}"
     );
 }

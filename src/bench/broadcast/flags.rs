@@ -91,6 +91,20 @@ pub fn parse_pages(s: &str) -> Result<ValueList<u16>, ListError> {
     )
 }
 
+impl BroadcastBenchFlags {
+    /// The protocols of the rows: `--protocols`, or its default for the executor (the firmware
+    /// runs komorebi's handler only).
+    pub fn protocols(&self) -> Vec<Protocol> {
+        match &self.protocols {
+            Some(list) => list.values().to_vec(),
+            None if self.device.exec == Some(crate::host::backend::Exec::Firmware) => {
+                vec![Protocol::Komorebi]
+            }
+            None => Protocol::ALL.to_vec(),
+        }
+    }
+}
+
 /// Parses `--protocols`: protocol names ([`Protocol::name`]).
 pub fn parse_protocols(s: &str) -> Result<ValueList<Protocol>, ListError> {
     let allowed = Protocol::ALL.map(Protocol::name).join(", ");
@@ -125,14 +139,11 @@ pub struct BroadcastBenchFlags {
     /// at most 65535 for every window of --windows.
     #[arg(long, value_name = "LIST", value_parser = parse_pages, default_value = "1,4,8")]
     pub pages: ValueList<u16>,
-    /// Protocols to compare: comma separated, each of komorebi, handshake and given once.
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_parser = parse_protocols,
-        default_value = "komorebi,handshake"
-    )]
-    pub protocols: ValueList<Protocol>,
+    /// Protocols to compare: comma separated, each of komorebi, handshake and given once
+    /// (default komorebi,handshake; komorebi with --exec firmware, whose images carry only
+    /// the komorebi handler).
+    #[arg(long, value_name = "LIST", value_parser = parse_protocols)]
+    pub protocols: Option<ValueList<Protocol>>,
     /// What compute does with the blocks it receives, as `komorebi broadcast --check`, but
     /// `none` by default here: the bench compares the protocols and the NoC, and with `full`
     /// compute's checking (63 cycles a word read) binds every run whatever the protocol

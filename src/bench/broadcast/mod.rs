@@ -22,6 +22,13 @@
 //!   `komorebi broadcast` would give. The bench's exit code is 0 when every row is ok, else
 //!   the worst row's (3 over 1).
 //!
+//! # On the firmware
+//! With `--device pcie-sim --exec firmware` every row runs the firmware ELF files on the
+//! simulator's RISC-V cores, and then again on the native kernels: the row gives both
+//! (`native_cycles`) and `firmware_ratio` (firmware cycles / native cycles), the table two more
+//! columns, the plot a grey native line beside each firmware line. `--protocols` defaults to
+//! `komorebi` there (the images carry komorebi's handler only).
+//!
 //! # Why `--check none` by default
 //! With `--check full` compute reads and checks every word it receives, at 63 cycles a word
 //! on the simulator (docs/decisions.md, D13: what the firmware's checking loop costs), and

@@ -8,6 +8,7 @@ use komorebi_broadcast::args::MAX_BUFFER_PAGES;
 use crate::app::broadcast::{BroadcastConfig, DeviceChoice, Protocol};
 use crate::cli::{AlongFlag, check_memory, check_output};
 use crate::dispatch::DispatchConfig;
+use crate::host::backend::Exec;
 
 use super::error::BroadcastBenchError;
 use super::flags::BroadcastBenchFlags;
@@ -59,6 +60,9 @@ pub struct BroadcastBench {
     pub(super) runner: Runner,
     pub(super) threads: usize,
     pub(super) plot: Option<PathBuf>,
+    /// Each row also runs on the native kernels, for the firmware's ratio to them (a
+    /// firmware bench on the simulated card).
+    pub(super) beside_native: bool,
 }
 
 impl BroadcastBench {
@@ -80,7 +84,7 @@ impl BroadcastBench {
             check: flags.check.into(),
             ..flags.shape.config(&flags.device)
         };
-        let rows = row_specs(flags.protocols.values(), windows, pages);
+        let rows = row_specs(&flags.protocols(), windows, pages);
         let runner = if flags.run.feeder {
             Runner::Feeder
         } else {
@@ -91,6 +95,7 @@ impl BroadcastBench {
             DeviceChoice::Card(_) => 1,
             _ => flags.threads,
         };
+        let beside_native = shape.device == DeviceChoice::PcieSim && shape.exec == Exec::Firmware;
         let bench = Self {
             shape,
             along: flags.shape.along,
@@ -98,6 +103,7 @@ impl BroadcastBench {
             runner,
             threads,
             plot: flags.plot.clone(),
+            beside_native,
         };
         for row in &bench.rows {
             let cfg = bench.config(row);
@@ -118,6 +124,12 @@ impl BroadcastBench {
     /// in the order given.
     pub fn rows(&self) -> &[RowSpec] {
         &self.rows
+    }
+
+    /// Whether each row also runs on the native kernels (`--exec firmware` on `pcie-sim`),
+    /// its report then giving the native cycles and the firmware's ratio to them.
+    pub fn beside_native(&self) -> bool {
+        self.beside_native
     }
 
     /// The program configuration of `row`: the shape with its protocol, window and pages.

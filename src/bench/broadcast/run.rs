@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::app::broadcast::{self, BroadcastSummary, Check, Protocol};
 use crate::cli::AlongFlag;
+use crate::host::backend::Exec;
 
 use super::error::BroadcastBenchError;
 use super::plan::{BroadcastBench, RowSpec, Runner};
@@ -26,7 +27,7 @@ impl BroadcastBench {
         &self,
         progress: &(dyn Fn() + Sync),
     ) -> Result<BroadcastBenchReport, BroadcastBenchError> {
-        type Slot = Option<Result<BroadcastSummary, BroadcastBenchError>>;
+        type Slot = Option<Result<RowRun, BroadcastBenchError>>;
         let n = self.rows.len();
         let results: Mutex<Vec<Slot>> = Mutex::new((0..n).map(|_| None).collect());
         let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
@@ -58,21 +59,37 @@ impl BroadcastBench {
             .rows
             .iter()
             .zip(results.into_iter().flatten().flatten())
-            .map(|(spec, summary)| BenchRow::new(spec, &summary))
+            .map(|(spec, (summary, native))| BenchRow::new(spec, &summary, native.as_ref()))
             .collect();
         Ok(BroadcastBenchReport::new(self, rows))
     }
 
-    /// One row's run.
-    fn run_row(&self, row: &RowSpec) -> Result<BroadcastSummary, BroadcastBenchError> {
+    /// One row's run, and with [`Self::beside_native`] the same row on the native kernels.
+    fn run_row(&self, row: &RowSpec) -> Result<RowRun, BroadcastBenchError> {
         let cfg = self.config(row);
-        let ran = match &self.runner {
-            Runner::Feeder => broadcast::run(&cfg, |_| {}),
-            Runner::Dispatcher(dispatch) => broadcast::run_dispatched(&cfg, dispatch, &|_| {}),
+        let run = |cfg: &broadcast::BroadcastConfig| {
+            let ran = match &self.runner {
+                Runner::Feeder => broadcast::run(cfg, |_| {}),
+                Runner::Dispatcher(dispatch) => broadcast::run_dispatched(cfg, dispatch, &|_| {}),
+            };
+            ran.map_err(|e| BroadcastBenchError::of_run(row.protocol, row.window, row.pages, e))
         };
-        ran.map_err(|e| BroadcastBenchError::of_run(row.protocol, row.window, row.pages, e))
+        let summary = run(&cfg)?;
+        let native = if self.beside_native() {
+            Some(run(&broadcast::BroadcastConfig {
+                exec: Exec::Native,
+                firmware: None,
+                ..cfg
+            })?)
+        } else {
+            None
+        };
+        Ok((summary, native))
     }
 }
+
+/// A row's run, and the same row on the native kernels when the bench compares with them.
+type RowRun = (BroadcastSummary, Option<BroadcastSummary>);
 
 /// One row of the report: one run of the shape with one protocol, window and pages.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -95,7 +112,15 @@ pub struct BenchRow {
     /// pages (how many times faster komorebi is), when that row exists and both succeeded;
     /// `null` otherwise, and on every handshake row.
     pub speedup: Option<f64>,
-    /// The run succeeded (its exit code is 0).
+    /// With `--exec firmware` on `pcie-sim`: the same row's cycles on the native kernels
+    /// (left out of the JSON otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub native_cycles: Option<u64>,
+    /// With `native_cycles`: `cycles / native_cycles`, how many times the native kernels'
+    /// cycles the firmware took (left out of the JSON otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub firmware_ratio: Option<f64>,
+    /// The run succeeded (its exit code is 0; with `native_cycles`, the native run too).
     pub ok: bool,
     /// The exit code `komorebi broadcast` would give for this run: 0 ok, 1 mismatch or
     /// give-up, 3 timeout.
@@ -103,10 +128,18 @@ pub struct BenchRow {
 }
 
 impl BenchRow {
-    /// The row of `spec` whose run came to `summary` (no speedup yet: that needs the other
-    /// rows, [`BroadcastBenchReport::new`]).
-    pub fn new(spec: &RowSpec, summary: &BroadcastSummary) -> Self {
-        let exit_code = summary.exit_code();
+    /// The row of `spec` whose run came to `summary`, and `native` the same row on the native
+    /// kernels if it ran (no speedup yet: that needs the other rows,
+    /// [`BroadcastBenchReport::new`]).
+    pub fn new(
+        spec: &RowSpec,
+        summary: &BroadcastSummary,
+        native: Option<&BroadcastSummary>,
+    ) -> Self {
+        let exit_code = summary
+            .exit_code()
+            .max(native.map_or(0, BroadcastSummary::exit_code));
+        let native_cycles = native.map(|n| n.cycles);
         Self {
             protocol: spec.protocol,
             window: spec.window,
@@ -116,6 +149,10 @@ impl BenchRow {
             binding: summary.binding.clone(),
             efficiency: summary.efficiency,
             speedup: None,
+            native_cycles,
+            firmware_ratio: native_cycles
+                .filter(|&n| n > 0)
+                .map(|n| summary.cycles as f64 / n as f64),
             ok: exit_code == 0,
             exit_code,
         }
@@ -153,6 +190,8 @@ pub struct BroadcastBenchReport {
     pub wait_limit: u64,
     /// The device: `sim`, `pcie-sim` or a card's device node.
     pub device: String,
+    /// What the cores ran: `native` or `firmware`.
+    pub exec: &'static str,
     /// How each run ran its jobs: `dispatcher` or `feeder`.
     pub runner: &'static str,
     /// Dispatcher worker threads of each run (0 with the feeder).
@@ -192,6 +231,10 @@ impl BroadcastBenchReport {
             adversarial: shape.adversarial,
             wait_limit: shape.wait_limit,
             device: shape.device.to_string(),
+            exec: match shape.exec {
+                Exec::Native => "native",
+                Exec::Firmware => "firmware",
+            },
             runner,
             workers,
             rows,
@@ -268,15 +311,33 @@ impl BroadcastBenchReport {
                     .filter_map(|r| r.efficiency.map(|e| (x(r.window), e)))
                     .collect();
                 points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let pages_text = crate::num::count(u64::from(p), "page", "pages");
+                // Beside a firmware row: the native kernels' efficiency on the same row.
+                let mut native: Vec<(f64, f64)> = self
+                    .rows
+                    .iter()
+                    .filter(|r| r.protocol == protocol && r.pages == p && r.ok)
+                    .filter_map(|r| {
+                        let n = r.native_cycles.filter(|&n| n > 0)?;
+                        Some((x(r.window), r.bound_cycles as f64 / n as f64))
+                    })
+                    .collect();
+                native.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let exec = if native.is_empty() { "" } else { " firmware" };
                 series.push(Series {
-                    name: format!(
-                        "{protocol}, {}",
-                        crate::num::count(u64::from(p), "page", "pages")
-                    ),
+                    name: format!("{protocol}{exec}, {pages_text}"),
                     colour: colour(protocol),
                     style: i,
                     points,
                 });
+                if !native.is_empty() {
+                    series.push(Series {
+                        name: format!("{protocol} native, {pages_text}"),
+                        colour: NATIVE_COLOUR,
+                        style: i,
+                        points: native,
+                    });
+                }
             }
         }
         Chart {
@@ -289,6 +350,9 @@ impl BroadcastBenchReport {
         }
     }
 }
+
+/// The colour of the native kernels' lines beside a firmware bench's.
+const NATIVE_COLOUR: &str = "#7f7f7f";
 
 /// A protocol's colour in the chart.
 fn colour(protocol: Protocol) -> &'static str {
@@ -335,31 +399,44 @@ impl fmt::Display for BroadcastBenchReport {
         };
         writeln!(
             f,
-            "komorebi bench broadcast: {}; on {} {through}",
+            "komorebi bench broadcast: {}; on {} ({}) {through}",
             self.shape(),
-            self.device
+            self.device,
+            self.exec
         )?;
-        let columns = [
+        let beside_native = self.rows.iter().any(|r| r.native_cycles.is_some());
+        let columns: Vec<Column> = [
             ("protocol", false),
             ("window", true),
             ("pages", true),
             ("cycles", true),
+            ("native", true),
+            ("ratio", true),
             ("bound", true),
             ("efficiency", true),
             ("speedup", true),
             ("result", false),
             ("binding", false),
         ]
-        .map(|(header, right)| Column { header, right });
-        let cells: Vec<[String; 9]> = self
+        .into_iter()
+        .filter(|(header, _)| beside_native || !matches!(*header, "native" | "ratio"))
+        .map(|(header, right)| Column { header, right })
+        .collect();
+        let cells: Vec<Vec<String>> = self
             .rows
             .iter()
             .map(|r| {
-                [
+                let mut row = vec![
                     r.protocol.to_string(),
                     r.window.to_string(),
                     r.pages.to_string(),
                     r.cycles.to_string(),
+                ];
+                if beside_native {
+                    row.push(r.native_cycles.map_or("-".into(), |n| n.to_string()));
+                    row.push(r.firmware_ratio.map_or("-".into(), |x| format!("{x:.2}x")));
+                }
+                row.extend([
                     r.bound_cycles.to_string(),
                     r.efficiency.map_or("-".into(), |e| format!("{e:.3}")),
                     r.speedup.map_or("-".into(), |s| format!("{s:.2}x")),
@@ -369,7 +446,8 @@ impl fmt::Display for BroadcastBenchReport {
                         format!("exit {}", r.exit_code)
                     },
                     r.binding.clone(),
-                ]
+                ]);
+                row
             })
             .collect();
         let widths: Vec<usize> = columns
@@ -398,9 +476,16 @@ impl fmt::Display for BroadcastBenchReport {
             }
             writeln!(f, "{}", text.trim_end())
         };
-        line(f, &columns.each_ref().map(|c| c.header))?;
+        line(f, &columns.iter().map(|c| c.header).collect::<Vec<_>>())?;
         for row in &cells {
-            line(f, &row.each_ref().map(String::as_str))?;
+            line(f, &row.iter().map(String::as_str).collect::<Vec<_>>())?;
+        }
+        if beside_native {
+            writeln!(
+                f,
+                "native: the same row on the native kernels; ratio: firmware cycles / native \
+                 cycles"
+            )?;
         }
         if self.rows.iter().any(|r| r.speedup.is_some()) {
             writeln!(

@@ -36,6 +36,8 @@ fn row(protocol: Protocol, window: u8, pages: u16, cycles: u64, exit_code: u8) -
         binding: "DRAM bank 5".into(),
         efficiency: (exit_code == 0).then(|| bound_cycles as f64 / cycles as f64),
         speedup: None,
+        native_cycles: None,
+        firmware_ratio: None,
         ok: exit_code == 0,
         exit_code,
     }
@@ -140,7 +142,7 @@ fn defaults_are_the_issues_sweep_with_check_none() {
     let f = flags("");
     assert_eq!(f.windows.values(), [1, 2, 4, 8]);
     assert_eq!(f.pages.values(), [1, 4, 8]);
-    assert_eq!(f.protocols.values(), Protocol::ALL);
+    assert_eq!(f.protocols(), Protocol::ALL);
     assert_eq!(f.threads, 2);
     assert!(f.plot.is_none() && !f.json && !f.run.feeder);
     let bench = small_bench("");
