@@ -31,9 +31,9 @@ pub fn built_firmware() -> Result<PathBuf, String> {
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_BUILD_TARGET")
         .status();
-    let present = ["reader", "writer", "compute"]
+    let present = komorebi_hal::Role::ALL
         .iter()
-        .all(|f| dir.join(f).is_file());
+        .all(|r| dir.join(r.name()).is_file());
     match status {
         Ok(s) if s.success() => Ok(dir),
         _ if present => Ok(dir),

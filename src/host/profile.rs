@@ -3,7 +3,8 @@
 //! folded stacks, a flame graph and a table of the costliest functions.
 //!
 //! Names come from the ELF's DWARF (with inlined frames: the firmware is built with
-//! `debug = "line-tables-only"`, which costs no code bytes) through `addr2line`, and from its
+//! `debug = "limited"`, which lives in unloaded sections and costs no code bytes) through
+//! `addr2line`, and from its
 //! symbol table where there is no DWARF. A `pc` that neither names is written as its address.
 //!
 //! A stack is the frames of every call not yet returned from (each call site expanded into the
@@ -158,10 +159,10 @@ fn clean(name: &str) -> String {
 /// The names of the three kernels' images in `dir` (`reader`, `writer`, `compute`, as the
 /// loader reads them).
 pub fn load_symbols(dir: &Path) -> Result<Vec<(Role, Symbols)>, ProfileError> {
-    [Role::Reader, Role::Writer, Role::Compute]
+    Role::ALL
         .into_iter()
         .map(|role| {
-            let path = dir.join(role_file(role));
+            let path = dir.join(role.name());
             let shown = path.display().to_string();
             let bytes = std::fs::read(&path).map_err(|e| ProfileError::Elf {
                 path: shown.clone(),
@@ -170,15 +171,6 @@ pub fn load_symbols(dir: &Path) -> Result<Vec<(Role, Symbols)>, ProfileError> {
             Ok((role, Symbols::from_elf(&shown, &bytes)?))
         })
         .collect()
-}
-
-/// The file name of `role`'s image in a firmware directory.
-fn role_file(role: Role) -> &'static str {
-    match role {
-        Role::Reader => "reader",
-        Role::Writer => "writer",
-        Role::Compute => "compute",
-    }
 }
 
 /// One core's cycles by stack of frame names.
@@ -313,7 +305,7 @@ impl FirmwareProfile {
     pub fn folded(&self) -> String {
         let mut out = String::new();
         for core in &self.cores {
-            let root = format!("{}@{}-{}", role_file(core.kernel), core.tile.0, core.tile.1);
+            let root = format!("{}@{}-{}", core.kernel.name(), core.tile.0, core.tile.1);
             for (stack, cycles) in &core.stacks {
                 out.push_str(&root);
                 for f in stack {
@@ -332,7 +324,7 @@ impl FirmwareProfile {
         for core in &self.cores {
             for (stack, cycles) in &core.stacks {
                 let mut key = Vec::with_capacity(stack.len() + 1);
-                key.push(role_file(core.kernel).to_string());
+                key.push(core.kernel.name().to_string());
                 key.extend(stack.iter().cloned());
                 *all.entry(key).or_default() += cycles;
             }
@@ -398,12 +390,12 @@ impl FirmwareProfile {
 
     /// Each kernel that ran: its cores, cycles and `n` costliest functions.
     pub fn kernels(&self, n: usize) -> Vec<KernelSummary> {
-        [Role::Reader, Role::Writer, Role::Compute]
+        Role::ALL
             .into_iter()
             .filter_map(|k| {
                 let cores = self.cores.iter().filter(|c| c.kernel == k).count();
                 (cores > 0).then(|| KernelSummary {
-                    kernel: role_file(k),
+                    kernel: k.name(),
                     cores,
                     cycles: self.kernel_cycles(k),
                     top: self.top(k, n),

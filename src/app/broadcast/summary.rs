@@ -208,13 +208,18 @@ impl BroadcastSummary {
             .is_time()
             .then(|| self.cycles as f64 / mhz as f64);
         self.aiclk_mhz = mhz;
-        // The profile covers the rectangle's cores: the others only poll their control blocks.
-        let r = cfg.rect;
-        let profiled: std::collections::BTreeSet<(u8, u8)> = (r.y0..r.y0.saturating_add(r.rows))
-            .flat_map(|y| (r.x0..r.x0.saturating_add(r.columns)).map(move |x| (x, y)))
-            .filter_map(|(x, y)| session.noc0(komorebi_hal::LogicalXy::new(x, y)))
-            .map(|p| p.get())
-            .collect();
+        // A profile covers the rectangle's cores: the others only poll their control blocks.
+        let profiled: std::collections::BTreeSet<(u8, u8)> = match cfg.profile {
+            Some(_) => {
+                let r = cfg.rect;
+                (r.y0..r.y0.saturating_add(r.rows))
+                    .flat_map(|y| (r.x0..r.x0.saturating_add(r.columns)).map(move |x| (x, y)))
+                    .filter_map(|(x, y)| session.noc0(komorebi_hal::LogicalXy::new(x, y)))
+                    .map(|p| p.get())
+                    .collect()
+            }
+            None => Default::default(),
+        };
         if let Some(sim) = session.device().simulator() {
             self.violations = sim.violations().iter().map(|v| v.to_string()).collect();
             self.ok &= self.violations.is_empty();

@@ -192,7 +192,7 @@ impl Hart {
     /// waited, after a [`Stop::Retry`] for example). The clock never goes back: an earlier
     /// `cycle` does nothing.
     pub fn stall_until(&mut self, cycle: u64) {
-        self.cycle = self.cycle.max(cycle);
+        self.stall_until_probed(cycle, &mut NoProbe);
     }
 
     /// [`Hart::stall_until`], telling `probe` how long the stall was.
