@@ -57,6 +57,14 @@ pub struct SiliconNoc {
     /// This tile's coordinates as the NIU wants them ([`SiliconNoc::coord`] of `node`), worked
     /// out once: every read and write names them as its return or source address.
     own: Result<(u8, u8), NocError>,
+    /// The last unicast target checked ([`SiliconNoc::target`]) and what it resolved to: a
+    /// sender reads page after page from the same bank port and writes each marker to the same
+    /// tile, so most requests skip the tile lookup and translation.
+    last_target: Option<(Xy, TileKind, (u8, u8))>,
+    /// The last multicast rectangle and its receivers (loopback not yet excluded) and corners
+    /// ([`SiliconNoc::cover`], [`SiliconNoc::corners`]): a broadcast casts every block and
+    /// every VALID to one rectangle.
+    last_cast: Option<(Rect, u32, [(u8, u8); 2])>,
     /// A transfer still being issued packet by packet.
     split: Option<Split>,
     /// The corners of the open linked run, if any: its next multicast must go there, and no
@@ -118,6 +126,8 @@ impl SiliconNoc {
             harvest,
             translation,
             own: Ok((0, 0)),
+            last_target: None,
+            last_cast: None,
             split: None,
             run: None,
             read_id: 0,
@@ -166,6 +176,38 @@ impl SiliconNoc {
             k @ (TileKind::Tensix | TileKind::Dram { .. }) => Ok(k),
             _ => Err(neither),
         }
+    }
+
+    /// [`SiliconNoc::target_kind`] and [`SiliconNoc::coord`] of `p`, remembered for the next
+    /// request to the same tile (a handle's harvest and translation never change).
+    fn target(&mut self, p: Xy) -> Result<(TileKind, (u8, u8)), NocError> {
+        if let Some((last, kind, at)) = self.last_target {
+            if last == p {
+                return Ok((kind, at));
+            }
+        }
+        let kind = self.target_kind(p)?;
+        let at = self.coord(p)?;
+        self.last_target = Some((p, kind, at));
+        Ok((kind, at))
+    }
+
+    /// The receivers (this node not yet excluded) and corners of a multicast to `rect`,
+    /// remembered for the next multicast to the same rectangle.
+    fn cast_to(&mut self, rect: Rect) -> Result<(u32, [(u8, u8); 2]), NocError> {
+        if let Some((last, receivers, corners)) = self.last_cast {
+            if last == rect {
+                return Ok((receivers, corners));
+            }
+        }
+        let cover = self.cover(rect);
+        let receivers = cover.columns.count_ones() * cover.rows.count_ones();
+        if receivers == 0 {
+            return Ok((0, [(0, 0); 2]));
+        }
+        let corners = self.corners(rect, cover)?;
+        self.last_cast = Some((rect, receivers, corners));
+        Ok((receivers, corners))
     }
 
     fn check_len(len: u32) -> Result<(), NocError> {
@@ -336,7 +378,7 @@ impl SiliconNoc {
         }
         Self::check_len(len)?;
         Self::check_l1(dst.get(), len)?;
-        let kind = self.target_kind(src.node())?;
+        let (kind, (sx, sy)) = self.target(src.node())?;
         let align = if matches!(kind, TileKind::Dram { .. }) {
             addr::DRAM_READ_ALIGN
         } else {
@@ -345,7 +387,6 @@ impl SiliconNoc {
         if src.local() % align as u64 != 0 {
             return Err(err(ErrorKind::Misaligned, Why::ReadSourceMisaligned));
         }
-        let (sx, sy) = self.coord(src.node())?;
         let (mx, my) = self.own?;
         let targ = addr::unicast_addr(sx, sy, src.local())
             .map_err(|_| err(ErrorKind::InvalidAddress, Why::ReadSource))?;
@@ -456,11 +497,10 @@ impl noc::NocMulticast for SiliconNoc {
         }
         Self::check_len(len)?;
         Self::check_l1(src.get(), len)?;
-        self.target_kind(dst.node())?;
+        let (_, (dx, dy)) = self.target(dst.node())?;
         if dst.local() % L1_ALIGN as u64 != 0 {
             return Err(err(ErrorKind::Misaligned, Why::WriteDestinationMisaligned));
         }
-        let (dx, dy) = self.coord(dst.node())?;
         let (mx, my) = self.own?;
         let targ = addr::unicast_addr(mx, my, src.get() as u64)
             .map_err(|_| err(ErrorKind::InvalidAddress, Why::WriteSource))?;
@@ -489,16 +529,14 @@ impl noc::NocMulticast for SiliconNoc {
         Self::check_len(len)?;
         Self::check_l1(src.get(), len)?;
         Self::check_l1(dst.get(), len)?;
-        let cover = self.cover(rect);
         // Tensix tiles form whole columns x whole rows, so the receivers are enabled columns
         // times rows, less this node if it lies inside and is excluded.
+        let (covered, corners) = self.cast_to(rect)?;
         let excluded = mode.loopback == Loopback::Excluded && rect.contains(self.node);
-        let receivers =
-            (cover.columns.count_ones() * cover.rows.count_ones()).saturating_sub(excluded as u32);
+        let receivers = covered.saturating_sub(excluded as u32);
         if receivers == 0 {
             return Ok(());
         }
-        let corners = self.corners(rect, cover)?;
         if self.run.is_some_and(|open| open != corners) {
             return Err(err(ErrorKind::InvalidMode, Why::RunElsewhere));
         }
