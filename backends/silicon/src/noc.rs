@@ -30,6 +30,10 @@ const TRANSACTION_ID: TransactionId = match TransactionId::new(0) {
 /// this may be waiting for their source bytes at once.
 const MAX_OUTGOING_WRITES: u32 = 255;
 
+/// Unicast targets a handle remembers: the banks a sender reads from (the host places each
+/// sender's pages on the banks on its side, up to four) or a marker's tile.
+const TARGETS: usize = 4;
+
 /// A transfer longer than one packet: the packets not yet issued. Software splits (16 KiB a
 /// packet, one command each) rather than the NIU's automatic splitting, which the ISA leaves
 /// unclear for Blackhole and tt-metal never relies on.
@@ -57,10 +61,13 @@ pub struct SiliconNoc {
     /// This tile's coordinates as the NIU wants them ([`SiliconNoc::coord`] of `node`), worked
     /// out once: every read and write names them as its return or source address.
     own: Result<(u8, u8), NocError>,
-    /// The last unicast target checked ([`SiliconNoc::target`]) and what it resolved to: a
-    /// sender reads page after page from the same bank port and writes each marker to the same
-    /// tile, so most requests skip the tile lookup and translation.
-    last_target: Option<(Xy, TileKind, (u8, u8))>,
+    /// The last unicast targets checked ([`SiliconNoc::target`]) and what they resolved to,
+    /// the newest at `next_target - 1`: a sender reads its pages from the few bank ports the
+    /// host placed them on, in turn, and writes every marker to the same tile, so most requests
+    /// skip the tile lookup and translation.
+    targets: [Option<(Xy, TileKind, (u8, u8))>; TARGETS],
+    /// Where the next target checked is remembered.
+    next_target: usize,
     /// The last multicast rectangle and its receivers (loopback not yet excluded) and corners
     /// ([`SiliconNoc::cover`], [`SiliconNoc::corners`]): a broadcast casts every block and
     /// every VALID to one rectangle.
@@ -126,7 +133,8 @@ impl SiliconNoc {
             harvest,
             translation,
             own: Ok((0, 0)),
-            last_target: None,
+            targets: [None; TARGETS],
+            next_target: 0,
             last_cast: None,
             split: None,
             run: None,
@@ -181,14 +189,15 @@ impl SiliconNoc {
     /// [`SiliconNoc::target_kind`] and [`SiliconNoc::coord`] of `p`, remembered for the next
     /// request to the same tile (a handle's harvest and translation never change).
     fn target(&mut self, p: Xy) -> Result<(TileKind, (u8, u8)), NocError> {
-        if let Some((last, kind, at)) = self.last_target {
-            if last == p {
-                return Ok((kind, at));
+        for (known, kind, at) in self.targets.iter().flatten() {
+            if *known == p {
+                return Ok((*kind, *at));
             }
         }
         let kind = self.target_kind(p)?;
         let at = self.coord(p)?;
-        self.last_target = Some((p, kind, at));
+        self.targets[self.next_target % TARGETS] = Some((p, kind, at));
+        self.next_target = (self.next_target + 1) % TARGETS;
         Ok((kind, at))
     }
 
