@@ -76,14 +76,17 @@ pub struct Timing {
     /// Cycles a kernel spends on any other HAL call (a register or L1 word access).
     pub kernel_call_cycles: u64,
     /// Cycles a compute kernel spends per 32-bit word it reads from a circular-buffer page
-    /// (`read_page`) and checks: 63, what the compute firmware's loops cost on a TRISC, priced
-    /// by the baby-core cost rule (`riscv::Cost::default()`): the word-copy loop of
-    /// `SiliconCb::read_page` (12 instructions: one L1 load, 8; ten of 1; a taken branch, 5:
-    /// 23) and the check loop of the broadcast handler's `check_page` (27 instructions: four
-    /// byte and three word loads from local RAM, 2 each; two multiplies, 2 each; a taken
-    /// branch, 5; seventeen of 1: 40). A native kernel's own arithmetic costs nothing else, so
-    /// this is where the compute kernel's work on the data it receives is charged; 0 models a
-    /// compute kernel whose work is free.
+    /// (`read_page`) and checks: 57, what the compute firmware spends on it, measured with the
+    /// firmware profiler under the baby-core cost rule (`riscv::Cost::default()`, with branch
+    /// prediction): `komorebi broadcast --device pcie-sim --exec firmware --rect 0,0,4,4
+    /// --blocks 4 --pages 2 --window 2 --jobs 2 --check full --profile F` (2026-12-04) charges
+    /// compute's `check_page` 15,067,072 cycles for 262,144 words: 57.5 a word, of which the
+    /// word-copy loop of `SiliconCb::read_page` 20.5 (an L1 load, 8, and its loop), the check
+    /// loop `words_match` with its `pattern_word` 36.2 (byte and word loads from local RAM,
+    /// two multiplies), per-page work 0.8. (It was 63 under the rule without prediction, every
+    /// loop's back edge then paying a 4-cycle bubble.) A native kernel's own arithmetic costs
+    /// nothing else, so this is where the compute kernel's work on the data it receives is
+    /// charged; 0 models a compute kernel whose work is free.
     pub compute_read_word_cycles: u64,
 }
 
@@ -108,7 +111,7 @@ impl Default for Timing {
             dram_row_bytes: 2048,
             kernel_issue_cycles: 8,
             kernel_call_cycles: 1,
-            compute_read_word_cycles: 63,
+            compute_read_word_cycles: 57,
         }
     }
 }
