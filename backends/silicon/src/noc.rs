@@ -30,6 +30,13 @@ const TRANSACTION_ID: TransactionId = match TransactionId::new(0) {
 /// this may be waiting for their source bytes at once.
 const MAX_OUTGOING_WRITES: u32 = 255;
 
+/// A unicast target checked: the address's tile, its kind, and its coordinates for the NIU.
+type KnownTarget = (Xy, TileKind, (u8, u8));
+
+/// A multicast rectangle checked: the rectangle, its receivers (this node not excluded) and its
+/// corners for the NIU.
+type KnownCast = (Rect, u32, [(u8, u8); 2]);
+
 /// Unicast targets a handle remembers: the banks a sender reads from (the host places each
 /// sender's pages on the banks on its side, up to four) or a marker's tile.
 const TARGETS: usize = 4;
@@ -65,13 +72,13 @@ pub struct SiliconNoc {
     /// the newest at `next_target - 1`: a sender reads its pages from the few bank ports the
     /// host placed them on, in turn, and writes every marker to the same tile, so most requests
     /// skip the tile lookup and translation.
-    targets: [Option<(Xy, TileKind, (u8, u8))>; TARGETS],
+    targets: [Option<KnownTarget>; TARGETS],
     /// Where the next target checked is remembered.
     next_target: usize,
     /// The last multicast rectangle and its receivers (loopback not yet excluded) and corners
     /// ([`SiliconNoc::cover`], [`SiliconNoc::corners`]): a broadcast casts every block and
     /// every VALID to one rectangle.
-    last_cast: Option<(Rect, u32, [(u8, u8); 2])>,
+    last_cast: Option<KnownCast>,
     /// A transfer still being issued packet by packet.
     split: Option<Split>,
     /// The corners of the open linked run, if any: its next multicast must go there, and no
