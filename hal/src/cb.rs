@@ -16,7 +16,8 @@
 //!   would cross the end of the buffer: pushes in one lap must sum exactly to the capacity, as
 //!   tt-metal's circular buffers require. At the end the pointer wraps to `base()`.
 //! * **Consumer.** `read_ptr()` is the oldest unpopped page. `read_page(i, ..)` copies bytes of
-//!   page `i` counted from the read pointer (`i < pages_ready()`). `pop(n)` frees `n` pages and
+//!   page `i` counted from the read pointer (`i < pages_ready()`); `scan_page(i, ..)` lends its
+//!   words, in place where the backend can. `pop(n)` frees `n` pages and
 //!   advances the read pointer, with the same overflow and wrap rules ([`ErrorKind::Underflow`],
 //!   [`ErrorKind::Wrap`]).
 //! * A `push` happens-before the consumer's observation of the new `pushed` count, and the
@@ -109,6 +110,56 @@ pub trait CircularBuffer: ErrorType {
     /// Consumer: copies `buf.len()` bytes at `offset` of page `page` (counted from the read
     /// pointer) into `buf`.
     fn read_page(&mut self, page: u16, offset: u32, buf: &mut [u8]) -> Result<(), Self::Error>;
+
+    /// Consumer: lends the whole words of page `page` (counted from the read pointer), each the
+    /// little-endian value of its four bytes, to `scan` in order, in one or more runs:
+    /// `scan(first, run)`, where `first` is the index in the page of `run[0]`. Stops at the
+    /// first run `scan` refuses (returns false) and returns whether it accepted them all. A
+    /// page whose size is not a multiple of 4 has its last bytes left out.
+    ///
+    /// A backend whose cores can load the page where it lies (a device's L1) lends it there,
+    /// with no copy: a consumer that only looks at the data (a check) then costs one load a
+    /// word. By default the words are copied with [`read_page`](Self::read_page), up to
+    /// [`SCAN_RUN_WORDS`] a run ([`scan_page_by_reads`]).
+    fn scan_page(
+        &mut self,
+        page: u16,
+        scan: &mut dyn FnMut(u32, &[u32]) -> bool,
+    ) -> Result<bool, Self::Error> {
+        scan_page_by_reads(self, page, scan)
+    }
+}
+
+/// Words of each run [`scan_page_by_reads`] lends: 64 (256 bytes on the stack).
+pub const SCAN_RUN_WORDS: usize = 64;
+
+/// [`CircularBuffer::scan_page`] through [`CircularBuffer::read_page`]: copies the page a run
+/// of at most [`SCAN_RUN_WORDS`] words at a time. The trait's default, and the fallback of a
+/// backend that lends pages in place when one cannot be (an unaligned page).
+pub fn scan_page_by_reads<C: CircularBuffer + ?Sized>(
+    cb: &mut C,
+    page: u16,
+    scan: &mut dyn FnMut(u32, &[u32]) -> bool,
+) -> Result<bool, C::Error> {
+    let mut bytes = [0u8; 4 * SCAN_RUN_WORDS];
+    let mut words = [0u32; SCAN_RUN_WORDS];
+    let total = cb.page_size() / 4 * 4;
+    let mut offset = 0;
+    // At least one read, so that a page that is not ready is an error even when it is empty.
+    loop {
+        let n = (total - offset).min(bytes.len() as u32) as usize;
+        cb.read_page(page, offset, &mut bytes[..n])?;
+        for (w, b) in words.iter_mut().zip(bytes[..n].chunks_exact(4)) {
+            *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        if n > 0 && !scan(offset / 4, &words[..n / 4]) {
+            return Ok(false);
+        }
+        offset += n as u32;
+        if offset >= total {
+            return Ok(true);
+        }
+    }
 }
 
 impl<T: CircularBuffer + ?Sized> CircularBuffer for &mut T {
@@ -163,5 +214,13 @@ impl<T: CircularBuffer + ?Sized> CircularBuffer for &mut T {
     #[inline]
     fn read_page(&mut self, page: u16, offset: u32, buf: &mut [u8]) -> Result<(), Self::Error> {
         T::read_page(self, page, offset, buf)
+    }
+    #[inline]
+    fn scan_page(
+        &mut self,
+        page: u16,
+        scan: &mut dyn FnMut(u32, &[u32]) -> bool,
+    ) -> Result<bool, Self::Error> {
+        T::scan_page(self, page, scan)
     }
 }

@@ -212,6 +212,42 @@ fn a_buffer_through_mut_ref_forwards_and_counts_its_pages() {
 }
 
 #[test]
+fn a_default_scan_lends_the_page_in_runs_read_with_read_page() {
+    let mut f = Fake {
+        pushed: 3,
+        ..Fake::default()
+    };
+    let b = &mut &mut f;
+    // Every run: its first word's index, its length, and its words as read (0xAB bytes).
+    let mut runs = Vec::new();
+    let all = b
+        .scan_page(2, &mut |first, run| {
+            assert!(run.iter().all(|&w| w == 0xABAB_ABAB), "run at {first}");
+            runs.push((first, run.len()));
+            true
+        })
+        .unwrap();
+    assert!(all);
+    let expected: Vec<(u32, usize)> = (0..8).map(|i| (64 * i, 64)).collect();
+    assert_eq!(runs, expected, "2048 bytes are 8 runs of 64 words");
+    // A refused run ends the scan: no read after it.
+    f.calls.clear();
+    let b = &mut &mut f;
+    let mut seen = 0;
+    let all = b
+        .scan_page(0, &mut |_, _| {
+            seen += 1;
+            seen < 3
+        })
+        .unwrap();
+    assert!(!all);
+    assert_eq!(
+        f.calls,
+        ["read_page 0 0 256", "read_page 0 256 256", "read_page 0 512 256"]
+    );
+}
+
+#[test]
 fn a_control_block_through_mut_ref_forwards_every_call() {
     let mut f = Fake::default();
     let c = &mut &mut f;

@@ -194,18 +194,18 @@ fn an_image_header_s_words_and_bytes_are_the_hand_computed_ones() {
 
 #[test]
 fn the_data_pattern_words_are_the_known_answers() {
-    // pattern_word(job, broadcast, block, page, word), from an implementation of the handler's
-    // documented formula written outside this crate: the words a host writes to DRAM and every
+    // pattern_word(job, broadcast, block, page, word) of program version 3, from an
+    // implementation of the handler's documented formula written outside this crate (Python): the words a host writes to DRAM and every
     // compute kernel checks, so another team's host writes the same bytes.
     let known = [
-        ((0, 0, 0, 0, 0), 0x0000_0000),
-        ((1, 0, 0, 0, 0), 0x01FC_E552),
-        ((0, 1, 0, 0, 0), 0xA6A1_122F),
-        ((0, 0, 1, 0, 0), 0x1EFE_E872),
-        ((0, 0, 0, 1, 0), 0xB621_577E),
-        ((0, 0, 0, 0, 1), 0xC792_2D58),
-        ((7, 1, 15, 3, 511), 0x4C2C_E484),
-        ((0xFFFF_FFFF, 1, 32_766, 65_534, 0xFFFF), 0x3C35_F436),
+        ((0, 0, 0, 0, 0), 0x7BA9_71DF),
+        ((1, 0, 0, 0, 0), 0xB350_C644),
+        ((0, 1, 0, 0, 0), 0x2CC6_2DA5),
+        ((0, 0, 1, 0, 0), 0x3462_25CB),
+        ((0, 0, 0, 1, 0), 0x3406_D505),
+        ((0, 0, 0, 0, 1), 0x19E0_EB98),
+        ((7, 1, 15, 3, 511), 0x953A_9B54),
+        ((0xFFFF_FFFF, 1, 32_766, 65_534, 0xFFFF), 0x7BC2_A53F),
     ];
     for ((job, broadcast, block, page, word), expected) in known {
         assert_eq!(

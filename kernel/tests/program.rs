@@ -89,7 +89,7 @@ fn mover_words_are_laid_out_as_the_module_docs_say() {
     // Bank 0 at (0, 11) and bank 1 at (1, 10): x | y << 8, two to a word.
     assert_eq!(w[14], 0x0B00 | 0x0A01 << 16);
     assert_eq!(w[17], (6 | 5 << 8) | (7 | 4 << 8) << 16);
-    assert_eq!(w[18] >> 24, 2, "version 2 in the check word's top byte");
+    assert_eq!(w[18] >> 24, 3, "version 3 in the check word's top byte");
 }
 
 #[test]
@@ -103,7 +103,7 @@ fn compute_words_are_laid_out_as_the_module_docs_say() {
     assert_eq!(w[1], 7);
     assert_eq!(&w[2..9], &[0, 4, 2, 16, 2048, 0, 0]);
     assert_eq!(&w[9..16], &[1, 4, 2, 16, 2048, 1, 1]);
-    assert_eq!(w[16] >> 24, 2, "version 2");
+    assert_eq!(w[16] >> 24, 3, "version 3");
 }
 
 #[test]

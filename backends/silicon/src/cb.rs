@@ -32,8 +32,11 @@ impl SiliconCb {
     /// buffer at slot 0).
     ///
     /// # Safety
-    /// `l1 + base .. l1 + base + pages * page_size` must be valid for volatile reads for as long
-    /// as the handle is used, and `streams` must be a valid stream window.
+    /// `l1 + base .. l1 + base + pages * page_size` must be valid for reads (volatile and plain)
+    /// for as long as the handle is used, and `streams` must be a valid stream window. Plain
+    /// reads: [`scan_page`](cb::CircularBuffer::scan_page) lends a ready page as a slice, so
+    /// nothing may write a page between the producer's push and the consumer's pop (the
+    /// protocol's rule for every producer, the NoC included).
     pub unsafe fn from_ptr(
         streams: Streams,
         index: CbIndex,
@@ -193,5 +196,41 @@ impl cb::CircularBuffer for SiliconCb {
             }
         }
         Ok(())
+    }
+
+    fn scan_page(
+        &mut self,
+        page: u16,
+        scan: &mut dyn FnMut(u32, &[u32]) -> bool,
+    ) -> Result<bool, CbError> {
+        if page >= self.received().wrapping_sub(self.acked()) {
+            return Err(Error {
+                kind: ErrorKind::Underflow,
+                why: Why::PageNotReady,
+            });
+        }
+        let slot = (self.rd + page) % self.pages.max(1);
+        let at = self.l1 + (self.base + slot as u32 * self.page_size) as usize;
+        // Pages are lent in place only (a card's buffers are 16-byte aligned in L1; the copy
+        // of the default scan would not fit compute's 8 KiB). Words are little-endian values: a
+        // big-endian host (tests only) copies them.
+        if cfg!(target_endian = "big") {
+            return cb::scan_page_by_reads(self, page, scan);
+        }
+        if at == 0 || at % 4 != 0 {
+            return Err(Error {
+                kind: ErrorKind::Other,
+                why: Why::PageMisaligned,
+            });
+        }
+        // The page's bytes are in L1 before this core reads them: the count read above was
+        // observed first.
+        fence();
+        // SAFETY: `from_ptr`'s contract: the page lies in the buffer and is valid for reads,
+        // and nothing writes it until this consumer pops it (the slice lives only for this
+        // call); the address is word aligned and not null.
+        let words =
+            unsafe { core::slice::from_raw_parts(at as *const u32, self.page_size as usize / 4) };
+        Ok(scan(0, words))
     }
 }

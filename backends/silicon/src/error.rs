@@ -45,6 +45,7 @@ why! {
     Wrap => "push or pop would cross the end of the buffer",
     PageNotReady => "read of a page that is not ready",
     BeyondPage => "read beyond the page",
+    PageMisaligned => "page not word aligned where this core loads it (a scan lends it in place)",
     ControlMisaligned => "control offset not a multiple of 4",
     ControlBeyond => "control offset beyond the block",
     ControlBase => "control block base not word aligned",

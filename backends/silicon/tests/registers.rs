@@ -7,7 +7,7 @@ use blackhole_pac::stream::{self, CbIndex, Streams};
 use komorebi_hal::ControlLayout;
 use komorebi_hal::noc::{ErrorKind, NocMulticast, WriteMode};
 use komorebi_hal::{CircularBuffer, ControlBlock, L1Addr, NocAddr, NocId, Rect, Xy};
-use komorebi_silicon::{SiliconCb, SiliconCtrl, SiliconNoc, Translation};
+use komorebi_silicon::{SiliconCb, SiliconCtrl, SiliconNoc, Translation, Why};
 
 fn xy(x: u8, y: u8) -> Xy {
     Xy::new(x, y).unwrap()
@@ -991,6 +991,64 @@ fn a_buffer_over_unaligned_memory_reads_byte_by_byte() {
     let mut b = [0u8; 6];
     consumer.read_page(1, 10, &mut b).unwrap();
     assert_eq!(b, [74, 75, 76, 77, 78, 79]);
+}
+
+/// Every run `scan_page` lends for `page`: (first word, words as little-endian bytes).
+fn scanned(cb: &mut SiliconCb, page: u16) -> Vec<(u32, Vec<u8>)> {
+    let mut runs = Vec::new();
+    let all = cb
+        .scan_page(page, &mut |first, run| {
+            runs.push((first, run.iter().flat_map(|w| w.to_le_bytes()).collect()));
+            true
+        })
+        .unwrap();
+    assert!(all, "every run accepted");
+    runs
+}
+
+#[test]
+fn a_scan_lends_the_ready_page_in_place_and_refuses_unaligned_memory() {
+    use komorebi_hal::cb::ErrorKind as CbKind;
+    let mut words = vec![0u32; 0x3_0000 / 4].into_boxed_slice();
+    // SAFETY: viewing the u32 box as bytes; it outlives the handles.
+    let mem = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), 0x3_0000) };
+    let mut regs = vec![0u32; stream::STREAM_BLOCK_BYTES / 4].into_boxed_slice();
+    let (mut producer, mut consumer) = buffer_over(mem, &mut regs);
+    producer.push(4).unwrap();
+    consumer.pop(3).unwrap();
+    producer.push(2).unwrap();
+    // Aligned: one run, the whole page where it lies; page 1 of the consumer wraps to slot 0.
+    assert_eq!(scanned(&mut consumer, 0), [(0, (192u8..=255).collect())]);
+    assert_eq!(scanned(&mut consumer, 1), [(0, (0u8..64).collect())]);
+    assert_eq!(
+        consumer.scan_page(3, &mut |_, _| true).unwrap_err().kind,
+        CbKind::Underflow,
+        "3 ready, page 3 is not"
+    );
+    // In place: the run is the buffer's slot 3 itself, not a copy.
+    let slot3 = mem.as_ptr() as usize + 0x2_0000 + 3 * 64;
+    let mut at = 0;
+    consumer
+        .scan_page(0, &mut |_, run| {
+            at = run.as_ptr() as usize;
+            true
+        })
+        .unwrap();
+    assert_eq!(at, slot3, "lent where it lies");
+    // A refused run is the answer.
+    assert_eq!(consumer.scan_page(0, &mut |_, _| false), Ok(false));
+    drop(words);
+
+    // Unaligned memory cannot be lent as words: refused, saying why (a card's buffers are
+    // aligned; `read_page` still reads such a page).
+    let mut backing = vec![0u8; 0x3_0001].into_boxed_slice();
+    let odd = (backing.as_ptr() as usize % 4 == 0) as usize;
+    let mem = &mut backing[odd..odd + 0x3_0000];
+    let mut regs = vec![0u32; stream::STREAM_BLOCK_BYTES / 4].into_boxed_slice();
+    let (mut producer, mut consumer) = buffer_over(mem, &mut regs);
+    producer.push(2).unwrap();
+    let e = consumer.scan_page(1, &mut |_, _| true).unwrap_err();
+    assert_eq!((e.kind, e.why), (CbKind::Other, Why::PageMisaligned));
 }
 
 #[test]

@@ -75,19 +75,24 @@ pub struct Timing {
     pub kernel_issue_cycles: u64,
     /// Cycles a kernel spends on any other HAL call (a register or L1 word access).
     pub kernel_call_cycles: u64,
-    /// Cycles a compute kernel spends per 32-bit word it reads from a circular-buffer page
-    /// (`read_page`) and checks: 57, what the compute firmware spends on it, measured with the
-    /// firmware profiler under the baby-core cost rule (`riscv::Cost::default()`, with branch
-    /// prediction): `komorebi broadcast --device pcie-sim --exec firmware --rect 0,0,4,4
-    /// --blocks 4 --pages 2 --window 2 --jobs 2 --check full --profile F` (2026-12-04) charges
-    /// compute's `check_page` 15,067,072 cycles for 262,144 words: 57.5 a word, of which the
-    /// word-copy loop of `SiliconCb::read_page` 20.5 (an L1 load, 8, and its loop), the check
-    /// loop `words_match` with its `pattern_word` 36.2 (byte and word loads from local RAM,
-    /// two multiplies), per-page work 0.8. (It was 63 under the rule without prediction, every
-    /// loop's back edge then paying a 4-cycle bubble.) A native kernel's own arithmetic costs
-    /// nothing else, so this is where the compute kernel's work on the data it receives is
-    /// charged; 0 models a compute kernel whose work is free.
+    /// Cycles a compute kernel spends per 32-bit word it copies out of a circular-buffer page
+    /// with `read_page`: 21, the word-copy loop of the firmware's `SiliconCb::read_page` (an L1
+    /// load, 8, a store to local RAM and the loop), 20.5 a word in the firmware profile of
+    /// 2026-12-04 (at commit cfb991f, when compute's check still copied every page).
     pub compute_read_word_cycles: u64,
+    /// Cycles a compute kernel spends per 32-bit word of a page it scans (`scan_page`), the
+    /// work on each word included: 12, what the compute firmware's check spends, measured with
+    /// the firmware profiler under the baby-core cost rule (`riscv::Cost::default()`, with
+    /// branch prediction): `komorebi broadcast --device pcie-sim --exec firmware --rect 0,0,4,4
+    /// --blocks 4 --pages 2 --window 2 --jobs 2 --check full --profile F` (2026-12-04) charges
+    /// compute's `check_page` 3,145,216 cycles for 262,144 words: 12.0 a word, of which the
+    /// four-word loop of `words_follow` 11.8 (per word an L1 load, 8, an xor, an or and an add,
+    /// and a quarter of the loop's counter and branch), per-page work 0.2. (Before the pattern
+    /// became affine in the word it was 57.5: a copy out of L1, 20.5, then a hash per word.)
+    /// A native kernel's own arithmetic costs nothing else, so this is where the compute
+    /// kernel's work on the data it receives is charged; 0 models a compute kernel whose work
+    /// is free.
+    pub compute_scan_word_cycles: u64,
 }
 
 impl Default for Timing {
@@ -111,7 +116,8 @@ impl Default for Timing {
             dram_row_bytes: 2048,
             kernel_issue_cycles: 8,
             kernel_call_cycles: 1,
-            compute_read_word_cycles: 57,
+            compute_read_word_cycles: 21,
+            compute_scan_word_cycles: 12,
         }
     }
 }

@@ -43,21 +43,34 @@ use program::{BroadcastProgram, Check, ComputeInput, MoverProgram, STREAMS};
 
 /// The broadcast handler's id: the first handler.
 pub const BROADCAST_HANDLER: u16 = 1;
-/// The 32-bit pattern word `word` of page `page` of block `block` of broadcast `broadcast` in job
-/// `job`: what the host writes to DRAM and compute checks. 32-bit arithmetic only (three
-/// multiplies a word, a 32-bit finalizer after MurmurHash3's `fmix32`): the compute firmware
-/// checks every word of every page on an RV32IM core, where a 64-bit multiply is four.
-pub fn pattern_word(job: u32, broadcast: u8, block: u32, page: u32, word: u32) -> u32 {
+/// The step between consecutive words of a page's pattern ([`pattern_word`]): odd, so two
+/// words of one page differ, however far apart, and a page moved by any whole number of words
+/// shows.
+pub const PATTERN_STRIDE: u32 = 0x9E37_79B9;
+
+/// The first word of page `page` of block `block` of broadcast `broadcast` in job `job`: a
+/// 32-bit hash of the four (MurmurHash3's `fmix32` finalizer over them mixed with odd
+/// constants), so pages of other blocks, broadcasts or jobs start elsewhere.
+pub fn pattern_base(job: u32, broadcast: u8, block: u32, page: u32) -> u32 {
     let mut z = job.wrapping_mul(0x9E37_79B9)
         ^ (broadcast as u32).rotate_left(24)
         ^ block.wrapping_mul(0x85EB_CA6B)
-        ^ page.wrapping_mul(0xC2B2_AE35).rotate_left(13);
-    z ^= word.wrapping_mul(0x27D4_EB2F);
+        ^ page.wrapping_mul(0xC2B2_AE35).rotate_left(13)
+        ^ 0x6A09_E667;
     z ^= z >> 16;
     z = z.wrapping_mul(0x7FEB_352D);
     z ^= z >> 15;
     z = z.wrapping_mul(0x846C_A68B);
     z ^ (z >> 16)
+}
+
+/// The 32-bit pattern word `word` of page `page` of block `block` of broadcast `broadcast` in
+/// job `job`: what the host writes to DRAM (little-endian) and compute checks,
+/// `pattern_base(job, broadcast, block, page) + word * PATTERN_STRIDE` (wrapping). Affine in
+/// the word so that compute follows it with one add a word: its check is one L1 load, an xor,
+/// an or and an add per word, and every byte of every page is still compared.
+pub fn pattern_word(job: u32, broadcast: u8, block: u32, page: u32, word: u32) -> u32 {
+    pattern_base(job, broadcast, block, page).wrapping_add(word.wrapping_mul(PATTERN_STRIDE))
 }
 
 /// The 03_broadcast handler. It keeps no state between commands.
@@ -353,39 +366,37 @@ fn compute_give_up(e: ComputeError, broadcast: u8, block: u32) -> KernelGiveUp {
     }
 }
 
-/// Whether each whole word of `bytes` (little-endian; word `first + i` at byte `4 * i`) is
-/// `expected(word)`.
+/// Whether `run` is the pattern from `expected` on: `expected`, then each word
+/// [`PATTERN_STRIDE`] more than the one before (wrapping).
 ///
-/// On the host the differences are OR-ed together rather than tested word by word: a loop
-/// without an exit per word is one the compiler vectorizes, and the simulator's compute kernels
-/// check every byte of a run this way. The caller still fails a page at the first chunk with a
-/// mismatch, so its reads (and the time they charge) are the same either way.
-#[cfg(not(target_arch = "riscv32"))]
-fn words_match(bytes: &[u8], first: u32, expected: impl Fn(u32) -> u32) -> bool {
+/// The differences are OR-ed together, four words a turn, with no exit per word: on the
+/// firmware, where the simulator times each instruction, the loop's own branch and counter are
+/// paid once per four words; on the host the compiler vectorizes it. A page fails only as a
+/// whole, so the early exit would save nothing on data that is right.
+fn words_follow(run: &[u32], expected: u32) -> bool {
+    let s = PATTERN_STRIDE;
+    let (s2, s3, s4) = (s.wrapping_mul(2), s.wrapping_mul(3), s.wrapping_mul(4));
+    let mut e = expected;
     let mut diff = 0;
-    for (i, w) in bytes.chunks_exact(4).enumerate() {
-        diff |= u32::from_le_bytes([w[0], w[1], w[2], w[3]]) ^ expected(first + i as u32);
+    let mut quads = run.chunks_exact(4);
+    for q in &mut quads {
+        diff |= (q[0] ^ e)
+            | (q[1] ^ e.wrapping_add(s))
+            | (q[2] ^ e.wrapping_add(s2))
+            | (q[3] ^ e.wrapping_add(s3));
+        e = e.wrapping_add(s4);
+    }
+    for &w in quads.remainder() {
+        diff |= w ^ e;
+        e = e.wrapping_add(s);
     }
     diff == 0
 }
 
-/// Whether each whole word of `bytes` (little-endian; word `first + i` at byte `4 * i`) is
-/// `expected(word)`.
-///
-/// The firmware's loop stops at the first mismatch: the simulator runs its RISC-V instructions
-/// one by one and times them, so this loop's shape is part of the `--exec firmware` figures.
-#[cfg(target_arch = "riscv32")]
-fn words_match(bytes: &[u8], first: u32, expected: impl Fn(u32) -> u32) -> bool {
-    for (i, w) in bytes.chunks_exact(4).enumerate() {
-        let got = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
-        if got != expected(first + i as u32) {
-            return false;
-        }
-    }
-    true
-}
-
-/// Checks one page against the pattern; returns false on a mismatch.
+/// Checks the program's page size of page `page` against the pattern, in place where the
+/// buffer lends it so; returns false on a mismatch. A page size that is not a whole number of
+/// words fails (its last bytes could not be compared); one larger than the buffer's pages is
+/// an error, as a read beyond the page is.
 fn check_page<C: CircularBuffer>(
     cb: &mut C,
     s: &ComputeInput,
@@ -393,28 +404,21 @@ fn check_page<C: CircularBuffer>(
     block: u32,
     page: u16,
 ) -> Result<bool, ComputeError> {
-    // Word aligned, so the compiler reads the words back with one load each.
-    #[repr(align(4))]
-    struct Chunk([u8; 256]);
-    let mut chunk = Chunk([0; 256]);
-    let buf = &mut chunk.0;
-    let mut offset = 0;
-    while offset < s.page_size {
-        let n = (s.page_size - offset).min(buf.len() as u32) as usize;
-        cb.read_page(page, offset, &mut buf[..n])
-            .map_err(|e| ComputeError::Cb(komorebi_hal::cb::Error::kind(&e)))?;
-        // Page sizes are multiples of 64, so every chunk is a whole word.
-        let first = offset / 4;
-        let expected = |word| pattern_word(job, s.broadcast, block, page as u32, word);
-        if !words_match(&buf[..n], first, expected) {
-            return Ok(false);
-        }
-        if n % 4 != 0 {
-            return Ok(false);
-        }
-        offset += n as u32;
+    if s.page_size > cb.page_size() {
+        return Err(ComputeError::Cb(komorebi_hal::cb::ErrorKind::OutOfRange));
     }
-    Ok(true)
+    let base = pattern_base(job, s.broadcast, block, page as u32);
+    let words = s.page_size / 4;
+    let all = cb
+        .scan_page(page, &mut |first, run| {
+            let end = run.len().min(words.saturating_sub(first) as usize);
+            words_follow(
+                &run[..end],
+                base.wrapping_add(first.wrapping_mul(PATTERN_STRIDE)),
+            )
+        })
+        .map_err(|e| ComputeError::Cb(komorebi_hal::cb::Error::kind(&e)))?;
+    Ok(all && s.page_size % 4 == 0)
 }
 
 /// The compute kernel's body: takes, checks (with [`Check::Full`]) and pops every block of

@@ -1,4 +1,4 @@
-//! The broadcast handler's program, version 2: the words the host writes into a command for each
+//! The broadcast handler's program, version 3: the words the host writes into a command for each
 //! kernel of a tile, and the one place that encodes and decodes them.
 //!
 //! A tile's program is a [`BroadcastProgram`]: up to two [`MoverProgram`]s (the reader's
@@ -35,6 +35,11 @@
 //! Version 2 (issue 18): version 1 read page `g` from bank `g % 8` at `base + (g / 8) *
 //! page_size`, which allowed only a permutation of the eight banks per sender.
 //!
+//! Version 3 (issue 28): the same words; the data pattern compute checks became affine in the
+//! word (`pattern_word`), so that compute follows it with one add a word. The version is what
+//! tells the two patterns apart: a version-2 host's pages would fail every check, so a
+//! version-3 kernel refuses its program instead.
+//!
 //! # Compute kernel: `2 + 7 n + 1` words for `n` broadcasts ([`compute_words`])
 //!
 //! | word | what |
@@ -65,7 +70,7 @@ use komorebi_hal::{NocId, Role, Xy};
 use crate::command::Command;
 
 /// Version of the program words; in the top byte of every check word.
-pub const PROGRAM_VERSION: u8 = 2;
+pub const PROGRAM_VERSION: u8 = 3;
 /// Words of a data-movement kernel's program.
 pub const MOVER_WORDS: usize = 19;
 /// Words of each broadcast in the compute program.

@@ -31,7 +31,7 @@
 //!   responses at a sender, multicasts at a receiver, markers at a sender) and one cycle per
 //!   acknowledgement (a sender's per receiver and multicast packet, a receiver's per marker).
 //! * **Compute**, with `--check full` only: every word it reads and checks,
-//!   `compute_read_word_cycles` each, for every block of every broadcast the core takes part in
+//!   `compute_scan_word_cycles` each, for every block of every broadcast the core takes part in
 //!   (a sender's compute checks its own blocks too). With `--check none` compute reads nothing.
 //!
 //! DONE markers are counted at the fewest a completing job can send: markers carry a count, so
@@ -182,7 +182,7 @@ impl BroadcastPlan {
                     let words = cfg.blocks as u64 * cfg.pages as u64 * page_words;
                     load.add(
                         Resource::Compute(core),
-                        words * timing.compute_read_word_cycles,
+                        words * timing.compute_scan_word_cycles,
                     );
                 }
                 if a.rank != 0 {
@@ -319,12 +319,12 @@ mod tests {
         let b = bound(cfg.clone());
         assert_eq!(b.cycles, 52);
         assert_eq!(b.binding.to_string(), "NIU0 writes of (0,0)");
-        // Checking: 16 words at 57 cycles on each core; the first core in order binds.
+        // Checking: 16 words at 12 cycles on each core; the first core in order binds.
         let b = bound(BroadcastConfig {
             check: Check::Full,
             ..cfg
         });
-        assert_eq!(b.cycles, 16 * 57);
+        assert_eq!(b.cycles, 16 * 12);
         assert_eq!(b.binding, Resource::Compute(LogicalXy::new(0, 0)));
         assert_eq!(b.binding.to_string(), "compute (0,0)");
     }
@@ -368,12 +368,12 @@ mod tests {
         let b = bound(cfg.clone());
         assert_eq!(b.cycles, 3341);
         assert_eq!(b.binding.to_string(), "link NoC0 (1,0)->(1,1)");
-        // With checking, 8 x 4096 words at 57 cycles each bind.
+        // With checking, 8 x 4096 words at 12 cycles each bind.
         let b = bound(BroadcastConfig {
             check: Check::Full,
             ..cfg
         });
-        assert_eq!(b.cycles, 8 * 4096 * 57);
+        assert_eq!(b.cycles, 8 * 4096 * 12);
         assert_eq!(b.binding.to_string(), "compute (0,0)");
     }
 

@@ -48,6 +48,34 @@ impl SimCb {
         )
     }
 
+    /// Copies bytes of a ready page out of L1, as `read_page` without its charge.
+    fn copy_page(&self, w: &World, page: u16, offset: u32, buf: &mut [u8]) -> Result<(), CbError> {
+        let tile = &w.tiles[self.tile as usize];
+        let c = tile.cbs[self.index as usize]
+            .as_ref()
+            .ok_or_else(|| self.not_configured())?;
+        if page >= c.ready() {
+            return Err(CbError::new(
+                cb::ErrorKind::Underflow,
+                format!("read of page {page} with {} ready", c.ready()),
+            ));
+        }
+        if offset as u64 + buf.len() as u64 > c.page_size as u64 {
+            return Err(CbError::new(
+                cb::ErrorKind::OutOfRange,
+                format!(
+                    "read of {}+{} bytes in a page of {}",
+                    offset,
+                    buf.len(),
+                    c.page_size
+                ),
+            ));
+        }
+        let addr = c.base + ((c.rd + page) % c.pages) as u32 * c.page_size + offset;
+        tile.l1.read(addr as u64, buf);
+        Ok(())
+    }
+
     /// True (and the task stalls) if this push or pop trips a stall fault; the firmware cores'
     /// stream-register writes (`core.rs`) trip them the same way.
     pub(crate) fn trips(w: &mut World, task: usize, index: u8, pages: u16, push: bool) -> bool {
@@ -213,29 +241,31 @@ impl cb::CircularBuffer for SimCb {
         let words = buf.len().div_ceil(4) as u64;
         let cycles = 1 + words * w.cfg.timing.compute_read_word_cycles;
         w.charge(self.task, cycles);
-        let tile = &w.tiles[self.tile as usize];
-        let c = tile.cbs[self.index as usize]
-            .as_ref()
-            .ok_or_else(|| self.not_configured())?;
-        if page >= c.ready() {
-            return Err(CbError::new(
-                cb::ErrorKind::Underflow,
-                format!("read of page {page} with {} ready", c.ready()),
-            ));
-        }
-        if offset as u64 + buf.len() as u64 > c.page_size as u64 {
-            return Err(CbError::new(
-                cb::ErrorKind::OutOfRange,
-                format!(
-                    "read of {}+{} bytes in a page of {}",
-                    offset,
-                    buf.len(),
-                    c.page_size
-                ),
-            ));
-        }
-        let addr = c.base + ((c.rd + page) % c.pages) as u32 * c.page_size + offset;
-        tile.l1.read(addr as u64, buf);
-        Ok(())
+        self.copy_page(&w, page, offset, buf)
+    }
+
+    /// One run, the whole page, charged `1 + words * compute_scan_word_cycles`: the cost of the
+    /// firmware's scan and of the work it does on each word (a native kernel's own arithmetic
+    /// is free), whether or not `scan` accepts the page.
+    fn scan_page(
+        &mut self,
+        page: u16,
+        scan: &mut dyn FnMut(u32, &[u32]) -> bool,
+    ) -> Result<bool, CbError> {
+        let bytes = {
+            let mut w = self.world.borrow_mut();
+            let c = w.tiles[self.tile as usize].cbs[self.index as usize].as_ref();
+            let words = c.ok_or_else(|| self.not_configured())?.page_size / 4;
+            let cycles = 1 + words as u64 * w.cfg.timing.compute_scan_word_cycles;
+            w.charge(self.task, cycles);
+            let mut bytes = vec![0u8; 4 * words as usize];
+            self.copy_page(&w, page, 0, &mut bytes)?;
+            bytes
+        };
+        let run: Vec<u32> = bytes
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        Ok(scan(0, &run))
     }
 }
