@@ -2,6 +2,11 @@
 //! after `0x`), and value parsers that carry the flag's real range, so that `--help`, the
 //! message for a bad value and the check all say the same.
 //!
+//! The hexadecimal syntax is parsed here (`parse_u64`, five lines) rather than with a crate
+//! such as clap-num (`maybe_hex_range`): the messages must name the allowed range in the words
+//! every other flag uses (`allowed: 1..=16, decimal or 0x-hex`); clap-num says `exceeds maximum
+//! of 16`.
+//!
 //! Leaf module: imports nothing of the crate.
 
 /// Parses decimal or `0x`-prefixed hexadecimal.

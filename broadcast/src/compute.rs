@@ -55,6 +55,8 @@ impl core::fmt::Display for ComputeError {
     }
 }
 
+impl core::error::Error for ComputeError {}
+
 /// Waits until `pages` pages are ready.
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 async fn wait_pages<K, P, C>(

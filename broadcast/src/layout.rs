@@ -23,7 +23,7 @@ use core::fmt;
 
 use blackhole_pac::grid::{GRID_X, GRID_Y};
 use blackhole_pac::harvest::{DramBanks, HarvestMask};
-use heapless::Vec;
+use heapless::Vec as BoundedVec;
 use komorebi_hal::{LogicalRect, NocId};
 
 use crate::area::MAX_RECEIVERS;
@@ -130,8 +130,8 @@ impl core::error::Error for LayoutError {}
 /// Logical -> NoC0 mapping and the NoC grid size.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Geometry {
-    noc0_x: Vec<u8, MAX_LINES>,
-    noc0_y: Vec<u8, MAX_LINES>,
+    noc0_x: BoundedVec<u8, MAX_LINES>,
+    noc0_y: BoundedVec<u8, MAX_LINES>,
     grid: (u8, u8),
     fused_dram: Option<u8>,
 }
@@ -147,8 +147,8 @@ impl Geometry {
             return Err(LayoutError::Geometry);
         }
         Ok(Self {
-            noc0_x: Vec::from_slice(noc0_x).map_err(|_| LayoutError::Geometry)?,
-            noc0_y: Vec::from_slice(noc0_y).map_err(|_| LayoutError::Geometry)?,
+            noc0_x: BoundedVec::from_slice(noc0_x).map_err(|_| LayoutError::Geometry)?,
+            noc0_y: BoundedVec::from_slice(noc0_y).map_err(|_| LayoutError::Geometry)?,
             grid,
             fused_dram: None,
         })
@@ -249,10 +249,10 @@ fn blackhole_mask(harvest_mask: u32) -> Result<HarvestMask, LayoutError> {
 /// column at NoC0 x = `blackhole_pac::harvest::HARVESTING_NOC_LOCATIONS[i]` is harvested; the
 /// complement of ARC telemetry tag 34): the enabled columns by ascending NoC0 x, as
 /// `blackhole_pac::harvest::HarvestMask::columns` gives them.
-pub fn blackhole_noc0_x(harvest_mask: u32) -> Result<Vec<u8, 14>, LayoutError> {
+pub fn blackhole_noc0_x(harvest_mask: u32) -> Result<BoundedVec<u8, 14>, LayoutError> {
     let columns = blackhole_mask(harvest_mask)?.columns();
     // At most 14 enabled columns: always fits.
-    Vec::from_slice(columns.noc0_x()).map_err(|_| LayoutError::Geometry)
+    BoundedVec::from_slice(columns.noc0_x()).map_err(|_| LayoutError::Geometry)
 }
 
 /// A run of logical columns with consecutive NoC0 x: row broadcasts never cross one.
@@ -265,8 +265,8 @@ pub struct Panel {
 }
 
 /// The panels of a column mapping: maximal runs of logical columns whose NoC0 x are consecutive.
-pub fn panels(noc0_x: &[u8]) -> Vec<Panel, MAX_LINES> {
-    let mut out: Vec<Panel, MAX_LINES> = Vec::new();
+pub fn panels(noc0_x: &[u8]) -> BoundedVec<Panel, MAX_LINES> {
+    let mut out: BoundedVec<Panel, MAX_LINES> = BoundedVec::new();
     for (i, &x) in noc0_x.iter().enumerate().take(MAX_LINES) {
         let continues = i > 0 && noc0_x[i - 1].checked_add(1) == Some(x);
         match out.last_mut() {
@@ -286,7 +286,7 @@ pub fn panels(noc0_x: &[u8]) -> Vec<Panel, MAX_LINES> {
 /// One broadcast: its cores in rank order (rank 0 sends), as logical coordinates.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BroadcastCores {
-    cores: Vec<RawXy, MAX_CORES>,
+    cores: BoundedVec<RawXy, MAX_CORES>,
 }
 
 impl BroadcastCores {
@@ -296,7 +296,7 @@ impl BroadcastCores {
             return Err(LayoutError::NotConsecutive);
         }
         Ok(Self {
-            cores: Vec::from_slice(cores).map_err(|_| LayoutError::TooManyCores(cores.len()))?,
+            cores: BoundedVec::from_slice(cores).map_err(|_| LayoutError::TooManyCores(cores.len()))?,
         })
     }
 
@@ -328,11 +328,11 @@ pub fn broadcasts(
     rect: LogicalRect,
     along: Along,
     noc: NocId,
-) -> Result<Vec<BroadcastCores, MAX_GROUP>, LayoutError> {
+) -> Result<BoundedVec<BroadcastCores, MAX_GROUP>, LayoutError> {
     geometry.check_inside(rect)?;
-    let mut out: Vec<BroadcastCores, MAX_GROUP> = Vec::new();
-    let mut line: Vec<RawXy, MAX_LINES> = Vec::new();
-    let mut emit = |line: &mut Vec<RawXy, MAX_LINES>| -> Result<(), LayoutError> {
+    let mut out: BoundedVec<BroadcastCores, MAX_GROUP> = BoundedVec::new();
+    let mut line: BoundedVec<RawXy, MAX_LINES> = BoundedVec::new();
+    let mut emit = |line: &mut BoundedVec<RawXy, MAX_LINES>| -> Result<(), LayoutError> {
         if noc == NocId::Noc1 {
             line.reverse();
         }
@@ -382,7 +382,7 @@ pub fn broadcast_rect(
     broadcast: &BroadcastCores,
     noc: NocId,
 ) -> Result<Option<(RawXy, RawXy)>, LayoutError> {
-    let mut raw: Vec<RawXy, MAX_CORES> = Vec::new();
+    let mut raw: BoundedVec<RawXy, MAX_CORES> = BoundedVec::new();
     for &c in broadcast.cores() {
         let p = geometry.noc_xy(c, noc).ok_or(LayoutError::OutsideGrid {
             rect: LogicalRect::new(c.0, c.1, 1, 1),
@@ -440,7 +440,7 @@ pub fn broadcast_args(
     along: Along,
     noc: NocId,
     params: BroadcastParams,
-) -> Result<Vec<CoreArgs, MAX_GROUP>, LayoutError> {
+) -> Result<BoundedVec<CoreArgs, MAX_GROUP>, LayoutError> {
     geometry.check_inside(group)?;
     geometry.check_inside(rect)?;
     if !group.covers(rect) {
@@ -460,11 +460,11 @@ pub fn broadcast_args(
         return Err(LayoutError::Args(ArgsError::BroadcastId(params.broadcast)));
     }
     let all = broadcasts(geometry, rect, along, noc)?;
-    let mut rects: Vec<Option<(RawXy, RawXy)>, MAX_GROUP> = Vec::new();
+    let mut rects: BoundedVec<Option<(RawXy, RawXy)>, MAX_GROUP> = BoundedVec::new();
     for b in &all {
         let _ = rects.push(broadcast_rect(geometry, b, noc)?);
     }
-    let mut out: Vec<CoreArgs, MAX_GROUP> = Vec::new();
+    let mut out: BoundedVec<CoreArgs, MAX_GROUP> = BoundedVec::new();
     for y in group.y0..group.y0 + group.rows {
         for x in group.x0..group.x0 + group.columns {
             let mut args = BroadcastArgs {

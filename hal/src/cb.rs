@@ -55,7 +55,37 @@ impl core::fmt::Display for ErrorKind {
     }
 }
 
-crate::error::error_skeleton!("circular buffer");
+/// An error of a circular buffer operation. Generic code only looks at [`Error::kind`].
+pub trait Error: core::fmt::Debug {
+    /// The generic kind of this error.
+    fn kind(&self) -> ErrorKind;
+}
+
+impl Error for ErrorKind {
+    #[inline]
+    fn kind(&self) -> ErrorKind {
+        *self
+    }
+}
+
+impl Error for core::convert::Infallible {
+    #[inline]
+    fn kind(&self) -> ErrorKind {
+        match *self {}
+    }
+}
+
+impl core::error::Error for ErrorKind {}
+
+/// The error type of a circular buffer implementation.
+pub trait ErrorType {
+    /// The error type every method of the trait returns.
+    type Error: Error;
+}
+
+impl<T: ErrorType + ?Sized> ErrorType for &mut T {
+    type Error = T::Error;
+}
 
 /// One local circular buffer; see the module docs.
 pub trait CircularBuffer: ErrorType {

@@ -6,7 +6,6 @@
 
 pub mod cb;
 pub mod control;
-mod error;
 pub mod noc;
 pub mod role;
 pub mod types;

@@ -114,7 +114,37 @@ impl core::fmt::Display for ErrorKind {
     }
 }
 
-crate::error::error_skeleton!("NoC");
+/// An error of an NoC operation. Generic code only looks at [`Error::kind`].
+pub trait Error: core::fmt::Debug {
+    /// The generic kind of this error.
+    fn kind(&self) -> ErrorKind;
+}
+
+impl Error for ErrorKind {
+    #[inline]
+    fn kind(&self) -> ErrorKind {
+        *self
+    }
+}
+
+impl Error for core::convert::Infallible {
+    #[inline]
+    fn kind(&self) -> ErrorKind {
+        match *self {}
+    }
+}
+
+impl core::error::Error for ErrorKind {}
+
+/// The error type of an NoC implementation.
+pub trait ErrorType {
+    /// The error type every method of the trait returns.
+    type Error: Error;
+}
+
+impl<T: ErrorType + ?Sized> ErrorType for &mut T {
+    type Error = T::Error;
+}
 
 /// Whether a write asks for acknowledgements.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

@@ -13,13 +13,6 @@
 //! spins in the wait itself instead of re-entering a state machine from an executor, which is
 //! what the firmware builds. Source and behaviour are the same in both builds.
 
-#[cfg(not(komorebi_blocking))]
-use core::future::Future;
-#[cfg(not(komorebi_blocking))]
-use core::pin::{Pin, pin};
-#[cfg(not(komorebi_blocking))]
-use core::task::{Context, Poll, Waker};
-
 use crate::control::{self, ControlBlock, Error as _};
 
 /// How a waiting kernel lets time pass between two polls of its condition.
@@ -48,7 +41,7 @@ pub struct Spin;
 impl Pause for Spin {
     #[inline]
     async fn pause(&mut self, _deadline: u64) {
-        YieldOnce(false).await
+        embassy_futures::yield_now().await
     }
 }
 
@@ -57,24 +50,6 @@ impl Pause for Spin {
     #[inline]
     fn pause(&mut self, _deadline: u64) {
         core::hint::spin_loop()
-    }
-}
-
-/// A future that is pending exactly once.
-#[cfg(not(komorebi_blocking))]
-struct YieldOnce(bool);
-
-#[cfg(not(komorebi_blocking))]
-impl Future for YieldOnce {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0 {
-            Poll::Ready(())
-        } else {
-            self.0 = true;
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        }
     }
 }
 
@@ -214,18 +189,11 @@ where
     }
 }
 
-/// Runs `future` to completion by polling it in a loop: the executor of a core that runs one
-/// kernel and has nothing else to do. The waker does nothing; every `Pending` is polled again.
+/// Runs a future to completion by polling it in a loop: the executor of a core that runs one
+/// kernel and has nothing else to do (embassy-futures' `block_on`: its waker does nothing and
+/// every `Pending` is polled again at once).
 #[cfg(not(komorebi_blocking))]
-pub fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
-            return out;
-        }
-    }
-}
+pub use embassy_futures::block_on;
 
 /// The blocking build's executor: every protocol call has run to its end before it returns, so
 /// this hands back its result. Kernel entry points read the same in both builds.

@@ -63,7 +63,7 @@
 
 use core::fmt;
 
-use heapless::Vec;
+use heapless::Vec as BoundedVec;
 use komorebi_broadcast::args::{ARGS_WORDS, BroadcastArgs, MAX_BLOCKS, check_word};
 use komorebi_hal::{NocId, Role, Xy};
 
@@ -383,15 +383,15 @@ pub struct ComputeProgram {
     /// Whether compute reads and checks every word, or only takes and pops the blocks.
     pub check: Check,
     /// The broadcasts, at most [`MAX_INPUTS`].
-    pub inputs: Vec<ComputeInput, MAX_INPUTS>,
+    pub inputs: BoundedVec<ComputeInput, MAX_INPUTS>,
     /// Injected fault: stop popping before this block.
     pub stall_before: Option<u16>,
 }
 
 impl ComputeProgram {
     /// The words.
-    pub fn encode(&self) -> Vec<u32, MAX_COMPUTE_WORDS> {
-        let mut w: Vec<u32, MAX_COMPUTE_WORDS> = Vec::new();
+    pub fn encode(&self) -> BoundedVec<u32, MAX_COMPUTE_WORDS> {
+        let mut w: BoundedVec<u32, MAX_COMPUTE_WORDS> = BoundedVec::new();
         // Capacity is MAX_COMPUTE_WORDS and streams hold at most MAX_INPUTS: no push fails.
         let check = match self.check {
             Check::Full => 0,
@@ -443,7 +443,7 @@ impl ComputeProgram {
         } else {
             Check::Full
         };
-        let mut inputs = Vec::new();
+        let mut inputs = BoundedVec::new();
         let chunks = body.chunks_exact(COMPUTE_INPUT_WORDS);
         for w in chunks.filter_map(|c| <&[u32; COMPUTE_INPUT_WORDS]>::try_from(c).ok()) {
             let producer = match w[6] {
@@ -487,11 +487,11 @@ pub struct BroadcastProgram {
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct ProgramWords {
     /// The reader's words (empty: no broadcast).
-    pub reader: Vec<u32, MOVER_WORDS>,
+    pub reader: BoundedVec<u32, MOVER_WORDS>,
     /// The writer's words (empty: no broadcast).
-    pub writer: Vec<u32, MOVER_WORDS>,
+    pub writer: BoundedVec<u32, MOVER_WORDS>,
     /// Compute's words.
-    pub compute: Vec<u32, MAX_COMPUTE_WORDS>,
+    pub compute: BoundedVec<u32, MAX_COMPUTE_WORDS>,
 }
 
 impl BroadcastProgram {
@@ -562,8 +562,8 @@ impl BroadcastProgram {
     /// this shape (a run checks each core's program once, not once per job).
     pub fn words(&self) -> ProgramWords {
         let mover = |m: Option<&MoverProgram>| {
-            m.map_or_else(Vec::new, |m| {
-                let mut v = Vec::new();
+            m.map_or_else(BoundedVec::new, |m| {
+                let mut v = BoundedVec::new();
                 // MOVER_WORDS words into a Vec of that capacity.
                 let _ = v.extend_from_slice(&m.encode());
                 v
@@ -602,7 +602,7 @@ impl BroadcastProgram {
 /// words.
 pub fn fuzz_decode(data: &[u8]) {
     let (counts, rest) = data.split_at(data.len().min(3));
-    let words: Vec<u32, { crate::abi::MAX_PROGRAM_WORDS }> = rest
+    let words: BoundedVec<u32, { crate::abi::MAX_PROGRAM_WORDS }> = rest
         .chunks_exact(4)
         .take(crate::abi::MAX_PROGRAM_WORDS)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))

@@ -1,10 +1,12 @@
 //! The SVG line chart of `--plot`: axes with ticks, a polyline and markers per series, a legend,
 //! a title, every text escaped.
 //!
-//! Written by hand rather than with a plotting crate: the bench draws one small line chart, a
-//! few dozen lines of SVG, and a plotting crate (plotters and the like) would bring a
-//! dependency tree of fonts, image back ends and their build scripts into a driver stack that
-//! otherwise keeps its dependencies lean.
+//! Written by hand rather than with a plotting crate, a choice re-examined on 2026-12-04:
+//! plotters 0.3 with only its `svg_backend` and `line_series` features does build without
+//! fonts, but adds plotters, plotters-backend, plotters-svg and num-traits (and wasm-bindgen's
+//! tree to the lock file) for one small line chart, a few dozen lines of SVG; and the chart's
+//! tests look for its own classes on the ticks (`x-tick`, `y-tick`), which this module writes
+//! and a plotting crate would not.
 
 use std::fmt::Write as _;
 
