@@ -66,10 +66,12 @@ use komorebi_hal::control::ControlBlock;
 use komorebi_hal::noc::{NocMulticast, WriteMode};
 use komorebi_hal::{DataMovement, L1Addr, NocAddr, Pause};
 
-use super::cause::{Cause, Fail, ctrl_cause, issued, noc_cause};
+use super::Broadcast;
+use super::cause::{Cause, Fail, GiveUp, ctrl_cause, issued, noc_cause};
+use super::part::Part;
 use super::wait::{deadline, wait_for};
 use crate::area::{self, Where, marker, marker_count};
-use crate::args::BroadcastArgs;
+use crate::args::{BroadcastArgs, MAX_BLOCKS};
 
 /// The count every receiver's DONE-BY word must reach before the sender casts `block`:
 /// komorebi's, that it popped block `block - window` (that slot's; none in the first lap), or
@@ -158,4 +160,43 @@ where
     .await
     .map_err(|c| (PLACE, c))?;
     cb.push(pages).map_err(|e| (PLACE, Cause::Cb(e.kind())))
+}
+
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
+impl<C: CircularBuffer> Broadcast<C> {
+    /// The handshake peer's block `block` (module docs): the sender casts it (after `reserve` and
+    /// its reads) once every receiver is ready for it; a receiver: own slot, ready, flag, push.
+    pub async fn handshake<N, K, P>(
+        &mut self,
+        dm: &mut DataMovement<N, K, P>,
+        block: u32,
+    ) -> Result<(), GiveUp>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        let valid = Where::BroadcastValid;
+        let r = match (self.part, self.admit(false, block, MAX_BLOCKS - 1, valid)) {
+            (Part::Sender { .. }, _) => self.cast_inner::<true, N, K, P>(dm, block).await,
+            (Part::Receiver { done_dst }, Ok(args)) => {
+                let (seq, slot_bytes) = (self.sequence as u16, self.slot_bytes);
+                let r = Ready {
+                    args,
+                    seq,
+                    block,
+                    slot_bytes,
+                    src: self.marker_src,
+                    dst: done_dst,
+                };
+                let r = ready(dm, &mut self.cb, &mut self.wait_cycles, &r).await;
+                // The ready word says every block so far: `finish` sends no last marker after it.
+                self.marker_sent = r.is_ok().then_some((block + 1) as u16).or(self.marker_sent);
+                self.blocks += r.is_ok() as u32;
+                r
+            }
+            (_, admitted) => admitted.and(Err((valid, Cause::Misuse))),
+        };
+        self.settle(&mut dm.ctrl, block, r)
+    }
 }

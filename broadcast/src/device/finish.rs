@@ -1,0 +1,126 @@
+//! Every core's last call, `finish`: compute popped every block, the buffer padded to whole
+//! windows, the last markers sent and every transfer of this core acknowledged.
+
+use komorebi_hal::cb::{CircularBuffer, Error as _};
+use komorebi_hal::control::ControlBlock;
+use komorebi_hal::noc::NocMulticast;
+use komorebi_hal::{DataMovement, Pause};
+
+use super::Broadcast;
+use super::cause::{Cause, Fail, GiveUp, ctrl_cause, noc_cause};
+use super::part::Part;
+use super::wait::{deadline, receivers_done, wait_for};
+use crate::area::{self, Where, padding_blocks};
+use crate::args::MAX_BLOCKS;
+
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
+impl<C: CircularBuffer> Broadcast<C> {
+    /// Every core: waits until its compute popped every block, pads the buffer to whole windows,
+    /// and waits until its last transfers are acknowledged (see the module docs).
+    pub async fn finish<N, K, P>(&mut self, dm: &mut DataMovement<N, K, P>) -> Result<(), GiveUp>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        let block = self.blocks;
+        let r = self.finish_inner(dm).await;
+        let r = self.settle(&mut dm.ctrl, block, r);
+        if r.is_ok() {
+            self.finished = true;
+            self.store_stats(&mut dm.ctrl).map_err(|e| {
+                self.give_up_with(&mut dm.ctrl, Where::BroadcastFree, block, ctrl_cause(e))
+            })?;
+        }
+        r
+    }
+
+    async fn finish_inner<N, K, P>(&mut self, dm: &mut DataMovement<N, K, P>) -> Result<(), Fail>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        let sender = matches!(self.part, Part::Sender { .. });
+        let place = if sender {
+            Where::BroadcastDone
+        } else {
+            Where::BroadcastValid
+        };
+        let args = self.admit(sender, self.blocks, MAX_BLOCKS, place)?;
+        if self.reserved > self.blocks {
+            // A block reserved and never cast: its reads may still be landing in the slot.
+            return Err((place, Cause::Misuse));
+        }
+        let (id, seq, blocks, pages) = (self.id, self.sequence as u16, self.blocks, args.pages);
+        let mut pump = self.pump_state();
+        let DataMovement { noc, ctrl, pause } = dm;
+        let until = deadline(ctrl).map_err(|c| (Where::BroadcastFree, c))?;
+        let cb = &mut self.cb;
+        // Own compute popped every block (a receiver keeps its markers going meanwhile).
+        let r = wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
+            if sender {
+                Ok(pump.popped.blocks(cb, pages)? >= blocks)
+            } else {
+                pump.pump(noc, cb, c, pages, blocks, false)?;
+                Ok(pump.popped.blocks(cb, pages)? >= blocks)
+            }
+        })
+        .await;
+        let r = r.map_err(|c| (Where::BroadcastFree, c));
+        if let Err(e) = r {
+            self.apply(pump);
+            return Err(e);
+        }
+        let pad = padding_blocks(args.window, blocks) * pages as u32;
+        if pad > 0 {
+            if let Err(e) = cb.push(pad as u16) {
+                self.apply(pump);
+                return Err((Where::BroadcastFree, Cause::Cb(e.kind())));
+            }
+        }
+        let r = match self.part {
+            Part::Sender { rect, receivers } => {
+                let w = Where::BroadcastDone;
+                if rect.is_some() {
+                    wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
+                        receivers_done(c, id, seq, receivers, blocks)
+                    })
+                    .await
+                    .map_err(|c| (w, c))?;
+                }
+                wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
+                    noc.writes_acked().map_err(noc_cause)
+                })
+                .await
+                .map_err(|c| (w, c))?;
+                for rank in 1..=receivers {
+                    ctrl.store(area::done_by(id, rank), 0)
+                        .map_err(|e| (w, ctrl_cause(e)))?;
+                }
+                ctrl.store(area::area(id) + area::VALID, 0)
+                    .map_err(|e| (w, ctrl_cause(e)))
+            }
+            Part::Receiver { .. } => {
+                let w = Where::BroadcastFree;
+                let r = wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
+                    pump.pump(noc, cb, c, pages, blocks, true)?;
+                    Ok(pump.sent == Some(blocks as u16))
+                })
+                .await;
+                self.apply(pump);
+                r.map_err(|c| (w, c))?;
+                wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
+                    noc.writes_acked().map_err(noc_cause)
+                })
+                .await
+                .map_err(|c| (w, c))?;
+                ctrl.store(area::area(id) + area::VALID, 0)
+                    .map_err(|e| (w, ctrl_cause(e)))
+            }
+            Part::Excluded => Err((place, Cause::Misuse)),
+        };
+        self.apply(pump);
+        r
+    }
+}

@@ -1,0 +1,191 @@
+//! The sender's calls: reserving a slot (`reserve`, and `reserve_ready` for reading ahead) and
+//! casting a block (`cast`: the reads landed, the receivers done with the slot, multicast, VALID,
+//! push).
+
+use komorebi_hal::cb::{CircularBuffer, Error as _};
+use komorebi_hal::control::ControlBlock;
+use komorebi_hal::noc::{NocMulticast, ReadTag, WriteMode};
+use komorebi_hal::{DataMovement, L1Addr, Pause};
+
+use super::cause::{Cause, Fail, GiveUp, ctrl_cause, issued, noc_cause};
+use super::part::Part;
+use super::wait::{deadline, receivers_done, wait_for};
+use super::{Broadcast, handshake};
+use crate::area::{self, Where, marker};
+use crate::args::MAX_BLOCKS;
+
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
+impl<C: CircularBuffer> Broadcast<C> {
+    /// Sender: the read tag of block `block`'s reads when it is read ahead (see "Reading
+    /// ahead" in the module docs): one tag per slot, `block % window`.
+    pub fn read_tag(&self, block: u32) -> ReadTag {
+        // A window is at most 8 (`args` checks it), so each slot has a tag of its own.
+        ReadTag::cyclic(block % self.args.map_or(1, |a| a.window.max(1)) as u32)
+    }
+
+    /// Sender: false when [`reserve`](Self::reserve) of `block` would wait for its slot:
+    /// its own compute has not popped the blocks that were in the slots up to it. Never waits
+    /// and records nothing. True also when `reserve` would return at once without a slot (a
+    /// `block` more than `window - 1` ahead of the next to cast, a buffer that cannot be read),
+    /// so a sender asks it only for the next block to reserve, within the window.
+    pub fn reserve_ready(&mut self, block: u32) -> bool {
+        let (window, pages) = self.args.map_or((0, 0), |a| (a.window, a.pages));
+        let ahead = block.wrapping_sub(self.blocks);
+        let need = ahead.saturating_add(1).saturating_mul(pages as u32);
+        ahead >= window as u32 || self.cb.pages_free().map_or(true, |f| f as u32 >= need)
+    }
+
+    /// Sender: waits until slot `block % window` is free in its own buffer (its compute popped
+    /// block `block - window`) and returns the slot's address, the same on every core.
+    /// `block` is the next block not reserved yet, at most `window - 1` ahead of the next to
+    /// cast (module docs, "Reading ahead"); anything else is misuse.
+    pub async fn reserve<N, K, P>(
+        &mut self,
+        dm: &mut DataMovement<N, K, P>,
+        block: u32,
+    ) -> Result<L1Addr, GiveUp>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        let r = self.reserve_inner(dm, block).await;
+        self.settle(&mut dm.ctrl, block, r)
+    }
+
+    async fn reserve_inner<N, K, P>(
+        &mut self,
+        dm: &mut DataMovement<N, K, P>,
+        block: u32,
+    ) -> Result<L1Addr, Fail>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        const PLACE: Where = Where::BroadcastFree;
+        let args = self.admit_next(true, block, self.reserved, MAX_BLOCKS - 1, PLACE)?;
+        let window = args.window as u32;
+        // Blocks reserved and not cast: `self.blocks..block`; this one makes one more.
+        let ahead = block - self.blocks;
+        if ahead >= window {
+            return Err((PLACE, Cause::Misuse));
+        }
+        let until = deadline(&mut dm.ctrl).map_err(|c| (PLACE, c))?;
+        let need = (ahead + 1) * args.pages as u32;
+        let cb = &mut self.cb;
+        wait_for(
+            &mut dm.ctrl,
+            &mut dm.pause,
+            until,
+            &mut self.wait_cycles,
+            &mut |_| Ok(cb.pages_free().map_err(|e| Cause::Cb(e.kind()))? as u32 >= need),
+        )
+        .await
+        .map_err(|c| (PLACE, c))?;
+        // Every command starts at slot 0 and only `cast` pushes, a slot at a time: the next
+        // block to cast has its slot at the buffer's write pointer, and the blocks reserved
+        // ahead follow it (checked when nothing is reserved ahead, as every block 0 is).
+        let slot = self.cb.base().offset((block % window) * self.slot_bytes);
+        match slot {
+            Some(a) if ahead > 0 || a == self.cb.write_ptr() => {
+                self.reserved = block + 1;
+                Ok(a)
+            }
+            _ => Err((PLACE, Cause::NotAtSlotZero)),
+        }
+    }
+
+    /// Sender: once the block's reads have landed and every receiver is done with block
+    /// `block - window`, multicasts the block to its slot on every receiver, then VALID, then
+    /// hands it to its own compute.
+    pub async fn cast<N, K, P>(
+        &mut self,
+        dm: &mut DataMovement<N, K, P>,
+        block: u32,
+    ) -> Result<(), GiveUp>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        let r = self.cast_inner::<false, N, K, P>(dm, block).await;
+        self.settle(&mut dm.ctrl, block, r)
+    }
+
+    /// `cast`, and with `HANDSHAKE` the peer's: they differ only in the count the DONE-BY words
+    /// must reach (a constant: komorebi's build carries none of the peer's code).
+    pub(super) async fn cast_inner<const HANDSHAKE: bool, N, K, P>(
+        &mut self,
+        dm: &mut DataMovement<N, K, P>,
+        block: u32,
+    ) -> Result<(), Fail>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        const PLACE: Where = Where::BroadcastDone;
+        let args = self.admit(true, block, MAX_BLOCKS - 1, PLACE)?;
+        let Part::Sender { rect, receivers } = self.part else {
+            return Err((PLACE, Cause::Misuse));
+        };
+        if block >= self.reserved {
+            // Cast before reserve: the slot was never checked free.
+            return Err((PLACE, Cause::Misuse));
+        }
+        // Blocks read ahead: wait for this block's tag only; else for every read.
+        let tag = (self.reserved > block + 1).then(|| self.read_tag(block));
+        let (id, seq) = (self.id, self.sequence as u16);
+        let DataMovement { noc, ctrl, pause } = dm;
+        let until = deadline(ctrl).map_err(|c| (PLACE, c))?;
+        // The block's reads have landed in the slot.
+        wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
+            match tag {
+                Some(tag) => noc.tagged_reads_done(tag),
+                None => noc.reads_done(),
+            }
+            .map_err(noc_cause)
+        })
+        .await
+        .map_err(|c| (PLACE, c))?;
+        let slot = self.cb.write_ptr();
+        if let Some(rect) = rect {
+            if let Some(needed) = handshake::needed(HANDSHAKE, block, args.window) {
+                wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
+                    receivers_done(c, id, seq, receivers, needed)
+                })
+                .await
+                .map_err(|c| (PLACE, c))?;
+            }
+            let len = self.slot_bytes;
+            wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
+                issued(noc.multicast(slot, rect, slot, len, WriteMode::ORDERED))
+            })
+            .await
+            .map_err(|c| (PLACE, c))?;
+            // The VALID source may change only once the previous VALID left.
+            wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
+                noc.writes_sent().map_err(noc_cause)
+            })
+            .await
+            .map_err(|c| (PLACE, c))?;
+        }
+        let offset = area::area(id) + area::VALID;
+        ctrl.store(offset, marker(seq, (block + 1) as u16))
+            .map_err(|e| (PLACE, ctrl_cause(e)))?;
+        if let Some(rect) = rect {
+            let src = self.valid_src;
+            wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
+                issued(noc.multicast(src, rect, src, 4, WriteMode::ORDERED))
+            })
+            .await
+            .map_err(|c| (PLACE, c))?;
+        }
+        self.cb
+            .push(args.pages)
+            .map_err(|e| (PLACE, Cause::Cb(e.kind())))?;
+        self.blocks += 1;
+        Ok(())
+    }
+}
