@@ -177,7 +177,7 @@ fn with_columns_5_and_11_harvested_the_firmware_runs_end_to_end() {
 #[test]
 fn with_stores_held_as_long_as_the_hardware_may_every_marker_still_goes_out_fresh() {
     use komorebi::app::broadcast::BroadcastPlan;
-    use komorebi::{Backend, Feeder, Session};
+    use komorebi::{Backend, Feeder};
     // Every L1 store of every core waits in its store queue until a same-address load, a fifth
     // store or 256 cycles. The firmware reads every control-block word back after its store
     // (silicon `SiliconCtrl::store`), and every job still checks every byte. (This run would
@@ -189,7 +189,7 @@ fn with_stores_held_as_long_as_the_hardware_may_every_marker_still_goes_out_fres
         harvest: HarvestMask::new(0x3FF).unwrap(),
         ..small(Exec::Firmware)
     };
-    let mut session = Session::open(
+    let mut session = broadcast::open_session(
         Backend::pcie_sim(komorebi_sim::SimConfig {
             harvest: cfg.harvest,
             late_core_stores: true,

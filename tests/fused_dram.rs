@@ -10,11 +10,11 @@ use std::sync::OnceLock;
 
 use blackhole_pac::grid::{DRAM_PORTS, Noc0Xy};
 use blackhole_pac::harvest::DramBanks;
+use komorebi::Backend;
 use komorebi::app::broadcast::{
     self, BroadcastConfig, BroadcastPlan, BroadcastSummary, Check, DeviceChoice,
 };
 use komorebi::host::backend::{Exec, built_firmware};
-use komorebi::{Backend, Session};
 use komorebi_broadcast::layout::Geometry;
 use komorebi_hal::{LogicalRect, NocId};
 use komorebi_kernel::broadcast_handler::program::STREAMS;
@@ -198,7 +198,7 @@ fn the_firmware_on_the_simulated_card_runs_with_a_west_and_an_east_bank_fused() 
 
 #[test]
 fn a_plan_that_ignores_the_fused_bank_is_refused_at_its_first_dram_write() {
-    let mut session = Session::open(Backend::Simulator(SimConfig {
+    let mut session = broadcast::open_session(Backend::Simulator(SimConfig {
         fused_dram: Some(0),
         ..SimConfig::default()
     }))

@@ -87,7 +87,7 @@ fn a_fault_gives_the_same_give_ups_on_pcie_sim_as_on_the_simulator() {
 /// A session on the simulated card whose tile windows are relaxed and whose posted writes are
 /// reordered, as dynamic virtual channels may on a card.
 fn reordering(seed: u64, read_back: bool) -> Session {
-    Session::open(Backend::PcieSim {
+    broadcast::open_session(Backend::PcieSim {
         config: SimConfig {
             seed,
             reorder_posted_writes: true,
@@ -137,7 +137,7 @@ fn with_fewer_windows_than_tiles_and_another_harvest_every_byte_still_checks() {
     // 16 windows of 2 MiB for 120 tiles and none of 4 GiB: most tiles and every DRAM bank
     // share the spare window, which moves only after a read back of its last write.
     let harvest = blackhole_pac::harvest::HarvestMask::new((1 << 8) | (1 << 11)).unwrap();
-    let mut s = Session::open(Backend::PcieSim {
+    let mut s = broadcast::open_session(Backend::PcieSim {
         config: SimConfig {
             harvest,
             ..SimConfig::default()
@@ -182,7 +182,7 @@ fn no_window_left_is_an_unusable_device() {
 }
 
 fn open_error(backend: Backend) -> PcieError {
-    match Session::open(backend) {
+    match broadcast::open_session(backend) {
         Err(SessionError::Unusable(e)) => e,
         Err(e) => panic!("expected an unusable device, got {e}"),
         Ok(_) => panic!("expected an unusable device, got a session"),
@@ -243,7 +243,7 @@ fn an_image_that_does_not_start_is_named_with_its_tiles() {
 
 #[test]
 fn a_hung_card_is_a_lost_device_not_a_value() {
-    let mut s = Session::open(Backend::pcie_sim(SimConfig::default())).unwrap();
+    let mut s = broadcast::open_session(Backend::pcie_sim(SimConfig::default())).unwrap();
     let cfg = small(DeviceChoice::PcieSim);
     let plan = BroadcastPlan::new(&cfg, s.geometry()).unwrap();
     plan.prepare(&mut s).unwrap();
@@ -258,7 +258,7 @@ fn a_hung_card_is_a_lost_device_not_a_value() {
 
 #[test]
 fn a_dead_tile_reads_as_dead_while_the_card_answers() {
-    let mut s = Session::open(Backend::pcie_sim(SimConfig::default())).unwrap();
+    let mut s = broadcast::open_session(Backend::pcie_sim(SimConfig::default())).unwrap();
     let tile = s.noc0(komorebi_hal::LogicalXy::new(0, 0)).unwrap();
     let cfg = small(DeviceChoice::PcieSim);
     let plan = BroadcastPlan::new(&cfg, s.geometry()).unwrap();

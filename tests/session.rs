@@ -2,7 +2,7 @@
 //! failed one on the same tiles.
 
 use blackhole_pac::grid::Noc0Xy;
-use komorebi::app::broadcast::{BroadcastConfig, BroadcastPlan};
+use komorebi::app::broadcast::{BroadcastConfig, BroadcastPlan, open_session};
 use komorebi::{Backend, CommandSpec, Feeder, Run, Session, TileProgram};
 use komorebi_broadcast::args::BroadcastArgs;
 use komorebi_hal::{LogicalRect, LogicalXy, Role};
@@ -12,7 +12,7 @@ use komorebi_kernel::broadcast_handler::program::{BroadcastProgram, MoverProgram
 use komorebi_sim::{Fault, SimConfig};
 
 fn session() -> Session {
-    Session::open(Backend::Simulator(SimConfig::default())).unwrap()
+    open_session(Backend::Simulator(SimConfig::default())).unwrap()
 }
 
 fn plan(session: &mut Session, rect: LogicalRect) -> BroadcastPlan {

@@ -30,7 +30,7 @@ use crate::dispatch::{
     Cx, DispatchConfig, DispatchSummary, Dispatcher, Finished, GroupId, GroupInfo, Outcome, Place,
     Plugin, Ready, SimTarget, SlotView,
 };
-use crate::host::session::{Backend, CommandSpec, Session};
+use crate::host::session::{Backend, CommandSpec};
 
 /// The schedule's shape.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -294,7 +294,7 @@ pub fn run_with_progress(
     };
     let target = SimTarget::spawn(
         move || {
-            let mut s = Session::open(Backend::Simulator(sim))?;
+            let mut s = crate::app::broadcast::open_session(Backend::Simulator(sim))?;
             // Each plan writes its own DRAM data.
             for p in &for_device {
                 p.prepare(&mut s)?;

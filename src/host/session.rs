@@ -6,17 +6,24 @@
 //! A tile's report is read from the slot's report record once the tile's reported index has
 //! reached the command. A command whose tiles do not all report by its deadline, or any of whose
 //! kernels gave up, is a **timeout**; its report lists every core's first give-up.
+//!
+//! The session knows no program: the handlers and the reader of a program's own give-up
+//! records ([`ProgramRecords`]) come from whoever opens it (the broadcast's
+//! `komorebi::app::broadcast::open_session`). Two things it takes from `komorebi-broadcast`
+//! are not the broadcast's: the chip's grid of enabled Tensix tiles (`layout::Geometry`, which
+//! lives with the host layout functions that are defined over it, in a `no_std` crate the
+//! firmware shares), and the give-up record's operand field, named `broadcast` in the reports
+//! and their JSON, which the kernel ABI's records carry for every program.
 
 use std::collections::HashMap;
 
 use blackhole_pac::grid::Noc0Xy;
 use blackhole_pac::harvest::HarvestMask;
-use komorebi_broadcast::area::{self, GiveUpRecord};
 use komorebi_broadcast::layout::{Geometry, LayoutError};
 use komorebi_hal::{LogicalRect, LogicalXy, Role};
+use komorebi_kernel::Command;
 use komorebi_kernel::abi::{self, KernelGiveUp};
 use komorebi_kernel::handler::HandlerSet;
-use komorebi_kernel::{BroadcastHandler, Command, HandshakeHandler};
 use serde::Serialize;
 
 use komorebi_pcie::PcieError;
@@ -146,6 +153,45 @@ pub struct CoreGiveUp {
     pub kernel: &'static str,
 }
 
+/// Give-ups a program records in control-block words of its own, beside the kernels' records.
+/// A [`Session`] knows no program: whoever opens it with a program's handlers says how to read
+/// that program's records (the broadcast's are `komorebi::app::broadcast::BroadcastRecords`).
+pub trait ProgramRecords {
+    /// Appends to `out` the give-ups of command `sequence` that the tile of logical `core`
+    /// holds, reading its control block with `word(offset)`.
+    fn give_ups(
+        &self,
+        core: [u8; 2],
+        sequence: u32,
+        word: &mut dyn FnMut(u32) -> Result<u32, SessionError>,
+        out: &mut Vec<CoreGiveUp>,
+    ) -> Result<(), SessionError>;
+
+    /// Whether a kernel's own give-up with `code` repeats one of these records, so the report
+    /// leaves it out.
+    fn repeats(&self, code: abi::GiveUpCode) -> bool;
+}
+
+/// A program with no records of its own.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct NoRecords;
+
+impl ProgramRecords for NoRecords {
+    fn give_ups(
+        &self,
+        _core: [u8; 2],
+        _sequence: u32,
+        _word: &mut dyn FnMut(u32) -> Result<u32, SessionError>,
+        _out: &mut Vec<CoreGiveUp>,
+    ) -> Result<(), SessionError> {
+        Ok(())
+    }
+
+    fn repeats(&self, _code: abi::GiveUpCode) -> bool {
+        false
+    }
+}
+
 /// What a command came to.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Report {
@@ -206,6 +252,7 @@ struct TileState {
 /// One open chip.
 pub struct Session {
     device: Box<dyn Device>,
+    records: Box<dyn ProgramRecords>,
     geometry: Geometry,
     tiles: Vec<TileState>,
     by_logical: HashMap<LogicalXy, usize>,
@@ -228,16 +275,15 @@ fn deadline_cycles(wait_limit: u64) -> u64 {
 }
 
 impl Session {
-    /// Opens `backend` with the broadcast handler (id 1) and its handshake peer (id 2) loaded.
-    /// A backend that runs firmware images runs the handlers the images carry instead (the
-    /// broadcast handler only).
-    pub fn open(backend: Backend) -> Result<Self, SessionError> {
-        Self::open_with(backend, || (BroadcastHandler, HandshakeHandler))
-    }
-
-    /// Opens `backend` with the handler set `handlers()` makes, learns the grid (harvesting,
-    /// and the fused DRAM bank) and prepares every tile's control block.
-    pub fn open_with<H, F>(backend: Backend, handlers: F) -> Result<Self, SessionError>
+    /// Opens `backend` with the handler set `handlers()` makes (a backend that runs firmware
+    /// images runs the handlers the images carry instead), learns the grid (harvesting, and the
+    /// fused DRAM bank) and prepares every tile's control block. `records` reads the give-ups
+    /// the program keeps in words of its own, for the reports.
+    pub fn open_with<H, F>(
+        backend: Backend,
+        handlers: F,
+        records: Box<dyn ProgramRecords>,
+    ) -> Result<Self, SessionError>
     where
         H: HandlerSet + 'static,
         F: Fn() -> H + 'static,
@@ -263,6 +309,7 @@ impl Session {
         }
         Ok(Self {
             device,
+            records,
             geometry,
             tiles,
             by_logical,
@@ -492,26 +539,14 @@ impl Session {
             let reported =
                 word(self.device.as_ref(), abi::REPORT_INDEX)?.wrapping_sub(index) as i32 >= 0
                     && word(self.device.as_ref(), record + abi::RECORD_INDEX)? == index;
-            // First give-ups of both broadcast areas that belong to this command.
-            for id in 0..area::MAX_BROADCASTS {
-                let base = area::area(id);
-                let w = [
-                    word(self.device.as_ref(), base + area::GIVE_UP_WHERE)?,
-                    word(self.device.as_ref(), base + area::GIVE_UP_BLOCK)?,
-                    word(self.device.as_ref(), base + area::GIVE_UP_SEQUENCE)?,
-                ];
-                if let Some(g) =
-                    GiveUpRecord::from_words(w).filter(|g| g.sequence == ticket.sequence)
-                {
-                    r.give_ups.push(CoreGiveUp {
-                        core: [logical.x, logical.y],
-                        place: g.place.name(),
-                        broadcast: g.broadcast,
-                        block: g.block,
-                        kernel: "broadcast area",
-                    });
-                }
-            }
+            // The program's own records of this command.
+            let mut read = |offset| word(self.device.as_ref(), offset);
+            self.records.give_ups(
+                [logical.x, logical.y],
+                ticket.sequence,
+                &mut read,
+                &mut r.give_ups,
+            )?;
             if !reported {
                 r.unreported.push([logical.x, logical.y]);
                 continue;
@@ -543,9 +578,9 @@ impl Session {
                     self.device.as_ref(),
                     abi::kernel_word(record + abi::RECORD_GIVE_UP_BLOCK, role),
                 )?;
-                // Broadcast give-ups are in the areas already; the kernel-level ones are added.
+                // Give-ups the program's records hold already are left out.
                 if let Some(g) = KernelGiveUp::from_words(gw, block) {
-                    if !matches!(g.code, abi::GiveUpCode::Broadcast(_)) {
+                    if !self.records.repeats(g.code) {
                         r.give_ups.push(CoreGiveUp {
                             core: [logical.x, logical.y],
                             place: g.code.name(),

@@ -20,6 +20,7 @@
 //! | `load` | the chip's resources ([`Resource`]) and the work a job gives each, priced |
 //! | `bound` | [`JobBound`]: the resource bound of a job and its binding [`Resource`] |
 //! | `summary` | [`BroadcastSummary`]: what a run came to, the bound and efficiency, the text summary |
+//! | `records` | [`BroadcastRecords`]: the broadcast areas' give-ups in the host's reports; [`open_session`] |
 //! | `run` | [`run`], [`run_session`] (the test feeder) and [`run_dispatched`] (the dispatcher) |
 
 mod bound;
@@ -30,6 +31,7 @@ mod inject;
 mod load;
 mod placement;
 mod plan;
+mod records;
 mod run;
 mod summary;
 
@@ -40,5 +42,6 @@ pub use komorebi_kernel::broadcast_handler::program::Check;
 pub use load::{JobBound, NiuPipe, Resource};
 pub use placement::Placement;
 pub use plan::BroadcastPlan;
+pub use records::{BroadcastRecords, open_session};
 pub use run::{run, run_dispatched, run_session};
 pub use summary::{BroadcastSummary, JobResult};
