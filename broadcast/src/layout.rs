@@ -296,7 +296,8 @@ impl BroadcastCores {
             return Err(LayoutError::NotConsecutive);
         }
         Ok(Self {
-            cores: BoundedVec::from_slice(cores).map_err(|_| LayoutError::TooManyCores(cores.len()))?,
+            cores: BoundedVec::from_slice(cores)
+                .map_err(|_| LayoutError::TooManyCores(cores.len()))?,
         })
     }
 

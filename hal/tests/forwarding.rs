@@ -243,7 +243,11 @@ fn a_default_scan_lends_the_page_in_runs_read_with_read_page() {
     assert!(!all);
     assert_eq!(
         f.calls,
-        ["read_page 0 0 256", "read_page 0 256 256", "read_page 0 512 256"]
+        [
+            "read_page 0 0 256",
+            "read_page 0 256 256",
+            "read_page 0 512 256"
+        ]
     );
 }
 
