@@ -6,9 +6,9 @@ use komorebi_hal::control::ControlBlock;
 use komorebi_hal::noc::NocMulticast;
 use komorebi_hal::{DataMovement, Pause};
 
-use super::Broadcast;
 use super::cause::{Cause, Fail, GiveUp, ctrl_cause, noc_cause};
 use super::part::Part;
+use super::state::Broadcast;
 use super::wait::{deadline, receivers_done, wait_for};
 use crate::area::{self, Where, padding_blocks};
 use crate::args::MAX_BLOCKS;

@@ -66,9 +66,9 @@ use komorebi_hal::control::ControlBlock;
 use komorebi_hal::noc::{NocMulticast, WriteMode};
 use komorebi_hal::{DataMovement, L1Addr, NocAddr, Pause};
 
-use super::Broadcast;
 use super::cause::{Cause, Fail, GiveUp, ctrl_cause, issued, noc_cause};
 use super::part::Part;
+use super::state::Broadcast;
 use super::wait::{deadline, wait_for};
 use crate::area::{self, Where, marker, marker_count};
 use crate::args::{BroadcastArgs, MAX_BLOCKS};

@@ -6,8 +6,8 @@ use komorebi_hal::control::ControlBlock;
 use komorebi_hal::noc::NocMulticast;
 use komorebi_hal::{DataMovement, Pause};
 
-use super::Broadcast;
 use super::cause::{Cause, Fail, GiveUp, ctrl_cause};
+use super::state::Broadcast;
 use super::wait::{deadline, wait_for};
 use crate::area::{self, Where, marker_count};
 use crate::args::MAX_BLOCKS;

@@ -8,9 +8,10 @@ use komorebi_hal::noc::{NocMulticast, ReadTag, WriteMode};
 use komorebi_hal::{DataMovement, L1Addr, Pause};
 
 use super::cause::{Cause, Fail, GiveUp, ctrl_cause, issued, noc_cause};
+use super::handshake;
 use super::part::Part;
+use super::state::Broadcast;
 use super::wait::{deadline, receivers_done, wait_for};
-use super::{Broadcast, handshake};
 use crate::area::{self, Where, marker};
 use crate::args::MAX_BLOCKS;
 

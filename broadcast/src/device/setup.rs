@@ -6,11 +6,11 @@ use komorebi_hal::control::ControlBlock;
 use komorebi_hal::noc::NocMulticast;
 use komorebi_hal::{DataMovement, L1Addr, Pause};
 
-use super::Broadcast;
 use super::cause::{Cause, ctrl_cause};
 use super::context::Context;
 use super::part::Part;
 use super::pump::Popped;
+use super::state::Broadcast;
 use crate::area::{self, Where};
 use crate::args::BroadcastArgs;
 

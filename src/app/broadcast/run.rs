@@ -127,7 +127,7 @@ pub fn run_session(
     cfg.validate()?;
     let sim = sim_config(cfg);
     let timing = sim.timing;
-    let mut session = super::open_session(backend(cfg, sim))?;
+    let mut session = super::records::open_session(backend(cfg, sim))?;
     let plan = BroadcastPlan::per_job(cfg, session.geometry())?;
     plan.check_faults()?;
     plan.check_programs()?;
@@ -280,7 +280,7 @@ pub fn run_dispatched(
         }
     });
     let backend = backend(cfg, sim);
-    let target = SimTarget::spawn(move || super::open_session(backend), Some(hook))?;
+    let target = SimTarget::spawn(move || super::records::open_session(backend), Some(hook))?;
     let geometry = target.with_session(|s| s.geometry().clone())?;
     let plan = BroadcastPlan::per_job(cfg, &geometry)?;
     plan.check_faults()?;
