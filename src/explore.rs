@@ -178,8 +178,11 @@ pub fn explore(
         checked_bytes: 0,
     };
     for seed in (0..count).map_while(|i| start.checked_add(i)) {
+        // What the device can run: the firmware on ttsim and a card, the native kernels on
+        // the simulators.
         let cfg = BroadcastConfig {
             device: device.clone(),
+            exec: device.default_exec(),
             ..shape(seed)
         };
         match check_case(&cfg) {

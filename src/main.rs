@@ -62,8 +62,10 @@ enum Command {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
-        /// `sim`, `pcie-sim` or a card's device node.
-        #[arg(long, value_name = "sim|pcie-sim|PATH", default_value = "sim")]
+        /// `sim`, `pcie-sim`, `ttsim[:PATH][@CHIP]` or a card's device node, as `broadcast
+        /// --device`; each case runs what the device runs by default (the firmware on ttsim and
+        /// a card).
+        #[arg(long, value_name = "sim|pcie-sim|ttsim[:PATH][@CHIP]|PATH", default_value = "sim")]
         device: komorebi::app::broadcast::DeviceChoice,
     },
     /// List every Blackhole card tt-kmd presents (or, with `--device ttsim[:PATH]`, every chip

@@ -87,6 +87,19 @@ fn the_small_case_checks_every_byte_on_ttsim_through_feeder_and_dispatcher() {
     }
 }
 
+#[test]
+fn explore_runs_the_firmware_on_ttsim() {
+    let Some(lib) = bh() else { return };
+    let device = format!("ttsim:{}", lib.display());
+    // The shapes run the firmware there (ttsim runs nothing else), each case checked.
+    let (code, out, err) = komorebi(&["explore", "--seeds", "2", "--device", &device, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["cases"], 2, "{v}");
+    assert!(v["failures"].as_array().unwrap().is_empty(), "{v}");
+    assert!(v["checked_bytes"].as_u64().unwrap() > 0, "{v}");
+}
+
 /// The records of `v` for logical `core`, as (where, broadcast, block, kernel).
 fn records(v: &Value, core: [u64; 2]) -> Vec<(String, u64, u64, String)> {
     let mut r: Vec<_> = v["giveups"]
