@@ -65,7 +65,11 @@ enum Command {
         /// `sim`, `pcie-sim`, `ttsim[:PATH][@CHIP]` or a card's device node, as `broadcast
         /// --device`; each case runs what the device runs by default (the firmware on ttsim and
         /// a card).
-        #[arg(long, value_name = "sim|pcie-sim|ttsim[:PATH][@CHIP]|PATH", default_value = "sim")]
+        #[arg(
+            long,
+            value_name = "sim|pcie-sim|ttsim[:PATH][@CHIP]|PATH",
+            default_value = "sim"
+        )]
         device: komorebi::app::broadcast::DeviceChoice,
     },
     /// List every Blackhole card tt-kmd presents (or, with `--device ttsim[:PATH]`, every chip

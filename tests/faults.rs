@@ -1,5 +1,6 @@
-//! The give-up path end to end (seed 002, "When a core stalls"): for every fault class, the
-//! give-ups recorded are exactly those the seed describes, the command is a timeout with every
+//! The give-up path end to end (the broadcast specification's "When a core stalls", which the
+//! `komorebi_broadcast` crate docs restate): for every fault class, the give-ups recorded are
+//! exactly those the specification describes, the command is a timeout with every
 //! core's first give-up, every tile reports (every kernel returned), and the next command on the
 //! same tiles succeeds without any reset.
 //!

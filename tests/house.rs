@@ -396,3 +396,206 @@ fn the_parser_reads_paths_groups_and_relative_paths() {
     with_circle.insert("b".to_string(), "use super::a::Y;".to_string());
     assert!(circle(&graph(&with_circle)).is_some());
 }
+
+// ---- the repository stands alone ------------------------------------------------------------
+
+/// Every text file of the repository, `(path from the root, text)`: build output (`target`
+/// folders) and git's own files left out.
+fn repository_texts() -> Vec<(PathBuf, String)> {
+    const TEXT: &[&str] = &[
+        "rs", "md", "toml", "sh", "ld", "yml", "yaml", "json", "py", "txt", "cfg",
+    ];
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if path.is_dir() {
+                if name != "target" && name != ".git" {
+                    walk(root, &path, out);
+                }
+                continue;
+            }
+            let ext = path.extension().map(|e| e.to_string_lossy().to_string());
+            // Files without an extension are scripts (`.ci/run`) when they are text.
+            if ext.as_deref().is_some_and(|e| !TEXT.contains(&e)) {
+                continue;
+            }
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                out.push((path.strip_prefix(root).unwrap().to_path_buf(), text));
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// `rel` (a path relative to folder `dir` of the repository) stays inside the repository.
+fn stays_inside(dir: &Path, rel: &str) -> bool {
+    let mut depth = dir.components().count() as i64;
+    for part in rel.split('/') {
+        match part {
+            ".." => depth -= 1,
+            "" | "." => {}
+            _ => depth += 1,
+        }
+        if depth < 0 {
+            return false;
+        }
+    }
+    true
+}
+
+/// Every path in `text` that starts with `../` (after a blank, a quote, a bracket or `=`).
+fn parent_paths(text: &str) -> Vec<&str> {
+    let path_char = |c: char| c.is_ascii_alphanumeric() || "_.-/".contains(c);
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(i) = text[at..].find("../") {
+        let start = at + i;
+        let before = text[..start].chars().next_back();
+        let end = text[start..]
+            .find(|c: char| !path_char(c))
+            .map_or(text.len(), |n| start + n);
+        if before.is_none_or(|c| !path_char(c)) {
+            out.push(&text[start..end]);
+        }
+        at = end.max(start + 3);
+    }
+    out
+}
+
+/// What in `text` (of the file at `path`) refers outside the repository: a `../` path that
+/// leaves it, an absolute path into the machine it was written on, or one of the design notes
+/// that were never part of it. CI's script may use the third-party source it builds ttsim from.
+fn outside_references(path: &Path, text: &str) -> Vec<String> {
+    // Spelled in two parts, so that this file does not name them itself.
+    let notes = [
+        "blackhole-facts",
+        "blackhole-perf",
+        "pcie-host-facts",
+        "scale-facts",
+        "style-anchors",
+        "vms-notes",
+        "architecture",
+    ]
+    .map(|n| format!("{n}.{}", "md"));
+    let ci_may_use = [
+        "../shared/third-party/ttsim",
+        "../shared/tools/build-ttsim.sh",
+    ];
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let mut found = Vec::new();
+    for p in parent_paths(text) {
+        let allowed = path == Path::new(".ci/run") && ci_may_use.iter().any(|a| p.starts_with(a));
+        if !allowed && !stays_inside(dir, p) {
+            found.push(p.to_string());
+        }
+    }
+    for abs in ["/work/", "/home/"] {
+        if text.contains(abs) {
+            found.push(abs.to_string());
+        }
+    }
+    for note in notes {
+        if text.contains(&note) {
+            found.push(note);
+        }
+    }
+    found
+}
+
+/// Lines of `text` that speak of a development session (`session 3`, `this session`, `in
+/// session`) rather than a commit or a date. The host runtime's `Session` ("a session", "the
+/// session") is not one.
+fn session_mentions(text: &str) -> Vec<String> {
+    let phrases = [
+        "this session",
+        "last session",
+        "previous session",
+        "next session",
+        "earlier session",
+        "later session",
+        "in session",
+        "development session",
+    ];
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let lower = line.to_lowercase();
+        let numbered = lower.match_indices("session ").any(|(i, s)| {
+            lower[i + s.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit())
+        });
+        if numbered || phrases.iter().any(|p| lower.contains(p)) {
+            found.push(line.trim().to_string());
+        }
+    }
+    found
+}
+
+#[test]
+fn no_file_refers_outside_the_repository_and_no_text_speaks_of_sessions() {
+    let mut bad = Vec::new();
+    for (path, text) in repository_texts() {
+        if path == Path::new("tests/house.rs") {
+            continue;
+        }
+        for r in outside_references(&path, &text) {
+            bad.push(format!(
+                "{}: refers outside the repository: {r}",
+                path.display()
+            ));
+        }
+        for line in session_mentions(&text) {
+            bad.push(format!(
+                "{}: names a session (cite a commit or a date): {line}",
+                path.display()
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn the_standalone_checks_catch_what_they_are_for() {
+    let file = Path::new("docs/x.md");
+    assert_eq!(
+        outside_references(file, "see ../../shared/design/notes and ../README.md"),
+        ["../../shared/design/notes"],
+        "docs/../README.md is inside, docs/../../ is not"
+    );
+    assert_eq!(
+        outside_references(
+            Path::new(".ci/run"),
+            "bash ../shared/tools/build-ttsim.sh out"
+        ),
+        Vec::<String>::new(),
+        "CI builds ttsim from the third-party source"
+    );
+    assert_eq!(
+        outside_references(Path::new("build.rs"), "// see ../shared/tools/x"),
+        ["../shared/tools/x"],
+        "only CI's script may use them"
+    );
+    assert_eq!(
+        outside_references(file, "read /work/notes and blackhole-facts.md"),
+        ["/work/", "blackhole-facts.md"]
+    );
+    assert_eq!(
+        outside_references(file, "include_str!(\"../README.md\") a..b x/../y"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        session_mentions(
+            "measured in session 3\nThe session writes\nthis session's figure\nSession 12"
+        ),
+        [
+            "measured in session 3",
+            "this session's figure",
+            "Session 12"
+        ]
+    );
+}

@@ -336,7 +336,8 @@ fn boot_resets_the_reset_pc_overrides_a_tt_metal_run_left_set() {
     )
     .unwrap();
     // What tt-metal's firmware leaves behind: every override on, PCs inside komorebi's images
-    // (its NCRISC and TRISC firmware bases, blackhole-facts.md §5).
+    // (its NCRISC and TRISC firmware bases: tt-metal `dev_mem_map.h`, docs/blackhole.md,
+    // "tt-metal L1 map").
     let tiles: Vec<_> = card.tensix().collect();
     for &t in &tiles {
         card.write_reg(t, NCRISC_RESET_PC_OVERRIDE, 1).unwrap();

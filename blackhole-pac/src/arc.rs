@@ -1,7 +1,8 @@
 //! What a host reads of the ARC management tile and the PCIe tile's own registers: the
 //! telemetry table, boot status, the PCIe NIU's configuration in BAR0.
 //!
-//! Sources (pcie-host-facts.md §2.1, §2.3, §2.6, §2.8): tt-kmd `blackhole.c`
+//! Sources (docs/blackhole.md, "PCIe BARs", "Translated coordinates", "ARC telemetry" and
+//! "ARC messages"): tt-kmd `blackhole.c`
 //! (`blackhole_populate_telemetry_cache`), tt-umd `blackhole_arc_telemetry_reader.cpp`,
 //! `telemetry.hpp`, `blackhole_implementation.hpp`, `hang_detector.cpp`; tt-kmd
 //! `test/tlbs.cpp` (`is_blackhole_noc_translation_enabled`).

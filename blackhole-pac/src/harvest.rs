@@ -10,7 +10,8 @@
 //! Logical coordinates are dense: logical column `c` is the `c`-th enabled column by ascending
 //! NoC0 x, logical row `r` is NoC0 y = `r + 2`. Sources: tt-umd `blackhole_implementation.hpp`
 //! (`HARVESTING_NOC_LOCATIONS`), `blackhole_coordinate_manager.cpp`, `coordinate_manager.cpp`
-//! (`shuffle_tensix_harvesting_mask`); blackhole-facts.md §1.3 and §2.
+//! (`shuffle_tensix_harvesting_mask`); docs/blackhole.md, "Harvesting" and "Logical
+//! coordinates".
 //!
 //! # The fused DRAM bank
 //!

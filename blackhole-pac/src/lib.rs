@@ -16,8 +16,8 @@
 //! | [`arc`] | ARC telemetry, boot status, the PCIe NIU's registers in BAR0 |
 //! | [`reg`] | `Reg<T, A>`: the volatile register access the blocks are built from |
 //!
-//! Every number comes from a primary source named in its module's docs
-//! (`shared/design/blackhole-facts.md` collects them); the crate's tests check each table
+//! Every number comes from a primary source named in its module's docs (docs/blackhole.md in
+//! the repository collects them, each with its source); the crate's tests check each table
 //! against those numbers. Register blocks wrap a base pointer, so a test lays them over a host
 //! buffer and checks the exact words a driver wrote.
 //!

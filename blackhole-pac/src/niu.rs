@@ -5,7 +5,7 @@
 //! `NOC_CFG(n)` at `base + 0x100 + 4n` and status counters `NOC_STATUS(n)` at
 //! `base + 0x200 + 4n`. Sources: tt-isa-documentation `BlackholeA0/NoC/MemoryMap.md` and
 //! `NoC/Counters.md`; tt-metal `tt_metal/hw/inc/internal/tt-1xx/blackhole/noc/noc_parameters.h`
-//! (blackhole-facts.md §4).
+//! (docs/blackhole.md, "NIU registers", "Command buffers" and "NIU counters").
 
 use crate::reg::{R, RW, Reg, W, fieldset};
 

@@ -5,7 +5,7 @@
 //! `tiles_received` is register 10 (`STREAM_REMOTE_DEST_BUF_SIZE_REG_INDEX`), the consumer's
 //! `tiles_acked` register 8 (`STREAM_REMOTE_DEST_BUF_START_REG_INDEX`), both 16-bit counts of
 //! pages that wrap. Sources: tt-metal `…/blackhole/stream_io_map.h`,
-//! `…/blackhole/noc/noc_overlay_parameters.h` (blackhole-facts.md §5.2).
+//! `…/blackhole/noc/noc_overlay_parameters.h` (docs/blackhole.md, "Circular buffers").
 
 use crate::reg::{RW, Reg};
 

@@ -2,14 +2,14 @@
 //!
 //! Sources: tt-isa-documentation `BlackholeA0/TensixTile/BabyRISCV/README.md` and (fork)
 //! `TensixTile/SoftReset.md`; tt-umd `blackhole_implementation.hpp`; tt-metal `dev_mem_map.h`
-//! (blackhole-facts.md §5).
+//! (docs/blackhole.md, "Tensix cores" and "tt-metal L1 map").
 
 use crate::reg::fieldset;
 
 /// L1 bytes per Tensix (0x0000_0000..0x0018_0000).
 pub const L1_SIZE: u32 = 1536 * 1024;
 /// L1 bytes the ARC firmware uses as scratch (`16..32`): nothing else may be loaded there
-/// (blackhole-facts.md §11, "Boot state").
+/// (tt-metal `dev_mem_map.h`; docs/blackhole.md, "Boot state").
 pub const L1_ARC_SCRATCH: core::ops::Range<u32> = 16..32;
 /// L1 bytes tt-metal reports as usable (`worker_l1_size`).
 pub const L1_USABLE_SIZE: u32 = 1_499_136;

@@ -4,7 +4,7 @@
 //! 4 GiB (indices 202..210). Each window's configuration is a 96-bit value in three `u32`s at
 //! [`TLB_CONFIG_BASE`]` + 12 * index`. Sources: tt-isa-documentation (fork)
 //! `BlackholeA0/PCIExpressTile/HostToDeviceTLBs.md`; tt-kmd `blackhole.c` (`struct TLB_2M_REG`,
-//! `TLB_4G_REG`); blackhole-facts.md §7.2.
+//! `TLB_4G_REG`); docs/blackhole.md, "TLB windows".
 
 /// 2 MiB windows in BAR0.
 pub const TLB_2M_COUNT: u32 = 202;

@@ -5,7 +5,7 @@
 //! This is the one place the rule is written; the host's TLB windows, the silicon backend and
 //! the simulator all use it.
 //!
-//! Sources (blackhole-facts.md §1.4 and §11, pcie-host-facts.md §2.3): the ARC firmware that
+//! Sources (docs/blackhole.md, "Translated coordinates"): the ARC firmware that
 //! programs the tables (tt-system-firmware `lib/tenstorrent/bh_arc/noc_init.c`,
 //! `ComputeNocTranslation`) and tt-umd's `blackhole_coordinate_manager.cpp`
 //! (`fill_tensix_noc0_translated_mapping`, `fill_dram_noc0_translated_mapping`):

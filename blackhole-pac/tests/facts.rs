@@ -1,5 +1,6 @@
-//! Every table of the crate against the numbers of `shared/design/blackhole-facts.md`
-//! (§1 grid, §2 harvesting, §3/§4.5 encodings, §4 NIU, §5 Tensix, §7.2 TLBs).
+//! Every table of the crate against the numbers of docs/blackhole.md, each of which names its
+//! Tenstorrent source (sections Grid, Harvesting, NoC addresses, NIU registers, Tensix cores,
+//! Circular buffers, TLB windows).
 
 use blackhole_pac::addr::*;
 use blackhole_pac::grid::*;
@@ -9,7 +10,7 @@ use blackhole_pac::stream::{self, CbIndex, Streams};
 use blackhole_pac::tensix::{self, SoftReset};
 use blackhole_pac::tlb::*;
 
-// ---- §1 grid -------------------------------------------------------------------------------
+// ---- grid (docs/blackhole.md, Grid) ---------------------------------------------------------
 
 #[test]
 fn grid_is_17_by_12_with_the_published_tile_counts() {
@@ -178,7 +179,7 @@ fn forward_hops_wrap_around_the_torus() {
     assert_eq!(forward_hops(5, 5, 17), 0);
 }
 
-// ---- §2 harvesting -------------------------------------------------------------------------
+// ---- harvesting (docs/blackhole.md, Harvesting) --------------------------------------------
 
 #[test]
 fn harvesting_bit_order_is_the_die_order() {
@@ -265,7 +266,7 @@ fn logical_coordinates_map_to_noc0() {
     assert_eq!(p150.noc0_xy(6, 3).map(Noc0Xy::tile), Some(TileKind::Tensix));
 }
 
-// ---- §3 / §4.5 encodings -------------------------------------------------------------------
+// ---- encodings (docs/blackhole.md, NoC addresses) ------------------------------------------
 
 #[test]
 fn noc_address_encodings_are_tt_metal_s() {
@@ -318,7 +319,7 @@ fn alignment_and_packet_limits() {
     assert_eq!((FLIT_BYTES, MAX_PACKET_BYTES), (64, 16384));
 }
 
-// ---- §4 NIU --------------------------------------------------------------------------------
+// ---- NIU (docs/blackhole.md, NIU registers) ------------------------------------------------
 
 #[test]
 fn niu_bases_and_offsets() {
@@ -522,7 +523,7 @@ fn status_registers_read_from_the_right_words() {
     assert!(niu::TransactionId::new(16).is_none());
 }
 
-// ---- §5 Tensix and streams -----------------------------------------------------------------
+// ---- Tensix and streams (docs/blackhole.md, Tensix cores, Circular buffers) ----------------
 
 #[test]
 fn tensix_facts() {
@@ -577,7 +578,7 @@ fn stream_registers_are_tt_metal_s() {
     assert!(CbIndex::new(64).is_none());
 }
 
-// ---- §7.2 TLB windows ----------------------------------------------------------------------
+// ---- TLB windows (docs/blackhole.md, TLB windows) ------------------------------------------
 
 #[test]
 fn tlb_window_map() {

@@ -55,7 +55,7 @@ pub const fn done_by(id: u8, rank: u8) -> u32 {
     area(id) + DONE_BY_FIRST + (rank as u32).saturating_sub(1) * SLOT_BYTES
 }
 
-/// Where a core gave up (the seed's names).
+/// Where a core gave up (the broadcast specification's names).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Where {
     /// The sender waiting for DONE markers or for its own NoC barriers.
@@ -85,7 +85,7 @@ impl Where {
         }
     }
 
-    /// The seed's name: `broadcast_done`, `broadcast_valid`, `broadcast_free`, `broadcast_begin`.
+    /// The specification's name: `broadcast_done`, `broadcast_valid`, `broadcast_free`, `broadcast_begin`.
     pub const fn name(self) -> &'static str {
         match self {
             Self::BroadcastDone => "broadcast_done",

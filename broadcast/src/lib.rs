@@ -18,8 +18,10 @@
 //! protocol is compared against (`device`'s `handshake` module; `komorebi_kernel`'s
 //! `handshake_handler` runs it).
 //!
-//! Generic over `komorebi-hal`; `#![no_std]`, no allocation. The specification is
-//! `shared/seeds/002_1b9a6746630272b9.txt`; each module says which of its rules it keeps.
+//! Generic over `komorebi-hal`; `#![no_std]`, no allocation. The crate implements komorebi's
+//! broadcast specification, the design brief the project started from; each module restates
+//! the rules of it that the module keeps (the binary layout in [`area`] and [`args`]), so the
+//! crate's docs are the specification as implemented.
 //!
 //! Which kernel runs a broadcast: NoC0 -> the reader (RISCV_0), sender at the top of a column or
 //! the left end of a row, multicast +y / +x; NoC1 -> the writer (RISCV_1), sender at the bottom /

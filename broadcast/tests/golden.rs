@@ -1,5 +1,5 @@
-//! Golden values: the binary layout of the broadcast specification
-//! (`shared/seeds/002_1b9a6746630272b9.txt`), pinned with numbers written here by hand.
+//! Golden values: the binary layout of the broadcast specification (as `komorebi_broadcast`'s
+//! `area` and `args` module docs restate it), pinned with numbers written here by hand.
 //!
 //! Every expected value in this file is a literal taken from the specification or worked out
 //! by hand (the check words with an FNV-1a written outside this crate), never computed by the

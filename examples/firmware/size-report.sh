@@ -2,9 +2,9 @@
 # Size report of the firmware kernels: text (code + read-only data, in L1), data, bss (local
 # RAM), each against its budget of text + rodata: reader and writer 24 KiB, compute 8 KiB (the
 # older Blackhole per-core kernel limits; tt-metal's kernel-configuration area of ~69 KiB is
-# shared by a tile's kernels: blackhole-facts.md §11, "Code size limits"; issue 15). A kernel
-# over its budget is flagged OVER and the script exits 1, which fails CI. Reads section headers
-# with readelf, which reads any ELF whatever the machine.
+# shared by a tile's kernels: tt-metal dev_mem_map.h, docs/blackhole.md#code-size-limits;
+# issue 15). A kernel over its budget is flagged OVER and the script exits 1, which fails CI.
+# Reads section headers with readelf, which reads any ELF whatever the machine.
 set -euo pipefail
 cd "$(dirname "$0")"
 dir=target/riscv32im-unknown-none-elf/release

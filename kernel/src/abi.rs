@@ -272,7 +272,8 @@ impl GiveUpCode {
         }
     }
 
-    /// A name for reports: the seed's name for broadcast places.
+    /// A name for reports: the broadcast specification's name for broadcast places
+    /// (`komorebi_broadcast::Where::name`).
     pub const fn name(self) -> &'static str {
         match self {
             Self::Broadcast(w) => w.name(),

@@ -28,9 +28,9 @@
 //! * **Every command ends exactly once:** each is handled once, as reported, timed out,
 //!   refused or abandoned. A ready command sits in exactly one queue; stealing takes it out of
 //!   that queue with crossbeam's Chase-Lev deque, and only ready commands are ever stealable.
-//!   In-flight commands live in their slot, which only the owning worker touches, so the
-//!   seed's gate protocol (which guarded a structure a victim read without a lock) has no
-//!   counterpart here and needs no replacement.
+//!   In-flight commands live in their slot, which only the owning worker touches, so the VMS
+//!   animation master's gate protocol (which guarded a structure a victim read without a lock)
+//!   has no counterpart here and needs no replacement.
 //! * **Timeouts:** a command whose kernels gave up, or whose deadline passed with cores busy, is
 //!   handed to the request handler as [`Outcome::TimedOut`] with every core's first give-up.
 //!   Its slot and tiles are released only when all its cores have reported (the device is

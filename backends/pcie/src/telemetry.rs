@@ -4,7 +4,7 @@
 //! scratch registers; both must lie in ARC CSM. The table is `version, count, entries`, each
 //! entry a tag (low half) and a word offset into the data (high half) (tt-kmd
 //! `blackhole_populate_telemetry_cache`, tt-umd `blackhole_arc_telemetry_reader.cpp`;
-//! pcie-host-facts.md §2.8).
+//! docs/blackhole.md, "ARC telemetry").
 
 use std::collections::BTreeMap;
 

@@ -59,8 +59,8 @@ impl SiliconCb {
 
     /// Zeroes `tiles_received` and `tiles_acked` of every circular buffer in `streams`: the
     /// known state the firmware starts from, since the stream registers keep whatever the last
-    /// firmware left (tt-metal zeroes them before use too; blackhole-facts.md §11, "Boot
-    /// state"). For one core of the tile, before any kernel of it takes a command.
+    /// firmware left (tt-metal zeroes them before use too; docs/blackhole.md, "Boot state").
+    /// For one core of the tile, before any kernel of it takes a command.
     pub fn clear_counters(streams: Streams) {
         for i in 0..CIRCULAR_BUFFERS as u8 {
             if let Some(cb) = CbIndex::new(i) {

@@ -7,8 +7,9 @@
 //! cannot start before the load's response is back. [`publish`] is that sequence.
 
 /// A memory fence: on Blackhole it writes back and invalidates the L0 data cache
-/// (blackhole-facts.md §5, "flushed by fence/atomics"), so a load after it sees what the NoC
-/// wrote into L1; a compiler fence on other targets. It does not order a store before an NIU
+/// (tt-isa-documentation `BlackholeA0/TensixTile/BabyRISCV/README.md`; docs/blackhole.md,
+/// "Tensix cores"), so a load after it sees what the NoC wrote into L1; a compiler fence on
+/// other targets. It does not order a store before an NIU
 /// command: use [`publish`] for that.
 #[inline(always)]
 pub(crate) fn fence() {

@@ -436,7 +436,8 @@ fn under_translation_a_noc1_multicast_writes_swapped_translated_corners() {
     let t = Translation::new(mask);
     // Enabled columns compact onto the first twelve Tensix x; the harvested 7 (die index 12)
     // and 10 (die index 13) take 16 and 15: the lowest die index gets the highest x (ARC
-    // firmware `ComputeNocTranslation`, blackhole-facts.md §11).
+    // firmware `ComputeNocTranslation` in tt-system-firmware `lib/tenstorrent/bh_arc/
+    // noc_init.c`; docs/blackhole.md, "Translated coordinates").
     assert_eq!(t.tensix(11, 5), Some((7, 5)));
     assert_eq!(t.tensix(16, 2), Some((14, 2)));
     assert_eq!(

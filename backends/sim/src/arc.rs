@@ -1,6 +1,7 @@
 //! The ARC management tile as a host reaches it through a TLB window at (8, 0): boot status,
-//! the telemetry pointers, the telemetry table and data in ARC CSM (pcie-host-facts.md §2.8;
-//! register numbers from `blackhole_pac::arc`), and the message queues a host sends ARC
+//! the telemetry pointers, the telemetry table and data in ARC CSM (tt-kmd `blackhole.c`,
+//! tt-umd `blackhole_arc_telemetry_reader.cpp`; docs/blackhole.md, "ARC telemetry"; register
+//! numbers from `blackhole_pac::arc`), and the message queues a host sends ARC
 //! messages through (tt-umd `device/arc/blackhole_arc_message_queue.cpp`). The simulator runs
 //! no ARC firmware: [`ArcState`] answers what a host reads and serves the queues when the host rings
 //! the reset unit's IRQ bit.

@@ -64,7 +64,7 @@
 //! [`Sim::multicast_l1`], [`Sim::read_dram`], [`Sim::write_dram`]): for tests and for what a
 //! card has no equivalent of. And the PCIe device ([`Sim::bar_write`], [`Sim::bar_read`]),
 //! which presents what a card presents, so the PCIe backend drives it exactly as it drives a
-//! card's mapped windows (pcie-host-facts.md §2):
+//! card's mapped windows (docs/blackhole.md, "PCIe BARs" and "TLB windows"):
 //! * **BAR0/BAR4 TLB windows** (202 x 2 MiB, 8 x 4 GiB), programmed through their
 //!   configuration registers at BAR0 `0x1FC0_0000`; BAR0 also holds the PCIe tile's
 //!   `NIU_CFG_0` (bit 14: translation) and `NOC_NODE_ID` ((2, 0)). Other BAR0 offsets are

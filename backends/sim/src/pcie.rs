@@ -1,6 +1,7 @@
 //! The PCIe TLB windows as the host sees them: BAR0's 202 windows of 2 MiB and its
-//! configuration registers, BAR4's 8 windows of 4 GiB (blackhole-facts.md §7.2), and the PCIe
-//! tile's own BAR0 registers (`NIU_CFG_0`, `NOC_NODE_ID`).
+//! configuration registers, BAR4's 8 windows of 4 GiB (tt-isa-documentation
+//! `BlackholeA0/PCIExpressTile/HostToDeviceTLBs.md`, tt-kmd `blackhole.c`; docs/blackhole.md,
+//! "TLB windows"), and the PCIe tile's own BAR0 registers (`NIU_CFG_0`, `NOC_NODE_ID`).
 //!
 //! A window's coordinates are translated coordinates when NoC translation is on
 //! (`SimConfig::translation`, the PCIe NIU's `NIU_CFG_0` bit 14): unicast targets and both

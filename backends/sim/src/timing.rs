@@ -1,6 +1,6 @@
 //! The timing model's parameters, in AICLK cycles, with defaults calibrated against the
-//! measured Blackhole figures of `shared/design/blackhole-perf.md` (tt-metal's data-movement
-//! tests). `tests/calibration.rs` runs each measured pattern on the simulator and checks it
+//! measured Blackhole figures of tt-metal's data-movement tests, which docs/calibration.md lists
+//! with their sources. `tests/calibration.rs` runs each measured pattern on the simulator and checks it
 //! lands within 15% of the published figure.
 //!
 //! How the parts combine (a unicast write of `F` flits over `H` router hops, acked over `H'`):
@@ -18,7 +18,7 @@
 //! ```
 //!
 //! `reserve_base` and `reserve_per_hop` are the least-squares fit of tt-metal's unlinked
-//! multicast table (blackhole-perf.md); `H` counts hops to the farthest destination along the
+//! multicast table (docs/calibration.md, "Multicast"); `H` counts hops to the farthest destination along the
 //! route, torus wrap included. Everything else is a hardware figure (router and NIU hops, flit
 //! size, DRAM bandwidth) or fit to one latency measurement each (issue and turnaround latencies,
 //! DRAM latencies).

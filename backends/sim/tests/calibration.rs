@@ -1,5 +1,5 @@
-//! The timing model against every measured Blackhole figure of `shared/design/blackhole-perf.md`
-//! (tt-metal's data-movement tests), each run on the simulator in the shape tt-metal measured it
+//! The timing model against every measured Blackhole figure of docs/calibration.md (tt-metal's
+//! data-movement tests), each run on the simulator in the shape tt-metal measured it
 //! and required to land within 15% of the published number; tt-metal's own pass bounds are
 //! checked the way tt-metal checks them (at least 95% of the bound). Times are virtual cycles,
 //! so these are exact, repeatable checks of the model, not wall-clock measurements.
@@ -543,8 +543,8 @@ fn unlinked_multicast() {
 
 #[test]
 fn linked_multicast() {
-    // The row of 13 lb is 24.7 in noc_latencies.yaml (blackhole-perf.md leaves it out); the
-    // 64 KiB figures are the yaml's too.
+    // The row of 13 lb is 24.7 in noc_latencies.yaml; the 64 KiB figures are the yaml's too
+    // (docs/calibration.md, "Multicast").
     let per_packet = [24.5, 24.6, 134.2, 25.3, 27.4, 24.7, 25.8];
     let big = [60.1, 58.8, 39.5, 60.9, 59.7, 57.6, 58.4];
     for (i, shape) in shapes().into_iter().enumerate() {

@@ -228,7 +228,8 @@ fn a_word_published_without_its_read_back_can_go_out_stale() {
     // Stores land at once: the word goes out whichever way.
     assert_eq!(publish(false, false), 0x1234_5678);
     // Held in the store queue as long as the hardware may: without the read-back the NIU reads
-    // the old word (the hazard of blackhole-facts.md §11); the read-back lands it first.
+    // the old word (the hazard of tt-isa-documentation `BabyRISCV/MemoryOrdering.md`;
+    // docs/blackhole.md, "Hardware bugs"); the read-back lands it first.
     assert_eq!(
         publish(true, false),
         0,

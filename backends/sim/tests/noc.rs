@@ -180,7 +180,8 @@ fn a_unicast_write_is_acked_after_the_calibrated_round_trip() {
     s.read_l1((1, 3), 0x9000, &mut buf).unwrap();
     assert_eq!(buf, [0xAB; 64]);
     let cycles = out.borrow()[0];
-    // blackhole-perf.md: a 64 B write to the next core on the same axis, acked: 207 cycles.
+    // tt-metal's NoC estimator (`noc_latencies.yaml`; docs/calibration.md): a 64 B write to the
+    // next core on the same axis, acked: 207 cycles.
     assert!((176..=238).contains(&cycles), "{cycles} cycles");
 }
 

@@ -27,7 +27,8 @@
 //! [`PcieError::TlbConfig`](crate::error::PcieError::TlbConfig). The ioctl's `static_vc` byte
 //! is only the *enable* bit of the register: a `TlbConfig::static_vc` of `Some(vc)` enables a
 //! static VC, but the VC number (buddy and class bits) **cannot be set through the ioctl** and
-//! stays 0 (pcie-host-facts.md §1.2); pass `None` for multicast, which needs class 0b10.
+//! stays 0 (tt-kmd `blackhole.c`, `blackhole_configure_tlb_2M`; docs/blackhole.md, "tt-kmd
+//! ioctls"); pass `None` for multicast, which needs class 0b10.
 //!
 //! # After a reset
 //!
