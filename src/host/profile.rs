@@ -182,6 +182,8 @@ pub struct CoreStacks {
     pub kernel: Role,
     /// Cycles by stack (outermost frame first).
     pub stacks: BTreeMap<Vec<String>, u64>,
+    /// Calls by the function called (the outermost frame at the call's target).
+    pub calls: BTreeMap<String, u64>,
 }
 
 /// A function's share of a kernel's cycles.
@@ -193,6 +195,8 @@ pub struct FunctionCycles {
     pub exclusive: u64,
     /// Cycles of every stack it is in.
     pub inclusive: u64,
+    /// Times it was called (0 for code always inlined into its callers).
+    pub calls: u64,
 }
 
 /// One kernel's part of a profile, for a run's summary.
@@ -232,16 +236,17 @@ impl std::fmt::Display for ProfileSummary {
         for k in &self.kernels {
             writeln!(
                 f,
-                "  {} ({} cores, {} cycles): exclusive, inclusive, function",
+                "  {} ({} cores, {} cycles): exclusive, inclusive, calls, function",
                 k.kernel, k.cores, k.cycles
             )?;
             let share = |c: u64| 100.0 * c as f64 / k.cycles.max(1) as f64;
             for t in &k.top {
                 writeln!(
                     f,
-                    "    {:5.1}% {:5.1}%  {}",
+                    "    {:5.1}% {:5.1}% {:>9}  {}",
                     share(t.exclusive),
                     share(t.inclusive),
+                    t.calls,
                     t.function
                 )?;
             }
@@ -289,10 +294,17 @@ impl FirmwareProfile {
                 if p.stalled > 0 {
                     *stacks.entry(vec![STALL_FRAME.to_string()]).or_default() += p.stalled;
                 }
+                let mut calls: BTreeMap<String, u64> = BTreeMap::new();
+                for &(target, n) in &p.calls {
+                    if let Some(callee) = frames(p.kernel, target).into_iter().next() {
+                        *calls.entry(callee).or_default() += n;
+                    }
+                }
                 CoreStacks {
                     tile: p.tile,
                     kernel: p.kernel,
                     stacks,
+                    calls,
                 }
             })
             .collect();
@@ -360,7 +372,11 @@ impl FirmwareProfile {
     pub fn top(&self, kernel: Role, n: usize) -> Vec<FunctionCycles> {
         let mut exclusive: BTreeMap<&str, u64> = BTreeMap::new();
         let mut inclusive: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut calls: BTreeMap<&str, u64> = BTreeMap::new();
         for core in self.cores.iter().filter(|c| c.kernel == kernel) {
+            for (f, &n) in &core.calls {
+                *calls.entry(f).or_default() += n;
+            }
             for (stack, &cycles) in &core.stacks {
                 if let Some(leaf) = stack.last() {
                     *exclusive.entry(leaf).or_default() += cycles;
@@ -377,6 +393,7 @@ impl FirmwareProfile {
                 function: f.to_string(),
                 exclusive: ex,
                 inclusive: inclusive.get(f).copied().unwrap_or(ex),
+                calls: calls.get(f).copied().unwrap_or(0),
             })
             .collect();
         out.sort_by(|a, b| {

@@ -49,6 +49,8 @@ pub struct CoreProfiler {
     recent: Box<[(u64, u64)]>,
     current: u32,
     stalled: u64,
+    /// Calls by target address (the entry of the function called), at any depth.
+    calls: HashMap<u32, u64, FastHash>,
 }
 
 impl Default for CoreProfiler {
@@ -64,6 +66,7 @@ impl Default for CoreProfiler {
             recent: vec![(EMPTY, 0); RECENT].into_boxed_slice(),
             current: 0,
             stalled: 0,
+            calls: HashMap::default(),
         }
     }
 }
@@ -85,7 +88,8 @@ impl Probe for CoreProfiler {
         }
         match flow {
             Flow::Other => {}
-            Flow::Call { .. } => {
+            Flow::Call { target } => {
+                *self.calls.entry(target).or_insert(0) += 1;
                 let here = self.nodes[self.current as usize];
                 if here.depth as usize >= MAX_DEPTH {
                     return;
@@ -148,6 +152,13 @@ impl CoreProfiler {
     pub fn stalled_cycles(&self) -> u64 {
         self.stalled
     }
+
+    /// How many calls went to each target address (a function's entry), by address.
+    pub fn calls(&self) -> Vec<(u32, u64)> {
+        let mut out: Vec<(u32, u64)> = self.calls.iter().map(|(&t, &n)| (t, n)).collect();
+        out.sort_unstable();
+        out
+    }
 }
 
 /// The profile of one firmware core (`Sim::core_profiles`).
@@ -161,6 +172,8 @@ pub struct CoreProfile {
     pub samples: Vec<ProfileSample>,
     /// Cycles its clock moved without retiring anything.
     pub stalled: u64,
+    /// Calls made, by target address (the entry of the function called), by address.
+    pub calls: Vec<(u32, u64)>,
 }
 
 /// Cycles spent at one `pc` under one call stack.
@@ -211,6 +224,7 @@ mod tests {
             ]
         );
         assert_eq!(p.stalled_cycles(), 7);
+        assert_eq!(p.calls(), [(0x200, 2), (0x300, 1)], "calls by target");
     }
 
     #[test]

@@ -195,6 +195,7 @@ impl Sim {
                     kernel: c.kernel,
                     samples: p.samples(),
                     stalled: p.stalled_cycles(),
+                    calls: p.calls(),
                 }
             })
             .collect()
