@@ -409,8 +409,12 @@ fn repository_texts() -> Vec<(PathBuf, String)> {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             let name = path.file_name().unwrap().to_string_lossy().to_string();
+            // `.git` is a folder in a clone and a file in a worktree: git's either way.
+            if name == ".git" {
+                continue;
+            }
             if path.is_dir() {
-                if name != "target" && name != ".git" {
+                if name != "target" {
                     walk(root, &path, out);
                 }
                 continue;
