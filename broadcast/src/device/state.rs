@@ -88,6 +88,10 @@ impl<C: CircularBuffer> Broadcast<C> {
     /// returns it at once: every later call gives up with the first give-up (module docs). The
     /// calls use it for their own give-ups; a kernel for steps it makes itself around them (a
     /// sender's DRAM read refused, say), so the first give-up of the command is the one kept.
+    ///
+    /// Not inlined: every call's failure comes here, and a copy at each would be paid for in the
+    /// firmware's code space on every path that never fails.
+    #[inline(never)]
     pub fn give_up_with<K: ControlBlock>(
         &mut self,
         ctrl: &mut K,
