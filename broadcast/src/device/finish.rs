@@ -58,16 +58,22 @@ impl<C: CircularBuffer> Broadcast<C> {
         let until = deadline(ctrl).map_err(|c| (Where::BroadcastFree, c))?;
         let cb = &mut self.cb;
         // Own compute popped every block (a receiver keeps its markers going meanwhile).
-        let r = wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
-            if sender {
-                Ok(pump.popped.blocks(cb, pages)? >= blocks)
-            } else {
-                pump.pump(noc, cb, c, pages, blocks, false)?;
-                Ok(pump.popped.blocks(cb, pages)? >= blocks)
-            }
-        })
+        let r = wait_for(
+            ctrl,
+            pause,
+            until,
+            &mut self.wait_cycles,
+            Where::BroadcastFree,
+            &mut |c| {
+                if sender {
+                    Ok(pump.popped.blocks(cb, pages)? >= blocks)
+                } else {
+                    pump.pump(noc, cb, c, pages, blocks, false)?;
+                    Ok(pump.popped.blocks(cb, pages)? >= blocks)
+                }
+            },
+        )
         .await;
-        let r = r.map_err(|c| (Where::BroadcastFree, c));
         if let Err(e) = r {
             self.apply(pump);
             return Err(e);
@@ -83,17 +89,15 @@ impl<C: CircularBuffer> Broadcast<C> {
             Part::Sender { rect, receivers } => {
                 let w = Where::BroadcastDone;
                 if rect.is_some() {
-                    wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
+                    wait_for(ctrl, pause, until, &mut self.wait_cycles, w, &mut |c| {
                         receivers_done(c, id, seq, receivers, blocks)
                     })
-                    .await
-                    .map_err(|c| (w, c))?;
+                    .await?;
                 }
-                wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
+                wait_for(ctrl, pause, until, &mut self.wait_cycles, w, &mut |_| {
                     noc.writes_acked().map_err(noc_cause)
                 })
-                .await
-                .map_err(|c| (w, c))?;
+                .await?;
                 for rank in 1..=receivers {
                     ctrl.store(area::done_by(id, rank), 0)
                         .map_err(|e| (w, ctrl_cause(e)))?;
@@ -103,18 +107,17 @@ impl<C: CircularBuffer> Broadcast<C> {
             }
             Part::Receiver { .. } => {
                 let w = Where::BroadcastFree;
-                let r = wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
+                let r = wait_for(ctrl, pause, until, &mut self.wait_cycles, w, &mut |c| {
                     pump.pump(noc, cb, c, pages, blocks, true)?;
                     Ok(pump.sent == Some(blocks as u16))
                 })
                 .await;
                 self.apply(pump);
-                r.map_err(|c| (w, c))?;
-                wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
+                r?;
+                wait_for(ctrl, pause, until, &mut self.wait_cycles, w, &mut |_| {
                     noc.writes_acked().map_err(noc_cause)
                 })
-                .await
-                .map_err(|c| (w, c))?;
+                .await?;
                 ctrl.store(area::area(id) + area::VALID, 0)
                     .map_err(|e| (w, ctrl_cause(e)))
             }

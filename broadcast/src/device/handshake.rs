@@ -125,11 +125,15 @@ where
     let until = deadline(ctrl).map_err(|c| (Where::BroadcastFree, c))?;
     // Own slot free: compute popped block `block - window`.
     let (pages, id) = (r.args.pages, r.args.broadcast);
-    wait_for(ctrl, pause, until, wait_cycles, &mut |_| {
-        Ok(cb.pages_free().map_err(|e| Cause::Cb(e.kind()))? >= pages)
-    })
-    .await
-    .map_err(|c| (Where::BroadcastFree, c))?;
+    wait_for(
+        ctrl,
+        pause,
+        until,
+        wait_cycles,
+        Where::BroadcastFree,
+        &mut |_| Ok(cb.pages_free().map_err(|e| Cause::Cb(e.kind()))? >= pages),
+    )
+    .await?;
     let slot = cb
         .base()
         .offset((r.block % r.args.window.max(1) as u32) * r.slot_bytes);
@@ -137,28 +141,25 @@ where
         return Err((Where::BroadcastFree, Cause::NotAtSlotZero));
     }
     // Ready: the marker source changes only once the previous ready write left.
-    wait_for(ctrl, pause, until, wait_cycles, &mut |_| {
+    wait_for(ctrl, pause, until, wait_cycles, PLACE, &mut |_| {
         noc.writes_sent().map_err(noc_cause)
     })
-    .await
-    .map_err(|c| (PLACE, c))?;
+    .await?;
     let count = (r.block + 1) as u16;
     ctrl.store(area::area(id) + area::MARKER_SOURCE, marker(r.seq, count))
         .map_err(|e| (PLACE, ctrl_cause(e)))?;
     let (src, dst) = (r.src, r.dst);
-    wait_for(ctrl, pause, until, wait_cycles, &mut |_| {
+    wait_for(ctrl, pause, until, wait_cycles, PLACE, &mut |_| {
         issued(noc.write(src, dst, 4, WriteMode::ORDERED))
     })
-    .await
-    .map_err(|c| (PLACE, c))?;
+    .await?;
     // The flag: VALID of this command says the block was cast.
     let (valid, seq, block) = (area::area(id) + area::VALID, r.seq, r.block);
-    wait_for(ctrl, pause, until, wait_cycles, &mut |c| {
+    wait_for(ctrl, pause, until, wait_cycles, PLACE, &mut |c| {
         let word = c.load(valid).map_err(ctrl_cause)?;
         Ok(marker_count(word, seq).is_some_and(|n| n as u32 > block))
     })
-    .await
-    .map_err(|c| (PLACE, c))?;
+    .await?;
     cb.push(pages).map_err(|e| (PLACE, Cause::Cb(e.kind())))
 }
 

@@ -50,14 +50,14 @@ impl<C: CircularBuffer> Broadcast<C> {
         let until = deadline(ctrl).map_err(|c| (PLACE, c))?;
         let cb = &mut self.cb;
         let taken = self.blocks;
-        let r = wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
+        let r = wait_for(ctrl, pause, until, &mut self.wait_cycles, PLACE, &mut |c| {
             pump.pump(noc, cb, c, args.pages, taken, false)?;
             let word = c.load(valid).map_err(ctrl_cause)?;
             Ok(marker_count(word, seq).is_some_and(|n| n as u32 >= needed))
         })
         .await;
         self.apply(pump);
-        r.map_err(|c| (PLACE, c))?;
+        r?;
         self.cb
             .push(args.pages)
             .map_err(|e| (PLACE, Cause::Cb(e.kind())))?;

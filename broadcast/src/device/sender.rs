@@ -80,10 +80,10 @@ impl<C: CircularBuffer> Broadcast<C> {
             &mut dm.pause,
             until,
             &mut self.wait_cycles,
+            PLACE,
             &mut |_| Ok(cb.pages_free().map_err(|e| Cause::Cb(e.kind()))? as u32 >= need),
         )
-        .await
-        .map_err(|c| (PLACE, c))?;
+        .await?;
         // Every command starts at slot 0 and only `cast` pushes, a slot at a time: the next
         // block to cast has its slot at the buffer's write pointer, and the blocks reserved
         // ahead follow it (checked when nothing is reserved ahead, as every block 0 is).
@@ -141,47 +141,64 @@ impl<C: CircularBuffer> Broadcast<C> {
         let DataMovement { noc, ctrl, pause } = dm;
         let until = deadline(ctrl).map_err(|c| (PLACE, c))?;
         // The block's reads have landed in the slot.
-        wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
-            match tag {
-                Some(tag) => noc.tagged_reads_done(tag),
-                None => noc.reads_done(),
-            }
-            .map_err(noc_cause)
-        })
-        .await
-        .map_err(|c| (PLACE, c))?;
+        wait_for(
+            ctrl,
+            pause,
+            until,
+            &mut self.wait_cycles,
+            PLACE,
+            &mut |_| {
+                match tag {
+                    Some(tag) => noc.tagged_reads_done(tag),
+                    None => noc.reads_done(),
+                }
+                .map_err(noc_cause)
+            },
+        )
+        .await?;
         let slot = self.cb.write_ptr();
         if let Some(rect) = rect {
             if let Some(needed) = handshake::needed(HANDSHAKE, block, args.window) {
-                wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
+                wait_for(ctrl, pause, until, &mut self.wait_cycles, PLACE, &mut |c| {
                     receivers_done(c, id, seq, receivers, needed)
                 })
-                .await
-                .map_err(|c| (PLACE, c))?;
+                .await?;
             }
             let len = self.slot_bytes;
-            wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
-                issued(noc.multicast(slot, rect, slot, len, WriteMode::ORDERED))
-            })
-            .await
-            .map_err(|c| (PLACE, c))?;
+            wait_for(
+                ctrl,
+                pause,
+                until,
+                &mut self.wait_cycles,
+                PLACE,
+                &mut |_| issued(noc.multicast(slot, rect, slot, len, WriteMode::ORDERED)),
+            )
+            .await?;
             // The VALID source may change only once the previous VALID left.
-            wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
-                noc.writes_sent().map_err(noc_cause)
-            })
-            .await
-            .map_err(|c| (PLACE, c))?;
+            wait_for(
+                ctrl,
+                pause,
+                until,
+                &mut self.wait_cycles,
+                PLACE,
+                &mut |_| noc.writes_sent().map_err(noc_cause),
+            )
+            .await?;
         }
         let offset = area::area(id) + area::VALID;
         ctrl.store(offset, marker(seq, (block + 1) as u16))
             .map_err(|e| (PLACE, ctrl_cause(e)))?;
         if let Some(rect) = rect {
             let src = self.valid_src;
-            wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
-                issued(noc.multicast(src, rect, src, 4, WriteMode::ORDERED))
-            })
-            .await
-            .map_err(|c| (PLACE, c))?;
+            wait_for(
+                ctrl,
+                pause,
+                until,
+                &mut self.wait_cycles,
+                PLACE,
+                &mut |_| issued(noc.multicast(src, rect, src, 4, WriteMode::ORDERED)),
+            )
+            .await?;
         }
         self.cb
             .push(args.pages)
