@@ -245,7 +245,9 @@ impl SiliconNoc {
         if a % L1_ALIGN != 0 {
             return Err(err(ErrorKind::Misaligned, Why::L1Misaligned));
         }
-        if a as u64 + len as u64 > blackhole_pac::tensix::L1_SIZE as u64 {
+        // `a + len > L1_SIZE`, in 32 bits without overflow (no 64-bit add on the cores).
+        let size = blackhole_pac::tensix::L1_SIZE;
+        if len > size || a > size - len {
             return Err(err(ErrorKind::InvalidAddress, Why::BeyondL1));
         }
         Ok(())
