@@ -180,7 +180,7 @@ where
     // a program that fails its checks. Both make the record `Broadcast::refuse` would, without
     // building a broadcast to drop, and with the id as the argument words give it.
     let index = words.get(2).map_or(0, |&w| w as u8 & 63);
-    let program = BroadcastProgram::decode(command);
+    let program = decode_program(command);
     let cause = match (
         buffers.cb(index),
         program.as_ref().ok().and_then(|p| p.mover(role)),
@@ -198,6 +198,14 @@ where
         id,
         cause,
     )))
+}
+
+/// [`BroadcastProgram::decode`] for a data-movement kernel, not inlined: in the firmware's reader
+/// and writer (whose block loop is inlined into one function) a call is smaller than the
+/// decode among the protocol's calls. Compute inlines it: there the call is larger.
+#[inline(never)]
+fn decode_program(command: &Command) -> Result<BroadcastProgram, program::ProgramError> {
+    BroadcastProgram::decode(command)
 }
 
 /// [`dm_body`] once its buffer and program are there: sets the broadcast up, runs its blocks
