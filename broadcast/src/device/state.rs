@@ -186,6 +186,8 @@ impl<C: CircularBuffer> Broadcast<C> {
         Ok(args)
     }
 
+    /// Not inlined: `arrive` and `finish` take it, and a copy in each costs more than the call.
+    #[inline(never)]
     pub(super) fn pump_state(&self) -> Pump {
         Pump {
             popped: self.popped,
