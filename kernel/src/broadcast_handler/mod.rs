@@ -183,7 +183,7 @@ where
     let program = decode_program(command);
     let cause = match (
         buffers.cb(index),
-        program.as_ref().ok().and_then(|p| p.mover(role)),
+        program.as_ref().and_then(|p| p.mover(role)),
     ) {
         (Some(cb), Some(mover)) => {
             return run_mover::<L, _, _, _, _>(dm, cb, &context, command, mover, role).await;
@@ -202,10 +202,12 @@ where
 
 /// [`BroadcastProgram::decode`] for a data-movement kernel, not inlined: in the firmware's reader
 /// and writer (whose block loop is inlined into one function) a call is smaller than the
-/// decode among the protocol's calls. Compute inlines it: there the call is larger.
+/// decode among the protocol's calls. Compute inlines it: there the call is larger. Whether
+/// the program passed is all the kernel needs of the error (the refusal is `Cause::Refused`),
+/// so the error itself is not returned (and not put together).
 #[inline(never)]
-fn decode_program(command: &Command) -> Result<BroadcastProgram, program::ProgramError> {
-    BroadcastProgram::decode(command)
+fn decode_program(command: &Command) -> Option<BroadcastProgram> {
+    BroadcastProgram::decode(command).ok()
 }
 
 /// [`dm_body`] once its buffer and program are there: sets the broadcast up, runs its blocks
