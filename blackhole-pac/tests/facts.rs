@@ -46,6 +46,22 @@ fn grid_is_17_by_12_with_the_published_tile_counts() {
 }
 
 #[test]
+fn memory_at_is_tile_at_for_tensix_and_dram_and_none_elsewhere() {
+    for y in 0..=GRID_Y {
+        for x in 0..=GRID_X {
+            let expected = match tile_at(x, y) {
+                Some(k @ (TileKind::Tensix | TileKind::Dram { .. })) => Some(k),
+                _ => None,
+            };
+            assert_eq!(memory_at(x, y), expected, "({x},{y})");
+            if let Some(p) = Noc0Xy::new(x, y) {
+                assert_eq!(p.memory(), expected, "({x},{y})");
+            }
+        }
+    }
+}
+
+#[test]
 fn tensix_columns_and_rows_are_the_published_ones() {
     assert_eq!(TENSIX_X, [1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16]);
     assert_eq!((TENSIX_Y_FIRST, TENSIX_Y_LAST, TENSIX_ROWS), (2, 11, 10));

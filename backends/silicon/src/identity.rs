@@ -57,7 +57,7 @@ impl TileIdentity {
     /// The tile's logical coordinates on a chip with `harvest`, after checking that the mask
     /// fits what the chip says.
     pub fn logical(&self, harvest: HarvestMask) -> Result<LogicalXy, IdentityError> {
-        if self.raw.tile() != TileKind::Tensix {
+        if !matches!(self.raw.memory(), Some(TileKind::Tensix)) {
             return Err(IdentityError::NotTensix);
         }
         if let Some(chip) = self.translated {

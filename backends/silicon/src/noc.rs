@@ -189,12 +189,12 @@ impl SiliconNoc {
     fn target_kind(&self, p: Xy) -> Result<TileKind, NocError> {
         let neither = err(ErrorKind::InvalidAddress, Why::NotL1OrDram);
         let p0 = self.noc0(p).ok_or(neither)?;
-        match p0.tile() {
-            TileKind::Tensix if self.harvest.is_harvested(p0.x()) => {
+        match p0.memory() {
+            Some(TileKind::Tensix) if self.harvest.is_harvested(p0.x()) => {
                 Err(err(ErrorKind::InvalidAddress, Why::HarvestedTarget))
             }
-            k @ (TileKind::Tensix | TileKind::Dram { .. }) => Ok(k),
-            _ => Err(neither),
+            Some(k) => Ok(k),
+            None => Err(neither),
         }
     }
 
