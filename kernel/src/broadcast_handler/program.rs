@@ -579,19 +579,18 @@ impl BroadcastProgram {
 
     /// Decodes and checks the program of every kernel of `command`.
     pub fn decode(command: &Command) -> Result<Self, ProgramError> {
-        let mover = |role| {
+        // Each part decoded where it goes (a program is some 200 bytes: moving it costs code).
+        let mut program = Self::default();
+        for (role, mover) in [
+            (Role::Reader, &mut program.reader),
+            (Role::Writer, &mut program.writer),
+        ] {
             let words = command.words(role);
-            if words.is_empty() {
-                Ok(None)
-            } else {
-                MoverProgram::decode(role, words).map(Some)
+            if !words.is_empty() {
+                *mover = Some(MoverProgram::decode(role, words)?);
             }
-        };
-        let program = Self {
-            reader: mover(Role::Reader)?,
-            writer: mover(Role::Writer)?,
-            compute: ComputeProgram::decode(command.words(Role::Compute))?,
-        };
+        }
+        program.compute = ComputeProgram::decode(command.words(Role::Compute))?;
         program.check()?;
         Ok(program)
     }
