@@ -1,12 +1,12 @@
 //! Every core's last call, `finish`: compute popped every block, the buffer padded to whole
 //! windows, the last markers sent and every transfer of this core acknowledged.
 
-use komorebi_hal::cb::{CircularBuffer, Error as _};
+use komorebi_hal::cb::CircularBuffer;
 use komorebi_hal::control::ControlBlock;
 use komorebi_hal::noc::NocMulticast;
 use komorebi_hal::{DataMovement, Pause};
 
-use super::cause::{Cause, Fail, GiveUp, ctrl_cause, noc_cause};
+use super::cause::{CallCause, Fail, GiveUp, cb_cause, ctrl_cause, ctrl_fail, noc_cause};
 use super::part::Part;
 use super::state::Broadcast;
 use super::wait::{deadline, receivers_done, wait_for};
@@ -50,7 +50,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         let args = self.admit(sender, self.blocks, MAX_BLOCKS, place)?;
         if self.reserved > self.blocks {
             // A block reserved and never cast: its reads may still be landing in the slot.
-            return Err((place, Cause::Misuse));
+            return Err((place, CallCause::Misuse));
         }
         let (id, seq, blocks, pages) = (self.id, self.sequence as u16, self.blocks, args.pages);
         let mut pump = self.pump_state();
@@ -82,7 +82,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         if pad > 0 {
             if let Err(e) = cb.push(pad as u16) {
                 self.apply(pump);
-                return Err((Where::BroadcastFree, Cause::Cb(e.kind())));
+                return Err((Where::BroadcastFree, cb_cause(e)));
             }
         }
         let r = match self.part {
@@ -100,10 +100,10 @@ impl<C: CircularBuffer> Broadcast<C> {
                 .await?;
                 for rank in 1..=receivers {
                     ctrl.store(area::done_by(id, rank), 0)
-                        .map_err(|e| (w, ctrl_cause(e)))?;
+                        .map_err(|e| (w, ctrl_fail(e)))?;
                 }
                 ctrl.store(area::area(id) + area::VALID, 0)
-                    .map_err(|e| (w, ctrl_cause(e)))
+                    .map_err(|e| (w, ctrl_fail(e)))
             }
             Part::Receiver { .. } => {
                 let w = Where::BroadcastFree;
@@ -119,9 +119,9 @@ impl<C: CircularBuffer> Broadcast<C> {
                 })
                 .await?;
                 ctrl.store(area::area(id) + area::VALID, 0)
-                    .map_err(|e| (w, ctrl_cause(e)))
+                    .map_err(|e| (w, ctrl_fail(e)))
             }
-            Part::Excluded => Err((place, Cause::Misuse)),
+            Part::Excluded => Err((place, CallCause::Misuse)),
         };
         self.apply(pump);
         r

@@ -2,12 +2,12 @@
 //! casting a block (`cast`: the reads landed, the receivers done with the slot, multicast, VALID,
 //! push).
 
-use komorebi_hal::cb::{CircularBuffer, Error as _};
+use komorebi_hal::cb::CircularBuffer;
 use komorebi_hal::control::ControlBlock;
 use komorebi_hal::noc::{NocMulticast, ReadTag, WriteMode};
 use komorebi_hal::{DataMovement, L1Addr, Pause};
 
-use super::cause::{Cause, Fail, GiveUp, ctrl_cause, issued, noc_cause};
+use super::cause::{CallCause, Fail, GiveUp, cb_cause, ctrl_fail, issued, noc_cause};
 use super::handshake;
 use super::part::Part;
 use super::state::Broadcast;
@@ -70,7 +70,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         // Blocks reserved and not cast: `self.blocks..block`; this one makes one more.
         let ahead = block - self.blocks;
         if ahead >= window {
-            return Err((PLACE, Cause::Misuse));
+            return Err((PLACE, CallCause::Misuse));
         }
         let until = deadline(&mut dm.ctrl).map_err(|c| (PLACE, c))?;
         let need = (ahead + 1) * args.pages as u32;
@@ -81,7 +81,7 @@ impl<C: CircularBuffer> Broadcast<C> {
             until,
             &mut self.wait_cycles,
             PLACE,
-            &mut |_| Ok(cb.pages_free().map_err(|e| Cause::Cb(e.kind()))? as u32 >= need),
+            &mut |_| Ok(cb.pages_free().map_err(cb_cause)? as u32 >= need),
         )
         .await?;
         // Every command starts at slot 0 and only `cast` pushes, a slot at a time: the next
@@ -93,7 +93,7 @@ impl<C: CircularBuffer> Broadcast<C> {
                 self.reserved = block + 1;
                 Ok(a)
             }
-            _ => Err((PLACE, Cause::NotAtSlotZero)),
+            _ => Err((PLACE, CallCause::NotAtSlotZero)),
         }
     }
 
@@ -129,11 +129,11 @@ impl<C: CircularBuffer> Broadcast<C> {
         const PLACE: Where = Where::BroadcastDone;
         let args = self.admit(true, block, MAX_BLOCKS - 1, PLACE)?;
         let Part::Sender { rect, receivers } = self.part else {
-            return Err((PLACE, Cause::Misuse));
+            return Err((PLACE, CallCause::Misuse));
         };
         if block >= self.reserved {
             // Cast before reserve: the slot was never checked free.
-            return Err((PLACE, Cause::Misuse));
+            return Err((PLACE, CallCause::Misuse));
         }
         // Blocks read ahead: wait for this block's tag only; else for every read.
         let tag = (self.reserved > block + 1).then(|| self.read_tag(block));
@@ -187,7 +187,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         }
         let offset = area::area(id) + area::VALID;
         ctrl.store(offset, marker(seq, (block + 1) as u16))
-            .map_err(|e| (PLACE, ctrl_cause(e)))?;
+            .map_err(|e| (PLACE, ctrl_fail(e)))?;
         if let Some(rect) = rect {
             let src = self.valid_src;
             wait_for(
@@ -200,9 +200,7 @@ impl<C: CircularBuffer> Broadcast<C> {
             )
             .await?;
         }
-        self.cb
-            .push(args.pages)
-            .map_err(|e| (PLACE, Cause::Cb(e.kind())))?;
+        self.cb.push(args.pages).map_err(|e| (PLACE, cb_cause(e)))?;
         self.blocks += 1;
         Ok(())
     }

@@ -6,7 +6,7 @@ use komorebi_hal::L1Addr;
 use komorebi_hal::cb::CircularBuffer;
 use komorebi_hal::control::ControlBlock;
 
-use super::cause::{Cause, Fail, GiveUp};
+use super::cause::{CallCause, Cause, Fail, GiveUp};
 use super::part::Part;
 use super::pump::{Popped, Pump};
 use super::wait::record_first;
@@ -144,7 +144,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         block: u32,
         r: Result<T, Fail>,
     ) -> Result<T, GiveUp> {
-        r.map_err(|(place, cause)| self.give_up_with(ctrl, place, block, cause))
+        r.map_err(|(place, cause)| self.give_up_with(ctrl, place, block, cause.into()))
     }
 
     /// Checks a call may go ahead: no earlier give-up, the right role, the next block, and
@@ -172,16 +172,18 @@ impl<C: CircularBuffer> Broadcast<C> {
         place: Where,
     ) -> Result<BroadcastArgs, Fail> {
         if let Some(g) = self.failed {
-            return Err((g.place, g.cause));
+            return Err((g.place, CallCause::Earlier));
         }
-        let args = self.args.ok_or((Where::BroadcastBegin, Cause::Misuse))?;
+        let args = self
+            .args
+            .ok_or((Where::BroadcastBegin, CallCause::Misuse))?;
         let role_ok = match self.part {
             Part::Sender { .. } => sender,
             Part::Receiver { .. } => !sender,
             Part::Excluded => false,
         };
         if !role_ok || self.finished || block != next || block > last {
-            return Err((place, Cause::Misuse));
+            return Err((place, CallCause::Misuse));
         }
         Ok(args)
     }

@@ -4,13 +4,13 @@ use komorebi_hal::Pause;
 use komorebi_hal::control::ControlBlock;
 use komorebi_hal::wait::{WaitError, call_deadline, wait_until_deadline};
 
-use super::cause::{Cause, Fail, ctrl_cause};
+use super::cause::{CallCause, Fail, ctrl_fail};
 use crate::area::{self, GiveUpRecord, Where, marker_count};
 
 /// The deadline of a call that starts now: one wait limit from now. Every wait of the call ends
 /// by it (see [`wait_for`]).
-pub(super) fn deadline<K: ControlBlock>(ctrl: &mut K) -> Result<u64, Cause> {
-    call_deadline(ctrl).map_err(Cause::Control)
+pub(super) fn deadline<K: ControlBlock>(ctrl: &mut K) -> Result<u64, CallCause> {
+    call_deadline(ctrl).map_err(CallCause::Control)
 }
 
 /// Waits for `ready` until the call's `deadline` (from [`deadline`]), adding the cycles waited
@@ -27,7 +27,7 @@ pub(super) async fn wait_for<K, P>(
     deadline: u64,
     wait_cycles: &mut u64,
     place: Where,
-    ready: &mut dyn FnMut(&mut K) -> Result<bool, Cause>,
+    ready: &mut dyn FnMut(&mut K) -> Result<bool, CallCause>,
 ) -> Result<(), Fail>
 where
     K: ControlBlock,
@@ -40,13 +40,13 @@ where
         }
         Err(WaitError::TimedOut { waited }) => {
             *wait_cycles = wait_cycles.saturating_add(waited);
-            Cause::TimedOut
+            CallCause::TimedOut
         }
         Err(WaitError::Stopped { waited }) => {
             *wait_cycles = wait_cycles.saturating_add(waited);
-            Cause::Stopped
+            CallCause::Stopped
         }
-        Err(WaitError::Control(k)) => Cause::Control(k),
+        Err(WaitError::Control(k)) => CallCause::Control(k),
         Err(WaitError::Condition(c)) => c,
     };
     Err((place, cause))
@@ -59,9 +59,9 @@ pub(super) fn receivers_done<K: ControlBlock>(
     seq: u16,
     receivers: u8,
     needed: u32,
-) -> Result<bool, Cause> {
+) -> Result<bool, CallCause> {
     for rank in 1..=receivers {
-        let word = ctrl.load(area::done_by(id, rank)).map_err(ctrl_cause)?;
+        let word = ctrl.load(area::done_by(id, rank)).map_err(ctrl_fail)?;
         match marker_count(word, seq) {
             Some(count) if count as u32 >= needed => {}
             _ => return Ok(false),
