@@ -282,6 +282,23 @@ fn logical_coordinates_map_to_noc0() {
     assert_eq!(p150.noc0_xy(6, 3).map(Noc0Xy::tile), Some(TileKind::Tensix));
 }
 
+#[test]
+fn a_mask_maps_noc0_to_logical_as_its_columns_do() {
+    for bits in 0..1u32 << 14 {
+        let mask = HarvestMask::new(bits).unwrap();
+        let columns = mask.columns();
+        for y in [0, 1, 2, 3, 10, 11, 12] {
+            for x in 0..=GRID_X {
+                assert_eq!(
+                    mask.noc0_to_logical(x, y),
+                    columns.noc0_to_logical(x, y),
+                    "mask {bits:#x}, ({x},{y})"
+                );
+            }
+        }
+    }
+}
+
 // ---- encodings (docs/blackhole.md, NoC addresses) ------------------------------------------
 
 #[test]

@@ -69,7 +69,6 @@ impl TileIdentity {
             }
         }
         let (x, y) = harvest
-            .columns()
             .noc0_to_logical(self.raw.x(), self.raw.y())
             .ok_or(IdentityError::HarvestedColumn)?;
         Ok(LogicalXy::new(x, y))
