@@ -27,7 +27,9 @@ impl Popped {
             .pages
             .wrapping_add(raw.wrapping_sub(self.last_raw) as u32);
         self.last_raw = raw;
-        Ok(self.pages / pages as u32)
+        // `pages` is at least 1 (the words' checks refuse 0); `max(1)` says so to the compiler,
+        // so the firmware carries no division-by-zero panic (and none of its formatting).
+        Ok(self.pages / (pages as u32).max(1))
     }
 }
 
