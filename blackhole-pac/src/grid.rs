@@ -168,8 +168,11 @@ const DRAM_AT: [[u8; GRID_Y as usize]; 2] = {
     at
 };
 
-/// What sits at NoC0 `(x, y)`, or `None` outside the 17 x 12 grid.
-pub const fn tile_at(x: u8, y: u8) -> Option<TileKind> {
+/// What sits at NoC0 `(x, y)` if it is memory a kernel addresses: [`TileKind::Tensix`] or
+/// [`TileKind::Dram`], as [`tile_at`] says; `None` for every other tile and outside the grid.
+/// For code that tells only those two apart from the rest (the NIU driver, the translation),
+/// which then carries none of the other kinds' tests.
+pub const fn memory_at(x: u8, y: u8) -> Option<TileKind> {
     if x >= GRID_X || y >= GRID_Y {
         return None;
     }
@@ -184,6 +187,17 @@ pub const fn tile_at(x: u8, y: u8) -> Option<TileKind> {
                 port: code & 3,
             });
         }
+    }
+    None
+}
+
+/// What sits at NoC0 `(x, y)`, or `None` outside the 17 x 12 grid.
+pub const fn tile_at(x: u8, y: u8) -> Option<TileKind> {
+    if x >= GRID_X || y >= GRID_Y {
+        return None;
+    }
+    if let Some(kind) = memory_at(x, y) {
+        return Some(kind);
     }
     if y == ETH_Y && is_tensix_x(x) {
         let mut channel = 0;
@@ -290,6 +304,12 @@ impl Noc0Xy {
             Some(kind) => kind,
             None => TileKind::RouterOnly, // unreachable: `new` keeps us inside the grid
         }
+    }
+
+    /// What sits here if it is a Tensix tile or a DRAM port (what [`tile`](Self::tile) says
+    /// then), `None` for any other tile: [`memory_at`].
+    pub const fn memory(self) -> Option<TileKind> {
+        memory_at(self.x, self.y)
     }
 }
 

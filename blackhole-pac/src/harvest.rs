@@ -164,6 +164,28 @@ impl HarvestMask {
         TensixColumns { xs, len: len as u8 }
     }
 
+    /// Logical `(column, row)` of NoC0 `(x, y)`, or `None` if no enabled Tensix is there: what
+    /// [`columns`](Self::columns)`.noc0_to_logical` says, without building the table (the
+    /// column is the count of enabled columns west of `x`).
+    pub const fn noc0_to_logical(self, x: u8, y: u8) -> Option<(u8, u8)> {
+        if y < TENSIX_Y_FIRST || y >= TENSIX_Y_FIRST + TENSIX_ROWS {
+            return None;
+        }
+        let mut column = 0;
+        let mut j = 0;
+        while j < TENSIX_X.len() {
+            let xj = TENSIX_X[j];
+            if !self.is_harvested(xj) {
+                if xj == x {
+                    return Some((column, y - TENSIX_Y_FIRST));
+                }
+                column += 1;
+            }
+            j += 1;
+        }
+        None
+    }
+
     /// Enabled Tensix tiles.
     pub const fn tensix_count(self) -> usize {
         (14 - self.harvested_count() as usize) * TENSIX_ROWS as usize

@@ -184,8 +184,8 @@ impl Translation {
     /// x = 8 column with ARC. `None` for other tiles (Ethernet, PCIe, router-only), which have
     /// translated coordinates of their own not modelled here.
     pub const fn to_translated(&self, p: Noc0Xy) -> Option<TranslatedXy> {
-        match p.tile() {
-            TileKind::Tensix => {
+        match p.memory() {
+            Some(TileKind::Tensix) => {
                 let x = self.translated[p.x() as usize & 31];
                 if x == 0xFF {
                     None
@@ -193,7 +193,7 @@ impl Translation {
                     Some(TranslatedXy { x, y: p.y() })
                 }
             }
-            TileKind::Dram { bank, port } => self.dram(bank, port),
+            Some(TileKind::Dram { bank, port }) => self.dram(bank, port),
             _ if p.x() == 8 => Some(TranslatedXy { x: p.x(), y: p.y() }),
             _ => None,
         }
@@ -239,8 +239,8 @@ impl Translation {
 
     /// Translated coordinates of the Tensix tile at `p`; `None` for other tiles.
     pub const fn tensix_at(&self, p: Noc0Xy) -> Option<(u8, u8)> {
-        match p.tile() {
-            TileKind::Tensix => match self.to_translated(p) {
+        match p.memory() {
+            Some(TileKind::Tensix) => match self.to_translated(p) {
                 Some(t) => Some((t.x, t.y)),
                 None => None,
             },

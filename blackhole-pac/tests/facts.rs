@@ -46,6 +46,22 @@ fn grid_is_17_by_12_with_the_published_tile_counts() {
 }
 
 #[test]
+fn memory_at_is_tile_at_for_tensix_and_dram_and_none_elsewhere() {
+    for y in 0..=GRID_Y {
+        for x in 0..=GRID_X {
+            let expected = match tile_at(x, y) {
+                Some(k @ (TileKind::Tensix | TileKind::Dram { .. })) => Some(k),
+                _ => None,
+            };
+            assert_eq!(memory_at(x, y), expected, "({x},{y})");
+            if let Some(p) = Noc0Xy::new(x, y) {
+                assert_eq!(p.memory(), expected, "({x},{y})");
+            }
+        }
+    }
+}
+
+#[test]
 fn tensix_columns_and_rows_are_the_published_ones() {
     assert_eq!(TENSIX_X, [1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16]);
     assert_eq!((TENSIX_Y_FIRST, TENSIX_Y_LAST, TENSIX_ROWS), (2, 11, 10));
@@ -264,6 +280,23 @@ fn logical_coordinates_map_to_noc0() {
     assert_eq!(p150.noc0_xy(6, 3), Noc0Xy::new(11, 5));
     assert_eq!(p150.noc0_xy(12, 0), None);
     assert_eq!(p150.noc0_xy(6, 3).map(Noc0Xy::tile), Some(TileKind::Tensix));
+}
+
+#[test]
+fn a_mask_maps_noc0_to_logical_as_its_columns_do() {
+    for bits in 0..1u32 << 14 {
+        let mask = HarvestMask::new(bits).unwrap();
+        let columns = mask.columns();
+        for y in [0, 1, 2, 3, 10, 11, 12] {
+            for x in 0..=GRID_X {
+                assert_eq!(
+                    mask.noc0_to_logical(x, y),
+                    columns.noc0_to_logical(x, y),
+                    "mask {bits:#x}, ({x},{y})"
+                );
+            }
+        }
+    }
 }
 
 // ---- encodings (docs/blackhole.md, NoC addresses) ------------------------------------------

@@ -71,7 +71,12 @@ impl Along {
 pub type RawXy = (u8, u8);
 
 /// One core's decoded `BroadcastArgs`.
+///
+/// Laid out as declared and word-aligned (`repr(C, align(4))`): the firmware builds and copies
+/// it a word at a time rather than a byte at a time, which its code space feels (about 140
+/// bytes of the reader's).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[repr(C, align(4))]
 pub struct BroadcastArgs {
     /// Broadcast id, 0 or 1.
     pub broadcast: u8,

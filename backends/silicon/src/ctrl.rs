@@ -8,12 +8,56 @@ use crate::order::{fence, publish};
 
 type CtrlError = Error<ErrorKind>;
 
-/// The tile's control block as one kernel sees it.
-#[derive(Debug)]
-pub struct SiliconCtrl {
+/// Where a [`SiliconCtrl`] finds its control block, how the block is laid out, and the clock it
+/// reads.
+///
+/// [`Placed`] names them at run time (`SiliconCtrl::from_ptr`, what the host tests lay over a
+/// buffer); an image that knows them when it is built (the firmware: the ABI's one control
+/// block at a fixed L1 address) names them with a type whose methods return constants, so
+/// every check of a constant offset is decided when the image is built rather than at each
+/// call.
+///
+/// # Safety
+/// `block` must return a 4-byte aligned pointer valid for volatile reads and writes of
+/// `layout().len` bytes for as long as a handle over the place is used, and every call of
+/// `block` and `layout` must return the same value.
+pub unsafe trait ControlPlace {
+    /// The control block's first word.
+    fn block(&self) -> *mut u32;
+    /// Where the block is in L1 and where its stop word and wait limit are.
+    fn layout(&self) -> ControlLayout;
+    /// The cycle clock (on the baby cores: [`cycles`], the tile's wall clock).
+    fn now(&self) -> u64;
+}
+
+/// A control block placed at run time: [`SiliconCtrl::from_ptr`]'s.
+#[derive(Copy, Clone, Debug)]
+pub struct Placed {
     block: *mut u32,
     layout: ControlLayout,
     clock: fn() -> u64,
+}
+
+// SAFETY: `from_ptr`, the only way to build one, has the trait's contract as its own.
+unsafe impl ControlPlace for Placed {
+    #[inline]
+    fn block(&self) -> *mut u32 {
+        self.block
+    }
+    #[inline]
+    fn layout(&self) -> ControlLayout {
+        self.layout
+    }
+    #[inline]
+    fn now(&self) -> u64 {
+        (self.clock)()
+    }
+}
+
+/// The tile's control block as one kernel sees it.
+#[derive(Debug)]
+pub struct SiliconCtrl<P = Placed> {
+    place: P,
 }
 
 /// The tile's wall clock (`RISCV_DEBUG_REG_WALL_CLOCK_*`, one 64-bit AICLK counter per tile,
@@ -22,7 +66,10 @@ pub struct SiliconCtrl {
 /// `BabyRISCV/CSRs.md`), but ttsim does not implement them ("UnsupportedFunctionality in
 /// read_csr: csr=0xc80"), and tt-metal's firmware times with the wall clock too. The live high
 /// half, not the latched one, because the latch is shared by the tile's five cores.
+///
+/// Not inlined: a kernel reads the clock at every wait and the loop is the same each time.
 #[cfg(target_arch = "riscv32")]
+#[inline(never)]
 pub fn cycles() -> u64 {
     use blackhole_pac::tensix::{WALL_CLOCK_H_LIVE, WALL_CLOCK_L};
     let reg = |a: u32| a as usize as *const u32;
@@ -52,10 +99,19 @@ impl SiliconCtrl {
     /// bytes for as long as the handle is used.
     pub unsafe fn from_ptr(block: *mut u32, layout: ControlLayout, clock: fn() -> u64) -> Self {
         Self {
-            block,
-            layout,
-            clock,
+            place: Placed {
+                block,
+                layout,
+                clock,
+            },
         }
+    }
+}
+
+impl<P: ControlPlace> SiliconCtrl<P> {
+    /// The control block `place` names (the trait's contract is what makes this safe).
+    pub fn at(place: P) -> Self {
+        Self { place }
     }
 
     fn word(&self, offset: u32) -> Result<*mut u32, CtrlError> {
@@ -65,28 +121,28 @@ impl SiliconCtrl {
                 why: Why::ControlMisaligned,
             });
         }
-        if offset >= self.layout.len {
+        if offset >= self.place.layout().len {
             return Err(Error {
                 kind: ErrorKind::OutOfRange,
                 why: Why::ControlBeyond,
             });
         }
-        Ok(self.block.wrapping_add(offset as usize / 4))
+        Ok(self.place.block().wrapping_add(offset as usize / 4))
     }
 }
 
-impl control::ErrorType for SiliconCtrl {
+impl<P> control::ErrorType for SiliconCtrl<P> {
     type Error = CtrlError;
 }
 
-impl control::ControlBlock for SiliconCtrl {
+impl<P: ControlPlace> control::ControlBlock for SiliconCtrl<P> {
     fn len(&self) -> u32 {
-        self.layout.len
+        self.place.layout().len
     }
 
     fn addr(&self, offset: u32) -> Result<L1Addr, CtrlError> {
         self.word(offset)?;
-        L1Addr::new(self.layout.base + offset).map_err(|_| Error {
+        L1Addr::new(self.place.layout().base + offset).map_err(|_| Error {
             kind: ErrorKind::Misaligned,
             why: Why::ControlBase,
         })
@@ -110,20 +166,20 @@ impl control::ControlBlock for SiliconCtrl {
     }
 
     fn stop_requested(&mut self) -> Result<bool, CtrlError> {
-        Ok(self.load(self.layout.stop_offset)? != 0)
+        Ok(self.load(self.place.layout().stop_offset)? != 0)
     }
 
     fn request_stop(&mut self) -> Result<(), CtrlError> {
-        self.store(self.layout.stop_offset, 1)
+        self.store(self.place.layout().stop_offset, 1)
     }
 
     fn wait_limit(&mut self) -> Result<u64, CtrlError> {
-        let lo = self.load(self.layout.wait_limit_offset)? as u64;
-        let hi = self.load(self.layout.wait_limit_offset + 4)? as u64;
+        let lo = self.load(self.place.layout().wait_limit_offset)? as u64;
+        let hi = self.load(self.place.layout().wait_limit_offset + 4)? as u64;
         Ok(hi << 32 | lo)
     }
 
     fn now(&mut self) -> u64 {
-        (self.clock)()
+        self.place.now()
     }
 }

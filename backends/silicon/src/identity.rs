@@ -57,7 +57,7 @@ impl TileIdentity {
     /// The tile's logical coordinates on a chip with `harvest`, after checking that the mask
     /// fits what the chip says.
     pub fn logical(&self, harvest: HarvestMask) -> Result<LogicalXy, IdentityError> {
-        if self.raw.tile() != TileKind::Tensix {
+        if !matches!(self.raw.memory(), Some(TileKind::Tensix)) {
             return Err(IdentityError::NotTensix);
         }
         if let Some(chip) = self.translated {
@@ -69,7 +69,6 @@ impl TileIdentity {
             }
         }
         let (x, y) = harvest
-            .columns()
             .noc0_to_logical(self.raw.x(), self.raw.y())
             .ok_or(IdentityError::HarvestedColumn)?;
         Ok(LogicalXy::new(x, y))

@@ -54,9 +54,9 @@ mod order;
 mod poll;
 
 pub use cb::SiliconCb;
-pub use ctrl::SiliconCtrl;
 #[cfg(target_arch = "riscv32")]
 pub use ctrl::cycles;
+pub use ctrl::{ControlPlace, Placed, SiliconCtrl};
 pub use error::{Error, Why};
 pub use identity::{IdentityError, TileIdentity};
 pub use noc::{SiliconNoc, Translation};

@@ -95,8 +95,13 @@ pub struct SiliconNoc {
 struct Cover {
     /// Bit `x`: NoC0 column `x` is an enabled Tensix column inside the rectangle.
     columns: u32,
-    /// Bit `y`: NoC0 row `y` is a Tensix row inside the rectangle.
-    rows: u32,
+    /// How many bits `columns` has.
+    n_columns: u32,
+    /// The lowest and highest NoC0 row that is a Tensix row inside the rectangle (`(255, 0)`
+    /// when there is none).
+    rows: (u8, u8),
+    /// How many rows that is.
+    n_rows: u32,
 }
 
 impl SiliconNoc {
@@ -184,12 +189,12 @@ impl SiliconNoc {
     fn target_kind(&self, p: Xy) -> Result<TileKind, NocError> {
         let neither = err(ErrorKind::InvalidAddress, Why::NotL1OrDram);
         let p0 = self.noc0(p).ok_or(neither)?;
-        match p0.tile() {
-            TileKind::Tensix if self.harvest.is_harvested(p0.x()) => {
+        match p0.memory() {
+            Some(TileKind::Tensix) if self.harvest.is_harvested(p0.x()) => {
                 Err(err(ErrorKind::InvalidAddress, Why::HarvestedTarget))
             }
-            k @ (TileKind::Tensix | TileKind::Dram { .. }) => Ok(k),
-            _ => Err(neither),
+            Some(k) => Ok(k),
+            None => Err(neither),
         }
     }
 
@@ -217,7 +222,9 @@ impl SiliconNoc {
             }
         }
         let cover = self.cover(rect);
-        let receivers = cover.columns.count_ones() * cover.rows.count_ones();
+        // Counted as the bits are set: the cores have no population count (`count_ones` is
+        // some 30 instructions).
+        let receivers = cover.n_columns * cover.n_rows;
         if receivers == 0 {
             return Ok((0, [(0, 0); 2]));
         }
@@ -238,7 +245,9 @@ impl SiliconNoc {
         if a % L1_ALIGN != 0 {
             return Err(err(ErrorKind::Misaligned, Why::L1Misaligned));
         }
-        if a as u64 + len as u64 > blackhole_pac::tensix::L1_SIZE as u64 {
+        // `a + len > L1_SIZE`, in 32 bits without overflow (no 64-bit add on the cores).
+        let size = blackhole_pac::tensix::L1_SIZE;
+        if len > size || a > size - len {
             return Err(err(ErrorKind::InvalidAddress, Why::BeyondL1));
         }
         Ok(())
@@ -330,16 +339,20 @@ impl SiliconNoc {
         let own = |v0: u8, len: u8| if mirrored { len - 1 - v0 } else { v0 };
         let mut c = Cover {
             columns: 0,
-            rows: 0,
+            n_columns: 0,
+            rows: (u8::MAX, 0),
+            n_rows: 0,
         };
         for x0 in TENSIX_X {
             if span_contains(s.x(), e.x(), own(x0, GRID_X)) && !self.harvest.is_harvested(x0) {
                 c.columns |= 1 << x0;
+                c.n_columns += 1;
             }
         }
         for y0 in TENSIX_Y_FIRST..=TENSIX_Y_LAST {
             if span_contains(s.y(), e.y(), own(y0, GRID_Y)) {
-                c.rows |= 1 << y0;
+                c.rows = (c.rows.0.min(y0), y0);
+                c.n_rows += 1;
             }
         }
         c
@@ -356,23 +369,19 @@ impl SiliconNoc {
             let (s, e) = (rect.start(), rect.end());
             return Ok([(s.x(), s.y()), (e.x(), e.y())]);
         };
-        let (mut lo, mut hi, mut n) = (u8::MAX, 0u8, 0u32);
+        let (mut lo, mut hi) = (u8::MAX, 0u8);
         for x0 in 0..GRID_X {
             if cover.columns & 1 << x0 != 0 {
                 let tx = t.tensix(x0, TENSIX_Y_FIRST).map_or(u8::MAX, |(tx, _)| tx);
                 lo = lo.min(tx);
                 hi = hi.max(tx);
-                n += 1;
             }
         }
         let between = TENSIX_X.iter().filter(|&&x| lo <= x && x <= hi).count() as u32;
-        if between != n {
+        if between != cover.n_columns {
             return Err(err(ErrorKind::InvalidAddress, Why::NotTranslatedRect));
         }
-        let (y_lo, y_hi) = (
-            cover.rows.trailing_zeros() as u8,
-            31 - cover.rows.leading_zeros() as u8,
-        );
+        let (y_lo, y_hi) = cover.rows;
         Ok(match self.noc {
             NocId::Noc0 => [(lo, y_lo), (hi, y_hi)],
             NocId::Noc1 => [(hi, y_hi), (lo, y_lo)],

@@ -115,18 +115,69 @@ impl core::fmt::Display for GiveUp {
     }
 }
 
-pub(super) type Fail = (Where, Cause);
-
-pub(super) fn noc_cause<E: noc::Error>(e: E) -> Cause {
-    Cause::Noc(e.kind())
+/// Why a call after `new` (`reserve`, `cast`, `arrive`, `finish`, the peer's `handshake`) failed,
+/// as the call hands it to `settle`: the causes such a call can meet, in two bytes, so that a
+/// failure travels in registers rather than as a copy of [`Cause`], whose larger variants only
+/// the words' checks in `new` produce. `settle` makes the [`Cause`] that is recorded.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum CallCause {
+    /// [`Cause::Misuse`].
+    Misuse,
+    /// [`Cause::TimedOut`].
+    TimedOut,
+    /// [`Cause::Stopped`].
+    Stopped,
+    /// [`Cause::NotAtSlotZero`].
+    NotAtSlotZero,
+    /// [`Cause::Noc`].
+    Noc(noc::ErrorKind),
+    /// [`Cause::Cb`].
+    Cb(cb::ErrorKind),
+    /// [`Cause::Control`].
+    Control(control::ErrorKind),
+    /// The broadcast gave up before this call: the call gives up with that give-up (which
+    /// `give_up_with` returns, recording nothing), so this cause is never recorded.
+    Earlier,
 }
 
+impl From<CallCause> for Cause {
+    fn from(c: CallCause) -> Self {
+        match c {
+            // Never recorded (see `CallCause::Earlier`).
+            CallCause::Misuse | CallCause::Earlier => Cause::Misuse,
+            CallCause::TimedOut => Cause::TimedOut,
+            CallCause::Stopped => Cause::Stopped,
+            CallCause::NotAtSlotZero => Cause::NotAtSlotZero,
+            CallCause::Noc(k) => Cause::Noc(k),
+            CallCause::Cb(k) => Cause::Cb(k),
+            CallCause::Control(k) => Cause::Control(k),
+        }
+    }
+}
+
+/// A call's failure: where, and why.
+pub(super) type Fail = (Where, CallCause);
+
+pub(super) fn noc_cause<E: noc::Error>(e: E) -> CallCause {
+    CallCause::Noc(e.kind())
+}
+
+pub(super) fn cb_cause<E: cb::Error>(e: E) -> CallCause {
+    CallCause::Cb(e.kind())
+}
+
+/// A control-block failure of a call.
+pub(super) fn ctrl_fail<E: control::Error>(e: E) -> CallCause {
+    CallCause::Control(e.kind())
+}
+
+/// A control-block failure of `new` (the words' checks).
 pub(super) fn ctrl_cause<E: control::Error>(e: E) -> Cause {
     Cause::Control(e.kind())
 }
 
 /// `Ok(true)` when a request was issued, `Ok(false)` when the NoC was busy (try again).
-pub(super) fn issued<E: noc::Error>(r: Result<(), E>) -> Result<bool, Cause> {
+pub(super) fn issued<E: noc::Error>(r: Result<(), E>) -> Result<bool, CallCause> {
     match r {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == noc::ErrorKind::Busy => Ok(false),

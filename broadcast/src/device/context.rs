@@ -22,7 +22,9 @@ pub struct Context {
 /// Refuses a broadcast the handler cannot even build because the tile has no buffer for it (the
 /// buffer index its words name is not configured): records a `broadcast_begin` give-up for
 /// broadcast `id` with `cause`, as [`Broadcast::refuse`](super::Broadcast::refuse) does, and returns it. There is
-/// no `Broadcast` to call afterwards.
+/// no `Broadcast` to call afterwards. The record is `refuse`'s, so a handler that refuses a
+/// broadcast before building it for another reason (its program fails its checks) may use this
+/// too and not build a broadcast only to drop it.
 pub fn refuse_without_buffer<K: ControlBlock>(
     ctrl: &mut K,
     context: &Context,

@@ -1,12 +1,12 @@
 //! Every core's last call, `finish`: compute popped every block, the buffer padded to whole
 //! windows, the last markers sent and every transfer of this core acknowledged.
 
-use komorebi_hal::cb::{CircularBuffer, Error as _};
+use komorebi_hal::cb::CircularBuffer;
 use komorebi_hal::control::ControlBlock;
 use komorebi_hal::noc::NocMulticast;
 use komorebi_hal::{DataMovement, Pause};
 
-use super::cause::{Cause, Fail, GiveUp, ctrl_cause, noc_cause};
+use super::cause::{CallCause, Fail, GiveUp, cb_cause, ctrl_cause, ctrl_fail, noc_cause};
 use super::part::Part;
 use super::state::Broadcast;
 use super::wait::{deadline, receivers_done, wait_for};
@@ -50,7 +50,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         let args = self.admit(sender, self.blocks, MAX_BLOCKS, place)?;
         if self.reserved > self.blocks {
             // A block reserved and never cast: its reads may still be landing in the slot.
-            return Err((place, Cause::Misuse));
+            return Err((place, CallCause::Misuse));
         }
         let (id, seq, blocks, pages) = (self.id, self.sequence as u16, self.blocks, args.pages);
         let mut pump = self.pump_state();
@@ -58,16 +58,22 @@ impl<C: CircularBuffer> Broadcast<C> {
         let until = deadline(ctrl).map_err(|c| (Where::BroadcastFree, c))?;
         let cb = &mut self.cb;
         // Own compute popped every block (a receiver keeps its markers going meanwhile).
-        let r = wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
-            if sender {
-                Ok(pump.popped.blocks(cb, pages)? >= blocks)
-            } else {
-                pump.pump(noc, cb, c, pages, blocks, false)?;
-                Ok(pump.popped.blocks(cb, pages)? >= blocks)
-            }
-        })
+        let r = wait_for(
+            ctrl,
+            pause,
+            until,
+            &mut self.wait_cycles,
+            Where::BroadcastFree,
+            &mut |c| {
+                if sender {
+                    Ok(pump.popped.blocks(cb, pages)? >= blocks)
+                } else {
+                    pump.pump(noc, cb, c, pages, blocks, false)?;
+                    Ok(pump.popped.blocks(cb, pages)? >= blocks)
+                }
+            },
+        )
         .await;
-        let r = r.map_err(|c| (Where::BroadcastFree, c));
         if let Err(e) = r {
             self.apply(pump);
             return Err(e);
@@ -76,49 +82,46 @@ impl<C: CircularBuffer> Broadcast<C> {
         if pad > 0 {
             if let Err(e) = cb.push(pad as u16) {
                 self.apply(pump);
-                return Err((Where::BroadcastFree, Cause::Cb(e.kind())));
+                return Err((Where::BroadcastFree, cb_cause(e)));
             }
         }
         let r = match self.part {
             Part::Sender { rect, receivers } => {
                 let w = Where::BroadcastDone;
                 if rect.is_some() {
-                    wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
+                    wait_for(ctrl, pause, until, &mut self.wait_cycles, w, &mut |c| {
                         receivers_done(c, id, seq, receivers, blocks)
                     })
-                    .await
-                    .map_err(|c| (w, c))?;
+                    .await?;
                 }
-                wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
+                wait_for(ctrl, pause, until, &mut self.wait_cycles, w, &mut |_| {
                     noc.writes_acked().map_err(noc_cause)
                 })
-                .await
-                .map_err(|c| (w, c))?;
+                .await?;
                 for rank in 1..=receivers {
                     ctrl.store(area::done_by(id, rank), 0)
-                        .map_err(|e| (w, ctrl_cause(e)))?;
+                        .map_err(|e| (w, ctrl_fail(e)))?;
                 }
                 ctrl.store(area::area(id) + area::VALID, 0)
-                    .map_err(|e| (w, ctrl_cause(e)))
+                    .map_err(|e| (w, ctrl_fail(e)))
             }
             Part::Receiver { .. } => {
                 let w = Where::BroadcastFree;
-                let r = wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
+                let r = wait_for(ctrl, pause, until, &mut self.wait_cycles, w, &mut |c| {
                     pump.pump(noc, cb, c, pages, blocks, true)?;
                     Ok(pump.sent == Some(blocks as u16))
                 })
                 .await;
                 self.apply(pump);
-                r.map_err(|c| (w, c))?;
-                wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
+                r?;
+                wait_for(ctrl, pause, until, &mut self.wait_cycles, w, &mut |_| {
                     noc.writes_acked().map_err(noc_cause)
                 })
-                .await
-                .map_err(|c| (w, c))?;
+                .await?;
                 ctrl.store(area::area(id) + area::VALID, 0)
-                    .map_err(|e| (w, ctrl_cause(e)))
+                    .map_err(|e| (w, ctrl_fail(e)))
             }
-            Part::Excluded => Err((place, Cause::Misuse)),
+            Part::Excluded => Err((place, CallCause::Misuse)),
         };
         self.apply(pump);
         r

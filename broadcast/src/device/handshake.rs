@@ -61,12 +61,12 @@
 //! receiver gives up `broadcast_free` waiting for its own slot (its compute) and
 //! `broadcast_valid` sending its ready word or waiting for the flag.
 
-use komorebi_hal::cb::{CircularBuffer, Error as _};
+use komorebi_hal::cb::CircularBuffer;
 use komorebi_hal::control::ControlBlock;
 use komorebi_hal::noc::{NocMulticast, WriteMode};
 use komorebi_hal::{DataMovement, L1Addr, NocAddr, Pause};
 
-use super::cause::{Cause, Fail, GiveUp, ctrl_cause, issued, noc_cause};
+use super::cause::{CallCause, Fail, GiveUp, cb_cause, ctrl_fail, issued, noc_cause};
 use super::part::Part;
 use super::state::Broadcast;
 use super::wait::{deadline, wait_for};
@@ -125,41 +125,42 @@ where
     let until = deadline(ctrl).map_err(|c| (Where::BroadcastFree, c))?;
     // Own slot free: compute popped block `block - window`.
     let (pages, id) = (r.args.pages, r.args.broadcast);
-    wait_for(ctrl, pause, until, wait_cycles, &mut |_| {
-        Ok(cb.pages_free().map_err(|e| Cause::Cb(e.kind()))? >= pages)
-    })
-    .await
-    .map_err(|c| (Where::BroadcastFree, c))?;
+    wait_for(
+        ctrl,
+        pause,
+        until,
+        wait_cycles,
+        Where::BroadcastFree,
+        &mut |_| Ok(cb.pages_free().map_err(cb_cause)? >= pages),
+    )
+    .await?;
     let slot = cb
         .base()
         .offset((r.block % r.args.window.max(1) as u32) * r.slot_bytes);
     if slot != Some(cb.write_ptr()) {
-        return Err((Where::BroadcastFree, Cause::NotAtSlotZero));
+        return Err((Where::BroadcastFree, CallCause::NotAtSlotZero));
     }
     // Ready: the marker source changes only once the previous ready write left.
-    wait_for(ctrl, pause, until, wait_cycles, &mut |_| {
+    wait_for(ctrl, pause, until, wait_cycles, PLACE, &mut |_| {
         noc.writes_sent().map_err(noc_cause)
     })
-    .await
-    .map_err(|c| (PLACE, c))?;
+    .await?;
     let count = (r.block + 1) as u16;
     ctrl.store(area::area(id) + area::MARKER_SOURCE, marker(r.seq, count))
-        .map_err(|e| (PLACE, ctrl_cause(e)))?;
+        .map_err(|e| (PLACE, ctrl_fail(e)))?;
     let (src, dst) = (r.src, r.dst);
-    wait_for(ctrl, pause, until, wait_cycles, &mut |_| {
+    wait_for(ctrl, pause, until, wait_cycles, PLACE, &mut |_| {
         issued(noc.write(src, dst, 4, WriteMode::ORDERED))
     })
-    .await
-    .map_err(|c| (PLACE, c))?;
+    .await?;
     // The flag: VALID of this command says the block was cast.
     let (valid, seq, block) = (area::area(id) + area::VALID, r.seq, r.block);
-    wait_for(ctrl, pause, until, wait_cycles, &mut |c| {
-        let word = c.load(valid).map_err(ctrl_cause)?;
+    wait_for(ctrl, pause, until, wait_cycles, PLACE, &mut |c| {
+        let word = c.load(valid).map_err(ctrl_fail)?;
         Ok(marker_count(word, seq).is_some_and(|n| n as u32 > block))
     })
-    .await
-    .map_err(|c| (PLACE, c))?;
-    cb.push(pages).map_err(|e| (PLACE, Cause::Cb(e.kind())))
+    .await?;
+    cb.push(pages).map_err(|e| (PLACE, cb_cause(e)))
 }
 
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
@@ -195,7 +196,7 @@ impl<C: CircularBuffer> Broadcast<C> {
                 self.blocks += r.is_ok() as u32;
                 r
             }
-            (_, admitted) => admitted.and(Err((valid, Cause::Misuse))),
+            (_, admitted) => admitted.and(Err((valid, CallCause::Misuse))),
         };
         self.settle(&mut dm.ctrl, block, r)
     }

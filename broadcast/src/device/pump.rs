@@ -1,12 +1,12 @@
 //! A receiver's DONE markers: how many blocks compute popped, and the marker sender that a wait's
 //! condition drives.
 
-use komorebi_hal::cb::{CircularBuffer, Error as _};
+use komorebi_hal::cb::CircularBuffer;
 use komorebi_hal::control::ControlBlock;
 use komorebi_hal::noc::{NocMulticast, WriteMode};
 use komorebi_hal::{L1Addr, NocAddr};
 
-use super::cause::{Cause, ctrl_cause, issued, noc_cause};
+use super::cause::{CallCause, cb_cause, ctrl_fail, issued, noc_cause};
 use crate::area::marker;
 
 /// Tracks how many pages the compute kernel popped this command, from the wrapping counter.
@@ -21,13 +21,15 @@ impl Popped {
         &mut self,
         cb: &mut C,
         pages: u16,
-    ) -> Result<u32, Cause> {
-        let raw = cb.popped().map_err(|e| Cause::Cb(e.kind()))?;
+    ) -> Result<u32, CallCause> {
+        let raw = cb.popped().map_err(cb_cause)?;
         self.pages = self
             .pages
             .wrapping_add(raw.wrapping_sub(self.last_raw) as u32);
         self.last_raw = raw;
-        Ok(self.pages / pages as u32)
+        // `pages` is at least 1 (the words' checks refuse 0); `max(1)` says so to the compiler,
+        // so the firmware carries no division-by-zero panic (and none of its formatting).
+        Ok(self.pages / (pages as u32).max(1))
     }
 }
 
@@ -54,7 +56,7 @@ impl Pump {
         pages: u16,
         taken: u32,
         last: bool,
-    ) -> Result<(), Cause> {
+    ) -> Result<(), CallCause> {
         let Some(dst) = self.dst else { return Ok(()) };
         let popped = self.popped.blocks(cb, pages)?.min(taken) as u16;
         let due = if last {
@@ -66,7 +68,7 @@ impl Pump {
             return Ok(());
         }
         ctrl.store(self.src_offset, marker(self.seq, popped))
-            .map_err(ctrl_cause)?;
+            .map_err(ctrl_fail)?;
         if issued(noc.write(self.src, dst, 4, WriteMode::ORDERED))? {
             self.sent = Some(popped);
         }

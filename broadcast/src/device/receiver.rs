@@ -1,12 +1,12 @@
 //! The receiver's call: `arrive` waits for the VALID that announces a block (sending DONE markers
 //! meanwhile) and hands the block to compute.
 
-use komorebi_hal::cb::{CircularBuffer, Error as _};
+use komorebi_hal::cb::CircularBuffer;
 use komorebi_hal::control::ControlBlock;
 use komorebi_hal::noc::NocMulticast;
 use komorebi_hal::{DataMovement, Pause};
 
-use super::cause::{Cause, Fail, GiveUp, ctrl_cause};
+use super::cause::{Fail, GiveUp, cb_cause, ctrl_fail};
 use super::state::Broadcast;
 use super::wait::{deadline, wait_for};
 use crate::area::{self, Where, marker_count};
@@ -50,17 +50,15 @@ impl<C: CircularBuffer> Broadcast<C> {
         let until = deadline(ctrl).map_err(|c| (PLACE, c))?;
         let cb = &mut self.cb;
         let taken = self.blocks;
-        let r = wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
+        let r = wait_for(ctrl, pause, until, &mut self.wait_cycles, PLACE, &mut |c| {
             pump.pump(noc, cb, c, args.pages, taken, false)?;
-            let word = c.load(valid).map_err(ctrl_cause)?;
+            let word = c.load(valid).map_err(ctrl_fail)?;
             Ok(marker_count(word, seq).is_some_and(|n| n as u32 >= needed))
         })
         .await;
         self.apply(pump);
-        r.map_err(|c| (PLACE, c))?;
-        self.cb
-            .push(args.pages)
-            .map_err(|e| (PLACE, Cause::Cb(e.kind())))?;
+        r?;
+        self.cb.push(args.pages).map_err(|e| (PLACE, cb_cause(e)))?;
         self.blocks += 1;
         Ok(())
     }

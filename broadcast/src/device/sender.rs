@@ -2,12 +2,12 @@
 //! casting a block (`cast`: the reads landed, the receivers done with the slot, multicast, VALID,
 //! push).
 
-use komorebi_hal::cb::{CircularBuffer, Error as _};
+use komorebi_hal::cb::CircularBuffer;
 use komorebi_hal::control::ControlBlock;
 use komorebi_hal::noc::{NocMulticast, ReadTag, WriteMode};
 use komorebi_hal::{DataMovement, L1Addr, Pause};
 
-use super::cause::{Cause, Fail, GiveUp, ctrl_cause, issued, noc_cause};
+use super::cause::{CallCause, Fail, GiveUp, cb_cause, ctrl_fail, issued, noc_cause};
 use super::handshake;
 use super::part::Part;
 use super::state::Broadcast;
@@ -70,7 +70,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         // Blocks reserved and not cast: `self.blocks..block`; this one makes one more.
         let ahead = block - self.blocks;
         if ahead >= window {
-            return Err((PLACE, Cause::Misuse));
+            return Err((PLACE, CallCause::Misuse));
         }
         let until = deadline(&mut dm.ctrl).map_err(|c| (PLACE, c))?;
         let need = (ahead + 1) * args.pages as u32;
@@ -80,10 +80,10 @@ impl<C: CircularBuffer> Broadcast<C> {
             &mut dm.pause,
             until,
             &mut self.wait_cycles,
-            &mut |_| Ok(cb.pages_free().map_err(|e| Cause::Cb(e.kind()))? as u32 >= need),
+            PLACE,
+            &mut |_| Ok(cb.pages_free().map_err(cb_cause)? as u32 >= need),
         )
-        .await
-        .map_err(|c| (PLACE, c))?;
+        .await?;
         // Every command starts at slot 0 and only `cast` pushes, a slot at a time: the next
         // block to cast has its slot at the buffer's write pointer, and the blocks reserved
         // ahead follow it (checked when nothing is reserved ahead, as every block 0 is).
@@ -93,7 +93,7 @@ impl<C: CircularBuffer> Broadcast<C> {
                 self.reserved = block + 1;
                 Ok(a)
             }
-            _ => Err((PLACE, Cause::NotAtSlotZero)),
+            _ => Err((PLACE, CallCause::NotAtSlotZero)),
         }
     }
 
@@ -129,11 +129,11 @@ impl<C: CircularBuffer> Broadcast<C> {
         const PLACE: Where = Where::BroadcastDone;
         let args = self.admit(true, block, MAX_BLOCKS - 1, PLACE)?;
         let Part::Sender { rect, receivers } = self.part else {
-            return Err((PLACE, Cause::Misuse));
+            return Err((PLACE, CallCause::Misuse));
         };
         if block >= self.reserved {
             // Cast before reserve: the slot was never checked free.
-            return Err((PLACE, Cause::Misuse));
+            return Err((PLACE, CallCause::Misuse));
         }
         // Blocks read ahead: wait for this block's tag only; else for every read.
         let tag = (self.reserved > block + 1).then(|| self.read_tag(block));
@@ -141,51 +141,66 @@ impl<C: CircularBuffer> Broadcast<C> {
         let DataMovement { noc, ctrl, pause } = dm;
         let until = deadline(ctrl).map_err(|c| (PLACE, c))?;
         // The block's reads have landed in the slot.
-        wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
-            match tag {
-                Some(tag) => noc.tagged_reads_done(tag),
-                None => noc.reads_done(),
-            }
-            .map_err(noc_cause)
-        })
-        .await
-        .map_err(|c| (PLACE, c))?;
+        wait_for(
+            ctrl,
+            pause,
+            until,
+            &mut self.wait_cycles,
+            PLACE,
+            &mut |_| {
+                match tag {
+                    Some(tag) => noc.tagged_reads_done(tag),
+                    None => noc.reads_done(),
+                }
+                .map_err(noc_cause)
+            },
+        )
+        .await?;
         let slot = self.cb.write_ptr();
         if let Some(rect) = rect {
             if let Some(needed) = handshake::needed(HANDSHAKE, block, args.window) {
-                wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |c| {
+                wait_for(ctrl, pause, until, &mut self.wait_cycles, PLACE, &mut |c| {
                     receivers_done(c, id, seq, receivers, needed)
                 })
-                .await
-                .map_err(|c| (PLACE, c))?;
+                .await?;
             }
             let len = self.slot_bytes;
-            wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
-                issued(noc.multicast(slot, rect, slot, len, WriteMode::ORDERED))
-            })
-            .await
-            .map_err(|c| (PLACE, c))?;
+            wait_for(
+                ctrl,
+                pause,
+                until,
+                &mut self.wait_cycles,
+                PLACE,
+                &mut |_| issued(noc.multicast(slot, rect, slot, len, WriteMode::ORDERED)),
+            )
+            .await?;
             // The VALID source may change only once the previous VALID left.
-            wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
-                noc.writes_sent().map_err(noc_cause)
-            })
-            .await
-            .map_err(|c| (PLACE, c))?;
+            wait_for(
+                ctrl,
+                pause,
+                until,
+                &mut self.wait_cycles,
+                PLACE,
+                &mut |_| noc.writes_sent().map_err(noc_cause),
+            )
+            .await?;
         }
         let offset = area::area(id) + area::VALID;
         ctrl.store(offset, marker(seq, (block + 1) as u16))
-            .map_err(|e| (PLACE, ctrl_cause(e)))?;
+            .map_err(|e| (PLACE, ctrl_fail(e)))?;
         if let Some(rect) = rect {
             let src = self.valid_src;
-            wait_for(ctrl, pause, until, &mut self.wait_cycles, &mut |_| {
-                issued(noc.multicast(src, rect, src, 4, WriteMode::ORDERED))
-            })
-            .await
-            .map_err(|c| (PLACE, c))?;
+            wait_for(
+                ctrl,
+                pause,
+                until,
+                &mut self.wait_cycles,
+                PLACE,
+                &mut |_| issued(noc.multicast(src, rect, src, 4, WriteMode::ORDERED)),
+            )
+            .await?;
         }
-        self.cb
-            .push(args.pages)
-            .map_err(|e| (PLACE, Cause::Cb(e.kind())))?;
+        self.cb.push(args.pages).map_err(|e| (PLACE, cb_cause(e)))?;
         self.blocks += 1;
         Ok(())
     }

@@ -6,7 +6,7 @@ use komorebi_hal::L1Addr;
 use komorebi_hal::cb::CircularBuffer;
 use komorebi_hal::control::ControlBlock;
 
-use super::cause::{Cause, Fail, GiveUp};
+use super::cause::{CallCause, Cause, Fail, GiveUp};
 use super::part::Part;
 use super::pump::{Popped, Pump};
 use super::wait::record_first;
@@ -88,6 +88,10 @@ impl<C: CircularBuffer> Broadcast<C> {
     /// returns it at once: every later call gives up with the first give-up (module docs). The
     /// calls use it for their own give-ups; a kernel for steps it makes itself around them (a
     /// sender's DRAM read refused, say), so the first give-up of the command is the one kept.
+    ///
+    /// Not inlined: every call's failure comes here, and a copy at each would be paid for in the
+    /// firmware's code space on every path that never fails.
+    #[inline(never)]
     pub fn give_up_with<K: ControlBlock>(
         &mut self,
         ctrl: &mut K,
@@ -140,7 +144,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         block: u32,
         r: Result<T, Fail>,
     ) -> Result<T, GiveUp> {
-        r.map_err(|(place, cause)| self.give_up_with(ctrl, place, block, cause))
+        r.map_err(|(place, cause)| self.give_up_with(ctrl, place, block, cause.into()))
     }
 
     /// Checks a call may go ahead: no earlier give-up, the right role, the next block, and
@@ -168,20 +172,24 @@ impl<C: CircularBuffer> Broadcast<C> {
         place: Where,
     ) -> Result<BroadcastArgs, Fail> {
         if let Some(g) = self.failed {
-            return Err((g.place, g.cause));
+            return Err((g.place, CallCause::Earlier));
         }
-        let args = self.args.ok_or((Where::BroadcastBegin, Cause::Misuse))?;
+        let args = self
+            .args
+            .ok_or((Where::BroadcastBegin, CallCause::Misuse))?;
         let role_ok = match self.part {
             Part::Sender { .. } => sender,
             Part::Receiver { .. } => !sender,
             Part::Excluded => false,
         };
         if !role_ok || self.finished || block != next || block > last {
-            return Err((place, Cause::Misuse));
+            return Err((place, CallCause::Misuse));
         }
         Ok(args)
     }
 
+    /// Not inlined: `arrive` and `finish` take it, and a copy in each costs more than the call.
+    #[inline(never)]
     pub(super) fn pump_state(&self) -> Pump {
         Pump {
             popped: self.popped,

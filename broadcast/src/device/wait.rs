@@ -4,48 +4,52 @@ use komorebi_hal::Pause;
 use komorebi_hal::control::ControlBlock;
 use komorebi_hal::wait::{WaitError, call_deadline, wait_until_deadline};
 
-use super::cause::{Cause, ctrl_cause};
-use crate::area::{self, GiveUpRecord, marker_count};
+use super::cause::{CallCause, Fail, ctrl_fail};
+use crate::area::{self, GiveUpRecord, Where, marker_count};
 
 /// The deadline of a call that starts now: one wait limit from now. Every wait of the call ends
 /// by it (see [`wait_for`]).
-pub(super) fn deadline<K: ControlBlock>(ctrl: &mut K) -> Result<u64, Cause> {
-    call_deadline(ctrl).map_err(Cause::Control)
+pub(super) fn deadline<K: ControlBlock>(ctrl: &mut K) -> Result<u64, CallCause> {
+    call_deadline(ctrl).map_err(CallCause::Control)
 }
 
 /// Waits for `ready` until the call's `deadline` (from [`deadline`]), adding the cycles waited
-/// to `wait_cycles`.
+/// to `wait_cycles`; a wait that fails fails at `place`.
 ///
 /// The condition is a `dyn` closure so that every wait of a broadcast shares one state machine:
-/// on the baby cores that is the difference between fitting L1's code space and not.
+/// on the baby cores that is the difference between fitting L1's code space and not. The
+/// place is an argument for the same reason: the failure is put together here once, not after
+/// each wait.
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 pub(super) async fn wait_for<K, P>(
     ctrl: &mut K,
     pause: &mut P,
     deadline: u64,
     wait_cycles: &mut u64,
-    ready: &mut dyn FnMut(&mut K) -> Result<bool, Cause>,
-) -> Result<(), Cause>
+    place: Where,
+    ready: &mut dyn FnMut(&mut K) -> Result<bool, CallCause>,
+) -> Result<(), Fail>
 where
     K: ControlBlock,
     P: Pause,
 {
-    match wait_until_deadline(ctrl, pause, deadline, ready).await {
+    let cause = match wait_until_deadline(ctrl, pause, deadline, ready).await {
         Ok(waited) => {
             *wait_cycles = wait_cycles.saturating_add(waited);
-            Ok(())
+            return Ok(());
         }
         Err(WaitError::TimedOut { waited }) => {
             *wait_cycles = wait_cycles.saturating_add(waited);
-            Err(Cause::TimedOut)
+            CallCause::TimedOut
         }
         Err(WaitError::Stopped { waited }) => {
             *wait_cycles = wait_cycles.saturating_add(waited);
-            Err(Cause::Stopped)
+            CallCause::Stopped
         }
-        Err(WaitError::Control(k)) => Err(Cause::Control(k)),
-        Err(WaitError::Condition(c)) => Err(c),
-    }
+        Err(WaitError::Control(k)) => CallCause::Control(k),
+        Err(WaitError::Condition(c)) => c,
+    };
+    Err((place, cause))
 }
 
 /// True when every rank 1..=receivers has a DONE word of this command with count >= `needed`.
@@ -55,9 +59,9 @@ pub(super) fn receivers_done<K: ControlBlock>(
     seq: u16,
     receivers: u8,
     needed: u32,
-) -> Result<bool, Cause> {
+) -> Result<bool, CallCause> {
     for rank in 1..=receivers {
-        let word = ctrl.load(area::done_by(id, rank)).map_err(ctrl_cause)?;
+        let word = ctrl.load(area::done_by(id, rank)).map_err(ctrl_fail)?;
         match marker_count(word, seq) {
             Some(count) if count as u32 >= needed => {}
             _ => return Ok(false),

@@ -27,13 +27,13 @@ mod role;
 use blackhole_pac::harvest::HarvestMask;
 use blackhole_pac::niu::{CmdBufId, Niu};
 use blackhole_pac::stream::{CbIndex, Streams};
-use komorebi_hal::{NocId, Xy};
+use komorebi_hal::{ControlLayout, NocId, Xy};
 use komorebi_hal::Role;
 use komorebi_kernel::abi;
 use komorebi_kernel::handler::Buffers;
 use komorebi_kernel::image::{self, BootFailure};
 use komorebi_silicon::{
-    IdentityError, SiliconCb, SiliconCtrl, SiliconNoc, TileIdentity, Translation,
+    ControlPlace, IdentityError, SiliconCb, SiliconCtrl, SiliconNoc, TileIdentity, Translation,
 };
 
 // The reader's boot stub: BRISC starts at 0x0; jump to `_start` wherever the image put it.
@@ -130,10 +130,33 @@ fn control_word(offset: u32) -> *mut u32 {
     (abi::CONTROL_BASE + offset) as usize as *mut u32
 }
 
+/// The tile's control block: the ABI's, at the same L1 address on every tile, read with the
+/// tile's wall clock. Constants rather than `SiliconCtrl::from_ptr`'s run-time fields, so the
+/// checks of every constant offset are made when the image is built (and no pointer or layout
+/// is carried around).
+#[derive(Debug, Clone, Copy)]
+pub struct Tile;
+
+// SAFETY: the control block is CONTROL_BYTES (the layout's `len`) of L1 at CONTROL_BASE on
+// every Tensix tile, word aligned; both are constants.
+unsafe impl ControlPlace for Tile {
+    #[inline(always)]
+    fn block(&self) -> *mut u32 {
+        control_word(0)
+    }
+    #[inline(always)]
+    fn layout(&self) -> ControlLayout {
+        abi::CONTROL_LAYOUT
+    }
+    #[inline(always)]
+    fn now(&self) -> u64 {
+        komorebi_silicon::cycles()
+    }
+}
+
 /// The tile's control block.
-pub fn ctrl() -> SiliconCtrl {
-    // SAFETY: the control block is 4 KiB of L1 at CONTROL_BASE on every Tensix tile.
-    unsafe { SiliconCtrl::from_ptr(control_word(0), abi::CONTROL_LAYOUT, komorebi_silicon::cycles) }
+pub fn ctrl() -> SiliconCtrl<Tile> {
+    SiliconCtrl::at(Tile)
 }
 
 /// This kernel's NoC: NIU0 for the reader, NIU1 for the writer.

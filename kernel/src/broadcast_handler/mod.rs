@@ -176,26 +176,59 @@ where
         exclusive: command.exclusive(),
     };
     // The buffer the words name (a bad index is caught by the words' checks). A tile without
-    // that buffer gives up `broadcast_begin`, recorded in the area like any bad words.
+    // that buffer gives up `broadcast_begin`, recorded in the area like any bad words; so does
+    // a program that fails its checks. Both make the record `Broadcast::refuse` would, without
+    // building a broadcast to drop, and with the id as the argument words give it.
     let index = words.get(2).map_or(0, |&w| w as u8 & 63);
-    let Some(cb) = buffers.cb(index) else {
-        let id = words.first().map_or(0, |&w| w as u8);
-        let cause = Cause::NoBuffer { index };
-        return gave_up(Some(refuse_without_buffer(
-            &mut dm.ctrl,
-            &context,
-            id,
-            cause,
-        )));
+    let program = decode_program(command);
+    let cause = match (
+        buffers.cb(index),
+        program.as_ref().and_then(|p| p.mover(role)),
+    ) {
+        (Some(cb), Some(mover)) => {
+            return run_mover::<L, _, _, _, _>(dm, cb, &context, command, mover, role).await;
+        }
+        (None, _) => Cause::NoBuffer { index },
+        (Some(_), None) => Cause::Refused,
     };
-    let program = BroadcastProgram::decode(command);
-    let Some(mover) = program.as_ref().ok().and_then(|p| p.mover(role)) else {
-        // The id as the argument words give it, for the record of a refused program.
-        let id = words.first().map_or(0, |&w| w as u8);
-        let b = Broadcast::refuse(&mut dm.ctrl, cb, &context, id, Cause::Refused);
-        return gave_up(b.give_up());
-    };
-    let mut b = Broadcast::new(dm, cb, &context, &mover.args, 0);
+    let id = words.first().map_or(0, |&w| w as u8);
+    gave_up(Some(refuse_without_buffer(
+        &mut dm.ctrl,
+        &context,
+        id,
+        cause,
+    )))
+}
+
+/// [`BroadcastProgram::decode`] for a data-movement kernel, not inlined: in the firmware's reader
+/// and writer (whose block loop is inlined into one function) a call is smaller than the
+/// decode among the protocol's calls. Compute inlines it: there the call is larger. Whether
+/// the program passed is all the kernel needs of the error (the refusal is `Cause::Refused`),
+/// so the error itself is not returned (and not put together).
+#[inline(never)]
+fn decode_program(command: &Command) -> Option<BroadcastProgram> {
+    BroadcastProgram::decode(command).ok()
+}
+
+/// [`dm_body`] once its buffer and program are there: sets the broadcast up, runs its blocks
+/// with `L` and recovers after a give-up.
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
+async fn run_mover<L, N, K, P, C>(
+    dm: &mut DataMovement<N, K, P>,
+    cb: C,
+    context: &Context,
+    command: &Command,
+    mover: &MoverProgram,
+    role: Role,
+) -> Outcome
+where
+    L: BlockLoop,
+    N: NocMulticast,
+    K: ControlBlock,
+    P: Pause,
+    C: CircularBuffer,
+{
+    let mut b = Broadcast::new(dm, cb, context, &mover.args, 0);
     if !b.ok() {
         return gave_up(b.give_up());
     }

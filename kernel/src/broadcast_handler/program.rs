@@ -319,10 +319,17 @@ impl MoverProgram {
             expected: MOVER_WORDS,
         })?;
         verify(role, w)?;
-        let mut args = [0u32; ARGS_WORDS];
-        args.copy_from_slice(&w[..ARGS_WORDS]);
-        let mut banks = [Xy::default(); STREAMS];
-        for (i, bank) in banks.iter_mut().enumerate() {
+        let mut m = Self {
+            args: [0; ARGS_WORDS],
+            blocks: 0,
+            page_size: w[12],
+            dram_base: w[13],
+            banks: [Xy::default(); STREAMS],
+            stall_before: stall_of(w[11]),
+        };
+        m.args.copy_from_slice(&w[..ARGS_WORDS]);
+        // The banks straight into place: a copy of `[Xy; 8]` (alignment 1) is byte by byte.
+        for (i, bank) in m.banks.iter_mut().enumerate() {
             let half = (w[14 + i / 2] >> (16 * (i % 2))) as u16;
             *bank = Xy::new(half as u8, (half >> 8) as u8).map_err(|_| ProgramError::Field {
                 role,
@@ -330,14 +337,8 @@ impl MoverProgram {
                 value: half as u32,
             })?;
         }
-        Ok(Self {
-            args,
-            blocks: blocks_field(role, w[11] & 0xFFFF)?,
-            page_size: w[12],
-            dram_base: w[13],
-            banks,
-            stall_before: stall_of(w[11]),
-        })
+        m.blocks = blocks_field(role, w[11] & 0xFFFF)?;
+        Ok(m)
     }
 }
 
@@ -578,19 +579,18 @@ impl BroadcastProgram {
 
     /// Decodes and checks the program of every kernel of `command`.
     pub fn decode(command: &Command) -> Result<Self, ProgramError> {
-        let mover = |role| {
+        // Each part decoded where it goes (a program is some 200 bytes: moving it costs code).
+        let mut program = Self::default();
+        for (role, mover) in [
+            (Role::Reader, &mut program.reader),
+            (Role::Writer, &mut program.writer),
+        ] {
             let words = command.words(role);
-            if words.is_empty() {
-                Ok(None)
-            } else {
-                MoverProgram::decode(role, words).map(Some)
+            if !words.is_empty() {
+                *mover = Some(MoverProgram::decode(role, words)?);
             }
-        };
-        let program = Self {
-            reader: mover(Role::Reader)?,
-            writer: mover(Role::Writer)?,
-            compute: ComputeProgram::decode(command.words(Role::Compute))?,
-        };
+        }
+        program.compute = ComputeProgram::decode(command.words(Role::Compute))?;
         program.check()?;
         Ok(program)
     }
