@@ -318,16 +318,21 @@ impl SiliconNoc {
     /// Issues a transfer of `len` bytes as packets of at most 16 KiB: the first now, the
     /// rest on later calls as the command buffer frees (`progress`). `acks`: per packet.
     fn issue(&mut self, buf: CmdBufId, targ: u64, ret: u64, len: u32, ctrl: NocCtrl, acks: u32) {
-        self.split = Some(Split {
-            buf,
-            ctrl,
-            targ,
-            ret,
-            left: len,
-            acks,
-        });
-        // `ready` saw the buffer free, so the first packet goes now.
-        self.progress();
+        // `ready` saw the buffer free, so the first packet goes now, without reading the
+        // buffer's status again; only a transfer over 16 KiB leaves the rest to `progress`.
+        let first = len.min(MAX_PACKET_BYTES);
+        self.send(buf, targ, ret, first, ctrl);
+        self.count(ctrl, acks);
+        if len > first {
+            self.split = Some(Split {
+                buf,
+                ctrl,
+                targ: targ + first as u64,
+                ret: ret + first as u64,
+                left: len - first,
+                acks,
+            });
+        }
     }
 
     /// The enabled Tensix tiles raw `rect` of this NoC covers (wrap included, as the hardware
