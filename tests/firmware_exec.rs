@@ -293,11 +293,19 @@ fn a_profiled_run_names_every_kernel_of_every_core_and_costs_the_run_nothing() {
     // Calls are counted by the function called: every kernel reads the wall clock through
     // `komorebi_silicon::ctrl::cycles`, a function of its own in every image.
     for k in &p.kernels {
-        let clock = k.top.iter().find(|f| f.function == "komorebi_silicon::ctrl::cycles");
+        let clock = k
+            .top
+            .iter()
+            .find(|f| f.function == "komorebi_silicon::ctrl::cycles");
         if let Some(f) = clock {
             assert!(f.calls > 0, "{}: {f:?}", k.kernel);
         }
-        assert!(k.top.iter().any(|f| f.calls > 0), "{}: {:?}", k.kernel, k.top);
+        assert!(
+            k.top.iter().any(|f| f.calls > 0),
+            "{}: {:?}",
+            k.kernel,
+            k.top
+        );
     }
     let svg = std::fs::read_to_string(&p.flame_graph).unwrap();
     assert!(svg.contains("<svg"), "{}", &svg[..svg.len().min(200)]);
