@@ -26,7 +26,7 @@ pub unsafe trait ControlPlace {
     fn block(&self) -> *mut u32;
     /// Where the block is in L1 and where its stop word and wait limit are.
     fn layout(&self) -> ControlLayout;
-    /// The cycle clock (on the baby cores: [`cycles`], the tile's wall clock).
+    /// The cycle clock (on the baby cores: `cycles`, the tile's wall clock).
     fn now(&self) -> u64;
 }
 
