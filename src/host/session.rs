@@ -172,26 +172,6 @@ pub trait ProgramRecords {
     fn repeats(&self, code: abi::GiveUpCode) -> bool;
 }
 
-/// A program with no records of its own.
-#[derive(Copy, Clone, Debug, Default)]
-pub struct NoRecords;
-
-impl ProgramRecords for NoRecords {
-    fn give_ups(
-        &self,
-        _core: [u8; 2],
-        _sequence: u32,
-        _word: &mut dyn FnMut(u32) -> Result<u32, SessionError>,
-        _out: &mut Vec<CoreGiveUp>,
-    ) -> Result<(), SessionError> {
-        Ok(())
-    }
-
-    fn repeats(&self, _code: abi::GiveUpCode) -> bool {
-        false
-    }
-}
-
 /// What a command came to.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Report {

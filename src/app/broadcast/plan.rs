@@ -11,7 +11,7 @@ use komorebi_kernel::abi;
 use komorebi_kernel::broadcast_handler::program::{
     BroadcastProgram, ComputeInput, MoverProgram, STREAMS,
 };
-use komorebi_kernel::broadcast_handler::{BROADCAST_HANDLER, pattern_word};
+use komorebi_kernel::broadcast_handler::{BROADCAST_HANDLER, PATTERN_STRIDE, pattern_base};
 use komorebi_kernel::handshake_handler::HANDSHAKE_HANDLER;
 use komorebi_sim::Timing;
 
@@ -44,8 +44,11 @@ pub(super) fn fill_dram(
             .collect();
         for g in 0..cfg.blocks * cfg.pages as u32 {
             let (block, p) = (g / cfg.pages as u32, g % cfg.pages as u32);
-            for (w, chunk) in page.chunks_mut(4).enumerate() {
-                chunk.copy_from_slice(&pattern_word(job, s.id, block, p, w as u32).to_le_bytes());
+            // `pattern_word`, followed a word at a time as compute follows it: one hash a page.
+            let mut word = pattern_base(job, s.id, block, p);
+            for chunk in page.chunks_mut(4) {
+                chunk.copy_from_slice(&word.to_le_bytes());
+                word = word.wrapping_add(PATTERN_STRIDE);
             }
             for &(base, banks) in &copies {
                 let addr = base + g as u64 * cfg.page_size as u64;
