@@ -13,6 +13,13 @@ fn a_stopped_tile_ends_the_wait_after_the_current_poll() {
     let mut ctrl = MockControlBlock::new();
     let mut pause = MockPause::new();
     let mut seq = Sequence::new();
+    // Round 1: not ready; only then the clock and the limit are read (a condition that holds
+    // at once reads no clock); not stopped, before the deadline: pause until cycle 1000.
+    ctrl.expect_load()
+        .with(eq(0x10))
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|_| Ok(0));
     ctrl.expect_now()
         .times(1)
         .in_sequence(&mut seq)
@@ -21,12 +28,6 @@ fn a_stopped_tile_ends_the_wait_after_the_current_poll() {
         .times(1)
         .in_sequence(&mut seq)
         .returning(|| Ok(1_000));
-    // Round 1: not ready, not stopped, before the deadline: pause until cycle 1000.
-    ctrl.expect_load()
-        .with(eq(0x10))
-        .times(1)
-        .in_sequence(&mut seq)
-        .returning(|_| Ok(0));
     ctrl.expect_stop_requested()
         .times(1)
         .in_sequence(&mut seq)
@@ -72,7 +73,8 @@ fn a_failing_control_block_is_reported_not_retried() {
     ctrl.expect_wait_limit()
         .times(1)
         .returning(|| Err(ErrorKind::OutOfRange));
-    ctrl.expect_load().never();
+    // Polled once (not ready), then the limit cannot be read: reported, not polled again.
+    ctrl.expect_load().times(1).returning(|_| Ok(0));
     pause.expect_pause().with(ge(0)).never();
     let out = block_on(wait_until(
         &mut ctrl,

@@ -93,11 +93,13 @@ impl<E: core::fmt::Display> core::fmt::Display for WaitError<E> {
     }
 }
 
-/// Polls `ready` until it returns true; returns the cycles waited.
+/// Polls `ready` until it returns true; returns the cycles waited: 0 when the condition held at
+/// its first poll (no clock is read then), else counted from the cycle after that poll.
 ///
 /// Order of checks on every round: the condition first (so a condition that already holds is
 /// never refused, even with a wait limit of 0), then the stop flag, then the deadline
-/// (`start + wait_limit`, saturating), then [`Pause::pause`]. The condition gets the control
+/// (`start + wait_limit`, saturating, `start` read after the first poll failed), then
+/// [`Pause::pause`]. The condition gets the control
 /// block, so it may read control words; its own error type `E` is passed through as
 /// [`WaitError::Condition`], and failures of the control block's own calls come back as
 /// [`WaitError::Control`] with their kind.
@@ -108,13 +110,18 @@ impl<E: core::fmt::Display> core::fmt::Display for WaitError<E> {
 pub async fn wait_until<K, P, E, F>(
     ctrl: &mut K,
     pause: &mut P,
-    ready: F,
+    mut ready: F,
 ) -> Result<u64, WaitError<E>>
 where
     K: ControlBlock,
     P: Pause,
     F: FnMut(&mut K) -> Result<bool, E>,
 {
+    // A condition that holds at once costs no clock read: most waits of a protocol call are
+    // ready on their first poll, and on the baby cores a wall-clock read is three MMIO loads.
+    if ready(ctrl).map_err(WaitError::Condition)? {
+        return Ok(0);
+    }
     let start = ctrl.now();
     let limit = ctrl
         .wait_limit()
@@ -142,18 +149,23 @@ pub async fn wait_until_deadline<K, P, E, F>(
     ctrl: &mut K,
     pause: &mut P,
     deadline: u64,
-    ready: F,
+    mut ready: F,
 ) -> Result<u64, WaitError<E>>
 where
     K: ControlBlock,
     P: Pause,
     F: FnMut(&mut K) -> Result<bool, E>,
 {
+    if ready(ctrl).map_err(WaitError::Condition)? {
+        return Ok(0);
+    }
     let start = ctrl.now();
     wait_between(ctrl, pause, start, deadline, ready).await
 }
 
-/// The loop of both waits: from cycle `start` (for the cycles waited) until `deadline`.
+/// The loop of both waits once the condition failed its first poll at cycle `start` (the
+/// cycles waited count from there) until `deadline`: the first round goes on from the stop
+/// flag.
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 async fn wait_between<K, P, E, F>(
     ctrl: &mut K,
@@ -168,9 +180,6 @@ where
     F: FnMut(&mut K) -> Result<bool, E>,
 {
     loop {
-        if ready(ctrl).map_err(WaitError::Condition)? {
-            return Ok(ctrl.now().saturating_sub(start));
-        }
         if ctrl
             .stop_requested()
             .map_err(|e| WaitError::Control(e.kind()))?
@@ -186,6 +195,9 @@ where
             });
         }
         pause.pause(deadline).await;
+        if ready(ctrl).map_err(WaitError::Condition)? {
+            return Ok(ctrl.now().saturating_sub(start));
+        }
     }
 }
 

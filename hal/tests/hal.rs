@@ -167,7 +167,23 @@ fn a_condition_that_holds_is_taken_even_with_a_zero_wait_limit() {
     let out = block_on(wait_until(&mut ctrl, &mut Spin, |_: &mut FakeCtrl| {
         Ok::<_, control::ErrorKind>(true)
     }));
-    assert_eq!(out, Ok(1));
+    // Held at its first poll: nothing waited, and the clock was not read.
+    assert_eq!(out, Ok(0));
+    assert_eq!(ctrl.clock, 1000);
+}
+
+#[test]
+fn a_wait_counts_its_cycles_from_the_first_poll_that_failed() {
+    let mut ctrl = FakeCtrl::new(1_000, 1);
+    let mut polls = 0;
+    let out = block_on(wait_until(&mut ctrl, &mut Spin, |_: &mut FakeCtrl| {
+        polls += 1;
+        Ok::<_, control::ErrorKind>(polls == 3)
+    }));
+    // The clock ticks 1 a read: the start after poll 1 (1001), the deadline checks after polls 1
+    // and 2 (1002, 1003), the end after poll 3 (1004).
+    assert_eq!(out, Ok(3));
+    assert_eq!(polls, 3);
 }
 
 #[test]
@@ -259,7 +275,7 @@ fn a_past_deadline_polls_once_and_takes_a_condition_that_holds() {
         5,
         |_: &mut FakeCtrl| Ok::<_, control::ErrorKind>(true),
     ));
-    assert_eq!(out, Ok(1));
+    assert_eq!(out, Ok(0));
 }
 
 #[test]

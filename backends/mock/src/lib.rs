@@ -18,13 +18,14 @@
 //! use komorebi_mock::{MockControlBlock, MockPause};
 //! use mockall::{Sequence, predicate::eq};
 //!
-//! // A wait whose condition never holds, with a wait limit of 10 cycles: it polls, checks the
+//! // A wait whose condition never holds, with a wait limit of 10 cycles: it polls, reads the
+//! // clock and the limit (only now: a condition that holds at once reads no clock), checks the
 //! // stop flag, sees the clock at the deadline and gives up, without pausing.
 //! let mut ctrl = MockControlBlock::new();
 //! let mut seq = Sequence::new();
+//! ctrl.expect_load().with(eq(0xA00)).times(1).in_sequence(&mut seq).returning(|_| Ok(0));
 //! ctrl.expect_now().times(1).in_sequence(&mut seq).return_const(100u64);
 //! ctrl.expect_wait_limit().times(1).in_sequence(&mut seq).returning(|| Ok(10));
-//! ctrl.expect_load().with(eq(0xA00)).times(1).in_sequence(&mut seq).returning(|_| Ok(0));
 //! ctrl.expect_stop_requested().times(1).in_sequence(&mut seq).returning(|| Ok(false));
 //! ctrl.expect_now().times(1).in_sequence(&mut seq).return_const(110u64);
 //! let mut pause = MockPause::new();

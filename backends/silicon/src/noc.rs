@@ -1,6 +1,7 @@
 //! `NocMulticast` on one NIU.
 
 use blackhole_pac::addr::{self, AddrRegs, L1_ALIGN, MAX_PACKET_BYTES, span_contains};
+
 use blackhole_pac::grid::{
     GRID_X, GRID_Y, Noc0Xy, Noc1Xy, TENSIX_X, TENSIX_Y_FIRST, TENSIX_Y_LAST, TileKind,
 };
@@ -30,12 +31,13 @@ const TRANSACTION_ID: TransactionId = match TransactionId::new(0) {
 /// this may be waiting for their source bytes at once.
 const MAX_OUTGOING_WRITES: u32 = 255;
 
-/// A unicast target checked: the address's tile, its kind, and its coordinates for the NIU.
-type KnownTarget = (Xy, TileKind, (u8, u8));
+/// A unicast target checked: the address's tile, whether it is a DRAM port, and its coordinate
+/// word for the NIU (`NOC_*_ADDR_HI`, [`addr::unicast_coord`]).
+type KnownTarget = (Xy, bool, u32);
 
 /// A multicast rectangle checked: the rectangle, its receivers (this node not excluded) and its
-/// corners for the NIU.
-type KnownCast = (Rect, u32, [(u8, u8); 2]);
+/// coordinate word for the NIU ([`addr::multicast_coord`] of its corners).
+type KnownCast = (Rect, u32, u32);
 
 /// Unicast targets a handle remembers: the banks a sender reads from (the host places each
 /// sender's pages on the banks on its side, up to four) or a marker's tile.
@@ -48,9 +50,12 @@ const TARGETS: usize = 4;
 struct Split {
     buf: CmdBufId,
     ctrl: NocCtrl,
-    /// The next packet's `NOC_TARG_ADDR` and `NOC_RET_ADDR` (coordinates included).
+    /// The next packet's `NOC_TARG_ADDR` and `NOC_RET_ADDR`: local addresses and coordinate
+    /// words.
     targ: u64,
+    targ_coord: u32,
     ret: u64,
+    ret_coord: u32,
     /// Bytes not yet issued.
     left: u32,
     /// Acks each packet brings (0 for reads and unacked writes).
@@ -65,9 +70,10 @@ pub struct SiliconNoc {
     node: Xy,
     harvest: HarvestMask,
     translation: Option<Translation>,
-    /// This tile's coordinates as the NIU wants them ([`SiliconNoc::coord`] of `node`), worked
-    /// out once: every read and write names them as its return or source address.
-    own: Result<(u8, u8), NocError>,
+    /// This tile's coordinate word as the NIU wants it ([`SiliconNoc::coord`] of `node`, then
+    /// [`addr::unicast_coord`]), worked out once: every read and write names it as its return
+    /// or source address.
+    own: Result<u32, NocError>,
     /// The last unicast targets checked ([`SiliconNoc::target`]) and what they resolved to,
     /// the newest at `next_target - 1`: a sender reads its pages from the few bank ports the
     /// host placed them on, in turn, and writes every marker to the same tile, so most requests
@@ -75,15 +81,15 @@ pub struct SiliconNoc {
     targets: [Option<KnownTarget>; TARGETS],
     /// Where the next target checked is remembered.
     next_target: usize,
-    /// The last multicast rectangle and its receivers (loopback not yet excluded) and corners
-    /// ([`SiliconNoc::cover`], [`SiliconNoc::corners`]): a broadcast casts every block and
+    /// The last multicast rectangle and its receivers (loopback not yet excluded) and coordinate
+    /// word ([`SiliconNoc::cover`], [`SiliconNoc::corners`]): a broadcast casts every block and
     /// every VALID to one rectangle.
     last_cast: Option<KnownCast>,
     /// A transfer still being issued packet by packet.
     split: Option<Split>,
-    /// The corners of the open linked run, if any: its next multicast must go there, and no
-    /// read or unicast write may be issued until an unlinked one closes it.
-    run: Option<[(u8, u8); 2]>,
+    /// The coordinate word of the open linked run, if any: its next multicast must go there, and
+    /// no read or unicast write may be issued until an unlinked one closes it.
+    run: Option<u32>,
     /// The transaction id the read command buffer's `NOC_PACKET_TAG` holds.
     read_id: u8,
     reads_issued: u32,
@@ -144,7 +150,7 @@ impl SiliconNoc {
             node,
             harvest,
             translation,
-            own: Ok((0, 0)),
+            own: Ok(0),
             targets: [None; TARGETS],
             next_target: 0,
             last_cast: None,
@@ -154,7 +160,10 @@ impl SiliconNoc {
             reads_issued: 0,
             acks_expected: 0,
         };
-        n.own = n.coord(node);
+        n.own = n.coord(node).and_then(|(x, y)| {
+            addr::unicast_coord(x, y)
+                .map_err(|_| err(ErrorKind::InvalidAddress, Why::NoTranslation))
+        });
         n.sync_counts();
         n
     }
@@ -198,33 +207,45 @@ impl SiliconNoc {
         }
     }
 
-    /// [`SiliconNoc::target_kind`] and [`SiliconNoc::coord`] of `p`, remembered for the next
-    /// request to the same tile (a handle's harvest and translation never change).
-    fn target(&mut self, p: Xy) -> Result<(TileKind, (u8, u8)), NocError> {
+    /// Whether `p` is a DRAM port, and its coordinate word ([`SiliconNoc::target_kind`],
+    /// [`SiliconNoc::coord`], [`addr::unicast_coord`]), remembered for the next request to the
+    /// same tile (a handle's harvest and translation never change). A coordinate that does not
+    /// fit the word fails as `why`.
+    ///
+    /// Inlined, with the lookup of a tile not remembered out of line: the hit is a few compares,
+    /// and the miss's calls would make every caller save registers for them.
+    #[inline(always)]
+    fn target(&mut self, p: Xy, why: Why) -> Result<(bool, u32), NocError> {
         // An index loop over the slots: at opt-level z the `flatten` iterator's state machine
         // cost more than the comparisons (about 60 cycles a request).
         let mut i = 0;
         while i < TARGETS {
-            if let Some((known, kind, at)) = self.targets[i] {
+            if let Some((known, dram, coord)) = self.targets[i] {
                 if known == p {
-                    return Ok((kind, at));
+                    return Ok((dram, coord));
                 }
             }
             i += 1;
         }
-        let kind = self.target_kind(p)?;
-        let at = self.coord(p)?;
-        self.targets[self.next_target % TARGETS] = Some((p, kind, at));
-        self.next_target = (self.next_target + 1) % TARGETS;
-        Ok((kind, at))
+        self.learn_target(p, why)
     }
 
-    /// The receivers (this node not yet excluded) and corners of a multicast to `rect`,
+    #[inline(never)]
+    fn learn_target(&mut self, p: Xy, why: Why) -> Result<(bool, u32), NocError> {
+        let dram = matches!(self.target_kind(p)?, TileKind::Dram { .. });
+        let (x, y) = self.coord(p)?;
+        let coord = addr::unicast_coord(x, y).map_err(|_| err(ErrorKind::InvalidAddress, why))?;
+        self.targets[self.next_target % TARGETS] = Some((p, dram, coord));
+        self.next_target = (self.next_target + 1) % TARGETS;
+        Ok((dram, coord))
+    }
+
+    /// The receivers (this node not yet excluded) and coordinate word of a multicast to `rect`,
     /// remembered for the next multicast to the same rectangle.
-    fn cast_to(&mut self, rect: Rect) -> Result<(u32, [(u8, u8); 2]), NocError> {
-        if let Some((last, receivers, corners)) = self.last_cast {
+    fn cast_to(&mut self, rect: Rect) -> Result<(u32, u32), NocError> {
+        if let Some((last, receivers, coord)) = self.last_cast {
             if last == rect {
-                return Ok((receivers, corners));
+                return Ok((receivers, coord));
             }
         }
         let cover = self.cover(rect);
@@ -232,11 +253,13 @@ impl SiliconNoc {
         // some 30 instructions).
         let receivers = cover.n_columns * cover.n_rows;
         if receivers == 0 {
-            return Ok((0, [(0, 0); 2]));
+            return Ok((0, 0));
         }
-        let corners = self.corners(rect, cover)?;
-        self.last_cast = Some((rect, receivers, corners));
-        Ok((receivers, corners))
+        let [start, end] = self.corners(rect, cover)?;
+        let coord = addr::multicast_coord(start, end)
+            .map_err(|_| err(ErrorKind::InvalidAddress, Why::MulticastRect))?;
+        self.last_cast = Some((rect, receivers, coord));
+        Ok((receivers, coord))
     }
 
     fn check_len(len: u32) -> Result<(), NocError> {
@@ -269,7 +292,9 @@ impl SiliconNoc {
             return false;
         }
         let len = s.left.min(MAX_PACKET_BYTES);
-        self.send(s.buf, s.targ, s.ret, len, s.ctrl);
+        let targ = Self::regs(s.targ, s.targ_coord);
+        let ret = Self::regs(s.ret, s.ret_coord);
+        self.send(s.buf, targ, ret, len, s.ctrl);
         self.count(s.ctrl, s.acks);
         s.left -= len;
         s.targ += len as u64;
@@ -297,10 +322,21 @@ impl SiliconNoc {
         Ok(())
     }
 
+    /// The address registers of `local` (36 bits) at coordinate word `coord`: the words of
+    /// [`AddrRegs::split`] of the 64-bit address, put together without it (no 64-bit shifts on
+    /// the cores).
+    #[inline(always)]
+    fn regs(local: u64, coord: u32) -> AddrRegs {
+        AddrRegs {
+            lo: local as u32,
+            mid: (local >> 32) as u32 & 0xF,
+            hi: coord,
+        }
+    }
+
     /// Programs command buffer `id` and sends one packet of `len` <= 16 KiB bytes.
-    fn send(&self, id: CmdBufId, targ: u64, ret: u64, len: u32, ctrl: NocCtrl) {
+    fn send(&self, id: CmdBufId, t: AddrRegs, r: AddrRegs, len: u32, ctrl: NocCtrl) {
         let buf = self.niu.cmd_buf(id);
-        let (t, r) = (AddrRegs::split(targ), AddrRegs::split(ret));
         buf.targ_addr_lo().write_value(t.lo);
         buf.targ_addr_mid().write_value(t.mid);
         buf.targ_addr_hi().write_value(t.hi);
@@ -323,18 +359,30 @@ impl SiliconNoc {
 
     /// Issues a transfer of `len` bytes as packets of at most 16 KiB: the first now, the
     /// rest on later calls as the command buffer frees (`progress`). `acks`: per packet.
-    fn issue(&mut self, buf: CmdBufId, targ: u64, ret: u64, len: u32, ctrl: NocCtrl, acks: u32) {
+    #[allow(clippy::too_many_arguments)]
+    fn issue(
+        &mut self,
+        buf: CmdBufId,
+        (targ, targ_coord): (u64, u32),
+        (ret, ret_coord): (u64, u32),
+        len: u32,
+        ctrl: NocCtrl,
+        acks: u32,
+    ) {
         // `ready` saw the buffer free, so the first packet goes now, without reading the
         // buffer's status again; only a transfer over 16 KiB leaves the rest to `progress`.
         let first = len.min(MAX_PACKET_BYTES);
-        self.send(buf, targ, ret, first, ctrl);
+        let (t, r) = (Self::regs(targ, targ_coord), Self::regs(ret, ret_coord));
+        self.send(buf, t, r, first, ctrl);
         self.count(ctrl, acks);
         if len > first {
             self.split = Some(Split {
                 buf,
                 ctrl,
                 targ: targ + first as u64,
+                targ_coord,
                 ret: ret + first as u64,
+                ret_coord,
                 left: len - first,
                 acks,
             });
@@ -414,20 +462,17 @@ impl SiliconNoc {
         }
         Self::check_len(len)?;
         Self::check_l1(dst.get(), len)?;
-        let (kind, (sx, sy)) = self.target(src.node())?;
-        let align = if matches!(kind, TileKind::Dram { .. }) {
+        let (dram, src_coord) = self.target(src.node(), Why::ReadSource)?;
+        let align = if dram {
             addr::DRAM_READ_ALIGN
         } else {
             L1_ALIGN
         };
-        if src.local() % align as u64 != 0 {
+        // The low word holds every alignment bit (both are powers of two below 2^32).
+        if src.local() as u32 % align != 0 {
             return Err(err(ErrorKind::Misaligned, Why::ReadSourceMisaligned));
         }
-        let (mx, my) = self.own?;
-        let targ = addr::unicast_addr(sx, sy, src.local())
-            .map_err(|_| err(ErrorKind::InvalidAddress, Why::ReadSource))?;
-        let ret = addr::unicast_addr(mx, my, dst.get() as u64)
-            .map_err(|_| err(ErrorKind::InvalidAddress, Why::ReadDestination))?;
+        let own = self.own?;
         self.ready(CmdBufId::READ, false)?;
         if id != self.read_id {
             let mut tag = PacketTag::default();
@@ -446,7 +491,8 @@ impl SiliconNoc {
         ctrl.set_resp_marked(true);
         ctrl.set_vc_static(true);
         ctrl.set_static_vc(niu::UNICAST_VC);
-        self.issue(CmdBufId::READ, targ, ret, len, ctrl, 0);
+        let targ = (src.local(), src_coord);
+        self.issue(CmdBufId::READ, targ, (dst.get() as u64, own), len, ctrl, 0);
         Ok(())
     }
 
@@ -533,15 +579,12 @@ impl noc::NocMulticast for SiliconNoc {
         }
         Self::check_len(len)?;
         Self::check_l1(src.get(), len)?;
-        let (_, (dx, dy)) = self.target(dst.node())?;
-        if dst.local() % L1_ALIGN as u64 != 0 {
+        let (_, dst_coord) = self.target(dst.node(), Why::WriteDestination)?;
+        if dst.local() as u32 % L1_ALIGN != 0 {
             return Err(err(ErrorKind::Misaligned, Why::WriteDestinationMisaligned));
         }
-        let (mx, my) = self.own?;
-        let targ = addr::unicast_addr(mx, my, src.get() as u64)
-            .map_err(|_| err(ErrorKind::InvalidAddress, Why::WriteSource))?;
-        let ret = addr::unicast_addr(dx, dy, dst.local())
-            .map_err(|_| err(ErrorKind::InvalidAddress, Why::WriteDestination))?;
+        let own = self.own?;
+        let (targ, ret) = ((src.get() as u64, own), (dst.local(), dst_coord));
         // Markers and other small writes use their own command buffer, as tt-metal does.
         let id = if len <= 16 {
             CmdBufId::SMALL_WRITE
@@ -567,25 +610,21 @@ impl noc::NocMulticast for SiliconNoc {
         Self::check_l1(dst.get(), len)?;
         // Tensix tiles form whole columns x whole rows, so the receivers are enabled columns
         // times rows, less this node if it lies inside and is excluded.
-        let (covered, corners) = self.cast_to(rect)?;
+        let (covered, coord) = self.cast_to(rect)?;
         let excluded = mode.loopback == Loopback::Excluded && rect.contains(self.node);
         let receivers = covered.saturating_sub(excluded as u32);
         if receivers == 0 {
             return Ok(());
         }
-        if self.run.is_some_and(|open| open != corners) {
+        if self.run.is_some_and(|open| open != coord) {
             return Err(err(ErrorKind::InvalidMode, Why::RunElsewhere));
         }
-        let [start, end] = corners;
-        let (mx, my) = self.own?;
-        let targ = addr::unicast_addr(mx, my, src.get() as u64)
-            .map_err(|_| err(ErrorKind::InvalidAddress, Why::MulticastSource))?;
-        let ret = addr::multicast_addr(start, end, dst.get() as u64)
-            .map_err(|_| err(ErrorKind::InvalidAddress, Why::MulticastRect))?;
+        let own = self.own?;
         self.ready(CmdBufId::WRITE, true)?;
         let ctrl = Self::ctrl_word(mode, true);
+        let (targ, ret) = ((src.get() as u64, own), (dst.get() as u64, coord));
         self.issue(CmdBufId::WRITE, targ, ret, len, ctrl, receivers);
-        self.run = (mode.link == Link::Linked).then_some(corners);
+        self.run = (mode.link == Link::Linked).then_some(coord);
         Ok(())
     }
 
