@@ -605,6 +605,9 @@ impl noc::NocMulticast for SiliconNoc {
         len: u32,
         mode: WriteMode,
     ) -> Result<(), NocError> {
+        // Busy first: a VALID multicast follows a block's data on the same command buffer and
+        // is asked again until the data's packet has gone; each retry is then this one check.
+        self.ready(CmdBufId::WRITE, true)?;
         Self::check_len(len)?;
         Self::check_l1(src.get(), len)?;
         Self::check_l1(dst.get(), len)?;
@@ -620,7 +623,6 @@ impl noc::NocMulticast for SiliconNoc {
             return Err(err(ErrorKind::InvalidMode, Why::RunElsewhere));
         }
         let own = self.own?;
-        self.ready(CmdBufId::WRITE, true)?;
         let ctrl = Self::ctrl_word(mode, true);
         let (targ, ret) = ((src.get() as u64, own), (dst.get() as u64, coord));
         self.issue(CmdBufId::WRITE, targ, ret, len, ctrl, receivers);
