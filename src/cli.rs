@@ -228,6 +228,13 @@ pub struct BroadcastFlags {
     /// costliest functions of each kernel in the summary.
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
+    /// Read every firmware core's log ring after the run (`--exec firmware`: pcie-sim, ttsim or
+    /// a card) and decode it against the firmware's ELF files (defmt): each line with its tile,
+    /// kernel, the core's cycle and level, and how many lines a full ring lost. Printed with the
+    /// report (and under `log` in the JSON), or written to FILE. The images log warnings and
+    /// errors (every give-up and refusal) unless built with `DEFMT_LOG` set lower.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub log: Option<PathBuf>,
     /// Inject a fault into the first job: `KIND:X,Y[:BLOCK]` with X,Y logical core coordinates
     /// and KIND one of stall-dm, stall-compute, stall-sender-compute, drop-marker, drop-valid,
     /// bad-words, host-stop. May be given more than once.
@@ -364,6 +371,7 @@ impl BroadcastFlags {
             window: self.window,
             trace: self.trace.clone(),
             profile: self.profile.clone(),
+            log: self.log.clone(),
             faults: self.fault.clone(),
             check: self.check.into(),
             protocol: match self.protocol {
@@ -549,6 +557,13 @@ fn check_outputs(
         .map(|p| ("--trace", p))
         .into_iter()
         .chain(flags.profile.as_deref().map(|p| ("--profile", p)))
+        .chain(
+            flags
+                .log
+                .as_deref()
+                .filter(|p| *p != std::path::Path::new("-"))
+                .map(|p| ("--log", p)),
+        )
         .chain(picture.map(|p| ("--picture", p)));
     // The disk check after the paths': a path that cannot be written says so, not that its
     // file system (`/proc`) has no room.

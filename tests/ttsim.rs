@@ -398,3 +398,28 @@ fn a_server_of_another_wire_version_is_refused_by_name() {
         "{why}"
     );
 }
+
+#[test]
+fn the_firmware_logs_are_read_and_decoded_on_ttsim() {
+    let Some(lib) = bh() else { return };
+    let device = format!("ttsim:{}", lib.display());
+    let extra = ["--check", "none", "--fault", "stall-dm:1,0:2", "--log"];
+    let (code, v, err) = broadcast(&device, &extra);
+    assert_eq!(code, 3, "{err}");
+    // Every record the host read is a decoded warning of its tile, as on the simulated card.
+    let logs = v["log"].as_array().expect("--log asked for");
+    for g in v["giveups"].as_array().unwrap() {
+        let want = format!(
+            "command 1 gave up: {} (broadcast {}, block {})",
+            g["where"].as_str().unwrap(),
+            g["broadcast"],
+            g["block"]
+        );
+        let found = logs
+            .iter()
+            .filter(|l| l["tile"] == g["core"])
+            .flat_map(|l| l["lines"].as_array().unwrap())
+            .any(|line| line["message"] == want.as_str() && line["level"] == "warn");
+        assert!(found, "{}: no line {want:?} in {logs:?}", g["core"]);
+    }
+}

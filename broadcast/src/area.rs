@@ -84,16 +84,41 @@ impl Where {
             _ => None,
         }
     }
+}
 
-    /// The specification's name: `broadcast_done`, `broadcast_valid`, `broadcast_free`, `broadcast_begin`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::BroadcastDone => "broadcast_done",
-            Self::BroadcastValid => "broadcast_valid",
-            Self::BroadcastFree => "broadcast_free",
-            Self::BroadcastBegin => "broadcast_begin",
+/// `Where::name`, and the same names for defmt, from one list.
+macro_rules! place_names {
+    ($($place:ident => $name:literal,)*) => {
+        impl Where {
+            /// The specification's name: `broadcast_done`, `broadcast_valid`, `broadcast_free`,
+            /// `broadcast_begin`.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(Self::$place => $name,)*
+                }
+            }
         }
-    }
+
+        /// Logged by its name in the specification (`broadcast_done`), as the host's records
+        /// print it: an interned string, so the names stay in the ELF's defmt table, not in the
+        /// image.
+        #[cfg(feature = "defmt")]
+        impl defmt::Format for Where {
+            fn format(&self, f: defmt::Formatter<'_>) {
+                let name = match self {
+                    $(Self::$place => defmt::intern!($name),)*
+                };
+                defmt::write!(f, "{=istr}", name)
+            }
+        }
+    };
+}
+
+place_names! {
+    BroadcastDone => "broadcast_done",
+    BroadcastValid => "broadcast_valid",
+    BroadcastFree => "broadcast_free",
+    BroadcastBegin => "broadcast_begin",
 }
 
 impl core::fmt::Display for Where {
@@ -104,6 +129,7 @@ impl core::fmt::Display for Where {
 
 /// A first give-up as its three words record it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct GiveUpRecord {
     /// Where.
     pub place: Where,

@@ -110,6 +110,7 @@ pub struct BroadcastArgs {
 
 /// Why words are not valid `BroadcastArgs`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum ArgsError {
     /// Fewer than 11 words from the broadcast's first word.

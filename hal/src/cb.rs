@@ -29,6 +29,7 @@ use crate::types::L1Addr;
 
 /// Generic kinds of circular-buffer errors.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum ErrorKind {
     /// A push of more pages than are free.

@@ -39,6 +39,7 @@ pub struct ControlLayout {
 
 /// Generic kinds of control-block errors.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum ErrorKind {
     /// An offset at or beyond the end of the control block.

@@ -76,6 +76,7 @@ use crate::types::{L1Addr, NocAddr, NocId, Rect, Xy};
 
 /// Generic kinds of NoC errors.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum ErrorKind {
     /// The backend cannot take a request now; nothing was issued. Try again.

@@ -75,6 +75,7 @@ impl core::error::Error for ValueError {}
 
 /// Which of a node's two NoCs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum NocId {
     /// NoC 0.
     Noc0 = 0,
@@ -104,6 +105,7 @@ impl NocId {
 /// compares them whole rather than a byte at a time, which its code space feels (about 290
 /// bytes of the reader's and the writer's).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[repr(align(2))]
 pub struct Xy {
     x: u8,
@@ -352,6 +354,7 @@ impl fmt::Display for LogicalXy {
 /// or a host layout maps them to the NoC coordinates of its chip. Groups, broadcast rectangles
 /// and command targets are all `LogicalRect`s.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct LogicalRect {
     /// First logical column.
     pub x0: u8,

@@ -110,23 +110,14 @@ impl<E: core::fmt::Display> core::fmt::Display for WaitError<E> {
 pub async fn wait_until<K, P, E, F>(
     ctrl: &mut K,
     pause: &mut P,
-    mut ready: F,
+    ready: F,
 ) -> Result<u64, WaitError<E>>
 where
     K: ControlBlock,
     P: Pause,
     F: FnMut(&mut K) -> Result<bool, E>,
 {
-    // A condition that holds at once costs no clock read: most waits of a protocol call are
-    // ready on their first poll, and on the baby cores a wall-clock read is three MMIO loads.
-    if ready(ctrl).map_err(WaitError::Condition)? {
-        return Ok(0);
-    }
-    let start = ctrl.now();
-    let limit = ctrl
-        .wait_limit()
-        .map_err(|e| WaitError::Control(e.kind()))?;
-    wait_between(ctrl, pause, start, start.saturating_add(limit), ready).await
+    poll(ctrl, pause, None, ready).await
 }
 
 /// The cycle by which a call that starts now must have given up: now plus the run's wait limit
@@ -149,29 +140,26 @@ pub async fn wait_until_deadline<K, P, E, F>(
     ctrl: &mut K,
     pause: &mut P,
     deadline: u64,
-    mut ready: F,
+    ready: F,
 ) -> Result<u64, WaitError<E>>
 where
     K: ControlBlock,
     P: Pause,
     F: FnMut(&mut K) -> Result<bool, E>,
 {
-    if ready(ctrl).map_err(WaitError::Condition)? {
-        return Ok(0);
-    }
-    let start = ctrl.now();
-    wait_between(ctrl, pause, start, deadline, ready).await
+    poll(ctrl, pause, Some(deadline), ready).await
 }
 
-/// The loop of both waits once the condition failed its first poll at cycle `start` (the
-/// cycles waited count from there) until `deadline`: the first round goes on from the stop
-/// flag.
+/// The loop of both waits: until `deadline`, or one wait limit from the first poll that failed.
+/// A condition that holds at its first poll costs no clock read (most waits of a protocol call
+/// hold at once, and on the baby cores a wall-clock read is three MMIO loads): the clock and the
+/// limit are read once that poll failed, and the cycles waited count from there. One call of
+/// the condition in the loop, so each wait's condition is compiled once.
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
-async fn wait_between<K, P, E, F>(
+async fn poll<K, P, E, F>(
     ctrl: &mut K,
     pause: &mut P,
-    start: u64,
-    deadline: u64,
+    deadline: Option<u64>,
     mut ready: F,
 ) -> Result<u64, WaitError<E>>
 where
@@ -179,7 +167,26 @@ where
     P: Pause,
     F: FnMut(&mut K) -> Result<bool, E>,
 {
+    // `(start, deadline)` once the first poll failed.
+    let mut clock: Option<(u64, u64)> = None;
     loop {
+        if ready(ctrl).map_err(WaitError::Condition)? {
+            return Ok(clock.map_or(0, |(start, _)| ctrl.now().saturating_sub(start)));
+        }
+        let (start, until) = match clock {
+            Some(c) => c,
+            None => {
+                let start = ctrl.now();
+                let until = match deadline {
+                    Some(d) => d,
+                    None => start.saturating_add(
+                        ctrl.wait_limit()
+                            .map_err(|e| WaitError::Control(e.kind()))?,
+                    ),
+                };
+                *clock.insert((start, until))
+            }
+        };
         if ctrl
             .stop_requested()
             .map_err(|e| WaitError::Control(e.kind()))?
@@ -189,21 +196,15 @@ where
             });
         }
         let now = ctrl.now();
-        if now >= deadline {
+        if now >= until {
             return Err(WaitError::TimedOut {
                 waited: now.saturating_sub(start),
             });
         }
-        pause.pause(deadline).await;
-        if ready(ctrl).map_err(WaitError::Condition)? {
-            return Ok(ctrl.now().saturating_sub(start));
-        }
+        pause.pause(until).await;
     }
 }
 
-/// Runs a future to completion by polling it in a loop: the executor of a core that runs one
-/// kernel and has nothing else to do (embassy-futures' `block_on`: its waker does nothing and
-/// every `Pending` is polled again at once).
 #[cfg(not(komorebi_blocking))]
 pub use embassy_futures::block_on;
 

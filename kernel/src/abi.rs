@@ -272,22 +272,6 @@ impl GiveUpCode {
         }
     }
 
-    /// A name for reports: the broadcast specification's name for broadcast places
-    /// (`komorebi_broadcast::Where::name`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Broadcast(w) => w.name(),
-            Self::ComputeTimedOut => "compute_timeout",
-            Self::ComputeStopped => "compute_stopped",
-            Self::ComputeFailed => "compute_failed",
-            Self::DataMismatch => "data_mismatch",
-            Self::UnknownHandler => "unknown_handler",
-            Self::NotExclusive => "not_exclusive",
-            Self::NotInGroup => "not_in_group",
-            Self::BadCommand => "bad_command",
-        }
-    }
-
     /// True for the refusals.
     pub const fn is_refusal(self) -> bool {
         matches!(
@@ -297,8 +281,50 @@ impl GiveUpCode {
     }
 }
 
+/// `GiveUpCode::name`, and the same names for defmt, from one list.
+macro_rules! code_names {
+    ($($code:ident => $name:literal,)*) => {
+        impl GiveUpCode {
+            /// The name the host prints: a broadcast give-up's place (`broadcast_done`, ...), or
+            /// `compute_timeout`, `compute_stopped`, `compute_failed`, `data_mismatch`,
+            /// `unknown_handler`, `not_exclusive`, `not_in_group`, `bad_command`.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    Self::Broadcast(w) => w.name(),
+                    $(Self::$code => $name,)*
+                }
+            }
+        }
+
+        /// Logged by its name, as the host's records print it: an interned string, so the names
+        /// stay in the ELF's defmt table, not in the image.
+        #[cfg(feature = "defmt")]
+        impl defmt::Format for GiveUpCode {
+            fn format(&self, f: defmt::Formatter<'_>) {
+                let name = match self {
+                    Self::Broadcast(w) => return w.format(f),
+                    $(Self::$code => defmt::intern!($name),)*
+                };
+                defmt::write!(f, "{=istr}", name)
+            }
+        }
+    };
+}
+
+code_names! {
+    ComputeTimedOut => "compute_timeout",
+    ComputeStopped => "compute_stopped",
+    ComputeFailed => "compute_failed",
+    DataMismatch => "data_mismatch",
+    UnknownHandler => "unknown_handler",
+    NotExclusive => "not_exclusive",
+    NotInGroup => "not_in_group",
+    BadCommand => "bad_command",
+}
+
 /// One kernel's give-up, as its two words hold it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct KernelGiveUp {
     /// What.
     pub code: GiveUpCode,
@@ -325,4 +351,29 @@ impl KernelGiveUp {
             None => None,
         }
     }
+}
+
+/// L1 address of the kernels' log rings (firmware built with logging; decisions D27): one ring
+/// of [`LOG_RING_BYTES`] per kernel, in [`Role`] order, between the control block's end and
+/// compute's reset PC (0x6000).
+pub const LOG_BASE: u32 = 0x5000;
+/// Bytes of one kernel's log ring: its header, then [`LOG_DATA_BYTES`] of frames.
+pub const LOG_RING_BYTES: u32 = 0x500;
+/// The ring's first word once its kernel has booted: "KLOG".
+pub const LOG_MAGIC: u32 = 0x4B4C_4F47;
+/// Offset of the count of frames the ring holds (whole frames: counted as each ends).
+pub const LOG_FRAMES: u32 = 0x4;
+/// Offset of the count of bytes those frames take, from [`LOG_DATA`].
+pub const LOG_BYTES: u32 = 0x8;
+/// Offset of the count of frames dropped because they did not fit: the ring keeps the first
+/// frames since boot (defmt's raw encoding marks no frame boundaries to resume after a wrap).
+pub const LOG_LOST: u32 = 0xC;
+/// Offset of the frames' bytes (defmt frames, raw encoding, one after the other).
+pub const LOG_DATA: u32 = 0x10;
+/// Bytes of frames a ring holds.
+pub const LOG_DATA_BYTES: u32 = LOG_RING_BYTES - LOG_DATA;
+
+/// L1 address of `role`'s log ring.
+pub const fn log_ring(role: Role) -> u32 {
+    LOG_BASE + LOG_RING_BYTES * role.index() as u32
 }

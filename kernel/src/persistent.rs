@@ -230,6 +230,12 @@ where
             Err(()) => (refused(GiveUpCode::BadCommand), 0, false),
             Ok(c) if c.handler == abi::HANDLER_EXIT => (Outcome::default(), c.sequence, true),
             Ok(c) => {
+                #[cfg(feature = "defmt")]
+                defmt::debug!(
+                    "command {=u32} (handler {=u16}) started",
+                    c.sequence,
+                    c.handler
+                );
                 let outcome = match handlers.lookup(c.handler) {
                     None => refused(GiveUpCode::UnknownHandler),
                     Some(true) if !c.exclusive() => refused(GiveUpCode::NotExclusive),
@@ -247,6 +253,8 @@ where
                 (outcome, c.sequence, false)
             }
         };
+        #[cfg(feature = "defmt")]
+        log_outcome(sequence, &outcome);
         let (word, block) = outcome.give_up.map_or((0, 0), |g| (g.word(), g.block));
         let record = abi::record_of(next);
         ctl!(ctrl.store(abi::kernel_word(record + abi::RECORD_GIVE_UP, role), word));
@@ -268,6 +276,24 @@ where
         if exit {
             return KernelExit::Exit;
         }
+    }
+}
+
+/// Logs what became of command `sequence` on this kernel: a give-up or refusal as a warning with
+/// the record the host reads (what, broadcast, block), the rest at debug level. One warning site
+/// for both, and no kernel name (the host knows whose ring it reads): each site costs some 300
+/// bytes of code, and compute has less than 600 to spare.
+#[cfg(feature = "defmt")]
+fn log_outcome(sequence: u32, outcome: &Outcome) {
+    match outcome.give_up {
+        Some(g) => defmt::warn!(
+            "command {=u32} gave up: {} (broadcast {=u8}, block {=u32})",
+            sequence,
+            g.code,
+            g.broadcast,
+            g.block
+        ),
+        None => defmt::debug!("command {=u32} done ({=u32} bytes)", sequence, outcome.stat),
     }
 }
 

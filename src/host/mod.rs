@@ -6,6 +6,7 @@
 
 pub mod backend;
 pub mod device;
+pub mod log;
 pub mod pcie;
 pub mod profile;
 pub mod session;

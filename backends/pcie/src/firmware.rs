@@ -110,10 +110,10 @@ impl FirmwareImage {
         let endian = file.endian();
         let header = file.elf_header();
         let machine = header.e_machine(endian);
-        if machine != object::elf::Machine(EM_RISCV) {
+        if machine != EM_RISCV {
             return Err(bad(
                 name,
-                format!("machine {machine:?} is not RISC-V ({EM_RISCV})"),
+                format!("machine {machine} is not RISC-V ({EM_RISCV})"),
             ));
         }
         let entry = header.e_entry(endian);

@@ -8,6 +8,7 @@ use crate::args::ArgsError;
 
 /// Why a broadcast call gave up.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum Cause {
     /// The words are not valid `BroadcastArgs`.
@@ -94,6 +95,7 @@ impl core::fmt::Display for Cause {
 
 /// A give-up: what [`Broadcast`](super::Broadcast) calls return on failure, and what the area records.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct GiveUp {
     /// Where.
     pub place: Where,

@@ -6,7 +6,7 @@
 //! of returning to an executor.
 //!
 //! Memory (L1): 0x0 the reader's boot stub (BRISC's reset PC), 0x4000..0x5000 the control
-//! block, 0x5000..0x6000 defmt rings, 0x6000..0x12000 compute (TRISC0's reset PC),
+//! block, 0x5000..0x5F00 the log rings (`abi::log_ring`), 0x6000..0x12000 compute (TRISC0's reset PC),
 //! 0x12000..0x1C000 writer (NCRISC's reset PC), 0x1C000..0x30000 reader, buffers from 0x40000.
 //! Data, bss and stack live in each core's private local RAM at 0xFFB0_0000 (8 KiB for the
 //! data-movement cores, 4 KiB for TRISC0). `_start` sets the stack, zeroes bss, copies data,
@@ -27,8 +27,8 @@ mod role;
 use blackhole_pac::harvest::HarvestMask;
 use blackhole_pac::niu::{CmdBufId, Niu};
 use blackhole_pac::stream::{CbIndex, Streams};
-use komorebi_hal::{ControlLayout, NocId, Xy};
 use komorebi_hal::Role;
+use komorebi_hal::{ControlLayout, NocId, Xy};
 use komorebi_kernel::abi;
 use komorebi_kernel::handler::Buffers;
 use komorebi_kernel::image::{self, BootFailure};
@@ -125,7 +125,6 @@ core::arch::global_asm!(
     "4: ret",
 );
 
-
 fn control_word(offset: u32) -> *mut u32 {
     (abi::CONTROL_BASE + offset) as usize as *mut u32
 }
@@ -218,9 +217,7 @@ impl Buffers for TileBuffers {
         // kernels split the counters as tt-metal does (producer tiles_received, consumer
         // tiles_acked). L1 starts at address 0 of the core's address space and the host placed
         // the buffer inside it.
-        Some(unsafe {
-            SiliconCb::from_ptr(Streams::steal(), cb, 0, base, page_size, pages as u16)
-        })
+        Some(unsafe { SiliconCb::from_ptr(Streams::steal(), cb, 0, base, page_size, pages as u16) })
     }
 }
 
@@ -234,7 +231,9 @@ fn panic(info: &core::panic::PanicInfo) -> ! {
     let role = role::get();
     let line = info.location().map_or(0, |l| l.line() & 0xFFFF);
     // SAFETY: the panic word lies inside the control block.
-    unsafe { control_word(abi::kernel_word(abi::PANIC, role)).write_volatile(abi::PANIC_TAG | line) };
+    unsafe {
+        control_word(abi::kernel_word(abi::PANIC, role)).write_volatile(abi::PANIC_TAG | line)
+    };
     loop {}
 }
 
@@ -293,8 +292,31 @@ pub fn come_up(role: Role) -> bool {
     image::come_up(&mut ctrl(), role, own).is_ok()
 }
 
-/// Defines `kernel_main` for one kernel: its image header, then at run time: set the role, log
-/// (with defmt), make the boot check, run the persistent loop with the broadcast handler, park
+/// Empties this kernel's log ring and logs its boot (at info level): the tile, the kernel, the
+/// harvest mask and the ABI version the image was built for. A failed boot check is not logged:
+/// the kernel's boot word tells the host, which reports it.
+#[cfg(feature = "defmt")]
+pub fn log_boot(role: Role) {
+    log::reset();
+    // SAFETY: the header words are written by the loader before the cores are released.
+    let (tile, harvest) = unsafe {
+        (
+            control_word(abi::HEADER_TILE).read_volatile(),
+            control_word(abi::HEADER_HARVEST).read_volatile(),
+        )
+    };
+    defmt::info!(
+        "{=str} up on tile ({=u8},{=u8}): harvest mask {=u32:#x}, ABI version {=u32}",
+        role.name(),
+        tile as u8,
+        (tile >> 8) as u8,
+        harvest,
+        abi::ABI_VERSION
+    );
+}
+
+/// Defines `kernel_main` for one kernel: its image header, then at run time: set the role, make
+/// the boot check, log it (with defmt), run the persistent loop with the broadcast handler, park
 /// when it returns.
 #[macro_export]
 macro_rules! kernel_main {
@@ -309,11 +331,11 @@ macro_rules! kernel_main {
         #[unsafe(no_mangle)]
         extern "C" fn kernel_main() -> ! {
             $crate::set_role(komorebi_hal::Role::$role);
+            #[cfg(feature = "defmt")]
+            $crate::log_boot(komorebi_hal::Role::$role);
             if !$crate::come_up(komorebi_hal::Role::$role) {
                 loop {}
             }
-            #[cfg(feature = "defmt")]
-            defmt::info!("kernel up");
             let mut handlers = (komorebi_kernel::BroadcastHandler,);
             let run = $run;
             // An exit command (or a control block that failed): park.

@@ -1,15 +1,44 @@
-//! defmt's global logger for the firmware: frames go into a 2 KiB byte ring in L1 per kernel
-//! (0x5000 + 0x800 * role), which the host can read over the NoC. Only built with the `defmt`
-//! feature.
+//! defmt's global logger for the firmware: each kernel's frames go into its log ring in L1
+//! (`komorebi_kernel::abi::log_ring`), which the host reads over the NoC and decodes against this
+//! image's defmt table (`komorebi broadcast --log`). Only built with the `defmt` feature.
+//!
+//! The ring: a header (`LOG_MAGIC`, frames kept, their bytes, frames lost) and `LOG_DATA_BYTES`
+//! of frames in defmt's raw encoding, one after the other from the start. It keeps the first
+//! frames: a frame that does not fit is dropped whole and counted lost (raw frames carry no
+//! marker to find the next one by, so a ring written round could not be read past its wrap;
+//! and the first give-up is the one that matters, as the protocol's own records keep).
 
 use core::sync::atomic::{Ordering, compiler_fence};
 
-const RING: usize = 0x800;
-static mut AT: usize = 0;
+use komorebi_kernel::abi::{
+    LOG_BYTES, LOG_DATA, LOG_DATA_BYTES, LOG_FRAMES, LOG_LOST, LOG_MAGIC, log_ring,
+};
 
-fn ring() -> *mut u8 {
-    let role = crate::role::get().index();
-    (0x5000 + RING * role) as *mut u8
+/// The ring's state since boot (this hart's own: one kernel a core): bytes of whole frames kept,
+/// frames kept, frames dropped; and the frame under way: where it started, whether it is dropped.
+static mut BYTES: u32 = 0;
+static mut FRAMES: u32 = 0;
+static mut LOST: u32 = 0;
+static mut START: u32 = 0;
+static mut DROPPED: bool = false;
+/// This kernel's ring (`abi::log_ring` of its role), set by `reset`.
+static mut RING: u32 = 0;
+
+fn word(offset: u32) -> *mut u32 {
+    // SAFETY: `RING` is written once, by `reset`, before any frame.
+    (unsafe { RING } + offset) as usize as *mut u32
+}
+
+/// Empties this kernel's ring: called once at boot, before the first frame.
+pub fn reset() {
+    // SAFETY: the ring is this kernel's reserved L1 (abi::log_ring); one hart, no interrupts.
+    unsafe {
+        RING = log_ring(crate::role::get());
+        word(LOG_FRAMES).write_volatile(0);
+        word(LOG_BYTES).write_volatile(0);
+        word(LOG_LOST).write_volatile(0);
+        word(0).write_volatile(LOG_MAGIC);
+    }
 }
 
 #[defmt::global_logger]
@@ -18,18 +47,42 @@ struct Logger;
 // SAFETY: one hart, no interrupts: acquire/release cannot interleave.
 unsafe impl defmt::Logger for Logger {
     fn acquire() {
+        // SAFETY: as in `reset`.
+        unsafe {
+            START = BYTES;
+            DROPPED = false;
+        }
         compiler_fence(Ordering::SeqCst);
     }
     unsafe fn flush() {}
     unsafe fn release() {
+        // SAFETY: as in `reset`. A frame that did not fit is taken back whole and counted; the
+        // counts are stored after the frame's bytes, so a reader that sees a frame counted sees
+        // its bytes.
+        unsafe {
+            if DROPPED {
+                BYTES = START;
+                LOST += 1;
+            } else {
+                FRAMES += 1;
+            }
+            word(LOG_BYTES).write_volatile(BYTES);
+            word(LOG_FRAMES).write_volatile(FRAMES);
+            word(LOG_LOST).write_volatile(LOST);
+        }
         compiler_fence(Ordering::SeqCst);
     }
     unsafe fn write(bytes: &[u8]) {
-        for &b in bytes {
-            // SAFETY: the ring is reserved L1; AT is this hart's own.
-            unsafe {
-                ring().add(AT).write_volatile(b);
-                AT = (AT + 1) % RING;
+        let data = word(LOG_DATA) as *mut u8;
+        // SAFETY: as in `reset`; every byte written lies inside the ring's data.
+        unsafe {
+            if DROPPED || bytes.len() as u32 > LOG_DATA_BYTES - BYTES {
+                DROPPED = true;
+                return;
+            }
+            for &b in bytes {
+                data.add(BYTES as usize).write_volatile(b);
+                BYTES += 1;
             }
         }
     }

@@ -60,6 +60,9 @@ pub struct BroadcastConfig {
     /// Profile the firmware cores: folded stacks here, the flame graph beside it (`.svg`
     /// appended), the costliest functions in the summary (`--device pcie-sim --exec firmware`).
     pub profile: Option<PathBuf>,
+    /// Read every firmware core's log ring after the run and decode it (`--log`): printed with
+    /// the report when `-`, else written to this file (the cores must run firmware).
+    pub log: Option<PathBuf>,
     /// Faults injected into the first job.
     pub faults: Vec<FaultSpec>,
     /// Which device runs the program.
@@ -237,6 +240,7 @@ impl Default for BroadcastConfig {
             wait_limit: 1_000_000,
             trace: None,
             profile: None,
+            log: None,
             faults: Vec::new(),
             device: DeviceChoice::Sim,
             firmware: None,
@@ -326,6 +330,16 @@ impl BroadcastConfig {
                     ),
                 ));
             }
+        }
+        if self.log.is_some() && self.exec != Exec::Firmware {
+            return Err(flag(
+                "--log",
+                format!(
+                    "with --exec {}: only the firmware logs; the native kernels do not (allowed: \
+                     --log with --exec firmware: on pcie-sim, ttsim or a card)",
+                    self.exec
+                ),
+            ));
         }
         if self.profile.is_some()
             && (self.device != DeviceChoice::PcieSim || self.exec != Exec::Firmware)

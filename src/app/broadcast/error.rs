@@ -33,6 +33,9 @@ pub enum BroadcastError {
     /// The firmware profile could not be made or written (`--profile`).
     #[error("--profile: {0}")]
     Profile(String),
+    /// The firmware's logs could not be read, decoded or written (`--log`).
+    #[error("--log: {0}")]
+    Log(String),
     /// A core's program failed its checks (a host bug: the plan builds them).
     #[error("the program of core {core}: {error}")]
     Program {

@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use crate::dispatch::DispatchSummary;
 use crate::host::device::ClockKind;
+use crate::host::log::{self as firmware_log, KernelLog};
 use crate::host::profile::{self, FirmwareProfile, ProfileSummary};
 use crate::host::session::{CoreGiveUp, Report, Session};
 use crate::num::{count, duration};
@@ -101,6 +102,12 @@ pub struct BroadcastSummary {
     /// The firmware profile (`--profile`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileSummary>,
+    /// The firmware's logs (`--log`): every kernel of the rectangle that logged, its lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<Vec<KernelLog>>,
+    /// Where `--log FILE` wrote them (the text report then says so instead of printing them).
+    #[serde(skip)]
+    pub log_file: Option<std::path::PathBuf>,
 }
 
 impl BroadcastSummary {
@@ -156,6 +163,8 @@ impl BroadcastSummary {
             violations: Vec::new(),
             dispatch: None,
             profile: None,
+            log: None,
+            log_file: None,
         }
     }
 
@@ -252,8 +261,45 @@ impl BroadcastSummary {
                 );
             }
         }
+        if let Some(to) = &cfg.log {
+            self.read_log(session, cfg, to)?;
+        }
         self.efficiency = (self.ok && self.completed() && self.cycles > 0 && self.clock.is_time())
             .then(|| self.bound_cycles as f64 / self.cycles as f64);
+        Ok(())
+    }
+}
+
+impl BroadcastSummary {
+    /// Reads and decodes the log rings of the rectangle's cores (`--log`), against the firmware's
+    /// ELF files; writes them to `to` unless it is `-`.
+    fn read_log(
+        &mut self,
+        session: &mut Session,
+        cfg: &BroadcastConfig,
+        to: &std::path::Path,
+    ) -> Result<(), BroadcastError> {
+        let dir = cfg
+            .firmware
+            .clone()
+            .unwrap_or_else(crate::host::backend::default_firmware_dir);
+        let failed = |e: firmware_log::LogError| BroadcastError::Log(e.to_string());
+        let tables = firmware_log::Tables::from_dir(&dir).map_err(failed)?;
+        let r = cfg.rect;
+        let cores: Vec<_> = (r.y0..r.y0.saturating_add(r.rows))
+            .flat_map(|y| {
+                (r.x0..r.x0.saturating_add(r.columns))
+                    .map(move |x| komorebi_hal::LogicalXy::new(x, y))
+            })
+            .collect();
+        let logs = firmware_log::read_logs(session, &cores, &tables).map_err(failed)?;
+        if to != std::path::Path::new("-") {
+            let text: String = logs.iter().map(|l| l.to_string()).collect();
+            std::fs::write(to, text)
+                .map_err(|e| BroadcastError::Log(format!("{}: {e}", to.display())))?;
+            self.log_file = Some(to.to_path_buf());
+        }
+        self.log = Some(logs);
         Ok(())
     }
 }
@@ -366,6 +412,31 @@ impl std::fmt::Display for BroadcastSummary {
         if let Some(p) = &self.profile {
             for line in p.to_string().lines() {
                 writeln!(f, "  {line}")?;
+            }
+        }
+        if let Some(logs) = &self.log {
+            let lines: usize = logs.iter().map(|l| l.lines.len()).sum();
+            let lost: u32 = logs.iter().map(|l| l.lost).sum();
+            match &self.log_file {
+                Some(path) => writeln!(
+                    f,
+                    "  firmware log: {lines} lines ({lost} lost) from {} kernels, in {}",
+                    logs.len(),
+                    path.display()
+                )?,
+                None => {
+                    writeln!(
+                        f,
+                        "  firmware log: {lines} lines ({lost} lost) from {} kernels (tile, kernel, core cycle, level, message):",
+                        logs.len()
+                    )?;
+                    for line in logs
+                        .iter()
+                        .flat_map(|l| l.to_string().lines().map(String::from).collect::<Vec<_>>())
+                    {
+                        writeln!(f, "    {line}")?;
+                    }
+                }
             }
         }
         for g in &self.giveups {

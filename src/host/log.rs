@@ -1,0 +1,287 @@
+//! The firmware's logs: each kernel's log ring read out of its tile's L1 after a run and decoded
+//! with `defmt-decoder` against the kernel's ELF file (its defmt table).
+//!
+//! The ring (`komorebi_kernel::abi::log_ring`): [`LOG_MAGIC`], the frames it holds, their bytes
+//! and the frames it dropped, then [`LOG_DATA_BYTES`] of defmt frames (raw encoding) one after
+//! the other. It keeps the first frames since the kernel booted; one that does not fit is
+//! dropped whole and counted. What this module guarantees:
+//!
+//! * A ring's lines are every frame it holds, in the order they were written, and
+//!   [`KernelLog::lost`] is the count of frames dropped.
+//! * A ring that does not hold what a kernel writes (no magic, counts that cannot be, a frame
+//!   the table cannot decode, more or fewer frames than counted) is an error naming its tile and
+//!   kernel ([`LogError::Corrupt`]), never a panic; so is a ring the firmware never set up
+//!   (built without logging).
+
+use std::path::{Path, PathBuf};
+
+use defmt_decoder::{DecodeError, Table};
+use komorebi_hal::{LogicalRect, LogicalXy, Role};
+use komorebi_kernel::abi::{
+    LOG_BYTES, LOG_DATA, LOG_DATA_BYTES, LOG_FRAMES, LOG_LOST, LOG_MAGIC, log_ring,
+};
+
+use super::session::{Session, SessionError};
+
+/// What reading or decoding the logs refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LogError {
+    /// A kernel's ELF file could not be read or has no defmt table.
+    #[error("{path}: {why}")]
+    Elf {
+        /// The file.
+        path: String,
+        /// What was wrong.
+        why: String,
+    },
+    /// A ring that is not what a kernel writes.
+    #[error("the {kernel} log ring of tile ({x},{y}) is corrupt: {why}", x = tile[0], y = tile[1])]
+    Corrupt {
+        /// The tile, logical coordinates.
+        tile: [u8; 2],
+        /// The kernel.
+        kernel: &'static str,
+        /// What was wrong.
+        why: String,
+    },
+    /// The device could not be read.
+    #[error("reading the log rings: {0}")]
+    Device(#[from] SessionError),
+}
+
+/// One decoded log line.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LogLine {
+    /// The core's wall clock when it logged (its `defmt::timestamp`), in cycles.
+    pub cycle: Option<u64>,
+    /// `error`, `warn`, `info`, `debug` or `trace`.
+    pub level: &'static str,
+    /// The message, its arguments put in.
+    pub message: String,
+}
+
+/// One kernel's ring, decoded.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct KernelLog {
+    /// The tile, logical coordinates.
+    pub tile: [u8; 2],
+    /// `reader`, `writer` or `compute`.
+    pub kernel: &'static str,
+    /// Its lines, oldest first.
+    pub lines: Vec<LogLine>,
+    /// Frames it dropped because the ring was full.
+    pub lost: u32,
+}
+
+impl std::fmt::Display for KernelLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let [x, y] = self.tile;
+        for line in &self.lines {
+            let at = line
+                .cycle
+                .map_or_else(|| "-".to_string(), |c| c.to_string());
+            writeln!(
+                f,
+                "({x},{y}) {:<7} {at:>12} {:<5} {}",
+                self.kernel, line.level, line.message
+            )?;
+        }
+        if self.lost > 0 {
+            let frames = if self.lost == 1 { "line" } else { "lines" };
+            writeln!(
+                f,
+                "({x},{y}) {:<7} {} later {frames} lost: the ring holds {} bytes",
+                self.kernel, self.lost, LOG_DATA_BYTES
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The three kernels' defmt tables, from the firmware's ELF files.
+pub struct Tables {
+    tables: Vec<(Role, Table)>,
+}
+
+impl std::fmt::Debug for Tables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tables")
+            .field("kernels", &self.tables.len())
+            .finish()
+    }
+}
+
+impl Tables {
+    /// The tables of `dir`'s `reader`, `writer` and `compute` files.
+    pub fn from_dir(dir: &Path) -> Result<Self, LogError> {
+        let tables = Role::ALL
+            .into_iter()
+            .map(|role| {
+                let path: PathBuf = dir.join(role.name());
+                let elf = |why: String| LogError::Elf {
+                    path: path.display().to_string(),
+                    why,
+                };
+                let bytes = std::fs::read(&path).map_err(|e| elf(e.to_string()))?;
+                let table = Table::parse(&bytes)
+                    .map_err(|e| elf(format!("its defmt table does not parse: {e}")))?
+                    .ok_or_else(|| {
+                        elf(
+                            "it has no defmt table: the firmware was built without logging \
+                             (build it with its default features)"
+                                .to_string(),
+                        )
+                    })?;
+                Ok((role, table))
+            })
+            .collect::<Result<_, LogError>>()?;
+        Ok(Self { tables })
+    }
+
+    /// The table of `role`'s image.
+    pub fn get(&self, role: Role) -> &Table {
+        // `from_dir` made one for every role, in `Role::ALL`'s order.
+        &self.tables[role.index()].1
+    }
+}
+
+/// A ring as read: its header words and its data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ring {
+    /// [`LOG_MAGIC`] once the kernel booted.
+    pub magic: u32,
+    /// Frames the ring holds.
+    pub frames: u32,
+    /// Their bytes, from the start of the data.
+    pub bytes: u32,
+    /// Frames dropped because they did not fit.
+    pub lost: u32,
+    /// The [`LOG_DATA_BYTES`] data bytes, as they lie in L1.
+    pub data: Vec<u8>,
+}
+
+impl Ring {
+    /// The bytes of the frames the ring holds; `Err` says what cannot be.
+    pub fn frames_bytes(&self) -> Result<&[u8], String> {
+        if self.magic != LOG_MAGIC {
+            return Err(format!(
+                "its first word is {:#010x}, not the log magic {LOG_MAGIC:#010x} (the firmware \
+                 did not set it up: built without logging, or the word was overwritten)",
+                self.magic
+            ));
+        }
+        if self.bytes > LOG_DATA_BYTES || self.bytes as usize > self.data.len() {
+            return Err(format!(
+                "it counts {} bytes of frames, more than its {LOG_DATA_BYTES}",
+                self.bytes
+            ));
+        }
+        if self.frames > self.bytes {
+            return Err(format!(
+                "{} frames in {} bytes: a frame takes more than one",
+                self.frames, self.bytes
+            ));
+        }
+        Ok(&self.data[..self.bytes as usize])
+    }
+
+    /// The ring's lines, decoded with `table`, oldest first.
+    pub fn decode(&self, table: &Table) -> Result<Vec<LogLine>, String> {
+        let bytes = self.frames_bytes()?;
+        let mut decoder = table.new_stream_decoder();
+        decoder.received(bytes);
+        let mut lines = Vec::new();
+        loop {
+            match decoder.decode() {
+                Ok(frame) => lines.push(LogLine {
+                    cycle: frame
+                        .display_timestamp()
+                        .and_then(|t| t.to_string().parse().ok()),
+                    level: frame.level().map_or("print", |l| l.as_str()),
+                    message: frame.display_message().to_string(),
+                }),
+                Err(DecodeError::UnexpectedEof) => break,
+                Err(DecodeError::Malformed) => {
+                    return Err(format!(
+                        "frame {} does not decode with the image's defmt table",
+                        lines.len() + 1
+                    ));
+                }
+            }
+        }
+        if lines.len() as u32 != self.frames {
+            return Err(format!(
+                "{} frames decode from its {} bytes, but it counts {}",
+                lines.len(),
+                self.bytes,
+                self.frames
+            ));
+        }
+        Ok(lines)
+    }
+}
+
+/// Reads `role`'s ring on logical tile `core`.
+pub fn read_ring(session: &mut Session, core: LogicalXy, role: Role) -> Result<Ring, LogError> {
+    let noc0 = session.noc0(core).ok_or(SessionError::Group {
+        group: LogicalRect::new(core.x, core.y, 1, 1),
+        columns: session.geometry().columns(),
+        rows: session.geometry().rows(),
+    })?;
+    let base = log_ring(role);
+    let mut header = [0u8; LOG_DATA as usize];
+    session
+        .device()
+        .read_l1(noc0, base, &mut header)
+        .map_err(SessionError::from)?;
+    let word = |o: u32| {
+        let o = o as usize;
+        u32::from_le_bytes([header[o], header[o + 1], header[o + 2], header[o + 3]])
+    };
+    let mut data = vec![0u8; LOG_DATA_BYTES as usize];
+    session
+        .device()
+        .read_l1(noc0, base + LOG_DATA, &mut data)
+        .map_err(SessionError::from)?;
+    Ok(Ring {
+        magic: word(0),
+        frames: word(LOG_FRAMES),
+        bytes: word(LOG_BYTES),
+        lost: word(LOG_LOST),
+        data,
+    })
+}
+
+/// Every kernel's log on the tiles `cores`, decoded with `tables`: the kernels that logged
+/// something, in the order given, reader, writer, compute.
+pub fn read_logs(
+    session: &mut Session,
+    cores: &[LogicalXy],
+    tables: &Tables,
+) -> Result<Vec<KernelLog>, LogError> {
+    let mut out = Vec::new();
+    for &core in cores {
+        for role in Role::ALL {
+            let ring = read_ring(session, core, role)?;
+            let tile = [core.x, core.y];
+            let lines = ring
+                .decode(tables.get(role))
+                .map_err(|why| LogError::Corrupt {
+                    tile,
+                    kernel: role.name(),
+                    why,
+                })?;
+            let lost = ring.lost;
+            if !lines.is_empty() || lost > 0 {
+                out.push(KernelLog {
+                    tile,
+                    kernel: role.name(),
+                    lines,
+                    lost,
+                });
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,249 @@
+//! The firmware's logs (`komorebi broadcast --log`): each kernel's L1 log ring, read after the run
+//! and decoded with defmt-decoder against the firmware's ELF files. A give-up is logged as its
+//! record says it; a full ring counts what it dropped; a ring that is not what a kernel writes is
+//! an error naming its tile, never a panic.
+//!
+//! The tests build the firmware (`examples/firmware`, which needs the riscv32im target), and one
+//! of them a second time at debug level, into `target/firmware-debug-log`.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use komorebi::app::broadcast::{self, BroadcastConfig, Check, DeviceChoice, FaultSpec};
+use komorebi::host::backend::{Exec, built_firmware};
+use komorebi::host::log::{KernelLog, LogError, Ring, Tables};
+use komorebi_hal::LogicalRect;
+use komorebi_kernel::abi::{LOG_DATA_BYTES, LOG_MAGIC};
+
+/// The firmware ELF directory (its default build: logging at warn level), built once.
+fn firmware() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| built_firmware().unwrap()).clone()
+}
+
+fn config(firmware: PathBuf) -> BroadcastConfig {
+    BroadcastConfig {
+        rect: LogicalRect::new(0, 0, 4, 4),
+        blocks: 4,
+        pages: 2,
+        window: 2,
+        jobs: 1,
+        check: Check::None,
+        device: DeviceChoice::PcieSim,
+        exec: Exec::Firmware,
+        firmware: Some(firmware),
+        log: Some("-".into()),
+        ..BroadcastConfig::default()
+    }
+}
+
+fn lines_of(logs: &[KernelLog], tile: [u8; 2]) -> Vec<String> {
+    logs.iter()
+        .filter(|l| l.tile == tile)
+        .flat_map(|l| l.lines.iter().map(|x| x.message.clone()))
+        .collect()
+}
+
+#[test]
+fn every_give_up_of_a_stalled_run_is_logged_as_its_record_says() {
+    let cfg = BroadcastConfig {
+        faults: vec!["stall-dm:1,0:2".parse::<FaultSpec>().unwrap()],
+        ..config(firmware())
+    };
+    let s = broadcast::run(&cfg, |_| {}).unwrap();
+    assert_eq!(s.exit_code(), 3, "{s}");
+    let logs = s.log.as_ref().expect("--log asked for");
+    assert!(!s.giveups.is_empty(), "{s}");
+    // The only job is command 1. Every record the host read (the broadcast areas' and the
+    // kernels' own) is a warning line of its tile: what, broadcast, block.
+    for g in &s.giveups {
+        let want = format!(
+            "command 1 gave up: {} (broadcast {}, block {})",
+            g.place, g.broadcast, g.block
+        );
+        let lines = lines_of(logs, g.core);
+        assert!(
+            lines.contains(&want),
+            "core {:?}: no line {want:?} among {lines:?}",
+            g.core
+        );
+    }
+    // The sender of the stalled core's row broadcast, among them: its wait for markers.
+    let sender = s
+        .giveups
+        .iter()
+        .find(|g| g.place == "broadcast_done")
+        .expect("a sender gives up waiting for the stalled receiver's marker");
+    let line = logs
+        .iter()
+        .filter(|l| l.tile == sender.core)
+        .flat_map(|l| &l.lines)
+        .find(|l| l.message.contains("broadcast_done"))
+        .unwrap();
+    assert_eq!(line.level, "warn");
+    assert!(line.cycle.is_some_and(|c| c > 0), "{line:?}");
+    // Nothing else at the default level: give-ups only (the stalled core's own data-movement
+    // kernels log theirs too, which no area records), no boot or command lines, nothing lost.
+    for l in logs {
+        assert!(l.lost == 0, "{l}");
+        for line in &l.lines {
+            assert_eq!(line.level, "warn", "{l}");
+            assert!(line.message.starts_with("command 1 gave up: "), "{l}");
+        }
+    }
+    // The text report prints them.
+    let text = s.to_string();
+    assert!(text.contains("firmware log:"), "{text}");
+    assert!(
+        text.contains("warn  command 1 gave up: broadcast_done"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_full_ring_keeps_its_first_lines_and_counts_the_ones_it_dropped() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/firmware-debug-log");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let built = Command::new(cargo)
+        .args(["build", "--release", "--quiet"])
+        .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/firmware"))
+        .env("DEFMT_LOG", "debug")
+        .env("CARGO_TARGET_DIR", &dir)
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_TARGET")
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let jobs = 80;
+    let cfg = BroadcastConfig {
+        rect: LogicalRect::new(0, 0, 2, 2),
+        blocks: 2,
+        pages: 1,
+        jobs,
+        ..config(dir.join("riscv32im-unknown-none-elf/release"))
+    };
+    let s = broadcast::run(&cfg, |_| {}).unwrap();
+    assert!(s.ok, "{s}");
+    let logs = s.log.as_ref().unwrap();
+    assert_eq!(logs.len(), 12, "every kernel of the 2x2 rectangle logs");
+    for l in logs {
+        // Boot, then each command's start and end: more than the ring holds.
+        let written = 1 + 2 * jobs;
+        assert!(l.lost > 0, "{l}");
+        assert_eq!(l.lines.len() as u32 + l.lost, written, "{l}");
+        let [x, y] = l.tile;
+        assert_eq!(
+            l.lines[0].message,
+            format!(
+                "{} up on tile ({x},{y}): harvest mask 0x3000, ABI version {}",
+                l.kernel,
+                komorebi_kernel::abi::ABI_VERSION
+            ),
+            "{l}"
+        );
+        // The first lines, in order: command n started, command n done.
+        for (i, line) in l.lines[1..].iter().enumerate() {
+            let n = i / 2 + 1;
+            let want = if i % 2 == 0 {
+                format!("command {n} (handler 1) started")
+            } else {
+                format!("command {n} done")
+            };
+            assert!(line.message.starts_with(&want), "{l}");
+            assert_eq!(line.level, "debug");
+        }
+        assert!(
+            l.to_string()
+                .contains(&format!("{} later lines lost", l.lost))
+        );
+    }
+}
+
+#[test]
+fn a_ring_that_is_not_what_a_kernel_writes_is_an_error_not_a_panic() {
+    let tables = Tables::from_dir(&firmware()).unwrap();
+    let table = |_| tables_reader(&tables);
+    let empty = Ring {
+        magic: LOG_MAGIC,
+        frames: 0,
+        bytes: 0,
+        lost: 0,
+        data: vec![0; LOG_DATA_BYTES as usize],
+    };
+    assert_eq!(empty.decode(table(())).unwrap(), vec![]);
+    let cases = [
+        (
+            Ring {
+                magic: 0,
+                ..empty.clone()
+            },
+            "not the log magic",
+        ),
+        (
+            Ring {
+                bytes: LOG_DATA_BYTES + 1,
+                ..empty.clone()
+            },
+            "more than its",
+        ),
+        (
+            Ring {
+                frames: 3,
+                bytes: 2,
+                ..empty.clone()
+            },
+            "a frame takes more than one",
+        ),
+        (
+            Ring {
+                frames: 1,
+                bytes: 16,
+                data: vec![0xFF; LOG_DATA_BYTES as usize],
+                ..empty.clone()
+            },
+            "does not decode",
+        ),
+        (
+            Ring {
+                frames: 2,
+                bytes: 0,
+                ..empty.clone()
+            },
+            "a frame takes more than one",
+        ),
+    ];
+    for (ring, why) in cases {
+        let err = ring.decode(table(())).unwrap_err();
+        assert!(err.contains(why), "{err:?} should say {why:?}");
+    }
+    let e = LogError::Corrupt {
+        tile: [3, 2],
+        kernel: "writer",
+        why: "x".into(),
+    };
+    assert_eq!(
+        e.to_string(),
+        "the writer log ring of tile (3,2) is corrupt: x"
+    );
+}
+
+/// The reader's table (any kernel's would do for rings of garbage).
+fn tables_reader(tables: &Tables) -> &defmt_decoder::Table {
+    tables.get(komorebi_hal::Role::Reader)
+}
+
+#[test]
+fn log_with_the_native_kernels_is_refused_with_what_is_allowed() {
+    let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
+        .args(["broadcast", "--log", "--check", "none"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--log") && err.contains("allowed: --log with --exec firmware"),
+        "{err}"
+    );
+}
