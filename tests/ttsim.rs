@@ -365,6 +365,21 @@ fn fake_server(name: &str, body: &str) -> PathBuf {
     path
 }
 
+/// `spawn()`'s error, asked again while it is "Text file busy": a test thread that forks while
+/// another still holds a just-written script open for writing makes the script's exec fail with
+/// ETXTBSY until that child has exec'd (the fd is close-on-exec), a known race of test programs
+/// that write executables; it passes within milliseconds.
+fn unless_busy(spawn: impl Fn() -> komorebi_pcie::PcieError) -> komorebi_pcie::PcieError {
+    for _ in 0..100 {
+        let e = spawn();
+        if !e.to_string().contains("Text file busy") {
+            return e;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    spawn()
+}
+
 #[test]
 fn a_server_that_never_answers_is_ended_after_the_reply_wait_and_says_so() {
     use komorebi_pcie::PcieError;
@@ -373,7 +388,9 @@ fn a_server_that_never_answers_is_ended_after_the_reply_wait_and_says_so() {
     // Needs no ttsim: the stand-in never greets; any existing file serves as the library.
     let server = fake_server("silent", "exec sleep 30");
     let start = Instant::now();
-    let e = TtsimProcess::spawn_waiting(&server, &server, Duration::from_millis(300)).unwrap_err();
+    let e = unless_busy(|| {
+        TtsimProcess::spawn_waiting(&server, &server, Duration::from_millis(300)).unwrap_err()
+    });
     assert!(start.elapsed() < Duration::from_secs(20), "not waited out");
     let PcieError::TtsimUnavailable { why, .. } = &e else {
         panic!("{e:?}")
@@ -389,7 +406,7 @@ fn a_server_of_another_wire_version_is_refused_by_name() {
     use komorebi_pcie::PcieError;
     use komorebi_pcie::ttsim::TtsimProcess;
     let server = fake_server("old", "printf KMRBTTS1; exec sleep 30");
-    let e = TtsimProcess::spawn(&server, &server).unwrap_err();
+    let e = unless_busy(|| TtsimProcess::spawn(&server, &server).unwrap_err());
     let PcieError::TtsimUnavailable { why, .. } = &e else {
         panic!("{e:?}")
     };

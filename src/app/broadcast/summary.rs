@@ -430,11 +430,10 @@ impl std::fmt::Display for BroadcastSummary {
                         "  firmware log: {lines} lines ({lost} lost) from {} kernels (tile, kernel, core cycle, level, message):",
                         logs.len()
                     )?;
-                    for line in logs
-                        .iter()
-                        .flat_map(|l| l.to_string().lines().map(String::from).collect::<Vec<_>>())
-                    {
-                        writeln!(f, "    {line}")?;
+                    for log in logs {
+                        for line in log.to_string().lines() {
+                            writeln!(f, "    {line}")?;
+                        }
                     }
                 }
             }
