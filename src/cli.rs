@@ -428,6 +428,14 @@ pub fn check_output(flag: &str, path: &std::path::Path) -> Result<(), String> {
 /// areas and draws `picture` if given; the exit code is the run's (2 when an output path
 /// cannot be written: checked before the run).
 pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> ExitCode {
+    if flags.log.as_deref() == Some(std::path::Path::new("-")) {
+        // `inspect` prints its view of the areas, not the run's report: the lines need a file.
+        eprintln!(
+            "error: --log: inspect prints the broadcast areas, not the run's report (allowed: \
+             --log FILE with inspect; --log alone with broadcast)"
+        );
+        return ExitCode::from(2);
+    }
     if let Some(p) = picture {
         if !matches!(p.extension().and_then(|e| e.to_str()), Some("svg" | "png")) {
             eprintln!(

@@ -86,7 +86,7 @@ fn every_give_up_of_a_stalled_run_is_logged_as_its_record_says() {
     // Nothing else at the default level: give-ups only (the stalled core's own data-movement
     // kernels log theirs too, which no area records), no boot or command lines, nothing lost.
     for l in logs {
-        assert!(l.lost == 0, "{l}");
+        assert!(l.lost == 0 && l.error.is_none(), "{l}");
         for line in &l.lines {
             assert_eq!(line.level, "warn", "{l}");
             assert!(line.message.starts_with("command 1 gave up: "), "{l}");
@@ -129,6 +129,7 @@ fn a_full_ring_keeps_its_first_lines_and_counts_the_ones_it_dropped() {
     let logs = s.log.as_ref().unwrap();
     assert_eq!(logs.len(), 12, "every kernel of the 2x2 rectangle logs");
     for l in logs {
+        assert!(l.error.is_none(), "{l}");
         // Boot, then each command's start and end: more than the ring holds.
         let written = 1 + 2 * jobs;
         assert!(l.lost > 0, "{l}");

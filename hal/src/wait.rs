@@ -205,6 +205,9 @@ where
     }
 }
 
+/// Runs a future to completion by polling it in a loop: the executor of a core that runs one
+/// kernel and has nothing else to do (embassy-futures' `block_on`: its waker does nothing and
+/// every `Pending` is polled again at once).
 #[cfg(not(komorebi_blocking))]
 pub use embassy_futures::block_on;
 

@@ -9,9 +9,10 @@
 //! * A ring's lines are every frame it holds, in the order they were written, and
 //!   [`KernelLog::lost`] is the count of frames dropped.
 //! * A ring that does not hold what a kernel writes (no magic, counts that cannot be, a frame
-//!   the table cannot decode, more or fewer frames than counted) is an error naming its tile and
-//!   kernel ([`LogError::Corrupt`]), never a panic; so is a ring the firmware never set up
-//!   (built without logging).
+//!   the table cannot decode, more or fewer frames than counted) is reported for its tile and
+//!   kernel ([`KernelLog::error`], the text of a [`LogError::Corrupt`]), never a panic, and the
+//!   other rings are read on; so is a ring the firmware never set up (built without logging). A
+//!   ring read while its kernel was between its two count stores is read again once.
 
 use std::path::{Path, PathBuf};
 
@@ -55,7 +56,7 @@ pub enum LogError {
 pub struct LogLine {
     /// The core's wall clock when it logged (its `defmt::timestamp`), in cycles.
     pub cycle: Option<u64>,
-    /// `error`, `warn`, `info`, `debug` or `trace`.
+    /// `error`, `warn`, `info`, `debug` or `trace`; `print` for a frame logged with no level.
     pub level: &'static str,
     /// The message, its arguments put in.
     pub message: String,
@@ -72,11 +73,17 @@ pub struct KernelLog {
     pub lines: Vec<LogLine>,
     /// Frames it dropped because the ring was full.
     pub lost: u32,
+    /// Why its ring could not be read as a kernel writes it (`lines` is then empty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl std::fmt::Display for KernelLog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let [x, y] = self.tile;
+        if let Some(e) = &self.error {
+            writeln!(f, "({x},{y}) {:<7} {e}", self.kernel)?;
+        }
         for line in &self.lines {
             let at = line
                 .cycle
@@ -254,7 +261,8 @@ pub fn read_ring(session: &mut Session, core: LogicalXy, role: Role) -> Result<R
 }
 
 /// Every kernel's log on the tiles `cores`, decoded with `tables`: the kernels that logged
-/// something, in the order given, reader, writer, compute.
+/// something or whose ring is not as a kernel writes it, in the order given, reader, writer,
+/// compute. Only a device that cannot be read fails the whole.
 pub fn read_logs(
     session: &mut Session,
     cores: &[LogicalXy],
@@ -263,22 +271,33 @@ pub fn read_logs(
     let mut out = Vec::new();
     for &core in cores {
         for role in Role::ALL {
-            let ring = read_ring(session, core, role)?;
             let tile = [core.x, core.y];
-            let lines = ring
-                .decode(tables.get(role))
-                .map_err(|why| LogError::Corrupt {
-                    tile,
-                    kernel: role.name(),
-                    why,
-                })?;
-            let lost = ring.lost;
-            if !lines.is_empty() || lost > 0 {
+            let mut ring = read_ring(session, core, role)?;
+            let mut decoded = ring.decode(tables.get(role));
+            if decoded.is_err() {
+                // A kernel still logging (a card, a timed-out job) may be between storing the
+                // byte count and the frame count: once more.
+                ring = read_ring(session, core, role)?;
+                decoded = ring.decode(tables.get(role));
+            }
+            let (lines, error) = match decoded {
+                Ok(lines) => (lines, None),
+                Err(why) => {
+                    let e = LogError::Corrupt {
+                        tile,
+                        kernel: role.name(),
+                        why,
+                    };
+                    (Vec::new(), Some(e.to_string()))
+                }
+            };
+            if !lines.is_empty() || ring.lost > 0 || error.is_some() {
                 out.push(KernelLog {
                     tile,
                     kernel: role.name(),
+                    lost: if error.is_some() { 0 } else { ring.lost },
                     lines,
-                    lost,
+                    error,
                 });
             }
         }

@@ -140,12 +140,14 @@ impl FirmwareImage {
             let overlaps =
                 |r: core::ops::Range<u32>| (addr as u64) < r.end as u64 && end > r.start as u64;
             let control = abi::CONTROL_BASE..abi::CONTROL_BASE + abi::CONTROL_BYTES;
+            let rings = abi::LOG_BASE..abi::LOG_BASE + 3 * abi::LOG_RING_BYTES;
             for (reserved, what) in [
                 (
                     tensix::L1_ARC_SCRATCH,
                     "L1 bytes 16..32 (the ARC firmware's scratch)",
                 ),
                 (control, "the control block (0x4000..0x5000)"),
+                (rings, "the kernels' log rings (0x5000..0x5F00)"),
             ] {
                 if overlaps(reserved) {
                     return Err(bad(

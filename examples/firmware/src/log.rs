@@ -29,7 +29,8 @@ fn word(offset: u32) -> *mut u32 {
     (unsafe { RING } + offset) as usize as *mut u32
 }
 
-/// Empties this kernel's ring: called once at boot, before the first frame.
+/// Empties this kernel's ring: called once at boot, before the first frame (`kernel_main` calls
+/// it first thing; a frame before it would write at address 0).
 pub fn reset() {
     // SAFETY: the ring is this kernel's reserved L1 (abi::log_ring); one hart, no interrupts.
     unsafe {
@@ -66,6 +67,8 @@ unsafe impl defmt::Logger for Logger {
             } else {
                 FRAMES += 1;
             }
+            // The frame's bytes out of the store queue (and L0) before the counts that cover them.
+            core::sync::atomic::fence(Ordering::SeqCst);
             word(LOG_BYTES).write_volatile(BYTES);
             word(LOG_FRAMES).write_volatile(FRAMES);
             word(LOG_LOST).write_volatile(LOST);

@@ -416,18 +416,24 @@ impl std::fmt::Display for BroadcastSummary {
         }
         if let Some(logs) = &self.log {
             let lines: usize = logs.iter().map(|l| l.lines.len()).sum();
-            let lost: u32 = logs.iter().map(|l| l.lost).sum();
+            // Summed wide: a corrupt ring's count is whatever its word held.
+            let lost: u64 = logs.iter().map(|l| u64::from(l.lost)).sum();
+            let unreadable = logs.iter().filter(|l| l.error.is_some()).count();
+            let unreadable = match unreadable {
+                0 => String::new(),
+                n => format!(", {n} rings not readable as a kernel writes them"),
+            };
             match &self.log_file {
                 Some(path) => writeln!(
                     f,
-                    "  firmware log: {lines} lines ({lost} lost) from {} kernels, in {}",
+                    "  firmware log: {lines} lines ({lost} lost) from {} kernels{unreadable}, in {}",
                     logs.len(),
                     path.display()
                 )?,
                 None => {
                     writeln!(
                         f,
-                        "  firmware log: {lines} lines ({lost} lost) from {} kernels (tile, kernel, core cycle, level, message):",
+                        "  firmware log: {lines} lines ({lost} lost) from {} kernels{unreadable} (tile, kernel, core cycle, level, message):",
                         logs.len()
                     )?;
                     for log in logs {
