@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use serde_json::Value;
+
 use komorebi::app::broadcast::{self, BroadcastConfig, Check, DeviceChoice, FaultSpec};
 use komorebi::host::backend::{Exec, built_firmware};
 use komorebi::host::log::{KernelLog, LogError, Ring, Tables};
@@ -101,28 +103,39 @@ fn every_give_up_of_a_stalled_run_is_logged_as_its_record_says() {
     );
 }
 
+/// The firmware built at debug level (each command's start and end logged), once, into
+/// `target/firmware-debug-log`.
+fn debug_firmware() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let dir = root.join("target/firmware-debug-log");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let built = Command::new(cargo)
+            .args(["build", "--release", "--quiet"])
+            .current_dir(root.join("examples/firmware"))
+            .env("DEFMT_LOG", "debug")
+            .env("CARGO_TARGET_DIR", &dir)
+            .env_remove("RUSTFLAGS")
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .env_remove("CARGO_BUILD_TARGET")
+            .status()
+            .unwrap();
+        assert!(built.success());
+        dir.join("riscv32im-unknown-none-elf/release")
+    })
+    .clone()
+}
+
 #[test]
 fn a_full_ring_keeps_its_first_lines_and_counts_the_ones_it_dropped() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/firmware-debug-log");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let built = Command::new(cargo)
-        .args(["build", "--release", "--quiet"])
-        .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/firmware"))
-        .env("DEFMT_LOG", "debug")
-        .env("CARGO_TARGET_DIR", &dir)
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("CARGO_BUILD_TARGET")
-        .status()
-        .unwrap();
-    assert!(built.success());
     let jobs = 80;
     let cfg = BroadcastConfig {
         rect: LogicalRect::new(0, 0, 2, 2),
         blocks: 2,
         pages: 1,
         jobs,
-        ..config(dir.join("riscv32im-unknown-none-elf/release"))
+        ..config(debug_firmware())
     };
     let s = broadcast::run(&cfg, |_| {}).unwrap();
     assert!(s.ok, "{s}");
@@ -235,16 +248,73 @@ fn tables_reader(tables: &Tables) -> &defmt_decoder::Table {
     tables.get(komorebi_hal::Role::Reader)
 }
 
-#[test]
-fn log_with_the_native_kernels_is_refused_with_what_is_allowed() {
+/// `komorebi broadcast --log --json` with `flags`, `DEFMT_LOG=debug`: every line of the
+/// rectangle but the firmware's boot lines (the native kernels do not boot), as (tile, kernel,
+/// level, message).
+fn lines_at_debug(flags: &[&str]) -> Vec<(Value, String, String, String)> {
     let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
-        .args(["broadcast", "--log", "--check", "none"])
+        .args(["broadcast", "--device", "pcie-sim", "--log", "--json"])
+        .args(flags)
+        .env("DEFMT_LOG", "debug")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let mut lines = Vec::new();
+    for k in v["log"].as_array().unwrap() {
+        for l in k["lines"].as_array().unwrap() {
+            let message = l["message"].as_str().unwrap().to_string();
+            if !message.contains(" up on tile ") {
+                lines.push((
+                    k["tile"].clone(),
+                    k["kernel"].as_str().unwrap().to_string(),
+                    l["level"].as_str().unwrap().to_string(),
+                    message,
+                ));
+            }
+        }
+    }
+    lines
+}
+
+#[test]
+fn the_native_kernels_log_the_firmware_s_lines_word_for_word() {
+    let dir = debug_firmware();
+    let dir = dir.to_str().unwrap();
+    let shape = [
+        "--rect", "0,0,2,2", "--blocks", "2", "--pages", "1", "--jobs", "2", "--check", "none",
+    ];
+    let firmware =
+        lines_at_debug(&[&shape[..], &["--exec", "firmware", "--firmware", dir]].concat());
+    let native = lines_at_debug(&[&shape[..], &["--exec", "native"]].concat());
+    // 4 tiles x 3 kernels x 2 commands, a start and an end each.
+    assert_eq!(firmware.len(), 48, "{firmware:?}");
+    assert_eq!(native, firmware);
+    // A refused program: the faulted core's lines are the same too (the other cores give up by
+    // timing, which differs between the two).
+    let fault = ["--fault", "bad-words:1,1"];
+    let on = |lines: Vec<(Value, String, String, String)>| -> Vec<_> {
+        lines
+            .into_iter()
+            .filter(|l| l.0 == serde_json::json!([1, 1]))
+            .collect()
+    };
+    let firmware = on(lines_at_debug(
+        &[
+            &shape[..],
+            &fault,
+            &["--exec", "firmware", "--firmware", dir],
+        ]
+        .concat(),
+    ));
+    let native = on(lines_at_debug(
+        &[&shape[..], &fault, &["--exec", "native"]].concat(),
+    ));
     assert!(
-        err.contains("--log") && err.contains("allowed: --log with --exec firmware"),
-        "{err}"
+        firmware
+            .iter()
+            .any(|l| l.3 == "command 1 gave up: broadcast_begin (broadcast 0, block 0)"),
+        "{firmware:?}"
     );
+    assert_eq!(native, firmware);
 }

@@ -236,6 +236,8 @@ where
                     c.sequence,
                     c.handler
                 );
+                #[cfg(feature = "log")]
+                log::debug!("command {} (handler {}) started", c.sequence, c.handler);
                 let outcome = match handlers.lookup(c.handler) {
                     None => refused(GiveUpCode::UnknownHandler),
                     Some(true) if !c.exclusive() => refused(GiveUpCode::NotExclusive),
@@ -253,7 +255,7 @@ where
                 (outcome, c.sequence, false)
             }
         };
-        #[cfg(feature = "defmt")]
+        #[cfg(any(feature = "defmt", feature = "log"))]
         log_outcome(sequence, &outcome);
         let (word, block) = outcome.give_up.map_or((0, 0), |g| (g.word(), g.block));
         let record = abi::record_of(next);
@@ -282,18 +284,36 @@ where
 /// Logs what became of command `sequence` on this kernel: a give-up or refusal as a warning with
 /// the record the host reads (what, broadcast, block), the rest at debug level. One warning site
 /// for both, and no kernel name (the host knows whose ring it reads): each site costs some 300
-/// bytes of code, and the compute image is within 20 bytes of its 8 KiB (decisions D27).
-#[cfg(feature = "defmt")]
+/// bytes of code, and the compute image is within 20 bytes of its 8 KiB (decisions D27). The
+/// `log` feature's lines are the `defmt` feature's, word for word (`tests/log.rs` compares a
+/// native run's with the firmware's).
+#[cfg(any(feature = "defmt", feature = "log"))]
 fn log_outcome(sequence: u32, outcome: &Outcome) {
     match outcome.give_up {
-        Some(g) => defmt::warn!(
-            "command {=u32} gave up: {} (broadcast {=u8}, block {=u32})",
-            sequence,
-            g.code,
-            g.broadcast,
-            g.block
-        ),
-        None => defmt::debug!("command {=u32} done ({=u32} bytes)", sequence, outcome.stat),
+        Some(g) => {
+            #[cfg(feature = "defmt")]
+            defmt::warn!(
+                "command {=u32} gave up: {} (broadcast {=u8}, block {=u32})",
+                sequence,
+                g.code,
+                g.broadcast,
+                g.block
+            );
+            #[cfg(feature = "log")]
+            log::warn!(
+                "command {} gave up: {} (broadcast {}, block {})",
+                sequence,
+                g.code.name(),
+                g.broadcast,
+                g.block
+            );
+        }
+        None => {
+            #[cfg(feature = "defmt")]
+            defmt::debug!("command {=u32} done ({=u32} bytes)", sequence, outcome.stat);
+            #[cfg(feature = "log")]
+            log::debug!("command {} done ({} bytes)", sequence, outcome.stat);
+        }
     }
 }
 

@@ -106,6 +106,31 @@ impl std::fmt::Display for KernelLog {
     }
 }
 
+/// The level `DEFMT_LOG` names (`off`, `error`, `warn`, `info`, `debug`, `trace`; warn when it is
+/// unset or names none): what the firmware images log when built, and what is kept of the native
+/// kernels' lines when run.
+pub fn level_from_env() -> log::LevelFilter {
+    match std::env::var("DEFMT_LOG").as_deref() {
+        Ok("off") => log::LevelFilter::Off,
+        Ok("error") => log::LevelFilter::Error,
+        Ok("info") => log::LevelFilter::Info,
+        Ok("debug") => log::LevelFilter::Debug,
+        Ok("trace") => log::LevelFilter::Trace,
+        _ => log::LevelFilter::Warn,
+    }
+}
+
+/// A level's name as the decoded firmware lines give it.
+pub fn level_name(level: log::Level) -> &'static str {
+    match level {
+        log::Level::Error => "error",
+        log::Level::Warn => "warn",
+        log::Level::Info => "info",
+        log::Level::Debug => "debug",
+        log::Level::Trace => "trace",
+    }
+}
+
 /// The three kernels' defmt tables, from the firmware's ELF files.
 pub struct Tables {
     tables: Vec<(Role, Table)>,

@@ -68,6 +68,9 @@ pub struct SimConfig {
     /// Profile every firmware core (`Sim::core_profiles`): cycles by instruction and call
     /// stack. Default: off, and then the cores run the loop without a profiler.
     pub profile_cores: bool,
+    /// Keep what the native kernels log (`Sim::kernel_logs`). Default: off, and then no record
+    /// is kept and polling a kernel sets nothing up for one.
+    pub kernel_logs: bool,
     /// Cycles from the ARC message `AICLK_GO_BUSY` until ARC telemetry reports the busy clock
     /// (`arc`). Default 0: at once, so a host's open lets no device time pass and a run's
     /// figures do not depend on it. A card's ramp is not modelled; a test sets one to make the
@@ -125,6 +128,7 @@ impl Default for SimConfig {
             source_read: SourceRead::Departure,
             core_cost: Cost::default(),
             profile_cores: false,
+            kernel_logs: false,
             aiclk_ramp_cycles: 0,
         }
     }

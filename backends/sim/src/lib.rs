@@ -106,7 +106,8 @@
 //! | [`rng`] | SplitMix64, the workspace's one seeded generator | leaf; a state gives one sequence, forever |
 //! | `packet` | tile indices, NoC targets, VC classes, write/read packets, queue items | leaf, plain data |
 //! | `task` | a kernel task's scheduling state and bookkeeping | leaf, plain data |
-//! | `report` | [`Violation`], [`Stats`], [`TaskInfo`], [`CbState`], [`NiuCounters`] | leaf, plain data |
+//! | `report` | [`Violation`], [`Stats`], [`TaskInfo`], [`CbState`], [`NiuCounters`], [`KernelLogLine`](kernel_log::KernelLogLine) | leaf, plain data |
+//! | [`kernel_log`] | the native kernels' log lines: the process's `log` logger, filing each record under the task being polled | uses `world`, `report` |
 //! | `error` | [`SimError`], the host side's refusals | leaf |
 //! | `boot` | [`Boot`], [`Core`], [`BootFailure`]; the check a released core's image passes | leaf |
 //! | [`config`], [`timing`] | [`SimConfig`], [`SourceRead`] and the calibrated [`Timing`] model | leaves (`config` uses `boot`, `timing`) |
@@ -150,6 +151,7 @@ mod engine;
 mod error;
 pub mod fault;
 pub mod hal;
+pub mod kernel_log;
 mod link;
 pub mod memory;
 mod mmio;

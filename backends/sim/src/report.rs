@@ -269,3 +269,18 @@ impl std::fmt::Display for CoreFault {
         write!(f, ", cycle {}: {}", self.at, self.what)
     }
 }
+
+/// One line a native kernel logged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelLogLine {
+    /// NoC0 coordinates of its tile.
+    pub tile: (u8, u8),
+    /// The kernel.
+    pub kernel: Role,
+    /// The kernel's clock when it logged.
+    pub cycle: u64,
+    /// The level.
+    pub level: log::Level,
+    /// The message, its arguments put in.
+    pub message: String,
+}

@@ -78,6 +78,7 @@ impl std::fmt::Debug for Sim {
 impl Sim {
     /// A chip as `config` says, at cycle 0, with no kernel.
     pub fn new(config: SimConfig) -> Self {
+        crate::kernel_log::install();
         Self {
             bars: Bars::new(&config),
             world: Rc::new(RefCell::new(World::new(config))),
@@ -179,6 +180,12 @@ impl Sim {
             .regs
             .reset_pc(Core::of_role(role));
         self.spawn(tile, role, move |env| crate::core::run(env, pc))
+    }
+
+    /// Every line the native kernels logged so far, in the order they logged it
+    /// ([`kernel_log`](crate::kernel_log)); none unless `SimConfig::kernel_logs`.
+    pub fn kernel_logs(&self) -> Vec<crate::report::KernelLogLine> {
+        self.world.borrow().kernel_logs.clone()
     }
 
     /// The profile of every firmware core spawned so far, in spawn order (empty unless
@@ -337,7 +344,10 @@ impl Sim {
             return;
         };
         let mut cx = Context::from_waker(Waker::noop());
+        let logging = self.world.borrow().cfg.kernel_logs;
+        let polling = logging.then(|| crate::kernel_log::Polling::start(&self.world, task));
         let done = fut.as_mut().poll(&mut cx).is_ready();
+        drop(polling);
         let mut w = self.world.borrow_mut();
         if done {
             w.sched.tasks[task].state = TaskState::Done;

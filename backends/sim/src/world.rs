@@ -85,6 +85,8 @@ pub(crate) struct World {
     pub core_faults: Vec<CoreFault>,
     /// The profilers of the firmware cores (`SimConfig::profile_cores`), in spawn order.
     pub profiles: Vec<ProfiledCore>,
+    /// What the native kernels logged (`kernel_log`), in the order they logged it.
+    pub kernel_logs: Vec<crate::report::KernelLogLine>,
     pub stats: Stats,
 }
 
@@ -116,6 +118,7 @@ impl World {
             violations: Vec::new(),
             core_faults: Vec::new(),
             profiles: Vec::new(),
+            kernel_logs: Vec::new(),
             stats: Stats::default(),
             cfg,
         }

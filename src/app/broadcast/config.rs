@@ -60,8 +60,8 @@ pub struct BroadcastConfig {
     /// Profile the firmware cores: folded stacks here, the flame graph beside it (`.svg`
     /// appended), the costliest functions in the summary (`--device pcie-sim --exec firmware`).
     pub profile: Option<PathBuf>,
-    /// Read every firmware core's log ring after the run and decode it (`--log`): printed with
-    /// the report when `-`, else written to this file (the cores must run firmware).
+    /// The cores' logs after the run (`--log`): the firmware's rings decoded, or the native
+    /// kernels' lines; printed with the report when `-`, else written to this file.
     pub log: Option<PathBuf>,
     /// Faults injected into the first job.
     pub faults: Vec<FaultSpec>,
@@ -330,16 +330,6 @@ impl BroadcastConfig {
                     ),
                 ));
             }
-        }
-        if self.log.is_some() && self.exec != Exec::Firmware {
-            return Err(flag(
-                "--log",
-                format!(
-                    "with --exec {}: only the firmware logs; the native kernels do not (allowed: \
-                     --log with --exec firmware: on pcie-sim, ttsim or a card)",
-                    self.exec
-                ),
-            ));
         }
         if self.profile.is_some()
             && (self.device != DeviceChoice::PcieSim || self.exec != Exec::Firmware)

@@ -64,6 +64,7 @@ pub(super) fn sim_config(cfg: &BroadcastConfig) -> SimConfig {
         adversarial: cfg.adversarial,
         trace: cfg.trace.is_some(),
         profile_cores: cfg.profile.is_some(),
+        kernel_logs: cfg.log.is_some(),
         ..SimConfig::default()
     }
 }

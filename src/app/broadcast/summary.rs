@@ -271,20 +271,15 @@ impl BroadcastSummary {
 }
 
 impl BroadcastSummary {
-    /// Reads and decodes the log rings of the rectangle's cores (`--log`), against the firmware's
-    /// ELF files; writes them to `to` unless it is `-`.
+    /// The logs of the rectangle's cores (`--log`): the firmware's log rings decoded against its
+    /// ELF files, or the native kernels' lines the simulator kept, at the level the images ship
+    /// with (warnings and errors); written to `to` unless it is `-`.
     fn read_log(
         &mut self,
         session: &mut Session,
         cfg: &BroadcastConfig,
         to: &std::path::Path,
     ) -> Result<(), BroadcastError> {
-        let dir = cfg
-            .firmware
-            .clone()
-            .unwrap_or_else(crate::host::backend::default_firmware_dir);
-        let failed = |e: firmware_log::LogError| BroadcastError::Log(e.to_string());
-        let tables = firmware_log::Tables::from_dir(&dir).map_err(failed)?;
         let r = cfg.rect;
         let cores: Vec<_> = (r.y0..r.y0.saturating_add(r.rows))
             .flat_map(|y| {
@@ -292,7 +287,21 @@ impl BroadcastSummary {
                     .map(move |x| komorebi_hal::LogicalXy::new(x, y))
             })
             .collect();
-        let logs = firmware_log::read_logs(session, &cores, &tables).map_err(failed)?;
+        let failed = |e: firmware_log::LogError| BroadcastError::Log(e.to_string());
+        let logs = match (cfg.exec, session.device().simulator()) {
+            (crate::host::backend::Exec::Native, Some(sim)) => {
+                let lines = sim.kernel_logs();
+                native_logs(session, &cores, &lines)
+            }
+            _ => {
+                let dir = cfg
+                    .firmware
+                    .clone()
+                    .unwrap_or_else(crate::host::backend::default_firmware_dir);
+                let tables = firmware_log::Tables::from_dir(&dir).map_err(failed)?;
+                firmware_log::read_logs(session, &cores, &tables).map_err(failed)?
+            }
+        };
         if to != std::path::Path::new("-") {
             let text: String = logs.iter().map(|l| l.to_string()).collect();
             std::fs::write(to, text)
@@ -302,6 +311,45 @@ impl BroadcastSummary {
         self.log = Some(logs);
         Ok(())
     }
+}
+
+/// The native kernels' lines of `cores` (logical), per kernel as the firmware's rings give them:
+/// the cores in the order given, then reader, writer, compute; at the level `DEFMT_LOG` names, as
+/// the firmware images are built with (warnings and errors unless set).
+fn native_logs(
+    session: &Session,
+    cores: &[komorebi_hal::LogicalXy],
+    lines: &[komorebi_sim::kernel_log::KernelLogLine],
+) -> Vec<KernelLog> {
+    let level = firmware_log::level_from_env();
+    let mut out = Vec::new();
+    for &core in cores {
+        let Some(noc0) = session.noc0(core) else {
+            continue;
+        };
+        for role in komorebi_hal::Role::ALL {
+            let kept: Vec<_> = lines
+                .iter()
+                .filter(|l| l.tile == noc0.get() && l.kernel == role)
+                .filter(|l| l.level <= level)
+                .map(|l| firmware_log::LogLine {
+                    cycle: Some(l.cycle),
+                    level: firmware_log::level_name(l.level),
+                    message: l.message.clone(),
+                })
+                .collect();
+            if !kept.is_empty() {
+                out.push(KernelLog {
+                    tile: [core.x, core.y],
+                    kernel: role.name(),
+                    lines: kept,
+                    lost: 0,
+                    error: None,
+                });
+            }
+        }
+    }
+    out
 }
 
 impl std::fmt::Display for BroadcastSummary {
