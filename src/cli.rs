@@ -350,6 +350,13 @@ pub struct RunFlags {
     /// Run the jobs through the test feeder (one at a time, no dispatcher) instead.
     #[arg(long)]
     pub feeder: bool,
+    /// Chips to spread the jobs over (1..=32), each running the whole rectangle, one session a
+    /// chip under one dispatcher: independent simulated chips on `sim` and `pcie-sim` (each
+    /// with its own seed stream), the first chips of a ttsim multi-chip build (bh_x2, bh_x4),
+    /// or the cards tt-kmd presents from --device's on. Job J's data lives on chip J mod N;
+    /// the dispatcher's assigner runs it there unless another chip would idle.
+    #[arg(long, value_parser = ranged::<u32>(1, broadcast::MAX_CHIPS as u64), default_value_t = 1)]
+    pub chips: u32,
 }
 
 impl RunFlags {
@@ -615,7 +622,10 @@ pub fn explore(seeds: u64, start: u64, device: &broadcast::DeviceChoice, json: b
 /// (0 all checked, 1 data mismatch, 3 timeout, 2 bad flags or an output path that cannot be
 /// written, checked before the run).
 pub fn broadcast(flags: &BroadcastFlags, run: &RunFlags) -> ExitCode {
-    let cfg = flags.config();
+    let cfg = BroadcastConfig {
+        chips: run.chips,
+        ..flags.config()
+    };
     if let Err(code) = check_outputs(flags, None) {
         return code;
     }

@@ -1,7 +1,9 @@
 //! The dispatcher: the VMS animation master, on the host, for a persistent-kernel chip.
 //!
 //! # Model
-//! The chip's cores are split into **groups** (rectangles; they may overlap). Each group has
+//! The dispatcher serves one chip or several ([`Dispatcher::with_chips`]: one [`Target`] a
+//! chip, as a host with several Blackhole chips opens one PCIe device each). Each chip's cores
+//! are split into **groups** (rectangles of that chip; they may overlap). Each group has
 //! `depth` **scheduling slots** (the tiles' command slots: with the default 2, the next command
 //! is posted while one runs). Worker threads each own a **shard** of the groups: a worker is
 //! the only one that posts to its groups' slots and the only one that scans their outcomes, and
@@ -18,8 +20,10 @@
 //!    worker.
 //!
 //! With nothing to do it spins a little on its mailboxes, then parks ([`park`]); the last
-//! worker to go idle lets the device run instead ([`Target::drive`]), so on the simulator
-//! virtual time stands still while the host works.
+//! worker to go idle lets the devices run instead ([`Target::drive_all`]: every chip at once),
+//! so on the simulator virtual time stands still while the host works. The assigner places
+//! work on a chip: a [`Place::Any`] command can go to a slot of any chip's group, and the
+//! plugin sees the slot's chip ([`GroupInfo::chip`]).
 //!
 //! # Guarantees
 //! * **Exclusive groups:** a command flagged `EXCLUSIVE` is never in flight together with
@@ -95,17 +99,31 @@ pub enum DispatchError {
         /// The allowed range.
         allowed: &'static str,
     },
-    /// A group that is empty or reaches outside the grid.
-    #[error("group {index} ({group}) is empty or reaches outside the {columns}x{rows} grid")]
+    /// A group that is empty or reaches outside its chip's grid.
+    #[error(
+        "group {index} ({group} on chip {chip}) is empty or reaches outside the chip's {columns}x{rows} grid"
+    )]
     Group {
         /// Its index.
         index: usize,
         /// The group.
         group: LogicalRect,
+        /// Its chip.
+        chip: usize,
         /// Grid columns.
         columns: u8,
         /// Grid rows.
         rows: u8,
+    },
+    /// A group on a chip the dispatcher does not have.
+    #[error("group {index} is on chip {chip}, but there are {chips} chips (allowed: 0..{chips})")]
+    NoSuchChip {
+        /// The group's index.
+        index: usize,
+        /// The chip named.
+        chip: usize,
+        /// Chips there are.
+        chips: usize,
     },
     /// A seed pinned to a group that does not exist.
     #[error("seed pinned to group {group}, but there are {groups} groups")]
@@ -137,11 +155,12 @@ pub struct DispatchResult<P> {
     pub times: Vec<CommandTimes>,
 }
 
-/// The dispatcher over target `T` for commands with payload `W`; see the module docs.
+/// The dispatcher over chips of target type `T` for commands with payload `W`; see the module
+/// docs.
 pub struct Dispatcher<'t, T, W> {
-    target: &'t T,
+    /// Per chip, its target and logical grid.
+    chips: Vec<(&'t T, LogicalRect)>,
     config: DispatchConfig,
-    grid: LogicalRect,
     groups: Vec<GroupInfo>,
     seeds: Vec<(W, Place)>,
 }
@@ -170,13 +189,27 @@ fn check(
 }
 
 impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
-    /// A dispatcher on `target` whose cores form the logical grid `grid` (origin 0,0), with
-    /// `groups`; group `i` gets id `i` and goes to worker `i * workers / groups.len()`, so a
-    /// worker owns neighbouring groups.
+    /// A dispatcher on one chip, `target`, whose cores form the logical grid `grid` (origin
+    /// 0,0), with `groups`; group `i` gets id `i` and goes to worker `i * workers /
+    /// groups.len()`, so a worker owns neighbouring groups.
     pub fn new(
         target: &'t T,
         grid: LogicalRect,
         groups: &[LogicalRect],
+        config: DispatchConfig,
+    ) -> Result<Self, DispatchError> {
+        let groups: Vec<(usize, LogicalRect)> = groups.iter().map(|&g| (0, g)).collect();
+        Self::with_chips(&[(target, grid)], &groups, config)
+    }
+
+    /// A dispatcher over several chips: `chips[c]` is chip `c`'s target and logical grid
+    /// (origin 0,0), and group `i` is `groups[i] = (chip, rect)`, with id `i`, going to worker
+    /// `i * workers / groups.len()`. Each chip's tiles are its own: groups of different chips
+    /// never hold each other's tiles. When every worker is idle, every chip runs
+    /// ([`Target::drive_all`]).
+    pub fn with_chips(
+        chips: &[(&'t T, LogicalRect)],
+        groups: &[(usize, LogicalRect)],
         config: DispatchConfig,
     ) -> Result<Self, DispatchError> {
         check("workers", config.workers, 1, 64, "1..=64")?;
@@ -188,27 +221,36 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
             "1..=2 (the tiles' command slots)",
         )?;
         check("lookahead", config.lookahead, 1, 64, "1..=64")?;
+        check("chips", chips.len(), 1, 1024, "1..=1024")?;
         let n = groups.len().max(1);
         let mut infos = Vec::with_capacity(groups.len());
-        for (index, &group) in groups.iter().enumerate() {
+        for (index, &(chip, group)) in groups.iter().enumerate() {
+            let Some(&(_, grid)) = chips.get(chip) else {
+                return Err(DispatchError::NoSuchChip {
+                    index,
+                    chip,
+                    chips: chips.len(),
+                });
+            };
             if group.is_empty() || grid.x0 != 0 || grid.y0 != 0 || !grid.covers(group) {
                 return Err(DispatchError::Group {
                     index,
                     group,
+                    chip,
                     columns: grid.columns,
                     rows: grid.rows,
                 });
             }
             infos.push(GroupInfo {
                 id: GroupId(index as u32),
+                chip,
                 rect: group,
                 shard: index * config.workers / n,
             });
         }
         Ok(Self {
-            target,
+            chips: chips.to_vec(),
             config,
-            grid,
             groups: infos,
             seeds: Vec::new(),
         })
@@ -221,7 +263,7 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
 
     /// Adds a seed command: ready when the run starts.
     pub fn seed(&mut self, work: W, place: Place) -> Result<(), DispatchError> {
-        if let Place::Group(g) = place {
+        if let Some(g) = place.group() {
             if g.0 as usize >= self.groups.len() {
                 return Err(DispatchError::NoSuchGroup {
                     group: g.0,
@@ -242,7 +284,8 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
     {
         let workers = self.config.workers;
         let deques: Vec<Deque<Ready<W>>> = (0..workers).map(|_| Deque::new_lifo()).collect();
-        let (regions, region_count) = regions(self.grid, &self.groups);
+        let grids: Vec<LogicalRect> = self.chips.iter().map(|c| c.1).collect();
+        let (regions, region_count) = regions(&grids, &self.groups);
         let mut counts = vec![0usize; workers];
         let local_index = self
             .groups
@@ -286,12 +329,13 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
             };
             match place {
                 Place::Any => shared.seeds.push(ready),
-                Place::Group(g) => {
+                Place::Group(g) | Place::Near(g) => {
                     shared.inboxes[shared.groups[g.0 as usize].shard].push(Inbound::Ready(ready))
                 }
             }
         }
-        let target = self.target;
+        let targets: Vec<&T> = self.chips.iter().map(|c| c.0).collect();
+        let targets = targets.as_slice();
         let shared = &shared;
         let plugin = &plugin;
         let outcomes: Vec<_> = std::thread::scope(|s| {
@@ -302,7 +346,7 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
                     std::thread::Builder::new()
                         .name(format!("komorebi-dispatch-{me}"))
                         .spawn_scoped(s, move || {
-                            let mut w = WorkerState::new(me, shared, target, plugin(me), local);
+                            let mut w = WorkerState::new(me, shared, targets, plugin(me), local);
                             w.run();
                             w.into_outcome()
                         })
@@ -347,7 +391,7 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
         summary.wall_ns = wall_ns;
         summary.held_at_end = held;
         summary.dropped_publications = dropped;
-        summary.device_clock = self.target.clock_kind();
+        summary.device_clock = self.chips[0].0.clock_kind();
         Ok(DispatchResult {
             plugins,
             summary,

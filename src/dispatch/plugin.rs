@@ -21,6 +21,20 @@ pub enum Place {
     /// On any group whose assigner takes it; it waits in a work-stealing queue, so an idle
     /// worker may take it (never once it is in flight).
     Any,
+    /// Preferably on this group (its data is there): it waits among the stealable commands of
+    /// the group's owner, whose assigner sees it first, but an idle worker may still take it
+    /// for a group of its own, as with [`Place::Any`].
+    Near(GroupId),
+}
+
+impl Place {
+    /// The group it names, if it names one.
+    pub fn group(self) -> Option<GroupId> {
+        match self {
+            Place::Group(g) | Place::Near(g) => Some(g),
+            Place::Any => None,
+        }
+    }
 }
 
 /// A command that is ready: its plugin payload and where it may run.
@@ -52,12 +66,15 @@ impl<W> Ready<W> {
     }
 }
 
-/// One of the dispatcher's groups: a rectangle of logical cores and the worker owning it.
+/// One of the dispatcher's groups: a rectangle of logical cores of one chip, and the worker
+/// owning it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GroupInfo {
     /// Its id (its index in the list the dispatcher was given).
     pub id: GroupId,
-    /// Its cores.
+    /// The chip whose cores it covers (an index into the dispatcher's chips; 0 with one).
+    pub chip: usize,
+    /// Its cores, on its chip's logical grid.
     pub rect: LogicalRect,
     /// The worker (shard) that owns it.
     pub shard: usize,
@@ -137,7 +154,7 @@ impl<W, M> Cx<'_, W, M> {
     /// Submits a follow-up command: ready now, to run where `place` says. Gives the work back
     /// if `place` names no group of the dispatcher.
     pub fn submit(&mut self, work: W, place: Place) -> Result<(), W> {
-        if let Place::Group(g) = place {
+        if let Some(g) = place.group() {
             if g.0 as usize >= self.groups.len() {
                 return Err(work);
             }

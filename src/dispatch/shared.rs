@@ -74,24 +74,34 @@ impl<W, M> Shared<W, M> {
     }
 }
 
-/// Splits the grid's tiles into regions, tiles covered by exactly the same groups, and returns
-/// every group's regions (ascending) and the number of regions.
+/// Splits the chips' tiles into regions, tiles covered by exactly the same groups, and returns
+/// every group's regions (ascending) and the number of regions; `grids[c]` is chip `c`'s grid.
 ///
 /// Every group covers whole regions, so reserving a group's regions reserves exactly its tiles
 /// against every other group, with one word per region instead of one per tile: disjoint groups
-/// take one word each, however many tiles they have. (Tiles no group covers make one region
-/// that nothing takes.)
-pub(super) fn regions(grid: LogicalRect, groups: &[GroupInfo]) -> (Vec<Box<[u16]>>, usize) {
-    let columns = grid.columns as usize;
-    let tiles_of = |r: LogicalRect| {
+/// take one word each, however many tiles they have. Tiles of different chips are different
+/// tiles, so groups of different chips never share a region. (Tiles no group covers make one
+/// region that nothing takes.)
+pub(super) fn regions(grids: &[LogicalRect], groups: &[GroupInfo]) -> (Vec<Box<[u16]>>, usize) {
+    // Each chip's tiles are numbered after the chips before it.
+    let first: Vec<usize> = grids
+        .iter()
+        .scan(0, |next, g| {
+            let at = *next;
+            *next += g.len();
+            Some(at)
+        })
+        .collect();
+    let tiles_of = |g: &GroupInfo| {
+        let (r, columns, base) = (g.rect, grids[g.chip].columns as usize, first[g.chip]);
         (r.y0..r.y0 + r.rows).flat_map(move |y| {
-            (r.x0..r.x0 + r.columns).map(move |x| y as usize * columns + x as usize)
+            (r.x0..r.x0 + r.columns).map(move |x| base + y as usize * columns + x as usize)
         })
     };
     // Per tile, the groups covering it, in group order.
-    let mut cover: Vec<Vec<u32>> = vec![Vec::new(); grid.len()];
+    let mut cover: Vec<Vec<u32>> = vec![Vec::new(); grids.iter().map(|g| g.len()).sum()];
     for g in groups {
-        for t in tiles_of(g.rect) {
+        for t in tiles_of(g) {
             cover[t].push(g.id.0);
         }
     }
@@ -106,7 +116,7 @@ pub(super) fn regions(grid: LogicalRect, groups: &[GroupInfo]) -> (Vec<Box<[u16]
     let per_group = groups
         .iter()
         .map(|g| {
-            let mut r: Vec<u16> = tiles_of(g.rect).map(|t| region[t]).collect();
+            let mut r: Vec<u16> = tiles_of(g).map(|t| region[t]).collect();
             r.sort_unstable();
             r.dedup();
             r.into()
@@ -123,6 +133,7 @@ mod tests {
     fn group(id: u32, rect: LogicalRect) -> GroupInfo {
         GroupInfo {
             id: GroupId(id),
+            chip: 0,
             rect,
             shard: 0,
         }
@@ -135,7 +146,7 @@ mod tests {
             group(0, LogicalRect::new(0, 0, 2, 2)),
             group(1, LogicalRect::new(2, 0, 2, 2)),
         ];
-        let (per_group, count) = regions(grid, &groups);
+        let (per_group, count) = regions(&[grid], &groups);
         assert_eq!(count, 2);
         assert_eq!(per_group[0].len(), 1);
         assert_eq!(per_group[1].len(), 1);
@@ -150,7 +161,7 @@ mod tests {
         let a = group(0, LogicalRect::new(0, 0, 2, 1));
         let b = group(1, LogicalRect::new(1, 0, 2, 1));
         let whole = group(2, LogicalRect::new(0, 0, 3, 1));
-        let (per_group, count) = regions(grid, &[a, b, whole]);
+        let (per_group, count) = regions(&[grid], &[a, b, whole]);
         assert_eq!(count, 4);
         let shared: Vec<u16> = per_group[0]
             .iter()
@@ -164,5 +175,19 @@ mod tests {
             "the whole row meets both and either alone"
         );
         assert!(per_group[0].iter().all(|r| per_group[2].contains(r)));
+    }
+
+    #[test]
+    fn the_same_rectangle_on_two_chips_is_two_regions() {
+        let grid = LogicalRect::new(0, 0, 2, 2);
+        let rect = LogicalRect::new(0, 0, 2, 2);
+        let on = |id, chip| GroupInfo {
+            chip,
+            ..group(id, rect)
+        };
+        let (per_group, count) = regions(&[grid, grid], &[on(0, 0), on(1, 1), on(2, 0)]);
+        assert_eq!(count, 2, "one region a chip: groups 0 and 2 cover the same tiles");
+        assert_eq!(per_group[0], per_group[2]);
+        assert_ne!(per_group[0], per_group[1], "chip 1's tiles are not chip 0's");
     }
 }

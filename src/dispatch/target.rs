@@ -53,6 +53,23 @@ pub trait Target: Sync {
     /// stands still while the host works.
     fn drive(&self) -> Drive;
 
+    /// Lets every chip of a run run, as [`drive`](Self::drive) does one: `Progress` when any
+    /// did. Each chip's clock moves only while it is driven, so chips whose drives overlap in
+    /// host time keep their own device time. One after the other unless a target can do
+    /// better.
+    fn drive_all(chips: &[&Self]) -> Drive
+    where
+        Self: Sized,
+    {
+        chips.iter().fold(Drive::Idle, |done, chip| {
+            if chip.drive() == Drive::Progress {
+                Drive::Progress
+            } else {
+                done
+            }
+        })
+    }
+
     /// The device clock's frequency in MHz (for converting device cycles to time).
     fn aiclk_mhz(&self) -> u32;
 
@@ -203,11 +220,26 @@ impl Target for SimTarget {
     }
 
     fn drive(&self) -> Drive {
-        let (tx, rx) = mpsc::channel();
-        if self.send(Request::Drive(tx)).is_err() {
-            return Drive::Idle;
-        }
-        rx.recv().unwrap_or(Drive::Idle)
+        Self::drive_all(&[self])
+    }
+
+    /// Every chip's device thread runs at once (each simulator is single-threaded, the chips
+    /// are independent); returns when all have stopped.
+    fn drive_all(chips: &[&Self]) -> Drive {
+        let replies: Vec<_> = chips
+            .iter()
+            .filter_map(|chip| {
+                let (tx, rx) = mpsc::channel();
+                chip.send(Request::Drive(tx)).ok().map(|()| rx)
+            })
+            .collect();
+        replies.iter().fold(Drive::Idle, |done, rx| {
+            if rx.recv() == Ok(Drive::Progress) {
+                Drive::Progress
+            } else {
+                done
+            }
+        })
     }
 
     fn aiclk_mhz(&self) -> u32 {

@@ -55,7 +55,8 @@ pub(super) struct WorkerOutcome<P> {
 pub(super) struct WorkerState<'s, P: Plugin, T> {
     me: usize,
     shared: &'s Shared<P::Work, P::Message>,
-    target: &'s T,
+    /// Per chip, its target.
+    targets: &'s [&'s T],
     plugin: P,
     local: Deque<Ready<P::Work>>,
     groups: Vec<OwnedGroup<'s, P::Work>>,
@@ -86,7 +87,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
     pub(super) fn new(
         me: usize,
         shared: &'s Shared<P::Work, P::Message>,
-        target: &'s T,
+        targets: &'s [&'s T],
         plugin: P,
         local: Deque<Ready<P::Work>>,
     ) -> Self {
@@ -110,7 +111,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         Self {
             me,
             shared,
-            target,
+            targets,
             plugin,
             local,
             groups,
@@ -173,7 +174,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         {
             sh.sleep.cancel(ticket);
             self.stats.drives += 1;
-            let drive = self.target.drive();
+            let drive = T::drive_all(self.targets);
             if drive == Drive::Progress {
                 sh.bump(self.me);
             } else {
@@ -317,7 +318,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
 
     fn enqueue(&mut self, r: Ready<P::Work>) {
         match r.place {
-            Place::Any => self.local.push(r),
+            Place::Any | Place::Near(_) => self.local.push(r),
             Place::Group(g) => {
                 let i = self.shared.local_index[g.0 as usize];
                 self.groups[i].pinned.push_back(r);
@@ -410,7 +411,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             self.stats.blocked += 1;
             match job.place {
                 Place::Group(_) => self.groups[gi].pinned.push_front(job),
-                Place::Any => self.local.push(job),
+                Place::Any | Place::Near(_) => self.local.push(job),
             }
             return Fill::Nothing;
         };
@@ -424,7 +425,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         };
         let mut times = self.times_of(&job);
         times.posted = Some(self.shared.now());
-        match self.target.post(spec, posting) {
+        match self.targets[self.groups[gi].info.chip].post(spec, posting) {
             Ok(()) => {
                 self.stats.posted += 1;
                 self.groups[gi].slots[si].busy = Some(Busy {
@@ -606,7 +607,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             };
             let owner = match place {
                 Place::Any => self.me,
-                Place::Group(g) => self.shared.groups[g.0 as usize].shard,
+                Place::Group(g) | Place::Near(g) => self.shared.groups[g.0 as usize].shard,
             };
             if owner == self.me {
                 self.enqueue(ready);
@@ -628,10 +629,10 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             dropped: slots().map(|s| s.mailbox.dropped()).sum(),
             recorded: Recorded::of(
                 &self.times,
-                self.target
+                self.targets[0]
                     .clock_kind()
                     .is_time()
-                    .then(|| self.target.aiclk_mhz()),
+                    .then(|| self.targets[0].aiclk_mhz()),
             ),
             plugin: self.plugin,
             times: self.times,

@@ -89,6 +89,9 @@ pub enum Backend {
         chip: u32,
         /// Firmware ELF directory.
         firmware: Option<PathBuf>,
+        /// A server already running `library`, to share (the other chips of a multi-chip
+        /// build are one simulation: one server runs them all), or `None` to start one.
+        server: Option<komorebi_pcie::ttsim::TtsimProcess>,
     },
     /// The card at `path` (`/dev/tenstorrent/N`), with the firmware ELF files in `firmware`
     /// ([`DEFAULT_FIRMWARE_DIR`] when `None`).
@@ -200,6 +203,7 @@ impl Backend {
                 library,
                 chip,
                 firmware,
+                server,
             } => {
                 let _ = &handlers;
                 #[cfg(target_os = "linux")]
@@ -213,14 +217,17 @@ impl Backend {
                             })
                         })?,
                     };
-                    let process = ttsim_process(&library).map_err(OpenError::Unusable)?;
+                    let process = match server {
+                        Some(p) => p,
+                        None => ttsim_process(&library).map_err(OpenError::Unusable)?,
+                    };
                     let device =
                         pcie::open_ttsim(process, chip, &dir).map_err(OpenError::Unusable)?;
                     Ok(Box::new(device))
                 }
                 #[cfg(not(target_os = "linux"))]
                 {
-                    let _ = (library, chip, firmware);
+                    let _ = (library, chip, firmware, server);
                     Err(OpenError::Unusable(PcieError::Unsupported))
                 }
             }

@@ -79,7 +79,14 @@ pub struct BroadcastConfig {
     pub check: Check,
     /// Which protocol moves the blocks (`--protocol`).
     pub protocol: Protocol,
+    /// Chips the jobs are spread over (`--chips`, 1..=[`MAX_CHIPS`]), each with the whole
+    /// rectangle: independent simulated chips (each with its own seed stream), the first ones
+    /// of a ttsim multi-chip build, or the cards tt-kmd presents from `--device`'s on.
+    pub chips: u32,
 }
+
+/// The most chips a run spreads its jobs over: a Blackhole Galaxy's 32.
+pub const MAX_CHIPS: u32 = 32;
 
 /// Which protocol moves the blocks (`--protocol`): the same shape, buffers, DRAM data and
 /// compute either way, so the two are compared on equal terms.
@@ -238,6 +245,7 @@ impl Default for BroadcastConfig {
             seed: 0,
             adversarial: false,
             wait_limit: 1_000_000,
+            chips: 1,
             trace: None,
             profile: None,
             log: None,
@@ -293,6 +301,40 @@ impl BroadcastConfig {
     }
 
     pub(super) fn validate(&self) -> Result<(), BroadcastError> {
+        if !(1..=MAX_CHIPS).contains(&self.chips) {
+            return Err(flag(
+                "--chips",
+                format!("{} (allowed: 1..={MAX_CHIPS})", self.chips),
+            ));
+        }
+        if self.chips > 1 {
+            let one_chip = [
+                ("--trace", self.trace.is_some()),
+                ("--profile", self.profile.is_some()),
+                ("--log", self.log.is_some()),
+            ];
+            if let Some((what, _)) = one_chip.iter().find(|(_, given)| *given) {
+                return Err(flag(
+                    "--chips",
+                    format!(
+                        "{} with {what}: {what} covers one chip (allowed: {what} with --chips 1)",
+                        self.chips
+                    ),
+                ));
+            }
+            if let DeviceChoice::Ttsim { chip, .. } = &self.device {
+                if *chip != 0 {
+                    return Err(flag(
+                        "--chips",
+                        format!(
+                            "{} with --device {}: the run takes the build's first chips itself \
+                             (allowed: --device ttsim[:PATH] without @CHIP with --chips)",
+                            self.chips, self.device
+                        ),
+                    ));
+                }
+            }
+        }
         if self.protocol == Protocol::Handshake {
             if self.exec == Exec::Firmware || !self.device.in_process() {
                 return Err(flag(

@@ -47,11 +47,24 @@ pub enum BroadcastError {
     /// The dispatcher refused the run or a job.
     #[error("dispatcher: {0}")]
     Dispatch(String),
+    /// What went wrong on one chip of a run on several (`--chips`).
+    #[error("chip {chip} ({device}): {error}")]
+    Chip {
+        /// The chip's index in the run.
+        chip: u32,
+        /// Its device.
+        device: String,
+        /// What went wrong there.
+        error: Box<BroadcastError>,
+    },
 }
 
 impl BroadcastError {
     /// Whether the device itself cannot be used (exit code 4), rather than the run failing.
     pub fn device_unusable(&self) -> bool {
+        if let Self::Chip { error, .. } = self {
+            return error.device_unusable();
+        }
         matches!(
             self,
             Self::Session(SessionError::Unusable(_))

@@ -21,9 +21,11 @@
 //! | `bound` | [`JobBound`]: the resource bound of a job and its binding [`Resource`] |
 //! | `summary` | [`BroadcastSummary`]: what a run came to, the bound and efficiency, the text summary |
 //! | `records` | [`BroadcastRecords`]: the broadcast areas' give-ups in the host's reports; [`open_session`] |
-//! | `run` | [`run`], [`run_session`] (the test feeder) and [`run_dispatched`] (the dispatcher) |
+//! | `run` | [`run`], [`run_session`] (the test feeder) and [`run_dispatched`] (the dispatcher, on one chip or several) |
+//! | `chips` | several chips (`--chips`): each chip's device and seed ([`chip_seed`]) |
 
 mod bound;
+mod chips;
 mod config;
 mod error;
 mod faults;
@@ -35,7 +37,8 @@ mod records;
 mod run;
 mod summary;
 
-pub use config::{BUFFER_BASE, BroadcastConfig, DRAM_BASE, DeviceChoice, Protocol};
+pub use chips::chip_seed;
+pub use config::{BUFFER_BASE, BroadcastConfig, DRAM_BASE, DeviceChoice, MAX_CHIPS, Protocol};
 pub use error::BroadcastError;
 pub use faults::{FaultKind, FaultSpec};
 pub use komorebi_kernel::broadcast_handler::program::Check;
@@ -44,4 +47,4 @@ pub use placement::Placement;
 pub use plan::BroadcastPlan;
 pub use records::{BroadcastRecords, open_session};
 pub use run::{run, run_dispatched, run_session};
-pub use summary::{BroadcastSummary, JobResult};
+pub use summary::{BroadcastSummary, ChipSummary, JobResult};

@@ -228,10 +228,27 @@ impl BroadcastPlan {
     /// Writes job `job`'s DRAM data into its region of the ring (`DRAM_RING`), for a plan
     /// made with [`BroadcastPlan::per_job`]; nothing for one whose `prepare` wrote them all.
     pub fn write_job_data(&self, session: &mut Session, job: u32) -> Result<(), SessionError> {
+        self.write_job_data_in(session, job, self.region(job))
+    }
+
+    /// Writes job `job`'s DRAM data into region `region` of the ring (`0..`[`Self::ring`]) for
+    /// a command made with [`Self::faulty_spec_in`] and the same region: a run that picks each
+    /// job's region itself (several chips). Nothing for a plan whose `prepare` wrote them all.
+    pub(super) fn write_job_data_in(
+        &self,
+        session: &mut Session,
+        job: u32,
+        region: u32,
+    ) -> Result<(), SessionError> {
         if self.per_job {
-            fill_dram(session, self, job, self.region(job))?;
+            fill_dram(session, self, job, region)?;
         }
         Ok(())
+    }
+
+    /// Regions of the ring a per-job plan writes its jobs' data into (at most `DRAM_RING`).
+    pub(super) fn ring(&self) -> u32 {
+        self.cfg.jobs.min(DRAM_RING)
     }
 
     /// Where core `core` of operand `operand` reads its pages in DRAM region `region`: its own
@@ -287,7 +304,7 @@ impl BroadcastPlan {
     /// or the ring's) from its start.
     pub fn dram_end(&self) -> u64 {
         let regions = if self.per_job {
-            self.cfg.jobs.min(DRAM_RING)
+            self.ring()
         } else {
             self.cfg.jobs
         };
@@ -315,13 +332,18 @@ impl BroadcastPlan {
         Ok(moved)
     }
 
-    /// The DRAM region of job `job`.
-    fn region(&self, job: u32) -> u32 {
+    /// The DRAM region of job `job` (the feeder's, and the dispatcher's on one chip).
+    pub(super) fn region(&self, job: u32) -> u32 {
         if self.per_job { job % DRAM_RING } else { job }
     }
 
     /// The program of core `core` (row by row in the rectangle) in job `job`, without faults.
     pub fn program(&self, core: usize, job: u32) -> BroadcastProgram {
+        self.program_in(core, job, self.region(job))
+    }
+
+    /// [`Self::program`] reading its data from DRAM region `region`.
+    fn program_in(&self, core: usize, job: u32, region: u32) -> BroadcastProgram {
         let cfg = &self.cfg;
         let mut p = BroadcastProgram::default();
         p.compute.job = job;
@@ -333,7 +355,7 @@ impl BroadcastPlan {
                 // `validate` bounds blocks by MAX_BLOCKS.
                 blocks: cfg.blocks as u16,
                 page_size: cfg.page_size,
-                dram_base: self.dram_base(self.region(job), i, core) as u32,
+                dram_base: self.dram_base(region, i, core) as u32,
                 banks: self.placement.ports(i, core),
                 stall_before: None,
             };
@@ -405,7 +427,12 @@ impl BroadcastPlan {
 
     /// The program of core `core` in job `job` with the faults applied (they belong to job 0).
     pub(super) fn faulty_program(&self, core: usize, job: u32) -> BroadcastProgram {
-        let mut p = self.program(core, job);
+        self.faulty_program_in(core, job, self.region(job))
+    }
+
+    /// [`Self::faulty_program`] reading its data from DRAM region `region`.
+    fn faulty_program_in(&self, core: usize, job: u32, region: u32) -> BroadcastProgram {
+        let mut p = self.program_in(core, job, region);
         if job != 0 {
             return p;
         }
@@ -447,7 +474,13 @@ impl BroadcastPlan {
 
     /// The command of job `job` with the faults applied (the faults belong to job 0).
     pub(super) fn faulty_spec(&self, job: u32) -> CommandSpec {
-        self.command((0..self.cfg.rect.len()).map(|core| self.faulty_program(core, job)))
+        self.faulty_spec_in(job, self.region(job))
+    }
+
+    /// [`Self::faulty_spec`] reading its data from DRAM region `region` (see
+    /// [`Self::write_job_data_in`]).
+    pub(super) fn faulty_spec_in(&self, job: u32, region: u32) -> CommandSpec {
+        self.command((0..self.cfg.rect.len()).map(|core| self.faulty_program_in(core, job, region)))
     }
     /// The rank of logical `core` in each broadcast of the plan: `(broadcast id, rank)`.
     pub fn ranks(&self, core: LogicalXy) -> Vec<(u8, u8)> {

@@ -15,7 +15,7 @@ use crate::host::session::{Backend, CommandSpec, Report, Session, SessionError, 
 use super::config::{BroadcastConfig, DeviceChoice};
 use super::error::BroadcastError;
 use super::plan::BroadcastPlan;
-use super::summary::BroadcastSummary;
+use super::summary::{BroadcastSummary, ChipSummary};
 
 impl BroadcastPlan {
     /// Runs job `job` through the test feeder's steps (post, wait, report), with job 0's faults.
@@ -112,6 +112,7 @@ pub(super) fn backend(cfg: &BroadcastConfig, sim: SimConfig) -> Backend {
             library: library.clone(),
             chip: *chip,
             firmware: cfg.firmware.clone(),
+            server: None,
         },
         DeviceChoice::Card(path) => Backend::Card {
             path: path.clone(),
@@ -126,8 +127,23 @@ pub fn run_session(
     mut progress: impl FnMut(u32),
 ) -> Result<(BroadcastSummary, Session), BroadcastError> {
     cfg.validate()?;
+    if cfg.chips > 1 {
+        return Err(super::error::flag(
+            "--chips",
+            format!(
+                "{} with the test feeder: it runs one job at a time on one chip (allowed: --chips \
+                 with the dispatcher, the default; --feeder with --chips 1)",
+                cfg.chips
+            ),
+        ));
+    }
     let sim = sim_config(cfg);
     let timing = sim.timing;
+    let mut chip = ChipSummary::new(
+        0,
+        cfg.device.to_string(),
+        cfg.device.in_process().then_some(sim.seed),
+    );
     let mut session = super::records::open_session(backend(cfg, sim))?;
     let plan = BroadcastPlan::per_job(cfg, session.geometry())?;
     plan.check_faults()?;
@@ -155,35 +171,87 @@ pub fn run_session(
         held = !quiet;
         plan.account(&session, &mut summary)?;
         summary.record(job, &report);
+        chip.record(&report, false);
         progress(job);
         trace_failed(&mut session, cfg)?;
     }
     summary.close(&mut session, cfg, start, Vec::new())?;
+    chip.cycles = summary.cycles;
+    summary.chips = vec![chip];
     Ok((summary, session))
 }
 
 /// The broadcast program as a dispatcher plugin: every job is one exclusive command on the
-/// rectangle's group, in job order; the request handler accounts each job's report and the
-/// cores' broadcast statistics (read while the job still holds its tiles).
+/// rectangle's group of a chip; the request handler accounts each job's report and the cores'
+/// broadcast statistics (read while the job still holds its tiles), per chip.
+///
+/// On several chips the assigner places work near its data, as the VMS assigner does: job `j`'s
+/// DRAM data lives on its home chip `j mod chips`, and a slot of a chip takes the lowest job of
+/// that chip among its candidates; only when none is there (the chip would idle) does it take the
+/// lowest job of another chip, writing that job's data to the slot's chip (a move).
 struct BroadcastJobs<'a> {
-    plan: &'a BroadcastPlan,
-    target: &'a SimTarget,
+    /// Per chip, its plan and its target.
+    chips: &'a [(BroadcastPlan, SimTarget)],
     progress: &'a (dyn Fn(u32) + Sync),
     summary: BroadcastSummary,
+    /// Per chip, what this worker saw of it.
+    tallies: Vec<ChipSummary>,
     error: Option<BroadcastError>,
-    /// The last job whose DRAM data this worker wrote.
-    written: Option<u32>,
-    /// The last job's command: the dispatcher asks again for a job while its tiles are held,
-    /// and making the command (every core's program, encoded) costs far more than a copy.
-    spec: Option<(u32, CommandSpec)>,
+    /// Per chip, the last job whose DRAM data this worker wrote there, and its region.
+    written: Vec<Option<(u32, u32)>>,
+    /// Per chip, the DRAM region of the job in flight there (several chips only).
+    running: Vec<Option<u32>>,
+    /// Commands in flight on the group of the slot last offered to the assigner.
+    in_flight: usize,
+    /// The last command made, for its chip and job: the dispatcher asks again for a job while
+    /// its tiles are held, and making the command (every core's program, encoded) costs far
+    /// more than a copy.
+    spec: Option<(usize, u32, CommandSpec)>,
+}
+
+impl BroadcastJobs<'_> {
+    fn home(&self, job: u32) -> usize {
+        job as usize % self.chips.len()
+    }
+
+    /// The DRAM region job `job` reads on chip `chip`. On one chip the plan's ring, `job mod
+    /// DRAM_RING`: the jobs run in order, so the next job's data never lands on the running
+    /// one's. On several, a chip's jobs are not consecutive (and jobs move between chips), so
+    /// the region is picked as the data is written: any but the one of the job in flight there.
+    /// (A chip has one group and its commands are exclusive: at most one in flight, and a
+    /// command made while none is in flight is posted.)
+    fn region(&self, chip: usize, job: u32) -> u32 {
+        let plan = &self.chips[chip].0;
+        if self.chips.len() == 1 {
+            return plan.region(job);
+        }
+        (0..plan.ring())
+            .find(|&r| Some(r) != self.running[chip])
+            .unwrap_or(0)
+    }
+
+    /// `error`, naming its chip when the run has several.
+    fn fail(&mut self, chip: usize, error: BroadcastError) {
+        let error = if self.chips.len() > 1 {
+            BroadcastError::Chip {
+                chip: chip as u32,
+                device: self.tallies[chip].device.clone(),
+                error: Box::new(error),
+            }
+        } else {
+            error
+        };
+        self.error.get_or_insert(error);
+    }
 }
 
 impl Plugin for BroadcastJobs<'_> {
     type Work = u32;
     type Message = ();
 
-    fn handle(&mut self, finished: Finished<u32>, _cx: &mut Cx<'_, u32, ()>) {
+    fn handle(&mut self, finished: Finished<u32>, cx: &mut Cx<'_, u32, ()>) {
         let job = finished.work;
+        let chip = finished.group.map_or(0, |g| cx.groups()[g.0 as usize].chip);
         let report = match finished.outcome {
             Outcome::Reported(r) | Outcome::TimedOut(r) => r,
             // A device lost under the command (hung, gone, ttsim stopped) is the session's
@@ -191,12 +259,11 @@ impl Plugin for BroadcastJobs<'_> {
             Outcome::Refused(Refusal::Device(
                 e @ SessionError::Device(DeviceError { lost: true, .. }),
             )) => {
-                self.error.get_or_insert(BroadcastError::Session(e));
+                self.fail(chip, BroadcastError::Session(e));
                 return;
             }
             Outcome::Refused(e) => {
-                self.error
-                    .get_or_insert(BroadcastError::Dispatch(e.to_string()));
+                self.fail(chip, BroadcastError::Dispatch(e.to_string()));
                 return;
             }
             Outcome::Abandoned => {
@@ -206,9 +273,10 @@ impl Plugin for BroadcastJobs<'_> {
                 return;
             }
         };
-        let plan = self.plan.clone();
+        let (plan, target) = &self.chips[chip];
+        let plan = plan.clone();
         let mut summary = self.summary.clone();
-        let accounted = self.target.with_session(move |s| {
+        let accounted = target.with_session(move |s| {
             if job == 0 {
                 if let Some(sim) = s.device().simulator() {
                     sim.clear_faults();
@@ -218,47 +286,66 @@ impl Plugin for BroadcastJobs<'_> {
         });
         match accounted {
             Ok(Ok(s)) => self.summary = s,
-            Ok(Err(e)) | Err(e) => {
-                self.error.get_or_insert(e.into());
-            }
+            Ok(Err(e)) | Err(e) => self.fail(chip, e.into()),
         }
         self.summary.record(job, &report);
+        let moved = self.home(job) != chip;
+        self.tallies[chip].record(&report, moved);
         (self.progress)(job);
     }
 
-    fn assign(&mut self, _slot: &SlotView<'_>, candidates: &[Ready<u32>]) -> Option<usize> {
-        // Jobs in order: the lowest job number among the candidates.
-        (0..candidates.len()).min_by_key(|&i| *candidates[i].work())
+    fn assign(&mut self, slot: &SlotView<'_>, candidates: &[Ready<u32>]) -> Option<usize> {
+        // Jobs in order, this chip's own first: the lowest job whose data lives here; else, if
+        // the chip would idle (nothing in flight on it), the lowest of another chip.
+        let job = |i: &usize| *candidates[*i].work();
+        let chip = slot.group.chip;
+        self.in_flight = slot.in_flight;
+        (0..candidates.len())
+            .filter(|i| self.home(job(i)) == chip)
+            .min_by_key(job)
+            .or_else(|| {
+                (slot.in_flight == 0)
+                    .then(|| (0..candidates.len()).min_by_key(job))
+                    .flatten()
+            })
     }
 
-    fn command(&mut self, job: &u32, _group: &GroupInfo) -> CommandSpec {
+    fn command(&mut self, job: &u32, group: &GroupInfo) -> CommandSpec {
         // The job's data goes into its DRAM region on the device thread before the post (once:
         // the dispatcher asks again for a job whose tiles were still held).
-        let job = *job;
-        if self.written != Some(job) {
-            self.written = Some(job);
-            let plan = self.plan.clone();
-            let written = self
-                .target
-                .with_session(move |s| plan.write_job_data(s, job));
-            if let Ok(Err(e)) | Err(e) = written {
-                self.error.get_or_insert(e.into());
+        let (job, chip) = (*job, group.chip);
+        let region = match self.written[chip] {
+            Some((j, r)) if j == job => r,
+            _ => {
+                let region = self.region(chip, job);
+                self.written[chip] = Some((job, region));
+                let plan = self.chips[chip].0.clone();
+                let written = self.chips[chip]
+                    .1
+                    .with_session(move |s| plan.write_job_data_in(s, job, region));
+                if let Ok(Err(e)) | Err(e) = written {
+                    self.fail(chip, e.into());
+                }
+                region
             }
+        };
+        if self.in_flight == 0 {
+            self.running[chip] = Some(region);
         }
         match &self.spec {
-            Some((j, spec)) if *j == job => spec.clone(),
-            _ => self
-                .spec
-                .insert((job, self.plan.faulty_spec(job)))
-                .1
-                .clone(),
+            Some((c, j, spec)) if (*c, *j) == (chip, job) => spec.clone(),
+            _ => {
+                let spec = self.chips[chip].0.faulty_spec_in(job, region);
+                self.spec.insert((chip, job, spec)).2.clone()
+            }
         }
     }
 }
 
-/// Runs the program through the dispatcher: the simulator on its own thread, `dispatch`'s
-/// workers posting the jobs; `progress(job)` is called after each job. The summary carries the
-/// dispatcher's figures, and the trace (if asked for) its per-command slices.
+/// Runs the program through the dispatcher: each chip's simulator (or device) on its own
+/// thread, `dispatch`'s workers posting the jobs and placing them on chips; `progress(job)` is
+/// called after each job. The summary carries the dispatcher's figures, each chip's, and the
+/// trace (if asked for, on one chip) the dispatcher's per-command slices.
 pub fn run_dispatched(
     cfg: &BroadcastConfig,
     dispatch: &DispatchConfig,
@@ -267,62 +354,134 @@ pub fn run_dispatched(
     cfg.validate()?;
     let sim = sim_config(cfg);
     let timing = sim.timing;
-    // The grid is the device's (a card's harvest mask comes from its telemetry), so the plan
-    // is made once the session is open; the post hook gets it then.
-    let planned: Arc<OnceLock<BroadcastPlan>> = Arc::new(OnceLock::new());
-    let for_hook = Arc::clone(&planned);
-    let mut first = true;
-    let hook: PostHook = Box::new(move |s: &mut Session, t: &Ticket| {
-        // Job 0 is the first command posted: its host-stop faults act now.
-        if std::mem::take(&mut first) {
-            if let Some(p) = for_hook.get() {
-                let _ = p.host_stops(s, t);
+    let devices = super::chips::chip_devices(cfg, &sim)?;
+    let several = devices.len() > 1;
+    let names: Vec<(String, Option<u64>)> =
+        devices.iter().map(|d| (d.name.clone(), d.seed)).collect();
+    let on_chip = |chip: usize, error: BroadcastError| {
+        if several {
+            BroadcastError::Chip {
+                chip: chip as u32,
+                device: names[chip].0.clone(),
+                error: Box::new(error),
             }
+        } else {
+            error
         }
-    });
-    let backend = backend(cfg, sim);
-    let target = SimTarget::spawn(move || super::records::open_session(backend), Some(hook))?;
-    let geometry = target.with_session(|s| s.geometry().clone())?;
-    let plan = BroadcastPlan::per_job(cfg, &geometry)?;
-    plan.check_faults()?;
-    plan.check_programs()?;
-    let _ = planned.set(plan.clone());
-    let (p1, cfg1) = (plan.clone(), cfg.clone());
-    target.with_session(move |s| -> Result<(), BroadcastError> {
-        start_trace(s, &cfg1)?;
-        p1.prepare(s)?;
-        p1.arm(s);
-        Ok(())
-    })??;
-    let start = target.with_session(|s| s.device().now())?;
-    let bound = plan.job_bound(&timing);
+    };
+    // Each chip's grid is its device's (a card's harvest mask comes from its telemetry), so
+    // its plan is made once its session is open. Job 0, which carries the faults, runs on
+    // chip 0: the post hook there gets the plan then.
+    let planned: Arc<OnceLock<BroadcastPlan>> = Arc::new(OnceLock::new());
+    let mut chips: Vec<(BroadcastPlan, SimTarget)> = Vec::with_capacity(devices.len());
+    for (chip, device) in devices.into_iter().enumerate() {
+        let hook = (chip == 0).then(|| {
+            let for_hook = Arc::clone(&planned);
+            let mut first = true;
+            Box::new(move |s: &mut Session, t: &Ticket| {
+                // Job 0 is the first command posted: its host-stop faults act now.
+                if std::mem::take(&mut first) {
+                    if let Some(p) = for_hook.get() {
+                        let _ = p.host_stops(s, t);
+                    }
+                }
+            }) as PostHook
+        });
+        let backend = device.backend;
+        let opened = (|| -> Result<_, BroadcastError> {
+            let target = SimTarget::spawn(move || super::records::open_session(backend), hook)?;
+            let geometry = target.with_session(|s| s.geometry().clone())?;
+            let plan = BroadcastPlan::per_job(cfg, &geometry)?;
+            if chip == 0 {
+                plan.check_faults()?;
+            }
+            plan.check_programs()?;
+            if chip == 0 {
+                let _ = planned.set(plan.clone());
+            }
+            let (p1, cfg1) = (plan.clone(), cfg.clone());
+            target.with_session(move |s| -> Result<(), BroadcastError> {
+                if chip == 0 {
+                    start_trace(s, &cfg1)?;
+                }
+                p1.prepare(s)?;
+                if chip == 0 {
+                    p1.arm(s);
+                }
+                Ok(())
+            })??;
+            Ok((plan, target))
+        })();
+        chips.push(opened.map_err(|e| on_chip(chip, e))?);
+    }
+    let starts = chips
+        .iter()
+        .map(|(_, t)| t.with_session(|s| s.device().now()))
+        .collect::<Result<Vec<u64>, _>>()?;
+    let bound = chips[0].0.job_bound(&timing);
     let empty = || BroadcastSummary {
-        fused_dram: plan.fused_dram(),
+        fused_dram: chips[0].0.fused_dram(),
         ..BroadcastSummary::empty(
             cfg,
-            plan.broadcasts(),
+            chips[0].0.broadcasts(),
             bound.cycles,
             bound.binding.to_string(),
         )
     };
-    let mut d = Dispatcher::new(&target, geometry.full(), &[cfg.rect], dispatch.clone())
+    let tallies = || {
+        names
+            .iter()
+            .enumerate()
+            .map(|(c, (name, seed))| ChipSummary::new(c as u32, name.clone(), *seed))
+            .collect::<Vec<_>>()
+    };
+    let grids = chips
+        .iter()
+        .map(|(_, t)| t.with_session(|s| s.geometry().full()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let targets: Vec<(&SimTarget, komorebi_hal::LogicalRect)> = chips
+        .iter()
+        .zip(&grids)
+        .map(|((_, t), &grid)| (t, grid))
+        .collect();
+    let groups: Vec<(usize, komorebi_hal::LogicalRect)> =
+        (0..chips.len()).map(|c| (c, cfg.rect)).collect();
+    let mut d = Dispatcher::with_chips(&targets, &groups, dispatch.clone())
         .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
-    for job in 0..cfg.jobs {
-        d.seed(job, Place::Group(GroupId(0)))
+    // One chip: every job on its group, in order. Several: each job near its home chip's
+    // group (its owner's assigner sees it first; an idle chip's worker may take it), but job
+    // 0, whose faults were armed on chip 0. The owners' queues are last in, first out: seeded
+    // last job first, the lowest jobs are offered first.
+    let jobs: Box<dyn Iterator<Item = u32>> = if several {
+        Box::new((0..cfg.jobs).rev())
+    } else {
+        Box::new(0..cfg.jobs)
+    };
+    for job in jobs {
+        let home = GroupId(job % chips.len() as u32);
+        let place = if !several || (job == 0 && !cfg.faults.is_empty()) {
+            Place::Group(home)
+        } else {
+            Place::Near(home)
+        };
+        d.seed(job, place)
             .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
     }
     let result = d
         .run(|_| BroadcastJobs {
-            plan: &plan,
-            target: &target,
+            chips: &chips,
             progress,
             summary: empty(),
+            tallies: tallies(),
             error: None,
-            written: None,
+            written: vec![None; chips.len()],
+            running: vec![None; chips.len()],
+            in_flight: 0,
             spec: None,
         })
         .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
     let mut summary = empty();
+    let mut per_chip = tallies();
     for p in result.plugins {
         if let Some(e) = p.error {
             return Err(e);
@@ -338,19 +497,53 @@ pub fn run_dispatched(
         summary.ok &= s.ok;
         summary.giveups.extend(s.giveups);
         summary.results.extend(s.results);
+        for (all, seen) in per_chip.iter_mut().zip(&p.tallies) {
+            all.merge(seen);
+        }
     }
     summary.results.sort_by_key(|r| r.job);
     summary.ok &= summary.results.len() == cfg.jobs as usize;
     // The dispatcher's slices only when a trace is written: they take kilobytes per job.
     let extra = if cfg.trace.is_some() {
-        trace_events(&result.times, target.aiclk_mhz())
+        trace_events(&result.times, chips[0].1.aiclk_mhz())
     } else {
         Vec::new()
     };
-    let cfg2 = cfg.clone();
-    let closed =
-        target.with_session(move |s| summary.close(s, &cfg2, start, extra).map(|()| summary))?;
-    let mut summary = closed?;
+    // Each chip's clock from its own start; the run lasts as long as its longest chip. The
+    // trace, the profile and the logs (one chip only) are closed on chip 0.
+    let mut extra = Some(extra);
+    let mut violations = Vec::new();
+    let mut run: Option<BroadcastSummary> = None;
+    for (c, (_, target)) in chips.iter().enumerate() {
+        let (cfg2, start, mut part) = (cfg.clone(), starts[c], summary.clone());
+        let extra = extra.take().unwrap_or_default();
+        let closed = target
+            .with_session(move |s| part.close(s, &cfg2, start, extra).map(|()| part))
+            .map_err(BroadcastError::from)
+            .and_then(|r| r)
+            .map_err(|e| on_chip(c, e))?;
+        per_chip[c].cycles = closed.cycles;
+        violations.extend(closed.violations.iter().map(|v| match several {
+            true => format!("chip {c}: {v}"),
+            false => v.clone(),
+        }));
+        match &mut run {
+            // Chip 0's: its clock, and the trace, profile and logs of a one-chip run.
+            None => run = Some(closed),
+            Some(run) => {
+                run.cycles = run.cycles.max(closed.cycles);
+                run.ok &= closed.ok;
+            }
+        }
+    }
+    let mut summary = run.ok_or_else(|| BroadcastError::Dispatch("a run without chips".into()))?;
+    summary.violations = violations;
+    summary.micros = summary
+        .clock
+        .is_time()
+        .then(|| summary.cycles as f64 / summary.aiclk_mhz.max(1) as f64);
+    summary.set_efficiency();
+    summary.chips = per_chip;
     summary.dispatch = Some(result.summary);
     Ok(summary)
 }

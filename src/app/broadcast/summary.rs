@@ -30,6 +30,70 @@ pub struct JobResult {
     pub abandoned: bool,
 }
 
+/// What one chip of a run did (`--chips`): the JSON's `chips` array, one entry a chip (one for a
+/// run on one chip).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ChipSummary {
+    /// The chip's index in the run (`0..chips`).
+    pub chip: u32,
+    /// Its device: `sim`, `pcie-sim`, `ttsim:PATH@N` or a card's device node.
+    pub device: String,
+    /// The seed its simulation ran with (`--seed` gives chip 0's; chip N's is derived from it:
+    /// give it to `--seed` of a one-chip run to replay that chip alone); none on ttsim and a
+    /// card.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Jobs run on it (timed-out ones included; abandoned ones ran nowhere).
+    pub jobs: u32,
+    /// Of those, jobs whose DRAM data lives on another chip (their home, job mod chips): the
+    /// assigner placed them here because this chip had none of its own ready, and their data
+    /// was written here for them.
+    pub moved: u32,
+    /// Its device clock from the run's start to its end, as [`BroadcastSummary::cycles`] counts.
+    pub cycles: u64,
+    /// Jobs on it that timed out.
+    pub timeouts: u32,
+    /// Jobs on it with a data mismatch.
+    pub mismatches: u32,
+    /// Every core's first give-ups of its jobs.
+    pub giveups: Vec<CoreGiveUp>,
+}
+
+impl ChipSummary {
+    /// Chip `chip`, on `device`, before its first job.
+    pub(super) fn new(chip: u32, device: String, seed: Option<u64>) -> Self {
+        Self {
+            chip,
+            device,
+            seed,
+            jobs: 0,
+            moved: 0,
+            cycles: 0,
+            timeouts: 0,
+            mismatches: 0,
+            giveups: Vec::new(),
+        }
+    }
+
+    /// Adds a job's report; `moved` when the job's home is another chip.
+    pub(super) fn record(&mut self, report: &Report, moved: bool) {
+        self.jobs += 1;
+        self.moved += moved as u32;
+        self.timeouts += report.timeout as u32;
+        self.mismatches += report.mismatch as u32;
+        self.giveups.extend(report.give_ups.iter().cloned());
+    }
+
+    /// Adds what `other` (the same chip, counted by another worker) holds.
+    pub(super) fn merge(&mut self, other: &ChipSummary) {
+        self.jobs += other.jobs;
+        self.moved += other.moved;
+        self.timeouts += other.timeouts;
+        self.mismatches += other.mismatches;
+        self.giveups.extend(other.giveups.iter().cloned());
+    }
+}
+
 /// What a run came to.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BroadcastSummary {
@@ -58,7 +122,7 @@ pub struct BroadcastSummary {
     /// `--check none`.
     pub checked_bytes: u64,
     /// The run, all jobs, in counts of the device's clock ([`Self::clock`]): device cycles, or
-    /// ttsim's clock steps.
+    /// ttsim's clock steps. On several chips, which run at once, the longest chip's.
     pub cycles: u64,
     /// What [`Self::cycles`] counts: `simulated` (the simulator's cycles), `card` (a card's
     /// tile wall clock), `ttsim-steps` (ttsim's clock steps, which are no device time: ttsim is
@@ -70,7 +134,8 @@ pub struct BroadcastSummary {
     /// The run in microseconds at [`Self::aiclk_mhz`]; `null` when the clock is no time.
     pub micros: Option<f64>,
     /// The resource bound of all jobs, in cycles: one job's (`bound` module: the least cycles
-    /// the busiest resource needs) times the jobs, which run back to back.
+    /// the busiest resource needs) times the jobs, which run back to back; on several chips,
+    /// times the jobs of a chip when they are spread evenly (`jobs / chips`, rounded up).
     pub bound_cycles: u64,
     /// The resource that binds: `DRAM bank 5`, `link NoC1 (3,2)->(4,2)` (raw coordinates of
     /// that NoC), `NIU0 reads of (1,2)`, `ejection port NoC0 of (2,3)`, `compute (2,3)` (cores
@@ -94,6 +159,8 @@ pub struct BroadcastSummary {
     pub giveups: Vec<CoreGiveUp>,
     /// Per job.
     pub results: Vec<JobResult>,
+    /// Per chip (`--chips`; one entry on one chip): its jobs, cycles and give-ups.
+    pub chips: Vec<ChipSummary>,
     /// Protocol violations the simulator saw.
     pub violations: Vec<String>,
     /// The dispatcher's figures, when the jobs ran through it.
@@ -151,7 +218,7 @@ impl BroadcastSummary {
             clock: ClockKind::default(),
             aiclk_mhz: 0,
             micros: None,
-            bound_cycles: job_bound.saturating_mul(cfg.jobs as u64),
+            bound_cycles: job_bound.saturating_mul(cfg.jobs.div_ceil(cfg.chips.max(1)) as u64),
             binding,
             efficiency: None,
             wait_cycles: [0; 2],
@@ -160,6 +227,7 @@ impl BroadcastSummary {
             mismatches: 0,
             giveups: Vec::new(),
             results: Vec::new(),
+            chips: Vec::new(),
             violations: Vec::new(),
             dispatch: None,
             profile: None,
@@ -264,9 +332,14 @@ impl BroadcastSummary {
         if let Some(to) = &cfg.log {
             self.read_log(session, cfg, to)?;
         }
+        self.set_efficiency();
+        Ok(())
+    }
+
+    /// [`Self::efficiency`] from the bound and the cycles, where the run makes it a figure.
+    pub(super) fn set_efficiency(&mut self) {
         self.efficiency = (self.ok && self.completed() && self.cycles > 0 && self.clock.is_time())
             .then(|| self.bound_cycles as f64 / self.cycles as f64);
-        Ok(())
     }
 }
 
@@ -492,11 +565,40 @@ impl std::fmt::Display for BroadcastSummary {
                 }
             }
         }
-        for g in &self.giveups {
+        if self.chips.len() > 1 {
+            for c in &self.chips {
+                writeln!(
+                    f,
+                    "  chip {} ({}{}): {} ({} moved here from its home chip), {} {unit}",
+                    c.chip,
+                    c.device,
+                    c.seed.map(|s| format!(", seed {s}")).unwrap_or_default(),
+                    n(c.jobs as u64, "job", "jobs"),
+                    c.moved,
+                    c.cycles
+                )?;
+            }
+        }
+        // Each give-up under its chip's name when there are several.
+        let chipped: Vec<(Option<u32>, &CoreGiveUp)> = if self.chips.len() > 1 {
+            self.chips
+                .iter()
+                .flat_map(|c| c.giveups.iter().map(move |g| (Some(c.chip), g)))
+                .collect()
+        } else {
+            self.giveups.iter().map(|g| (None, g)).collect()
+        };
+        for (chip, g) in chipped {
             writeln!(
                 f,
-                "  give-up: core ({},{}) {} broadcast {} block {} ({})",
-                g.core[0], g.core[1], g.place, g.broadcast, g.block, g.kernel
+                "  give-up: {}core ({},{}) {} broadcast {} block {} ({})",
+                chip.map(|c| format!("chip {c} ")).unwrap_or_default(),
+                g.core[0],
+                g.core[1],
+                g.place,
+                g.broadcast,
+                g.block,
+                g.kernel
             )?;
         }
         let abandoned: Vec<String> = self
