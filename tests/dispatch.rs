@@ -217,23 +217,46 @@ struct Case {
     ends: Vec<(u64, &'static str)>,
     violations: Vec<String>,
     runs: HashMap<u64, u32>,
+    /// Per seed tag pinned to a group, the chip of that group, and the chips it ran on.
+    pinned: Vec<(u64, usize, Vec<usize>)>,
     tags: u64,
     held: usize,
 }
 
-fn run_case(groups: &[LogicalRect], seed: u64, seeds: u32, workers: usize, timeouts: u64) -> Case {
-    let target = Scripted::new(seed, timeouts);
+/// `groups[i]` on chip `i % chips`, each chip a scripted device of its own over `GRID`.
+fn run_case(
+    groups: &[LogicalRect],
+    seed: u64,
+    seeds: u32,
+    workers: usize,
+    timeouts: u64,
+    chips: usize,
+) -> Case {
+    let targets: Vec<Scripted> = (0..chips as u64)
+        .map(|c| Scripted::new(seed ^ c.wrapping_mul(0x9E37_79B9), timeouts))
+        .collect();
     let config = DispatchConfig {
         workers,
         ..DispatchConfig::default()
     };
-    let mut d = Dispatcher::new(&target, GRID, groups, config).unwrap();
+    let on_chips: Vec<(&Scripted, LogicalRect)> = targets.iter().map(|t| (t, GRID)).collect();
+    let placed: Vec<(usize, LogicalRect)> = groups
+        .iter()
+        .enumerate()
+        .map(|(i, &g)| (i % chips, g))
+        .collect();
+    let mut d = Dispatcher::with_chips(&on_chips, &placed, config).unwrap();
     let tags: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(seeds as u64)));
+    let mut pinned = Vec::new();
     for t in 0..seeds as u64 {
-        let place = if t % 2 == 0 {
-            Place::Any
-        } else {
-            Place::Group(GroupId((t % groups.len() as u64) as u32))
+        let group = GroupId((t % groups.len() as u64) as u32);
+        let place = match t % 4 {
+            0 | 2 => Place::Any,
+            1 => {
+                pinned.push((t, group.0 as usize % chips));
+                Place::Group(group)
+            }
+            _ => Place::Near(group),
         };
         let job = Job {
             tag: t,
@@ -250,11 +273,30 @@ fn run_case(groups: &[LogicalRect], seed: u64, seeds: u32, workers: usize, timeo
             groups: n,
         })
         .unwrap();
-    let s = target.state.into_inner().unwrap();
+    let states: Vec<ScriptState> = targets
+        .into_iter()
+        .map(|t| t.state.into_inner().unwrap())
+        .collect();
+    let mut runs: HashMap<u64, u32> = HashMap::new();
+    for s in &states {
+        for (&tag, &n) in &s.runs {
+            *runs.entry(tag).or_default() += n;
+        }
+    }
+    let pinned = pinned
+        .into_iter()
+        .map(|(tag, chip)| {
+            let ran = (0..chips)
+                .filter(|&c| states[c].runs.contains_key(&tag))
+                .collect();
+            (tag, chip, ran)
+        })
+        .collect();
     Case {
         ends: result.plugins.into_iter().flat_map(|p| p.ends).collect(),
-        violations: s.violations,
-        runs: s.runs,
+        violations: states.into_iter().flat_map(|s| s.violations).collect(),
+        runs,
+        pinned,
         tags: tags.load(Ordering::Relaxed),
         held: result.summary.held_at_end,
     }
@@ -272,14 +314,19 @@ proptest! {
         seeds in 1u32..24,
         workers in 1usize..4,
         timeouts in 0u64..30,
+        chips in 1usize..4,
     ) {
-        let case = run_case(&groups, seed, seeds, workers, timeouts);
+        // Each chip checks its own tiles: the same rectangle on two chips is two sets of tiles.
+        let case = run_case(&groups, seed, seeds, workers, timeouts, chips);
         prop_assert!(case.violations.is_empty(), "seed {seed}: {:?}", case.violations);
         let mut ended: Vec<u64> = case.ends.iter().map(|e| e.0).collect();
         ended.sort_unstable();
         let all: Vec<u64> = (0..case.tags).collect();
         prop_assert_eq!(ended, all, "seed {}: every command ends exactly once", seed);
         prop_assert!(case.runs.values().all(|&n| n == 1), "seed {seed}: a command ran twice");
+        for (tag, chip, ran) in &case.pinned {
+            prop_assert_eq!(ran, &vec![*chip], "seed {}: command {} is pinned to a group of chip {}", seed, tag, chip);
+        }
         // Scripted commands all end: nothing is abandoned, and the device only goes idle when
         // nothing is in flight.
         prop_assert!(case.ends.iter().all(|e| e.1 == "reported" || e.1 == "timed_out"));
@@ -292,7 +339,7 @@ fn timeouts_are_handed_over_and_their_tiles_held_until_quiet() {
     // One group, every command exclusive, every other one times out: the checks at post time
     // would fail if a timed-out command's tiles were reused before its late completion.
     let groups = [LogicalRect::new(0, 0, 2, 2), LogicalRect::new(1, 1, 2, 2)];
-    let case = run_case(&groups, 0x5eed, 20, 2, 50);
+    let case = run_case(&groups, 0x5eed, 20, 2, 50, 1);
     assert!(case.violations.is_empty(), "{:?}", case.violations);
     assert!(case.ends.iter().any(|e| e.1 == "timed_out"));
     assert!(case.ends.iter().any(|e| e.1 == "reported"));
@@ -420,6 +467,55 @@ fn refusals_and_bad_configuration_are_typed() {
         d.seed(1, Place::Group(GroupId(5))),
         Err(DispatchError::NoSuchGroup {
             group: 5,
+            groups: 1
+        })
+    );
+}
+
+#[test]
+fn groups_on_chips_the_dispatcher_lacks_or_outside_their_chip_are_refused() {
+    let small = LogicalRect::new(0, 0, 2, 2);
+    let chips = [(&NullTarget, GRID), (&NullTarget, small)];
+    let rect = LogicalRect::new(0, 0, 3, 3);
+    // Inside chip 0's grid, outside chip 1's.
+    assert!(Dispatcher::<_, u32>::with_chips(&chips, &[(0, rect)], DispatchConfig::default()).is_ok());
+    let e = Dispatcher::<_, u32>::with_chips(&chips, &[(0, rect), (1, rect)], DispatchConfig::default())
+        .unwrap_err();
+    assert_eq!(
+        e,
+        DispatchError::Group {
+            index: 1,
+            group: rect,
+            chip: 1,
+            columns: 2,
+            rows: 2
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "group 1 (0,0,3,3 on chip 1) is empty or reaches outside the chip's 2x2 grid"
+    );
+    let e = Dispatcher::<_, u32>::with_chips(&chips, &[(2, small)], DispatchConfig::default())
+        .unwrap_err();
+    assert_eq!(
+        e,
+        DispatchError::NoSuchChip {
+            index: 0,
+            chip: 2,
+            chips: 2
+        }
+    );
+    let none: [(&NullTarget, LogicalRect); 0] = [];
+    assert!(matches!(
+        Dispatcher::<_, u32>::with_chips(&none, &[], DispatchConfig::default()),
+        Err(DispatchError::Config { what: "chips", .. })
+    ));
+    let mut d = Dispatcher::<_, u32>::with_chips(&chips, &[(1, small)], DispatchConfig::default())
+        .unwrap();
+    assert_eq!(
+        d.seed(1, Place::Near(GroupId(1))),
+        Err(DispatchError::NoSuchGroup {
+            group: 1,
             groups: 1
         })
     );

@@ -16,8 +16,9 @@
 //!    commands pinned to that group and the first few of the worker's stealable ones; the
 //!    chosen command is posted once it has **reserved** its tiles (see [`reserve`]; tiles that
 //!    exactly the same groups cover share one reservation word);
-//! 4. with nothing of its own left, **steals** ready commands from the seed queue or another
-//!    worker.
+//! 4. with nothing of its own left, **steals** ready commands from the seed queue (for a free
+//!    slot) or from another worker (for a group with nothing in flight: work that could only
+//!    queue behind its own would wait while its owner may be free first).
 //!
 //! With nothing to do it spins a little on its mailboxes, then parks ([`park`]); the last
 //! worker to go idle lets the devices run instead ([`Target::drive_all`]: every chip at once),

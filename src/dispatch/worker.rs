@@ -450,8 +450,8 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         }
     }
 
-    /// Step 4: take ready commands from the seeds or another worker, when this worker has a
-    /// free slot to run them in.
+    /// Step 4: take ready commands from the seeds, when this worker has a free slot to run them
+    /// in, or from another worker, when one of its groups has nothing in flight.
     fn steal(&mut self) -> bool {
         let free = self
             .groups
@@ -460,7 +460,14 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         if !free {
             return false;
         }
-        let n = self.shared.config.workers;
+        // From another worker only for a group with nothing in flight: work that could only
+        // queue behind this worker's own would wait here while its owner may be free first
+        // (with exclusive commands a free slot of a busy group runs nothing until it is idle).
+        let idle = self
+            .groups
+            .iter()
+            .any(|g| g.slots.iter().all(|s| s.busy.is_none()));
+        let n = if idle { self.shared.config.workers } else { 1 };
         loop {
             let mut retry = false;
             match self.shared.seeds.steal_batch_and_pop(&self.local) {

@@ -1,0 +1,187 @@
+//! Several chips under one host (`--chips`): the jobs spread over independent simulated chips,
+//! every byte checked as on one chip, the device time shrinking with the chips, each chip's
+//! give-ups under its name, and the flags a run on several chips refuses.
+
+mod common;
+use common::komorebi;
+
+use komorebi::app::broadcast::{self, BroadcastConfig, BroadcastError, BroadcastSummary, chip_seed};
+use komorebi::dispatch::DispatchConfig;
+use komorebi_hal::LogicalRect;
+
+fn shape(chips: u32, jobs: u32) -> BroadcastConfig {
+    BroadcastConfig {
+        rect: LogicalRect::new(0, 0, 4, 4),
+        blocks: 8,
+        pages: 2,
+        jobs,
+        chips,
+        ..BroadcastConfig::default()
+    }
+}
+
+fn run(cfg: &BroadcastConfig) -> BroadcastSummary {
+    broadcast::run_dispatched(cfg, &DispatchConfig::default(), &|_| {})
+        .unwrap_or_else(|e| panic!("--chips {} --seed {}: {e}", cfg.chips, cfg.seed))
+}
+
+#[test]
+fn four_chips_check_every_byte_of_one_and_run_the_jobs_at_least_3_6_times_as_fast() {
+    let one = run(&shape(1, 32));
+    let four = run(&shape(4, 32));
+    for s in [&one, &four] {
+        assert!(s.ok && s.violations.is_empty(), "{s}");
+        assert_eq!(s.exit_code(), 0);
+        assert_eq!(s.results.len(), 32);
+    }
+    // The same jobs, the same bytes: only where they ran differs.
+    assert_eq!(four.received_bytes, one.received_bytes);
+    assert_eq!(four.checked_bytes, one.checked_bytes);
+    assert!(one.checked_bytes > 0);
+    assert_eq!(one.chips.len(), 1);
+    assert_eq!((one.chips[0].jobs, one.chips[0].cycles), (32, one.cycles));
+    assert_eq!(four.chips.len(), 4);
+    for (c, chip) in four.chips.iter().enumerate() {
+        assert_eq!(chip.chip, c as u32);
+        assert_eq!(chip.seed, Some(chip_seed(0, c as u32)));
+        // Job J's data lives on chip J mod 4, and no chip idles while another has work: eight
+        // each, none moved.
+        assert_eq!((chip.jobs, chip.moved), (8, 0), "chip {c}: {four}");
+        assert!(chip.cycles <= four.cycles);
+    }
+    assert_eq!(
+        four.cycles,
+        four.chips.iter().map(|c| c.cycles).max().unwrap()
+    );
+    // Jobs per second of device time: the chips run at once.
+    let speedup = one.cycles as f64 / four.cycles as f64;
+    assert!(
+        speedup >= 3.6,
+        "4 chips ran 32 jobs in {} cycles, one chip in {}: x{speedup:.2}",
+        four.cycles,
+        one.cycles
+    );
+    // The bound counts a chip's share of the jobs.
+    assert_eq!(four.bound_cycles * 4, one.bound_cycles);
+    assert!(four.efficiency.unwrap() > 0.9 * one.efficiency.unwrap());
+}
+
+#[test]
+fn uneven_jobs_are_spread_within_one_of_each_other_over_any_workers() {
+    for (chips, jobs, workers) in [(3, 10, 1), (3, 10, 3), (2, 7, 2), (5, 3, 2)] {
+        let cfg = shape(chips, jobs);
+        let dispatch = DispatchConfig {
+            workers,
+            ..DispatchConfig::default()
+        };
+        let s = broadcast::run_dispatched(&cfg, &dispatch, &|_| {}).unwrap();
+        assert!(s.ok, "{s}");
+        let ran: Vec<u32> = s.chips.iter().map(|c| c.jobs).collect();
+        assert_eq!(ran.iter().sum::<u32>(), jobs, "{ran:?}");
+        let (lo, hi) = (ran.iter().min().unwrap(), ran.iter().max().unwrap());
+        assert!(
+            hi - lo <= 1,
+            "--chips {chips} --jobs {jobs} --workers {workers}: {ran:?}"
+        );
+    }
+}
+
+#[test]
+fn a_fault_gives_up_on_chip_0_only_and_the_report_names_the_chip() {
+    let fault = |chips| BroadcastConfig {
+        faults: vec!["stall-dm:1,0:2".parse().unwrap()],
+        wait_limit: 200_000,
+        ..shape(chips, 4)
+    };
+    let one = run(&fault(1));
+    let two = run(&fault(2));
+    assert_eq!((one.timeouts, two.timeouts), (1, 1));
+    assert_eq!(two.exit_code(), 3);
+    // Job 0 carries the faults and runs on chip 0, where they were armed.
+    assert!(!two.chips[0].giveups.is_empty());
+    assert_eq!(two.chips[0].giveups, one.giveups, "the same records as on one chip");
+    assert_eq!(two.chips[0].timeouts, 1);
+    assert!(two.chips[1].giveups.is_empty());
+    assert_eq!(two.giveups, one.giveups, "the run's list keeps every chip's");
+    let text = two.to_string();
+    let g = &one.giveups[0];
+    let line = format!(
+        "give-up: chip 0 core ({},{}) {} broadcast {} block {}",
+        g.core[0], g.core[1], g.place, g.broadcast, g.block
+    );
+    assert!(text.contains(&line), "{line}\n{text}");
+}
+
+#[test]
+fn flags_that_cover_one_chip_are_refused_with_what_is_allowed() {
+    let refused = |cfg: BroadcastConfig| match broadcast::run_dispatched(
+        &cfg,
+        &DispatchConfig::default(),
+        &|_| {},
+    ) {
+        Err(BroadcastError::Flag { flag, why }) => format!("{flag}: {why}"),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        refused(shape(0, 2)),
+        "--chips: 0 (allowed: 1..=32)"
+    );
+    assert_eq!(
+        refused(shape(33, 2)),
+        "--chips: 33 (allowed: 1..=32)"
+    );
+    let traced = BroadcastConfig {
+        trace: Some("t.json".into()),
+        ..shape(2, 2)
+    };
+    assert_eq!(
+        refused(traced),
+        "--chips: 2 with --trace: --trace covers one chip (allowed: --trace with --chips 1)"
+    );
+    match broadcast::run(&shape(2, 2), |_| {}) {
+        Err(e) => assert_eq!(
+            e.to_string(),
+            "--chips: 2 with the test feeder: it runs one job at a time on one chip (allowed: \
+             --chips with the dispatcher, the default; --feeder with --chips 1)"
+        ),
+        Ok(s) => panic!("{s}"),
+    }
+}
+
+#[test]
+fn the_cli_spreads_the_jobs_and_its_json_keeps_every_field_and_adds_the_chips() {
+    let args = |chips: &'static str| {
+        vec![
+            "broadcast", "--rect", "0,0,2,2", "--blocks", "2", "--pages", "2", "--jobs", "6",
+            "--json", "--chips", chips,
+        ]
+    };
+    let (code, out, err) = komorebi(&args("3"));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let (_, one, _) = komorebi(&args("1"));
+    let one: serde_json::Value = serde_json::from_str(&one).unwrap();
+    let keys = |v: &serde_json::Value| {
+        v.as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(keys(&v), keys(&one), "the same fields on one chip and three");
+    let chips = v["chips"].as_array().unwrap();
+    assert_eq!(chips.len(), 3);
+    for (c, chip) in chips.iter().enumerate() {
+        assert_eq!(chip["chip"], c);
+        assert_eq!(chip["device"], "sim");
+        assert_eq!(chip["jobs"], 2);
+        assert_eq!(chip["giveups"], serde_json::json!([]));
+    }
+    assert_eq!(v["checked_bytes"], one["checked_bytes"]);
+    let (code, _, err) = komorebi(&["broadcast", "--chips", "2", "--feeder"]);
+    assert_eq!(code, 2);
+    assert!(err.starts_with("error: --chips: 2 with the test feeder"), "{err}");
+    let (code, _, err) = komorebi(&["broadcast", "--chips", "40"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--chips"), "{err}");
+}
