@@ -2,8 +2,8 @@
 //! moment it is posted, so all that is measured is the host side: ready queue, assigner, tile
 //! reservation, mailbox, request handler, measurement), against a baseline of the classic
 //! design: one `Mutex<VecDeque>` of ready commands with a `Condvar`, the handler under that
-//! lock (the VMS master lock), the same null device. Also the balance of work stealing with
-//! skewed shards. `cargo bench --bench dispatch`.
+//! lock (the VMS master lock), the same null device. Also the same commands on 1 and 4 chips,
+//! and the balance of work stealing with skewed shards. `cargo bench --bench dispatch`.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -71,11 +71,24 @@ impl Plugin for Chain {
 
 /// Runs `COMMANDS` commands (chains of 100 from `COMMANDS / 100` seeds) through the dispatcher.
 fn dispatcher(workers: usize) -> Vec<u64> {
+    dispatcher_on(1, workers)
+}
+
+/// [`dispatcher`] with the 8 groups spread over `chips` null chips (group `i` on chip `i mod
+/// chips`), each with the whole grid: the same commands and groups, only the chips differ.
+fn dispatcher_on(chips: usize, workers: usize) -> Vec<u64> {
     let config = DispatchConfig {
         workers,
         ..DispatchConfig::default()
     };
-    let mut d = Dispatcher::new(&NullTarget, GRID, &groups(), config).unwrap();
+    let targets: Vec<(&NullTarget, LogicalRect)> =
+        (0..chips).map(|_| (&NullTarget, GRID)).collect();
+    let placed: Vec<(usize, LogicalRect)> = groups()
+        .into_iter()
+        .enumerate()
+        .map(|(i, g)| (i % chips, g))
+        .collect();
+    let mut d = Dispatcher::with_chips(&targets, &placed, config).unwrap();
     for _ in 0..COMMANDS / 100 {
         d.seed(99, Place::Any).unwrap();
     }
@@ -171,6 +184,20 @@ fn overhead(c: &mut Criterion) {
     g.finish();
 }
 
+/// Several chips under one dispatcher: host overhead per command with the same 8 groups on 1
+/// and on 4 chips (every drive drives every chip).
+fn chips(c: &mut Criterion) {
+    let mut g = c.benchmark_group("host overhead per command, chips (null device, 2 workers)");
+    g.throughput(Throughput::Elements(COMMANDS));
+    g.sample_size(20);
+    for chips in [1usize, 4] {
+        g.bench_with_input(BenchmarkId::new("chips", chips), &chips, |b, &n| {
+            b.iter(|| assert_eq!(dispatcher_on(n, 2).iter().sum::<u64>(), COMMANDS))
+        });
+    }
+    g.finish();
+}
+
 /// Skewed shards: one seed pinned to worker 0's group fans out 2,000 stealable commands, each
 /// with 5 us of handler work; worker 1 starts with nothing and must steal to be busy.
 fn stealing(c: &mut Criterion) {
@@ -224,5 +251,5 @@ fn stealing(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, overhead, stealing);
+criterion_group!(benches, overhead, chips, stealing);
 criterion_main!(benches);

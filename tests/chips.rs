@@ -5,7 +5,9 @@
 mod common;
 use common::komorebi;
 
-use komorebi::app::broadcast::{self, BroadcastConfig, BroadcastError, BroadcastSummary, chip_seed};
+use komorebi::app::broadcast::{
+    self, BroadcastConfig, BroadcastError, BroadcastSummary, chip_seed,
+};
 use komorebi::dispatch::DispatchConfig;
 use komorebi_hal::LogicalRect;
 
@@ -99,10 +101,16 @@ fn a_fault_gives_up_on_chip_0_only_and_the_report_names_the_chip() {
     assert_eq!(two.exit_code(), 3);
     // Job 0 carries the faults and runs on chip 0, where they were armed.
     assert!(!two.chips[0].giveups.is_empty());
-    assert_eq!(two.chips[0].giveups, one.giveups, "the same records as on one chip");
+    assert_eq!(
+        two.chips[0].giveups, one.giveups,
+        "the same records as on one chip"
+    );
     assert_eq!(two.chips[0].timeouts, 1);
     assert!(two.chips[1].giveups.is_empty());
-    assert_eq!(two.giveups, one.giveups, "the run's list keeps every chip's");
+    assert_eq!(
+        two.giveups, one.giveups,
+        "the run's list keeps every chip's"
+    );
     let text = two.to_string();
     let g = &one.giveups[0];
     let line = format!(
@@ -122,14 +130,8 @@ fn flags_that_cover_one_chip_are_refused_with_what_is_allowed() {
         Err(BroadcastError::Flag { flag, why }) => format!("{flag}: {why}"),
         other => panic!("{other:?}"),
     };
-    assert_eq!(
-        refused(shape(0, 2)),
-        "--chips: 0 (allowed: 1..=32)"
-    );
-    assert_eq!(
-        refused(shape(33, 2)),
-        "--chips: 33 (allowed: 1..=32)"
-    );
+    assert_eq!(refused(shape(0, 2)), "--chips: 0 (allowed: 1..=32)");
+    assert_eq!(refused(shape(33, 2)), "--chips: 33 (allowed: 1..=32)");
     let traced = BroadcastConfig {
         trace: Some("t.json".into()),
         ..shape(2, 2)
@@ -152,8 +154,18 @@ fn flags_that_cover_one_chip_are_refused_with_what_is_allowed() {
 fn the_cli_spreads_the_jobs_and_its_json_keeps_every_field_and_adds_the_chips() {
     let args = |chips: &'static str| {
         vec![
-            "broadcast", "--rect", "0,0,2,2", "--blocks", "2", "--pages", "2", "--jobs", "6",
-            "--json", "--chips", chips,
+            "broadcast",
+            "--rect",
+            "0,0,2,2",
+            "--blocks",
+            "2",
+            "--pages",
+            "2",
+            "--jobs",
+            "6",
+            "--json",
+            "--chips",
+            chips,
         ]
     };
     let (code, out, err) = komorebi(&args("3"));
@@ -161,14 +173,12 @@ fn the_cli_spreads_the_jobs_and_its_json_keeps_every_field_and_adds_the_chips() 
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let (_, one, _) = komorebi(&args("1"));
     let one: serde_json::Value = serde_json::from_str(&one).unwrap();
-    let keys = |v: &serde_json::Value| {
-        v.as_object()
-            .unwrap()
-            .keys()
-            .cloned()
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(keys(&v), keys(&one), "the same fields on one chip and three");
+    let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(
+        keys(&v),
+        keys(&one),
+        "the same fields on one chip and three"
+    );
     let chips = v["chips"].as_array().unwrap();
     assert_eq!(chips.len(), 3);
     for (c, chip) in chips.iter().enumerate() {
@@ -180,7 +190,10 @@ fn the_cli_spreads_the_jobs_and_its_json_keeps_every_field_and_adds_the_chips() 
     assert_eq!(v["checked_bytes"], one["checked_bytes"]);
     let (code, _, err) = komorebi(&["broadcast", "--chips", "2", "--feeder"]);
     assert_eq!(code, 2);
-    assert!(err.starts_with("error: --chips: 2 with the test feeder"), "{err}");
+    assert!(
+        err.starts_with("error: --chips: 2 with the test feeder"),
+        "{err}"
+    );
     let (code, _, err) = komorebi(&["broadcast", "--chips", "40"]);
     assert_eq!(code, 2);
     assert!(err.contains("--chips"), "{err}");

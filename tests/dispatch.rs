@@ -478,9 +478,15 @@ fn groups_on_chips_the_dispatcher_lacks_or_outside_their_chip_are_refused() {
     let chips = [(&NullTarget, GRID), (&NullTarget, small)];
     let rect = LogicalRect::new(0, 0, 3, 3);
     // Inside chip 0's grid, outside chip 1's.
-    assert!(Dispatcher::<_, u32>::with_chips(&chips, &[(0, rect)], DispatchConfig::default()).is_ok());
-    let e = Dispatcher::<_, u32>::with_chips(&chips, &[(0, rect), (1, rect)], DispatchConfig::default())
-        .unwrap_err();
+    assert!(
+        Dispatcher::<_, u32>::with_chips(&chips, &[(0, rect)], DispatchConfig::default()).is_ok()
+    );
+    let e = Dispatcher::<_, u32>::with_chips(
+        &chips,
+        &[(0, rect), (1, rect)],
+        DispatchConfig::default(),
+    )
+    .unwrap_err();
     assert_eq!(
         e,
         DispatchError::Group {
@@ -510,8 +516,8 @@ fn groups_on_chips_the_dispatcher_lacks_or_outside_their_chip_are_refused() {
         Dispatcher::<_, u32>::with_chips(&none, &[], DispatchConfig::default()),
         Err(DispatchError::Config { what: "chips", .. })
     ));
-    let mut d = Dispatcher::<_, u32>::with_chips(&chips, &[(1, small)], DispatchConfig::default())
-        .unwrap();
+    let mut d =
+        Dispatcher::<_, u32>::with_chips(&chips, &[(1, small)], DispatchConfig::default()).unwrap();
     assert_eq!(
         d.seed(1, Place::Near(GroupId(1))),
         Err(DispatchError::NoSuchGroup {

@@ -189,7 +189,7 @@ fn drop_valid_and_drop_marker_are_refused_on_ttsim() {
 }
 
 #[test]
-fn both_chips_of_a_two_chip_build_are_listed_and_each_runs_the_small_case() {
+fn both_chips_of_a_two_chip_build_are_listed_and_run_the_small_case_alone_and_together() {
     let Some(lib) = bh_x2() else { return };
     let (code, out, err) = komorebi(&[
         "devices",
@@ -209,6 +209,21 @@ fn both_chips_of_a_two_chip_build_are_listed_and_each_runs_the_small_case() {
         assert_eq!(code, 0, "chip {i}: {err}");
         assert_eq!(run["ok"], true);
     }
+    // Both chips in one run, one server: the jobs spread over them, every byte checked.
+    let both = format!("ttsim:{}", lib.display());
+    let (code, run, err) = broadcast(&both, &["--chips", "2"]);
+    assert_eq!(code, 0, "--chips 2: {err}");
+    assert_eq!(run["ok"], true, "{run}");
+    let spread = run["chips"].as_array().unwrap();
+    assert_eq!(spread.len(), 2, "{run}");
+    for (i, chip) in spread.iter().enumerate() {
+        assert_eq!(chip["device"], format!("{both}@{i}"));
+        assert_eq!(chip["jobs"], 1, "{run}");
+    }
+    // Three chips of a two-chip build.
+    let (code, _, err) = broadcast(&both, &["--chips", "3"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("the build presents 2 chip(s)"), "{err}");
     // A chip the build does not have.
     let (code, _, err) = broadcast(&format!("ttsim:{}@2", lib.display()), &[]);
     assert_eq!(code, 4);

@@ -186,8 +186,14 @@ mod tests {
             ..group(id, rect)
         };
         let (per_group, count) = regions(&[grid, grid], &[on(0, 0), on(1, 1), on(2, 0)]);
-        assert_eq!(count, 2, "one region a chip: groups 0 and 2 cover the same tiles");
+        assert_eq!(
+            count, 2,
+            "one region a chip: groups 0 and 2 cover the same tiles"
+        );
         assert_eq!(per_group[0], per_group[2]);
-        assert_ne!(per_group[0], per_group[1], "chip 1's tiles are not chip 0's");
+        assert_ne!(
+            per_group[0], per_group[1],
+            "chip 1's tiles are not chip 0's"
+        );
     }
 }
