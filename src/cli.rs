@@ -357,6 +357,16 @@ pub struct RunFlags {
     /// the dispatcher's assigner runs it there unless another chip would idle.
     #[arg(long, value_parser = ranged::<u32>(1, broadcast::MAX_CHIPS as u64), default_value_t = 1)]
     pub chips: u32,
+    /// Run as one rank of an MPI job, one rank a host (`mpirun -n R komorebi broadcast --mpi
+    /// ...`; a build with the `mpi` feature): each rank runs the jobs of its own --chips chips,
+    /// rank 0 assigns them and prints the report of the whole run, the same as one process
+    /// with R x --chips chips.
+    #[arg(long)]
+    pub mpi: bool,
+    /// With --mpi: seconds rank 0 waits, from the start, for another rank's results (1..=86400);
+    /// a rank that has not answered by then has its jobs reported abandoned under its name.
+    #[arg(long, value_name = "SECONDS", value_parser = ranged::<u64>(1, 86_400), default_value_t = 600)]
+    pub rank_limit: u64,
 }
 
 impl RunFlags {
@@ -635,6 +645,12 @@ pub fn broadcast(flags: &BroadcastFlags, run: &RunFlags) -> ExitCode {
             b.inc(1);
         }
     };
+    if run.mpi {
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        return broadcast_ranks(flags, &cfg, run);
+    }
     let result = if run.feeder {
         broadcast::run(&cfg, tick)
     } else {
@@ -654,6 +670,53 @@ pub fn broadcast(flags: &BroadcastFlags, run: &RunFlags) -> ExitCode {
         }
         Err(e) => run_error(&e),
     }
+}
+
+/// `komorebi broadcast --mpi`: this process's rank of the run; rank 0 prints the report.
+#[cfg(feature = "mpi")]
+fn broadcast_ranks(flags: &BroadcastFlags, cfg: &BroadcastConfig, run: &RunFlags) -> ExitCode {
+    if run.feeder {
+        eprintln!(
+            "error: --mpi: the ranks run their jobs through the dispatcher (allowed: --mpi without --feeder)"
+        );
+        return ExitCode::from(2);
+    }
+    let limit = std::time::Duration::from_secs(run.rank_limit);
+    match broadcast::run_ranks(cfg, &run.dispatch(), limit, &|_| {}) {
+        Ok((Some(summary), end)) => {
+            let code = summary.exit_code();
+            let printed = print_report(&summary, flags.json);
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            end.finish(code as i32);
+            if printed != ExitCode::SUCCESS {
+                return printed;
+            }
+            ExitCode::from(code)
+        }
+        Ok((None, end)) => {
+            if end.lost() {
+                eprintln!(
+                    "error: --mpi: rank 0 sent no assignment within --rank-limit {} s",
+                    run.rank_limit
+                );
+            }
+            let code = if end.lost() { EXIT_DEVICE } else { 0 };
+            end.finish(code as i32);
+            ExitCode::from(code)
+        }
+        Err(e) => run_error(&e),
+    }
+}
+
+/// `komorebi broadcast --mpi` in a build without MPI.
+#[cfg(not(feature = "mpi"))]
+fn broadcast_ranks(_flags: &BroadcastFlags, _cfg: &BroadcastConfig, _run: &RunFlags) -> ExitCode {
+    eprintln!(
+        "error: --mpi: this komorebi was built without MPI (allowed: --mpi in a build with the \
+         `mpi` feature: cargo build --release --features mpi, with an MPI library and libclang \
+         installed, e.g. Debian's libopenmpi-dev and libclang-dev)"
+    );
+    ExitCode::from(2)
 }
 
 /// Exit code of a device that cannot be used (missing, busy, too old, hung, ...).

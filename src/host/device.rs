@@ -58,7 +58,9 @@ pub enum Advance {
 }
 
 /// What a device's clock ([`Device::now`]) counts.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Copy, Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ClockKind {
     /// The simulator's cycles: device time by its timing model, at its AICLK.

@@ -136,7 +136,8 @@ pub struct Ticket {
     pub deadline: u64,
 }
 
-/// A core's give-up, decoded.
+/// A core's give-up, decoded. (It reads back from its JSON too: ranks of a run over several
+/// hosts send theirs to rank 0.)
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CoreGiveUp {
     /// Logical coordinates `[x, y]`.
@@ -151,6 +152,42 @@ pub struct CoreGiveUp {
     pub block: u32,
     /// The kernel that recorded it.
     pub kernel: &'static str,
+}
+
+impl<'de> serde::Deserialize<'de> for CoreGiveUp {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct Read {
+            core: [u8; 2],
+            #[serde(rename = "where")]
+            place: String,
+            broadcast: u8,
+            block: u32,
+            kernel: String,
+        }
+        let r = Read::deserialize(d)?;
+        Ok(Self {
+            core: r.core,
+            place: static_name(r.place),
+            broadcast: r.broadcast,
+            block: r.block,
+            kernel: static_name(r.kernel),
+        })
+    }
+}
+
+/// A name read back from JSON as the `&'static str` the records hold: each distinct name is
+/// kept once for the process (the names are a fixed set of a few dozen: nothing grows).
+fn static_name(name: String) -> &'static str {
+    static NAMES: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(&kept) = names.get(name.as_str()) {
+        return kept;
+    }
+    let kept: &'static str = Box::leak(name.into_boxed_str());
+    names.insert(kept);
+    kept
 }
 
 /// Give-ups a program records in control-block words of its own, beside the kernels' records.

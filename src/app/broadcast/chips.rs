@@ -42,14 +42,17 @@ pub(super) struct ChipDevice {
 }
 
 /// The chips of a run of `cfg` (`cfg.chips` of them), the simulated ones configured as `sim`
-/// but for their seeds. The error says how many chips the device has when it has too few.
+/// but for their seeds: those of chips `first..` of the whole run (a rank of several hosts
+/// holds chips from its first on). The error says how many chips the device has when it has
+/// too few.
 pub(super) fn chip_devices(
     cfg: &BroadcastConfig,
     sim: &SimConfig,
+    first: u32,
 ) -> Result<Vec<ChipDevice>, BroadcastError> {
     let one = |chip: u32| {
         let sim = SimConfig {
-            seed: chip_seed(sim.seed, chip),
+            seed: chip_seed(sim.seed, first + chip),
             ..sim.clone()
         };
         let seed = cfg.device.in_process().then_some(sim.seed);
@@ -202,7 +205,7 @@ mod tests {
             ..BroadcastConfig::default()
         };
         let sim = super::super::run::sim_config(&cfg);
-        let chips = chip_devices(&cfg, &sim).unwrap();
+        let chips = chip_devices(&cfg, &sim, 0).unwrap();
         assert_eq!(chips.len(), 3);
         for (c, chip) in chips.iter().enumerate() {
             let expected = chip_seed(7, c as u32);

@@ -23,6 +23,7 @@
 //! | `records` | [`BroadcastRecords`]: the broadcast areas' give-ups in the host's reports; [`open_session`] |
 //! | `run` | [`run`], [`run_session`] (the test feeder) and [`run_dispatched`] (the dispatcher, on one chip or several) |
 //! | `chips` | several chips (`--chips`): each chip's device and seed ([`chip_seed`]) |
+//! | `ranks` | several hosts (`--mpi`, feature `mpi`): each rank's share, gathered on rank 0 |
 
 mod bound;
 mod chips;
@@ -33,6 +34,8 @@ mod inject;
 mod load;
 mod placement;
 mod plan;
+#[cfg(feature = "mpi")]
+mod ranks;
 mod records;
 mod run;
 mod summary;
@@ -45,6 +48,8 @@ pub use komorebi_kernel::broadcast_handler::program::Check;
 pub use load::{JobBound, NiuPipe, Resource};
 pub use placement::Placement;
 pub use plan::BroadcastPlan;
+#[cfg(feature = "mpi")]
+pub use ranks::{RankEnd, run_ranks};
 pub use records::{BroadcastRecords, open_session};
 pub use run::{run, run_dispatched, run_session};
-pub use summary::{BroadcastSummary, ChipSummary, JobResult};
+pub use summary::{BroadcastSummary, ChipSummary, JobResult, RankSummary};

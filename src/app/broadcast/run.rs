@@ -192,6 +192,8 @@ pub fn run_session(
 struct BroadcastJobs<'a> {
     /// Per chip, its plan and its target.
     chips: &'a [(BroadcastPlan, SimTarget)],
+    /// Which jobs and chips of the run these are.
+    share: &'a Share,
     progress: &'a (dyn Fn(u32) + Sync),
     summary: BroadcastSummary,
     /// Per chip, what this worker saw of it.
@@ -211,18 +213,19 @@ struct BroadcastJobs<'a> {
 
 impl BroadcastJobs<'_> {
     fn home(&self, job: u32) -> usize {
-        job as usize % self.chips.len()
+        self.share.home(job)
     }
 
-    /// The DRAM region job `job` reads on chip `chip`. On one chip the plan's ring, `job mod
-    /// DRAM_RING`: the jobs run in order, so the next job's data never lands on the running
-    /// one's. On several, a chip's jobs are not consecutive (and jobs move between chips), so
+    /// The DRAM region job `job` reads on chip `chip`. On a run of one chip the plan's ring,
+    /// `job mod DRAM_RING`: the jobs run in order, so the next job's data never lands on the
+    /// running one's. On several (a rank's one chip among them), a chip's jobs are not
+    /// consecutive (and jobs move between chips), so
     /// the region is picked as the data is written: any but the one of the job in flight there.
     /// (A chip has one group and its commands are exclusive: at most one in flight, and a
     /// command made while none is in flight is posted.)
     fn region(&self, chip: usize, job: u32) -> u32 {
         let plan = &self.chips[chip].0;
-        if self.chips.len() == 1 {
+        if !self.share.several() {
             return plan.region(job);
         }
         (0..plan.ring())
@@ -232,9 +235,9 @@ impl BroadcastJobs<'_> {
 
     /// `error`, naming its chip when the run has several.
     fn fail(&mut self, chip: usize, error: BroadcastError) {
-        let error = if self.chips.len() > 1 {
+        let error = if self.share.several() {
             BroadcastError::Chip {
-                chip: chip as u32,
+                chip: self.share.first_chip + chip as u32,
                 device: self.tallies[chip].device.clone(),
                 error: Box::new(error),
             }
@@ -351,17 +354,63 @@ pub fn run_dispatched(
     dispatch: &DispatchConfig,
     progress: &(dyn Fn(u32) + Sync),
 ) -> Result<BroadcastSummary, BroadcastError> {
+    run_share(cfg, dispatch, &Share::whole(cfg), progress)
+}
+
+/// Which jobs and chips of a run one process takes: all of them, or one rank's share of a run
+/// over several hosts (`--mpi`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(super) struct Share {
+    /// Its jobs, ascending.
+    pub jobs: Vec<u32>,
+    /// The run's index of its first chip (its chips are `first_chip..first_chip + cfg.chips`).
+    pub first_chip: u32,
+    /// Chips of the whole run.
+    pub total_chips: u32,
+}
+
+impl Share {
+    /// The whole run of `cfg` in one process.
+    pub(super) fn whole(cfg: &BroadcastConfig) -> Self {
+        Self {
+            jobs: (0..cfg.jobs).collect(),
+            first_chip: 0,
+            total_chips: cfg.chips,
+        }
+    }
+
+    /// Whether the run has more than one chip (so reports name chips).
+    pub(super) fn several(&self) -> bool {
+        self.total_chips > 1
+    }
+
+    /// The chip of this share job `job`'s data lives on (its home, chip `job mod
+    /// total_chips` of the run), as an index into this share's chips; a job whose home is
+    /// another share's is placed on this share's first chip.
+    pub(super) fn home(&self, job: u32) -> usize {
+        (job % self.total_chips.max(1)).saturating_sub(self.first_chip) as usize
+    }
+}
+
+/// [`run_dispatched`] of `share`'s jobs on its chips (`cfg.chips` of them, from
+/// `share.first_chip` on).
+pub(super) fn run_share(
+    cfg: &BroadcastConfig,
+    dispatch: &DispatchConfig,
+    share: &Share,
+    progress: &(dyn Fn(u32) + Sync),
+) -> Result<BroadcastSummary, BroadcastError> {
     cfg.validate()?;
     let sim = sim_config(cfg);
     let timing = sim.timing;
-    let devices = super::chips::chip_devices(cfg, &sim)?;
-    let several = devices.len() > 1;
+    let devices = super::chips::chip_devices(cfg, &sim, share.first_chip)?;
+    let several = share.several();
     let names: Vec<(String, Option<u64>)> =
         devices.iter().map(|d| (d.name.clone(), d.seed)).collect();
     let on_chip = |chip: usize, error: BroadcastError| {
         if several {
             BroadcastError::Chip {
-                chip: chip as u32,
+                chip: share.first_chip + chip as u32,
                 device: names[chip].0.clone(),
                 error: Box::new(error),
             }
@@ -432,7 +481,9 @@ pub fn run_dispatched(
         names
             .iter()
             .enumerate()
-            .map(|(c, (name, seed))| ChipSummary::new(c as u32, name.clone(), *seed))
+            .map(|(c, (name, seed))| {
+                ChipSummary::new(share.first_chip + c as u32, name.clone(), *seed)
+            })
             .collect::<Vec<_>>()
     };
     let grids = chips
@@ -453,12 +504,12 @@ pub fn run_dispatched(
     // 0, whose faults were armed on chip 0. The owners' queues are last in, first out: seeded
     // last job first, the lowest jobs are offered first.
     let jobs: Box<dyn Iterator<Item = u32>> = if several {
-        Box::new((0..cfg.jobs).rev())
+        Box::new(share.jobs.iter().rev().copied())
     } else {
-        Box::new(0..cfg.jobs)
+        Box::new(share.jobs.iter().copied())
     };
     for job in jobs {
-        let home = GroupId(job % chips.len() as u32);
+        let home = GroupId(share.home(job).min(chips.len() - 1) as u32);
         let place = if !several || (job == 0 && !cfg.faults.is_empty()) {
             Place::Group(home)
         } else {
@@ -470,6 +521,7 @@ pub fn run_dispatched(
     let result = d
         .run(|_| BroadcastJobs {
             chips: &chips,
+            share,
             progress,
             summary: empty(),
             tallies: tallies(),
@@ -502,7 +554,7 @@ pub fn run_dispatched(
         }
     }
     summary.results.sort_by_key(|r| r.job);
-    summary.ok &= summary.results.len() == cfg.jobs as usize;
+    summary.ok &= summary.results.len() == share.jobs.len();
     // The dispatcher's slices only when a trace is written: they take kilobytes per job.
     let extra = if cfg.trace.is_some() {
         trace_events(&result.times, chips[0].1.aiclk_mhz())
@@ -524,7 +576,7 @@ pub fn run_dispatched(
             .map_err(|e| on_chip(c, e))?;
         per_chip[c].cycles = closed.cycles;
         violations.extend(closed.violations.iter().map(|v| match several {
-            true => format!("chip {c}: {v}"),
+            true => format!("chip {}: {v}", share.first_chip as usize + c),
             false => v.clone(),
         }));
         match &mut run {

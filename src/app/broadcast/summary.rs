@@ -17,7 +17,7 @@ use komorebi_kernel::broadcast_handler::program::Check;
 pub const PROFILE_TOP: usize = 10;
 
 /// One job's result.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct JobResult {
     /// Job number.
     pub job: u32,
@@ -32,7 +32,7 @@ pub struct JobResult {
 
 /// What one chip of a run did (`--chips`): the JSON's `chips` array, one entry a chip (one for a
 /// run on one chip).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ChipSummary {
     /// The chip's index in the run (`0..chips`).
     pub chip: u32,
@@ -92,6 +92,21 @@ impl ChipSummary {
         self.mismatches += other.mismatches;
         self.giveups.extend(other.giveups.iter().cloned());
     }
+}
+
+/// One rank of a run over several hosts (`--mpi`): the JSON's `ranks` array.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RankSummary {
+    /// Its MPI rank.
+    pub rank: u32,
+    /// Its host, as MPI names it (`-` when it never answered).
+    pub host: String,
+    /// Its chips (`--chips`).
+    pub chips: u32,
+    /// Jobs it was given.
+    pub jobs: u32,
+    /// Why its jobs did not run, if they did not: it never answered, or its run failed.
+    pub error: Option<String>,
 }
 
 /// What a run came to.
@@ -161,6 +176,9 @@ pub struct BroadcastSummary {
     pub results: Vec<JobResult>,
     /// Per chip (`--chips`; one entry on one chip): its jobs, cycles and give-ups.
     pub chips: Vec<ChipSummary>,
+    /// Per rank of a run over several hosts (`--mpi`; left out of the JSON otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankSummary>,
     /// Protocol violations the simulator saw.
     pub violations: Vec<String>,
     /// The dispatcher's figures, when the jobs ran through it.
@@ -228,6 +246,7 @@ impl BroadcastSummary {
             giveups: Vec::new(),
             results: Vec::new(),
             chips: Vec::new(),
+            ranks: Vec::new(),
             violations: Vec::new(),
             dispatch: None,
             profile: None,
@@ -579,6 +598,25 @@ impl std::fmt::Display for BroadcastSummary {
                 )?;
             }
         }
+        for r in &self.ranks {
+            match &r.error {
+                None => writeln!(
+                    f,
+                    "  rank {} ({}): {} on {}",
+                    r.rank,
+                    r.host,
+                    n(r.jobs as u64, "job", "jobs"),
+                    n(r.chips as u64, "chip", "chips")
+                )?,
+                Some(e) => writeln!(
+                    f,
+                    "  rank {} ({}): {} not run: {e}",
+                    r.rank,
+                    r.host,
+                    n(r.jobs as u64, "job", "jobs")
+                )?,
+            }
+        }
         // Each give-up under its chip's name when there are several.
         let chipped: Vec<(Option<u32>, &CoreGiveUp)> = if self.chips.len() > 1 {
             self.chips
@@ -608,9 +646,14 @@ impl std::fmt::Display for BroadcastSummary {
             .map(|r| r.job.to_string())
             .collect();
         if !abandoned.is_empty() {
+            let why = if self.ranks.iter().any(|r| r.error.is_some()) {
+                "their rank never answered (above), or the cores of an earlier job never finished it, so its tiles were never free again"
+            } else {
+                "the cores of an earlier job never finished it, so its tiles were never free again"
+            };
             writeln!(
                 f,
-                "  not run (abandoned): job {}: the cores of an earlier job never finished it, so its tiles were never free again",
+                "  not run (abandoned): job {}: {why}",
                 abandoned.join(", ")
             )?;
         }

@@ -1,0 +1,253 @@
+//! Several hosts through MPI (`komorebi broadcast --mpi` under Open MPI's `mpirun`, on one
+//! machine over loopback): the same bytes checked and the same give-ups as one process with the
+//! same chips, on 2 and 4 ranks; a rank killed mid-run, or stopped, is reported by name with its
+//! jobs abandoned, within the rank limit.
+//!
+//! Built with the `mpi` feature only (`cargo test --features mpi --test mpi`); needs `mpirun` on
+//! the path (Debian: openmpi-bin, libopenmpi-dev), else each test passes after saying so.
+#![cfg(feature = "mpi")]
+
+mod common;
+use common::komorebi;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const SHAPE: &[&str] = &["--rect", "0,0,4,4", "--blocks", "8", "--pages", "2"];
+
+/// One `mpirun` at a time: a test that kills a rank looks for it among every process.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn have_mpirun() -> bool {
+    let ok = Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        println!("skipped: no mpirun on the path (Debian: openmpi-bin libopenmpi-dev)");
+    }
+    ok
+}
+
+/// `mpirun -n ranks komorebi broadcast --mpi --json ...`, allowed to run as root (CI runs as
+/// root), with more ranks than cores, and with rank 0 outliving a rank that dies.
+fn mpirun(ranks: u32, extra: &[&str]) -> Command {
+    let mut c = Command::new("mpirun");
+    c.args(["-n", &ranks.to_string(), "--oversubscribe"])
+        .args(["--mca", "orte_abort_on_non_zero_status", "0"])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .arg(env!("CARGO_BIN_EXE_komorebi"))
+        .args(["broadcast", "--mpi", "--json"])
+        .args(SHAPE)
+        .args(extra);
+    c
+}
+
+fn json(out: &[u8]) -> Value {
+    serde_json::from_slice(out).unwrap_or_else(|e| {
+        panic!("not JSON ({e}): {}", String::from_utf8_lossy(out));
+    })
+}
+
+/// A run as one process with `chips` chips: its exit code and report.
+fn one_process(chips: u32, extra: &[&str]) -> (i32, Value) {
+    let chips = chips.to_string();
+    let mut args = vec!["broadcast", "--json", "--chips", &chips];
+    args.extend_from_slice(SHAPE);
+    args.extend_from_slice(extra);
+    let (code, out, err) = komorebi(&args);
+    (
+        code,
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}")),
+    )
+}
+
+#[test]
+fn two_and_four_ranks_check_the_bytes_and_give_up_as_one_process_with_their_chips() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !have_mpirun() {
+        return;
+    }
+    for (ranks, chips, extra) in [
+        (2, 1, vec!["--jobs", "6"]),
+        (2, 2, vec!["--jobs", "9", "--fault", "stall-dm:1,0:2"]),
+        (4, 1, vec!["--jobs", "8", "--fault", "bad-words:0,1"]),
+    ] {
+        let chips_flag = chips.to_string();
+        let mut args = extra.clone();
+        args.extend(["--chips", chips_flag.as_str()]);
+        let out = mpirun(ranks, &args).output().unwrap();
+        let v = json(&out.stdout);
+        let (code, one) = one_process(ranks * chips, &extra);
+        let what = format!("{ranks} ranks x {chips} chips {extra:?}");
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for field in [
+            "ok",
+            "jobs",
+            "received_bytes",
+            "checked_bytes",
+            "timeouts",
+            "mismatches",
+            "giveups",
+            "results",
+            "bound_cycles",
+        ] {
+            assert_eq!(v[field], one[field], "{what}: {field}");
+        }
+        let ranks_seen = v["ranks"].as_array().unwrap();
+        assert_eq!(ranks_seen.len(), ranks as usize, "{what}");
+        for (r, rank) in ranks_seen.iter().enumerate() {
+            assert_eq!(rank["rank"], r);
+            assert_eq!(rank["error"], Value::Null, "{what}: {rank}");
+        }
+        // Every chip of the run, each with the seed and give-ups it has in one process. (How
+        // many jobs each ran may differ: in one process an idle chip takes another's job, a
+        // rank only its own chips'.)
+        let strip = |v: &Value| {
+            v["chips"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| (c["chip"].clone(), c["seed"].clone(), c["giveups"].clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(strip(&v), strip(&one), "{what}");
+        let jobs = |v: &Value| -> u64 {
+            v["chips"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["jobs"].as_u64().unwrap())
+                .sum()
+        };
+        assert_eq!(jobs(&v), jobs(&one), "{what}");
+    }
+}
+
+/// The pid of rank `rank` of the `mpirun` with pid `mpirun` once its share runs: its child
+/// running komorebi whose environment says so, with the simulator's thread started.
+fn rank_pid(mpirun: u32, rank: u32, deadline: Instant) -> Option<u32> {
+    let want = format!("OMPI_COMM_WORLD_RANK={rank}");
+    let exe = env!("CARGO_BIN_EXE_komorebi");
+    while Instant::now() < deadline {
+        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let is_komorebi = std::fs::read_link(format!("/proc/{pid}/exe"))
+                .is_ok_and(|p| p == std::path::Path::new(exe));
+            // `PPid:` of /proc/PID/status: mpirun starts the ranks of one machine itself.
+            let parent = std::fs::read_to_string(format!("/proc/{pid}/status"))
+                .ok()
+                .and_then(|s| {
+                    s.lines()
+                        .find_map(|l| l.strip_prefix("PPid:"))
+                        .and_then(|p| p.trim().parse::<u32>().ok())
+                });
+            if parent != Some(mpirun) {
+                continue;
+            }
+            // Mid-run: past MPI_Init, its share running (the simulator's device thread is up).
+            let running = std::fs::read_dir(format!("/proc/{pid}/task"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|t| {
+                    std::fs::read_to_string(t.path().join("comm"))
+                        .is_ok_and(|c| c.trim() == "komorebi-sim")
+                });
+            if !running {
+                continue;
+            }
+            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            if is_komorebi && env.split(|&b| b == 0).any(|v| v == want.as_bytes()) {
+                return Some(pid);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    None
+}
+
+#[test]
+fn a_rank_killed_or_stopped_mid_run_is_named_and_its_jobs_abandoned_within_the_limit() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !have_mpirun() {
+        return;
+    }
+    for signal in ["KILL", "STOP"] {
+        let start = Instant::now();
+        let child = mpirun(2, &["--jobs", "16", "--rank-limit", "8"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = rank_pid(child.id(), 1, start + Duration::from_secs(20)).expect("rank 1 starts");
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let out = child.wait_with_output().unwrap();
+        let took = start.elapsed();
+        let v = json(&out.stdout);
+        assert_ne!(
+            out.status.code(),
+            Some(0),
+            "{signal}: a run with a lost rank fails"
+        );
+        assert_eq!(v["ok"], false);
+        let lost = &v["ranks"][1];
+        assert!(
+            lost["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("no answer within 8 s"),
+            "{signal}: {lost}"
+        );
+        // Rank 1's jobs (the odd ones) abandoned, rank 0's all checked.
+        assert_eq!(v["abandoned"], 8, "{signal}: {v}");
+        for r in v["results"].as_array().unwrap() {
+            let job = r["job"].as_u64().unwrap();
+            assert_eq!(r["abandoned"], job % 2 == 1, "{signal}: job {job}");
+            assert_eq!(r["ok"], job % 2 == 0, "{signal}: job {job}");
+        }
+        assert!(took < Duration::from_secs(30), "{signal}: {took:?}");
+    }
+}
+
+#[test]
+fn without_mpirun_a_single_rank_is_the_whole_run() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    // `--mpi` started alone (MPI's singleton): rank 0 of 1 runs every job.
+    if !have_mpirun() {
+        return;
+    }
+    let (code, out, err) = komorebi(&[
+        "broadcast",
+        "--mpi",
+        "--json",
+        "--jobs",
+        "3",
+        "--rect",
+        "0,0,2,2",
+        "--blocks",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["ranks"].as_array().unwrap().len(), 1);
+    assert_eq!(v["results"].as_array().unwrap().len(), 3);
+}
