@@ -720,7 +720,7 @@ fn broadcast_ranks(_flags: &BroadcastFlags, _cfg: &BroadcastConfig, _run: &RunFl
 }
 
 /// Exit code of a device that cannot be used (missing, busy, too old, hung, ...).
-pub const EXIT_DEVICE: u8 = 4;
+pub const EXIT_DEVICE: u8 = broadcast::EXIT_DEVICE;
 
 /// Prints a run's error on one line; exit 4 when the device cannot be used, 2 otherwise.
 pub fn run_error(e: &broadcast::BroadcastError) -> ExitCode {

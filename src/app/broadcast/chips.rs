@@ -30,6 +30,26 @@ pub fn chip_seed(seed: u64, chip: u32) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The backend `cfg.device` names, simulating `sim` where it simulates.
+pub(super) fn backend(cfg: &BroadcastConfig, sim: SimConfig) -> Backend {
+    match &cfg.device {
+        DeviceChoice::Sim => Backend::Simulator(sim),
+        DeviceChoice::PcieSim => Backend::pcie_sim(sim)
+            .with_firmware(cfg.firmware.clone())
+            .with_exec(cfg.exec),
+        DeviceChoice::Ttsim { library, chip } => Backend::Ttsim {
+            library: library.clone(),
+            chip: *chip,
+            firmware: cfg.firmware.clone(),
+            server: None,
+        },
+        DeviceChoice::Card(path) => Backend::Card {
+            path: path.clone(),
+            firmware: cfg.firmware.clone(),
+        },
+    }
+}
+
 /// One chip of a run: how to open it, and how the report names it.
 #[derive(Debug)]
 pub(super) struct ChipDevice {
@@ -57,7 +77,7 @@ pub(super) fn chip_devices(
         };
         let seed = cfg.device.in_process().then_some(sim.seed);
         ChipDevice {
-            backend: super::run::backend(cfg, sim),
+            backend: backend(cfg, sim),
             name: cfg.device.to_string(),
             seed,
         }
@@ -204,7 +224,11 @@ mod tests {
             seed: 7,
             ..BroadcastConfig::default()
         };
-        let sim = super::super::run::sim_config(&cfg);
+        let sim = SimConfig {
+            seed: 7,
+            harvest: cfg.harvest,
+            ..SimConfig::default()
+        };
         let chips = chip_devices(&cfg, &sim, 0).unwrap();
         assert_eq!(chips.len(), 3);
         for (c, chip) in chips.iter().enumerate() {

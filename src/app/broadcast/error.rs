@@ -59,8 +59,13 @@ pub enum BroadcastError {
     },
 }
 
+/// The process exit code of a device that cannot be used (missing, busy, too old, hung, a rank
+/// whose MPI never returned): [`BroadcastError::device_unusable`].
+pub const EXIT_DEVICE: u8 = 4;
+
 impl BroadcastError {
-    /// Whether the device itself cannot be used (exit code 4), rather than the run failing.
+    /// Whether the device itself cannot be used (exit code [`EXIT_DEVICE`]), rather than the
+    /// run failing.
     pub fn device_unusable(&self) -> bool {
         if let Self::Chip { error, .. } = self {
             return error.device_unusable();

@@ -42,7 +42,7 @@ mod summary;
 
 pub use chips::chip_seed;
 pub use config::{BUFFER_BASE, BroadcastConfig, DRAM_BASE, DeviceChoice, MAX_CHIPS, Protocol};
-pub use error::BroadcastError;
+pub use error::{BroadcastError, EXIT_DEVICE};
 pub use faults::{FaultKind, FaultSpec};
 pub use komorebi_kernel::broadcast_handler::program::Check;
 pub use load::{JobBound, NiuPipe, Resource};

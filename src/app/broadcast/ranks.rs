@@ -200,7 +200,7 @@ pub fn run_ranks(
     let start = Instant::now();
     let deadline = start + limit;
     let watchdog = Watchdog::default();
-    watchdog.arm("MPI_Init", limit, crate::cli::EXIT_DEVICE as i32);
+    watchdog.arm("MPI_Init", limit, super::error::EXIT_DEVICE as i32);
     let universe = mpi::initialize_with_threading(mpi::Threading::Funneled)
         .map(|(u, _)| u)
         .ok_or_else(|| flag("--mpi", "MPI was initialized already in this process"))?;

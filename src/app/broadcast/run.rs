@@ -10,9 +10,9 @@ use crate::dispatch::{
     Ready, Refusal, SimTarget, SlotView, Target, trace_events,
 };
 use crate::host::device::DeviceError;
-use crate::host::session::{Backend, CommandSpec, Report, Session, SessionError, Ticket};
+use crate::host::session::{CommandSpec, Report, Session, SessionError, Ticket};
 
-use super::config::{BroadcastConfig, DeviceChoice};
+use super::config::BroadcastConfig;
 use super::error::BroadcastError;
 use super::plan::BroadcastPlan;
 use super::summary::{BroadcastSummary, ChipSummary};
@@ -101,26 +101,6 @@ fn trace_failed(session: &mut Session, cfg: &BroadcastConfig) -> Result<(), Broa
     }
 }
 
-/// The backend `cfg.device` names, simulating `sim` where it simulates.
-pub(super) fn backend(cfg: &BroadcastConfig, sim: SimConfig) -> Backend {
-    match &cfg.device {
-        DeviceChoice::Sim => Backend::Simulator(sim),
-        DeviceChoice::PcieSim => Backend::pcie_sim(sim)
-            .with_firmware(cfg.firmware.clone())
-            .with_exec(cfg.exec),
-        DeviceChoice::Ttsim { library, chip } => Backend::Ttsim {
-            library: library.clone(),
-            chip: *chip,
-            firmware: cfg.firmware.clone(),
-            server: None,
-        },
-        DeviceChoice::Card(path) => Backend::Card {
-            path: path.clone(),
-            firmware: cfg.firmware.clone(),
-        },
-    }
-}
-
 /// Runs the program through the test feeder and hands back the session too, for inspection.
 pub fn run_session(
     cfg: &BroadcastConfig,
@@ -144,7 +124,7 @@ pub fn run_session(
         cfg.device.to_string(),
         cfg.device.in_process().then_some(sim.seed),
     );
-    let mut session = super::records::open_session(backend(cfg, sim))?;
+    let mut session = super::records::open_session(super::chips::backend(cfg, sim))?;
     let plan = BroadcastPlan::per_job(cfg, session.geometry())?;
     plan.check_faults()?;
     plan.check_programs()?;
