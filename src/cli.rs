@@ -682,30 +682,28 @@ fn broadcast_ranks(flags: &BroadcastFlags, cfg: &BroadcastConfig, run: &RunFlags
         return ExitCode::from(2);
     }
     let limit = std::time::Duration::from_secs(run.rank_limit);
-    match broadcast::run_ranks(cfg, &run.dispatch(), limit, &|_| {}) {
-        Ok((Some(summary), end)) => {
-            let code = summary.exit_code();
-            let printed = print_report(&summary, flags.json);
-            let _ = std::io::Write::flush(&mut std::io::stdout());
-            end.finish(code as i32);
-            if printed != ExitCode::SUCCESS {
-                return printed;
-            }
-            ExitCode::from(code)
+    let ran = match broadcast::run_ranks(cfg, &run.dispatch(), limit, &|_| {}) {
+        Ok(ran) => ran,
+        Err(e) => return run_error(&e),
+    };
+    let (code, printed) = match &ran.outcome {
+        Ok(Some(summary)) => (summary.exit_code(), print_report(summary, flags.json)),
+        Ok(None) => (
+            if ran.end.lost() { EXIT_DEVICE } else { 0 },
+            ExitCode::SUCCESS,
+        ),
+        Err(e) => {
+            let code = if e.device_unusable() { EXIT_DEVICE } else { 2 };
+            eprintln!("error: {e}");
+            (code, ExitCode::SUCCESS)
         }
-        Ok((None, end)) => {
-            if end.lost() {
-                eprintln!(
-                    "error: --mpi: rank 0 sent no assignment within --rank-limit {} s",
-                    run.rank_limit
-                );
-            }
-            let code = if end.lost() { EXIT_DEVICE } else { 0 };
-            end.finish(code as i32);
-            ExitCode::from(code)
-        }
-        Err(e) => run_error(&e),
+    };
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    ran.end.finish(code as i32);
+    if printed != ExitCode::SUCCESS {
+        return printed;
     }
+    ExitCode::from(code)
 }
 
 /// `komorebi broadcast --mpi` in a build without MPI.

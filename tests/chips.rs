@@ -138,7 +138,8 @@ fn flags_that_cover_one_chip_are_refused_with_what_is_allowed() {
     };
     assert_eq!(
         refused(traced),
-        "--chips: 2 with --trace: --trace covers one chip (allowed: --trace with --chips 1)"
+        "--chips: 2 chips in all with --trace: --trace covers one chip (allowed: --trace with \
+         --chips 1 and no --mpi)"
     );
     match broadcast::run(&shape(2, 2), |_| {}) {
         Err(e) => assert_eq!(

@@ -17,8 +17,9 @@
 //!    chosen command is posted once it has **reserved** its tiles (see [`reserve`]; tiles that
 //!    exactly the same groups cover share one reservation word);
 //! 4. with nothing of its own left, **steals** ready commands from the seed queue (for a free
-//!    slot) or from another worker (for a group with nothing in flight: work that could only
-//!    queue behind its own would wait while its owner may be free first).
+//!    slot) or from another worker (for a free slot of a group no exclusive command holds:
+//!    work that could only queue behind an exclusive command would wait while its owner may be
+//!    free first).
 //!
 //! With nothing to do it spins a little on its mailboxes, then parks ([`park`]); the last
 //! worker to go idle lets the devices run instead ([`Target::drive_all`]: every chip at once),

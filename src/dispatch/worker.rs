@@ -451,7 +451,8 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
     }
 
     /// Step 4: take ready commands from the seeds, when this worker has a free slot to run them
-    /// in, or from another worker, when one of its groups has nothing in flight.
+    /// in, or from another worker, when it has a free slot of a group no exclusive command
+    /// holds.
     fn steal(&mut self) -> bool {
         let free = self
             .groups
@@ -460,14 +461,16 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         if !free {
             return false;
         }
-        // From another worker only for a group with nothing in flight: work that could only
-        // queue behind this worker's own would wait here while its owner may be free first
-        // (with exclusive commands a free slot of a busy group runs nothing until it is idle).
-        let idle = self
-            .groups
-            .iter()
-            .any(|g| g.slots.iter().all(|s| s.busy.is_none()));
-        let n = if idle { self.shared.config.workers } else { 1 };
+        // From another worker only for a free slot of a group that no exclusive command holds:
+        // such a slot can post nothing until the command ends, so work stolen for it would
+        // wait here while its owner may be free first.
+        let open = self.groups.iter().any(|g| {
+            g.slots.iter().any(|s| s.busy.is_none())
+                && g.slots
+                    .iter()
+                    .all(|s| s.busy.as_ref().is_none_or(|b| !b.held.exclusive()))
+        });
+        let n = if open { self.shared.config.workers } else { 1 };
         loop {
             let mut retry = false;
             match self.shared.seeds.steal_batch_and_pop(&self.local) {

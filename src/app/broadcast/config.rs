@@ -300,6 +300,26 @@ impl BroadcastConfig {
         out
     }
 
+    /// Refuses the outputs that cover one chip (`--trace`, `--profile`, `--log`) on a run of
+    /// `chips` chips in all (a rank's run counts every rank's chips).
+    pub(super) fn one_chip_outputs(&self, chips: u32) -> Result<(), BroadcastError> {
+        let one_chip = [
+            ("--trace", self.trace.is_some()),
+            ("--profile", self.profile.is_some()),
+            ("--log", self.log.is_some()),
+        ];
+        match one_chip.iter().find(|(_, given)| *given) {
+            Some((what, _)) if chips > 1 => Err(flag(
+                "--chips",
+                format!(
+                    "{chips} chips in all with {what}: {what} covers one chip (allowed: {what} \
+                     with --chips 1 and no --mpi)"
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     pub(super) fn validate(&self) -> Result<(), BroadcastError> {
         if !(1..=MAX_CHIPS).contains(&self.chips) {
             return Err(flag(
@@ -307,21 +327,8 @@ impl BroadcastConfig {
                 format!("{} (allowed: 1..={MAX_CHIPS})", self.chips),
             ));
         }
+        self.one_chip_outputs(self.chips)?;
         if self.chips > 1 {
-            let one_chip = [
-                ("--trace", self.trace.is_some()),
-                ("--profile", self.profile.is_some()),
-                ("--log", self.log.is_some()),
-            ];
-            if let Some((what, _)) = one_chip.iter().find(|(_, given)| *given) {
-                return Err(flag(
-                    "--chips",
-                    format!(
-                        "{} with {what}: {what} covers one chip (allowed: {what} with --chips 1)",
-                        self.chips
-                    ),
-                ));
-            }
             if let DeviceChoice::Ttsim { chip, .. } = &self.device {
                 if *chip != 0 {
                     return Err(flag(

@@ -49,7 +49,7 @@ pub use load::{JobBound, NiuPipe, Resource};
 pub use placement::Placement;
 pub use plan::BroadcastPlan;
 #[cfg(feature = "mpi")]
-pub use ranks::{RankEnd, run_ranks};
+pub use ranks::{RankEnd, RankRun, run_ranks};
 pub use records::{BroadcastRecords, open_session};
 pub use run::{run, run_dispatched, run_session};
 pub use summary::{BroadcastSummary, ChipSummary, JobResult, RankSummary};

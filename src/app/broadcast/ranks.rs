@@ -23,7 +23,7 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use serde::{Deserialize, Serialize};
 
 use super::config::BroadcastConfig;
-use super::error::{BroadcastError, flag};
+use super::error::{BroadcastError, EXIT_DEVICE, flag};
 use super::run::{Share, run_share};
 use super::summary::{BroadcastSummary, ChipSummary, JobResult, RankSummary};
 use crate::dispatch::DispatchConfig;
@@ -76,11 +76,11 @@ struct Assignment {
 }
 
 /// What a rank sends rank 0 after its share ran: what rank 0 adds into the run's summary, or
-/// why the share could not run.
+/// why the share could not run and the exit code that failure has in one process.
 #[derive(Debug, Serialize, Deserialize)]
 struct RankReport {
     host: String,
-    outcome: Result<RankCounts, String>,
+    outcome: Result<RankCounts, (String, u8)>,
 }
 
 /// A rank's share of the counts of [`BroadcastSummary`].
@@ -134,6 +134,29 @@ fn share_of(rank: u32, ranks: u32, chips: u32, jobs: u32) -> Share {
     }
 }
 
+/// Sends `bytes` to `to`, waiting at most until `deadline`; `false` if the send did not
+/// complete (the peer is lost). The buffer is left to MPI either way (a send that may never
+/// complete must keep its buffer; a run sends one message a rank).
+fn send_by(world: &SimpleCommunicator, to: i32, bytes: Vec<u8>, deadline: Instant) -> bool {
+    let buffer: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+    let mut request = world
+        .process_at_rank(to)
+        .immediate_send(mpi::request::StaticScope, buffer);
+    loop {
+        match request.test() {
+            Ok(_) => return true,
+            Err(pending) => request = pending,
+        }
+        if Instant::now() >= deadline {
+            // Never completed: forgotten, not dropped (a dropped request panics); the MPI job
+            // is aborted at the end.
+            std::mem::forget(request);
+            return false;
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
 /// Waits for a message from `from` until `deadline`; `None` if none came.
 fn receive_by(world: &SimpleCommunicator, from: i32, deadline: Instant) -> Option<Vec<u8>> {
     let peer = world.process_at_rank(from);
@@ -166,7 +189,7 @@ impl std::fmt::Debug for RankEnd {
 }
 
 impl RankEnd {
-    /// Whether a rank this one waited for never answered.
+    /// Whether a rank this one waited for, or sent to, never answered.
     pub fn lost(&self) -> bool {
         self.lost
     }
@@ -174,7 +197,8 @@ impl RankEnd {
     /// Ends MPI: finalizes when `code` is 0 and every rank answered; else aborts the MPI job
     /// with `code` (a finalize would wait for a lost rank, and under `--mca
     /// orte_abort_on_non_zero_status 0` mpirun exits 0 for a rank that merely exits non-zero:
-    /// an abort's code is mpirun's either way).
+    /// an abort's code is mpirun's either way). A finalize that does not return within the
+    /// rank limit ends the process with exit 4.
     pub fn finish(self, code: i32) {
         if self.lost || code != 0 {
             // mpirun forwards a rank's output from its pipe as it comes, but an abort tears the
@@ -182,126 +206,210 @@ impl RankEnd {
             std::thread::sleep(Duration::from_millis(500));
             self.universe.world().abort(code);
         }
-        self.watchdog.arm("MPI_Finalize", self.limit, code);
+        self.watchdog
+            .arm("MPI_Finalize", self.limit, EXIT_DEVICE as i32);
         drop(self.universe);
         self.watchdog.disarm();
     }
 }
 
-/// Runs this process's rank of `cfg` over the ranks of `mpirun` (each with `cfg.chips` chips),
-/// waiting at most `limit` from now for another rank. Rank 0 returns the run's summary, the
-/// other ranks `None`; print it, then [`RankEnd::finish`].
+/// This process's rank of a run over several hosts: what it came to, and how to end MPI.
+#[derive(Debug)]
+pub struct RankRun {
+    /// Rank 0's summary of the whole run; `None` on the other ranks; the error that ended
+    /// this rank's part.
+    pub outcome: Result<Option<BroadcastSummary>, BroadcastError>,
+    /// Call [`RankEnd::finish`] once the outcome is printed.
+    pub end: RankEnd,
+}
+
+/// Runs this process's rank of `cfg` over the ranks of `mpirun` (each with `cfg.chips` chips).
+/// `limit` bounds the whole run from now: a rank that has not answered by then is lost. The
+/// error is one that came before MPI was up; after that, errors are in [`RankRun::outcome`].
 pub fn run_ranks(
     cfg: &BroadcastConfig,
     dispatch: &DispatchConfig,
     limit: Duration,
     progress: &(dyn Fn(u32) + Sync),
-) -> Result<(Option<BroadcastSummary>, RankEnd), BroadcastError> {
+) -> Result<RankRun, BroadcastError> {
     let start = Instant::now();
     let deadline = start + limit;
     let watchdog = Watchdog::default();
-    watchdog.arm("MPI_Init", limit, super::error::EXIT_DEVICE as i32);
-    let universe = mpi::initialize_with_threading(mpi::Threading::Funneled)
-        .map(|(u, _)| u)
-        .ok_or_else(|| flag("--mpi", "MPI was initialized already in this process"))?;
+    watchdog.arm("MPI_Init", limit, EXIT_DEVICE as i32);
+    let universe = mpi::initialize_with_threading(mpi::Threading::Funneled).map(|(u, _)| u);
     watchdog.disarm();
-    let end = |universe, lost| RankEnd {
-        universe,
-        lost,
-        watchdog: watchdog.clone(),
-        limit,
-    };
+    let universe =
+        universe.ok_or_else(|| flag("--mpi", "MPI was initialized already in this process"))?;
     let world = universe.world();
     let (rank, ranks) = (world.rank() as u32, world.size() as u32);
     let host = mpi::environment::processor_name().unwrap_or_else(|_| "-".into());
-    if rank != 0 {
-        // The plan is the flags every rank was started with; the seed and the share come from
-        // rank 0.
-        let Some(bytes) = receive_by(&world, 0, deadline) else {
-            // Rank 0 is gone or hangs: nothing to report to.
-            return Ok((None, end(universe, true)));
-        };
-        let assignment: Assignment = serde_json::from_slice(&bytes).map_err(|e| {
-            flag(
+    let (outcome, lost) = if rank == 0 {
+        gather(
+            cfg, dispatch, &world, ranks, host, deadline, limit, progress,
+        )
+    } else {
+        serve(cfg, dispatch, &world, host, deadline, progress)
+    };
+    Ok(RankRun {
+        outcome,
+        end: RankEnd {
+            universe,
+            lost,
+            watchdog,
+            limit,
+        },
+    })
+}
+
+/// A rank other than 0: its share from rank 0, run, reported back. `(outcome, lost)`.
+fn serve(
+    cfg: &BroadcastConfig,
+    dispatch: &DispatchConfig,
+    world: &SimpleCommunicator,
+    host: String,
+    deadline: Instant,
+    progress: &(dyn Fn(u32) + Sync),
+) -> (Result<Option<BroadcastSummary>, BroadcastError>, bool) {
+    let Some(bytes) = receive_by(world, 0, deadline) else {
+        return (
+            Err(flag(
                 "--mpi",
-                format!("rank 0 sent an assignment that does not read: {e}"),
-            )
-        })?;
-        let cfg = BroadcastConfig {
-            seed: assignment.seed,
-            // Job 0 and its faults belong to rank 0's first chip.
-            faults: Vec::new(),
-            ..cfg.clone()
-        };
-        let outcome = run_share(&cfg, dispatch, &assignment.share, progress)
-            .map(|s| RankCounts::of(&s))
-            .map_err(|e| e.to_string());
-        let report = RankReport { host, outcome };
-        let bytes = serde_json::to_vec(&report)
-            .map_err(|e| flag("--mpi", format!("this rank's report does not encode: {e}")))?;
-        world.process_at_rank(0).send(&bytes[..]);
-        return Ok((None, end(universe, false)));
-    }
+                "rank 0 sent no assignment within --rank-limit (it died or hangs)",
+            )),
+            true,
+        );
+    };
+    let assignment: Assignment = match serde_json::from_slice(&bytes) {
+        Ok(a) => a,
+        Err(e) => {
+            let why = format!("rank 0 sent an assignment that does not read: {e}");
+            return (Err(flag("--mpi", why)), false);
+        }
+    };
+    let cfg = BroadcastConfig {
+        seed: assignment.seed,
+        // Job 0 and its faults belong to rank 0's first chip.
+        faults: Vec::new(),
+        ..cfg.clone()
+    };
+    let outcome = run_share(&cfg, dispatch, &assignment.share, progress)
+        .map(|s| RankCounts::of(&s))
+        .map_err(|e| {
+            let code = if e.device_unusable() { EXIT_DEVICE } else { 2 };
+            (e.to_string(), code)
+        });
+    let report = RankReport { host, outcome };
+    let bytes = match serde_json::to_vec(&report) {
+        Ok(b) => b,
+        Err(e) => {
+            let why = format!("this rank's report does not encode: {e}");
+            return (Err(flag("--mpi", why)), false);
+        }
+    };
+    let sent = send_by(world, 0, bytes, deadline);
+    (Ok(None), !sent)
+}
+
+/// Rank 0: every rank's share sent, its own run, every report gathered. `(outcome, lost)`.
+#[allow(clippy::too_many_arguments)]
+fn gather(
+    cfg: &BroadcastConfig,
+    dispatch: &DispatchConfig,
+    world: &SimpleCommunicator,
+    ranks: u32,
+    host: String,
+    deadline: Instant,
+    limit: Duration,
+    progress: &(dyn Fn(u32) + Sync),
+) -> (Result<Option<BroadcastSummary>, BroadcastError>, bool) {
+    let no_answer = || {
+        format!(
+            "no answer within {} s of the run's start (--rank-limit): it died, hangs or was \
+             stopped; its jobs were abandoned",
+            limit.as_secs()
+        )
+    };
+    let mut lost = false;
+    // Ranks whose assignment could not be delivered, with why.
+    let mut undelivered: Vec<Option<String>> = vec![None; ranks as usize];
     for r in 1..ranks {
         let assignment = Assignment {
             seed: cfg.seed,
             share: share_of(r, ranks, cfg.chips, cfg.jobs),
         };
-        let bytes = serde_json::to_vec(&assignment)
-            .map_err(|e| flag("--mpi", format!("an assignment does not encode: {e}")))?;
-        world.process_at_rank(r as i32).send(&bytes[..]);
+        let why = match serde_json::to_vec(&assignment) {
+            Ok(bytes) => {
+                if send_by(world, r as i32, bytes, deadline) {
+                    continue;
+                }
+                lost = true;
+                no_answer()
+            }
+            Err(e) => format!("its assignment does not encode: {e}"),
+        };
+        undelivered[r as usize] = Some(why);
     }
     let own = share_of(0, ranks, cfg.chips, cfg.jobs);
-    let mut summary = run_share(cfg, dispatch, &own, progress)?;
-    let mut lost = false;
+    let mut summary = match run_share(cfg, dispatch, &own, progress) {
+        Ok(s) => s,
+        Err(e) => return (Err(e), lost),
+    };
     summary.ranks = vec![RankSummary {
         rank: 0,
         host,
         chips: cfg.chips,
         jobs: own.jobs.len() as u32,
         error: None,
+        exit_code: 0,
     }];
     for r in 1..ranks {
         let share = share_of(r, ranks, cfg.chips, cfg.jobs);
-        let report = receive_by(&world, r as i32, deadline).map(|bytes| {
-            serde_json::from_slice::<RankReport>(&bytes).unwrap_or_else(|e| RankReport {
-                host: "-".into(),
-                outcome: Err(format!("its report does not read: {e}")),
-            })
-        });
-        let (host, error) = match report {
-            Some(RankReport {
+        let report = match undelivered[r as usize].take() {
+            Some(why) => Err((why, true)),
+            None => match receive_by(world, r as i32, deadline) {
+                Some(bytes) => serde_json::from_slice::<RankReport>(&bytes)
+                    .map_err(|e| (format!("its report does not read: {e}"), false)),
+                None => {
+                    lost = true;
+                    Err((no_answer(), true))
+                }
+            },
+        };
+        let (host, error, exit_code) = match report {
+            Ok(RankReport {
                 host,
                 outcome: Ok(counts),
             }) => {
                 add(&mut summary, counts);
-                (host, None)
+                (host, None, 0)
             }
-            Some(RankReport {
+            Ok(RankReport {
                 host,
-                outcome: Err(e),
+                outcome: Err((e, code)),
             }) => {
                 fail(&mut summary, &share, false);
-                (host, Some(format!("its run failed: {e}")))
+                (host, Some(format!("its run failed: {e}")), code)
             }
-            None => {
-                lost = true;
-                fail(&mut summary, &share, true);
-                (
-                    "-".into(),
-                    Some(format!(
-                        "no answer within {} s (--rank-limit): it died, hangs or was stopped; its jobs were abandoned",
-                        limit.as_secs()
-                    )),
-                )
+            Err((why, abandoned)) => {
+                fail(&mut summary, &share, abandoned);
+                ("-".into(), Some(why), if abandoned { 3 } else { 2 })
             }
         };
+        if error.is_some() {
+            // Its chips, with nothing run on them, so the report still lists every chip.
+            for c in share.first_chip..share.first_chip + cfg.chips {
+                summary
+                    .chips
+                    .push(ChipSummary::new(c, format!("rank {r} (no report)"), None));
+            }
+        }
         summary.ranks.push(RankSummary {
             rank: r,
             host,
             chips: cfg.chips,
             jobs: share.jobs.len() as u32,
             error,
+            exit_code,
         });
     }
     summary.results.sort_by_key(|r| r.job);
@@ -315,7 +423,7 @@ pub fn run_ranks(
         .is_time()
         .then(|| summary.cycles as f64 / summary.aiclk_mhz.max(1) as f64);
     summary.set_efficiency();
-    Ok((Some(summary), end(universe, lost)))
+    (Ok(Some(summary)), lost)
 }
 
 /// Adds a rank's counts to the run's.
@@ -325,11 +433,14 @@ fn add(summary: &mut BroadcastSummary, c: RankCounts) {
     summary.wait_cycles[0] += c.wait_cycles[0];
     summary.wait_cycles[1] += c.wait_cycles[1];
     summary.cycles = summary.cycles.max(c.cycles);
-    summary.clock = if c.clock == summary.clock {
-        summary.clock
-    } else {
-        ClockKind::default()
-    };
+    if c.clock != summary.clock {
+        // Cycles of different clocks (a card's beside ttsim's steps) are no one figure.
+        summary.violations.push(format!(
+            "a rank's clock counts {:?}, rank 0's {:?}: the run's cycles mix them",
+            c.clock, summary.clock
+        ));
+        summary.ok = false;
+    }
     summary.timeouts += c.timeouts;
     summary.abandoned += c.abandoned;
     summary.mismatches += c.mismatches;
@@ -339,7 +450,6 @@ fn add(summary: &mut BroadcastSummary, c: RankCounts) {
     summary.chips.extend(c.chips);
     summary.violations.extend(c.violations);
 }
-
 /// Every job of `share` as not run (`abandoned`: its rank never answered) or failed (its
 /// rank's run failed).
 fn fail(summary: &mut BroadcastSummary, share: &Share, abandoned: bool) {

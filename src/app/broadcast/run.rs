@@ -365,10 +365,12 @@ impl Share {
     }
 
     /// The chip of this share job `job`'s data lives on (its home, chip `job mod
-    /// total_chips` of the run), as an index into this share's chips; a job whose home is
-    /// another share's is placed on this share's first chip.
+    /// total_chips` of the run), as an index into this share's chips: an index outside them
+    /// for a job whose home is another share's (a share holds only its own chips' jobs).
     pub(super) fn home(&self, job: u32) -> usize {
-        (job % self.total_chips.max(1)).saturating_sub(self.first_chip) as usize
+        (job % self.total_chips.max(1))
+            .checked_sub(self.first_chip)
+            .map_or(usize::MAX, |c| c as usize)
     }
 }
 
@@ -381,6 +383,7 @@ pub(super) fn run_share(
     progress: &(dyn Fn(u32) + Sync),
 ) -> Result<BroadcastSummary, BroadcastError> {
     cfg.validate()?;
+    cfg.one_chip_outputs(share.total_chips)?;
     let sim = sim_config(cfg);
     let timing = sim.timing;
     let devices = super::chips::chip_devices(cfg, &sim, share.first_chip)?;
@@ -578,4 +581,39 @@ pub(super) fn run_share(
     summary.chips = per_chip;
     summary.dispatch = Some(result.summary);
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use komorebi_hal::LogicalRect;
+
+    /// A rank's share: one chip of four (chip 1), its jobs every fourth. Its jobs are not
+    /// consecutive, so the one-chip DRAM ring (`job mod 4`) would put them all in one region
+    /// and the next job's data on the running one's.
+    #[test]
+    fn a_share_of_one_chip_of_four_checks_every_byte_of_its_jobs() {
+        let cfg = BroadcastConfig {
+            rect: LogicalRect::new(0, 0, 3, 3),
+            blocks: 4,
+            pages: 2,
+            jobs: 16,
+            ..BroadcastConfig::default()
+        };
+        let share = Share {
+            jobs: vec![1, 5, 9, 13],
+            first_chip: 1,
+            total_chips: 4,
+        };
+        let s = run_share(&cfg, &DispatchConfig::default(), &share, &|_| {}).unwrap();
+        assert!(s.ok && s.mismatches == 0, "{s}");
+        assert_eq!(
+            s.results.iter().map(|r| r.job).collect::<Vec<_>>(),
+            share.jobs
+        );
+        assert_eq!(s.chips.len(), 1);
+        let chip = &s.chips[0];
+        assert_eq!((chip.chip, chip.jobs, chip.moved), (1, 4, 0));
+        assert_eq!(chip.seed, Some(super::super::chips::chip_seed(0, 1)));
+    }
 }

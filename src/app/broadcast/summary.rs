@@ -107,6 +107,9 @@ pub struct RankSummary {
     pub jobs: u32,
     /// Why its jobs did not run, if they did not: it never answered, or its run failed.
     pub error: Option<String>,
+    /// The exit code its part gives the run: 0, 3 (it never answered: its jobs abandoned), 2
+    /// or 4 (its run failed, as the same failure exits in one process).
+    pub exit_code: u8,
 }
 
 /// What a run came to.
@@ -197,8 +200,13 @@ pub struct BroadcastSummary {
 
 impl BroadcastSummary {
     /// The process exit code: 0 all checked, 1 data mismatch, 3 timeout (or jobs abandoned
-    /// behind one).
+    /// behind one, or a rank that never answered); a rank whose run failed gives its failure's
+    /// code (2, or 4 for a device it could not use) first.
     pub fn exit_code(&self) -> u8 {
+        let failed = self.ranks.iter().map(|r| r.exit_code).filter(|&c| c != 3);
+        if let Some(code) = failed.max().filter(|&c| c != 0) {
+            return code;
+        }
         if self.timeouts > 0 || self.abandoned > 0 {
             3
         } else if self.mismatches > 0 || !self.ok {
