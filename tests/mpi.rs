@@ -83,10 +83,13 @@ fn two_and_four_ranks_check_the_bytes_and_give_up_as_one_process_with_their_chip
         let v = json(&out.stdout);
         let (code, one) = one_process(ranks * chips, &extra);
         let what = format!("{ranks} ranks x {chips} chips {extra:?}");
-        assert_eq!(
-            out.status.code(),
-            Some(code),
-            "{what}: {}",
+        // A failing run ends through MPI_Abort with its code; Open MPI 4.1.4's mpirun now and
+        // then crashes in its own teardown after an abort (PMIx_server_finalize, seen in CI), and
+        // then dies of the signal instead: still not 0, and the report is out before.
+        let got = out.status.code();
+        assert!(
+            got == Some(code) || (code != 0 && got.is_none()),
+            "{what}: exit {got:?}, one process {code}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         for field in [

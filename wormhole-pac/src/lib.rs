@@ -1,0 +1,36 @@
+//! # wormhole-pac
+//!
+//! Chip facts and registers of Tenstorrent Wormhole B0, as typed constants and `const fn`s, in
+//! the shape of `blackhole-pac`: the second chip behind komorebi's chip-neutral HAL (issue 32).
+//! `#![no_std]`, no dependencies.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`grid`] | the 10 x 12 NoC grid, what sits where, NoC0 <-> NoC1 coordinates |
+//! | [`harvest`] | row harvest masks (tt-umd order and the ARC message's order), logical -> NoC0 Tensix mapping |
+//! | [`translate`] | raw NoC0 <-> translated coordinates for a harvest mask |
+//! | [`addr`] | NoC address encodings (coordinates in the middle word), packet size, alignment |
+//! | [`niu`] | the NIU register offsets: command buffers, `NOC_CTRL` bits, counters, configuration |
+//! | [`tensix`] | L1 size, soft reset, reset PCs, wall clock |
+//! | [`tlb`] | PCIe TLB windows (1 / 2 / 16 MiB) and their configuration encoding |
+//!
+//! Sources, each named again where its numbers are used: tt-umd
+//! `device/api/umd/device/arch/wormhole_implementation.hpp` and
+//! `device/coordinates/wormhole_coordinate_manager.cpp` (commit 3ed9cb6); tt-metal
+//! `tt_metal/hw/inc/internal/tt-1xx/wormhole/noc/noc_parameters.h` and `dev_mem_map.h`;
+//! tt-isa-documentation `WormholeB0/` (commit 3930471); tt-kmd `wormhole.c` (commit 4af7192);
+//! ttsim v1.10.0 `data/wh/tile_regs.json`, which `tests/ttsim_regs.rs` checks the NIU offsets
+//! against.
+//!
+//! What this crate does not have yet (issue 32 is open): register blocks over a base pointer
+//! (`blackhole-pac`'s `Niu`), overlay streams, ARC telemetry. The HAL's backends do not use it
+//! yet.
+#![no_std]
+
+pub mod addr;
+pub mod grid;
+pub mod harvest;
+pub mod niu;
+pub mod tensix;
+pub mod tlb;
+pub mod translate;

@@ -1,0 +1,27 @@
+//! The Tensix tile: L1, the baby cores' soft reset and reset PCs, the wall clock.
+//!
+//! Sources: tt-isa-documentation `WormholeB0/TensixTile/L1.md`, `SoftReset.md`,
+//! `DebugTimestamper.md`, `BabyRISCV/README.md`; tt-metal `wormhole/dev_mem_map.h`
+//! (`MEM_L1_SIZE`); tt-umd `wormhole_implementation.hpp` (`TENSIX_L1_SIZE`,
+//! `TENSIX_SOFT_RESET_ADDR`).
+
+/// Bytes of L1: 1464 KiB, all of it addressable (tt-umd `TENSIX_L1_SIZE`).
+pub const L1_SIZE: u32 = 1_499_136;
+/// Bytes of an Ethernet tile's L1 (tt-umd `ETH_L1_SIZE`).
+pub const ETH_L1_SIZE: u32 = 256 * 1024;
+/// AICLK when busy, MHz (tt-umd `AICLK_BUSY_VAL`).
+pub const AICLK_BUSY_MHZ: u32 = 1000;
+/// The soft-reset register (`RISCV_DEBUG_REG_SOFT_RESET_0`).
+pub const SOFT_RESET_0: usize = 0xFFB1_21B0;
+/// Its bits: BRISC, TRISC0, TRISC1, TRISC2, NCRISC.
+pub const SOFT_RESET_BITS: [u32; 5] = [1 << 11, 1 << 12, 1 << 13, 1 << 14, 1 << 18];
+/// Its value at power-on: all five held.
+pub const SOFT_RESET_ALL: u32 = 0x47800;
+/// Reset PCs unless overridden: BRISC, TRISC0, TRISC1, TRISC2, NCRISC. (The override
+/// registers are Tensix backend configuration words 158..=163, not debug registers as on
+/// Blackhole.)
+pub const RESET_PCS: [u32; 5] = [0x0, 0x6000, 0xA000, 0xE000, 0x1_2000];
+/// The wall clock, low word (reading it latches the high word at `+8`).
+pub const WALL_CLOCK_L: usize = 0xFFB1_21F0;
+/// The latched high word of the wall clock.
+pub const WALL_CLOCK_H: usize = 0xFFB1_21F8;
