@@ -207,10 +207,10 @@ fn a_rank_killed_or_stopped_mid_run_is_named_and_its_jobs_abandoned_within_the_l
         let took = start.elapsed();
         let v = json(&out.stdout);
         // 3: its jobs abandoned (rank 0's abort); 137: mpirun's own code when it saw the rank
-        // die of SIGKILL.
+        // die of SIGKILL; no code: mpirun died in its own teardown (see the test above).
         let code = out.status.code();
         assert!(
-            code == Some(3) || code == Some(137),
+            matches!(code, Some(3) | Some(137) | None),
             "{signal}: exit {code:?}"
         );
         assert_eq!(v["ok"], false);
