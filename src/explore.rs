@@ -8,7 +8,7 @@
 //! nothing gave up (no fault was injected). A failing case prints the command that replays it.
 
 use komorebi_broadcast::Along;
-use komorebi_broadcast::layout::{self, Geometry};
+use komorebi_broadcast::layout::{self};
 use komorebi_hal::{LogicalRect, NocId};
 use komorebi_sim::rng::SplitMix64;
 use serde::Serialize;
@@ -120,7 +120,7 @@ pub fn check_case(cfg: &BroadcastConfig) -> Result<broadcast::BroadcastSummary, 
     if s.mismatches > 0 || !s.ok {
         return Err("data mismatch".into());
     }
-    let g = Geometry::blackhole(cfg.harvest.bits() as u32).map_err(|e| e.to_string())?;
+    let g = crate::chip::blackhole(cfg.harvest.bits() as u32).map_err(|e| e.to_string())?;
     let block = cfg.pages as u64 * cfg.page_size as u64;
     let (mut streams, mut receivers) = (0, 0);
     for (on, along, noc) in [

@@ -6,7 +6,7 @@
 use crate::app::broadcast::{BroadcastConfig, BroadcastPlan};
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::args::Along;
-use komorebi_broadcast::layout::{self, Geometry, LayoutError};
+use komorebi_broadcast::layout::{self, LayoutError};
 use komorebi_hal::{LogicalRect, NocId};
 use serde::Serialize;
 
@@ -75,7 +75,7 @@ pub fn layout_report(
     noc: NocId,
     shape: PlacementShape,
 ) -> Result<LayoutReport, LayoutError> {
-    let geometry = Geometry::blackhole(harvest_mask)?.with_fused_dram(fused_dram)?;
+    let geometry = crate::chip::blackhole_fused(harvest_mask, fused_dram)?;
     // The 03 program's placement, for the broadcast it runs this way (rows on NoC0, columns on
     // NoC1); a shape it refuses places nothing.
     let id = match (along, noc) {
@@ -83,7 +83,7 @@ pub fn layout_report(
         (Along::Column, NocId::Noc1) => Some(1),
         _ => None,
     };
-    // `Geometry::blackhole` accepted the mask, so it is a valid harvest mask.
+    // `chip::blackhole` accepted the mask, so it is a valid harvest mask.
     let plan = HarvestMask::new(harvest_mask)
         .map_err(|e| e.to_string())
         .and_then(|harvest| {

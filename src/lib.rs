@@ -10,6 +10,7 @@
 //! | [`app`] | the programs: `broadcast` (03_broadcast, behind `komorebi broadcast` and the example) and `matmul` (the `matmul_schedule` example) |
 //! | [`cli`] | flags and output shared by the binary and the examples |
 //! | [`bench`](mod@bench) | `komorebi bench`: measurements on a simulated chip: `bench noc` (in tt-metal's units), `bench broadcast` (the 03 program's protocols over windows x pages) |
+//! | [`chip`] | the chips' grids as the layout's chip-neutral geometry |
 //! | [`grid_report`], [`layout_report`] | `komorebi grid`, `komorebi layout` |
 //! | [`inspect`] | every core's broadcast areas: text, JSON, SVG/PNG picture |
 //! | [`explore`] | schedule exploration: random seeds x random shapes, adversary on |
@@ -21,6 +22,7 @@
 
 pub mod app;
 pub mod bench;
+pub mod chip;
 pub mod cli;
 pub mod devices;
 pub mod dispatch;

@@ -4,7 +4,7 @@
 use blackhole_pac::harvest::HarvestMask;
 use komorebi::app::broadcast::{self, BroadcastConfig, BroadcastSummary};
 use komorebi_broadcast::Along;
-use komorebi_broadcast::layout::{self, Geometry};
+use komorebi_broadcast::layout::{self};
 use komorebi_hal::{LogicalRect, NocId};
 
 fn small(rect: LogicalRect, blocks: u32, window: u8) -> BroadcastConfig {
@@ -33,7 +33,7 @@ fn check(cfg: &BroadcastConfig) -> BroadcastSummary {
     );
     assert!(s.ok, "{replay}\n{s}");
     assert!(s.violations.is_empty(), "{replay}: {:?}", s.violations);
-    let g = Geometry::blackhole(cfg.harvest.bits() as u32).unwrap();
+    let g = komorebi::chip::blackhole(cfg.harvest.bits() as u32).unwrap();
     let block = cfg.pages as u64 * cfg.page_size as u64;
     let mut streams = 0;
     let mut receivers = 0;

@@ -15,7 +15,6 @@ use komorebi::app::broadcast::{
     self, BroadcastConfig, BroadcastPlan, BroadcastSummary, Check, DeviceChoice,
 };
 use komorebi::host::backend::{Exec, built_firmware};
-use komorebi_broadcast::layout::Geometry;
 use komorebi_hal::{LogicalRect, NocId};
 use komorebi_kernel::broadcast_handler::program::STREAMS;
 use komorebi_sim::SimConfig;
@@ -23,10 +22,7 @@ use proptest::prelude::*;
 
 /// The plan of `cfg` on a p150-shaped chip whose DRAM bank `fused` is fused off.
 fn plan(cfg: &BroadcastConfig, fused: u8) -> BroadcastPlan {
-    let geometry = Geometry::blackhole(0x3000)
-        .unwrap()
-        .with_fused_dram(Some(fused))
-        .unwrap();
+    let geometry = komorebi::chip::blackhole_fused(0x3000, Some(fused)).unwrap();
     BroadcastPlan::per_job(cfg, &geometry).unwrap()
 }
 
@@ -210,7 +206,7 @@ fn a_plan_that_ignores_the_fused_bank_is_refused_at_its_first_dram_write() {
         jobs: 1,
         ..small(0, DeviceChoice::Sim, Exec::Native)
     };
-    let blind = BroadcastPlan::new(&cfg, &Geometry::blackhole(0x3000).unwrap()).unwrap();
+    let blind = BroadcastPlan::new(&cfg, &komorebi::chip::blackhole(0x3000).unwrap()).unwrap();
     let e = blind.prepare(&mut session).unwrap_err().to_string();
     assert!(
         e.contains("DRAM bank 0") && e.contains("fused off on this chip"),

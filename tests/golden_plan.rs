@@ -5,13 +5,12 @@
 //! words with an FNV-1a written outside the code), never computed by the code under test.
 
 use komorebi::app::broadcast::{BroadcastConfig, BroadcastPlan};
-use komorebi_broadcast::layout::Geometry;
 use komorebi_hal::{LogicalRect, LogicalXy, Role};
 
 fn plan() -> (BroadcastConfig, BroadcastPlan) {
     let cfg = BroadcastConfig::default();
     // p100/p150: the columns at NoC0 x 7 and 10 harvested (die bits 12 and 13).
-    let plan = BroadcastPlan::new(&cfg, &Geometry::blackhole(0x3000).unwrap()).unwrap();
+    let plan = BroadcastPlan::new(&cfg, &komorebi::chip::blackhole(0x3000).unwrap()).unwrap();
     (cfg, plan)
 }
 

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 const CRATES: &[&str] = &[
     ".",
     "blackhole-pac",
+    "wormhole-pac",
     "hal",
     "broadcast",
     "kernel",
@@ -341,6 +342,42 @@ fn the_simulator_s_leaf_modules_import_only_leaves() {
             );
         }
     }
+}
+
+/// The crates above the HAL's implementations, which must carry to any chip unchanged.
+const CHIP_NEUTRAL: &[&str] = &["hal", "broadcast", "kernel"];
+
+#[test]
+fn the_chip_neutral_crates_name_no_chip_in_their_code_or_dependencies() {
+    let mut named = Vec::new();
+    for krate in CHIP_NEUTRAL {
+        for (module, text) in sources(krate) {
+            for line in code(&text).lines() {
+                let lower = line.to_ascii_lowercase();
+                for chip in ["blackhole", "wormhole"] {
+                    if lower.contains(chip) {
+                        named.push(format!("{krate}: {module}: `{}` names {chip}", line.trim()));
+                    }
+                }
+            }
+        }
+        // The library's own dependencies: a chip's register crate may be a dev-dependency.
+        let manifest = std::fs::read_to_string(root(krate).join("Cargo.toml")).unwrap();
+        let mut section = "";
+        for line in manifest.lines() {
+            let t = line.trim();
+            if t.starts_with('[') {
+                section = t;
+                continue;
+            }
+            if section == "[dependencies]"
+                && (t.starts_with("blackhole-pac") || t.starts_with("wormhole-pac"))
+            {
+                named.push(format!("{krate}: Cargo.toml [dependencies]: {t}"));
+            }
+        }
+    }
+    assert!(named.is_empty(), "{}", named.join("\n"));
 }
 
 #[test]

@@ -12,7 +12,7 @@ use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::args::Along;
 use komorebi_broadcast::compute;
 use komorebi_broadcast::device::{Broadcast, Context};
-use komorebi_broadcast::layout::{BroadcastParams, Geometry, broadcast_args};
+use komorebi_broadcast::layout::{BroadcastParams, broadcast_args};
 use komorebi_hal::{
     Compute, DataMovement, L1Addr, LogicalRect, NocAddr, NocId, Role, Xy, block_on,
 };
@@ -56,7 +56,7 @@ fn run(seed: u64, harvest: HarvestMask) {
         adversarial: true,
         ..SimConfig::default()
     };
-    let geometry = Geometry::blackhole(harvest.bits() as u32).unwrap();
+    let geometry = komorebi::chip::blackhole(harvest.bits() as u32).unwrap();
     let group = LogicalRect::new(2, 0, 1, 5);
     let params = BroadcastParams {
         broadcast: 0,

@@ -22,11 +22,14 @@ pub fn args_decode(data: &[u8]) {
     }
 }
 
-/// Reads a layout request from `data` (mask, group, rect, direction, NoC, parameters) and runs
-/// every layout function on it; whatever they return must hold together.
+/// Reads a layout request from `data` (a chip's geometry, group, rect, direction, NoC,
+/// parameters) and runs every layout function on it; whatever they return must hold together.
+/// The geometry is any chip's: a grid of up to 17 x 12, its Tensix columns and rows the set bits
+/// of two masks (a harvested chip has gaps in either).
 pub fn layout(data: &[u8]) {
     let b = |i: usize| data.get(i).copied().unwrap_or(0);
-    let mask = u16::from_le_bytes([b(0), b(1)]) as u32 & 0x7FFF;
+    let columns_mask = u16::from_le_bytes([b(0), b(1)]) & 0x1FFF;
+    let rows_mask = u16::from_le_bytes([b(16), b(17)]) & 0x7FF;
     let group = LogicalRect::new(b(2) % 16, b(3) % 12, b(4) % 17, b(5) % 12);
     let rect = LogicalRect::new(b(6) % 16, b(7) % 12, b(8) % 17, b(9) % 12);
     let along = if b(10) & 1 == 0 {
@@ -45,15 +48,24 @@ pub fn layout(data: &[u8]) {
         window: b(13) % 10,
         pages: u16::from_le_bytes([b(14), b(15)]),
     };
-    let Ok(xs) = layout::blackhole_noc0_x(mask) else {
-        return;
+    // Columns 1..=13 and rows 1..=11 of a 17 x 12 grid, as the set bits say.
+    let set = |mask: u16, bits: u8| -> heapless::Vec<u8, 16> {
+        (0..bits)
+            .filter(|i| mask & (1 << i) != 0)
+            .map(|i| i + 1)
+            .collect()
     };
+    let (xs, ys) = (set(columns_mask, 13), set(rows_mask, 11));
     let panels = layout::panels(&xs);
     assert_eq!(
         panels.iter().map(|p| p.columns as usize).sum::<usize>(),
         xs.len()
     );
-    let Ok(geometry) = Geometry::blackhole(mask) else {
+    let Ok(geometry) = Geometry::new(&xs, &ys, (17, 12)) else {
+        assert!(
+            xs.is_empty() || ys.is_empty(),
+            "ascending coordinates inside the grid"
+        );
         return;
     };
     if let Ok(all) = layout::broadcasts(&geometry, rect, along, noc) {

@@ -4,15 +4,17 @@
 //! Coordinates: *logical* `(column, row)` name cores of the dense Tensix grid; *NoC0* and *NoC1*
 //! coordinates are raw coordinates of each NoC. A [`Geometry`] maps logical to NoC0 and knows the
 //! NoC grid size, which gives NoC1 (`x1 = width - 1 - x0`, `y1 = height - 1 - y0`). The layout
-//! itself is chip-neutral: Blackhole's facts (which columns a harvest mask leaves, the Tensix
-//! rows, the 17 x 12 grid, which DRAM bank may be fused) come from `blackhole-pac` in
-//! [`Geometry::blackhole`], [`Geometry::with_fused_dram`] and [`blackhole_noc0_x`], and nowhere
-//! else in this crate. A geometry also carries the chip's fused DRAM bank, if it has one, so a
-//! plan made from it reads from the working banks only; the layout itself does not use it.
+//! is chip-neutral: a chip's facts (which columns and rows its harvest mask leaves, its grid,
+//! its DRAM banks) come from its register crate through [`Geometry::new`] and
+//! [`Geometry::with_fused_dram`], called by the host (`komorebi::chip`); this crate names no
+//! chip. A geometry also carries the chip's fused DRAM bank, if it has one, so a plan made from
+//! it reads from the working banks only; the layout itself does not use it.
 //!
 //! Rules these functions keep:
-//! * A broadcast is a run of cores of one logical column, or of one logical row inside one
-//!   *panel* (a run of columns with consecutive NoC0 x), so its cores are consecutive on the NoC.
+//! * A broadcast is a run of cores of one logical row inside one *panel* (a run of columns with
+//!   consecutive NoC0 x), or of one logical column inside one run of rows with consecutive NoC0
+//!   y (Blackhole's rows are one such run; Wormhole's split at its Ethernet row and at harvested
+//!   rows), so its cores are consecutive on the NoC.
 //! * Rank 0 (the sender) sits where the NoC's direction starts: NoC0 top of a column / left end
 //!   of a row (multicast +y / +x), NoC1 bottom / right end (-y / -x in NoC0 terms, which is +y /
 //!   +x in NoC1's own coordinates). Ranks count along the direction.
@@ -21,8 +23,6 @@
 
 use core::fmt;
 
-use blackhole_pac::grid::{GRID_X, GRID_Y};
-use blackhole_pac::harvest::{DramBanks, HarvestMask};
 use heapless::Vec as BoundedVec;
 use komorebi_hal::{LogicalRect, NocId};
 
@@ -42,8 +42,13 @@ pub const MAX_GROUP: usize = MAX_LINES * MAX_LINES;
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LayoutError {
-    /// A harvest mask with bits above 13.
-    HarvestMask(u32),
+    /// A harvest mask with bits the chip's masks do not have.
+    HarvestMask {
+        /// The mask given.
+        mask: u32,
+        /// The bits a mask of the chip may have.
+        allowed: u32,
+    },
     /// A geometry with no or too many columns or rows, coordinates outside the NoC grid, or
     /// NoC0 x / y not strictly ascending.
     Geometry,
@@ -72,16 +77,21 @@ pub enum LayoutError {
     /// Broadcast words that would not decode (window, pages, id).
     Args(ArgsError),
     /// A fused DRAM bank the chip does not have.
-    FusedDram(u8),
+    FusedDram {
+        /// The bank given.
+        bank: u8,
+        /// The chip's banks.
+        banks: u8,
+    },
 }
 
 impl fmt::Display for LayoutError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Self::HarvestMask(m) => {
+            Self::HarvestMask { mask, allowed } => {
                 write!(
                     f,
-                    "harvest mask {m:#x} has bits outside 0x3fff (allowed: 0..=0x3fff)"
+                    "harvest mask {mask:#x} has bits outside {allowed:#x} (allowed: 0..={allowed:#x})"
                 )
             }
             Self::Geometry => write!(
@@ -117,9 +127,10 @@ impl fmt::Display for LayoutError {
                 f.write_str("broadcast cores are not consecutive in one line of the NoC")
             }
             Self::Args(e) => write!(f, "{e}"),
-            Self::FusedDram(b) => write!(
+            Self::FusedDram { bank, banks } => write!(
                 f,
-                "fused DRAM bank {b} does not exist (allowed: 0..=7, or none)"
+                "fused DRAM bank {bank} does not exist (allowed: 0..={}, or none)",
+                banks.saturating_sub(1)
             ),
         }
     }
@@ -154,23 +165,13 @@ impl Geometry {
         })
     }
 
-    /// Blackhole's Tensix grid for a die-order harvest mask (see [`blackhole_noc0_x`]), from
-    /// `blackhole-pac`: the enabled columns' NoC0 x, the 10 Tensix rows' NoC0 y, the 17 x 12
-    /// grid.
-    pub fn blackhole(harvest_mask: u32) -> Result<Self, LayoutError> {
-        let columns = blackhole_mask(harvest_mask)?.columns();
-        Self::new(columns.noc0_x(), columns.noc0_y(), (GRID_X, GRID_Y))
-    }
-
-    /// The same geometry on a Blackhole whose DRAM bank `fused_dram` (0..=7) is fused off, or
-    /// none; a bank above 7 is refused.
-    pub fn with_fused_dram(self, fused_dram: Option<u8>) -> Result<Self, LayoutError> {
-        let banks = DramBanks::with_fused(fused_dram)
-            .map_err(|_| LayoutError::FusedDram(fused_dram.unwrap_or(0)))?;
-        Ok(Self {
-            fused_dram: banks.fused(),
-            ..self
-        })
+    /// The same geometry on a chip of `banks` DRAM banks whose bank `fused_dram` is fused off,
+    /// or none; a bank the chip does not have is refused.
+    pub fn with_fused_dram(self, fused_dram: Option<u8>, banks: u8) -> Result<Self, LayoutError> {
+        match fused_dram {
+            Some(bank) if bank >= banks => Err(LayoutError::FusedDram { bank, banks }),
+            _ => Ok(Self { fused_dram, ..self }),
+        }
     }
 
     /// The chip's fused DRAM bank, if it has one.
@@ -191,6 +192,11 @@ impl Geometry {
     /// NoC0 x of each logical column.
     pub fn noc0_x(&self) -> &[u8] {
         &self.noc0_x
+    }
+
+    /// NoC0 y of each logical row.
+    pub fn noc0_y(&self) -> &[u8] {
+        &self.noc0_y
     }
 
     /// NoC0 coordinates of logical `(x, y)`.
@@ -241,20 +247,6 @@ const fn mirror(grid: (u8, u8), p: RawXy) -> RawXy {
     (grid.0 - 1 - p.0, grid.1 - 1 - p.1)
 }
 
-fn blackhole_mask(harvest_mask: u32) -> Result<HarvestMask, LayoutError> {
-    HarvestMask::new(harvest_mask).map_err(|_| LayoutError::HarvestMask(harvest_mask))
-}
-
-/// NoC0 x of each logical column of Blackhole for a die-order harvest mask (bit i set: the
-/// column at NoC0 x = `blackhole_pac::harvest::HARVESTING_NOC_LOCATIONS[i]` is harvested; the
-/// complement of ARC telemetry tag 34): the enabled columns by ascending NoC0 x, as
-/// `blackhole_pac::harvest::HarvestMask::columns` gives them.
-pub fn blackhole_noc0_x(harvest_mask: u32) -> Result<BoundedVec<u8, 14>, LayoutError> {
-    let columns = blackhole_mask(harvest_mask)?.columns();
-    // At most 14 enabled columns: always fits.
-    BoundedVec::from_slice(columns.noc0_x()).map_err(|_| LayoutError::Geometry)
-}
-
 /// A run of logical columns with consecutive NoC0 x: row broadcasts never cross one.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Panel {
@@ -266,17 +258,26 @@ pub struct Panel {
 
 /// The panels of a column mapping: maximal runs of logical columns whose NoC0 x are consecutive.
 pub fn panels(noc0_x: &[u8]) -> BoundedVec<Panel, MAX_LINES> {
-    let mut out: BoundedVec<Panel, MAX_LINES> = BoundedVec::new();
-    for (i, &x) in noc0_x.iter().enumerate().take(MAX_LINES) {
-        let continues = i > 0 && noc0_x[i - 1].checked_add(1) == Some(x);
+    runs(noc0_x)
+        .iter()
+        .map(|&(first_column, columns)| Panel {
+            first_column,
+            columns,
+        })
+        .collect()
+}
+
+/// Maximal runs of consecutive coordinates in `noc0` (ascending), as `(first index, length)`:
+/// a column mapping's panels, or a row mapping's runs, which column broadcasts never cross.
+fn runs(noc0: &[u8]) -> BoundedVec<(u8, u8), MAX_LINES> {
+    let mut out: BoundedVec<(u8, u8), MAX_LINES> = BoundedVec::new();
+    for (i, &c) in noc0.iter().enumerate().take(MAX_LINES) {
+        let continues = i > 0 && noc0[i - 1].checked_add(1) == Some(c);
         match out.last_mut() {
-            Some(p) if continues => p.columns += 1,
-            // Capacity is MAX_LINES and at most MAX_LINES columns are taken.
+            Some(run) if continues => run.1 += 1,
+            // Capacity is MAX_LINES and at most MAX_LINES coordinates are taken.
             _ => {
-                let _ = out.push(Panel {
-                    first_column: i as u8,
-                    columns: 1,
-                });
+                let _ = out.push((i as u8, 1));
             }
         }
     }
@@ -348,11 +349,21 @@ pub fn broadcasts(
     };
     match along {
         Along::Column => {
+            // Row panels: a chip whose Tensix rows have gaps (Wormhole's Ethernet row,
+            // harvested rows) splits each column there, as row broadcasts split at column gaps.
+            let row_runs = runs(geometry.noc0_y());
             for x in rect.x0..rect.x0 + rect.columns {
-                for y in rect.y0..rect.y0 + rect.rows {
-                    let _ = line.push((x, y));
+                for &(first, rows) in &row_runs {
+                    let from = first.max(rect.y0);
+                    let to = (first + rows).min(rect.y0 + rect.rows);
+                    if from >= to {
+                        continue;
+                    }
+                    for y in from..to {
+                        let _ = line.push((x, y));
+                    }
+                    emit(&mut line)?;
                 }
-                emit(&mut line)?;
             }
         }
         Along::Row => {

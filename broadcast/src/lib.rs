@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | [`device`] | data-movement kernels | `Broadcast`: `new`, `ok`, `included`, `sender`, `reserve`, `cast`, `arrive`, `finish`; the handshake peer's `handshake` |
 //! | [`compute`] | compute kernel | `receive`, `done`, `end` |
-//! | [`layout`] | host | `broadcasts`, `broadcast_rect`, `broadcast_args`, `blackhole_noc0_x`, `panels` |
+//! | [`layout`] | host | `Geometry`, `broadcasts`, `broadcast_rect`, `broadcast_args`, `panels` |
 //! | [`args`] | both | the 11 words of `BroadcastArgs`, version 1 |
 //! | [`area`] | both | the broadcast areas of the control block (0xA00, 2 x 0x140 bytes) |
 //!

@@ -7,13 +7,15 @@
 //! block is 0x1000 bytes, as a tile's is: a load or store beyond it, or not on a word, fails as
 //! a backend's would.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use komorebi_broadcast::area::{self, GiveUpRecord, Where, marker};
 use komorebi_broadcast::args::{Along, BroadcastArgs};
 use komorebi_broadcast::device::{Broadcast, Cause, Context, GiveUp};
-use komorebi_broadcast::layout::{BroadcastParams, Geometry, broadcast_args};
+use komorebi_broadcast::layout::{BroadcastParams, broadcast_args};
 use komorebi_hal::DataMovement;
 use komorebi_hal::LogicalRect;
 use komorebi_hal::control;
@@ -209,7 +211,7 @@ fn words_of_window(
     core: (u8, u8),
     window: u8,
 ) -> [u32; 11] {
-    let g = Geometry::blackhole(0).unwrap();
+    let g = common::blackhole(0);
     let params = BroadcastParams {
         broadcast: id,
         cb: 5,

@@ -7,9 +7,11 @@
 //! device) still fails here, as a card, a second implementation or another team's host tooling
 //! would.
 
+mod common;
+
 use komorebi_broadcast::area::{self, GiveUpRecord, Where, marker, marker_count, padding_blocks};
 use komorebi_broadcast::args::{self, Along, BroadcastArgs, check_word};
-use komorebi_broadcast::layout::{BroadcastParams, Geometry, broadcast_args};
+use komorebi_broadcast::layout::{BroadcastParams, broadcast_args};
 use komorebi_hal::{LogicalRect, NocId};
 
 // ---- control block -------------------------------------------------------------------------
@@ -123,7 +125,7 @@ fn args_constants_are_the_specified_ones() {
 /// at 11..=16, rows 0..=9 at NoC0 y 2..=11), with the broadcasts `BroadcastPlan` makes: A,
 /// id 0, along rows on NoC0 in CB 0; W, id 1, along columns on NoC1 in CB 1.
 fn shape_03(id: u8) -> Vec<([u32; 11], (u8, u8))> {
-    let geometry = Geometry::blackhole(0x3000).unwrap();
+    let geometry = common::blackhole(0x3000);
     let rect = LogicalRect::new(0, 0, 12, 10);
     let (along, noc) = if id == 0 {
         (Along::Row, NocId::Noc0)

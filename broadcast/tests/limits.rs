@@ -9,6 +9,8 @@
 //!   32,767 (by `reserve` and by `cast`), a receiver arrives block 32,766 and is refused block
 //!   32,767; compute's `end` takes 32,767 blocks and refuses 32,768.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -16,7 +18,7 @@ use komorebi_broadcast::area::{self, GiveUpRecord, Where, marker};
 use komorebi_broadcast::args::{Along, MAX_BLOCKS};
 use komorebi_broadcast::compute::{ComputeError, end};
 use komorebi_broadcast::device::{Broadcast, Cause, Context, GiveUp};
-use komorebi_broadcast::layout::{BroadcastParams, Geometry, broadcast_args};
+use komorebi_broadcast::layout::{BroadcastParams, broadcast_args};
 use komorebi_hal::{Compute, DataMovement, L1Addr, LogicalRect, NocId, Spin, Xy, block_on};
 use komorebi_mock::{MockCircularBuffer, MockControlBlock, MockNocMulticast};
 
@@ -61,7 +63,7 @@ fn group() -> LogicalRect {
 
 /// The sender's words of a column of 3 cores: logical (0,0) at NoC0 (1,2) sends to (1,3)..(1,4).
 fn sender_words() -> [u32; 11] {
-    let g = Geometry::blackhole(0).unwrap();
+    let g = common::blackhole(0);
     let params = BroadcastParams {
         broadcast: 0,
         cb: 5,
@@ -382,7 +384,7 @@ fn a_receiver_arrives_max_blocks_and_is_refused_one_more() {
         group: group(),
         exclusive: true,
     };
-    let g = Geometry::blackhole(0).unwrap();
+    let g = common::blackhole(0);
     let params = BroadcastParams {
         broadcast: 0,
         cb: 5,

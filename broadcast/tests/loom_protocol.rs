@@ -57,6 +57,8 @@
 
 #![cfg(not(komorebi_blocking))]
 
+mod common;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32 as StdU32, AtomicU64 as StdU64, Ordering::Relaxed};
@@ -70,7 +72,7 @@ use komorebi_broadcast::area::{self, marker_count};
 use komorebi_broadcast::args::{Along, BroadcastArgs};
 use komorebi_broadcast::compute;
 use komorebi_broadcast::device::{Broadcast, Context};
-use komorebi_broadcast::layout::{BroadcastParams, Geometry, broadcast_args};
+use komorebi_broadcast::layout::{BroadcastParams, broadcast_args};
 use komorebi_hal::noc::{ReadTag, WriteMode};
 use komorebi_hal::{
     CircularBuffer, Compute, ControlBlock, DataMovement, L1Addr, LogicalRect, NocAddr, NocId,
@@ -797,7 +799,7 @@ fn model(m: Model) {
         flaw,
         ..
     } = m;
-    let geometry = Geometry::blackhole(0).unwrap();
+    let geometry = common::blackhole(0);
     let params = BroadcastParams {
         broadcast: 0,
         cb: 0,

@@ -17,13 +17,15 @@
 //! markers `seq << 16 | count`): the command's sequence number is 0x0001_0007, so its markers
 //! are 0x0007_nnnn.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use komorebi_broadcast::area::Where;
 use komorebi_broadcast::args::Along;
 use komorebi_broadcast::device::{Broadcast, Cause, Context, GiveUp};
-use komorebi_broadcast::layout::{BroadcastParams, Geometry, broadcast_args};
+use komorebi_broadcast::layout::{BroadcastParams, broadcast_args};
 use komorebi_hal::noc::WriteMode;
 use komorebi_hal::{DataMovement, L1Addr, LogicalRect, NocAddr, NocId, Rect, Spin, Xy, block_on};
 use komorebi_mock::{MockCircularBuffer, MockControlBlock, MockNocMulticast};
@@ -55,7 +57,7 @@ fn rect() -> Rect {
 
 /// Broadcast `id`'s words for logical `core` of that column (CB 5, window 2, 2 pages).
 fn column_words(id: u8, core: (u8, u8)) -> [u32; 11] {
-    let g = Geometry::blackhole(0).unwrap();
+    let g = common::blackhole(0);
     let params = BroadcastParams {
         broadcast: id,
         cb: 5,

@@ -173,7 +173,7 @@ pub const CONTROL_LAYOUT: ControlLayout = ControlLayout {
 /// plus one (0: every bank works); the rest 0.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ChipWord {
-    /// Coordinates on the NoC are translated coordinates (`blackhole_pac::translate`).
+    /// Coordinates on the NoC are translated coordinates (the chip register crate's `translate`).
     pub translated: bool,
     /// The DRAM bank (0..8) whose clock is off, if one is.
     pub fused_dram: Option<u8>,

@@ -787,7 +787,13 @@ impl Shape {
     /// Every core's program: A along rows on NoC0 (the reader), W along columns on NoC1 (the
     /// writer), compute checking each.
     fn programs(&self) -> BTreeMap<(u8, u8), BroadcastProgram> {
-        let geometry = Geometry::blackhole(0).unwrap();
+        // Blackhole with nothing harvested (the crate names no chip: the test takes the grid
+        // from blackhole-pac, as the host does).
+        let columns = blackhole_pac::harvest::HarvestMask::new(0)
+            .unwrap()
+            .columns();
+        let grid = (blackhole_pac::grid::GRID_X, blackhole_pac::grid::GRID_Y);
+        let geometry = Geometry::new(columns.noc0_x(), columns.noc0_y(), grid).unwrap();
         let words = |id: u8, along, noc| {
             let params = BroadcastParams {
                 broadcast: id,

@@ -249,8 +249,7 @@ pub fn run_with_progress(
     };
     let base = broadcast(r);
     // The simulated chip below is made from the same configuration, fused DRAM bank and all.
-    let geometry = Geometry::blackhole(base.harvest.bits() as u32)
-        .and_then(|g| g.with_fused_dram(base.fused_dram))
+    let geometry = crate::chip::blackhole_fused(base.harvest.bits() as u32, base.fused_dram)
         .map_err(|e| BroadcastError::Flag {
             flag: "--rect",
             why: e.to_string(),

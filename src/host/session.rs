@@ -306,8 +306,8 @@ impl Session {
         F: Fn() -> H + 'static,
     {
         let device = backend.open(handlers)?;
-        let geometry = Geometry::blackhole(device.harvest().bits() as u32)?
-            .with_fused_dram(device.fused_dram())?;
+        let geometry =
+            crate::chip::blackhole_fused(device.harvest().bits() as u32, device.fused_dram())?;
         let mut tiles = Vec::new();
         let mut by_logical = HashMap::new();
         for x in 0..geometry.columns() {

@@ -275,7 +275,7 @@ impl BroadcastPlan {
 
 #[cfg(test)]
 mod tests {
-    use komorebi_broadcast::layout::Geometry;
+
     use komorebi_hal::LogicalRect;
 
     use super::*;
@@ -286,7 +286,7 @@ mod tests {
     /// `c` is NoC0 x `c + 1` up to column 5, logical row `r` is NoC0 y `r + 2`), every sender
     /// reading stream `i` from bank `i` (the placement's own tests are in `placement`).
     fn bound(cfg: BroadcastConfig) -> JobBound {
-        let geometry = Geometry::blackhole(0x3000).unwrap();
+        let geometry = crate::chip::blackhole(0x3000).unwrap();
         let mut plan = BroadcastPlan::per_job(&cfg, &geometry).unwrap();
         plan.placement = plan.interleaved_placement();
         plan.job_bound(&Timing::default())
@@ -417,7 +417,7 @@ mod tests {
         let (k, h) = (bound(cfg.clone()), bound(handshake.clone()));
         assert_eq!(k, h);
         assert_ne!(h.binding.to_string(), "NIU0 writes of (1,0)");
-        let geometry = Geometry::blackhole(0x3000).unwrap();
+        let geometry = crate::chip::blackhole(0x3000).unwrap();
         let receiver = Resource::Niu {
             noc: 0,
             core: LogicalXy::new(1, 0),

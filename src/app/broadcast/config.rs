@@ -533,7 +533,7 @@ impl BroadcastConfig {
     /// out, which `BroadcastPlan::per_job` refuses with its reason).
     pub fn senders(&self) -> [u64; 2] {
         let mut out = [0; 2];
-        let Ok(geometry) = layout::Geometry::blackhole(u32::from(self.harvest.bits())) else {
+        let Ok(geometry) = crate::chip::blackhole(u32::from(self.harvest.bits())) else {
             return out;
         };
         for s in self.operands() {

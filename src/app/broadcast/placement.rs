@@ -215,7 +215,7 @@ fn price(
 
 #[cfg(test)]
 mod tests {
-    use komorebi_broadcast::layout::Geometry;
+
     use komorebi_hal::LogicalRect;
 
     use super::*;
@@ -225,7 +225,7 @@ mod tests {
     /// The plan of `cfg` on a p150-shaped chip (harvest 0x3000), and its bound with the plain
     /// interleave and with the chosen placement.
     fn bounds(cfg: &BroadcastConfig) -> (BroadcastPlan, JobBound, JobBound) {
-        let geometry = Geometry::blackhole(0x3000).unwrap();
+        let geometry = crate::chip::blackhole(0x3000).unwrap();
         let mut plan = BroadcastPlan::per_job(cfg, &geometry).unwrap();
         let t = Timing::default();
         let chosen = plan.job_bound(&t);

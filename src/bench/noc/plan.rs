@@ -4,7 +4,6 @@
 use blackhole_pac::addr::MAX_PACKET_BYTES;
 use blackhole_pac::grid::Noc0Xy;
 use blackhole_pac::harvest::{DramBanks, HarvestMask};
-use komorebi_broadcast::layout::Geometry;
 use komorebi_hal::noc::WriteMode;
 use komorebi_hal::{LogicalRect, LogicalXy, NocId, Rect, Xy};
 
@@ -99,7 +98,7 @@ impl NocBench {
             NocId::Noc1
         };
         let mask = flags.harvest.bits();
-        let geometry = Geometry::blackhole(u32::from(mask))
+        let geometry = crate::chip::blackhole(u32::from(mask))
             .map_err(|e| NocBenchError::Run(format!("--harvest {mask:#x}: {e}")))?;
         let (columns, rows) = (geometry.columns(), geometry.rows());
         let on_noc = |flag: &'static str, core: LogicalXy| {
