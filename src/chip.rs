@@ -1,6 +1,5 @@
-//! The chips this host lays broadcasts out on, as the layout's chip-neutral
-//! [`Geometry`](komorebi_broadcast::layout::Geometry): the one place a chip's register crate
-//! meets `komorebi-broadcast`, which names no chip.
+//! The chips this host lays broadcasts out on, as the layout's chip-neutral [`Geometry`]: the
+//! one place a chip's register crate meets `komorebi-broadcast`, which names no chip.
 
 use blackhole_pac::grid::{DRAM_BANKS, GRID_X, GRID_Y};
 use blackhole_pac::harvest::{HARVEST_MASK_BITS, HarvestMask};
