@@ -134,10 +134,7 @@ fn ttsim_chips(
     cfg: &BroadcastConfig,
     _library: &std::path::Path,
 ) -> Result<Vec<ChipDevice>, BroadcastError> {
-    Err(flag(
-        "--chips",
-        format!("{} with ttsim: ttsim runs on Linux only", cfg.chips),
-    ))
+    linux_only(cfg, "ttsim")
 }
 
 /// `cfg.chips` usable cards tt-kmd presents, from the node `first` on.
@@ -194,9 +191,15 @@ fn card_chips(
     cfg: &BroadcastConfig,
     _first: &std::path::Path,
 ) -> Result<Vec<ChipDevice>, BroadcastError> {
+    linux_only(cfg, "a card")
+}
+
+/// Several chips of `device`, which only Linux reaches (tt-kmd; ttsim's server).
+#[cfg(not(target_os = "linux"))]
+fn linux_only(cfg: &BroadcastConfig, device: &str) -> Result<Vec<ChipDevice>, BroadcastError> {
     Err(flag(
         "--chips",
-        format!("{} with a card: cards run on Linux only", cfg.chips),
+        format!("{} with {device}: it runs on Linux only", cfg.chips),
     ))
 }
 

@@ -25,10 +25,8 @@ use serde::{Deserialize, Serialize};
 use super::config::BroadcastConfig;
 use super::error::{BroadcastError, EXIT_DEVICE, flag};
 use super::run::{Share, run_share};
-use super::summary::{BroadcastSummary, ChipSummary, JobResult, RankSummary};
+use super::summary::{BroadcastSummary, ChipSummary, JobResult, RankSummary, SummaryCounts};
 use crate::dispatch::DispatchConfig;
-use crate::host::device::ClockKind;
-use crate::host::session::CoreGiveUp;
 
 /// How often a rank looks for a message it waits for.
 const POLL: Duration = Duration::from_millis(5);
@@ -80,45 +78,7 @@ struct Assignment {
 #[derive(Debug, Serialize, Deserialize)]
 struct RankReport {
     host: String,
-    outcome: Result<RankCounts, (String, u8)>,
-}
-
-/// A rank's share of the counts of [`BroadcastSummary`].
-#[derive(Debug, Serialize, Deserialize)]
-struct RankCounts {
-    received_bytes: u64,
-    checked_bytes: u64,
-    wait_cycles: [u64; 2],
-    cycles: u64,
-    clock: ClockKind,
-    timeouts: u32,
-    abandoned: u32,
-    mismatches: u32,
-    ok: bool,
-    giveups: Vec<CoreGiveUp>,
-    results: Vec<JobResult>,
-    chips: Vec<ChipSummary>,
-    violations: Vec<String>,
-}
-
-impl RankCounts {
-    fn of(s: &BroadcastSummary) -> Self {
-        Self {
-            received_bytes: s.received_bytes,
-            checked_bytes: s.checked_bytes,
-            wait_cycles: s.wait_cycles,
-            cycles: s.cycles,
-            clock: s.clock,
-            timeouts: s.timeouts,
-            abandoned: s.abandoned,
-            mismatches: s.mismatches,
-            ok: s.ok,
-            giveups: s.giveups.clone(),
-            results: s.results.clone(),
-            chips: s.chips.clone(),
-            violations: s.violations.clone(),
-        }
-    }
+    outcome: Result<SummaryCounts, (String, u8)>,
 }
 
 /// The share of rank `rank` of `ranks`, each with `chips` chips, of `jobs` jobs.
@@ -293,7 +253,7 @@ fn serve(
         ..cfg.clone()
     };
     let outcome = run_share(&cfg, dispatch, &assignment.share, progress)
-        .map(|s| RankCounts::of(&s))
+        .map(SummaryCounts::from)
         .map_err(|e| {
             let code = if e.device_unusable() { EXIT_DEVICE } else { 2 };
             (e.to_string(), code)
@@ -380,7 +340,7 @@ fn gather(
                 host,
                 outcome: Ok(counts),
             }) => {
-                add(&mut summary, counts);
+                summary.add_counts(counts);
                 (host, None, 0)
             }
             Ok(RankReport {
@@ -426,30 +386,6 @@ fn gather(
     (Ok(Some(summary)), lost)
 }
 
-/// Adds a rank's counts to the run's.
-fn add(summary: &mut BroadcastSummary, c: RankCounts) {
-    summary.received_bytes += c.received_bytes;
-    summary.checked_bytes += c.checked_bytes;
-    summary.wait_cycles[0] += c.wait_cycles[0];
-    summary.wait_cycles[1] += c.wait_cycles[1];
-    summary.cycles = summary.cycles.max(c.cycles);
-    if c.clock != summary.clock {
-        // Cycles of different clocks (a card's beside ttsim's steps) are no one figure.
-        summary.violations.push(format!(
-            "a rank's clock counts {:?}, rank 0's {:?}: the run's cycles mix them",
-            c.clock, summary.clock
-        ));
-        summary.ok = false;
-    }
-    summary.timeouts += c.timeouts;
-    summary.abandoned += c.abandoned;
-    summary.mismatches += c.mismatches;
-    summary.ok &= c.ok;
-    summary.giveups.extend(c.giveups);
-    summary.results.extend(c.results);
-    summary.chips.extend(c.chips);
-    summary.violations.extend(c.violations);
-}
 /// Every job of `share` as not run (`abandoned`: its rank never answered) or failed (its
 /// rank's run failed).
 fn fail(summary: &mut BroadcastSummary, share: &Share, abandoned: bool) {

@@ -406,6 +406,8 @@ pub(super) fn run_share(
     // chip 0: the post hook there gets the plan then.
     let planned: Arc<OnceLock<BroadcastPlan>> = Arc::new(OnceLock::new());
     let mut chips: Vec<(BroadcastPlan, SimTarget)> = Vec::with_capacity(devices.len());
+    // Each chip's logical grid, taken from the geometry its plan was made from.
+    let mut grids = Vec::with_capacity(devices.len());
     for (chip, device) in devices.into_iter().enumerate() {
         let hook = (chip == 0).then(|| {
             let for_hook = Arc::clone(&planned);
@@ -424,6 +426,7 @@ pub(super) fn run_share(
             let target = SimTarget::spawn(move || super::records::open_session(backend), hook)?;
             let geometry = target.with_session(|s| s.geometry().clone())?;
             let plan = BroadcastPlan::per_job(cfg, &geometry)?;
+            let grid = geometry.full();
             if chip == 0 {
                 plan.check_faults()?;
             }
@@ -442,9 +445,11 @@ pub(super) fn run_share(
                 }
                 Ok(())
             })??;
-            Ok((plan, target))
+            Ok((plan, target, grid))
         })();
-        chips.push(opened.map_err(|e| on_chip(chip, e))?);
+        let (plan, target, grid) = opened.map_err(|e| on_chip(chip, e))?;
+        chips.push((plan, target));
+        grids.push(grid);
     }
     let starts = chips
         .iter()
@@ -469,10 +474,6 @@ pub(super) fn run_share(
             })
             .collect::<Vec<_>>()
     };
-    let grids = chips
-        .iter()
-        .map(|(_, t)| t.with_session(|s| s.geometry().full()))
-        .collect::<Result<Vec<_>, _>>()?;
     let targets: Vec<(&SimTarget, komorebi_hal::LogicalRect)> = chips
         .iter()
         .zip(&grids)
@@ -521,17 +522,7 @@ pub(super) fn run_share(
         if let Some(e) = p.error {
             return Err(e);
         }
-        let s = p.summary;
-        summary.received_bytes += s.received_bytes;
-        summary.checked_bytes += s.checked_bytes;
-        summary.wait_cycles[0] += s.wait_cycles[0];
-        summary.wait_cycles[1] += s.wait_cycles[1];
-        summary.timeouts += s.timeouts;
-        summary.abandoned += s.abandoned;
-        summary.mismatches += s.mismatches;
-        summary.ok &= s.ok;
-        summary.giveups.extend(s.giveups);
-        summary.results.extend(s.results);
+        summary.add_counts(p.summary.into());
         for (all, seen) in per_chip.iter_mut().zip(&p.tallies) {
             all.merge(seen);
         }

@@ -217,7 +217,71 @@ impl BroadcastSummary {
     }
 }
 
+/// The counts of a part of a run (a worker's jobs, a rank's share) that add up into the run's
+/// [`BroadcastSummary`] ([`BroadcastSummary::add_counts`]); a rank sends its own to rank 0.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct SummaryCounts {
+    received_bytes: u64,
+    checked_bytes: u64,
+    wait_cycles: [u64; 2],
+    cycles: u64,
+    clock: ClockKind,
+    timeouts: u32,
+    abandoned: u32,
+    mismatches: u32,
+    ok: bool,
+    giveups: Vec<CoreGiveUp>,
+    results: Vec<JobResult>,
+    chips: Vec<ChipSummary>,
+    violations: Vec<String>,
+}
+
+impl From<BroadcastSummary> for SummaryCounts {
+    fn from(s: BroadcastSummary) -> Self {
+        Self {
+            received_bytes: s.received_bytes,
+            checked_bytes: s.checked_bytes,
+            wait_cycles: s.wait_cycles,
+            cycles: s.cycles,
+            clock: s.clock,
+            timeouts: s.timeouts,
+            abandoned: s.abandoned,
+            mismatches: s.mismatches,
+            ok: s.ok,
+            giveups: s.giveups,
+            results: s.results,
+            chips: s.chips,
+            violations: s.violations,
+        }
+    }
+}
+
 impl BroadcastSummary {
+    /// Adds the counts of a part of the run: sums, the longest part's cycles, every list.
+    pub(super) fn add_counts(&mut self, c: SummaryCounts) {
+        self.received_bytes += c.received_bytes;
+        self.checked_bytes += c.checked_bytes;
+        self.wait_cycles[0] += c.wait_cycles[0];
+        self.wait_cycles[1] += c.wait_cycles[1];
+        self.cycles = self.cycles.max(c.cycles);
+        if c.clock != self.clock {
+            // Cycles of different clocks (a card's beside ttsim's steps) are no one figure.
+            self.violations.push(format!(
+                "a part of the run counts {:?}, the rest {:?}: the run's cycles mix them",
+                c.clock, self.clock
+            ));
+            self.ok = false;
+        }
+        self.timeouts += c.timeouts;
+        self.abandoned += c.abandoned;
+        self.mismatches += c.mismatches;
+        self.ok &= c.ok;
+        self.giveups.extend(c.giveups);
+        self.results.extend(c.results);
+        self.chips.extend(c.chips);
+        self.violations.extend(c.violations);
+    }
+
     /// A summary of nothing yet, with the bound of one job (`job_bound` cycles, bound by
     /// `binding`).
     pub(super) fn empty(
