@@ -1,7 +1,8 @@
 //! # blackhole-pac
 //!
 //! Chip facts and registers of Tenstorrent Blackhole, as typed constants, `const fn`s and
-//! chiptool-style register blocks. `#![no_std]`, no dependencies.
+//! chiptool-style register blocks. `#![no_std]`; its one dependency is `tt-reg`, the register
+//! access it shares with the other chips' PACs.
 //!
 //! | module | what it holds |
 //! |---|---|
@@ -30,7 +31,8 @@ pub mod arc;
 pub mod grid;
 pub mod harvest;
 pub mod niu;
-pub mod reg;
+/// Register access: `tt-reg`, shared with the other chips' PACs.
+pub use tt_reg as reg;
 pub mod stream;
 pub mod tensix;
 pub mod tlb;

@@ -2,7 +2,8 @@
 //!
 //! Chip facts and registers of Tenstorrent Wormhole B0, as typed constants and `const fn`s, in
 //! the shape of `blackhole-pac`: the second chip behind komorebi's chip-neutral HAL (issue 32).
-//! `#![no_std]`, no dependencies.
+//! `#![no_std]`; its one dependency is `tt-reg`, the register access it
+//! shares with `blackhole-pac`.
 //!
 //! | module | what it holds |
 //! |---|---|
@@ -10,7 +11,8 @@
 //! | [`harvest`] | row harvest masks (tt-umd order and the ARC message's order), logical -> NoC0 Tensix mapping |
 //! | [`translate`] | raw NoC0 <-> translated coordinates for a harvest mask |
 //! | [`addr`] | NoC address encodings (coordinates in the middle word), packet size, alignment |
-//! | [`niu`] | the NIU register offsets: command buffers, `NOC_CTRL` bits, counters, configuration |
+//! | [`niu`] | the NIU register block ([`niu::Niu`]): command buffers, `NOC_CTRL` bits, counters, configuration |
+//! | [`stream`] | overlay stream registers used as circular-buffer counters |
 //! | [`tensix`] | L1 size, soft reset, reset PCs, wall clock |
 //! | [`tlb`] | PCIe TLB windows (1 / 2 / 16 MiB) and their configuration encoding |
 //!
@@ -22,15 +24,14 @@
 //! ttsim v1.10.0 `data/wh/tile_regs.json`, which `tests/ttsim_regs.rs` checks the NIU offsets
 //! against.
 //!
-//! What this crate does not have yet (issue 32 is open): register blocks over a base pointer
-//! (`blackhole-pac`'s `Niu`), overlay streams, ARC telemetry. The HAL's backends do not use it
-//! yet.
+//! What this crate does not have yet (issue 32 is open): ARC telemetry.
 #![no_std]
 
 pub mod addr;
 pub mod grid;
 pub mod harvest;
 pub mod niu;
+pub mod stream;
 pub mod tensix;
 pub mod tlb;
 pub mod translate;

@@ -154,3 +154,181 @@ pub const fn node_id(x: u8, y: u8, noc: u8) -> u32 {
         | ((crate::grid::GRID_Y as u32) << 19)
         | (((noc == 0) as u32) << 28)
 }
+
+tt_reg::fieldset! {
+    /// `NOC_NODE_ID`: this NIU's raw coordinates on its own NoC and the grid size ([`node_id`]).
+    pub struct NodeId {
+        /// x.
+        field x, set_x: u8 @ 0, 6;
+        /// y.
+        field y, set_y: u8 @ 6, 6;
+        /// Grid width (10).
+        field width, set_width: u8 @ 12, 7;
+        /// Grid height (12).
+        field height, set_height: u8 @ 19, 7;
+        /// Routing: true = X first (NoC0), false = Y first (NoC1).
+        flag x_first, set_x_first @ 28;
+    }
+}
+
+/// A command buffer: `0..4` ([`NOC_CMD_BUFS`]), tt-metal's assignment as constants (the same
+/// as Blackhole's: tt-metal Wormhole `noc_nonblocking_api.h`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum CmdBufId {
+    Buf0 = 0,
+    Buf1 = 1,
+    Buf2 = 2,
+    Buf3 = 3,
+}
+
+impl CmdBufId {
+    /// tt-metal: large writes and multicasts (`NCRISC_WR_CMD_BUF`).
+    pub const WRITE: Self = Self::Buf0;
+    /// tt-metal: reads (`NCRISC_RD_CMD_BUF`).
+    pub const READ: Self = Self::Buf1;
+    /// tt-metal: small writes and register writes (`NCRISC_WR_REG_CMD_BUF`).
+    pub const SMALL_WRITE: Self = Self::Buf2;
+    /// tt-metal: atomics (`NCRISC_AT_CMD_BUF`).
+    pub const ATOMIC: Self = Self::Buf3;
+}
+
+/// One NIU's register block over a base pointer, as `blackhole_pac::niu::Niu` (the same safety
+/// rules: made only through `unsafe`).
+///
+/// ```compile_fail,E0133
+/// let niu = wormhole_pac::niu::Niu::steal_niu0(); // needs `unsafe`
+/// ```
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Niu {
+    ptr: *mut u8,
+}
+
+// SAFETY: `Niu` is an address; see `tt_reg::Reg`.
+unsafe impl Send for Niu {}
+// SAFETY: `Niu` is an address; see `tt_reg::Reg`.
+unsafe impl Sync for Niu {}
+
+impl Niu {
+    /// The block at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must be 4-byte aligned and valid for volatile 32-bit access over
+    /// [`NIU_BLOCK_BYTES`] for as long as the block or any register taken from it is used.
+    pub const unsafe fn from_ptr(ptr: *mut ()) -> Self {
+        Self {
+            ptr: ptr as *mut u8,
+        }
+    }
+
+    /// NIU0's block (NoC0) on a Tensix RISC-V, at [`NIU0_BASE`].
+    ///
+    /// # Safety
+    /// Only on a Tensix baby core of a Wormhole, where [`NIU0_BASE`] is NIU0's registers; the
+    /// caller must be the only one driving NIU0's command buffers while the block is used.
+    pub const unsafe fn steal_niu0() -> Self {
+        // SAFETY: the caller upholds `from_ptr`'s contract for NIU0's MMIO block.
+        unsafe { Self::from_ptr(NIU0_BASE as *mut ()) }
+    }
+
+    /// NIU1's block (NoC1) on a Tensix RISC-V, at [`NIU1_BASE`].
+    ///
+    /// # Safety
+    /// As for [`Niu::steal_niu0`], for NIU1.
+    pub const unsafe fn steal_niu1() -> Self {
+        // SAFETY: the caller upholds `from_ptr`'s contract for NIU1's MMIO block.
+        unsafe { Self::from_ptr(NIU1_BASE as *mut ()) }
+    }
+
+    /// The block's base address.
+    pub const fn as_ptr(&self) -> *mut () {
+        self.ptr as *mut ()
+    }
+
+    const fn reg<T: Copy, A: tt_reg::Access>(self, offset: usize) -> tt_reg::Reg<T, A> {
+        // SAFETY: `from_ptr`'s contract covers every offset this module computes.
+        unsafe { tt_reg::Reg::from_ptr(self.ptr.wrapping_add(offset) as *mut T) }
+    }
+
+    /// Command buffer `id`.
+    pub const fn cmd_buf(self, id: CmdBufId) -> CmdBuf {
+        CmdBuf {
+            ptr: self.ptr.wrapping_add(id as usize * NOC_CMD_BUF_OFFSET),
+        }
+    }
+
+    /// `NOC_CFG(n)` as a raw word.
+    pub const fn cfg(self, n: usize) -> tt_reg::Reg<u32, tt_reg::RW> {
+        self.reg(NOC_CFG_OFFSET + 4 * (n & 0x3F))
+    }
+
+    /// `NOC_CLEAR_OUTSTANDING_REQ_CNT` ([`NOC_CLEAR_OUTSTANDING_REQ_CNT`] from the base).
+    pub const fn clear_outstanding_req_cnt(self) -> tt_reg::Reg<u32, tt_reg::W> {
+        self.reg(NOC_CLEAR_OUTSTANDING_REQ_CNT)
+    }
+
+    /// Counter `NOC_STATUS(index)` (see [`counter`]).
+    pub const fn status(self, index: usize) -> tt_reg::Reg<u32, tt_reg::R> {
+        self.reg(NOC_STATUS_OFFSET + 4 * (index & 0x7F))
+    }
+
+    /// `NIU_MST_REQS_OUTSTANDING_ID(id)` (8-bit), `id` taken modulo 16.
+    pub const fn reqs_outstanding(self, id: u8) -> tt_reg::Reg<u32, tt_reg::R> {
+        self.status(counter::NIU_MST_REQS_OUTSTANDING_ID + (id as usize & 0xF))
+    }
+
+    /// `NIU_MST_WRITE_REQS_OUTGOING_ID(id)` (8-bit), `id` taken modulo 16.
+    pub const fn write_reqs_outgoing(self, id: u8) -> tt_reg::Reg<u32, tt_reg::R> {
+        self.status(counter::NIU_MST_WRITE_REQS_OUTGOING_ID + (id as usize & 0xF))
+    }
+}
+
+/// One command buffer of an NIU.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct CmdBuf {
+    ptr: *mut u8,
+}
+
+// SAFETY: `CmdBuf` is an address; see `tt_reg::Reg`.
+unsafe impl Send for CmdBuf {}
+// SAFETY: `CmdBuf` is an address; see `tt_reg::Reg`.
+unsafe impl Sync for CmdBuf {}
+
+macro_rules! cmd_regs {
+    ($( $(#[$m:meta])* $name:ident : $ty:ty, $acc:ty = $off:expr; )*) => {
+        impl CmdBuf {
+            $(
+                $(#[$m])*
+                pub const fn $name(self) -> tt_reg::Reg<$ty, $acc> {
+                    // SAFETY: `Niu::from_ptr`'s contract covers every command-buffer register.
+                    unsafe { tt_reg::Reg::from_ptr(self.ptr.wrapping_add($off) as *mut $ty) }
+                }
+            )*
+        }
+    };
+}
+
+cmd_regs! {
+    /// `NOC_TARG_ADDR_LO`: local address bits 31:0.
+    targ_addr_lo: u32, tt_reg::RW = cmd::NOC_TARG_ADDR_LO;
+    /// `NOC_TARG_ADDR_MID`: local address bits 35:32 and the coordinates ([`crate::addr::split`]).
+    targ_addr_mid: u32, tt_reg::RW = cmd::NOC_TARG_ADDR_MID;
+    /// `NOC_RET_ADDR_LO`.
+    ret_addr_lo: u32, tt_reg::RW = cmd::NOC_RET_ADDR_LO;
+    /// `NOC_RET_ADDR_MID`.
+    ret_addr_mid: u32, tt_reg::RW = cmd::NOC_RET_ADDR_MID;
+    /// `NOC_PACKET_TAG`: the transaction id in bits 13:10 ([`PACKET_TAG_TRANSACTION_ID_SHIFT`]).
+    packet_tag: u32, tt_reg::RW = cmd::NOC_PACKET_TAG;
+    /// `NOC_CTRL` ([`ctrl`]).
+    ctrl: u32, tt_reg::RW = cmd::NOC_CTRL;
+    /// `NOC_AT_LEN_BE`.
+    at_len_be: u32, tt_reg::RW = cmd::NOC_AT_LEN_BE;
+    /// `NOC_AT_DATA`.
+    at_data: u32, tt_reg::RW = cmd::NOC_AT_DATA;
+    /// `NOC_CMD_CTRL`: write [`NOC_CTRL_SEND_REQ`] to send; reads [`NOC_CTRL_STATUS_READY`] when free.
+    cmd_ctrl: u32, tt_reg::RW = cmd::NOC_CMD_CTRL;
+    /// `NOC_NODE_ID`.
+    node_id: NodeId, tt_reg::R = cmd::NOC_NODE_ID;
+    /// `NOC_ENDPOINT_ID`.
+    endpoint_id: u32, tt_reg::R = cmd::NOC_ENDPOINT_ID;
+}

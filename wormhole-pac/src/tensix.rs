@@ -23,5 +23,8 @@ pub const SOFT_RESET_ALL: u32 = 0x47800;
 pub const RESET_PCS: [u32; 5] = [0x0, 0x6000, 0xA000, 0xE000, 0x1_2000];
 /// The wall clock, low word (reading it latches the high word at `+8`).
 pub const WALL_CLOCK_L: usize = 0xFFB1_21F0;
+/// The live high word of the wall clock (ttsim `data/wh/tile_regs.json` `wall_clock_1`, at the
+/// same place as Blackhole's `RISCV_DEBUG_REG_WALL_CLOCK_H`).
+pub const WALL_CLOCK_H_LIVE: usize = 0xFFB1_21F4;
 /// The latched high word of the wall clock.
 pub const WALL_CLOCK_H: usize = 0xFFB1_21F8;

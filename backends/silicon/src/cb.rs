@@ -1,9 +1,12 @@
 //! `CircularBuffer` on the overlay stream registers: CB `n` keeps its shared counters in stream
-//! `n` (`tiles_received`, `tiles_acked`, 16 significant bits), and each kernel keeps its own
-//! pointers, as tt-metal's `LocalCBInterface` does.
+//! `n` (`tiles_received`, `tiles_acked`, 16 significant bits; which registers of the stream is
+//! the chip's, [`Chip::tiles_received`]), and each kernel keeps its own pointers, as tt-metal's
+//! `LocalCBInterface` does.
 
-use blackhole_pac::stream::{CIRCULAR_BUFFERS, CbIndex, Streams};
 use komorebi_hal::L1Addr;
+use tt_reg::{RW, Reg};
+
+use crate::chip::Chip;
 use komorebi_hal::cb::{self, ErrorKind};
 
 use crate::error::{Error, Why};
@@ -14,8 +17,9 @@ type CbError = Error<ErrorKind>;
 /// One circular buffer as one kernel (its producer or its consumer) sees it.
 #[derive(Debug)]
 pub struct SiliconCb {
-    streams: Streams,
-    index: CbIndex,
+    /// `tiles_received` and `tiles_acked` of the buffer's stream.
+    received: Reg<u32, RW>,
+    acked: Reg<u32, RW>,
     l1: usize,
     base: u32,
     page_size: u32,
@@ -26,10 +30,11 @@ pub struct SiliconCb {
 }
 
 impl SiliconCb {
-    /// Circular buffer `index`: `pages` pages of `page_size` bytes at L1 `base`, counters in
-    /// `streams`, with L1 address 0 at address `l1` of this core (0 on a baby core; a host
-    /// buffer's address in tests). Both pointers start at page 0 (every command leaves the
-    /// buffer at slot 0).
+    /// Circular buffer `index` of chip `C`: `pages` pages of `page_size` bytes at L1 `base`,
+    /// counters in `streams`, with L1 address 0 at address `l1` of this core (0 on a baby core;
+    /// a host buffer's address in tests). Both pointers start at page 0 (every command leaves
+    /// the buffer at slot 0). `None` unless `index` is below the chip's
+    /// [`Chip::CIRCULAR_BUFFERS`].
     ///
     /// # Safety
     /// `l1 + base .. l1 + base + pages * page_size` must be valid for reads (volatile and plain)
@@ -37,45 +42,46 @@ impl SiliconCb {
     /// reads: [`scan_page`](cb::CircularBuffer::scan_page) lends a ready page as a slice, so
     /// nothing may write a page between the producer's push and the consumer's pop (the
     /// protocol's rule for every producer, the NoC included).
-    pub unsafe fn from_ptr(
-        streams: Streams,
-        index: CbIndex,
+    pub unsafe fn from_ptr<C: Chip>(
+        streams: C::Streams,
+        index: u8,
         l1: usize,
         base: u32,
         page_size: u32,
         pages: u16,
-    ) -> Self {
-        Self {
-            streams,
-            index,
+    ) -> Option<Self> {
+        if index >= C::CIRCULAR_BUFFERS {
+            return None;
+        }
+        Some(Self {
+            received: C::tiles_received(streams, index),
+            acked: C::tiles_acked(streams, index),
             l1,
             base,
             page_size,
             pages,
             wr: 0,
             rd: 0,
-        }
+        })
     }
 
     /// Zeroes `tiles_received` and `tiles_acked` of every circular buffer in `streams`: the
     /// known state the firmware starts from, since the stream registers keep whatever the last
     /// firmware left (tt-metal zeroes them before use too; docs/blackhole.md, "Boot state").
     /// For one core of the tile, before any kernel of it takes a command.
-    pub fn clear_counters(streams: Streams) {
-        for i in 0..CIRCULAR_BUFFERS as u8 {
-            if let Some(cb) = CbIndex::new(i) {
-                streams.tiles_received(cb).write_value(0);
-                streams.tiles_acked(cb).write_value(0);
-            }
+    pub fn clear_counters<C: Chip>(streams: C::Streams) {
+        for cb in 0..C::CIRCULAR_BUFFERS {
+            C::tiles_received(streams, cb).write_value(0);
+            C::tiles_acked(streams, cb).write_value(0);
         }
     }
 
     fn received(&self) -> u16 {
-        self.streams.tiles_received(self.index).read() as u16
+        self.received.read() as u16
     }
 
     fn acked(&self) -> u16 {
-        self.streams.tiles_acked(self.index).read() as u16
+        self.acked.read() as u16
     }
 
     fn advance(&self, at: u16, pages: u16, push: bool) -> Result<u16, CbError> {
@@ -139,9 +145,7 @@ impl cb::CircularBuffer for SiliconCb {
         self.wr = self.advance(self.wr, pages, true)?;
         // The pages' bytes are in L1 before the consumer can see the count.
         fence();
-        self.streams
-            .tiles_received(self.index)
-            .modify(|v| *v = (*v as u16).wrapping_add(pages) as u32);
+        self.received.modify(|v| *v = (*v as u16).wrapping_add(pages) as u32);
         Ok(())
     }
 
@@ -151,9 +155,7 @@ impl cb::CircularBuffer for SiliconCb {
 
     fn pop(&mut self, pages: u16) -> Result<(), CbError> {
         self.rd = self.advance(self.rd, pages, false)?;
-        self.streams
-            .tiles_acked(self.index)
-            .modify(|v| *v = (*v as u16).wrapping_add(pages) as u32);
+        self.acked.modify(|v| *v = (*v as u16).wrapping_add(pages) as u32);
         Ok(())
     }
 

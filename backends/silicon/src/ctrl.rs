@@ -67,11 +67,18 @@ pub struct SiliconCtrl<P = Placed> {
 /// read_csr: csr=0xc80"), and tt-metal's firmware times with the wall clock too. The live high
 /// half, not the latched one, because the latch is shared by the tile's five cores.
 ///
+/// The registers are at the same place on Blackhole and Wormhole (`0xFFB1_21F0` low,
+/// `0xFFB1_21F4` live high; `blackhole_pac::tensix`, `wormhole_pac::tensix`).
+///
 /// Not inlined: a kernel reads the clock at every wait and the loop is the same each time.
 #[cfg(target_arch = "riscv32")]
 #[inline(never)]
 pub fn cycles() -> u64 {
     use blackhole_pac::tensix::{WALL_CLOCK_H_LIVE, WALL_CLOCK_L};
+    const _: () = assert!(
+        WALL_CLOCK_L as usize == wormhole_pac::tensix::WALL_CLOCK_L
+            && WALL_CLOCK_H_LIVE as usize == wormhole_pac::tensix::WALL_CLOCK_H_LIVE
+    );
     let reg = |a: u32| a as usize as *const u32;
     loop {
         // SAFETY: the wall-clock registers are mapped on every Tensix baby core; reading the

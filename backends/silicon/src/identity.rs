@@ -1,6 +1,7 @@
 //! Where a tile is, as the chip says: NIU0's raw `NOC_NODE_ID` and, when coordinates are
 //! translated, the translated coordinates the ARC firmware programmed into `NOC_ID_LOGICAL`
-//! (`NIU_BASE + 0x148`, bits 0..5 x, 6..11 y; tt-metal reads its own coordinates there).
+//! (bits 0..5 x, 6..11 y; `NIU_BASE + 0x148` on Blackhole, `+ 0x138` on Wormhole; tt-metal
+//! reads its own coordinates there).
 //! [`TileIdentity::logical`] checks a harvest mask against them, so a host that wrote the wrong
 //! mask gets a refusal at boot instead of kernels that compute wrong addresses.
 //!
@@ -10,18 +11,18 @@
 //! Tensix NIUs' `NIU_CFG_0` at 0. A tile whose `NOC_ID_LOGICAL` disagrees with the host's
 //! translation is refused either way.
 
-use blackhole_pac::grid::{Noc0Xy, TileKind};
-use blackhole_pac::harvest::HarvestMask;
-use blackhole_pac::niu::{CmdBufId, Niu, cfg};
-use blackhole_pac::translate::Translation;
+use core::marker::PhantomData;
+
 use komorebi_hal::LogicalXy;
+
+use crate::chip::{Chip, Memory};
 
 /// Why a harvest mask does not fit the tile the chip says this is.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum IdentityError {
     /// `NOC_NODE_ID` is not a Tensix tile.
     NotTensix,
-    /// The mask harvests this tile's own column.
+    /// The mask harvests this tile's own column (Blackhole) or row (Wormhole).
     HarvestedColumn,
     /// Under translation, `NOC_ID_LOGICAL` holds `chip`; the mask's translation gives `mask`.
     TranslationDisagrees {
@@ -32,52 +33,57 @@ pub enum IdentityError {
     },
 }
 
-/// What a tile's NIU0 says about where the tile is.
+/// What a tile's NIU0 says about where the tile is, on chip `C`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct TileIdentity {
+pub struct TileIdentity<C: Chip> {
     /// Raw NoC0 coordinates (`NOC_NODE_ID`).
-    pub raw: Noc0Xy,
+    pub raw: (u8, u8),
     /// `NOC_ID_LOGICAL` when translation is on; `None` when it is off.
     pub translated: Option<(u8, u8)>,
+    chip: PhantomData<C>,
 }
 
-impl TileIdentity {
+impl<C: Chip> TileIdentity<C> {
     /// Reads NIU0's `NOC_NODE_ID` and, when the host says coordinates are `translated`,
-    /// `NOC_ID_LOGICAL`. `None` if `NOC_NODE_ID` is off the 17 x 12 grid.
-    pub fn read(niu0: Niu, translated: bool) -> Option<Self> {
-        let node = niu0.cmd_buf(CmdBufId::WRITE).node_id().read();
-        let raw = Noc0Xy::new(node.x(), node.y())?;
-        let translated = translated.then(|| {
-            let w = niu0.cfg(cfg::NOC_ID_LOGICAL).read();
-            ((w & 0x3F) as u8, (w >> 6 & 0x3F) as u8)
-        });
-        Some(Self { raw, translated })
+    /// `NOC_ID_LOGICAL`. `None` if `NOC_NODE_ID` is off the chip's grid.
+    pub fn read(niu0: C::Niu, translated: bool) -> Option<Self> {
+        let raw = C::niu_node(niu0);
+        if raw.0 >= C::GRID.0 || raw.1 >= C::GRID.1 {
+            return None;
+        }
+        let translated = translated.then(|| C::niu_id_logical(niu0));
+        Some(Self {
+            raw,
+            translated,
+            chip: PhantomData,
+        })
     }
 
     /// The tile's logical coordinates on a chip with `harvest`, after checking that the mask
     /// fits what the chip says.
-    pub fn logical(&self, harvest: HarvestMask) -> Result<LogicalXy, IdentityError> {
-        if !matches!(self.raw.memory(), Some(TileKind::Tensix)) {
+    pub fn logical(&self, harvest: C::Harvest) -> Result<LogicalXy, IdentityError> {
+        let (x0, y0) = self.raw;
+        if C::memory(x0, y0) != Some(Memory::Tensix) {
             return Err(IdentityError::NotTensix);
         }
         if let Some(chip) = self.translated {
-            let mask = Translation::new(harvest)
-                .tensix_at(self.raw)
+            let mask = C::to_translated(&C::translation(harvest, None), x0, y0)
                 .ok_or(IdentityError::NotTensix)?;
             if mask != chip {
                 return Err(IdentityError::TranslationDisagrees { chip, mask });
             }
         }
-        let (x, y) = harvest
-            .noc0_to_logical(self.raw.x(), self.raw.y())
-            .ok_or(IdentityError::HarvestedColumn)?;
+        let (x, y) = C::logical(harvest, x0, y0).ok_or(IdentityError::HarvestedColumn)?;
         Ok(LogicalXy::new(x, y))
     }
 
     /// The translation the NIUs apply, for a mask that [`TileIdentity::logical`] accepted and
     /// the fused DRAM bank the host reported; `None` when translation is off.
-    pub fn translation(&self, harvest: HarvestMask, fused_dram: Option<u8>) -> Option<Translation> {
-        self.translated
-            .map(|_| Translation::with_dram(harvest, fused_dram))
+    pub fn translation(
+        &self,
+        harvest: C::Harvest,
+        fused_dram: Option<u8>,
+    ) -> Option<C::Translation> {
+        self.translated.map(|_| C::translation(harvest, fused_dram))
     }
 }

@@ -1,7 +1,9 @@
 //! # komorebi-silicon
 //!
-//! The komorebi HAL on Blackhole MMIO, for kernels running on the Tensix baby RISC-V cores.
-//! `#![no_std]`, no allocation; every register access goes through `blackhole-pac`.
+//! The komorebi HAL on Tensix MMIO, for kernels running on the baby RISC-V cores of a
+//! Blackhole or a Wormhole B0. `#![no_std]`, no allocation; every register access goes through
+//! the chip's PAC (`blackhole-pac`, `wormhole-pac`), chosen by a [`Chip`] type parameter
+//! ([`Blackhole`], [`Wormhole`]): one backend over a chip description (decisions D30).
 //!
 //! | type | trait | realised with |
 //! |---|---|---|
@@ -13,8 +15,8 @@
 //!
 //! The HAL never waits: when a command buffer is still busy (`NOC_CMD_CTRL != 0`), an issuing
 //! call returns `ErrorKind::Busy` and issues nothing; the protocol crates retry inside their
-//! waits. A transfer longer than 16 KiB is split in software into packets of at most 16 KiB,
-//! one command each: the first goes at once, the others on later calls of the handle as the
+//! waits. A transfer longer than one packet (16 KiB on Blackhole, 8 KiB on Wormhole) is split in
+//! software into packets, one command each: the first goes at once, the others on later calls of the handle as the
 //! command buffer frees (every issuing call returns `Busy` and every completion check `false`
 //! until the last has gone). tt-metal splits the same way; the NIU's own splitting is left
 //! alone (the ISA leaves it unclear on Blackhole). Counts advance per packet.
@@ -27,14 +29,15 @@
 //!
 //! **Coordinates.** komorebi works in raw NoC coordinates. If the chip translates coordinates
 //! (the host's chip word says so, from the PCIe NIU's `NIU_CFG_0` bit 14; a Tensix NIU's own bit
-//! is not relied on), give the handle a [`Translation`]: Tensix, DRAM
-//! and ARC coordinates are then converted to the translated space (`blackhole_pac::translate`)
-//! before they are written (DRAM to its translated x 17/18, y 12..23, as tt-metal addresses it
-//! and as ttsim requires). The translated
+//! is not relied on), give the handle the chip's translation ([`Chip::Translation`]): Tensix,
+//! DRAM and (Blackhole) ARC coordinates are then converted to the translated space
+//! (`blackhole_pac::translate`, `wormhole_pac::translate`) before they are written (Blackhole's
+//! DRAM to its translated x 17/18, y 12..23, as tt-metal addresses it and as ttsim requires;
+//! Wormhole's DRAM keeps its coordinates). The translated
 //! space runs the NoC0 way on both NoCs, so a NoC1 rectangle comes out with start at the
 //! NoC0-order maximum: the corner swap the ISA and tt-metal prescribe for NoC1 multicasts. A
-//! multicast rectangle is written as the translated rectangle over the enabled columns it
-//! covers, never with a corner on a harvested column.
+//! multicast rectangle is written as the translated rectangle over the enabled columns and rows
+//! it covers, never with a corner on a harvested one.
 //!
 //! **Ordering of core stores and NIU commands.** `fence` does not order an L1 store before a
 //! later NIU command on these cores (ISA `BabyRISCV/MemoryOrdering.md`); [`SiliconCtrl`]'s
@@ -46,6 +49,7 @@
 #![no_std]
 
 mod cb;
+pub mod chip;
 mod ctrl;
 mod error;
 mod identity;
@@ -54,10 +58,11 @@ mod order;
 mod poll;
 
 pub use cb::SiliconCb;
+pub use chip::{Blackhole, Chip, Wormhole};
 #[cfg(target_arch = "riscv32")]
 pub use ctrl::cycles;
 pub use ctrl::{ControlPlace, Placed, SiliconCtrl};
 pub use error::{Error, Why};
 pub use identity::{IdentityError, TileIdentity};
-pub use noc::{SiliconNoc, Translation};
+pub use noc::SiliconNoc;
 pub use poll::Poll;

@@ -1,17 +1,9 @@
 //! `NocMulticast` on one NIU.
 
-use blackhole_pac::addr::{self, AddrRegs, L1_ALIGN, MAX_PACKET_BYTES, span_contains};
-
-use blackhole_pac::grid::{
-    GRID_X, GRID_Y, Noc0Xy, Noc1Xy, TENSIX_X, TENSIX_Y_FIRST, TENSIX_Y_LAST, TileKind,
-};
-use blackhole_pac::harvest::HarvestMask;
-use blackhole_pac::niu::{self, CmdBufId, Counter, Niu, NocCtrl, PacketTag, TransactionId};
-/// NIU coordinate translation (the PAC's one rule: `blackhole_pac::translate`).
-pub use blackhole_pac::translate::Translation;
 use komorebi_hal::noc::{self, Ack, ErrorKind, Link, Loopback, Order, ReadTag, WriteMode};
 use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Xy};
 
+use crate::chip::{Chip, CmdBuf, Endpoint, Memory, ctrl};
 use crate::error::{Error, Why};
 
 type NocError = Error<ErrorKind>;
@@ -22,10 +14,7 @@ const fn err(kind: ErrorKind, why: Why) -> NocError {
 
 /// The transaction id every komorebi request carries (`NOC_PACKET_TAG` bits 10..13 = 0): its
 /// `NIU_MST_WRITE_REQS_OUTGOING_ID` counter is what [`SiliconNoc`]'s `writes_sent` reads.
-const TRANSACTION_ID: TransactionId = match TransactionId::new(0) {
-    Some(id) => id,
-    None => panic!("0 is a transaction id"),
-};
+const TRANSACTION_ID: u8 = 0;
 
 /// `NIU_MST_WRITE_REQS_OUTGOING_ID` is 8 bits wide (ISA `NoC/Counters.md`): no more writes than
 /// this may be waiting for their source bytes at once.
@@ -43,13 +32,13 @@ type KnownCast = (Rect, u32, u32);
 /// sender's pages on the banks on its side, up to four) or a marker's tile.
 const TARGETS: usize = 4;
 
-/// A transfer longer than one packet: the packets not yet issued. Software splits (16 KiB a
-/// packet, one command each) rather than the NIU's automatic splitting, which the ISA leaves
-/// unclear for Blackhole and tt-metal never relies on.
+/// A transfer longer than one packet: the packets not yet issued. Software splits (the chip's
+/// packet size, one command each) rather than the NIU's automatic splitting, which the ISA
+/// leaves unclear for Blackhole and tt-metal never relies on.
 #[derive(Copy, Clone, Debug)]
 struct Split {
-    buf: CmdBufId,
-    ctrl: NocCtrl,
+    buf: CmdBuf,
+    ctrl: u32,
     /// The next packet's `NOC_TARG_ADDR` and `NOC_RET_ADDR`: local addresses and coordinate
     /// words.
     targ: u64,
@@ -62,14 +51,14 @@ struct Split {
     acks: u32,
 }
 
-/// One NIU as one data-movement kernel's NoC.
+/// One NIU of chip `C` as one data-movement kernel's NoC.
 #[derive(Debug)]
-pub struct SiliconNoc {
-    niu: Niu,
+pub struct SiliconNoc<C: Chip> {
+    niu: C::Niu,
     noc: NocId,
     node: Xy,
-    harvest: HarvestMask,
-    translation: Option<Translation>,
+    harvest: C::Harvest,
+    translation: Option<C::Translation>,
     /// This tile's coordinate word as the NIU wants it ([`SiliconNoc::coord`] of `node`, then
     /// [`addr::unicast_coord`]), worked out once: every read and write names it as its return
     /// or source address.
@@ -96,54 +85,46 @@ pub struct SiliconNoc {
     acks_expected: u32,
 }
 
-/// The enabled Tensix tiles a rectangle covers, as NoC0 column and row bit sets.
+/// The enabled Tensix tiles a rectangle covers: columns times rows, since a chip harvests
+/// whole columns (Blackhole) or whole rows (Wormhole).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 struct Cover {
-    /// Bit `x`: NoC0 column `x` is an enabled Tensix column inside the rectangle.
-    columns: u32,
-    /// How many bits `columns` has.
+    /// The lowest and highest NoC0 column that is an enabled Tensix column inside the
+    /// rectangle (`(255, 0)` when there is none).
+    columns: (u8, u8),
+    /// How many such columns.
     n_columns: u32,
-    /// The lowest and highest NoC0 row that is a Tensix row inside the rectangle (`(255, 0)`
-    /// when there is none).
+    /// The same for rows.
     rows: (u8, u8),
-    /// How many rows that is.
+    /// How many such rows.
     n_rows: u32,
 }
 
-impl SiliconNoc {
+impl<C: Chip> SiliconNoc<C> {
     /// The NoC of NIU `niu` (NIU0 for NoC0, NIU1 for NoC1) of the tile at raw `node` on that
     /// NoC, on a chip with `harvest`; `translation` when the NIUs translate coordinates.
     ///
-    /// Puts the NIU's command buffers into the state this backend relies on: `NOC_PACKET_TAG`
-    /// (transaction id 0, no overlay delivery) and `NOC_BRCST_EXCLUDE` are cleared on all four,
-    /// since they survive a RISC soft reset and a previous firmware (a tt-metal run) may have
-    /// left them set (tt-metal's firmware clears the packet tags at boot the same way).
+    /// Puts the NIU's command buffers into the state this backend relies on
+    /// ([`Chip::niu_init`]): `NOC_PACKET_TAG` (transaction id 0, no overlay delivery) and, on
+    /// Blackhole, `NOC_BRCST_EXCLUDE` are cleared on all four, since they survive a RISC soft
+    /// reset and a previous firmware (a tt-metal run) may have left them set (tt-metal's
+    /// firmware clears the packet tags at boot the same way).
     /// `NOC_AT_LEN_BE_1` (the high word of a 64-bit length) is left alone, as tt-metal's Tensix
     /// firmware leaves it: only its Ethernet firmware clears it, after link training dirties it
     /// (tt-metal #18384), and ttsim does not model the register. The software counts then
     /// start from the hardware counters, as tt-metal's `noc_local_state_init`.
     pub fn new(
-        niu: Niu,
+        niu: C::Niu,
         noc: NocId,
         node: Xy,
-        harvest: HarvestMask,
-        translation: Option<Translation>,
+        harvest: C::Harvest,
+        translation: Option<C::Translation>,
     ) -> Self {
-        for id in [
-            CmdBufId::Buf0,
-            CmdBufId::Buf1,
-            CmdBufId::Buf2,
-            CmdBufId::Buf3,
-        ] {
-            let buf = niu.cmd_buf(id);
-            buf.packet_tag().write_value(PacketTag::default());
-            buf.brcst_exclude().write_value(0);
-        }
-        // The per-id outstanding counters start at 0, whatever a previous firmware left in
-        // flight counted there: `NOC_CLEAR_OUTSTANDING_REQ_CNT`, once per NIU at its base + 0x60
-        // (not in a command buffer's block), a bit mask of the ids to zero; all 16, since
-        // nothing of this firmware is in flight yet.
-        niu.clear_outstanding_req_cnt().write_value(0xFFFF);
+        // Also the per-id outstanding counters start at 0, whatever a previous firmware left in
+        // flight counted there: `NOC_CLEAR_OUTSTANDING_REQ_CNT`, once per NIU (not in a command
+        // buffer's block), a bit mask of the ids to zero; all 16, since nothing of this
+        // firmware is in flight yet.
+        C::niu_init(niu);
         let mut n = Self {
             niu,
             noc,
@@ -161,8 +142,7 @@ impl SiliconNoc {
             acks_expected: 0,
         };
         n.own = n.coord(node).and_then(|(x, y)| {
-            addr::unicast_coord(x, y)
-                .map_err(|_| err(ErrorKind::InvalidAddress, Why::NoTranslation))
+            C::unicast_coord(x, y).ok_or(err(ErrorKind::InvalidAddress, Why::NoTranslation))
         });
         n.sync_counts();
         n
@@ -170,36 +150,41 @@ impl SiliconNoc {
 
     fn sync_counts(&mut self) {
         self.split = None;
-        self.reads_issued = self.niu.status(Counter::MstRdRespReceived).read();
-        self.acks_expected = self.niu.status(Counter::MstWrAckReceived).read();
+        self.reads_issued = C::reads_received(self.niu);
+        self.acks_expected = C::acks_received(self.niu);
     }
 
-    /// NoC0 coordinates of raw `p` of this NoC; `None` off the 17 x 12 grid.
-    fn noc0(&self, p: Xy) -> Option<Noc0Xy> {
-        match self.noc {
-            NocId::Noc0 => Noc0Xy::new(p.x(), p.y()),
-            NocId::Noc1 => Noc1Xy::new(p.x(), p.y()).map(Noc1Xy::to_noc0),
+    /// NoC0 coordinates of raw `p` of this NoC; `None` off the chip's grid. The NoCs run in
+    /// opposite directions, so NoC1's `(x, y)` is NoC0's `(width - 1 - x, height - 1 - y)`.
+    fn noc0(&self, p: Xy) -> Option<(u8, u8)> {
+        let (w, h) = C::GRID;
+        if p.x() >= w || p.y() >= h {
+            return None;
         }
+        Some(match self.noc {
+            NocId::Noc0 => (p.x(), p.y()),
+            NocId::Noc1 => (w - 1 - p.x(), h - 1 - p.y()),
+        })
     }
 
-    /// The coordinate as the NIU wants it: raw, or translated. Tensix tiles, DRAM ports (whose
-    /// raw NoC0 coordinates translate to themselves) and the x = 8 column have translated
-    /// coordinates (`blackhole_pac::translate`).
+    /// The coordinate as the NIU wants it: raw, or translated ([`Chip::to_translated`]: Tensix
+    /// tiles and DRAM ports; on Blackhole also the x = 8 column).
     fn coord(&self, p: Xy) -> Result<(u8, u8), NocError> {
         let Some(t) = &self.translation else {
             return Ok((p.x(), p.y()));
         };
         self.noc0(p)
-            .and_then(|p0| t.to_translated(p0))
-            .map(|t| t.get())
+            .and_then(|(x, y)| C::to_translated(t, x, y))
             .ok_or(err(ErrorKind::InvalidAddress, Why::NoTranslation))
     }
 
-    fn target_kind(&self, p: Xy) -> Result<TileKind, NocError> {
+    fn target_kind(&self, p: Xy) -> Result<Memory, NocError> {
         let neither = err(ErrorKind::InvalidAddress, Why::NotL1OrDram);
-        let p0 = self.noc0(p).ok_or(neither)?;
-        match p0.memory() {
-            Some(TileKind::Tensix) if self.harvest.is_harvested(p0.x()) => {
+        let (x, y) = self.noc0(p).ok_or(neither)?;
+        match C::memory(x, y) {
+            Some(Memory::Tensix)
+                if !C::column_enabled(self.harvest, x) || !C::row_enabled(self.harvest, y) =>
+            {
                 Err(err(ErrorKind::InvalidAddress, Why::HarvestedTarget))
             }
             Some(k) => Ok(k),
@@ -208,7 +193,7 @@ impl SiliconNoc {
     }
 
     /// Whether `p` is a DRAM port, and its coordinate word ([`SiliconNoc::target_kind`],
-    /// [`SiliconNoc::coord`], [`addr::unicast_coord`]), remembered for the next request to the
+    /// [`SiliconNoc::coord`], [`Chip::unicast_coord`]), remembered for the next request to the
     /// same tile (a handle's harvest and translation never change). A coordinate that does not
     /// fit the word fails as `why`.
     ///
@@ -232,9 +217,9 @@ impl SiliconNoc {
 
     #[inline(never)]
     fn learn_target(&mut self, p: Xy, why: Why) -> Result<(bool, u32), NocError> {
-        let dram = matches!(self.target_kind(p)?, TileKind::Dram { .. });
+        let dram = self.target_kind(p)? == Memory::Dram;
         let (x, y) = self.coord(p)?;
-        let coord = addr::unicast_coord(x, y).map_err(|_| err(ErrorKind::InvalidAddress, why))?;
+        let coord = C::unicast_coord(x, y).ok_or(err(ErrorKind::InvalidAddress, why))?;
         self.targets[self.next_target % TARGETS] = Some((p, dram, coord));
         self.next_target = (self.next_target + 1) % TARGETS;
         Ok((dram, coord))
@@ -256,8 +241,8 @@ impl SiliconNoc {
             return Ok((0, 0));
         }
         let [start, end] = self.corners(rect, cover)?;
-        let coord = addr::multicast_coord(start, end)
-            .map_err(|_| err(ErrorKind::InvalidAddress, Why::MulticastRect))?;
+        let coord =
+            C::multicast_coord(start, end).ok_or(err(ErrorKind::InvalidAddress, Why::MulticastRect))?;
         self.last_cast = Some((rect, receivers, coord));
         Ok((receivers, coord))
     }
@@ -271,11 +256,11 @@ impl SiliconNoc {
     }
 
     fn check_l1(a: u32, len: u32) -> Result<(), NocError> {
-        if a % L1_ALIGN != 0 {
+        if a % C::L1_ALIGN != 0 {
             return Err(err(ErrorKind::Misaligned, Why::L1Misaligned));
         }
         // `a + len > L1_SIZE`, in 32 bits without overflow (no 64-bit add on the cores).
-        let size = blackhole_pac::tensix::L1_SIZE;
+        let size = C::L1_SIZE;
         if len > size || a > size - len {
             return Err(err(ErrorKind::InvalidAddress, Why::BeyondL1));
         }
@@ -291,10 +276,16 @@ impl SiliconNoc {
         if !self.free(s.buf) {
             return false;
         }
-        let len = s.left.min(MAX_PACKET_BYTES);
-        let targ = Self::regs(s.targ, s.targ_coord);
-        let ret = Self::regs(s.ret, s.ret_coord);
-        self.send(s.buf, targ, ret, len, s.ctrl);
+        let len = s.left.min(C::MAX_PACKET_BYTES);
+        let targ = Endpoint {
+            local: s.targ,
+            coord: s.targ_coord,
+        };
+        let ret = Endpoint {
+            local: s.ret,
+            coord: s.ret_coord,
+        };
+        C::send(self.niu, s.buf, targ, ret, len, s.ctrl);
         self.count(s.ctrl, s.acks);
         s.left -= len;
         s.targ += len as u64;
@@ -303,77 +294,59 @@ impl SiliconNoc {
         self.split.is_none()
     }
 
-    fn free(&self, buf: CmdBufId) -> bool {
-        self.niu.cmd_buf(buf).cmd_ctrl().read() == niu::NOC_CTRL_STATUS_READY
+    fn free(&self, buf: CmdBuf) -> bool {
+        C::buf_free(self.niu, buf)
     }
 
     /// Command buffer `buf` can take a request: no split transfer under way, the buffer free,
     /// and room in the 8-bit outgoing-writes counter for a write.
-    fn ready(&mut self, buf: CmdBufId, write: bool) -> Result<(), NocError> {
+    fn ready(&mut self, buf: CmdBuf, write: bool) -> Result<(), NocError> {
         if !self.progress() {
             return Err(err(ErrorKind::Busy, Why::Splitting));
         }
         if !self.free(buf) {
             return Err(err(ErrorKind::Busy, Why::CmdBufBusy));
         }
-        if write && self.niu.write_reqs_outgoing(TRANSACTION_ID).read() >= MAX_OUTGOING_WRITES {
+        if write && C::writes_outgoing(self.niu, TRANSACTION_ID) >= MAX_OUTGOING_WRITES {
             return Err(err(ErrorKind::Busy, Why::OutgoingFull));
         }
         Ok(())
     }
 
-    /// The address registers of `local` (36 bits) at coordinate word `coord`: the words of
-    /// [`AddrRegs::split`] of the 64-bit address, put together without it (no 64-bit shifts on
-    /// the cores).
-    #[inline(always)]
-    fn regs(local: u64, coord: u32) -> AddrRegs {
-        AddrRegs {
-            lo: local as u32,
-            mid: (local >> 32) as u32 & 0xF,
-            hi: coord,
-        }
-    }
-
-    /// Programs command buffer `id` and sends one packet of `len` <= 16 KiB bytes.
-    fn send(&self, id: CmdBufId, t: AddrRegs, r: AddrRegs, len: u32, ctrl: NocCtrl) {
-        let buf = self.niu.cmd_buf(id);
-        buf.targ_addr_lo().write_value(t.lo);
-        buf.targ_addr_mid().write_value(t.mid);
-        buf.targ_addr_hi().write_value(t.hi);
-        buf.ret_addr_lo().write_value(r.lo);
-        buf.ret_addr_mid().write_value(r.mid);
-        buf.ret_addr_hi().write_value(r.hi);
-        buf.at_len_be().write_value(len);
-        buf.ctrl().write_value(ctrl);
-        buf.cmd_ctrl().write_value(1);
-    }
-
     /// The software counts of one packet sent with `ctrl`.
-    fn count(&mut self, ctrl: NocCtrl, acks: u32) {
-        if ctrl.request_type() == niu::request::READ {
+    fn count(&mut self, ctrl: u32, acks: u32) {
+        if ctrl & ctrl::REQUEST_TYPE == ctrl::READ {
             self.reads_issued = self.reads_issued.wrapping_add(1);
         } else {
             self.acks_expected = self.acks_expected.wrapping_add(acks);
         }
     }
 
-    /// Issues a transfer of `len` bytes as packets of at most 16 KiB: the first now, the
-    /// rest on later calls as the command buffer frees (`progress`). `acks`: per packet.
+    /// Issues a transfer of `len` bytes as packets of at most the chip's packet size: the
+    /// first now, the rest on later calls as the command buffer frees (`progress`). `acks`:
+    /// per packet.
     #[allow(clippy::too_many_arguments)]
     fn issue(
         &mut self,
-        buf: CmdBufId,
+        buf: CmdBuf,
         (targ, targ_coord): (u64, u32),
         (ret, ret_coord): (u64, u32),
         len: u32,
-        ctrl: NocCtrl,
+        ctrl: u32,
         acks: u32,
     ) {
         // `ready` saw the buffer free, so the first packet goes now, without reading the
-        // buffer's status again; only a transfer over 16 KiB leaves the rest to `progress`.
-        let first = len.min(MAX_PACKET_BYTES);
-        let (t, r) = (Self::regs(targ, targ_coord), Self::regs(ret, ret_coord));
-        self.send(buf, t, r, first, ctrl);
+        // buffer's status again; only a transfer over one packet leaves the rest to `progress`.
+        let first = len.min(C::MAX_PACKET_BYTES);
+        let t = Endpoint {
+            local: targ,
+            coord: targ_coord,
+        };
+        let r = Endpoint {
+            local: ret,
+            coord: ret_coord,
+        };
+        C::send(self.niu, buf, t, r, first, ctrl);
         self.count(ctrl, acks);
         if len > first {
             self.split = Some(Split {
@@ -391,25 +364,28 @@ impl SiliconNoc {
 
     /// The enabled Tensix tiles raw `rect` of this NoC covers (wrap included, as the hardware
     /// reads reversed corners). Tensix tiles form whole columns x whole rows, so each NoC0 axis
-    /// is tested on its own, through the NoC1 mirror (`16 - x`, `11 - y`) on NoC1.
+    /// is tested on its own, through the NoC1 mirror on NoC1. Tiles of other kinds inside the
+    /// rectangle opt out of multicasts (the NIUs' `ROUTER_CFG` column and row masks, which the
+    /// chip's firmware sets and ttsim sets at reset), so they are not receivers.
     fn cover(&self, rect: Rect) -> Cover {
         let (s, e) = (rect.start(), rect.end());
         let mirrored = self.noc == NocId::Noc1;
         let own = |v0: u8, len: u8| if mirrored { len - 1 - v0 } else { v0 };
+        let (w, h) = C::GRID;
         let mut c = Cover {
-            columns: 0,
+            columns: (u8::MAX, 0),
             n_columns: 0,
             rows: (u8::MAX, 0),
             n_rows: 0,
         };
-        for x0 in TENSIX_X {
-            if span_contains(s.x(), e.x(), own(x0, GRID_X)) && !self.harvest.is_harvested(x0) {
-                c.columns |= 1 << x0;
+        for &x0 in C::TENSIX_X {
+            if span_contains(s.x(), e.x(), own(x0, w)) && C::column_enabled(self.harvest, x0) {
+                c.columns = (c.columns.0.min(x0), x0);
                 c.n_columns += 1;
             }
         }
-        for y0 in TENSIX_Y_FIRST..=TENSIX_Y_LAST {
-            if span_contains(s.y(), e.y(), own(y0, GRID_Y)) {
+        for &y0 in C::TENSIX_Y {
+            if span_contains(s.y(), e.y(), own(y0, h)) && C::row_enabled(self.harvest, y0) {
                 c.rows = (c.rows.0.min(y0), y0);
                 c.n_rows += 1;
             }
@@ -418,29 +394,34 @@ impl SiliconNoc {
     }
 
     /// The corners to write for a multicast over `cover`: raw `rect` as given without
-    /// translation; under translation the smallest translated rectangle over the covered
-    /// enabled columns and rows, which must be exactly them (enabled columns translate in order
-    /// onto x 1..7, 10.., so a rectangle over enabled columns stays one; a corner on a
-    /// harvested column, which translates to 15 or 16, is never written). NoC1 gets the corners
-    /// swapped (start at the NoC0-order maximum), as the ISA and tt-metal prescribe.
+    /// translation; under translation the translated corners of the covered enabled columns
+    /// and rows, which must reach exactly them: the Tensix columns (rows) whose translated x
+    /// (y) lies between the corners must be the covered ones. Enabled columns and rows
+    /// translate in order and harvested ones beyond them (Blackhole's columns to x 15/16,
+    /// Wormhole's rows after the enabled ones), so a rectangle over enabled tiles stays one and
+    /// a corner on a harvested tile is never written. NoC1 gets the corners swapped (start at
+    /// the NoC0-order maximum), as the ISA and tt-metal prescribe.
     fn corners(&self, rect: Rect, cover: Cover) -> Result<[(u8, u8); 2], NocError> {
         let Some(t) = &self.translation else {
             let (s, e) = (rect.start(), rect.end());
             return Ok([(s.x(), s.y()), (e.x(), e.y())]);
         };
-        let (mut lo, mut hi) = (u8::MAX, 0u8);
-        for x0 in 0..GRID_X {
-            if cover.columns & 1 << x0 != 0 {
-                let tx = t.tensix(x0, TENSIX_Y_FIRST).map_or(u8::MAX, |(tx, _)| tx);
-                lo = lo.min(tx);
-                hi = hi.max(tx);
-            }
+        let bad = err(ErrorKind::InvalidAddress, Why::NotTranslatedRect);
+        let (y0, x0) = (C::TENSIX_Y[0], C::TENSIX_X[0]);
+        let tx = |x: u8| C::to_translated(t, x, y0).map(|(tx, _)| tx);
+        let ty = |y: u8| C::to_translated(t, x0, y).map(|(_, ty)| ty);
+        let (lo, hi) = (tx(cover.columns.0).ok_or(bad)?, tx(cover.columns.1).ok_or(bad)?);
+        let (y_lo, y_hi) = (ty(cover.rows.0).ok_or(bad)?, ty(cover.rows.1).ok_or(bad)?);
+        let between = |set: &[u8], f: &dyn Fn(u8) -> Option<u8>, lo: u8, hi: u8| {
+            set.iter()
+                .filter(|&&v| f(v).is_some_and(|t| lo <= t && t <= hi))
+                .count() as u32
+        };
+        if between(C::TENSIX_X, &tx, lo, hi) != cover.n_columns
+            || between(C::TENSIX_Y, &ty, y_lo, y_hi) != cover.n_rows
+        {
+            return Err(bad);
         }
-        let between = TENSIX_X.iter().filter(|&&x| lo <= x && x <= hi).count() as u32;
-        if between != cover.n_columns {
-            return Err(err(ErrorKind::InvalidAddress, Why::NotTranslatedRect));
-        }
-        let (y_lo, y_hi) = cover.rows;
         Ok(match self.noc {
             NocId::Noc0 => [(lo, y_lo), (hi, y_hi)],
             NocId::Noc1 => [(hi, y_hi), (lo, y_lo)],
@@ -463,70 +444,72 @@ impl SiliconNoc {
         Self::check_len(len)?;
         Self::check_l1(dst.get(), len)?;
         let (dram, src_coord) = self.target(src.node(), Why::ReadSource)?;
-        let align = if dram {
-            addr::DRAM_READ_ALIGN
-        } else {
-            L1_ALIGN
-        };
+        let align = if dram { C::DRAM_READ_ALIGN } else { C::L1_ALIGN };
         // The low word holds every alignment bit (both are powers of two below 2^32).
         if src.local() as u32 % align != 0 {
             return Err(err(ErrorKind::Misaligned, Why::ReadSourceMisaligned));
         }
         let own = self.own?;
-        self.ready(CmdBufId::READ, false)?;
+        self.ready(CmdBuf::Read, false)?;
         if id != self.read_id {
-            let mut tag = PacketTag::default();
-            tag.set_transaction_id(id);
-            self.niu
-                .cmd_buf(CmdBufId::READ)
-                .packet_tag()
-                .write_value(tag);
+            C::set_read_id(self.niu, id);
             self.read_id = id;
         }
-        let mut ctrl = NocCtrl::default();
-        ctrl.set_request_type(niu::request::READ);
         // The ISA ignores `NOC_CMD_RESP_MARKED` on a read (a read always has its response);
         // tt-metal sets it (`ncrisc_noc_fast_read`), and ttsim refuses a read without it
         // ("read should not be posted").
-        ctrl.set_resp_marked(true);
-        ctrl.set_vc_static(true);
-        ctrl.set_static_vc(niu::UNICAST_VC);
+        let ctrl =
+            ctrl::READ | ctrl::RESP_MARKED | ctrl::VC_STATIC | ctrl::static_vc(ctrl::UNICAST_VC);
         let targ = (src.local(), src_coord);
-        self.issue(CmdBufId::READ, targ, (dst.get() as u64, own), len, ctrl, 0);
+        self.issue(CmdBuf::Read, targ, (dst.get() as u64, own), len, ctrl, 0);
         Ok(())
     }
 
-    fn ctrl_word(mode: WriteMode, multicast: bool) -> NocCtrl {
-        let mut c = NocCtrl::default();
-        c.set_request_type(niu::request::WRITE);
-        // Posted multicast is broken on Blackhole: multicasts are always acknowledged.
-        c.set_resp_marked(mode.ack == Ack::Acked || multicast);
+    fn ctrl_word(mode: WriteMode, multicast: bool) -> u32 {
+        let mut c = ctrl::WRITE;
+        // Posted multicast is broken on Blackhole: multicasts are always acknowledged (on
+        // Wormhole too: one rule, and the acknowledgement count is what the protocol waits on).
+        if mode.ack == Ack::Acked || multicast {
+            c |= ctrl::RESP_MARKED;
+        }
         if multicast {
-            c.set_brcst_packet(true);
-            c.set_path_reserve(true);
-            // tt-metal's `noc_parameters.h` (Blackhole): `NOC_CMD_VC_LINKED` (bit 6) keeps the
-            // path for the next packet; `NOC_CMD_BRCST_SRC_INCLUDE` (bit 17) delivers to a
-            // sender inside the rectangle.
-            c.set_vc_linked(mode.link == Link::Linked);
-            c.set_brcst_src_include(mode.loopback == Loopback::Included);
+            c |= ctrl::BRCST_PACKET | ctrl::PATH_RESERVE;
+            // `NOC_CMD_VC_LINKED` keeps the path for the next packet;
+            // `NOC_CMD_BRCST_SRC_INCLUDE` delivers to a sender inside the rectangle.
+            if mode.link == Link::Linked {
+                c |= ctrl::VC_LINKED;
+            }
+            if mode.loopback == Loopback::Included {
+                c |= ctrl::BRCST_SRC_INCLUDE;
+            }
         }
         if mode.order == Order::Ordered {
-            c.set_vc_static(true);
-            c.set_static_vc(if multicast {
-                niu::MULTICAST_VC
+            let vc = if multicast {
+                ctrl::MULTICAST_VC
             } else {
-                niu::UNICAST_VC
-            });
+                ctrl::UNICAST_VC
+            };
+            c |= ctrl::VC_STATIC | ctrl::static_vc(vc);
         }
         c
     }
 }
 
-impl noc::ErrorType for SiliconNoc {
+/// Whether `v` lies on the span from `start` to `end`, wrapping past the grid's edge when
+/// `start > end` (a rectangle with reversed corners wraps, as the hardware reads it).
+const fn span_contains(start: u8, end: u8, v: u8) -> bool {
+    if start <= end {
+        start <= v && v <= end
+    } else {
+        v >= start || v <= end
+    }
+}
+
+impl<C: Chip> noc::ErrorType for SiliconNoc<C> {
     type Error = NocError;
 }
 
-impl noc::NocMulticast for SiliconNoc {
+impl<C: Chip> noc::NocMulticast for SiliconNoc<C> {
     fn noc(&self) -> NocId {
         self.noc
     }
@@ -558,9 +541,12 @@ impl noc::NocMulticast for SiliconNoc {
         if !self.progress() {
             return Ok(false);
         }
-        let _ = self.niu.cmd_buf(CmdBufId::READ).cmd_ctrl().read();
-        let id = TransactionId::new(tag.get() + 1).ok_or(err(ErrorKind::Other, Why::ReadTag))?;
-        Ok(self.niu.reqs_outstanding(id).read() & 0xFF == 0)
+        let _ = C::buf_free(self.niu, CmdBuf::Read);
+        let id = tag.get() + 1;
+        if id >= 16 {
+            return Err(err(ErrorKind::Other, Why::ReadTag));
+        }
+        Ok(C::reqs_outstanding(self.niu, id) & 0xFF == 0)
     }
 
     fn write(
@@ -580,20 +566,20 @@ impl noc::NocMulticast for SiliconNoc {
         Self::check_len(len)?;
         Self::check_l1(src.get(), len)?;
         let (_, dst_coord) = self.target(dst.node(), Why::WriteDestination)?;
-        if dst.local() as u32 % L1_ALIGN != 0 {
+        if dst.local() as u32 % C::L1_ALIGN != 0 {
             return Err(err(ErrorKind::Misaligned, Why::WriteDestinationMisaligned));
         }
         let own = self.own?;
         let (targ, ret) = ((src.get() as u64, own), (dst.local(), dst_coord));
         // Markers and other small writes use their own command buffer, as tt-metal does.
         let id = if len <= 16 {
-            CmdBufId::SMALL_WRITE
+            CmdBuf::SmallWrite
         } else {
-            CmdBufId::WRITE
+            CmdBuf::Write
         };
         self.ready(id, true)?;
         let ctrl = Self::ctrl_word(mode, false);
-        self.issue(id, targ, ret, len, ctrl, ctrl.resp_marked() as u32);
+        self.issue(id, targ, ret, len, ctrl, (ctrl & ctrl::RESP_MARKED != 0) as u32);
         Ok(())
     }
 
@@ -607,7 +593,7 @@ impl noc::NocMulticast for SiliconNoc {
     ) -> Result<(), NocError> {
         // Busy first: a VALID multicast follows a block's data on the same command buffer and
         // is asked again until the data's packet has gone; each retry is then this one check.
-        self.ready(CmdBufId::WRITE, true)?;
+        self.ready(CmdBuf::Write, true)?;
         Self::check_len(len)?;
         Self::check_l1(src.get(), len)?;
         Self::check_l1(dst.get(), len)?;
@@ -625,7 +611,7 @@ impl noc::NocMulticast for SiliconNoc {
         let own = self.own?;
         let ctrl = Self::ctrl_word(mode, true);
         let (targ, ret) = ((src.get() as u64, own), (dst.get() as u64, coord));
-        self.issue(CmdBufId::WRITE, targ, ret, len, ctrl, receivers);
+        self.issue(CmdBuf::Write, targ, ret, len, ctrl, receivers);
         self.run = (mode.link == Link::Linked).then_some(coord);
         Ok(())
     }
@@ -635,11 +621,8 @@ impl noc::NocMulticast for SiliconNoc {
             return Ok(false);
         }
         // Read NOC_CMD_CTRL back before the first counter read (RISC-V ordering, ISA Counters.md).
-        let _ = self.niu.cmd_buf(CmdBufId::READ).cmd_ctrl().read();
-        Ok(caught_up(
-            self.niu.status(Counter::MstRdRespReceived).read(),
-            self.reads_issued,
-        ))
+        let _ = C::buf_free(self.niu, CmdBuf::Read);
+        Ok(caught_up(C::reads_received(self.niu), self.reads_issued))
     }
 
     /// Sent means the source bytes have been read: `NIU_MST_WRITE_REQS_OUTGOING_ID` of the
@@ -654,19 +637,16 @@ impl noc::NocMulticast for SiliconNoc {
         if !self.progress() {
             return Ok(false);
         }
-        let _ = self.niu.cmd_buf(CmdBufId::WRITE).cmd_ctrl().read();
-        Ok(self.niu.write_reqs_outgoing(TRANSACTION_ID).read() & 0xFF == 0)
+        let _ = C::buf_free(self.niu, CmdBuf::Write);
+        Ok(C::writes_outgoing(self.niu, TRANSACTION_ID) & 0xFF == 0)
     }
 
     fn writes_acked(&mut self) -> Result<bool, NocError> {
         if !self.progress() {
             return Ok(false);
         }
-        let _ = self.niu.cmd_buf(CmdBufId::WRITE).cmd_ctrl().read();
-        Ok(caught_up(
-            self.niu.status(Counter::MstWrAckReceived).read(),
-            self.acks_expected,
-        ))
+        let _ = C::buf_free(self.niu, CmdBuf::Write);
+        Ok(caught_up(C::acks_received(self.niu), self.acks_expected))
     }
 
     fn resync(&mut self) -> Result<(), NocError> {

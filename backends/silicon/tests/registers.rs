@@ -7,7 +7,8 @@ use blackhole_pac::stream::{self, CbIndex, Streams};
 use komorebi_hal::ControlLayout;
 use komorebi_hal::noc::{ErrorKind, NocMulticast, WriteMode};
 use komorebi_hal::{CircularBuffer, ControlBlock, L1Addr, NocAddr, NocId, Rect, Xy};
-use komorebi_silicon::{SiliconCb, SiliconCtrl, SiliconNoc, Translation, Why};
+use blackhole_pac::translate::Translation;
+use komorebi_silicon::{Blackhole, SiliconCb, SiliconCtrl, SiliconNoc, Why};
 
 fn xy(x: u8, y: u8) -> Xy {
     Xy::new(x, y).unwrap()
@@ -88,7 +89,7 @@ const BRCST_SRC_INCLUDE: u32 = 1 << 17;
 #[test]
 fn a_noc0_write_programs_command_buffer_0_with_the_unicast_vc() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     n.write(
         l1(0x8000),
         NocAddr::l1(xy(2, 3), l1(0x9000)),
@@ -131,7 +132,7 @@ fn a_noc0_write_programs_command_buffer_0_with_the_unicast_vc() {
 #[test]
 fn no_write_is_issued_while_255_wait_for_their_source_bytes() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     f.set_outgoing(255);
     let w = n.write(
         l1(0x8000),
@@ -162,7 +163,7 @@ fn a_new_handle_clears_the_packet_tags_and_broadcast_excludes_and_leaves_the_sec
         f.set_reg(buf, cmd::NOC_BRCST_EXCLUDE, 0xFFFF_FFFF);
         f.set_reg(buf, cmd::NOC_AT_LEN_BE_1, 0x1234);
     }
-    let _n = SiliconNoc::new(f.niu(), NocId::Noc1, xy(15, 9), HarvestMask::NONE, None);
+    let _n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc1, xy(15, 9), HarvestMask::NONE, None);
     for buf in 0..4 {
         assert_eq!(f.reg(buf, cmd::NOC_PACKET_TAG), 0, "buffer {buf}");
         assert_eq!(f.reg(buf, cmd::NOC_BRCST_EXCLUDE), 0, "buffer {buf}");
@@ -174,7 +175,7 @@ fn a_new_handle_clears_the_packet_tags_and_broadcast_excludes_and_leaves_the_sec
 #[test]
 fn a_marker_goes_through_command_buffer_2_as_a_normal_write_never_inline() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     n.write(
         l1(0x4A10),
         NocAddr::l1(xy(1, 9), l1(0x4A40)),
@@ -193,7 +194,7 @@ fn a_marker_goes_through_command_buffer_2_as_a_normal_write_never_inline() {
 fn a_noc1_multicast_writes_the_raw_rectangle_and_counts_one_ack_per_tensix() {
     let mut f = Fake::new();
     // NoC0 (1, 9) is NoC1 (15, 2); the column above it is NoC1 (15, 3) ..= (15, 9).
-    let mut n = SiliconNoc::new(f.niu(), NocId::Noc1, xy(15, 2), HarvestMask::NONE, None);
+    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc1, xy(15, 2), HarvestMask::NONE, None);
     let rect = Rect::new(xy(15, 3), xy(15, 9)).unwrap();
     n.multicast(l1(0x2_0000), rect, l1(0x2_0000), 8192, WriteMode::ORDERED)
         .unwrap();
@@ -219,7 +220,7 @@ fn a_noc1_multicast_writes_the_raw_rectangle_and_counts_one_ack_per_tensix() {
 #[test]
 fn a_linked_run_sets_vc_linked_on_all_but_its_last_multicast_and_keeps_its_rectangle() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     let rect = Rect::new(xy(1, 3), xy(1, 11)).unwrap();
     let other = Rect::new(xy(2, 3), xy(2, 11)).unwrap();
     let unlinked =
@@ -266,7 +267,7 @@ fn a_linked_run_refuses_reads_and_unicast_writes_until_it_is_closed() {
     // another VC; a read or unicast write (VC 1) would hang it. Refused, nothing written.
     use komorebi_hal::noc::ReadTag;
     let mut f = Fake::new();
-    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     let rect = Rect::new(xy(1, 3), xy(1, 11)).unwrap();
     let src = NocAddr::new(xy(2, 5), 0x1_0000).unwrap();
     let (dst, marker) = (
@@ -333,7 +334,7 @@ fn a_linked_run_refuses_reads_and_unicast_writes_until_it_is_closed() {
 fn a_loopback_multicast_sets_brcst_src_include_and_expects_the_sender_s_ack_too() {
     let mut f = Fake::new();
     // The sender (3, 4) lies inside the 2 x 2 rectangle (3, 4) ..= (4, 5).
-    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(3, 4), HarvestMask::NONE, None);
+    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(3, 4), HarvestMask::NONE, None);
     let rect = Rect::new(xy(3, 4), xy(4, 5)).unwrap();
     n.multicast(
         l1(0x2_0000),
@@ -369,7 +370,7 @@ fn a_loopback_multicast_sets_brcst_src_include_and_expects_the_sender_s_ack_too(
 fn a_tagged_read_carries_transaction_id_tag_plus_1_and_waits_on_that_id_s_counter() {
     use komorebi_hal::noc::ReadTag;
     let mut f = Fake::new();
-    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     // `new` zeroes the outstanding counters of all 16 ids: one mask at the NIU's base + 0x60,
     // nothing at command buffer 1's offset 0x60.
     assert_eq!(f.reg(0, niu::NOC_CLEAR_OUTSTANDING_REQ_CNT), 0xFFFF);
@@ -411,7 +412,7 @@ fn a_tagged_read_carries_transaction_id_tag_plus_1_and_waits_on_that_id_s_counte
 #[test]
 fn a_unicast_write_refuses_linked_and_loopback_modes() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     for mode in [
         WriteMode::ORDERED.linked(),
         WriteMode::ORDERED.with_loopback(),
@@ -446,7 +447,7 @@ fn under_translation_a_noc1_multicast_writes_swapped_translated_corners() {
     );
     assert_eq!(t.tensix(0, 2), None);
     // Sender at NoC0 (11, 9) = NoC1 (5, 2); receivers NoC0 (11, 8) ..= (11, 2).
-    let mut n = SiliconNoc::new(f.niu(), NocId::Noc1, xy(5, 2), mask, Some(t));
+    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc1, xy(5, 2), mask, Some(t));
     let rect = Rect::new(xy(5, 3), xy(5, 9)).unwrap();
     n.multicast(l1(0x2_0000), rect, l1(0x2_0000), 2048, WriteMode::ORDERED)
         .unwrap();
@@ -501,7 +502,7 @@ fn with_columns_5_and_11_harvested_a_multicast_next_to_them_reaches_only_its_col
     // reaches 2, 3, 4: translated 1..=4, never a corner at 16 or 15 (which would be raw 5 or
     // 11 and widen the rectangle to columns 6, 7 and 10).
     let mut f = Fake::new();
-    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 3), mask, Some(t));
+    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 3), mask, Some(t));
     let row = Rect::new(xy(1, 3), xy(5, 3)).unwrap();
     n.multicast(l1(0x2_0000), row, l1(0x2_0000), 64, WriteMode::ORDERED)
         .unwrap();
@@ -523,7 +524,7 @@ fn with_columns_5_and_11_harvested_a_multicast_next_to_them_reaches_only_its_col
     // NoC1: the same column block from NoC1's side, corners swapped.
     let mut f1 = Fake::new();
     // NoC0 (6, 9) is NoC1 (10, 2); NoC0 x 6..=12 is NoC1 x 4..=10, y 2..=4 is NoC1 7..=9.
-    let mut n1 = SiliconNoc::new(f1.niu(), NocId::Noc1, xy(10, 2), mask, Some(t));
+    let mut n1 = SiliconNoc::<Blackhole>::new(f1.niu(), NocId::Noc1, xy(10, 2), mask, Some(t));
     let r1 = Rect::new(xy(4, 7), xy(10, 9)).unwrap();
     n1.multicast(l1(0x2_0000), r1, l1(0x2_0000), 64, WriteMode::ORDERED)
         .unwrap();
@@ -531,7 +532,7 @@ fn with_columns_5_and_11_harvested_a_multicast_next_to_them_reaches_only_its_col
     // A rectangle whose enabled columns are not contiguous in translated order is refused:
     // NoC0 x 15..=2 wraps to 15, 16, 1, 2 = translated 13, 14, 1, 2.
     let mut f2 = Fake::new();
-    let mut n2 = SiliconNoc::new(f2.niu(), NocId::Noc0, xy(3, 3), mask, Some(t));
+    let mut n2 = SiliconNoc::<Blackhole>::new(f2.niu(), NocId::Noc0, xy(3, 3), mask, Some(t));
     let wrap = Rect::wrapping(xy(15, 3), xy(2, 3));
     let e = n2
         .multicast(l1(0x2_0000), wrap, l1(0x2_0000), 64, WriteMode::ORDERED)
@@ -542,7 +543,6 @@ fn with_columns_5_and_11_harvested_a_multicast_next_to_them_reaches_only_its_col
 
 #[test]
 fn the_tile_s_identity_comes_from_its_niu_and_is_checked_against_the_mask() {
-    use blackhole_pac::grid::Noc0Xy;
     use komorebi_hal::LogicalXy;
     use komorebi_silicon::{IdentityError, TileIdentity};
     let mut f = Fake::new();
@@ -551,14 +551,8 @@ fn the_tile_s_identity_comes_from_its_niu_and_is_checked_against_the_mask() {
     f.set_reg(0, cmd::NOC_NODE_ID, 11 | 5 << 6);
     f.set_cfg(niu::cfg::NIU_CFG_0, 0);
     f.set_cfg(niu::cfg::NOC_ID_LOGICAL, 7 | 5 << 6);
-    let id = TileIdentity::read(f.niu(), true).unwrap();
-    assert_eq!(
-        id,
-        TileIdentity {
-            raw: Noc0Xy::new(11, 5).unwrap(),
-            translated: Some((7, 5))
-        }
-    );
+    let id = TileIdentity::<Blackhole>::read(f.niu(), true).unwrap();
+    assert_eq!((id.raw, id.translated), ((11, 5), Some((7, 5))));
     // Logical x counts enabled columns 1..6 then 11: the 7th, index 6; y is 5 - 2.
     assert_eq!(id.logical(HarvestMask::P100_P150), Ok(LogicalXy::new(6, 3)));
     // A host that wrote "nothing harvested" would compute raw 11 -> translated 11.
@@ -572,21 +566,21 @@ fn the_tile_s_identity_comes_from_its_niu_and_is_checked_against_the_mask() {
     // Without translation only the mask can say, and it must not harvest our own column; an
     // NIU that says it translates does not change that.
     f.set_cfg(niu::cfg::NIU_CFG_0, 1 << 14);
-    let id = TileIdentity::read(f.niu(), false).unwrap();
+    let id = TileIdentity::<Blackhole>::read(f.niu(), false).unwrap();
     assert_eq!(id.translated, None);
     assert_eq!(id.logical(HarvestMask::NONE), Ok(LogicalXy::new(8, 3)));
     assert_eq!(id.translation(HarvestMask::NONE, None), None);
     let fused_11 = HarvestMask::new(1 << 11).unwrap();
     assert_eq!(id.logical(fused_11), Err(IdentityError::HarvestedColumn));
     f.set_reg(0, cmd::NOC_NODE_ID, 9 | 5 << 6);
-    let dram = TileIdentity::read(f.niu(), false).unwrap();
+    let dram = TileIdentity::<Blackhole>::read(f.niu(), false).unwrap();
     assert_eq!(
         dram.logical(HarvestMask::NONE),
         Err(IdentityError::NotTensix)
     );
     f.set_reg(0, cmd::NOC_NODE_ID, 40);
     assert_eq!(
-        TileIdentity::read(f.niu(), true),
+        TileIdentity::<Blackhole>::read(f.niu(), true),
         None,
         "x 40 is off the grid"
     );
@@ -595,7 +589,7 @@ fn the_tile_s_identity_comes_from_its_niu_and_is_checked_against_the_mask() {
 #[test]
 fn a_read_programs_command_buffer_1_and_completes_on_rd_resp_received() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(2, 5), HarvestMask::NONE, None);
+    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(2, 5), HarvestMask::NONE, None);
     n.read(
         NocAddr::new(xy(0, 5), 0x1_0040).unwrap(),
         l1(0x2_0000),
@@ -635,7 +629,7 @@ fn a_read_programs_command_buffer_1_and_completes_on_rd_resp_received() {
 #[test]
 fn a_busy_command_buffer_is_busy_and_nothing_is_written() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     n.write(
         l1(0x8000),
         NocAddr::l1(xy(2, 3), l1(0x9000)),
@@ -668,7 +662,7 @@ fn a_busy_command_buffer_is_busy_and_nothing_is_written() {
 #[test]
 fn a_long_transfer_goes_as_16_kib_packets_issued_as_the_command_buffer_frees() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     n.write(
         l1(0x4_0010),
         NocAddr::l1(xy(2, 3), l1(0x8_0000)),
@@ -680,7 +674,7 @@ fn a_long_transfer_goes_as_16_kib_packets_issued_as_the_command_buffer_frees() {
     let first = f.command(0);
     assert_eq!((first[0], first[3], first[6]), (0x4_0010, 0x8_0000, 16384));
     // Nothing else goes, and nothing completes, until the last packet has gone.
-    let marker = |n: &mut SiliconNoc| {
+    let marker = |n: &mut SiliconNoc<Blackhole>| {
         n.write(
             l1(0x4A10),
             NocAddr::l1(xy(1, 9), l1(0x4A40)),
@@ -739,7 +733,7 @@ fn a_long_transfer_goes_as_16_kib_packets_issued_as_the_command_buffer_frees() {
 fn multicast_acks_exclude_the_sender_and_harvested_columns() {
     let mut f = Fake::new();
     // NoC0 row 2, x 1..=16 from x = 3: 14 Tensix columns, minus the two fused, minus the sender.
-    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(3, 2), HarvestMask::P100_P150, None);
+    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(3, 2), HarvestMask::P100_P150, None);
     let rect = Rect::new(xy(1, 2), xy(16, 2)).unwrap();
     n.multicast(l1(0x2_0000), rect, l1(0x2_0000), 64, WriteMode::ORDERED)
         .unwrap();
@@ -753,7 +747,7 @@ fn multicast_acks_exclude_the_sender_and_harvested_columns() {
 fn targets_off_the_17_by_12_grid_are_refused_on_both_nocs() {
     for (noc, node) in [(NocId::Noc0, xy(1, 2)), (NocId::Noc1, xy(15, 9))] {
         let mut f = Fake::new();
-        let mut n = SiliconNoc::new(f.niu(), noc, node, HarvestMask::NONE, None);
+        let mut n = SiliconNoc::<Blackhole>::new(f.niu(), noc, node, HarvestMask::NONE, None);
         for target in [xy(17, 3), xy(3, 12), xy(63, 63)] {
             let e = n
                 .write(
@@ -772,7 +766,7 @@ fn targets_off_the_17_by_12_grid_are_refused_on_both_nocs() {
 #[test]
 fn resync_takes_the_hardware_counters_as_the_new_baseline() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     n.write(
         l1(0x8000),
         NocAddr::l1(xy(2, 3), l1(0x9000)),
@@ -797,10 +791,10 @@ fn circular_buffers_count_in_the_stream_registers_with_tt_metal_s_wrap_rules() {
     let cb3 = CbIndex::new(3).unwrap();
     // SAFETY: as above; the buffer lies inside `mem`.
     let mut producer =
-        unsafe { SiliconCb::from_ptr(streams, cb3, mem.as_ptr() as usize, 0x2_0000, 64, 4) };
+        unsafe { SiliconCb::from_ptr::<Blackhole>(streams, cb3.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4) }.unwrap();
     // SAFETY: as above.
     let mut consumer =
-        unsafe { SiliconCb::from_ptr(streams, cb3, mem.as_ptr() as usize, 0x2_0000, 64, 4) };
+        unsafe { SiliconCb::from_ptr::<Blackhole>(streams, cb3.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4) }.unwrap();
     producer.push(3).unwrap();
     assert_eq!(
         regs[(3 * stream::STREAM_STRIDE + 4 * stream::TILES_RECEIVED_REG) / 4],
@@ -838,7 +832,7 @@ fn boot_zeroes_every_circular_buffer_s_stream_counters() {
     let mut regs = vec![0xABCDu32; stream::STREAM_BLOCK_BYTES / 4].into_boxed_slice();
     // SAFETY: the box outlives the handle.
     let streams = unsafe { Streams::from_ptr(regs.as_mut_ptr().cast()) };
-    SiliconCb::clear_counters(streams);
+    SiliconCb::clear_counters::<Blackhole>(streams);
     for cb in 0..stream::CIRCULAR_BUFFERS {
         for reg in [stream::TILES_RECEIVED_REG, stream::TILES_ACKED_REG] {
             assert_eq!(
@@ -900,8 +894,8 @@ fn buffer_over(mem: &mut [u8], regs: &mut [u32]) -> (SiliconCb, SiliconCb) {
     // SAFETY: as above; the buffer lies inside `mem`.
     unsafe {
         (
-            SiliconCb::from_ptr(streams, cb, mem.as_ptr() as usize, 0x2_0000, 64, 4),
-            SiliconCb::from_ptr(streams, cb, mem.as_ptr() as usize, 0x2_0000, 64, 4),
+            SiliconCb::from_ptr::<Blackhole>(streams, cb.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4).unwrap(),
+            SiliconCb::from_ptr::<Blackhole>(streams, cb.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4).unwrap(),
         )
     }
 }
@@ -1056,7 +1050,7 @@ fn a_scan_lends_the_ready_page_in_place_and_refuses_unaligned_memory() {
 fn requests_are_checked_before_anything_is_written() {
     let mut f = Fake::new();
     let mask = HarvestMask::P100_P150;
-    let mut n = SiliconNoc::new(f.niu(), NocId::Noc0, xy(1, 2), mask, None);
+    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), mask, None);
     assert_eq!(n.node(), xy(1, 2));
     let dst = NocAddr::l1(xy(2, 3), l1(0x9000));
     let kinds = [
@@ -1106,12 +1100,11 @@ fn errors_say_their_kind_and_why() {
 
 #[test]
 fn a_tile_under_translation_has_the_mask_s_translation() {
-    use blackhole_pac::grid::Noc0Xy;
     use komorebi_silicon::TileIdentity;
-    let id = TileIdentity {
-        raw: Noc0Xy::new(11, 5).unwrap(),
-        translated: Some((7, 5)),
-    };
+    let mut f = Fake::new();
+    f.set_reg(0, cmd::NOC_NODE_ID, 11 | 5 << 6);
+    f.set_cfg(niu::cfg::NOC_ID_LOGICAL, 7 | 5 << 6);
+    let id = TileIdentity::<Blackhole>::read(f.niu(), true).unwrap();
     let t = id.translation(HarvestMask::P100_P150, None).unwrap();
     assert_eq!(t, Translation::new(HarvestMask::P100_P150));
     assert_eq!(t.tensix(11, 5), Some((7, 5)));

@@ -1,4 +1,8 @@
-//! Typed register access in the chiptool style.
+//! # tt-reg
+//!
+//! Typed register access in the chiptool style, for the register crates of Tenstorrent chips
+//! (`blackhole-pac`, `wormhole-pac`): one definition of a register and a field set, so the two
+//! chips' blocks are built the same way. `#![no_std]`, no dependencies.
 //!
 //! A register is a [`Reg<T, A>`]: a raw pointer to a `T` plus an access marker (`R`, `W`, `RW`).
 //! Register blocks are `Copy` structs that wrap a base pointer and compute register addresses by
@@ -8,11 +12,13 @@
 //! Every access is a single `read_volatile` / `write_volatile` of the whole register. No
 //! reference to MMIO is ever created: a `&T` to device memory is `dereferenceable` to the
 //! compiler, which may then insert reads of its own (rust-embedded/volatile-register#10). This is
-//! why the crate does not use `volatile-register`'s `RW<T>` cells (see `docs/decisions.md`).
+//! why the crate does not use `volatile-register`'s `RW<T>` cells (decisions D1 of komorebi-rs).
 //!
 //! Safety lives at construction: `from_ptr` is `unsafe` and its caller promises the pointer is
 //! valid for volatile access for as long as the value is used. After that, reads and writes are
 //! safe, as in chiptool-generated PACs.
+
+#![no_std]
 
 use core::marker::PhantomData;
 
@@ -127,6 +133,7 @@ impl<T: Copy, A: Read + Write> Reg<T, A> {
 /// Fields are either `flag getter, setter @ bit;` (a `bool`) or
 /// `field getter, setter: u8|u16|u32 @ bit_offset, width;`. Setters mask the value to the
 /// field's width, so a too-wide value never spills into a neighbouring field.
+#[macro_export]
 macro_rules! fieldset {
     (
         $(#[$meta:meta])*
@@ -138,7 +145,7 @@ macro_rules! fieldset {
         pub struct $name(pub u32);
 
         impl $name {
-            $crate::reg::fieldset!(@fields $($body)*);
+            $crate::fieldset!(@fields $($body)*);
         }
 
         impl core::fmt::Debug for $name {
@@ -159,24 +166,23 @@ macro_rules! fieldset {
         pub const fn $set(&mut self, value: bool) {
             self.0 = (self.0 & !(1u32 << $bit)) | ((value as u32) << $bit);
         }
-        $crate::reg::fieldset!(@fields $($rest)*);
+        $crate::fieldset!(@fields $($rest)*);
     };
     (@fields $(#[$fmeta:meta])* field $get:ident, $set:ident : $ty:ident @ $off:expr, $width:expr; $($rest:tt)*) => {
         $(#[$fmeta])*
         #[inline(always)]
         pub const fn $get(&self) -> $ty {
-            ((self.0 >> $off) & $crate::reg::field_mask($width)) as $ty
+            ((self.0 >> $off) & $crate::field_mask($width)) as $ty
         }
         #[doc = concat!("Sets the field read by [`Self::", stringify!($get), "`]; bits beyond its width are dropped.")]
         #[inline(always)]
         pub const fn $set(&mut self, value: $ty) {
-            let mask = $crate::reg::field_mask($width);
+            let mask = $crate::field_mask($width);
             self.0 = (self.0 & !(mask << $off)) | (((value as u32) & mask) << $off);
         }
-        $crate::reg::fieldset!(@fields $($rest)*);
+        $crate::fieldset!(@fields $($rest)*);
     };
 }
-pub(crate) use fieldset;
 
 /// The mask of a field `width` bits wide, in its lowest bits.
 #[doc(hidden)]
