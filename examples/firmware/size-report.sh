@@ -5,9 +5,13 @@
 # shared by a tile's kernels: tt-metal dev_mem_map.h, docs/blackhole.md#code-size-limits;
 # issue 15). A kernel over its budget is flagged OVER and the script exits 1, which fails CI.
 # Reads section headers with readelf, which reads any ELF whatever the machine.
+# Usage: size-report.sh [TARGET_DIR]: the images of `cargo build --release` (target/), or of a
+# build into TARGET_DIR (the Wormhole images: `--features wormhole --target-dir target/wormhole`).
+# The budgets are the same for both chips.
 set -euo pipefail
 cd "$(dirname "$0")"
-dir=target/riscv32im-unknown-none-elf/release
+dir=${1:-target}/riscv32im-unknown-none-elf/release
+echo "images: $dir"
 printf '%-8s %8s %8s %8s %8s %8s\n' kernel text data bss budget left
 over=0
 for kernel in reader writer compute; do

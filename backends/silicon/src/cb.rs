@@ -4,8 +4,6 @@
 //! `LocalCBInterface` does.
 
 use komorebi_hal::L1Addr;
-use tt_reg::{RW, Reg};
-
 use crate::chip::Chip;
 use komorebi_hal::cb::{self, ErrorKind};
 
@@ -16,10 +14,9 @@ type CbError = Error<ErrorKind>;
 
 /// One circular buffer as one kernel (its producer or its consumer) sees it.
 #[derive(Debug)]
-pub struct SiliconCb {
-    /// `tiles_received` and `tiles_acked` of the buffer's stream.
-    received: Reg<u32, RW>,
-    acked: Reg<u32, RW>,
+pub struct SiliconCb<C: Chip> {
+    streams: C::Streams,
+    index: u8,
     l1: usize,
     base: u32,
     page_size: u32,
@@ -29,7 +26,7 @@ pub struct SiliconCb {
     rd: u16,
 }
 
-impl SiliconCb {
+impl<C: Chip> SiliconCb<C> {
     /// Circular buffer `index` of chip `C`: `pages` pages of `page_size` bytes at L1 `base`,
     /// counters in `streams`, with L1 address 0 at address `l1` of this core (0 on a baby core;
     /// a host buffer's address in tests). Both pointers start at page 0 (every command leaves
@@ -42,7 +39,7 @@ impl SiliconCb {
     /// reads: [`scan_page`](cb::CircularBuffer::scan_page) lends a ready page as a slice, so
     /// nothing may write a page between the producer's push and the consumer's pop (the
     /// protocol's rule for every producer, the NoC included).
-    pub unsafe fn from_ptr<C: Chip>(
+    pub unsafe fn from_ptr(
         streams: C::Streams,
         index: u8,
         l1: usize,
@@ -54,8 +51,8 @@ impl SiliconCb {
             return None;
         }
         Some(Self {
-            received: C::tiles_received(streams, index),
-            acked: C::tiles_acked(streams, index),
+            streams,
+            index,
             l1,
             base,
             page_size,
@@ -69,7 +66,7 @@ impl SiliconCb {
     /// known state the firmware starts from, since the stream registers keep whatever the last
     /// firmware left (tt-metal zeroes them before use too; docs/blackhole.md, "Boot state").
     /// For one core of the tile, before any kernel of it takes a command.
-    pub fn clear_counters<C: Chip>(streams: C::Streams) {
+    pub fn clear_counters(streams: C::Streams) {
         for cb in 0..C::CIRCULAR_BUFFERS {
             C::tiles_received(streams, cb).write_value(0);
             C::tiles_acked(streams, cb).write_value(0);
@@ -77,11 +74,11 @@ impl SiliconCb {
     }
 
     fn received(&self) -> u16 {
-        self.received.read() as u16
+        C::tiles_received(self.streams, self.index).read() as u16
     }
 
     fn acked(&self) -> u16 {
-        self.acked.read() as u16
+        C::tiles_acked(self.streams, self.index).read() as u16
     }
 
     fn advance(&self, at: u16, pages: u16, push: bool) -> Result<u16, CbError> {
@@ -112,11 +109,11 @@ impl SiliconCb {
     }
 }
 
-impl cb::ErrorType for SiliconCb {
+impl<C: Chip> cb::ErrorType for SiliconCb<C> {
     type Error = CbError;
 }
 
-impl cb::CircularBuffer for SiliconCb {
+impl<C: Chip> cb::CircularBuffer for SiliconCb<C> {
     fn capacity(&self) -> u16 {
         self.pages
     }
@@ -145,7 +142,7 @@ impl cb::CircularBuffer for SiliconCb {
         self.wr = self.advance(self.wr, pages, true)?;
         // The pages' bytes are in L1 before the consumer can see the count.
         fence();
-        self.received.modify(|v| *v = (*v as u16).wrapping_add(pages) as u32);
+        C::tiles_received(self.streams, self.index).modify(|v| *v = (*v as u16).wrapping_add(pages) as u32);
         Ok(())
     }
 
@@ -155,7 +152,7 @@ impl cb::CircularBuffer for SiliconCb {
 
     fn pop(&mut self, pages: u16) -> Result<(), CbError> {
         self.rd = self.advance(self.rd, pages, false)?;
-        self.acked.modify(|v| *v = (*v as u16).wrapping_add(pages) as u32);
+        C::tiles_acked(self.streams, self.index).modify(|v| *v = (*v as u16).wrapping_add(pages) as u32);
         Ok(())
     }
 

@@ -133,9 +133,11 @@ pub trait Chip: Copy + Debug + 'static {
     fn column_enabled(harvest: Self::Harvest, x: u8) -> bool;
     /// Whether NoC0 Tensix row `y` is enabled under `harvest`.
     fn row_enabled(harvest: Self::Harvest, y: u8) -> bool;
-    /// The harvest mask the host wrote into the control block's harvest word (bits beyond the
-    /// chip's mask ignored; a mask the chip refuses is no harvesting).
-    fn harvest_from_word(word: u32) -> Self::Harvest;
+    /// No harvesting.
+    const NO_HARVEST: Self::Harvest;
+    /// The harvest mask the host wrote into the control block's harvest word; `None` for a
+    /// word that is no mask of this chip.
+    fn harvest(word: u32) -> Option<Self::Harvest>;
     /// Logical coordinates of the enabled Tensix tile at NoC0 `(x, y)`.
     fn logical(harvest: Self::Harvest, x: u8, y: u8) -> Option<(u8, u8)>;
     /// The translation the NIUs apply under `harvest`, with the DRAM bank the host reported
@@ -148,6 +150,18 @@ pub trait Chip: Copy + Debug + 'static {
     /// The coordinate bits of a multicast over `start..=end`; `None` if they do not fit.
     fn multicast_coord(start: (u8, u8), end: (u8, u8)) -> Option<u32>;
 
+    /// The NIU of NoC `noc` of the core this runs on.
+    ///
+    /// # Safety
+    /// Only on a Tensix baby core of this chip; the caller must be the only one driving that
+    /// NIU's command buffers while the block is used.
+    unsafe fn steal_niu(noc: komorebi_hal::NocId) -> Self::Niu;
+    /// The overlay stream registers of the core this runs on.
+    ///
+    /// # Safety
+    /// Only on a Tensix baby core of this chip; the kernels sharing the registers must agree who
+    /// writes which counter (the producer `tiles_received`, the consumer `tiles_acked`).
+    unsafe fn steal_streams() -> Self::Streams;
     /// Puts an NIU's command buffers into the state the backend relies on (transaction id 0,
     /// no overlay delivery, no broadcast exclusion) and zeroes the per-id outstanding counts.
     fn niu_init(niu: Self::Niu);
@@ -255,9 +269,10 @@ mod blackhole {
         fn row_enabled(_: HarvestMask, _: u8) -> bool {
             true
         }
+        const NO_HARVEST: HarvestMask = HarvestMask::NONE;
         #[inline(always)]
-        fn harvest_from_word(word: u32) -> HarvestMask {
-            HarvestMask::new(word & 0x3FFF).unwrap_or(HarvestMask::NONE)
+        fn harvest(word: u32) -> Option<HarvestMask> {
+            HarvestMask::new(word).ok()
         }
         #[inline(always)]
         fn logical(harvest: HarvestMask, x: u8, y: u8) -> Option<(u8, u8)> {
@@ -280,6 +295,21 @@ mod blackhole {
             addr::multicast_coord(start, end).ok()
         }
 
+        #[inline(always)]
+        unsafe fn steal_niu(noc: komorebi_hal::NocId) -> Niu {
+            // SAFETY: the caller upholds `Chip::steal_niu`'s contract, which is the PAC's.
+            unsafe {
+                match noc {
+                    komorebi_hal::NocId::Noc0 => Niu::steal_niu0(),
+                    komorebi_hal::NocId::Noc1 => Niu::steal_niu1(),
+                }
+            }
+        }
+        #[inline(always)]
+        unsafe fn steal_streams() -> Streams {
+            // SAFETY: the caller upholds `Chip::steal_streams`'s contract, which is the PAC's.
+            unsafe { Streams::steal() }
+        }
         #[inline(always)]
         fn niu_init(niu: Niu) {
             for buf in super::CMD_BUFS {
@@ -409,10 +439,10 @@ mod wormhole {
         fn row_enabled(harvest: HarvestMask, y: u8) -> bool {
             !harvest.is_harvested(y)
         }
+        const NO_HARVEST: HarvestMask = HarvestMask::NONE;
         #[inline(always)]
-        fn harvest_from_word(word: u32) -> HarvestMask {
-            HarvestMask::new(word & wormhole_pac::harvest::HARVEST_MASK_BITS as u32)
-                .unwrap_or(HarvestMask::NONE)
+        fn harvest(word: u32) -> Option<HarvestMask> {
+            HarvestMask::new(word).ok()
         }
         #[inline(always)]
         fn logical(harvest: HarvestMask, x: u8, y: u8) -> Option<(u8, u8)> {
@@ -435,6 +465,21 @@ mod wormhole {
             addr::multicast_coord(start, end).ok()
         }
 
+        #[inline(always)]
+        unsafe fn steal_niu(noc: komorebi_hal::NocId) -> Niu {
+            // SAFETY: the caller upholds `Chip::steal_niu`'s contract, which is the PAC's.
+            unsafe {
+                match noc {
+                    komorebi_hal::NocId::Noc0 => Niu::steal_niu0(),
+                    komorebi_hal::NocId::Noc1 => Niu::steal_niu1(),
+                }
+            }
+        }
+        #[inline(always)]
+        unsafe fn steal_streams() -> Streams {
+            // SAFETY: the caller upholds `Chip::steal_streams`'s contract, which is the PAC's.
+            unsafe { Streams::steal() }
+        }
         /// No `NOC_BRCST_EXCLUDE` to clear on Wormhole.
         #[inline(always)]
         fn niu_init(niu: Niu) {

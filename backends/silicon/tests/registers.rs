@@ -791,10 +791,10 @@ fn circular_buffers_count_in_the_stream_registers_with_tt_metal_s_wrap_rules() {
     let cb3 = CbIndex::new(3).unwrap();
     // SAFETY: as above; the buffer lies inside `mem`.
     let mut producer =
-        unsafe { SiliconCb::from_ptr::<Blackhole>(streams, cb3.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4) }.unwrap();
+        unsafe { SiliconCb::<Blackhole>::from_ptr(streams, cb3.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4) }.unwrap();
     // SAFETY: as above.
     let mut consumer =
-        unsafe { SiliconCb::from_ptr::<Blackhole>(streams, cb3.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4) }.unwrap();
+        unsafe { SiliconCb::<Blackhole>::from_ptr(streams, cb3.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4) }.unwrap();
     producer.push(3).unwrap();
     assert_eq!(
         regs[(3 * stream::STREAM_STRIDE + 4 * stream::TILES_RECEIVED_REG) / 4],
@@ -832,7 +832,7 @@ fn boot_zeroes_every_circular_buffer_s_stream_counters() {
     let mut regs = vec![0xABCDu32; stream::STREAM_BLOCK_BYTES / 4].into_boxed_slice();
     // SAFETY: the box outlives the handle.
     let streams = unsafe { Streams::from_ptr(regs.as_mut_ptr().cast()) };
-    SiliconCb::clear_counters::<Blackhole>(streams);
+    SiliconCb::<Blackhole>::clear_counters(streams);
     for cb in 0..stream::CIRCULAR_BUFFERS {
         for reg in [stream::TILES_RECEIVED_REG, stream::TILES_ACKED_REG] {
             assert_eq!(
@@ -884,7 +884,7 @@ fn the_control_block_is_l1_words_with_the_abi_s_stop_flag_and_wait_limit() {
 
 /// A buffer of 4 pages of 64 bytes at L1 0x2_0000 over host memory whose page `p` holds bytes
 /// `p * 64 + i`; the stream registers and the memory are returned to keep them alive.
-fn buffer_over(mem: &mut [u8], regs: &mut [u32]) -> (SiliconCb, SiliconCb) {
+fn buffer_over(mem: &mut [u8], regs: &mut [u32]) -> (SiliconCb<Blackhole>, SiliconCb<Blackhole>) {
     for (i, b) in mem[0x2_0000..0x2_0000 + 256].iter_mut().enumerate() {
         *b = i as u8;
     }
@@ -894,8 +894,8 @@ fn buffer_over(mem: &mut [u8], regs: &mut [u32]) -> (SiliconCb, SiliconCb) {
     // SAFETY: as above; the buffer lies inside `mem`.
     unsafe {
         (
-            SiliconCb::from_ptr::<Blackhole>(streams, cb.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4).unwrap(),
-            SiliconCb::from_ptr::<Blackhole>(streams, cb.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4).unwrap(),
+            SiliconCb::<Blackhole>::from_ptr(streams, cb.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4).unwrap(),
+            SiliconCb::<Blackhole>::from_ptr(streams, cb.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4).unwrap(),
         )
     }
 }
@@ -989,7 +989,7 @@ fn a_buffer_over_unaligned_memory_reads_byte_by_byte() {
 }
 
 /// Every run `scan_page` lends for `page`: (first word, words as little-endian bytes).
-fn scanned(cb: &mut SiliconCb, page: u16) -> Vec<(u32, Vec<u8>)> {
+fn scanned(cb: &mut SiliconCb<Blackhole>, page: u16) -> Vec<(u32, Vec<u8>)> {
     let mut runs = Vec::new();
     let all = cb
         .scan_page(page, &mut |first, run| {

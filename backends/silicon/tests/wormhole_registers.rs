@@ -267,12 +267,12 @@ fn circular_buffers_count_in_stream_registers_4_and_3() {
     // SAFETY: both boxes outlive the handles; the buffer lies inside `mem`.
     let streams = unsafe { Streams::from_ptr(regs.as_mut_ptr().cast()) };
     let mut producer = unsafe {
-        SiliconCb::from_ptr::<Wormhole>(streams, 5, mem.as_mut_ptr() as usize, 0x2_0000, 64, 4)
+        SiliconCb::<Wormhole>::from_ptr(streams, 5, mem.as_mut_ptr() as usize, 0x2_0000, 64, 4)
     }
     .unwrap();
     // SAFETY: as above.
     let mut consumer = unsafe {
-        SiliconCb::from_ptr::<Wormhole>(streams, 5, mem.as_mut_ptr() as usize, 0x2_0000, 64, 4)
+        SiliconCb::<Wormhole>::from_ptr(streams, 5, mem.as_mut_ptr() as usize, 0x2_0000, 64, 4)
     }
     .unwrap();
     producer.push(3).unwrap();
@@ -282,11 +282,11 @@ fn circular_buffers_count_in_stream_registers_4_and_3() {
     // Wormhole has 32 circular buffers.
     // SAFETY: as above.
     assert!(
-        unsafe { SiliconCb::from_ptr::<Wormhole>(streams, 32, 0, 0, 64, 4) }.is_none(),
+        unsafe { SiliconCb::<Wormhole>::from_ptr(streams, 32, 0, 0, 64, 4) }.is_none(),
         "buffer 32 does not exist"
     );
     regs.fill(7);
-    SiliconCb::clear_counters::<Wormhole>(streams);
+    SiliconCb::<Wormhole>::clear_counters(streams);
     for cb in 0..32 {
         assert_eq!(regs[(cb * 0x1000 + 16) / 4], 0);
         assert_eq!(regs[(cb * 0x1000 + 12) / 4], 0);

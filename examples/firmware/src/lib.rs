@@ -24,17 +24,24 @@ compile_error!(
 mod log;
 mod role;
 
-use blackhole_pac::harvest::HarvestMask;
-use blackhole_pac::niu::{CmdBufId, Niu};
-use blackhole_pac::stream::{CbIndex, Streams};
 use komorebi_hal::Role;
 use komorebi_hal::{ControlLayout, NocId, Xy};
 use komorebi_kernel::abi;
 use komorebi_kernel::handler::Buffers;
 use komorebi_kernel::image::{self, BootFailure};
+use komorebi_silicon::Chip as _;
 use komorebi_silicon::{
-    ControlPlace, IdentityError, SiliconCb, SiliconCtrl, SiliconNoc, TileIdentity, Translation,
+    ControlPlace, IdentityError, SiliconCb, SiliconCtrl, SiliconNoc, TileIdentity,
 };
+
+/// The chip these images are built for: Blackhole, or Wormhole B0 with the `wormhole` feature.
+/// Nothing else in the firmware names a chip.
+#[cfg(not(feature = "wormhole"))]
+pub type Chip = komorebi_silicon::Blackhole;
+/// The chip these images are built for: Blackhole, or Wormhole B0 with the `wormhole` feature.
+/// Nothing else in the firmware names a chip.
+#[cfg(feature = "wormhole")]
+pub type Chip = komorebi_silicon::Wormhole;
 
 // The reader's boot stub: BRISC starts at 0x0; jump to `_start` wherever the image put it.
 // (The other kernels start at `_start` directly; their images begin at their reset PCs.)
@@ -159,18 +166,17 @@ pub fn ctrl() -> SiliconCtrl<Tile> {
 }
 
 /// This kernel's NoC: NIU0 for the reader, NIU1 for the writer.
-pub fn noc(role: Role) -> SiliconNoc {
-    // SAFETY: this image runs on a Tensix baby core, where both NIU blocks are mapped, and
-    // each NIU is driven by one kernel only: the writer owns NIU1, the reader NIU0 (compute
-    // never calls this).
-    let (niu, id) = unsafe {
-        if role == Role::Writer {
-            (Niu::steal_niu1(), NocId::Noc1)
-        } else {
-            (Niu::steal_niu0(), NocId::Noc0)
-        }
+pub fn noc(role: Role) -> SiliconNoc<Chip> {
+    let id = if role == Role::Writer {
+        NocId::Noc1
+    } else {
+        NocId::Noc0
     };
-    let node = niu.cmd_buf(CmdBufId::WRITE).node_id().read();
+    // SAFETY: this image runs on a Tensix baby core of `Chip`, where both NIU blocks are
+    // mapped, and each NIU is driven by one kernel only: the writer owns NIU1, the reader NIU0
+    // (compute never calls this).
+    let niu = unsafe { Chip::steal_niu(id) };
+    let node = Chip::niu_node(niu);
     // SAFETY: the header words are written by the host before the kernels start.
     let (harvest, chip) = unsafe {
         (
@@ -178,16 +184,16 @@ pub fn noc(role: Role) -> SiliconNoc {
             control_word(abi::HEADER_CHIP).read_volatile(),
         )
     };
-    let harvest = HarvestMask::new(harvest & 0x3FFF).unwrap_or(HarvestMask::NONE);
-    // The boot check refused a chip word that does not decode.
+    // The boot check refused a harvest or chip word that does not decode.
+    let harvest = Chip::harvest(harvest).unwrap_or(Chip::NO_HARVEST);
     let chip = abi::ChipWord::decode(chip).unwrap_or_default();
     let translation = chip
         .translated
-        .then(|| Translation::with_dram(harvest, chip.fused_dram));
+        .then(|| Chip::translation(harvest, chip.fused_dram));
     SiliconNoc::new(
         niu,
         id,
-        Xy::new(node.x(), node.y()).unwrap_or_default(),
+        Xy::new(node.0, node.1).unwrap_or_default(),
         harvest,
         translation,
     )
@@ -198,9 +204,8 @@ pub fn noc(role: Role) -> SiliconNoc {
 pub struct TileBuffers;
 
 impl Buffers for TileBuffers {
-    type Cb = SiliconCb;
-    fn cb(&self, index: u8) -> Option<SiliconCb> {
-        let cb = CbIndex::new(index)?;
+    type Cb = SiliconCb<Chip>;
+    fn cb(&self, index: u8) -> Option<SiliconCb<Chip>> {
         let entry = abi::CB_TABLE + index as u32 * abi::CB_ENTRY_BYTES;
         // SAFETY: the table lies inside the control block.
         let (base, page_size, pages) = unsafe {
@@ -217,7 +222,16 @@ impl Buffers for TileBuffers {
         // kernels split the counters as tt-metal does (producer tiles_received, consumer
         // tiles_acked). L1 starts at address 0 of the core's address space and the host placed
         // the buffer inside it.
-        Some(unsafe { SiliconCb::from_ptr(Streams::steal(), cb, 0, base, page_size, pages as u16) })
+        unsafe {
+            SiliconCb::<Chip>::from_ptr(
+                Chip::steal_streams(),
+                index,
+                0,
+                base,
+                page_size,
+                pages as u16,
+            )
+        }
     }
 }
 
@@ -270,18 +284,19 @@ pub fn come_up(role: Role) -> bool {
     if role == Role::Reader {
         // SAFETY: the stream registers are mapped on every baby core; no kernel of this tile
         // uses a circular buffer before the host sees every boot word up.
-        SiliconCb::clear_counters(unsafe { Streams::steal() });
+        SiliconCb::<Chip>::clear_counters(unsafe { Chip::steal_streams() });
     }
     let own = (role != Role::Compute).then(|| {
         // SAFETY: the header word is written by the loader before the cores are released.
         let word = unsafe { control_word(abi::HEADER_HARVEST).read_volatile() };
-        let harvest = HarvestMask::new(word).map_err(|_| BootFailure::BadHarvest)?;
+        let harvest = Chip::harvest(word).ok_or(BootFailure::BadHarvest)?;
         // SAFETY: as above.
         let chip = unsafe { control_word(abi::HEADER_CHIP).read_volatile() };
         let chip = abi::ChipWord::decode(chip).ok_or(BootFailure::BadChip)?;
         // SAFETY: NIU0 is mapped on every baby core; this only reads its registers.
-        let niu0 = unsafe { Niu::steal_niu0() };
-        let id = TileIdentity::read(niu0, chip.translated).ok_or(BootFailure::WrongTile)?;
+        let niu0 = unsafe { Chip::steal_niu(NocId::Noc0) };
+        let id =
+            TileIdentity::<Chip>::read(niu0, chip.translated).ok_or(BootFailure::WrongTile)?;
         id.logical(harvest).map_err(|e| match e {
             IdentityError::NotTensix => BootFailure::WrongTile,
             IdentityError::HarvestedColumn | IdentityError::TranslationDisagrees { .. } => {
