@@ -5,6 +5,25 @@ use blackhole_pac::grid::{DRAM_BANKS, GRID_X, GRID_Y};
 use blackhole_pac::harvest::{HARVEST_MASK_BITS, HarvestMask};
 use komorebi_broadcast::layout::{Geometry, LayoutError};
 
+/// Which chip: Blackhole or Wormhole B0 (the host path's name for it, `komorebi_pcie::chip`).
+pub use komorebi_pcie::chip::ChipKind;
+
+/// The grid of chip `kind` for its harvest word (columns on Blackhole, rows on Wormhole) and
+/// fused DRAM bank ([`blackhole_fused`], [`wormhole`]; a Wormhole has no fused bank to name).
+pub fn geometry(
+    kind: ChipKind,
+    harvest_word: u32,
+    fused_dram: Option<u8>,
+) -> Result<Geometry, LayoutError> {
+    match kind {
+        ChipKind::Blackhole => blackhole_fused(harvest_word, fused_dram),
+        ChipKind::Wormhole => wormhole(harvest_word)?.with_fused_dram(
+            fused_dram,
+            wormhole_pac::grid::DRAM_BANKS as u8,
+        ),
+    }
+}
+
 /// Blackhole's Tensix grid for a die-order harvest mask (bit `i`: the column at NoC0 x
 /// `blackhole_pac::harvest::HARVESTING_NOC_LOCATIONS[i]` is harvested; the complement of ARC
 /// telemetry tag 34): the enabled columns' NoC0 x by ascending x, the 10 Tensix rows, the

@@ -129,7 +129,7 @@ pub fn ttsim_devices(library: &std::path::Path) -> Devices {
                 match opened {
                     Ok((id, card)) => {
                         row.pci_address = Some(id.pci_address);
-                        row.harvest = Some(format!("{:#06x}", card.harvest().bits()));
+                        row.harvest = Some(format!("{:#06x}", card.chip().harvest_word()));
                         row.fused_dram = card.fused_dram();
                         row.aiclk_mhz = Some(card.aiclk_mhz());
                         row.clock = id.clock_note;
@@ -167,7 +167,7 @@ fn row(node: komorebi_pcie::kmd::DeviceNode) -> DeviceRow {
         Ok((id, card)) => {
             let (ma, mi, pa) = id.driver_version;
             row.driver = Some(format!("{ma}.{mi}.{pa} (ioctl API {})", id.api_version));
-            row.harvest = Some(format!("{:#06x}", card.harvest().bits()));
+            row.harvest = Some(format!("{:#06x}", card.chip().harvest_word()));
             row.fused_dram = card.fused_dram();
             row.aiclk_mhz = Some(card.aiclk_mhz());
             row.clock = id.clock_note;

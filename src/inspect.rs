@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use blackhole_pac::grid::Noc0Xy;
+
 use komorebi_broadcast::area::{self, GiveUpRecord};
 use komorebi_hal::{LogicalXy, Role};
 use komorebi_kernel::abi;
@@ -77,7 +77,7 @@ pub fn inspect(session: &Session) -> Result<Inspection, SessionError> {
         for x in 0..g.columns() {
             let core = LogicalXy::new(x, y);
             let w = |offset: u32| session.control_word(core, offset);
-            let noc0 = session.noc0(core).map_or((0, 0), Noc0Xy::get);
+            let noc0 = session.noc0(core).map_or((0, 0), |p| (p.x(), p.y()));
             let mut areas = Vec::with_capacity(2);
             for id in 0..area::MAX_BROADCASTS {
                 let base = area::area(id);

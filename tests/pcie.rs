@@ -153,8 +153,8 @@ fn with_fewer_windows_than_tiles_and_another_harvest_every_byte_still_checks() {
     })
     .unwrap();
     assert_eq!(
-        s.harvest(),
-        harvest,
+        s.harvest_word(),
+        harvest.bits() as u32,
         "the mask comes from the card's telemetry"
     );
     assert_eq!(jobs_ok(&mut s), 3);
@@ -315,7 +315,7 @@ fn boot_resets_the_reset_pc_overrides_a_tt_metal_run_left_set() {
 
     let config = SimConfig::default();
     let columns = config.harvest.columns();
-    let logical = move |t: blackhole_pac::grid::Noc0Xy| {
+    let logical = move |t: komorebi_hal::Xy| {
         columns
             .noc0_to_logical(t.x(), t.y())
             .unwrap_or((0xFF, 0xFF))
@@ -326,7 +326,7 @@ fn boot_resets_the_reset_pc_overrides_a_tt_metal_run_left_set() {
         ..config
     });
     sim.set_boot_hook(Box::new(move |sim: &mut Sim, tile, role| {
-        let (x, y) = logical(blackhole_pac::grid::Noc0Xy::new(tile.0, tile.1).unwrap());
+        let (x, y) = logical(komorebi_hal::Xy::new(tile.0, tile.1).unwrap());
         let own = komorebi_hal::LogicalXy::new(x, y);
         spawn_kernel(sim, tile, role, Some(own), (BroadcastHandler,))
     }));

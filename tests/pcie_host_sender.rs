@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use blackhole_pac::grid::{DRAM_WORKER_PORT, Noc0Xy};
+use blackhole_pac::grid::DRAM_WORKER_PORT;
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::args::Along;
 use komorebi_broadcast::compute;
@@ -86,7 +86,7 @@ fn run(seed: u64, harvest: HarvestMask) {
         }
         let a = komorebi_broadcast::args::BroadcastArgs::decode(&core.words).unwrap();
         if a.rank == 0 {
-            sender = Some((Noc0Xy::new(x, y).unwrap(), core.words));
+            sender = Some((komorebi_hal::Xy::new(x, y).unwrap(), core.words));
             continue;
         }
         let pages = WINDOW as u16 * PAGES;

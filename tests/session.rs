@@ -1,7 +1,6 @@
 //! Session, Run and feeder: refusals, rule 3, host-deadline timeouts, and commands after a
 //! failed one on the same tiles.
 
-use blackhole_pac::grid::Noc0Xy;
 use komorebi::app::broadcast::{BroadcastConfig, BroadcastPlan, open_session};
 use komorebi::{Backend, CommandSpec, Feeder, Run, Session, TileProgram};
 use komorebi_broadcast::args::BroadcastArgs;
@@ -53,7 +52,7 @@ fn empty(group: LogicalRect) -> CommandSpec {
 fn the_session_learns_the_grid_and_prepares_every_tile() {
     let s = session();
     assert_eq!((s.geometry().columns(), s.geometry().rows()), (12, 10));
-    assert_eq!(s.noc0(LogicalXy::new(6, 0)), Noc0Xy::new(11, 2));
+    assert_eq!(s.noc0(LogicalXy::new(6, 0)), komorebi_hal::Xy::new(11, 2).ok());
     for core in [LogicalXy::new(0, 0), LogicalXy::new(11, 9)] {
         assert_eq!(s.control_word(core, abi::HEADER_MAGIC).unwrap(), abi::MAGIC);
         assert_eq!(

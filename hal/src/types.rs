@@ -133,6 +133,11 @@ impl Xy {
     pub const fn y(self) -> u8 {
         self.y
     }
+
+    /// `(x, y)`.
+    pub const fn get(self) -> (u8, u8) {
+        (self.x, self.y)
+    }
 }
 
 impl fmt::Display for Xy {

@@ -5,9 +5,9 @@
 //! through the same code. [`SimDevice`] implements it on `komorebi-sim`, where "let the device
 //! run" advances virtual time; a PCIe device implements it over TLB windows in real time.
 
-use blackhole_pac::grid::Noc0Xy;
-use blackhole_pac::harvest::HarvestMask;
-use komorebi_hal::{LogicalXy, Role};
+use komorebi_hal::{LogicalXy, Role, Xy};
+
+use crate::chip::ChipKind;
 use komorebi_kernel::abi;
 use komorebi_kernel::handler::{Buffers, HandlerSet};
 use komorebi_kernel::image;
@@ -43,7 +43,7 @@ impl From<komorebi_sim::SimError> for DeviceError {
 /// Read-only access to tile words, for the conditions the host waits on.
 pub trait Peek {
     /// The 32-bit word at L1 `addr` of the tile at NoC0 `tile` (0 if it cannot be read).
-    fn peek(&self, tile: Noc0Xy, addr: u32) -> u32;
+    fn peek(&self, tile: Xy, addr: u32) -> u32;
 }
 
 /// Why [`Device::advance`] returned.
@@ -91,20 +91,23 @@ impl ClockKind {
 
 /// The host's view of one chip.
 pub trait Device {
-    /// The harvest mask the chip presents.
-    fn harvest(&self) -> HarvestMask;
+    /// Which chip this is.
+    fn chip(&self) -> ChipKind;
+    /// The harvest mask the chip presents, as the control block's harvest word carries it
+    /// (Tensix columns on Blackhole, rows on Wormhole).
+    fn harvest_word(&self) -> u32;
     /// The chip's fused DRAM bank, if it has one: no DRAM access may name it.
     fn fused_dram(&self) -> Option<u8>;
     /// Reads L1 of the tile at NoC0 `tile`.
-    fn read_l1(&self, tile: Noc0Xy, addr: u32, buf: &mut [u8]) -> Result<(), DeviceError>;
+    fn read_l1(&self, tile: Xy, addr: u32, buf: &mut [u8]) -> Result<(), DeviceError>;
     /// Writes L1 of the tile at NoC0 `tile`.
-    fn write_l1(&mut self, tile: Noc0Xy, addr: u32, data: &[u8]) -> Result<(), DeviceError>;
+    fn write_l1(&mut self, tile: Xy, addr: u32, data: &[u8]) -> Result<(), DeviceError>;
     /// Reads DRAM bank `bank`.
     fn read_dram(&self, bank: u8, addr: u64, buf: &mut [u8]) -> Result<(), DeviceError>;
     /// Makes every write so far to `tile` land before any later one; the session calls it
     /// before the word that publishes a command. A no-op where writes to a tile arrive in
     /// order (the simulator's host access, a Strict window).
-    fn publish_barrier(&mut self, tile: Noc0Xy) -> Result<(), DeviceError> {
+    fn publish_barrier(&mut self, tile: Xy) -> Result<(), DeviceError> {
         let _ = tile;
         Ok(())
     }
@@ -113,7 +116,7 @@ pub trait Device {
     /// Configures circular buffer `index` of a tile (`pages` pages of `page_size` bytes at `base`).
     fn configure_cb(
         &mut self,
-        tile: Noc0Xy,
+        tile: Xy,
         index: u8,
         base: u32,
         page_size: u32,
@@ -189,8 +192,8 @@ pub struct SimDevice {
 }
 
 impl Peek for Sim {
-    fn peek(&self, tile: Noc0Xy, addr: u32) -> u32 {
-        self.read_l1_u32(tile.get(), addr).unwrap_or(0)
+    fn peek(&self, tile: Xy, addr: u32) -> u32 {
+        self.read_l1_u32((tile.x(), tile.y()), addr).unwrap_or(0)
     }
 }
 
@@ -242,17 +245,21 @@ impl SimDevice {
 }
 
 impl Device for SimDevice {
-    fn harvest(&self) -> HarvestMask {
-        self.sim.config().harvest
+    /// The project's simulator is a Blackhole.
+    fn chip(&self) -> ChipKind {
+        ChipKind::Blackhole
+    }
+    fn harvest_word(&self) -> u32 {
+        self.sim.config().harvest.bits() as u32
     }
     fn fused_dram(&self) -> Option<u8> {
         self.sim.config().dram_banks().fused()
     }
-    fn read_l1(&self, tile: Noc0Xy, addr: u32, buf: &mut [u8]) -> Result<(), DeviceError> {
-        Ok(self.sim.read_l1(tile.get(), addr, buf)?)
+    fn read_l1(&self, tile: Xy, addr: u32, buf: &mut [u8]) -> Result<(), DeviceError> {
+        Ok(self.sim.read_l1((tile.x(), tile.y()), addr, buf)?)
     }
-    fn write_l1(&mut self, tile: Noc0Xy, addr: u32, data: &[u8]) -> Result<(), DeviceError> {
-        Ok(self.sim.write_l1(tile.get(), addr, data)?)
+    fn write_l1(&mut self, tile: Xy, addr: u32, data: &[u8]) -> Result<(), DeviceError> {
+        Ok(self.sim.write_l1((tile.x(), tile.y()), addr, data)?)
     }
     fn read_dram(&self, bank: u8, addr: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
         Ok(self.sim.read_dram(bank, addr, buf)?)
@@ -262,7 +269,7 @@ impl Device for SimDevice {
     }
     fn configure_cb(
         &mut self,
-        tile: Noc0Xy,
+        tile: Xy,
         index: u8,
         base: u32,
         page_size: u32,
@@ -270,7 +277,7 @@ impl Device for SimDevice {
     ) -> Result<(), DeviceError> {
         Ok(self
             .sim
-            .configure_cb(tile.get(), index, base, page_size, pages)?)
+            .configure_cb((tile.x(), tile.y()), index, base, page_size, pages)?)
     }
     fn now(&self) -> u64 {
         self.sim.now()

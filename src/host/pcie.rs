@@ -15,11 +15,10 @@
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
-use blackhole_pac::grid::Noc0Xy;
-use blackhole_pac::harvest::HarvestMask;
-use komorebi_hal::{LogicalXy, Role};
+use komorebi_hal::{LogicalXy, Role, Xy};
 use komorebi_kernel::handler::HandlerSet;
 use komorebi_pcie::card::{Card, CardOptions};
+use komorebi_pcie::chip::CardChip;
 use komorebi_pcie::firmware::{self, BootOptions, Firmware};
 use komorebi_pcie::sim::{SimBar, SimBarOptions};
 use komorebi_pcie::{Bar, PcieError};
@@ -124,7 +123,7 @@ impl<B: Bar> PcieDevice<B> {
 }
 
 impl<B: Bar> Peek for PcieDevice<B> {
-    fn peek(&self, tile: Noc0Xy, addr: u32) -> u32 {
+    fn peek(&self, tile: Xy, addr: u32) -> u32 {
         let mut b = [0; 4];
         match self.card.read_l1(tile, addr, &mut b) {
             Ok(()) => u32::from_le_bytes(b),
@@ -137,21 +136,24 @@ impl<B: Bar> Peek for PcieDevice<B> {
 }
 
 impl<B: Bar + Behind> Device for PcieDevice<B> {
-    fn harvest(&self) -> HarvestMask {
-        self.card.harvest()
+    fn chip(&self) -> crate::chip::ChipKind {
+        self.card.chip().kind()
+    }
+    fn harvest_word(&self) -> u32 {
+        self.card.chip().harvest_word()
     }
     fn fused_dram(&self) -> Option<u8> {
         self.card.fused_dram()
     }
-    fn read_l1(&self, tile: Noc0Xy, addr: u32, buf: &mut [u8]) -> Result<(), DeviceError> {
+    fn read_l1(&self, tile: Xy, addr: u32, buf: &mut [u8]) -> Result<(), DeviceError> {
         self.alive()?;
         Ok(self.card.read_l1(tile, addr, buf)?)
     }
-    fn write_l1(&mut self, tile: Noc0Xy, addr: u32, data: &[u8]) -> Result<(), DeviceError> {
+    fn write_l1(&mut self, tile: Xy, addr: u32, data: &[u8]) -> Result<(), DeviceError> {
         self.alive()?;
         Ok(self.card.write_l1(tile, addr, data)?)
     }
-    fn publish_barrier(&mut self, tile: Noc0Xy) -> Result<(), DeviceError> {
+    fn publish_barrier(&mut self, tile: Xy) -> Result<(), DeviceError> {
         Ok(self.card.publish_barrier(tile)?)
     }
     fn read_dram(&self, bank: u8, addr: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
@@ -164,7 +166,7 @@ impl<B: Bar + Behind> Device for PcieDevice<B> {
     }
     fn configure_cb(
         &mut self,
-        tile: Noc0Xy,
+        tile: Xy,
         index: u8,
         base: u32,
         page_size: u32,
@@ -174,7 +176,7 @@ impl<B: Bar + Behind> Device for PcieDevice<B> {
         // handles from it and zeroes the stream counters at boot. The simulator's model of
         // those counters is configured through its back door.
         if let Some(sim) = self.card.bar_mut().simulator() {
-            sim.configure_cb(tile.get(), index, base, page_size, pages)?;
+            sim.configure_cb((tile.x(), tile.y()), index, base, page_size, pages)?;
         }
         Ok(())
     }
@@ -263,14 +265,10 @@ impl std::fmt::Display for Exec {
     }
 }
 
-/// The logical coordinates of every enabled Tensix of `harvest`, by NoC0 tile.
-fn logical_of(harvest: HarvestMask) -> impl Fn(Noc0Xy) -> (u8, u8) {
-    let columns = harvest.columns();
-    move |t| {
-        columns
-            .noc0_to_logical(t.x(), t.y())
-            .unwrap_or((0xFF, 0xFF))
-    }
+/// The logical coordinates of every enabled Tensix tile of `chip`, by NoC0 tile.
+fn logical_of(chip: &CardChip) -> impl Fn(Xy) -> (u8, u8) + use<> {
+    let chip = chip.clone();
+    move |t| chip.logical(t).unwrap_or((0xFF, 0xFF))
 }
 
 /// How long the loader waits for every kernel of a card to come up (tt-metal waits 10 s).
@@ -295,20 +293,24 @@ where
     H: HandlerSet + 'static,
     F: Fn() -> H + 'static,
 {
-    let harvest = config.harvest;
+    let harvest = CardChip::Blackhole {
+        harvest: config.harvest,
+        dram_banks: config.dram_banks(),
+        translation: None,
+    };
     let mut sim = Sim::new(SimConfig {
         boot: Boot::HeldInReset,
         control: komorebi_kernel::abi::CONTROL_LAYOUT,
         ..config
     });
-    let logical = logical_of(harvest);
+    let logical = logical_of(&harvest);
     sim.set_boot_hook(Box::new(
         move |sim: &mut Sim, tile: (u8, u8), role: Role| {
             if exec == Exec::Firmware {
                 // The image itself runs: its boot check, its loop, its NIU registers.
                 return sim.spawn_firmware(tile, role).map(|_| ());
             }
-            let own = Noc0Xy::new(tile.0, tile.1)
+            let own = Xy::new(tile.0, tile.1)
                 .map(&logical)
                 .unwrap_or((0xFF, 0xFF));
             spawn_kernel(
@@ -322,7 +324,7 @@ where
     ));
     let mut card = Card::open(SimBar::new(sim, options), card_options)?;
     let firmware = firmware.unwrap_or_else(Firmware::native);
-    let logical = logical_of(card.harvest());
+    let logical = logical_of(card.chip());
     let booted = firmware::boot(
         &mut card,
         &firmware,
@@ -357,7 +359,7 @@ pub fn open_card(
     let bar = komorebi_pcie::kmd::KmdBar::open(path)?;
     let mut card = Card::open(bar, CardOptions::default())?;
     let firmware = &Firmware::from_dir(firmware)?;
-    let logical = logical_of(card.harvest());
+    let logical = logical_of(card.chip());
     firmware::boot(
         &mut card,
         firmware,
@@ -386,7 +388,7 @@ pub fn open_ttsim(
     let bar = TtsimBar::open(process, chip, TtsimBarOptions::default())?;
     let mut card = Card::open(bar, CardOptions::default())?;
     let firmware = &Firmware::from_dir(firmware)?;
-    let logical = logical_of(card.harvest());
+    let logical = logical_of(card.chip());
     firmware::boot(
         &mut card,
         firmware,

@@ -17,10 +17,8 @@
 
 use std::collections::HashMap;
 
-use blackhole_pac::grid::Noc0Xy;
-use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::layout::{Geometry, LayoutError};
-use komorebi_hal::{LogicalRect, LogicalXy, Role};
+use komorebi_hal::{LogicalRect, LogicalXy, Role, Xy};
 use komorebi_kernel::Command;
 use komorebi_kernel::abi::{self, KernelGiveUp};
 use komorebi_kernel::handler::HandlerSet;
@@ -261,7 +259,7 @@ impl Report {
 #[derive(Clone, Debug)]
 struct TileState {
     logical: LogicalXy,
-    noc0: Noc0Xy,
+    noc0: Xy,
     posted: u32,
     reported: u32,
 }
@@ -307,12 +305,12 @@ impl Session {
     {
         let device = backend.open(handlers)?;
         let geometry =
-            crate::chip::blackhole_fused(device.harvest().bits() as u32, device.fused_dram())?;
+            crate::chip::geometry(device.chip(), device.harvest_word(), device.fused_dram())?;
         let mut tiles = Vec::new();
         let mut by_logical = HashMap::new();
         for x in 0..geometry.columns() {
             for y in 0..geometry.rows() {
-                let Some(noc0) = geometry.noc0((x, y)).and_then(|(x, y)| Noc0Xy::new(x, y)) else {
+                let Some(noc0) = geometry.noc0((x, y)).and_then(|(x, y)| Xy::new(x, y).ok()) else {
                     continue;
                 };
                 by_logical.insert(LogicalXy::new(x, y), tiles.len());
@@ -339,9 +337,15 @@ impl Session {
         &self.geometry
     }
 
-    /// The harvest mask.
-    pub fn harvest(&self) -> HarvestMask {
-        self.device.harvest()
+    /// Which chip the session runs on.
+    pub fn chip(&self) -> crate::chip::ChipKind {
+        self.device.chip()
+    }
+
+    /// The harvest mask, as the control block's harvest word carries it (Tensix columns on
+    /// Blackhole, rows on Wormhole).
+    pub fn harvest_word(&self) -> u32 {
+        self.device.harvest_word()
     }
 
     /// The chip's fused DRAM bank, if it has one.
@@ -355,7 +359,7 @@ impl Session {
     }
 
     /// NoC0 coordinates of logical `core`; `None` outside the grid.
-    pub fn noc0(&self, core: LogicalXy) -> Option<Noc0Xy> {
+    pub fn noc0(&self, core: LogicalXy) -> Option<Xy> {
         self.by_logical.get(&core).map(|&i| self.tiles[i].noc0)
     }
 
@@ -482,7 +486,7 @@ impl Session {
     /// ticket's deadline.
     pub fn wait(&mut self, tickets: &[&Ticket]) -> Advance {
         let deadline = tickets.iter().map(|t| t.deadline).min().unwrap_or(0);
-        let mut pending: Vec<(Noc0Xy, u32)> = tickets.iter().flat_map(|t| self.watch(t)).collect();
+        let mut pending: Vec<(Xy, u32)> = tickets.iter().flat_map(|t| self.watch(t)).collect();
         self.device.advance(deadline, &mut |peek| {
             while let Some(&(tile, index)) = pending.last() {
                 if reported(peek, tile, index) {
@@ -501,7 +505,7 @@ impl Session {
         if tickets.is_empty() {
             return Advance::Done;
         }
-        let watched: Vec<Vec<(Noc0Xy, u32)>> =
+        let watched: Vec<Vec<(Xy, u32)>> =
             tickets.iter().map(|t| self.watch(t).collect()).collect();
         self.device.advance(deadline, &mut |peek| {
             watched
@@ -524,7 +528,7 @@ impl Session {
     }
 
     /// `(NoC0 tile, index)` of every core of `ticket`.
-    fn watch<'t>(&'t self, ticket: &'t Ticket) -> impl Iterator<Item = (Noc0Xy, u32)> + 't {
+    fn watch<'t>(&'t self, ticket: &'t Ticket) -> impl Iterator<Item = (Xy, u32)> + 't {
         ticket
             .tiles
             .iter()
@@ -617,7 +621,7 @@ impl Session {
 }
 
 /// Whether the tile at NoC0 `tile` has reported its command `index`.
-fn reported(peek: &dyn Peek, tile: Noc0Xy, index: u32) -> bool {
+fn reported(peek: &dyn Peek, tile: Xy, index: u32) -> bool {
     peek.peek(tile, abi::CONTROL_BASE + abi::REPORT_INDEX)
         .wrapping_sub(index) as i32
         >= 0

@@ -21,6 +21,26 @@ pub const SOFT_RESET_ALL: u32 = 0x47800;
 /// registers are Tensix backend configuration words 158..=163, not debug registers as on
 /// Blackhole.)
 pub const RESET_PCS: [u32; 5] = [0x0, 0x6000, 0xA000, 0xE000, 0x1_2000];
+/// The Tensix backend configuration words (`cfg_regs`), a word each; the reset-PC overrides
+/// live here on Wormhole (ttsim `data/wh/tile_regs.json` `tensix_cfg`).
+pub const TENSIX_CFG_BASE: u32 = 0xFFEF_0000;
+/// Configuration word of TRISC0..2's reset PC (`TRISC_RESET_PC_SEC0_PC_ADDR32` .. `SEC2`,
+/// tt-metal Wormhole `cfg_defines.h`).
+pub const TRISC_RESET_PC_CFG: [u32; 3] = [158, 159, 160];
+/// Configuration word enabling TRISCi's reset PC, bit i
+/// (`TRISC_RESET_PC_OVERRIDE_Reset_PC_Override_en_ADDR32`).
+pub const TRISC_RESET_PC_OVERRIDE_CFG: u32 = 161;
+/// Configuration word of NCRISC's reset PC (`NCRISC_RESET_PC_PC_ADDR32`).
+pub const NCRISC_RESET_PC_CFG: u32 = 162;
+/// Configuration word enabling NCRISC's reset PC, bit 0 (ttsim `tensix.cpp`:
+/// `NCRISC_RESET_PC_OVERRIDE_Reset_PC_Override_en`).
+pub const NCRISC_RESET_PC_OVERRIDE_CFG: u32 = 163;
+
+/// The address of configuration word `word`.
+pub const fn cfg_addr(word: u32) -> u32 {
+    TENSIX_CFG_BASE + 4 * word
+}
+
 /// The wall clock, low word (reading it latches the high word at `+8`).
 pub const WALL_CLOCK_L: usize = 0xFFB1_21F0;
 /// The live high word of the wall clock (ttsim `data/wh/tile_regs.json` `wall_clock_1`, at the

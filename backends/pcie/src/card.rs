@@ -44,15 +44,16 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use blackhole_pac::arc::{self, tag};
-use blackhole_pac::grid::{DRAM_BANKS, DRAM_WORKER_PORT, Noc0Xy};
 use blackhole_pac::harvest::{DramBanks, HarvestMask};
 use blackhole_pac::niu::NiuCfg0;
 use blackhole_pac::tensix;
 use blackhole_pac::tlb::{TLB_2M_SIZE, TlbConfig, TlbOrdering, TlbSize};
 use blackhole_pac::translate::Translation;
+use komorebi_hal::Xy;
 
 use crate::arc::{ArcPort, OpenTimeouts};
 use crate::bar::{Bar, DeviceIdentity, Mapping};
+use crate::chip::{CardChip, ChipKind};
 use crate::error::PcieError;
 use crate::telemetry::{ArcRead, Telemetry};
 
@@ -108,15 +109,13 @@ pub struct Card<B: Bar> {
     bar: RefCell<B>,
     options: CardOptions,
     telemetry: Telemetry,
-    harvest: HarvestMask,
-    dram_banks: DramBanks,
-    translation: Option<Translation>,
+    chip: CardChip,
     aiclk_mhz: u32,
-    tiles: BTreeMap<Noc0Xy, Tile<B::Window>>,
+    tiles: BTreeMap<Xy, Tile<B::Window>>,
     dram: Vec<Option<B::Window>>,
     spare: RefCell<Option<Moving<B::Window>>>,
     mcast: RefCell<Option<Moving<B::Window>>>,
-    clock_tile: Noc0Xy,
+    clock_tile: Xy,
     /// The bar's identity, with what raising AICLK at open came to.
     identity: DeviceIdentity,
     /// What the open found worth saying that did not fail it.
@@ -127,9 +126,10 @@ impl<B: Bar> std::fmt::Debug for Card<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Card")
             .field("path", &self.bar.borrow().identity().path)
-            .field("harvest", &self.harvest)
-            .field("fused_dram", &self.dram_banks.fused())
-            .field("translation", &self.translation.is_some())
+            .field("chip", &self.chip.kind())
+            .field("harvest", &self.chip.harvest_word())
+            .field("fused_dram", &self.chip.fused_dram())
+            .field("translation", &self.chip.translated())
             .field("tiles", &self.tiles.len())
             .finish()
     }
@@ -156,7 +156,29 @@ impl<B: Bar> Card<B> {
     /// not settle is recorded in [`Card::identity`], never an error, as tt-umd logs and goes on),
     /// and allocates and programs the window plan. Every wait is bounded by
     /// [`CardOptions::open`] ([`crate::arc`]).
+    ///
+    /// A Wormhole (PCI device id 0x401E) is opened on ttsim only ([`Card::open_wormhole`]):
+    /// its ARC protocol (telemetry, messages) is not built, so a Wormhole card is refused
+    /// with what is missing.
     pub fn open(mut bar: B, options: CardOptions) -> Result<Self, PcieError> {
+        let device_id = bar.identity().device_id;
+        match ChipKind::from_device_id(device_id) {
+            Some(ChipKind::Blackhole) => {}
+            Some(ChipKind::Wormhole) => {
+                return Err(PcieError::UnsupportedChip {
+                    device_id,
+                    why: "a Wormhole card: its ARC telemetry and messages are not built; \
+                          Wormhole runs on ttsim's `wh` build (Card::open_wormhole)"
+                        .into(),
+                });
+            }
+            None => {
+                return Err(PcieError::UnsupportedChip {
+                    device_id,
+                    why: "not a Blackhole (0xB140) or a Wormhole (0x401E)".into(),
+                });
+            }
+        }
         let node = bar.bar0_read32(arc::PCIE_NOC_NODE_ID_BAR0)?;
         if node == arc::HUNG_READ {
             return Err(PcieError::Hung {
@@ -170,9 +192,11 @@ impl<B: Bar> Card<B> {
             bar: RefCell::new(bar),
             options,
             telemetry: Telemetry::default(),
-            harvest: HarvestMask::NONE,
-            dram_banks: DramBanks::ALL,
-            translation: None,
+            chip: CardChip::Blackhole {
+                harvest: HarvestMask::NONE,
+                dram_banks: DramBanks::ALL,
+                translation: None,
+            },
             aiclk_mhz: tensix::AICLK_IDLE_MHZ,
             tiles: BTreeMap::new(),
             dram: Vec::new(),
@@ -182,7 +206,7 @@ impl<B: Bar> Card<B> {
                 written: None,
             })),
             mcast: RefCell::new(None),
-            clock_tile: Noc0Xy::new(0, 0).ok_or(PcieError::Unsupported)?,
+            clock_tile: Xy::default(),
             identity,
             notes: Vec::new(),
         };
@@ -191,20 +215,69 @@ impl<B: Bar> Card<B> {
         // A table without ENABLED_TENSIX_COL (firmware from before column harvesting was
         // reported, or ttsim, which harvests nothing) means every column is enabled: tt-umd
         // reads a missing tag as an empty harvest mask (`BlackholeTTDevice::get_chip_info`).
-        card.harvest = card.telemetry.harvest();
-        card.dram_banks = card.telemetry.dram_banks()?;
+        let harvest = card.telemetry.harvest();
+        let dram_banks = card.telemetry.dram_banks()?;
         if let Some(mhz) = card.telemetry.get(tag::AICLK) {
             card.aiclk_mhz = mhz;
         }
-        card.translation = cfg0
+        let translation = cfg0
             .noc_id_translate_en()
-            .then(|| Translation::with_dram(card.harvest, card.dram_banks.fused()));
+            .then(|| Translation::with_dram(harvest, dram_banks.fused()));
+        card.chip = CardChip::Blackhole {
+            harvest,
+            dram_banks,
+            translation,
+        };
         if let Some(note) = crate::arc::wait_dram_trained(&card, options.open.dram_training)? {
             card.notes.push(note);
         }
         card.raise_clock()?;
         card.plan_windows()?;
         card.check_tiles()?;
+        Ok(card)
+    }
+
+    /// Sets up a Wormhole B0 behind `bar` (ttsim's `wh` build): the window plan over its 80
+    /// Tensix tiles (its ten 2 MiB windows: the spare, the multicast window and eight tiles;
+    /// the other tiles and every DRAM bank go through the spare window), raw coordinates, no
+    /// harvesting. Nothing of ARC is read: Wormhole's ARC protocol (telemetry, messages) is
+    /// not built, and ttsim's Wormhole harvests nothing and translates raw coordinates to
+    /// themselves; [`Card::notes`] says so. Refuses any other chip.
+    pub fn open_wormhole(mut bar: B, options: CardOptions) -> Result<Self, PcieError> {
+        let device_id = bar.identity().device_id;
+        if ChipKind::from_device_id(device_id) != Some(ChipKind::Wormhole) {
+            return Err(PcieError::UnsupportedChip {
+                device_id,
+                why: "not a Wormhole (0x401E): open a Blackhole with Card::open".into(),
+            });
+        }
+        let spare = bar.allocate(TlbSize::Size2M, Mapping::Uncached)?;
+        let identity = bar.identity().clone();
+        let mut card = Self {
+            bar: RefCell::new(bar),
+            options,
+            telemetry: Telemetry::default(),
+            chip: CardChip::Wormhole {
+                harvest: wormhole_pac::harvest::HarvestMask::NONE,
+            },
+            aiclk_mhz: wormhole_pac::tensix::AICLK_BUSY_MHZ,
+            tiles: BTreeMap::new(),
+            dram: Vec::new(),
+            spare: RefCell::new(Some(Moving {
+                window: spare,
+                config: None,
+                written: None,
+            })),
+            mcast: RefCell::new(None),
+            clock_tile: Xy::default(),
+            identity,
+            notes: vec![
+                "Wormhole: harvesting and AICLK not read from ARC (not built for Wormhole); \
+                 every Tensix row taken as enabled, AICLK as its busy 1000 MHz"
+                    .into(),
+            ],
+        };
+        card.plan_windows()?;
         Ok(card)
     }
 
@@ -225,24 +298,20 @@ impl<B: Bar> Card<B> {
     /// later access on the wrong tile (a check tt-kmd's own tests make, `test/tlbs.cpp`
     /// `VerifyTensixNodeIdsBlackhole`). Without translation there is nothing to compare.
     fn check_tiles(&self) -> Result<(), PcieError> {
-        if self.translation.is_none() {
+        if !self.chip.translated() {
             return Ok(());
         }
         for (&p, tile) in &self.tiles {
             let w = self.read_reg(p, tensix::NOC_ID_LOGICAL_ADDR)?;
-            let w = self.check_alive(w, || format!("NOC_ID_LOGICAL of NoC0 {:?}", p.get()))?;
+            let w = self.check_alive(w, || format!("NOC_ID_LOGICAL of NoC0 {p}"))?;
             let found = ((w & 0x3F) as u8, (w >> 6 & 0x3F) as u8);
             if found != tile.target {
                 return Err(PcieError::Target {
-                    what: format!(
-                        "the window to NoC0 {:?} (translated {:?})",
-                        p.get(),
-                        tile.target
-                    ),
+                    what: format!("the window to NoC0 {p} (translated {:?})", tile.target),
                     why: format!(
-                        "reached a tile whose NOC_ID_LOGICAL is {found:?}: the harvest mask \
-                         {:#06x} does not give this chip's translation",
-                        self.harvest.bits()
+                        "reached a tile whose NOC_ID_LOGICAL is {found:?}: the {} does not \
+                         give this chip's translation",
+                        self.chip.harvest_text()
                     ),
                 });
             }
@@ -251,21 +320,17 @@ impl<B: Bar> Card<B> {
     }
 
     fn plan_windows(&mut self) -> Result<(), PcieError> {
-        let columns = self.harvest.columns();
         let mut tiles = BTreeMap::new();
-        for &x in columns.noc0_x() {
-            for &y in columns.noc0_y() {
-                let p = Noc0Xy::new(x, y).ok_or(PcieError::Unsupported)?;
-                let target = self.target(p)?;
-                tiles.insert(
-                    p,
-                    Tile {
-                        target,
-                        window: None,
-                        written: RefCell::new(None),
-                    },
-                );
-            }
+        for p in self.chip.tensix() {
+            let target = self.target(p)?;
+            tiles.insert(
+                p,
+                Tile {
+                    target,
+                    window: None,
+                    written: RefCell::new(None),
+                },
+            );
         }
         let bar = self.bar.get_mut();
         if self.options.window_per_tile {
@@ -284,18 +349,17 @@ impl<B: Bar> Card<B> {
                 tile.window = Some(w);
             }
         }
-        let mut dram = Vec::with_capacity(DRAM_BANKS);
-        for (bank, port) in (0..).zip(DRAM_WORKER_PORT) {
-            if !self.dram_banks.contains(bank) {
+        let banks = self.chip.kind().dram_banks();
+        let mut dram = Vec::with_capacity(banks as usize);
+        for bank in 0..banks {
+            let port = self.chip.dram_port(bank).ok_or(PcieError::Unsupported)?;
+            if !self.chip.dram_works(bank) || self.chip.kind() != ChipKind::Blackhole {
                 // No window onto the fused bank: `dram_chunks` refuses it before any window.
+                // Wormhole has no 4 GiB windows: its banks go through the spare window.
                 dram.push(None);
                 continue;
             }
-            let p = Noc0Xy::new(port.0, port.1).ok_or(PcieError::Unsupported)?;
-            let target = match &self.translation {
-                Some(t) => t.to_translated(p).map(|t| t.get()).unwrap_or(port),
-                None => port,
-            };
+            let target = self.chip.target(port).unwrap_or((port.x(), port.y()));
             let bar = self.bar.get_mut();
             match bar.allocate(TlbSize::Size4G, Mapping::WriteCombined) {
                 Ok(mut w) => {
@@ -343,19 +407,14 @@ impl<B: Bar> Card<B> {
         self.notes.push(note);
     }
 
-    /// The harvest mask ARC reports.
-    pub fn harvest(&self) -> HarvestMask {
-        self.harvest
+    /// The chip as the open found it: which, its harvesting, DRAM banks and translation.
+    pub fn chip(&self) -> &CardChip {
+        &self.chip
     }
 
     /// The fused DRAM bank ARC telemetry reports (`ENABLED_GDDR`), if one is.
     pub fn fused_dram(&self) -> Option<u8> {
-        self.dram_banks.fused()
-    }
-
-    /// The DRAM banks that work.
-    pub fn dram_banks(&self) -> DramBanks {
-        self.dram_banks
+        self.chip.fused_dram()
     }
 
     /// How many DRAM banks got a 4 GiB window of their own (the others go through the spare
@@ -364,9 +423,13 @@ impl<B: Bar> Card<B> {
         self.dram.iter().filter(|w| w.is_some()).count()
     }
 
-    /// The coordinate translation in force for window targets, if translation is on.
+    /// The coordinate translation in force for window targets, if translation is on (a
+    /// Blackhole's; a Wormhole's windows take raw coordinates).
     pub fn translation(&self) -> Option<&Translation> {
-        self.translation.as_ref()
+        match &self.chip {
+            CardChip::Blackhole { translation, .. } => translation.as_ref(),
+            CardChip::Wormhole { .. } => None,
+        }
     }
 
     /// AICLK in MHz as telemetry reported it at open, after raising it.
@@ -380,7 +443,7 @@ impl<B: Bar> Card<B> {
     }
 
     /// Every enabled Tensix tile, NoC0, in ascending order.
-    pub fn tensix(&self) -> impl Iterator<Item = Noc0Xy> + '_ {
+    pub fn tensix(&self) -> impl Iterator<Item = Xy> + '_ {
         self.tiles.keys().copied()
     }
 
@@ -405,25 +468,20 @@ impl<B: Bar> Card<B> {
     }
 
     /// Coordinates a window targets for the tile at NoC0 `p`.
-    pub fn target(&self, p: Noc0Xy) -> Result<(u8, u8), PcieError> {
-        match &self.translation {
-            None => Ok(p.get()),
-            Some(t) => t
-                .to_translated(p)
-                .map(|t| t.get())
-                .ok_or_else(|| PcieError::Target {
-                    what: format!("NoC0 {:?}", p.get()),
-                    why: "has no translated coordinates a host window can target".into(),
-                }),
-        }
+    pub fn target(&self, p: Xy) -> Result<(u8, u8), PcieError> {
+        self.chip.target(p).ok_or_else(|| PcieError::Target {
+            what: format!("NoC0 {p}"),
+            why: "has no translated coordinates a host window can target".into(),
+        })
     }
 
-    fn tile(&self, p: Noc0Xy) -> Result<&Tile<B::Window>, PcieError> {
+    fn tile(&self, p: Xy) -> Result<&Tile<B::Window>, PcieError> {
         self.tiles.get(&p).ok_or_else(|| PcieError::Target {
-            what: format!("NoC0 {:?}", p.get()),
+            what: format!("NoC0 {p}"),
             why: format!(
-                "is not an enabled Tensix tile of this card (harvest mask {:#06x})",
-                self.harvest.bits()
+                "is not an enabled Tensix tile of this {} ({})",
+                self.chip.kind(),
+                self.chip.harvest_text()
             ),
         })
     }
@@ -514,8 +572,8 @@ impl<B: Bar> Card<B> {
     }
 
     /// Reads L1 of the tile at NoC0 `tile`.
-    pub fn read_l1(&self, tile: Noc0Xy, addr: u32, buf: &mut [u8]) -> Result<(), PcieError> {
-        check_l1(addr, buf.len())?;
+    pub fn read_l1(&self, tile: Xy, addr: u32, buf: &mut [u8]) -> Result<(), PcieError> {
+        self.check_l1(addr, buf.len())?;
         let t = self.tile(tile)?;
         match &t.window {
             Some(w) => Self::read_any(&self.bar.borrow(), w, addr as u64, buf),
@@ -526,8 +584,8 @@ impl<B: Bar> Card<B> {
     }
 
     /// Writes L1 of the tile at NoC0 `tile`.
-    pub fn write_l1(&self, tile: Noc0Xy, addr: u32, data: &[u8]) -> Result<(), PcieError> {
-        check_l1(addr, data.len())?;
+    pub fn write_l1(&self, tile: Xy, addr: u32, data: &[u8]) -> Result<(), PcieError> {
+        self.check_l1(addr, data.len())?;
         let t = self.tile(tile)?;
         match &t.window {
             Some(w) => {
@@ -546,7 +604,7 @@ impl<B: Bar> Card<B> {
     /// Makes every write so far to `tile` land before any later one: a store fence, and when
     /// the tile's window is not Strict, a read back of the last word written (the read
     /// returns only after the writes before it to that tile landed).
-    pub fn publish_barrier(&self, tile: Noc0Xy) -> Result<(), PcieError> {
+    pub fn publish_barrier(&self, tile: Xy) -> Result<(), PcieError> {
         let t = self.tile(tile)?;
         let mut bar = self.bar.borrow_mut();
         bar.fence();
@@ -578,7 +636,8 @@ impl<B: Bar> Card<B> {
 
     /// Runs `f(bar, window, offset, range)` for the pieces of a DRAM access that one window
     /// reaches: the whole access through the bank's own 4 GiB window, or 2 MiB pieces through
-    /// the spare window. A bank that does not exist, or the fused DRAM bank, is refused first.
+    /// the spare window (every bank of a Wormhole). A bank that does not exist, or the fused
+    /// DRAM bank, is refused first.
     fn dram_chunks(
         &self,
         bank: u8,
@@ -586,36 +645,41 @@ impl<B: Bar> Card<B> {
         len: usize,
         mut f: impl FnMut(&mut B, &B::Window, u64, Range<usize>) -> Result<Option<u64>, PcieError>,
     ) -> Result<(), PcieError> {
+        let kind = self.chip.kind();
         let window = self
             .dram
             .get(bank as usize)
             .ok_or_else(|| PcieError::Target {
                 what: format!("DRAM bank {bank}"),
-                why: format!("a Blackhole has banks 0..{DRAM_BANKS}"),
+                why: format!("a {kind} has banks 0..{}", kind.dram_banks()),
             })?;
-        if !self.dram_banks.contains(bank) {
-            return Err(PcieError::FusedDram {
-                what: format!("DRAM bank {bank} at {addr:#x}+{len}"),
-                bank,
-                banks: self.dram_banks,
-            });
+        if let CardChip::Blackhole { dram_banks, .. } = &self.chip {
+            if !dram_banks.contains(bank) {
+                return Err(PcieError::FusedDram {
+                    what: format!("DRAM bank {bank} at {addr:#x}+{len}"),
+                    bank,
+                    banks: *dram_banks,
+                });
+            }
         }
         if addr
             .checked_add(len as u64)
-            .is_none_or(|e| e > TlbSize::Size4G.bytes())
+            .is_none_or(|e| e > kind.dram_bank_bytes())
         {
             return Err(PcieError::Target {
                 what: format!("DRAM bank {bank} at {addr:#x}+{len}"),
-                why: "is beyond the bank's 4 GiB".into(),
+                why: format!(
+                    "is beyond the bank's {} GiB",
+                    kind.dram_bank_bytes() >> 30
+                ),
             });
         }
         if let Some(w) = window {
             f(&mut self.bar.borrow_mut(), w, addr, 0..len)?;
             return Ok(());
         }
-        let port = DRAM_WORKER_PORT[bank as usize];
-        let p = Noc0Xy::new(port.0, port.1).ok_or(PcieError::Unsupported)?;
-        let target = self.target(p)?;
+        let port = self.chip.dram_port(bank).ok_or(PcieError::Unsupported)?;
+        let target = self.chip.target(port).unwrap_or((port.x(), port.y()));
         let mut done = 0;
         while done < len {
             let (base, within) = window_base(addr + done as u64, TlbSize::Size2M);
@@ -631,7 +695,7 @@ impl<B: Bar> Card<B> {
 
     /// Reads the register at local address `addr` (`0xFFB0_0000..`) of the tile at NoC0
     /// `tile`, through the spare window.
-    pub fn read_reg(&self, tile: Noc0Xy, addr: u32) -> Result<u32, PcieError> {
+    pub fn read_reg(&self, tile: Xy, addr: u32) -> Result<u32, PcieError> {
         let target = self.tile(tile)?.target;
         let (base, within) = window_base(addr as u64, TlbSize::Size2M);
         self.on_spare(self.spare_config(target, base), |bar, w| {
@@ -640,7 +704,7 @@ impl<B: Bar> Card<B> {
     }
 
     /// Writes the register at local address `addr` of the tile at NoC0 `tile`.
-    pub fn write_reg(&self, tile: Noc0Xy, addr: u32, value: u32) -> Result<(), PcieError> {
+    pub fn write_reg(&self, tile: Xy, addr: u32, value: u32) -> Result<(), PcieError> {
         let target = self.tile(tile)?.target;
         let (base, within) = window_base(addr as u64, TlbSize::Size2M);
         self.on_spare(self.spare_config(target, base), |bar, w| {
@@ -655,6 +719,10 @@ impl<B: Bar> Card<B> {
     pub fn check_alive(&self, value: u32, what: impl FnOnce() -> String) -> Result<u32, PcieError> {
         if value != arc::HUNG_READ {
             return Ok(value);
+        }
+        if self.chip.kind() == ChipKind::Wormhole {
+            // ttsim's Wormhole serves no PCIe NIU in BAR0 to ask.
+            return Err(PcieError::Hung { what: what() });
         }
         let node = self.bar.borrow().bar0_read32(arc::PCIE_NOC_NODE_ID_BAR0)?;
         Err(PcieError::Hung {
@@ -677,7 +745,7 @@ impl<B: Bar> Card<B> {
     /// 2^32 cycles ahead.
     pub fn now(&self) -> Result<u64, PcieError> {
         let tile = self.clock_tile;
-        let what = || format!("the wall clock of NoC0 {:?}", tile.get());
+        let what = || format!("the wall clock of NoC0 {tile}");
         let mut high = self.check_alive(self.read_reg(tile, tensix::WALL_CLOCK_H_LIVE)?, what)?;
         // The high half moves once in 2^32 cycles (seconds): a second try always agrees, a
         // third is for a device that is not counting as a clock does.
@@ -702,8 +770,8 @@ impl<B: Bar> Card<B> {
     /// to the end of the translated grid, fall outside it), a unicast to each otherwise
     /// (tt-umd does not multicast without translation either).
     pub fn multicast_l1(&self, addr: u32, data: &[u8]) -> Result<(), PcieError> {
-        check_l1(addr, data.len())?;
-        let rect = self.translation.as_ref().and_then(|_| {
+        self.check_l1(addr, data.len())?;
+        let rect = self.chip.translated().then(|| {
             let targets = self.tiles.values().map(|t| t.target);
             let (mut lo, mut hi) = ((u8::MAX, u8::MAX), (0, 0));
             for (x, y) in targets {
@@ -711,7 +779,7 @@ impl<B: Bar> Card<B> {
                 hi = (hi.0.max(x), hi.1.max(y));
             }
             (lo.0 <= hi.0).then_some((lo, hi))
-        });
+        }).flatten();
         let (Some((start, end)), true) = (rect, self.mcast.borrow().is_some()) else {
             for tile in self.tensix().collect::<Vec<_>>() {
                 self.write_l1(tile, addr, data)?;
@@ -742,6 +810,23 @@ impl<B: Bar> Card<B> {
     }
 }
 
+impl<B: Bar> Card<B> {
+    fn check_l1(&self, addr: u32, len: usize) -> Result<(), PcieError> {
+        let size = self.chip.kind().l1_size();
+        if addr as u64 + len as u64 > size as u64 {
+            return Err(PcieError::Target {
+                what: format!("L1 {addr:#x}+{len}"),
+                why: format!(
+                    "is beyond a {} Tensix tile's {} bytes of L1",
+                    self.chip.kind(),
+                    size
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
 impl<B: Bar> Drop for Card<B> {
     fn drop(&mut self) {
         // Closing the device frees whatever is left; freeing here returns the windows of a
@@ -761,15 +846,6 @@ impl<B: Bar> Drop for Card<B> {
     }
 }
 
-fn check_l1(addr: u32, len: usize) -> Result<(), PcieError> {
-    if addr as u64 + len as u64 > tensix::L1_SIZE as u64 {
-        return Err(PcieError::Target {
-            what: format!("L1 {addr:#x}+{len}"),
-            why: "is beyond a Tensix tile's 1536 KiB of L1".into(),
-        });
-    }
-    Ok(())
-}
 
 impl<B: Bar> ArcPort for Card<B> {
     fn arc_write32(&self, addr: u64, value: u32) -> Result<(), PcieError> {

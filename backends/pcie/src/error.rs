@@ -55,6 +55,14 @@ pub enum PcieError {
         /// Device id found.
         device: u16,
     },
+    /// A chip this host path does not drive (yet), or not on this kind of device.
+    #[error("PCI device id {device_id:04x}: {why}")]
+    UnsupportedChip {
+        /// The device id found.
+        device_id: u16,
+        /// What is missing, and what is allowed.
+        why: String,
+    },
     /// An ioctl failed.
     #[error("{path}: {ioctl} failed: {message} (errno {errno})")]
     Ioctl {

@@ -31,12 +31,8 @@
 
 use std::time::{Duration, Instant};
 
-use blackhole_pac::grid::Noc0Xy;
-use blackhole_pac::tensix::{
-    self, NCRISC_RESET_PC, NCRISC_RESET_PC_OVERRIDE, NCRISC_RESET_PC_REG, SOFT_RESET_ADDR,
-    SOFT_RESET_ALL_CORES, SoftReset, TRISC_RESET_PC, TRISC_RESET_PC_OVERRIDE, TRISC_RESET_PC_REGS,
-};
-use komorebi_hal::Role;
+use blackhole_pac::tensix::{self, SOFT_RESET_ADDR, SOFT_RESET_ALL_CORES, SoftReset};
+use komorebi_hal::{Role, Xy};
 use komorebi_kernel::abi;
 use komorebi_kernel::image::{self, BootState, ImageHeader};
 
@@ -252,21 +248,29 @@ pub struct BootOptions {
 /// not move.
 pub const BOOT_REAL_TIME_CAP: Duration = Duration::from_secs(10);
 
-/// The reset PC `role`'s core starts at when its override is off.
+/// The reset PC `role`'s core starts at without an override, on Blackhole (the simulated card,
+/// the only one that runs native images, is a Blackhole; the loader takes each chip's from
+/// [`CardChip::reset_pc_regs`](crate::chip::CardChip::reset_pc_regs)).
 const fn default_pc(role: Role) -> u32 {
     match role {
         Role::Reader => tensix::BRISC_RESET_PC,
-        Role::Writer => NCRISC_RESET_PC,
-        Role::Compute => TRISC_RESET_PC[0],
+        Role::Writer => tensix::NCRISC_RESET_PC,
+        Role::Compute => tensix::TRISC_RESET_PC[0],
     }
 }
+
+// The soft-reset register and its bits are at the same place on Wormhole.
+const _: () = assert!(
+    SOFT_RESET_ADDR as usize == wormhole_pac::tensix::SOFT_RESET_0
+        && SOFT_RESET_ALL_CORES == wormhole_pac::tensix::SOFT_RESET_ALL
+);
 
 /// Loads `firmware` onto every enabled Tensix tile of `card` and starts it (the sequence in
 /// the module docs). `logical(tile)` gives a tile's logical coordinates for its header.
 pub fn boot<B: Bar>(
     card: &mut Card<B>,
     firmware: &Firmware,
-    logical: impl Fn(Noc0Xy) -> (u8, u8),
+    logical: impl Fn(Xy) -> (u8, u8),
     options: BootOptions,
 ) -> Result<(), PcieError> {
     if !options.native_allowed {
@@ -278,11 +282,11 @@ pub fn boot<B: Bar>(
             ));
         }
     }
-    let tiles: Vec<Noc0Xy> = card.tensix().collect();
+    let tiles: Vec<Xy> = card.tensix().collect();
     // 1. Hold every core in reset.
     for &t in &tiles {
         let v = card.read_reg(t, SOFT_RESET_ADDR)?;
-        let v = card.check_alive(v, || format!("soft reset of NoC0 {:?}", t.get()))?;
+        let v = card.check_alive(v, || format!("soft reset of NoC0 {t}"))?;
         card.write_reg(t, SOFT_RESET_ADDR, v | SOFT_RESET_ALL_CORES)?;
     }
     // 2. A clean control block, then every segment.
@@ -293,9 +297,9 @@ pub fn boot<B: Bar>(
         }
     }
     // 3. Each tile's header.
-    let harvest = card.harvest().bits() as u32;
+    let harvest = card.chip().harvest_word();
     let chip = abi::ChipWord {
-        translated: card.translation().is_some(),
+        translated: card.chip().translated(),
         fused_dram: card.fused_dram(),
     }
     .encode();
@@ -316,14 +320,15 @@ pub fn boot<B: Bar>(
     // 4. Reset PCs of the cores komorebi starts.
     let writer = &firmware.images[Role::Writer.index()].header;
     let compute = &firmware.images[Role::Compute.index()].header;
+    let regs = card.chip().reset_pc_regs();
     for &t in &tiles {
-        let nc_override = writer.entry != default_pc(Role::Writer);
-        card.write_reg(t, NCRISC_RESET_PC_REG, writer.entry)?;
-        card.write_reg(t, NCRISC_RESET_PC_OVERRIDE, nc_override as u32)?;
-        let t0_override = compute.entry != default_pc(Role::Compute);
-        card.write_reg(t, TRISC_RESET_PC_REGS[0], compute.entry)?;
+        let nc_override = writer.entry != regs.ncrisc_default;
+        card.write_reg(t, regs.ncrisc_pc, writer.entry)?;
+        card.write_reg(t, regs.ncrisc_override, nc_override as u32)?;
+        let t0_override = compute.entry != regs.trisc0_default;
+        card.write_reg(t, regs.trisc0_pc, compute.entry)?;
         // Bit i enables TRISCi's override; TRISC1 and TRISC2 stay in reset.
-        card.write_reg(t, TRISC_RESET_PC_OVERRIDE, t0_override as u32)?;
+        card.write_reg(t, regs.trisc_override, t0_override as u32)?;
     }
     // 5. Everything landed, then release BRISC, NCRISC and TRISC0.
     let mut started = SoftReset(0);
@@ -334,7 +339,7 @@ pub fn boot<B: Bar>(
     for &t in &tiles {
         card.read_l1(t, abi::CONTROL_BASE + abi::HEADER_MAGIC, &mut [0; 4])?;
         let v = card.read_reg(t, SOFT_RESET_ADDR)?;
-        let v = card.check_alive(v, || format!("soft reset of NoC0 {:?}", t.get()))?;
+        let v = card.check_alive(v, || format!("soft reset of NoC0 {t}"))?;
         card.write_reg(t, SOFT_RESET_ADDR, v & !started)?;
     }
     // 6. Wait for the boot words.
@@ -344,7 +349,7 @@ pub fn boot<B: Bar>(
 }
 
 /// Step 7 of [`boot`]: the first tile's stop word, written by the driver at release.
-fn arm_stop_on_release<B: Bar>(card: &mut Card<B>, tiles: &[Noc0Xy]) -> Result<(), PcieError> {
+fn arm_stop_on_release<B: Bar>(card: &mut Card<B>, tiles: &[Xy]) -> Result<(), PcieError> {
     let Some(&first) = tiles.first() else {
         return Ok(());
     };
@@ -354,13 +359,13 @@ fn arm_stop_on_release<B: Bar>(card: &mut Card<B>, tiles: &[Noc0Xy]) -> Result<(
         Ok(_) => Ok(()),
         Err(e @ (PcieError::Gone { .. } | PcieError::Hung { .. })) => Err(e),
         Err(e) => {
-            card.note(format!("no stop of NoC0 {:?} at release: {e}", first.get()));
+            card.note(format!("no stop of NoC0 {first} at release: {e}"));
             Ok(())
         }
     }
 }
 
-fn boot_states<B: Bar>(card: &Card<B>, tile: Noc0Xy) -> Result<[BootState; 3], PcieError> {
+fn boot_states<B: Bar>(card: &Card<B>, tile: Xy) -> Result<[BootState; 3], PcieError> {
     let mut b = [0u8; 12];
     card.read_l1(tile, abi::CONTROL_BASE + image::BOOT, &mut b)?;
     Ok([0, 1, 2].map(|i| {
@@ -375,8 +380,8 @@ fn boot_states<B: Bar>(card: &Card<B>, tile: Noc0Xy) -> Result<[BootState; 3], P
 
 fn wait_up<B: Bar>(
     card: &mut Card<B>,
-    tiles: &[Noc0Xy],
-    logical: &impl Fn(Noc0Xy) -> (u8, u8),
+    tiles: &[Xy],
+    logical: &impl Fn(Xy) -> (u8, u8),
     timeout: Duration,
 ) -> Result<(), PcieError> {
     let start = Instant::now();
@@ -386,7 +391,7 @@ fn wait_up<B: Bar>(
     let budget = (timeout.as_micros() as u64).saturating_mul(card.aiclk_mhz() as u64);
     let cap = timeout.max(BOOT_REAL_TIME_CAP);
     let mut device_cycles = 0u64;
-    let mut pending: Vec<Noc0Xy> = tiles.to_vec();
+    let mut pending: Vec<Xy> = tiles.to_vec();
     loop {
         let mut failed = Vec::new();
         let mut still = Vec::new();

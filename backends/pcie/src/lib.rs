@@ -1,7 +1,7 @@
 //! # komorebi-pcie
 //!
 //! The host's path to a Blackhole card over tt-kmd's TLB windows, and the same path to the
-//! simulator's BAR model.
+//! simulator's BAR model and to ttsim (Blackhole, and Wormhole B0 on ttsim's `wh` build).
 //!
 //! | module | what it is for |
 //! |---|---|
@@ -11,6 +11,7 @@
 //! | [`ttsim`] (the server and its `Bar`: feature `ttsim`, default, and Linux) | Tenstorrent's simulator in a server process of its own: TLB windows programmed through BAR0, ttsim's stops as errors |
 //! | [`arc`] | what a card needs from ARC before its first use (ARC ready, DRAM trained, AICLK raised) and the ARC message queue |
 //! | [`pool`] | the windows a backend hands out itself when no driver does (the simulated card, ttsim), and where their bytes lie in the BARs |
+//! | [`chip`] | the chip behind a card ([`chip::CardChip`]): its enabled tiles, window targets, DRAM ports, harvest word |
 //! | [`card`] | everything above the BARs, the same for both: the window plan, translated coordinates, telemetry, L1/DRAM/register/multicast access, hung-device detection |
 //! | [`telemetry`] | ARC's telemetry table |
 //! | [`firmware`] | firmware images (ELF via `object`, or the simulator's native images) and the boot sequence |
@@ -26,6 +27,7 @@
 pub mod arc;
 pub mod bar;
 pub mod card;
+pub mod chip;
 pub mod error;
 pub mod firmware;
 #[cfg(target_os = "linux")]

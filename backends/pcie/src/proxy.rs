@@ -16,7 +16,6 @@
 //!
 //! NoC coordinates in requests are raw coordinates of the proxy's NoC, as for a kernel.
 
-use blackhole_pac::grid::{Noc0Xy, Noc1Xy, TileKind};
 use komorebi_hal::cb::{self, CircularBuffer};
 use komorebi_hal::control::{self, ControlBlock};
 use komorebi_hal::noc::{self, Link, Loopback, NocMulticast, WriteMode};
@@ -24,6 +23,7 @@ use komorebi_hal::{ControlLayout, L1Addr, NocAddr, NocId, Pause, Rect, Xy};
 
 use crate::bar::Bar;
 use crate::card::Card;
+use crate::chip::Memory;
 use crate::error::PcieError;
 
 /// A HAL error from the host path: the generic kind and what went wrong.
@@ -69,22 +69,15 @@ fn noc_fault(e: PcieError) -> ProxyError<noc::ErrorKind> {
     }
 }
 
-/// Where a raw coordinate of `noc` is, in NoC0 terms.
-fn noc0_of(noc: NocId, node: Xy) -> Option<Noc0Xy> {
-    match noc {
-        NocId::Noc0 => Noc0Xy::new(node.x(), node.y()),
-        NocId::Noc1 => Noc1Xy::new(node.x(), node.y()).map(Noc1Xy::to_noc0),
-    }
-}
 
 /// The host as one data-movement kernel of its proxy tile.
 #[derive(Debug)]
 pub struct HostNoc<'c, B: Bar> {
     card: &'c Card<B>,
     noc: NocId,
-    tile: Noc0Xy,
+    tile: Xy,
     /// Destinations written since the last acknowledgement: tile and last word.
-    unacked: Vec<(Noc0Xy, u32)>,
+    unacked: Vec<(Xy, u32)>,
     /// The rectangle of the open linked run, if any (the HAL's rules: the next multicast goes
     /// there, and no read or unicast write is taken until an unlinked one closes the run). The
     /// host has no path or virtual channel to hold; it keeps the rules so code runs here as on a
@@ -94,7 +87,7 @@ pub struct HostNoc<'c, B: Bar> {
 
 impl<'c, B: Bar> HostNoc<'c, B> {
     /// The host as the kernel on `noc` of the tile at NoC0 `tile`.
-    pub fn new(card: &'c Card<B>, noc: NocId, tile: Noc0Xy) -> Self {
+    pub fn new(card: &'c Card<B>, noc: NocId, tile: Xy) -> Self {
         Self {
             card,
             noc,
@@ -117,7 +110,7 @@ impl<'c, B: Bar> HostNoc<'c, B> {
 
     fn write_tile(
         &mut self,
-        tile: Noc0Xy,
+        tile: Xy,
         addr: u32,
         data: &[u8],
     ) -> Result<(), ProxyError<noc::ErrorKind>> {
@@ -139,11 +132,12 @@ impl<B: Bar> NocMulticast for HostNoc<'_, B> {
     }
 
     fn node(&self) -> Xy {
-        let (x, y) = match self.noc {
-            NocId::Noc0 => self.tile.get(),
-            NocId::Noc1 => self.tile.to_noc1().get(),
-        };
-        Xy::new(x, y).unwrap_or_default()
+        // The mirror is its own inverse: NoC0 to NoC1 is NoC1 to NoC0.
+        self.card
+            .chip()
+            .kind()
+            .noc0(self.noc, self.tile)
+            .unwrap_or_default()
     }
 
     fn read(&mut self, src: NocAddr, dst: L1Addr, len: u32) -> Result<(), Self::Error> {
@@ -153,11 +147,14 @@ impl<B: Bar> NocMulticast for HostNoc<'_, B> {
         if len == 0 {
             return Err(noc_err(noc::ErrorKind::InvalidLength));
         }
-        let from = noc0_of(self.noc, src.node()).ok_or(noc_err(noc::ErrorKind::InvalidAddress))?;
+        let chip = self.card.chip().kind();
+        let from = chip
+            .noc0(self.noc, src.node())
+            .ok_or(noc_err(noc::ErrorKind::InvalidAddress))?;
         let mut data = vec![0; len as usize];
-        match from.tile() {
-            TileKind::Dram { bank, .. } => self.card.read_dram(bank, src.local(), &mut data),
-            TileKind::Tensix => {
+        match chip.memory(from) {
+            Some(Memory::Dram { bank }) => self.card.read_dram(bank, src.local(), &mut data),
+            Some(Memory::Tensix) => {
                 let addr = u32::try_from(src.local())
                     .map_err(|_| noc_err(noc::ErrorKind::InvalidAddress))?;
                 self.card.read_l1(from, addr, &mut data)
@@ -181,12 +178,15 @@ impl<B: Bar> NocMulticast for HostNoc<'_, B> {
             return Err(noc_err(noc::ErrorKind::InvalidMode));
         }
         let data = self.copy_out(src, len)?;
-        let to = noc0_of(self.noc, dst.node()).ok_or(noc_err(noc::ErrorKind::InvalidAddress))?;
+        let chip = self.card.chip().kind();
+        let to = chip
+            .noc0(self.noc, dst.node())
+            .ok_or(noc_err(noc::ErrorKind::InvalidAddress))?;
         let addr =
             u32::try_from(dst.local()).map_err(|_| noc_err(noc::ErrorKind::InvalidAddress))?;
-        match to.tile() {
-            TileKind::Tensix => self.write_tile(to, addr, &data),
-            TileKind::Dram { bank, .. } => self
+        match chip.memory(to) {
+            Some(Memory::Tensix) => self.write_tile(to, addr, &data),
+            Some(Memory::Dram { bank }) => self
                 .card
                 .write_dram(bank, dst.local(), &data)
                 .map_err(noc_fault),
@@ -207,16 +207,13 @@ impl<B: Bar> NocMulticast for HostNoc<'_, B> {
         }
         let data = self.copy_out(src, len)?;
         let loopback = mode.loopback == Loopback::Included;
-        let receivers: Vec<Noc0Xy> = self
+        let receivers: Vec<Xy> = self
             .card
             .tensix()
             .filter(|&t| loopback || t != self.tile)
             .filter(|&t| {
-                let (x, y) = match self.noc {
-                    NocId::Noc0 => t.get(),
-                    NocId::Noc1 => t.to_noc1().get(),
-                };
-                Xy::new(x, y).is_ok_and(|p| rect.contains(p))
+                let chip = self.card.chip().kind();
+                chip.noc0(self.noc, t).is_some_and(|p| rect.contains(p))
             })
             .collect();
         for t in receivers {
@@ -251,13 +248,13 @@ impl<B: Bar> NocMulticast for HostNoc<'_, B> {
 #[derive(Debug)]
 pub struct HostCtrl<'c, B: Bar> {
     card: &'c Card<B>,
-    tile: Noc0Xy,
+    tile: Xy,
     layout: ControlLayout,
 }
 
 impl<'c, B: Bar> HostCtrl<'c, B> {
     /// The control block laid out as `layout` on the tile at NoC0 `tile`.
-    pub fn new(card: &'c Card<B>, tile: Noc0Xy, layout: ControlLayout) -> Self {
+    pub fn new(card: &'c Card<B>, tile: Xy, layout: ControlLayout) -> Self {
         Self { card, tile, layout }
     }
 
@@ -340,7 +337,7 @@ impl<B: Bar> ControlBlock for HostCtrl<'_, B> {
 /// The proxy's own circular buffer: pages in the proxy tile's L1, consumed by the host.
 pub struct HostCb<'c, B: Bar, F: FnMut(u16, &[u8])> {
     card: &'c Card<B>,
-    tile: Noc0Xy,
+    tile: Xy,
     base: L1Addr,
     page_size: u32,
     pages: u16,
@@ -365,7 +362,7 @@ impl<'c, B: Bar, F: FnMut(u16, &[u8])> HostCb<'c, B, F> {
     /// number, bytes)` gets every pushed page, in order, which is then popped.
     pub fn new(
         card: &'c Card<B>,
-        tile: Noc0Xy,
+        tile: Xy,
         base: L1Addr,
         page_size: u32,
         pages: u16,

@@ -87,7 +87,7 @@ fn a_tile_whose_noc_id_logical_disagrees_is_refused_at_open() {
     assert_eq!(
         e.to_string(),
         "the window to NoC0 (11, 5) (translated (7, 5)): reached a tile whose NOC_ID_LOGICAL is \
-         (11, 5): the harvest mask 0x3000 does not give this chip's translation"
+         (11, 5): the harvest mask 0x3000 (columns) does not give this chip's translation"
     );
     // The same chip answering truthfully opens.
     assert!(Card::open(lying((7, 5), (7, 5)), CardOptions::default()).is_ok());

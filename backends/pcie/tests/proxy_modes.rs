@@ -4,7 +4,6 @@
 
 #![cfg(feature = "sim")]
 
-use blackhole_pac::grid::Noc0Xy;
 use komorebi_hal::noc::{ErrorKind, NocMulticast, WriteMode};
 use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Xy};
 use komorebi_pcie::card::{Card, CardOptions};
@@ -31,7 +30,7 @@ fn card() -> Card<SimBar> {
 
 fn word(card: &Card<SimBar>, tile: (u8, u8), addr: u32) -> u32 {
     let mut b = [0; 4];
-    card.read_l1(Noc0Xy::new(tile.0, tile.1).unwrap(), addr, &mut b)
+    card.read_l1(Xy::new(tile.0, tile.1).unwrap(), addr, &mut b)
         .unwrap();
     u32::from_le_bytes(b)
 }
@@ -39,7 +38,7 @@ fn word(card: &Card<SimBar>, tile: (u8, u8), addr: u32) -> u32 {
 #[test]
 fn a_loopback_multicast_reaches_the_proxy_tile_and_a_plain_one_does_not() {
     let card = card();
-    let me = Noc0Xy::new(2, 4).unwrap();
+    let me = Xy::new(2, 4).unwrap();
     card.write_l1(me, 0x2_0000, &0x1234_5678u32.to_le_bytes())
         .unwrap();
     let mut noc = HostNoc::new(&card, NocId::Noc0, me);
@@ -67,7 +66,7 @@ fn a_loopback_multicast_reaches_the_proxy_tile_and_a_plain_one_does_not() {
 #[test]
 fn a_linked_run_keeps_its_rectangle_and_unicast_writes_take_no_multicast_mode() {
     let card = card();
-    let me = Noc0Xy::new(2, 4).unwrap();
+    let me = Xy::new(2, 4).unwrap();
     let mut noc = HostNoc::new(&card, NocId::Noc0, me);
     let column = Rect::new(xy(2, 5), xy(2, 11)).unwrap();
     let other = Rect::new(xy(3, 5), xy(3, 11)).unwrap();
@@ -95,11 +94,11 @@ fn a_linked_run_refuses_reads_and_unicast_writes_until_it_is_closed() {
     use komorebi_hal::noc::ReadTag;
     let card = card();
     let (me, other) = ((2, 4), (3, 5));
-    let me0 = Noc0Xy::new(me.0, me.1).unwrap();
+    let me0 = Xy::new(me.0, me.1).unwrap();
     card.write_l1(me0, 0x2_0000, &0x1234_5678u32.to_le_bytes())
         .unwrap();
     card.write_l1(
-        Noc0Xy::new(other.0, other.1).unwrap(),
+        Xy::new(other.0, other.1).unwrap(),
         0x5_0000,
         &0x9ABC_DEF0u32.to_le_bytes(),
     )

@@ -3,26 +3,36 @@
 //! programs windows from user space (tt-umd `device/pcie/silicon_tlb_handle.cpp`), and accessed
 //! at ttsim's physical addresses of the BARs its config space advertises.
 //!
+//! A Blackhole build (`bh`, `bh_x2`, ...) has 2 MiB windows in BAR0 (three configuration words
+//! each) and 4 GiB windows in BAR4; a Wormhole build (`wh`) has the ten 2 MiB windows of
+//! BAR0 (TLB indices 156..=165, at BAR0 `0x09C0_0000`, one 64-bit configuration word each at
+//! `0x1FC0_0000 + 8 i`: `wormhole_pac::tlb`) and no 4 GiB ones; its 1 and 16 MiB windows are
+//! not used. The PCI device id says which.
+//!
 //! There is no driver between the host and ttsim, so nothing else owns a window: window 201,
 //! which tt-kmd keeps for itself, is still never handed out, so the plan is the one a card
 //! gets. Time passes only when the host asks: [`Bar::pass_time`] runs
 //! [`TtsimBarOptions::poll_steps`] clock steps of every chip of the library.
 
-use blackhole_pac::tlb::{self, TlbConfig, TlbSize};
+use blackhole_pac::tlb::{self, TlbConfig, TlbOrdering, TlbSize};
+use wormhole_pac::tlb::{self as wh_tlb, WindowSize};
 
 use super::process::TtsimProcess;
 use crate::bar::{Bar, DeviceIdentity, Mapping, WindowHandle};
+use crate::chip::ChipKind;
 use crate::error::PcieError;
 use crate::pool::{PoolWindow, WindowPool};
 
-/// Blackhole's PCI ids (tt-kmd `enumerate.h`; ttsim `libttsim.cpp` `pci_config_rd32`).
+/// Tenstorrent's PCI vendor id (tt-kmd `enumerate.h`; ttsim `libttsim.cpp` `pci_config_rd32`).
 const VENDOR_TENSTORRENT: u16 = 0x1E52;
-const DEVICE_BLACKHOLE: u16 = 0xB140;
 /// BAR0 ranges ttsim serves to register reads: the PCIe tile's two NIUs (ttsim
 /// `libttsim.cpp` `pci_mem_rd_cur`).
 const BAR0_READABLE: [(u32, u32); 2] = [(0x1FD0_4000, 0x1FD0_6000), (0x1FD1_4000, 0x1FD1_6000)];
 const BAR0_READABLE_NAME: &str = "ttsim serves 0x1FD0_4000..0x1FD0_6000 and \
                                   0x1FD1_4000..0x1FD1_6000 (the PCIe tile's NIUs)";
+
+/// 2 MiB windows a Wormhole has (TLB indices 156..=165).
+const WORMHOLE_WINDOWS_2M: u32 = WindowSize::Mib2.count() as u32;
 
 /// How the host uses a ttsim chip's BARs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -61,11 +71,14 @@ pub struct TtsimBar {
     identity: DeviceIdentity,
     options: TtsimBarOptions,
     pool: WindowPool,
+    /// The chip, from the PCI device id.
+    kind: ChipKind,
 }
 
 impl TtsimBar {
     /// Chip `chip` (a PCI device number of [`TtsimProcess::chips`]) of `process`: checks that
-    /// it is there and is a Blackhole, and reads where its BARs are.
+    /// it is there and is a Blackhole or a Wormhole, and reads where its BARs are. A Wormhole
+    /// gets at most its ten 2 MiB windows and no 4 GiB ones, whatever `options` asks.
     pub fn open(
         process: TtsimProcess,
         chip: u32,
@@ -85,13 +98,18 @@ impl TtsimBar {
         }
         let id = process.config_read32(chip, 0)?;
         let (vendor, device) = (id as u16, (id >> 16) as u16);
-        if (vendor, device) != (VENDOR_TENSTORRENT, DEVICE_BLACKHOLE) {
+        let kind = ChipKind::from_device_id(device).filter(|_| vendor == VENDOR_TENSTORRENT);
+        let Some(kind) = kind else {
             return Err(PcieError::NotBlackhole {
                 path,
                 vendor,
                 device,
             });
-        }
+        };
+        let pool = match kind {
+            ChipKind::Blackhole => WindowPool::new(options.windows_2m, options.windows_4g),
+            ChipKind::Wormhole => WindowPool::new(options.windows_2m.min(WORMHOLE_WINDOWS_2M), 0),
+        };
         let bar = |lo: u32| -> Result<u64, PcieError> {
             let low = process.config_read32(chip, lo)?;
             let high = process.config_read32(chip, lo + 4)?;
@@ -116,9 +134,15 @@ impl TtsimBar {
             chip,
             bar0,
             bar4,
-            pool: WindowPool::new(options.windows_2m, options.windows_4g),
+            pool,
             options,
+            kind,
         })
+    }
+
+    /// The chip this is.
+    pub fn kind(&self) -> ChipKind {
+        self.kind
     }
 
     /// The server behind this chip (shared with the library's other chips).
@@ -137,10 +161,51 @@ impl TtsimBar {
         self.identity.clock_note = note;
     }
 
-    /// ttsim's physical address of byte `offset` of `window`, checked against its size.
+    /// ttsim's physical address of byte `offset` of `window`, checked against its size. A
+    /// Wormhole's pool window `i` is its 2 MiB window `156 + i`, at BAR0 `0x09C0_0000 + i`
+    /// windows.
     fn place(&self, window: &TtsimWindow, offset: u64, len: usize) -> Result<u64, PcieError> {
         let (bar, at) = window.place(offset, len)?;
-        Ok(if bar == 0 { self.bar0 } else { self.bar4 } + at)
+        Ok(match (self.kind, bar) {
+            (ChipKind::Wormhole, _) => self.bar0 + WindowSize::Mib2.bar0_base() as u64 + at,
+            (ChipKind::Blackhole, 0) => self.bar0 + at,
+            (ChipKind::Blackhole, _) => self.bar4 + at,
+        })
+    }
+
+    /// Programs a Wormhole window: its one 64-bit configuration word, as two 32-bit stores
+    /// (ttsim takes either). Wormhole's windows have no linked or static-VC fields, no counted
+    /// ordering, and ttsim's carry requests on NoC0 only.
+    fn configure_wormhole(&mut self, window: &TtsimWindow, config: &TlbConfig) -> Result<(), PcieError> {
+        let refuse = |why: &str| PcieError::UnsupportedChip {
+            device_id: self.identity.device_id,
+            why: format!("a Wormhole window {why}"),
+        };
+        if config.linked || config.static_vc.is_some() {
+            return Err(refuse("has no linked or static-VC fields"));
+        }
+        if config.noc != 0 {
+            return Err(refuse("on ttsim carries requests on NoC0 only (noc 0)"));
+        }
+        let ordering = match config.ordering {
+            TlbOrdering::Relaxed => wh_tlb::Ordering::Relaxed,
+            TlbOrdering::Strict => wh_tlb::Ordering::Strict,
+            TlbOrdering::Posted => wh_tlb::Ordering::Posted,
+            TlbOrdering::Counted => return Err(refuse("has no counted ordering")),
+        };
+        let target = wh_tlb::WindowTarget {
+            end: config.end,
+            start: config.start,
+            noc: config.noc,
+            multicast: config.multicast,
+            ordering,
+        };
+        let word = wh_tlb::config(WindowSize::Mib2, config.addr, target)
+            .map_err(|e| refuse(&e.to_string()))?;
+        let index = WindowSize::Mib2.first() as u64 + window.index() as u64;
+        let at = self.bar0 + wh_tlb::CONFIG_BASE as u64 + 8 * index;
+        self.process.write(at, &(word as u32).to_le_bytes())?;
+        self.process.write(at + 4, &((word >> 32) as u32).to_le_bytes())
     }
 }
 
@@ -169,6 +234,9 @@ impl Bar for TtsimBar {
     /// ttsim has no strided registers (it refuses stores past 0x1FC0_09D4), and none of
     /// komorebi's windows uses striding.
     fn configure(&mut self, window: &mut TtsimWindow, config: &TlbConfig) -> Result<(), PcieError> {
+        if self.kind == ChipKind::Wormhole {
+            return self.configure_wormhole(window, config);
+        }
         let words = config.encode(window.size()).map_err(PcieError::TlbConfig)?;
         let at = tlb::config_offset(window.index()).ok_or(PcieError::ForeignWindow {
             index: window.index(),
@@ -209,6 +277,13 @@ impl Bar for TtsimBar {
     fn fence(&mut self) {}
 
     fn bar0_read32(&self, offset: u32) -> Result<u32, PcieError> {
+        if self.kind == ChipKind::Wormhole {
+            return Err(PcieError::Bar0Unmapped {
+                offset,
+                mapped: "ttsim's Wormhole serves no registers in BAR0 but its windows' \
+                         configuration and ARC's",
+            });
+        }
         let served = BAR0_READABLE
             .iter()
             .any(|&(lo, hi)| (lo..hi).contains(&offset));
