@@ -8,6 +8,22 @@ use komorebi_broadcast::layout::{Geometry, LayoutError};
 /// Which chip: Blackhole or Wormhole B0 (the host path's name for it, `komorebi_pcie::chip`).
 pub use komorebi_pcie::chip::ChipKind;
 
+/// How `--chip` spells `kind` (and JSON's `chip`).
+pub const fn chip_flag(kind: ChipKind) -> &'static str {
+    match kind {
+        ChipKind::Blackhole => "blackhole",
+        ChipKind::Wormhole => "wormhole",
+    }
+}
+
+/// Parses `--chip`: `blackhole` or `wormhole`.
+pub fn parse_chip(s: &str) -> Result<ChipKind, String> {
+    [ChipKind::Blackhole, ChipKind::Wormhole]
+        .into_iter()
+        .find(|&k| chip_flag(k) == s.trim())
+        .ok_or_else(|| format!("{s:?} (allowed: blackhole, wormhole)"))
+}
+
 /// The grid of chip `kind` for its harvest word (columns on Blackhole, rows on Wormhole) and
 /// fused DRAM bank ([`blackhole_fused`], [`wormhole`]; a Wormhole has no fused bank to name).
 pub fn geometry(
@@ -21,6 +37,94 @@ pub fn geometry(
             fused_dram,
             wormhole_pac::grid::DRAM_BANKS as u8,
         ),
+    }
+}
+
+/// Bytes of a Tensix tile's L1 on `kind`.
+pub const fn l1_size(kind: ChipKind) -> u32 {
+    kind.l1_size()
+}
+
+/// Bytes of each DRAM bank of `kind` a run may use: Blackhole's less the top 16 MiB tt-metal
+/// reserves (`blackhole_pac::grid::DRAM_BANK_USABLE_SIZE`); Wormhole's whole 2 GiB (no
+/// reservation is known to this project).
+pub const fn dram_bank_usable(kind: ChipKind) -> u64 {
+    match kind {
+        ChipKind::Blackhole => blackhole_pac::grid::DRAM_BANK_USABLE_SIZE,
+        ChipKind::Wormhole => wormhole_pac::grid::DRAM_BANK_SIZE,
+    }
+}
+
+/// The raw coordinates on `noc` of the port of DRAM bank `bank` of `kind` that a kernel on
+/// that NoC reads through: on Blackhole the one tt-metal's kernels use on that NoC
+/// (`blackhole_pac::grid::dram_endpoint`), on Wormhole the bank's first port (any port reaches
+/// the whole bank); `None` for a bank the chip does not have.
+pub fn dram_port(kind: ChipKind, bank: u8, noc: komorebi_hal::NocId) -> Option<(u8, u8)> {
+    match kind {
+        ChipKind::Blackhole => {
+            let port = blackhole_pac::grid::dram_endpoint(bank, noc.index())?;
+            Some(komorebi_sim::route::raw(noc.index(), port))
+        }
+        ChipKind::Wormhole => {
+            let (x, y) = wormhole_pac::grid::DRAM_PORTS.get(bank as usize)?[0];
+            let p = komorebi_hal::Xy::new(x, y).ok()?;
+            kind.noc0(noc, p).map(komorebi_hal::Xy::get)
+        }
+    }
+}
+
+/// The DRAM banks of a chip that work: `0..banks` less the fused one, if any.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct DramSet {
+    banks: u8,
+    fused: Option<u8>,
+}
+
+impl DramSet {
+    /// The banks of `kind`, with `fused` (if it is one of them) left out.
+    pub const fn new(kind: ChipKind, fused: Option<u8>) -> Self {
+        let banks = kind.dram_banks();
+        let fused = match fused {
+            Some(b) if b < banks => Some(b),
+            _ => None,
+        };
+        Self { banks, fused }
+    }
+
+    /// The chip's banks, the fused one included.
+    pub const fn banks(self) -> u8 {
+        self.banks
+    }
+
+    /// The fused bank, if one is.
+    pub const fn fused(self) -> Option<u8> {
+        self.fused
+    }
+
+    /// Whether `bank` works.
+    pub fn contains(self, bank: u8) -> bool {
+        bank < self.banks && Some(bank) != self.fused
+    }
+
+    /// How many work.
+    pub fn len(self) -> usize {
+        self.banks as usize - self.fused.is_some() as usize
+    }
+
+    /// Whether none works (never, for a chip: it has banks and fuses at most one).
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// The working banks, ascending.
+    pub fn iter(self) -> impl Iterator<Item = u8> + Clone {
+        (0..self.banks).filter(move |&b| Some(b) != self.fused)
+    }
+
+    /// The `i`-th working bank, counting round.
+    pub fn nth(self, i: usize) -> u8 {
+        let n = self.len().max(1);
+        self.iter().nth(i % n).unwrap_or(0)
     }
 }
 
@@ -65,6 +169,22 @@ pub fn wormhole(harvest_mask: u32) -> Result<Geometry, LayoutError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dram_set_counts_round_its_working_banks_on_either_chip() {
+        let bh = DramSet::new(ChipKind::Blackhole, Some(2));
+        assert_eq!(bh.iter().collect::<Vec<_>>(), [0, 1, 3, 4, 5, 6, 7]);
+        assert_eq!((bh.len(), bh.nth(2), bh.nth(7)), (7, 3, 0));
+        let wh = DramSet::new(ChipKind::Wormhole, None);
+        assert_eq!((wh.len(), wh.nth(6), wh.banks()), (6, 0, 6));
+        assert!(!wh.contains(6) && wh.contains(5));
+        assert_eq!(DramSet::new(ChipKind::Wormhole, Some(7)).fused(), None);
+        // Wormhole bank 2's first port is NoC0 (5, 0): NoC1 (4, 11).
+        use komorebi_hal::NocId;
+        assert_eq!(dram_port(ChipKind::Wormhole, 2, NocId::Noc0), Some((5, 0)));
+        assert_eq!(dram_port(ChipKind::Wormhole, 2, NocId::Noc1), Some((4, 11)));
+        assert_eq!(dram_port(ChipKind::Wormhole, 6, NocId::Noc0), None);
+    }
 
     #[test]
     fn a_p150_leaves_12_columns_in_two_panels_and_a_bad_mask_or_bank_says_what_is_allowed() {

@@ -269,6 +269,10 @@ pub struct ShapeFlags {
     /// Which broadcasts each job carries.
     #[arg(long, value_enum, default_value = "both")]
     pub along: AlongFlag,
+    /// The chip: blackhole (every device), or wormhole (Wormhole B0: ttsim's `wh` build only,
+    /// `--device ttsim:PATH`, its firmware built with the `wormhole` feature).
+    #[arg(long, value_parser = crate::chip::parse_chip, default_value = "blackhole")]
+    pub chip: crate::chip::ChipKind,
     /// Die-order harvest mask of the simulated chip, decimal or 0x-hex, 0..=0x3fff.
     #[arg(long, value_parser = parse_harvest, default_value = "0x3000")]
     pub harvest: HarvestMask,
@@ -300,6 +304,7 @@ impl ShapeFlags {
             rows: self.along != AlongFlag::Column,
             columns: self.along != AlongFlag::Row,
             harvest: self.harvest,
+            chip: self.chip,
             fused_dram: self.fused_dram,
             seed: self.seed,
             adversarial: self.adversarial,

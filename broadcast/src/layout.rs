@@ -179,6 +179,11 @@ impl Geometry {
         self.fused_dram
     }
 
+    /// The NoC grid, (width, height).
+    pub fn grid(&self) -> (u8, u8) {
+        self.grid
+    }
+
     /// Logical columns.
     pub fn columns(&self) -> u8 {
         self.noc0_x.len() as u8

@@ -10,6 +10,7 @@ use komorebi_pcie::firmware::Firmware;
 use komorebi_pcie::sim::SimBarOptions;
 use komorebi_sim::SimConfig;
 
+use crate::chip::ChipKind;
 use crate::host::device::{Device, DeviceError, SimDevice};
 use crate::host::pcie;
 pub use crate::host::pcie::Exec;
@@ -20,11 +21,22 @@ pub use crate::host::pcie::Exec;
 /// Used by `--exec firmware` without `--firmware`, and by the tests and benchmarks that run
 /// the firmware. The error says what failed and how to build the images by hand.
 pub fn built_firmware() -> Result<PathBuf, String> {
+    built_firmware_for(ChipKind::Blackhole)
+}
+
+/// [`built_firmware`] for chip `kind`: the Wormhole images are built with the firmware's
+/// `wormhole` feature into their own target directory ([`WORMHOLE_FIRMWARE_DIR`]), so both
+/// sets stay.
+pub fn built_firmware_for(kind: ChipKind) -> Result<PathBuf, String> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = default_firmware_dir();
+    let dir = default_firmware_dir_for(kind);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut args = vec!["build", "--release", "--quiet"];
+    if kind == ChipKind::Wormhole {
+        args.extend(["--features", "wormhole", "--target-dir", "target/wormhole"]);
+    }
     let status = std::process::Command::new(cargo)
-        .args(["build", "--release", "--quiet"])
+        .args(args)
         .current_dir(root.join("examples/firmware"))
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
@@ -50,7 +62,16 @@ pub fn built_firmware() -> Result<PathBuf, String> {
 
 /// Where the firmware build of this source tree puts its ELF files ([`built_firmware`]).
 pub fn default_firmware_dir() -> PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_FIRMWARE_DIR)
+    default_firmware_dir_for(ChipKind::Blackhole)
+}
+
+/// Where the firmware build of this source tree puts chip `kind`'s ELF files.
+pub fn default_firmware_dir_for(kind: ChipKind) -> PathBuf {
+    let dir = match kind {
+        ChipKind::Blackhole => DEFAULT_FIRMWARE_DIR,
+        ChipKind::Wormhole => WORMHOLE_FIRMWARE_DIR,
+    };
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)
 }
 
 /// How to build the firmware ELF files the loader needs.
@@ -106,6 +127,10 @@ pub enum Backend {
 /// Where `cargo build --release` in `examples/firmware` puts the firmware ELF files.
 pub const DEFAULT_FIRMWARE_DIR: &str =
     "examples/firmware/target/riscv32im-unknown-none-elf/release";
+/// Where `cargo build --release --features wormhole --target-dir target/wormhole` in
+/// `examples/firmware` puts the Wormhole images.
+pub const WORMHOLE_FIRMWARE_DIR: &str =
+    "examples/firmware/target/wormhole/riscv32im-unknown-none-elf/release";
 
 impl Default for Backend {
     fn default() -> Self {
@@ -208,21 +233,20 @@ impl Backend {
                 let _ = &handlers;
                 #[cfg(target_os = "linux")]
                 {
-                    let dir = match firmware {
-                        Some(d) => d,
-                        None => built_firmware().map_err(|why| {
-                            OpenError::Unusable(PcieError::Firmware {
-                                image: "examples/firmware".into(),
-                                why,
-                            })
-                        })?,
-                    };
                     let process = match server {
                         Some(p) => p,
                         None => ttsim_process(&library).map_err(OpenError::Unusable)?,
                     };
+                    // The images are the chip's: which one, the device's PCI id says.
+                    let images = |kind| match &firmware {
+                        Some(d) => Ok(d.clone()),
+                        None => built_firmware_for(kind).map_err(|why| PcieError::Firmware {
+                            image: "examples/firmware".into(),
+                            why,
+                        }),
+                    };
                     let device =
-                        pcie::open_ttsim(process, chip, &dir).map_err(OpenError::Unusable)?;
+                        pcie::open_ttsim(process, chip, images).map_err(OpenError::Unusable)?;
                     Ok(Box::new(device))
                 }
                 #[cfg(not(target_os = "linux"))]

@@ -376,18 +376,23 @@ pub fn open_card(
 /// its telemetry reports, and the firmware comes up within a few thousand steps.
 pub const TTSIM_BOOT_TIMEOUT: Duration = Duration::from_millis(100);
 
-/// Chip `chip` of the ttsim server `process`, with the firmware ELF files in `firmware` loaded
-/// and started through the same loader a card gets.
+/// Chip `chip` of the ttsim server `process` (a Blackhole, or a Wormhole on a `wh` build: its
+/// PCI id says), with the firmware ELF files in `firmware(kind)` for that chip loaded and
+/// started through the same loader a card gets.
 #[cfg(target_os = "linux")]
 pub fn open_ttsim(
     process: komorebi_pcie::ttsim::TtsimProcess,
     chip: u32,
-    firmware: &std::path::Path,
+    firmware: impl FnOnce(crate::chip::ChipKind) -> Result<std::path::PathBuf, PcieError>,
 ) -> Result<PcieDevice<komorebi_pcie::ttsim::TtsimBar>, PcieError> {
     use komorebi_pcie::ttsim::{TtsimBar, TtsimBarOptions};
     let bar = TtsimBar::open(process, chip, TtsimBarOptions::default())?;
-    let mut card = Card::open(bar, CardOptions::default())?;
-    let firmware = &Firmware::from_dir(firmware)?;
+    let kind = bar.kind();
+    let mut card = match kind {
+        crate::chip::ChipKind::Blackhole => Card::open(bar, CardOptions::default())?,
+        crate::chip::ChipKind::Wormhole => Card::open_wormhole(bar, CardOptions::default())?,
+    };
+    let firmware = &Firmware::from_dir(&firmware(kind)?)?;
     let logical = logical_of(card.chip());
     firmware::boot(
         &mut card,

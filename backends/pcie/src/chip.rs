@@ -16,7 +16,7 @@ pub const DEVICE_ID_BLACKHOLE: u16 = 0xB140;
 pub const DEVICE_ID_WORMHOLE: u16 = 0x401E;
 
 /// Which chip.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ChipKind {
     /// Tenstorrent Blackhole.
     Blackhole,
@@ -247,7 +247,9 @@ impl CardChip {
 
     /// The registers the loader writes to point a core's reset PC at its image: NCRISC's PC
     /// and override, TRISC0's PC and the TRISC override (bit i for TRISCi). Debug registers
-    /// on Blackhole; Tensix configuration words on Wormhole.
+    /// on Blackhole; Tensix configuration words on Wormhole, which only the tile's own BRISC
+    /// and TRISCs may write (ttsim refuses a host's write: tt-metal's BRISC firmware sets them),
+    /// so [`ResetPcRegs::host_writable`] is false there.
     pub fn reset_pc_regs(&self) -> ResetPcRegs {
         match self.kind() {
             ChipKind::Blackhole => {
@@ -259,6 +261,7 @@ impl CardChip {
                     trisc_override: t::TRISC_RESET_PC_OVERRIDE,
                     ncrisc_default: t::NCRISC_RESET_PC,
                     trisc0_default: t::TRISC_RESET_PC[0],
+                    host_writable: true,
                 }
             }
             ChipKind::Wormhole => {
@@ -270,6 +273,7 @@ impl CardChip {
                     trisc_override: t::cfg_addr(t::TRISC_RESET_PC_OVERRIDE_CFG),
                     ncrisc_default: t::RESET_PCS[4],
                     trisc0_default: t::RESET_PCS[1],
+                    host_writable: false,
                 }
             }
         }
@@ -299,6 +303,8 @@ pub struct ResetPcRegs {
     pub ncrisc_default: u32,
     /// TRISC0's reset PC without the override.
     pub trisc0_default: u32,
+    /// Whether the host may write these registers (not on Wormhole).
+    pub host_writable: bool,
 }
 
 #[cfg(test)]

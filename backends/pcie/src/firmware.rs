@@ -18,7 +18,9 @@
 //!    is written, and its boot words cleared.
 //! 4. Reset-PC overrides: for NCRISC and TRISC0, cleared when the image starts at the core's
 //!    default reset PC, set to the image's entry otherwise (a tt-metal run leaves them set).
-//!    TRISC1 and TRISC2 stay in reset, so their PCs do not matter.
+//!    TRISC1 and TRISC2 stay in reset, so their PCs do not matter. On a Wormhole the
+//!    overrides are Tensix configuration words the host may not write: images must start at
+//!    their cores' default PCs (komorebi's do), and the overrides are left as they are.
 //! 5. A read back on every tile, then BRISC, NCRISC and TRISC0 released.
 //! 6. A bounded wait until every tile's three boot words say the kernels came up; the error
 //!    names every tile that did not, with what its boot words showed.
@@ -321,7 +323,24 @@ pub fn boot<B: Bar>(
     let writer = &firmware.images[Role::Writer.index()].header;
     let compute = &firmware.images[Role::Compute.index()].header;
     let regs = card.chip().reset_pc_regs();
-    for &t in &tiles {
+    if !regs.host_writable {
+        // Images at their cores' default PCs need no override; one elsewhere cannot be started.
+        for (image, default) in [(writer, regs.ncrisc_default), (compute, regs.trisc0_default)] {
+            if image.entry != default {
+                return Err(bad(
+                    &firmware.images[image.role.index()].name,
+                    format!(
+                        "starts at {:#x}; on a {} the host cannot set a reset PC (the tile's \
+                         own cores write them), so an image must start at its core's default \
+                         ({default:#x})",
+                        image.entry,
+                        card.chip().kind()
+                    ),
+                ));
+            }
+        }
+    }
+    for &t in tiles.iter().filter(|_| regs.host_writable) {
         let nc_override = writer.entry != regs.ncrisc_default;
         card.write_reg(t, regs.ncrisc_pc, writer.entry)?;
         card.write_reg(t, regs.ncrisc_override, nc_override as u32)?;

@@ -141,7 +141,7 @@ impl<C: Chip> cb::CircularBuffer for SiliconCb<C> {
     fn push(&mut self, pages: u16) -> Result<(), CbError> {
         self.wr = self.advance(self.wr, pages, true)?;
         // The pages' bytes are in L1 before the consumer can see the count.
-        fence();
+        fence::<C>();
         C::tiles_received(self.streams, self.index).modify(|v| *v = (*v as u16).wrapping_add(pages) as u32);
         Ok(())
     }
@@ -173,7 +173,7 @@ impl<C: Chip> cb::CircularBuffer for SiliconCb<C> {
         // compiler drop the division-by-zero panic, the firmware's last panic path.
         let slot = (self.rd + page) % self.pages.max(1);
         let at = self.base + slot as u32 * self.page_size + offset;
-        fence();
+        fence::<C>();
         let base = self.l1 + at as usize;
         if base % 4 == 0 {
             // Whole words where the page allows (it is 16-byte aligned): one load a word.
@@ -224,7 +224,7 @@ impl<C: Chip> cb::CircularBuffer for SiliconCb<C> {
         }
         // The page's bytes are in L1 before this core reads them: the count read above was
         // observed first.
-        fence();
+        fence::<C>();
         // SAFETY: `from_ptr`'s contract: the page lies in the buffer and is valid for reads,
         // and nothing writes it until this consumer pops it (the slice lives only for this
         // call); the address is word aligned and not null.

@@ -126,6 +126,9 @@ pub trait Chip: Copy + Debug + 'static {
     const MAX_PACKET_BYTES: u32;
     /// Circular buffers a core has.
     const CIRCULAR_BUFFERS: u8;
+    /// Whether the baby cores have an L0 data cache that `fence` writes back and invalidates
+    /// (Blackhole); without one (Wormhole) `fence` orders nothing and is not issued.
+    const L0_DATA_CACHE: bool;
 
     /// What sits at NoC0 `(x, y)`, if a request may target it.
     fn memory(x: u8, y: u8) -> Option<Memory>;
@@ -252,6 +255,7 @@ mod blackhole {
         const DRAM_READ_ALIGN: u32 = addr::DRAM_READ_ALIGN;
         const MAX_PACKET_BYTES: u32 = addr::MAX_PACKET_BYTES;
         const CIRCULAR_BUFFERS: u8 = stream::CIRCULAR_BUFFERS as u8;
+        const L0_DATA_CACHE: bool = true;
 
         #[inline(always)]
         fn memory(x: u8, y: u8) -> Option<Memory> {
@@ -422,6 +426,7 @@ mod wormhole {
         const DRAM_READ_ALIGN: u32 = addr::DRAM_READ_ALIGNMENT;
         const MAX_PACKET_BYTES: u32 = addr::NOC_MAX_BURST_SIZE;
         const CIRCULAR_BUFFERS: u8 = stream::CIRCULAR_BUFFERS as u8;
+        const L0_DATA_CACHE: bool = false;
 
         #[inline(always)]
         fn memory(x: u8, y: u8) -> Option<Memory> {

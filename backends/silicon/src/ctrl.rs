@@ -3,6 +3,7 @@
 use komorebi_hal::control::{self, ErrorKind};
 use komorebi_hal::{ControlLayout, L1Addr};
 
+use crate::chip::Chip;
 use crate::error::{Error, Why};
 use crate::order::{fence, publish};
 
@@ -54,10 +55,12 @@ unsafe impl ControlPlace for Placed {
     }
 }
 
-/// The tile's control block as one kernel sees it.
+/// The tile's control block as one kernel sees it, on chip `C` (whose cores' cache decides
+/// the fences).
 #[derive(Debug)]
-pub struct SiliconCtrl<P = Placed> {
+pub struct SiliconCtrl<C: Chip, P = Placed> {
     place: P,
+    chip: core::marker::PhantomData<C>,
 }
 
 /// The tile's wall clock (`RISCV_DEBUG_REG_WALL_CLOCK_*`, one 64-bit AICLK counter per tile,
@@ -97,7 +100,7 @@ pub fn cycles() -> u64 {
     }
 }
 
-impl SiliconCtrl {
+impl<C: Chip> SiliconCtrl<C, Placed> {
     /// The control block at `block` (its first word), laid out as `layout`, with the cycle
     /// clock `clock` (on the baby cores: `komorebi_silicon::cycles`, the tile's wall clock).
     ///
@@ -111,14 +114,18 @@ impl SiliconCtrl {
                 layout,
                 clock,
             },
+            chip: core::marker::PhantomData,
         }
     }
 }
 
-impl<P: ControlPlace> SiliconCtrl<P> {
+impl<C: Chip, P: ControlPlace> SiliconCtrl<C, P> {
     /// The control block `place` names (the trait's contract is what makes this safe).
     pub fn at(place: P) -> Self {
-        Self { place }
+        Self {
+            place,
+            chip: core::marker::PhantomData,
+        }
     }
 
     fn word(&self, offset: u32) -> Result<*mut u32, CtrlError> {
@@ -138,11 +145,11 @@ impl<P: ControlPlace> SiliconCtrl<P> {
     }
 }
 
-impl<P> control::ErrorType for SiliconCtrl<P> {
+impl<C: Chip, P> control::ErrorType for SiliconCtrl<C, P> {
     type Error = CtrlError;
 }
 
-impl<P: ControlPlace> control::ControlBlock for SiliconCtrl<P> {
+impl<C: Chip, P: ControlPlace> control::ControlBlock for SiliconCtrl<C, P> {
     fn len(&self) -> u32 {
         self.place.layout().len
     }
@@ -158,7 +165,7 @@ impl<P: ControlPlace> control::ControlBlock for SiliconCtrl<P> {
     fn load(&mut self, offset: u32) -> Result<u32, CtrlError> {
         let p = self.word(offset)?;
         // Other cores write these words over the NoC: no stale L0 line.
-        fence();
+        fence::<C>();
         // SAFETY: `from_ptr`'s contract; `word` checked the offset.
         Ok(unsafe { p.read_volatile() })
     }
@@ -168,7 +175,7 @@ impl<P: ControlPlace> control::ControlBlock for SiliconCtrl<P> {
         // Read back before returning, so an NIU command issued next (a VALID or marker
         // multicast from this word) reads `value`, not what the store queue still holds.
         // SAFETY: as for `load`.
-        unsafe { publish(p, value) };
+        unsafe { publish::<C>(p, value) };
         Ok(())
     }
 

@@ -6,19 +6,24 @@
 //! address is processed after the store, and an instruction that consumes the load's register
 //! cannot start before the load's response is back. [`publish`] is that sequence.
 
-/// A memory fence: on Blackhole it writes back and invalidates the L0 data cache
+use crate::chip::Chip;
+
+/// A memory fence: on a Blackhole core it writes back and invalidates the L0 data cache
 /// (tt-isa-documentation `BlackholeA0/TensixTile/BabyRISCV/README.md`; docs/blackhole.md,
-/// "Tensix cores"), so a load after it sees what the NoC wrote into L1; a compiler fence on
-/// other targets. It does not order a store before an NIU
-/// command: use [`publish`] for that.
+/// "Tensix cores"), so a load after it sees what the NoC wrote into L1. A Wormhole core has no
+/// data cache and `fence` orders nothing there (ttsim refuses it: "fence instructions do not
+/// enforce memory ordering on Wormhole and should not be used"): a compiler fence, as on other
+/// targets. It does not order a store before an NIU command: use [`publish`] for that.
 #[inline(always)]
-pub(crate) fn fence() {
+pub(crate) fn fence<C: Chip>() {
     #[cfg(target_arch = "riscv32")]
-    // SAFETY: `fence` has no operands and no effect but ordering.
-    unsafe {
-        core::arch::asm!("fence", options(nostack, preserves_flags));
+    if C::L0_DATA_CACHE {
+        // SAFETY: `fence` has no operands and no effect but ordering.
+        unsafe {
+            core::arch::asm!("fence", options(nostack, preserves_flags));
+        }
+        return;
     }
-    #[cfg(not(target_arch = "riscv32"))]
     core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
 }
 
@@ -29,11 +34,11 @@ pub(crate) fn fence() {
 /// # Safety
 /// `word` must be valid for volatile reads and writes of a `u32` and 4-byte aligned.
 #[inline(never)]
-pub(crate) unsafe fn publish(word: *mut u32, value: u32) -> u32 {
+pub(crate) unsafe fn publish<C: Chip>(word: *mut u32, value: u32) -> u32 {
     // SAFETY: the caller's contract.
     unsafe { word.write_volatile(value) };
     // Written back from the L0 data cache, if firmware enabled it, before the read-back.
-    fence();
+    fence::<C>();
     // SAFETY: the caller's contract.
     let back = unsafe { word.read_volatile() };
     #[cfg(target_arch = "riscv32")]

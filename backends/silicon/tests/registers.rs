@@ -859,7 +859,7 @@ fn the_control_block_is_l1_words_with_the_abi_s_stop_flag_and_wait_limit() {
         1234
     }
     // SAFETY: the box outlives the handle and has `len` bytes.
-    let mut c = unsafe { SiliconCtrl::from_ptr(block.as_mut_ptr(), layout, clock) };
+    let mut c = unsafe { SiliconCtrl::<Blackhole>::from_ptr(block.as_mut_ptr(), layout, clock) };
     c.store(0x100, 7).unwrap();
     assert_eq!(c.load(0x100).unwrap(), 7);
     assert_eq!(c.addr(0xA10).unwrap(), l1(0x4A10));
@@ -1124,7 +1124,7 @@ fn the_control_block_knows_its_length() {
         wait_limit_offset: 0x18,
     };
     // SAFETY: the box outlives the handle and has `len` bytes.
-    let c = unsafe { SiliconCtrl::from_ptr(block.as_mut_ptr(), layout, || 0) };
+    let c = unsafe { SiliconCtrl::<Blackhole>::from_ptr(block.as_mut_ptr(), layout, || 0) };
     assert_eq!(c.len(), 0x1000);
     assert!(!c.is_empty());
 }

@@ -161,7 +161,7 @@ unsafe impl ControlPlace for Tile {
 }
 
 /// The tile's control block.
-pub fn ctrl() -> SiliconCtrl<Tile> {
+pub fn ctrl() -> SiliconCtrl<Chip, Tile> {
     SiliconCtrl::at(Tile)
 }
 

@@ -152,6 +152,12 @@ impl BroadcastPlan {
     /// The resource bound of one job of this plan (module docs of `bound`), its reads from
     /// the DRAM ports the plan's placement chose.
     pub fn job_bound(&self, timing: &Timing) -> JobBound {
+        if self.cfg.chip != crate::chip::ChipKind::Blackhole {
+            return JobBound {
+                cycles: 0,
+                binding: super::load::Resource::NotModelled(self.cfg.chip),
+            };
+        }
         let mut load = self.load_without_dram(timing, true);
         for stream in self.read_streams(timing) {
             let (bank, port) = self.placement.port(&stream);

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use crate::host::backend::Exec;
 use blackhole_pac::grid::DRAM_BANKS;
 use blackhole_pac::harvest::HarvestMask;
+
+use crate::chip::ChipKind;
 use komorebi_broadcast::args::{Along, MAX_BLOCKS, MAX_BUFFER_PAGES, MAX_WINDOW};
 use komorebi_broadcast::layout;
 use komorebi_hal::{LogicalRect, NocId};
@@ -79,6 +81,9 @@ pub struct BroadcastConfig {
     pub check: Check,
     /// Which protocol moves the blocks (`--protocol`).
     pub protocol: Protocol,
+    /// Which chip the program runs on (`--chip`): a Blackhole (the default; every device), or
+    /// a Wormhole B0 (ttsim's `wh` build only: the project's simulator models a Blackhole).
+    pub chip: ChipKind,
     /// Chips the jobs are spread over (`--chips`, 1..=[`MAX_CHIPS`]), each with the whole
     /// rectangle: independent simulated chips (each with its own seed stream), the first ones
     /// of a ttsim multi-chip build, or the cards tt-kmd presents from `--device`'s on.
@@ -246,6 +251,7 @@ impl Default for BroadcastConfig {
             adversarial: false,
             wait_limit: 1_000_000,
             chips: 1,
+            chip: ChipKind::Blackhole,
             trace: None,
             profile: None,
             log: None,
@@ -320,7 +326,72 @@ impl BroadcastConfig {
         }
     }
 
+    /// `--chip`'s value for this run's chip.
+    pub(super) fn chip_name(&self) -> &'static str {
+        crate::chip::chip_flag(self.chip)
+    }
+
+    /// The chip and its harvest mask in words, for messages.
+    pub(super) fn chip_text(&self) -> String {
+        match self.chip {
+            ChipKind::Blackhole => format!("Blackhole (harvest mask {:#06x})", self.harvest.bits()),
+            ChipKind::Wormhole => "Wormhole B0 (no row harvested)".into(),
+        }
+    }
+
+    /// The grid the flags lay the program out on: the simulated Blackhole's (`--harvest`), or
+    /// a Wormhole's as ttsim presents it (every row).
+    pub(super) fn flags_geometry(&self) -> Result<layout::Geometry, layout::LayoutError> {
+        match self.chip {
+            ChipKind::Blackhole => crate::chip::blackhole(u32::from(self.harvest.bits())),
+            ChipKind::Wormhole => crate::chip::wormhole(0),
+        }
+    }
+
+    /// What `--chip wormhole` allows: ttsim's Wormhole, firmware, one chip, no Blackhole mask.
+    fn validate_chip(&self) -> Result<(), BroadcastError> {
+        if self.chip == ChipKind::Blackhole {
+            return Ok(());
+        }
+        if !matches!(self.device, DeviceChoice::Ttsim { .. }) {
+            return Err(flag(
+                "--chip",
+                format!(
+                    "wormhole with --device {}: the project's simulator models a Blackhole, and \
+                     a Wormhole card's ARC protocol is not built (allowed: --chip wormhole with \
+                     --device ttsim:PATH to ttsim's `wh` build)",
+                    self.device
+                ),
+            ));
+        }
+        if self.harvest != HarvestMask::P100_P150 || self.fused_dram.is_some() {
+            return Err(flag(
+                "--chip",
+                "wormhole with --harvest or --fused-dram: both describe the simulated \
+                 Blackhole; ttsim's Wormhole harvests nothing and has 6 working DRAM banks \
+                 (allowed: neither flag with --chip wormhole)",
+            ));
+        }
+        if self.chips > 1 {
+            return Err(flag(
+                "--chips",
+                format!(
+                    "{} with --chip wormhole (allowed: 1; several Wormholes are not built)",
+                    self.chips
+                ),
+            ));
+        }
+        if self.protocol != Protocol::Komorebi {
+            return Err(flag(
+                "--protocol",
+                "handshake with --chip wormhole (allowed: komorebi, the firmware's protocol)",
+            ));
+        }
+        Ok(())
+    }
+
     pub(super) fn validate(&self) -> Result<(), BroadcastError> {
+        self.validate_chip()?;
         if !(1..=MAX_CHIPS).contains(&self.chips) {
             return Err(flag(
                 "--chips",
@@ -467,7 +538,7 @@ impl BroadcastConfig {
             * self.window as u64
             * self.pages as u64
             * self.page_size as u64;
-        let room = blackhole_pac::tensix::L1_SIZE as u64 - BUFFER_BASE as u64;
+        let room = crate::chip::l1_size(self.chip) as u64 - BUFFER_BASE as u64;
         if buffers > room {
             return Err(flag(
                 "--page-size",
@@ -477,15 +548,13 @@ impl BroadcastConfig {
             ));
         }
         let need = DRAM_BASE + self.dram_bytes_per_bank();
-        if need > blackhole_pac::grid::DRAM_BANK_USABLE_SIZE {
+        let usable = crate::chip::dram_bank_usable(self.chip);
+        if need > usable {
             return Err(flag(
                 "--blocks",
                 format!(
-                    "{} blocks of {} pages of {} bytes need {need} bytes per DRAM bank (allowed: at most {})",
-                    self.blocks,
-                    self.pages,
-                    self.page_size,
-                    blackhole_pac::grid::DRAM_BANK_USABLE_SIZE
+                    "{} blocks of {} pages of {} bytes need {need} bytes per DRAM bank (allowed: at most {usable})",
+                    self.blocks, self.pages, self.page_size,
                 ),
             ));
         }
@@ -533,7 +602,7 @@ impl BroadcastConfig {
     /// out, which `BroadcastPlan::per_job` refuses with its reason).
     pub fn senders(&self) -> [u64; 2] {
         let mut out = [0; 2];
-        let Ok(geometry) = crate::chip::blackhole(u32::from(self.harvest.bits())) else {
+        let Ok(geometry) = self.flags_geometry() else {
             return out;
         };
         for s in self.operands() {

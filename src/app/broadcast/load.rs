@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use blackhole_pac::grid::{DRAM_BANKS, GRID_X, GRID_Y};
-use blackhole_pac::harvest::DramBanks;
+
+use crate::chip::DramSet;
 use komorebi_hal::LogicalXy;
 use komorebi_sim::Timing;
 use komorebi_sim::route::{self, Dir};
@@ -49,6 +50,9 @@ pub enum Resource {
     },
     /// A core's compute kernel (its checking of the words it reads).
     Compute(LogicalXy),
+    /// No bound: the chip's banks and links are not modelled (Wormhole B0; the bound's routes
+    /// and rates are Blackhole's).
+    NotModelled(crate::chip::ChipKind),
 }
 
 impl fmt::Display for Resource {
@@ -64,6 +68,10 @@ impl fmt::Display for Resource {
             Self::Niu { noc, core, pipe } => write!(f, "NIU{noc} {pipe} of {core}"),
             Self::Eject { noc, core } => write!(f, "ejection port NoC{noc} of {core}"),
             Self::Compute(core) => write!(f, "compute {core}"),
+            Self::NotModelled(chip) => write!(
+                f,
+                "nothing modelled on {chip} (the bound prices Blackhole's banks and links only)"
+            ),
         }
     }
 }
@@ -132,14 +140,14 @@ pub(super) struct Load {
     /// Bytes per bank, indexed by bank (the fused bank's stays 0: nothing reads it).
     pub(super) dram_bytes: [u64; DRAM_BANKS],
     /// The banks that work: all of them together serve at their count times a bank's rate.
-    dram_banks: DramBanks,
+    dram_banks: DramSet,
     pub(super) link_flits: Vec<u64>,
     class_flits: Vec<u64>,
 }
 
 impl Load {
     /// No work yet, on a chip whose working DRAM banks are `dram_banks`.
-    pub(super) fn new(dram_banks: DramBanks) -> Self {
+    pub(super) fn new(dram_banks: DramSet) -> Self {
         Self {
             cycles: BTreeMap::new(),
             dram_bytes: [0; DRAM_BANKS],

@@ -40,23 +40,22 @@
 //! plan (rectangle, harvest mask, fused DRAM bank, blocks, pages, page size), so every run of
 //! the same flags reads from the same banks. `komorebi layout` prints it.
 
-use blackhole_pac::grid::dram_endpoint;
-use blackhole_pac::harvest::DramBanks;
 use komorebi_hal::{NocId, Xy};
 use komorebi_kernel::broadcast_handler::program::STREAMS;
 use komorebi_sim::Timing;
 use komorebi_sim::route;
 
 use super::load::{Load, ReadStream, dram_cycles, link_index};
+use crate::chip::{ChipKind, DramSet};
 
 /// Most passes over all streams [`Placement::choose`] makes.
 pub const PASSES: usize = 8;
 
-/// The raw coordinates on `noc` of the port of `bank` that tt-metal's kernels use on that NoC.
-pub fn bank_port(bank: u8, noc: NocId) -> (u8, u8) {
-    // Banks 0..8 and NoC 0 or 1: always a port, inside the grid.
-    let port = dram_endpoint(bank, noc.index()).unwrap_or((0, 0));
-    route::raw(noc.index(), port)
+/// The raw coordinates on `noc` of the port of `bank` of `chip` that a sender on that NoC
+/// reads through ([`crate::chip::dram_port`]).
+pub fn bank_port(chip: ChipKind, bank: u8, noc: NocId) -> (u8, u8) {
+    // A working bank of the chip and NoC 0 or 1: always a port, inside the grid.
+    crate::chip::dram_port(chip, bank, noc).unwrap_or((0, 0))
 }
 
 /// The bank each sender reads each of its page streams from.
@@ -68,7 +67,9 @@ pub struct Placement {
     /// The NoC of each operand.
     nocs: Vec<NocId>,
     /// The banks it may choose: the chip's working ones.
-    dram_banks: DramBanks,
+    dram_banks: DramSet,
+    /// The chip the banks are on.
+    chip: ChipKind,
 }
 
 impl Placement {
@@ -77,14 +78,19 @@ impl Placement {
         Self {
             banks: Vec::new(),
             nocs: Vec::new(),
-            dram_banks: DramBanks::ALL,
+            dram_banks: DramSet::new(ChipKind::Blackhole, None),
+            chip: ChipKind::Blackhole,
         }
     }
 
     /// Stream `i` of every sender from the `i`-th working bank, counting round (with every
     /// bank working, bank `i`: program version 1's only layout): for each operand its NoC
     /// and, per core in the plan's word order, whether it sends.
-    pub(super) fn interleaved(operands: &[(NocId, Vec<bool>)], dram_banks: DramBanks) -> Self {
+    pub(super) fn interleaved(
+        operands: &[(NocId, Vec<bool>)],
+        chip: ChipKind,
+        dram_banks: DramSet,
+    ) -> Self {
         let every = interleave(dram_banks);
         Self {
             banks: operands
@@ -93,6 +99,7 @@ impl Placement {
                 .collect(),
             nocs: operands.iter().map(|&(noc, _)| noc).collect(),
             dram_banks,
+            chip,
         }
     }
 
@@ -106,9 +113,11 @@ impl Placement {
         timing: &Timing,
     ) -> Self {
         let mut placement = interleaved;
-        if streams.is_empty() {
+        // The prices are Blackhole's routes and rates: another chip keeps the interleave.
+        if streams.is_empty() || placement.chip != ChipKind::Blackhole {
             return placement;
         }
+        let chip = placement.chip;
         let mut order: Vec<usize> = (0..streams.len()).collect();
         order.sort_by_key(|&i| (streams[i].stream, i));
         let mut chosen: Vec<Option<u8>> = vec![None; streams.len()];
@@ -118,14 +127,14 @@ impl Placement {
                 let s = &streams[i];
                 let noc = placement.nocs[s.operand];
                 if let Some(b) = chosen[i] {
-                    load.reads(s, b, bank_port(b, noc), -1);
+                    load.reads(s, b, bank_port(chip, b, noc), -1);
                 }
                 let best = placement
                     .dram_banks
                     .iter()
-                    .min_by_key(|&b| price(&load, s, b, bank_port(b, noc), timing))
+                    .min_by_key(|&b| price(&load, s, b, bank_port(chip, b, noc), timing))
                     .unwrap_or(placement.dram_banks.nth(0));
-                load.reads(s, best, bank_port(best, noc), 1);
+                load.reads(s, best, bank_port(chip, best, noc), 1);
                 changed |= chosen[i] != Some(best);
                 chosen[i] = Some(best);
             }
@@ -158,7 +167,7 @@ impl Placement {
         let bank = self
             .banks(stream.operand, stream.core)
             .map_or(self.dram_banks.nth(stream.stream), |b| b[stream.stream]);
-        (bank, bank_port(bank, self.nocs[stream.operand]))
+        (bank, bank_port(self.chip, bank, self.nocs[stream.operand]))
     }
 
     /// The DRAM port of each stream of core `core` of operand `operand`, as its program names
@@ -169,8 +178,8 @@ impl Placement {
             .banks(operand, core)
             .unwrap_or(interleave(self.dram_banks));
         banks.map(|b| {
-            let (x, y) = bank_port(b, noc);
-            // DRAM ports sit inside the 17 x 12 grid: always valid coordinates.
+            let (x, y) = bank_port(self.chip, b, noc);
+            // DRAM ports sit inside the grid: always valid coordinates.
             Xy::new(x, y).unwrap_or_default()
         })
     }
@@ -178,7 +187,7 @@ impl Placement {
 
 /// The plain interleave of the streams over `dram_banks`: stream `i` from the `i`-th working
 /// bank, counting round.
-fn interleave(dram_banks: DramBanks) -> [u8; STREAMS] {
+fn interleave(dram_banks: DramSet) -> [u8; STREAMS] {
     core::array::from_fn(|i| dram_banks.nth(i))
 }
 

@@ -1,8 +1,6 @@
 //! The plan of a run: the layout of both broadcasts, every core's typed program, the buffers
 //! and the DRAM data.
 
-use blackhole_pac::grid::DRAM_BANK_USABLE_SIZE;
-use blackhole_pac::harvest::DramBanks;
 use komorebi_broadcast::area;
 use komorebi_broadcast::args::BroadcastArgs;
 use komorebi_broadcast::layout::{self, BroadcastParams};
@@ -101,7 +99,7 @@ pub struct BroadcastPlan {
     pub(super) dram_start: u64,
     /// The chip's working DRAM banks (its geometry's fused DRAM bank left out): the only ones
     /// the placement chooses, so the only ones the plan writes, reads and prices.
-    pub(super) dram_banks: DramBanks,
+    pub(super) dram_banks: crate::chip::DramSet,
 }
 
 impl BroadcastPlan {
@@ -111,12 +109,11 @@ impl BroadcastPlan {
     pub fn new(cfg: &BroadcastConfig, geometry: &layout::Geometry) -> Result<Self, BroadcastError> {
         let plan = Self::per_job(cfg, geometry)?;
         let need = DRAM_BASE + cfg.region_bytes().saturating_mul(cfg.jobs as u64);
-        if need > DRAM_BANK_USABLE_SIZE {
+        let usable = crate::chip::dram_bank_usable(cfg.chip);
+        if need > usable {
             return Err(flag(
                 "--jobs",
-                format!(
-                    "the jobs' data needs {need} bytes per DRAM bank (allowed: {DRAM_BANK_USABLE_SIZE})"
-                ),
+                format!("the jobs' data needs {need} bytes per DRAM bank (allowed: {usable})"),
             ));
         }
         Ok(Self {
@@ -133,16 +130,36 @@ impl BroadcastPlan {
         geometry: &layout::Geometry,
     ) -> Result<Self, BroadcastError> {
         cfg.validate()?;
+        if geometry.grid() != cfg.chip.grid() {
+            let device = [crate::chip::ChipKind::Blackhole, crate::chip::ChipKind::Wormhole]
+                .into_iter()
+                .find(|k| k.grid() == geometry.grid());
+            return Err(flag(
+                "--chip",
+                match device {
+                    Some(k) => format!(
+                        "{}: the device is a {k} (allowed: --chip {})",
+                        cfg.chip_name(),
+                        crate::chip::chip_flag(k)
+                    ),
+                    None => format!(
+                        "{}: the device's grid is {:?}, no chip this host knows",
+                        cfg.chip_name(),
+                        geometry.grid()
+                    ),
+                },
+            ));
+        }
         let rect = cfg.rect;
         let full = geometry.full();
         if rect.is_empty() || !full.covers(rect) {
             return Err(flag(
                 "--rect",
                 format!(
-                    "{rect} reaches outside the {}x{} logical grid of harvest mask {:#06x} (or is empty)",
+                    "{rect} reaches outside the {}x{} logical grid of this {} (or is empty)",
                     full.columns,
                     full.rows,
-                    cfg.harvest.bits()
+                    cfg.chip_text()
                 ),
             ));
         }
@@ -183,17 +200,18 @@ impl BroadcastPlan {
             senders: [counts[0] as u64, counts[1] as u64],
             dram_start: DRAM_BASE,
             // A geometry only carries a bank `with_fused_dram` accepted.
-            dram_banks: DramBanks::with_fused(geometry.fused_dram()).unwrap_or(DramBanks::ALL),
+            dram_banks: crate::chip::DramSet::new(cfg.chip, geometry.fused_dram()),
         };
         plan.placement = plan.chosen_placement(&Timing::default());
         // `validate` sized the data from the flags' harvest mask; the plan's senders come from
         // the device's geometry, which may lay out other panels: check the plan's own end too.
         let end = plan.dram_end();
-        if end > DRAM_BANK_USABLE_SIZE {
+        let usable = crate::chip::dram_bank_usable(cfg.chip);
+        if end > usable {
             return Err(flag(
                 "--blocks",
                 format!(
-                    "{} blocks of {} pages of {} bytes for {} senders need {end} bytes per DRAM bank (allowed: at most {DRAM_BANK_USABLE_SIZE})",
+                    "{} blocks of {} pages of {} bytes for {} senders need {end} bytes per DRAM bank (allowed: at most {usable})",
                     cfg.blocks,
                     cfg.pages,
                     cfg.page_size,
@@ -287,7 +305,7 @@ impl BroadcastPlan {
                 (s.noc, senders.collect())
             })
             .collect();
-        Placement::interleaved(&operands, self.dram_banks)
+        Placement::interleaved(&operands, self.cfg.chip, self.dram_banks)
     }
 
     /// The placement `placement` chooses for this plan, priced with `timing`.
@@ -321,11 +339,12 @@ impl BroadcastPlan {
             ..self
         };
         let end = moved.dram_end();
-        if end > DRAM_BANK_USABLE_SIZE {
+        let usable = crate::chip::dram_bank_usable(moved.cfg.chip);
+        if end > usable {
             return Err(flag(
                 "--rect",
                 format!(
-                    "the data of the plans side by side needs {end} bytes per DRAM bank (allowed: {DRAM_BANK_USABLE_SIZE})"
+                    "the data of the plans side by side needs {end} bytes per DRAM bank (allowed: {usable})"
                 ),
             ));
         }

@@ -429,7 +429,11 @@ impl BroadcastSummary {
 
     /// [`Self::efficiency`] from the bound and the cycles, where the run makes it a figure.
     pub(super) fn set_efficiency(&mut self) {
-        self.efficiency = (self.ok && self.completed() && self.cycles > 0 && self.clock.is_time())
+        self.efficiency = (self.ok
+            && self.completed()
+            && self.cycles > 0
+            && self.bound_cycles > 0
+            && self.clock.is_time())
             .then(|| self.bound_cycles as f64 / self.cycles as f64);
     }
 }
@@ -583,11 +587,15 @@ impl std::fmt::Display for BroadcastSummary {
                 writeln!(f, "    ran:            {} steps", self.cycles)?;
             }
         }
-        writeln!(
-            f,
-            "    resource bound: {} cycles, bound by {} (the least cycles the busiest resource needs)",
-            self.bound_cycles, self.binding
-        )?;
+        if self.bound_cycles == 0 {
+            writeln!(f, "    resource bound: none: {}", self.binding)?;
+        } else {
+            writeln!(
+                f,
+                "    resource bound: {} cycles, bound by {} (the least cycles the busiest resource needs)",
+                self.bound_cycles, self.binding
+            )?;
+        }
         match self.efficiency {
             Some(e) => writeln!(
                 f,
