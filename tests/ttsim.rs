@@ -7,7 +7,8 @@
 //! single-chip Blackhole `libttsim.so` (Tenstorrent's ttsim, `make.py` builds
 //! `src/_out/release_bh/libttsim.so`), and for the two-chip test a `bh_x2` build named by
 //! `KOMOREBI_TTSIM_X2` or found at `../bh_x2/libttsim.so` beside it. Without them each test
-//! passes after one line saying so.
+//! passes after one line saying so. The Wormhole tests need a `wh` build named by
+//! `KOMOREBI_TTSIM_WH` or found at `../wh/libttsim.so` beside `KOMOREBI_TTSIM`'s.
 
 mod common;
 use common::komorebi;
@@ -51,9 +52,26 @@ fn bh_x2() -> Option<PathBuf> {
     l
 }
 
+fn wh() -> Option<PathBuf> {
+    let l = library("KOMOREBI_TTSIM_WH").or_else(|| {
+        let single = library("KOMOREBI_TTSIM")?;
+        let sibling = single.parent()?.parent()?.join("wh/libttsim.so");
+        sibling.is_file().then_some(sibling)
+    });
+    if l.is_none() {
+        println!("skipped: set KOMOREBI_TTSIM_WH to a Wormhole (wh) libttsim.so to run this test");
+    }
+    l
+}
+
 fn broadcast(device: &str, extra: &[&str]) -> (i32, Value, String) {
+    broadcast_shape(device, SMALL, extra)
+}
+
+/// `broadcast` with `shape`'s flags instead of the small case's (flags given twice are refused).
+fn broadcast_shape(device: &str, shape: &[&str], extra: &[&str]) -> (i32, Value, String) {
     let mut args = vec!["broadcast", "--device", device, "--json"];
-    args.extend_from_slice(SMALL);
+    args.extend_from_slice(shape);
     args.extend_from_slice(extra);
     let (code, out, err) = komorebi(&args);
     let json = serde_json::from_str(&out).unwrap_or(Value::Null);
@@ -454,4 +472,81 @@ fn the_firmware_logs_are_read_and_decoded_on_ttsim() {
             .any(|line| line["message"] == want.as_str() && line["level"] == "warn");
         assert!(found, "{}: no line {want:?} in {logs:?}", g["core"]);
     }
+}
+
+#[test]
+fn the_wormhole_firmware_checks_every_byte_on_ttsim_s_wormhole_on_8x10_and_4x4() {
+    let Some(lib) = wh() else { return };
+    let device = format!("ttsim:{}", lib.display());
+    // The whole grid (8 columns x 10 rows: 16 A broadcasts of 4 and 16 W broadcasts of 5, the
+    // Ethernet row between rows 5 and 7 splitting each column) and the small shape, through
+    // the dispatcher and the feeder.
+    for (rect, run, a, w, receivers) in [
+        ("0,0,8,10", None, 20, 16, (3, 4)),
+        ("0,0,4,4", Some("--feeder"), 4, 4, (3, 3)),
+    ] {
+        let shape = ["--rect", rect, "--blocks", "4", "--pages", "2", "--window", "2", "--jobs", "2"];
+        let mut extra = vec!["--chip", "wormhole"];
+        extra.extend(run);
+        let (code, v, err) = broadcast_shape(&device, &shape, &extra);
+        assert_eq!(code, 0, "{rect} {run:?}: {err}");
+        assert_eq!(v["ok"], true, "{v}");
+        assert_eq!(v["clock"], "ttsim-steps");
+        assert_eq!(v["results"].as_array().unwrap().len(), 2);
+        // Per job: A's broadcasts to `receivers.0` cores each, W's to `receivers.1`, 4 blocks of
+        // 2 pages of 2048 bytes; 2 jobs.
+        let per_block = 2 * 2048;
+        let bytes = 2 * 4 * per_block * (a * receivers.0 + w * receivers.1);
+        assert_eq!(v["received_bytes"], bytes, "{rect}: {v}");
+        assert!(v["checked_bytes"].as_u64().unwrap() > 0, "{v}");
+        assert_eq!(v["giveups"].as_array().unwrap().len(), 0, "{v}");
+    }
+}
+
+#[test]
+fn the_same_fault_gives_the_same_give_ups_on_both_chips_firmware() {
+    let (Some(bh), Some(wh)) = (bh(), wh()) else {
+        return;
+    };
+    // A 4x4 rectangle lays out alike on both chips (rows inside one panel, columns inside one
+    // run of rows): the protocol, the same firmware source and the same fault give the same
+    // give-up records, core for core.
+    for fault in ["stall-dm:1,0:1", "bad-words:2,1"] {
+        let shape = ["--rect", "0,0,4,4", "--blocks", "3", "--pages", "2", "--jobs", "2"];
+        let extra = ["--fault", fault, "--wait-limit", "200000"];
+        let (bh_code, on_bh, err) = broadcast_shape(&format!("ttsim:{}", bh.display()), &shape, &extra);
+        assert_eq!(bh_code, 3, "{fault} on Blackhole: {err}");
+        let wh_extra = [&extra[..], &["--chip", "wormhole"]].concat();
+        let (wh_code, on_wh, err) =
+            broadcast_shape(&format!("ttsim:{}", wh.display()), &shape, &wh_extra);
+        assert_eq!(wh_code, 3, "{fault} on Wormhole: {err}");
+        let all = |v: &Value| {
+            let mut r: Vec<_> = (0..4)
+                .flat_map(|x| (0..4).map(move |y| [x, y]))
+                .flat_map(|core| records(v, core).into_iter().map(move |r| (core, r)))
+                .collect();
+            r.sort();
+            r
+        };
+        assert!(!all(&on_bh).is_empty(), "{fault}: give-ups on Blackhole");
+        assert_eq!(all(&on_wh), all(&on_bh), "{fault}: the records");
+    }
+}
+
+#[test]
+fn a_chip_flag_that_is_not_the_device_s_is_refused_with_the_device_s_chip() {
+    let Some(lib) = wh() else { return };
+    let (code, out, err) = komorebi(&[
+        "broadcast",
+        "--device",
+        &format!("ttsim:{}", lib.display()),
+        "--jobs",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--chip: blackhole: the device is a Wormhole B0 (allowed: --chip wormhole)"),
+        "{err}"
+    );
 }

@@ -65,4 +65,5 @@ pub use ctrl::{ControlPlace, Placed, SiliconCtrl};
 pub use error::{Error, Why};
 pub use identity::{IdentityError, TileIdentity};
 pub use noc::SiliconNoc;
+pub use order::fence;
 pub use poll::Poll;

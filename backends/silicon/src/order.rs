@@ -15,7 +15,7 @@ use crate::chip::Chip;
 /// enforce memory ordering on Wormhole and should not be used"): a compiler fence, as on other
 /// targets. It does not order a store before an NIU command: use [`publish`] for that.
 #[inline(always)]
-pub(crate) fn fence<C: Chip>() {
+pub fn fence<C: Chip>() {
     #[cfg(target_arch = "riscv32")]
     if C::L0_DATA_CACHE {
         // SAFETY: `fence` has no operands and no effect but ordering.

@@ -462,10 +462,9 @@ impl BroadcastSummary {
                 native_logs(session, &cores, &lines)
             }
             _ => {
-                let dir = cfg
-                    .firmware
-                    .clone()
-                    .unwrap_or_else(crate::host::backend::default_firmware_dir);
+                let dir = cfg.firmware.clone().unwrap_or_else(|| {
+                    crate::host::backend::default_firmware_dir_for(cfg.chip)
+                });
                 let tables = firmware_log::Tables::from_dir(&dir).map_err(failed)?;
                 firmware_log::read_logs(session, &cores, &tables).map_err(failed)?
             }
