@@ -33,10 +33,8 @@ pub fn geometry(
 ) -> Result<Geometry, LayoutError> {
     match kind {
         ChipKind::Blackhole => blackhole_fused(harvest_word, fused_dram),
-        ChipKind::Wormhole => wormhole(harvest_word)?.with_fused_dram(
-            fused_dram,
-            wormhole_pac::grid::DRAM_BANKS as u8,
-        ),
+        ChipKind::Wormhole => wormhole(harvest_word)?
+            .with_fused_dram(fused_dram, wormhole_pac::grid::DRAM_BANKS as u8),
     }
 }
 

@@ -29,6 +29,44 @@ pub fn parse_harvest(s: &str) -> Result<HarvestMask, String> {
     Ok(mask)
 }
 
+/// Parses a Wormhole row harvest mask (tt-umd's order: bit `j` is the row at NoC0 y
+/// `wormhole_pac::grid::TENSIX_Y[j]`), decimal or `0x`-hex: 0..=0x3ff with at least one row
+/// left.
+pub fn parse_row_harvest(s: &str) -> Result<wormhole_pac::harvest::HarvestMask, String> {
+    const ALLOWED: &str =
+        "allowed with --chip wormhole: 0..=0x3ff, the 10 Tensix rows, at least one bit clear";
+    let value =
+        parse_u64(s.trim()).map_err(|_| format!("not a number ({ALLOWED}, decimal or 0x-hex)"))?;
+    match u32::try_from(value) {
+        Ok(0x3FF) => Err(format!(
+            "every row harvested: no Tensix row left ({ALLOWED})"
+        )),
+        Ok(v) => wormhole_pac::harvest::HarvestMask::new(v)
+            .map_err(|_| format!("bits outside 0x3ff ({ALLOWED})")),
+        Err(_) => Err(format!("bits outside 0x3ff ({ALLOWED})")),
+    }
+}
+
+/// `--harvest` of `komorebi grid` and `layout`, read for `--chip`: the Blackhole's column
+/// mask (default 0x3000) or the Wormhole's row mask (default 0); the word the control block
+/// carries. The error is the flag's one line.
+pub fn harvest_word(chip: crate::chip::ChipKind, given: Option<&str>) -> Result<u32, String> {
+    let bad = |e: String| {
+        format!(
+            "invalid value '{}' for '--harvest': {e}",
+            given.unwrap_or("")
+        )
+    };
+    match chip {
+        crate::chip::ChipKind::Blackhole => parse_harvest(given.unwrap_or("0x3000"))
+            .map(|m| m.bits() as u32)
+            .map_err(bad),
+        crate::chip::ChipKind::Wormhole => parse_row_harvest(given.unwrap_or("0"))
+            .map(|m| m.bits() as u32)
+            .map_err(bad),
+    }
+}
+
 pub use crate::num::parse_u64;
 use crate::num::ranged;
 

@@ -114,9 +114,104 @@ impl std::fmt::Display for GridReport {
     }
 }
 
+/// `komorebi grid --chip wormhole`: Wormhole B0's map for a row harvest mask.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WormholeGridReport {
+    /// Always `wormhole`.
+    pub chip: &'static str,
+    /// The row harvest mask, tt-umd's order (bit `j`: NoC0 y `TENSIX_Y[j]`).
+    pub harvest_mask: u16,
+    /// Enabled Tensix tiles.
+    pub tensix: usize,
+    /// NoC0 x of each logical column (all 8: Wormhole harvests rows).
+    pub noc0_x: Vec<u8>,
+    /// NoC0 y of each logical row.
+    pub noc0_y: Vec<u8>,
+    /// NoC1 y of each logical row (`11 - y`).
+    pub noc1_y: Vec<u8>,
+    /// One string per NoC0 row (y = 0 first), one character per x: `T` Tensix, `h` Tensix of
+    /// a harvested row, `D` DRAM, `P` PCIe, `A` ARC, `E` Ethernet, `.` router only.
+    pub map: Vec<String>,
+}
+
+/// Builds the Wormhole report for row mask `mask`.
+pub fn wormhole_grid_report(mask: wormhole_pac::harvest::HarvestMask) -> WormholeGridReport {
+    use wormhole_pac::grid::{GRID_X, GRID_Y, TENSIX_X, Tile, tile_at};
+    let rows = mask.rows();
+    let map = (0..GRID_Y)
+        .map(|y| {
+            (0..GRID_X)
+                .map(|x| match tile_at(x, y) {
+                    Some(Tile::Tensix) if mask.is_harvested(y) => 'h',
+                    Some(Tile::Tensix) => 'T',
+                    Some(Tile::Dram { .. }) => 'D',
+                    Some(Tile::Pcie) => 'P',
+                    Some(Tile::Arc) => 'A',
+                    Some(Tile::Eth { .. }) => 'E',
+                    Some(Tile::RouterOnly) | None => '.',
+                })
+                .collect()
+        })
+        .collect();
+    WormholeGridReport {
+        chip: "wormhole",
+        harvest_mask: mask.bits(),
+        tensix: TENSIX_X.len() * rows.count() as usize,
+        noc0_x: TENSIX_X.to_vec(),
+        noc0_y: rows.noc0_y().to_vec(),
+        noc1_y: rows.noc0_y().iter().map(|y| GRID_Y - 1 - y).collect(),
+        map,
+    }
+}
+
+impl std::fmt::Display for WormholeGridReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "Wormhole B0, row harvest mask {:#05x}: {} Tensix in {} columns x {} rows",
+            self.harvest_mask,
+            self.tensix,
+            self.noc0_x.len(),
+            self.noc0_y.len()
+        )?;
+        writeln!(f, "logical column -> NoC0 x: {:?}", self.noc0_x)?;
+        writeln!(f, "logical row -> NoC0 y: {:?}", self.noc0_y)?;
+        writeln!(f, "logical row -> NoC1 y: {:?}", self.noc1_y)?;
+        writeln!(f, "NoC0 map (x 0..9 left to right, y 0 at the top):")?;
+        writeln!(f, "     0123456789")?;
+        for (y, row) in self.map.iter().enumerate() {
+            writeln!(f, "  {y:2} {row}")?;
+        }
+        write!(
+            f,
+            "T Tensix, h harvested, D DRAM, P PCIe, A ARC, E Ethernet, . router"
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wormhole_with_row_5_harvested_has_72_tensix_and_ethernet_rows_0_and_6() {
+        let r = wormhole_grid_report(wormhole_pac::harvest::HarvestMask::new(1 << 4).unwrap());
+        assert_eq!(r.tensix, 72);
+        assert_eq!(r.noc0_y, vec![1, 2, 3, 4, 7, 8, 9, 10, 11]);
+        assert_eq!(r.noc1_y[0], 10);
+        assert_eq!(r.map[0], "DEEEEDEEEE");
+        assert_eq!(r.map[5], "DhhhhDhhhh");
+        assert_eq!(r.map[6], "DEEEEDEEEE");
+        assert_eq!(r.map[3], "PTTTTDTTTT");
+        assert_eq!(r.map[10], "ATTTTDTTTT");
+        let text = r.to_string();
+        assert!(
+            text.starts_with(
+                "Wormhole B0, row harvest mask 0x010: 72 Tensix in 8 columns x 9 rows"
+            ),
+            "{text}"
+        );
+    }
 
     #[test]
     fn p150_map_has_two_harvested_columns_and_120_tensix() {

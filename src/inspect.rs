@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-
 use komorebi_broadcast::area::{self, GiveUpRecord};
 use komorebi_hal::{LogicalXy, Role};
 use komorebi_kernel::abi;

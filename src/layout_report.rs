@@ -3,7 +3,7 @@
 //! `app::broadcast::placement`), on the working DRAM banks of a chip whose fused DRAM bank is
 //! given (never that bank).
 
-use crate::app::broadcast::{BroadcastConfig, BroadcastPlan};
+use crate::app::broadcast::{BroadcastConfig, BroadcastPlan, DeviceChoice};
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::args::Along;
 use komorebi_broadcast::layout::{self, LayoutError};
@@ -68,6 +68,7 @@ pub struct LayoutReport {
 /// 03 program of `shape` on the rectangle, on a chip whose DRAM bank `fused_dram` (0..=7) is
 /// fused off, or none.
 pub fn layout_report(
+    chip: crate::chip::ChipKind,
     harvest_mask: u32,
     fused_dram: Option<u8>,
     rect: LogicalRect,
@@ -75,7 +76,7 @@ pub fn layout_report(
     noc: NocId,
     shape: PlacementShape,
 ) -> Result<LayoutReport, LayoutError> {
-    let geometry = crate::chip::blackhole_fused(harvest_mask, fused_dram)?;
+    let geometry = crate::chip::geometry(chip, harvest_mask, fused_dram)?;
     // The 03 program's placement, for the broadcast it runs this way (rows on NoC0, columns on
     // NoC1); a shape it refuses places nothing.
     let id = match (along, noc) {
@@ -83,21 +84,38 @@ pub fn layout_report(
         (Along::Column, NocId::Noc1) => Some(1),
         _ => None,
     };
-    // `chip::blackhole` accepted the mask, so it is a valid harvest mask.
-    let plan = HarvestMask::new(harvest_mask)
-        .map_err(|e| e.to_string())
-        .and_then(|harvest| {
-            let cfg = BroadcastConfig {
-                rect,
-                blocks: shape.blocks,
-                pages: shape.pages,
-                page_size: shape.page_size,
-                harvest,
-                fused_dram,
-                ..BroadcastConfig::default()
-            };
-            BroadcastPlan::per_job(&cfg, &geometry).map_err(|e| e.to_string())
-        });
+    // The placement is the program's on this geometry: the plan's own checks take the flags'
+    // chip (a Wormhole's run needs ttsim, whatever the layout shows).
+    let harvest = match chip {
+        crate::chip::ChipKind::Blackhole => {
+            HarvestMask::new(harvest_mask).map_err(|e| e.to_string())
+        }
+        crate::chip::ChipKind::Wormhole => Ok(HarvestMask::P100_P150),
+    };
+    let plan = harvest.and_then(|harvest| {
+        let cfg = BroadcastConfig {
+            rect,
+            blocks: shape.blocks,
+            pages: shape.pages,
+            page_size: shape.page_size,
+            harvest,
+            fused_dram,
+            chip,
+            device: match chip {
+                crate::chip::ChipKind::Blackhole => DeviceChoice::Sim,
+                crate::chip::ChipKind::Wormhole => DeviceChoice::Ttsim {
+                    library: std::path::PathBuf::new(),
+                    chip: 0,
+                },
+            },
+            exec: match chip {
+                crate::chip::ChipKind::Blackhole => crate::host::backend::Exec::Native,
+                crate::chip::ChipKind::Wormhole => crate::host::backend::Exec::Firmware,
+            },
+            ..BroadcastConfig::default()
+        };
+        BroadcastPlan::per_job(&cfg, &geometry).map_err(|e| e.to_string())
+    });
     let (plan, placement_refused) = match plan {
         Ok(p) => (Some(p), None),
         Err(why) => (None, Some(why)),
@@ -226,6 +244,7 @@ mod tests {
     #[test]
     fn the_json_has_the_documented_shape() {
         let r = layout_report(
+            crate::chip::ChipKind::Blackhole,
             0x3000,
             None,
             LogicalRect::new(5, 0, 2, 1),
@@ -253,6 +272,7 @@ mod tests {
             })
         );
         let r = layout_report(
+            crate::chip::ChipKind::Blackhole,
             0x3000,
             None,
             LogicalRect::new(0, 0, 1, 3),
@@ -280,6 +300,7 @@ mod tests {
     fn a_fused_bank_is_never_placed_and_is_named() {
         for bank in 0..8u8 {
             let r = layout_report(
+                crate::chip::ChipKind::Blackhole,
                 0x3000,
                 Some(bank),
                 LogicalRect::new(0, 0, 12, 10),
@@ -301,6 +322,7 @@ mod tests {
             )));
         }
         let none = layout_report(
+            crate::chip::ChipKind::Blackhole,
             0x3000,
             None,
             LogicalRect::new(0, 0, 2, 2),
@@ -317,6 +339,7 @@ mod tests {
         );
         assert_eq!(
             layout_report(
+                crate::chip::ChipKind::Blackhole,
                 0x3000,
                 Some(8),
                 LogicalRect::new(0, 0, 2, 2),
@@ -333,6 +356,7 @@ mod tests {
     #[test]
     fn a_broadcast_the_03_program_does_not_run_has_no_banks() {
         let r = layout_report(
+            crate::chip::ChipKind::Blackhole,
             0x3000,
             None,
             LogicalRect::new(0, 0, 3, 1),
@@ -349,6 +373,7 @@ mod tests {
         );
         // A shape the 03 program refuses (a window of 2 x 40,000 pages) places nothing either.
         let r = layout_report(
+            crate::chip::ChipKind::Blackhole,
             0x3000,
             None,
             LogicalRect::new(0, 0, 3, 1),
@@ -371,6 +396,7 @@ mod tests {
         );
         // The 03 shape: each sender's banks, and the line saying what they were placed for.
         let r = layout_report(
+            crate::chip::ChipKind::Blackhole,
             0x3000,
             None,
             LogicalRect::new(0, 0, 3, 1),

@@ -6,6 +6,7 @@ use blackhole_pac::harvest::{DramBanks, HarvestMask};
 use clap::{Parser, Subcommand};
 use komorebi::bench::broadcast::BroadcastBenchFlags;
 use komorebi::bench::noc::NocBenchFlags;
+use komorebi::chip::ChipKind;
 use komorebi::cli::{self, BroadcastFlags, RunFlags};
 use komorebi::grid_report::grid_report;
 use komorebi::layout_report::layout_report;
@@ -84,12 +85,18 @@ enum Command {
         #[arg(long, value_name = "ttsim[:PATH]")]
         device: Option<komorebi::app::broadcast::DeviceChoice>,
     },
-    /// Print the chip map for a harvest mask: enabled columns, logical -> NoC0/NoC1, every tile.
+    /// Print the chip map for a harvest mask: enabled columns (rows on Wormhole), logical ->
+    /// NoC0/NoC1, every tile.
     Grid {
-        /// Die-order harvest mask (bit i = column at NoC0 x [1,16,2,15,3,14,4,13,5,12,6,11,7,10][i]),
-        /// decimal or 0x-hex, 0..=0x3fff. Default: 0x3000 (p100 / p150, 120 Tensix).
-        #[arg(long, value_parser = cli::parse_harvest, default_value = "0x3000")]
-        harvest: HarvestMask,
+        /// The chip: blackhole or wormhole (Wormhole B0).
+        #[arg(long, value_parser = komorebi::chip::parse_chip, default_value = "blackhole")]
+        chip: ChipKind,
+        /// Harvest mask, decimal or 0x-hex. Blackhole: die-order columns (bit i = column at NoC0
+        /// x [1,16,2,15,3,14,4,13,5,12,6,11,7,10][i]), 0..=0x3fff, default 0x3000 (p100 / p150,
+        /// 120 Tensix). Wormhole: rows in tt-umd's order (bit j = NoC0 y
+        /// [1,2,3,4,5,7,8,9,10,11][j]), 0..=0x3ff, default 0.
+        #[arg(long, value_name = "MASK")]
+        harvest: Option<String>,
         /// The chip's fused DRAM bank, 0..=7 (default: none, all 8 banks work; a p100 has one):
         /// its ports are marked `d` on the map.
         #[arg(long, value_name = "BANK", value_parser = ranged::<u8>(0, 7))]
@@ -106,9 +113,13 @@ enum Command {
     },
     /// Print the broadcasts of a rectangle: cores in rank order, sender, multicast corners.
     Layout {
-        /// Die-order harvest mask, decimal or 0x-hex, 0..=0x3fff.
-        #[arg(long, value_parser = cli::parse_harvest, default_value = "0x3000")]
-        harvest: HarvestMask,
+        /// The chip: blackhole or wormhole (Wormhole B0).
+        #[arg(long, value_parser = komorebi::chip::parse_chip, default_value = "blackhole")]
+        chip: ChipKind,
+        /// Harvest mask, decimal or 0x-hex: Blackhole's die-order columns (0..=0x3fff, default
+        /// 0x3000), or Wormhole's rows in tt-umd's order (0..=0x3ff, default 0).
+        #[arg(long, value_name = "MASK")]
+        harvest: Option<String>,
         /// The chip's fused DRAM bank, 0..=7 (default: none, all 8 banks work; a p100 has one):
         /// the senders' DRAM banks are placed on the others.
         #[arg(long, value_name = "BANK", value_parser = ranged::<u8>(0, 7))]
@@ -193,15 +204,42 @@ fn main() -> ExitCode {
             what: BenchCommand::Broadcast(flags),
         } => komorebi::bench::broadcast::command(&flags),
         Command::Grid {
+            chip,
             harvest,
             fused_dram,
             json,
         } => {
-            // The parser allows 0..=7 only, so the bank exists.
-            let dram = DramBanks::with_fused(fused_dram).unwrap_or_default();
-            cli::print_report(&grid_report(harvest, dram), json)
+            let word = match cli::harvest_word(chip, harvest.as_deref()) {
+                Ok(w) => w,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            match chip {
+                ChipKind::Blackhole => {
+                    // The parsers allow 0..=0x3fff and 0..=7 only, so both are valid.
+                    let mask = HarvestMask::new(word).unwrap_or(HarvestMask::P100_P150);
+                    let dram = DramBanks::with_fused(fused_dram).unwrap_or_default();
+                    cli::print_report(&grid_report(mask, dram), json)
+                }
+                ChipKind::Wormhole => {
+                    if let Some(bank) = fused_dram {
+                        eprintln!(
+                            "error: --fused-dram {bank}: --chip wormhole takes no fused DRAM \
+                             bank (Wormhole's DRAM harvesting is not modelled; allowed: \
+                             --fused-dram with --chip blackhole)"
+                        );
+                        return ExitCode::from(2);
+                    }
+                    let mask = wormhole_pac::harvest::HarvestMask::new(word)
+                        .unwrap_or(wormhole_pac::harvest::HarvestMask::NONE);
+                    cli::print_report(&komorebi::grid_report::wormhole_grid_report(mask), json)
+                }
+            }
         }
         Command::Layout {
+            chip,
             harvest,
             fused_dram,
             rect,
@@ -222,14 +260,14 @@ fn main() -> ExitCode {
                 pages,
                 page_size,
             };
-            match layout_report(
-                u32::from(harvest.bits()),
-                fused_dram,
-                rect,
-                along,
-                noc,
-                shape,
-            ) {
+            let word = match cli::harvest_word(chip, harvest.as_deref()) {
+                Ok(w) => w,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            match layout_report(chip, word, fused_dram, rect, along, noc, shape) {
                 Ok(report) => cli::print_report(&report, json),
                 Err(e) => {
                     eprintln!("error: --rect {rect}: {e}");

@@ -765,3 +765,100 @@ fn exec_firmware_needs_the_simulated_card_and_says_how_to_build_missing_images()
         "{err}"
     );
 }
+
+#[test]
+fn grid_and_layout_take_a_wormhole_and_its_row_mask() {
+    let (code, out, err) = komorebi(&["grid", "--chip", "wormhole", "--harvest", "0x10", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["chip"], "wormhole");
+    assert_eq!(v["tensix"], 72);
+    assert_eq!(
+        v["noc0_y"],
+        serde_json::json!([1, 2, 3, 4, 7, 8, 9, 10, 11])
+    );
+    // The whole Wormhole: 20 row broadcasts of 4 (DRAM at x 5 splits the rows into two
+    // panels) and 16 column broadcasts of 5 (the Ethernet row 6 splits every column).
+    for (along, noc, count, len) in [("row", "0", 20, 4), ("column", "1", 16, 5)] {
+        let (code, out, err) = komorebi(&[
+            "layout", "--chip", "wormhole", "--rect", "0,0,8,10", "--along", along, "--noc", noc,
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let b = v["broadcasts"].as_array().unwrap();
+        assert_eq!(b.len(), count, "{along}");
+        assert!(
+            b.iter()
+                .all(|b| b["cores"].as_array().unwrap().len() == len),
+            "{along}"
+        );
+        // The placement goes round the six banks.
+        assert_eq!(
+            b[0]["banks"],
+            serde_json::json!([0, 1, 2, 3, 4, 5, 0, 1]),
+            "{along}"
+        );
+    }
+}
+
+#[test]
+fn a_wormhole_flag_that_cannot_run_exits_2_with_one_line_saying_what_is_allowed() {
+    for (args, needle) in [
+        (
+            &["grid", "--chip", "wormhole", "--harvest", "0x400"][..],
+            "0..=0x3ff",
+        ),
+        (
+            &["grid", "--chip", "wormhole", "--harvest", "0x3ff"][..],
+            "no Tensix row left",
+        ),
+        (
+            &["grid", "--chip", "wormhole", "--fused-dram", "1"][..],
+            "--fused-dram 1",
+        ),
+        (
+            &["grid", "--chip", "quasar"][..],
+            "allowed: blackhole, wormhole",
+        ),
+        (
+            &[
+                "layout", "--chip", "wormhole", "--rect", "0,0,9,10", "--along", "row",
+            ][..],
+            "--rect",
+        ),
+        (
+            &["broadcast", "--chip", "wormhole", "--jobs", "1"][..],
+            "--chip: wormhole with --device sim",
+        ),
+        (
+            &[
+                "broadcast",
+                "--chip",
+                "wormhole",
+                "--device",
+                "ttsim:/nonexistent",
+                "--harvest",
+                "0",
+            ][..],
+            "--harvest or --fused-dram",
+        ),
+        (
+            &[
+                "broadcast",
+                "--chip",
+                "wormhole",
+                "--device",
+                "ttsim:/nonexistent",
+                "--chips",
+                "2",
+            ][..],
+            "--chips: 2 with --chip wormhole",
+        ),
+    ] {
+        let (code, out, err) = komorebi(args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}

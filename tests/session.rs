@@ -52,7 +52,10 @@ fn empty(group: LogicalRect) -> CommandSpec {
 fn the_session_learns_the_grid_and_prepares_every_tile() {
     let s = session();
     assert_eq!((s.geometry().columns(), s.geometry().rows()), (12, 10));
-    assert_eq!(s.noc0(LogicalXy::new(6, 0)), komorebi_hal::Xy::new(11, 2).ok());
+    assert_eq!(
+        s.noc0(LogicalXy::new(6, 0)),
+        komorebi_hal::Xy::new(11, 2).ok()
+    );
     for core in [LogicalXy::new(0, 0), LogicalXy::new(11, 9)] {
         assert_eq!(s.control_word(core, abi::HEADER_MAGIC).unwrap(), abi::MAGIC);
         assert_eq!(

@@ -485,7 +485,9 @@ fn the_wormhole_firmware_checks_every_byte_on_ttsim_s_wormhole_on_8x10_and_4x4()
         ("0,0,8,10", None, 20, 16, (3, 4)),
         ("0,0,4,4", Some("--feeder"), 4, 4, (3, 3)),
     ] {
-        let shape = ["--rect", rect, "--blocks", "4", "--pages", "2", "--window", "2", "--jobs", "2"];
+        let shape = [
+            "--rect", rect, "--blocks", "4", "--pages", "2", "--window", "2", "--jobs", "2",
+        ];
         let mut extra = vec!["--chip", "wormhole"];
         extra.extend(run);
         let (code, v, err) = broadcast_shape(&device, &shape, &extra);
@@ -512,9 +514,12 @@ fn the_same_fault_gives_the_same_give_ups_on_both_chips_firmware() {
     // run of rows): the protocol, the same firmware source and the same fault give the same
     // give-up records, core for core.
     for fault in ["stall-dm:1,0:1", "bad-words:2,1"] {
-        let shape = ["--rect", "0,0,4,4", "--blocks", "3", "--pages", "2", "--jobs", "2"];
+        let shape = [
+            "--rect", "0,0,4,4", "--blocks", "3", "--pages", "2", "--jobs", "2",
+        ];
         let extra = ["--fault", fault, "--wait-limit", "200000"];
-        let (bh_code, on_bh, err) = broadcast_shape(&format!("ttsim:{}", bh.display()), &shape, &extra);
+        let (bh_code, on_bh, err) =
+            broadcast_shape(&format!("ttsim:{}", bh.display()), &shape, &extra);
         assert_eq!(bh_code, 3, "{fault} on Blackhole: {err}");
         let wh_extra = [&extra[..], &["--chip", "wormhole"]].concat();
         let (wh_code, on_wh, err) =

@@ -68,7 +68,9 @@ impl Streams {
         // the stream is taken modulo STREAMS.
         unsafe {
             Reg::from_ptr(
-                self.ptr.wrapping_add((stream % STREAMS) * STREAM_STRIDE + reg * 4) as *mut u32,
+                self.ptr
+                    .wrapping_add((stream % STREAMS) * STREAM_STRIDE + reg * 4)
+                    as *mut u32,
             )
         }
     }

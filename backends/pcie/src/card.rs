@@ -668,10 +668,7 @@ impl<B: Bar> Card<B> {
         {
             return Err(PcieError::Target {
                 what: format!("DRAM bank {bank} at {addr:#x}+{len}"),
-                why: format!(
-                    "is beyond the bank's {} GiB",
-                    kind.dram_bank_bytes() >> 30
-                ),
+                why: format!("is beyond the bank's {} GiB", kind.dram_bank_bytes() >> 30),
             });
         }
         if let Some(w) = window {
@@ -771,15 +768,19 @@ impl<B: Bar> Card<B> {
     /// (tt-umd does not multicast without translation either).
     pub fn multicast_l1(&self, addr: u32, data: &[u8]) -> Result<(), PcieError> {
         self.check_l1(addr, data.len())?;
-        let rect = self.chip.translated().then(|| {
-            let targets = self.tiles.values().map(|t| t.target);
-            let (mut lo, mut hi) = ((u8::MAX, u8::MAX), (0, 0));
-            for (x, y) in targets {
-                lo = (lo.0.min(x), lo.1.min(y));
-                hi = (hi.0.max(x), hi.1.max(y));
-            }
-            (lo.0 <= hi.0).then_some((lo, hi))
-        }).flatten();
+        let rect = self
+            .chip
+            .translated()
+            .then(|| {
+                let targets = self.tiles.values().map(|t| t.target);
+                let (mut lo, mut hi) = ((u8::MAX, u8::MAX), (0, 0));
+                for (x, y) in targets {
+                    lo = (lo.0.min(x), lo.1.min(y));
+                    hi = (hi.0.max(x), hi.1.max(y));
+                }
+                (lo.0 <= hi.0).then_some((lo, hi))
+            })
+            .flatten();
         let (Some((start, end)), true) = (rect, self.mcast.borrow().is_some()) else {
             for tile in self.tensix().collect::<Vec<_>>() {
                 self.write_l1(tile, addr, data)?;
@@ -845,7 +846,6 @@ impl<B: Bar> Drop for Card<B> {
         }
     }
 }
-
 
 impl<B: Bar> ArcPort for Card<B> {
     fn arc_write32(&self, addr: u64, value: u32) -> Result<(), PcieError> {

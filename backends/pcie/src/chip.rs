@@ -227,9 +227,7 @@ impl CardChip {
             Self::Blackhole {
                 translation: Some(t),
                 ..
-            } => t
-                .to_translated(Noc0Xy::new(p.x(), p.y())?)
-                .map(|t| t.get()),
+            } => t.to_translated(Noc0Xy::new(p.x(), p.y())?).map(|t| t.get()),
             _ => Some((p.x(), p.y())),
         }
     }
@@ -282,7 +280,9 @@ impl CardChip {
     /// The harvest mask in words for messages: `columns 0x....` or `rows 0x...`.
     pub fn harvest_text(&self) -> String {
         match self {
-            Self::Blackhole { harvest, .. } => format!("harvest mask {:#06x} (columns)", harvest.bits()),
+            Self::Blackhole { harvest, .. } => {
+                format!("harvest mask {:#06x} (columns)", harvest.bits())
+            }
             Self::Wormhole { harvest } => format!("harvest mask {:#05x} (rows)", harvest.bits()),
         }
     }

@@ -325,7 +325,10 @@ pub fn boot<B: Bar>(
     let regs = card.chip().reset_pc_regs();
     if !regs.host_writable {
         // Images at their cores' default PCs need no override; one elsewhere cannot be started.
-        for (image, default) in [(writer, regs.ncrisc_default), (compute, regs.trisc0_default)] {
+        for (image, default) in [
+            (writer, regs.ncrisc_default),
+            (compute, regs.trisc0_default),
+        ] {
             if image.entry != default {
                 return Err(bad(
                     &firmware.images[image.role.index()].name,

@@ -69,7 +69,6 @@ fn noc_fault(e: PcieError) -> ProxyError<noc::ErrorKind> {
     }
 }
 
-
 /// The host as one data-movement kernel of its proxy tile.
 #[derive(Debug)]
 pub struct HostNoc<'c, B: Bar> {

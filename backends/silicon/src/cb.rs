@@ -3,8 +3,8 @@
 //! the chip's, [`Chip::tiles_received`]), and each kernel keeps its own pointers, as tt-metal's
 //! `LocalCBInterface` does.
 
-use komorebi_hal::L1Addr;
 use crate::chip::Chip;
+use komorebi_hal::L1Addr;
 use komorebi_hal::cb::{self, ErrorKind};
 
 use crate::error::{Error, Why};
@@ -142,7 +142,8 @@ impl<C: Chip> cb::CircularBuffer for SiliconCb<C> {
         self.wr = self.advance(self.wr, pages, true)?;
         // The pages' bytes are in L1 before the consumer can see the count.
         fence::<C>();
-        C::tiles_received(self.streams, self.index).modify(|v| *v = (*v as u16).wrapping_add(pages) as u32);
+        C::tiles_received(self.streams, self.index)
+            .modify(|v| *v = (*v as u16).wrapping_add(pages) as u32);
         Ok(())
     }
 
@@ -152,7 +153,8 @@ impl<C: Chip> cb::CircularBuffer for SiliconCb<C> {
 
     fn pop(&mut self, pages: u16) -> Result<(), CbError> {
         self.rd = self.advance(self.rd, pages, false)?;
-        C::tiles_acked(self.streams, self.index).modify(|v| *v = (*v as u16).wrapping_add(pages) as u32);
+        C::tiles_acked(self.streams, self.index)
+            .modify(|v| *v = (*v as u16).wrapping_add(pages) as u32);
         Ok(())
     }
 

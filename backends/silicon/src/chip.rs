@@ -71,7 +71,12 @@ pub enum CmdBuf {
 }
 
 /// The command buffers, in order.
-pub const CMD_BUFS: [CmdBuf; 4] = [CmdBuf::Write, CmdBuf::Read, CmdBuf::SmallWrite, CmdBuf::Atomic];
+pub const CMD_BUFS: [CmdBuf; 4] = [
+    CmdBuf::Write,
+    CmdBuf::Read,
+    CmdBuf::SmallWrite,
+    CmdBuf::Atomic,
+];
 
 /// What a request may target at a tile.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -205,7 +210,9 @@ mod blackhole {
     use blackhole_pac::addr;
     use blackhole_pac::grid::{self, Noc0Xy, TileKind};
     use blackhole_pac::harvest::HarvestMask;
-    use blackhole_pac::niu::{self, CmdBufId, Counter, Niu, NocCtrl, PacketTag, TransactionId, cfg};
+    use blackhole_pac::niu::{
+        self, CmdBufId, Counter, Niu, NocCtrl, PacketTag, TransactionId, cfg,
+    };
     use blackhole_pac::stream::{self, CbIndex, Streams};
     use blackhole_pac::translate::Translation;
     use tt_reg::{RW, Reg};
@@ -342,7 +349,8 @@ mod blackhole {
         fn send(niu: Niu, buf: CmdBuf, t: Endpoint, r: Endpoint, len: u32, ctrl: u32) {
             let buf = niu.cmd_buf(id(buf));
             buf.targ_addr_lo().write_value(t.local as u32);
-            buf.targ_addr_mid().write_value((t.local >> 32) as u32 & 0xF);
+            buf.targ_addr_mid()
+                .write_value((t.local >> 32) as u32 & 0xF);
             buf.targ_addr_hi().write_value(t.coord);
             buf.ret_addr_lo().write_value(r.local as u32);
             buf.ret_addr_mid().write_value((r.local >> 32) as u32 & 0xF);
@@ -513,9 +521,11 @@ mod wormhole {
         fn send(niu: Niu, buf: CmdBuf, t: Endpoint, r: Endpoint, len: u32, ctrl: u32) {
             let buf = niu.cmd_buf(id(buf));
             buf.targ_addr_lo().write_value(t.local as u32);
-            buf.targ_addr_mid().write_value(t.coord | ((t.local >> 32) as u32 & 0xF));
+            buf.targ_addr_mid()
+                .write_value(t.coord | ((t.local >> 32) as u32 & 0xF));
             buf.ret_addr_lo().write_value(r.local as u32);
-            buf.ret_addr_mid().write_value(r.coord | ((r.local >> 32) as u32 & 0xF));
+            buf.ret_addr_mid()
+                .write_value(r.coord | ((r.local >> 32) as u32 & 0xF));
             buf.at_len_be().write_value(len);
             buf.ctrl().write_value(ctrl);
             buf.cmd_ctrl().write_value(niu::NOC_CTRL_SEND_REQ);

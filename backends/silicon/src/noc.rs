@@ -241,8 +241,8 @@ impl<C: Chip> SiliconNoc<C> {
             return Ok((0, 0));
         }
         let [start, end] = self.corners(rect, cover)?;
-        let coord =
-            C::multicast_coord(start, end).ok_or(err(ErrorKind::InvalidAddress, Why::MulticastRect))?;
+        let coord = C::multicast_coord(start, end)
+            .ok_or(err(ErrorKind::InvalidAddress, Why::MulticastRect))?;
         self.last_cast = Some((rect, receivers, coord));
         Ok((receivers, coord))
     }
@@ -410,7 +410,10 @@ impl<C: Chip> SiliconNoc<C> {
         let (y0, x0) = (C::TENSIX_Y[0], C::TENSIX_X[0]);
         let tx = |x: u8| C::to_translated(t, x, y0).map(|(tx, _)| tx);
         let ty = |y: u8| C::to_translated(t, x0, y).map(|(_, ty)| ty);
-        let (lo, hi) = (tx(cover.columns.0).ok_or(bad)?, tx(cover.columns.1).ok_or(bad)?);
+        let (lo, hi) = (
+            tx(cover.columns.0).ok_or(bad)?,
+            tx(cover.columns.1).ok_or(bad)?,
+        );
         let (y_lo, y_hi) = (ty(cover.rows.0).ok_or(bad)?, ty(cover.rows.1).ok_or(bad)?);
         let between = |set: &[u8], f: &dyn Fn(u8) -> Option<u8>, lo: u8, hi: u8| {
             set.iter()
@@ -444,7 +447,11 @@ impl<C: Chip> SiliconNoc<C> {
         Self::check_len(len)?;
         Self::check_l1(dst.get(), len)?;
         let (dram, src_coord) = self.target(src.node(), Why::ReadSource)?;
-        let align = if dram { C::DRAM_READ_ALIGN } else { C::L1_ALIGN };
+        let align = if dram {
+            C::DRAM_READ_ALIGN
+        } else {
+            C::L1_ALIGN
+        };
         // The low word holds every alignment bit (both are powers of two below 2^32).
         if src.local() as u32 % align != 0 {
             return Err(err(ErrorKind::Misaligned, Why::ReadSourceMisaligned));
@@ -579,7 +586,14 @@ impl<C: Chip> noc::NocMulticast for SiliconNoc<C> {
         };
         self.ready(id, true)?;
         let ctrl = Self::ctrl_word(mode, false);
-        self.issue(id, targ, ret, len, ctrl, (ctrl & ctrl::RESP_MARKED != 0) as u32);
+        self.issue(
+            id,
+            targ,
+            ret,
+            len,
+            ctrl,
+            (ctrl & ctrl::RESP_MARKED != 0) as u32,
+        );
         Ok(())
     }
 

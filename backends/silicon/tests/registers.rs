@@ -4,10 +4,10 @@ use blackhole_pac::addr::{multicast_coord, unicast_coord};
 use blackhole_pac::harvest::HarvestMask;
 use blackhole_pac::niu::{self, Counter, NIU_BLOCK_BYTES, Niu, cmd};
 use blackhole_pac::stream::{self, CbIndex, Streams};
+use blackhole_pac::translate::Translation;
 use komorebi_hal::ControlLayout;
 use komorebi_hal::noc::{ErrorKind, NocMulticast, WriteMode};
 use komorebi_hal::{CircularBuffer, ControlBlock, L1Addr, NocAddr, NocId, Rect, Xy};
-use blackhole_pac::translate::Translation;
 use komorebi_silicon::{Blackhole, SiliconCb, SiliconCtrl, SiliconNoc, Why};
 
 fn xy(x: u8, y: u8) -> Xy {
@@ -89,7 +89,8 @@ const BRCST_SRC_INCLUDE: u32 = 1 << 17;
 #[test]
 fn a_noc0_write_programs_command_buffer_0_with_the_unicast_vc() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     n.write(
         l1(0x8000),
         NocAddr::l1(xy(2, 3), l1(0x9000)),
@@ -132,7 +133,8 @@ fn a_noc0_write_programs_command_buffer_0_with_the_unicast_vc() {
 #[test]
 fn no_write_is_issued_while_255_wait_for_their_source_bytes() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     f.set_outgoing(255);
     let w = n.write(
         l1(0x8000),
@@ -175,7 +177,8 @@ fn a_new_handle_clears_the_packet_tags_and_broadcast_excludes_and_leaves_the_sec
 #[test]
 fn a_marker_goes_through_command_buffer_2_as_a_normal_write_never_inline() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     n.write(
         l1(0x4A10),
         NocAddr::l1(xy(1, 9), l1(0x4A40)),
@@ -194,7 +197,8 @@ fn a_marker_goes_through_command_buffer_2_as_a_normal_write_never_inline() {
 fn a_noc1_multicast_writes_the_raw_rectangle_and_counts_one_ack_per_tensix() {
     let mut f = Fake::new();
     // NoC0 (1, 9) is NoC1 (15, 2); the column above it is NoC1 (15, 3) ..= (15, 9).
-    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc1, xy(15, 2), HarvestMask::NONE, None);
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc1, xy(15, 2), HarvestMask::NONE, None);
     let rect = Rect::new(xy(15, 3), xy(15, 9)).unwrap();
     n.multicast(l1(0x2_0000), rect, l1(0x2_0000), 8192, WriteMode::ORDERED)
         .unwrap();
@@ -220,7 +224,8 @@ fn a_noc1_multicast_writes_the_raw_rectangle_and_counts_one_ack_per_tensix() {
 #[test]
 fn a_linked_run_sets_vc_linked_on_all_but_its_last_multicast_and_keeps_its_rectangle() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     let rect = Rect::new(xy(1, 3), xy(1, 11)).unwrap();
     let other = Rect::new(xy(2, 3), xy(2, 11)).unwrap();
     let unlinked =
@@ -267,7 +272,8 @@ fn a_linked_run_refuses_reads_and_unicast_writes_until_it_is_closed() {
     // another VC; a read or unicast write (VC 1) would hang it. Refused, nothing written.
     use komorebi_hal::noc::ReadTag;
     let mut f = Fake::new();
-    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     let rect = Rect::new(xy(1, 3), xy(1, 11)).unwrap();
     let src = NocAddr::new(xy(2, 5), 0x1_0000).unwrap();
     let (dst, marker) = (
@@ -334,7 +340,8 @@ fn a_linked_run_refuses_reads_and_unicast_writes_until_it_is_closed() {
 fn a_loopback_multicast_sets_brcst_src_include_and_expects_the_sender_s_ack_too() {
     let mut f = Fake::new();
     // The sender (3, 4) lies inside the 2 x 2 rectangle (3, 4) ..= (4, 5).
-    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(3, 4), HarvestMask::NONE, None);
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(3, 4), HarvestMask::NONE, None);
     let rect = Rect::new(xy(3, 4), xy(4, 5)).unwrap();
     n.multicast(
         l1(0x2_0000),
@@ -370,7 +377,8 @@ fn a_loopback_multicast_sets_brcst_src_include_and_expects_the_sender_s_ack_too(
 fn a_tagged_read_carries_transaction_id_tag_plus_1_and_waits_on_that_id_s_counter() {
     use komorebi_hal::noc::ReadTag;
     let mut f = Fake::new();
-    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     // `new` zeroes the outstanding counters of all 16 ids: one mask at the NIU's base + 0x60,
     // nothing at command buffer 1's offset 0x60.
     assert_eq!(f.reg(0, niu::NOC_CLEAR_OUTSTANDING_REQ_CNT), 0xFFFF);
@@ -412,7 +420,8 @@ fn a_tagged_read_carries_transaction_id_tag_plus_1_and_waits_on_that_id_s_counte
 #[test]
 fn a_unicast_write_refuses_linked_and_loopback_modes() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     for mode in [
         WriteMode::ORDERED.linked(),
         WriteMode::ORDERED.with_loopback(),
@@ -589,7 +598,8 @@ fn the_tile_s_identity_comes_from_its_niu_and_is_checked_against_the_mask() {
 #[test]
 fn a_read_programs_command_buffer_1_and_completes_on_rd_resp_received() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(2, 5), HarvestMask::NONE, None);
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(2, 5), HarvestMask::NONE, None);
     n.read(
         NocAddr::new(xy(0, 5), 0x1_0040).unwrap(),
         l1(0x2_0000),
@@ -629,7 +639,8 @@ fn a_read_programs_command_buffer_1_and_completes_on_rd_resp_received() {
 #[test]
 fn a_busy_command_buffer_is_busy_and_nothing_is_written() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     n.write(
         l1(0x8000),
         NocAddr::l1(xy(2, 3), l1(0x9000)),
@@ -662,7 +673,8 @@ fn a_busy_command_buffer_is_busy_and_nothing_is_written() {
 #[test]
 fn a_long_transfer_goes_as_16_kib_packets_issued_as_the_command_buffer_frees() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     n.write(
         l1(0x4_0010),
         NocAddr::l1(xy(2, 3), l1(0x8_0000)),
@@ -733,7 +745,8 @@ fn a_long_transfer_goes_as_16_kib_packets_issued_as_the_command_buffer_frees() {
 fn multicast_acks_exclude_the_sender_and_harvested_columns() {
     let mut f = Fake::new();
     // NoC0 row 2, x 1..=16 from x = 3: 14 Tensix columns, minus the two fused, minus the sender.
-    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(3, 2), HarvestMask::P100_P150, None);
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(3, 2), HarvestMask::P100_P150, None);
     let rect = Rect::new(xy(1, 2), xy(16, 2)).unwrap();
     n.multicast(l1(0x2_0000), rect, l1(0x2_0000), 64, WriteMode::ORDERED)
         .unwrap();
@@ -766,7 +779,8 @@ fn targets_off_the_17_by_12_grid_are_refused_on_both_nocs() {
 #[test]
 fn resync_takes_the_hardware_counters_as_the_new_baseline() {
     let mut f = Fake::new();
-    let mut n = SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
     n.write(
         l1(0x8000),
         NocAddr::l1(xy(2, 3), l1(0x9000)),
@@ -790,11 +804,15 @@ fn circular_buffers_count_in_the_stream_registers_with_tt_metal_s_wrap_rules() {
     let streams = unsafe { Streams::from_ptr(regs.as_mut_ptr().cast()) };
     let cb3 = CbIndex::new(3).unwrap();
     // SAFETY: as above; the buffer lies inside `mem`.
-    let mut producer =
-        unsafe { SiliconCb::<Blackhole>::from_ptr(streams, cb3.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4) }.unwrap();
+    let mut producer = unsafe {
+        SiliconCb::<Blackhole>::from_ptr(streams, cb3.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4)
+    }
+    .unwrap();
     // SAFETY: as above.
-    let mut consumer =
-        unsafe { SiliconCb::<Blackhole>::from_ptr(streams, cb3.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4) }.unwrap();
+    let mut consumer = unsafe {
+        SiliconCb::<Blackhole>::from_ptr(streams, cb3.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4)
+    }
+    .unwrap();
     producer.push(3).unwrap();
     assert_eq!(
         regs[(3 * stream::STREAM_STRIDE + 4 * stream::TILES_RECEIVED_REG) / 4],
@@ -894,8 +912,24 @@ fn buffer_over(mem: &mut [u8], regs: &mut [u32]) -> (SiliconCb<Blackhole>, Silic
     // SAFETY: as above; the buffer lies inside `mem`.
     unsafe {
         (
-            SiliconCb::<Blackhole>::from_ptr(streams, cb.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4).unwrap(),
-            SiliconCb::<Blackhole>::from_ptr(streams, cb.get(), mem.as_ptr() as usize, 0x2_0000, 64, 4).unwrap(),
+            SiliconCb::<Blackhole>::from_ptr(
+                streams,
+                cb.get(),
+                mem.as_ptr() as usize,
+                0x2_0000,
+                64,
+                4,
+            )
+            .unwrap(),
+            SiliconCb::<Blackhole>::from_ptr(
+                streams,
+                cb.get(),
+                mem.as_ptr() as usize,
+                0x2_0000,
+                64,
+                4,
+            )
+            .unwrap(),
         )
     }
 }

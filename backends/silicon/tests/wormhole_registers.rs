@@ -159,13 +159,19 @@ fn a_dram_read_needs_32_byte_alignment_and_splits_at_8_kib() {
     assert_eq!(f.command(1)[0], 0x1_0020 + 8192);
     f.clear(1);
     assert!(!n.reads_done().unwrap(), "issues packet 3");
-    assert_eq!((f.command(1)[0], f.command(1)[4]), (0x1_0020 + 16384, 20_000 - 16384));
+    assert_eq!(
+        (f.command(1)[0], f.command(1)[4]),
+        (0x1_0020 + 16384, 20_000 - 16384)
+    );
     f.counter(counter::NIU_MST_RD_RESP_RECEIVED, 3);
     assert!(n.reads_done().unwrap());
     let e = n
         .read(NocAddr::new(xy(0, 0), 0x1_0010).unwrap(), l1(0x2_0000), 64)
         .unwrap_err();
-    assert_eq!((e.kind, e.why), (ErrorKind::Misaligned, Why::ReadSourceMisaligned));
+    assert_eq!(
+        (e.kind, e.why),
+        (ErrorKind::Misaligned, Why::ReadSourceMisaligned)
+    );
 }
 
 #[test]
@@ -199,7 +205,10 @@ fn a_column_multicast_counts_tensix_rows_only_skipping_ethernet_row_6_and_harves
     f.counter(counter::NIU_MST_WR_ACK_RECEIVED, 6);
     assert!(!n.writes_acked().unwrap());
     f.counter(counter::NIU_MST_WR_ACK_RECEIVED, 7);
-    assert!(n.writes_acked().unwrap(), "10 rows - 2 harvested - the sender");
+    assert!(
+        n.writes_acked().unwrap(),
+        "10 rows - 2 harvested - the sender"
+    );
 }
 
 #[test]
@@ -229,7 +238,10 @@ fn under_translation_a_noc1_row_multicast_writes_swapped_translated_corners() {
             WriteMode::ORDERED,
         )
         .unwrap_err();
-    assert_eq!((e.kind, e.why), (ErrorKind::InvalidAddress, Why::HarvestedTarget));
+    assert_eq!(
+        (e.kind, e.why),
+        (ErrorKind::InvalidAddress, Why::HarvestedTarget)
+    );
 }
 
 #[test]
@@ -243,7 +255,12 @@ fn targets_off_the_10_by_12_grid_and_non_memory_tiles_are_refused() {
         (xy(0, 10), Why::NotL1OrDram), // ARC
     ] {
         let e = n
-            .write(l1(0x1000), NocAddr::l1(p, l1(0x1000)), 64, WriteMode::ORDERED)
+            .write(
+                l1(0x1000),
+                NocAddr::l1(p, l1(0x1000)),
+                64,
+                WriteMode::ORDERED,
+            )
             .unwrap_err();
         assert_eq!((e.kind, e.why), (ErrorKind::InvalidAddress, why), "{p:?}");
     }
@@ -266,6 +283,7 @@ fn circular_buffers_count_in_stream_registers_4_and_3() {
     let mut mem = vec![0u8; 0x2_0000 + 256].into_boxed_slice();
     // SAFETY: both boxes outlive the handles; the buffer lies inside `mem`.
     let streams = unsafe { Streams::from_ptr(regs.as_mut_ptr().cast()) };
+    // SAFETY: as above.
     let mut producer = unsafe {
         SiliconCb::<Wormhole>::from_ptr(streams, 5, mem.as_mut_ptr() as usize, 0x2_0000, 64, 4)
     }
@@ -276,15 +294,17 @@ fn circular_buffers_count_in_stream_registers_4_and_3() {
     }
     .unwrap();
     producer.push(3).unwrap();
-    assert_eq!(regs[(5 * 0x1000 + 4 * 4) / 4], 3, "tiles_received: register 4");
+    assert_eq!(
+        regs[(5 * 0x1000 + 4 * 4) / 4],
+        3,
+        "tiles_received: register 4"
+    );
     consumer.pop(2).unwrap();
     assert_eq!(regs[(5 * 0x1000 + 3 * 4) / 4], 2, "tiles_acked: register 3");
     // Wormhole has 32 circular buffers.
-    // SAFETY: as above.
-    assert!(
-        unsafe { SiliconCb::<Wormhole>::from_ptr(streams, 32, 0, 0, 64, 4) }.is_none(),
-        "buffer 32 does not exist"
-    );
+    // SAFETY: as above; buffer 32 is refused before any pointer is kept.
+    let missing = unsafe { SiliconCb::<Wormhole>::from_ptr(streams, 32, 0, 0, 64, 4) };
+    assert!(missing.is_none(), "buffer 32 does not exist");
     regs.fill(7);
     SiliconCb::<Wormhole>::clear_counters(streams);
     for cb in 0..32 {
@@ -314,10 +334,16 @@ fn the_tile_s_identity_reads_noc_id_logical_at_0x138_and_checks_the_row_mask() {
     );
     let untranslated = TileIdentity::<Wormhole>::read(f.niu(), false).unwrap();
     let own_row = HarvestMask::new(1 << 3).unwrap();
-    assert_eq!(untranslated.logical(own_row), Err(IdentityError::HarvestedColumn));
+    assert_eq!(
+        untranslated.logical(own_row),
+        Err(IdentityError::HarvestedColumn)
+    );
     f.set(cmd::NOC_NODE_ID, niu::node_id(0, 0, 0));
     let dram = TileIdentity::<Wormhole>::read(f.niu(), false).unwrap();
-    assert_eq!(dram.logical(HarvestMask::NONE), Err(IdentityError::NotTensix));
+    assert_eq!(
+        dram.logical(HarvestMask::NONE),
+        Err(IdentityError::NotTensix)
+    );
 }
 
 #[test]
@@ -326,12 +352,23 @@ fn the_request_bits_are_the_same_on_both_chips() {
     let mut bh = blackhole_pac::niu::NocCtrl::default();
     bh.set_request_type(blackhole_pac::niu::request::WRITE);
     assert_eq!((ctrl::WRITE, niu::ctrl::WR), (bh.0, bh.0));
-    let flags: [(u32, u32, fn(&mut blackhole_pac::niu::NocCtrl)); 6] = [
-        (ctrl::RESP_MARKED, niu::ctrl::RESP_MARKED, |c| c.set_resp_marked(true)),
-        (ctrl::BRCST_PACKET, niu::ctrl::BRCST_PACKET, |c| c.set_brcst_packet(true)),
-        (ctrl::VC_LINKED, niu::ctrl::VC_LINKED, |c| c.set_vc_linked(true)),
-        (ctrl::VC_STATIC, niu::ctrl::VC_STATIC, |c| c.set_vc_static(true)),
-        (ctrl::PATH_RESERVE, niu::ctrl::PATH_RESERVE, |c| c.set_path_reserve(true)),
+    type SetFlag = fn(&mut blackhole_pac::niu::NocCtrl);
+    let flags: [(u32, u32, SetFlag); 6] = [
+        (ctrl::RESP_MARKED, niu::ctrl::RESP_MARKED, |c| {
+            c.set_resp_marked(true)
+        }),
+        (ctrl::BRCST_PACKET, niu::ctrl::BRCST_PACKET, |c| {
+            c.set_brcst_packet(true)
+        }),
+        (ctrl::VC_LINKED, niu::ctrl::VC_LINKED, |c| {
+            c.set_vc_linked(true)
+        }),
+        (ctrl::VC_STATIC, niu::ctrl::VC_STATIC, |c| {
+            c.set_vc_static(true)
+        }),
+        (ctrl::PATH_RESERVE, niu::ctrl::PATH_RESERVE, |c| {
+            c.set_path_reserve(true)
+        }),
         (ctrl::BRCST_SRC_INCLUDE, niu::ctrl::BRCST_SRC_INCLUDE, |c| {
             c.set_brcst_src_include(true)
         }),

@@ -295,8 +295,7 @@ pub fn come_up(role: Role) -> bool {
         let chip = abi::ChipWord::decode(chip).ok_or(BootFailure::BadChip)?;
         // SAFETY: NIU0 is mapped on every baby core; this only reads its registers.
         let niu0 = unsafe { Chip::steal_niu(NocId::Noc0) };
-        let id =
-            TileIdentity::<Chip>::read(niu0, chip.translated).ok_or(BootFailure::WrongTile)?;
+        let id = TileIdentity::<Chip>::read(niu0, chip.translated).ok_or(BootFailure::WrongTile)?;
         id.logical(harvest).map_err(|e| match e {
             IdentityError::NotTensix => BootFailure::WrongTile,
             IdentityError::HarvestedColumn | IdentityError::TranslationDisagrees { .. } => {

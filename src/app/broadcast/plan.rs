@@ -131,9 +131,12 @@ impl BroadcastPlan {
     ) -> Result<Self, BroadcastError> {
         cfg.validate()?;
         if geometry.grid() != cfg.chip.grid() {
-            let device = [crate::chip::ChipKind::Blackhole, crate::chip::ChipKind::Wormhole]
-                .into_iter()
-                .find(|k| k.grid() == geometry.grid());
+            let device = [
+                crate::chip::ChipKind::Blackhole,
+                crate::chip::ChipKind::Wormhole,
+            ]
+            .into_iter()
+            .find(|k| k.grid() == geometry.grid());
             return Err(flag(
                 "--chip",
                 match device {

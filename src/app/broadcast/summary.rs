@@ -434,7 +434,7 @@ impl BroadcastSummary {
             && self.cycles > 0
             && self.bound_cycles > 0
             && self.clock.is_time())
-            .then(|| self.bound_cycles as f64 / self.cycles as f64);
+        .then(|| self.bound_cycles as f64 / self.cycles as f64);
     }
 }
 
@@ -462,9 +462,10 @@ impl BroadcastSummary {
                 native_logs(session, &cores, &lines)
             }
             _ => {
-                let dir = cfg.firmware.clone().unwrap_or_else(|| {
-                    crate::host::backend::default_firmware_dir_for(cfg.chip)
-                });
+                let dir = cfg
+                    .firmware
+                    .clone()
+                    .unwrap_or_else(|| crate::host::backend::default_firmware_dir_for(cfg.chip));
                 let tables = firmware_log::Tables::from_dir(&dir).map_err(failed)?;
                 firmware_log::read_logs(session, &cores, &tables).map_err(failed)?
             }

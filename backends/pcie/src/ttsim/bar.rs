@@ -176,7 +176,11 @@ impl TtsimBar {
     /// Programs a Wormhole window: its one 64-bit configuration word, as two 32-bit stores
     /// (ttsim takes either). Wormhole's windows have no linked or static-VC fields, no counted
     /// ordering, and ttsim's carry requests on NoC0 only.
-    fn configure_wormhole(&mut self, window: &TtsimWindow, config: &TlbConfig) -> Result<(), PcieError> {
+    fn configure_wormhole(
+        &mut self,
+        window: &TtsimWindow,
+        config: &TlbConfig,
+    ) -> Result<(), PcieError> {
         let refuse = |why: &str| PcieError::UnsupportedChip {
             device_id: self.identity.device_id,
             why: format!("a Wormhole window {why}"),
@@ -205,7 +209,8 @@ impl TtsimBar {
         let index = WindowSize::Mib2.first() as u64 + window.index() as u64;
         let at = self.bar0 + wh_tlb::CONFIG_BASE as u64 + 8 * index;
         self.process.write(at, &(word as u32).to_le_bytes())?;
-        self.process.write(at + 4, &((word >> 32) as u32).to_le_bytes())
+        self.process
+            .write(at + 4, &((word >> 32) as u32).to_le_bytes())
     }
 }
 
