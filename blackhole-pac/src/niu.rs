@@ -7,7 +7,7 @@
 //! `NoC/Counters.md`; tt-metal `tt_metal/hw/inc/internal/tt-1xx/blackhole/noc/noc_parameters.h`
 //! (docs/blackhole.md, "NIU registers", "Command buffers" and "NIU counters").
 
-use crate::reg::{R, RW, Reg, W, fieldset};
+use tt_reg::{R, RW, Reg, W, fieldset};
 
 /// NIU0 (NoC0) register base.
 pub const NIU0_BASE: usize = 0xFFB2_0000;
@@ -404,7 +404,7 @@ impl Niu {
         self.ptr as *mut ()
     }
 
-    const fn reg<T: Copy, A: crate::reg::Access>(self, offset: usize) -> Reg<T, A> {
+    const fn reg<T: Copy, A: tt_reg::Access>(self, offset: usize) -> Reg<T, A> {
         // SAFETY: `from_ptr`'s contract covers every offset this module computes.
         unsafe { Reg::from_ptr(self.ptr.wrapping_add(offset) as *mut T) }
     }

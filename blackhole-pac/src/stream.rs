@@ -7,7 +7,7 @@
 //! pages that wrap. Sources: tt-metal `…/blackhole/stream_io_map.h`,
 //! `…/blackhole/noc/noc_overlay_parameters.h` (docs/blackhole.md, "Circular buffers").
 
-use crate::reg::{RW, Reg};
+use tt_reg::{RW, Reg};
 
 /// Base of the overlay stream registers.
 pub const STREAM_BASE: usize = 0xFFB4_0000;

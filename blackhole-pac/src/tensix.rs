@@ -4,7 +4,7 @@
 //! `TensixTile/SoftReset.md`; tt-umd `blackhole_implementation.hpp`; tt-metal `dev_mem_map.h`
 //! (docs/blackhole.md, "Tensix cores" and "tt-metal L1 map").
 
-use crate::reg::fieldset;
+use tt_reg::fieldset;
 
 /// L1 bytes per Tensix (0x0000_0000..0x0018_0000).
 pub const L1_SIZE: u32 = 1536 * 1024;

@@ -56,6 +56,7 @@ use crate::bar::{Bar, DeviceIdentity, Mapping};
 use crate::chip::{CardChip, ChipKind};
 use crate::error::PcieError;
 use crate::telemetry::{ArcRead, Telemetry};
+use crate::window::{self, Moving};
 
 /// How a [`Card`] uses its windows.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -84,15 +85,6 @@ impl Default for CardOptions {
             open: OpenTimeouts::default(),
         }
     }
-}
-
-/// A window that is reprogrammed on demand.
-#[derive(Debug)]
-struct Moving<W> {
-    window: W,
-    config: Option<TlbConfig>,
-    /// Offset of the last word written since it was last programmed.
-    written: Option<u64>,
 }
 
 /// One enabled Tensix tile.
@@ -133,20 +125,6 @@ impl<B: Bar> std::fmt::Debug for Card<B> {
             .field("tiles", &self.tiles.len())
             .finish()
     }
-}
-
-fn window_base(addr: u64, size: TlbSize) -> (u64, u64) {
-    let base = addr & !(size.bytes() - 1);
-    (base, addr - base)
-}
-
-/// The 4-byte aligned words covering `addr..addr+len`: their start, the offset of `addr` in
-/// the first, and their total length.
-fn aligned(addr: u64, len: usize) -> (u64, usize, usize) {
-    let start = addr & !3;
-    let head = (addr - start) as usize;
-    let total = (head + len).div_ceil(4) * 4;
-    (start, head, total)
 }
 
 impl<B: Bar> Card<B> {
@@ -493,35 +471,7 @@ impl<B: Bar> Card<B> {
         config: TlbConfig,
         f: impl FnOnce(&mut B, &B::Window) -> Result<(R, Option<u64>), PcieError>,
     ) -> Result<R, PcieError> {
-        Self::on_moving(&self.bar, &self.spare, config, f)
-    }
-
-    fn on_moving<R>(
-        bar: &RefCell<B>,
-        slot: &RefCell<Option<Moving<B::Window>>>,
-        config: TlbConfig,
-        f: impl FnOnce(&mut B, &B::Window) -> Result<(R, Option<u64>), PcieError>,
-    ) -> Result<R, PcieError> {
-        let mut bar = bar.borrow_mut();
-        let mut slot = slot.borrow_mut();
-        let moving = slot.as_mut().ok_or(PcieError::WindowsExhausted {
-            size: "2 MiB",
-            available: 0,
-        })?;
-        if moving.config != Some(config) {
-            bar.fence();
-            if let Some(at) = moving.written.take() {
-                // The read returns only once the earlier writes through the window landed.
-                bar.read32(&moving.window, at)?;
-            }
-            bar.configure(&mut moving.window, &config)?;
-            moving.config = Some(config);
-        }
-        let (r, written) = f(&mut bar, &moving.window)?;
-        if written.is_some() {
-            moving.written = written;
-        }
-        Ok(r)
+        window::on_moving(&self.bar, &self.spare, config, f)
     }
 
     fn spare_config(&self, target: (u8, u8), base: u64) -> TlbConfig {
@@ -531,54 +481,14 @@ impl<B: Bar> Card<B> {
         }
     }
 
-    /// Reads `buf.len()` bytes at `offset` of a window, whatever their alignment.
-    fn read_any(bar: &B, w: &B::Window, offset: u64, buf: &mut [u8]) -> Result<(), PcieError> {
-        if buf.is_empty() {
-            return Ok(());
-        }
-        let (start, head, total) = aligned(offset, buf.len());
-        if head == 0 && total == buf.len() {
-            return bar.read(w, offset, buf);
-        }
-        let mut tmp = vec![0; total];
-        bar.read(w, start, &mut tmp)?;
-        buf.copy_from_slice(&tmp[head..head + buf.len()]);
-        Ok(())
-    }
-
-    /// Writes `data` at `offset` of a window, whatever its alignment: partial words at either
-    /// end are read, merged and written whole (the PCIe path moves 32-bit words only).
-    /// Returns the offset of the last word written.
-    fn write_any(
-        bar: &mut B,
-        w: &B::Window,
-        offset: u64,
-        data: &[u8],
-    ) -> Result<Option<u64>, PcieError> {
-        if data.is_empty() {
-            return Ok(None);
-        }
-        let (start, head, total) = aligned(offset, data.len());
-        if head == 0 && total == data.len() {
-            bar.write(w, offset, data)?;
-        } else {
-            let mut tmp = vec![0; total];
-            bar.read(w, start, &mut tmp[..4])?;
-            bar.read(w, start + total as u64 - 4, &mut tmp[total - 4..])?;
-            tmp[head..head + data.len()].copy_from_slice(data);
-            bar.write(w, start, &tmp)?;
-        }
-        Ok(Some(start + total as u64 - 4))
-    }
-
     /// Reads L1 of the tile at NoC0 `tile`.
     pub fn read_l1(&self, tile: Xy, addr: u32, buf: &mut [u8]) -> Result<(), PcieError> {
         self.check_l1(addr, buf.len())?;
         let t = self.tile(tile)?;
         match &t.window {
-            Some(w) => Self::read_any(&self.bar.borrow(), w, addr as u64, buf),
+            Some(w) => window::read_any(&*self.bar.borrow(), w, addr as u64, buf),
             None => self.on_spare(self.spare_config(t.target, 0), |bar, w| {
-                Self::read_any(bar, w, addr as u64, buf).map(|()| ((), None))
+                window::read_any(bar, w, addr as u64, buf).map(|()| ((), None))
             }),
         }
     }
@@ -589,14 +499,14 @@ impl<B: Bar> Card<B> {
         let t = self.tile(tile)?;
         match &t.window {
             Some(w) => {
-                let last = Self::write_any(&mut self.bar.borrow_mut(), w, addr as u64, data)?;
+                let last = window::write_any(&mut *self.bar.borrow_mut(), w, addr as u64, data)?;
                 if last.is_some() {
                     *t.written.borrow_mut() = last;
                 }
                 Ok(())
             }
             None => self.on_spare(self.spare_config(t.target, 0), |bar, w| {
-                Self::write_any(bar, w, addr as u64, data).map(|last| ((), last))
+                window::write_any(bar, w, addr as u64, data).map(|last| ((), last))
             }),
         }
     }
@@ -621,14 +531,14 @@ impl<B: Bar> Card<B> {
     /// Reads DRAM bank `bank` at `addr`.
     pub fn read_dram(&self, bank: u8, addr: u64, buf: &mut [u8]) -> Result<(), PcieError> {
         self.dram_chunks(bank, addr, buf.len(), |bar, w, at, range| {
-            Self::read_any(bar, w, at, &mut buf[range]).map(|()| None)
+            window::read_any(bar, w, at, &mut buf[range]).map(|()| None)
         })
     }
 
     /// Writes DRAM bank `bank` at `addr`, then fences.
     pub fn write_dram(&self, bank: u8, addr: u64, data: &[u8]) -> Result<(), PcieError> {
         self.dram_chunks(bank, addr, data.len(), |bar, w, at, range| {
-            Self::write_any(bar, w, at, &data[range])
+            window::write_any(bar, w, at, &data[range])
         })?;
         self.bar.borrow_mut().fence();
         Ok(())
@@ -679,7 +589,7 @@ impl<B: Bar> Card<B> {
         let target = self.chip.target(port).unwrap_or((port.x(), port.y()));
         let mut done = 0;
         while done < len {
-            let (base, within) = window_base(addr + done as u64, TlbSize::Size2M);
+            let (base, within) = window::base(addr + done as u64, TlbSize::Size2M);
             let n = ((TLB_2M_SIZE - within) as usize).min(len - done);
             let range = done..done + n;
             self.on_spare(self.spare_config(target, base), |bar, w| {
@@ -694,7 +604,7 @@ impl<B: Bar> Card<B> {
     /// `tile`, through the spare window.
     pub fn read_reg(&self, tile: Xy, addr: u32) -> Result<u32, PcieError> {
         let target = self.tile(tile)?.target;
-        let (base, within) = window_base(addr as u64, TlbSize::Size2M);
+        let (base, within) = window::base(addr as u64, TlbSize::Size2M);
         self.on_spare(self.spare_config(target, base), |bar, w| {
             bar.read32(w, within).map(|v| (v, None))
         })
@@ -703,7 +613,7 @@ impl<B: Bar> Card<B> {
     /// Writes the register at local address `addr` of the tile at NoC0 `tile`.
     pub fn write_reg(&self, tile: Xy, addr: u32, value: u32) -> Result<(), PcieError> {
         let target = self.tile(tile)?.target;
-        let (base, within) = window_base(addr as u64, TlbSize::Size2M);
+        let (base, within) = window::base(addr as u64, TlbSize::Size2M);
         self.on_spare(self.spare_config(target, base), |bar, w| {
             bar.write32(w, within, value).map(|()| ((), Some(within)))
         })?;
@@ -803,7 +713,7 @@ impl<B: Bar> Card<B> {
         }
         let mut words = data.to_vec();
         words.resize(data.len().div_ceil(4) * 4, 0);
-        Self::on_moving(&self.bar, &self.mcast, config, |bar, w| {
+        window::on_moving(&self.bar, &self.mcast, config, |bar, w| {
             bar.write(w, addr as u64, &words).map(|()| ((), None))
         })?;
         self.bar.borrow_mut().fence();
@@ -849,7 +759,7 @@ impl<B: Bar> Drop for Card<B> {
 
 impl<B: Bar> ArcPort for Card<B> {
     fn arc_write32(&self, addr: u64, value: u32) -> Result<(), PcieError> {
-        let (base, within) = window_base(addr, TlbSize::Size2M);
+        let (base, within) = window::base(addr, TlbSize::Size2M);
         self.on_spare(self.spare_config(arc::ARC_XY, base), |bar, w| {
             bar.write32(w, within, value).map(|()| ((), Some(within)))
         })
@@ -862,7 +772,7 @@ impl<B: Bar> ArcPort for Card<B> {
 
 impl<B: Bar> ArcRead for Card<B> {
     fn arc_read32(&self, addr: u64) -> Result<u32, PcieError> {
-        let (base, within) = window_base(addr, TlbSize::Size2M);
+        let (base, within) = window::base(addr, TlbSize::Size2M);
         self.on_spare(self.spare_config(arc::ARC_XY, base), |bar, w| {
             bar.read32(w, within).map(|v| (v, None))
         })

@@ -38,6 +38,7 @@ pub mod proxy;
 pub mod sim;
 pub mod telemetry;
 pub mod ttsim;
+mod window;
 
 pub use bar::{Bar, DeviceIdentity, Mapping, WindowHandle};
 pub use card::{Card, CardOptions};

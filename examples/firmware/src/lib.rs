@@ -20,6 +20,7 @@ compile_error!(
      (examples/firmware/.cargo/config.toml; a RUSTFLAGS variable replaces that setting)"
 );
 
+mod chip;
 #[cfg(feature = "defmt")]
 mod log;
 mod role;
@@ -34,14 +35,7 @@ use komorebi_silicon::{
     ControlPlace, IdentityError, SiliconCb, SiliconCtrl, SiliconNoc, TileIdentity,
 };
 
-/// The chip these images are built for: Blackhole, or Wormhole B0 with the `wormhole` feature.
-/// Nothing else in the firmware names a chip.
-#[cfg(not(feature = "wormhole"))]
-pub type Chip = komorebi_silicon::Blackhole;
-/// The chip these images are built for: Blackhole, or Wormhole B0 with the `wormhole` feature.
-/// Nothing else in the firmware names a chip.
-#[cfg(feature = "wormhole")]
-pub type Chip = komorebi_silicon::Wormhole;
+pub use chip::Chip;
 
 // The reader's boot stub: BRISC starts at 0x0; jump to `_start` wherever the image put it.
 // (The other kernels start at `_start` directly; their images begin at their reset PCs.)

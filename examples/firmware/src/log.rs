@@ -69,7 +69,7 @@ unsafe impl defmt::Logger for Logger {
             }
             // The frame's bytes out of L0 before the counts that cover them (the chip's fence:
             // none on Wormhole, whose cores have no data cache and drain stores in order).
-            komorebi_silicon::fence::<crate::Chip>();
+            komorebi_silicon::fence::<crate::chip::Chip>();
             word(LOG_BYTES).write_volatile(BYTES);
             word(LOG_FRAMES).write_volatile(FRAMES);
             word(LOG_LOST).write_volatile(LOST);
