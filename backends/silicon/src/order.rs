@@ -13,7 +13,8 @@ use crate::chip::Chip;
 /// "Tensix cores"), so a load after it sees what the NoC wrote into L1. A Wormhole core has no
 /// data cache and `fence` orders nothing there (ttsim refuses it: "fence instructions do not
 /// enforce memory ordering on Wormhole and should not be used"): a compiler fence, as on other
-/// targets. It does not order a store before an NIU command: use [`publish`] for that.
+/// targets. It does not order a store before an NIU command (the control block's `store` reads
+/// its word back for that).
 #[inline(always)]
 pub fn fence<C: Chip>() {
     #[cfg(target_arch = "riscv32")]
