@@ -334,49 +334,31 @@ fieldset! {
     }
 }
 
-/// One NIU's register block over a base pointer.
-///
-/// The only ways to make one are `unsafe`: [`Niu::from_ptr`] over memory the caller vouches for,
-/// or [`Niu::steal_niu0`] / [`Niu::steal_niu1`] on the device. Safe code cannot conjure a block
-/// over an arbitrary address:
-///
-/// ```compile_fail,E0133
-/// let niu = blackhole_pac::niu::Niu::steal_niu0(); // needs `unsafe`
-/// let _ = niu.niu_cfg_0().read();
-/// ```
-///
-/// ```compile_fail,E0133
-/// let mut word = [0u32; 1024];
-/// let niu = blackhole_pac::niu::Niu::from_ptr(word.as_mut_ptr().cast()); // needs `unsafe`
-/// ```
-///
-/// ```compile_fail,E0451
-/// // The base pointer is private: no struct literal.
-/// let niu = blackhole_pac::niu::Niu { ptr: blackhole_pac::niu::NIU0_BASE as *mut u8 };
-/// ```
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Niu {
-    ptr: *mut u8,
+tt_reg::block! {
+    /// One NIU's register block over a base pointer.
+    ///
+    /// The only ways to make one are `unsafe`: [`Niu::from_ptr`] over memory the caller vouches for,
+    /// or [`Niu::steal_niu0`] / [`Niu::steal_niu1`] on the device. Safe code cannot conjure a block
+    /// over an arbitrary address:
+    ///
+    /// ```compile_fail,E0133
+    /// let niu = blackhole_pac::niu::Niu::steal_niu0(); // needs `unsafe`
+    /// let _ = niu.niu_cfg_0().read();
+    /// ```
+    ///
+    /// ```compile_fail,E0133
+    /// let mut word = [0u32; 1024];
+    /// let niu = blackhole_pac::niu::Niu::from_ptr(word.as_mut_ptr().cast()); // needs `unsafe`
+    /// ```
+    ///
+    /// ```compile_fail,E0451
+    /// // The base pointer is private: no struct literal.
+    /// let niu = blackhole_pac::niu::Niu { ptr: blackhole_pac::niu::NIU0_BASE as *mut u8 };
+    /// ```
+    pub struct Niu; bytes = "`NOC_STATUS_OFFSET + 4 * 0x60` bytes and every command buffer ([`NIU_BLOCK_BYTES`])";
 }
 
-// SAFETY: `Niu` is an address; see `Reg`.
-unsafe impl Send for Niu {}
-// SAFETY: `Niu` is an address; see `Reg`.
-unsafe impl Sync for Niu {}
-
 impl Niu {
-    /// The block at `ptr`.
-    ///
-    /// # Safety
-    /// `ptr` must be 4-byte aligned and valid for volatile 32-bit access over
-    /// `NOC_STATUS_OFFSET + 4 * 0x60` bytes and every command buffer ([`NIU_BLOCK_BYTES`]) for as
-    /// long as the block or any register taken from it is used.
-    pub const unsafe fn from_ptr(ptr: *mut ()) -> Self {
-        Self {
-            ptr: ptr as *mut u8,
-        }
-    }
-
     /// NIU0's block (NoC0) on a Tensix RISC-V, at [`NIU0_BASE`].
     ///
     /// # Safety
@@ -399,16 +381,6 @@ impl Niu {
         unsafe { Self::from_ptr(NIU1_BASE as *mut ()) }
     }
 
-    /// The block's base address.
-    pub const fn as_ptr(&self) -> *mut () {
-        self.ptr as *mut ()
-    }
-
-    const fn reg<T: Copy, A: tt_reg::Access>(self, offset: usize) -> Reg<T, A> {
-        // SAFETY: `from_ptr`'s contract covers every offset this module computes.
-        unsafe { Reg::from_ptr(self.ptr.wrapping_add(offset) as *mut T) }
-    }
-
     /// Command buffer `id`.
     pub const fn cmd_buf(self, id: CmdBufId) -> CmdBuf {
         CmdBuf {
@@ -418,33 +390,33 @@ impl Niu {
 
     /// `NOC_CFG(n)` as a raw word.
     pub const fn cfg(self, n: usize) -> Reg<u32, RW> {
-        self.reg(NOC_CFG_OFFSET + 4 * (n & 0x3F))
+        self.reg_at(NOC_CFG_OFFSET + 4 * (n & 0x3F))
     }
 
     /// `NIU_CFG_0`.
     pub const fn niu_cfg_0(self) -> Reg<NiuCfg0, RW> {
-        self.reg(NOC_CFG_OFFSET + 4 * cfg::NIU_CFG_0)
+        self.reg_at(NOC_CFG_OFFSET + 4 * cfg::NIU_CFG_0)
     }
 
     /// `NOC_CLEAR_OUTSTANDING_REQ_CNT` at [`NOC_CLEAR_OUTSTANDING_REQ_CNT`] from the base: bit
     /// `i` of the mask written zeroes `NIU_MST_REQS_OUTSTANDING_ID(i)`.
     pub const fn clear_outstanding_req_cnt(self) -> Reg<u32, W> {
-        self.reg(NOC_CLEAR_OUTSTANDING_REQ_CNT)
+        self.reg_at(NOC_CLEAR_OUTSTANDING_REQ_CNT)
     }
 
     /// Status counter `counter`.
     pub const fn status(self, counter: Counter) -> Reg<u32, R> {
-        self.reg(NOC_STATUS_OFFSET + 4 * counter as usize)
+        self.reg_at(NOC_STATUS_OFFSET + 4 * counter as usize)
     }
 
     /// `NIU_MST_REQS_OUTSTANDING_ID(id)` (8-bit).
     pub const fn reqs_outstanding(self, id: TransactionId) -> Reg<u32, R> {
-        self.reg(NOC_STATUS_OFFSET + 4 * (REQS_OUTSTANDING_ID_BASE + id.0 as usize))
+        self.reg_at(NOC_STATUS_OFFSET + 4 * (REQS_OUTSTANDING_ID_BASE + id.0 as usize))
     }
 
     /// `NIU_MST_WRITE_REQS_OUTGOING_ID(id)` (8-bit).
     pub const fn write_reqs_outgoing(self, id: TransactionId) -> Reg<u32, R> {
-        self.reg(NOC_STATUS_OFFSET + 4 * (WRITE_REQS_OUTGOING_ID_BASE + id.0 as usize))
+        self.reg_at(NOC_STATUS_OFFSET + 4 * (WRITE_REQS_OUTGOING_ID_BASE + id.0 as usize))
     }
 }
 

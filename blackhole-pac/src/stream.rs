@@ -50,35 +50,18 @@ impl CbIndex {
     }
 }
 
-/// The overlay stream register window over a base pointer.
-///
-/// Made only through `unsafe` ([`Streams::from_ptr`], [`Streams::steal`]):
-///
-/// ```compile_fail,E0133
-/// let streams = blackhole_pac::stream::Streams::steal(); // needs `unsafe`
-/// ```
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Streams {
-    ptr: *mut u8,
+tt_reg::block! {
+    /// The overlay stream register window over a base pointer.
+    ///
+    /// Made only through `unsafe` ([`Streams::from_ptr`], [`Streams::steal`]):
+    ///
+    /// ```compile_fail,E0133
+    /// let streams = blackhole_pac::stream::Streams::steal(); // needs `unsafe`
+    /// ```
+    pub struct Streams; bytes = "[`STREAM_BLOCK_BYTES`]";
 }
 
-// SAFETY: an address only; see `Reg`.
-unsafe impl Send for Streams {}
-// SAFETY: an address only; see `Reg`.
-unsafe impl Sync for Streams {}
-
 impl Streams {
-    /// The window at `ptr`.
-    ///
-    /// # Safety
-    /// `ptr` must be 4-byte aligned and valid for volatile 32-bit access over
-    /// [`STREAM_BLOCK_BYTES`] for as long as the window or a register from it is used.
-    pub const unsafe fn from_ptr(ptr: *mut ()) -> Self {
-        Self {
-            ptr: ptr as *mut u8,
-        }
-    }
-
     /// The window of this core on a Tensix RISC-V, at [`STREAM_BASE`].
     ///
     /// # Safety
@@ -93,9 +76,8 @@ impl Streams {
     }
 
     const fn reg(self, cb: CbIndex, reg: usize) -> Reg<u32, RW> {
-        let offset = (OPERAND_START_STREAM + cb.0 as usize) * STREAM_STRIDE + reg * 4;
-        // SAFETY: `from_ptr`'s contract covers the whole window; `cb < 64` keeps us inside it.
-        unsafe { Reg::from_ptr(self.ptr.wrapping_add(offset) as *mut u32) }
+        // `cb < 64` keeps the offset inside the window.
+        self.reg_at((OPERAND_START_STREAM + cb.0 as usize) * STREAM_STRIDE + reg * 4)
     }
 
     /// Pages pushed into circular buffer `cb` (16 significant bits, wrapping).

@@ -193,3 +193,54 @@ pub const fn field_mask(width: u32) -> u32 {
         (1u32 << width) - 1
     }
 }
+
+/// Defines a register block: a `Copy` type over a base pointer, `Send` and `Sync` (it is an
+/// address; every access is one volatile operation of a [`Reg`]), made only through its
+/// `unsafe` `from_ptr`, with `as_ptr` and a private `reg_at::<T, A>(offset)` that the block's own
+/// register methods build on. `bytes` names how far the block reaches, for `from_ptr`'s safety
+/// contract. The field is private, so no struct literal conjures a block:
+///
+/// ```compile_fail,E0451
+/// mod pac {
+///     tt_reg::block! {
+///         /// A block.
+///         pub struct Block; bytes = "16 bytes";
+///     }
+/// }
+/// let b = pac::Block { ptr: core::ptr::null_mut() };
+/// ```
+#[macro_export]
+macro_rules! block {
+    ($(#[$meta:meta])* pub struct $name:ident; bytes = $bytes:literal;) => {
+        $(#[$meta])*
+        #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+        pub struct $name {
+            ptr: *mut u8,
+        }
+
+        // SAFETY: the block is an address; see `tt_reg::Reg`.
+        unsafe impl Send for $name {}
+        // SAFETY: as for `Send`: shared blocks only perform single volatile accesses.
+        unsafe impl Sync for $name {}
+
+        impl $name {
+            #[doc = concat!("The block at `ptr`.\n\n# Safety\n`ptr` must be 4-byte aligned and valid for volatile 32-bit access over ", $bytes, " for as long as the block or any register taken from it is used.")]
+            pub const unsafe fn from_ptr(ptr: *mut ()) -> Self {
+                Self {
+                    ptr: ptr as *mut u8,
+                }
+            }
+
+            /// The block's base address.
+            pub const fn as_ptr(&self) -> *mut () {
+                self.ptr as *mut ()
+            }
+
+            #[allow(dead_code)]
+            const fn reg_at<T: Copy, A: $crate::Access>(self, offset: usize) -> $crate::Reg<T, A> {
+                // SAFETY: `from_ptr`'s contract covers every offset the block's methods compute.
+                unsafe { $crate::Reg::from_ptr(self.ptr.wrapping_add(offset) as *mut T) }
+            }
+        }
+    };
+}

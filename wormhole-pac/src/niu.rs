@@ -193,34 +193,17 @@ impl CmdBufId {
     pub const ATOMIC: Self = Self::Buf3;
 }
 
-/// One NIU's register block over a base pointer, as `blackhole_pac::niu::Niu` (the same safety
-/// rules: made only through `unsafe`).
-///
-/// ```compile_fail,E0133
-/// let niu = wormhole_pac::niu::Niu::steal_niu0(); // needs `unsafe`
-/// ```
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Niu {
-    ptr: *mut u8,
+tt_reg::block! {
+    /// One NIU's register block over a base pointer, as `blackhole_pac::niu::Niu` (the same
+    /// safety rules: made only through `unsafe`).
+    ///
+    /// ```compile_fail,E0133
+    /// let niu = wormhole_pac::niu::Niu::steal_niu0(); // needs `unsafe`
+    /// ```
+    pub struct Niu; bytes = "[`NIU_BLOCK_BYTES`]";
 }
 
-// SAFETY: `Niu` is an address; see `tt_reg::Reg`.
-unsafe impl Send for Niu {}
-// SAFETY: `Niu` is an address; see `tt_reg::Reg`.
-unsafe impl Sync for Niu {}
-
 impl Niu {
-    /// The block at `ptr`.
-    ///
-    /// # Safety
-    /// `ptr` must be 4-byte aligned and valid for volatile 32-bit access over
-    /// [`NIU_BLOCK_BYTES`] for as long as the block or any register taken from it is used.
-    pub const unsafe fn from_ptr(ptr: *mut ()) -> Self {
-        Self {
-            ptr: ptr as *mut u8,
-        }
-    }
-
     /// NIU0's block (NoC0) on a Tensix RISC-V, at [`NIU0_BASE`].
     ///
     /// # Safety
@@ -240,16 +223,6 @@ impl Niu {
         unsafe { Self::from_ptr(NIU1_BASE as *mut ()) }
     }
 
-    /// The block's base address.
-    pub const fn as_ptr(&self) -> *mut () {
-        self.ptr as *mut ()
-    }
-
-    const fn reg<T: Copy, A: tt_reg::Access>(self, offset: usize) -> tt_reg::Reg<T, A> {
-        // SAFETY: `from_ptr`'s contract covers every offset this module computes.
-        unsafe { tt_reg::Reg::from_ptr(self.ptr.wrapping_add(offset) as *mut T) }
-    }
-
     /// Command buffer `id`.
     pub const fn cmd_buf(self, id: CmdBufId) -> CmdBuf {
         CmdBuf {
@@ -259,17 +232,17 @@ impl Niu {
 
     /// `NOC_CFG(n)` as a raw word.
     pub const fn cfg(self, n: usize) -> tt_reg::Reg<u32, tt_reg::RW> {
-        self.reg(NOC_CFG_OFFSET + 4 * (n & 0x3F))
+        self.reg_at(NOC_CFG_OFFSET + 4 * (n & 0x3F))
     }
 
     /// `NOC_CLEAR_OUTSTANDING_REQ_CNT` ([`NOC_CLEAR_OUTSTANDING_REQ_CNT`] from the base).
     pub const fn clear_outstanding_req_cnt(self) -> tt_reg::Reg<u32, tt_reg::W> {
-        self.reg(NOC_CLEAR_OUTSTANDING_REQ_CNT)
+        self.reg_at(NOC_CLEAR_OUTSTANDING_REQ_CNT)
     }
 
     /// Counter `NOC_STATUS(index)` (see [`counter`]).
     pub const fn status(self, index: usize) -> tt_reg::Reg<u32, tt_reg::R> {
-        self.reg(NOC_STATUS_OFFSET + 4 * (index & 0x7F))
+        self.reg_at(NOC_STATUS_OFFSET + 4 * (index & 0x7F))
     }
 
     /// `NIU_MST_REQS_OUTSTANDING_ID(id)` (8-bit), `id` taken modulo 16.

@@ -26,33 +26,16 @@ pub const TILES_ACKED_REG: usize = 3;
 /// Bytes of the stream register window this crate describes.
 pub const STREAM_BLOCK_BYTES: usize = STREAMS * STREAM_STRIDE;
 
-/// The overlay stream register window over a base pointer (made only through `unsafe`).
-///
-/// ```compile_fail,E0133
-/// let streams = wormhole_pac::stream::Streams::steal(); // needs `unsafe`
-/// ```
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Streams {
-    ptr: *mut u8,
+tt_reg::block! {
+    /// The overlay stream register window over a base pointer (made only through `unsafe`).
+    ///
+    /// ```compile_fail,E0133
+    /// let streams = wormhole_pac::stream::Streams::steal(); // needs `unsafe`
+    /// ```
+    pub struct Streams; bytes = "[`STREAM_BLOCK_BYTES`]";
 }
 
-// SAFETY: an address only; see `tt_reg::Reg`.
-unsafe impl Send for Streams {}
-// SAFETY: an address only; see `tt_reg::Reg`.
-unsafe impl Sync for Streams {}
-
 impl Streams {
-    /// The window at `ptr`.
-    ///
-    /// # Safety
-    /// `ptr` must be 4-byte aligned and valid for volatile 32-bit access over
-    /// [`STREAM_BLOCK_BYTES`] for as long as the window or a register from it is used.
-    pub const unsafe fn from_ptr(ptr: *mut ()) -> Self {
-        Self {
-            ptr: ptr as *mut u8,
-        }
-    }
-
     /// The window of this core on a Tensix RISC-V of a Wormhole, at [`STREAM_BASE`].
     ///
     /// # Safety

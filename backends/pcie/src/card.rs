@@ -138,7 +138,7 @@ impl<B: Bar> Card<B> {
     /// A Wormhole (PCI device id 0x401E) is opened on ttsim only ([`Card::open_wormhole`]):
     /// its ARC protocol (telemetry, messages) is not built, so a Wormhole card is refused
     /// with what is missing.
-    pub fn open(mut bar: B, options: CardOptions) -> Result<Self, PcieError> {
+    pub fn open(bar: B, options: CardOptions) -> Result<Self, PcieError> {
         let device_id = bar.identity().device_id;
         match ChipKind::from_device_id(device_id) {
             Some(ChipKind::Blackhole) => {}
@@ -164,30 +164,12 @@ impl<B: Bar> Card<B> {
             });
         }
         let cfg0 = NiuCfg0(bar.bar0_read32(arc::PCIE_NIU_CFG_0_BAR0)?);
-        let spare = bar.allocate(TlbSize::Size2M, Mapping::Uncached)?;
-        let identity = bar.identity().clone();
-        let mut card = Self {
-            bar: RefCell::new(bar),
-            options,
-            telemetry: Telemetry::default(),
-            chip: CardChip::Blackhole {
-                harvest: HarvestMask::NONE,
-                dram_banks: DramBanks::ALL,
-                translation: None,
-            },
-            aiclk_mhz: tensix::AICLK_IDLE_MHZ,
-            tiles: BTreeMap::new(),
-            dram: Vec::new(),
-            spare: RefCell::new(Some(Moving {
-                window: spare,
-                config: None,
-                written: None,
-            })),
-            mcast: RefCell::new(None),
-            clock_tile: Xy::default(),
-            identity,
-            notes: Vec::new(),
+        let chip = CardChip::Blackhole {
+            harvest: HarvestMask::NONE,
+            dram_banks: DramBanks::ALL,
+            translation: None,
         };
+        let mut card = Self::unplanned(bar, options, chip, tensix::AICLK_IDLE_MHZ)?;
         crate::arc::wait_arc_ready(&card, options.open.arc_ready)?;
         card.telemetry = Telemetry::read(&card)?;
         // A table without ENABLED_TENSIX_COL (firmware from before column harvesting was
@@ -221,7 +203,7 @@ impl<B: Bar> Card<B> {
     /// harvesting. Nothing of ARC is read: Wormhole's ARC protocol (telemetry, messages) is
     /// not built, and ttsim's Wormhole harvests nothing and translates raw coordinates to
     /// themselves; [`Card::notes`] says so. Refuses any other chip.
-    pub fn open_wormhole(mut bar: B, options: CardOptions) -> Result<Self, PcieError> {
+    pub fn open_wormhole(bar: B, options: CardOptions) -> Result<Self, PcieError> {
         let device_id = bar.identity().device_id;
         if ChipKind::from_device_id(device_id) != Some(ChipKind::Wormhole) {
             return Err(PcieError::UnsupportedChip {
@@ -229,16 +211,36 @@ impl<B: Bar> Card<B> {
                 why: "not a Wormhole (0x401E): open a Blackhole with Card::open".into(),
             });
         }
+        let chip = CardChip::Wormhole {
+            harvest: wormhole_pac::harvest::HarvestMask::NONE,
+        };
+        let aiclk = wormhole_pac::tensix::AICLK_BUSY_MHZ;
+        let mut card = Self::unplanned(bar, options, chip, aiclk)?;
+        card.notes.push(
+            "Wormhole: harvesting and AICLK not read from ARC (not built for Wormhole); every \
+             Tensix row taken as enabled, AICLK as its busy 1000 MHz"
+                .into(),
+        );
+        card.plan_windows()?;
+        Ok(card)
+    }
+
+    /// A card of `chip` at `aiclk_mhz` with only its spare window, before telemetry and the
+    /// window plan.
+    fn unplanned(
+        mut bar: B,
+        options: CardOptions,
+        chip: CardChip,
+        aiclk_mhz: u32,
+    ) -> Result<Self, PcieError> {
         let spare = bar.allocate(TlbSize::Size2M, Mapping::Uncached)?;
         let identity = bar.identity().clone();
-        let mut card = Self {
+        Ok(Self {
             bar: RefCell::new(bar),
             options,
             telemetry: Telemetry::default(),
-            chip: CardChip::Wormhole {
-                harvest: wormhole_pac::harvest::HarvestMask::NONE,
-            },
-            aiclk_mhz: wormhole_pac::tensix::AICLK_BUSY_MHZ,
+            chip,
+            aiclk_mhz,
             tiles: BTreeMap::new(),
             dram: Vec::new(),
             spare: RefCell::new(Some(Moving {
@@ -249,14 +251,8 @@ impl<B: Bar> Card<B> {
             mcast: RefCell::new(None),
             clock_tile: Xy::default(),
             identity,
-            notes: vec![
-                "Wormhole: harvesting and AICLK not read from ARC (not built for Wormhole); \
-                 every Tensix row taken as enabled, AICLK as its busy 1000 MHz"
-                    .into(),
-            ],
-        };
-        card.plan_windows()?;
-        Ok(card)
+            notes: Vec::new(),
+        })
     }
 
     /// Raises AICLK (the ARC message; on the driver path SET_POWER_STATE asked already) and

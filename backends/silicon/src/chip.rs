@@ -198,6 +198,54 @@ pub trait Chip: Copy + Debug + 'static {
     fn tiles_acked(streams: Self::Streams, cb: u8) -> Reg<u32, RW>;
 }
 
+/// The pieces both PACs spell alike (their NIU blocks, command buffers, node and logical-id
+/// words and stream windows have the same names and shapes), written once: `id` maps a
+/// command buffer's role to the PAC's id; `fns` are the `Chip` functions built on them. Paths
+/// resolve where the macro is used, in each chip's module.
+macro_rules! pac_alike {
+    (id) => {
+        const fn id(buf: CmdBuf) -> CmdBufId {
+            match buf {
+                CmdBuf::Write => CmdBufId::Buf0,
+                CmdBuf::Read => CmdBufId::Buf1,
+                CmdBuf::SmallWrite => CmdBufId::Buf2,
+                CmdBuf::Atomic => CmdBufId::Buf3,
+            }
+        }
+    };
+    (fns) => {
+        #[inline(always)]
+        unsafe fn steal_niu(noc: komorebi_hal::NocId) -> Niu {
+            // SAFETY: the caller upholds `Chip::steal_niu`'s contract, which is the PAC's.
+            unsafe {
+                match noc {
+                    komorebi_hal::NocId::Noc0 => Niu::steal_niu0(),
+                    komorebi_hal::NocId::Noc1 => Niu::steal_niu1(),
+                }
+            }
+        }
+        #[inline(always)]
+        unsafe fn steal_streams() -> Streams {
+            // SAFETY: the caller upholds `Chip::steal_streams`'s contract, which is the PAC's.
+            unsafe { Streams::steal() }
+        }
+        #[inline(always)]
+        fn niu_node(niu: Niu) -> (u8, u8) {
+            let node = niu.cmd_buf(CmdBufId::WRITE).node_id().read();
+            (node.x(), node.y())
+        }
+        #[inline(always)]
+        fn niu_id_logical(niu: Niu) -> (u8, u8) {
+            let w = niu.cfg(cfg::NOC_ID_LOGICAL).read();
+            ((w & 0x3F) as u8, (w >> 6 & 0x3F) as u8)
+        }
+        #[inline(always)]
+        fn buf_free(niu: Niu, buf: CmdBuf) -> bool {
+            niu.cmd_buf(id(buf)).cmd_ctrl().read() == niu::NOC_CTRL_STATUS_READY
+        }
+    };
+}
+
 /// Tenstorrent Blackhole, through `blackhole-pac`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Blackhole;
@@ -219,14 +267,7 @@ mod blackhole {
 
     use super::{Blackhole, Chip, CmdBuf, Endpoint, Memory};
 
-    const fn id(buf: CmdBuf) -> CmdBufId {
-        match buf {
-            CmdBuf::Write => CmdBufId::Buf0,
-            CmdBuf::Read => CmdBufId::Buf1,
-            CmdBuf::SmallWrite => CmdBufId::Buf2,
-            CmdBuf::Atomic => CmdBufId::Buf3,
-        }
-    }
+    pac_alike!(id);
 
     /// `cb` as an index; the handles check `cb < CIRCULAR_BUFFERS` before they ask, so the
     /// wrap never applies.
@@ -306,21 +347,7 @@ mod blackhole {
             addr::multicast_coord(start, end).ok()
         }
 
-        #[inline(always)]
-        unsafe fn steal_niu(noc: komorebi_hal::NocId) -> Niu {
-            // SAFETY: the caller upholds `Chip::steal_niu`'s contract, which is the PAC's.
-            unsafe {
-                match noc {
-                    komorebi_hal::NocId::Noc0 => Niu::steal_niu0(),
-                    komorebi_hal::NocId::Noc1 => Niu::steal_niu1(),
-                }
-            }
-        }
-        #[inline(always)]
-        unsafe fn steal_streams() -> Streams {
-            // SAFETY: the caller upholds `Chip::steal_streams`'s contract, which is the PAC's.
-            unsafe { Streams::steal() }
-        }
+        pac_alike!(fns);
         #[inline(always)]
         fn niu_init(niu: Niu) {
             for buf in super::CMD_BUFS {
@@ -329,20 +356,6 @@ mod blackhole {
                 buf.brcst_exclude().write_value(0);
             }
             niu.clear_outstanding_req_cnt().write_value(0xFFFF);
-        }
-        #[inline(always)]
-        fn niu_node(niu: Niu) -> (u8, u8) {
-            let node = niu.cmd_buf(CmdBufId::WRITE).node_id().read();
-            (node.x(), node.y())
-        }
-        #[inline(always)]
-        fn niu_id_logical(niu: Niu) -> (u8, u8) {
-            let w = niu.cfg(cfg::NOC_ID_LOGICAL).read();
-            ((w & 0x3F) as u8, (w >> 6 & 0x3F) as u8)
-        }
-        #[inline(always)]
-        fn buf_free(niu: Niu, buf: CmdBuf) -> bool {
-            niu.cmd_buf(id(buf)).cmd_ctrl().read() == niu::NOC_CTRL_STATUS_READY
         }
         /// Blackhole's split (`addr::AddrRegs`): `MID` local bits 35:32, `HI` the coordinates.
         #[inline(always)]
@@ -410,14 +423,7 @@ mod wormhole {
 
     use super::{Chip, CmdBuf, Endpoint, Memory, Wormhole};
 
-    const fn id(buf: CmdBuf) -> CmdBufId {
-        match buf {
-            CmdBuf::Write => CmdBufId::Buf0,
-            CmdBuf::Read => CmdBufId::Buf1,
-            CmdBuf::SmallWrite => CmdBufId::Buf2,
-            CmdBuf::Atomic => CmdBufId::Buf3,
-        }
-    }
+    pac_alike!(id);
 
     impl Chip for Wormhole {
         const NAME: &'static str = "Wormhole B0";
@@ -478,21 +484,7 @@ mod wormhole {
             addr::multicast_coord(start, end).ok()
         }
 
-        #[inline(always)]
-        unsafe fn steal_niu(noc: komorebi_hal::NocId) -> Niu {
-            // SAFETY: the caller upholds `Chip::steal_niu`'s contract, which is the PAC's.
-            unsafe {
-                match noc {
-                    komorebi_hal::NocId::Noc0 => Niu::steal_niu0(),
-                    komorebi_hal::NocId::Noc1 => Niu::steal_niu1(),
-                }
-            }
-        }
-        #[inline(always)]
-        unsafe fn steal_streams() -> Streams {
-            // SAFETY: the caller upholds `Chip::steal_streams`'s contract, which is the PAC's.
-            unsafe { Streams::steal() }
-        }
+        pac_alike!(fns);
         /// No `NOC_BRCST_EXCLUDE` to clear on Wormhole.
         #[inline(always)]
         fn niu_init(niu: Niu) {
@@ -500,20 +492,6 @@ mod wormhole {
                 niu.cmd_buf(id(buf)).packet_tag().write_value(0);
             }
             niu.clear_outstanding_req_cnt().write_value(0xFFFF);
-        }
-        #[inline(always)]
-        fn niu_node(niu: Niu) -> (u8, u8) {
-            let node = niu.cmd_buf(CmdBufId::WRITE).node_id().read();
-            (node.x(), node.y())
-        }
-        #[inline(always)]
-        fn niu_id_logical(niu: Niu) -> (u8, u8) {
-            let w = niu.cfg(cfg::NOC_ID_LOGICAL).read();
-            ((w & 0x3F) as u8, (w >> 6 & 0x3F) as u8)
-        }
-        #[inline(always)]
-        fn buf_free(niu: Niu, buf: CmdBuf) -> bool {
-            niu.cmd_buf(id(buf)).cmd_ctrl().read() == niu::NOC_CTRL_STATUS_READY
         }
         /// Wormhole's split (`addr::split`): `MID` holds local bits 35:32 and the coordinates;
         /// there is no `HI`.
