@@ -61,7 +61,7 @@ pub fn dram_port(kind: ChipKind, bank: u8, noc: komorebi_hal::NocId) -> Option<(
     match kind {
         ChipKind::Blackhole => {
             let port = blackhole_pac::grid::dram_endpoint(bank, noc.index())?;
-            Some(komorebi_sim::route::raw(noc.index(), port))
+            Some(komorebi_sim::route::Grid::BLACKHOLE.raw(noc.index(), port))
         }
         ChipKind::Wormhole => {
             let (x, y) = wormhole_pac::grid::DRAM_PORTS.get(bank as usize)?[0];

@@ -828,8 +828,16 @@ fn a_wormhole_flag_that_cannot_run_exits_2_with_one_line_saying_what_is_allowed(
             "--rect",
         ),
         (
-            &["broadcast", "--chip", "wormhole", "--jobs", "1"][..],
-            "--chip: wormhole with --device sim",
+            &[
+                "broadcast",
+                "--chip",
+                "wormhole",
+                "--device",
+                "pcie-sim",
+                "--jobs",
+                "1",
+            ][..],
+            "--chip: wormhole with --device pcie-sim",
         ),
         (
             &[
@@ -861,4 +869,18 @@ fn a_wormhole_flag_that_cannot_run_exits_2_with_one_line_saying_what_is_allowed(
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn a_simulated_wormhole_runs_the_whole_grid_every_byte_checked() {
+    // The native kernels on the simulator's Wormhole B0 (its 10 x 12 grid, 6 DRAM banks, 8 KiB
+    // packets of 32-byte flits, 1,000 MHz): 20 A broadcasts of 4 cores and 16 W of 5.
+    let (code, v) = broadcast_json(&[
+        "--chip", "wormhole", "--rect", "0,0,8,10", "--blocks", "4", "--pages", "2", "--jobs", "2",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["received_bytes"], 2 * 4 * 2 * 2048 * (20 * 3 + 16 * 4));
+    assert_eq!(v["bound_cycles"], 0, "no bound on Wormhole");
+    assert_eq!(v["efficiency"], serde_json::Value::Null);
 }

@@ -555,3 +555,36 @@ fn a_chip_flag_that_is_not_the_device_s_is_refused_with_the_device_s_chip() {
         "{err}"
     );
 }
+
+#[test]
+fn on_wormhole_the_faulted_core_gives_up_as_the_simulator_s_native_kernels_do() {
+    let Some(lib) = wh() else { return };
+    let device = format!("ttsim:{}", lib.display());
+    // The native kernels on the simulated Wormhole and the firmware on ttsim's: the same
+    // shape, feeder and fault give the faulted core the same records and every job the same
+    // outcome (other cores give up by which wait expires first, which ttsim does not time).
+    for (fault, core) in [("stall-dm:3,2", [3, 2]), ("bad-words:2,2", [2, 2])] {
+        let extra = [
+            "--chip", "wormhole", "--fault", fault, "--check", "none", "--feeder",
+        ];
+        let (native_code, native, err) = broadcast("sim", &extra);
+        assert_eq!(native_code, 3, "{fault} native: {err}");
+        let (code, on_ttsim, err) = broadcast(&device, &extra);
+        assert_eq!(code, 3, "{fault} on ttsim: {err}");
+        let outcome = |v: &Value| {
+            v["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| (r["ok"].clone(), r["timeout"].clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(outcome(&on_ttsim), outcome(&native), "{fault}");
+        let native_records = records(&native, core);
+        assert!(
+            !native_records.is_empty(),
+            "{fault}: the faulted core gave up natively"
+        );
+        assert_eq!(records(&on_ttsim, core), native_records, "{fault}");
+    }
+}

@@ -187,9 +187,24 @@ impl Backend {
     {
         match self {
             Self::Simulator(config) => {
-                let columns = config.harvest.columns();
-                let logical =
-                    |t: (u8, u8)| columns.noc0_to_logical(t.0, t.1).unwrap_or((0xFF, 0xFF));
+                // Logical x and y count the enabled Tensix columns and rows, whichever the
+                // chip harvests.
+                let tensix = config.chip_model().tensix;
+                let index = |v: &mut Vec<u8>| {
+                    v.sort_unstable();
+                    v.dedup();
+                };
+                let (mut xs, mut ys): (Vec<u8>, Vec<u8>) = tensix.iter().copied().unzip();
+                index(&mut xs);
+                index(&mut ys);
+                let logical = move |t: (u8, u8)| {
+                    let x = xs.iter().position(|&x| x == t.0);
+                    let y = ys.iter().position(|&y| y == t.1);
+                    match (x, y) {
+                        (Some(x), Some(y)) => (x as u8, y as u8),
+                        _ => (0xFF, 0xFF),
+                    }
+                };
                 Ok(Box::new(SimDevice::new(config, handlers, logical)?))
             }
             Self::PcieSim {

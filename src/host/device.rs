@@ -219,7 +219,13 @@ impl SimDevice {
                 (abi::HEADER_MAGIC, abi::MAGIC),
                 (abi::HEADER_VERSION, abi::ABI_VERSION),
                 (abi::HEADER_TILE, lx as u32 | (ly as u32) << 8),
-                (abi::HEADER_HARVEST, sim.config().harvest.bits() as u32),
+                (
+                    abi::HEADER_HARVEST,
+                    match sim.config().wormhole {
+                        None => sim.config().harvest.bits() as u32,
+                        Some(rows) => rows.bits() as u32,
+                    },
+                ),
                 (
                     abi::HEADER_CHIP,
                     abi::ChipWord {
@@ -245,12 +251,17 @@ impl SimDevice {
 }
 
 impl Device for SimDevice {
-    /// The project's simulator is a Blackhole.
     fn chip(&self) -> ChipKind {
-        ChipKind::Blackhole
+        match self.sim.config().wormhole {
+            None => ChipKind::Blackhole,
+            Some(_) => ChipKind::Wormhole,
+        }
     }
     fn harvest_word(&self) -> u32 {
-        self.sim.config().harvest.bits() as u32
+        match self.sim.config().wormhole {
+            None => self.sim.config().harvest.bits() as u32,
+            Some(rows) => rows.bits() as u32,
+        }
     }
     fn fused_dram(&self) -> Option<u8> {
         self.sim.config().dram_banks().fused()

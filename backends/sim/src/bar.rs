@@ -66,23 +66,30 @@ impl Landing {
     }
 }
 
-/// Refuses an L1 access beyond 1536 KiB.
-pub(crate) fn check_l1(addr: u64, len: usize) -> Result<(), SimError> {
-    if addr + len as u64 > L1_SIZE as u64 {
+/// Refuses an L1 access beyond an L1 of `l1_size` bytes.
+pub(crate) fn check_l1(l1_size: u32, addr: u64, len: usize) -> Result<(), SimError> {
+    if addr + len as u64 > l1_size as u64 {
         return Err(SimError::OutOfRange(format!(
-            "L1 {addr:#x}+{len} is beyond 1536 KiB"
+            "L1 {addr:#x}+{len} is beyond L1 ({l1_size} bytes)"
         )));
     }
     Ok(())
 }
 
-/// Refuses an access outside DRAM bank `bank`, or to the fused DRAM bank of `cfg`.
-pub(crate) fn check_dram(cfg: &SimConfig, bank: u8, addr: u64, len: usize) -> Result<(), SimError> {
-    if bank as usize >= blackhole_pac::grid::DRAM_BANKS
-        || addr + len as u64 > blackhole_pac::grid::DRAM_BANK_SIZE
-    {
+/// Refuses an access outside DRAM bank `bank` of `chip`, or to the fused DRAM bank of `cfg`.
+pub(crate) fn check_dram(
+    cfg: &SimConfig,
+    chip: &crate::config::ChipModel,
+    bank: u8,
+    addr: u64,
+    len: usize,
+) -> Result<(), SimError> {
+    let banks = chip.dram_ports.len();
+    if bank as usize >= banks || addr + len as u64 > chip.dram_bank_size {
         return Err(SimError::OutOfRange(format!(
-            "DRAM bank {bank} {addr:#x}+{len} (allowed: banks 0..=7, 4 GiB each)"
+            "DRAM bank {bank} {addr:#x}+{len} (allowed: banks 0..={}, {} GiB each)",
+            banks - 1,
+            chip.dram_bank_size >> 30
         )));
     }
     let banks = cfg.dram_banks();
@@ -110,7 +117,7 @@ fn words(addr: u64, len: usize) -> Result<impl Iterator<Item = u64>, SimError> {
 /// `write`).
 fn check_tile(addr: u64, len: usize, write: bool) -> Result<(), SimError> {
     if addr < LOCAL_MEM_BASE as u64 {
-        return check_l1(addr, len).map_err(|_| {
+        return check_l1(L1_SIZE, addr, len).map_err(|_| {
             SimError::OutOfRange(format!(
                 "Tensix local address {addr:#x}+{len} is neither L1 (below 0x180000) nor a \
                  register (0xFFB00000 and above)"
@@ -266,7 +273,7 @@ impl Bars {
                     .collect()
             }
             Place::Dram { bank, port, addr } => {
-                check_dram(&w.cfg, bank, addr, len)?;
+                check_dram(&w.cfg, &w.chip, bank, addr, len)?;
                 vec![Landing::Dram { bank, port, addr }]
             }
         };
@@ -326,7 +333,7 @@ impl Bars {
                 (w.tiles[ix as usize].xy0, Some(Dest::Tile(ix)))
             }
             Place::Dram { bank, port, addr } => {
-                check_dram(&w.cfg, bank, addr, len)?;
+                check_dram(&w.cfg, &w.chip, bank, addr, len)?;
                 (port, Some(Dest::Bank(bank)))
             }
             Place::Arc(addr) => {

@@ -1,6 +1,6 @@
 //! What a simulated chip is made of, and how the simulation behaves.
 //!
-//! Leaf module: imports only the leaves `timing`, `boot` and `riscv`.
+//! Leaf module: imports only the leaves `timing`, `boot`, `riscv` and `route`.
 
 use blackhole_pac::harvest::{DramBanks, HarvestMask};
 use blackhole_pac::translate::Translation;
@@ -9,6 +9,7 @@ use komorebi_kernel::abi::CONTROL_LAYOUT;
 
 use crate::boot::Boot;
 use crate::riscv::Cost;
+use crate::route::Grid;
 use crate::timing::Timing;
 
 /// The configuration of one simulated chip.
@@ -17,6 +18,12 @@ pub struct SimConfig {
     /// Harvested Tensix columns (die order). Default: two columns (NoC0 x = 7 and 10), 120
     /// Tensix, as p100 and p150 parts present with current firmware.
     pub harvest: HarvestMask,
+    /// Model a Wormhole B0 with these harvested Tensix rows instead of a Blackhole
+    /// ([`ChipModel`]): its grid, DRAM banks, L1 and circular buffers, for the native kernels.
+    /// The firmware cores and the PCIe and ARC models are Blackhole's only and refuse it;
+    /// `harvest`, `fused_dram` and `translation` describe a Blackhole and are not used. Give it
+    /// [`Timing::wormhole`]'s timing. Default: none (a Blackhole).
+    pub wormhole: Option<wormhole_pac::harvest::HarvestMask>,
     /// The fused DRAM bank (0..=7), or none (the default: all 8 banks work). ARC telemetry
     /// reports it (`ENABLED_GDDR`), translated DRAM coordinates follow the ARC firmware's table
     /// for it, and any access to one of its ports is refused as a fault, never served: its
@@ -96,7 +103,77 @@ pub enum SourceRead {
     DepartureChecked,
 }
 
+/// What the simulated chip is made of, from the chip it models ([`SimConfig::chip_model`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChipModel {
+    /// The chip's name.
+    pub name: &'static str,
+    /// Its NoC grid.
+    pub grid: Grid,
+    /// The enabled Tensix tiles, NoC0, column by column.
+    pub tensix: Vec<(u8, u8)>,
+    /// The NoC0 ports of each DRAM bank.
+    pub dram_ports: Vec<[(u8, u8); 3]>,
+    /// Bytes of a tile's L1.
+    pub l1_size: u32,
+    /// Bytes of a DRAM bank.
+    pub dram_bank_size: u64,
+    /// Alignment of a DRAM read's source.
+    pub dram_read_align: u32,
+    /// Circular buffers a core has.
+    pub circular_buffers: usize,
+}
+
+impl ChipModel {
+    /// Whether this is a Blackhole (the chip the firmware cores, PCIe and ARC models model).
+    pub fn is_blackhole(&self) -> bool {
+        self.grid == Grid::BLACKHOLE
+    }
+}
+
 impl SimConfig {
+    /// The chip this configuration models: a Blackhole with `harvest`, or a Wormhole B0 with
+    /// `wormhole`'s rows harvested.
+    pub fn chip_model(&self) -> ChipModel {
+        match self.wormhole {
+            None => {
+                use blackhole_pac::grid;
+                let columns = self.harvest.columns();
+                ChipModel {
+                    name: "Blackhole",
+                    grid: Grid::BLACKHOLE,
+                    tensix: columns
+                        .noc0_x()
+                        .iter()
+                        .flat_map(|&x| columns.noc0_y().iter().map(move |&y| (x, y)))
+                        .collect(),
+                    dram_ports: grid::DRAM_PORTS.to_vec(),
+                    l1_size: blackhole_pac::tensix::L1_SIZE,
+                    dram_bank_size: grid::DRAM_BANK_SIZE,
+                    dram_read_align: blackhole_pac::addr::DRAM_READ_ALIGN,
+                    circular_buffers: blackhole_pac::stream::CIRCULAR_BUFFERS,
+                }
+            }
+            Some(rows) => {
+                use wormhole_pac::grid;
+                let rows = rows.rows();
+                ChipModel {
+                    name: "Wormhole B0",
+                    grid: Grid::WORMHOLE,
+                    tensix: grid::TENSIX_X
+                        .iter()
+                        .flat_map(|&x| rows.noc0_y().iter().map(move |&y| (x, y)))
+                        .collect(),
+                    dram_ports: grid::DRAM_PORTS.to_vec(),
+                    l1_size: wormhole_pac::tensix::L1_SIZE,
+                    dram_bank_size: grid::DRAM_BANK_SIZE,
+                    dram_read_align: wormhole_pac::addr::DRAM_READ_ALIGNMENT,
+                    circular_buffers: wormhole_pac::stream::CIRCULAR_BUFFERS,
+                }
+            }
+        }
+    }
+
     /// The DRAM banks that work ([`SimConfig::fused_dram`]; a bank above 7 counts as none).
     pub fn dram_banks(&self) -> DramBanks {
         DramBanks::with_fused(self.fused_dram).unwrap_or(DramBanks::ALL)
@@ -114,6 +191,7 @@ impl Default for SimConfig {
     fn default() -> Self {
         Self {
             harvest: HarvestMask::P100_P150,
+            wormhole: None,
             fused_dram: None,
             seed: 0,
             adversarial: false,

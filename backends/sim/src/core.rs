@@ -61,7 +61,7 @@ use crate::packet::TileIx;
 use crate::profile::CoreProfiler;
 use crate::report::CoreFault;
 use crate::riscv::{AccessKind, Bus, BusResult, FaultKind, Hart, HartConfig, Size, Stop};
-use crate::route::raw;
+use crate::route::Grid;
 use crate::world::{ProfiledCore, Shared, World};
 
 /// Cycles a firmware core runs before it yields to the event queue.
@@ -102,7 +102,7 @@ impl CoreBus {
         match self.translation {
             Some(t) => TranslatedXy::new(xy.0, xy.1)
                 .and_then(|p| t.to_noc0(p))
-                .map(|p0| raw(noc, p0.get()))
+                .map(|p0| Grid::BLACKHOLE.raw(noc, p0.get()))
                 .ok_or_else(|| {
                     format!("translated coordinates {xy:?} name no tile the NoC reaches")
                 }),
@@ -119,7 +119,7 @@ impl CoreBus {
             .and_then(|t| Noc0Xy::new(xy0.0, xy0.1).and_then(|p| t.tensix_at(p)))
         {
             Some(t) => t,
-            None => raw(noc, xy0),
+            None => Grid::BLACKHOLE.raw(noc, xy0),
         }
     }
 
@@ -222,7 +222,7 @@ impl CoreBus {
                         Ok(u32::from(tile.niu[noc as usize].stuck_bufs >> buf & 1))
                     }
                     cmd::NOC_NODE_ID => {
-                        let (x, y) = raw(noc, tile.xy0);
+                        let (x, y) = Grid::BLACKHOLE.raw(noc, tile.xy0);
                         let x_first = u32::from(noc == 0);
                         Ok(x as u32 | (y as u32) << 6 | 17 << 12 | 12 << 19 | x_first << 28)
                     }

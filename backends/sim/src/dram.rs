@@ -8,6 +8,7 @@ use std::ops::{Deref, DerefMut};
 
 use blackhole_pac::grid;
 
+use crate::config::ChipModel;
 use crate::memory::SparseMemory;
 
 /// The DRAM banks (index them as a slice of memories) and when each is free.
@@ -21,11 +22,11 @@ pub(crate) struct Dram {
 }
 
 impl Dram {
-    /// All banks zero and idle.
-    pub(crate) fn new() -> Self {
+    /// All of `chip`'s banks zero and idle (at most Blackhole's 8).
+    pub(crate) fn new(chip: &ChipModel) -> Self {
         Self {
-            banks: (0..grid::DRAM_BANKS)
-                .map(|_| SparseMemory::new(grid::DRAM_BANK_SIZE))
+            banks: (0..chip.dram_ports.len().min(grid::DRAM_BANKS))
+                .map(|_| SparseMemory::new(chip.dram_bank_size))
                 .collect(),
             free: [0.0; grid::DRAM_BANKS],
             row: [u64::MAX; grid::DRAM_BANKS],

@@ -16,7 +16,12 @@
 
 use std::rc::Rc;
 
-use blackhole_pac::addr::{DRAM_READ_ALIGN, DRAM_WRITE_ALIGN, L1_ALIGN};
+// DRAM writes and L1 need 16-byte alignment on both chips (the reads' DRAM alignment is the
+// chip's: `ChipModel::dram_read_align`).
+use blackhole_pac::addr::{DRAM_WRITE_ALIGN, L1_ALIGN};
+const _: () = assert!(
+    DRAM_WRITE_ALIGN == 16 && L1_ALIGN == wormhole_pac::addr::L1_ALIGNMENT && L1_ALIGN == 16
+);
 use komorebi_hal::noc::ErrorKind;
 
 use crate::config::SourceRead;
@@ -24,7 +29,7 @@ use crate::hal::error::NocError;
 use crate::niu::{Pipe, Run};
 use crate::packet::{Hold, Item, ReadPacket, Target, TileIx, WritePacket};
 use crate::report::{Violation, fused_dram_request};
-use crate::route::{self, raw};
+
 use crate::world::World;
 
 /// Who issues: the tile, its NoC (0 or 1), and the cycle the command is given.
@@ -45,18 +50,18 @@ fn check_len(len: u32) -> Result<(), NocError> {
     Ok(())
 }
 
-/// `addr .. addr + len` is 16-byte aligned and inside L1.
-pub(crate) fn check_l1(addr: u64, len: u32, what: &str) -> Result<(), NocError> {
+/// `addr .. addr + len` is 16-byte aligned and inside an L1 of `l1_size` bytes.
+pub(crate) fn check_l1(l1_size: u32, addr: u64, len: u32, what: &str) -> Result<(), NocError> {
     if addr % L1_ALIGN as u64 != 0 {
         return Err(NocError::new(
             ErrorKind::Misaligned,
             format!("{what} L1 address {addr:#x} is not 16-byte aligned"),
         ));
     }
-    if addr + len as u64 > blackhole_pac::tensix::L1_SIZE as u64 {
+    if addr + len as u64 > l1_size as u64 {
         return Err(NocError::new(
             ErrorKind::InvalidAddress,
-            format!("{what} {addr:#x}+{len} is beyond L1 (1536 KiB)"),
+            format!("{what} {addr:#x}+{len} is beyond L1 ({l1_size} bytes)"),
         ));
     }
     Ok(())
@@ -93,14 +98,14 @@ pub(crate) fn target(w: &mut World, by: Issuer, node: (u8, u8)) -> Result<Target
 }
 
 fn check_target(
+    chip: &crate::config::ChipModel,
     target: Target,
-    addr: u64,
-    len: u32,
+    (addr, len): (u64, u32),
     align: u32,
     what: &str,
 ) -> Result<(), NocError> {
     match target {
-        Target::L1(_) => check_l1(addr, len, what),
+        Target::L1(_) => check_l1(chip.l1_size, addr, len, what),
         Target::Dram(_) => {
             if addr % align as u64 != 0 {
                 return Err(NocError::new(
@@ -108,10 +113,13 @@ fn check_target(
                     format!("{what} DRAM address {addr:#x} is not {align}-byte aligned"),
                 ));
             }
-            if addr + len as u64 > blackhole_pac::grid::DRAM_BANK_SIZE {
+            if addr + len as u64 > chip.dram_bank_size {
                 return Err(NocError::new(
                     ErrorKind::InvalidAddress,
-                    format!("{what} {addr:#x}+{len} is beyond the 4 GiB bank"),
+                    format!(
+                        "{what} {addr:#x}+{len} is beyond the {} GiB bank",
+                        chip.dram_bank_size >> 30
+                    ),
                 ));
             }
             Ok(())
@@ -142,7 +150,7 @@ fn hangs(w: &mut World, by: Issuer, request: Option<Request>) -> bool {
         tile: w.tiles[by.tile as usize].xy0,
         noc: by.noc,
         request: kind,
-        target: raw(by.noc, target),
+        target: w.tiles.grid.raw(by.noc, target),
         addr,
         len,
         run: run.corners,
@@ -253,9 +261,10 @@ pub(crate) fn read(
         return Ok(());
     }
     check_len(len)?;
-    check_l1(dst as u64, len, "read destination")?;
+    check_l1(w.chip.l1_size, dst as u64, len, "read destination")?;
     let target = target(w, by, src)?;
-    check_target(target, src_addr, len, DRAM_READ_ALIGN, "read source")?;
+    let align = w.chip.dram_read_align;
+    check_target(&w.chip, target, (src_addr, len), align, "read source")?;
     let timing = w.cfg.timing;
     let mut off = 0;
     while off < len {
@@ -296,9 +305,10 @@ pub(crate) fn write(
         return Ok(());
     }
     check_len(len)?;
-    check_l1(src as u64, len, "write source")?;
+    check_l1(w.chip.l1_size, src as u64, len, "write source")?;
     let target = target(w, by, dst)?;
-    check_target(target, dst_addr, len, DRAM_WRITE_ALIGN, "write destination")?;
+    let align = DRAM_WRITE_ALIGN;
+    check_target(&w.chip, target, (dst_addr, len), align, "write destination")?;
     let writes = Writes {
         src,
         dests: vec![(target, dst)].into(),
@@ -342,8 +352,8 @@ pub(crate) fn multicast(
         return Ok(());
     }
     check_len(len)?;
-    check_l1(src as u64, len, "multicast source")?;
-    check_l1(dst as u64, len, "multicast destination")?;
+    check_l1(w.chip.l1_size, src as u64, len, "multicast source")?;
+    check_l1(w.chip.l1_size, dst as u64, len, "multicast destination")?;
     if let Some(run) = w.tiles[by.tile as usize].niu[by.noc as usize].run {
         if run.corners != corners {
             return Err(NocError::new(
@@ -362,10 +372,11 @@ pub(crate) fn multicast(
     if dests.is_empty() {
         return Ok(());
     }
-    let me = raw(by.noc, w.tiles[by.tile as usize].xy0);
+    let grid = w.tiles.grid;
+    let me = grid.raw(by.noc, w.tiles[by.tile as usize].xy0);
     let far = dests
         .iter()
-        .map(|&(_, d)| route::hops(me, d))
+        .map(|&(_, d)| grid.hops(me, d))
         .max()
         .unwrap_or(0);
     let timing = w.cfg.timing;

@@ -174,7 +174,7 @@ pub mod trace;
 mod world;
 
 pub use boot::{Boot, BootFailure, Core};
-pub use config::{SimConfig, SourceRead};
+pub use config::{ChipModel, SimConfig, SourceRead};
 pub use error::SimError;
 pub use fault::{Fault, StallFrom, TxAction, TxFilter, TxKind};
 pub use hal::{CbError, CtrlError, KernelEnv, NocError, SimCb, SimCtrl, SimNoc, SimPause};

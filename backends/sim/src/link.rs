@@ -174,8 +174,9 @@ fn link_of(noc: u8, p: (u8, u8), dir: usize) -> u32 {
 const LINKS: usize = 2 * GX as usize * GY as usize * 2;
 
 /// The shape of the unicast from raw `from` to raw `to` on `noc`.
-fn unicast_shape(noc: u8, from: (u8, u8), to: (u8, u8)) -> Shape {
-    let hops: Vec<Hop> = crate::route::unicast_links(noc, from, to)
+fn unicast_shape(grid: crate::route::Grid, noc: u8, from: (u8, u8), to: (u8, u8)) -> Shape {
+    let hops: Vec<Hop> = grid
+        .unicast_links(noc, from, to)
         .into_iter()
         .enumerate()
         .map(|(i, (p, dir))| Hop {
@@ -192,8 +193,8 @@ fn unicast_shape(noc: u8, from: (u8, u8), to: (u8, u8)) -> Shape {
 }
 
 /// The shape of the multicast tree from raw `from` to the raw `dests` on `noc`.
-fn multicast_shape(noc: u8, from: (u8, u8), dests: &[(u8, u8)]) -> Shape {
-    let tree = crate::route::multicast_tree(noc, from, dests);
+fn multicast_shape(grid: crate::route::Grid, noc: u8, from: (u8, u8), dests: &[(u8, u8)]) -> Shape {
+    let tree = grid.multicast_tree(noc, from, dests);
     let hops: Vec<Hop> = tree
         .links
         .iter()
@@ -227,6 +228,9 @@ pub(crate) struct Links {
     waiting: Vec<Vec<u32>>,
     /// Cycles per router-to-router hop (`Timing::router_hop`).
     router_hop: u64,
+    /// The chip's grid (its torus routes packets; its links index into Blackhole's tables,
+    /// which every chip's grid fits).
+    grid: crate::route::Grid,
     /// The shapes of the unicast paths met so far, by `(noc, from, to)`.
     unicasts: HashMap<UnicastKey, Rc<Shape>, FastHash>,
     /// The shapes of the multicast trees met so far, by NoC, source and destinations as bytes
@@ -253,9 +257,10 @@ fn multicast_key(key: &mut Vec<u8>, noc: u8, from: (u8, u8), dests: &[(u8, u8)])
 }
 
 impl Links {
-    /// Every link idle; a hop costs `router_hop` cycles.
-    pub(crate) fn new(router_hop: u64) -> Self {
+    /// Every link of `grid` idle; a hop costs `router_hop` cycles.
+    pub(crate) fn new(router_hop: u64, grid: crate::route::Grid) -> Self {
         Self {
+            grid,
             class_free: vec![0; LINKS * VC_CLASSES],
             flits_free: vec![0; LINKS],
             held: vec![0; LINKS],
@@ -280,7 +285,7 @@ impl Links {
         let shape = self
             .unicasts
             .entry((noc, from, to))
-            .or_insert_with(|| Rc::new(unicast_shape(noc, from, to)));
+            .or_insert_with(|| Rc::new(unicast_shape(self.grid, noc, from, to)));
         Route::new(flits, class, Hold::Free, Rc::clone(shape))
     }
 
@@ -302,7 +307,7 @@ impl Links {
                 if self.multicasts.len() >= MULTICAST_SHAPES {
                     self.multicasts.clear();
                 }
-                let shape = Rc::new(multicast_shape(noc, from, dests));
+                let shape = Rc::new(multicast_shape(self.grid, noc, from, dests));
                 let key = self.key.as_slice().into();
                 self.multicasts.insert(key, Rc::clone(&shape));
                 shape
@@ -400,7 +405,7 @@ mod tests {
 
     #[test]
     fn a_unicast_chain_crosses_one_link_per_hop_head_9_cycles_apart() {
-        let mut links = Links::new(9);
+        let mut links = Links::new(9, crate::route::Grid::BLACKHOLE);
         // NoC0 (1, 2) -> (3, 3): two hops along x, one along y.
         let mut r = links.unicast(0, (1, 2), (3, 3), 5, Vc::Unicast);
         assert_eq!(r.len(), 3);
@@ -412,7 +417,7 @@ mod tests {
 
     #[test]
     fn a_second_packet_of_the_same_class_waits_for_the_first_tail_another_class_interleaves() {
-        let mut links = Links::new(9);
+        let mut links = Links::new(9, crate::route::Grid::BLACKHOLE);
         let mut stats = Stats::default();
         let mut w = Vec::new();
         let mut a = links.unicast(0, (1, 2), (2, 2), 257, Vc::Unicast);
@@ -438,7 +443,7 @@ mod tests {
     fn a_multicast_tree_reaches_each_destination_at_its_own_hop_and_the_sender_at_the_root() {
         // NoC0 from (1, 2) to the 2 x 2 square (1, 2) ..= (2, 3), sender included.
         let dests = [(1, 2), (2, 2), (1, 3), (2, 3)];
-        let mut links = Links::new(9);
+        let mut links = Links::new(9, crate::route::Grid::BLACKHOLE);
         let r = links.multicast(0, (1, 2), &dests, 2, Hold::Free);
         // Spine: one hop along x; branches: one hop down at x = 1 and at x = 2.
         assert_eq!(r.len(), 3);
@@ -454,7 +459,7 @@ mod tests {
 
     #[test]
     fn a_linked_run_holds_its_tree_until_its_last_packet_crosses() {
-        let mut links = Links::new(9);
+        let mut links = Links::new(9, crate::route::Grid::BLACKHOLE);
         let mut stats = Stats::default();
         let mut woken = Vec::new();
         let dests = [(1, 3), (1, 4)];

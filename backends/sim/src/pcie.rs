@@ -23,7 +23,7 @@ use blackhole_pac::translate::{TranslatedXy, Translation};
 
 use crate::error::SimError;
 use crate::packet::{NO_TILE, Target, TileIx};
-use crate::route::raw;
+use crate::route::Grid;
 use crate::tile::Tiles;
 
 /// NoC0 coordinates of the PCIe tile the host uses (the one `NOC_NODE_ID` reports).
@@ -223,8 +223,8 @@ impl Tlbs {
                 "a read through a multicast TLB window (reads never multicast)".into(),
             ));
         }
-        let s = raw(noc, Self::noc0(translation, noc, config.start)?.get());
-        let e = raw(noc, Self::noc0(translation, noc, config.end)?.get());
+        let s = Grid::BLACKHOLE.raw(noc, Self::noc0(translation, noc, config.start)?.get());
+        let e = Grid::BLACKHOLE.raw(noc, Self::noc0(translation, noc, config.end)?.get());
         let dests = tiles
             .multicast_dests(noc, NO_TILE, (s, e), false)
             .into_iter()

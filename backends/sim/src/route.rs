@@ -7,66 +7,94 @@
 //! X-major on NoC0 and Y-major on NoC1 ([`multicast_tree`], the one definition of a tree: `link`
 //! times packets along it, and a host that bounds a program's link traffic counts its links).
 //!
+//! Every function is a [`Grid`]'s: the torus its chip's packets go round (Blackhole's 17 x 12,
+//! Wormhole B0's 10 x 12).
+//!
 //! Leaf module: imports nothing of the crate.
 
-use blackhole_pac::grid::{GRID_X, GRID_Y, forward_hops};
+use blackhole_pac::grid::forward_hops;
 
-/// Raw coordinates on `noc` of NoC0 `(x, y)`, and back (the mapping is its own inverse: NoC1
-/// numbers the grid from the opposite corner; `blackhole-pac` holds the rule). Points outside
-/// the grid stay as they are.
-pub fn raw(noc: u8, p: (u8, u8)) -> (u8, u8) {
-    if noc == 0 {
-        p
-    } else {
-        blackhole_pac::grid::noc0_to_noc1(p.0, p.1).unwrap_or(p)
-    }
+/// A chip's NoC grid: the torus packets go round, (width, height).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Grid {
+    /// Columns.
+    pub width: u8,
+    /// Rows.
+    pub height: u8,
 }
 
 /// A step out of a router: `+x` (0) or `+y` (1).
 pub type Dir = usize;
 
-/// The next router from `p` in direction `dir`.
-pub fn step(p: (u8, u8), dir: Dir) -> (u8, u8) {
-    if dir == 0 {
-        ((p.0 + 1) % GRID_X, p.1)
-    } else {
-        (p.0, (p.1 + 1) % GRID_Y)
-    }
-}
+impl Grid {
+    /// Blackhole's 17 x 12 grid.
+    pub const BLACKHOLE: Grid = Grid {
+        width: blackhole_pac::grid::GRID_X,
+        height: blackhole_pac::grid::GRID_Y,
+    };
+    /// Wormhole B0's 10 x 12 grid.
+    pub const WORMHOLE: Grid = Grid {
+        width: wormhole_pac::grid::GRID_X,
+        height: wormhole_pac::grid::GRID_Y,
+    };
 
-/// The links a unicast from `from` to `to` on `noc` crosses: `(router, direction out of it)`.
-pub fn unicast_links(noc: u8, from: (u8, u8), to: (u8, u8)) -> Vec<((u8, u8), Dir)> {
-    let order = if noc == 0 { [0, 1] } else { [1, 0] };
-    let mut p = from;
-    let mut out = Vec::new();
-    for dir in order {
-        let n = if dir == 0 {
-            forward_hops(p.0, to.0, GRID_X)
+    /// Raw coordinates on `noc` of NoC0 `(x, y)`, and back (the mapping is its own inverse:
+    /// NoC1 numbers the grid from the opposite corner, `(width - 1 - x, height - 1 - y)`).
+    /// Points outside the grid stay as they are.
+    pub fn raw(self, noc: u8, p: (u8, u8)) -> (u8, u8) {
+        if noc == 0 || p.0 >= self.width || p.1 >= self.height {
+            p
         } else {
-            forward_hops(p.1, to.1, GRID_Y)
-        };
-        for _ in 0..n {
-            out.push((p, dir));
-            p = step(p, dir);
+            (self.width - 1 - p.0, self.height - 1 - p.1)
         }
     }
-    out
-}
 
-/// The routers a unicast passes, from `from` to `to` inclusive.
-pub fn unicast_path(noc: u8, from: (u8, u8), to: (u8, u8)) -> Vec<(u8, u8)> {
-    let mut path = vec![from];
-    path.extend(
-        unicast_links(noc, from, to)
-            .into_iter()
-            .map(|(p, d)| step(p, d)),
-    );
-    path
-}
+    /// The next router from `p` in direction `dir`.
+    pub fn step(self, p: (u8, u8), dir: Dir) -> (u8, u8) {
+        if dir == 0 {
+            ((p.0 + 1) % self.width, p.1)
+        } else {
+            (p.0, (p.1 + 1) % self.height)
+        }
+    }
 
-/// Router hops from `from` to `to` (either NoC: the hop count does not depend on the order).
-pub fn hops(from: (u8, u8), to: (u8, u8)) -> u64 {
-    forward_hops(from.0, to.0, GRID_X) as u64 + forward_hops(from.1, to.1, GRID_Y) as u64
+    /// The links a unicast from `from` to `to` on `noc` crosses: `(router, direction out of
+    /// it)`.
+    pub fn unicast_links(self, noc: u8, from: (u8, u8), to: (u8, u8)) -> Vec<((u8, u8), Dir)> {
+        let order = if noc == 0 { [0, 1] } else { [1, 0] };
+        let mut p = from;
+        let mut out = Vec::new();
+        for dir in order {
+            let n = if dir == 0 {
+                forward_hops(p.0, to.0, self.width)
+            } else {
+                forward_hops(p.1, to.1, self.height)
+            };
+            for _ in 0..n {
+                out.push((p, dir));
+                p = self.step(p, dir);
+            }
+        }
+        out
+    }
+
+    /// The routers a unicast passes, from `from` to `to` inclusive.
+    pub fn unicast_path(self, noc: u8, from: (u8, u8), to: (u8, u8)) -> Vec<(u8, u8)> {
+        let mut path = vec![from];
+        path.extend(
+            self.unicast_links(noc, from, to)
+                .into_iter()
+                .map(|(p, d)| self.step(p, d)),
+        );
+        path
+    }
+
+    /// Router hops from `from` to `to` (either NoC: the hop count does not depend on the
+    /// order).
+    pub fn hops(self, from: (u8, u8), to: (u8, u8)) -> u64 {
+        forward_hops(from.0, to.0, self.width) as u64
+            + forward_hops(from.1, to.1, self.height) as u64
+    }
 }
 
 /// One link of a multicast tree: the router it leaves, its direction out of that router, and
@@ -93,66 +121,69 @@ pub struct MulticastTree {
     pub dest_link: Vec<Option<u16>>,
 }
 
-/// The tree of a multicast from raw `from` to the raw `dests` on `noc`: NoC0 X-major, NoC1
-/// Y-major (along the major axis as far as the farthest destination, then a branch along the
-/// minor axis at each major position that has destinations, as far as its farthest one). A
-/// destination at `from` itself (loopback) is reached at the root.
-pub fn multicast_tree(noc: u8, from: (u8, u8), dests: &[(u8, u8)]) -> MulticastTree {
-    let (major, minor): (Dir, Dir) = if noc == 0 { (0, 1) } else { (1, 0) };
-    let coord = |p: (u8, u8), d: Dir| if d == 0 { p.0 } else { p.1 };
-    let len = |d: Dir| if d == 0 { GRID_X } else { GRID_Y };
-    let along =
-        |p: (u8, u8)| forward_hops(coord(from, major), coord(p, major), len(major)) as usize;
-    let across =
-        |p: (u8, u8)| forward_hops(coord(from, minor), coord(p, minor), len(minor)) as usize;
-    let spine = dests.iter().map(|&d| along(d)).max().unwrap_or(0);
-    let mut reach = vec![0usize; spine + 1];
-    for &d in dests {
-        let k = along(d);
-        reach[k] = reach[k].max(across(d));
-    }
-    let mut links = Vec::with_capacity(spine + reach.iter().sum::<usize>());
-    let mut p = from;
-    for k in 0..spine {
-        links.push(TreeLink {
-            from: p,
-            dir: major,
-            parent: k.checked_sub(1).map(|k| k as u16),
-        });
-        p = step(p, major);
-    }
-    // branch_first[k]: index of the first branch link at major position k.
-    let mut branch_first = vec![0u16; spine + 1];
-    let mut q = from;
-    for (k, &r) in reach.iter().enumerate() {
-        let mut b = q;
-        for j in 0..r {
-            let parent = match (j, k) {
-                (0, 0) => None,
-                (0, _) => Some(k as u16 - 1),
-                _ => Some(links.len() as u16 - 1),
-            };
-            if j == 0 {
-                branch_first[k] = links.len() as u16;
-            }
-            links.push(TreeLink {
-                from: b,
-                dir: minor,
-                parent,
-            });
-            b = step(b, minor);
+impl Grid {
+    /// The tree of a multicast from raw `from` to the raw `dests` on `noc`: NoC0 X-major, NoC1
+    /// Y-major (along the major axis as far as the farthest destination, then a branch along the
+    /// minor axis at each major position that has destinations, as far as its farthest one). A
+    /// destination at `from` itself (loopback) is reached at the root.
+    pub fn multicast_tree(self, noc: u8, from: (u8, u8), dests: &[(u8, u8)]) -> MulticastTree {
+        let (major, minor): (Dir, Dir) = if noc == 0 { (0, 1) } else { (1, 0) };
+        let coord = |p: (u8, u8), d: Dir| if d == 0 { p.0 } else { p.1 };
+        let len = |d: Dir| if d == 0 { self.width } else { self.height };
+        let step = |p, d| self.step(p, d);
+        let along =
+            |p: (u8, u8)| forward_hops(coord(from, major), coord(p, major), len(major)) as usize;
+        let across =
+            |p: (u8, u8)| forward_hops(coord(from, minor), coord(p, minor), len(minor)) as usize;
+        let spine = dests.iter().map(|&d| along(d)).max().unwrap_or(0);
+        let mut reach = vec![0usize; spine + 1];
+        for &d in dests {
+            let k = along(d);
+            reach[k] = reach[k].max(across(d));
         }
-        q = step(q, major);
+        let mut links = Vec::with_capacity(spine + reach.iter().sum::<usize>());
+        let mut p = from;
+        for k in 0..spine {
+            links.push(TreeLink {
+                from: p,
+                dir: major,
+                parent: k.checked_sub(1).map(|k| k as u16),
+            });
+            p = step(p, major);
+        }
+        // branch_first[k]: index of the first branch link at major position k.
+        let mut branch_first = vec![0u16; spine + 1];
+        let mut q = from;
+        for (k, &r) in reach.iter().enumerate() {
+            let mut b = q;
+            for j in 0..r {
+                let parent = match (j, k) {
+                    (0, 0) => None,
+                    (0, _) => Some(k as u16 - 1),
+                    _ => Some(links.len() as u16 - 1),
+                };
+                if j == 0 {
+                    branch_first[k] = links.len() as u16;
+                }
+                links.push(TreeLink {
+                    from: b,
+                    dir: minor,
+                    parent,
+                });
+                b = step(b, minor);
+            }
+            q = step(q, major);
+        }
+        let dest_link = dests
+            .iter()
+            .map(|&d| match (along(d), across(d)) {
+                (0, 0) => None,
+                (k, 0) => Some(k as u16 - 1),
+                (k, j) => Some(branch_first[k] + j as u16 - 1),
+            })
+            .collect();
+        MulticastTree { links, dest_link }
     }
-    let dest_link = dests
-        .iter()
-        .map(|&d| match (along(d), across(d)) {
-            (0, 0) => None,
-            (k, 0) => Some(k as u16 - 1),
-            (k, j) => Some(branch_first[k] + j as u16 - 1),
-        })
-        .collect();
-    MulticastTree { links, dest_link }
 }
 
 #[cfg(test)]
@@ -164,7 +195,7 @@ mod tests {
         // From (1, 2) to (1, 2)..=(2, 3) and (4, 2): spine (1,2)->(2,2)->(3,2)->(4,2), branches
         // down at x = 1 and x = 2 only.
         let dests = [(2, 2), (1, 3), (2, 3), (4, 2), (1, 2)];
-        let t = multicast_tree(0, (1, 2), &dests);
+        let t = Grid::BLACKHOLE.multicast_tree(0, (1, 2), &dests);
         let links: Vec<((u8, u8), Dir, Option<u16>)> =
             t.links.iter().map(|l| (l.from, l.dir, l.parent)).collect();
         assert_eq!(
@@ -183,7 +214,7 @@ mod tests {
     #[test]
     fn a_noc1_tree_runs_along_y_then_x_and_wraps_the_torus() {
         // NoC1 raw: from (3, 10) up to y = 11, wrapping to y = 0, then one branch along x.
-        let t = multicast_tree(1, (3, 10), &[(3, 0), (4, 0)]);
+        let t = Grid::BLACKHOLE.multicast_tree(1, (3, 10), &[(3, 0), (4, 0)]);
         let links: Vec<((u8, u8), Dir, Option<u16>)> =
             t.links.iter().map(|l| (l.from, l.dir, l.parent)).collect();
         assert_eq!(

@@ -100,6 +100,15 @@ impl Sim {
         self.world.borrow().now
     }
 
+    /// The chip the simulator models.
+    pub fn chip(&self) -> crate::config::ChipModel {
+        self.world.borrow().chip.clone()
+    }
+
+    fn chip_l1(&self) -> u32 {
+        self.world.borrow().chip.l1_size
+    }
+
     /// NoC0 coordinates of every enabled Tensix tile (by column, then row).
     pub fn tensix(&self) -> Vec<(u8, u8)> {
         self.world.borrow().tiles.iter().map(|t| t.xy0).collect()
@@ -174,8 +183,19 @@ impl Sim {
     /// `core.rs`: L1, the NIU registers driving the same NoC engine as the native kernels, the
     /// stream counters, the tile registers). A core that faults stops and is recorded
     /// ([`Sim::core_faults`]). Like [`Sim::spawn`], it does not look at the soft-reset bits.
+    /// Refused on a simulated Wormhole (`SimConfig::wormhole`): the core models are Blackhole's.
     pub fn spawn_firmware(&mut self, tile: (u8, u8), role: Role) -> Result<usize, SimError> {
         let ix = self.tile(tile)?;
+        let (blackhole, chip) = {
+            let w = self.world.borrow();
+            (w.chip.is_blackhole(), w.chip.name)
+        };
+        if !blackhole {
+            return Err(SimError::OutOfRange(format!(
+                "firmware cores on a simulated {chip}: the cores' NIU and register models are \
+                 Blackhole's (allowed: the native kernels)"
+            )));
+        }
         let pc = self.world.borrow().tiles[ix as usize]
             .regs
             .reset_pc(Core::of_role(role));
@@ -225,8 +245,15 @@ impl Sim {
     ) -> Result<(), SimError> {
         let ix = self.tile(tile)?;
         let bad = |m: String| Err(SimError::BadBuffer(m));
-        if index as usize >= blackhole_pac::stream::CIRCULAR_BUFFERS {
-            return bad(format!("circular buffer {index} (allowed: 0..=63)"));
+        let (buffers, l1) = {
+            let w = self.world.borrow();
+            (w.chip.circular_buffers, w.chip.l1_size)
+        };
+        if index as usize >= buffers {
+            return bad(format!(
+                "circular buffer {index} (allowed: 0..={})",
+                buffers - 1
+            ));
         }
         if pages == 0 || page_size == 0 || page_size % 16 != 0 || base % 16 != 0 {
             return bad(format!(
@@ -234,7 +261,7 @@ impl Sim {
                  (allowed: pages >= 1, page size and base multiples of 16)"
             ));
         }
-        if base as u64 + pages as u64 * page_size as u64 > blackhole_pac::tensix::L1_SIZE as u64 {
+        if base as u64 + pages as u64 * page_size as u64 > l1 as u64 {
             return bad(format!(
                 "circular buffer at {base:#x} of {pages} x {page_size} bytes is beyond L1"
             ));
@@ -363,7 +390,7 @@ impl Sim {
     /// Reads L1 of the tile at NoC0 `tile`.
     pub fn read_l1(&self, tile: (u8, u8), addr: u32, buf: &mut [u8]) -> Result<(), SimError> {
         let ix = self.tile(tile)?;
-        check_l1(addr as u64, buf.len())?;
+        check_l1(self.chip_l1(), addr as u64, buf.len())?;
         self.world.borrow().tiles[ix as usize]
             .l1
             .read(addr as u64, buf);
@@ -373,7 +400,7 @@ impl Sim {
     /// Reads a 32-bit word of L1.
     pub fn read_l1_u32(&self, tile: (u8, u8), addr: u32) -> Result<u32, SimError> {
         let ix = self.tile(tile)?;
-        check_l1(addr as u64, 4)?;
+        check_l1(self.chip_l1(), addr as u64, 4)?;
         Ok(self.world.borrow().tiles[ix as usize]
             .l1
             .read_u32(addr as u64))
@@ -382,7 +409,7 @@ impl Sim {
     /// Writes L1 of the tile at NoC0 `tile`, now; the tile's waiting kernels see it.
     pub fn write_l1(&mut self, tile: (u8, u8), addr: u32, data: &[u8]) -> Result<(), SimError> {
         let ix = self.tile(tile)?;
-        check_l1(addr as u64, data.len())?;
+        check_l1(self.chip_l1(), addr as u64, data.len())?;
         let mut w = self.world.borrow_mut();
         w.tiles[ix as usize].l1.write(addr as u64, data);
         let now = w.now;
@@ -404,7 +431,7 @@ impl Sim {
         addr: u32,
         data: &[u8],
     ) -> Result<usize, SimError> {
-        check_l1(addr as u64, data.len())?;
+        check_l1(self.chip_l1(), addr as u64, data.len())?;
         let mut w = self.world.borrow_mut();
         let now = w.now;
         let targets: Vec<u16> = w
@@ -424,7 +451,7 @@ impl Sim {
     /// Reads DRAM bank `bank`.
     pub fn read_dram(&self, bank: u8, addr: u64, buf: &mut [u8]) -> Result<(), SimError> {
         let w = self.world.borrow();
-        check_dram(&w.cfg, bank, addr, buf.len())?;
+        check_dram(&w.cfg, &w.chip, bank, addr, buf.len())?;
         w.dram[bank as usize].read(addr, buf);
         Ok(())
     }
@@ -432,7 +459,7 @@ impl Sim {
     /// Writes DRAM bank `bank`.
     pub fn write_dram(&mut self, bank: u8, addr: u64, data: &[u8]) -> Result<(), SimError> {
         let mut w = self.world.borrow_mut();
-        check_dram(&w.cfg, bank, addr, data.len())?;
+        check_dram(&w.cfg, &w.chip, bank, addr, data.len())?;
         w.dram[bank as usize].write(addr, data);
         Ok(())
     }
@@ -444,9 +471,11 @@ impl Sim {
             Fault::Transaction { filter, action } => w.faults.add_tx(filter, action),
             Fault::Hung => w.faults.hung = true,
             Fault::DeadTile(tile) => {
-                if blackhole_pac::grid::Noc0Xy::new(tile.0, tile.1).is_none() {
+                let g = w.tiles.grid;
+                if tile.0 >= g.width || tile.1 >= g.height {
                     return Err(SimError::OutOfRange(format!(
-                        "NoC0 {tile:?} is off the 17 x 12 grid"
+                        "NoC0 {tile:?} is off the {} x {} grid",
+                        g.width, g.height
                     )));
                 }
                 if !w.faults.dead.contains(&tile) {

@@ -6,9 +6,7 @@
 
 use std::ops::{Deref, DerefMut};
 
-use blackhole_pac::grid::{self, TileKind};
-use blackhole_pac::harvest::HarvestMask;
-use blackhole_pac::tensix::L1_SIZE;
+use crate::config::ChipModel;
 
 use crate::memory::SparseMemory;
 use crate::mmio::CmdBufRegs;
@@ -16,7 +14,7 @@ use crate::niu::Niu;
 use crate::packet::{NO_TILE, Target, TileIx};
 use crate::regs::TileRegs;
 use crate::report::Violation;
-use crate::route::raw;
+use crate::route::Grid;
 
 /// A circular buffer's shared state: the stream counters and both kernels' pointers.
 #[derive(Clone, Debug)]
@@ -42,8 +40,10 @@ impl Cb {
     }
 }
 
-// `Tile::cb_mask` has a bit per circular buffer.
-const _: () = assert!(blackhole_pac::stream::CIRCULAR_BUFFERS <= 64);
+// `Tile::cb_mask` has a bit per circular buffer: every chip's fit.
+const _: () = assert!(
+    blackhole_pac::stream::CIRCULAR_BUFFERS <= 64 && wormhole_pac::stream::CIRCULAR_BUFFERS <= 64
+);
 
 /// One Tensix tile.
 #[derive(Debug)]
@@ -70,12 +70,12 @@ pub(crate) struct Tile {
 }
 
 impl Tile {
-    fn new(xy0: (u8, u8), soft_reset: u32) -> Self {
+    fn new(xy0: (u8, u8), soft_reset: u32, chip: &ChipModel) -> Self {
         Self {
             xy0,
-            l1: SparseMemory::new(L1_SIZE as u64),
+            l1: SparseMemory::new(chip.l1_size as u64),
             niu: [Niu::default(), Niu::default()],
-            cbs: vec![None; blackhole_pac::stream::CIRCULAR_BUFFERS],
+            cbs: vec![None; chip.circular_buffers],
             cb_mask: 0,
             waiters: Vec::new(),
             eject_free: [0; 2],
@@ -146,22 +146,34 @@ fn span(s: u8, e: u8, v: u8) -> bool {
 pub(crate) struct Tiles {
     list: Vec<Tile>,
     at: [[TileIx; 12]; 17],
+    /// The DRAM bank at each NoC0 coordinate that is a port of one.
+    dram_at: [[Option<u8>; 12]; 17],
+    /// The chip's NoC grid.
+    pub grid: Grid,
 }
 
 impl Tiles {
-    /// The Tensix tiles `harvest` leaves enabled, with empty L1, no buffer configured and
-    /// soft reset `soft_reset`.
-    pub(crate) fn new(harvest: HarvestMask, soft_reset: u32) -> Self {
+    /// The Tensix tiles `chip` has enabled, with empty L1, no buffer configured and soft reset
+    /// `soft_reset`; its DRAM ports. (Both chips' grids fit Blackhole's 17 x 12 tables.)
+    pub(crate) fn new(chip: &ChipModel, soft_reset: u32) -> Self {
         let mut list = Vec::new();
         let mut at = [[NO_TILE; 12]; 17];
-        let columns = harvest.columns();
-        for &x in columns.noc0_x() {
-            for y in grid::TENSIX_Y_FIRST..=grid::TENSIX_Y_LAST {
-                at[x as usize][y as usize] = list.len() as TileIx;
-                list.push(Tile::new((x, y), soft_reset));
+        for &(x, y) in &chip.tensix {
+            at[x as usize][y as usize] = list.len() as TileIx;
+            list.push(Tile::new((x, y), soft_reset, chip));
+        }
+        let mut dram_at = [[None; 12]; 17];
+        for (bank, ports) in chip.dram_ports.iter().enumerate() {
+            for &(x, y) in ports {
+                dram_at[x as usize][y as usize] = Some(bank as u8);
             }
         }
-        Self { list, at }
+        Self {
+            list,
+            at,
+            dram_at,
+            grid: chip.grid,
+        }
     }
 
     /// The Tensix tile at NoC0 `(x, y)`.
@@ -172,17 +184,14 @@ impl Tiles {
 
     /// What a NoC request to raw `(x, y)` on `noc` reaches.
     pub(crate) fn target_at(&self, noc: u8, p: (u8, u8)) -> Option<Target> {
-        if p.0 >= grid::GRID_X || p.1 >= grid::GRID_Y {
+        if p.0 >= self.grid.width || p.1 >= self.grid.height {
             return None;
         }
-        let p0 = raw(noc, p);
+        let p0 = self.grid.raw(noc, p);
         if let Some(t) = self.at0(p0) {
             return Some(Target::L1(t));
         }
-        match grid::tile_at(p0.0, p0.1) {
-            Some(TileKind::Dram { bank, .. }) => Some(Target::Dram(bank)),
-            _ => None,
-        }
+        self.dram_at[p0.0 as usize][p0.1 as usize].map(Target::Dram)
     }
 
     /// The Tensix destinations of a multicast from `src` to raw rectangle `start..end` on `noc`
@@ -199,7 +208,7 @@ impl Tiles {
             .enumerate()
             .filter(|&(i, _)| loopback || i != src as usize)
             .filter_map(|(i, t)| {
-                let r = raw(noc, t.xy0);
+                let r = self.grid.raw(noc, t.xy0);
                 (span(start.0, end.0, r.0) && span(start.1, end.1, r.1))
                     .then_some((Target::L1(i as TileIx), r))
             })

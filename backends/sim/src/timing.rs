@@ -123,6 +123,22 @@ impl Default for Timing {
 }
 
 impl Timing {
+    /// Wormhole B0's timing, **assumed, not calibrated**: its own AICLK (1,000 MHz, tt-umd
+    /// `AICLK_BUSY_VAL`), flit (32 bytes, tt-metal Wormhole `NOC_WORD_BYTES`) and packet (8 KiB,
+    /// `NOC_MAX_BURST_SIZE`), and DRAM rate (288 GB/s over its 6 banks, Tenstorrent's n150
+    /// figure: 48 bytes a cycle a bank); every latency, floor and cost in cycles is Blackhole's
+    /// (no measured Wormhole figures were at hand to calibrate against). The simulator's
+    /// Wormhole figures are shapes, not predictions.
+    pub fn wormhole() -> Self {
+        Self {
+            aiclk_mhz: 1000,
+            flit_bytes: 32,
+            max_packet_bytes: 8192,
+            dram_bank_bytes_per_cycle: 288.0e9 / 6.0 / 1.0e9,
+            ..Self::default()
+        }
+    }
+
     /// Flits of a packet carrying `bytes` of payload: one header flit plus the data flits.
     pub fn flits(&self, bytes: u32) -> u64 {
         1 + bytes.div_ceil(self.flit_bytes) as u64

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::arc::ArcState;
+use crate::config::ChipModel;
 use crate::config::{SimConfig, SourceRead};
 use crate::dram::Dram;
 use crate::fault::{Faults, TxKind};
@@ -22,7 +23,7 @@ use crate::packet::{Item, NO_TILE, ReadPacket, Target, TileIx, Vc, WritePacket};
 use crate::profile::CoreProfiler;
 use crate::report::{CoreFault, Stats, Violation};
 use crate::rng::SplitMix64;
-use crate::route::{self, raw};
+
 use crate::scheduler::Scheduler;
 use crate::tile::Tiles;
 use crate::trace::Trace;
@@ -88,6 +89,8 @@ pub(crate) struct World {
     /// What the native kernels logged (`kernel_log`), in the order they logged it.
     pub kernel_logs: Vec<crate::report::KernelLogLine>,
     pub stats: Stats,
+    /// The chip the world models.
+    pub chip: ChipModel,
 }
 
 /// A firmware core's profiler, shared with its task.
@@ -101,12 +104,13 @@ impl World {
     pub(crate) fn new(cfg: SimConfig) -> Self {
         let rng = SplitMix64::new(cfg.seed ^ 0x9E37_79B9_7F4A_7C15);
         let trace = cfg.trace.then(Trace::default);
+        let chip = cfg.chip_model();
         Self {
             now: 0,
-            tiles: Tiles::new(cfg.harvest, cfg.boot.soft_reset()),
-            dram: Dram::new(),
+            tiles: Tiles::new(&chip, cfg.boot.soft_reset()),
+            dram: Dram::new(&chip),
             arc: ArcState::new(),
-            links: Links::new(cfg.timing.router_hop),
+            links: Links::new(cfg.timing.router_hop, chip.grid),
             worms: Vec::new(),
             free_worms: Vec::new(),
             runs: 0,
@@ -120,6 +124,7 @@ impl World {
             profiles: Vec::new(),
             kernel_logs: Vec::new(),
             stats: Stats::default(),
+            chip,
             cfg,
         }
     }
@@ -306,7 +311,7 @@ impl World {
         let flits = timing.flits(p.len);
         self.stats.packets += 1;
         self.stats.flits += flits;
-        let from = raw(p.noc, self.tiles[p.src as usize].xy0);
+        let from = self.tiles.grid.raw(p.noc, self.tiles[p.src as usize].xy0);
         let route = if p.multicast {
             let dests: Vec<(u8, u8)> = p.dests.iter().map(|&(_, d)| d).collect();
             self.links.multicast(p.noc, from, &dests, flits, p.hold)
@@ -424,7 +429,7 @@ impl World {
                     TxKind::Read,
                     p.noc,
                     self.tiles[p.tile as usize].xy0,
-                    raw(p.noc, p.src_raw),
+                    self.tiles.grid.raw(p.noc, p.src_raw),
                     p.src_addr,
                 );
                 if !action.drop {
@@ -483,10 +488,14 @@ impl World {
             TxKind::Write
         };
         let src0 = self.tiles[p.src as usize].xy0;
-        let from = raw(p.noc, src0);
-        let action = self
-            .faults
-            .match_tx(kind, p.noc, src0, raw(p.noc, dest), p.dst_addr);
+        let from = self.tiles.grid.raw(p.noc, src0);
+        let action = self.faults.match_tx(
+            kind,
+            p.noc,
+            src0,
+            self.tiles.grid.raw(p.noc, dest),
+            p.dst_addr,
+        );
         let mut commit = self.eject(target, p.noc, at, flits);
         if let Target::Dram(bank) = target {
             commit = self.dram_service(bank, p.dst_addr, p.len, commit) + timing.dram_write_latency;
@@ -519,7 +528,7 @@ impl World {
             }
         }
         if p.acked && (!action.drop || action.ack_anyway) {
-            let back = route::hops(dest, from);
+            let back = self.tiles.grid.hops(dest, from);
             let ack = commit
                 + timing.ack_turnaround
                 + 2 * timing.niu_hop
@@ -580,7 +589,7 @@ impl World {
         let timing = self.cfg.timing;
         self.stats.packets += 1;
         self.stats.flits += 1;
-        let from = raw(p.noc, self.tiles[p.tile as usize].xy0);
+        let from = self.tiles.grid.raw(p.noc, self.tiles[p.tile as usize].xy0);
         let route = self.links.unicast(p.noc, from, p.src_raw, 1, Vc::Unicast);
         let id = self.new_worm(route, Carried::Request(Box::new(p)), timing.niu_hop);
         self.reserve(time, id);
@@ -611,7 +620,7 @@ impl World {
         }
         let flits = timing.flits(p.len);
         self.stats.flits += flits;
-        let to = raw(p.noc, self.tiles[p.tile as usize].xy0);
+        let to = self.tiles.grid.raw(p.noc, self.tiles[p.tile as usize].xy0);
         let route = self
             .links
             .unicast(p.noc, p.src_raw, to, flits, Vc::Response);

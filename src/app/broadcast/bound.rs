@@ -87,10 +87,10 @@ use komorebi_broadcast::args::BroadcastArgs;
 use komorebi_hal::LogicalXy;
 use komorebi_kernel::broadcast_handler::program::{Check, STREAMS};
 use komorebi_sim::Timing;
-use komorebi_sim::route::{self, Dir};
+use komorebi_sim::route::Dir;
 
 use super::config::Protocol;
-use super::load::{JobBound, LinkClass, Load, NiuPipe, ReadStream, Resource};
+use super::load::{GRID, JobBound, LinkClass, Load, NiuPipe, ReadStream, Resource};
 use super::plan::BroadcastPlan;
 
 /// The sizes of the packets a transfer of `bytes` is split into.
@@ -224,10 +224,10 @@ impl BroadcastPlan {
                     continue;
                 }
                 let dests: Vec<(u8, u8)> = receivers.iter().map(|&(_, d)| d).collect();
-                let tree = route::multicast_tree(noc, me, &dests);
+                let tree = GRID.multicast_tree(noc, me, &dests);
                 let tree_links: Vec<((u8, u8), Dir)> =
                     tree.links.iter().map(|l| (l.from, l.dir)).collect();
-                let far = dests.iter().map(|&d| route::hops(me, d)).max().unwrap_or(0);
+                let far = dests.iter().map(|&d| GRID.hops(me, d)).max().unwrap_or(0);
                 let reserve =
                     (timing.reserve_base + timing.reserve_per_hop * far as f64).round() as u64;
                 // Every block: its data, then its VALID word, each to every receiver.
@@ -267,7 +267,7 @@ impl BroadcastPlan {
                     load.links(
                         noc,
                         LinkClass::Unicast,
-                        route::unicast_links(noc, at, me),
+                        GRID.unicast_links(noc, at, me),
                         markers * marker_flits,
                     );
                     load.add(eject, markers * marker_flits);

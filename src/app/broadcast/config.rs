@@ -353,13 +353,14 @@ impl BroadcastConfig {
         if self.chip == ChipKind::Blackhole {
             return Ok(());
         }
-        if !matches!(self.device, DeviceChoice::Ttsim { .. }) {
+        if !matches!(self.device, DeviceChoice::Ttsim { .. } | DeviceChoice::Sim) {
             return Err(flag(
                 "--chip",
                 format!(
-                    "wormhole with --device {}: the project's simulator models a Blackhole, and \
-                     a Wormhole card's ARC protocol is not built (allowed: --chip wormhole with \
-                     --device ttsim:PATH to ttsim's `wh` build)",
+                    "wormhole with --device {}: the simulated card's PCIe, ARC and firmware \
+                     cores model a Blackhole, and a Wormhole card's ARC protocol is not built \
+                     (allowed: --chip wormhole with --device sim, native kernels, or --device \
+                     ttsim:PATH to ttsim's `wh` build)",
                     self.device
                 ),
             ));
@@ -368,8 +369,8 @@ impl BroadcastConfig {
             return Err(flag(
                 "--chip",
                 "wormhole with --harvest or --fused-dram: both describe the simulated \
-                 Blackhole; ttsim's Wormhole harvests nothing and has 6 working DRAM banks \
-                 (allowed: neither flag with --chip wormhole)",
+                 Blackhole; the simulated Wormhole and ttsim's harvest nothing and have 6 \
+                 working DRAM banks (allowed: neither flag with --chip wormhole)",
             ));
         }
         if self.chips > 1 {
@@ -379,12 +380,6 @@ impl BroadcastConfig {
                     "{} with --chip wormhole (allowed: 1; several Wormholes are not built)",
                     self.chips
                 ),
-            ));
-        }
-        if self.protocol != Protocol::Komorebi {
-            return Err(flag(
-                "--protocol",
-                "handshake with --chip wormhole (allowed: komorebi, the firmware's protocol)",
             ));
         }
         Ok(())

@@ -12,7 +12,11 @@ use blackhole_pac::grid::{DRAM_BANKS, GRID_X, GRID_Y};
 use crate::chip::DramSet;
 use komorebi_hal::LogicalXy;
 use komorebi_sim::Timing;
-use komorebi_sim::route::{self, Dir};
+use komorebi_sim::route::{Dir, Grid};
+
+/// The grid the resource bound and the DRAM placement price: Blackhole's (a Wormhole's run
+/// is not priced: `Resource::NotModelled`).
+pub(super) const GRID: Grid = Grid::BLACKHOLE;
 
 /// One resource of the chip, as the bound counts it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -196,12 +200,12 @@ impl Load {
         apply(&mut self.dram_bytes[bank as usize], stream.bytes);
         let routes = [
             (
-                route::unicast_links(stream.noc, stream.me, port),
+                GRID.unicast_links(stream.noc, stream.me, port),
                 LinkClass::Unicast,
                 stream.request_flits,
             ),
             (
-                route::unicast_links(stream.noc, port, stream.me),
+                GRID.unicast_links(stream.noc, port, stream.me),
                 LinkClass::Response,
                 stream.response_flits,
             ),
@@ -241,7 +245,7 @@ impl Load {
                     (cell % GRID_X as usize) as u8,
                     (cell / GRID_X as usize) as u8,
                 );
-                let to = route::step(from, dir);
+                let to = GRID.step(from, dir);
                 *self
                     .cycles
                     .entry(Resource::Link {

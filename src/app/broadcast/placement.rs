@@ -43,9 +43,8 @@
 use komorebi_hal::{NocId, Xy};
 use komorebi_kernel::broadcast_handler::program::STREAMS;
 use komorebi_sim::Timing;
-use komorebi_sim::route;
 
-use super::load::{Load, ReadStream, dram_cycles, link_index};
+use super::load::{GRID, Load, ReadStream, dram_cycles, link_index};
 use crate::chip::{ChipKind, DramSet};
 
 /// Most passes over all streams [`Placement::choose`] makes.
@@ -206,11 +205,11 @@ fn price(
     let mut added = 0;
     for (route_links, flits) in [
         (
-            route::unicast_links(stream.noc, stream.me, port),
+            GRID.unicast_links(stream.noc, stream.me, port),
             stream.request_flits,
         ),
         (
-            route::unicast_links(stream.noc, port, stream.me),
+            GRID.unicast_links(stream.noc, port, stream.me),
             stream.response_flits,
         ),
     ] {

@@ -57,7 +57,14 @@ pub fn run(
 }
 
 pub(super) fn sim_config(cfg: &BroadcastConfig) -> SimConfig {
+    let wormhole = cfg.chip == crate::chip::ChipKind::Wormhole;
     SimConfig {
+        wormhole: wormhole.then_some(wormhole_pac::harvest::HarvestMask::NONE),
+        timing: if wormhole {
+            komorebi_sim::Timing::wormhole()
+        } else {
+            komorebi_sim::Timing::default()
+        },
         harvest: cfg.harvest,
         fused_dram: cfg.fused_dram,
         seed: cfg.seed,

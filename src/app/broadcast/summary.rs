@@ -601,6 +601,10 @@ impl std::fmt::Display for BroadcastSummary {
                 f,
                 "    efficiency:     {e:.3} (bound / ran: 1 is a run as fast as the bound allows)"
             )?,
+            None if self.bound_cycles == 0 => writeln!(
+                f,
+                "    efficiency:     none: there is no resource bound to compare with"
+            )?,
             None if !self.clock.is_time() => writeln!(
                 f,
                 "    efficiency:     none: the bound is device cycles and ttsim's steps are no device time"

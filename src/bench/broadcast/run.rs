@@ -509,6 +509,10 @@ impl fmt::Display for BroadcastBenchReport {
                     "{protocol}: mean efficiency {m:.3} over the {n} of {total} rows that \
                      succeeded (a failed run has no efficiency)"
                 )?,
+                None if self.rows.iter().all(|r| r.bound_cycles == 0) => write!(
+                    f,
+                    "{protocol}: no mean efficiency: no row has a resource bound to compare with"
+                )?,
                 None => write!(
                     f,
                     "{protocol}: no mean efficiency: no row succeeded (a failed run has no \

@@ -82,7 +82,8 @@ impl KernelEnv {
 
     /// Circular buffer `index` (0..64) of the tile; calls fail until it is configured.
     pub fn cb(&self, index: u8) -> Option<SimCb> {
-        ((index as usize) < blackhole_pac::stream::CIRCULAR_BUFFERS).then(|| SimCb {
+        let buffers = self.world.borrow().chip.circular_buffers;
+        ((index as usize) < buffers).then(|| SimCb {
             world: self.world.clone(),
             task: self.task,
             tile: self.tile,

@@ -12,7 +12,6 @@ use crate::engine::{self, Issuer};
 use crate::hal::error::NocError;
 use crate::packet::{Target, TileIx};
 use crate::report::Violation;
-use crate::route::raw;
 use crate::world::{Shared, World};
 
 /// One data-movement kernel's NoC.
@@ -70,7 +69,7 @@ impl SimNoc {
         let target = engine::target(&mut w, self.issuer(now), (dst.node().x(), dst.node().y()))?;
         if let Target::L1(_) = target {
             let tile = w.tiles[self.tile as usize].xy0;
-            let to = raw(self.noc, (dst.node().x(), dst.node().y()));
+            let to = w.tiles.grid.raw(self.noc, (dst.node().x(), dst.node().y()));
             w.violations.push(Violation::InlineWriteToL1 {
                 tile,
                 target: to,
@@ -133,7 +132,7 @@ impl noc::NocMulticast for SimNoc {
 
     fn node(&self) -> Xy {
         let w = self.world.borrow();
-        let (x, y) = raw(self.noc, w.tiles[self.tile as usize].xy0);
+        let (x, y) = w.tiles.grid.raw(self.noc, w.tiles[self.tile as usize].xy0);
         Xy::new(x, y).unwrap_or_default()
     }
 
