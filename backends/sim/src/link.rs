@@ -290,7 +290,7 @@ impl Links {
     }
 
     /// The tree of a multicast from raw `from` to the raw `dests`, as
-    /// [`crate::route::multicast_tree`] defines it (NoC0 X-major, NoC1 Y-major). A destination
+    /// [`crate::route::Grid::multicast_tree`] defines it (NoC0 X-major, NoC1 Y-major). A destination
     /// at `from` itself (loopback) is reached at the root.
     pub(crate) fn multicast(
         &mut self,

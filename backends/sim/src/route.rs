@@ -4,7 +4,7 @@
 //! Coordinates are raw coordinates of the NoC in use; both NoCs move only in the + direction of
 //! their own coordinates (NoC0 right and down, NoC1 left and up in NoC0 terms) and wrap around
 //! the torus. Unicast: NoC0 goes X first, then Y; NoC1 Y first, then X. Multicast trees are
-//! X-major on NoC0 and Y-major on NoC1 ([`multicast_tree`], the one definition of a tree: `link`
+//! X-major on NoC0 and Y-major on NoC1 ([`Grid::multicast_tree`], the one definition of a tree: `link`
 //! times packets along it, and a host that bounds a program's link traffic counts its links).
 //!
 //! Every function is a [`Grid`]'s: the torus its chip's packets go round (Blackhole's 17 x 12,

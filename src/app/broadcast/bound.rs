@@ -16,8 +16,8 @@
 //! * **Links**, every directed link of both NoCs: the flits (a header flit plus one per 64
 //!   bytes, per packet of at most 16 KiB) of every read request (1 flit, sender to bank) and
 //!   response (bank to sender, from the port the placement chose), on the unicast routes of
-//!   [`komorebi_sim::route::unicast_links`];
-//!   of every data and VALID multicast, on the tree of [`komorebi_sim::route::multicast_tree`];
+//!   [`komorebi_sim::route::Grid::unicast_links`];
+//!   of every data and VALID multicast, on the tree of [`komorebi_sim::route::Grid::multicast_tree`];
 //!   and of every DONE marker (a 4-byte write, receiver to sender). A link carries one flit a
 //!   cycle of each class (below).
 //! * **NIUs**, the one each data-movement kernel issues through (NIU0 for the reader's NoC0,
