@@ -17,7 +17,10 @@ pub struct DeviceRow {
     pub pci_address: Option<String>,
     /// The driver's version `major.minor.patch` and ioctl API version.
     pub driver: Option<String>,
-    /// Die-order harvest mask of the Tensix columns (ARC telemetry tag 34).
+    /// The chip (`blackhole`, `wormhole`), when it could be opened.
+    pub chip: Option<&'static str>,
+    /// The harvest mask: a Blackhole's die-order Tensix columns (ARC telemetry tag 34), a
+    /// Wormhole's rows in tt-umd's order (ARC message 0x57).
     pub harvest: Option<String>,
     /// The fused DRAM bank (telemetry tag 36), if the card has one (left out of the JSON when
     /// none).
@@ -57,8 +60,9 @@ impl fmt::Display for Devices {
             }
             writeln!(
                 f,
-                "  driver {}  harvest {}{}  aiclk {} MHz  firmware {}",
+                "  driver {}  {}harvest {}{}  aiclk {} MHz  firmware {}",
                 or(&d.driver),
+                d.chip.map(|c| format!("chip {c}  ")).unwrap_or_default(),
                 or(&d.harvest),
                 d.fused_dram
                     .map(|b| format!("  fused DRAM bank {b}"))
@@ -104,7 +108,7 @@ pub fn ttsim_devices(library: &std::path::Path) -> Devices {
     };
     #[cfg(target_os = "linux")]
     {
-        use komorebi_pcie::card::{Card, CardOptions};
+        use komorebi_pcie::card::CardOptions;
         use komorebi_pcie::ttsim::{TtsimBar, TtsimBarOptions};
         let process = match crate::host::backend::ttsim_process(library) {
             Ok(p) => p,
@@ -124,10 +128,11 @@ pub fn ttsim_devices(library: &std::path::Path) -> Devices {
                 };
                 // The card's identity: the clock as the ARC message left it.
                 let opened = TtsimBar::open(process.clone(), chip, TtsimBarOptions::default())
-                    .and_then(|bar| Card::open(bar, CardOptions::default()))
+                    .and_then(|bar| bar.open_card(CardOptions::default()))
                     .map(|card| (card.identity(), card));
                 match opened {
                     Ok((id, card)) => {
+                        row.chip = Some(crate::chip::chip_flag(card.chip().kind()));
                         row.pci_address = Some(id.pci_address);
                         row.harvest = Some(format!("{:#06x}", card.chip().harvest_word()));
                         row.fused_dram = card.fused_dram();
@@ -165,6 +170,7 @@ fn row(node: komorebi_pcie::kmd::DeviceNode) -> DeviceRow {
         .map(|card| (card.identity(), card));
     match opened {
         Ok((id, card)) => {
+            row.chip = Some(crate::chip::chip_flag(card.chip().kind()));
             let (ma, mi, pa) = id.driver_version;
             row.driver = Some(format!("{ma}.{mi}.{pa} (ioctl API {})", id.api_version));
             row.harvest = Some(format!("{:#06x}", card.chip().harvest_word()));

@@ -331,3 +331,42 @@ fn a_profile_needs_the_firmware_on_the_simulated_card() {
         );
     }
 }
+
+#[test]
+fn the_wormhole_images_issue_no_fence_which_ttsim_s_wormhole_refuses() {
+    use komorebi::chip::ChipKind;
+    use komorebi_pcie::firmware::Firmware;
+    // "fence instructions do not enforce memory ordering on Wormhole and should not be used"
+    // (ttsim): Wormhole's cores have no data cache, so `komorebi_silicon::fence` issues none.
+    let dir = komorebi::host::backend::built_firmware_for(ChipKind::Wormhole).unwrap();
+    let images = Firmware::from_dir(&dir).unwrap();
+    let mut fences = 0;
+    for image in &images.images {
+        for s in &image.segments {
+            for (i, w) in s.data.chunks_exact(4).enumerate() {
+                let w = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                // MISC-MEM, funct3 0: `fence` (funct3 1 is `fence.i`).
+                if w & 0x7F == 0x0F && (w >> 12) & 7 == 0 {
+                    fences += 1;
+                    eprintln!(
+                        "{}: fence {w:#010x} at {:#x}",
+                        image.name,
+                        s.addr + 4 * i as u32
+                    );
+                }
+            }
+        }
+    }
+    assert_eq!(fences, 0);
+    // The Blackhole images fence (their cores' L0 data cache): the test sees fences.
+    let blackhole = Firmware::from_dir(&firmware()).unwrap();
+    let fenced = blackhole.images.iter().any(|image| {
+        image.segments.iter().any(|s| {
+            s.data.chunks_exact(4).any(|w| {
+                let w = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                w & 0x7F == 0x0F && (w >> 12) & 7 == 0
+            })
+        })
+    });
+    assert!(fenced, "the Blackhole images fence for their L0 data cache");
+}

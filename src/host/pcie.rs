@@ -388,10 +388,7 @@ pub fn open_ttsim(
     use komorebi_pcie::ttsim::{TtsimBar, TtsimBarOptions};
     let bar = TtsimBar::open(process, chip, TtsimBarOptions::default())?;
     let kind = bar.kind();
-    let mut card = match kind {
-        crate::chip::ChipKind::Blackhole => Card::open(bar, CardOptions::default())?,
-        crate::chip::ChipKind::Wormhole => Card::open_wormhole(bar, CardOptions::default())?,
-    };
+    let mut card = bar.open_card(CardOptions::default())?;
     let firmware = &Firmware::from_dir(&firmware(kind)?)?;
     let logical = logical_of(card.chip());
     firmware::boot(

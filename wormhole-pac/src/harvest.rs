@@ -21,7 +21,7 @@ use crate::grid::{TENSIX_X, TENSIX_Y};
 pub const HARVESTING_NOC_LOCATIONS: [u8; 10] = [11, 1, 10, 2, 9, 3, 8, 4, 7, 5];
 /// The ARC message that reads the harvest mask (tt-umd `arc_message_type::ARC_GET_HARVESTING`),
 /// sent as `0xAA00 | 0x57`.
-pub const ARC_GET_HARVESTING: u16 = 0x57;
+pub const ARC_GET_HARVESTING: u16 = crate::arc::msg::ARC_GET_HARVESTING as u16;
 /// The bits a harvest mask may have: one a Tensix row.
 pub const HARVEST_MASK_BITS: u16 = 0x3FF;
 

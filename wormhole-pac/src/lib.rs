@@ -10,6 +10,7 @@
 //! | [`grid`] | the 10 x 12 NoC grid, what sits where, NoC0 <-> NoC1 coordinates |
 //! | [`harvest`] | row harvest masks (tt-umd order and the ARC message's order), logical -> NoC0 Tensix mapping |
 //! | [`translate`] | raw NoC0 <-> translated coordinates for a harvest mask |
+//! | [`arc`] | the host's messages to ARC (harvested rows, AICLK) through BAR0's reset-unit scratch registers |
 //! | [`addr`] | NoC address encodings (coordinates in the middle word), packet size, alignment |
 //! | [`niu`] | the NIU register block ([`niu::Niu`]): command buffers, `NOC_CTRL` bits, counters, configuration |
 //! | [`stream`] | overlay stream registers used as circular-buffer counters |
@@ -24,10 +25,11 @@
 //! ttsim v1.10.0 `data/wh/tile_regs.json`, which `tests/ttsim_regs.rs` checks the NIU offsets
 //! against.
 //!
-//! What this crate does not have yet (issue 32 is open): ARC telemetry.
+//! What this crate does not have yet (issue 32 is open): ARC's telemetry table.
 #![no_std]
 
 pub mod addr;
+pub mod arc;
 pub mod grid;
 pub mod harvest;
 pub mod niu;

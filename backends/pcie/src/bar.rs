@@ -100,6 +100,17 @@ pub trait Bar {
     /// The 32-bit BAR0 register at `offset` (the PCIe tile's NIU and ARC's APB space).
     fn bar0_read32(&self, offset: u32) -> Result<u32, PcieError>;
 
+    /// Writes the 32-bit BAR0 register at `offset`: on a Wormhole, ARC's reset-unit registers
+    /// that carry the host's messages (`wormhole_pac::arc`). A backend that serves none refuses
+    /// with [`PcieError::Bar0Unmapped`] (the default).
+    fn bar0_write32(&mut self, offset: u32, value: u32) -> Result<(), PcieError> {
+        let _ = value;
+        Err(PcieError::Bar0Unmapped {
+            offset,
+            mapped: "no BAR0 register is written through this backend",
+        })
+    }
+
     /// Lets the device run while the host waits: a short sleep on a card, some cycles of
     /// virtual time on the simulator. Returns the host's estimate of device cycles that passed.
     fn pass_time(&mut self) -> u64;

@@ -145,8 +145,9 @@ impl<B: Bar> Card<B> {
             Some(ChipKind::Wormhole) => {
                 return Err(PcieError::UnsupportedChip {
                     device_id,
-                    why: "a Wormhole card: its ARC telemetry and messages are not built; \
-                          Wormhole runs on ttsim's `wh` build (Card::open_wormhole)"
+                    why: "a Wormhole card: its open sequence (ARC boot, DRAM training, \
+                          telemetry) is not built; ttsim's `wh` opens with Card::open_wormhole \
+                          (allowed: --chip wormhole with --device ttsim:PATH)"
                         .into(),
                 });
             }
@@ -197,12 +198,14 @@ impl<B: Bar> Card<B> {
         Ok(card)
     }
 
-    /// Sets up a Wormhole B0 behind `bar` (ttsim's `wh` build): the window plan over its 80
-    /// Tensix tiles (its ten 2 MiB windows: the spare, the multicast window and eight tiles;
-    /// the other tiles and every DRAM bank go through the spare window), raw coordinates, no
-    /// harvesting. Nothing of ARC is read: Wormhole's ARC protocol (telemetry, messages) is
-    /// not built, and ttsim's Wormhole harvests nothing and translates raw coordinates to
-    /// themselves; [`Card::notes`] says so. Refuses any other chip.
+    /// Sets up a Wormhole B0 behind `bar` (ttsim's `wh` build): its harvested rows and AICLK
+    /// from ARC's messages (`ARC_GET_HARVESTING`, `GET_AICLK`, through BAR0's scratch
+    /// registers: [`crate::arc::wormhole_message`], each bounded by
+    /// [`CardOptions::open`]'s ARC message wait), then the window plan over its enabled Tensix tiles
+    /// (its ten 2 MiB windows: the spare, the multicast window and eight tiles; the other
+    /// tiles and every DRAM bank go through the spare window) with raw coordinates (ttsim's
+    /// Wormhole passes them through). Its ARC telemetry table is not read. Refuses any other
+    /// chip.
     pub fn open_wormhole(bar: B, options: CardOptions) -> Result<Self, PcieError> {
         let device_id = bar.identity().device_id;
         if ChipKind::from_device_id(device_id) != Some(ChipKind::Wormhole) {
@@ -211,14 +214,25 @@ impl<B: Bar> Card<B> {
                 why: "not a Wormhole (0x401E): open a Blackhole with Card::open".into(),
             });
         }
-        let chip = CardChip::Wormhole {
-            harvest: wormhole_pac::harvest::HarvestMask::NONE,
+        use wormhole_pac::arc::msg;
+        let mut bar = bar;
+        let timeout = options.open.arc_message;
+        let arc_rows = crate::arc::wormhole_message(&mut bar, msg::ARC_GET_HARVESTING, 0, timeout)?;
+        let harvest = wormhole_pac::harvest::HarvestMask::from_arc(arc_rows).map_err(|e| {
+            PcieError::ArcMessage {
+                code: msg::ARC_GET_HARVESTING as u32,
+                why: format!("answered {e}"),
+            }
+        })?;
+        let aiclk = match crate::arc::wormhole_message(&mut bar, msg::GET_AICLK, 0, timeout)? {
+            0 => wormhole_pac::tensix::AICLK_BUSY_MHZ,
+            mhz => mhz,
         };
-        let aiclk = wormhole_pac::tensix::AICLK_BUSY_MHZ;
+        let chip = CardChip::Wormhole { harvest };
         let mut card = Self::unplanned(bar, options, chip, aiclk)?;
         card.notes.push(
-            "Wormhole: harvesting and AICLK not read from ARC (not built for Wormhole); every \
-             Tensix row taken as enabled, AICLK as its busy 1000 MHz"
+            "Wormhole: no ARC telemetry table read (its harvested rows and AICLK come from ARC \
+             messages 0x57 and 0x34)"
                 .into(),
         );
         card.plan_windows()?;

@@ -29,13 +29,16 @@
 //! tt-umd `device/api/umd/device/utils/timeouts.hpp`.
 
 // `wait` uses `queue` (raising AICLK sends a message) and `port`; `queue` uses `port`; `port`
-// (the device access and the bounded wait) is a leaf. The tests import all three.
+// (the device access and the bounded wait) is a leaf. The tests import all three. `scratch`
+// (Wormhole's messages through BAR0) is a leaf over `Bar`.
 mod port;
 mod queue;
+mod scratch;
 mod wait;
 
 pub use port::{ArcPort, Bound, MIN_REAL_TIME_CAP};
 pub use queue::{ArcResponse, MessageQueue};
+pub use scratch::wormhole_message;
 pub use wait::{
     AICLK_TOLERANCE_PERCENT, ClockOutcome, DramChannel, OpenTimeouts, dram_channels, raise_aiclk,
     settled, wait_arc_ready, wait_dram_trained,

@@ -145,6 +145,15 @@ impl TtsimBar {
         self.kind
     }
 
+    /// The card on this chip: [`Card::open`](crate::Card::open) for a Blackhole,
+    /// [`Card::open_wormhole`](crate::Card::open_wormhole) for a Wormhole.
+    pub fn open_card(self, options: crate::CardOptions) -> Result<crate::Card<Self>, PcieError> {
+        match self.kind {
+            ChipKind::Blackhole => crate::Card::open(self, options),
+            ChipKind::Wormhole => crate::Card::open_wormhole(self, options),
+        }
+    }
+
     /// The server behind this chip (shared with the library's other chips).
     pub fn process(&self) -> &TtsimProcess {
         &self.process
@@ -171,6 +180,18 @@ impl TtsimBar {
             (ChipKind::Blackhole, 0) => self.bar0 + at,
             (ChipKind::Blackhole, _) => self.bar4 + at,
         })
+    }
+
+    /// ttsim's physical address of BAR0 register `offset` of a Wormhole, which must be ARC's
+    /// (its CSM and APB windows: the only BAR0 registers ttsim's Wormhole serves).
+    fn wormhole_arc(&self, offset: u32) -> Result<u64, PcieError> {
+        if offset % 4 != 0 || !wormhole_pac::arc::BAR0_ARC.contains(&offset) {
+            return Err(PcieError::Bar0Unmapped {
+                offset,
+                mapped: "ttsim's Wormhole serves ARC's CSM and APB at 0x1FE8_0000..0x2000_0000",
+            });
+        }
+        Ok(self.bar0 + offset as u64)
     }
 
     /// Programs a Wormhole window: its one 64-bit configuration word, as two 32-bit stores
@@ -283,11 +304,10 @@ impl Bar for TtsimBar {
 
     fn bar0_read32(&self, offset: u32) -> Result<u32, PcieError> {
         if self.kind == ChipKind::Wormhole {
-            return Err(PcieError::Bar0Unmapped {
-                offset,
-                mapped: "ttsim's Wormhole serves no registers in BAR0 but its windows' \
-                         configuration and ARC's",
-            });
+            let at = self.wormhole_arc(offset)?;
+            let mut b = [0; 4];
+            self.process.read(at, &mut b)?;
+            return Ok(u32::from_le_bytes(b));
         }
         let served = BAR0_READABLE
             .iter()
@@ -301,6 +321,19 @@ impl Bar for TtsimBar {
         let mut b = [0; 4];
         self.process.read(self.bar0 + offset as u64, &mut b)?;
         Ok(u32::from_le_bytes(b))
+    }
+
+    /// ARC's registers on a Wormhole (its reset unit carries the host's messages); nothing
+    /// else of BAR0 is written.
+    fn bar0_write32(&mut self, offset: u32, value: u32) -> Result<(), PcieError> {
+        if self.kind != ChipKind::Wormhole {
+            return Err(PcieError::Bar0Unmapped {
+                offset,
+                mapped: "no BAR0 register of ttsim's Blackhole is written",
+            });
+        }
+        let at = self.wormhole_arc(offset)?;
+        self.process.write(at, &value.to_le_bytes())
     }
 
     /// Runs [`TtsimBarOptions::poll_steps`] clock steps and returns them. A stopped ttsim

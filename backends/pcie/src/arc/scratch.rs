@@ -1,0 +1,53 @@
+//! Wormhole's ARC messages (`wormhole_pac::arc`): the code with its `0xAA00` prefix and the
+//! argument into the reset unit's scratch registers 5 and 3, the `ARC_MISC_CNTL` interrupt,
+//! then scratch 5 polled until it names the code again (its high half the exit code) and the
+//! answer read from scratch 3: tt-umd's Wormhole `arc_msg`. A leaf over [`Bar`].
+
+use std::time::{Duration, Instant};
+
+use wormhole_pac::arc::{
+    MISC_CNTL_BAR0, MISC_CNTL_IRQ0, MSG_PREFIX, SCRATCH_RES0, SCRATCH_STATUS, scratch_bar0, served,
+};
+
+use crate::bar::Bar;
+use crate::error::PcieError;
+
+/// Sends Wormhole ARC message `code` with `arg` through `bar`'s BAR0 and returns its answer,
+/// waiting at most `timeout` of real time (and at least one poll) for ARC to serve it.
+pub fn wormhole_message<B: Bar>(
+    bar: &mut B,
+    code: u8,
+    arg: u32,
+    timeout: Duration,
+) -> Result<u32, PcieError> {
+    let failed = |why: String| PcieError::ArcMessage {
+        code: code as u32,
+        why,
+    };
+    bar.bar0_write32(scratch_bar0(SCRATCH_RES0), arg)?;
+    bar.bar0_write32(scratch_bar0(SCRATCH_STATUS), MSG_PREFIX | code as u32)?;
+    let misc = bar.bar0_read32(MISC_CNTL_BAR0)?;
+    bar.bar0_write32(MISC_CNTL_BAR0, misc | MISC_CNTL_IRQ0)?;
+    let start = Instant::now();
+    loop {
+        let status = bar.bar0_read32(scratch_bar0(SCRATCH_STATUS))?;
+        if status == u32::MAX {
+            return Err(PcieError::Hung {
+                what: "ARC's scratch register 5 (BAR0 0x1FF3_0074)".into(),
+            });
+        }
+        match served(status, code) {
+            Some(0) => return bar.bar0_read32(scratch_bar0(SCRATCH_RES0)),
+            Some(exit) => return Err(failed(format!("ARC answered with exit code {exit}"))),
+            None if start.elapsed() >= timeout => {
+                return Err(failed(format!(
+                    "not served within {} ms (scratch 5 reads {status:#010x})",
+                    timeout.as_millis()
+                )));
+            }
+            None => {
+                bar.pass_time();
+            }
+        }
+    }
+}
