@@ -1,6 +1,7 @@
 //! Tenstorrent's own simulator, ttsim, as a [`Bar`](crate::Bar): the real host path (window
 //! plan, telemetry, firmware loader) and the real firmware on a functional, bit-exact Blackhole
-//! that refuses what the ISA does not define.
+//! (or Wormhole B0, a `wh` build: [`TtsimBar::open_card`]) that refuses what the ISA does not
+//! define.
 //!
 //! ttsim (`libttsim.so`, Apache-2.0, github.com/tenstorrent/ttsim) is driven like a card:
 //! PCI config space, BAR reads and writes, and time advanced by the host
