@@ -67,6 +67,14 @@ pub fn harvest_word(chip: crate::chip::ChipKind, given: Option<&str>) -> Result<
     }
 }
 
+/// Why `--fused-dram BANK` is refused with `--chip wormhole` (`grid`, `layout`).
+pub fn no_wormhole_fused_dram(bank: u8) -> String {
+    format!(
+        "--fused-dram {bank}: --chip wormhole takes no fused DRAM bank (Wormhole's DRAM \
+         harvesting is not modelled; allowed: --fused-dram with --chip blackhole)"
+    )
+}
+
 pub use crate::num::parse_u64;
 use crate::num::ranged;
 
@@ -307,8 +315,8 @@ pub struct ShapeFlags {
     /// Which broadcasts each job carries.
     #[arg(long, value_enum, default_value = "both")]
     pub along: AlongFlag,
-    /// The chip: blackhole (every device), or wormhole (Wormhole B0: ttsim's `wh` build only,
-    /// `--device ttsim:PATH`, its firmware built with the `wormhole` feature).
+    /// The chip: blackhole (every device), or wormhole (Wormhole B0: the simulator's native
+    /// kernels, or its firmware, built with the `wormhole` feature, on ttsim's `wh` build).
     #[arg(long, value_parser = crate::chip::parse_chip, default_value = "blackhole")]
     pub chip: crate::chip::ChipKind,
     /// Die-order harvest mask of the simulated chip, decimal or 0x-hex, 0..=0x3fff.

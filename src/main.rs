@@ -225,11 +225,7 @@ fn main() -> ExitCode {
                 }
                 ChipKind::Wormhole => {
                     if let Some(bank) = fused_dram {
-                        eprintln!(
-                            "error: --fused-dram {bank}: --chip wormhole takes no fused DRAM \
-                             bank (Wormhole's DRAM harvesting is not modelled; allowed: \
-                             --fused-dram with --chip blackhole)"
-                        );
+                        eprintln!("error: {}", cli::no_wormhole_fused_dram(bank));
                         return ExitCode::from(2);
                     }
                     let mask = wormhole_pac::harvest::HarvestMask::new(word)
@@ -267,6 +263,10 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            if let (ChipKind::Wormhole, Some(bank)) = (chip, fused_dram) {
+                eprintln!("error: {}", cli::no_wormhole_fused_dram(bank));
+                return ExitCode::from(2);
+            }
             match layout_report(chip, word, fused_dram, rect, along, noc, shape) {
                 Ok(report) => cli::print_report(&report, json),
                 Err(e) => {

@@ -884,3 +884,29 @@ fn a_simulated_wormhole_runs_the_whole_grid_every_byte_checked() {
     assert_eq!(v["bound_cycles"], 0, "no bound on Wormhole");
     assert_eq!(v["efficiency"], serde_json::Value::Null);
 }
+
+#[test]
+fn layout_refuses_a_fused_bank_on_a_wormhole_as_grid_does() {
+    for cmd in [
+        &[
+            "layout",
+            "--chip",
+            "wormhole",
+            "--rect",
+            "0,0,2,2",
+            "--along",
+            "row",
+            "--fused-dram",
+            "1",
+        ][..],
+        &["grid", "--chip", "wormhole", "--fused-dram", "1"][..],
+    ] {
+        let (code, out, err) = komorebi(cmd);
+        assert_eq!(code, 2, "{cmd:?}: {out}{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(
+            err.contains("--chip wormhole takes no fused DRAM bank"),
+            "{err}"
+        );
+    }
+}

@@ -588,3 +588,28 @@ fn on_wormhole_the_faulted_core_gives_up_as_the_simulator_s_native_kernels_do() 
         assert_eq!(records(&on_ttsim, core), native_records, "{fault}");
     }
 }
+
+#[test]
+fn a_blackhole_image_on_a_wormhole_is_refused_by_the_loader_with_both_chips_named() {
+    let Some(lib) = wh() else { return };
+    let blackhole = komorebi::host::backend::built_firmware().unwrap();
+    let (code, out, err) = komorebi(&[
+        "broadcast",
+        "--chip",
+        "wormhole",
+        "--device",
+        &format!("ttsim:{}", lib.display()),
+        "--firmware",
+        &blackhole.display().to_string(),
+        "--jobs",
+        "1",
+    ]);
+    assert_eq!(code, 4, "{out}{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "is built for PCI device 0xb140 (Blackhole); this device is 0x401e (Wormhole B0)"
+        ),
+        "{err}"
+    );
+}

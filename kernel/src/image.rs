@@ -22,7 +22,7 @@
 //! | 3 | entry: the reset PC the core must start at |
 //! | 4 | code start (L1) |
 //! | 5 | code bytes |
-//! | 6 | 0 |
+//! | 6 | the PCI device id of the chip the image was built for (0: any chip) |
 //! | 7 | check: FNV-1a over words 0..7 |
 
 use komorebi_hal::{ControlBlock, LogicalXy, Role};
@@ -190,6 +190,10 @@ pub struct ImageHeader {
     pub code_start: u32,
     /// Bytes of code.
     pub code_bytes: u32,
+    /// The PCI device id of the chip the image was built for, which a loader compares with the
+    /// device's (an image's code drives one chip's registers); 0: any chip (the header-only
+    /// images a simulator runs its native kernels for).
+    pub device_id: u16,
 }
 
 /// Why header words are not a komorebi image header.
@@ -252,7 +256,7 @@ impl ImageHeader {
             self.entry,
             self.code_start,
             self.code_bytes,
-            0,
+            self.device_id as u32,
             0,
         ];
         let (body, _) = w.split_at(7);
@@ -286,6 +290,7 @@ impl ImageHeader {
             entry: words[3],
             code_start: words[4],
             code_bytes: words[5],
+            device_id: words[6] as u16,
         })
     }
 
@@ -320,6 +325,7 @@ mod tests {
             entry: 0x1_2000,
             code_start: 0x1_2000,
             code_bytes: 24_000,
+            device_id: 0x401E,
         };
         assert_eq!(ImageHeader::from_bytes(&h.to_bytes()), Ok(h));
         let mut w = h.encode();

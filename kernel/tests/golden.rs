@@ -173,6 +173,7 @@ fn an_image_header_s_words_and_bytes_are_the_hand_computed_ones() {
         entry: 0x1_2000,
         code_start: 0x1_2000,
         code_bytes: 24_000,
+        device_id: 0,
     };
     let words = [
         0x5746_4D4B,

@@ -219,17 +219,11 @@ impl SimDevice {
                 (abi::HEADER_MAGIC, abi::MAGIC),
                 (abi::HEADER_VERSION, abi::ABI_VERSION),
                 (abi::HEADER_TILE, lx as u32 | (ly as u32) << 8),
-                (
-                    abi::HEADER_HARVEST,
-                    match sim.config().wormhole {
-                        None => sim.config().harvest.bits() as u32,
-                        Some(rows) => rows.bits() as u32,
-                    },
-                ),
+                (abi::HEADER_HARVEST, sim.config().harvest_word()),
                 (
                     abi::HEADER_CHIP,
                     abi::ChipWord {
-                        translated: sim.config().translation,
+                        translated: sim.config().translated(),
                         fused_dram: sim.config().dram_banks().fused(),
                     }
                     .encode(),
@@ -258,10 +252,7 @@ impl Device for SimDevice {
         }
     }
     fn harvest_word(&self) -> u32 {
-        match self.sim.config().wormhole {
-            None => self.sim.config().harvest.bits() as u32,
-            Some(rows) => rows.bits() as u32,
-        }
+        self.sim.config().harvest_word()
     }
     fn fused_dram(&self) -> Option<u8> {
         self.sim.config().dram_banks().fused()

@@ -201,10 +201,11 @@ impl<B: Bar> Card<B> {
     /// Sets up a Wormhole B0 behind `bar` (ttsim's `wh` build): its harvested rows and AICLK
     /// from ARC's messages (`ARC_GET_HARVESTING`, `GET_AICLK`, through BAR0's scratch
     /// registers: [`crate::arc::wormhole_message`], each bounded by
-    /// [`CardOptions::open`]'s ARC message wait), then the window plan over its enabled Tensix tiles
-    /// (its ten 2 MiB windows: the spare, the multicast window and eight tiles; the other
-    /// tiles and every DRAM bank go through the spare window) with raw coordinates (ttsim's
-    /// Wormhole passes them through). Its ARC telemetry table is not read. Refuses any other
+    /// [`CardOptions::open`]'s ARC message wait), then the window plan over its enabled Tensix
+    /// tiles (its ten 2 MiB windows: the spare and nine tiles; the other tiles and every DRAM
+    /// bank go through the spare window, and no multicast window is left, nor needed: without
+    /// translation the loader writes tile by tile) with raw coordinates (ttsim's Wormhole passes
+    /// them through). Its ARC telemetry table is not read. Refuses any other
     /// chip.
     pub fn open_wormhole(bar: B, options: CardOptions) -> Result<Self, PcieError> {
         let device_id = bar.identity().device_id;

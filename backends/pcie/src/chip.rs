@@ -327,7 +327,7 @@ mod tests {
         let rows = CardChip::Wormhole {
             harvest: wormhole_pac::harvest::HarvestMask::new(1 << 9).unwrap(),
         };
-        assert_eq!(rows.tensix().len(), 72, "row 5 harvested");
+        assert_eq!(rows.tensix().len(), 72, "bit 9: NoC0 row 11 harvested");
         assert_eq!(rows.harvest_word(), 1 << 9);
     }
 

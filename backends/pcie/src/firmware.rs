@@ -81,6 +81,7 @@ impl FirmwareImage {
             entry,
             code_start: entry,
             code_bytes: 0,
+            device_id: 0,
         };
         Self {
             name: format!("native {role}"),
@@ -281,6 +282,40 @@ pub fn boot<B: Bar>(
                 &native.name,
                 "is a header-only image for the simulator; a card needs the firmware ELF \
                  files (--firmware DIR)",
+            ));
+        }
+    }
+    // Each image drives one chip's registers: its header names the chip (0: any), and its
+    // segments must lie in this chip's L1.
+    let device_id = card.identity().device_id;
+    let kind = card.chip().kind();
+    for image in &firmware.images {
+        let built_for = image.header.device_id;
+        if built_for != 0 && built_for != device_id {
+            let chip = crate::chip::ChipKind::from_device_id(built_for)
+                .map_or_else(|| "another chip".to_string(), |k| k.to_string());
+            return Err(bad(
+                &image.name,
+                format!(
+                    "is built for PCI device {built_for:#06x} ({chip}); this device is \
+                     {device_id:#06x} ({kind}): build the images for it (the firmware's \
+                     `wormhole` feature for a Wormhole B0, none for a Blackhole)"
+                ),
+            ));
+        }
+        if let Some(s) = image
+            .segments
+            .iter()
+            .find(|s| s.addr as u64 + s.data.len() as u64 > kind.l1_size() as u64)
+        {
+            return Err(bad(
+                &image.name,
+                format!(
+                    "segment at {:#x}+{} does not load into a {kind}'s L1 (0..{:#x})",
+                    s.addr,
+                    s.data.len(),
+                    kind.l1_size()
+                ),
             ));
         }
     }

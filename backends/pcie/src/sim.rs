@@ -59,13 +59,20 @@ fn sim_error(e: komorebi_sim::SimError) -> PcieError {
 impl SimBar {
     /// The BARs of the card `sim` simulates.
     pub fn new(sim: Sim, options: SimBarOptions) -> Self {
+        // The PCIe and ARC models are a Blackhole's: a simulated Wormhole says what it is, and
+        // `Card::open` refuses it (as does `Card::open_wormhole`, for want of its ARC).
+        let device_id = if sim.chip().is_blackhole() {
+            crate::chip::DEVICE_ID_BLACKHOLE
+        } else {
+            crate::chip::DEVICE_ID_WORMHOLE
+        };
         Self {
             sim: RefCell::new(sim),
             identity: DeviceIdentity {
                 path: "pcie-sim".into(),
                 pci_address: "0000:00:00.0".into(),
                 vendor_id: 0x1E52,
-                device_id: 0xB140,
+                device_id,
                 api_version: 2,
                 driver_version: (0, 0, 0),
                 // No driver asks for the clock: `Card::open` raises it with the ARC message.

@@ -73,3 +73,35 @@ fn a_later_message_uses_the_same_queue_and_an_unknown_code_is_a_typed_error() {
     let out = arc::raise_aiclk(&card, &CardOptions::default().open).unwrap();
     assert_eq!((out.raised, out.aiclk_mhz), (true, 1350));
 }
+
+#[test]
+fn a_simulated_wormhole_behind_the_bar_model_is_refused_with_what_is_missing() {
+    // The BAR model's PCIe and ARC are a Blackhole's: over a simulated Wormhole it says so by
+    // its device id, and neither open takes it.
+    let sim = || {
+        Sim::new(SimConfig {
+            wormhole: Some(wormhole_pac::harvest::HarvestMask::NONE),
+            ..SimConfig::default()
+        })
+    };
+    let bar = SimBar::new(sim(), SimBarOptions::default());
+    assert_eq!(komorebi_pcie::Bar::identity(&bar).device_id, 0x401E);
+    match Card::open(bar, CardOptions::default()) {
+        Err(PcieError::UnsupportedChip { device_id, why }) => {
+            assert_eq!(device_id, 0x401E);
+            assert!(why.contains("a Wormhole card"), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let bar = SimBar::new(sim(), SimBarOptions::default());
+    match Card::open_wormhole(bar, CardOptions::default()) {
+        Err(PcieError::Bar0Unmapped { offset, .. }) => {
+            assert_eq!(
+                offset,
+                wormhole_pac::arc::scratch_bar0(3),
+                "ARC's first scratch word"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}

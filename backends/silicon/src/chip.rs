@@ -106,6 +106,9 @@ pub struct Endpoint {
 pub trait Chip: Copy + Debug + 'static {
     /// The chip's name, for messages.
     const NAME: &'static str;
+    /// Its PCI device id (tt-kmd `enumerate.h`), which an image built for it carries in its
+    /// header so that a loader refuses it on another chip.
+    const PCI_DEVICE_ID: u16;
     /// The PAC's NIU register block.
     type Niu: Copy + Debug;
     /// The PAC's overlay stream register window.
@@ -290,6 +293,7 @@ mod blackhole {
 
     impl Chip for Blackhole {
         const NAME: &'static str = "Blackhole";
+        const PCI_DEVICE_ID: u16 = 0xB140;
         type Niu = Niu;
         type Streams = Streams;
         type Harvest = HarvestMask;
@@ -427,6 +431,7 @@ mod wormhole {
 
     impl Chip for Wormhole {
         const NAME: &'static str = "Wormhole B0";
+        const PCI_DEVICE_ID: u16 = 0x401E;
         type Niu = Niu;
         type Streams = Streams;
         type Harvest = HarvestMask;

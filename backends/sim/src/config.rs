@@ -174,15 +174,33 @@ impl SimConfig {
         }
     }
 
-    /// The DRAM banks that work ([`SimConfig::fused_dram`]; a bank above 7 counts as none).
+    /// The DRAM banks that work ([`SimConfig::fused_dram`]; a bank above 7 counts as none; a
+    /// Wormhole's all work: `fused_dram` describes a Blackhole).
     pub fn dram_banks(&self) -> DramBanks {
-        DramBanks::with_fused(self.fused_dram).unwrap_or(DramBanks::ALL)
+        match self.wormhole {
+            Some(_) => DramBanks::ALL,
+            None => DramBanks::with_fused(self.fused_dram).unwrap_or(DramBanks::ALL),
+        }
+    }
+
+    /// The harvest mask as the control block's harvest word carries it: the Blackhole's
+    /// columns, or the Wormhole's rows.
+    pub fn harvest_word(&self) -> u32 {
+        match self.wormhole {
+            None => self.harvest.bits() as u32,
+            Some(rows) => rows.bits() as u32,
+        }
+    }
+
+    /// Whether the NIUs translate coordinates ([`SimConfig::translation`], a Blackhole's only).
+    pub fn translated(&self) -> bool {
+        self.translation && self.wormhole.is_none()
     }
 
     /// The NoC translation the chip's tables hold for its harvest mask and fused DRAM bank,
-    /// when [`SimConfig::translation`] is on.
+    /// when [`SimConfig::translated`].
     pub fn noc_translation(&self) -> Option<Translation> {
-        self.translation
+        self.translated()
             .then(|| Translation::with_dram(self.harvest, self.dram_banks().fused()))
     }
 }

@@ -264,6 +264,7 @@ pub const fn image_header(role: Role) -> [u32; komorebi_kernel::image::IMAGE_HEA
         entry: entry(role),
         code_start: entry(role),
         code_bytes: 0,
+        device_id: Chip::PCI_DEVICE_ID,
     }
     .encode()
 }

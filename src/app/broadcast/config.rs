@@ -82,7 +82,8 @@ pub struct BroadcastConfig {
     /// Which protocol moves the blocks (`--protocol`).
     pub protocol: Protocol,
     /// Which chip the program runs on (`--chip`): a Blackhole (the default; every device), or
-    /// a Wormhole B0 (ttsim's `wh` build only: the project's simulator models a Blackhole).
+    /// a Wormhole B0 (the simulator's native kernels, or ttsim's `wh` build; not `pcie-sim` or a
+    /// card).
     pub chip: ChipKind,
     /// Chips the jobs are spread over (`--chips`, 1..=[`MAX_CHIPS`]), each with the whole
     /// rectangle: independent simulated chips (each with its own seed stream), the first ones
@@ -335,7 +336,7 @@ impl BroadcastConfig {
     pub(super) fn chip_text(&self) -> String {
         match self.chip {
             ChipKind::Blackhole => format!("Blackhole (harvest mask {:#06x})", self.harvest.bits()),
-            ChipKind::Wormhole => "Wormhole B0 (no row harvested)".into(),
+            ChipKind::Wormhole => "Wormhole B0 (runs take no row mask)".into(),
         }
     }
 
