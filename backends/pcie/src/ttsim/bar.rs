@@ -145,12 +145,15 @@ impl TtsimBar {
         self.kind
     }
 
-    /// The card on this chip: [`Card::open`](crate::Card::open) for a Blackhole,
-    /// [`Card::open_wormhole`](crate::Card::open_wormhole) for a Wormhole.
-    pub fn open_card(self, options: crate::CardOptions) -> Result<crate::Card<Self>, PcieError> {
+    /// The card on this chip: [`Card::open`](crate::card::Card::open) for a Blackhole,
+    /// [`Card::open_wormhole`](crate::card::Card::open_wormhole) for a Wormhole.
+    pub fn open_card(
+        self,
+        options: crate::card::CardOptions,
+    ) -> Result<crate::card::Card<Self>, PcieError> {
         match self.kind {
-            ChipKind::Blackhole => crate::Card::open(self, options),
-            ChipKind::Wormhole => crate::Card::open_wormhole(self, options),
+            ChipKind::Blackhole => crate::card::Card::open(self, options),
+            ChipKind::Wormhole => crate::card::Card::open_wormhole(self, options),
         }
     }
 
