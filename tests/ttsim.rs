@@ -118,6 +118,16 @@ fn explore_runs_the_firmware_on_ttsim() {
     assert!(v["checked_bytes"].as_u64().unwrap() > 0, "{v}");
 }
 
+/// Every job's outcome in `v`: (ok, timed out).
+fn outcome(v: &Value) -> Vec<(Value, Value)> {
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["ok"].clone(), r["timeout"].clone()))
+        .collect()
+}
+
 /// The records of `v` for logical `core`, as (where, broadcast, block, kernel).
 fn records(v: &Value, core: [u64; 2]) -> Vec<(String, u64, u64, String)> {
     let mut r: Vec<_> = v["giveups"]
@@ -158,14 +168,6 @@ fn each_fault_a_host_can_cause_gives_the_native_kernels_records_on_ttsim() {
         assert_eq!(native_code, 3, "{fault} native: {err}");
         let (code, on_ttsim, err) = broadcast(&device, &extra);
         assert_eq!(code, 3, "{fault} on ttsim: {err}");
-        let outcome = |v: &Value| {
-            v["results"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| (r["ok"].clone(), r["timeout"].clone()))
-                .collect::<Vec<_>>()
-        };
         assert_eq!(outcome(&on_ttsim), outcome(&native), "{fault}");
         let (mut a, mut b) = (records(&native, core), records(&on_ttsim, core));
         if fault.starts_with("host-stop") {
@@ -571,14 +573,6 @@ fn on_wormhole_the_faulted_core_gives_up_as_the_simulator_s_native_kernels_do() 
         assert_eq!(native_code, 3, "{fault} native: {err}");
         let (code, on_ttsim, err) = broadcast(&device, &extra);
         assert_eq!(code, 3, "{fault} on ttsim: {err}");
-        let outcome = |v: &Value| {
-            v["results"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| (r["ok"].clone(), r["timeout"].clone()))
-                .collect::<Vec<_>>()
-        };
         assert_eq!(outcome(&on_ttsim), outcome(&native), "{fault}");
         let native_records = records(&native, core);
         assert!(
