@@ -97,6 +97,31 @@ impl NocId {
     pub const fn index(self) -> u8 {
         self as u8
     }
+
+    /// NoC0 coordinates of raw `p` of this NoC on a `grid` of `(width, height)` nodes; `None`
+    /// off the grid. The NoCs run in opposite directions, so NoC1's `(x, y)` is NoC0's
+    /// `(width - 1 - x, height - 1 - y)` (the same rule on Blackhole and Wormhole).
+    ///
+    /// ```
+    /// use komorebi_hal::{NocId, Xy};
+    /// let p = Xy::new(1, 2).unwrap();
+    /// assert_eq!(NocId::Noc1.noc0_of(p, (17, 12)), Xy::new(15, 9).ok());
+    /// assert_eq!(NocId::Noc0.noc0_of(p, (17, 12)), Some(p));
+    /// assert_eq!(NocId::Noc1.noc0_of(Xy::new(17, 0).unwrap(), (17, 12)), None);
+    /// ```
+    pub const fn noc0_of(self, p: Xy, grid: (u8, u8)) -> Option<Xy> {
+        let (w, h) = grid;
+        if p.x >= w || p.y >= h {
+            return None;
+        }
+        Some(match self {
+            Self::Noc0 => p,
+            Self::Noc1 => Xy {
+                x: w - 1 - p.x,
+                y: h - 1 - p.y,
+            },
+        })
+    }
 }
 
 /// A node's raw coordinates on one NoC.
@@ -212,14 +237,31 @@ impl Rect {
 
     /// Whether `node` lies in the rectangle (torus wrap included).
     pub const fn contains(self, node: Xy) -> bool {
-        const fn span(s: u8, e: u8, v: u8) -> bool {
-            if s <= e {
-                s <= v && v <= e
-            } else {
-                v <= e || v >= s
-            }
-        }
-        span(self.start.x, self.end.x, node.x) && span(self.start.y, self.end.y, node.y)
+        self.spans_x(node.x) && self.spans_y(node.y)
+    }
+
+    /// Whether column `x` lies in the rectangle's x span (torus wrap included); for a backend
+    /// that tests whole columns and rows apart, as multicast receivers form them.
+    #[inline]
+    pub const fn spans_x(self, x: u8) -> bool {
+        span_contains(self.start.x, self.end.x, x)
+    }
+
+    /// Whether row `y` lies in the rectangle's y span (torus wrap included).
+    #[inline]
+    pub const fn spans_y(self, y: u8) -> bool {
+        span_contains(self.start.y, self.end.y, y)
+    }
+}
+
+/// Whether `v` lies on the span `start..=end` of one torus axis; `start > end` wraps past the
+/// grid's edge and covers `v <= end || v >= start`, as the hardware reads reversed corners.
+#[inline]
+const fn span_contains(start: u8, end: u8, v: u8) -> bool {
+    if start <= end {
+        start <= v && v <= end
+    } else {
+        v >= start || v <= end
     }
 }
 

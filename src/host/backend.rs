@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use komorebi_hal::Xy;
 use komorebi_kernel::handler::HandlerSet;
 use komorebi_pcie::PcieError;
 use komorebi_pcie::card::CardOptions;
@@ -187,24 +188,9 @@ impl Backend {
     {
         match self {
             Self::Simulator(config) => {
-                // Logical x and y count the enabled Tensix columns and rows, whichever the
-                // chip harvests.
-                let tensix = config.chip_model().tensix;
-                let index = |v: &mut Vec<u8>| {
-                    v.sort_unstable();
-                    v.dedup();
-                };
-                let (mut xs, mut ys): (Vec<u8>, Vec<u8>) = tensix.iter().copied().unzip();
-                index(&mut xs);
-                index(&mut ys);
-                let logical = move |t: (u8, u8)| {
-                    let x = xs.iter().position(|&x| x == t.0);
-                    let y = ys.iter().position(|&y| y == t.1);
-                    match (x, y) {
-                        (Some(x), Some(y)) => (x as u8, y as u8),
-                        _ => (0xFF, 0xFF),
-                    }
-                };
+                // The same logical coordinates a card of this chip reports.
+                let of_noc0 = pcie::logical_of(&pcie::card_chip_of(&config));
+                let logical = move |t: (u8, u8)| Xy::new(t.0, t.1).map_or((0xFF, 0xFF), &of_noc0);
                 Ok(Box::new(SimDevice::new(config, handlers, logical)?))
             }
             Self::PcieSim {

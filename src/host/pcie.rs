@@ -266,9 +266,22 @@ impl std::fmt::Display for Exec {
 }
 
 /// The logical coordinates of every enabled Tensix tile of `chip`, by NoC0 tile.
-fn logical_of(chip: &CardChip) -> impl Fn(Xy) -> (u8, u8) + use<> {
+pub(crate) fn logical_of(chip: &CardChip) -> impl Fn(Xy) -> (u8, u8) + use<> {
     let chip = chip.clone();
     move |t| chip.logical(t).unwrap_or((0xFF, 0xFF))
+}
+
+/// The chip a simulator configuration models, as a card describes it (no translation: the
+/// logical coordinates do not depend on it).
+pub(crate) fn card_chip_of(config: &SimConfig) -> CardChip {
+    match config.wormhole {
+        Some(harvest) => CardChip::Wormhole { harvest },
+        None => CardChip::Blackhole {
+            harvest: config.harvest,
+            dram_banks: config.dram_banks(),
+            translation: None,
+        },
+    }
 }
 
 /// How long the loader waits for every kernel of a card to come up (tt-metal waits 10 s).
@@ -293,11 +306,7 @@ where
     H: HandlerSet + 'static,
     F: Fn() -> H + 'static,
 {
-    let harvest = CardChip::Blackhole {
-        harvest: config.harvest,
-        dram_banks: config.dram_banks(),
-        translation: None,
-    };
+    let harvest = card_chip_of(&config);
     let mut sim = Sim::new(SimConfig {
         boot: Boot::HeldInReset,
         control: komorebi_kernel::abi::CONTROL_LAYOUT,

@@ -69,14 +69,7 @@ impl ChipKind {
     /// NoC0 coordinates of raw `p` of NoC `noc` (the NoCs run in opposite directions: NoC1's
     /// `(x, y)` is NoC0's `(width - 1 - x, height - 1 - y)`); `None` off the grid.
     pub fn noc0(self, noc: komorebi_hal::NocId, p: Xy) -> Option<Xy> {
-        let (w, h) = self.grid();
-        if p.x() >= w || p.y() >= h {
-            return None;
-        }
-        match noc {
-            komorebi_hal::NocId::Noc0 => Some(p),
-            komorebi_hal::NocId::Noc1 => Xy::new(w - 1 - p.x(), h - 1 - p.y()).ok(),
-        }
+        noc.noc0_of(p, self.grid())
     }
 
     /// What a host may address at NoC0 `p`: a Tensix tile's L1 or a DRAM bank.

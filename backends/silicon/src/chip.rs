@@ -246,6 +246,14 @@ macro_rules! pac_alike {
         fn buf_free(niu: Niu, buf: CmdBuf) -> bool {
             niu.cmd_buf(id(buf)).cmd_ctrl().read() == niu::NOC_CTRL_STATUS_READY
         }
+        #[inline(always)]
+        fn unicast_coord(x: u8, y: u8) -> Option<u32> {
+            addr::unicast_coord(x, y).ok()
+        }
+        #[inline(always)]
+        fn multicast_coord(start: (u8, u8), end: (u8, u8)) -> Option<u32> {
+            addr::multicast_coord(start, end).ok()
+        }
     };
 }
 
@@ -341,14 +349,6 @@ mod blackhole {
         #[inline(always)]
         fn to_translated(t: &Translation, x: u8, y: u8) -> Option<(u8, u8)> {
             t.to_translated(Noc0Xy::new(x, y)?).map(|t| t.get())
-        }
-        #[inline(always)]
-        fn unicast_coord(x: u8, y: u8) -> Option<u32> {
-            addr::unicast_coord(x, y).ok()
-        }
-        #[inline(always)]
-        fn multicast_coord(start: (u8, u8), end: (u8, u8)) -> Option<u32> {
-            addr::multicast_coord(start, end).ok()
         }
 
         pac_alike!(fns);
@@ -479,14 +479,6 @@ mod wormhole {
         #[inline(always)]
         fn to_translated(t: &Translation, x: u8, y: u8) -> Option<(u8, u8)> {
             t.from_noc0(x, y)
-        }
-        #[inline(always)]
-        fn unicast_coord(x: u8, y: u8) -> Option<u32> {
-            addr::unicast_coord(x, y).ok()
-        }
-        #[inline(always)]
-        fn multicast_coord(start: (u8, u8), end: (u8, u8)) -> Option<u32> {
-            addr::multicast_coord(start, end).ok()
         }
 
         pac_alike!(fns);

@@ -909,29 +909,12 @@ fn buffer_over(mem: &mut [u8], regs: &mut [u32]) -> (SiliconCb<Blackhole>, Silic
     // SAFETY: the caller keeps both slices alive as long as the handles.
     let streams = unsafe { Streams::from_ptr(regs.as_mut_ptr().cast()) };
     let cb = CbIndex::new(5).unwrap();
+    let base = mem.as_ptr() as usize;
+    // Two handles over one buffer: the producer's and the consumer's.
     // SAFETY: as above; the buffer lies inside `mem`.
-    unsafe {
-        (
-            SiliconCb::<Blackhole>::from_ptr(
-                streams,
-                cb.get(),
-                mem.as_ptr() as usize,
-                0x2_0000,
-                64,
-                4,
-            )
-            .unwrap(),
-            SiliconCb::<Blackhole>::from_ptr(
-                streams,
-                cb.get(),
-                mem.as_ptr() as usize,
-                0x2_0000,
-                64,
-                4,
-            )
-            .unwrap(),
-        )
-    }
+    let open =
+        || unsafe { SiliconCb::<Blackhole>::from_ptr(streams, cb.get(), base, 0x2_0000, 64, 4) };
+    (open().unwrap(), open().unwrap())
 }
 
 #[test]
