@@ -78,20 +78,23 @@ pub struct Timing {
     /// Cycles a compute kernel spends per 32-bit word it copies out of a circular-buffer page
     /// with `read_page`: 21, the word-copy loop of the firmware's `SiliconCb::read_page` (an L1
     /// load, 8, a store to local RAM and the loop), 20.5 a word in the firmware profile of
-    /// 2026-12-04 (at commit cfb991f, when compute's check still copied every page).
+    /// 2026-12-04 (at commit cfb991f, when compute's check still copied every page), under the
+    /// blocking cost rule of that date: no image copies pages any more, so it was not measured
+    /// again under the pipelined rule.
     pub compute_read_word_cycles: u64,
     /// Cycles a compute kernel spends per 32-bit word of a page it scans (`scan_page`), the
-    /// work on each word included: 12, what the compute firmware's check spends, measured with
-    /// the firmware profiler under the baby-core cost rule (`riscv::Cost::default()`, with
-    /// branch prediction): `komorebi broadcast --device pcie-sim --exec firmware --rect 0,0,4,4
-    /// --blocks 4 --pages 2 --window 2 --jobs 2 --check full --profile F` (2026-12-04) charges
-    /// compute's `check_page` 3,145,216 cycles for 262,144 words: 12.0 a word, of which the
-    /// four-word loop of `words_follow` 11.8 (per word an L1 load, 8, an xor, an or and an add,
-    /// and a quarter of the loop's counter and branch), per-page work 0.2. (Before the pattern
-    /// became affine in the word it was 57.5: a copy out of L1, 20.5, then a hash per word.)
-    /// A native kernel's own arithmetic costs nothing else, so this is where the compute
-    /// kernel's work on the data it receives is charged; 0 models a compute kernel whose work
-    /// is free.
+    /// work on each word included: 10, what the compute firmware's check spends, measured with
+    /// the firmware profiler under the baby-core cost rule (`riscv::Cost::default()`: branch
+    /// prediction, pipelined): `komorebi broadcast --device pcie-sim --exec firmware --rect
+    /// 0,0,4,4 --blocks 4 --pages 2 --window 2 --jobs 2 --check full --profile F` (2026-12-05)
+    /// charges compute's `check_page` 2,740,352 cycles for 262,144 words: 10.45 a word, of
+    /// which the four-word loop of `words_follow` 10.33 (per word an L1 load, 8, which holds
+    /// the Load/Store Unit until it is back, and an xor, an or, an add and a quarter of the
+    /// loop's counter and branch, which overlap it), per-page work 0.1. Under the blocking rule
+    /// it was 12.0 (2026-12-04: 3,145,216 cycles); before the pattern became affine in the word
+    /// 57.5 (a copy out of L1, 20.5, then a hash per word). A native kernel's own arithmetic
+    /// costs nothing else, so this is where the compute kernel's work on the data it receives
+    /// is charged; 0 models a compute kernel whose work is free.
     pub compute_scan_word_cycles: u64,
 }
 
@@ -117,7 +120,7 @@ impl Default for Timing {
             kernel_issue_cycles: 8,
             kernel_call_cycles: 1,
             compute_read_word_cycles: 21,
-            compute_scan_word_cycles: 12,
+            compute_scan_word_cycles: 10,
         }
     }
 }

@@ -15,9 +15,35 @@ use enc::*;
 const RAM: u32 = 64 * 1024;
 
 fn machine(program: &[u32]) -> (Hart, RamBus) {
+    machine_with(program, Cost::default())
+}
+
+fn machine_with(program: &[u32], cost: Cost) -> (Hart, RamBus) {
     let mut bus = RamBus::new(0, RAM);
     bus.write_words(0, program);
-    (Hart::new(HartConfig::data_movement(7, 0)), bus)
+    (
+        Hart::new(HartConfig {
+            cost,
+            ..HartConfig::data_movement(7, 0)
+        }),
+        bus,
+    )
+}
+
+/// The blocking rule (`Cost::pipelined` off): each instruction's whole cost before the next.
+fn blocking() -> Cost {
+    Cost {
+        pipelined: false,
+        ..Cost::default()
+    }
+}
+
+/// A data-movement hart under the blocking rule, starting at 0.
+fn blocking_hart() -> Hart {
+    Hart::new(HartConfig {
+        cost: blocking(),
+        ..HartConfig::data_movement(0, 0)
+    })
 }
 
 /// Runs `program` (which must end in `ecall`) to its `ecall` and returns the hart.
@@ -480,7 +506,7 @@ fn retry_changes_nothing_and_the_instruction_runs_again() {
             addr,
             retries: 2,
         };
-        let mut hart = Hart::new(HartConfig::data_movement(0, 0));
+        let mut hart = blocking_hart();
         let mut stops = 0;
         loop {
             let before = state(&hart);
@@ -525,7 +551,7 @@ fn retry_changes_nothing_and_the_instruction_runs_again() {
         addr: 0x400,
         retries: 1,
     };
-    let mut hart = Hart::new(HartConfig::data_movement(0, 0));
+    let mut hart = blocking_hart();
     assert_eq!(hart.step(&mut bus), None);
     let before = state(&hart);
     assert_eq!(
@@ -543,7 +569,8 @@ fn retry_changes_nothing_and_the_instruction_runs_again() {
 
 #[test]
 fn counters_read_the_count_at_the_reading_instruction() {
-    // Each csrr reads the cycles of the instructions before it.
+    // Each csrr reads the cycles of the instructions before it (the blocking rule; the
+    // pipelined one is `the_pipelined_rule_overlaps_what_the_readme_lets_overlap`).
     let p = [
         addi(1, 0, 1),       // 1
         lw(2, 0, 0x100),     // 8
@@ -557,7 +584,7 @@ fn counters_read_the_count_at_the_reading_instruction() {
         csrrs(16, MHARTID, 0),
         ECALL,
     ];
-    let (mut hart, mut bus) = machine(&p);
+    let (mut hart, mut bus) = machine_with(&p, blocking());
     for i in 0..10 {
         let (cycle, instret) = (hart.cycle(), hart.instret());
         assert_eq!(hart.step(&mut bus), None);
@@ -659,7 +686,8 @@ type Regs = &'static [(usize, u32)];
 
 #[test]
 fn each_instruction_class_costs_its_documented_cycles() {
-    let cost = Cost::default();
+    // One instruction alone, under the blocking rule: its whole cost.
+    let cost = blocking();
     let cases: [(u32, Regs, u64); 16] = [
         (mul(3, 1, 2), &[], 2),
         (mulhu(3, 1, 2), &[], 2),
@@ -679,7 +707,7 @@ fn each_instruction_class_costs_its_documented_cycles() {
         (lui(3, 1), &[], 1),
     ];
     for (word, regs, cycles) in cases {
-        let (mut hart, mut bus) = machine(&[word, ECALL]);
+        let (mut hart, mut bus) = machine_with(&[word, ECALL], cost);
         for &(r, v) in regs {
             hart.set_reg(r, v);
         }
@@ -689,11 +717,99 @@ fn each_instruction_class_costs_its_documented_cycles() {
     assert_eq!(cost.div_cycles(0), 6);
     assert_eq!(cost.div_cycles(1 << 31), 33);
     // A bus's fetch stall adds to the instruction; a slow MMIO load costs its latency.
-    let (mut hart, mut bus) = machine(&[lw(3, 0, 0x100), ECALL]);
+    let (mut hart, mut bus) = machine_with(&[lw(3, 0, 0x100), ECALL], cost);
     bus.fetch_cycles = 3;
     bus.load_cycles = cost.load_mmio;
     assert_eq!(hart.step(&mut bus), None);
     assert_eq!(hart.cycle(), 3 + 7);
+}
+
+/// Steps `program` to its `ecall` (not run) under the default (pipelined) rule and returns
+/// the cycle count then and each instruction's charge, as a profile sees them.
+fn pipelined_cycles(program: &[u32], load_cycles: u32) -> (u64, Vec<u64>) {
+    let (mut hart, mut bus) = machine(program);
+    bus.load_cycles = load_cycles;
+    let mut charges = Vec::new();
+    while hart.pc() / 4 < program.len() as u32 - 1 {
+        let before = hart.cycle();
+        assert_eq!(hart.step(&mut bus), None);
+        charges.push(hart.cycle() - before);
+    }
+    (hart.cycle(), charges)
+}
+
+#[test]
+fn the_pipelined_rule_overlaps_what_the_readme_lets_overlap() {
+    let l1 = Cost::default().load_l1; // 8
+    // A load's latency (8) is paid by the first instruction that reads its result: the load
+    // holds EX1 one cycle, the dependent add waits the other seven, then takes its own.
+    let (cycles, charges) = pipelined_cycles(&[lw(1, 0, 0x100), add(2, 1, 1), ECALL], l1);
+    assert_eq!((cycles, charges), (9, vec![1, 8]));
+    // Seven independent instructions after it hide it entirely ("N - 1 independent
+    // instructions"); the use after them waits for nothing.
+    let mut p = vec![lw(1, 0, 0x100)];
+    p.extend((0..7).map(|i| addi(3 + i, 0, 1)));
+    p.extend([add(2, 1, 1), ECALL]);
+    let (cycles, charges) = pipelined_cycles(&p, l1);
+    assert_eq!((cycles, charges), (9, vec![1; 9]));
+    // Three of them hide three cycles of it.
+    let (cycles, _) = pipelined_cycles(
+        &[
+            lw(1, 0, 0x100),
+            addi(3, 0, 1),
+            addi(4, 0, 1),
+            addi(5, 0, 1),
+            add(2, 1, 1),
+            ECALL,
+        ],
+        l1,
+    );
+    assert_eq!(cycles, 9);
+    // A multiply forwards after two cycles: a dependent instruction waits one.
+    let (cycles, charges) = pipelined_cycles(&[mul(1, 2, 2), add(3, 1, 1), ECALL], l1);
+    assert_eq!((cycles, charges), (3, vec![1, 2]));
+    // Local data RAM (latency 2) takes a load a cycle; a load that left the core (L1 here)
+    // holds the Load/Store Unit until its result is back, so the next load waits for it.
+    let (cycles, _) = pipelined_cycles(
+        &[
+            lui(5, 0xFFB00),
+            lw(1, 5, 0),
+            lw(2, 5, 4),
+            lw(3, 5, 8),
+            add(4, 3, 3),
+            ECALL,
+        ],
+        l1,
+    );
+    // lui 1, three loads a cycle each, the add waits one for the last: 1 + 3 + 2.
+    assert_eq!(cycles, 6);
+    let (cycles, _) = pipelined_cycles(&[lw(1, 0, 0x100), lw(2, 0, 0x104), ECALL], l1);
+    assert_eq!(
+        cycles, 9,
+        "the second L1 load enters once the first is back (8), then 1"
+    );
+    // A CSR read waits for everything before it to retire, and reads the cycle it enters.
+    let (mut hart, mut bus) = machine(&[lw(1, 0, 0x100), csrrs(10, CYCLE, 0), ECALL]);
+    assert_eq!(hart.step(&mut bus), None);
+    assert_eq!(hart.step(&mut bus), None);
+    assert_eq!((hart.reg(10), hart.cycle()), (8, 10));
+    // The retire queue holds eight: behind a slow load (20 cycles) seven instructions enter,
+    // the eighth waits for the load to retire.
+    let mut p = vec![lw(1, 0, 0x100)];
+    p.extend((0..8).map(|i| addi(3 + i, 0, 1)));
+    p.push(ECALL);
+    let (cycles, charges) = pipelined_cycles(&p, 20);
+    assert_eq!(charges[..8], [1; 8]);
+    assert_eq!(
+        charges[8],
+        20 - 8 + 1,
+        "the ninth waits for the load's retirement at 20"
+    );
+    assert_eq!(cycles, 21);
+    // The blocking rule charges the same program every latency in full.
+    let (mut hart, mut bus) = machine_with(&[lw(1, 0, 0x100), add(2, 1, 1), ECALL], blocking());
+    assert_eq!(hart.run(&mut bus, 1_000), Stop::Ecall { pc: 8 });
+    assert_eq!(hart.cycle(), 8 + 1 + 2);
 }
 
 #[test]

@@ -16,12 +16,28 @@
 //!   predictor ([`Cost::predict`]) guessed it wrong;
 //! * `csrr*`, `ecall`, `ebreak`: [`Cost::csr`]; `fence`: [`Cost::fence`]; `fence.i`: `base`.
 //!
-//! The model is blocking: an instruction's whole latency is paid before the next one starts,
-//! as if the next instruction always used its result. The hardware overlaps a load or multiply
-//! with independent instructions behind it (BH README, "Load/Store Unit": `N - 1` independent
-//! instructions hide a latency of `N`); this model does not, so its times are upper bounds for
-//! code that hides latency and lower bounds only when a memory region is contended (which the
-//! bus can report through its latencies).
+//! **Pipelined** ([`Cost::pipelined`], the default), as the BH README describes the pipeline:
+//! an instruction enters EX1 once the instruction before it left EX1, the values of its source
+//! registers can be forwarded ("EX1": operands "from the register file, or ... from the buffers
+//! in the Retire Unit"), a retire-queue entry is free (eight entries, one retired a cycle, in
+//! order: "Retire Unit"), and, for a load or store, the Load/Store Unit takes it. A load or
+//! multiply holds EX1 one cycle and forwards its result after its latency, so "`N - 1`
+//! independent instructions need to follow the load if the latency is to be entirely hidden"
+//! ("Load/Store Unit"); a dependent instruction waits out the rest. The README does not say
+//! whether the Load/Store Unit takes a new instruction while a load that left the core (to L1,
+//! MMIO) is out; the model assumes not (it takes the next once that load's result is back),
+//! while local data RAM, "one cycle in the Load/Store Unit", takes one a cycle. A divide, a
+//! mispredicted branch's bubble and a CSR access, `fence`, `ecall` or `ebreak` hold EX1 for
+//! their whole cost; the last four also wait for every earlier instruction to retire ("no
+//! instruction enters EX1 until all earlier CSR/... instructions have retired", which in an
+//! in-order retire means after everything before them). The clock a profile charges to an
+//! instruction is its wait to enter EX1 plus the cycles it holds EX1.
+//!
+//! **Blocking** (`pipelined: false`, the rule before 2026-12-05): an instruction's whole
+//! latency is paid before the next one starts, as if the next instruction always used its
+//! result: an upper bound for code that hides latency.
+//!
+//! Either way a contended memory region can report a longer latency through the bus.
 //!
 //! Branch prediction: the BH README ("Frontend") says the Frontend "_predicts_ all control
 //! flow" and ("EX1") that a mispredicted branch costs a four-cycle bubble; it does not describe
@@ -34,6 +50,9 @@
 //! finite tagless table. The silicon's tables may be larger or smarter; with
 //! `predict: false` every taken branch and every jump is charged as mispredicted, the upper
 //! bound the model used before.
+
+/// Entries of the Retire Unit's retire-order queue: 8 (BH README, "Retire Unit").
+pub const RETIRE_QUEUE: u32 = 8;
 
 /// The cycle costs of the hart's instructions. [`Cost::default`] gives the Blackhole figures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +83,9 @@ pub struct Cost {
     /// retired; such an instruction spends one cycle in EX1 and one in the Retire Unit, so the
     /// next one starts two cycles later.
     pub csr: u32,
+    /// Whether instructions overlap as the pipeline allows (the module docs): `true`, the
+    /// default; `false` charges every instruction its whole latency before the next starts.
+    pub pipelined: bool,
     /// `fence`: 3. Not a documented number: like `csr` (fences serialize the same way) plus the
     /// one cycle a fence spends in the Load/Store Unit (BH README, "Pipeline"; the wait for the
     /// store queue to drain is nothing here, as this model has no queued stores).
@@ -104,6 +126,7 @@ impl Default for Cost {
             mispredict: 4,
             predict: true,
             csr: 2,
+            pipelined: true,
             fence: 3,
             load_local: 2,
             store_local: 1,
@@ -132,9 +155,16 @@ impl Cost {
 
     /// The most cycles one instruction can take under this rule when no bus access takes more
     /// than `bus_max` cycles: the bound on how far [`run`](super::hart::Hart::run) can go past
-    /// its `until_cycle` (it stops at most `max_instruction_cycles - 1` cycles after).
+    /// its `until_cycle` (it stops at most `max_instruction_cycles - 1` cycles after). Pipelined,
+    /// an instruction may first wait for an earlier load's result (at most `bus_max`) and for
+    /// the retire queue to drain (at most one cycle an entry).
     pub fn max_instruction_cycles(&self, bus_max: u32) -> u64 {
-        let fetch = u64::from(bus_max);
+        let fetch = u64::from(bus_max)
+            + if self.pipelined {
+                u64::from(bus_max) + u64::from(RETIRE_QUEUE)
+            } else {
+                0
+            };
         let data = [
             self.base,
             self.mul,

@@ -95,6 +95,98 @@ pub struct Hart {
     cost: Cost,
     local: Box<[u8]>,
     cache: Box<[Entry; CACHE_ENTRIES]>,
+    pipe: Pipeline,
+}
+
+/// Entries of the Retire Unit's retire-order queue (BH README, "Retire Unit").
+const RETIRE_QUEUE: usize = super::cost::RETIRE_QUEUE as usize;
+
+/// The timing state of the pipelined cost rule ([`Cost::pipelined`]; the module docs of
+/// `cost` say what it models).
+#[derive(Clone, Copy, Debug)]
+struct Pipeline {
+    /// The cycle from which each register's value can be forwarded to an instruction entering
+    /// EX1 (`x0` is always ready).
+    ready: [u64; 32],
+    /// The retire cycles of the last [`RETIRE_QUEUE`] instructions, oldest at `next`.
+    retired: [u64; RETIRE_QUEUE],
+    next: usize,
+    /// The retire cycle of the last instruction.
+    last_retired: u64,
+    /// The cycle the Load/Store Unit takes its next instruction: after a load that went out to
+    /// the memory subsystem (anything but local data RAM) has its result back.
+    lsu_free: u64,
+}
+
+impl Pipeline {
+    const fn new() -> Self {
+        Pipeline {
+            ready: [0; 32],
+            retired: [0; RETIRE_QUEUE],
+            next: 0,
+            last_retired: 0,
+            lsu_free: 0,
+        }
+    }
+}
+
+/// What an instruction reads and writes and how it uses the pipeline, for the pipelined cost
+/// rule.
+#[derive(Copy, Clone)]
+struct Uses {
+    /// Source registers (0: none).
+    sources: [u8; 2],
+    /// Destination register (0: none).
+    dest: u8,
+    /// A load or multiply: holds EX1 one cycle and forwards after its latency.
+    latent: bool,
+    /// It goes to the Load/Store Unit.
+    memory: bool,
+    /// No instruction after it enters EX1 before it retires (CSR accesses, `fence`, `ecall`,
+    /// `ebreak`: BH README, "EX1"); modelled as waiting for every earlier instruction to
+    /// retire, then occupying EX1 for its whole cost.
+    serial: bool,
+}
+
+#[inline(always)]
+fn uses(op: &Op) -> Uses {
+    let (sources, memory, serial) = match *op {
+        Op::Lui { .. } | Op::Auipc { .. } | Op::Jal { .. } | Op::Illegal => ([0, 0], false, false),
+        Op::Jalr { rs1, .. } | Op::AluImm { rs1, .. } => ([rs1, 0], false, false),
+        Op::Branch { rs1, rs2, .. }
+        | Op::Alu { rs1, rs2, .. }
+        | Op::Mul { rs1, rs2, .. }
+        | Op::Div { rs1, rs2, .. } => ([rs1, rs2], false, false),
+        Op::Load { rs1, .. } => ([rs1, 0], true, false),
+        Op::Store { rs1, rs2, .. } => ([rs1, rs2], true, false),
+        Op::CsrRead { .. } | Op::Fence | Op::Ecall | Op::Ebreak => ([0, 0], false, true),
+        Op::FenceI => ([0, 0], false, false),
+    };
+    let (dest, latent) = match *op {
+        Op::Load { rd, .. } | Op::Mul { rd, .. } => (rd, true),
+        Op::Lui { rd, .. }
+        | Op::Auipc { rd, .. }
+        | Op::AluImm { rd, .. }
+        | Op::Alu { rd, .. }
+        | Op::Div { rd, .. }
+        | Op::CsrRead { rd, .. }
+        | Op::Jal { rd, .. }
+        | Op::Jalr { rd, .. } => (rd, false),
+        Op::Branch { .. }
+        | Op::Store { .. }
+        | Op::Fence
+        | Op::FenceI
+        | Op::Ecall
+        | Op::Ebreak
+        | Op::Illegal => (0, false),
+    };
+    Uses {
+        sources,
+        dest: dest & 31,
+        latent,
+        memory,
+        serial,
+    }
 }
 
 impl Hart {
@@ -120,6 +212,7 @@ impl Hart {
             cost: config.cost,
             local: vec![0; (config.local_ram_bytes & !3) as usize].into_boxed_slice(),
             cache,
+            pipe: Pipeline::new(),
         }
     }
 
@@ -287,7 +380,14 @@ impl Hart {
             entry.op = decode(word);
         }
         let op = entry.op;
+        let u = uses(&op);
         let base = self.cost.base;
+        // The cycle this instruction enters EX1 (the pipelined rule), or now (the blocking one).
+        let at = if self.cost.pipelined {
+            self.issue_cycle(u)
+        } else {
+            self.cycle
+        };
         let mut next = pc.wrapping_add(4);
         let mut stop = None;
         let mut flow = Flow::Other;
@@ -379,7 +479,7 @@ impl Hart {
                 }
                 let (raw, latency) = match self.local_offset(addr) {
                     Some(off) => (read_le(&self.local, off, size), self.cost.load_local),
-                    None => match bus.load(addr, size, self.cycle) {
+                    None => match bus.load(addr, size, at) {
                         BusResult::Done { value, cycles } => (value, cycles),
                         BusResult::Retry => return Some(Stop::Retry { pc, addr, access }),
                         BusResult::Fault => return fault(FaultKind::Bus { addr, access }),
@@ -411,7 +511,7 @@ impl Hart {
                         write_le(&mut self.local, off, size, value);
                         self.cost.store_local
                     }
-                    None => match bus.store(addr, size, value, self.cycle) {
+                    None => match bus.store(addr, size, value, at) {
                         BusResult::Done { cycles, .. } => cycles,
                         BusResult::Retry => return Some(Stop::Retry { pc, addr, access }),
                         BusResult::Fault => return fault(FaultKind::Bus { addr, access }),
@@ -445,8 +545,8 @@ impl Hart {
             }
             Op::CsrRead { rd, csr } => {
                 self.x[(rd & 31) as usize] = match csr {
-                    Counter::Cycle => self.cycle as u32,
-                    Counter::CycleH => (self.cycle >> 32) as u32,
+                    Counter::Cycle => at as u32,
+                    Counter::CycleH => (at >> 32) as u32,
                     Counter::Instret => self.instret as u32,
                     Counter::InstretH => (self.instret >> 32) as u32,
                     Counter::MHartId => self.id,
@@ -467,11 +567,65 @@ impl Hart {
         };
         self.x[0] = 0;
         self.pc = next;
-        let cycles = u64::from(cycles) + u64::from(fetch_cycles);
+        let cycles = if self.cost.pipelined {
+            self.retire(u, at, cycles, fetch_cycles)
+        } else {
+            u64::from(cycles) + u64::from(fetch_cycles)
+        };
         self.cycle = self.cycle.saturating_add(cycles);
         self.instret = self.instret.wrapping_add(1);
         probe.retired(pc, flow, cycles);
         stop
+    }
+
+    /// The pipelined rule: the cycle `op` enters EX1, from now: once its source registers can
+    /// be forwarded, a retire-queue entry is free (the instruction eight back has retired),
+    /// the Load/Store Unit takes it (a memory instruction), and, for a serializing one, every
+    /// earlier instruction has retired.
+    #[inline(always)]
+    fn issue_cycle(&self, u: Uses) -> u64 {
+        let p = &self.pipe;
+        let mut at = self.cycle.max(p.retired[p.next]);
+        for r in u.sources {
+            at = at.max(p.ready[(r & 31) as usize]);
+        }
+        if u.memory {
+            at = at.max(p.lsu_free);
+        }
+        if u.serial {
+            at = at.max(p.last_retired);
+        }
+        at
+    }
+
+    /// The pipelined rule, once `op` executed entering EX1 at `at` with `cost` cycles from the
+    /// blocking rule: records when its result is ready and when it retires, and returns the
+    /// cycles the hart's clock moves (the wait to enter EX1 plus the cycles it occupies EX1).
+    ///
+    /// A load's or multiply's cost is its latency: EX1 is held one cycle ([`Cost::base`]) and
+    /// the result forwarded `cost` cycles after it entered, so `cost - 1` independent
+    /// instructions hide it (BH README, "Load/Store Unit"). A divide holds EX1 for its whole
+    /// cost, a mispredicted branch adds its bubble, a serializing instruction holds it for its
+    /// whole cost too (the next instruction waits for it to retire).
+    #[inline(always)]
+    fn retire(&mut self, u: Uses, at: u64, cost: u32, fetch: u32) -> u64 {
+        let base = self.cost.base;
+        let (occupied, latency) = if u.latent { (base, cost) } else { (cost, 0) };
+        let done = at + u64::from(occupied.max(latency));
+        let p = &mut self.pipe;
+        if u.dest != 0 {
+            // Loads and multiplies forward after their latency, the rest once out of EX1.
+            p.ready[u.dest as usize] = done;
+        }
+        if u.memory && u.latent && latency > self.cost.load_local {
+            p.lsu_free = done;
+        }
+        // In order, one a cycle, each once its result is there.
+        let retired = done.max(p.last_retired + 1);
+        p.last_retired = retired;
+        p.retired[p.next] = retired;
+        p.next = (p.next + 1) % RETIRE_QUEUE;
+        (at - self.cycle) + u64::from(occupied) + u64::from(fetch)
     }
 
     /// Value and cycles of a divide or remainder, with RISC-V's results for division by zero
