@@ -153,6 +153,43 @@ fn a_program_round_trips_through_a_command() {
 }
 
 #[test]
+fn decoding_in_place_over_another_program_gives_what_decode_gives() {
+    // Over a program with both movers and two inputs: a program with the writer's part only
+    // (the reader's slot must end empty, compute's inputs must not keep the old ones).
+    let mut only_writer = program();
+    only_writer.reader = None;
+    only_writer.compute.inputs.clear();
+    only_writer
+        .compute
+        .inputs
+        .push(stream(1, Role::Writer))
+        .unwrap();
+    only_writer.compute.job = 9;
+    let mut held = program();
+    assert_eq!(held.decode_into(&command(&only_writer)), Ok(()));
+    assert_eq!(held, only_writer);
+    assert_eq!(
+        BroadcastProgram::decode(&command(&only_writer)),
+        Ok(only_writer.clone())
+    );
+    // And back: a reader's part into the empty slot.
+    let full = program();
+    assert_eq!(held.decode_into(&command(&full)), Ok(()));
+    assert_eq!(held, full);
+    // A refused program is refused in place too, with decode's error.
+    let mut words = full.words();
+    words.compute[1] ^= 1;
+    let bad = Command::new(1, 1, 1, 1, LogicalRect::new(0, 0, 4, 1), 1000)
+        .with_words(&words.reader, &words.writer, &words.compute)
+        .unwrap();
+    assert_eq!(
+        held.decode_into(&bad),
+        BroadcastProgram::decode(&bad).map(|_| ())
+    );
+    assert!(held.decode_into(&bad).is_err());
+}
+
+#[test]
 fn a_changed_word_fails_its_check() {
     let p = program();
     let mut w = p.words();

@@ -180,10 +180,11 @@ where
     // a program that fails its checks. Both make the record `Broadcast::refuse` would, without
     // building a broadcast to drop, and with the id as the argument words give it.
     let index = words.get(2).map_or(0, |&w| w as u8 & 63);
-    let program = decode_program(command);
+    let mut program = BroadcastProgram::default();
+    let decoded = decode_program(&mut program, command);
     let cause = match (
         buffers.cb(index),
-        program.as_ref().and_then(|p| p.mover(role)),
+        decoded.then(|| program.mover(role)).flatten(),
     ) {
         (Some(cb), Some(mover)) => {
             return run_mover::<L, _, _, _, _>(dm, cb, &context, command, mover, role).await;
@@ -200,14 +201,14 @@ where
     )))
 }
 
-/// [`BroadcastProgram::decode`] for a data-movement kernel, not inlined: in the firmware's reader
+/// [`BroadcastProgram::decode_into`] for a data-movement kernel, not inlined: in the firmware's reader
 /// and writer (whose block loop is inlined into one function) a call is smaller than the
 /// decode among the protocol's calls. Compute inlines it: there the call is larger. Whether
 /// the program passed is all the kernel needs of the error (the refusal is `Cause::Refused`),
 /// so the error itself is not returned (and not put together).
 #[inline(never)]
-fn decode_program(command: &Command) -> Option<BroadcastProgram> {
-    BroadcastProgram::decode(command).ok()
+fn decode_program(program: &mut BroadcastProgram, command: &Command) -> bool {
+    program.decode_into(command).is_ok()
 }
 
 /// [`dm_body`] once its buffer and program are there: sets the broadcast up, runs its blocks

@@ -277,7 +277,7 @@ fn blocks_field(role: Role, value: u32) -> Result<u16, ProgramError> {
 }
 
 /// One data-movement kernel's part: the broadcast it runs and where its blocks are in DRAM.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
 pub struct MoverProgram {
     /// The broadcast's argument words as the host layout made them (decoded and checked by the
     /// protocol's `Broadcast::new`, not here).
@@ -313,23 +313,27 @@ impl MoverProgram {
 
     /// Decodes and checks `role`'s words.
     pub fn decode(role: Role, words: &[u32]) -> Result<Self, ProgramError> {
+        let mut m = Self::default();
+        m.decode_into(role, words)?;
+        Ok(m)
+    }
+
+    /// [`decode`](Self::decode) into `self`, without moving a program (some 100 bytes, a copy
+    /// the baby cores pay for at every command). After an error `self` holds no meaningful
+    /// program.
+    pub fn decode_into(&mut self, role: Role, words: &[u32]) -> Result<(), ProgramError> {
         let w: &[u32; MOVER_WORDS] = words.try_into().map_err(|_| ProgramError::Length {
             role,
             found: words.len(),
             expected: MOVER_WORDS,
         })?;
         verify(role, w)?;
-        let mut m = Self {
-            args: [0; ARGS_WORDS],
-            blocks: 0,
-            page_size: w[12],
-            dram_base: w[13],
-            banks: [Xy::default(); STREAMS],
-            stall_before: stall_of(w[11]),
-        };
-        m.args.copy_from_slice(&w[..ARGS_WORDS]);
+        self.page_size = w[12];
+        self.dram_base = w[13];
+        self.stall_before = stall_of(w[11]);
+        self.args.copy_from_slice(&w[..ARGS_WORDS]);
         // The banks straight into place: a copy of `[Xy; 8]` (alignment 1) is byte by byte.
-        for (i, bank) in m.banks.iter_mut().enumerate() {
+        for (i, bank) in self.banks.iter_mut().enumerate() {
             let half = (w[14 + i / 2] >> (16 * (i % 2))) as u16;
             *bank = Xy::new(half as u8, (half >> 8) as u8).map_err(|_| ProgramError::Field {
                 role,
@@ -337,8 +341,8 @@ impl MoverProgram {
                 value: half as u32,
             })?;
         }
-        m.blocks = blocks_field(role, w[11] & 0xFFFF)?;
-        Ok(m)
+        self.blocks = blocks_field(role, w[11] & 0xFFFF)?;
+        Ok(())
     }
 }
 
@@ -419,6 +423,14 @@ impl ComputeProgram {
 
     /// Decodes and checks compute's words.
     pub fn decode(words: &[u32]) -> Result<Self, ProgramError> {
+        let mut c = Self::default();
+        c.decode_into(words)?;
+        Ok(c)
+    }
+
+    /// [`decode`](Self::decode) into `self`, without moving a program. After an error `self`
+    /// holds no meaningful program.
+    pub fn decode_into(&mut self, words: &[u32]) -> Result<(), ProgramError> {
         let role = Role::Compute;
         // Bits 0..7 (`n`) and the reserved bits 9..15: one comparison refuses both.
         let n = words.first().map_or(0, |&w| w & 0xFFFF & !CHECK_NONE_BIT);
@@ -439,12 +451,14 @@ impl ComputeProgram {
             words.first_chunk::<2>().ok_or(ProgramError::Inputs(n))?,
             words.get(2..expected - 1).unwrap_or(&[]),
         );
-        let check = if head & CHECK_NONE_BIT != 0 {
+        self.job = job;
+        self.check = if head & CHECK_NONE_BIT != 0 {
             Check::None
         } else {
             Check::Full
         };
-        let mut inputs = BoundedVec::new();
+        self.stall_before = stall_of(head);
+        self.inputs.clear();
         let chunks = body.chunks_exact(COMPUTE_INPUT_WORDS);
         for w in chunks.filter_map(|c| <&[u32; COMPUTE_INPUT_WORDS]>::try_from(c).ok()) {
             let producer = match w[6] {
@@ -462,14 +476,9 @@ impl ComputeProgram {
                 producer,
             };
             // At most MAX_INPUTS chunks (n was checked).
-            let _ = inputs.push(stream);
+            let _ = self.inputs.push(stream);
         }
-        Ok(Self {
-            job,
-            check,
-            inputs,
-            stall_before: stall_of(head),
-        })
+        Ok(())
     }
 }
 
@@ -579,20 +588,30 @@ impl BroadcastProgram {
 
     /// Decodes and checks the program of every kernel of `command`.
     pub fn decode(command: &Command) -> Result<Self, ProgramError> {
-        // Each part decoded where it goes (a program is some 200 bytes: moving it costs code).
         let mut program = Self::default();
+        program.decode_into(command)?;
+        Ok(program)
+    }
+
+    /// [`decode`](Self::decode) into `self`: each part decoded where it goes, so no program
+    /// (some 280 bytes) is moved; on the baby cores the moves cost more than 1,700 cycles at
+    /// every command's start (decisions D31). After an error `self` holds no meaningful
+    /// program.
+    pub fn decode_into(&mut self, command: &Command) -> Result<(), ProgramError> {
         for (role, mover) in [
-            (Role::Reader, &mut program.reader),
-            (Role::Writer, &mut program.writer),
+            (Role::Reader, &mut self.reader),
+            (Role::Writer, &mut self.writer),
         ] {
             let words = command.words(role);
+            *mover = None;
             if !words.is_empty() {
-                *mover = Some(MoverProgram::decode(role, words)?);
+                mover
+                    .insert(MoverProgram::default())
+                    .decode_into(role, words)?;
             }
         }
-        program.compute = ComputeProgram::decode(command.words(Role::Compute))?;
-        program.check()?;
-        Ok(program)
+        self.compute.decode_into(command.words(Role::Compute))?;
+        self.check()
     }
 }
 
