@@ -58,17 +58,8 @@ fn the_firmware_checks_every_byte_of_the_small_03_run_as_the_native_kernels_do()
         v.as_object().unwrap().keys().cloned().collect::<Vec<_>>()
     };
     assert_eq!(keys(&fw), keys(&native));
-    let ratio = fw.cycles as f64 / native.cycles as f64;
-    println!(
-        "small 03 shape, 2 jobs: firmware {} cycles, native {} (x{ratio:.2})",
-        fw.cycles, native.cycles
-    );
-    assert!(
-        (0.75..=1.25).contains(&ratio),
-        "firmware {} cycles, native {} (x{ratio:.2}): outside 25%",
-        fw.cycles,
-        native.cycles
-    );
+    // Their cycles within 25%: this shape is one of the five of
+    // `with_checking_the_firmware_and_the_native_kernels_agree_within_25_percent_on_five_shapes`.
 }
 
 /// With every byte checked, the firmware and the native kernels agree within 25% on the five
