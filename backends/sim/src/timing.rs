@@ -23,6 +23,30 @@
 //! size, DRAM bandwidth) or fit to one latency measurement each (issue and turnaround latencies,
 //! DRAM latencies).
 //!
+//! # What the firmware's calls cost, beside what the native kernels are charged
+//!
+//! The native kernels run the protocol's code for free and are charged per HAL call
+//! (`kernel_issue_cycles` a NoC command, `kernel_call_cycles` anything else) and per checked
+//! word (`compute_scan_word_cycles`). The same calls in komorebi's firmware, measured with the
+//! firmware profiler (`komorebi broadcast --device pcie-sim --exec firmware --check none
+//! --profile F`, the 03 default, the row sender at logical (0,0), its reader's inclusive cycles
+//! over 8 commands; pipelined cost rule, 2026-12-05, commit fcd74ce):
+//!
+//! | call | firmware, cycles | native charge, cycles |
+//! |---|---|---|
+//! | a DRAM page read (`read_tagged` and its loop in `read_block`) | 141 (the HAL call 86) | 8 |
+//! | a multicast (`multicast`) | 156 | 8 |
+//! | `reserve`, its slot free at once | 234 | 1 a HAL call it makes |
+//! | `cast`, its one wait and every step in it | 1,180 | 8 a NoC command, 1 any other HAL call |
+//! | the DONE-BY poll of 11 receivers, a cast's share | 182 | 1 a word loaded |
+//! | decoding and checking a command's program | 4,716 | 0 |
+//! | the sender's `finish` | 1,901 | 1 a HAL call it makes |
+//! | compute's check, a word | 10.45 | 10 (`compute_scan_word_cycles`) |
+//!
+//! Only the last is charged from the firmware: with it, the two agree within 25% where the check
+//! binds (`tests/firmware_exec.rs`). The rest would slow the model down to the firmware's code
+//! as it is, which is not yet the code a card should run (docs/decisions.md, D26 and D31).
+//!
 //! Leaf module: imports nothing of the crate.
 
 /// All timing parameters. `Timing::default()` is the calibrated Blackhole model.
