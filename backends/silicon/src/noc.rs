@@ -270,7 +270,17 @@ impl<C: Chip> SiliconNoc<C> {
 
     /// Issues the next packet of a split transfer if its command buffer is free. True when no
     /// split transfer is left.
+    ///
+    /// Inlined for the common case, no split transfer under way: every request and every
+    /// barrier asks, and the call and return cost a sender some 10 cycles each time (about 3%
+    /// of the 03 run on the firmware, decisions D31).
+    #[inline(always)]
     fn progress(&mut self) -> bool {
+        self.split.is_none() || self.progress_split()
+    }
+
+    #[inline(never)]
+    fn progress_split(&mut self) -> bool {
         let Some(mut s) = self.split else {
             return true;
         };
