@@ -68,7 +68,7 @@ fn the_firmware_checks_every_byte_of_the_small_03_run_as_the_native_kernels_do()
 /// a word (`Timing::compute_scan_word_cycles`, from its profile), so this holds the two models
 /// to one story where the check binds. Where it does not, they differ more: a 3 x 3 rectangle
 /// of one job of 4 blocks of 2 pages is x1.31 (the firmware's per-command start), and without
-/// checking the firmware is 2.7 to 5.3 times slower (docs/decisions.md, D31); no test here
+/// checking the firmware is 2.65 to 5.2 times slower (docs/decisions.md, D31); no test here
 /// hides either. The 2 x 2 shape runs on a chip with ten columns harvested (40 tiles, as the
 /// fault test), for time.
 #[test]
