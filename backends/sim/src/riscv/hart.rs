@@ -391,6 +391,8 @@ impl Hart {
         let mut next = pc.wrapping_add(4);
         let mut stop = None;
         let mut flow = Flow::Other;
+        // A load that left the core (to L1 or a register), which holds the Load/Store Unit.
+        let mut left_core = false;
         // Register read (the index is 0..=31 by construction; the mask drops the check).
         macro_rules! x {
             ($r:expr) => {
@@ -480,7 +482,10 @@ impl Hart {
                 let (raw, latency) = match self.local_offset(addr) {
                     Some(off) => (read_le(&self.local, off, size), self.cost.load_local),
                     None => match bus.load(addr, size, at) {
-                        BusResult::Done { value, cycles } => (value, cycles),
+                        BusResult::Done { value, cycles } => {
+                            left_core = true;
+                            (value, cycles)
+                        }
                         BusResult::Retry => return Some(Stop::Retry { pc, addr, access }),
                         BusResult::Fault => return fault(FaultKind::Bus { addr, access }),
                     },
@@ -568,7 +573,7 @@ impl Hart {
         self.x[0] = 0;
         self.pc = next;
         let cycles = if self.cost.pipelined {
-            self.retire(u, at, cycles, fetch_cycles)
+            self.retire(u, at, cycles, fetch_cycles, left_core)
         } else {
             u64::from(cycles) + u64::from(fetch_cycles)
         };
@@ -606,9 +611,10 @@ impl Hart {
     /// the result forwarded `cost` cycles after it entered, so `cost - 1` independent
     /// instructions hide it (BH README, "Load/Store Unit"). A divide holds EX1 for its whole
     /// cost, a mispredicted branch adds its bubble, a serializing instruction holds it for its
-    /// whole cost too (the next instruction waits for it to retire).
+    /// whole cost too (the next instruction waits for it to retire). `left_core`: a load that
+    /// went out to the bus, after which the Load/Store Unit takes nothing until it is back.
     #[inline(always)]
-    fn retire(&mut self, u: Uses, at: u64, cost: u32, fetch: u32) -> u64 {
+    fn retire(&mut self, u: Uses, at: u64, cost: u32, fetch: u32, left_core: bool) -> u64 {
         let base = self.cost.base;
         let (occupied, latency) = if u.latent { (base, cost) } else { (cost, 0) };
         let done = at + u64::from(occupied.max(latency));
@@ -617,7 +623,7 @@ impl Hart {
             // Loads and multiplies forward after their latency, the rest once out of EX1.
             p.ready[u.dest as usize] = done;
         }
-        if u.memory && u.latent && latency > self.cost.load_local {
+        if left_core {
             p.lsu_free = done;
         }
         // In order, one a cycle, each once its result is there.
