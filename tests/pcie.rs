@@ -222,7 +222,7 @@ fn an_image_that_does_not_start_is_named_with_its_tiles() {
         CardOptions::default(),
         Some(Firmware { images }),
         Exec::Native,
-        || (BroadcastHandler,),
+        || (BroadcastHandler::new(),),
     )
     .unwrap_err();
     let PcieError::FirmwareDidNotStart { tiles, .. } = &e else {
@@ -328,7 +328,7 @@ fn boot_resets_the_reset_pc_overrides_a_tt_metal_run_left_set() {
     sim.set_boot_hook(Box::new(move |sim: &mut Sim, tile, role| {
         let (x, y) = logical(komorebi_hal::Xy::new(tile.0, tile.1).unwrap());
         let own = komorebi_hal::LogicalXy::new(x, y);
-        spawn_kernel(sim, tile, role, Some(own), (BroadcastHandler,))
+        spawn_kernel(sim, tile, role, Some(own), (BroadcastHandler::new(),))
     }));
     let mut card = Card::open(
         SimBar::new(sim, SimBarOptions::default()),

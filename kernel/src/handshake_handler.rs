@@ -62,7 +62,7 @@ use komorebi_hal::{
     CircularBuffer, Compute, ControlBlock, DataMovement, NocMulticast, Pause, Role,
 };
 
-use crate::broadcast_handler::program::MoverProgram;
+use crate::broadcast_handler::program::{BroadcastProgram, MoverProgram};
 use crate::broadcast_handler::{BlockLoop, compute_body, dm_body, read_block, stall};
 use crate::command::Command;
 use crate::handler::{Buffers, Handler, Outcome};
@@ -127,7 +127,14 @@ impl Handler for HandshakeHandler {
         P: Pause,
         B: Buffers,
     {
-        dm_body::<Handshake, _, _, _, _>(dm, buffers, command, Role::Reader).await
+        dm_body::<Handshake, _, _, _, _>(
+            dm,
+            &mut BroadcastProgram::default(),
+            buffers,
+            command,
+            Role::Reader,
+        )
+        .await
     }
 
     async fn writer<N, K, P, B>(
@@ -142,7 +149,14 @@ impl Handler for HandshakeHandler {
         P: Pause,
         B: Buffers,
     {
-        dm_body::<Handshake, _, _, _, _>(dm, buffers, command, Role::Writer).await
+        dm_body::<Handshake, _, _, _, _>(
+            dm,
+            &mut BroadcastProgram::default(),
+            buffers,
+            command,
+            Role::Writer,
+        )
+        .await
     }
 
     async fn compute<K, P, B>(

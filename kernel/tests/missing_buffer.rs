@@ -128,8 +128,8 @@ fn a_missing_buffer_gives_up_broadcast_begin_and_records_it_in_the_area() {
         };
         let cmd = command();
         let outcome = match role {
-            Role::Writer => block_on(BroadcastHandler.writer(&mut dm, &NoBuffers, &cmd)),
-            _ => block_on(BroadcastHandler.reader(&mut dm, &NoBuffers, &cmd)),
+            Role::Writer => block_on(BroadcastHandler::new().writer(&mut dm, &NoBuffers, &cmd)),
+            _ => block_on(BroadcastHandler::new().reader(&mut dm, &NoBuffers, &cmd)),
         };
         assert_eq!(
             outcome.give_up,

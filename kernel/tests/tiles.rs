@@ -1051,7 +1051,7 @@ fn run_commands_in(
 ) -> Vec<BTreeMap<(u8, u8), Report>> {
     let reports = Rc::new(RefCell::new(Vec::new()));
     let mut handlers: Vec<(BroadcastHandler, HandshakeHandler)> =
-        vec![(BroadcastHandler, HandshakeHandler); 3 * cores.len()];
+        vec![(BroadcastHandler::new(), HandshakeHandler); 3 * cores.len()];
     let mut tasks: Vec<Task<'_>> = Vec::new();
     let host_chip = chip.clone();
     let host_reports = reports.clone();

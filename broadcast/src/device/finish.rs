@@ -89,8 +89,9 @@ impl<C: CircularBuffer> Broadcast<C> {
             Part::Sender { rect, receivers } => {
                 let w = Where::BroadcastDone;
                 if rect.is_some() {
+                    let known = &mut self.done_known;
                     wait_for(ctrl, pause, until, &mut self.wait_cycles, w, &mut |c| {
-                        receivers_done(c, id, seq, receivers, blocks)
+                        receivers_done(c, id, seq, receivers, blocks, known)
                     })
                     .await?;
                 }

@@ -146,6 +146,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         );
         let DataMovement { noc, ctrl, pause } = dm;
         let until = deadline(ctrl).map_err(|c| (PLACE, c))?;
+        let known = &mut self.done_known;
         // One wait for the cast's steps, in order: each poll resumes at the first step not done
         // and goes on while steps succeed. The same steps and deadline as one wait per step,
         // without entering and leaving a wait for each (about 90 cycles each on the baby cores).
@@ -165,7 +166,7 @@ impl<C: CircularBuffer> Broadcast<C> {
             if step == CastStep::Receivers {
                 // Every receiver is done with the block that was in the slot.
                 if let Some(n) = needed {
-                    if !receivers_done(c, id, seq, receivers, n)? {
+                    if !receivers_done(c, id, seq, receivers, n, known)? {
                         return Ok(false);
                     }
                 }

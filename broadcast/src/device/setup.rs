@@ -72,6 +72,7 @@ impl<C: CircularBuffer> Broadcast<C> {
                 pages: 0,
             },
             marker_sent: None,
+            done_known: 0,
             wait_cycles: 0,
             failed: None,
             finished: false,

@@ -30,6 +30,8 @@ pub struct Broadcast<C> {
     pub(super) reserved: u32,
     pub(super) popped: Popped,
     pub(super) marker_sent: Option<u16>,
+    /// Sender: the least DONE-BY count every receiver was last seen at (see `receivers_done`).
+    pub(super) done_known: u32,
     pub(super) wait_cycles: u64,
     pub(super) failed: Option<GiveUp>,
     pub(super) finished: bool,

@@ -345,7 +345,7 @@ macro_rules! kernel_main {
             if !$crate::come_up(komorebi_hal::Role::$role) {
                 loop {}
             }
-            let mut handlers = (komorebi_kernel::BroadcastHandler,);
+            let mut handlers = (komorebi_kernel::BroadcastHandler::new(),);
             let run = $run;
             // An exit command (or a control block that failed): park.
             let _ = komorebi_hal::block_on(run(&mut handlers));

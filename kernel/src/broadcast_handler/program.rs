@@ -603,10 +603,12 @@ impl BroadcastProgram {
             (Role::Writer, &mut self.writer),
         ] {
             let words = command.words(role);
-            *mover = None;
-            if !words.is_empty() {
+            if words.is_empty() {
+                *mover = None;
+            } else {
+                // Over the last command's program when there is one: every field is rewritten.
                 mover
-                    .insert(MoverProgram::default())
+                    .get_or_insert_with(MoverProgram::default)
                     .decode_into(role, words)?;
             }
         }

@@ -53,7 +53,7 @@ impl ProgramRecords for BroadcastRecords {
 pub fn open_session(backend: Backend) -> Result<Session, SessionError> {
     Session::open_with(
         backend,
-        || (BroadcastHandler, HandshakeHandler),
+        || (BroadcastHandler::new(), HandshakeHandler),
         Box::new(BroadcastRecords),
     )
 }
