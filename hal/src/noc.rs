@@ -328,6 +328,38 @@ pub trait NocMulticast: ErrorType {
         self.reads_done()
     }
 
+    /// Tagged reads of pieces `from..count` of `len` bytes each: piece `i` from the source into
+    /// the L1 place `piece(i)` gives, as [`read_tagged`](Self::read_tagged) of each in turn
+    /// would. Returns the first piece not issued: `count` when every one was; less when the NoC
+    /// was busy before that piece (call again from it) or `piece` gave `None` for it. Any other
+    /// refusal is returned as `read_tagged` returns it, the pieces before it issued.
+    ///
+    /// One call for a block's pages: a backend may check what the pieces share (the length,
+    /// the tag, the mode) once rather than at each page. The provided method issues each piece
+    /// with `read_tagged`. A `&mut dyn FnMut` rather than a generic keeps the trait
+    /// object-safe and mockable, for one indirect call a piece.
+    fn read_pieces(
+        &mut self,
+        from: u32,
+        count: u32,
+        len: u32,
+        tag: ReadTag,
+        piece: &mut dyn FnMut(u32) -> Option<(NocAddr, L1Addr)>,
+    ) -> Result<u32, Self::Error> {
+        let mut i = from;
+        while i < count {
+            let Some((src, dst)) = piece(i) else {
+                return Ok(i);
+            };
+            match self.read_tagged(src, dst, len, tag) {
+                Ok(()) => i += 1,
+                Err(e) if e.kind() == ErrorKind::Busy => return Ok(i),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(i)
+    }
+
     /// True when every write and multicast issued so far has left its source.
     fn writes_sent(&mut self) -> Result<bool, Self::Error>;
 
@@ -389,6 +421,17 @@ impl<T: NocMulticast + ?Sized> NocMulticast for &mut T {
     #[inline]
     fn tagged_reads_done(&mut self, tag: ReadTag) -> Result<bool, Self::Error> {
         T::tagged_reads_done(self, tag)
+    }
+    #[inline]
+    fn read_pieces(
+        &mut self,
+        from: u32,
+        count: u32,
+        len: u32,
+        tag: ReadTag,
+        piece: &mut dyn FnMut(u32) -> Option<(NocAddr, L1Addr)>,
+    ) -> Result<u32, Self::Error> {
+        T::read_pieces(self, from, count, len, tag, piece)
     }
     #[inline]
     fn writes_sent(&mut self) -> Result<bool, Self::Error> {

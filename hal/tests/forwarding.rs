@@ -359,3 +359,113 @@ fn tagged_reads_fall_back_to_plain_reads_unless_a_backend_has_tags() {
         ]
     );
 }
+
+#[test]
+fn read_pieces_reads_each_piece_tagged_and_stops_where_the_noc_is_busy_or_a_piece_has_no_addresses()
+{
+    use komorebi_hal::noc::{ErrorKind, ReadTag};
+    /// Takes `room` reads, then is busy; a read of 3 bytes fails as `Other`.
+    struct Busy {
+        room: usize,
+        reads: Vec<(u64, u32, u32, u8)>,
+    }
+    impl noc::ErrorType for Busy {
+        type Error = ErrorKind;
+    }
+    impl NocMulticast for Busy {
+        fn noc(&self) -> NocId {
+            NocId::Noc0
+        }
+        fn node(&self) -> Xy {
+            Xy::new(1, 2).unwrap()
+        }
+        fn read(&mut self, _: NocAddr, _: L1Addr, _: u32) -> Result<(), ErrorKind> {
+            Err(ErrorKind::Other)
+        }
+        fn read_tagged(
+            &mut self,
+            src: NocAddr,
+            dst: L1Addr,
+            len: u32,
+            tag: ReadTag,
+        ) -> Result<(), ErrorKind> {
+            if len == 3 {
+                return Err(ErrorKind::Other);
+            }
+            if self.reads.len() == self.room {
+                return Err(ErrorKind::Busy);
+            }
+            self.reads.push((src.local(), dst.get(), len, tag.get()));
+            Ok(())
+        }
+        fn write(&mut self, _: L1Addr, _: NocAddr, _: u32, _: WriteMode) -> Result<(), ErrorKind> {
+            Ok(())
+        }
+        fn multicast(
+            &mut self,
+            _: L1Addr,
+            _: Rect,
+            _: L1Addr,
+            _: u32,
+            _: WriteMode,
+        ) -> Result<(), ErrorKind> {
+            Ok(())
+        }
+        fn reads_done(&mut self) -> Result<bool, ErrorKind> {
+            Ok(true)
+        }
+        fn writes_sent(&mut self) -> Result<bool, ErrorKind> {
+            Ok(true)
+        }
+        fn writes_acked(&mut self) -> Result<bool, ErrorKind> {
+            Ok(true)
+        }
+        fn resync(&mut self) -> Result<(), ErrorKind> {
+            Ok(())
+        }
+    }
+    let bank = Xy::new(0, 11).unwrap();
+    let tag = ReadTag::new(4).unwrap();
+    // Piece i: DRAM 0x1000 * (i + 1) into L1 0x2_0000 + 64 i; piece 4 has no addresses.
+    let mut piece = |i: u32| {
+        (i != 4).then(|| {
+            (
+                NocAddr::new(bank, 0x1000 * (i as u64 + 1)).unwrap(),
+                l1(0x2_0000 + 64 * i),
+            )
+        })
+    };
+    let mut b = Busy {
+        room: 2,
+        reads: Vec::new(),
+    };
+    let n = &mut &mut b;
+    assert_eq!(n.read_pieces(0, 6, 64, tag, &mut piece), Ok(2), "busy at 2");
+    assert_eq!(
+        n.read_pieces(6, 6, 64, tag, &mut piece),
+        Ok(6),
+        "nothing left"
+    );
+    b.room = 10;
+    let n = &mut &mut b;
+    assert_eq!(
+        n.read_pieces(2, 6, 64, tag, &mut piece),
+        Ok(4),
+        "piece 4 has no addresses"
+    );
+    assert_eq!(
+        b.reads,
+        [
+            (0x1000, 0x2_0000, 64, 4),
+            (0x2000, 0x2_0040, 64, 4),
+            (0x3000, 0x2_0080, 64, 4),
+            (0x4000, 0x2_00C0, 64, 4),
+        ]
+    );
+    let n = &mut &mut b;
+    assert_eq!(
+        n.read_pieces(0, 2, 3, tag, &mut piece),
+        Err(ErrorKind::Other),
+        "another refusal is the call's error"
+    );
+}

@@ -637,6 +637,77 @@ fn a_read_programs_command_buffer_1_and_completes_on_rd_resp_received() {
 }
 
 #[test]
+fn read_pieces_programs_each_piece_as_a_tagged_read_and_stops_at_a_busy_buffer() {
+    use komorebi_hal::noc::ReadTag;
+    let mut f = Fake::new();
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(2, 5), HarvestMask::NONE, None);
+    let tag = ReadTag::new(2).unwrap();
+    let banks = [xy(0, 5), xy(9, 11)];
+    // Piece i: bank i % 2 at 0x1_0000 + 2048 i, into L1 0x2_0000 + 2048 i; piece 3 has none.
+    let mut piece = |i: u32| {
+        (i != 3).then(|| {
+            (
+                NocAddr::new(banks[i as usize % 2], 0x1_0000 + 2048 * i as u64).unwrap(),
+                l1(0x2_0000 + 2048 * i),
+            )
+        })
+    };
+    let ctrl = RESP_MARKED | VC_STATIC | (niu::UNICAST_VC as u32) << 13;
+    let command = |i: u32| {
+        [
+            0x1_0000 + 2048 * i,
+            0,
+            unicast_coord(banks[i as usize % 2].x(), banks[i as usize % 2].y()).unwrap(),
+            0x2_0000 + 2048 * i,
+            0,
+            unicast_coord(2, 5).unwrap(),
+            2048,
+            ctrl,
+            1,
+        ]
+    };
+    // The fake's command buffer stays busy after a command until cleared: one piece a call.
+    assert_eq!(n.read_pieces(0, 5, 2048, tag, &mut piece), Ok(1));
+    assert_eq!(f.command(1), command(0));
+    assert_eq!(f.reg(1, cmd::NOC_PACKET_TAG), 3 << 10, "transaction id 3");
+    assert_eq!(n.read_pieces(1, 5, 2048, tag, &mut piece), Ok(1), "busy");
+    assert_eq!(f.command(1), command(0), "nothing written while busy");
+    f.clear(1);
+    assert_eq!(n.read_pieces(1, 5, 2048, tag, &mut piece), Ok(2));
+    assert_eq!(f.command(1), command(1));
+    f.clear(1);
+    assert_eq!(n.read_pieces(2, 5, 2048, tag, &mut piece), Ok(3));
+    assert_eq!(f.command(1), command(2));
+    f.clear(1);
+    assert_eq!(
+        n.read_pieces(3, 5, 2048, tag, &mut piece),
+        Ok(3),
+        "piece 3 has no addresses"
+    );
+    assert_eq!(f.reg(1, cmd::NOC_CMD_CTRL), 0, "and nothing was sent");
+    assert_eq!(n.read_pieces(5, 5, 2048, tag, &mut piece), Ok(5));
+    // A misaligned DRAM source fails as `read_tagged` fails, nothing sent.
+    let e = n
+        .read_pieces(0, 1, 64, tag, &mut |_| {
+            Some((NocAddr::new(xy(0, 5), 0x10).unwrap(), l1(0x2_0000)))
+        })
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Misaligned);
+    assert_eq!(f.reg(1, cmd::NOC_CMD_CTRL), 0);
+    // So does a zero length, before any piece is asked for.
+    let e = n
+        .read_pieces(0, 1, 0, tag, &mut |_| panic!("no piece is asked for"))
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InvalidLength);
+    // The reads are counted: all three land with RD_RESP_RECEIVED at 3.
+    f.set_status(Counter::MstRdRespReceived, 2);
+    assert!(!n.reads_done().unwrap());
+    f.set_status(Counter::MstRdRespReceived, 3);
+    assert!(n.reads_done().unwrap());
+}
+
+#[test]
 fn a_busy_command_buffer_is_busy_and_nothing_is_written() {
     let mut f = Fake::new();
     let mut n =

@@ -320,41 +320,50 @@ where
 {
     let page_size = mover.page_size;
     let tag = b.read_tag(block);
-    for page in 0..pages {
-        let g = block * pages + page;
-        let bank = mover.banks[g as usize % STREAMS];
-        let offset = g as u64 * page_size as u64;
-        let src = NocAddr::new(bank, mover.dram_base as u64 + offset).ok();
-        let dst = slot.offset(page * page_size);
-        let (Some(src), Some(dst)) = (src, dst) else {
-            return Err(b.give_up_with(
-                &mut dm.ctrl,
-                komorebi_broadcast::Where::BroadcastBegin,
-                block,
-                komorebi_broadcast::Cause::Misuse,
-            ));
-        };
-        loop {
-            match dm.noc.read_tagged(src, dst, page_size, tag) {
-                Ok(()) => break,
-                Err(e)
-                    if komorebi_hal::noc::Error::kind(&e) == komorebi_hal::noc::ErrorKind::Busy =>
-                {
-                    dm.pause.pause(0).await;
-                }
-                Err(e) => {
-                    // Recorded in the area like the protocol's own give-ups (the first kept).
-                    return Err(b.give_up_with(
-                        &mut dm.ctrl,
-                        komorebi_broadcast::Where::BroadcastDone,
-                        block,
-                        komorebi_broadcast::Cause::Noc(komorebi_hal::noc::Error::kind(&e)),
-                    ));
-                }
+    let first = block * pages;
+    // A page without addresses (beyond DRAM's 36 bits or L1's 32) ends the batch there, as a
+    // busy NoC does; this says which.
+    let mut unaddressed = false;
+    let mut from = 0;
+    loop {
+        let r = dm
+            .noc
+            .read_pieces(from, pages, page_size, tag, &mut |page| {
+                let g = first + page;
+                let bank = mover.banks[g as usize % STREAMS];
+                let offset = g as u64 * page_size as u64;
+                let src = NocAddr::new(bank, mover.dram_base as u64 + offset).ok();
+                let dst = slot.offset(page * page_size);
+                let addresses = src.zip(dst);
+                unaddressed = addresses.is_none();
+                addresses
+            });
+        match r {
+            Ok(issued) if issued >= pages => return Ok(()),
+            Ok(_) if unaddressed => {
+                return Err(b.give_up_with(
+                    &mut dm.ctrl,
+                    komorebi_broadcast::Where::BroadcastBegin,
+                    block,
+                    komorebi_broadcast::Cause::Misuse,
+                ));
+            }
+            // The NoC was busy: again from the first page it did not take.
+            Ok(issued) => {
+                from = issued;
+                dm.pause.pause(0).await;
+            }
+            Err(e) => {
+                // Recorded in the area like the protocol's own give-ups (the first kept).
+                return Err(b.give_up_with(
+                    &mut dm.ctrl,
+                    komorebi_broadcast::Where::BroadcastDone,
+                    block,
+                    komorebi_broadcast::Cause::Noc(komorebi_hal::noc::Error::kind(&e)),
+                ));
             }
         }
     }
-    Ok(())
 }
 
 /// After a give-up: wait for this kernel's own transfers, then pad the buffer to the end of its
