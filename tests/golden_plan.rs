@@ -2,7 +2,7 @@
 //! (`--rect 0,0,12,10 --blocks 16 --pages 4 --window 2`, page size 2048, a p100/p150 part),
 //! and the words its `BroadcastPlan` gives the reader (broadcast A, id 0, rows, NoC0, CB 0) and
 //! the writer (broadcast W, id 1, columns, NoC1, CB 1) are literals worked out by hand (check
-//! words with an FNV-1a written outside the code), never computed by the code under test.
+//! words with an implementation of `check_word` written outside the code, in Python), never computed by the code under test.
 
 use komorebi::app::broadcast::{BroadcastConfig, BroadcastPlan};
 use komorebi_hal::{LogicalRect, LogicalXy, Role};
@@ -37,7 +37,7 @@ fn the_03_plan_gives_each_core_the_hand_computed_broadcast_words() {
             // receiver (rank 9) at NoC1 (15,9).
             0,
             [
-                0x4B42_0100,
+                0x4B42_0200,
                 0x0002_0500,
                 0x0004_0000,
                 0x0000_0201,
@@ -47,10 +47,10 @@ fn the_03_plan_gives_each_core_the_hand_computed_broadcast_words() {
                 0x0A0C_0000,
                 0x0A0C_0000,
                 0x0000_0000,
-                0x51B1_046C,
+                0xA109_6691,
             ],
             [
-                0x4B42_0101,
+                0x4B42_0201,
                 0x0102_0909,
                 0x0004_0001,
                 0x0000_090F,
@@ -60,7 +60,7 @@ fn the_03_plan_gives_each_core_the_hand_computed_broadcast_words() {
                 0x0A0C_0000,
                 0x0A0C_0000,
                 0x0000_0001,
-                0xF12C_E760,
+                0x8BD3_D89D,
             ],
         ),
         (
@@ -68,7 +68,7 @@ fn the_03_plan_gives_each_core_the_hand_computed_broadcast_words() {
             // column 6 (NoC0 x 11), rank 9 at NoC1 (5,9).
             6,
             [
-                0x4B42_0100,
+                0x4B42_0200,
                 0x0002_0500,
                 0x0004_0000,
                 0x0000_020B,
@@ -78,10 +78,10 @@ fn the_03_plan_gives_each_core_the_hand_computed_broadcast_words() {
                 0x0A0C_0000,
                 0x0A0C_0000,
                 0x0000_0000,
-                0x9051_5054,
+                0xB296_903D,
             ],
             [
-                0x4B42_0101,
+                0x4B42_0201,
                 0x0102_0909,
                 0x0004_0001,
                 0x0000_0905,
@@ -91,7 +91,7 @@ fn the_03_plan_gives_each_core_the_hand_computed_broadcast_words() {
                 0x0A0C_0000,
                 0x0A0C_0000,
                 0x0000_0001,
-                0xAC3A_2250,
+                0x189F_F83B,
             ],
         ),
         (
@@ -99,7 +99,7 @@ fn the_03_plan_gives_each_core_the_hand_computed_broadcast_words() {
             // column 11, its sender at NoC1 (0,0).
             119,
             [
-                0x4B42_0100,
+                0x4B42_0200,
                 0x0002_0505,
                 0x0004_0000,
                 0x0000_0B10,
@@ -109,10 +109,10 @@ fn the_03_plan_gives_each_core_the_hand_computed_broadcast_words() {
                 0x0A0C_0000,
                 0x0A0C_0000,
                 0x0000_0000,
-                0x0E1A_D7E6,
+                0xF0D8_9346,
             ],
             [
-                0x4B42_0101,
+                0x4B42_0201,
                 0x0102_0900,
                 0x0004_0001,
                 0x0000_0000,
@@ -122,7 +122,7 @@ fn the_03_plan_gives_each_core_the_hand_computed_broadcast_words() {
                 0x0A0C_0000,
                 0x0A0C_0000,
                 0x0000_0001,
-                0xD464_B296,
+                0x543A_32E8,
             ],
         ),
     ];

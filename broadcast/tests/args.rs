@@ -32,7 +32,7 @@ fn reencode(mut w: [u32; ARGS_WORDS]) -> [u32; ARGS_WORDS] {
 #[test]
 fn the_layout_is_the_documented_one() {
     let w = sample().encode();
-    assert_eq!(w[0], 0x4B42_0101);
+    assert_eq!(w[0], 0x4B42_0201);
     assert_eq!(w[1], 2 | 4 << 8 | 2 << 16 | 1 << 24);
     assert_eq!(w[2], 7 | 4 << 16);
     assert_eq!(
@@ -63,8 +63,8 @@ fn decoding_refuses_each_broken_constraint() {
         BroadcastArgs::decode(&bad_check),
         Err(ArgsError::Check { .. })
     ));
-    assert_eq!(with(0, 0x4B42_0201), Err(ArgsError::Header(0x4B42_0201)));
-    assert_eq!(with(0, 0x4B42_0102), Err(ArgsError::BroadcastId(2)));
+    assert_eq!(with(0, 0x4B42_0101), Err(ArgsError::Header(0x4B42_0101)));
+    assert_eq!(with(0, 0x4B42_0202), Err(ArgsError::BroadcastId(2)));
     assert_eq!(
         with(1, 2 | 4 << 8 | 2 << 16 | 2 << 24),
         Err(ArgsError::Noc(2))
@@ -206,7 +206,7 @@ proptest! {
 
     #[test]
     fn decoding_words_with_a_valid_check_never_panics(mut words in proptest::array::uniform11(any::<u32>())) {
-        words[0] = (words[0] & 0xFF) | 0x4B42_0100;
+        words[0] = (words[0] & 0xFF) | 0x4B42_0200;
         let words = reencode(words);
         if let Ok(a) = BroadcastArgs::decode(&words) {
             prop_assert_eq!(a.encode(), words);

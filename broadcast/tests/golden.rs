@@ -2,7 +2,7 @@
 //! `area` and `args` module docs restate it), pinned with numbers written here by hand.
 //!
 //! Every expected value in this file is a literal taken from the specification or worked out
-//! by hand (the check words with an FNV-1a written outside this crate), never computed by the
+//! by hand (the check words with an implementation of `check_word` written outside this crate, in Python), never computed by the
 //! code under test: a layout change that the code makes consistently on both sides (host and
 //! device) still fails here, as a card, a second implementation or another team's host tooling
 //! would.
@@ -100,19 +100,31 @@ fn padding_fills_the_last_window() {
 // ---- broadcast words -----------------------------------------------------------------------
 
 #[test]
-fn check_word_is_fnv_1a_over_little_endian_bytes() {
-    // FNV-1a 32 of no bytes is its offset basis.
+fn check_word_is_fnv_1a_a_word_at_a_time_with_an_xorshift() {
+    // Known answers from an implementation of the documented steps written outside this crate
+    // (Python): hash = (hash ^ word) * 0x0100_0193, hash ^= hash >> 15, from 0x811C_9DC5.
     assert_eq!(check_word(&[]), 0x811C_9DC5);
-    // The bytes "abcd": FNV-1a 32 = 0xce3479bd.
-    assert_eq!(check_word(&[u32::from_le_bytes(*b"abcd")]), 0xCE34_79BD);
-    // Bytes 78 56 34 12 f0 de bc 9a.
-    assert_eq!(check_word(&[0x1234_5678, 0x9ABC_DEF0]), 0xD117_DCB5);
+    assert_eq!(check_word(&[u32::from_le_bytes(*b"abcd")]), 0xEC7E_B7D2);
+    assert_eq!(check_word(&[0x1234_5678, 0x9ABC_DEF0]), 0x8AD5_94DB);
+    // Every bit of every word reaches the low 24 bits a program's check keeps.
+    let words = [0x1234_5678, 0x9ABC_DEF0, 0x0F0F_0F0F];
+    for i in 0..words.len() {
+        for bit in 0..32 {
+            let mut w = words;
+            w[i] ^= 1 << bit;
+            assert_ne!(
+                check_word(&w) & 0x00FF_FFFF,
+                check_word(&words) & 0x00FF_FFFF,
+                "word {i} bit {bit}"
+            );
+        }
+    }
 }
 
 #[test]
 fn args_constants_are_the_specified_ones() {
     assert_eq!(args::ARGS_WORDS, 11);
-    assert_eq!(args::ARGS_VERSION, 1);
+    assert_eq!(args::ARGS_VERSION, 2);
     assert_eq!(args::ARGS_MAGIC, 0x4B42);
     assert_eq!(args::RANK_NONE, 0xFF);
     assert_eq!(args::MAX_WINDOW, 8);
@@ -157,7 +169,7 @@ fn shape_03_row_broadcast_words_are_the_hand_computed_ones() {
     assert_eq!(
         words_of(&all, (0, 0)),
         [
-            0x4B42_0100,
+            0x4B42_0200,
             0x0002_0500,
             0x0004_0000,
             0x0000_0201,
@@ -167,14 +179,14 @@ fn shape_03_row_broadcast_words_are_the_hand_computed_ones() {
             0x0A0C_0000,
             0x0A0C_0000,
             0x0000_0000,
-            0x51B1_046C,
+            0xA109_6691,
         ]
     );
     // Rank 3 of row 4: NoC0 (4,6), sender (1,6).
     assert_eq!(
         words_of(&all, (3, 4)),
         [
-            0x4B42_0100,
+            0x4B42_0200,
             0x0002_0503,
             0x0004_0000,
             0x0000_0604,
@@ -184,14 +196,14 @@ fn shape_03_row_broadcast_words_are_the_hand_computed_ones() {
             0x0A0C_0000,
             0x0A0C_0000,
             0x0000_0000,
-            0xC7E9_0CF2,
+            0x8B06_8112,
         ]
     );
     // The second panel's row 0 starts at NoC0 x 11: its own sender.
     assert_eq!(
         words_of(&all, (6, 0)),
         [
-            0x4B42_0100,
+            0x4B42_0200,
             0x0002_0500,
             0x0004_0000,
             0x0000_020B,
@@ -201,14 +213,14 @@ fn shape_03_row_broadcast_words_are_the_hand_computed_ones() {
             0x0A0C_0000,
             0x0A0C_0000,
             0x0000_0000,
-            0x9051_5054,
+            0xB296_903D,
         ]
     );
     // The last core: rank 5 of the second panel's row 9.
     assert_eq!(
         words_of(&all, (11, 9)),
         [
-            0x4B42_0100,
+            0x4B42_0200,
             0x0002_0505,
             0x0004_0000,
             0x0000_0B10,
@@ -218,7 +230,7 @@ fn shape_03_row_broadcast_words_are_the_hand_computed_ones() {
             0x0A0C_0000,
             0x0A0C_0000,
             0x0000_0000,
-            0x0E1A_D7E6,
+            0xF0D8_9346,
         ]
     );
 }
@@ -232,7 +244,7 @@ fn shape_03_column_broadcast_words_are_the_hand_computed_ones() {
     assert_eq!(
         words_of(&all, (0, 9)),
         [
-            0x4B42_0101,
+            0x4B42_0201,
             0x0102_0900,
             0x0004_0001,
             0x0000_000F,
@@ -242,14 +254,14 @@ fn shape_03_column_broadcast_words_are_the_hand_computed_ones() {
             0x0A0C_0000,
             0x0A0C_0000,
             0x0000_0001,
-            0x4D9A_CF36,
+            0x172E_7CC0,
         ]
     );
     // The top of column 0 is its last receiver, rank 9.
     assert_eq!(
         words_of(&all, (0, 0)),
         [
-            0x4B42_0101,
+            0x4B42_0201,
             0x0102_0909,
             0x0004_0001,
             0x0000_090F,
@@ -259,14 +271,14 @@ fn shape_03_column_broadcast_words_are_the_hand_computed_ones() {
             0x0A0C_0000,
             0x0A0C_0000,
             0x0000_0001,
-            0xF12C_E760,
+            0x8BD3_D89D,
         ]
     );
     // Column 11 (NoC0 x 16, NoC1 x 0), row 4 (NoC1 y 5): rank 5.
     assert_eq!(
         words_of(&all, (11, 4)),
         [
-            0x4B42_0101,
+            0x4B42_0201,
             0x0102_0905,
             0x0004_0001,
             0x0000_0500,
@@ -276,7 +288,7 @@ fn shape_03_column_broadcast_words_are_the_hand_computed_ones() {
             0x0A0C_0000,
             0x0A0C_0000,
             0x0000_0001,
-            0xF132_2628,
+            0x9F1A_14BF,
         ]
     );
 }
@@ -284,7 +296,7 @@ fn shape_03_column_broadcast_words_are_the_hand_computed_ones() {
 #[test]
 fn the_hand_computed_words_decode_to_the_03_shape() {
     let a = BroadcastArgs::decode(&[
-        0x4B42_0100,
+        0x4B42_0200,
         0x0002_0503,
         0x0004_0000,
         0x0000_0604,
@@ -294,7 +306,7 @@ fn the_hand_computed_words_decode_to_the_03_shape() {
         0x0A0C_0000,
         0x0A0C_0000,
         0x0000_0000,
-        0xC7E9_0CF2,
+        0x8B06_8112,
     ])
     .unwrap();
     assert_eq!(
@@ -319,7 +331,7 @@ fn the_hand_computed_words_decode_to_the_03_shape() {
     // One bit of the rank flipped and the check word kept: refused.
     assert!(
         BroadcastArgs::decode(&[
-            0x4B42_0100,
+            0x4B42_0200,
             0x0002_0502,
             0x0004_0000,
             0x0000_0604,
@@ -329,7 +341,7 @@ fn the_hand_computed_words_decode_to_the_03_shape() {
             0x0A0C_0000,
             0x0A0C_0000,
             0x0000_0000,
-            0xC7E9_0CF2,
+            0x8B06_8112,
         ])
         .is_err()
     );
@@ -398,7 +410,7 @@ fn stale_words_are_the_new_words_with_the_old_check_word_and_the_device_refuses_
     // The 03 shape's row sender (0,0) of the first panel, with the first receiver's y flipped
     // (start (2,2) -> (2,3)) after the check word was made: what `--fault bad-words` sends.
     let args = BroadcastArgs::decode(&[
-        0x4B42_0100,
+        0x4B42_0200,
         0x0002_0500,
         0x0004_0000,
         0x0000_0201,
@@ -408,13 +420,13 @@ fn stale_words_are_the_new_words_with_the_old_check_word_and_the_device_refuses_
         0x0A0C_0000,
         0x0A0C_0000,
         0x0000_0000,
-        0x51B1_046C,
+        0xA109_6691,
     ])
     .unwrap();
     let mut flipped = args;
     flipped.start.1 ^= 1;
     let stale = [
-        0x4B42_0100,
+        0x4B42_0200,
         0x0002_0500,
         0x0004_0000,
         0x0000_0201,
@@ -424,15 +436,15 @@ fn stale_words_are_the_new_words_with_the_old_check_word_and_the_device_refuses_
         0x0A0C_0000,
         0x0A0C_0000,
         0x0000_0000,
-        0x51B1_046C,
+        0xA109_6691,
     ];
     assert_eq!(flipped.encode_stale(&args), stale);
-    // FNV-1a 32 of the flipped words 0..=9 (written outside this crate): 0x00de885b.
+    // `check_word` of the flipped words 0..=9 (written outside this crate): 0xf3c849a2.
     assert_eq!(
         BroadcastArgs::decode(&stale),
         Err(args::ArgsError::Check {
-            found: 0x51B1_046C,
-            expected: 0x00DE_885B,
+            found: 0xA109_6691,
+            expected: 0xF3C8_49A2,
         })
     );
     // Stale against itself is the plain encoding.

@@ -59,8 +59,9 @@ pub const CONTROL_BASE: u32 = 0x4000;
 pub const CONTROL_BYTES: u32 = 0x1000;
 /// `KMRB`.
 pub const MAGIC: u32 = 0x4B4D_5242;
-/// This ABI's version (2: the chip word at [`HEADER_CHIP`]).
-pub const ABI_VERSION: u32 = 2;
+/// This ABI's version (2: the chip word at [`HEADER_CHIP`]; 3: the images' check word a word
+/// at a time, decisions D32).
+pub const ABI_VERSION: u32 = 3;
 
 /// Offset of the magic word.
 pub const HEADER_MAGIC: u32 = 0x000;

@@ -23,7 +23,7 @@
 //! | 4 | code start (L1) |
 //! | 5 | code bytes |
 //! | 6 | the PCI device id of the chip the image was built for (0: any chip) |
-//! | 7 | check: FNV-1a over words 0..7 |
+//! | 7 | check: `komorebi_broadcast::args::check_word` over words 0..7 |
 
 use komorebi_hal::{ControlBlock, LogicalXy, Role};
 

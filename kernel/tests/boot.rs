@@ -39,6 +39,8 @@ fn header(version: u32, tile: u32, harvest: u32, offset: u32, word: u32) -> Mock
 }
 
 const UP: u32 = 0x4B4D_5242;
+/// The ABI version the kernels expect.
+const V: u32 = komorebi_kernel::abi::ABI_VERSION;
 
 /// Header version, header harvest word, what the chip said of the tile, the kernel, and the
 /// boot word's offset and value expected.
@@ -57,7 +59,7 @@ fn each_outcome_writes_its_boot_word_into_the_kernel_s_own_slot() {
     let tile = 3 | 4 << 8;
     let cases: [Case; 8] = [
         (
-            2,
+            V,
             0x3000,
             Some(Ok(LogicalXy::new(3, 4))),
             Role::Reader,
@@ -66,14 +68,14 @@ fn each_outcome_writes_its_boot_word_into_the_kernel_s_own_slot() {
         ),
         // The largest valid mask: every one of the 14 harvestable columns' bits.
         (
-            2,
+            V,
             0x3FFF,
             Some(Ok(LogicalXy::new(3, 4))),
             Role::Reader,
             0x030,
             UP,
         ),
-        (2, 0x3000, None, Role::Compute, 0x038, UP),
+        (V, 0x3000, None, Role::Compute, 0x038, UP),
         (
             1,
             0x3000,
@@ -83,7 +85,7 @@ fn each_outcome_writes_its_boot_word_into_the_kernel_s_own_slot() {
             0xB0F0_0001,
         ),
         (
-            2,
+            V,
             0x3000,
             Some(Ok(LogicalXy::new(4, 3))),
             Role::Writer,
@@ -91,7 +93,7 @@ fn each_outcome_writes_its_boot_word_into_the_kernel_s_own_slot() {
             0xB0F0_0002,
         ),
         (
-            2,
+            V,
             0x4000,
             Some(Ok(LogicalXy::new(3, 4))),
             Role::Reader,
@@ -99,7 +101,7 @@ fn each_outcome_writes_its_boot_word_into_the_kernel_s_own_slot() {
             0xB0F0_0003,
         ),
         (
-            2,
+            V,
             0x3000,
             Some(Err(BootFailure::HarvestMismatch)),
             Role::Writer,
@@ -135,12 +137,12 @@ fn a_chip_word_with_a_reserved_bit_or_no_such_bank_is_refused_after_the_mask() {
         (9 << 8, 0xB0F0_0005),
         (1 << 31, 0xB0F0_0005),
     ] {
-        let mut c = header_with(2, 3 | 4 << 8, 0x3000, chip, 0x030, word);
+        let mut c = header_with(V, 3 | 4 << 8, 0x3000, chip, 0x030, word);
         let r = come_up(&mut c, Role::Reader, Some(Ok(LogicalXy::new(3, 4))));
         assert_eq!(r.is_ok(), word == UP, "chip word {chip:#x}");
         c.checkpoint();
     }
     // A bad mask is reported before a bad chip word.
-    let mut c = header_with(2, 3 | 4 << 8, 0x4000, 2, 0x030, 0xB0F0_0003);
+    let mut c = header_with(V, 3 | 4 << 8, 0x4000, 2, 0x030, 0xB0F0_0003);
     assert!(come_up(&mut c, Role::Reader, Some(Ok(LogicalXy::new(3, 4)))).is_err());
 }

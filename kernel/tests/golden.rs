@@ -1,7 +1,7 @@
 //! Golden values of the control-block ABI (version 1) and the firmware image header, written
 //! here by hand: the offsets and words a loader, a card's firmware or another team's host
 //! tooling reads, never computed by the code under test (the image's check word with an
-//! FNV-1a written outside this crate).
+//! implementation of `check_word` written outside this crate, in Python).
 
 use komorebi_broadcast::Where;
 use komorebi_broadcast::area;
@@ -16,7 +16,7 @@ fn the_control_block_is_4_kib_at_l1_0x4000_with_the_header_kmrb_version_tile_har
     assert_eq!(abi::CONTROL_BYTES, 0x1000);
     // "KMRB", K in the top byte.
     assert_eq!(abi::MAGIC, 0x4B4D_5242);
-    assert_eq!(abi::ABI_VERSION, 2);
+    assert_eq!(abi::ABI_VERSION, 3);
     assert_eq!(abi::HEADER_MAGIC, 0x000);
     assert_eq!(abi::HEADER_VERSION, 0x004);
     assert_eq!(abi::HEADER_TILE, 0x008);
@@ -177,20 +177,21 @@ fn an_image_header_s_words_and_bytes_are_the_hand_computed_ones() {
     };
     let words = [
         0x5746_4D4B,
-        0x0000_0002,
+        0x0000_0003,
         0x0000_0001,
         0x0001_2000,
         0x0001_2000,
         0x0000_5DC0,
         0x0000_0000,
-        // FNV-1a 32 of words 0..=6 as little-endian bytes (ABI version 2).
-        0x6CAC_0232,
+        // `check_word` of words 0..=6 (ABI version 3), from an implementation of its documented
+        // steps written outside this crate (Python).
+        0x2BDD_0F1D,
     ];
     assert_eq!(h.encode(), words);
     assert_eq!(ImageHeader::decode(&words), Ok(h));
     let bytes = h.to_bytes();
     assert_eq!(&bytes[..4], b"KMFW");
-    assert_eq!(&bytes[28..], &[0x32, 0x02, 0xAC, 0x6C]);
+    assert_eq!(&bytes[28..], &[0x1D, 0x0F, 0xDD, 0x2B]);
 }
 
 #[test]

@@ -89,7 +89,7 @@ fn mover_words_are_laid_out_as_the_module_docs_say() {
     // Bank 0 at (0, 11) and bank 1 at (1, 10): x | y << 8, two to a word.
     assert_eq!(w[14], 0x0B00 | 0x0A01 << 16);
     assert_eq!(w[17], (6 | 5 << 8) | (7 | 4 << 8) << 16);
-    assert_eq!(w[18] >> 24, 3, "version 3 in the check word's top byte");
+    assert_eq!(w[18] >> 24, 4, "version 4 in the check word's top byte");
 }
 
 #[test]
@@ -103,7 +103,7 @@ fn compute_words_are_laid_out_as_the_module_docs_say() {
     assert_eq!(w[1], 7);
     assert_eq!(&w[2..9], &[0, 4, 2, 16, 2048, 0, 0]);
     assert_eq!(&w[9..16], &[1, 4, 2, 16, 2048, 1, 1]);
-    assert_eq!(w[16] >> 24, 3, "version 3");
+    assert_eq!(w[16] >> 24, 4, "version 4");
 }
 
 #[test]
@@ -133,7 +133,7 @@ fn a_reserved_bit_of_compute_s_word_0_is_refused() {
         let last = w.len() - 1;
         // A check word that matches, so only the reserved bit is wrong.
         let mut v: Vec<u32> = w[..last].to_vec();
-        v.push(komorebi_broadcast::args::check_word(&v) & 0x00FF_FFFF | 2 << 24);
+        v.push(komorebi_broadcast::args::check_word(&v) & 0x00FF_FFFF | 4 << 24);
         let e = ComputeProgram::decode(&v).unwrap_err();
         assert_eq!(e, ProgramError::Inputs(2 | 1 << bit));
         assert_eq!(

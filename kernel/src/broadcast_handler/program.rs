@@ -1,4 +1,4 @@
-//! The broadcast handler's program, version 3: the words the host writes into a command for each
+//! The broadcast handler's program, version 4: the words the host writes into a command for each
 //! kernel of a tile, and the one place that encodes and decodes them.
 //!
 //! A tile's program is a [`BroadcastProgram`]: up to two [`MoverProgram`]s (the reader's
@@ -18,7 +18,7 @@
 //! | 12 | page size in bytes |
 //! | 13 | DRAM address (bank-local) of the broadcast's page 0 |
 //! | 14..18 | the DRAM port of page stream `i` (pages `g` with `g % 8 == i`) on this kernel's NoC: stream `2j` in bits 0..15 and `2j + 1` in 16..31 of word `14 + j`, each `x \| y << 8` |
-//! | 18 | check: [`PROGRAM_VERSION`] in bits 24..31, the low 24 bits of FNV-1a over words 0..18 in bits 0..23 |
+//! | 18 | check: [`PROGRAM_VERSION`] in bits 24..31, the low 24 bits of `check_word` over words 0..18 in bits 0..23 |
 //!
 //! Page `g = block * pages + page` of a broadcast is read through the DRAM port of stream
 //! `g % 8` at `base + g * page_size`: every page has its own address, so the host may place the
@@ -39,6 +39,9 @@
 //! word (`pattern_word`), so that compute follows it with one add a word. The version is what
 //! tells the two patterns apart: a version-2 host's pages would fail every check, so a
 //! version-3 kernel refuses its program instead.
+//!
+//! Version 4 (issue 28): the same words; the check word is computed a word at a time
+//! (`komorebi_broadcast::args::check_word`, decisions D32) instead of FNV-1a's byte at a time.
 //!
 //! # Compute kernel: `2 + 7 n + 1` words for `n` broadcasts ([`compute_words`])
 //!
@@ -69,8 +72,9 @@ use komorebi_hal::{NocId, Role, Xy};
 
 use crate::command::Command;
 
-/// Version of the program words; in the top byte of every check word.
-pub const PROGRAM_VERSION: u8 = 3;
+/// Version of the program words; in the top byte of every check word (4: the check word a word
+/// at a time, `komorebi_broadcast::args::check_word`, decisions D32).
+pub const PROGRAM_VERSION: u8 = 4;
 /// Words of a data-movement kernel's program.
 pub const MOVER_WORDS: usize = 19;
 /// Words of each broadcast in the compute program.
