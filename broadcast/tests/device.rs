@@ -254,17 +254,35 @@ fn dm(noc: MockNocMulticast, ctrl: MockControlBlock) -> Dm {
 }
 
 /// Expects, in order, the NoC calls of a sender's cast of one block into `slot`.
-fn expect_cast(noc: &mut MockNocMulticast, seq: &mut Sequence, slot: u32) {
+fn expect_cast(noc: &mut MockNocMulticast, seq: &mut Sequence, slot: u32, block: u32) {
     noc.expect_reads_done()
         .times(1)
         .in_sequence(seq)
         .returning(|| Ok(true));
-    expect_data_and_valid(noc, seq, slot);
+    expect_data_and_valid(noc, seq, slot, block, WINDOW);
 }
 
-/// Expects, in order, what a cast does once the block's reads landed (and, past the first lap,
-/// the receivers marked its slot): the data multicast from `slot`, `writes_sent`, VALID.
-fn expect_data_and_valid(noc: &mut MockNocMulticast, seq: &mut Sequence, slot: u32) {
+/// Where a sender's VALID of `block` goes out from (broadcast 0): the VALID source word for an
+/// even block, the marker source word for an odd one (decisions D32).
+fn valid_source(block: u32) -> u32 {
+    CTRL + area::CONTROL_BROADCAST
+        + if block % 2 == 0 {
+            area::VALID_SOURCE
+        } else {
+            area::MARKER_SOURCE
+        }
+}
+
+/// Expects, in order, what a cast of `block` does once the block's reads landed (and, past the
+/// first lap, the receivers marked its slot): the data multicast from `slot`, with a window
+/// over 2 `writes_sent` (the VALID source free), VALID from its source word to the VALID word.
+fn expect_data_and_valid(
+    noc: &mut MockNocMulticast,
+    seq: &mut Sequence,
+    slot: u32,
+    block: u32,
+    window: u8,
+) {
     noc.expect_multicast()
         .with(
             eq(l1(slot)),
@@ -276,13 +294,15 @@ fn expect_data_and_valid(noc: &mut MockNocMulticast, seq: &mut Sequence, slot: u
         .times(1)
         .in_sequence(seq)
         .returning(|_, _, _, _, _| Ok(()));
-    noc.expect_writes_sent()
-        .times(1)
-        .in_sequence(seq)
-        .returning(|| Ok(true));
+    if window > 2 {
+        noc.expect_writes_sent()
+            .times(1)
+            .in_sequence(seq)
+            .returning(|| Ok(true));
+    }
     noc.expect_multicast()
         .with(
-            eq(l1(CTRL + VALID0)),
+            eq(l1(valid_source(block))),
             eq(rect()),
             eq(l1(CTRL + VALID0)),
             eq(4),
@@ -325,8 +345,8 @@ fn sender_casts_data_then_valid_then_hands_the_block_to_its_compute() {
     let s = shared();
     let mut noc = noc_at(1, 2);
     let mut seq = Sequence::new();
-    expect_cast(&mut noc, &mut seq, CB_BASE);
-    expect_cast(&mut noc, &mut seq, CB_BASE + 128);
+    expect_cast(&mut noc, &mut seq, CB_BASE, 0);
+    expect_cast(&mut noc, &mut seq, CB_BASE + 128, 1);
     let mut dm = dm(noc, ctrl(&s, 1_000));
     let w = column_words((0, 0));
     let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &w, 0);
@@ -374,8 +394,8 @@ fn sender_reuses_a_slot_only_after_every_receiver_marked_it_this_command() {
     }
     let mut noc = noc_at(1, 2);
     let mut seq = Sequence::new();
-    expect_cast(&mut noc, &mut seq, CB_BASE);
-    expect_cast(&mut noc, &mut seq, CB_BASE + 128);
+    expect_cast(&mut noc, &mut seq, CB_BASE, 0);
+    expect_cast(&mut noc, &mut seq, CB_BASE + 128, 1);
     // Block 2: reads landed, then the wait for markers, then the multicast into slot 0.
     noc.expect_reads_done()
         .times(1)
@@ -401,11 +421,15 @@ fn sender_reuses_a_slot_only_after_every_receiver_marked_it_this_command() {
             );
             Ok(())
         });
-    noc.expect_writes_sent()
-        .times(1)
-        .in_sequence(&mut seq)
-        .returning(|| Ok(true));
+    // Window 2: VALID goes out from its other source word without waiting (decisions D32).
     noc.expect_multicast()
+        .with(
+            eq(l1(valid_source(2))),
+            eq(rect()),
+            eq(l1(CTRL + VALID0)),
+            eq(4),
+            eq(WriteMode::ORDERED),
+        )
         .times(1)
         .in_sequence(&mut seq)
         .returning(|_, _, _, _, _| Ok(()));
@@ -425,8 +449,8 @@ fn sender_whose_marker_wait_times_out_gives_up_broadcast_done_and_stops_its_tile
     s.lock().unwrap().compute = ComputeMode::PopsAll;
     let mut noc = noc_at(1, 2);
     let mut seq = Sequence::new();
-    expect_cast(&mut noc, &mut seq, CB_BASE);
-    expect_cast(&mut noc, &mut seq, CB_BASE + 128);
+    expect_cast(&mut noc, &mut seq, CB_BASE, 0);
+    expect_cast(&mut noc, &mut seq, CB_BASE + 128, 1);
     noc.expect_reads_done()
         .times(1)
         .in_sequence(&mut seq)
@@ -477,30 +501,7 @@ fn sender_finish_pads_waits_for_last_markers_and_acks_then_clears_its_table() {
     let mut noc = noc_at(1, 2);
     let mut seq = Sequence::new();
     for block in 0..3u32 {
-        noc.expect_reads_done()
-            .times(1)
-            .in_sequence(&mut seq)
-            .returning(|| Ok(true));
-        let slot = CB_BASE + (block % 2) * 128;
-        noc.expect_multicast()
-            .with(
-                eq(l1(slot)),
-                eq(rect()),
-                eq(l1(slot)),
-                eq(128),
-                eq(WriteMode::ORDERED),
-            )
-            .times(1)
-            .in_sequence(&mut seq)
-            .returning(|_, _, _, _, _| Ok(()));
-        noc.expect_writes_sent()
-            .times(1)
-            .in_sequence(&mut seq)
-            .returning(|| Ok(true));
-        noc.expect_multicast()
-            .times(1)
-            .in_sequence(&mut seq)
-            .returning(|_, _, _, _, _| Ok(()));
+        expect_cast(&mut noc, &mut seq, CB_BASE + (block % 2) * 128, block);
     }
     noc.expect_writes_acked()
         .times(1)
@@ -840,13 +841,10 @@ fn two_broadcasts_on_one_core_use_their_own_areas() {
         .times(1)
         .in_sequence(&mut seq)
         .returning(|_, _, _, _, _| Ok(()));
-    noc.expect_writes_sent()
-        .times(1)
-        .in_sequence(&mut seq)
-        .returning(|| Ok(true));
+    // Block 0's VALID goes out from broadcast 1's own VALID source word (window 2: no wait).
     noc.expect_multicast()
         .with(
-            eq(l1(CTRL + valid1)),
+            eq(l1(CTRL + area::area(1) + area::VALID_SOURCE)),
             eq(row_rect),
             eq(l1(CTRL + valid1)),
             eq(4),
@@ -1161,8 +1159,8 @@ fn a_sender_stops_its_tile_only_when_its_wait_for_markers_or_barriers_times_out(
     let s = shared();
     let mut noc = noc_at(1, 2);
     let mut seq = Sequence::new();
-    expect_cast(&mut noc, &mut seq, CB_BASE);
-    expect_cast(&mut noc, &mut seq, CB_BASE + 128);
+    expect_cast(&mut noc, &mut seq, CB_BASE, 0);
+    expect_cast(&mut noc, &mut seq, CB_BASE + 128, 1);
     let mut dm = dm(noc, ctrl(&s, 40));
     let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &column_words((0, 0)), 0);
     for block in 0..2 {
@@ -1208,9 +1206,9 @@ fn a_sender_reuses_slot_1_for_block_3_only_when_every_receiver_popped_2_blocks()
     }
     let mut noc = noc_at(1, 2);
     let mut seq = Sequence::new();
-    expect_cast(&mut noc, &mut seq, CB_BASE);
-    expect_cast(&mut noc, &mut seq, CB_BASE + 128);
-    expect_cast(&mut noc, &mut seq, CB_BASE);
+    expect_cast(&mut noc, &mut seq, CB_BASE, 0);
+    expect_cast(&mut noc, &mut seq, CB_BASE + 128, 1);
+    expect_cast(&mut noc, &mut seq, CB_BASE, 2);
     noc.expect_reads_done()
         .times(1)
         .in_sequence(&mut seq)
@@ -1332,14 +1330,10 @@ fn a_busy_noc_is_asked_again_and_any_other_noc_error_gives_up_the_block() {
         .times(1)
         .in_sequence(&mut seq)
         .returning(|_, _, _, _, _| Ok(()));
-    noc.expect_writes_sent()
-        .times(1)
-        .in_sequence(&mut seq)
-        .returning(|| Ok(true));
-    // VALID: busy twice, then taken.
+    // VALID (window 2: no wait for its source word): busy twice, then taken.
     noc.expect_multicast()
         .with(
-            eq(l1(CTRL + VALID0)),
+            eq(l1(valid_source(0))),
             eq(rect()),
             eq(l1(CTRL + VALID0)),
             eq(4),
@@ -1350,7 +1344,7 @@ fn a_busy_noc_is_asked_again_and_any_other_noc_error_gives_up_the_block() {
         .returning(|_, _, _, _, _| Err(noc::ErrorKind::Busy));
     noc.expect_multicast()
         .with(
-            eq(l1(CTRL + VALID0)),
+            eq(l1(valid_source(0))),
             eq(rect()),
             eq(l1(CTRL + VALID0)),
             eq(4),
@@ -1558,7 +1552,9 @@ fn logging_noc(r: &Arc<Mutex<Reads>>) -> MockNocMulticast {
     let st = r.clone();
     n.expect_multicast()
         .returning(move |src, r, dst, len, mode| {
-            assert_eq!((r, dst, mode), (rect(), src, WriteMode::ORDERED));
+            // Data goes to its own slot; VALID from its source word to the VALID word.
+            let to = if len == 4 { l1(CTRL + VALID0) } else { src };
+            assert_eq!((r, dst, mode), (rect(), to, WriteMode::ORDERED));
             st.lock().unwrap().calls.push(Call::Multicast {
                 src: src.get(),
                 len,
@@ -1573,8 +1569,9 @@ fn logging_noc(r: &Arc<Mutex<Reads>>) -> MockNocMulticast {
     n
 }
 
-/// What a cast logs once its wait for reads is over: data from `slot`, `writes_sent`, VALID.
-fn data_and_valid(slot: u32) -> [Call; 3] {
+/// What a cast of `block` with a window over 2 logs once its wait for reads is over: data from
+/// `slot`, `writes_sent` (the VALID source free), VALID from its source word.
+fn data_and_valid(slot: u32, block: u32) -> [Call; 3] {
     [
         Call::Multicast {
             src: slot,
@@ -1582,7 +1579,7 @@ fn data_and_valid(slot: u32) -> [Call; 3] {
         },
         Call::WritesSent,
         Call::Multicast {
-            src: CTRL + VALID0,
+            src: valid_source(block),
             len: 4,
         },
     ]
@@ -1629,7 +1626,7 @@ fn a_sender_reading_ahead_waits_for_its_blocks_tag_only_and_for_every_read_when_
         })
         .collect();
     expected.push(Call::TagDone { tag: 0, done: true });
-    expected.extend(data_and_valid(CB_BASE));
+    expected.extend(data_and_valid(CB_BASE, 0));
     assert_eq!(take_calls(&r), expected);
     assert_eq!(
         r.lock().unwrap().pending,
@@ -1660,7 +1657,7 @@ fn a_sender_reading_ahead_waits_for_its_blocks_tag_only_and_for_every_read_when_
         },
         Call::TagDone { tag: 1, done: true },
     ];
-    expected.extend(data_and_valid(CB_BASE + SLOT));
+    expected.extend(data_and_valid(CB_BASE + SLOT, 1));
     assert_eq!(take_calls(&r), expected);
     for block in 2..4 {
         block_on(b.cast(&mut dm, block)).unwrap();
@@ -1668,7 +1665,7 @@ fn a_sender_reading_ahead_waits_for_its_blocks_tag_only_and_for_every_read_when_
             tag: block as u8,
             done: true,
         }];
-        expected.extend(data_and_valid(CB_BASE + block * SLOT));
+        expected.extend(data_and_valid(CB_BASE + block * SLOT, block));
         assert_eq!(take_calls(&r), expected, "block {block}");
     }
     // Nothing reserved beyond block 4: cast(4) waits for every read, here block 4's own.
@@ -1679,7 +1676,7 @@ fn a_sender_reading_ahead_waits_for_its_blocks_tag_only_and_for_every_read_when_
         Call::AllDone(false),
         Call::AllDone(true),
     ];
-    expected.extend(data_and_valid(CB_BASE));
+    expected.extend(data_and_valid(CB_BASE, 4));
     assert_eq!(take_calls(&r), expected);
     let g = s.lock().unwrap();
     assert_eq!(g.pushes, vec![PAGES; 5]);
@@ -1732,18 +1729,18 @@ fn a_sender_reading_ahead_with_window_2_makes_exactly_these_noc_calls() {
     expect_reads(&mut noc, &mut seq, 0, 0);
     expect_reads(&mut noc, &mut seq, 1, 1);
     expect_tag_done(&mut noc, &mut seq, 0);
-    expect_data_and_valid(&mut noc, &mut seq, CB_BASE);
+    expect_data_and_valid(&mut noc, &mut seq, CB_BASE, 0, 2);
     // Block 1: compute popped block 0, so block 2 is read into slot 0 (tag 0) before block 1
     // is cast on tag 1.
     expect_reads(&mut noc, &mut seq, 2, 0);
     expect_tag_done(&mut noc, &mut seq, 1);
-    expect_data_and_valid(&mut noc, &mut seq, CB_BASE + SLOT);
+    expect_data_and_valid(&mut noc, &mut seq, CB_BASE + SLOT, 1, 2);
     // Block 2: nothing reserved beyond it, so every read.
     noc.expect_reads_done()
         .times(1)
         .in_sequence(&mut seq)
         .returning(|| Ok(true));
-    expect_data_and_valid(&mut noc, &mut seq, CB_BASE);
+    expect_data_and_valid(&mut noc, &mut seq, CB_BASE, 2, 2);
     // finish: the receivers' final markers are there; its own multicasts acknowledged.
     noc.expect_writes_acked()
         .times(1)
@@ -1897,7 +1894,7 @@ fn a_finish_with_a_block_reserved_and_not_cast_is_misuse() {
     s.lock().unwrap().compute = ComputeMode::PopsAll;
     let mut noc = noc_at(1, 2);
     let mut seq = Sequence::new();
-    expect_cast(&mut noc, &mut seq, CB_BASE);
+    expect_cast(&mut noc, &mut seq, CB_BASE, 0);
     let (mut dm, mut b) = ahead_sender(&s, noc, 2);
     block_on(b.reserve(&mut dm, 0)).unwrap();
     block_on(b.cast(&mut dm, 0)).unwrap();

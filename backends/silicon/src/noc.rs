@@ -228,12 +228,22 @@ impl<C: Chip> SiliconNoc<C> {
 
     /// The receivers (this node not yet excluded) and coordinate word of a multicast to `rect`,
     /// remembered for the next multicast to the same rectangle.
+    ///
+    /// Inlined, with the rectangle not remembered worked out out of line: a broadcast's
+    /// multicasts all go to one rectangle, and the miss's calls made every multicast save and
+    /// restore twelve registers (decisions D32).
+    #[inline(always)]
     fn cast_to(&mut self, rect: Rect) -> Result<(u32, u32), NocError> {
         if let Some((last, receivers, coord)) = self.last_cast {
             if last == rect {
                 return Ok((receivers, coord));
             }
         }
+        self.learn_cast(rect)
+    }
+
+    #[inline(never)]
+    fn learn_cast(&mut self, rect: Rect) -> Result<(u32, u32), NocError> {
         let cover = self.cover(rect);
         // Counted as the bits are set: the cores have no population count (`count_ones` is
         // some 30 instructions).

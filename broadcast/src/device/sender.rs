@@ -139,11 +139,24 @@ impl<C: CircularBuffer> Broadcast<C> {
         let tag = (self.reserved > block + 1).then(|| self.read_tag(block));
         let (id, seq) = (self.id, self.sequence as u16);
         let needed = rect.and(handshake::needed(HANDSHAKE, block, args.window));
-        let (slot, len, src) = (self.cb.write_ptr(), self.slot_bytes, self.valid_src);
+        let (slot, len, valid_addr) = (self.cb.write_ptr(), self.slot_bytes, self.valid_addr);
         let (valid, valid_word) = (
             area::area(id) + area::VALID,
             marker(seq, (block + 1) as u16),
         );
+        // VALID goes out from two source words in turn: this block's was last the source of
+        // VALID `block - 2`, which must have left it before it is written again. Receivers done
+        // with block `block - window` (this cast's own condition) received VALID `block -
+        // window`, so with a window of 1 or 2 that VALID and every one before it have left
+        // (a command buffer reads its sources in order; the first two blocks' words were last
+        // used by a command whose `finish` waited for every acknowledgement). A wider window,
+        // or the handshake peer's condition, waits for every write to have left instead.
+        let (src, source) = if block % 2 == 0 {
+            (self.valid_src, area::area(id) + area::VALID_SOURCE)
+        } else {
+            (self.marker_src, area::area(id) + area::MARKER_SOURCE)
+        };
+        let source_free = !HANDSHAKE && args.window <= 2;
         let DataMovement { noc, ctrl, pause } = dm;
         let until = deadline(ctrl).map_err(|c| (PLACE, c))?;
         let known = &mut self.done_known;
@@ -181,15 +194,18 @@ impl<C: CircularBuffer> Broadcast<C> {
                 step = CastStep::Valid;
             }
             if step == CastStep::Valid {
-                // The VALID source may change only once the previous VALID left.
-                if rect.is_some() && !noc.writes_sent().map_err(noc_cause)? {
-                    return Ok(false);
+                if rect.is_some() {
+                    // The VALID source may change only once the VALID it last sent left.
+                    if !source_free && !noc.writes_sent().map_err(noc_cause)? {
+                        return Ok(false);
+                    }
+                    c.store(source, valid_word).map_err(ctrl_fail)?;
                 }
                 c.store(valid, valid_word).map_err(ctrl_fail)?;
                 step = CastStep::ValidCast;
             }
             match rect {
-                Some(rect) => issued(noc.multicast(src, rect, src, 4, WriteMode::ORDERED)),
+                Some(rect) => issued(noc.multicast(src, rect, valid_addr, 4, WriteMode::ORDERED)),
                 None => Ok(true),
             }
         })
@@ -209,7 +225,7 @@ enum CastStep {
     Receivers,
     /// Issuing the data multicast.
     Data,
-    /// Waiting for the previous VALID to leave, then storing this one.
+    /// Waiting, where it must, for the VALID source to be free, then storing this VALID.
     Valid,
     /// Issuing the VALID multicast.
     ValidCast,
