@@ -108,6 +108,25 @@ pub trait ControlBlock: ErrorType {
     /// The word at `offset`.
     fn load(&mut self, offset: u32) -> Result<u32, Self::Error>;
 
+    /// The words at `first`, `first + stride`, `first + 2 * stride`, ... into `words`, as
+    /// [`load`](Self::load) of each in turn would; an offset `load` refuses fails the call with
+    /// `load`'s error (the words before it loaded). A command's words, or a DONE-BY table's: a
+    /// backend may check the offsets and order its loads once for all of them. The provided
+    /// method calls `load` for each.
+    fn load_words(
+        &mut self,
+        first: u32,
+        stride: u32,
+        words: &mut [u32],
+    ) -> Result<(), Self::Error> {
+        let mut offset = first;
+        for w in words.iter_mut() {
+            *w = self.load(offset)?;
+            offset = offset.wrapping_add(stride);
+        }
+        Ok(())
+    }
+
     /// Writes the word at `offset`.
     fn store(&mut self, offset: u32, value: u32) -> Result<(), Self::Error>;
 
@@ -136,6 +155,15 @@ impl<T: ControlBlock + ?Sized> ControlBlock for &mut T {
     #[inline]
     fn load(&mut self, offset: u32) -> Result<u32, Self::Error> {
         T::load(self, offset)
+    }
+    #[inline]
+    fn load_words(
+        &mut self,
+        first: u32,
+        stride: u32,
+        words: &mut [u32],
+    ) -> Result<(), Self::Error> {
+        T::load_words(self, first, stride, words)
     }
     #[inline]
     fn store(&mut self, offset: u32, value: u32) -> Result<(), Self::Error> {

@@ -469,3 +469,53 @@ fn read_pieces_reads_each_piece_tagged_and_stops_where_the_noc_is_busy_or_a_piec
         "another refusal is the call's error"
     );
 }
+
+#[test]
+fn load_words_loads_each_word_with_load_through_mut_ref() {
+    /// Words are their offsets plus one; offset 0x40 is refused.
+    #[derive(Default)]
+    struct Words(Vec<u32>);
+    impl control::ErrorType for Words {
+        type Error = control::ErrorKind;
+    }
+    impl ControlBlock for Words {
+        fn len(&self) -> u32 {
+            0x100
+        }
+        fn addr(&self, offset: u32) -> Result<L1Addr, control::ErrorKind> {
+            Ok(l1(offset))
+        }
+        fn load(&mut self, offset: u32) -> Result<u32, control::ErrorKind> {
+            self.0.push(offset);
+            if offset == 0x40 {
+                return Err(control::ErrorKind::OutOfRange);
+            }
+            Ok(offset + 1)
+        }
+        fn store(&mut self, _: u32, _: u32) -> Result<(), control::ErrorKind> {
+            Ok(())
+        }
+        fn stop_requested(&mut self) -> Result<bool, control::ErrorKind> {
+            Ok(false)
+        }
+        fn request_stop(&mut self) -> Result<(), control::ErrorKind> {
+            Ok(())
+        }
+        fn wait_limit(&mut self) -> Result<u64, control::ErrorKind> {
+            Ok(0)
+        }
+        fn now(&mut self) -> u64 {
+            0
+        }
+    }
+    let mut c = Words::default();
+    let mut w = [0u32; 3];
+    (&mut c).load_words(0x10, 8, &mut w).unwrap();
+    assert_eq!(w, [0x11, 0x19, 0x21]);
+    assert_eq!(c.0, [0x10, 0x18, 0x20]);
+    c.0.clear();
+    let e = (&mut &mut c).load_words(0x30, 0x10, &mut w);
+    assert_eq!(e, Err(control::ErrorKind::OutOfRange));
+    assert_eq!(c.0, [0x30, 0x40], "stops at the refused offset");
+    assert_eq!(w[0], 0x31);
+}

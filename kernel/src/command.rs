@@ -108,9 +108,8 @@ impl Command {
         slot: u32,
     ) -> Result<(), Option<control::ErrorKind>> {
         let mut h = [0u32; SLOT_HEADER_WORDS];
-        for (i, w) in h.iter_mut().enumerate() {
-            *w = ctrl.load(slot + 4 * i as u32).map_err(|e| Some(e.kind()))?;
-        }
+        ctrl.load_words(slot, 4, &mut h)
+            .map_err(|e| Some(e.kind()))?;
         self.index = h[0];
         self.sequence = h[1];
         self.handler = h[2] as u16;
@@ -123,11 +122,10 @@ impl Command {
         if total > MAX_PROGRAM_WORDS {
             return Err(None);
         }
-        for (i, w) in self.words.iter_mut().take(total).enumerate() {
-            *w = ctrl
-                .load(slot + 4 * (SLOT_HEADER_WORDS + i) as u32)
-                .map_err(|e| Some(e.kind()))?;
-        }
+        let first = slot + 4 * SLOT_HEADER_WORDS as u32;
+        let words = self.words.get_mut(..total).ok_or(None)?;
+        ctrl.load_words(first, 4, words)
+            .map_err(|e| Some(e.kind()))?;
         self.counts = counts;
         Ok(())
     }
@@ -177,6 +175,9 @@ impl<K: ControlBlock> ControlBlock for CommandCtrl<'_, K> {
     }
     fn load(&mut self, offset: u32) -> Result<u32, K::Error> {
         self.ctrl.load(offset)
+    }
+    fn load_words(&mut self, first: u32, stride: u32, words: &mut [u32]) -> Result<(), K::Error> {
+        self.ctrl.load_words(first, stride, words)
     }
     fn store(&mut self, offset: u32, value: u32) -> Result<(), K::Error> {
         self.ctrl.store(offset, value)

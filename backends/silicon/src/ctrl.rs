@@ -170,6 +170,35 @@ impl<C: Chip, P: ControlPlace> control::ControlBlock for SiliconCtrl<C, P> {
         Ok(unsafe { p.read_volatile() })
     }
 
+    /// The first and the last offset checked (every one between is then in range, and aligned
+    /// when the stride is), one fence for all the loads.
+    fn load_words(&mut self, first: u32, stride: u32, words: &mut [u32]) -> Result<(), CtrlError> {
+        let Some(last) = words.len().checked_sub(1) else {
+            return Ok(());
+        };
+        let p = self.word(first)?;
+        if last > 0 {
+            // The second offset's alignment is the stride's; the last's range covers the rest.
+            self.word(first.wrapping_add(stride))?;
+            let end = (last as u32)
+                .checked_mul(stride)
+                .and_then(|span| span.checked_add(first))
+                .ok_or(Error {
+                    kind: ErrorKind::OutOfRange,
+                    why: Why::ControlBeyond,
+                })?;
+            self.word(end)?;
+        }
+        fence::<C>();
+        let step = (stride / 4) as usize;
+        for (i, w) in words.iter_mut().enumerate() {
+            // SAFETY: `from_ptr`'s contract; the first and last offsets were checked and every
+            // one between lies between them, a whole number of words apart.
+            *w = unsafe { p.wrapping_add(i * step).read_volatile() };
+        }
+        Ok(())
+    }
+
     fn store(&mut self, offset: u32, value: u32) -> Result<(), CtrlError> {
         let p = self.word(offset)?;
         // Read back before returning, so an NIU command issued next (a VALID or marker

@@ -971,6 +971,44 @@ fn the_control_block_is_l1_words_with_the_abi_s_stop_flag_and_wait_limit() {
     assert_eq!(block[4], 1, "stop word");
 }
 
+#[test]
+fn load_words_reads_a_strided_run_and_refuses_what_load_refuses() {
+    use komorebi_hal::control::ErrorKind as CtrlKind;
+    let mut block: Box<[u32]> = (0..0x400u32).map(|i| 0x100 + i).collect();
+    let layout = ControlLayout {
+        base: 0x4000,
+        len: 0x1000,
+        stop_offset: 0x10,
+        wait_limit_offset: 0x18,
+    };
+    // SAFETY: the box outlives the handle and has `len` bytes.
+    let mut c = unsafe { SiliconCtrl::<Blackhole>::from_ptr(block.as_mut_ptr(), layout, || 0) };
+    // Consecutive words, then every fourth (a DONE-BY table's 16-byte slots).
+    let mut w = [0u32; 3];
+    c.load_words(0xA00, 4, &mut w).unwrap();
+    assert_eq!(w, [0x380, 0x381, 0x382]);
+    c.load_words(0xA40, 16, &mut w).unwrap();
+    assert_eq!(w, [0x390, 0x394, 0x398]);
+    // The same words `load` gives one at a time.
+    for (i, &v) in w.iter().enumerate() {
+        assert_eq!(c.load(0xA40 + 16 * i as u32).unwrap(), v);
+    }
+    // Nothing to load: nothing checked.
+    c.load_words(0x2000, 4, &mut []).unwrap();
+    // The last word past the block, a misaligned first word or stride, a span past 2^32.
+    let kind = |c: &mut SiliconCtrl<Blackhole>, first, stride, n: usize| {
+        let mut w = vec![0u32; n];
+        c.load_words(first, stride, &mut w).unwrap_err().kind
+    };
+    assert_eq!(kind(&mut c, 0xFF8, 4, 3), CtrlKind::OutOfRange);
+    let mut last = [0u32; 1];
+    c.load_words(0xFFC, 4, &mut last).unwrap();
+    assert_eq!(last, [0x4FF], "the block's last word");
+    assert_eq!(kind(&mut c, 0x102, 4, 2), CtrlKind::Misaligned);
+    assert_eq!(kind(&mut c, 0x100, 6, 2), CtrlKind::Misaligned);
+    assert_eq!(kind(&mut c, 0x100, 0x8000_0000, 3), CtrlKind::OutOfRange);
+}
+
 /// A buffer of 4 pages of 64 bytes at L1 0x2_0000 over host memory whose page `p` holds bytes
 /// `p * 64 + i`; the stream registers and the memory are returned to keep them alive.
 fn buffer_over(mem: &mut [u8], regs: &mut [u32]) -> (SiliconCb<Blackhole>, SiliconCb<Blackhole>) {
