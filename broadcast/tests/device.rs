@@ -254,12 +254,25 @@ fn dm(noc: MockNocMulticast, ctrl: MockControlBlock) -> Dm {
 }
 
 /// Expects, in order, the NoC calls of a sender's cast of one block into `slot`.
+/// Expects `reserve` then `cast` of `block` (window 2): a reused slot's `writes_sent` (its last
+/// data multicast left), the reads landed, then the data and VALID multicasts.
 fn expect_cast(noc: &mut MockNocMulticast, seq: &mut Sequence, slot: u32, block: u32) {
+    if block >= WINDOW as u32 {
+        expect_slot_left(noc, seq);
+    }
     noc.expect_reads_done()
         .times(1)
         .in_sequence(seq)
         .returning(|| Ok(true));
     expect_data_and_valid(noc, seq, slot, block, WINDOW);
+}
+
+/// Expects the `writes_sent` of a `reserve` of a slot used before in the command.
+fn expect_slot_left(noc: &mut MockNocMulticast, seq: &mut Sequence) {
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(seq)
+        .returning(|| Ok(true));
 }
 
 /// Where a sender's VALID of `block` goes out from (broadcast 0): the VALID source word for an
@@ -396,7 +409,9 @@ fn sender_reuses_a_slot_only_after_every_receiver_marked_it_this_command() {
     let mut seq = Sequence::new();
     expect_cast(&mut noc, &mut seq, CB_BASE, 0);
     expect_cast(&mut noc, &mut seq, CB_BASE + 128, 1);
-    // Block 2: reads landed, then the wait for markers, then the multicast into slot 0.
+    // Block 2: its slot's last data left, reads landed, then the wait for markers, then the
+    // multicast into slot 0.
+    expect_slot_left(&mut noc, &mut seq);
     noc.expect_reads_done()
         .times(1)
         .in_sequence(&mut seq)
@@ -451,6 +466,7 @@ fn sender_whose_marker_wait_times_out_gives_up_broadcast_done_and_stops_its_tile
     let mut seq = Sequence::new();
     expect_cast(&mut noc, &mut seq, CB_BASE, 0);
     expect_cast(&mut noc, &mut seq, CB_BASE + 128, 1);
+    expect_slot_left(&mut noc, &mut seq);
     noc.expect_reads_done()
         .times(1)
         .in_sequence(&mut seq)
@@ -1209,6 +1225,7 @@ fn a_sender_reuses_slot_1_for_block_3_only_when_every_receiver_popped_2_blocks()
     expect_cast(&mut noc, &mut seq, CB_BASE, 0);
     expect_cast(&mut noc, &mut seq, CB_BASE + 128, 1);
     expect_cast(&mut noc, &mut seq, CB_BASE, 2);
+    expect_slot_left(&mut noc, &mut seq);
     noc.expect_reads_done()
         .times(1)
         .in_sequence(&mut seq)
@@ -1730,8 +1747,9 @@ fn a_sender_reading_ahead_with_window_2_makes_exactly_these_noc_calls() {
     expect_reads(&mut noc, &mut seq, 1, 1);
     expect_tag_done(&mut noc, &mut seq, 0);
     expect_data_and_valid(&mut noc, &mut seq, CB_BASE, 0, 2);
-    // Block 1: compute popped block 0, so block 2 is read into slot 0 (tag 0) before block 1
-    // is cast on tag 1.
+    // Block 1: compute popped block 0 and its data left, so block 2 is read into slot 0 (tag 0)
+    // before block 1 is cast on tag 1.
+    expect_slot_left(&mut noc, &mut seq);
     expect_reads(&mut noc, &mut seq, 2, 0);
     expect_tag_done(&mut noc, &mut seq, 1);
     expect_data_and_valid(&mut noc, &mut seq, CB_BASE + SLOT, 1, 2);

@@ -6,7 +6,8 @@
 //!   marker source +0x10 for an odd one) and in its VALID word, only after the data multicast
 //!   (with a window of 1 or 2 without waiting for the previous VALID to leave, decisions D32),
 //!   and before the VALID multicast from the source word; it pushes the block to its own
-//!   compute after VALID went out;
+//!   compute after VALID went out; it reads into a slot used before in the command only after
+//!   `writes_sent` (the slot's last data multicast left);
 //! * a receiver pushes a block to compute only after a load of VALID said the block was cast;
 //! * a receiver stores its marker source before the marker write, and only after `writes_sent`;
 //! * `finish` clears DONE-BY and VALID only after the acknowledgements;
@@ -286,11 +287,15 @@ impl Mocks {
 
 type Dm = DataMovement<MockNocMulticast, MockControlBlock, Spin>;
 
-/// The sender's cast of block `block` (into slot `block % 2`, 128 bytes), window 2: data
-/// multicast, VALID stored in its source word (0xB30 for an even block, 0xA10 for an odd one)
+/// The sender's `reserve` and cast of block `block` (into slot `block % 2`, 128 bytes), window
+/// 2: a reused slot's last data left, the reads landed, data multicast, VALID stored in its source word (0xB30 for an even block, 0xA10 for an odd one)
 /// then in the VALID word, VALID multicast from the source word to the VALID word, pushed to
 /// its own compute.
 fn expect_cast(m: &mut Mocks, block: u32, valid: u32) {
+    // `reserve` of a slot used before in the command: its last data multicast left.
+    if block >= WINDOW as u32 {
+        m.writes_sent();
+    }
     m.reads_done();
     m.multicast(CB_BASE + (block % 2) * 128, 128);
     let source = if block % 2 == 0 { 0xB30 } else { 0xA10 };
@@ -413,7 +418,9 @@ fn a_sender_that_times_out_records_block_sequence_then_where_then_stops_its_tile
     m.store(0xA34, 0);
     expect_cast(&mut m, 0, 0x0007_0001);
     expect_cast(&mut m, 1, 0x0007_0002);
-    // Block 2: reads landed, no receiver marks block 0: the wait passes the limit.
+    // Block 2: its slot's last data left, reads landed, no receiver marks block 0: the wait
+    // passes the limit.
+    m.writes_sent();
     m.reads_done();
     m.store(0xA24, 2);
     m.store(0xA28, 0x0001_0007);

@@ -25,7 +25,8 @@ impl<C: CircularBuffer> Broadcast<C> {
     }
 
     /// Sender: false when [`reserve`](Self::reserve) of `block` would wait for its slot:
-    /// its own compute has not popped the blocks that were in the slots up to it. Never waits
+    /// its own compute has not popped the blocks that were in the slots up to it (`reserve` may
+    /// still wait, briefly, for the last data multicast from the slot to leave). Never waits
     /// and records nothing. True also when `reserve` would return at once without a slot (a
     /// `block` more than `window - 1` ahead of the next to cast, a buffer that cannot be read),
     /// so a sender asks it only for the next block to reserve, within the window.
@@ -37,7 +38,8 @@ impl<C: CircularBuffer> Broadcast<C> {
     }
 
     /// Sender: waits until slot `block % window` is free in its own buffer (its compute popped
-    /// block `block - window`) and returns the slot's address, the same on every core.
+    /// block `block - window`, and that block's data multicast has left it: every write issued
+    /// so far has) and returns the slot's address, the same on every core.
     /// `block` is the next block not reserved yet, at most `window - 1` ahead of the next to
     /// cast (module docs, "Reading ahead"); anything else is misuse.
     pub async fn reserve<N, K, P>(
@@ -74,14 +76,22 @@ impl<C: CircularBuffer> Broadcast<C> {
         }
         let until = deadline(&mut dm.ctrl).map_err(|c| (PLACE, c))?;
         let need = (ahead + 1) * args.pages as u32;
-        let cb = &mut self.cb;
+        // A slot used before in this command is read into only once the data multicast from it
+        // has left. `cast` no longer waits for that with a window of 1 or 2 (decisions D32); by
+        // the time the sender reserves the slot again it has, in the common case, and this is
+        // one poll of the NIU's counter.
+        let reused = block >= window;
+        let (cb, noc) = (&mut self.cb, &mut dm.noc);
         wait_for(
             &mut dm.ctrl,
             &mut dm.pause,
             until,
             &mut self.wait_cycles,
             PLACE,
-            &mut |_| Ok(cb.pages_free().map_err(cb_cause)? as u32 >= need),
+            &mut |_| {
+                Ok(cb.pages_free().map_err(cb_cause)? as u32 >= need
+                    && (!reused || noc.writes_sent().map_err(noc_cause)?))
+            },
         )
         .await?;
         // Every command starts at slot 0 and only `cast` pushes, a slot at a time: the next
