@@ -8,15 +8,11 @@
 //! | offset in the area | slot | words |
 //! |---|---|---|
 //! | 0x000 | VALID | `seq << 16 \| blocks cast so far` |
-//! | 0x010 | marker source | this core's outgoing marker, the source of its NoC write: a receiver's DONE marker, or a sender's VALID of an odd block |
+//! | 0x010 | marker source | this core's outgoing DONE marker, the source of its NoC write |
 //! | 0x020 | first give-up | `where \| broadcast << 8`, block, command sequence number |
 //! | 0x030 | statistics | blocks of this command, wait cycles (saturating `u32`) |
 //! | 0x040 + 0x10 (r - 1) | DONE-BY rank r (1..=15) | `seq << 16 \| blocks rank r's compute popped` |
-//! | 0x130 | VALID source | a sender's VALID of an even block, the source of its multicast |
-//!
-//! A sender multicasts VALID from two source words in turn, so that storing a block's VALID
-//! never has to wait for the previous block's to leave (decisions D32); its own VALID word
-//! holds the count like every core's.
+//! | 0x130 | (spare) | |
 //!
 //! `seq` is the low half of the command's sequence number, so a word an earlier command left
 //! never counts for this one.
@@ -48,9 +44,6 @@ pub const STATS_BLOCKS: u32 = 0x30;
 pub const STATS_WAIT_CYCLES: u32 = 0x34;
 /// Offset of DONE-BY rank 1.
 pub const DONE_BY_FIRST: u32 = 0x40;
-/// Offset of the source word of a sender's VALID multicast of an even block (an odd block's
-/// goes from [`MARKER_SOURCE`]).
-pub const VALID_SOURCE: u32 = 0x130;
 
 /// Control-block offset of broadcast `id`'s area (`id` 0 or 1).
 pub const fn area(id: u8) -> u32 {

@@ -254,48 +254,17 @@ fn dm(noc: MockNocMulticast, ctrl: MockControlBlock) -> Dm {
 }
 
 /// Expects, in order, the NoC calls of a sender's cast of one block into `slot`.
-/// Expects `reserve` then `cast` of `block` (window 2): a reused slot's `writes_sent` (its last
-/// data multicast left), the reads landed, then the data and VALID multicasts.
-fn expect_cast(noc: &mut MockNocMulticast, seq: &mut Sequence, slot: u32, block: u32) {
-    if block >= WINDOW as u32 {
-        expect_slot_left(noc, seq);
-    }
+fn expect_cast(noc: &mut MockNocMulticast, seq: &mut Sequence, slot: u32) {
     noc.expect_reads_done()
         .times(1)
         .in_sequence(seq)
         .returning(|| Ok(true));
-    expect_data_and_valid(noc, seq, slot, block, WINDOW);
+    expect_data_and_valid(noc, seq, slot);
 }
 
-/// Expects the `writes_sent` of a `reserve` of a slot used before in the command.
-fn expect_slot_left(noc: &mut MockNocMulticast, seq: &mut Sequence) {
-    noc.expect_writes_sent()
-        .times(1)
-        .in_sequence(seq)
-        .returning(|| Ok(true));
-}
-
-/// Where a sender's VALID of `block` goes out from (broadcast 0): the VALID source word for an
-/// even block, the marker source word for an odd one (decisions D32).
-fn valid_source(block: u32) -> u32 {
-    CTRL + area::CONTROL_BROADCAST
-        + if block % 2 == 0 {
-            area::VALID_SOURCE
-        } else {
-            area::MARKER_SOURCE
-        }
-}
-
-/// Expects, in order, what a cast of `block` does once the block's reads landed (and, past the
-/// first lap, the receivers marked its slot): the data multicast from `slot`, with a window
-/// over 2 `writes_sent` (the VALID source free), VALID from its source word to the VALID word.
-fn expect_data_and_valid(
-    noc: &mut MockNocMulticast,
-    seq: &mut Sequence,
-    slot: u32,
-    block: u32,
-    window: u8,
-) {
+/// Expects, in order, what a cast does once the block's reads landed (and, past the first lap,
+/// the receivers marked its slot): the data multicast from `slot`, `writes_sent`, VALID.
+fn expect_data_and_valid(noc: &mut MockNocMulticast, seq: &mut Sequence, slot: u32) {
     noc.expect_multicast()
         .with(
             eq(l1(slot)),
@@ -307,15 +276,13 @@ fn expect_data_and_valid(
         .times(1)
         .in_sequence(seq)
         .returning(|_, _, _, _, _| Ok(()));
-    if window > 2 {
-        noc.expect_writes_sent()
-            .times(1)
-            .in_sequence(seq)
-            .returning(|| Ok(true));
-    }
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(seq)
+        .returning(|| Ok(true));
     noc.expect_multicast()
         .with(
-            eq(l1(valid_source(block))),
+            eq(l1(CTRL + VALID0)),
             eq(rect()),
             eq(l1(CTRL + VALID0)),
             eq(4),
@@ -358,8 +325,8 @@ fn sender_casts_data_then_valid_then_hands_the_block_to_its_compute() {
     let s = shared();
     let mut noc = noc_at(1, 2);
     let mut seq = Sequence::new();
-    expect_cast(&mut noc, &mut seq, CB_BASE, 0);
-    expect_cast(&mut noc, &mut seq, CB_BASE + 128, 1);
+    expect_cast(&mut noc, &mut seq, CB_BASE);
+    expect_cast(&mut noc, &mut seq, CB_BASE + 128);
     let mut dm = dm(noc, ctrl(&s, 1_000));
     let w = column_words((0, 0));
     let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &w, 0);
@@ -407,11 +374,9 @@ fn sender_reuses_a_slot_only_after_every_receiver_marked_it_this_command() {
     }
     let mut noc = noc_at(1, 2);
     let mut seq = Sequence::new();
-    expect_cast(&mut noc, &mut seq, CB_BASE, 0);
-    expect_cast(&mut noc, &mut seq, CB_BASE + 128, 1);
-    // Block 2: its slot's last data left, reads landed, then the wait for markers, then the
-    // multicast into slot 0.
-    expect_slot_left(&mut noc, &mut seq);
+    expect_cast(&mut noc, &mut seq, CB_BASE);
+    expect_cast(&mut noc, &mut seq, CB_BASE + 128);
+    // Block 2: reads landed, then the wait for markers, then the multicast into slot 0.
     noc.expect_reads_done()
         .times(1)
         .in_sequence(&mut seq)
@@ -436,15 +401,11 @@ fn sender_reuses_a_slot_only_after_every_receiver_marked_it_this_command() {
             );
             Ok(())
         });
-    // Window 2: VALID goes out from its other source word without waiting (decisions D32).
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
     noc.expect_multicast()
-        .with(
-            eq(l1(valid_source(2))),
-            eq(rect()),
-            eq(l1(CTRL + VALID0)),
-            eq(4),
-            eq(WriteMode::ORDERED),
-        )
         .times(1)
         .in_sequence(&mut seq)
         .returning(|_, _, _, _, _| Ok(()));
@@ -464,9 +425,8 @@ fn sender_whose_marker_wait_times_out_gives_up_broadcast_done_and_stops_its_tile
     s.lock().unwrap().compute = ComputeMode::PopsAll;
     let mut noc = noc_at(1, 2);
     let mut seq = Sequence::new();
-    expect_cast(&mut noc, &mut seq, CB_BASE, 0);
-    expect_cast(&mut noc, &mut seq, CB_BASE + 128, 1);
-    expect_slot_left(&mut noc, &mut seq);
+    expect_cast(&mut noc, &mut seq, CB_BASE);
+    expect_cast(&mut noc, &mut seq, CB_BASE + 128);
     noc.expect_reads_done()
         .times(1)
         .in_sequence(&mut seq)
@@ -517,7 +477,30 @@ fn sender_finish_pads_waits_for_last_markers_and_acks_then_clears_its_table() {
     let mut noc = noc_at(1, 2);
     let mut seq = Sequence::new();
     for block in 0..3u32 {
-        expect_cast(&mut noc, &mut seq, CB_BASE + (block % 2) * 128, block);
+        noc.expect_reads_done()
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|| Ok(true));
+        let slot = CB_BASE + (block % 2) * 128;
+        noc.expect_multicast()
+            .with(
+                eq(l1(slot)),
+                eq(rect()),
+                eq(l1(slot)),
+                eq(128),
+                eq(WriteMode::ORDERED),
+            )
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|_, _, _, _, _| Ok(()));
+        noc.expect_writes_sent()
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|| Ok(true));
+        noc.expect_multicast()
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|_, _, _, _, _| Ok(()));
     }
     noc.expect_writes_acked()
         .times(1)
@@ -857,10 +840,13 @@ fn two_broadcasts_on_one_core_use_their_own_areas() {
         .times(1)
         .in_sequence(&mut seq)
         .returning(|_, _, _, _, _| Ok(()));
-    // Block 0's VALID goes out from broadcast 1's own VALID source word (window 2: no wait).
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
     noc.expect_multicast()
         .with(
-            eq(l1(CTRL + area::area(1) + area::VALID_SOURCE)),
+            eq(l1(CTRL + valid1)),
             eq(row_rect),
             eq(l1(CTRL + valid1)),
             eq(4),
@@ -1175,8 +1161,8 @@ fn a_sender_stops_its_tile_only_when_its_wait_for_markers_or_barriers_times_out(
     let s = shared();
     let mut noc = noc_at(1, 2);
     let mut seq = Sequence::new();
-    expect_cast(&mut noc, &mut seq, CB_BASE, 0);
-    expect_cast(&mut noc, &mut seq, CB_BASE + 128, 1);
+    expect_cast(&mut noc, &mut seq, CB_BASE);
+    expect_cast(&mut noc, &mut seq, CB_BASE + 128);
     let mut dm = dm(noc, ctrl(&s, 40));
     let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &column_words((0, 0)), 0);
     for block in 0..2 {
@@ -1222,10 +1208,9 @@ fn a_sender_reuses_slot_1_for_block_3_only_when_every_receiver_popped_2_blocks()
     }
     let mut noc = noc_at(1, 2);
     let mut seq = Sequence::new();
-    expect_cast(&mut noc, &mut seq, CB_BASE, 0);
-    expect_cast(&mut noc, &mut seq, CB_BASE + 128, 1);
-    expect_cast(&mut noc, &mut seq, CB_BASE, 2);
-    expect_slot_left(&mut noc, &mut seq);
+    expect_cast(&mut noc, &mut seq, CB_BASE);
+    expect_cast(&mut noc, &mut seq, CB_BASE + 128);
+    expect_cast(&mut noc, &mut seq, CB_BASE);
     noc.expect_reads_done()
         .times(1)
         .in_sequence(&mut seq)
@@ -1347,10 +1332,14 @@ fn a_busy_noc_is_asked_again_and_any_other_noc_error_gives_up_the_block() {
         .times(1)
         .in_sequence(&mut seq)
         .returning(|_, _, _, _, _| Ok(()));
-    // VALID (window 2: no wait for its source word): busy twice, then taken.
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    // VALID: busy twice, then taken.
     noc.expect_multicast()
         .with(
-            eq(l1(valid_source(0))),
+            eq(l1(CTRL + VALID0)),
             eq(rect()),
             eq(l1(CTRL + VALID0)),
             eq(4),
@@ -1361,7 +1350,7 @@ fn a_busy_noc_is_asked_again_and_any_other_noc_error_gives_up_the_block() {
         .returning(|_, _, _, _, _| Err(noc::ErrorKind::Busy));
     noc.expect_multicast()
         .with(
-            eq(l1(valid_source(0))),
+            eq(l1(CTRL + VALID0)),
             eq(rect()),
             eq(l1(CTRL + VALID0)),
             eq(4),
@@ -1569,9 +1558,7 @@ fn logging_noc(r: &Arc<Mutex<Reads>>) -> MockNocMulticast {
     let st = r.clone();
     n.expect_multicast()
         .returning(move |src, r, dst, len, mode| {
-            // Data goes to its own slot; VALID from its source word to the VALID word.
-            let to = if len == 4 { l1(CTRL + VALID0) } else { src };
-            assert_eq!((r, dst, mode), (rect(), to, WriteMode::ORDERED));
+            assert_eq!((r, dst, mode), (rect(), src, WriteMode::ORDERED));
             st.lock().unwrap().calls.push(Call::Multicast {
                 src: src.get(),
                 len,
@@ -1586,9 +1573,8 @@ fn logging_noc(r: &Arc<Mutex<Reads>>) -> MockNocMulticast {
     n
 }
 
-/// What a cast of `block` with a window over 2 logs once its wait for reads is over: data from
-/// `slot`, `writes_sent` (the VALID source free), VALID from its source word.
-fn data_and_valid(slot: u32, block: u32) -> [Call; 3] {
+/// What a cast logs once its wait for reads is over: data from `slot`, `writes_sent`, VALID.
+fn data_and_valid(slot: u32) -> [Call; 3] {
     [
         Call::Multicast {
             src: slot,
@@ -1596,7 +1582,7 @@ fn data_and_valid(slot: u32, block: u32) -> [Call; 3] {
         },
         Call::WritesSent,
         Call::Multicast {
-            src: valid_source(block),
+            src: CTRL + VALID0,
             len: 4,
         },
     ]
@@ -1643,7 +1629,7 @@ fn a_sender_reading_ahead_waits_for_its_blocks_tag_only_and_for_every_read_when_
         })
         .collect();
     expected.push(Call::TagDone { tag: 0, done: true });
-    expected.extend(data_and_valid(CB_BASE, 0));
+    expected.extend(data_and_valid(CB_BASE));
     assert_eq!(take_calls(&r), expected);
     assert_eq!(
         r.lock().unwrap().pending,
@@ -1674,7 +1660,7 @@ fn a_sender_reading_ahead_waits_for_its_blocks_tag_only_and_for_every_read_when_
         },
         Call::TagDone { tag: 1, done: true },
     ];
-    expected.extend(data_and_valid(CB_BASE + SLOT, 1));
+    expected.extend(data_and_valid(CB_BASE + SLOT));
     assert_eq!(take_calls(&r), expected);
     for block in 2..4 {
         block_on(b.cast(&mut dm, block)).unwrap();
@@ -1682,7 +1668,7 @@ fn a_sender_reading_ahead_waits_for_its_blocks_tag_only_and_for_every_read_when_
             tag: block as u8,
             done: true,
         }];
-        expected.extend(data_and_valid(CB_BASE + block * SLOT, block));
+        expected.extend(data_and_valid(CB_BASE + block * SLOT));
         assert_eq!(take_calls(&r), expected, "block {block}");
     }
     // Nothing reserved beyond block 4: cast(4) waits for every read, here block 4's own.
@@ -1693,7 +1679,7 @@ fn a_sender_reading_ahead_waits_for_its_blocks_tag_only_and_for_every_read_when_
         Call::AllDone(false),
         Call::AllDone(true),
     ];
-    expected.extend(data_and_valid(CB_BASE, 4));
+    expected.extend(data_and_valid(CB_BASE));
     assert_eq!(take_calls(&r), expected);
     let g = s.lock().unwrap();
     assert_eq!(g.pushes, vec![PAGES; 5]);
@@ -1746,19 +1732,18 @@ fn a_sender_reading_ahead_with_window_2_makes_exactly_these_noc_calls() {
     expect_reads(&mut noc, &mut seq, 0, 0);
     expect_reads(&mut noc, &mut seq, 1, 1);
     expect_tag_done(&mut noc, &mut seq, 0);
-    expect_data_and_valid(&mut noc, &mut seq, CB_BASE, 0, 2);
-    // Block 1: compute popped block 0 and its data left, so block 2 is read into slot 0 (tag 0)
-    // before block 1 is cast on tag 1.
-    expect_slot_left(&mut noc, &mut seq);
+    expect_data_and_valid(&mut noc, &mut seq, CB_BASE);
+    // Block 1: compute popped block 0, so block 2 is read into slot 0 (tag 0) before block 1
+    // is cast on tag 1.
     expect_reads(&mut noc, &mut seq, 2, 0);
     expect_tag_done(&mut noc, &mut seq, 1);
-    expect_data_and_valid(&mut noc, &mut seq, CB_BASE + SLOT, 1, 2);
+    expect_data_and_valid(&mut noc, &mut seq, CB_BASE + SLOT);
     // Block 2: nothing reserved beyond it, so every read.
     noc.expect_reads_done()
         .times(1)
         .in_sequence(&mut seq)
         .returning(|| Ok(true));
-    expect_data_and_valid(&mut noc, &mut seq, CB_BASE, 2, 2);
+    expect_data_and_valid(&mut noc, &mut seq, CB_BASE);
     // finish: the receivers' final markers are there; its own multicasts acknowledged.
     noc.expect_writes_acked()
         .times(1)
@@ -1912,7 +1897,7 @@ fn a_finish_with_a_block_reserved_and_not_cast_is_misuse() {
     s.lock().unwrap().compute = ComputeMode::PopsAll;
     let mut noc = noc_at(1, 2);
     let mut seq = Sequence::new();
-    expect_cast(&mut noc, &mut seq, CB_BASE, 0);
+    expect_cast(&mut noc, &mut seq, CB_BASE);
     let (mut dm, mut b) = ahead_sender(&s, noc, 2);
     block_on(b.reserve(&mut dm, 0)).unwrap();
     block_on(b.cast(&mut dm, 0)).unwrap();

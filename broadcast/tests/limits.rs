@@ -31,9 +31,6 @@ const CB_BASE: u32 = 0x2_0000;
 const PAGE: u32 = 64;
 const PAGES: u16 = 2;
 const WINDOW: u8 = 2;
-/// The window of the casts whose waits share one limit: with 3 a cast waits for its data
-/// multicast to leave before storing VALID (with a window of 1 or 2 it need not, decisions D32).
-const CAST_WINDOW: u8 = 3;
 const SEQ: u32 = 0x0001_0007;
 const S16: u16 = 7;
 
@@ -65,12 +62,12 @@ fn group() -> LogicalRect {
 }
 
 /// The sender's words of a column of 3 cores: logical (0,0) at NoC0 (1,2) sends to (1,3)..(1,4).
-fn sender_words(window: u8) -> [u32; 11] {
+fn sender_words() -> [u32; 11] {
     let g = common::blackhole(0);
     let params = BroadcastParams {
         broadcast: 0,
         cb: 5,
-        window,
+        window: WINDOW,
         pages: PAGES,
     };
     let rect = LogicalRect::new(0, 0, 1, 3);
@@ -131,9 +128,9 @@ fn noc(s: &Shared) -> MockNocMulticast {
     n
 }
 
-/// A buffer of `window` blocks whose compute pops everything at once.
-fn cb(s: &Shared, window: u8) -> MockCircularBuffer {
-    let capacity = window as u16 * PAGES;
+/// A buffer whose compute pops everything at once.
+fn cb(s: &Shared) -> MockCircularBuffer {
+    let capacity = WINDOW as u16 * PAGES;
     let mut b = MockCircularBuffer::new();
     b.expect_capacity().return_const(capacity);
     b.expect_page_size().return_const(PAGE);
@@ -159,11 +156,6 @@ fn cb(s: &Shared, window: u8) -> MockCircularBuffer {
 type Dm = DataMovement<MockNocMulticast, MockControlBlock, Spin>;
 
 fn sender(s: &Shared) -> (Dm, Broadcast<MockCircularBuffer>) {
-    sender_of(s, WINDOW)
-}
-
-/// The sender with window `window`.
-fn sender_of(s: &Shared, window: u8) -> (Dm, Broadcast<MockCircularBuffer>) {
     let mut dm = DataMovement {
         noc: noc(s),
         ctrl: ctrl(s),
@@ -174,7 +166,7 @@ fn sender_of(s: &Shared, window: u8) -> (Dm, Broadcast<MockCircularBuffer>) {
         group: group(),
         exclusive: true,
     };
-    let b = Broadcast::new(&mut dm, cb(s, window), &context, &sender_words(window), 0);
+    let b = Broadcast::new(&mut dm, cb(s), &context, &sender_words(), 0);
     assert!(b.ok() && b.sender());
     (dm, b)
 }
@@ -204,7 +196,7 @@ fn record(s: &Shared) -> Option<GiveUpRecord> {
 #[test]
 fn a_cast_whose_waits_each_fit_a_limit_but_not_together_gives_up_at_one_limit() {
     let s = shared_state();
-    let (mut dm, mut b) = sender_of(&s, CAST_WINDOW);
+    let (mut dm, mut b) = sender(&s);
     block_on(b.reserve(&mut dm, 0)).unwrap();
     // Reads land at 0.6 limit, the data multicast leaves at 1.2 limits: each wait alone is
     // 0.6 limit, the call together 1.2.
@@ -239,7 +231,7 @@ fn a_cast_whose_waits_each_fit_a_limit_but_not_together_gives_up_at_one_limit() 
 #[test]
 fn a_cast_whose_waits_together_fit_one_limit_succeeds() {
     let s = shared_state();
-    let (mut dm, mut b) = sender_of(&s, CAST_WINDOW);
+    let (mut dm, mut b) = sender(&s);
     block_on(b.reserve(&mut dm, 0)).unwrap();
     // The edge on the other side: the last barrier holds just inside the call's limit.
     ready_in(&s, 600, LIMIT - SLACK, 0, 0);
@@ -402,7 +394,7 @@ fn a_receiver_arrives_max_blocks_and_is_refused_one_more() {
     let rect = LogicalRect::new(0, 0, 1, 3);
     let all = broadcast_args(&g, group(), rect, Along::Column, NocId::Noc0, params).unwrap();
     let words = all.iter().find(|a| a.core == (0, 1)).unwrap().words;
-    let mut b = Broadcast::new(&mut dm, cb(&s, WINDOW), &context, &words, 0);
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context, &words, 0);
     assert!(b.included() && !b.sender());
     for block in 0..MAX_BLOCKS {
         block_on(b.arrive(&mut dm, block)).unwrap();

@@ -18,7 +18,7 @@
 //! * each tile's remote generation, bumped after every delivery into the tile by the other one.
 //!
 //! Everything a tile only touches itself (its other control words, its buffer counters, the
-//! sender's own buffer, the marker and VALID source words) is a plain `std` atomic, invisible to loom:
+//! sender's own buffer, the marker and VALID sources) is a plain `std` atomic, invisible to loom:
 //! the two kernels of a tile interleave only where they pause, in the executor's fixed order.
 //! A transfer into another tile's word loom does not track fails the model ("add it to the
 //! shared words"), so the split cannot hide a new cross-tile write.
@@ -83,10 +83,9 @@ use komorebi_hal::{
 const BOUND: usize = 3;
 /// L1 address of the control block.
 const CTRL: u32 = 0x1_0000;
-/// Control-block offsets the model holds: broadcast 0's area up to its VALID source word.
+/// Control-block offsets the model holds: broadcast 0's area up to DONE-BY rank 1.
 const CTRL_FIRST: u32 = area::CONTROL_BROADCAST;
-// Through area 0's VALID source word (+0x130), the last word a sender of broadcast 0 uses.
-const CTRL_END: u32 = area::area(0) + area::VALID_SOURCE + 4;
+const CTRL_END: u32 = area::done_by(0, 1) + 4;
 /// L1 address of the broadcast's circular buffer.
 const CB_BASE: u32 = 0x2_0000;
 /// Bytes per page: two words, so a block's delivery can be seen half done.

@@ -2,12 +2,9 @@
 //! mocks, so the order of control-block stores and buffer pushes relative to NoC calls is
 //! asserted, not only each mock's own order:
 //!
-//! * the sender stores VALID, in its source word (VALID source +0x130 for an even block, the
-//!   marker source +0x10 for an odd one) and in its VALID word, only after the data multicast
-//!   (with a window of 1 or 2 without waiting for the previous VALID to leave, decisions D32),
-//!   and before the VALID multicast from the source word; it pushes the block to its own
-//!   compute after VALID went out; it reads into a slot used before in the command only after
-//!   `writes_sent` (the slot's last data multicast left);
+//! * the sender stores VALID only after the data multicast and the previous VALID left, and
+//!   before the VALID multicast (whose source it is); it pushes the block to its own compute
+//!   after VALID went out;
 //! * a receiver pushes a block to compute only after a load of VALID said the block was cast;
 //! * a receiver stores its marker source before the marker write, and only after `writes_sent`;
 //! * `finish` clears DONE-BY and VALID only after the acknowledgements;
@@ -16,8 +13,7 @@
 //! Every sequenced call is strict (`times(1)`); only the clock, the wait limit, the stop flag,
 //! getters and the polled words are left unordered. The expected offsets and words are literals
 //! of the specification (area 0 at control offset 0xA00; VALID at +0x00, marker source +0x10,
-//! give-up +0x20/+0x24/+0x28, statistics +0x30/+0x34, DONE-BY rank r at +0x40 + 0x10 (r - 1),
-//! VALID source +0x130;
+//! give-up +0x20/+0x24/+0x28, statistics +0x30/+0x34, DONE-BY rank r at +0x40 + 0x10 (r - 1);
 //! markers `seq << 16 | count`): the command's sequence number is 0x0001_0007, so its markers
 //! are 0x0007_nnnn.
 
@@ -190,17 +186,12 @@ impl Mocks {
 
     /// A multicast of `len` bytes from `src` to the same address on every receiver.
     fn multicast(&mut self, src: u32, len: u32) {
-        self.multicast_to(src, src, len);
-    }
-
-    /// A multicast of `len` bytes from `src` to `dst` on every receiver.
-    fn multicast_to(&mut self, src: u32, dst: u32, len: u32) {
         self.noc
             .expect_multicast()
             .with(
                 eq(l1(src)),
                 eq(rect()),
-                eq(l1(dst)),
+                eq(l1(src)),
                 eq(len),
                 eq(WriteMode::ORDERED),
             )
@@ -287,21 +278,15 @@ impl Mocks {
 
 type Dm = DataMovement<MockNocMulticast, MockControlBlock, Spin>;
 
-/// The sender's `reserve` and cast of block `block` (into slot `block % 2`, 128 bytes), window
-/// 2: a reused slot's last data left, the reads landed, data multicast, VALID stored in its source word (0xB30 for an even block, 0xA10 for an odd one)
-/// then in the VALID word, VALID multicast from the source word to the VALID word, pushed to
-/// its own compute.
+/// The sender's cast of block `block` (into slot `block % 2`, 128 bytes): data multicast, the
+/// previous VALID left, VALID stored, VALID multicast from where it was stored, pushed to its
+/// own compute.
 fn expect_cast(m: &mut Mocks, block: u32, valid: u32) {
-    // `reserve` of a slot used before in the command: its last data multicast left.
-    if block >= WINDOW as u32 {
-        m.writes_sent();
-    }
     m.reads_done();
     m.multicast(CB_BASE + (block % 2) * 128, 128);
-    let source = if block % 2 == 0 { 0xB30 } else { 0xA10 };
-    m.store(source, valid);
+    m.writes_sent();
     m.store(0xA00, valid);
-    m.multicast_to(CTRL + source, CTRL + 0xA00, 4);
+    m.multicast(CTRL + 0xA00, 4);
     m.push(PAGES);
 }
 
@@ -352,10 +337,9 @@ fn broadcast_1_sender_uses_the_second_area_at_0xb40() {
     m.store(0xB74, 0);
     m.reads_done();
     m.multicast(CB_BASE, 128);
-    // Block 0's VALID source: area 1's, 0xB40 + 0x130.
-    m.store(0xC70, 0x0007_0001);
+    m.writes_sent();
     m.store(0xB40, 0x0007_0001);
-    m.multicast_to(CTRL + 0xC70, CTRL + 0xB40, 4);
+    m.multicast(CTRL + 0xB40, 4);
     m.push(PAGES);
     let (mut dm, cb, _) = m.build(1_000, &[]);
     let w = column_words(1, (0, 0));
@@ -418,9 +402,7 @@ fn a_sender_that_times_out_records_block_sequence_then_where_then_stops_its_tile
     m.store(0xA34, 0);
     expect_cast(&mut m, 0, 0x0007_0001);
     expect_cast(&mut m, 1, 0x0007_0002);
-    // Block 2: its slot's last data left, reads landed, no receiver marks block 0: the wait
-    // passes the limit.
-    m.writes_sent();
+    // Block 2: reads landed, no receiver marks block 0: the wait passes the limit.
     m.reads_done();
     m.store(0xA24, 2);
     m.store(0xA28, 0x0001_0007);

@@ -25,8 +25,7 @@ impl<C: CircularBuffer> Broadcast<C> {
     }
 
     /// Sender: false when [`reserve`](Self::reserve) of `block` would wait for its slot:
-    /// its own compute has not popped the blocks that were in the slots up to it (`reserve` may
-    /// still wait, briefly, for the last data multicast from the slot to leave). Never waits
+    /// its own compute has not popped the blocks that were in the slots up to it. Never waits
     /// and records nothing. True also when `reserve` would return at once without a slot (a
     /// `block` more than `window - 1` ahead of the next to cast, a buffer that cannot be read),
     /// so a sender asks it only for the next block to reserve, within the window.
@@ -38,8 +37,7 @@ impl<C: CircularBuffer> Broadcast<C> {
     }
 
     /// Sender: waits until slot `block % window` is free in its own buffer (its compute popped
-    /// block `block - window`, and that block's data multicast has left it: every write issued
-    /// so far has) and returns the slot's address, the same on every core.
+    /// block `block - window`) and returns the slot's address, the same on every core.
     /// `block` is the next block not reserved yet, at most `window - 1` ahead of the next to
     /// cast (module docs, "Reading ahead"); anything else is misuse.
     pub async fn reserve<N, K, P>(
@@ -76,22 +74,14 @@ impl<C: CircularBuffer> Broadcast<C> {
         }
         let until = deadline(&mut dm.ctrl).map_err(|c| (PLACE, c))?;
         let need = (ahead + 1) * args.pages as u32;
-        // A slot used before in this command is read into only once the data multicast from it
-        // has left. `cast` no longer waits for that with a window of 1 or 2 (decisions D32); by
-        // the time the sender reserves the slot again it has, in the common case, and this is
-        // one poll of the NIU's counter.
-        let reused = block >= window;
-        let (cb, noc) = (&mut self.cb, &mut dm.noc);
+        let cb = &mut self.cb;
         wait_for(
             &mut dm.ctrl,
             &mut dm.pause,
             until,
             &mut self.wait_cycles,
             PLACE,
-            &mut |_| {
-                Ok(cb.pages_free().map_err(cb_cause)? as u32 >= need
-                    && (!reused || noc.writes_sent().map_err(noc_cause)?))
-            },
+            &mut |_| Ok(cb.pages_free().map_err(cb_cause)? as u32 >= need),
         )
         .await?;
         // Every command starts at slot 0 and only `cast` pushes, a slot at a time: the next
@@ -149,24 +139,11 @@ impl<C: CircularBuffer> Broadcast<C> {
         let tag = (self.reserved > block + 1).then(|| self.read_tag(block));
         let (id, seq) = (self.id, self.sequence as u16);
         let needed = rect.and(handshake::needed(HANDSHAKE, block, args.window));
-        let (slot, len, valid_addr) = (self.cb.write_ptr(), self.slot_bytes, self.valid_addr);
+        let (slot, len, src) = (self.cb.write_ptr(), self.slot_bytes, self.valid_src);
         let (valid, valid_word) = (
             area::area(id) + area::VALID,
             marker(seq, (block + 1) as u16),
         );
-        // VALID goes out from two source words in turn: this block's was last the source of
-        // VALID `block - 2`, which must have left it before it is written again. Receivers done
-        // with block `block - window` (this cast's own condition) received VALID `block -
-        // window`, so with a window of 1 or 2 that VALID and every one before it have left
-        // (a command buffer reads its sources in order; the first two blocks' words were last
-        // used by a command whose `finish` waited for every acknowledgement). A wider window,
-        // or the handshake peer's condition, waits for every write to have left instead.
-        let (src, source) = if block % 2 == 0 {
-            (self.valid_src, area::area(id) + area::VALID_SOURCE)
-        } else {
-            (self.marker_src, area::area(id) + area::MARKER_SOURCE)
-        };
-        let source_free = !HANDSHAKE && args.window <= 2;
         let DataMovement { noc, ctrl, pause } = dm;
         let until = deadline(ctrl).map_err(|c| (PLACE, c))?;
         let known = &mut self.done_known;
@@ -204,18 +181,15 @@ impl<C: CircularBuffer> Broadcast<C> {
                 step = CastStep::Valid;
             }
             if step == CastStep::Valid {
-                if rect.is_some() {
-                    // The VALID source may change only once the VALID it last sent left.
-                    if !source_free && !noc.writes_sent().map_err(noc_cause)? {
-                        return Ok(false);
-                    }
-                    c.store(source, valid_word).map_err(ctrl_fail)?;
+                // The VALID source may change only once the previous VALID left.
+                if rect.is_some() && !noc.writes_sent().map_err(noc_cause)? {
+                    return Ok(false);
                 }
                 c.store(valid, valid_word).map_err(ctrl_fail)?;
                 step = CastStep::ValidCast;
             }
             match rect {
-                Some(rect) => issued(noc.multicast(src, rect, valid_addr, 4, WriteMode::ORDERED)),
+                Some(rect) => issued(noc.multicast(src, rect, src, 4, WriteMode::ORDERED)),
                 None => Ok(true),
             }
         })
@@ -235,7 +209,7 @@ enum CastStep {
     Receivers,
     /// Issuing the data multicast.
     Data,
-    /// Waiting, where it must, for the VALID source to be free, then storing this VALID.
+    /// Waiting for the previous VALID to leave, then storing this one.
     Valid,
     /// Issuing the VALID multicast.
     ValidCast,

@@ -63,7 +63,6 @@ impl<C: CircularBuffer> Broadcast<C> {
             sequence: context.sequence,
             part: Part::Excluded,
             slot_bytes: 0,
-            valid_addr: L1Addr::ZERO,
             valid_src: L1Addr::ZERO,
             marker_src: L1Addr::ZERO,
             blocks: 0,
@@ -143,11 +142,7 @@ impl<C: CircularBuffer> Broadcast<C> {
                     capacity: self.cb.capacity(),
                 })?;
         let base = area::area(args.broadcast);
-        self.valid_addr = dm.ctrl.addr(base + area::VALID).map_err(ctrl_cause)?;
-        self.valid_src = dm
-            .ctrl
-            .addr(base + area::VALID_SOURCE)
-            .map_err(ctrl_cause)?;
+        self.valid_src = dm.ctrl.addr(base + area::VALID).map_err(ctrl_cause)?;
         self.marker_src = dm
             .ctrl
             .addr(base + area::MARKER_SOURCE)

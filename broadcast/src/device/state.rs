@@ -22,9 +22,6 @@ pub struct Broadcast<C> {
     pub(super) sequence: u32,
     pub(super) part: Part,
     pub(super) slot_bytes: u32,
-    /// The VALID word, where a sender's VALID multicast writes on every receiver.
-    pub(super) valid_addr: L1Addr,
-    /// The source word of an even block's VALID multicast (an odd block's: `marker_src`).
     pub(super) valid_src: L1Addr,
     pub(super) marker_src: L1Addr,
     /// Blocks cast (sender) or handed to compute (receiver) so far.
