@@ -510,7 +510,8 @@ fn load_words_loads_each_word_with_load_through_mut_ref() {
     }
     let mut c = Words::default();
     let mut w = [0u32; 3];
-    (&mut c).load_words(0x10, 8, &mut w).unwrap();
+    let n = &mut &mut c;
+    n.load_words(0x10, 8, &mut w).unwrap();
     assert_eq!(w, [0x11, 0x19, 0x21]);
     assert_eq!(c.0, [0x10, 0x18, 0x20]);
     c.0.clear();
