@@ -3,7 +3,7 @@
 //! measured against (`komorebi broadcast --protocol handshake`, issue 18).
 //!
 //! It takes the same program words as the [`BroadcastHandler`](crate::BroadcastHandler)
-//! ([`BroadcastProgram`](crate::broadcast_handler::program::BroadcastProgram), so the host changes
+//! ([`BroadcastProgram`], so the host changes
 //! only the handler id), runs the same shape over the same buffers, reads the same DRAM pages
 //! with the broadcast handler's own `read_block` (page `g = block * pages + page` through the
 //! port of stream `g % 8` at `dram_base + g * page_size`, program version 2), and its compute is
