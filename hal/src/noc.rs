@@ -43,8 +43,8 @@
 //!   and unicast writes travel on another virtual channel than multicasts (on Blackhole VC 1,
 //!   class 0b00, against VC 4, class 0b10), so one issued during a run would hang the NIU for
 //!   good, the run's closing multicast included. So while a run is open on a handle, a backend
-//!   refuses with [`ErrorKind::InvalidMode`], issuing nothing, every `read`, `read_tagged` and
-//!   `write`, and a multicast to another rectangle; only a multicast to the run's rectangle
+//!   refuses with [`ErrorKind::InvalidMode`], issuing nothing, every `read`, `read_tagged`,
+//!   `read_pieces` and `write`, and a multicast to another rectangle; only a multicast to the run's rectangle
 //!   (linked, to go on, or unlinked, to close it) is taken. A caller closes the run (an
 //!   unlinked multicast to its rectangle) before it reads or writes unicast; the observers and
 //!   `resync` issue nothing and may be called during a run. A backend also refuses, with
