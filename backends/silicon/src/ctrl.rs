@@ -178,8 +178,14 @@ impl<C: Chip, P: ControlPlace> control::ControlBlock for SiliconCtrl<C, P> {
         };
         let p = self.word(first)?;
         if last > 0 {
-            // The second offset's alignment is the stride's; the last's range covers the rest.
-            self.word(first.wrapping_add(stride))?;
+            // The stride keeps every offset aligned as the first; the last's range covers the
+            // rest.
+            if stride % 4 != 0 {
+                return Err(Error {
+                    kind: ErrorKind::Misaligned,
+                    why: Why::ControlMisaligned,
+                });
+            }
             let end = (last as u32)
                 .checked_mul(stride)
                 .and_then(|span| span.checked_add(first))
