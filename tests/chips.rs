@@ -185,12 +185,23 @@ fn the_cli_spreads_the_jobs_and_its_json_keeps_every_field_and_adds_the_chips() 
     );
     let chips = v["chips"].as_array().unwrap();
     assert_eq!(chips.len(), 3);
+    // What the dispatcher guarantees: every job run once, every chip takes part, and a chip
+    // runs at most its own two jobs (home `j mod 3`) besides those it moved in. Two each is
+    // the common split, but an idle chip takes another's job, so the counts depend on host
+    // thread timing (a 3 / 2 / 1 split seen in CI).
+    let mut jobs = 0;
     for (c, chip) in chips.iter().enumerate() {
         assert_eq!(chip["chip"], c);
         assert_eq!(chip["device"], "sim");
-        assert_eq!(chip["jobs"], 2);
+        let (ran, moved) = (
+            chip["jobs"].as_u64().unwrap(),
+            chip["moved"].as_u64().unwrap(),
+        );
+        assert!(ran >= 1 && ran - moved <= 2, "chip {c}: {chip}");
+        jobs += ran;
         assert_eq!(chip["giveups"], serde_json::json!([]));
     }
+    assert_eq!(jobs, 6);
     assert_eq!(v["checked_bytes"], one["checked_bytes"]);
     let (code, _, err) = komorebi(&["broadcast", "--chips", "2", "--feeder"]);
     assert_eq!(code, 2);
