@@ -4,6 +4,8 @@
 //!   well inside one limit on its own, so a call that gave each of its waits the whole limit
 //!   would succeed after more than one limit. The clock is the control block's: every `now()`
 //!   is one cycle, so cycles here are rounds of the waits, and nothing depends on real time.
+//! * A call reads the clock and the limit only once one of its waits does not hold at once:
+//!   its deadline is one limit from there.
 //! * A command has at most `MAX_BLOCKS` (32,767) blocks on the device as in compute's `end` and
 //!   in the host's words: the sender casts block 32,766 and finishes, and is refused block
 //!   32,767 (by `reserve` and by `cast`), a receiver arrives block 32,766 and is refused block
@@ -262,6 +264,27 @@ fn a_finish_waiting_for_markers_then_acks_gives_up_at_one_limit() {
     let (mut dm, mut b) = sender(&s);
     ready_in(&s, 0, 0, LIMIT - SLACK, 700);
     block_on(b.finish(&mut dm)).unwrap();
+}
+
+#[test]
+fn calls_whose_waits_hold_at_once_read_neither_the_clock_nor_the_limit() {
+    let s = shared_state();
+    s.lock().unwrap().done_count = u16::MAX;
+    let (mut dm, mut b) = sender(&s);
+    // Every `now()` moves this clock one cycle: none moves it, so none was made. Reads, the
+    // DONE words and the multicasts' departures all hold from cycle 0.
+    let start = clock(&s);
+    for block in 0..4 {
+        block_on(b.reserve(&mut dm, block)).unwrap();
+        block_on(b.cast(&mut dm, block)).unwrap();
+    }
+    assert_eq!(clock(&s), start, "a wait that held at once read the clock");
+    assert_eq!(b.wait_cycles(), 0);
+    // One wait that does not hold at once: the call reads the clock for its deadline.
+    ready_in(&s, 5, 0, 0, 0);
+    block_on(b.reserve(&mut dm, 4)).unwrap();
+    block_on(b.cast(&mut dm, 4)).unwrap();
+    assert!(clock(&s) > start + 5, "the cast waited for its reads by the clock");
 }
 
 fn shared_state() -> Shared {

@@ -9,7 +9,7 @@ use komorebi_hal::{DataMovement, Pause};
 use super::cause::{CallCause, Fail, GiveUp, cb_cause, ctrl_cause, ctrl_fail, noc_cause};
 use super::part::Part;
 use super::state::Broadcast;
-use super::wait::{deadline, receivers_done, wait_for};
+use super::wait::{receivers_done, wait_for};
 use crate::area::{self, Where, padding_blocks};
 use crate::args::MAX_BLOCKS;
 
@@ -55,13 +55,13 @@ impl<C: CircularBuffer> Broadcast<C> {
         let (id, seq, blocks, pages) = (self.id, self.sequence as u16, self.blocks, args.pages);
         let mut pump = self.pump_state();
         let DataMovement { noc, ctrl, pause } = dm;
-        let until = deadline(ctrl).map_err(|c| (Where::BroadcastFree, c))?;
+        let mut until = None;
         let cb = &mut self.cb;
         // Own compute popped every block (a receiver keeps its markers going meanwhile).
         let r = wait_for(
             ctrl,
             pause,
-            until,
+            &mut until,
             &mut self.wait_cycles,
             Where::BroadcastFree,
             &mut |c| {
@@ -90,14 +90,24 @@ impl<C: CircularBuffer> Broadcast<C> {
                 let w = Where::BroadcastDone;
                 if rect.is_some() {
                     let known = &mut self.done_known;
-                    wait_for(ctrl, pause, until, &mut self.wait_cycles, w, &mut |c| {
-                        receivers_done(c, id, seq, receivers, blocks, known)
-                    })
+                    wait_for(
+                        ctrl,
+                        pause,
+                        &mut until,
+                        &mut self.wait_cycles,
+                        w,
+                        &mut |c| receivers_done(c, id, seq, receivers, blocks, known),
+                    )
                     .await?;
                 }
-                wait_for(ctrl, pause, until, &mut self.wait_cycles, w, &mut |_| {
-                    noc.writes_acked().map_err(noc_cause)
-                })
+                wait_for(
+                    ctrl,
+                    pause,
+                    &mut until,
+                    &mut self.wait_cycles,
+                    w,
+                    &mut |_| noc.writes_acked().map_err(noc_cause),
+                )
                 .await?;
                 for rank in 1..=receivers {
                     ctrl.store(area::done_by(id, rank), 0)
@@ -108,16 +118,28 @@ impl<C: CircularBuffer> Broadcast<C> {
             }
             Part::Receiver { .. } => {
                 let w = Where::BroadcastFree;
-                let r = wait_for(ctrl, pause, until, &mut self.wait_cycles, w, &mut |c| {
-                    pump.pump(noc, cb, c, pages, blocks, true)?;
-                    Ok(pump.sent == Some(blocks as u16))
-                })
+                let r = wait_for(
+                    ctrl,
+                    pause,
+                    &mut until,
+                    &mut self.wait_cycles,
+                    w,
+                    &mut |c| {
+                        pump.pump(noc, cb, c, pages, blocks, true)?;
+                        Ok(pump.sent == Some(blocks as u16))
+                    },
+                )
                 .await;
                 self.apply(pump);
                 r?;
-                wait_for(ctrl, pause, until, &mut self.wait_cycles, w, &mut |_| {
-                    noc.writes_acked().map_err(noc_cause)
-                })
+                wait_for(
+                    ctrl,
+                    pause,
+                    &mut until,
+                    &mut self.wait_cycles,
+                    w,
+                    &mut |_| noc.writes_acked().map_err(noc_cause),
+                )
                 .await?;
                 ctrl.store(area::area(id) + area::VALID, 0)
                     .map_err(|e| (w, ctrl_fail(e)))

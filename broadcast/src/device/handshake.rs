@@ -69,7 +69,7 @@ use komorebi_hal::{DataMovement, L1Addr, NocAddr, Pause};
 use super::cause::{CallCause, Fail, GiveUp, cb_cause, ctrl_fail, issued, noc_cause};
 use super::part::Part;
 use super::state::Broadcast;
-use super::wait::{deadline, wait_for};
+use super::wait::wait_for;
 use crate::area::{self, Where, marker, marker_count};
 use crate::args::{BroadcastArgs, MAX_BLOCKS};
 
@@ -122,13 +122,13 @@ where
 {
     const PLACE: Where = Where::BroadcastValid;
     let DataMovement { noc, ctrl, pause } = dm;
-    let until = deadline(ctrl).map_err(|c| (Where::BroadcastFree, c))?;
+    let mut until = None;
     // Own slot free: compute popped block `block - window`.
     let (pages, id) = (r.args.pages, r.args.broadcast);
     wait_for(
         ctrl,
         pause,
-        until,
+        &mut until,
         wait_cycles,
         Where::BroadcastFree,
         &mut |_| Ok(cb.pages_free().map_err(cb_cause)? >= pages),
@@ -141,7 +141,7 @@ where
         return Err((Where::BroadcastFree, CallCause::NotAtSlotZero));
     }
     // Ready: the marker source changes only once the previous ready write left.
-    wait_for(ctrl, pause, until, wait_cycles, PLACE, &mut |_| {
+    wait_for(ctrl, pause, &mut until, wait_cycles, PLACE, &mut |_| {
         noc.writes_sent().map_err(noc_cause)
     })
     .await?;
@@ -149,13 +149,13 @@ where
     ctrl.store(area::area(id) + area::MARKER_SOURCE, marker(r.seq, count))
         .map_err(|e| (PLACE, ctrl_fail(e)))?;
     let (src, dst) = (r.src, r.dst);
-    wait_for(ctrl, pause, until, wait_cycles, PLACE, &mut |_| {
+    wait_for(ctrl, pause, &mut until, wait_cycles, PLACE, &mut |_| {
         issued(noc.write(src, dst, 4, WriteMode::ORDERED))
     })
     .await?;
     // The flag: VALID of this command says the block was cast.
     let (valid, seq, block) = (area::area(id) + area::VALID, r.seq, r.block);
-    wait_for(ctrl, pause, until, wait_cycles, PLACE, &mut |c| {
+    wait_for(ctrl, pause, &mut until, wait_cycles, PLACE, &mut |c| {
         let word = c.load(valid).map_err(ctrl_fail)?;
         Ok(marker_count(word, seq).is_some_and(|n| n as u32 > block))
     })

@@ -64,8 +64,9 @@
 //!   word of this command is still in flight towards it; it then clears its DONE-BY table and a
 //!   receiver its VALID word.
 //! * Every call gives up within one run's wait limit, or on the tile's stop flag: it takes its
-//!   deadline (now + the limit) once, at its start, and every wait inside it ends by that
-//!   deadline, not one limit after the wait's own start. The slack past the deadline is bounded
+//!   deadline (now + the limit) once, at its first wait that does not hold at once, and every
+//!   wait inside it ends by that deadline, not one limit after the wait's own start (a call
+//!   whose waits all hold at once reads neither the clock nor the limit). The slack past the deadline is bounded
 //!   and does not grow with the limit: one poll of the condition of each wait still to come (a
 //!   wait past its deadline polls once, so a condition that holds is taken; at most five waits
 //!   in a call) and the call's steps that do not wait (control-block stores, at most 17 in the

@@ -8,7 +8,7 @@ use komorebi_hal::{DataMovement, Pause};
 
 use super::cause::{Fail, GiveUp, cb_cause, ctrl_fail};
 use super::state::Broadcast;
-use super::wait::{deadline, wait_for};
+use super::wait::wait_for;
 use crate::area::{self, Where, marker_count};
 use crate::args::MAX_BLOCKS;
 
@@ -47,14 +47,21 @@ impl<C: CircularBuffer> Broadcast<C> {
         let needed = block + 1;
         let mut pump = self.pump_state();
         let DataMovement { noc, ctrl, pause } = dm;
-        let until = deadline(ctrl).map_err(|c| (PLACE, c))?;
+        let mut until = None;
         let cb = &mut self.cb;
         let taken = self.blocks;
-        let r = wait_for(ctrl, pause, until, &mut self.wait_cycles, PLACE, &mut |c| {
-            pump.pump(noc, cb, c, args.pages, taken, false)?;
-            let word = c.load(valid).map_err(ctrl_fail)?;
-            Ok(marker_count(word, seq).is_some_and(|n| n as u32 >= needed))
-        })
+        let r = wait_for(
+            ctrl,
+            pause,
+            &mut until,
+            &mut self.wait_cycles,
+            PLACE,
+            &mut |c| {
+                pump.pump(noc, cb, c, args.pages, taken, false)?;
+                let word = c.load(valid).map_err(ctrl_fail)?;
+                Ok(marker_count(word, seq).is_some_and(|n| n as u32 >= needed))
+            },
+        )
         .await;
         self.apply(pump);
         r?;

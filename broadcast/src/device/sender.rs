@@ -11,7 +11,7 @@ use super::cause::{CallCause, Fail, GiveUp, cb_cause, ctrl_fail, issued, noc_cau
 use super::handshake;
 use super::part::Part;
 use super::state::Broadcast;
-use super::wait::{deadline, receivers_done, wait_for};
+use super::wait::{receivers_done, wait_for};
 use crate::area::{self, Where, marker};
 use crate::args::MAX_BLOCKS;
 
@@ -72,13 +72,13 @@ impl<C: CircularBuffer> Broadcast<C> {
         if ahead >= window {
             return Err((PLACE, CallCause::Misuse));
         }
-        let until = deadline(&mut dm.ctrl).map_err(|c| (PLACE, c))?;
+        let mut until = None;
         let need = (ahead + 1) * args.pages as u32;
         let cb = &mut self.cb;
         wait_for(
             &mut dm.ctrl,
             &mut dm.pause,
-            until,
+            &mut until,
             &mut self.wait_cycles,
             PLACE,
             &mut |_| Ok(cb.pages_free().map_err(cb_cause)? as u32 >= need),
@@ -145,54 +145,61 @@ impl<C: CircularBuffer> Broadcast<C> {
             marker(seq, (block + 1) as u16),
         );
         let DataMovement { noc, ctrl, pause } = dm;
-        let until = deadline(ctrl).map_err(|c| (PLACE, c))?;
+        let mut until = None;
         let known = &mut self.done_known;
         // One wait for the cast's steps, in order: each poll resumes at the first step not done
         // and goes on while steps succeed. The same steps and deadline as one wait per step,
         // without entering and leaving a wait for each (about 90 cycles each on the baby cores).
         let mut step = CastStep::Reads;
-        wait_for(ctrl, pause, until, &mut self.wait_cycles, PLACE, &mut |c| {
-            if step == CastStep::Reads {
-                // The block's reads have landed in the slot.
-                let landed = match tag {
-                    Some(tag) => noc.tagged_reads_done(tag),
-                    None => noc.reads_done(),
-                };
-                if !landed.map_err(noc_cause)? {
-                    return Ok(false);
-                }
-                step = CastStep::Receivers;
-            }
-            if step == CastStep::Receivers {
-                // Every receiver is done with the block that was in the slot.
-                if let Some(n) = needed {
-                    if !receivers_done(c, id, seq, receivers, n, known)? {
+        wait_for(
+            ctrl,
+            pause,
+            &mut until,
+            &mut self.wait_cycles,
+            PLACE,
+            &mut |c| {
+                if step == CastStep::Reads {
+                    // The block's reads have landed in the slot.
+                    let landed = match tag {
+                        Some(tag) => noc.tagged_reads_done(tag),
+                        None => noc.reads_done(),
+                    };
+                    if !landed.map_err(noc_cause)? {
                         return Ok(false);
                     }
+                    step = CastStep::Receivers;
                 }
-                step = CastStep::Data;
-            }
-            if step == CastStep::Data {
-                if let Some(rect) = rect {
-                    if !issued(noc.multicast(slot, rect, slot, len, WriteMode::ORDERED))? {
+                if step == CastStep::Receivers {
+                    // Every receiver is done with the block that was in the slot.
+                    if let Some(n) = needed {
+                        if !receivers_done(c, id, seq, receivers, n, known)? {
+                            return Ok(false);
+                        }
+                    }
+                    step = CastStep::Data;
+                }
+                if step == CastStep::Data {
+                    if let Some(rect) = rect {
+                        if !issued(noc.multicast(slot, rect, slot, len, WriteMode::ORDERED))? {
+                            return Ok(false);
+                        }
+                    }
+                    step = CastStep::Valid;
+                }
+                if step == CastStep::Valid {
+                    // The VALID source may change only once the previous VALID left.
+                    if rect.is_some() && !noc.writes_sent().map_err(noc_cause)? {
                         return Ok(false);
                     }
+                    c.store(valid, valid_word).map_err(ctrl_fail)?;
+                    step = CastStep::ValidCast;
                 }
-                step = CastStep::Valid;
-            }
-            if step == CastStep::Valid {
-                // The VALID source may change only once the previous VALID left.
-                if rect.is_some() && !noc.writes_sent().map_err(noc_cause)? {
-                    return Ok(false);
+                match rect {
+                    Some(rect) => issued(noc.multicast(src, rect, src, 4, WriteMode::ORDERED)),
+                    None => Ok(true),
                 }
-                c.store(valid, valid_word).map_err(ctrl_fail)?;
-                step = CastStep::ValidCast;
-            }
-            match rect {
-                Some(rect) => issued(noc.multicast(src, rect, src, 4, WriteMode::ORDERED)),
-                None => Ok(true),
-            }
-        })
+            },
+        )
         .await?;
         self.cb.push(args.pages).map_err(|e| (PLACE, cb_cause(e)))?;
         self.blocks += 1;

@@ -7,14 +7,14 @@ use komorebi_hal::wait::{WaitError, call_deadline, wait_until_deadline};
 use super::cause::{CallCause, Fail, ctrl_fail};
 use crate::area::{self, GiveUpRecord, Where, marker_count};
 
-/// The deadline of a call that starts now: one wait limit from now. Every wait of the call ends
-/// by it (see [`wait_for`]).
-pub(super) fn deadline<K: ControlBlock>(ctrl: &mut K) -> Result<u64, CallCause> {
-    call_deadline(ctrl).map_err(CallCause::Control)
-}
-
-/// Waits for `ready` until the call's `deadline` (from [`deadline`]), adding the cycles waited
-/// to `wait_cycles`; a wait that fails fails at `place`.
+/// Waits for `ready` until the call's deadline, adding the cycles waited to `wait_cycles`; a
+/// wait that fails fails at `place`.
+///
+/// The deadline is the call's, one wait limit from its first wait that did not hold at once:
+/// `deadline` starts `None` for a call and is set by that wait ([`komorebi_hal::call_deadline`]);
+/// the call's later waits end by it too, so the call as a whole ends within one limit. A call
+/// whose every wait holds at once reads neither the clock nor the limit (on the baby cores
+/// three MMIO loads and two L1 loads: a sender's `reserve` most of the time).
 ///
 /// The condition is a `dyn` closure so that every wait of a broadcast shares one state machine:
 /// on the baby cores that is the difference between fitting L1's code space and not. The
@@ -30,7 +30,7 @@ pub(super) fn deadline<K: ControlBlock>(ctrl: &mut K) -> Result<u64, CallCause> 
 pub(super) async fn wait_for<K, P>(
     ctrl: &mut K,
     pause: &mut P,
-    deadline: u64,
+    deadline: &mut Option<u64>,
     wait_cycles: &mut u64,
     place: Where,
     ready: &mut dyn FnMut(&mut K) -> Result<bool, CallCause>,
@@ -51,7 +51,7 @@ where
 async fn wait_shared<K, P>(
     ctrl: &mut K,
     pause: &mut P,
-    deadline: u64,
+    deadline: &mut Option<u64>,
     wait_cycles: &mut u64,
     place: Where,
     ready: &mut dyn FnMut(&mut K) -> Result<bool, CallCause>,
@@ -60,6 +60,10 @@ where
     K: ControlBlock,
     P: Pause,
 {
+    let deadline = match *deadline {
+        Some(d) => d,
+        None => *deadline.insert(call_deadline(ctrl).map_err(|k| (place, CallCause::Control(k)))?),
+    };
     let cause = match wait_until_deadline(ctrl, pause, deadline, ready).await {
         Ok(waited) => {
             *wait_cycles = wait_cycles.saturating_add(waited);
