@@ -284,7 +284,10 @@ fn calls_whose_waits_hold_at_once_read_neither_the_clock_nor_the_limit() {
     ready_in(&s, 5, 0, 0, 0);
     block_on(b.reserve(&mut dm, 4)).unwrap();
     block_on(b.cast(&mut dm, 4)).unwrap();
-    assert!(clock(&s) > start + 5, "the cast waited for its reads by the clock");
+    assert!(
+        clock(&s) > start + 5,
+        "the cast waited for its reads by the clock"
+    );
 }
 
 fn shared_state() -> Shared {
