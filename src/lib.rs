@@ -12,6 +12,7 @@
 //! | [`bench`](mod@bench) | `komorebi bench`: measurements on a simulated chip: `bench noc` (in tt-metal's units), `bench broadcast` (the 03 program's protocols over windows x pages) |
 //! | [`chip`] | the chips' grids as the layout's chip-neutral geometry |
 //! | [`grid_report`], [`layout_report`] | `komorebi grid`, `komorebi layout` |
+//! | [`log_report`] | `komorebi log`: a card's log rings after a run, read without starting anything |
 //! | [`inspect`] | every core's broadcast areas: text, JSON, SVG/PNG picture |
 //! | [`explore`] | schedule exploration: random seeds x random shapes, adversary on |
 //! | [`picture`] | drawing for `inspect`'s pictures: viridis colour map, RGB canvas, 5x7 font, PNG |
@@ -31,6 +32,7 @@ pub mod grid_report;
 pub mod host;
 pub mod inspect;
 pub mod layout_report;
+pub mod log_report;
 pub mod num;
 pub mod picture;
 

@@ -85,6 +85,28 @@ enum Command {
         #[arg(long, value_name = "ttsim[:PATH]")]
         device: Option<komorebi::app::broadcast::DeviceChoice>,
     },
+    /// Read every firmware kernel's log ring of a card after a run, without loading or starting
+    /// anything (a session's open would set the rings up empty), and decode it against the
+    /// firmware's ELF files: each line with its tile, kernel, the core's cycle and level, and per
+    /// kernel the lines a full ring lost. The run's own lines come with `broadcast --log`.
+    #[command(after_help = LOG_EXIT_CODES)]
+    Log {
+        /// The card: its device node, such as /dev/tenstorrent/0. A simulated device (`sim`,
+        /// `pcie-sim`, `ttsim`) is refused: its rings end with the run that made them.
+        #[arg(long, value_name = "PATH")]
+        device: komorebi::app::broadcast::DeviceChoice,
+        /// Directory with the ELF files `reader`, `writer`, `compute` the card ran (default: the
+        /// firmware build's output for the card's chip).
+        #[arg(long, value_name = "DIR")]
+        firmware: Option<std::path::PathBuf>,
+        /// Only the tiles of this rectangle X0,Y0,COLUMNS,ROWS in logical core coordinates
+        /// (default: every enabled Tensix tile).
+        #[arg(long, value_parser = cli::parse_rect)]
+        rect: Option<LogicalRect>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the chip map for a harvest mask: enabled columns (rows on Wormhole), logical ->
     /// NoC0/NoC1, every tile.
     Grid {
@@ -148,6 +170,11 @@ enum Command {
     },
 }
 
+/// `komorebi log`'s exit codes.
+const LOG_EXIT_CODES: &str = "Exit codes: 0 the rings read (a ring that is not as a kernel \
+    writes it is reported in the output), 2 bad flags (a simulated device, a rectangle outside \
+    the grid, ELF files that cannot be read), 4 a device that cannot be used.";
+
 /// What `komorebi bench` measures.
 #[derive(Subcommand, Debug)]
 enum BenchCommand {
@@ -197,6 +224,18 @@ fn main() -> ExitCode {
             }
         },
         Command::Inspect { flags, picture } => cli::inspect(&flags, picture.as_deref()),
+        Command::Log {
+            device,
+            firmware,
+            rect,
+            json,
+        } => match komorebi::log_report::card_logs(&device, firmware.as_deref(), rect) {
+            Ok(logs) => cli::print_report(&logs, json),
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(e.exit_code())
+            }
+        },
         Command::Bench {
             what: BenchCommand::Noc(flags),
         } => komorebi::bench::noc::command(&flags),

@@ -103,6 +103,106 @@ fn every_give_up_of_a_stalled_run_is_logged_as_its_record_says() {
     );
 }
 
+/// `komorebi log`'s reading (`log_report::read_all`) of a device after a run: the lines the
+/// run's own `--log` read, for the rectangle asked, and a note rather than an error per kernel
+/// where no ring was ever set up. (On a card it opens the device without starting anything;
+/// `tests/ttsim.rs` runs that path on ttsim.)
+#[test]
+fn the_rings_a_run_left_read_again_as_komorebi_log_reads_them() {
+    let cfg = BroadcastConfig {
+        faults: vec!["stall-dm:1,0:2".parse::<FaultSpec>().unwrap()],
+        ..config(firmware())
+    };
+    let (s, mut session) = broadcast::run_session(&cfg, |_| {}).unwrap();
+    let run = s.log.clone().expect("--log asked for");
+    assert!(!run.is_empty());
+    let read = komorebi::log_report::read_all(
+        session.device(),
+        "pcie-sim".into(),
+        Some(&firmware()),
+        Some(cfg.rect),
+    )
+    .unwrap();
+    assert_eq!(
+        (read.tiles, read.chip, read.note.as_deref()),
+        (16, "blackhole", None)
+    );
+    assert_eq!(read.log, run);
+    // The whole grid: the run's boot set every tile's rings up, the tiles outside the rectangle
+    // logged nothing.
+    let all = komorebi::log_report::read_all(
+        session.device(),
+        "pcie-sim".into(),
+        Some(&firmware()),
+        None,
+    )
+    .unwrap();
+    assert_eq!((all.tiles, all.log.len()), (120, run.len()));
+    // A rectangle outside the grid is a flag error (exit 2).
+    let e = komorebi::log_report::read_all(
+        session.device(),
+        "pcie-sim".into(),
+        Some(&firmware()),
+        Some(LogicalRect::new(10, 0, 3, 1)),
+    )
+    .unwrap_err();
+    assert_eq!(e.exit_code(), 2, "{e}");
+    assert!(e.to_string().contains("12 x 10"), "{e}");
+    // Rings no firmware set up (zeroed here as a card's reset leaves them): one note.
+    for y in 0..10 {
+        for x in 0..12 {
+            let noc0 = session.noc0(komorebi_hal::LogicalXy::new(x, y)).unwrap();
+            for role in komorebi_hal::Role::ALL {
+                let ring = komorebi_kernel::abi::log_ring(role);
+                session.device().write_l1(noc0, ring, &[0; 16]).unwrap();
+            }
+        }
+    }
+    let none = komorebi::log_report::read_all(
+        session.device(),
+        "pcie-sim".into(),
+        Some(&firmware()),
+        None,
+    )
+    .unwrap();
+    assert!(none.log.is_empty(), "{none:?}");
+    assert!(
+        none.note
+            .as_deref()
+            .is_some_and(|n| n.contains("no ring holds the log magic")),
+        "{none:?}"
+    );
+    assert!(
+        none.to_string().contains("no ring holds the log magic"),
+        "{none}"
+    );
+}
+
+#[test]
+fn komorebi_log_refuses_a_simulated_device_and_names_a_card_it_cannot_open() {
+    for (device, code, says) in [
+        ("pcie-sim", 2, "end with the run that made them"),
+        ("sim", 2, "broadcast --log"),
+        (
+            "/nonexistent/tenstorrent/9",
+            4,
+            "/nonexistent/tenstorrent/9",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
+            .args(["log", "--device", device])
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(code), "{device}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(says),
+            "{device}: {err}"
+        );
+    }
+}
+
 /// The firmware built at debug level (each command's start and end logged), once, into
 /// `target/firmware-debug-log`.
 fn debug_firmware() -> PathBuf {

@@ -476,6 +476,83 @@ fn the_firmware_logs_are_read_and_decoded_on_ttsim() {
     }
 }
 
+/// `komorebi log`'s path: a second host opens the chip without loading or starting anything
+/// (`attach_ttsim`, what `attach_card` does to a card) after a run on the same ttsim server, and
+/// reads every line the run's own `--log` read, the faulted cores' give-ups among them.
+#[test]
+fn a_host_that_starts_nothing_reads_the_rings_a_run_left() {
+    use komorebi::app::broadcast::{BroadcastConfig, DeviceChoice, FaultSpec, run_session_on};
+    use komorebi::host::backend::{Backend, Exec};
+    let Some(lib) = bh() else { return };
+    let server = komorebi::host::backend::ttsim_process(&lib).unwrap();
+    let cfg = BroadcastConfig {
+        rect: komorebi_hal::LogicalRect::new(0, 0, 4, 4),
+        blocks: 4,
+        pages: 2,
+        window: 2,
+        jobs: 1,
+        check: komorebi::app::broadcast::Check::None,
+        faults: vec!["stall-dm:1,0:2".parse::<FaultSpec>().unwrap()],
+        log: Some(PathBuf::from("-")),
+        device: DeviceChoice::Ttsim {
+            library: lib.clone(),
+            chip: 0,
+        },
+        exec: Exec::Firmware,
+        ..BroadcastConfig::default()
+    };
+    let backend = Backend::Ttsim {
+        library: lib.clone(),
+        chip: 0,
+        firmware: None,
+        server: Some(server.clone()),
+    };
+    let (summary, session) = run_session_on(&cfg, backend, |_| {}).unwrap();
+    let run = summary.log.clone().expect("--log asked for");
+    assert!(
+        run.iter()
+            .any(|k| k.lines.iter().any(|l| l.message.contains("gave up"))),
+        "the faulted run logged no give-up: {run:?}"
+    );
+    drop(session);
+    let chip = komorebi::host::pcie::attach_ttsim(server, 0).unwrap();
+    let read = komorebi::log_report::read_all(&chip, "ttsim".into(), None, Some(cfg.rect)).unwrap();
+    assert_eq!(read.tiles, 16);
+    assert_eq!(read.note, None);
+    for k in &run {
+        let again = read
+            .log
+            .iter()
+            .find(|r| r.tile == k.tile && r.kernel == k.kernel)
+            .unwrap_or_else(|| panic!("{:?} {}: not read again: {read:?}", k.tile, k.kernel));
+        assert_eq!(again.error, k.error);
+        assert!(
+            again.lines.starts_with(&k.lines),
+            "{:?} {}: {:?} then {:?}",
+            k.tile,
+            k.kernel,
+            k.lines,
+            again.lines
+        );
+    }
+    // A chip no firmware ran on (a server of its own): one note, not an error per kernel; ttsim
+    // harvests nothing, so every one of the 14 x 10 Tensix tiles is read.
+    let chip = komorebi::host::pcie::attach_ttsim(
+        komorebi::host::backend::ttsim_process(&lib).unwrap(),
+        0,
+    )
+    .unwrap();
+    let fresh = komorebi::log_report::read_all(&chip, "ttsim".into(), None, None).unwrap();
+    assert_eq!(fresh.tiles, 140);
+    assert!(
+        fresh
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("no ring holds the log magic")),
+        "a chip no firmware ran on: {fresh:?}"
+    );
+}
+
 #[test]
 fn the_wormhole_firmware_checks_every_byte_on_ttsim_s_wormhole_on_8x10_and_4x4() {
     let Some(lib) = wh() else { return };

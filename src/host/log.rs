@@ -17,11 +17,12 @@
 use std::path::{Path, PathBuf};
 
 use defmt_decoder::{DecodeError, Table};
-use komorebi_hal::{LogicalRect, LogicalXy, Role};
+use komorebi_hal::{LogicalRect, LogicalXy, Role, Xy};
 use komorebi_kernel::abi::{
     LOG_BYTES, LOG_DATA, LOG_DATA_BYTES, LOG_FRAMES, LOG_LOST, LOG_MAGIC, log_ring,
 };
 
+use super::device::{Device, DeviceError};
 use super::session::{Session, SessionError};
 
 /// What reading or decoding the logs refused.
@@ -76,6 +77,10 @@ pub struct KernelLog {
     /// Why its ring could not be read as a kernel writes it (`lines` is then empty).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Whether the ring lacks the log magic altogether (no logging firmware set it up since the
+    /// tile's reset): one of the errors above, told apart for a whole device's summary.
+    #[serde(skip)]
+    pub unset: bool,
 }
 
 impl std::fmt::Display for KernelLog {
@@ -261,21 +266,21 @@ pub fn read_ring(session: &mut Session, core: LogicalXy, role: Role) -> Result<R
         columns: session.geometry().columns(),
         rows: session.geometry().rows(),
     })?;
+    Ok(read_ring_at(session.device(), noc0, role).map_err(SessionError::from)?)
+}
+
+/// Reads `role`'s ring on the tile at NoC0 `noc0` of `device`: a device of a session, or one
+/// opened without starting its cores ([`super::pcie::attach_card`]).
+pub fn read_ring_at(device: &dyn Device, noc0: Xy, role: Role) -> Result<Ring, DeviceError> {
     let base = log_ring(role);
     let mut header = [0u8; LOG_DATA as usize];
-    session
-        .device()
-        .read_l1(noc0, base, &mut header)
-        .map_err(SessionError::from)?;
+    device.read_l1(noc0, base, &mut header)?;
     let word = |o: u32| {
         let o = o as usize;
         u32::from_le_bytes([header[o], header[o + 1], header[o + 2], header[o + 3]])
     };
     let mut data = vec![0u8; LOG_DATA_BYTES as usize];
-    session
-        .device()
-        .read_l1(noc0, base + LOG_DATA, &mut data)
-        .map_err(SessionError::from)?;
+    device.read_l1(noc0, base + LOG_DATA, &mut data)?;
     Ok(Ring {
         magic: word(0),
         frames: word(LOG_FRAMES),
@@ -293,16 +298,35 @@ pub fn read_logs(
     cores: &[LogicalXy],
     tables: &Tables,
 ) -> Result<Vec<KernelLog>, LogError> {
-    let mut out = Vec::new();
+    let mut tiles = Vec::with_capacity(cores.len());
     for &core in cores {
+        let noc0 = session.noc0(core).ok_or(SessionError::Group {
+            group: LogicalRect::new(core.x, core.y, 1, 1),
+            columns: session.geometry().columns(),
+            rows: session.geometry().rows(),
+        })?;
+        tiles.push((core, noc0));
+    }
+    read_device_logs(session.device(), &tiles, tables)
+}
+
+/// [`read_logs`] of a bare device: the tiles as (logical, NoC0) pairs.
+pub fn read_device_logs(
+    device: &dyn Device,
+    tiles: &[(LogicalXy, Xy)],
+    tables: &Tables,
+) -> Result<Vec<KernelLog>, LogError> {
+    let read = |noc0, role| read_ring_at(device, noc0, role).map_err(SessionError::from);
+    let mut out = Vec::new();
+    for &(core, noc0) in tiles {
         for role in Role::ALL {
             let tile = [core.x, core.y];
-            let mut ring = read_ring(session, core, role)?;
+            let mut ring = read(noc0, role)?;
             let mut decoded = ring.decode(tables.get(role));
             if decoded.is_err() {
                 // A kernel still logging (a card, a timed-out job) may be between storing the
                 // byte count and the frame count: once more.
-                ring = read_ring(session, core, role)?;
+                ring = read(noc0, role)?;
                 decoded = ring.decode(tables.get(role));
             }
             let (lines, error) = match decoded {
@@ -322,6 +346,7 @@ pub fn read_logs(
                     kernel: role.name(),
                     lost: if error.is_some() { 0 } else { ring.lost },
                     lines,
+                    unset: error.is_some() && ring.magic != LOG_MAGIC,
                     error,
                 });
             }

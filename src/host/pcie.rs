@@ -381,6 +381,30 @@ pub fn open_card(
     Ok(PcieDevice::new(card))
 }
 
+/// The card at `path` opened as [`open_card`] opens it (its windows, telemetry and harvesting)
+/// but with nothing loaded and no core started or reset: what its cores left in L1 (the log
+/// rings of `komorebi log`) is read as they left it. Nothing else of a session may be used on
+/// it: its cores run whatever they last ran.
+#[cfg(target_os = "linux")]
+pub fn attach_card(
+    path: &std::path::Path,
+) -> Result<PcieDevice<komorebi_pcie::kmd::KmdBar>, PcieError> {
+    let bar = komorebi_pcie::kmd::KmdBar::open(path)?;
+    Ok(PcieDevice::new(Card::open(bar, CardOptions::default())?))
+}
+
+/// Chip `chip` of the ttsim server `process`, opened as [`attach_card`] opens a card: after
+/// another host (a session on the same server) ran its firmware, its L1 as that left it.
+#[cfg(target_os = "linux")]
+pub fn attach_ttsim(
+    process: komorebi_pcie::ttsim::TtsimProcess,
+    chip: u32,
+) -> Result<PcieDevice<komorebi_pcie::ttsim::TtsimBar>, PcieError> {
+    use komorebi_pcie::ttsim::{TtsimBar, TtsimBarOptions};
+    let bar = TtsimBar::open(process, chip, TtsimBarOptions::default())?;
+    Ok(PcieDevice::new(bar.open_card(CardOptions::default())?))
+}
+
 /// How long, in device time, the loader waits on ttsim: its steps count as cycles at the AICLK
 /// its telemetry reports, and the firmware comes up within a few thousand steps.
 pub const TTSIM_BOOT_TIMEOUT: Duration = Duration::from_millis(100);

@@ -21,7 +21,7 @@
 //! | `bound` | [`JobBound`]: the resource bound of a job and its binding [`Resource`] |
 //! | `summary` | [`BroadcastSummary`]: what a run came to, the bound and efficiency, the text summary |
 //! | `records` | [`BroadcastRecords`]: the broadcast areas' give-ups in the host's reports; [`open_session`] |
-//! | `run` | [`run`], [`run_session`] (the test feeder) and [`run_dispatched`] (the dispatcher, on one chip or several) |
+//! | `run` | [`run`], [`run_session`] and [`run_session_on`] (the test feeder) and [`run_dispatched`] (the dispatcher, on one chip or several) |
 //! | `chips` | several chips (`--chips`): each chip's device and seed ([`chip_seed`]) |
 //! | `ranks` | several hosts (`--mpi`, feature `mpi`): each rank's share, gathered on rank 0 |
 
@@ -51,5 +51,5 @@ pub use plan::BroadcastPlan;
 #[cfg(feature = "mpi")]
 pub use ranks::{RankEnd, RankRun, run_ranks};
 pub use records::{BroadcastRecords, open_session};
-pub use run::{run, run_dispatched, run_session};
+pub use run::{run, run_dispatched, run_session, run_session_on};
 pub use summary::{BroadcastSummary, ChipSummary, JobResult, RankSummary};

@@ -9,6 +9,7 @@ use crate::dispatch::{
     Cx, DispatchConfig, Dispatcher, Finished, GroupId, GroupInfo, Outcome, Place, Plugin, PostHook,
     Ready, Refusal, SimTarget, SlotView, Target, trace_events,
 };
+use crate::host::backend::Backend;
 use crate::host::device::DeviceError;
 use crate::host::session::{CommandSpec, Report, Session, SessionError, Ticket};
 
@@ -111,6 +112,17 @@ fn trace_failed(session: &mut Session, cfg: &BroadcastConfig) -> Result<(), Broa
 /// Runs the program through the test feeder and hands back the session too, for inspection.
 pub fn run_session(
     cfg: &BroadcastConfig,
+    progress: impl FnMut(u32),
+) -> Result<(BroadcastSummary, Session), BroadcastError> {
+    run_session_on(cfg, super::chips::backend(cfg, sim_config(cfg)), progress)
+}
+
+/// [`run_session`] on `backend` rather than the one `cfg.device` names: a backend the caller
+/// made to share, such as a ttsim server another host then reads (`attach_ttsim`). It must be
+/// the device `cfg.device` names; the report names that.
+pub fn run_session_on(
+    cfg: &BroadcastConfig,
+    backend: Backend,
     mut progress: impl FnMut(u32),
 ) -> Result<(BroadcastSummary, Session), BroadcastError> {
     cfg.validate()?;
@@ -131,7 +143,7 @@ pub fn run_session(
         cfg.device.to_string(),
         cfg.device.in_process().then_some(sim.seed),
     );
-    let mut session = super::records::open_session(super::chips::backend(cfg, sim))?;
+    let mut session = super::records::open_session(backend)?;
     let plan = BroadcastPlan::per_job(cfg, session.geometry())?;
     plan.check_faults()?;
     plan.check_programs()?;

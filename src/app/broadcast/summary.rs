@@ -513,6 +513,7 @@ fn native_logs(
                     lines: kept,
                     lost: 0,
                     error: None,
+                    unset: false,
                 });
             }
         }
