@@ -281,6 +281,12 @@ pub struct BroadcastFlags {
     /// errors (every give-up and refusal) unless built with `DEFMT_LOG` set lower.
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub log: Option<PathBuf>,
+    /// Print the cores' new log lines to standard error after each job, as the run goes: read as
+    /// `--log` reads them at the end, each line once, as `job J: ` and the line. A job that timed
+    /// out is followed when the host gives up on it, so a stalled core's give-ups show before the
+    /// run ends. With `--log` or without.
+    #[arg(long)]
+    pub log_follow: bool,
     /// Inject a fault into the first job: `KIND:X,Y[:BLOCK]` with X,Y logical core coordinates
     /// and KIND one of stall-dm, stall-compute, stall-sender-compute, drop-marker, drop-valid,
     /// bad-words, host-stop. May be given more than once.
@@ -517,7 +523,11 @@ pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> Exi
         return code;
     }
     let bar = progress_bar(flags.shape.jobs as u64, "jobs", !flags.json);
-    let ran = broadcast::run_session(&flags.config(), |_| {
+    let cfg = BroadcastConfig {
+        log_follow: flags.log_follow.then(|| follow_sink(bar.clone())),
+        ..flags.config()
+    };
+    let ran = broadcast::run_session(&cfg, |_| {
         if let Some(b) = &bar {
             b.inc(1);
         }
@@ -679,18 +689,35 @@ pub fn explore(seeds: u64, start: u64, device: &broadcast::DeviceChoice, json: b
     }
 }
 
+/// `--log-follow`'s sink: each new line on standard error as `job J: ` and the line, above the
+/// progress bar when there is one.
+fn follow_sink(bar: Option<indicatif::ProgressBar>) -> broadcast::LogFollow {
+    broadcast::LogFollow::new(move |job, logs| {
+        for k in logs {
+            for line in k.to_string().lines() {
+                let line = format!("job {job}: {line}");
+                match &bar {
+                    Some(b) => b.println(line),
+                    None => eprintln!("{line}"),
+                }
+            }
+        }
+    })
+}
+
 /// Runs the broadcast program with `flags`; prints the summary or JSON; returns the exit code
 /// (0 all checked, 1 data mismatch, 3 timeout, 2 bad flags or an output path that cannot be
 /// written, checked before the run).
 pub fn broadcast(flags: &BroadcastFlags, run: &RunFlags) -> ExitCode {
-    let cfg = BroadcastConfig {
-        chips: run.chips,
-        ..flags.config()
-    };
     if let Err(code) = check_outputs(flags, None) {
         return code;
     }
     let bar = progress_bar(flags.shape.jobs as u64, "jobs", !flags.json);
+    let cfg = BroadcastConfig {
+        chips: run.chips,
+        log_follow: flags.log_follow.then(|| follow_sink(bar.clone())),
+        ..flags.config()
+    };
     let tick = |_| {
         if let Some(b) = &bar {
             b.inc(1);

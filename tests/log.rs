@@ -178,6 +178,128 @@ fn the_rings_a_run_left_read_again_as_komorebi_log_reads_them() {
     );
 }
 
+/// `--log-follow`: the firmware built at debug level logs each command's start and end, so every
+/// job has lines of its own. Each line of the run's final log is handed on once, after the job at
+/// whose end it was first read; through the feeder that is exactly its own job's (job `j` is
+/// command `j + 1`).
+#[test]
+fn log_follow_hands_each_line_on_once_after_its_job() {
+    use std::sync::{Arc, Mutex};
+    type Handed = Vec<(u32, [u8; 2], &'static str, String)>;
+    for dispatched in [false, true] {
+        let got: Arc<Mutex<Handed>> = Arc::default();
+        let to = got.clone();
+        let sink = broadcast::LogFollow::new(move |job, logs| {
+            let mut to = to.lock().unwrap();
+            for k in logs {
+                assert!(k.error.is_none() && k.lost == 0, "{k}");
+                for l in &k.lines {
+                    to.push((job, k.tile, k.kernel, l.message.clone()));
+                }
+            }
+        });
+        let cfg = BroadcastConfig {
+            jobs: 3,
+            log_follow: Some(sink),
+            ..config(debug_firmware())
+        };
+        let s = if dispatched {
+            broadcast::run_dispatched(
+                &cfg,
+                &komorebi::dispatch::DispatchConfig::default(),
+                &|_| {},
+            )
+        } else {
+            broadcast::run(&cfg, |_| {})
+        }
+        .unwrap();
+        assert_eq!(s.exit_code(), 0, "{s}");
+        let handed = got.lock().unwrap().clone();
+        let mut all: Vec<_> = s
+            .log
+            .as_ref()
+            .unwrap()
+            .iter()
+            .flat_map(|k| {
+                k.lines
+                    .iter()
+                    .map(|l| (k.tile, k.kernel, l.message.clone()))
+            })
+            .collect();
+        let mut seen: Vec<_> = handed
+            .iter()
+            .map(|(_, t, k, m)| (*t, *k, m.clone()))
+            .collect();
+        all.sort();
+        seen.sort();
+        assert_eq!(seen, all, "dispatched {dispatched}: every line once");
+        let mut commands = 0;
+        for (job, tile, kernel, m) in &handed {
+            let Some(n) = m
+                .strip_prefix("command ")
+                .and_then(|r| r.split(' ').next())
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            commands += 1;
+            // The dispatcher's workers read the logs after their jobs concurrently, and the next
+            // job may have started by then: which job's end hands a line on is not fixed there.
+            if !dispatched {
+                assert_eq!(n, job + 1, "{tile:?} {kernel}: {m:?} after job {job}");
+            }
+        }
+        // Three commands, a start and an end line from each of 16 tiles' three kernels.
+        assert_eq!(commands, 3 * 2 * 16 * 3, "dispatched {dispatched}");
+    }
+}
+
+#[test]
+fn the_cli_prints_followed_lines_on_stderr_as_the_run_goes_and_covers_one_chip() {
+    let dir = firmware();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "broadcast",
+            "--device",
+            "pcie-sim",
+            "--exec",
+            "firmware",
+            "--rect",
+            "0,0,4,4",
+            "--blocks",
+            "4",
+            "--pages",
+            "2",
+            "--jobs",
+            "2",
+            "--check",
+            "none",
+            "--json",
+            "--firmware",
+        ];
+        args.push(dir.to_str().unwrap());
+        args.extend_from_slice(extra);
+        let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        (out.status.code(), err)
+    };
+    let (code, err) = run(&["--fault", "stall-dm:1,0:2", "--log-follow"]);
+    assert_eq!(code, Some(3), "{err}");
+    // The stalled core's own data-movement kernels, among the first job's lines.
+    assert!(
+        err.lines().any(|l| l.starts_with("job 0: (1,0) writer")
+            && l.contains("warn  command 1 gave up: broadcast_valid")),
+        "{err}"
+    );
+    assert!(err.lines().all(|l| l.starts_with("job 0: ")), "{err}");
+    let (code, err) = run(&["--log-follow", "--chips", "2"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--log-follow covers one chip"), "{err}");
+}
+
 #[test]
 fn komorebi_log_refuses_a_simulated_device_and_names_a_card_it_cannot_open() {
     for (device, code, says) in [

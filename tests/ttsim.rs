@@ -455,9 +455,22 @@ fn a_server_of_another_wire_version_is_refused_by_name() {
 fn the_firmware_logs_are_read_and_decoded_on_ttsim() {
     let Some(lib) = bh() else { return };
     let device = format!("ttsim:{}", lib.display());
-    let extra = ["--check", "none", "--fault", "stall-dm:1,0:2", "--log"];
+    let extra = [
+        "--check",
+        "none",
+        "--fault",
+        "stall-dm:1,0:2",
+        "--log",
+        "--log-follow",
+    ];
     let (code, v, err) = broadcast(&device, &extra);
     assert_eq!(code, 3, "{err}");
+    // `--log-follow`: the faulted first job's lines on stderr as the run went.
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("job 0: (1,0) ") && l.contains("command 1 gave up: ")),
+        "{err}"
+    );
     // Every record the host read is a decoded warning of its tile, as on the simulated card.
     let logs = v["log"].as_array().expect("--log asked for");
     for g in v["giveups"].as_array().unwrap() {

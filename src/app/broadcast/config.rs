@@ -65,6 +65,9 @@ pub struct BroadcastConfig {
     /// The cores' logs after the run (`--log`): the firmware's rings decoded, or the native
     /// kernels' lines; printed with the report when `-`, else written to this file.
     pub log: Option<PathBuf>,
+    /// The cores' new log lines after each job, as the run goes (`--log-follow`): read as
+    /// [`Self::log`] reads them at the end, each line handed to this sink once.
+    pub log_follow: Option<super::follow::LogFollow>,
     /// Faults injected into the first job.
     pub faults: Vec<FaultSpec>,
     /// Which device runs the program.
@@ -256,6 +259,7 @@ impl Default for BroadcastConfig {
             trace: None,
             profile: None,
             log: None,
+            log_follow: None,
             faults: Vec::new(),
             device: DeviceChoice::Sim,
             firmware: None,
@@ -307,13 +311,14 @@ impl BroadcastConfig {
         out
     }
 
-    /// Refuses the outputs that cover one chip (`--trace`, `--profile`, `--log`) on a run of
-    /// `chips` chips in all (a rank's run counts every rank's chips).
+    /// Refuses the outputs that cover one chip (`--trace`, `--profile`, `--log`,
+    /// `--log-follow`) on a run of `chips` chips in all (a rank's run counts every rank's chips).
     pub(super) fn one_chip_outputs(&self, chips: u32) -> Result<(), BroadcastError> {
         let one_chip = [
             ("--trace", self.trace.is_some()),
             ("--profile", self.profile.is_some()),
             ("--log", self.log.is_some()),
+            ("--log-follow", self.log_follow.is_some()),
         ];
         match one_chip.iter().find(|(_, given)| *given) {
             Some((what, _)) if chips > 1 => Err(flag(

@@ -20,6 +20,7 @@
 //! | `load` | the chip's resources ([`Resource`]) and the work a job gives each, priced |
 //! | `bound` | [`JobBound`]: the resource bound of a job and its binding [`Resource`] |
 //! | `summary` | [`BroadcastSummary`]: what a run came to, the bound and efficiency, the text summary |
+//! | `follow` | [`LogFollow`] (`--log-follow`): the cores' new log lines after each job |
 //! | `records` | [`BroadcastRecords`]: the broadcast areas' give-ups in the host's reports; [`open_session`] |
 //! | `run` | [`run`], [`run_session`] and [`run_session_on`] (the test feeder) and [`run_dispatched`] (the dispatcher, on one chip or several) |
 //! | `chips` | several chips (`--chips`): each chip's device and seed ([`chip_seed`]) |
@@ -30,6 +31,7 @@ mod chips;
 mod config;
 mod error;
 mod faults;
+mod follow;
 mod inject;
 mod load;
 mod placement;
@@ -44,6 +46,7 @@ pub use chips::chip_seed;
 pub use config::{BUFFER_BASE, BroadcastConfig, DRAM_BASE, DeviceChoice, MAX_CHIPS, Protocol};
 pub use error::{BroadcastError, EXIT_DEVICE};
 pub use faults::{FaultKind, FaultSpec};
+pub use follow::LogFollow;
 pub use komorebi_kernel::broadcast_handler::program::Check;
 pub use load::{JobBound, NiuPipe, Resource};
 pub use placement::Placement;

@@ -1,6 +1,6 @@
 //! Running the jobs: through the test feeder or through the dispatcher.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use komorebi_sim::SimConfig;
 use komorebi_sim::trace::TraceError;
@@ -15,6 +15,7 @@ use crate::host::session::{CommandSpec, Report, Session, SessionError, Ticket};
 
 use super::config::BroadcastConfig;
 use super::error::BroadcastError;
+use super::follow::{Followed, LogFollow};
 use super::plan::BroadcastPlan;
 use super::summary::{BroadcastSummary, ChipSummary};
 
@@ -159,6 +160,10 @@ pub fn run_session_on(
     );
     summary.fused_dram = plan.fused_dram();
     let mut held = false;
+    let mut follow = match &cfg.log_follow {
+        Some(sink) => Some((sink, super::summary::log_tables(cfg)?, Followed::default())),
+        None => None,
+    };
     for job in 0..cfg.jobs {
         if held {
             // As the dispatcher does: a job whose tiles are never free again is abandoned.
@@ -171,6 +176,10 @@ pub fn run_session_on(
         plan.account(&session, &mut summary)?;
         summary.record(job, &report);
         chip.record(&report, false);
+        if let Some((sink, tables, followed)) = &mut follow {
+            let logs = super::summary::kernel_logs(&mut session, cfg, tables.as_ref())?;
+            sink.hand(job, &followed.fresh(logs));
+        }
         progress(job);
         trace_failed(&mut session, cfg)?;
     }
@@ -208,6 +217,18 @@ struct BroadcastJobs<'a> {
     /// its tiles are held, and making the command (every core's program, encoded) costs far
     /// more than a copy.
     spec: Option<(usize, u32, CommandSpec)>,
+    /// `--log-follow` (one chip only): the sink, the run's flags and the firmware's defmt tables
+    /// to read the logs with, and what every worker handed on so far.
+    follow: Option<Follow<'a>>,
+}
+
+/// What `BroadcastJobs` needs to follow the logs (`--log-follow`).
+#[derive(Clone, Copy)]
+struct Follow<'a> {
+    sink: &'a LogFollow,
+    cfg: &'a BroadcastConfig,
+    tables: &'a Option<Arc<crate::host::log::Tables>>,
+    followed: &'a Mutex<Followed>,
 }
 
 impl BroadcastJobs<'_> {
@@ -291,6 +312,20 @@ impl Plugin for BroadcastJobs<'_> {
             Ok(Err(e)) | Err(e) => self.fail(chip, e.into()),
         }
         self.summary.record(job, &report);
+        if let Some(f) = self.follow {
+            let (cfg, tables) = (f.cfg.clone(), f.tables.clone());
+            let read = target
+                .with_session(move |s| super::summary::kernel_logs(s, &cfg, tables.as_deref()));
+            match read {
+                Ok(Ok(logs)) => {
+                    // Handed on under the lock: each job's lines after the last job's.
+                    let mut followed = f.followed.lock().unwrap_or_else(|p| p.into_inner());
+                    f.sink.hand(job, &followed.fresh(logs));
+                }
+                Ok(Err(e)) => self.fail(chip, e),
+                Err(e) => self.fail(chip, e.into()),
+            }
+        }
         let moved = self.home(job) != chip;
         self.tallies[chip].record(&report, moved);
         (self.progress)(job);
@@ -521,6 +556,17 @@ pub(super) fn run_share(
         d.seed(job, place)
             .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
     }
+    let tables = match cfg.log_follow {
+        Some(_) => super::summary::log_tables(cfg)?.map(Arc::new),
+        None => None,
+    };
+    let followed = Mutex::new(Followed::default());
+    let follow = cfg.log_follow.as_ref().map(|sink| Follow {
+        sink,
+        cfg,
+        tables: &tables,
+        followed: &followed,
+    });
     let result = d
         .run(|_| BroadcastJobs {
             chips: &chips,
@@ -533,6 +579,7 @@ pub(super) fn run_share(
             running: vec![None; chips.len()],
             in_flight: 0,
             spec: None,
+            follow,
         })
         .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
     let mut summary = empty();

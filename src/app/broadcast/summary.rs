@@ -448,28 +448,8 @@ impl BroadcastSummary {
         cfg: &BroadcastConfig,
         to: &std::path::Path,
     ) -> Result<(), BroadcastError> {
-        let r = cfg.rect;
-        let cores: Vec<_> = (r.y0..r.y0.saturating_add(r.rows))
-            .flat_map(|y| {
-                (r.x0..r.x0.saturating_add(r.columns))
-                    .map(move |x| komorebi_hal::LogicalXy::new(x, y))
-            })
-            .collect();
-        let failed = |e: firmware_log::LogError| BroadcastError::Log(e.to_string());
-        let logs = match (cfg.exec, session.device().simulator()) {
-            (crate::host::backend::Exec::Native, Some(sim)) => {
-                let lines = sim.kernel_logs();
-                native_logs(session, &cores, &lines)
-            }
-            _ => {
-                let dir = cfg
-                    .firmware
-                    .clone()
-                    .unwrap_or_else(|| crate::host::backend::default_firmware_dir_for(cfg.chip));
-                let tables = firmware_log::Tables::from_dir(&dir).map_err(failed)?;
-                firmware_log::read_logs(session, &cores, &tables).map_err(failed)?
-            }
-        };
+        let tables = log_tables(cfg)?;
+        let logs = kernel_logs(session, cfg, tables.as_ref())?;
         if to != std::path::Path::new("-") {
             let text: String = logs.iter().map(|l| l.to_string()).collect();
             std::fs::write(to, text)
@@ -478,6 +458,50 @@ impl BroadcastSummary {
         }
         self.log = Some(logs);
         Ok(())
+    }
+}
+
+/// The defmt tables of the firmware `cfg` runs, when it runs firmware (`None` for the native
+/// kernels, whose lines the simulator keeps as text).
+pub(super) fn log_tables(
+    cfg: &BroadcastConfig,
+) -> Result<Option<firmware_log::Tables>, BroadcastError> {
+    // The native kernels run only on the simulator (as a chip or as a card).
+    if cfg.exec == crate::host::backend::Exec::Native && cfg.device.in_process() {
+        return Ok(None);
+    }
+    let dir = cfg
+        .firmware
+        .clone()
+        .unwrap_or_else(|| crate::host::backend::default_firmware_dir_for(cfg.chip));
+    firmware_log::Tables::from_dir(&dir)
+        .map(Some)
+        .map_err(|e| BroadcastError::Log(e.to_string()))
+}
+
+/// Every kernel's log of the rectangle's cores as they stand: the firmware's rings decoded with
+/// `tables`, or (with no tables) the native kernels' lines the simulator kept.
+pub(super) fn kernel_logs(
+    session: &mut Session,
+    cfg: &BroadcastConfig,
+    tables: Option<&firmware_log::Tables>,
+) -> Result<Vec<KernelLog>, BroadcastError> {
+    let r = cfg.rect;
+    let cores: Vec<_> = (r.y0..r.y0.saturating_add(r.rows))
+        .flat_map(|y| {
+            (r.x0..r.x0.saturating_add(r.columns)).map(move |x| komorebi_hal::LogicalXy::new(x, y))
+        })
+        .collect();
+    match (tables, session.device().simulator()) {
+        (None, Some(sim)) => {
+            let lines = sim.kernel_logs();
+            Ok(native_logs(session, &cores, &lines))
+        }
+        (Some(tables), _) => firmware_log::read_logs(session, &cores, tables)
+            .map_err(|e| BroadcastError::Log(e.to_string())),
+        (None, None) => Err(BroadcastError::Log(
+            "the native kernels' lines are kept only by the simulator".into(),
+        )),
     }
 }
 
