@@ -1,11 +1,13 @@
 //! `--log-follow`: the cores' log lines as the run goes. After each job the rectangle's logs are
-//! read as `--log` reads them at the end (the firmware's rings decoded, or the native kernels'
-//! lines), and what no earlier job handed on goes to a sink with the job's number.
+//! read as `--log` reads them at the end (`logs`), and what no earlier job handed on goes to a
+//! sink with the job's number.
 //!
 //! What it guarantees: every line of the run's logs is handed on once, after the job at whose
 //! end it was first read, in the order the kernel logged it; so is a ring's error (once) and a
 //! lost count that grew (the count so far). A job that timed out is followed when the host
 //! gives up on it, so a stalled core's give-up lines come before the run ends.
+//!
+//! Leaf module: imports only the host's log types.
 
 use std::collections::HashMap;
 use std::sync::Arc;

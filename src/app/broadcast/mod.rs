@@ -20,7 +20,8 @@
 //! | `load` | the chip's resources ([`Resource`]) and the work a job gives each, priced |
 //! | `bound` | [`JobBound`]: the resource bound of a job and its binding [`Resource`] |
 //! | `summary` | [`BroadcastSummary`]: what a run came to, the bound and efficiency, the text summary |
-//! | `follow` | [`LogFollow`] (`--log-follow`): the cores' new log lines after each job |
+//! | `logs` | the cores' logs of a run as they stand, read at its end (`--log`) and after each job |
+//! | `follow` | [`LogFollow`] (`--log-follow`): each job's new log lines, each line once |
 //! | `records` | [`BroadcastRecords`]: the broadcast areas' give-ups in the host's reports; [`open_session`] |
 //! | `run` | [`run`], [`run_session`] and [`run_session_on`] (the test feeder) and [`run_dispatched`] (the dispatcher, on one chip or several) |
 //! | `chips` | several chips (`--chips`): each chip's device and seed ([`chip_seed`]) |
@@ -34,6 +35,7 @@ mod faults;
 mod follow;
 mod inject;
 mod load;
+mod logs;
 mod placement;
 mod plan;
 #[cfg(feature = "mpi")]

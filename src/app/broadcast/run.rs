@@ -161,7 +161,7 @@ pub fn run_session_on(
     summary.fused_dram = plan.fused_dram();
     let mut held = false;
     let mut follow = match &cfg.log_follow {
-        Some(sink) => Some((sink, super::summary::log_tables(cfg)?, Followed::default())),
+        Some(sink) => Some((sink, super::logs::log_tables(cfg)?, Followed::default())),
         None => None,
     };
     for job in 0..cfg.jobs {
@@ -177,7 +177,7 @@ pub fn run_session_on(
         summary.record(job, &report);
         chip.record(&report, false);
         if let Some((sink, tables, followed)) = &mut follow {
-            let logs = super::summary::kernel_logs(&mut session, cfg, tables.as_ref())?;
+            let logs = super::logs::kernel_logs(&mut session, cfg, tables.as_ref())?;
             sink.hand(job, &followed.fresh(logs));
         }
         progress(job);
@@ -314,8 +314,8 @@ impl Plugin for BroadcastJobs<'_> {
         self.summary.record(job, &report);
         if let Some(f) = self.follow {
             let (cfg, tables) = (f.cfg.clone(), f.tables.clone());
-            let read = target
-                .with_session(move |s| super::summary::kernel_logs(s, &cfg, tables.as_deref()));
+            let read =
+                target.with_session(move |s| super::logs::kernel_logs(s, &cfg, tables.as_deref()));
             match read {
                 Ok(Ok(logs)) => {
                     // Handed on under the lock: each job's lines after the last job's.
@@ -557,7 +557,7 @@ pub(super) fn run_share(
             .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
     }
     let tables = match cfg.log_follow {
-        Some(_) => super::summary::log_tables(cfg)?.map(Arc::new),
+        Some(_) => super::logs::log_tables(cfg)?.map(Arc::new),
         None => None,
     };
     let followed = Mutex::new(Followed::default());

@@ -1,0 +1,71 @@
+//! The host's resources a run needs, checked before it starts: memory for the simulated DRAM
+//! data, disk for a trace. A check that cannot learn what is free lets the run go.
+
+use crate::app::broadcast::BroadcastConfig;
+
+/// The host memory available now (Linux's `MemAvailable`), if known.
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Refuses a run that cannot fit in the host's memory, saying how much it needs.
+pub fn check_memory(cfg: &BroadcastConfig) -> Result<(), String> {
+    let need = cfg.host_bytes();
+    let Some(available) = available_memory() else {
+        return Ok(());
+    };
+    if need <= available {
+        return Ok(());
+    }
+    Err(format!(
+        "--blocks: the simulated DRAM data of this run needs about {:.1} GiB of host memory, {:.1} GiB are available (fewer --jobs or --blocks, or a smaller --rect)",
+        gib(need),
+        gib(available)
+    ))
+}
+
+fn gib(b: u64) -> f64 {
+    b as f64 / (1u64 << 30) as f64
+}
+
+/// The bytes free to an unprivileged user on the file system that holds `dir`, if known.
+#[cfg(target_os = "linux")]
+fn free_disk(dir: &std::path::Path) -> Option<u64> {
+    let s = rustix::fs::statvfs(dir).ok()?;
+    Some(s.f_bavail.saturating_mul(s.f_frsize))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn free_disk(_dir: &std::path::Path) -> Option<u64> {
+    None
+}
+
+/// Refuses a `--trace` whose file cannot fit on its disk, saying how much it needs (the trace
+/// is written as the run goes, so it needs disk, not memory).
+pub fn check_disk(cfg: &BroadcastConfig) -> Result<(), String> {
+    let Some(path) = &cfg.trace else {
+        return Ok(());
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    // What the file holds now is freed when it is overwritten.
+    let old = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let need = cfg.trace_bytes();
+    let Some(free) = free_disk(dir).map(|f| f.saturating_add(old)) else {
+        return Ok(());
+    };
+    if need <= free {
+        return Ok(());
+    }
+    Err(format!(
+        "--trace: the trace of this run needs about {:.1} GiB of disk, {:.1} GiB are free in {} (fewer --jobs or --blocks, or a smaller --rect)",
+        gib(need),
+        gib(free),
+        dir.display()
+    ))
+}
