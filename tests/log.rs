@@ -298,6 +298,40 @@ fn the_cli_prints_followed_lines_on_stderr_as_the_run_goes_and_covers_one_chip()
     let (code, err) = run(&["--log-follow", "--chips", "2"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--log-follow covers one chip"), "{err}");
+    // `inspect` follows the same way (its run is the feeder's).
+    let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
+        .args([
+            "inspect",
+            "--device",
+            "pcie-sim",
+            "--exec",
+            "firmware",
+            "--rect",
+            "0,0,4,4",
+            "--blocks",
+            "4",
+            "--pages",
+            "2",
+            "--jobs",
+            "1",
+            "--check",
+            "none",
+            "--json",
+            "--fault",
+            "stall-dm:1,0:2",
+            "--log-follow",
+            "--firmware",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("job 0: (1,0) writer") && l.contains("gave up")),
+        "{err}"
+    );
 }
 
 #[test]
