@@ -254,39 +254,29 @@ fn log_follow_hands_each_line_on_once_after_its_job() {
     }
 }
 
+/// The small firmware shape the CLI tests run (`--check none`, JSON), after the command.
+const CLI_SHAPE: &[&str] = &[
+    "--device", "pcie-sim", "--exec", "firmware", "--rect", "0,0,4,4", "--blocks", "4", "--pages",
+    "2", "--check", "none", "--json",
+];
+
+/// `komorebi COMMAND` on [`CLI_SHAPE`] with the built firmware and `extra`: exit code, stderr.
+fn cli(command: &str, extra: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
+        .arg(command)
+        .args(CLI_SHAPE)
+        .arg("--firmware")
+        .arg(firmware())
+        .args(extra)
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8(out.stderr).unwrap())
+}
+
 #[test]
 fn the_cli_prints_followed_lines_on_stderr_as_the_run_goes_and_covers_one_chip() {
-    let dir = firmware();
-    let run = |extra: &[&str]| {
-        let mut args = vec![
-            "broadcast",
-            "--device",
-            "pcie-sim",
-            "--exec",
-            "firmware",
-            "--rect",
-            "0,0,4,4",
-            "--blocks",
-            "4",
-            "--pages",
-            "2",
-            "--jobs",
-            "2",
-            "--check",
-            "none",
-            "--json",
-            "--firmware",
-        ];
-        args.push(dir.to_str().unwrap());
-        args.extend_from_slice(extra);
-        let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
-            .args(&args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8(out.stderr).unwrap();
-        (out.status.code(), err)
-    };
-    let (code, err) = run(&["--fault", "stall-dm:1,0:2", "--log-follow"]);
+    let fault = ["--fault", "stall-dm:1,0:2", "--log-follow"];
+    let (code, err) = cli("broadcast", &[&["--jobs", "2"][..], &fault].concat());
     assert_eq!(code, Some(3), "{err}");
     // The stalled core's own data-movement kernels, among the first job's lines.
     assert!(
@@ -295,38 +285,15 @@ fn the_cli_prints_followed_lines_on_stderr_as_the_run_goes_and_covers_one_chip()
         "{err}"
     );
     assert!(err.lines().all(|l| l.starts_with("job 0: ")), "{err}");
-    let (code, err) = run(&["--log-follow", "--chips", "2"]);
+    let (code, err) = cli(
+        "broadcast",
+        &["--jobs", "2", "--log-follow", "--chips", "2"],
+    );
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--log-follow covers one chip"), "{err}");
     // `inspect` follows the same way (its run is the feeder's).
-    let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
-        .args([
-            "inspect",
-            "--device",
-            "pcie-sim",
-            "--exec",
-            "firmware",
-            "--rect",
-            "0,0,4,4",
-            "--blocks",
-            "4",
-            "--pages",
-            "2",
-            "--jobs",
-            "1",
-            "--check",
-            "none",
-            "--json",
-            "--fault",
-            "stall-dm:1,0:2",
-            "--log-follow",
-            "--firmware",
-        ])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(3), "{err}");
+    let (code, err) = cli("inspect", &[&["--jobs", "1"][..], &fault].concat());
+    assert_eq!(code, Some(3), "{err}");
     assert!(
         err.lines()
             .any(|l| l.starts_with("job 0: (1,0) writer") && l.contains("gave up")),

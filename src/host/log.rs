@@ -261,12 +261,17 @@ impl Ring {
 
 /// Reads `role`'s ring on logical tile `core`.
 pub fn read_ring(session: &mut Session, core: LogicalXy, role: Role) -> Result<Ring, LogError> {
-    let noc0 = session.noc0(core).ok_or(SessionError::Group {
+    let noc0 = noc0_of(session, core)?;
+    Ok(read_ring_at(session.device(), noc0, role).map_err(SessionError::from)?)
+}
+
+/// The NoC0 coordinates of logical tile `core`; a tile outside the grid is the session's error.
+fn noc0_of(session: &Session, core: LogicalXy) -> Result<Xy, SessionError> {
+    session.noc0(core).ok_or(SessionError::Group {
         group: LogicalRect::new(core.x, core.y, 1, 1),
         columns: session.geometry().columns(),
         rows: session.geometry().rows(),
-    })?;
-    Ok(read_ring_at(session.device(), noc0, role).map_err(SessionError::from)?)
+    })
 }
 
 /// Reads `role`'s ring on the tile at NoC0 `noc0` of `device`: a device of a session, or one
@@ -298,15 +303,10 @@ pub fn read_logs(
     cores: &[LogicalXy],
     tables: &Tables,
 ) -> Result<Vec<KernelLog>, LogError> {
-    let mut tiles = Vec::with_capacity(cores.len());
-    for &core in cores {
-        let noc0 = session.noc0(core).ok_or(SessionError::Group {
-            group: LogicalRect::new(core.x, core.y, 1, 1),
-            columns: session.geometry().columns(),
-            rows: session.geometry().rows(),
-        })?;
-        tiles.push((core, noc0));
-    }
+    let tiles = cores
+        .iter()
+        .map(|&core| Ok((core, noc0_of(session, core)?)))
+        .collect::<Result<Vec<_>, SessionError>>()?;
     read_device_logs(session.device(), &tiles, tables)
 }
 
