@@ -328,9 +328,11 @@ pub struct ShapeFlags {
     /// kernels, or its firmware, built with the `wormhole` feature, on ttsim's `wh` build).
     #[arg(long, value_parser = crate::chip::parse_chip, default_value = "blackhole")]
     pub chip: crate::chip::ChipKind,
-    /// Die-order harvest mask of the simulated chip, decimal or 0x-hex, 0..=0x3fff.
-    #[arg(long, value_parser = parse_harvest, default_value = "0x3000")]
-    pub harvest: HarvestMask,
+    /// Harvest mask of the simulated chip, decimal or 0x-hex: a Blackhole's die-order Tensix
+    /// columns, 0..=0x3fff (default 0x3000, a p150), or with --chip wormhole its Tensix rows in
+    /// tt-umd's order, 0..=0x3ff (default 0); at least one bit clear.
+    #[arg(long, value_name = "MASK")]
+    pub harvest: Option<String>,
     /// The simulated chip's fused DRAM bank, 0..=7 (default: none, all 8 banks work; a p100
     /// has one). The run reads and writes the other banks only; a card reports its own (ARC
     /// telemetry ENABLED_GDDR).
@@ -349,16 +351,29 @@ pub struct ShapeFlags {
 
 impl ShapeFlags {
     /// The program configuration of this shape on `device`: no trace, no fault, and the window,
-    /// pages, check and protocol of [`BroadcastConfig::default`], for the caller to set.
-    pub fn config(&self, device: &DeviceFlags) -> BroadcastConfig {
-        BroadcastConfig {
+    /// pages, check and protocol of [`BroadcastConfig::default`], for the caller to set. The
+    /// error is `--harvest`'s one line: a mask the chip cannot have.
+    pub fn config(&self, device: &DeviceFlags) -> Result<BroadcastConfig, String> {
+        let word = harvest_word(self.chip, self.harvest.as_deref())?;
+        let (harvest, row_harvest) = match self.chip {
+            crate::chip::ChipKind::Blackhole => (
+                HarvestMask::new(word).map_err(|e| e.to_string())?,
+                wormhole_pac::harvest::HarvestMask::NONE,
+            ),
+            crate::chip::ChipKind::Wormhole => (
+                HarvestMask::P100_P150,
+                wormhole_pac::harvest::HarvestMask::new(word).map_err(|e| e.to_string())?,
+            ),
+        };
+        Ok(BroadcastConfig {
             rect: self.rect,
             blocks: self.blocks,
             page_size: self.page_size,
             jobs: self.jobs,
             rows: self.along != AlongFlag::Column,
             columns: self.along != AlongFlag::Row,
-            harvest: self.harvest,
+            harvest,
+            row_harvest,
             chip: self.chip,
             fused_dram: self.fused_dram,
             seed: self.seed,
@@ -368,7 +383,7 @@ impl ShapeFlags {
             firmware: device.firmware.clone(),
             exec: device.exec.unwrap_or_else(|| device.device.default_exec()),
             ..BroadcastConfig::default()
-        }
+        })
     }
 }
 
@@ -441,9 +456,9 @@ impl RunFlags {
 }
 
 impl BroadcastFlags {
-    /// The program configuration these flags describe.
-    pub fn config(&self) -> BroadcastConfig {
-        BroadcastConfig {
+    /// The program configuration these flags describe (the error: [`ShapeFlags::config`]'s).
+    pub fn config(&self) -> Result<BroadcastConfig, String> {
+        Ok(BroadcastConfig {
             pages: self.pages,
             window: self.window,
             trace: self.trace.clone(),
@@ -455,8 +470,8 @@ impl BroadcastFlags {
                 ProtocolFlag::Komorebi => broadcast::Protocol::Komorebi,
                 ProtocolFlag::Handshake => broadcast::Protocol::Handshake,
             },
-            ..self.shape.config(&self.device)
-        }
+            ..self.shape.config(&self.device)?
+        })
     }
 }
 
@@ -522,13 +537,14 @@ pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> Exi
             return ExitCode::from(2);
         }
     }
-    if let Err(code) = check_outputs(flags, picture) {
-        return code;
-    }
+    let checked = match checked_config(flags, picture) {
+        Ok(cfg) => cfg,
+        Err(code) => return code,
+    };
     let bar = progress_bar(flags.shape.jobs as u64, "jobs", !flags.json);
     let cfg = BroadcastConfig {
         log_follow: flags.log_follow.then(|| follow_sink(bar.clone())),
-        ..flags.config()
+        ..checked
     };
     let ran = broadcast::run_session(&cfg, |_| {
         if let Some(b) = &bar {
@@ -565,14 +581,18 @@ pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> Exi
     ExitCode::from(summary.exit_code())
 }
 
-/// The output paths of a run (`--trace`, and `picture`) checked before it starts, and the
-/// host memory and trace disk space it needs; exit 2 with one line when one cannot be written
-/// or it cannot fit.
-fn check_outputs(
+/// The run's configuration (a `--harvest` the chip cannot have is refused here), its output
+/// paths (`--trace`, and `picture`) checked before it starts, and the host memory and trace
+/// disk space it needs; exit 2 with one line when one cannot be written or it cannot fit.
+fn checked_config(
     flags: &BroadcastFlags,
     picture: Option<&std::path::Path>,
-) -> Result<(), ExitCode> {
-    let cfg = flags.config();
+) -> Result<BroadcastConfig, ExitCode> {
+    let refuse = |e: String| {
+        eprintln!("error: {e}");
+        ExitCode::from(2)
+    };
+    let cfg = flags.config().map_err(refuse)?;
     let mut outputs = flags
         .trace
         .as_deref()
@@ -592,10 +612,8 @@ fn check_outputs(
     check_memory(&cfg)
         .and_then(|()| outputs.try_for_each(|(flag, path)| check_output(flag, path)))
         .and_then(|()| check_disk(&cfg))
-        .map_err(|e| {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        })
+        .map_err(refuse)?;
+    Ok(cfg)
 }
 
 /// Runs `seeds` exploration cases from `start`; exit code 0 when all pass, 1 otherwise, 2 when
@@ -645,14 +663,15 @@ fn follow_sink(bar: Option<indicatif::ProgressBar>) -> broadcast::LogFollow {
 /// (0 all checked, 1 data mismatch, 3 timeout, 2 bad flags or an output path that cannot be
 /// written, checked before the run).
 pub fn broadcast(flags: &BroadcastFlags, run: &RunFlags) -> ExitCode {
-    if let Err(code) = check_outputs(flags, None) {
-        return code;
-    }
+    let checked = match checked_config(flags, None) {
+        Ok(cfg) => cfg,
+        Err(code) => return code,
+    };
     let bar = progress_bar(flags.shape.jobs as u64, "jobs", !flags.json);
     let cfg = BroadcastConfig {
         chips: run.chips,
         log_follow: flags.log_follow.then(|| follow_sink(bar.clone())),
-        ..flags.config()
+        ..checked
     };
     let tick = |_| {
         if let Some(b) = &bar {

@@ -847,9 +847,32 @@ fn a_wormhole_flag_that_cannot_run_exits_2_with_one_line_saying_what_is_allowed(
                 "--device",
                 "ttsim:/nonexistent",
                 "--harvest",
-                "0",
+                "1",
             ][..],
-            "--harvest or --fused-dram",
+            "ttsim's `wh` harvests no row",
+        ),
+        (
+            &["broadcast", "--chip", "wormhole", "--fused-dram", "1"][..],
+            "--fused-dram",
+        ),
+        (
+            &["broadcast", "--chip", "wormhole", "--harvest", "0x400"][..],
+            "invalid value '0x400' for '--harvest': bits outside 0x3ff",
+        ),
+        (
+            &[
+                "bench",
+                "broadcast",
+                "--chip",
+                "wormhole",
+                "--harvest",
+                "0x3ff",
+            ][..],
+            "no Tensix row left",
+        ),
+        (
+            &["broadcast", "--harvest", "0x3fff"][..],
+            "no Tensix column left",
         ),
         (
             &[
@@ -883,6 +906,47 @@ fn a_simulated_wormhole_runs_the_whole_grid_every_byte_checked() {
     assert_eq!(v["received_bytes"], 2 * 4 * 2 * 2048 * (20 * 3 + 16 * 4));
     assert_eq!(v["bound_cycles"], 0, "no bound on Wormhole");
     assert_eq!(v["efficiency"], serde_json::Value::Null);
+}
+
+#[test]
+fn a_simulated_wormhole_with_a_harvested_row_runs_round_it_every_byte_checked() {
+    // Row bit 2 is NoC0 y 3: the nine rows left are y 1-2, 4-5 and 7-11 (the Ethernet row 6
+    // and the harvested row split each column), so each column carries W broadcasts of 2, 2
+    // and 5 cores, and each row A broadcasts of 4 in each panel.
+    let (code, v) = broadcast_json(&[
+        "--chip",
+        "wormhole",
+        "--harvest",
+        "0x4",
+        "--rect",
+        "0,0,8,9",
+        "--blocks",
+        "4",
+        "--pages",
+        "2",
+        "--jobs",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["ok"], true);
+    let receivers = 9 * 2 * 3 + 8 * (1 + 1 + 4);
+    assert_eq!(v["received_bytes"], 2 * 4 * 2 * 2048 * receivers);
+    assert_eq!(v["checked_bytes"], 2 * 4 * 2 * 2048 * 72 * 2);
+    // The tenth row is gone: the whole-grid rectangle no longer fits.
+    let (code, out, err) = komorebi(&[
+        "broadcast",
+        "--chip",
+        "wormhole",
+        "--harvest",
+        "0x4",
+        "--rect",
+        "0,0,8,10",
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("8x9 logical grid of this Wormhole B0 (row harvest mask 0x004)"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -46,8 +46,12 @@ pub struct BroadcastConfig {
     pub rows: bool,
     /// Run broadcast W (along columns).
     pub columns: bool,
-    /// Harvest mask of the simulated chip.
+    /// The simulated Blackhole's harvest mask (die-order Tensix columns; `--harvest` with
+    /// `--chip blackhole`). A card's and ttsim's come from the device.
     pub harvest: HarvestMask,
+    /// The simulated Wormhole's harvested Tensix rows (tt-umd's order; `--harvest` with
+    /// `--chip wormhole`). ttsim's `wh` comes from its ARC (it harvests none).
+    pub row_harvest: wormhole_pac::harvest::HarvestMask,
     /// The simulated chip's fused DRAM bank (`--fused-dram`, 0..=7), or none. A card's comes
     /// from its telemetry; either way the plan reads from the device's working banks only.
     pub fused_dram: Option<u8>,
@@ -250,6 +254,7 @@ impl Default for BroadcastConfig {
             rows: true,
             columns: true,
             harvest: HarvestMask::P100_P150,
+            row_harvest: wormhole_pac::harvest::HarvestMask::NONE,
             fused_dram: None,
             seed: 0,
             adversarial: false,
@@ -341,22 +346,37 @@ impl BroadcastConfig {
     pub(super) fn chip_text(&self) -> String {
         match self.chip {
             ChipKind::Blackhole => format!("Blackhole (harvest mask {:#06x})", self.harvest.bits()),
-            ChipKind::Wormhole => "Wormhole B0 (runs take no row mask)".into(),
+            ChipKind::Wormhole => format!(
+                "Wormhole B0 (row harvest mask {:#05x})",
+                self.row_harvest.bits()
+            ),
         }
     }
 
-    /// The grid the flags lay the program out on: the simulated Blackhole's (`--harvest`), or
-    /// a Wormhole's as ttsim presents it (every row).
+    /// The grid the flags lay the program out on: the simulated Blackhole's or Wormhole's
+    /// (`--harvest`: its columns or its rows).
     pub(super) fn flags_geometry(&self) -> Result<layout::Geometry, layout::LayoutError> {
         match self.chip {
             ChipKind::Blackhole => crate::chip::blackhole(u32::from(self.harvest.bits())),
-            ChipKind::Wormhole => crate::chip::wormhole(0),
+            ChipKind::Wormhole => crate::chip::wormhole(u32::from(self.row_harvest.bits())),
         }
     }
 
-    /// What `--chip wormhole` allows: ttsim's Wormhole, firmware, one chip, no Blackhole mask.
+    /// What `--chip` allows: a Blackhole takes no row mask; a Wormhole runs on the simulator
+    /// (native kernels) or ttsim's `wh` (firmware), one chip, its own rows harvested (on the
+    /// simulator only: ttsim's harvests none), no Blackhole mask or fused bank.
     fn validate_chip(&self) -> Result<(), BroadcastError> {
         if self.chip == ChipKind::Blackhole {
+            if self.row_harvest != wormhole_pac::harvest::HarvestMask::NONE {
+                return Err(flag(
+                    "--harvest",
+                    format!(
+                        "a row mask ({:#05x}) with a Blackhole, whose harvesting is by columns \
+                         (allowed: row_harvest with --chip wormhole)",
+                        self.row_harvest.bits()
+                    ),
+                ));
+            }
             return Ok(());
         }
         if !matches!(self.device, DeviceChoice::Ttsim { .. } | DeviceChoice::Sim) {
@@ -374,9 +394,23 @@ impl BroadcastConfig {
         if self.harvest != HarvestMask::P100_P150 || self.fused_dram.is_some() {
             return Err(flag(
                 "--chip",
-                "wormhole with --harvest or --fused-dram: both describe the simulated \
-                 Blackhole; the simulated Wormhole and ttsim's harvest nothing and have 6 \
-                 working DRAM banks (allowed: neither flag with --chip wormhole)",
+                "wormhole with a Blackhole column mask or --fused-dram: both describe the \
+                 simulated Blackhole; the simulated Wormhole harvests rows (--harvest with \
+                 --chip wormhole) and has 6 working DRAM banks (allowed: no --fused-dram with \
+                 --chip wormhole)",
+            ));
+        }
+        if matches!(self.device, DeviceChoice::Ttsim { .. })
+            && self.row_harvest != wormhole_pac::harvest::HarvestMask::NONE
+        {
+            return Err(flag(
+                "--harvest",
+                format!(
+                    "{:#05x} with --device {}: ttsim's `wh` harvests no row, and a device's \
+                     rows come from its ARC (allowed: a row mask with --device sim)",
+                    self.row_harvest.bits(),
+                    self.device
+                ),
             ));
         }
         if self.chips > 1 {

@@ -61,7 +61,7 @@ pub fn run(
 pub(super) fn sim_config(cfg: &BroadcastConfig) -> SimConfig {
     let wormhole = cfg.chip == crate::chip::ChipKind::Wormhole;
     SimConfig {
-        wormhole: wormhole.then_some(wormhole_pac::harvest::HarvestMask::NONE),
+        wormhole: wormhole.then_some(cfg.row_harvest),
         timing: if wormhole {
             komorebi_sim::Timing::wormhole()
         } else {

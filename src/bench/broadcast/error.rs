@@ -73,6 +73,9 @@ pub enum BroadcastBenchError {
         /// What is wrong and what is allowed.
         why: String,
     },
+    /// A flag value that cannot be read for the chip (`--harvest`), in clap's words.
+    #[error("{0}")]
+    Flag(String),
     /// A `--plot` path that is not an SVG file.
     #[error("--plot {}: the plot is an SVG file (allowed: a path ending in .svg)", path.display())]
     PlotNotSvg {

@@ -93,7 +93,10 @@ impl BroadcastBench {
         }
         let shape = BroadcastConfig {
             check: flags.check.into(),
-            ..flags.shape.config(&flags.device)
+            ..flags
+                .shape
+                .config(&flags.device)
+                .map_err(BroadcastBenchError::Flag)?
         };
         let rows = row_specs(&flags.protocols(), windows, pages);
         let runner = if flags.run.feeder {
