@@ -16,6 +16,22 @@ pub const fn chip_flag(kind: ChipKind) -> &'static str {
     }
 }
 
+/// The routers of `kind` as the simulator routes over them (its NoC grid, a torus).
+pub const fn route_grid(kind: ChipKind) -> komorebi_sim::route::Grid {
+    match kind {
+        ChipKind::Blackhole => komorebi_sim::route::Grid::BLACKHOLE,
+        ChipKind::Wormhole => komorebi_sim::route::Grid::WORMHOLE,
+    }
+}
+
+/// The simulator's timing of `kind`: Blackhole's calibrated one, or Wormhole's assumed one.
+pub fn sim_timing(kind: ChipKind) -> komorebi_sim::Timing {
+    match kind {
+        ChipKind::Blackhole => komorebi_sim::Timing::default(),
+        ChipKind::Wormhole => komorebi_sim::Timing::wormhole(),
+    }
+}
+
 /// Parses `--chip`: `blackhole` or `wormhole`.
 pub fn parse_chip(s: &str) -> Result<ChipKind, String> {
     [ChipKind::Blackhole, ChipKind::Wormhole]

@@ -5,6 +5,7 @@
 
 use blackhole_pac::harvest::HarvestMask;
 use komorebi::app::broadcast::{self, BroadcastConfig, Check};
+use komorebi::chip::ChipKind;
 use komorebi_hal::LogicalRect;
 
 fn shapes() -> Vec<BroadcastConfig> {
@@ -113,6 +114,48 @@ fn shapes() -> Vec<BroadcastConfig> {
             jobs: 1,
             ..base.clone()
         },
+        // The simulated Wormhole B0 (its routes, 6 banks, assumed rates): the whole grid, a
+        // row across its DRAM column, a column across its Ethernet row, and rows harvested.
+        BroadcastConfig {
+            chip: ChipKind::Wormhole,
+            rect: rect(0, 0, 8, 10),
+            blocks: 4,
+            pages: 2,
+            jobs: 1,
+            ..base.clone()
+        },
+        BroadcastConfig {
+            chip: ChipKind::Wormhole,
+            rect: rect(0, 3, 8, 1),
+            blocks: 16,
+            pages: 2,
+            page_size: 8192,
+            window: 4,
+            columns: false,
+            wait_limit: 100_000_000,
+            jobs: 1,
+            ..base.clone()
+        },
+        BroadcastConfig {
+            chip: ChipKind::Wormhole,
+            rect: rect(5, 0, 1, 10),
+            blocks: 16,
+            pages: 4,
+            window: 2,
+            rows: false,
+            jobs: 1,
+            ..base.clone()
+        },
+        BroadcastConfig {
+            chip: ChipKind::Wormhole,
+            row_harvest: wormhole_pac::harvest::HarvestMask::new(0x84).unwrap(),
+            rect: rect(0, 0, 8, 8),
+            blocks: 6,
+            pages: 3,
+            page_size: 1024,
+            window: 3,
+            ..base.clone()
+        },
     ]
 }
 
@@ -128,7 +171,8 @@ fn no_run_is_faster_than_its_bound() {
             assert!(s.ok, "{cfg:?}\n{s}");
             let e = s.efficiency.unwrap_or_else(|| panic!("{cfg:?}\n{s}"));
             eprintln!(
-                "{} {:?} blocks {} pages {} x {} window {}: {} cycles, bound {} ({}), efficiency {e:.3}",
+                "{:?} {} {:?} blocks {} pages {} x {} window {}: {} cycles, bound {} ({}), efficiency {e:.3}",
+                cfg.chip,
                 cfg.rect,
                 check,
                 cfg.blocks,

@@ -11,12 +11,12 @@
 //! * **DRAM**, per bank: the bytes it serves (each sender's page stream `g % 8` from the bank the
 //!   DRAM placement chose for it, `placement`; never the fused DRAM bank) at
 //!   `dram_bank_bytes_per_cycle`; and all working banks together at their count (8, or 7 on a
-//!   chip with a fused bank) times that (never more than the busiest bank, since the simulator
+//!   Blackhole with a fused bank; a Wormhole's 6) times that (never more than the busiest bank, since the simulator
 //!   models the chip's ceiling as the banks' sum).
-//! * **Links**, every directed link of both NoCs: the flits (a header flit plus one per 64
-//!   bytes, per packet of at most 16 KiB) of every read request (1 flit, sender to bank) and
+//! * **Links**, every directed link of both NoCs: the flits (a header flit plus one per flit of
+//!   the chip's size, 64 bytes or Wormhole's 32, per packet of at most 16 KiB or Wormhole's 8) of every read request (1 flit, sender to bank) and
 //!   response (bank to sender, from the port the placement chose), on the unicast routes of
-//!   [`komorebi_sim::route::Grid::unicast_links`];
+//!   [`komorebi_sim::route::Grid::unicast_links`] over the chip's grid ([`crate::chip::route_grid`]);
 //!   of every data and VALID multicast, on the tree of [`komorebi_sim::route::Grid::multicast_tree`];
 //!   and of every DONE marker (a 4-byte write, receiver to sender). A link carries one flit a
 //!   cycle of each class (below).
@@ -90,7 +90,7 @@ use komorebi_sim::Timing;
 use komorebi_sim::route::Dir;
 
 use super::config::Protocol;
-use super::load::{GRID, JobBound, LinkClass, Load, NiuPipe, ReadStream, Resource};
+use super::load::{JobBound, LinkClass, Load, NiuPipe, ReadStream, Resource};
 use super::plan::BroadcastPlan;
 
 /// The sizes of the packets a transfer of `bytes` is split into.
@@ -152,12 +152,6 @@ impl BroadcastPlan {
     /// The resource bound of one job of this plan (module docs of `bound`), its reads from
     /// the DRAM ports the plan's placement chose.
     pub fn job_bound(&self, timing: &Timing) -> JobBound {
-        if self.cfg.chip != crate::chip::ChipKind::Blackhole {
-            return JobBound {
-                cycles: 0,
-                binding: super::load::Resource::NotModelled(self.cfg.chip),
-            };
-        }
         let mut load = self.load_without_dram(timing, true);
         for stream in self.read_streams(timing) {
             let (bank, port) = self.placement.port(&stream);
@@ -172,7 +166,8 @@ impl BroadcastPlan {
     /// placement must not (both protocols and every window read the same data).
     pub(super) fn load_without_dram(&self, timing: &Timing, markers: bool) -> Load {
         let cfg = &self.cfg;
-        let mut load = Load::new(self.dram_banks);
+        let mut load = Load::new(crate::chip::route_grid(cfg.chip), self.dram_banks);
+        let grid = load.grid();
         let page_words = cfg.page_size.div_ceil(4) as u64;
         // `validate` keeps a block inside L1: at most 1.5 MiB.
         let block_bytes = cfg.pages as u32 * cfg.page_size;
@@ -224,10 +219,10 @@ impl BroadcastPlan {
                     continue;
                 }
                 let dests: Vec<(u8, u8)> = receivers.iter().map(|&(_, d)| d).collect();
-                let tree = GRID.multicast_tree(noc, me, &dests);
+                let tree = grid.multicast_tree(noc, me, &dests);
                 let tree_links: Vec<((u8, u8), Dir)> =
                     tree.links.iter().map(|l| (l.from, l.dir)).collect();
-                let far = dests.iter().map(|&d| GRID.hops(me, d)).max().unwrap_or(0);
+                let far = dests.iter().map(|&d| grid.hops(me, d)).max().unwrap_or(0);
                 let reserve =
                     (timing.reserve_base + timing.reserve_per_hop * far as f64).round() as u64;
                 // Every block: its data, then its VALID word, each to every receiver.
@@ -267,7 +262,7 @@ impl BroadcastPlan {
                     load.links(
                         noc,
                         LinkClass::Unicast,
-                        GRID.unicast_links(noc, at, me),
+                        grid.unicast_links(noc, at, me),
                         markers * marker_flits,
                     );
                     load.add(eject, markers * marker_flits);

@@ -342,6 +342,14 @@ impl BroadcastConfig {
         crate::chip::chip_flag(self.chip)
     }
 
+    /// The chip's harvest mask: the Blackhole's die-order columns or the Wormhole's rows.
+    pub fn harvest_mask(&self) -> u16 {
+        match self.chip {
+            ChipKind::Blackhole => self.harvest.bits(),
+            ChipKind::Wormhole => self.row_harvest.bits(),
+        }
+    }
+
     /// The chip and its harvest mask in words, for messages.
     pub(super) fn chip_text(&self) -> String {
         match self.chip {

@@ -14,9 +14,13 @@ use komorebi_hal::LogicalXy;
 use komorebi_sim::Timing;
 use komorebi_sim::route::{Dir, Grid};
 
-/// The grid the resource bound and the DRAM placement price: Blackhole's (a Wormhole's run
-/// is not priced: `Resource::NotModelled`).
-pub(super) const GRID: Grid = Grid::BLACKHOLE;
+// Links and banks are indexed over the widest chip's grid and bank count (Blackhole's 17 x 12
+// and 8), which hold a Wormhole's (10 x 12 and 6).
+const _: () = assert!(
+    wormhole_pac::grid::GRID_X <= GRID_X
+        && wormhole_pac::grid::GRID_Y <= GRID_Y
+        && wormhole_pac::grid::DRAM_BANKS <= DRAM_BANKS
+);
 
 /// One resource of the chip, as the bound counts it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -54,9 +58,6 @@ pub enum Resource {
     },
     /// A core's compute kernel (its checking of the words it reads).
     Compute(LogicalXy),
-    /// No bound: the chip's banks and links are not modelled (Wormhole B0; the bound's routes
-    /// and rates are Blackhole's).
-    NotModelled(crate::chip::ChipKind),
 }
 
 impl fmt::Display for Resource {
@@ -72,10 +73,6 @@ impl fmt::Display for Resource {
             Self::Niu { noc, core, pipe } => write!(f, "NIU{noc} {pipe} of {core}"),
             Self::Eject { noc, core } => write!(f, "ejection port NoC{noc} of {core}"),
             Self::Compute(core) => write!(f, "compute {core}"),
-            Self::NotModelled(chip) => write!(
-                f,
-                "nothing modelled on {chip} (the bound prices Blackhole's banks and links only)"
-            ),
         }
     }
 }
@@ -109,7 +106,8 @@ pub struct JobBound {
     pub binding: Resource,
 }
 
-/// Directed links of one NoC: 17 x 12 routers, two directions out of each.
+/// Directed links of one NoC: 17 x 12 routers (Blackhole's; a Wormhole's 10 x 12 use the
+/// first 10 of each row), two directions out of each.
 const LINKS_PER_NOC: usize = GRID_X as usize * GRID_Y as usize * 2;
 
 /// A directed link's index in [`Load::link_flits`].
@@ -147,18 +145,27 @@ pub(super) struct Load {
     dram_banks: DramSet,
     pub(super) link_flits: Vec<u64>,
     class_flits: Vec<u64>,
+    /// The chip's routers: its routes and links.
+    grid: Grid,
 }
 
 impl Load {
-    /// No work yet, on a chip whose working DRAM banks are `dram_banks`.
-    pub(super) fn new(dram_banks: DramSet) -> Self {
+    /// No work yet, on a chip whose routers are `grid` and whose working DRAM banks are
+    /// `dram_banks`.
+    pub(super) fn new(grid: Grid, dram_banks: DramSet) -> Self {
         Self {
+            grid,
             cycles: BTreeMap::new(),
             dram_bytes: [0; DRAM_BANKS],
             dram_banks,
             link_flits: vec![0; 2 * LINKS_PER_NOC],
             class_flits: vec![0; 2 * LINKS_PER_NOC * 3],
         }
+    }
+
+    /// The chip's routers, whose routes the work takes.
+    pub(super) fn grid(&self) -> Grid {
+        self.grid
     }
 
     /// The cycles counted for `r` so far (0 for none).
@@ -200,12 +207,12 @@ impl Load {
         apply(&mut self.dram_bytes[bank as usize], stream.bytes);
         let routes = [
             (
-                GRID.unicast_links(stream.noc, stream.me, port),
+                self.grid.unicast_links(stream.noc, stream.me, port),
                 LinkClass::Unicast,
                 stream.request_flits,
             ),
             (
-                GRID.unicast_links(stream.noc, port, stream.me),
+                self.grid.unicast_links(stream.noc, port, stream.me),
                 LinkClass::Response,
                 stream.response_flits,
             ),
@@ -245,7 +252,7 @@ impl Load {
                     (cell % GRID_X as usize) as u8,
                     (cell / GRID_X as usize) as u8,
                 );
-                let to = GRID.step(from, dir);
+                let to = self.grid.step(from, dir);
                 *self
                     .cycles
                     .entry(Resource::Link {

@@ -44,7 +44,7 @@ use komorebi_hal::{NocId, Xy};
 use komorebi_kernel::broadcast_handler::program::STREAMS;
 use komorebi_sim::Timing;
 
-use super::load::{GRID, Load, ReadStream, dram_cycles, link_index};
+use super::load::{Load, ReadStream, dram_cycles, link_index};
 use crate::chip::{ChipKind, DramSet};
 
 /// Most passes over all streams [`Placement::choose`] makes.
@@ -112,8 +112,7 @@ impl Placement {
         timing: &Timing,
     ) -> Self {
         let mut placement = interleaved;
-        // The prices are Blackhole's routes and rates: another chip keeps the interleave.
-        if streams.is_empty() || placement.chip != ChipKind::Blackhole {
+        if streams.is_empty() {
             return placement;
         }
         let chip = placement.chip;
@@ -205,11 +204,11 @@ fn price(
     let mut added = 0;
     for (route_links, flits) in [
         (
-            GRID.unicast_links(stream.noc, stream.me, port),
+            load.grid().unicast_links(stream.noc, stream.me, port),
             stream.request_flits,
         ),
         (
-            GRID.unicast_links(stream.noc, port, stream.me),
+            load.grid().unicast_links(stream.noc, port, stream.me),
             stream.response_flits,
         ),
     ] {
@@ -230,12 +229,15 @@ mod tests {
     use crate::app::broadcast::{BroadcastConfig, BroadcastPlan, JobBound};
     use komorebi_kernel::broadcast_handler::program::Check;
 
-    /// The plan of `cfg` on a p150-shaped chip (harvest 0x3000), and its bound with the plain
-    /// interleave and with the chosen placement.
+    /// The plan of `cfg` on a p150-shaped chip (harvest 0x3000) or a whole Wormhole, and its
+    /// bound with the plain interleave and with the chosen placement.
     fn bounds(cfg: &BroadcastConfig) -> (BroadcastPlan, JobBound, JobBound) {
-        let geometry = crate::chip::blackhole(0x3000).unwrap();
+        let geometry = match cfg.chip {
+            ChipKind::Blackhole => crate::chip::blackhole(0x3000).unwrap(),
+            ChipKind::Wormhole => crate::chip::wormhole(0).unwrap(),
+        };
         let mut plan = BroadcastPlan::per_job(cfg, &geometry).unwrap();
-        let t = Timing::default();
+        let t = crate::chip::sim_timing(cfg.chip);
         let chosen = plan.job_bound(&t);
         let placement = plan.placement.clone();
         plan.placement = plan.interleaved_placement();
@@ -285,19 +287,27 @@ mod tests {
 
     #[test]
     fn placement_never_binds_worse_than_the_interleave_and_is_deterministic() {
+        let (bh, wh) = (ChipKind::Blackhole, ChipKind::Wormhole);
         let shapes = [
-            (LogicalRect::new(0, 0, 12, 10), true, true, 16, 4, 2048),
-            (LogicalRect::new(0, 0, 12, 10), true, false, 16, 4, 2048),
-            (LogicalRect::new(0, 0, 12, 10), false, true, 16, 4, 2048),
-            (LogicalRect::new(0, 0, 12, 10), true, true, 8, 8, 4096),
-            (LogicalRect::new(0, 0, 12, 10), true, true, 5, 3, 1024),
-            (LogicalRect::new(2, 3, 4, 5), true, true, 16, 4, 2048),
-            (LogicalRect::new(0, 0, 1, 2), true, false, 8, 1, 16384),
-            (LogicalRect::new(5, 0, 2, 10), true, true, 3, 1, 64),
-            (LogicalRect::new(0, 9, 12, 1), true, true, 16, 4, 2048),
+            (bh, LogicalRect::new(0, 0, 12, 10), true, true, 16, 4, 2048),
+            (bh, LogicalRect::new(0, 0, 12, 10), true, false, 16, 4, 2048),
+            (bh, LogicalRect::new(0, 0, 12, 10), false, true, 16, 4, 2048),
+            (bh, LogicalRect::new(0, 0, 12, 10), true, true, 8, 8, 4096),
+            (bh, LogicalRect::new(0, 0, 12, 10), true, true, 5, 3, 1024),
+            (bh, LogicalRect::new(2, 3, 4, 5), true, true, 16, 4, 2048),
+            (bh, LogicalRect::new(0, 0, 1, 2), true, false, 8, 1, 16384),
+            (bh, LogicalRect::new(5, 0, 2, 10), true, true, 3, 1, 64),
+            (bh, LogicalRect::new(0, 9, 12, 1), true, true, 16, 4, 2048),
+            (wh, LogicalRect::new(0, 0, 8, 10), true, true, 16, 4, 2048),
+            (wh, LogicalRect::new(0, 0, 8, 10), true, false, 16, 4, 2048),
+            (wh, LogicalRect::new(0, 0, 8, 10), false, true, 16, 4, 2048),
+            (wh, LogicalRect::new(0, 0, 8, 10), true, true, 8, 2, 8192),
+            (wh, LogicalRect::new(2, 1, 5, 6), true, true, 5, 3, 1024),
+            (wh, LogicalRect::new(3, 0, 1, 10), false, true, 8, 1, 16384),
         ];
-        for (rect, rows, columns, blocks, pages, page_size) in shapes {
+        for (chip, rect, rows, columns, blocks, pages, page_size) in shapes {
             let cfg = check_none(BroadcastConfig {
+                chip,
                 rect,
                 rows,
                 columns,
@@ -309,10 +319,10 @@ mod tests {
             let (plan, interleaved, chosen) = bounds(&cfg);
             assert!(
                 chosen.cycles <= interleaved.cycles,
-                "{rect} rows {rows} columns {columns} {blocks}x{pages}x{page_size}: placed \
-                 {chosen:?}, interleaved {interleaved:?}"
+                "{chip} {rect} rows {rows} columns {columns} {blocks}x{pages}x{page_size}: \
+                 placed {chosen:?}, interleaved {interleaved:?}"
             );
-            let again = plan.chosen_placement(&Timing::default());
+            let again = plan.chosen_placement(&crate::chip::sim_timing(chip));
             assert_eq!(again, plan.placement, "{rect}: not deterministic");
         }
     }

@@ -205,7 +205,7 @@ impl BroadcastPlan {
             // A geometry only carries a bank `with_fused_dram` accepted.
             dram_banks: crate::chip::DramSet::new(cfg.chip, geometry.fused_dram()),
         };
-        plan.placement = plan.chosen_placement(&Timing::default());
+        plan.placement = plan.chosen_placement(&crate::chip::sim_timing(cfg.chip));
         // `validate` sized the data from the flags' harvest mask; the plan's senders come from
         // the device's geometry, which may lay out other panels: check the plan's own end too.
         let end = plan.dram_end();

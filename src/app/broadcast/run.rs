@@ -62,11 +62,7 @@ pub(super) fn sim_config(cfg: &BroadcastConfig) -> SimConfig {
     let wormhole = cfg.chip == crate::chip::ChipKind::Wormhole;
     SimConfig {
         wormhole: wormhole.then_some(cfg.row_harvest),
-        timing: if wormhole {
-            komorebi_sim::Timing::wormhole()
-        } else {
-            komorebi_sim::Timing::default()
-        },
+        timing: crate::chip::sim_timing(cfg.chip),
         harvest: cfg.harvest,
         fused_dram: cfg.fused_dram,
         seed: cfg.seed,

@@ -177,7 +177,9 @@ pub struct BroadcastBenchReport {
     pub along: &'static str,
     /// What compute does with the words it receives: `none` (the bench's default) or `full`.
     pub check: &'static str,
-    /// The simulated chip's harvest mask.
+    /// The chip: `blackhole` or `wormhole`.
+    pub chip: &'static str,
+    /// The simulated chip's harvest mask: a Blackhole's die-order columns, a Wormhole's rows.
     pub harvest: u16,
     /// The simulated chip's fused DRAM bank (left out of the JSON when none).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -225,7 +227,8 @@ impl BroadcastBenchReport {
                 Check::Full => "full",
                 Check::None => "none",
             },
-            harvest: shape.harvest.bits(),
+            chip: crate::chip::chip_flag(shape.chip),
+            harvest: shape.harvest_mask(),
             fused_dram: shape.fused_dram,
             seed: shape.seed,
             adversarial: shape.adversarial,
