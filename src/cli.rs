@@ -309,9 +309,10 @@ pub struct BroadcastFlags {
 #[derive(clap::Args, Debug, Clone)]
 pub struct ShapeFlags {
     /// The rectangle X0,Y0,COLUMNS,ROWS in logical core coordinates (also the command's group):
-    /// each 0..=255, and inside the logical grid of --harvest (12 x 10 for 0x3000).
-    #[arg(long, value_parser = parse_rect, default_value = "0,0,12,10")]
-    pub rect: LogicalRect,
+    /// each 0..=255, and inside the logical grid of --harvest (12 x 10 for 0x3000). Default:
+    /// 0,0,12,10 (a p150's whole grid), or 0,0,8,10 with --chip wormhole (its whole grid).
+    #[arg(long, value_parser = parse_rect)]
+    pub rect: Option<LogicalRect>,
     /// Blocks per broadcast per job (0..=32767).
     #[arg(long, value_parser = ranged::<u32>(0, MAX_BLOCKS as u64), default_value_t = 16)]
     pub blocks: u32,
@@ -366,7 +367,10 @@ impl ShapeFlags {
             ),
         };
         Ok(BroadcastConfig {
-            rect: self.rect,
+            rect: self.rect.unwrap_or(match self.chip {
+                crate::chip::ChipKind::Blackhole => LogicalRect::new(0, 0, 12, 10),
+                crate::chip::ChipKind::Wormhole => LogicalRect::new(0, 0, 8, 10),
+            }),
             blocks: self.blocks,
             page_size: self.page_size,
             jobs: self.jobs,

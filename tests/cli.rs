@@ -900,9 +900,10 @@ fn a_wormhole_flag_that_cannot_run_exits_2_with_one_line_saying_what_is_allowed(
 #[test]
 fn a_simulated_wormhole_runs_the_whole_grid_every_byte_checked() {
     // The native kernels on the simulator's Wormhole B0 (its 10 x 12 grid, 6 DRAM banks, 8 KiB
-    // packets of 32-byte flits, 1,000 MHz): 20 A broadcasts of 4 cores and 16 W of 5.
+    // packets of 32-byte flits, 1,000 MHz): 20 A broadcasts of 4 cores and 16 W of 5. No
+    // `--rect`: a Wormhole's default is its whole grid, 0,0,8,10.
     let (code, v) = broadcast_json(&[
-        "--chip", "wormhole", "--rect", "0,0,8,10", "--blocks", "4", "--pages", "2", "--jobs", "2",
+        "--chip", "wormhole", "--blocks", "4", "--pages", "2", "--jobs", "2",
     ]);
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["ok"], true);
