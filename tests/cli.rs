@@ -852,7 +852,7 @@ fn a_wormhole_flag_that_cannot_run_exits_2_with_one_line_saying_what_is_allowed(
                 "--harvest",
                 "1",
             ][..],
-            "ttsim's `wh` harvests no row",
+            "ttsim's `wh` harvests none",
         ),
         (
             &["broadcast", "--chip", "wormhole", "--fused-dram", "1"][..],
@@ -914,6 +914,23 @@ fn a_simulated_wormhole_runs_the_whole_grid_every_byte_checked() {
     assert_eq!(v["binding"], "compute (0,0)");
     let e = v["efficiency"].as_f64().unwrap();
     assert!(e > 0.5 && e <= 1.0, "{v}");
+}
+
+#[test]
+fn a_wormhole_card_is_opened_not_refused_by_the_flags() {
+    // `--chip wormhole` with a device node passes the flags' checks: the open says what is
+    // wrong with the device (exit 4), as for a Blackhole.
+    let (code, out, err) = komorebi(&[
+        "broadcast",
+        "--chip",
+        "wormhole",
+        "--device",
+        "/dev/tenstorrent/99",
+        "--jobs",
+        "1",
+    ]);
+    assert_eq!(code, 4, "{out}{err}");
+    assert!(err.contains("/dev/tenstorrent/99: no such device"), "{err}");
 }
 
 #[test]

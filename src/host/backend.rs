@@ -116,7 +116,7 @@ pub enum Backend {
         server: Option<komorebi_pcie::ttsim::TtsimProcess>,
     },
     /// The card at `path` (`/dev/tenstorrent/N`), with the firmware ELF files in `firmware`
-    /// ([`DEFAULT_FIRMWARE_DIR`] when `None`).
+    /// ([`DEFAULT_FIRMWARE_DIR`], or [`WORMHOLE_FIRMWARE_DIR`] on a Wormhole, when `None`).
     Card {
         /// The device node.
         path: PathBuf,
@@ -258,10 +258,18 @@ impl Backend {
             }
             Self::Card { path, firmware } => {
                 let _ = &handlers;
-                let dir = firmware.unwrap_or_else(|| PathBuf::from(DEFAULT_FIRMWARE_DIR));
+                // The card's chip (its PCI id) picks the default images.
+                let dir = move |kind| {
+                    firmware.unwrap_or_else(|| {
+                        PathBuf::from(match kind {
+                            ChipKind::Blackhole => DEFAULT_FIRMWARE_DIR,
+                            ChipKind::Wormhole => WORMHOLE_FIRMWARE_DIR,
+                        })
+                    })
+                };
                 #[cfg(target_os = "linux")]
                 {
-                    let device = pcie::open_card(&path, &dir).map_err(OpenError::Unusable)?;
+                    let device = pcie::open_card(&path, dir).map_err(OpenError::Unusable)?;
                     Ok(Box::new(device))
                 }
                 #[cfg(not(target_os = "linux"))]

@@ -357,17 +357,17 @@ where
     Ok(PcieDevice::new(card))
 }
 
-/// The card at `path` (`/dev/tenstorrent/N`) with the firmware ELF files in `firmware`
-/// loaded and started. The device is opened and checked first, so a missing or unusable card
-/// is reported before the firmware files are looked at.
+/// The card at `path` (`/dev/tenstorrent/N`) with the firmware ELF files in
+/// `firmware(kind)` for its chip loaded and started. The device is opened and checked first,
+/// so a missing or unusable card is reported before the firmware files are looked at.
 #[cfg(target_os = "linux")]
 pub fn open_card(
     path: &std::path::Path,
-    firmware: &std::path::Path,
+    firmware: impl FnOnce(crate::chip::ChipKind) -> std::path::PathBuf,
 ) -> Result<PcieDevice<komorebi_pcie::kmd::KmdBar>, PcieError> {
     let bar = komorebi_pcie::kmd::KmdBar::open(path)?;
     let mut card = Card::open(bar, CardOptions::default())?;
-    let firmware = &Firmware::from_dir(firmware)?;
+    let firmware = &Firmware::from_dir(&firmware(card.chip().kind()))?;
     let logical = logical_of(card.chip());
     firmware::boot(
         &mut card,

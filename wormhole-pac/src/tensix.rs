@@ -11,6 +11,8 @@ pub const L1_SIZE: u32 = 1_499_136;
 pub const ETH_L1_SIZE: u32 = 256 * 1024;
 /// AICLK when busy, MHz (tt-umd `AICLK_BUSY_VAL`).
 pub const AICLK_BUSY_MHZ: u32 = 1000;
+/// AICLK when idle, MHz (tt-umd `AICLK_IDLE_VAL`).
+pub const AICLK_IDLE_MHZ: u32 = 500;
 /// The soft-reset register (`RISCV_DEBUG_REG_SOFT_RESET_0`).
 pub const SOFT_RESET_0: usize = 0xFFB1_21B0;
 /// Its bits: BRISC, TRISC0, TRISC1, TRISC2, NCRISC.

@@ -58,6 +58,8 @@ use crate::error::PcieError;
 use crate::telemetry::{ArcRead, Telemetry};
 use crate::window::{self, Moving};
 
+mod wormhole;
+
 /// How a [`Card`] uses its windows.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct CardOptions {
@@ -135,22 +137,13 @@ impl<B: Bar> Card<B> {
     /// and allocates and programs the window plan. Every wait is bounded by
     /// [`CardOptions::open`] ([`crate::arc`]).
     ///
-    /// A Wormhole (PCI device id 0x401E) is opened on ttsim only ([`Card::open_wormhole`]):
-    /// its ARC protocol (telemetry, messages) is not built, so a Wormhole card is refused
-    /// with what is missing.
+    /// A Wormhole (PCI device id 0x401E) is opened by its own sequence over BAR0
+    /// ([`Card::open_wormhole_card`]).
     pub fn open(bar: B, options: CardOptions) -> Result<Self, PcieError> {
         let device_id = bar.identity().device_id;
         match ChipKind::from_device_id(device_id) {
             Some(ChipKind::Blackhole) => {}
-            Some(ChipKind::Wormhole) => {
-                return Err(PcieError::UnsupportedChip {
-                    device_id,
-                    why: "a Wormhole card: its open sequence (ARC boot, DRAM training, \
-                          telemetry) is not built; ttsim's `wh` opens with Card::open_wormhole \
-                          (allowed: --chip wormhole with --device ttsim:PATH)"
-                        .into(),
-                });
-            }
+            Some(ChipKind::Wormhole) => return Self::open_wormhole_card(bar, options),
             None => {
                 return Err(PcieError::UnsupportedChip {
                     device_id,
@@ -198,51 +191,9 @@ impl<B: Bar> Card<B> {
         Ok(card)
     }
 
-    /// Sets up a Wormhole B0 behind `bar` (ttsim's `wh` build): its harvested rows and AICLK
-    /// from ARC's messages (`ARC_GET_HARVESTING`, `GET_AICLK`, through BAR0's scratch
-    /// registers: [`crate::arc::wormhole_message`], each bounded by
-    /// [`CardOptions::open`]'s ARC message wait), then the window plan over its enabled Tensix
-    /// tiles (its ten 2 MiB windows: the spare and nine tiles; the other tiles and every DRAM
-    /// bank go through the spare window, and no multicast window is left, nor needed: without
-    /// translation the loader writes tile by tile) with raw coordinates (ttsim's Wormhole passes
-    /// them through). Its ARC telemetry table is not read. Refuses any other
-    /// chip.
-    pub fn open_wormhole(bar: B, options: CardOptions) -> Result<Self, PcieError> {
-        let device_id = bar.identity().device_id;
-        if ChipKind::from_device_id(device_id) != Some(ChipKind::Wormhole) {
-            return Err(PcieError::UnsupportedChip {
-                device_id,
-                why: "not a Wormhole (0x401E): open a Blackhole with Card::open".into(),
-            });
-        }
-        use wormhole_pac::arc::msg;
-        let mut bar = bar;
-        let timeout = options.open.arc_message;
-        let arc_rows = crate::arc::wormhole_message(&mut bar, msg::ARC_GET_HARVESTING, 0, timeout)?;
-        let harvest = wormhole_pac::harvest::HarvestMask::from_arc(arc_rows).map_err(|e| {
-            PcieError::ArcMessage {
-                code: msg::ARC_GET_HARVESTING as u32,
-                why: format!("answered {e}"),
-            }
-        })?;
-        let aiclk = match crate::arc::wormhole_message(&mut bar, msg::GET_AICLK, 0, timeout)? {
-            0 => wormhole_pac::tensix::AICLK_BUSY_MHZ,
-            mhz => mhz,
-        };
-        let chip = CardChip::Wormhole { harvest };
-        let mut card = Self::unplanned(bar, options, chip, aiclk)?;
-        card.notes.push(
-            "Wormhole: no ARC telemetry table read (its harvested rows and AICLK come from ARC \
-             messages 0x57 and 0x34)"
-                .into(),
-        );
-        card.plan_windows()?;
-        Ok(card)
-    }
-
     /// A card of `chip` at `aiclk_mhz` with only its spare window, before telemetry and the
     /// window plan.
-    fn unplanned(
+    pub(crate) fn unplanned(
         mut bar: B,
         options: CardOptions,
         chip: CardChip,
@@ -308,7 +259,7 @@ impl<B: Bar> Card<B> {
         Ok(())
     }
 
-    fn plan_windows(&mut self) -> Result<(), PcieError> {
+    pub(crate) fn plan_windows(&mut self) -> Result<(), PcieError> {
         let mut tiles = BTreeMap::new();
         for p in self.chip.tensix() {
             let target = self.target(p)?;

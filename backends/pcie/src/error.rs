@@ -183,6 +183,21 @@ pub enum PcieError {
         /// How long the host waited.
         waited_ms: u64,
     },
+    /// A Wormhole's ARC did not start within the bounded wait, or its watchdog fired
+    /// (`crate::arc::wormhole::arc_start`).
+    #[error(
+        "Wormhole ARC is not ready: {why} (scratch 5 {status:#x}, post code {post_code:#x}) after {waited_ms} ms (ready: scratch 5 is 1 or 0xffffdead, or 0 with post code 0xc0de0001 or 0xc0de003f..=0xc0de007f; reset the board, e.g. `tt-smi -r`)"
+    )]
+    WormholeArcNotReady {
+        /// Scratch register 5 as last read.
+        status: u32,
+        /// The post code (scratch register 0) as last read.
+        post_code: u32,
+        /// How long the host waited.
+        waited_ms: u64,
+        /// Still starting, or its watchdog fired.
+        why: String,
+    },
     /// An ARC message could not be sent or was refused (the message queue, `crate::arc`).
     #[error("ARC message {code:#04x}: {why}")]
     ArcMessage {

@@ -75,9 +75,9 @@ fn a_later_message_uses_the_same_queue_and_an_unknown_code_is_a_typed_error() {
 }
 
 #[test]
-fn a_simulated_wormhole_behind_the_bar_model_is_refused_with_what_is_missing() {
+fn a_simulated_wormhole_behind_the_bar_model_fails_at_the_first_wormhole_register() {
     // The BAR model's PCIe and ARC are a Blackhole's: over a simulated Wormhole it says so by
-    // its device id, and neither open takes it.
+    // its device id, and each open stops at the first Wormhole register it needs.
     let sim = || {
         Sim::new(SimConfig {
             wormhole: Some(wormhole_pac::harvest::HarvestMask::NONE),
@@ -87,9 +87,11 @@ fn a_simulated_wormhole_behind_the_bar_model_is_refused_with_what_is_missing() {
     let bar = SimBar::new(sim(), SimBarOptions::default());
     assert_eq!(komorebi_pcie::Bar::identity(&bar).device_id, 0x401E);
     match Card::open(bar, CardOptions::default()) {
-        Err(PcieError::UnsupportedChip { device_id, why }) => {
-            assert_eq!(device_id, 0x401E);
-            assert!(why.contains("a Wormhole card"), "{why}");
+        Err(PcieError::Simulator(why)) => {
+            assert!(
+                why.contains("0x1ff5002c"),
+                "the ARC NIU's NOC_NODE_ID: {why}"
+            )
         }
         other => panic!("{other:?}"),
     }

@@ -371,8 +371,8 @@ impl BroadcastConfig {
     }
 
     /// What `--chip` allows: a Blackhole takes no row mask; a Wormhole runs on the simulator
-    /// (native kernels) or ttsim's `wh` (firmware), one chip, its own rows harvested (on the
-    /// simulator only: ttsim's harvests none), no Blackhole mask or fused bank.
+    /// (native kernels), ttsim's `wh` or a card (firmware), one chip, its own rows harvested
+    /// (on the simulator only: a device's come from its ARC), no Blackhole mask or fused bank.
     fn validate_chip(&self) -> Result<(), BroadcastError> {
         if self.chip == ChipKind::Blackhole {
             if self.row_harvest != wormhole_pac::harvest::HarvestMask::NONE {
@@ -387,16 +387,13 @@ impl BroadcastConfig {
             }
             return Ok(());
         }
-        if !matches!(self.device, DeviceChoice::Ttsim { .. } | DeviceChoice::Sim) {
+        if self.device == DeviceChoice::PcieSim {
             return Err(flag(
                 "--chip",
-                format!(
-                    "wormhole with --device {}: the simulated card's PCIe, ARC and firmware \
-                     cores model a Blackhole, and a Wormhole card's ARC protocol is not built \
-                     (allowed: --chip wormhole with --device sim, native kernels, or --device \
-                     ttsim:PATH to ttsim's `wh` build)",
-                    self.device
-                ),
+                "wormhole with --device pcie-sim: the simulated card's PCIe, ARC and firmware \
+                 cores model a Blackhole (allowed: --chip wormhole with --device sim, native \
+                 kernels; --device ttsim:PATH to ttsim's `wh` build; or a Wormhole card's \
+                 device node)",
             ));
         }
         if self.harvest != HarvestMask::P100_P150 || self.fused_dram.is_some() {
@@ -408,14 +405,14 @@ impl BroadcastConfig {
                  --chip wormhole)",
             ));
         }
-        if matches!(self.device, DeviceChoice::Ttsim { .. })
+        if self.device != DeviceChoice::Sim
             && self.row_harvest != wormhole_pac::harvest::HarvestMask::NONE
         {
             return Err(flag(
                 "--harvest",
                 format!(
-                    "{:#05x} with --device {}: ttsim's `wh` harvests no row, and a device's \
-                     rows come from its ARC (allowed: a row mask with --device sim)",
+                    "{:#05x} with --device {}: a device's rows come from its ARC (ttsim's `wh` \
+                     harvests none) (allowed: a row mask with --device sim)",
                     self.row_harvest.bits(),
                     self.device
                 ),

@@ -30,11 +30,13 @@
 
 // `wait` uses `queue` (raising AICLK sends a message) and `port`; `queue` uses `port`; `port`
 // (the device access and the bounded wait) is a leaf. The tests import all three. `scratch`
-// (Wormhole's messages through BAR0) is a leaf over `Bar`.
+// (Wormhole's messages through BAR0) is a leaf over `Bar`; `wormhole` (a Wormhole card's open
+// steps) uses `scratch`, `port`'s bound and `wait`'s outcomes.
 mod port;
 mod queue;
 mod scratch;
 mod wait;
+pub mod wormhole;
 
 pub use port::{ArcPort, Bound, MIN_REAL_TIME_CAP};
 pub use queue::{ArcResponse, MessageQueue};

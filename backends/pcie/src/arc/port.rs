@@ -53,7 +53,13 @@ impl Bound {
 
     /// Waits once through `port`.
     pub fn wait(&mut self, port: &impl ArcPort) {
-        self.cycles = self.cycles.saturating_add(port.arc_wait());
+        self.add(port.arc_wait());
+    }
+
+    /// Counts `cycles` of device time the host let pass (a wait made another way, such as
+    /// [`Bar::pass_time`](crate::Bar::pass_time)).
+    pub fn add(&mut self, cycles: u64) {
+        self.cycles = self.cycles.saturating_add(cycles);
     }
 
     /// How long the wait took, in milliseconds: device time, or real time if that is longer.

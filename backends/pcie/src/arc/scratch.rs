@@ -26,9 +26,24 @@ pub fn wormhole_message<B: Bar>(
     };
     bar.bar0_write32(scratch_bar0(SCRATCH_RES0), arg)?;
     bar.bar0_write32(scratch_bar0(SCRATCH_STATUS), MSG_PREFIX | code as u32)?;
-    let misc = bar.bar0_read32(MISC_CNTL_BAR0)?;
-    bar.bar0_write32(MISC_CNTL_BAR0, misc | MISC_CNTL_IRQ0)?;
+    // ARC clears the IRQ bit when it takes a message; ringing again before would lose this
+    // one (tt-umd `WormholeArcMessenger::send_message` waits for it, 5 ms).
     let start = Instant::now();
+    let misc = loop {
+        let misc = bar.bar0_read32(MISC_CNTL_BAR0)?;
+        if misc & MISC_CNTL_IRQ0 == 0 {
+            break misc;
+        }
+        if misc == u32::MAX || start.elapsed() >= timeout {
+            return Err(failed(format!(
+                "ARC_MISC_CNTL ({MISC_CNTL_BAR0:#x}) still has its IRQ bit set after {} ms: \
+                 ARC took no earlier message",
+                start.elapsed().as_millis()
+            )));
+        }
+        bar.pass_time();
+    };
+    bar.bar0_write32(MISC_CNTL_BAR0, misc | MISC_CNTL_IRQ0)?;
     loop {
         let status = bar.bar0_read32(scratch_bar0(SCRATCH_STATUS))?;
         if status == u32::MAX {

@@ -59,8 +59,17 @@ impl fmt::Debug for KmdBar {
 
 impl KmdBar {
     /// [`PcieError::Hung`] if the PCIe NIU's `NOC_NODE_ID` (BAR0 0x1FD0_4044) reads
-    /// 0xFFFF_FFFF, as it does from a hung or reset device (tt-umd's hang detector).
+    /// 0xFFFF_FFFF, as it does from a hung or reset device (tt-umd's hang detector); on a
+    /// Wormhole the ARC NIU's (BAR0 0x1FF5_002C, tt-umd's `WormholeHangDetector`).
     pub fn check_alive(&self) -> Result<(), PcieError> {
+        if self.is_wormhole() {
+            return crate::arc::wormhole::check_alive(self).map_err(|e| match e {
+                PcieError::Hung { what } => PcieError::Hung {
+                    what: format!("{}: {what}", self.identity.path),
+                },
+                e => e,
+            });
+        }
         if self.bar0_read32(PCIE_NOC_NODE_ID_BAR0)? == HUNG_READ {
             return Err(PcieError::Hung {
                 what: format!(
@@ -72,13 +81,21 @@ impl KmdBar {
         Ok(())
     }
 
-    /// 2 MiB windows the driver lets this process allocate at most (201: the 202nd is the
-    /// kernel's) or 4 GiB windows the device's BAR4 holds.
+    /// 2 MiB windows the driver lets this process allocate at most (Blackhole 201: the 202nd
+    /// is the kernel's; Wormhole 10, the kernel keeping a 16 MiB one) or 4 GiB windows the
+    /// device's BAR4 holds (none on a Wormhole).
     pub fn window_count(&self, size: TlbSize) -> u32 {
-        match size {
-            TlbSize::Size2M => KERNEL_TLB_INDEX,
-            TlbSize::Size4G => self.windows_4g,
+        match (size, self.is_wormhole()) {
+            (TlbSize::Size2M, false) => KERNEL_TLB_INDEX,
+            (TlbSize::Size2M, true) => wormhole_pac::tlb::WindowSize::Mib2.count() as u32,
+            (TlbSize::Size4G, _) => self.windows_4g,
         }
+    }
+
+    /// Whether the device is a Wormhole (its PCI device id).
+    fn is_wormhole(&self) -> bool {
+        crate::chip::ChipKind::from_device_id(self.identity.device_id)
+            == Some(crate::chip::ChipKind::Wormhole)
     }
 
     fn check_owner(&self, window: &KmdWindow) -> Result<(), PcieError> {

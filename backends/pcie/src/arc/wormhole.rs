@@ -1,0 +1,312 @@
+//! A Wormhole B0 card's open sequence over BAR0, as tt-umd's `WormholeTTDevice` and
+//! `TTDevice::init_tt_device` run it: the bus alive, ARC started, its telemetry, DRAM trained,
+//! AICLK raised. Everything goes through BAR0 (ARC's reset unit, CSM and NIU registers,
+//! [`wormhole_pac::arc`]); no window is needed, so it runs before the window plan.
+//!
+//! # Sources
+//! * Alive: the ARC NIU's `NOC_NODE_ID` (tt-umd `WormholeHangDetector::read_hang_check_reg_via_bar`).
+//! * ARC started: tt-umd `WormholeTTDevice::wait_arc_core_start` (scratch 5, the post code in
+//!   scratch 0 and CSM's PCIe DMA request word; [`wormhole_pac::arc::boot`]); luwen's
+//!   `check_arc_msg_safe` reads the same table.
+//! * Telemetry: from bundle 18.4 the table the reset unit's `NOC_NODEID_X_0`/`Y_0` point at
+//!   (tt-umd `WormholeArcTelemetryReader`, tt-kmd `wormhole_populate_telemetry_cache`, which
+//!   takes it when both pointers lie in CSM); before it the flat table message 0x2C locates
+//!   (tt-umd `SmBusArcTelemetryReader`, luwen `Wormhole::get_telemetry`).
+//! * DRAM: tt-umd `Chip::wait_dram_cores_training` and `get_dram_training_status` (6 channels,
+//!   none harvested on Wormhole; `GDDR_STATUS` 2 bits a channel, the legacy `DDR_STATUS` 4).
+//! * AICLK: tt-umd `WormholeTTDevice::set_clock_state` (`ARC_GO_BUSY`) and
+//!   `TTDevice::wait_for_aiclk_value` (`GET_AICLK` within 5 % of the highest clock telemetry
+//!   gives, 200 ms; on timeout it logs and goes on).
+//! * Translation: tt-umd `WormholeTTDevice::get_noc_translation_enabled` (the ARC NIU's
+//!   `NIU_CFG_0` bit 14).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use wormhole_pac::arc::{self as wh, boot, msg, tag};
+use wormhole_pac::grid::DRAM_BANKS;
+use wormhole_pac::tensix::{AICLK_BUSY_MHZ, AICLK_IDLE_MHZ};
+
+use super::port::Bound;
+use super::scratch::wormhole_message;
+use super::wait::{AICLK_TOLERANCE_PERCENT, ClockOutcome, DramChannel, OpenTimeouts, settled};
+use crate::bar::Bar;
+use crate::error::PcieError;
+use crate::telemetry::{MAX_ENTRIES, Telemetry};
+
+/// Reads BAR0 `offset`, refusing the all-ones word of a hung bus.
+fn read_alive<B: Bar>(bar: &B, offset: u32, what: &str) -> Result<u32, PcieError> {
+    let v = bar.bar0_read32(offset)?;
+    if v == wh::HUNG_READ {
+        return Err(PcieError::Hung {
+            what: format!("{what} (BAR0 {offset:#x})"),
+        });
+    }
+    Ok(v)
+}
+
+/// The BAR0 offset of ARC CSM address `addr`, if it lies in CSM.
+pub fn csm_bar0(addr: u32) -> Option<u32> {
+    let offset = addr.checked_sub(wh::CSM_BASE)?;
+    (offset < wh::CSM_SIZE).then_some(wh::CSM_BAR0 + offset)
+}
+
+/// [`PcieError::Hung`] when the ARC NIU's `NOC_NODE_ID` reads all ones: the bus is hung or the
+/// chip was reset under the host.
+pub fn check_alive<B: Bar>(bar: &B) -> Result<(), PcieError> {
+    read_alive(bar, wh::ARC_NOC_NODE_ID_BAR0, "the ARC NIU's NOC_NODE_ID").map(|_| ())
+}
+
+/// What scratch 5, the post code and the DMA request word say of ARC's start.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ArcStart {
+    /// Started: messages are served.
+    Ready,
+    /// Still starting, or busy with a message: poll again.
+    Starting,
+    /// Its watchdog fired: it will not start without a reset.
+    Dead,
+}
+
+/// tt-umd's decision table (`wait_arc_core_start`) over one poll.
+pub fn arc_start(status: u32, post_code: u32, dma_request: u32) -> ArcStart {
+    match status {
+        boot::WATCHDOG => ArcStart::Dead,
+        boot::INIT_DONE_1 | boot::INIT_DONE_2 => ArcStart::Ready,
+        s if boot::BOOT_INCOMPLETE.contains(&s) || boot::ASLEEP.contains(&s) => ArcStart::Starting,
+        boot::OLD_POST_CODE
+            if post_code == boot::POST_CODE_INIT_DONE
+                || boot::POST_CODE_IDLE.contains(&post_code) =>
+        {
+            ArcStart::Ready
+        }
+        // A message queued (0xAA00 | code) or being served (0xAA00_0000 | code << 16).
+        s if s & 0xFFFF_FF00 == 0xAA00 || s & 0xFF00_FFFF == 0xAA00_0000 => ArcStart::Starting,
+        // The last message served (its code in the low half) and no DMA under way.
+        s if s & 0xFFFF > 1 && dma_request == 0 => ArcStart::Ready,
+        _ => ArcStart::Starting,
+    }
+}
+
+/// Waits, bounded by `timeout`, until ARC has started ([`arc_start`]).
+pub fn wait_arc_ready<B: Bar>(bar: &mut B, timeout: Duration) -> Result<(), PcieError> {
+    let mut bound = Bound::new(timeout);
+    let dma = csm_bar0(wh::CSM_BASE + wh::CSM_PCIE_DMA_REQUEST).unwrap_or(wh::CSM_BAR0);
+    loop {
+        let status = read_alive(bar, wh::scratch_bar0(wh::SCRATCH_STATUS), "ARC's scratch 5")?;
+        let post_code = read_alive(bar, wh::scratch_bar0(0), "ARC's post code (scratch 0)")?;
+        let dma_request = bar.bar0_read32(dma)?;
+        let not_ready = |why: &str, waited_ms| PcieError::WormholeArcNotReady {
+            status,
+            post_code,
+            waited_ms,
+            why: why.into(),
+        };
+        match arc_start(status, post_code, dma_request) {
+            ArcStart::Ready => return Ok(()),
+            ArcStart::Dead => return Err(not_ready("its watchdog fired", bound.waited_ms())),
+            ArcStart::Starting if bound.expired() => {
+                return Err(not_ready("still starting", bound.waited_ms()));
+            }
+            ArcStart::Starting => bound.add(bar.pass_time()),
+        }
+    }
+}
+
+/// Which table the telemetry came from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TableKind {
+    /// The tagged table of bundle 18.4 and later.
+    Tagged,
+    /// The flat table of older firmware, indexed by [`tag`]'s `LEGACY_*` tags.
+    Legacy,
+}
+
+/// Reads the telemetry through BAR0: the tagged table when both reset-unit pointers lie in
+/// CSM (tt-kmd's test), else the legacy flat table message 0x2C locates. The values are keyed
+/// by the table's own tags.
+pub fn read_telemetry<B: Bar>(
+    bar: &mut B,
+    message_timeout: Duration,
+) -> Result<(TableKind, Telemetry), PcieError> {
+    let table = bar.bar0_read32(wh::TELEMETRY_TABLE_PTR_BAR0)?;
+    let data = bar.bar0_read32(wh::TELEMETRY_DATA_PTR_BAR0)?;
+    if let (Some(table), Some(data)) = (csm_bar0(table), csm_bar0(data)) {
+        let version = bar.bar0_read32(table)?;
+        let major = (version >> 16) & 0xFF;
+        if major > 1 {
+            return Err(PcieError::Telemetry(format!(
+                "table version {version:#x} has major {major}; at most 1 is understood"
+            )));
+        }
+        let count = bar.bar0_read32(table + 4)?;
+        if count > MAX_ENTRIES {
+            return Err(PcieError::Telemetry(format!(
+                "table claims {count} entries (at most {MAX_ENTRIES} are believed)"
+            )));
+        }
+        let mut values = BTreeMap::new();
+        for i in 0..count {
+            let entry = bar.bar0_read32(table + 8 + 4 * i)?;
+            let at = data + 4 * (entry >> 16);
+            if at >= wh::CSM_BAR0 + wh::CSM_SIZE {
+                return Err(PcieError::Telemetry(format!(
+                    "entry {i} (tag {}) points past CSM",
+                    entry & 0xFFFF
+                )));
+            }
+            values.insert(entry as u16, bar.bar0_read32(at)?);
+        }
+        return Ok((TableKind::Tagged, Telemetry { version, values }));
+    }
+    let addr = wormhole_message(bar, msg::GET_SMBUS_TELEMETRY_ADDR, 0, message_timeout)?;
+    let base = csm_bar0(addr)
+        .filter(|&b| b + 4 * tag::LEGACY_TAGS as u32 <= wh::CSM_BAR0 + wh::CSM_SIZE)
+        .ok_or_else(|| {
+            PcieError::Telemetry(format!(
+                "message {:#04x} answered {addr:#x}, not a table in CSM ({:#x}..{:#x}), and \
+                 NOC_NODEID_X_0/Y_0 point at no table ({table:#x}, {data:#x})",
+                msg::GET_SMBUS_TELEMETRY_ADDR,
+                wh::CSM_BASE,
+                wh::CSM_BASE + wh::CSM_SIZE
+            ))
+        })?;
+    let mut values = BTreeMap::new();
+    for t in 0..tag::LEGACY_TAGS {
+        values.insert(t, bar.bar0_read32(base + 4 * t as u32)?);
+    }
+    Ok((TableKind::Legacy, Telemetry { version: 0, values }))
+}
+
+/// Each of the 6 channels' training from `telemetry` of `kind`, or `None` when the table has
+/// no training status (then tt-umd does not wait either).
+pub fn dram_channels(kind: TableKind, telemetry: &Telemetry) -> Option<[DramChannel; DRAM_BANKS]> {
+    Some(match kind {
+        TableKind::Tagged => {
+            let status = telemetry.get(tag::GDDR_STATUS)?;
+            std::array::from_fn(|c| match (status >> (2 * c)) & 3 {
+                0b01 => DramChannel::Trained,
+                0b00 => DramChannel::Training,
+                _ => DramChannel::Failed,
+            })
+        }
+        TableKind::Legacy => {
+            let status = telemetry.get(tag::LEGACY_DDR_STATUS)?;
+            // 0 none yet, 2 passed, 3 skipped; 1 failed and 4..=7 debug states are failures.
+            std::array::from_fn(|c| match (status >> (4 * c)) & 0xF {
+                0 => DramChannel::Training,
+                2 | 3 => DramChannel::Trained,
+                _ => DramChannel::Failed,
+            })
+        }
+    })
+}
+
+/// Waits, bounded by `timeout`, until every channel is trained (the telemetry re-read each
+/// poll). `Ok(Some(note))` when the table reports no training status.
+pub fn wait_dram_trained<B: Bar>(
+    bar: &mut B,
+    timeouts: &OpenTimeouts,
+) -> Result<Option<String>, PcieError> {
+    let mut bound = Bound::new(timeouts.dram_training);
+    loop {
+        let (kind, telemetry) = read_telemetry(bar, timeouts.arc_message)?;
+        let Some(channels) = dram_channels(kind, &telemetry) else {
+            return Ok(Some(
+                "telemetry has no DRAM training status: DRAM training was not checked".into(),
+            ));
+        };
+        let list = |want| -> Vec<String> {
+            (0..DRAM_BANKS)
+                .filter(|&c| channels[c] == want)
+                .map(|c| c.to_string())
+                .collect()
+        };
+        let failed = list(DramChannel::Failed);
+        if !failed.is_empty() {
+            return Err(PcieError::DramTraining(format!(
+                "channel(s) {} failed training; reset the board (tt-smi -r)",
+                failed.join(", ")
+            )));
+        }
+        let training = list(DramChannel::Training);
+        if training.is_empty() {
+            return Ok(None);
+        }
+        if bound.expired() {
+            return Err(PcieError::DramTraining(format!(
+                "channel(s) {} still training after {} ms",
+                training.join(", "),
+                bound.waited_ms()
+            )));
+        }
+        bound.add(bar.pass_time());
+    }
+}
+
+/// The highest AICLK telemetry of `kind` allows: `AICLK_LIMIT_MAX` (bundle 18.8 and later), the
+/// legacy AICLK word's upper half, or tt-umd's busy 1,000 MHz when neither says.
+pub fn max_aiclk(kind: TableKind, telemetry: &Telemetry) -> u32 {
+    let given = match kind {
+        TableKind::Tagged => telemetry.get(tag::AICLK_LIMIT_MAX),
+        TableKind::Legacy => telemetry.get(tag::LEGACY_AICLK).map(|v| v >> 16),
+    };
+    given.filter(|&mhz| mhz != 0).unwrap_or(AICLK_BUSY_MHZ)
+}
+
+/// Sends `ARC_GO_BUSY`, then asks `GET_AICLK` until the clock is within 5 % of `target`,
+/// bounded by `timeouts.aiclk`. As on Blackhole a message ARC refuses or a clock that does not
+/// settle is an outcome, not an error; a hung device is an error.
+pub fn raise_aiclk<B: Bar>(
+    bar: &mut B,
+    target: u32,
+    timeouts: &OpenTimeouts,
+) -> Result<ClockOutcome, PcieError> {
+    let clock = |bar: &mut B| wormhole_message(bar, msg::GET_AICLK, 0, timeouts.arc_message);
+    if let Err(e) = wormhole_message(bar, msg::ARC_GO_BUSY, 0, timeouts.arc_message) {
+        let PcieError::ArcMessage { .. } = e else {
+            return Err(e);
+        };
+        let mhz = clock(bar)?;
+        return Ok(ClockOutcome {
+            raised: false,
+            aiclk_mhz: mhz,
+            note: Some(format!("ARC_GO_BUSY failed: {e}; AICLK is {mhz} MHz")),
+        });
+    }
+    let mut bound = Bound::new(timeouts.aiclk);
+    loop {
+        let mhz = clock(bar)?;
+        if settled(mhz, target) {
+            return Ok(ClockOutcome {
+                raised: true,
+                aiclk_mhz: mhz,
+                note: (mhz != target).then(|| {
+                    format!(
+                        "AICLK settled at {mhz} MHz, within {AICLK_TOLERANCE_PERCENT}% of the \
+                         requested {target} MHz"
+                    )
+                }),
+            });
+        }
+        if bound.expired() {
+            return Ok(ClockOutcome {
+                raised: false,
+                aiclk_mhz: mhz,
+                note: Some(format!(
+                    "AICLK did not reach {target} MHz within {} ms of ARC_GO_BUSY: GET_AICLK \
+                     says {mhz} MHz{}",
+                    bound.waited_ms(),
+                    if mhz <= AICLK_IDLE_MHZ { " (idle)" } else { "" }
+                )),
+            });
+        }
+        bound.add(bar.pass_time());
+    }
+}
+
+/// Whether the firmware turned NoC translation on (the ARC NIU's `NIU_CFG_0` bit 14).
+pub fn translation_enabled<B: Bar>(bar: &B) -> Result<bool, PcieError> {
+    let cfg = read_alive(bar, wh::ARC_NIU_CFG_0_BAR0, "the ARC NIU's NIU_CFG_0")?;
+    Ok(cfg & wh::NIU_CFG_0_TRANSLATE != 0)
+}
