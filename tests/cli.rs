@@ -836,18 +836,6 @@ fn a_wormhole_flag_that_cannot_run_exits_2_with_one_line_saying_what_is_allowed(
                 "--chip",
                 "wormhole",
                 "--device",
-                "pcie-sim",
-                "--jobs",
-                "1",
-            ][..],
-            "--chip: wormhole with --device pcie-sim",
-        ),
-        (
-            &[
-                "broadcast",
-                "--chip",
-                "wormhole",
-                "--device",
                 "ttsim:/nonexistent",
                 "--harvest",
                 "1",
@@ -914,6 +902,47 @@ fn a_simulated_wormhole_runs_the_whole_grid_every_byte_checked() {
     assert_eq!(v["binding"], "compute (0,0)");
     let e = v["efficiency"].as_f64().unwrap();
     assert!(e > 0.5 && e <= 1.0, "{v}");
+}
+
+#[test]
+fn a_simulated_wormhole_card_runs_through_the_card_path_as_the_simulator_does() {
+    // pcie-sim: the Wormhole card's open (its ARC in BAR0), the loader and its windows, then
+    // the native kernels; the same bytes as on the simulator driven directly.
+    let args = [
+        "--chip",
+        "wormhole",
+        "--harvest",
+        "0x4",
+        "--rect",
+        "0,0,8,9",
+        "--blocks",
+        "4",
+        "--pages",
+        "2",
+        "--jobs",
+        "2",
+    ];
+    let (code, sim) = broadcast_json(&args);
+    assert_eq!(code, 0, "{sim}");
+    let (code, card) = broadcast_json(&[&args[..], &["--device", "pcie-sim"]].concat());
+    assert_eq!(code, 0, "{card}");
+    assert_eq!(card["ok"], true);
+    assert_eq!(card["received_bytes"], sim["received_bytes"]);
+    assert_eq!(card["checked_bytes"], sim["checked_bytes"]);
+    let (code, out, err) = komorebi(&[
+        "broadcast",
+        "--chip",
+        "wormhole",
+        "--device",
+        "pcie-sim",
+        "--exec",
+        "firmware",
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("--exec: firmware with --chip wormhole --device pcie-sim"),
+        "{err}"
+    );
 }
 
 #[test]

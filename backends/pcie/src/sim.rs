@@ -59,12 +59,21 @@ fn sim_error(e: komorebi_sim::SimError) -> PcieError {
 impl SimBar {
     /// The BARs of the card `sim` simulates.
     pub fn new(sim: Sim, options: SimBarOptions) -> Self {
-        // The PCIe and ARC models are a Blackhole's: a simulated Wormhole says what it is, and
-        // `Card::open` refuses it (as does `Card::open_wormhole`, for want of its ARC).
-        let device_id = if sim.chip().is_blackhole() {
-            crate::chip::DEVICE_ID_BLACKHOLE
+        // A simulated Wormhole says what it is; its ARC answers in BAR0, and it has ten 2 MiB
+        // windows and no 4 GiB ones (tt-kmd's `wormhole.c`).
+        let (device_id, windows_2m, windows_4g) = if sim.chip().is_blackhole() {
+            (
+                crate::chip::DEVICE_ID_BLACKHOLE,
+                options.windows_2m,
+                options.windows_4g,
+            )
         } else {
-            crate::chip::DEVICE_ID_WORMHOLE
+            let wormhole_2m = wormhole_pac::tlb::WindowSize::Mib2.count() as u32;
+            (
+                crate::chip::DEVICE_ID_WORMHOLE,
+                options.windows_2m.min(wormhole_2m),
+                0,
+            )
         };
         Self {
             sim: RefCell::new(sim),
@@ -80,7 +89,7 @@ impl SimBar {
                 clock_note: None,
                 firmware_bundle: None,
             },
-            pool: WindowPool::new(options.windows_2m, options.windows_4g),
+            pool: WindowPool::new(windows_2m, windows_4g),
             options,
         }
     }
@@ -168,6 +177,13 @@ impl Bar for SimBar {
             .bar_read(0, offset as u64, &mut b)
             .map_err(sim_error)?;
         Ok(u32::from_le_bytes(b))
+    }
+
+    fn bar0_write32(&mut self, offset: u32, value: u32) -> Result<(), PcieError> {
+        self.sim
+            .get_mut()
+            .bar_write(0, offset as u64, &value.to_le_bytes())
+            .map_err(sim_error)
     }
 
     fn pass_time(&mut self) -> u64 {

@@ -75,35 +75,42 @@ fn a_later_message_uses_the_same_queue_and_an_unknown_code_is_a_typed_error() {
 }
 
 #[test]
-fn a_simulated_wormhole_behind_the_bar_model_fails_at_the_first_wormhole_register() {
-    // The BAR model's PCIe and ARC are a Blackhole's: over a simulated Wormhole it says so by
-    // its device id, and each open stops at the first Wormhole register it needs.
+fn a_simulated_wormhole_card_opens_through_its_arc_in_bar0() {
+    // The simulator's Wormhole ARC (`komorebi_sim::arc_wormhole`): started, the harvested rows
+    // in ARC's order, the tagged telemetry table, AICLK raised by ARC_GO_BUSY; then Wormhole's
+    // ten 2 MiB windows (nine tiles and the spare) and no 4 GiB ones.
+    let rows = wormhole_pac::harvest::HarvestMask::new(0x201).unwrap();
     let sim = || {
         Sim::new(SimConfig {
-            wormhole: Some(wormhole_pac::harvest::HarvestMask::NONE),
+            wormhole: Some(rows),
+            timing: komorebi_sim::Timing::wormhole(),
             ..SimConfig::default()
         })
     };
     let bar = SimBar::new(sim(), SimBarOptions::default());
     assert_eq!(komorebi_pcie::Bar::identity(&bar).device_id, 0x401E);
-    match Card::open(bar, CardOptions::default()) {
-        Err(PcieError::Simulator(why)) => {
-            assert!(
-                why.contains("0x1ff5002c"),
-                "the ARC NIU's NOC_NODE_ID: {why}"
-            )
-        }
-        other => panic!("{other:?}"),
-    }
-    let bar = SimBar::new(sim(), SimBarOptions::default());
-    match Card::open_wormhole(bar, CardOptions::default()) {
-        Err(PcieError::Bar0Unmapped { offset, .. }) => {
-            assert_eq!(
-                offset,
-                wormhole_pac::arc::scratch_bar0(3),
-                "ARC's first scratch word"
-            );
-        }
-        other => panic!("{other:?}"),
-    }
+    let card = Card::open(bar, CardOptions::default()).unwrap();
+    assert_eq!(card.chip().harvest_word(), 0x201);
+    assert_eq!(card.tensix().count(), 64);
+    assert_eq!(card.aiclk_mhz(), 1000);
+    assert!(card.identity().clock_raised);
+    assert_eq!((card.tiles_with_window(), card.dram_windows()), (9, 0));
+    assert_eq!(
+        card.telemetry().get(wormhole_pac::arc::tag::GDDR_STATUS),
+        Some(0x555)
+    );
+    assert!(
+        card.notes()
+            .iter()
+            .any(|n| n.contains("translation is off")),
+        "{:?}",
+        card.notes()
+    );
+    // ttsim's open (messages only) takes the same ARC.
+    let card = Card::open_wormhole(
+        SimBar::new(sim(), SimBarOptions::default()),
+        CardOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(card.chip().harvest_word(), 0x201);
 }

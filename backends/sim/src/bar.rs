@@ -5,9 +5,12 @@
 //!
 //! What a card presents, and the simulator too:
 //! * BAR0 `0x1FC0_0000..`: the windows' configuration words (and the strided-multicast
-//!   registers, zero only); BAR0 `PCIE_NIU_CFG_0_BAR0` (bit 14: translation) and
-//!   `PCIE_NOC_NODE_ID_BAR0` ((2, 0)), read only. Any other BAR0 offset outside the windows is
-//!   `SimError::BadBar`.
+//!   registers, zero only); on a Blackhole BAR0 `PCIE_NIU_CFG_0_BAR0` (bit 14: translation)
+//!   and `PCIE_NOC_NODE_ID_BAR0` ((2, 0)), read only; on a Wormhole its ARC's registers and
+//!   CSM (`arc_wormhole`). Any other BAR0 offset outside the windows is `SimError::BadBar`.
+//!   A simulated Wormhole's windows keep Blackhole's BAR layout and configuration words: the
+//!   host programs a card's through tt-kmd's CONFIGURE_TLB, which encodes them, so their
+//!   Wormhole encoding is not modelled.
 //! * A window onto a Tensix: L1 (`0..0x18_0000`) and the registers of `regs` at
 //!   `0xFFB0_0000..`, 32-bit words there; onto DRAM: the bank; onto ARC: `arc`'s words (the
 //!   message queues and the IRQ take writes; the rest is read-only).
@@ -19,13 +22,14 @@
 //!   simulation runs.
 //!
 //! Soft-reset changes are returned to the caller (`Sim`), which stops and boots cores. Uses
-//! `world`, `pcie` and leaf modules.
+//! `world`, `pcie`, `arc_wormhole` and leaf modules.
 
 use blackhole_pac::grid::Noc0Xy;
-use blackhole_pac::tensix::{L1_SIZE, LOCAL_MEM_BASE};
+use blackhole_pac::tensix::LOCAL_MEM_BASE;
 use blackhole_pac::translate::Translation;
 
 use crate::arc;
+use crate::arc_wormhole::{self, WormholeArc};
 use crate::config::SimConfig;
 use crate::error::SimError;
 use crate::packet::{Item, TileIx};
@@ -115,11 +119,11 @@ fn words(addr: u64, len: usize) -> Result<impl Iterator<Item = u64>, SimError> {
 
 /// Refuses a Tensix access that is neither L1 nor modelled registers (writable ones when
 /// `write`).
-fn check_tile(addr: u64, len: usize, write: bool) -> Result<(), SimError> {
+fn check_tile(l1_size: u32, addr: u64, len: usize, write: bool) -> Result<(), SimError> {
     if addr < LOCAL_MEM_BASE as u64 {
-        return check_l1(L1_SIZE, addr, len).map_err(|_| {
+        return check_l1(l1_size, addr, len).map_err(|_| {
             SimError::OutOfRange(format!(
-                "Tensix local address {addr:#x}+{len} is neither L1 (below 0x180000) nor a \
+                "Tensix local address {addr:#x}+{len} is neither L1 (below {l1_size:#x}) nor a \
                  register (0xFFB00000 and above)"
             ))
         });
@@ -150,6 +154,8 @@ pub(crate) struct Bars {
     translation: Option<Translation>,
     reorder: bool,
     posted: Posted<Dest, (Landing, Vec<u8>)>,
+    /// A Wormhole's ARC, reached through BAR0 (a Blackhole's is reached through a window).
+    wormhole_arc: Option<WormholeArc>,
 }
 
 impl Bars {
@@ -160,6 +166,7 @@ impl Bars {
             translation: cfg.noc_translation(),
             reorder: cfg.reorder_posted_writes,
             posted: Posted::new(SplitMix64::new(cfg.seed ^ 0x0D0E_5EED_BA12_0001)),
+            wormhole_arc: cfg.wormhole.map(|_| WormholeArc::new()),
         }
     }
 
@@ -235,14 +242,22 @@ impl Bars {
         if bar == 0 && self.tlbs.write_config(offset, data)? {
             return Ok(Vec::new());
         }
-        if bar == 0 && pcie::bar0_register(offset, false).is_some() {
+        if let Some(arc) = self.wormhole_arc.as_mut().filter(|_| bar == 0) {
+            if arc_wormhole::modelled(offset) {
+                for (a, c) in words(offset, data.len())?.zip(data.chunks_exact(4)) {
+                    arc.write(&w.cfg, a, u32::from_le_bytes([c[0], c[1], c[2], c[3]]))?;
+                }
+                return Ok(Vec::new());
+            }
+        }
+        if bar == 0 && self.wormhole_arc.is_none() && pcie::bar0_register(offset, false).is_some() {
             return Err(SimError::BadBar(format!(
                 "BAR0 {offset:#x} (the PCIe NIU's NIU_CFG_0 or NOC_NODE_ID) is read-only in \
                  the simulator"
             )));
         }
         let access = self.tlbs.access(
-            &w.tiles,
+            (&w.tiles, &w.chip),
             self.translation.as_ref(),
             bar,
             offset,
@@ -262,11 +277,11 @@ impl Bars {
                 return Ok(Vec::new());
             }
             Place::Tile(ix, addr) => {
-                check_tile(addr, len, true)?;
+                check_tile(w.chip.l1_size, addr, len, true)?;
                 vec![Landing::Tile(ix, addr)]
             }
             Place::Multicast(tiles, addr) => {
-                check_tile(addr, len, true)?;
+                check_tile(w.chip.l1_size, addr, len, true)?;
                 tiles
                     .into_iter()
                     .map(|ix| Landing::Tile(ix, addr))
@@ -306,7 +321,17 @@ impl Bars {
         if bar == 0 && self.tlbs.read_config(offset, buf) {
             return Ok(Vec::new());
         }
-        if bar == 0 {
+        if let Some(arc) = self.wormhole_arc.as_ref().filter(|_| bar == 0) {
+            if arc_wormhole::modelled(offset) {
+                let at = words(offset, buf.len())?;
+                for (chunk, a) in buf.chunks_exact_mut(4).zip(at) {
+                    let v = arc.read(&w.cfg, a).unwrap_or(0);
+                    chunk.copy_from_slice(&v.to_le_bytes());
+                }
+                return Ok(Vec::new());
+            }
+        }
+        if bar == 0 && self.wormhole_arc.is_none() {
             if let Some(v) = pcie::bar0_register(offset, self.translation.is_some()) {
                 if buf.len() != 4 {
                     return Err(SimError::BadBar(format!(
@@ -319,7 +344,7 @@ impl Bars {
             }
         }
         let access = self.tlbs.access(
-            &w.tiles,
+            (&w.tiles, &w.chip),
             self.translation.as_ref(),
             bar,
             offset,
@@ -329,7 +354,7 @@ impl Bars {
         let len = buf.len();
         let (xy0, dest) = match access.place {
             Place::Tile(ix, addr) => {
-                check_tile(addr, len, false)?;
+                check_tile(w.chip.l1_size, addr, len, false)?;
                 (w.tiles[ix as usize].xy0, Some(Dest::Tile(ix)))
             }
             Place::Dram { bank, port, addr } => {

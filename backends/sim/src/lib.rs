@@ -142,6 +142,7 @@ compile_error!(
 );
 
 pub mod arc;
+pub mod arc_wormhole;
 mod bar;
 mod boot;
 pub mod config;

@@ -13,14 +13,19 @@
 //! torus): so a NoC1 multicast still needs its corners swapped under translation (ISA), and a
 //! harvested column inside the rectangle simply has no tile to receive.
 //!
+//! On a simulated Wormhole the same windows reach its grid (10 x 12, raw coordinates: it has
+//! no translation) and its DRAM ports; its ARC is reached through BAR0 instead
+//! (`arc_wormhole`).
+//!
 //! This module decodes: it keeps the windows' configuration words and says where an access
 //! lands ([`Place`]); `bar` carries it out. Imports only `tile` (to find a window's target)
 //! and leaf modules.
 
-use blackhole_pac::grid::{Noc0Xy, Noc1Xy, TileKind};
+use blackhole_pac::grid::{Noc0Xy, TileKind};
 use blackhole_pac::tlb::{self, TlbConfig, TlbOrdering, TlbSize};
 use blackhole_pac::translate::{TranslatedXy, Translation};
 
+use crate::config::ChipModel;
 use crate::error::SimError;
 use crate::packet::{NO_TILE, Target, TileIx};
 use crate::route::Grid;
@@ -157,53 +162,62 @@ impl Tlbs {
     }
 
     /// NoC0 coordinates of the tile a window's `p` names: translated coordinates under
-    /// `translation`, raw coordinates of `noc` otherwise.
-    fn noc0(translation: Option<&Translation>, noc: u8, p: (u8, u8)) -> Result<Noc0Xy, SimError> {
+    /// `translation`, raw coordinates of `noc` on the chip's `grid` otherwise.
+    fn noc0(
+        translation: Option<&Translation>,
+        grid: Grid,
+        noc: u8,
+        p: (u8, u8),
+    ) -> Result<(u8, u8), SimError> {
         match translation {
             Some(t) => TranslatedXy::new(p.0, p.1)
                 .and_then(|xy| t.to_noc0(xy))
+                .map(|q| q.get())
                 .ok_or(SimError::Untranslatable(p)),
-            None => {
-                let q = if noc == 0 {
-                    Noc0Xy::new(p.0, p.1)
-                } else {
-                    Noc1Xy::new(p.0, p.1).map(Noc1Xy::to_noc0)
-                };
-                q.ok_or_else(|| {
-                    SimError::BadBar(format!(
-                        "TLB window targets NoC{noc} {p:?}, which is off the 17 x 12 grid \
-                         (translation is off)"
-                    ))
-                })
-            }
+            None if p.0 < grid.width && p.1 < grid.height => Ok(grid.raw(noc, p)),
+            None => Err(SimError::BadBar(format!(
+                "TLB window targets NoC{noc} {p:?}, which is off the {} x {} grid (translation \
+                 is off)",
+                grid.width, grid.height
+            ))),
         }
     }
 
-    /// What a unicast access at NoC0 `p`, address `addr`, reaches.
-    fn unicast(tiles: &Tiles, p: Noc0Xy, addr: u64) -> Result<Place, SimError> {
-        if let Some(ix) = tiles.at0(p.get()) {
+    /// What a unicast access at NoC0 `p` of `chip`, address `addr`, reaches.
+    fn unicast(tiles: &Tiles, chip: &ChipModel, p: (u8, u8), addr: u64) -> Result<Place, SimError> {
+        if let Some(ix) = tiles.at0(p) {
             return Ok(Place::Tile(ix, addr));
         }
-        match p.tile() {
-            TileKind::Tensix => Err(SimError::NoTile(p.get())),
-            TileKind::Dram { bank, .. } => Ok(Place::Dram {
-                bank,
-                port: p.get(),
+        if let Some(bank) = chip.dram_ports.iter().position(|ports| ports.contains(&p)) {
+            return Ok(Place::Dram {
+                bank: bank as u8,
+                port: p,
                 addr,
-            }),
-            TileKind::Arc => Ok(Place::Arc(addr)),
+            });
+        }
+        // The Blackhole's ARC is reached through a window; a Wormhole's through BAR0.
+        let kind = Noc0Xy::new(p.0, p.1)
+            .filter(|_| chip.is_blackhole())
+            .map(|q| q.tile());
+        match kind {
+            Some(TileKind::Arc) => Ok(Place::Arc(addr)),
+            Some(TileKind::Tensix) => Err(SimError::NoTile(p)),
             kind => Err(SimError::BadBar(format!(
-                "TLB window targets NoC0 {:?}, a {kind:?} tile the simulator does not model",
-                p.get()
+                "TLB window targets NoC0 {p:?}, {} the simulator does not model",
+                match kind {
+                    Some(kind) => format!("a {kind:?} tile"),
+                    None => format!("a tile of the {} that is not Tensix or DRAM", chip.name),
+                }
             ))),
         }
     }
 
     /// Where an access of `len` bytes to BAR `bar` at `offset` (not a configuration register)
-    /// lands; `translation` when NoC translation is on. Reads never multicast.
+    /// lands among the chip's `tiles`; `translation` when NoC translation is on. Reads never
+    /// multicast.
     pub(crate) fn access(
         &self,
-        tiles: &Tiles,
+        (tiles, chip): (&Tiles, &ChipModel),
         translation: Option<&Translation>,
         bar: u8,
         offset: u64,
@@ -213,9 +227,10 @@ impl Tlbs {
         let (config, addr) = self.window(bar, offset, len)?;
         let noc = config.noc;
         let strict = config.ordering == TlbOrdering::Strict;
+        let grid = chip.grid;
         if !config.multicast {
-            let p = Self::noc0(translation, noc, config.end)?;
-            let place = Self::unicast(tiles, p, addr)?;
+            let p = Self::noc0(translation, grid, noc, config.end)?;
+            let place = Self::unicast(tiles, chip, p, addr)?;
             return Ok(Access { place, strict });
         }
         if !write {
@@ -223,8 +238,8 @@ impl Tlbs {
                 "a read through a multicast TLB window (reads never multicast)".into(),
             ));
         }
-        let s = Grid::BLACKHOLE.raw(noc, Self::noc0(translation, noc, config.start)?.get());
-        let e = Grid::BLACKHOLE.raw(noc, Self::noc0(translation, noc, config.end)?.get());
+        let s = grid.raw(noc, Self::noc0(translation, grid, noc, config.start)?);
+        let e = grid.raw(noc, Self::noc0(translation, grid, noc, config.end)?);
         let dests = tiles
             .multicast_dests(noc, NO_TILE, (s, e), false)
             .into_iter()

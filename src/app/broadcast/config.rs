@@ -387,13 +387,12 @@ impl BroadcastConfig {
             }
             return Ok(());
         }
-        if self.device == DeviceChoice::PcieSim {
+        if self.device == DeviceChoice::PcieSim && self.exec == Exec::Firmware {
             return Err(flag(
-                "--chip",
-                "wormhole with --device pcie-sim: the simulated card's PCIe, ARC and firmware \
-                 cores model a Blackhole (allowed: --chip wormhole with --device sim, native \
-                 kernels; --device ttsim:PATH to ttsim's `wh` build; or a Wormhole card's \
-                 device node)",
+                "--exec",
+                "firmware with --chip wormhole --device pcie-sim: the simulator's firmware cores \
+                 model a Blackhole's (allowed: --exec native there; the Wormhole firmware runs \
+                 on ttsim's `wh` build, --device ttsim:PATH, or a card)",
             ));
         }
         if self.harvest != HarvestMask::P100_P150 || self.fused_dram.is_some() {
@@ -405,14 +404,13 @@ impl BroadcastConfig {
                  --chip wormhole)",
             ));
         }
-        if self.device != DeviceChoice::Sim
-            && self.row_harvest != wormhole_pac::harvest::HarvestMask::NONE
+        if !self.device.in_process() && self.row_harvest != wormhole_pac::harvest::HarvestMask::NONE
         {
             return Err(flag(
                 "--harvest",
                 format!(
                     "{:#05x} with --device {}: a device's rows come from its ARC (ttsim's `wh` \
-                     harvests none) (allowed: a row mask with --device sim)",
+                     harvests none) (allowed: a row mask with --device sim or pcie-sim)",
                     self.row_harvest.bits(),
                     self.device
                 ),
