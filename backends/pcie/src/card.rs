@@ -58,8 +58,6 @@ use crate::error::PcieError;
 use crate::telemetry::{ArcRead, Telemetry};
 use crate::window::{self, Moving};
 
-mod wormhole;
-
 /// How a [`Card`] uses its windows.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct CardOptions {
@@ -191,9 +189,59 @@ impl<B: Bar> Card<B> {
         Ok(card)
     }
 
+    /// Sets up the Wormhole B0 card behind `bar` as tt-umd does
+    /// ([`crate::arc::wormhole::open_card`]): the bus alive (the ARC NIU's `NOC_NODE_ID`), ARC
+    /// started (scratch 5 and the post code, within [`CardOptions::open`]'s ARC wait), whether
+    /// translation is on, the harvested rows (`ARC_GET_HARVESTING`), telemetry (the tagged
+    /// table, or the legacy flat one), every DRAM channel trained (within the training wait),
+    /// AICLK raised with `ARC_GO_BUSY` and read back with `GET_AICLK` (a clock that does not
+    /// settle is recorded in [`Card::identity`], not an error), then the window plan.
+    ///
+    /// Windows and kernels use raw NoC0 coordinates whether translation is on or not: the
+    /// translation tables map entries 0..=15 to themselves (tt-isa-documentation
+    /// `WormholeB0/NoC/Coordinates.md`), which every Wormhole tile's coordinates are; the open
+    /// notes which it found. The window plan is ttsim's (below).
+    pub fn open_wormhole_card(mut bar: B, options: CardOptions) -> Result<Self, PcieError> {
+        let found = crate::arc::wormhole::open_card(&mut bar, &options.open)?;
+        Self::wormhole(bar, options, found)
+    }
+
+    /// Sets up a Wormhole B0 behind `bar` (ttsim's `wh` build): its harvested rows and AICLK
+    /// from ARC's messages (`ARC_GET_HARVESTING`, `GET_AICLK`, through BAR0's scratch
+    /// registers: [`crate::arc::wormhole_message`], each bounded by
+    /// [`CardOptions::open`]'s ARC message wait), then the window plan over its enabled Tensix
+    /// tiles (its ten 2 MiB windows: the spare and nine tiles; the other tiles and every DRAM
+    /// bank go through the spare window, and no multicast window is left, nor needed: without
+    /// translation the loader writes tile by tile) with raw coordinates (ttsim's Wormhole passes
+    /// them through). Its ARC telemetry table is not read. Refuses any other
+    /// chip.
+    pub fn open_wormhole(mut bar: B, options: CardOptions) -> Result<Self, PcieError> {
+        let found = crate::arc::wormhole::open_ttsim(&mut bar, options.open.arc_message)?;
+        Self::wormhole(bar, options, found)
+    }
+
+    /// The Wormhole card of what its open found, with its windows planned.
+    fn wormhole(
+        bar: B,
+        options: CardOptions,
+        found: crate::arc::wormhole::Found,
+    ) -> Result<Self, PcieError> {
+        let chip = CardChip::Wormhole {
+            harvest: found.harvest,
+        };
+        let mut card = Self::unplanned(bar, options, chip, found.aiclk_mhz)?;
+        card.telemetry = found.telemetry;
+        if let Some(clock) = found.clock {
+            clock.record(&mut card.identity);
+        }
+        card.notes = found.notes;
+        card.plan_windows()?;
+        Ok(card)
+    }
+
     /// A card of `chip` at `aiclk_mhz` with only its spare window, before telemetry and the
     /// window plan.
-    pub(crate) fn unplanned(
+    fn unplanned(
         mut bar: B,
         options: CardOptions,
         chip: CardChip,
@@ -259,7 +307,7 @@ impl<B: Bar> Card<B> {
         Ok(())
     }
 
-    pub(crate) fn plan_windows(&mut self) -> Result<(), PcieError> {
+    fn plan_windows(&mut self) -> Result<(), PcieError> {
         let mut tiles = BTreeMap::new();
         for p in self.chip.tensix() {
             let target = self.target(p)?;

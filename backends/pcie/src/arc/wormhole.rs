@@ -27,12 +27,109 @@ use wormhole_pac::arc::{self as wh, boot, msg, tag};
 use wormhole_pac::grid::DRAM_BANKS;
 use wormhole_pac::tensix::{AICLK_BUSY_MHZ, AICLK_IDLE_MHZ};
 
+use wormhole_pac::harvest::HarvestMask;
+
 use super::port::Bound;
 use super::scratch::wormhole_message;
 use super::wait::{AICLK_TOLERANCE_PERCENT, ClockOutcome, DramChannel, OpenTimeouts, settled};
 use crate::bar::Bar;
+use crate::chip::ChipKind;
 use crate::error::PcieError;
 use crate::telemetry::{MAX_ENTRIES, Telemetry};
+
+/// What a Wormhole's open found, for the card to be built on.
+#[derive(Clone, Debug)]
+pub struct Found {
+    /// The harvested Tensix rows, in tt-umd's order.
+    pub harvest: HarvestMask,
+    /// The AICLK to count device time at, MHz.
+    pub aiclk_mhz: u32,
+    /// The telemetry values (empty when not read).
+    pub telemetry: Telemetry,
+    /// What raising AICLK came to (`None` when it was not raised).
+    pub clock: Option<ClockOutcome>,
+    /// What the open found worth saying that did not fail it.
+    pub notes: Vec<String>,
+}
+
+/// Refuses a device that is not a Wormhole.
+pub fn check_wormhole<B: Bar>(bar: &B) -> Result<(), PcieError> {
+    let device_id = bar.identity().device_id;
+    if ChipKind::from_device_id(device_id) != Some(ChipKind::Wormhole) {
+        return Err(PcieError::UnsupportedChip {
+            device_id,
+            why: "not a Wormhole (0x401E): open a Blackhole with Card::open".into(),
+        });
+    }
+    Ok(())
+}
+
+/// The harvested Tensix rows ARC reports (`ARC_GET_HARVESTING`, in ARC's row order), in
+/// tt-umd's order.
+pub fn harvested_rows<B: Bar>(bar: &mut B, timeout: Duration) -> Result<HarvestMask, PcieError> {
+    let arc_rows = wormhole_message(bar, msg::ARC_GET_HARVESTING, 0, timeout)?;
+    HarvestMask::from_arc(arc_rows).map_err(|e| PcieError::ArcMessage {
+        code: msg::ARC_GET_HARVESTING as u32,
+        why: format!("answered {e}"),
+    })
+}
+
+/// A card's whole sequence (module docs), in tt-umd's order: alive, ARC started, translation,
+/// harvested rows, telemetry, DRAM trained, AICLK raised.
+pub fn open_card<B: Bar>(bar: &mut B, timeouts: &OpenTimeouts) -> Result<Found, PcieError> {
+    check_wormhole(bar)?;
+    check_alive(bar)?;
+    wait_arc_ready(bar, timeouts.arc_ready)?;
+    let translated = translation_enabled(bar)?;
+    let harvest = harvested_rows(bar, timeouts.arc_message)?;
+    let (kind, telemetry) = read_telemetry(bar, timeouts.arc_message)?;
+    let dram_note = wait_dram_trained(bar, timeouts)?;
+    let target = max_aiclk(kind, &telemetry);
+    let clock = raise_aiclk(bar, target, timeouts)?;
+    let mut notes = Vec::new();
+    if kind == TableKind::Legacy {
+        notes
+            .push("Wormhole telemetry: the legacy flat table (firmware before bundle 18.4)".into());
+    }
+    notes.extend(dram_note);
+    notes.push(format!(
+        "Wormhole NoC translation is {} (the ARC NIU's NIU_CFG_0 bit 14); windows and kernels use \
+         raw NoC0 coordinates, which translation maps to themselves",
+        if translated { "on" } else { "off" }
+    ));
+    Ok(Found {
+        harvest,
+        aiclk_mhz: match clock.aiclk_mhz {
+            0 => target,
+            mhz => mhz,
+        },
+        telemetry,
+        clock: Some(clock),
+        notes,
+    })
+}
+
+/// ttsim's subset: its ARC answers messages but models neither its start, telemetry nor DRAM
+/// training, so only the harvested rows and the AICLK (`GET_AICLK`) are asked.
+pub fn open_ttsim<B: Bar>(bar: &mut B, timeout: Duration) -> Result<Found, PcieError> {
+    check_wormhole(bar)?;
+    let harvest = harvested_rows(bar, timeout)?;
+    let aiclk_mhz = match wormhole_message(bar, msg::GET_AICLK, 0, timeout)? {
+        0 => AICLK_BUSY_MHZ,
+        mhz => mhz,
+    };
+    Ok(Found {
+        harvest,
+        aiclk_mhz,
+        telemetry: Telemetry::default(),
+        clock: None,
+        notes: vec![
+            "Wormhole: no ARC telemetry table read (its harvested rows and AICLK come from ARC \
+             messages 0x57 and 0x34)"
+                .into(),
+        ],
+    })
+}
 
 /// Reads BAR0 `offset`, refusing the all-ones word of a hung bus.
 fn read_alive<B: Bar>(bar: &B, offset: u32, what: &str) -> Result<u32, PcieError> {
