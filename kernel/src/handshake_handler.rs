@@ -170,6 +170,6 @@ impl Handler for HandshakeHandler {
         P: Pause,
         B: Buffers,
     {
-        compute_body(compute, buffers, command).await
+        compute_body(compute, &mut BroadcastProgram::default(), buffers, command).await
     }
 }
