@@ -135,3 +135,91 @@ pub const fn config(size: WindowSize, addr: u64, target: WindowTarget) -> Result
         | (target.ordering as u64) << 26;
     Ok((addr >> shift) | (fields << (ADDRESS_BITS - shift)))
 }
+
+/// The window a BAR0 offset lies in: its index, size and the offset within it; `None` past
+/// the last window.
+pub const fn window_at(offset: u64) -> Option<(usize, WindowSize, u64)> {
+    let mut i = WindowSize::ALL.len();
+    while i > 0 {
+        i -= 1;
+        let size = WindowSize::ALL[i];
+        let base = size.bar0_base() as u64;
+        if offset >= base {
+            let n = (offset - base) >> size.shift();
+            if n >= size.count() as u64 {
+                return None;
+            }
+            return Some((
+                size.first() + n as usize,
+                size,
+                offset & ((1 << size.shift()) - 1),
+            ));
+        }
+    }
+    None
+}
+
+/// What the configuration word `word` of a window of `size` says: the tile address its first
+/// byte shows and its target ([`config`]'s inverse); `None` for the ordering value 3, which
+/// the ISA does not define.
+pub const fn decode(size: WindowSize, word: u64) -> Option<(u64, WindowTarget)> {
+    let shift = size.shift();
+    let addr_bits = ADDRESS_BITS - shift;
+    let addr = (word & ((1 << addr_bits) - 1)) << shift;
+    let f = word >> addr_bits;
+    let ordering = match (f >> 26) & 3 {
+        0 => Ordering::Relaxed,
+        1 => Ordering::Strict,
+        2 => Ordering::Posted,
+        _ => return None,
+    };
+    const fn c(f: u64, at: u32) -> u8 {
+        ((f >> at) & 0x3F) as u8
+    }
+    Some((
+        addr,
+        WindowTarget {
+            end: (c(f, 0), c(f, 6)),
+            start: (c(f, 12), c(f, 18)),
+            noc: ((f >> 24) & 1) as u8,
+            multicast: (f >> 25) & 1 != 0,
+            ordering,
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_decodes_to_what_it_encodes_for_every_size() {
+        let target = WindowTarget {
+            end: (9, 11),
+            start: (1, 2),
+            noc: 1,
+            multicast: true,
+            ordering: Ordering::Posted,
+        };
+        for size in WindowSize::ALL {
+            let addr = 3 << size.shift();
+            let word = config(size, addr, target).unwrap();
+            assert_eq!(decode(size, word), Some((addr, target)), "{size:?}");
+        }
+    }
+
+    #[test]
+    fn offsets_fall_in_their_window() {
+        assert_eq!(window_at(0), Some((0, WindowSize::Mib1, 0)));
+        assert_eq!(window_at(155 << 20 | 4), Some((155, WindowSize::Mib1, 4)));
+        assert_eq!(
+            window_at(0x09C0_0000 + (2 << 21) + 8),
+            Some((158, WindowSize::Mib2, 8))
+        );
+        assert_eq!(
+            window_at(0x1E00_0000),
+            Some((KERNEL_WINDOW, WindowSize::Mib16, 0))
+        );
+        assert_eq!(window_at(0x1F00_0000), None);
+    }
+}

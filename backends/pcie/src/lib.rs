@@ -39,6 +39,7 @@ pub mod sim;
 pub mod telemetry;
 pub mod ttsim;
 mod window;
+pub mod wormhole_window;
 
 pub use bar::{Bar, DeviceIdentity, Mapping, WindowHandle};
 pub use card::{Card, CardOptions};

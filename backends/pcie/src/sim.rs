@@ -50,6 +50,8 @@ pub struct SimBar {
     identity: DeviceIdentity,
     options: SimBarOptions,
     pool: WindowPool,
+    /// The chip is a Wormhole: its windows' layout and configuration words are its own.
+    wormhole: bool,
 }
 
 fn sim_error(e: komorebi_sim::SimError) -> PcieError {
@@ -90,6 +92,7 @@ impl SimBar {
                 firmware_bundle: None,
             },
             pool: WindowPool::new(windows_2m, windows_4g),
+            wormhole: device_id == crate::chip::DEVICE_ID_WORMHOLE,
             options,
         }
     }
@@ -107,6 +110,17 @@ impl SimBar {
     fn sim_ref(&self) -> RefMut<'_, Sim> {
         self.sim.borrow_mut()
     }
+
+    /// The BAR and offset of `len` bytes at `offset` of `window` (a Wormhole's at its chip's
+    /// 2 MiB windows).
+    fn place(&self, window: &SimWindow, offset: u64, len: usize) -> Result<(u8, u64), PcieError> {
+        let (bar, at) = window.place(offset, len)?;
+        Ok(if self.wormhole {
+            (bar, crate::wormhole_window::aperture(at))
+        } else {
+            (bar, at)
+        })
+    }
 }
 
 impl Bar for SimBar {
@@ -121,6 +135,19 @@ impl Bar for SimBar {
     }
 
     fn configure(&mut self, window: &mut SimWindow, config: &TlbConfig) -> Result<(), PcieError> {
+        if self.wormhole {
+            let word =
+                crate::wormhole_window::config_word(config).map_err(|why| PcieError::Target {
+                    what: format!("Wormhole TLB window {}", window.index()),
+                    why,
+                })?;
+            let at = crate::wormhole_window::config_offset(window.index());
+            return self
+                .sim
+                .get_mut()
+                .bar_write(0, at, &word.to_le_bytes())
+                .map_err(sim_error);
+        }
         let words = config
             .encode(window.size())
             .map_err(|e| PcieError::Target {
@@ -151,12 +178,12 @@ impl Bar for SimBar {
     }
 
     fn read(&self, window: &SimWindow, offset: u64, buf: &mut [u8]) -> Result<(), PcieError> {
-        let (bar, at) = window.place(offset, buf.len())?;
+        let (bar, at) = self.place(window, offset, buf.len())?;
         self.sim_ref().bar_read(bar, at, buf).map_err(sim_error)
     }
 
     fn write(&mut self, window: &SimWindow, offset: u64, data: &[u8]) -> Result<(), PcieError> {
-        let (bar, at) = window.place(offset, data.len())?;
+        let (bar, at) = self.place(window, offset, data.len())?;
         self.sim
             .get_mut()
             .bar_write(bar, at, data)

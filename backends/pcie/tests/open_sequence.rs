@@ -89,7 +89,7 @@ fn a_simulated_wormhole_card_opens_through_its_arc_in_bar0() {
     };
     let bar = SimBar::new(sim(), SimBarOptions::default());
     assert_eq!(komorebi_pcie::Bar::identity(&bar).device_id, 0x401E);
-    let card = Card::open(bar, CardOptions::default()).unwrap();
+    let mut card = Card::open(bar, CardOptions::default()).unwrap();
     assert_eq!(card.chip().harvest_word(), 0x201);
     assert_eq!(card.tensix().count(), 64);
     assert_eq!(card.aiclk_mhz(), 1000);
@@ -106,6 +106,25 @@ fn a_simulated_wormhole_card_opens_through_its_arc_in_bar0() {
         "{:?}",
         card.notes()
     );
+    // The windows are a Wormhole's: the spare is the chip's 2 MiB window 156 and the first
+    // tile's is 157, whose 64-bit configuration word (at 0x1FC0_0000 + 8 * 157) names the
+    // tile, and whose aperture at BAR0 0x09C0_0000 + 2 MiB reaches its L1.
+    let tile = komorebi_hal::Xy::new(1, 2).unwrap();
+    card.write_l1(tile, 0x40, &[9, 8, 7, 6]).unwrap();
+    let chip = card.bar_mut().sim_mut();
+    assert_eq!(chip.read_l1_u32((1, 2), 0x40).unwrap(), 0x0607_0809);
+    let mut word = [0u8; 8];
+    chip.bar_read(0, 0x1FC0_0000 + 8 * 157, &mut word).unwrap();
+    let (addr, target) = wormhole_pac::tlb::decode(
+        wormhole_pac::tlb::WindowSize::Mib2,
+        u64::from_le_bytes(word),
+    )
+    .unwrap();
+    assert_eq!((addr, target.end, target.multicast), (0, (1, 2), false));
+    let mut l1 = [0u8; 4];
+    chip.bar_read(0, 0x09C0_0000 + (2 << 20) + 0x40, &mut l1)
+        .unwrap();
+    assert_eq!(l1, [9, 8, 7, 6]);
     // ttsim's open (messages only) takes the same ARC.
     let card = Card::open_wormhole(
         SimBar::new(sim(), SimBarOptions::default()),

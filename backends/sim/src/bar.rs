@@ -8,9 +8,8 @@
 //!   registers, zero only); on a Blackhole BAR0 `PCIE_NIU_CFG_0_BAR0` (bit 14: translation)
 //!   and `PCIE_NOC_NODE_ID_BAR0` ((2, 0)), read only; on a Wormhole its ARC's registers and
 //!   CSM (`arc_wormhole`). Any other BAR0 offset outside the windows is `SimError::BadBar`.
-//!   A simulated Wormhole's windows keep Blackhole's BAR layout and configuration words: the
-//!   host programs a card's through tt-kmd's CONFIGURE_TLB, which encodes them, so their
-//!   Wormhole encoding is not modelled.
+//!   A simulated Wormhole's windows are its own (`pcie`: 1, 2 and 16 MiB in BAR0, a 64-bit
+//!   configuration word each).
 //! * A window onto a Tensix: L1 (`0..0x18_0000`) and the registers of `regs` at
 //!   `0xFFB0_0000..`, 32-bit words there; onto DRAM: the bank; onto ARC: `arc`'s words (the
 //!   message queues and the IRQ take writes; the rest is read-only).
@@ -162,7 +161,7 @@ impl Bars {
     /// No window configured, nothing in flight.
     pub(crate) fn new(cfg: &SimConfig) -> Self {
         Self {
-            tlbs: Tlbs::new(),
+            tlbs: Tlbs::new(cfg.wormhole.is_some()),
             translation: cfg.noc_translation(),
             reorder: cfg.reorder_posted_writes,
             posted: Posted::new(SplitMix64::new(cfg.seed ^ 0x0D0E_5EED_BA12_0001)),

@@ -13,9 +13,11 @@
 //! torus): so a NoC1 multicast still needs its corners swapped under translation (ISA), and a
 //! harvested column inside the rectangle simply has no tile to receive.
 //!
-//! On a simulated Wormhole the same windows reach its grid (10 x 12, raw coordinates: it has
-//! no translation) and its DRAM ports; its ARC is reached through BAR0 instead
-//! (`arc_wormhole`).
+//! A simulated Wormhole has its own windows (tt-isa-documentation
+//! `WormholeB0/PCIExpressTile/TLBs.md`, `wormhole_pac::tlb`): 156 of 1 MiB, 10 of 2 MiB and 20
+//! of 16 MiB, all in BAR0, each configured by a 64-bit word at `0x1FC0_0000 + 8 i`. They reach
+//! its grid (10 x 12, raw coordinates: it has no translation) and its DRAM ports; its ARC is
+//! reached through BAR0 instead (`arc_wormhole`).
 //!
 //! This module decodes: it keeps the windows' configuration words and says where an access
 //! lands ([`Place`]); `bar` carries it out. Imports only `tile` (to find a window's target)
@@ -74,24 +76,36 @@ const CONFIG_WORDS: usize = 3 * 210;
 /// Words of strided-multicast registers (windows 0..32) right after them.
 const STRIDED_WORDS: usize = tlb::TLB_STRIDED_COUNT as usize;
 
+/// Words of a Wormhole's window configuration: a 64-bit word per window, no strided
+/// registers (`wormhole_pac::tlb`).
+const WORMHOLE_CONFIG_WORDS: usize = 2 * wormhole_pac::tlb::WINDOWS;
+
 /// The saved configuration words of every window, and the strided-multicast registers (only
-/// zero is accepted there: strided and excluded multicast are not modelled).
+/// zero is accepted there: strided and excluded multicast are not modelled). A Wormhole's
+/// windows are its own: 1, 2 and 16 MiB in BAR0, a 64-bit word each.
 #[derive(Clone, Debug)]
 pub(crate) struct Tlbs {
     regs: Vec<u32>,
+    wormhole: bool,
 }
 
 impl Tlbs {
-    /// Every window's configuration zero.
-    pub(crate) fn new() -> Self {
+    /// Every window's configuration zero, on a Wormhole (`wormhole`) or a Blackhole.
+    pub(crate) fn new(wormhole: bool) -> Self {
+        let words = if wormhole {
+            WORMHOLE_CONFIG_WORDS
+        } else {
+            CONFIG_WORDS + STRIDED_WORDS
+        };
         Self {
-            regs: vec![0; CONFIG_WORDS + STRIDED_WORDS],
+            regs: vec![0; words],
+            wormhole,
         }
     }
 
-    fn config_reg(offset: u64, len: usize) -> Option<usize> {
+    fn config_reg(&self, offset: u64, len: usize) -> Option<usize> {
         let base = tlb::TLB_CONFIG_BASE as u64;
-        let end = base + 4 * (CONFIG_WORDS + STRIDED_WORDS) as u64;
+        let end = base + 4 * self.regs.len() as u64;
         (offset >= base && offset + len as u64 <= end && offset % 4 == 0 && len % 4 == 0)
             .then(|| ((offset - base) / 4) as usize)
     }
@@ -100,7 +114,7 @@ impl Tlbs {
     /// `0x1FC0_0000..`, the strided registers included); `Ok(false)` (nothing written)
     /// otherwise. A nonzero strided-multicast word is refused, nothing written.
     pub(crate) fn write_config(&mut self, offset: u64, data: &[u8]) -> Result<bool, SimError> {
-        let Some(word) = Self::config_reg(offset, data.len()) else {
+        let Some(word) = self.config_reg(offset, data.len()) else {
             return Ok(false);
         };
         let words: Vec<u32> = data
@@ -108,7 +122,7 @@ impl Tlbs {
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
         for (i, &v) in words.iter().enumerate() {
-            if word + i >= CONFIG_WORDS && v != 0 {
+            if !self.wormhole && word + i >= CONFIG_WORDS && v != 0 {
                 return Err(SimError::BadBar(format!(
                     "strided multicast register of window {} set to {v:#x}: strided and \
                      excluded multicast are not modelled (write 0)",
@@ -123,7 +137,7 @@ impl Tlbs {
     /// Reads configuration registers when BAR0 `offset..+buf.len()` is some; false (nothing
     /// read) otherwise.
     pub(crate) fn read_config(&self, offset: u64, buf: &mut [u8]) -> bool {
-        let Some(word) = Self::config_reg(offset, buf.len()) else {
+        let Some(word) = self.config_reg(offset, buf.len()) else {
             return false;
         };
         for (i, chunk) in buf.chunks_mut(4).enumerate() {
@@ -132,7 +146,48 @@ impl Tlbs {
         true
     }
 
+    /// A Wormhole's window at BAR0 `offset`: its configuration as a [`TlbConfig`] and the tile
+    /// address `offset` shows.
+    fn wormhole_window(&self, offset: u64, len: usize) -> Result<(TlbConfig, u64), SimError> {
+        use wormhole_pac::tlb as wh;
+        let (index, size, within) = wh::window_at(offset).ok_or_else(|| {
+            SimError::BadBar(format!("BAR0 offset {offset:#x} is not in a TLB window"))
+        })?;
+        if within + len as u64 > 1 << size.shift() {
+            return Err(SimError::BadBar(format!(
+                "access at {offset:#x}+{len} crosses the end of TLB window {index}"
+            )));
+        }
+        let word = self.regs[2 * index] as u64 | (self.regs[2 * index + 1] as u64) << 32;
+        let (addr, t) = wh::decode(size, word).ok_or_else(|| {
+            SimError::BadBar(format!("TLB window {index}: ordering 3 is not defined"))
+        })?;
+        let config = TlbConfig {
+            addr,
+            end: t.end,
+            start: t.start,
+            noc: t.noc,
+            multicast: t.multicast,
+            ordering: match t.ordering {
+                wh::Ordering::Relaxed => TlbOrdering::Relaxed,
+                wh::Ordering::Strict => TlbOrdering::Strict,
+                wh::Ordering::Posted => TlbOrdering::Posted,
+            },
+            linked: false,
+            static_vc: None,
+        };
+        Ok((config, addr + within))
+    }
+
     fn window(&self, bar: u8, offset: u64, len: usize) -> Result<(TlbConfig, u64), SimError> {
+        if self.wormhole {
+            return match bar {
+                0 => self.wormhole_window(offset, len),
+                _ => Err(SimError::BadBar(format!(
+                    "BAR{bar}: a Wormhole's TLB windows are all in BAR0"
+                ))),
+            };
+        }
         let (index, size, within) = match bar {
             0 if offset < tlb::TLB_2M_COUNT as u64 * tlb::TLB_2M_SIZE => (
                 (offset / tlb::TLB_2M_SIZE) as u32,

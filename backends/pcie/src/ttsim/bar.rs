@@ -14,8 +14,8 @@
 //! gets. Time passes only when the host asks: [`Bar::pass_time`] runs
 //! [`TtsimBarOptions::poll_steps`] clock steps of every chip of the library.
 
-use blackhole_pac::tlb::{self, TlbConfig, TlbOrdering, TlbSize};
-use wormhole_pac::tlb::{self as wh_tlb, WindowSize};
+use blackhole_pac::tlb::{self, TlbConfig, TlbSize};
+use wormhole_pac::tlb::WindowSize;
 
 use super::process::TtsimProcess;
 use crate::bar::{Bar, DeviceIdentity, Mapping, WindowHandle};
@@ -179,7 +179,7 @@ impl TtsimBar {
     fn place(&self, window: &TtsimWindow, offset: u64, len: usize) -> Result<u64, PcieError> {
         let (bar, at) = window.place(offset, len)?;
         Ok(match (self.kind, bar) {
-            (ChipKind::Wormhole, _) => self.bar0 + WindowSize::Mib2.bar0_base() as u64 + at,
+            (ChipKind::Wormhole, _) => self.bar0 + crate::wormhole_window::aperture(at),
             (ChipKind::Blackhole, 0) => self.bar0 + at,
             (ChipKind::Blackhole, _) => self.bar4 + at,
         })
@@ -209,29 +209,11 @@ impl TtsimBar {
             device_id: self.identity.device_id,
             why: format!("a Wormhole window {why}"),
         };
-        if config.linked || config.static_vc.is_some() {
-            return Err(refuse("has no linked or static-VC fields"));
-        }
         if config.noc != 0 {
             return Err(refuse("on ttsim carries requests on NoC0 only (noc 0)"));
         }
-        let ordering = match config.ordering {
-            TlbOrdering::Relaxed => wh_tlb::Ordering::Relaxed,
-            TlbOrdering::Strict => wh_tlb::Ordering::Strict,
-            TlbOrdering::Posted => wh_tlb::Ordering::Posted,
-            TlbOrdering::Counted => return Err(refuse("has no counted ordering")),
-        };
-        let target = wh_tlb::WindowTarget {
-            end: config.end,
-            start: config.start,
-            noc: config.noc,
-            multicast: config.multicast,
-            ordering,
-        };
-        let word = wh_tlb::config(WindowSize::Mib2, config.addr, target)
-            .map_err(|e| refuse(&e.to_string()))?;
-        let index = WindowSize::Mib2.first() as u64 + window.index() as u64;
-        let at = self.bar0 + wh_tlb::CONFIG_BASE as u64 + 8 * index;
+        let word = crate::wormhole_window::config_word(config).map_err(|why| refuse(&why))?;
+        let at = self.bar0 + crate::wormhole_window::config_offset(window.index());
         self.process.write(at, &(word as u32).to_le_bytes())?;
         self.process
             .write(at + 4, &((word >> 32) as u32).to_le_bytes())
