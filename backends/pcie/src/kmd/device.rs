@@ -197,7 +197,15 @@ impl Bar for KmdBar {
     /// cannot be set through the ioctl (module docs).
     fn configure(&mut self, window: &mut KmdWindow, config: &TlbConfig) -> Result<(), PcieError> {
         self.check_owner(window)?;
-        config.encode(window.size).map_err(PcieError::TlbConfig)?;
+        // What the driver would refuse, or on a Wormhole drop (static VC), refused here first.
+        if self.is_wormhole() {
+            crate::wormhole_window::config_word(config).map_err(|why| PcieError::Target {
+                what: format!("Wormhole TLB window {}", window.id),
+                why,
+            })?;
+        } else {
+            config.encode(window.size).map_err(PcieError::TlbConfig)?;
+        }
         let mut arg = sys::ConfigureTlb {
             input: sys::ConfigureTlbIn {
                 id: window.id,
@@ -437,6 +445,31 @@ mod tests {
         ));
         assert_eq!(bar.read32(&w, 8), Ok(u32::from_ne_bytes([1, 2, 3, 4])));
         bar.fence();
+    }
+
+    #[test]
+    fn a_wormhole_is_checked_at_its_arc_niu_and_its_windows_validated_as_its_own() {
+        use std::os::unix::fs::FileExt;
+        let (mut bar, mut w, regs, _tlb) = fake();
+        bar.identity.device_id = 0x401E;
+        assert_eq!(bar.window_count(TlbSize::Size2M), 10);
+        assert_eq!(bar.window_count(TlbSize::Size4G), 0);
+        // Alive is the ARC NIU's NOC_NODE_ID (BAR0 0x1FF5_002C), not the Blackhole's PCIe NIU.
+        let at = (wormhole_pac::arc::ARC_NOC_NODE_ID_BAR0 - BAR0_REGS_OFFSET) as u64;
+        regs.write_at(&0xFFFF_FFFFu32.to_ne_bytes(), 0x4044)
+            .expect("pwrite");
+        assert!(bar.check_alive().is_ok());
+        regs.write_at(&0xFFFF_FFFFu32.to_ne_bytes(), at)
+            .expect("pwrite");
+        let e = bar.check_alive().unwrap_err();
+        assert!(e.to_string().contains("0x1ff5002c"), "{e}");
+        // Static VC, which a Wormhole's driver drops, is refused before the ioctl.
+        let vc = TlbConfig {
+            static_vc: Some(2),
+            ..TlbConfig::unicast(1, 2, 0)
+        };
+        let e = bar.configure(&mut w, &vc).unwrap_err();
+        assert!(e.to_string().contains("static-VC"), "{e}");
     }
 
     #[test]
