@@ -4,14 +4,7 @@
 //! faults still fire, and `--help` says what it promises.
 
 mod common;
-use common::komorebi;
-
-/// `args` of `komorebi broadcast` as JSON, with its exit code.
-fn broadcast_json(args: &[&str]) -> (i32, serde_json::Value) {
-    let (code, out, err) = komorebi(&[&["broadcast", "--json"][..], args].concat());
-    let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out:?} {err}"));
-    (code, v)
-}
+use common::{broadcast_json, komorebi};
 
 #[test]
 fn check_none_runs_every_protocol_step_and_checks_no_byte() {

@@ -20,3 +20,16 @@ pub fn komorebi(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// `args` of `komorebi broadcast` as JSON, without its `dispatch` figures (host timing, which
+/// differs from run to run), with the exit code.
+#[allow(dead_code)] // Not every test binary that shares this module runs the program.
+pub fn broadcast_json(args: &[&str]) -> (i32, serde_json::Value) {
+    let (code, out, err) = komorebi(&[&["broadcast", "--json"][..], args].concat());
+    let mut v: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out:?} {err}"));
+    if let Some(o) = v.as_object_mut() {
+        o.remove("dispatch");
+    }
+    (code, v)
+}

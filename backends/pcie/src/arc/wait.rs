@@ -202,47 +202,94 @@ pub fn raise_aiclk(
         Ok(_) => {}
         Err(e @ PcieError::ArcMessage { .. }) => {
             let mhz = last(&Telemetry::read(port)?);
-            return Ok(ClockOutcome {
-                raised: false,
-                aiclk_mhz: mhz,
-                note: Some(format!("AICLK_GO_BUSY failed: {e}; AICLK is {mhz} MHz")),
-            });
+            return Ok(CLOCK.refused(&e, mhz));
         }
         Err(e) => return Err(e),
     }
-    let mut bound = Bound::new(timeouts.aiclk);
-    loop {
+    let read = || {
         let t = Telemetry::read(port)?;
-        let target = t.get(tag::AICLK_LIMIT_MAX).unwrap_or(AICLK_BUSY_MHZ);
-        let mhz = last(&t);
-        if settled(mhz, target) {
-            return Ok(ClockOutcome {
-                raised: true,
-                aiclk_mhz: mhz,
-                note: (mhz != target).then(|| {
-                    format!(
-                        "AICLK settled at {mhz} MHz, within {AICLK_TOLERANCE_PERCENT}% of the \
-                         requested {target} MHz"
-                    )
-                }),
-            });
+        Ok((
+            last(&t),
+            t.get(tag::AICLK_LIMIT_MAX).unwrap_or(AICLK_BUSY_MHZ),
+        ))
+    };
+    CLOCK.settle(timeouts.aiclk, read, || port.arc_wait())
+}
+
+/// A Blackhole's clock: raised by `AICLK_GO_BUSY`, read in telemetry.
+const CLOCK: Clock = Clock {
+    message: "AICLK_GO_BUSY",
+    source: "telemetry",
+    idle_mhz: AICLK_IDLE_MHZ,
+    idle_note: "; byte and half-word L1 stores by the cores may fail (tt-umd #2812)",
+};
+
+/// How a chip's clock is raised and read back, for [`Clock::settle`]'s outcome.
+pub(super) struct Clock {
+    /// The message that raised it.
+    pub message: &'static str,
+    /// What reports the clock.
+    pub source: &'static str,
+    /// The idle clock, MHz.
+    pub idle_mhz: u32,
+    /// What an idle clock means, after "(idle)".
+    pub idle_note: &'static str,
+}
+
+impl Clock {
+    /// Reads (`read`: the clock now and the clock asked for) until the clock is within
+    /// [`AICLK_TOLERANCE_PERCENT`] of the target, waiting with `wait` (the device cycles it let
+    /// pass) between reads, for at most `timeout`: a clock that does not settle is an outcome
+    /// that says so.
+    pub fn settle(
+        &self,
+        timeout: Duration,
+        mut read: impl FnMut() -> Result<(u32, u32), PcieError>,
+        mut wait: impl FnMut() -> u64,
+    ) -> Result<ClockOutcome, PcieError> {
+        let mut bound = Bound::new(timeout);
+        loop {
+            let (mhz, target) = read()?;
+            if settled(mhz, target) {
+                return Ok(ClockOutcome {
+                    raised: true,
+                    aiclk_mhz: mhz,
+                    note: (mhz != target).then(|| {
+                        format!(
+                            "AICLK settled at {mhz} MHz, within {AICLK_TOLERANCE_PERCENT}% of \
+                             the requested {target} MHz"
+                        )
+                    }),
+                });
+            }
+            if bound.expired() {
+                return Ok(ClockOutcome {
+                    raised: false,
+                    aiclk_mhz: mhz,
+                    note: Some(format!(
+                        "AICLK did not reach {target} MHz within {} ms of {}: {} says {mhz} \
+                         MHz{}",
+                        bound.waited_ms(),
+                        self.message,
+                        self.source,
+                        if mhz <= self.idle_mhz {
+                            format!(" (idle){}", self.idle_note)
+                        } else {
+                            String::new()
+                        }
+                    )),
+                });
+            }
+            bound.add(wait());
         }
-        if bound.expired() {
-            return Ok(ClockOutcome {
-                raised: false,
-                aiclk_mhz: mhz,
-                note: Some(format!(
-                    "AICLK did not reach {target} MHz within {} ms of AICLK_GO_BUSY: telemetry \
-                     says {mhz} MHz{}",
-                    bound.waited_ms(),
-                    if mhz <= AICLK_IDLE_MHZ {
-                        " (idle); byte and half-word L1 stores by the cores may fail (tt-umd #2812)"
-                    } else {
-                        ""
-                    }
-                )),
-            });
+    }
+
+    /// The outcome when the message itself failed with `e`; the clock reads `mhz`.
+    pub fn refused(&self, e: &PcieError, mhz: u32) -> ClockOutcome {
+        ClockOutcome {
+            raised: false,
+            aiclk_mhz: mhz,
+            note: Some(format!("{} failed: {e}; AICLK is {mhz} MHz", self.message)),
         }
-        bound.wait(port);
     }
 }

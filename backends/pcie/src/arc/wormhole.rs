@@ -31,7 +31,7 @@ use wormhole_pac::harvest::HarvestMask;
 
 use super::port::Bound;
 use super::scratch::wormhole_message;
-use super::wait::{AICLK_TOLERANCE_PERCENT, ClockOutcome, DramChannel, OpenTimeouts, settled};
+use super::wait::{Clock, ClockOutcome, DramChannel, OpenTimeouts};
 use crate::bar::Bar;
 use crate::chip::ChipKind;
 use crate::error::PcieError;
@@ -359,47 +359,27 @@ pub fn raise_aiclk<B: Bar>(
     target: u32,
     timeouts: &OpenTimeouts,
 ) -> Result<ClockOutcome, PcieError> {
-    let clock = |bar: &mut B| wormhole_message(bar, msg::GET_AICLK, 0, timeouts.arc_message);
-    if let Err(e) = wormhole_message(bar, msg::ARC_GO_BUSY, 0, timeouts.arc_message) {
+    const CLOCK: Clock = Clock {
+        message: "ARC_GO_BUSY",
+        source: "GET_AICLK",
+        idle_mhz: AICLK_IDLE_MHZ,
+        idle_note: "",
+    };
+    let timeout = timeouts.arc_message;
+    if let Err(e) = wormhole_message(bar, msg::ARC_GO_BUSY, 0, timeout) {
         let PcieError::ArcMessage { .. } = e else {
             return Err(e);
         };
-        let mhz = clock(bar)?;
-        return Ok(ClockOutcome {
-            raised: false,
-            aiclk_mhz: mhz,
-            note: Some(format!("ARC_GO_BUSY failed: {e}; AICLK is {mhz} MHz")),
-        });
+        let mhz = wormhole_message(bar, msg::GET_AICLK, 0, timeout)?;
+        return Ok(CLOCK.refused(&e, mhz));
     }
-    let mut bound = Bound::new(timeouts.aiclk);
-    loop {
-        let mhz = clock(bar)?;
-        if settled(mhz, target) {
-            return Ok(ClockOutcome {
-                raised: true,
-                aiclk_mhz: mhz,
-                note: (mhz != target).then(|| {
-                    format!(
-                        "AICLK settled at {mhz} MHz, within {AICLK_TOLERANCE_PERCENT}% of the \
-                         requested {target} MHz"
-                    )
-                }),
-            });
-        }
-        if bound.expired() {
-            return Ok(ClockOutcome {
-                raised: false,
-                aiclk_mhz: mhz,
-                note: Some(format!(
-                    "AICLK did not reach {target} MHz within {} ms of ARC_GO_BUSY: GET_AICLK \
-                     says {mhz} MHz{}",
-                    bound.waited_ms(),
-                    if mhz <= AICLK_IDLE_MHZ { " (idle)" } else { "" }
-                )),
-            });
-        }
-        bound.add(bar.pass_time());
-    }
+    // `read` and `wait` both need the bar: one cell lends it to each in turn.
+    let bar = std::cell::RefCell::new(bar);
+    let read = || {
+        let mhz = wormhole_message(*bar.borrow_mut(), msg::GET_AICLK, 0, timeout)?;
+        Ok((mhz, target))
+    };
+    CLOCK.settle(timeouts.aiclk, read, || bar.borrow_mut().pass_time())
 }
 
 /// Whether the firmware turned NoC translation on (the ARC NIU's `NIU_CFG_0` bit 14).
