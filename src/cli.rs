@@ -310,7 +310,8 @@ pub struct BroadcastFlags {
 pub struct ShapeFlags {
     /// The rectangle X0,Y0,COLUMNS,ROWS in logical core coordinates (also the command's group):
     /// each 0..=255, and inside the logical grid of --harvest (12 x 10 for 0x3000). Default:
-    /// 0,0,12,10 (a p150's whole grid), or 0,0,8,10 with --chip wormhole (its whole grid).
+    /// 0,0,12,10 (a p150's whole grid), or with --chip wormhole its whole grid (0,0,8,10 less
+    /// the rows --harvest takes).
     #[arg(long, value_parser = parse_rect)]
     pub rect: Option<LogicalRect>,
     /// Blocks per broadcast per job (0..=32767).
@@ -367,9 +368,12 @@ impl ShapeFlags {
             ),
         };
         Ok(BroadcastConfig {
+            // A Wormhole's whole grid: its 8 columns, the rows --harvest leaves.
             rect: self.rect.unwrap_or(match self.chip {
                 crate::chip::ChipKind::Blackhole => LogicalRect::new(0, 0, 12, 10),
-                crate::chip::ChipKind::Wormhole => LogicalRect::new(0, 0, 8, 10),
+                crate::chip::ChipKind::Wormhole => {
+                    LogicalRect::new(0, 0, 8, 10 - row_harvest.bits().count_ones() as u8)
+                }
             }),
             blocks: self.blocks,
             page_size: self.page_size,

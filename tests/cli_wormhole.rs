@@ -6,15 +6,13 @@
 mod common;
 use common::{broadcast_json, komorebi};
 
-/// A simulated Wormhole with row bit 2 (NoC0 y 3) harvested, its 8 x 9 cores, 2 jobs of 4
-/// blocks of 2 pages.
+/// A simulated Wormhole with row bit 2 (NoC0 y 3) harvested, on its whole grid (the default
+/// rectangle: its 8 x 9 cores), 2 jobs of 4 blocks of 2 pages.
 const HARVESTED_ROW: &[&str] = &[
     "--chip",
     "wormhole",
     "--harvest",
     "0x4",
-    "--rect",
-    "0,0,8,9",
     "--blocks",
     "4",
     "--pages",
@@ -50,8 +48,8 @@ fn grid_and_layout_take_a_wormhole_and_its_row_mask() {
                 .all(|b| b["cores"].as_array().unwrap().len() == len),
             "{along}"
         );
-        // The placement is priced on Wormhole's routes: every stream of every sender reads
-        // one of its six banks.
+        // Every stream of every sender reads one of its six banks (the placement's pricing on
+        // Wormhole's routes is `placement.rs`'s test).
         for banks in b.iter().map(|b| b["banks"].as_array().unwrap()) {
             assert_eq!(banks.len(), 8, "{along}");
             assert!(

@@ -22,6 +22,9 @@ pub const SCRATCH_RES1: u32 = 4;
 pub const SCRATCH_STATUS: u32 = 5;
 /// What every message code is written with (`ARC_MSG_COMMON_PREFIX`).
 pub const MSG_PREFIX: u32 = 0xAA00;
+/// The argument word of a message that takes none: tt-umd's default arguments `0xFFFF,
+/// 0xFFFF` ("firmware treats 0xFFFFFFFF as no argument", `WormholeArcMessenger`).
+pub const NO_ARGUMENT: u32 = 0xFFFF_FFFF;
 /// BAR0 offsets ARC answers at: its CSM and its APB registers.
 pub const BAR0_ARC: core::ops::Range<u32> = 0x1FE8_0000..0x2000_0000;
 

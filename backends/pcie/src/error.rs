@@ -45,9 +45,12 @@ pub enum PcieError {
         /// The API version needed.
         needed: u32,
     },
-    /// The device is not a Blackhole.
-    #[error("{path}: PCI id {vendor:04x}:{device:04x} is not a Blackhole (1e52:b140 is)")]
-    NotBlackhole {
+    /// The device is neither a Blackhole nor a Wormhole B0.
+    #[error(
+        "{path}: PCI id {vendor:04x}:{device:04x} is not a chip this host drives (a Blackhole is \
+         1e52:b140, a Wormhole B0 1e52:401e)"
+    )]
+    UnknownChip {
         /// The path.
         path: String,
         /// Vendor id found.

@@ -1,7 +1,8 @@
 //! # komorebi-pcie
 //!
-//! The host's path to a Blackhole card over tt-kmd's TLB windows, and the same path to the
-//! simulator's BAR model and to ttsim (Blackhole, and Wormhole B0 on ttsim's `wh` build).
+//! The host's path to a Blackhole or Wormhole B0 card over tt-kmd's TLB windows, and the same
+//! path to the simulator's BAR model (either chip) and to ttsim (Blackhole, and Wormhole B0 on
+//! ttsim's `wh` build).
 //!
 //! | module | what it is for |
 //! |---|---|
@@ -9,7 +10,8 @@
 //! | `kmd` (Linux) | tt-kmd's implementation: enumeration sorted by PCI address, open checks (API version, Blackhole, AICLK), ALLOCATE/CONFIGURE/FREE_TLB, mmaps, volatile 32-bit access |
 //! | `sim` (feature `sim`, default) | the simulator's BAR model as a [`Bar`] |
 //! | [`ttsim`] (the server and its `Bar`: feature `ttsim`, default, and Linux) | Tenstorrent's simulator in a server process of its own: TLB windows programmed through BAR0, ttsim's stops as errors |
-//! | [`arc`] | what a card needs from ARC before its first use (ARC ready, DRAM trained, AICLK raised) and the ARC message queue |
+//! | [`arc`] | what a card needs from ARC before its first use (ARC ready, DRAM trained, AICLK raised) and the ARC message queue; a Wormhole's open sequence over BAR0 ([`arc::wormhole`]) |
+//! | [`wormhole_window`] | a Wormhole's 2 MiB windows as ttsim and the simulator lay them out and configure them |
 //! | [`pool`] | the windows a backend hands out itself when no driver does (the simulated card, ttsim), and where their bytes lie in the BARs |
 //! | [`chip`] | the chip behind a card ([`chip::CardChip`]): its enabled tiles, window targets, DRAM ports, harvest word |
 //! | [`card`] | everything above the BARs, the same for both: the window plan, translated coordinates, telemetry, L1/DRAM/register/multicast access, hung-device detection |
@@ -20,7 +22,7 @@
 //!
 //! Because [`card::Card`] and everything above it are generic over [`Bar`], the tests that run
 //! over the simulated card run the code a card runs. **None of it has run on a card**: no
-//! Blackhole card was available; the `hw-blackhole` feature's tests skip with a line saying so
+//! Blackhole or Wormhole card was available; the `hw-blackhole` feature's tests skip with a line saying so
 //! when none is present.
 #![forbid(unsafe_op_in_unsafe_fn)]
 

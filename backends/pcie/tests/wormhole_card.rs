@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use blackhole_pac::tlb::{TlbConfig, TlbSize};
 use komorebi_hal::Xy;
-use komorebi_pcie::arc::OpenTimeouts;
 use komorebi_pcie::arc::wormhole::{ArcStart, arc_start};
+use komorebi_pcie::arc::{self, OpenTimeouts};
 use komorebi_pcie::pool::{PoolWindow, WindowPool};
 use komorebi_pcie::{Bar, Card, CardOptions, DeviceIdentity, Mapping, PcieError, WindowHandle};
 use wormhole_pac::arc::{self as wh, msg, tag};
@@ -43,6 +43,8 @@ struct Firmware {
     translation: bool,
     /// The firmware clears `ARC_MISC_CNTL`'s IRQ bit once it took a message.
     clears_irq: bool,
+    /// The tagged table lacks `AICLK_LIMIT_MAX` (bundles 18.4 to 18.7).
+    omit_limit: bool,
 }
 
 impl Default for Firmware {
@@ -62,6 +64,7 @@ impl Default for Firmware {
             max_mhz: 1000,
             translation: true,
             clears_irq: true,
+            omit_limit: false,
         }
     }
 }
@@ -244,9 +247,14 @@ impl Bar for FakeWormhole {
             });
         }
         let (table, data) = (Self::csm(TABLE), Self::csm(DATA));
+        let limit = if fw.omit_limit {
+            (tag::FLASH_BUNDLE_VERSION, 18 << 24 | 4 << 16)
+        } else {
+            (tag::AICLK_LIMIT_MAX, fw.max_mhz)
+        };
         let tagged: [(u16, u32); 3] = [
             (tag::GDDR_STATUS, self.dram_status()),
-            (tag::AICLK_LIMIT_MAX, fw.max_mhz),
+            limit,
             (tag::AICLK, self.clock()),
         ];
         Ok(match offset {
@@ -317,17 +325,21 @@ fn open(fw: Firmware) -> Result<Card<FakeWormhole>, PcieError> {
 }
 
 #[test]
-fn arc_start_follows_tt_umd_s_table() {
+fn arc_start_follows_tt_umd_s_table_and_luwen_s_for_a_boot_not_done_or_asleep() {
     use wormhole_pac::arc::boot;
     let cases = [
         ((boot::INIT_DONE_1, 0, 0), ArcStart::Ready),
         ((boot::INIT_DONE_2, 0, 0), ArcStart::Ready),
-        ((boot::WATCHDOG, 0, 0), ArcStart::Dead),
+        (
+            (boot::WATCHDOG, 0, 0),
+            ArcStart::Stopped("its watchdog fired"),
+        ),
+        ((0x55, 0, 0), ArcStart::Stopped("it is asleep")),
+        ((0xAA00, 0, 0), ArcStart::Stopped("it is asleep")),
         ((0, boot::POST_CODE_INIT_DONE, 0), ArcStart::Ready),
         ((0, 0xC0DE_0040, 0), ArcStart::Ready),
         ((0, 0xC0DE_0080, 0), ArcStart::Starting),
         ((0x60, 0, 0), ArcStart::Starting),
-        ((0x55, 0, 0), ArcStart::Starting),
         ((0x1111_0000, 0, 0), ArcStart::Starting),
         ((0xAA52, 0, 0), ArcStart::Starting),
         ((0xAA34_0000, 0, 0), ArcStart::Starting),
@@ -356,9 +368,9 @@ fn a_healthy_card_opens_with_harvest_aiclk_and_busy_messages_in_that_order() {
         [
             (msg::ARC_GET_HARVESTING, 0),
             (msg::ARC_GO_BUSY, 0),
-            (msg::GET_AICLK, 0),
-            (msg::GET_AICLK, 0),
-            (msg::GET_AICLK, 0),
+            (msg::GET_AICLK, wh::NO_ARGUMENT),
+            (msg::GET_AICLK, wh::NO_ARGUMENT),
+            (msg::GET_AICLK, wh::NO_ARGUMENT),
         ]
     );
     assert_eq!(card.chip().harvest_word(), 0b1);
@@ -401,7 +413,10 @@ fn the_legacy_table_is_found_by_message_0x2c_and_read_by_tag() {
     })
     .unwrap();
     let bar = card.bar();
-    assert_eq!(bar.messages[1], (msg::GET_SMBUS_TELEMETRY_ADDR, 0));
+    assert_eq!(
+        bar.messages[1],
+        (msg::GET_SMBUS_TELEMETRY_ADDR, wh::NO_ARGUMENT)
+    );
     assert_eq!(card.aiclk_mhz(), 880, "within 5% of 900");
     assert!(card.identity().clock_raised);
     assert!(
@@ -476,10 +491,43 @@ fn an_arc_that_never_starts_or_whose_watchdog_fired_is_a_typed_error() {
 fn a_hung_bus_is_refused_before_any_message() {
     let mut bar = FakeWormhole::new(Firmware::default());
     bar.hung = true;
-    let e = Card::open(bar, options()).err().unwrap();
+    let mut found = arc::wormhole::open_card(&mut bar, &options().open);
     assert!(
-        matches!(&e, PcieError::Hung { what } if what.contains("0x1ff5002c")),
+        matches!(&found, Err(PcieError::Hung { what }) if what.contains("0x1ff5002c")),
+        "{:?}",
+        found.as_ref().err()
+    );
+    assert!(bar.messages.is_empty(), "{:?}", bar.messages);
+    // A bus that hangs between messages: ARC_MISC_CNTL reads all ones before the next rings.
+    let mut bar = FakeWormhole::new(Firmware::default());
+    found = arc::wormhole::open_card(&mut bar, &options().open);
+    assert!(found.is_ok());
+    bar.hung = true;
+    let e =
+        komorebi_pcie::arc::wormhole_message(&mut bar, msg::GET_AICLK, 0, Duration::from_millis(5))
+            .unwrap_err();
+    assert!(
+        matches!(&e, PcieError::Hung { what } if what.contains("ARC_MISC_CNTL")),
         "{e}"
+    );
+}
+
+#[test]
+fn a_tagged_table_without_the_clock_limit_takes_it_from_the_legacy_table() {
+    // Bundles 18.4 to 18.7: AICLK_LIMIT_MAX is missing, the legacy table's AICLK word has it.
+    let card = open(Firmware {
+        max_mhz: 950,
+        busy_mhz: 950,
+        omit_limit: true,
+        ..Firmware::default()
+    })
+    .unwrap();
+    assert_eq!(card.aiclk_mhz(), 950);
+    assert!(card.identity().clock_raised);
+    assert!(
+        card.bar()
+            .messages
+            .contains(&(msg::GET_SMBUS_TELEMETRY_ADDR, wh::NO_ARGUMENT))
     );
 }
 

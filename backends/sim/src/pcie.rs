@@ -250,19 +250,26 @@ impl Tlbs {
                 addr,
             });
         }
-        // The Blackhole's ARC is reached through a window; a Wormhole's through BAR0.
-        let kind = Noc0Xy::new(p.0, p.1)
-            .filter(|_| chip.is_blackhole())
-            .map(|q| q.tile());
+        if !chip.is_blackhole() {
+            // A harvested Tensix has no tile; a Wormhole's ARC is reached through BAR0.
+            let tensix = wormhole_pac::grid::TENSIX_X.contains(&p.0)
+                && wormhole_pac::grid::TENSIX_Y.contains(&p.1);
+            return Err(if tensix {
+                SimError::NoTile(p)
+            } else {
+                SimError::BadBar(format!(
+                    "TLB window targets NoC0 {p:?}, a tile of the {} that is not Tensix or DRAM \
+                     (the simulator does not model it)",
+                    chip.name
+                ))
+            });
+        }
+        let kind = Noc0Xy::new(p.0, p.1).map(|q| q.tile());
         match kind {
             Some(TileKind::Arc) => Ok(Place::Arc(addr)),
             Some(TileKind::Tensix) => Err(SimError::NoTile(p)),
             kind => Err(SimError::BadBar(format!(
-                "TLB window targets NoC0 {p:?}, {} the simulator does not model",
-                match kind {
-                    Some(kind) => format!("a {kind:?} tile"),
-                    None => format!("a tile of the {} that is not Tensix or DRAM", chip.name),
-                }
+                "TLB window targets NoC0 {p:?}, a {kind:?} tile the simulator does not model"
             ))),
         }
     }

@@ -380,7 +380,7 @@ impl BroadcastConfig {
                     "--harvest",
                     format!(
                         "a row mask ({:#05x}) with a Blackhole, whose harvesting is by columns \
-                         (allowed: row_harvest with --chip wormhole)",
+                         (allowed: a row mask with --chip wormhole)",
                         self.row_harvest.bits()
                     ),
                 ));
@@ -496,7 +496,8 @@ impl BroadcastConfig {
                 "--profile",
                 format!(
                     "with --device {} --exec {}: only the simulator's RISC-V cores count cycles \
-                     by instruction (allowed: --profile with --device pcie-sim --exec firmware)",
+                     by instruction (allowed: --profile with --device pcie-sim --exec firmware, \
+                     a Blackhole)",
                     self.device, self.exec
                 ),
             ));

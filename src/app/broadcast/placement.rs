@@ -328,6 +328,34 @@ mod tests {
     }
 
     #[test]
+    fn a_wormhole_s_placement_is_priced_on_its_own_routes() {
+        // The whole 8 x 10 grid, both broadcasts, 16 blocks of 4 pages of 2 KiB: the plain
+        // interleave over the 6 banks binds at 29,120 flits on one link, the placement brings
+        // the busiest resource down to 20,800; column broadcasts alone, 16,640.
+        let wh = |rows, columns| {
+            check_none(BroadcastConfig {
+                chip: ChipKind::Wormhole,
+                rect: LogicalRect::new(0, 0, 8, 10),
+                rows,
+                columns,
+                ..BroadcastConfig::default()
+            })
+        };
+        let (plan, interleaved, chosen) = bounds(&wh(true, true));
+        assert_eq!((interleaved.cycles, chosen.cycles), (29_120, 20_800));
+        let (_, interleaved, chosen) = bounds(&wh(false, true));
+        assert_eq!((interleaved.cycles, chosen.cycles), (29_120, 16_640));
+        // Every stream reads one of the Wormhole's six banks.
+        for (operand, cores) in plan.decoded.iter().enumerate() {
+            for core in 0..cores.len() {
+                if let Some(banks) = plan.placement.banks(operand, core) {
+                    assert!(banks.iter().all(|&b| b < 6), "{banks:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn two_senders_of_one_column_read_from_their_own_rows_side() {
         // A along rows 0 and 1 of column 0, no receivers, 8 pages of 16 KiB each: interleaved,
         // 13 responses share column 1's links (3341 flits, `bound`'s test). Placed, no link

@@ -156,13 +156,17 @@ impl BroadcastPlan {
         let rect = cfg.rect;
         let full = geometry.full();
         if rect.is_empty() || !full.covers(rect) {
+            // A device's harvesting (a card's, from its ARC) need not be --harvest's.
+            let whose = if cfg.flags_geometry().is_ok_and(|g| g.full() == full) {
+                cfg.chip_text()
+            } else {
+                format!("device's {} (its own harvesting)", cfg.chip.name())
+            };
             return Err(flag(
                 "--rect",
                 format!(
-                    "{rect} reaches outside the {}x{} logical grid of this {} (or is empty)",
-                    full.columns,
-                    full.rows,
-                    cfg.chip_text()
+                    "{rect} reaches outside the {}x{} logical grid of this {whose} (or is empty)",
+                    full.columns, full.rows,
                 ),
             ));
         }

@@ -27,14 +27,20 @@ pub fn wormhole_message<B: Bar>(
     bar.bar0_write32(scratch_bar0(SCRATCH_RES0), arg)?;
     bar.bar0_write32(scratch_bar0(SCRATCH_STATUS), MSG_PREFIX | code as u32)?;
     // ARC clears the IRQ bit when it takes a message; ringing again before would lose this
-    // one (tt-umd `WormholeArcMessenger::send_message` waits for it, 5 ms).
+    // one. tt-umd waits for the bit to clear before it rings (`ARC_TRIGGER_CLEAR_TIMEOUT`,
+    // 5 ms); here within the message's own timeout.
     let start = Instant::now();
     let misc = loop {
         let misc = bar.bar0_read32(MISC_CNTL_BAR0)?;
+        if misc == u32::MAX {
+            return Err(PcieError::Hung {
+                what: format!("ARC_MISC_CNTL (BAR0 {MISC_CNTL_BAR0:#x})"),
+            });
+        }
         if misc & MISC_CNTL_IRQ0 == 0 {
             break misc;
         }
-        if misc == u32::MAX || start.elapsed() >= timeout {
+        if start.elapsed() >= timeout {
             return Err(failed(format!(
                 "ARC_MISC_CNTL ({MISC_CNTL_BAR0:#x}) still has its IRQ bit set after {} ms: \
                  ARC took no earlier message",

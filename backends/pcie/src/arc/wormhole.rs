@@ -82,9 +82,10 @@ pub fn open_card<B: Bar>(bar: &mut B, timeouts: &OpenTimeouts) -> Result<Found, 
     wait_arc_ready(bar, timeouts.arc_ready)?;
     let translated = translation_enabled(bar)?;
     let harvest = harvested_rows(bar, timeouts.arc_message)?;
-    let (kind, telemetry) = read_telemetry(bar, timeouts.arc_message)?;
     let dram_note = wait_dram_trained(bar, timeouts)?;
-    let target = max_aiclk(kind, &telemetry);
+    // After the wait, so that the card's telemetry shows the trained DRAM.
+    let (kind, telemetry) = read_telemetry(bar, timeouts.arc_message)?;
+    let target = max_aiclk(bar, kind, &telemetry, timeouts.arc_message)?;
     let clock = raise_aiclk(bar, target, timeouts)?;
     let mut notes = Vec::new();
     if kind == TableKind::Legacy {
@@ -114,7 +115,7 @@ pub fn open_card<B: Bar>(bar: &mut B, timeouts: &OpenTimeouts) -> Result<Found, 
 pub fn open_ttsim<B: Bar>(bar: &mut B, timeout: Duration) -> Result<Found, PcieError> {
     check_wormhole(bar)?;
     let harvest = harvested_rows(bar, timeout)?;
-    let aiclk_mhz = match wormhole_message(bar, msg::GET_AICLK, 0, timeout)? {
+    let aiclk_mhz = match wormhole_message(bar, msg::GET_AICLK, wh::NO_ARGUMENT, timeout)? {
         0 => AICLK_BUSY_MHZ,
         mhz => mhz,
     };
@@ -161,16 +162,20 @@ pub enum ArcStart {
     Ready,
     /// Still starting, or busy with a message: poll again.
     Starting,
-    /// Its watchdog fired: it will not start without a reset.
-    Dead,
+    /// It will not serve a message without a reset or a wake-up: why.
+    Stopped(&'static str),
 }
 
-/// tt-umd's decision table (`wait_arc_core_start`) over one poll.
+/// The decision over one poll: tt-umd's `wait_arc_core_start` table, with luwen's
+/// `check_arc_msg_safe` for the two statuses where tt-umd's switch lets them through to its
+/// served-message rule (which would take 0x60 and 0x55 as served messages): a boot not yet
+/// complete polls on, a sleeping ARC stops the wait at once.
 pub fn arc_start(status: u32, post_code: u32, dma_request: u32) -> ArcStart {
     match status {
-        boot::WATCHDOG => ArcStart::Dead,
+        boot::WATCHDOG => ArcStart::Stopped("its watchdog fired"),
+        s if boot::ASLEEP.contains(&s) => ArcStart::Stopped("it is asleep"),
         boot::INIT_DONE_1 | boot::INIT_DONE_2 => ArcStart::Ready,
-        s if boot::BOOT_INCOMPLETE.contains(&s) || boot::ASLEEP.contains(&s) => ArcStart::Starting,
+        s if boot::BOOT_INCOMPLETE.contains(&s) => ArcStart::Starting,
         boot::OLD_POST_CODE
             if post_code == boot::POST_CODE_INIT_DONE
                 || boot::POST_CODE_IDLE.contains(&post_code) =>
@@ -201,7 +206,7 @@ pub fn wait_arc_ready<B: Bar>(bar: &mut B, timeout: Duration) -> Result<(), Pcie
         };
         match arc_start(status, post_code, dma_request) {
             ArcStart::Ready => return Ok(()),
-            ArcStart::Dead => return Err(not_ready("its watchdog fired", bound.waited_ms())),
+            ArcStart::Stopped(why) => return Err(not_ready(why, bound.waited_ms())),
             ArcStart::Starting if bound.expired() => {
                 return Err(not_ready("still starting", bound.waited_ms()));
             }
@@ -236,17 +241,23 @@ pub fn read_telemetry<B: Bar>(
                 "table version {version:#x} has major {major}; at most 1 is understood"
             )));
         }
-        let count = bar.bar0_read32(table + 4)?;
-        if count > MAX_ENTRIES {
+        let end = wh::CSM_BAR0 + wh::CSM_SIZE;
+        if table + 8 > end {
             return Err(PcieError::Telemetry(format!(
-                "table claims {count} entries (at most {MAX_ENTRIES} are believed)"
+                "the table at CSM {table:#x} has no room for its header"
+            )));
+        }
+        let count = bar.bar0_read32(table + 4)?;
+        if count > MAX_ENTRIES || table + 8 + 4 * count > end {
+            return Err(PcieError::Telemetry(format!(
+                "table claims {count} entries (at most {MAX_ENTRIES}, inside CSM, are believed)"
             )));
         }
         let mut values = BTreeMap::new();
         for i in 0..count {
             let entry = bar.bar0_read32(table + 8 + 4 * i)?;
             let at = data + 4 * (entry >> 16);
-            if at >= wh::CSM_BAR0 + wh::CSM_SIZE {
+            if at + 4 > end {
                 return Err(PcieError::Telemetry(format!(
                     "entry {i} (tag {}) points past CSM",
                     entry & 0xFFFF
@@ -256,13 +267,23 @@ pub fn read_telemetry<B: Bar>(
         }
         return Ok((TableKind::Tagged, Telemetry { version, values }));
     }
-    let addr = wormhole_message(bar, msg::GET_SMBUS_TELEMETRY_ADDR, 0, message_timeout)?;
+    let legacy = read_legacy_table(bar, message_timeout).map_err(|e| match e {
+        PcieError::Telemetry(why) => PcieError::Telemetry(format!(
+            "{why}, and NOC_NODEID_X_0/Y_0 point at no tagged table ({table:#x}, {data:#x})"
+        )),
+        e => e,
+    })?;
+    Ok((TableKind::Legacy, legacy))
+}
+
+/// The legacy flat table message 0x2C locates, keyed by its tags (`tag::LEGACY_*`).
+fn read_legacy_table<B: Bar>(bar: &mut B, timeout: Duration) -> Result<Telemetry, PcieError> {
+    let addr = wormhole_message(bar, msg::GET_SMBUS_TELEMETRY_ADDR, wh::NO_ARGUMENT, timeout)?;
     let base = csm_bar0(addr)
         .filter(|&b| b + 4 * tag::LEGACY_TAGS as u32 <= wh::CSM_BAR0 + wh::CSM_SIZE)
         .ok_or_else(|| {
             PcieError::Telemetry(format!(
-                "message {:#04x} answered {addr:#x}, not a table in CSM ({:#x}..{:#x}), and \
-                 NOC_NODEID_X_0/Y_0 point at no table ({table:#x}, {data:#x})",
+                "message {:#04x} answered {addr:#x}, not a table in CSM ({:#x}..{:#x})",
                 msg::GET_SMBUS_TELEMETRY_ADDR,
                 wh::CSM_BASE,
                 wh::CSM_BASE + wh::CSM_SIZE
@@ -272,7 +293,7 @@ pub fn read_telemetry<B: Bar>(
     for t in 0..tag::LEGACY_TAGS {
         values.insert(t, bar.bar0_read32(base + 4 * t as u32)?);
     }
-    Ok((TableKind::Legacy, Telemetry { version: 0, values }))
+    Ok(Telemetry { version: 0, values })
 }
 
 /// Each of the 6 channels' training from `telemetry` of `kind`, or `None` when the table has
@@ -341,14 +362,28 @@ pub fn wait_dram_trained<B: Bar>(
     }
 }
 
-/// The highest AICLK telemetry of `kind` allows: `AICLK_LIMIT_MAX` (bundle 18.8 and later), the
-/// legacy AICLK word's upper half, or tt-umd's busy 1,000 MHz when neither says.
-pub fn max_aiclk(kind: TableKind, telemetry: &Telemetry) -> u32 {
-    let given = match kind {
-        TableKind::Tagged => telemetry.get(tag::AICLK_LIMIT_MAX),
-        TableKind::Legacy => telemetry.get(tag::LEGACY_AICLK).map(|v| v >> 16),
+/// The highest AICLK the firmware allows: `AICLK_LIMIT_MAX` of a tagged table (bundle 18.8 and
+/// later), else the legacy table's AICLK word's upper half (bundles before 18.8, whose tagged
+/// tables lack the limit: tt-umd's `create_wormhole_18_4_base` reads it there too), else
+/// tt-umd's busy 1,000 MHz when neither says.
+pub fn max_aiclk<B: Bar>(
+    bar: &mut B,
+    kind: TableKind,
+    telemetry: &Telemetry,
+    timeout: Duration,
+) -> Result<u32, PcieError> {
+    let legacy_max = |t: &Telemetry| t.get(tag::LEGACY_AICLK).map(|v| v >> 16);
+    let given = match (kind, telemetry.get(tag::AICLK_LIMIT_MAX)) {
+        (TableKind::Tagged, Some(mhz)) => Some(mhz),
+        (TableKind::Tagged, None) => match read_legacy_table(bar, timeout) {
+            Ok(legacy) => legacy_max(&legacy),
+            // No legacy table to ask: tt-umd's busy clock.
+            Err(PcieError::ArcMessage { .. } | PcieError::Telemetry(_)) => None,
+            Err(e) => return Err(e),
+        },
+        (TableKind::Legacy, _) => legacy_max(telemetry),
     };
-    given.filter(|&mhz| mhz != 0).unwrap_or(AICLK_BUSY_MHZ)
+    Ok(given.filter(|&mhz| mhz != 0).unwrap_or(AICLK_BUSY_MHZ))
 }
 
 /// Sends `ARC_GO_BUSY`, then asks `GET_AICLK` until the clock is within 5 % of `target`,
@@ -370,13 +405,13 @@ pub fn raise_aiclk<B: Bar>(
         let PcieError::ArcMessage { .. } = e else {
             return Err(e);
         };
-        let mhz = wormhole_message(bar, msg::GET_AICLK, 0, timeout)?;
+        let mhz = wormhole_message(bar, msg::GET_AICLK, wh::NO_ARGUMENT, timeout)?;
         return Ok(CLOCK.refused(&e, mhz));
     }
     // `read` and `wait` both need the bar: one cell lends it to each in turn.
     let bar = std::cell::RefCell::new(bar);
     let read = || {
-        let mhz = wormhole_message(*bar.borrow_mut(), msg::GET_AICLK, 0, timeout)?;
+        let mhz = wormhole_message(*bar.borrow_mut(), msg::GET_AICLK, wh::NO_ARGUMENT, timeout)?;
         Ok((mhz, target))
     };
     CLOCK.settle(timeouts.aiclk, read, || bar.borrow_mut().pass_time())

@@ -30,13 +30,18 @@ pub const BAR0_REGS_LEN: u32 = 3 << 20;
 /// Length of the TLB configuration registers' range mapped at open (read-only), from
 /// [`TLB_CONFIG_BASE`]: every window's three words and the strided registers.
 pub const BAR0_TLB_CONFIG_LEN: u32 = 4096;
+/// BAR0 offset of a Wormhole's ARC reset unit, mapped read-write: the scratch registers and
+/// `ARC_MISC_CNTL` that carry the host's messages (`wormhole_pac::arc`).
+pub const ARC_RESET_UNIT_BAR0: u32 = 0x1FF3_0000;
+/// Length of that mapping.
+pub const ARC_RESET_UNIT_LEN: u32 = 0x1000;
 /// How long [`Bar::pass_time`] asks to sleep.
 pub const PASS_TIME_SLEEP: Duration = Duration::from_micros(1);
 
 const BAR0_MAPPED: &str = "0x1FC0_0000..0x1FC0_1000 (TLB configuration, read-only) and \
                            0x1FD0_0000..0x2000_0000 (NIU configuration, ARC)";
 
-/// A Blackhole opened through tt-kmd.
+/// A Blackhole or Wormhole B0 opened through tt-kmd.
 pub struct KmdBar {
     pub(super) fd: Arc<OwnedFd>,
     pub(super) identity: DeviceIdentity,
@@ -44,6 +49,8 @@ pub struct KmdBar {
     pub(super) regs: MmioMap,
     /// BAR0 `TLB_CONFIG_BASE ..+ BAR0_TLB_CONFIG_LEN`, read-only.
     pub(super) tlb_regs: MmioMap,
+    /// A Wormhole's ARC reset unit, `ARC_RESET_UNIT_BAR0 ..+ ARC_RESET_UNIT_LEN`, read-write.
+    pub(super) arc_regs: Option<MmioMap>,
     /// 4 GiB windows the device has.
     pub(super) windows_4g: u32,
 }
@@ -88,7 +95,8 @@ impl KmdBar {
         match (size, self.is_wormhole()) {
             (TlbSize::Size2M, false) => KERNEL_TLB_INDEX,
             (TlbSize::Size2M, true) => wormhole_pac::tlb::WindowSize::Mib2.count() as u32,
-            (TlbSize::Size4G, _) => self.windows_4g,
+            (TlbSize::Size4G, true) => 0,
+            (TlbSize::Size4G, false) => self.windows_4g,
         }
     }
 
@@ -306,6 +314,34 @@ impl Bar for KmdBar {
         map.read32((offset - base) as usize).ok_or(unmapped)
     }
 
+    /// Writes a Wormhole ARC's message registers (scratch 3 and 5, `ARC_MISC_CNTL`) through the
+    /// reset unit's read-write mapping, then a store fence; any other offset, and any offset on
+    /// a Blackhole (whose messages go through a queue in ARC's memory, over a window), is
+    /// [`PcieError::Bar0Unmapped`].
+    fn bar0_write32(&mut self, offset: u32, value: u32) -> Result<(), PcieError> {
+        use wormhole_pac::arc as wh;
+        let writable = [
+            wh::scratch_bar0(wh::SCRATCH_RES0),
+            wh::scratch_bar0(wh::SCRATCH_STATUS),
+            wh::MISC_CNTL_BAR0,
+        ];
+        let unmapped = PcieError::Bar0Unmapped {
+            offset,
+            mapped: "a Wormhole ARC's scratch 3 and 5 and ARC_MISC_CNTL only",
+        };
+        let Some(map) = self
+            .arc_regs
+            .as_ref()
+            .filter(|_| writable.contains(&offset))
+        else {
+            return Err(unmapped);
+        };
+        map.write32((offset - ARC_RESET_UNIT_BAR0) as usize, value)
+            .ok_or(unmapped)?;
+        store_fence();
+        Ok(())
+    }
+
     /// SET_NOC_CLEANUP on this fd: the driver writes `value` at `addr` of `target` when the fd
     /// is released (after the last window holding it is dropped). [`PcieError::DriverLacks`]
     /// on tt-kmd before 2.2.0.
@@ -399,6 +435,7 @@ mod tests {
             },
             regs,
             tlb_regs,
+            arc_regs: None,
             windows_4g: 0,
         };
         let window = KmdWindow {
@@ -452,6 +489,8 @@ mod tests {
         use std::os::unix::fs::FileExt;
         let (mut bar, mut w, regs, _tlb) = fake();
         bar.identity.device_id = 0x401E;
+        // Whatever BAR4 would hold, a Wormhole has no 4 GiB windows.
+        bar.windows_4g = 8;
         assert_eq!(bar.window_count(TlbSize::Size2M), 10);
         assert_eq!(bar.window_count(TlbSize::Size4G), 0);
         // Alive is the ARC NIU's NOC_NODE_ID (BAR0 0x1FF5_002C), not the Blackhole's PCIe NIU.
@@ -463,6 +502,28 @@ mod tests {
             .expect("pwrite");
         let e = bar.check_alive().unwrap_err();
         assert!(e.to_string().contains("0x1ff5002c"), "{e}");
+        // ARC's message registers are written through the reset unit's read-write mapping;
+        // nothing else of BAR0 is, and nothing at all on a Blackhole.
+        let msg = wormhole_pac::arc::scratch_bar0(wormhole_pac::arc::SCRATCH_STATUS);
+        assert!(matches!(
+            bar.bar0_write32(msg, 0xAA52),
+            Err(PcieError::Bar0Unmapped { .. })
+        ));
+        let (arc_file, arc_fd) = temp_fd("arc", u64::from(ARC_RESET_UNIT_LEN));
+        let rw = ProtFlags::READ | ProtFlags::WRITE;
+        bar.arc_regs = Some(
+            MmioMap::map(arc_fd.as_fd(), 0, ARC_RESET_UNIT_LEN as usize, rw).expect("map arc"),
+        );
+        bar.bar0_write32(msg, 0xAA52).expect("scratch 5");
+        let mut word = [0u8; 4];
+        arc_file
+            .read_at(&mut word, u64::from(msg - ARC_RESET_UNIT_BAR0))
+            .expect("pread");
+        assert_eq!(u32::from_ne_bytes(word), 0xAA52);
+        assert!(matches!(
+            bar.bar0_write32(wormhole_pac::arc::scratch_bar0(0), 1),
+            Err(PcieError::Bar0Unmapped { .. })
+        ));
         // Static VC, which a Wormhole's driver drops, is refused before the ioctl.
         let vc = TlbConfig {
             static_vc: Some(2),

@@ -10,7 +10,7 @@ use tt_kmd_sys as sys;
 
 use super::address::{PciAddress, node_number};
 use super::errno::open_error;
-use super::open::{check_tt_kmd_node, device_info, not_blackhole, open_node};
+use super::open::{check_tt_kmd_node, device_info, known_chip, open_node};
 use crate::error::PcieError;
 
 /// Where tt-kmd puts its device nodes.
@@ -185,7 +185,7 @@ fn probe(path: &Path, node: u32) -> DeviceNode {
         Ok(info) => {
             entry.pci_address = Some(PciAddress::from_kmd(info.pci_domain, info.bus_dev_fn));
             entry.pci_id = Some((info.vendor_id, info.device_id));
-            entry.error = not_blackhole(&p, &info).err();
+            entry.error = known_chip(&p, &info).err();
         }
         Err(e) => entry.error = Some(e),
     }

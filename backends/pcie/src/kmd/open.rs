@@ -13,7 +13,10 @@ use rustix::mm::ProtFlags;
 use tt_kmd_sys as sys;
 
 use super::address::{PciAddress, node_number};
-use super::device::{BAR0_REGS_LEN, BAR0_REGS_OFFSET, BAR0_TLB_CONFIG_LEN, KmdBar};
+use super::device::{
+    ARC_RESET_UNIT_BAR0, ARC_RESET_UNIT_LEN, BAR0_REGS_LEN, BAR0_REGS_OFFSET, BAR0_TLB_CONFIG_LEN,
+    KmdBar,
+};
 use super::errno::{errno_message, mmap_error, not_tt_kmd_or, open_error};
 use super::mmio::MmioMap;
 use crate::bar::DeviceIdentity;
@@ -96,13 +99,14 @@ pub(super) fn device_info(
     Ok(arg.output)
 }
 
-pub(super) fn not_blackhole(path: &str, info: &sys::GetDeviceInfoOut) -> Result<(), PcieError> {
-    if (info.vendor_id, info.device_id)
-        == (sys::PCI_VENDOR_ID_TENSTORRENT, sys::PCI_DEVICE_ID_BLACKHOLE)
+/// Refuses a device that is not a Blackhole or a Wormhole B0.
+pub(super) fn known_chip(path: &str, info: &sys::GetDeviceInfoOut) -> Result<(), PcieError> {
+    if info.vendor_id == sys::PCI_VENDOR_ID_TENSTORRENT
+        && [sys::PCI_DEVICE_ID_BLACKHOLE, sys::PCI_DEVICE_ID_WORMHOLE].contains(&info.device_id)
     {
         Ok(())
     } else {
-        Err(PcieError::NotBlackhole {
+        Err(PcieError::UnknownChip {
             path: path.to_string(),
             vendor: info.vendor_id,
             device: info.device_id,
@@ -194,9 +198,11 @@ impl KmdBar {
     /// [`PermissionDenied`](PcieError::PermissionDenied), `EBUSY`/`EAGAIN`
     /// [`Busy`](PcieError::Busy)); refuse a character device of another class; GET_DRIVER_INFO
     /// (`ENOTTY`/`EINVAL`: [`NotTtKmd`](PcieError::NotTtKmd); API below 2:
-    /// [`DriverTooOld`](PcieError::DriverTooOld)); GET_DEVICE_INFO (not 1e52:b140:
-    /// [`NotBlackhole`](PcieError::NotBlackhole)); map the BAR0 registers; read the PCIe NIU's
-    /// `NOC_NODE_ID` ([`Hung`](PcieError::Hung) if it reads 0xFFFF_FFFF); then SET_POWER_STATE
+    /// [`DriverTooOld`](PcieError::DriverTooOld)); GET_DEVICE_INFO (neither 1e52:b140 nor
+    /// 1e52:401e: [`UnknownChip`](PcieError::UnknownChip)); map the BAR0 registers (on a
+    /// Wormhole also its ARC reset unit, read-write, for ARC's messages); read the PCIe NIU's
+    /// `NOC_NODE_ID`, or a Wormhole's ARC NIU's ([`Hung`](PcieError::Hung) if it reads
+    /// 0xFFFF_FFFF); then SET_POWER_STATE
     /// for the busy clock on tt-kmd 2.6.0 and later (when it cannot, `clock_raised` is false
     /// and `clock_note` says why), and the firmware bundle version from sysfs. `ENODEV` at any
     /// step is [`Gone`](PcieError::Gone).
@@ -225,7 +231,7 @@ impl KmdBar {
             driver.driver_version_patch,
         );
         let info = device_info(&p, fd.as_fd())?;
-        not_blackhole(&p, &info)?;
+        known_chip(&p, &info)?;
         let pci = PciAddress::from_kmd(info.pci_domain, info.bus_dev_fn);
 
         let map_bar0 = |offset: u32, len: u32, what: &str| {
@@ -239,6 +245,25 @@ impl KmdBar {
         };
         let regs = map_bar0(BAR0_REGS_OFFSET, BAR0_REGS_LEN, "registers (NIU, ARC)")?;
         let tlb_regs = map_bar0(TLB_CONFIG_BASE, BAR0_TLB_CONFIG_LEN, "TLB configuration")?;
+        let wormhole = info.device_id == sys::PCI_DEVICE_ID_WORMHOLE;
+        // A Wormhole's ARC takes the host's messages in its reset unit's registers.
+        let arc_regs = wormhole
+            .then(|| {
+                MmioMap::map(
+                    fd.as_fd(),
+                    sys::MMAP_OFFSET_RESOURCE0_UC + u64::from(ARC_RESET_UNIT_BAR0),
+                    ARC_RESET_UNIT_LEN as usize,
+                    ProtFlags::READ | ProtFlags::WRITE,
+                )
+                .map_err(|e| {
+                    mmap_error(
+                        &p,
+                        format!("BAR0 ARC reset unit at {ARC_RESET_UNIT_BAR0:#x}"),
+                        e,
+                    )
+                })
+            })
+            .transpose()?;
 
         let mut bar = Self {
             identity: DeviceIdentity {
@@ -253,9 +278,15 @@ impl KmdBar {
                 firmware_bundle: sysfs_dir(path, fd.as_fd())
                     .and_then(|d| sysfs_attr(&d, "tt_fw_bundle_ver")),
             },
-            windows_4g: bar4_windows(pci).unwrap_or(TLB_4G_COUNT),
+            // A Wormhole has no 4 GiB windows (tt-kmd `wormhole.c`).
+            windows_4g: if wormhole {
+                0
+            } else {
+                bar4_windows(pci).unwrap_or(TLB_4G_COUNT)
+            },
             regs,
             tlb_regs,
+            arc_regs,
             fd: Arc::new(fd),
         };
         bar.check_alive()?;
@@ -269,6 +300,24 @@ impl KmdBar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_blackhole_and_a_wormhole_are_known_and_anything_else_is_named() {
+        let info = |vendor_id, device_id| sys::GetDeviceInfoOut {
+            vendor_id,
+            device_id,
+            ..sys::GetDeviceInfoOut::default()
+        };
+        assert!(known_chip("n", &info(0x1E52, 0xB140)).is_ok());
+        assert!(known_chip("n", &info(0x1E52, 0x401E)).is_ok());
+        let e = known_chip("/dev/tenstorrent/0", &info(0x1E52, 0xFACA)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/dev/tenstorrent/0: PCI id 1e52:faca is not a chip this host drives (a Blackhole is \
+             1e52:b140, a Wormhole B0 1e52:401e)"
+        );
+        assert!(known_chip("n", &info(0x10DE, 0x401E)).is_err());
+    }
 
     #[test]
     fn old_drivers_keep_the_idle_clock() {

@@ -100,7 +100,7 @@ impl TtsimBar {
         let (vendor, device) = (id as u16, (id >> 16) as u16);
         let kind = ChipKind::from_device_id(device).filter(|_| vendor == VENDOR_TENSTORRENT);
         let Some(kind) = kind else {
-            return Err(PcieError::NotBlackhole {
+            return Err(PcieError::UnknownChip {
                 path,
                 vendor,
                 device,
