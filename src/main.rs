@@ -73,7 +73,7 @@ enum Command {
         )]
         device: komorebi::app::broadcast::DeviceChoice,
     },
-    /// List every Blackhole card tt-kmd presents (or, with `--device ttsim[:PATH]`, every chip
+    /// List every Blackhole or Wormhole B0 card tt-kmd presents (or, with `--device ttsim[:PATH]`, every chip
     /// of a ttsim library): path, PCI address, driver version, harvest mask, AICLK, firmware
     /// bundle version. None found: an empty list, exit 0.
     Devices {

@@ -209,6 +209,32 @@ fn drop_valid_and_drop_marker_are_refused_on_ttsim() {
 }
 
 #[test]
+fn ttsim_s_wormhole_opens_as_a_wormhole_card_does() {
+    // The card's whole open sequence (`komorebi_pcie::arc::wormhole::open_card`) on ttsim's
+    // `wh`, which models each step: ARC's post code, the ARC NIU, the harvested rows, the
+    // tagged telemetry table (no clock limit in it: the legacy table is asked), DRAM trained,
+    // ARC_GO_BUSY and GET_AICLK.
+    let Some(lib) = wh() else { return };
+    let (code, out, err) = komorebi(&[
+        "devices",
+        "--device",
+        &format!("ttsim:{}", lib.display()),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let chips = v["devices"].as_array().unwrap();
+    assert_eq!(chips.len(), 1, "{v}");
+    let c = &chips[0];
+    assert_eq!(c["error"], Value::Null, "{c}");
+    assert_eq!(c["chip"], "wormhole", "{c}");
+    assert_eq!(c["harvest"], "0x0000", "{c}");
+    assert_eq!(c["aiclk_mhz"], 1000, "{c}");
+    // Raised and settled at the limit exactly: no note.
+    assert_eq!(c["clock"], Value::Null, "{c}");
+}
+
+#[test]
 fn both_chips_of_a_two_chip_build_are_listed_and_run_the_small_case_alone_and_together() {
     let Some(lib) = bh_x2() else { return };
     let (code, out, err) = komorebi(&[

@@ -200,23 +200,13 @@ impl<B: Bar> Card<B> {
     /// Windows and kernels use raw NoC0 coordinates whether translation is on or not: the
     /// translation tables map entries 0..=15 to themselves (tt-isa-documentation
     /// `WormholeB0/NoC/Coordinates.md`), which every Wormhole tile's coordinates are; the open
-    /// notes which it found. The window plan is ttsim's (below).
+    /// notes which it found. ttsim's `wh` build models every step (its ARC's post code, the
+    /// telemetry table, the messages). The window plan: Wormhole's ten 2 MiB windows go to the
+    /// spare and nine tiles; the other tiles and every DRAM bank go through the spare window,
+    /// and no multicast window is left, nor needed: without translation the loader writes tile
+    /// by tile.
     pub fn open_wormhole_card(mut bar: B, options: CardOptions) -> Result<Self, PcieError> {
         let found = crate::arc::wormhole::open_card(&mut bar, &options.open)?;
-        Self::wormhole(bar, options, found)
-    }
-
-    /// Sets up a Wormhole B0 behind `bar` (ttsim's `wh` build): its harvested rows and AICLK
-    /// from ARC's messages (`ARC_GET_HARVESTING`, `GET_AICLK`, through BAR0's scratch
-    /// registers: [`crate::arc::wormhole_message`], each bounded by
-    /// [`CardOptions::open`]'s ARC message wait), then the window plan over its enabled Tensix
-    /// tiles (its ten 2 MiB windows: the spare and nine tiles; the other tiles and every DRAM
-    /// bank go through the spare window, and no multicast window is left, nor needed: without
-    /// translation the loader writes tile by tile) with raw coordinates (ttsim's Wormhole passes
-    /// them through). Its ARC telemetry table is not read. Refuses any other
-    /// chip.
-    pub fn open_wormhole(mut bar: B, options: CardOptions) -> Result<Self, PcieError> {
-        let found = crate::arc::wormhole::open_ttsim(&mut bar, options.open.arc_message)?;
         Self::wormhole(bar, options, found)
     }
 
@@ -231,9 +221,7 @@ impl<B: Bar> Card<B> {
         };
         let mut card = Self::unplanned(bar, options, chip, found.aiclk_mhz)?;
         card.telemetry = found.telemetry;
-        if let Some(clock) = found.clock {
-            clock.record(&mut card.identity);
-        }
+        found.clock.record(&mut card.identity);
         card.notes = found.notes;
         card.plan_windows()?;
         Ok(card)

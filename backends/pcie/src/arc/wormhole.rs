@@ -46,8 +46,8 @@ pub struct Found {
     pub aiclk_mhz: u32,
     /// The telemetry values (empty when not read).
     pub telemetry: Telemetry,
-    /// What raising AICLK came to (`None` when it was not raised).
-    pub clock: Option<ClockOutcome>,
+    /// What raising AICLK came to.
+    pub clock: ClockOutcome,
     /// What the open found worth saying that did not fail it.
     pub notes: Vec<String>,
 }
@@ -105,30 +105,8 @@ pub fn open_card<B: Bar>(bar: &mut B, timeouts: &OpenTimeouts) -> Result<Found, 
             mhz => mhz,
         },
         telemetry,
-        clock: Some(clock),
+        clock,
         notes,
-    })
-}
-
-/// ttsim's subset: its ARC answers messages but models neither its start, telemetry nor DRAM
-/// training, so only the harvested rows and the AICLK (`GET_AICLK`) are asked.
-pub fn open_ttsim<B: Bar>(bar: &mut B, timeout: Duration) -> Result<Found, PcieError> {
-    check_wormhole(bar)?;
-    let harvest = harvested_rows(bar, timeout)?;
-    let aiclk_mhz = match wormhole_message(bar, msg::GET_AICLK, wh::NO_ARGUMENT, timeout)? {
-        0 => AICLK_BUSY_MHZ,
-        mhz => mhz,
-    };
-    Ok(Found {
-        harvest,
-        aiclk_mhz,
-        telemetry: Telemetry::default(),
-        clock: None,
-        notes: vec![
-            "Wormhole: no ARC telemetry table read (its harvested rows and AICLK come from ARC \
-             messages 0x57 and 0x34)"
-                .into(),
-        ],
     })
 }
 

@@ -146,14 +146,15 @@ impl TtsimBar {
     }
 
     /// The card on this chip: [`Card::open`](crate::card::Card::open) for a Blackhole,
-    /// [`Card::open_wormhole`](crate::card::Card::open_wormhole) for a Wormhole.
+    /// [`Card::open_wormhole_card`](crate::card::Card::open_wormhole_card) for a Wormhole (the
+    /// same as [`Card::open`](crate::card::Card::open) does for its PCI id).
     pub fn open_card(
         self,
         options: crate::card::CardOptions,
     ) -> Result<crate::card::Card<Self>, PcieError> {
         match self.kind {
             ChipKind::Blackhole => crate::card::Card::open(self, options),
-            ChipKind::Wormhole => crate::card::Card::open_wormhole(self, options),
+            ChipKind::Wormhole => crate::card::Card::open_wormhole_card(self, options),
         }
     }
 
