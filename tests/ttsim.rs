@@ -208,6 +208,15 @@ fn drop_valid_and_drop_marker_are_refused_on_ttsim() {
     }
 }
 
+/// `komorebi devices --json` over the ttsim library `lib`: each chip's row.
+fn devices(lib: &std::path::Path) -> Vec<Value> {
+    let device = format!("ttsim:{}", lib.display());
+    let (code, out, err) = komorebi(&["devices", "--device", &device, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    v["devices"].as_array().unwrap().clone()
+}
+
 #[test]
 fn ttsim_s_wormhole_opens_as_a_wormhole_card_does() {
     // The card's whole open sequence (`komorebi_pcie::arc::wormhole::open_card`) on ttsim's
@@ -215,16 +224,8 @@ fn ttsim_s_wormhole_opens_as_a_wormhole_card_does() {
     // tagged telemetry table (no clock limit in it: the legacy table is asked), DRAM trained,
     // ARC_GO_BUSY and GET_AICLK.
     let Some(lib) = wh() else { return };
-    let (code, out, err) = komorebi(&[
-        "devices",
-        "--device",
-        &format!("ttsim:{}", lib.display()),
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let v: Value = serde_json::from_str(&out).unwrap();
-    let chips = v["devices"].as_array().unwrap();
-    assert_eq!(chips.len(), 1, "{v}");
+    let chips = devices(&lib);
+    assert_eq!(chips.len(), 1, "{chips:?}");
     let c = &chips[0];
     assert_eq!(c["error"], Value::Null, "{c}");
     assert_eq!(c["chip"], "wormhole", "{c}");
@@ -237,16 +238,8 @@ fn ttsim_s_wormhole_opens_as_a_wormhole_card_does() {
 #[test]
 fn both_chips_of_a_two_chip_build_are_listed_and_run_the_small_case_alone_and_together() {
     let Some(lib) = bh_x2() else { return };
-    let (code, out, err) = komorebi(&[
-        "devices",
-        "--device",
-        &format!("ttsim:{}", lib.display()),
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let v: Value = serde_json::from_str(&out).unwrap();
-    let chips = v["devices"].as_array().unwrap();
-    assert_eq!(chips.len(), 2, "{v}");
+    let chips = devices(&lib);
+    assert_eq!(chips.len(), 2, "{chips:?}");
     for (i, c) in chips.iter().enumerate() {
         assert_eq!(c["error"], Value::Null, "{c}");
         assert_eq!(c["pci_address"], format!("0000:00:{i:02x}.0"));

@@ -117,16 +117,39 @@ pub fn wait_dram_trained(
     port: &impl ArcPort,
     timeout: Duration,
 ) -> Result<Option<String>, PcieError> {
+    let read = || {
+        let telemetry = Telemetry::read(port)?;
+        Ok(dram_channels(&telemetry).map(|c| {
+            let status = telemetry.get(tag::GDDR_STATUS).unwrap_or(0);
+            (c.to_vec(), format!("GDDR_STATUS {status:#x}"))
+        }))
+    };
+    settle_dram(
+        timeout,
+        "telemetry has no GDDR_STATUS (tag 22): DRAM training was not checked",
+        read,
+        || port.arc_wait(),
+    )
+}
+
+/// Reads (`read`: each channel's training and the raw status in words, or `None` when there is
+/// none to read) until every channel is trained, waiting with `wait` between reads, for at most
+/// `timeout`: both chips' DRAM wait. `Ok(Some(missing))` when there is no status;
+/// [`PcieError::DramTraining`] at once when a channel failed, or when one still trains after
+/// `timeout`.
+pub(super) fn settle_dram(
+    timeout: Duration,
+    missing: &str,
+    mut read: impl FnMut() -> Result<Option<(Vec<DramChannel>, String)>, PcieError>,
+    mut wait: impl FnMut() -> u64,
+) -> Result<Option<String>, PcieError> {
     let mut bound = Bound::new(timeout);
     loop {
-        let telemetry = Telemetry::read(port)?;
-        let Some(channels) = dram_channels(&telemetry) else {
-            return Ok(Some(
-                "telemetry has no GDDR_STATUS (tag 22): DRAM training was not checked".into(),
-            ));
+        let Some((channels, status)) = read()? else {
+            return Ok(Some(missing.into()));
         };
         let list = |want: DramChannel| -> Vec<String> {
-            (0..8)
+            (0..channels.len())
                 .filter(|&c| channels[c] == want)
                 .map(|c| c.to_string())
                 .collect()
@@ -134,9 +157,8 @@ pub fn wait_dram_trained(
         let failed = list(DramChannel::Failed);
         if !failed.is_empty() {
             return Err(PcieError::DramTraining(format!(
-                "channel(s) {} failed training (GDDR_STATUS {:#x}); reset the board (tt-smi -r)",
-                failed.join(", "),
-                telemetry.get(tag::GDDR_STATUS).unwrap_or(0)
+                "channel(s) {} failed training ({status}); reset the board (tt-smi -r)",
+                failed.join(", ")
             )));
         }
         let training = list(DramChannel::Training);
@@ -150,7 +172,7 @@ pub fn wait_dram_trained(
                 bound.waited_ms()
             )));
         }
-        bound.wait(port);
+        bound.add(wait());
     }
 }
 

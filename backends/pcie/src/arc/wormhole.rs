@@ -31,7 +31,7 @@ use wormhole_pac::harvest::HarvestMask;
 
 use super::port::Bound;
 use super::scratch::wormhole_message;
-use super::wait::{Clock, ClockOutcome, DramChannel, OpenTimeouts};
+use super::wait::{Clock, ClockOutcome, DramChannel, OpenTimeouts, settle_dram};
 use crate::bar::Bar;
 use crate::chip::ChipKind;
 use crate::error::PcieError;
@@ -304,40 +304,25 @@ pub fn wait_dram_trained<B: Bar>(
     bar: &mut B,
     timeouts: &OpenTimeouts,
 ) -> Result<Option<String>, PcieError> {
-    let mut bound = Bound::new(timeouts.dram_training);
-    loop {
-        let (kind, telemetry) = read_telemetry(bar, timeouts.arc_message)?;
-        let Some(channels) = dram_channels(kind, &telemetry) else {
-            return Ok(Some(
-                "telemetry has no DRAM training status: DRAM training was not checked".into(),
-            ));
-        };
-        let list = |want| -> Vec<String> {
-            (0..DRAM_BANKS)
-                .filter(|&c| channels[c] == want)
-                .map(|c| c.to_string())
-                .collect()
-        };
-        let failed = list(DramChannel::Failed);
-        if !failed.is_empty() {
-            return Err(PcieError::DramTraining(format!(
-                "channel(s) {} failed training; reset the board (tt-smi -r)",
-                failed.join(", ")
-            )));
-        }
-        let training = list(DramChannel::Training);
-        if training.is_empty() {
-            return Ok(None);
-        }
-        if bound.expired() {
-            return Err(PcieError::DramTraining(format!(
-                "channel(s) {} still training after {} ms",
-                training.join(", "),
-                bound.waited_ms()
-            )));
-        }
-        bound.add(bar.pass_time());
-    }
+    // `read` and `wait` both need the bar: one cell lends it to each in turn.
+    let bar = std::cell::RefCell::new(bar);
+    let read = || {
+        let (kind, telemetry) = read_telemetry(*bar.borrow_mut(), timeouts.arc_message)?;
+        Ok(dram_channels(kind, &telemetry).map(|c| {
+            let (tag, name) = match kind {
+                TableKind::Tagged => (tag::GDDR_STATUS, "GDDR_STATUS"),
+                TableKind::Legacy => (tag::LEGACY_DDR_STATUS, "DDR_STATUS"),
+            };
+            let status = telemetry.get(tag).unwrap_or(0);
+            (c.to_vec(), format!("{name} {status:#x}"))
+        }))
+    };
+    settle_dram(
+        timeouts.dram_training,
+        "telemetry has no DRAM training status: DRAM training was not checked",
+        read,
+        || bar.borrow_mut().pass_time(),
+    )
 }
 
 /// The highest AICLK the firmware allows: `AICLK_LIMIT_MAX` of a tagged table (bundle 18.8 and
