@@ -7,6 +7,7 @@ use std::process::Command;
 
 use blackhole_pac::tlb::TlbOrdering::Relaxed;
 use komorebi::app::broadcast::{self, BroadcastConfig, BroadcastPlan, DeviceChoice};
+use komorebi::chip::ChipKind;
 use komorebi::host::backend::Exec;
 use komorebi::host::pcie::open_pcie_sim;
 use komorebi::host::session::SessionError;
@@ -258,18 +259,36 @@ fn a_hung_card_is_a_lost_device_not_a_value() {
 
 #[test]
 fn a_dead_tile_reads_as_dead_while_the_card_answers() {
-    let mut s = broadcast::open_session(Backend::pcie_sim(SimConfig::default())).unwrap();
-    let tile = s.noc0(komorebi_hal::LogicalXy::new(0, 0)).unwrap();
-    let cfg = small(DeviceChoice::PcieSim);
-    let plan = BroadcastPlan::new(&cfg, s.geometry()).unwrap();
-    plan.prepare(&mut s).unwrap();
-    s.device()
-        .simulator()
-        .unwrap()
-        .inject(Fault::DeadTile(tile.get()))
-        .unwrap();
-    let e = Feeder::new(&mut s).run(&plan.spec(0)).unwrap_err();
-    assert!(e.to_string().contains("that tile is dead"), "{e}");
+    // On a Blackhole the PCIe NIU is asked; on a Wormhole the ARC NIU (tt-umd's hang word).
+    let wormhole = SimConfig {
+        wormhole: Some(wormhole_pac::harvest::HarvestMask::NONE),
+        timing: komorebi_sim::Timing::wormhole(),
+        ..SimConfig::default()
+    };
+    for (config, chip, niu) in [
+        (SimConfig::default(), ChipKind::Blackhole, "PCIe"),
+        (wormhole, ChipKind::Wormhole, "ARC"),
+    ] {
+        let mut s = broadcast::open_session(Backend::pcie_sim(config)).unwrap();
+        let tile = s.noc0(komorebi_hal::LogicalXy::new(0, 0)).unwrap();
+        let cfg = BroadcastConfig {
+            chip,
+            ..small(DeviceChoice::PcieSim)
+        };
+        let plan = BroadcastPlan::new(&cfg, s.geometry()).unwrap();
+        plan.prepare(&mut s).unwrap();
+        s.device()
+            .simulator()
+            .unwrap()
+            .inject(Fault::DeadTile(tile.get()))
+            .unwrap();
+        let e = Feeder::new(&mut s).run(&plan.spec(0)).unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.contains(&format!("the {niu} NIU still answers: that tile is dead")),
+            "{chip}: {e}"
+        );
+    }
 }
 
 #[test]

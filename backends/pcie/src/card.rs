@@ -625,17 +625,19 @@ impl<B: Bar> Card<B> {
         if value != arc::HUNG_READ {
             return Ok(value);
         }
-        if self.chip.kind() == ChipKind::Wormhole {
-            // ttsim's Wormhole serves no PCIe NIU in BAR0 to ask.
-            return Err(PcieError::Hung { what: what() });
-        }
-        let node = self.bar.borrow().bar0_read32(arc::PCIE_NOC_NODE_ID_BAR0)?;
+        // Whether the bus answers: the PCIe NIU's NOC_NODE_ID, or a Wormhole's ARC NIU's (the
+        // word tt-umd's hang detectors read).
+        let (offset, niu) = match self.chip.kind() {
+            ChipKind::Blackhole => (arc::PCIE_NOC_NODE_ID_BAR0, "PCIe"),
+            ChipKind::Wormhole => (wormhole_pac::arc::ARC_NOC_NODE_ID_BAR0, "ARC"),
+        };
+        let node = self.bar.borrow().bar0_read32(offset)?;
         Err(PcieError::Hung {
             what: if node == arc::HUNG_READ {
-                format!("{} and the PCIe NIU's NOC_NODE_ID", what())
+                format!("{} and the {niu} NIU's NOC_NODE_ID", what())
             } else {
                 format!(
-                    "{} (the PCIe tile still answers: that tile is dead)",
+                    "{} (the {niu} NIU still answers: that tile is dead)",
                     what()
                 )
             },

@@ -50,7 +50,8 @@ pub struct BroadcastConfig {
     /// `--chip blackhole`). A card's and ttsim's come from the device.
     pub harvest: HarvestMask,
     /// The simulated Wormhole's harvested Tensix rows (tt-umd's order; `--harvest` with
-    /// `--chip wormhole`). ttsim's `wh` comes from its ARC (it harvests none).
+    /// `--chip wormhole`). ttsim's and a card's come from their ARC (ttsim's `wh` harvests
+    /// none).
     pub row_harvest: wormhole_pac::harvest::HarvestMask,
     /// The simulated chip's fused DRAM bank (`--fused-dram`, 0..=7), or none. A card's comes
     /// from its telemetry; either way the plan reads from the device's working banks only.
@@ -371,8 +372,9 @@ impl BroadcastConfig {
     }
 
     /// What `--chip` allows: a Blackhole takes no row mask; a Wormhole runs on the simulator
-    /// (native kernels), ttsim's `wh` or a card (firmware), one chip, its own rows harvested
-    /// (on the simulator only: a device's come from its ARC), no Blackhole mask or fused bank.
+    /// directly or as a card (native kernels), ttsim's `wh` or a card (firmware), one chip, its
+    /// own rows harvested (simulated only: a device's come from its ARC), no Blackhole mask or
+    /// fused bank.
     fn validate_chip(&self) -> Result<(), BroadcastError> {
         if self.chip == ChipKind::Blackhole {
             if self.row_harvest != wormhole_pac::harvest::HarvestMask::NONE {
