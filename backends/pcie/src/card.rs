@@ -14,6 +14,9 @@
 //!   reset PCs, wall clock, `NOC_ID_LOGICAL`), ARC, and any tile or bank that got no window of
 //!   its own when the driver had fewer windows than the plan asks for.
 //!
+//! A Wormhole has ten 2 MiB windows and no 4 GiB ones: the spare and nine tiles get one; the
+//! other tiles and every DRAM bank go through the spare ([`Card::open_wormhole_card`]).
+//!
 //! A window is reprogrammed only after a store fence and, if anything was written through it,
 //! a read back of the last word written, so no posted write is in flight when it moves
 //! (tt-kmd #286). Before any window is used, under translation, every tile's `NOC_ID_LOGICAL`
@@ -35,9 +38,9 @@
 //!
 //! # Hung devices
 //! A read of 0xFFFF_FFFF where the value cannot be that (wall clock high half, registers,
-//! telemetry) is checked against the PCIe NIU's `NOC_NODE_ID` in BAR0: if that reads
-//! 0xFFFF_FFFF too the device is hung or was reset, otherwise the tile is; both are
-//! [`PcieError::Hung`].
+//! telemetry) is checked against the PCIe NIU's `NOC_NODE_ID` in BAR0 (a Wormhole's ARC NIU's):
+//! if that reads 0xFFFF_FFFF too the device is hung or was reset, otherwise the tile is; both
+//! are [`PcieError::Hung`].
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -620,7 +623,7 @@ impl<B: Bar> Card<B> {
     }
 
     /// Checks a word that cannot be 0xFFFF_FFFF: if it is, tells a hung device (the PCIe
-    /// NIU's `NOC_NODE_ID` reads 0xFFFF_FFFF too) from a dead tile.
+    /// NIU's `NOC_NODE_ID`, a Wormhole's ARC NIU's, reads 0xFFFF_FFFF too) from a dead tile.
     pub fn check_alive(&self, value: u32, what: impl FnOnce() -> String) -> Result<u32, PcieError> {
         if value != arc::HUNG_READ {
             return Ok(value);
