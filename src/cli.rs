@@ -50,10 +50,13 @@ pub fn parse_row_harvest(s: &str) -> Result<wormhole_pac::harvest::HarvestMask, 
     }
 }
 
-/// `--harvest` of `komorebi grid` and `layout`, read for `--chip`: the Blackhole's column
-/// mask (default 0x3000) or the Wormhole's row mask (default 0); the word the control block
-/// carries. The error is the flag's one line.
-pub fn harvest_word(chip: crate::chip::ChipKind, given: Option<&str>) -> Result<u32, String> {
+/// `--harvest` read for `--chip`: the Blackhole's column mask (default 0x3000) or the
+/// Wormhole's row mask (default 0), parsed once; the other chip's stays at its default (a p150's
+/// columns, no row). The error is the flag's one line.
+pub fn chip_harvest(
+    chip: crate::chip::ChipKind,
+    given: Option<&str>,
+) -> Result<(HarvestMask, wormhole_pac::harvest::HarvestMask), String> {
     let bad = |e: String| {
         format!(
             "invalid value '{}' for '--harvest': {e}",
@@ -62,12 +65,22 @@ pub fn harvest_word(chip: crate::chip::ChipKind, given: Option<&str>) -> Result<
     };
     match chip {
         crate::chip::ChipKind::Blackhole => parse_harvest(given.unwrap_or("0x3000"))
-            .map(|m| m.bits() as u32)
+            .map(|m| (m, wormhole_pac::harvest::HarvestMask::NONE))
             .map_err(bad),
         crate::chip::ChipKind::Wormhole => parse_row_harvest(given.unwrap_or("0"))
-            .map(|m| m.bits() as u32)
+            .map(|m| (HarvestMask::P100_P150, m))
             .map_err(bad),
     }
+}
+
+/// `--harvest` of `komorebi grid` and `layout` ([`chip_harvest`]): the word the control block
+/// carries.
+pub fn harvest_word(chip: crate::chip::ChipKind, given: Option<&str>) -> Result<u32, String> {
+    let (columns, rows) = chip_harvest(chip, given)?;
+    Ok(match chip {
+        crate::chip::ChipKind::Blackhole => columns.bits(),
+        crate::chip::ChipKind::Wormhole => rows.bits(),
+    } as u32)
 }
 
 /// Why `--fused-dram BANK` is refused with `--chip wormhole` (`grid`, `layout`).
@@ -356,17 +369,7 @@ impl ShapeFlags {
     /// pages, check and protocol of [`BroadcastConfig::default`], for the caller to set. The
     /// error is `--harvest`'s one line: a mask the chip cannot have.
     pub fn config(&self, device: &DeviceFlags) -> Result<BroadcastConfig, String> {
-        let word = harvest_word(self.chip, self.harvest.as_deref())?;
-        let (harvest, row_harvest) = match self.chip {
-            crate::chip::ChipKind::Blackhole => (
-                HarvestMask::new(word).map_err(|e| e.to_string())?,
-                wormhole_pac::harvest::HarvestMask::NONE,
-            ),
-            crate::chip::ChipKind::Wormhole => (
-                HarvestMask::P100_P150,
-                wormhole_pac::harvest::HarvestMask::new(word).map_err(|e| e.to_string())?,
-            ),
-        };
+        let (harvest, row_harvest) = chip_harvest(self.chip, self.harvest.as_deref())?;
         Ok(BroadcastConfig {
             // A Wormhole's whole grid: its 8 columns, the rows --harvest leaves.
             rect: self.rect.unwrap_or(match self.chip {

@@ -216,6 +216,12 @@ fn tlb_windows_tile_bar0_and_their_fields_sit_where_the_isa_puts_them() {
         word,
         3 | 9 << 16 | 11 << 22 | 1 << 28 | 2 << 34 | 1 << 40 | 1 << 41 | 2 << 42
     );
+    // `decode` is its inverse, for every size.
+    for size in WindowSize::ALL {
+        let addr = 3 << size.shift();
+        let word = tlb::config(size, addr, target).unwrap();
+        assert_eq!(tlb::decode(size, word), Some((addr, target)), "{size:?}");
+    }
     // 16 MiB (N = 12): x_end at 12, ordering at 38.
     let word = tlb::config(
         WindowSize::Mib16,
