@@ -152,8 +152,8 @@ fn a_simulated_wormhole_runs_the_whole_grid_every_byte_checked() {
     assert_eq!(v["ok"], true);
     assert_eq!(v["received_bytes"], 2 * 4 * 2 * 2048 * (20 * 3 + 16 * 4));
     // Priced on Wormhole's routes and assumed rates: compute binds, checking in each of 2 jobs
-    // 4 blocks of 2 pages of 512 words, 10 cycles a word, for each of its 2 broadcasts.
-    assert_eq!(v["bound_cycles"], 2 * 4 * 2 * 512 * 10 * 2);
+    // 4 blocks of 2 pages of 512 words, 6 cycles a word, for each of its 2 broadcasts.
+    assert_eq!(v["bound_cycles"], 2 * 4 * 2 * 512 * 6 * 2);
     assert_eq!(v["binding"], "compute (0,0)");
     let e = v["efficiency"].as_f64().unwrap();
     assert!(e > 0.5 && e <= 1.0, "{v}");

@@ -41,7 +41,7 @@
 //! | the DONE-BY poll of 11 receivers, a cast's share | 182 | 1 a word loaded |
 //! | decoding and checking a command's program | 4,716 | 0 |
 //! | the sender's `finish` | 1,901 | 1 a HAL call it makes |
-//! | compute's check, a word | 10.45 | 10 (`compute_scan_word_cycles`) |
+//! | compute's check, a word | 5.94 (10.45 before loads overlapped, D37) | 6 (`compute_scan_word_cycles`) |
 //!
 //! Only the last is charged from the firmware: with it, the two agree within 25% where the check
 //! binds (`tests/firmware_exec.rs`). The rest would slow the model down to the firmware's code
@@ -107,18 +107,19 @@ pub struct Timing {
     /// again under the pipelined rule.
     pub compute_read_word_cycles: u64,
     /// Cycles a compute kernel spends per 32-bit word of a page it scans (`scan_page`), the
-    /// work on each word included: 10, what the compute firmware's check spends, measured with
+    /// work on each word included: 6, what the compute firmware's check spends, measured with
     /// the firmware profiler under the baby-core cost rule (`riscv::Cost::default()`: branch
-    /// prediction, pipelined): `komorebi broadcast --device pcie-sim --exec firmware --rect
-    /// 0,0,4,4 --blocks 4 --pages 2 --window 2 --jobs 2 --check full --profile F` (2026-12-05)
-    /// charges compute's `check_page` 2,740,352 cycles for 262,144 words: 10.45 a word, of
-    /// which the four-word loop of `words_follow` 10.33 (per word an L1 load, 8, which holds
-    /// the Load/Store Unit until it is back, and an xor, an or, an add and a quarter of the
-    /// loop's counter and branch, which overlap it), per-page work 0.1. Under the blocking rule
-    /// it was 12.0 (2026-12-04: 3,145,216 cycles); before the pattern became affine in the word
-    /// 57.5 (a copy out of L1, 20.5, then a hash per word). A native kernel's own arithmetic
-    /// costs nothing else, so this is where the compute kernel's work on the data it receives
-    /// is charged; 0 models a compute kernel whose work is free.
+    /// prediction, pipelined, loads overlapping): `komorebi broadcast --device pcie-sim --exec
+    /// firmware --rect 0,0,4,4 --blocks 4 --pages 2 --window 2 --jobs 2 --check full --profile
+    /// F` (2026-12-05) charges compute's `check_page` 1,556,608 cycles for 262,144 words: 5.94
+    /// a word, of which the four-word loop of `words_follow` 5.83 (per word an L1 load, whose
+    /// 8 cycles overlap the loop's other loads, an xor, an or, an add and a quarter of the
+    /// loop's counter and branch), per-page work 0.1. While the model held the Load/Store Unit
+    /// for each L1 load until it was back (until 2026-12-05, decisions D37) it was 10.45; under
+    /// the blocking rule 12.0 (2026-12-04); before the pattern became affine in the word 57.5
+    /// (a copy out of L1, 20.5, then a hash per word). A native kernel's own arithmetic costs
+    /// nothing else, so this is where the compute kernel's work on the data it receives is
+    /// charged; 0 models a compute kernel whose work is free.
     pub compute_scan_word_cycles: u64,
 }
 
@@ -144,7 +145,7 @@ impl Default for Timing {
             kernel_issue_cycles: 8,
             kernel_call_cycles: 1,
             compute_read_word_cycles: 21,
-            compute_scan_word_cycles: 10,
+            compute_scan_word_cycles: 6,
         }
     }
 }

@@ -768,8 +768,9 @@ fn the_pipelined_rule_overlaps_what_the_readme_lets_overlap() {
     // A multiply forwards after two cycles: a dependent instruction waits one.
     let (cycles, charges) = pipelined_cycles(&[mul(1, 2, 2), add(3, 1, 1), ECALL], l1);
     assert_eq!((cycles, charges), (3, vec![1, 2]));
-    // Local data RAM (latency 2) takes a load a cycle; a load that left the core (L1 here)
-    // holds the Load/Store Unit until its result is back, so the next load waits for it.
+    // Local data RAM (latency 2) takes a load a cycle, and so does L1: a load emits its
+    // request without waiting for an earlier load's response (MemoryOrdering.md, "Load then
+    // load").
     let (cycles, _) = pipelined_cycles(
         &[
             lui(5, 0xFFB00),
@@ -783,11 +784,27 @@ fn the_pipelined_rule_overlaps_what_the_readme_lets_overlap() {
     );
     // lui 1, three loads a cycle each, the add waits one for the last: 1 + 3 + 2.
     assert_eq!(cycles, 6);
-    let (cycles, _) = pipelined_cycles(&[lw(1, 0, 0x100), lw(2, 0, 0x104), ECALL], l1);
+    let (cycles, charges) = pipelined_cycles(&[lw(1, 0, 0x100), lw(2, 0, 0x104), ECALL], l1);
     assert_eq!(
-        cycles, 9,
-        "the second L1 load enters once the first is back (8), then 1"
+        (cycles, charges),
+        (2, vec![1, 1]),
+        "the second L1 load enters the cycle after the first"
     );
+    // Their results forward 8 cycles after each entered: using the second waits for it.
+    let (cycles, charges) =
+        pipelined_cycles(&[lw(1, 0, 0x100), lw(2, 0, 0x104), add(3, 2, 1), ECALL], l1);
+    assert_eq!((cycles, charges), (10, vec![1, 1, 8]));
+    // Eight loads in flight fill the retire queue: the ninth enters once the first retires.
+    let mut p: Vec<u32> = (0..9).map(|i| lw(1 + i, 0, 0x100 + 4 * i as i32)).collect();
+    p.push(ECALL);
+    let (cycles, charges) = pipelined_cycles(&p, 20);
+    assert_eq!(charges[..8], [1; 8]);
+    assert_eq!(
+        charges[8],
+        20 - 8 + 1,
+        "the ninth waits for the first's retirement at 20"
+    );
+    assert_eq!(cycles, 21);
     // A CSR read waits for everything before it to retire, and reads the cycle it enters.
     let (mut hart, mut bus) = machine(&[lw(1, 0, 0x100), csrrs(10, CYCLE, 0), ECALL]);
     assert_eq!(hart.step(&mut bus), None);

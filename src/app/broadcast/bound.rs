@@ -320,12 +320,12 @@ mod tests {
         let b = bound(cfg.clone());
         assert_eq!(b.cycles, 52);
         assert_eq!(b.binding.to_string(), "NIU0 writes of (0,0)");
-        // Checking: 16 words at 10 cycles on each core; the first core in order binds.
+        // Checking: 16 words at 6 cycles on each core; the first core in order binds.
         let b = bound(BroadcastConfig {
             check: Check::Full,
             ..cfg
         });
-        assert_eq!(b.cycles, 16 * 10);
+        assert_eq!(b.cycles, 16 * 6);
         assert_eq!(b.binding, Resource::Compute(LogicalXy::new(0, 0)));
         assert_eq!(b.binding.to_string(), "compute (0,0)");
     }
@@ -369,12 +369,12 @@ mod tests {
         let b = bound(cfg.clone());
         assert_eq!(b.cycles, 3341);
         assert_eq!(b.binding.to_string(), "link NoC0 (1,0)->(1,1)");
-        // With checking, 8 x 4096 words at 10 cycles each bind.
+        // With checking, 8 x 4096 words at 6 cycles each bind.
         let b = bound(BroadcastConfig {
             check: Check::Full,
             ..cfg
         });
-        assert_eq!(b.cycles, 8 * 4096 * 10);
+        assert_eq!(b.cycles, 8 * 4096 * 6);
         assert_eq!(b.binding.to_string(), "compute (0,0)");
     }
 

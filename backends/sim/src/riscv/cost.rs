@@ -23,10 +23,14 @@
 //! order: "Retire Unit"), and, for a load or store, the Load/Store Unit takes it. A load or
 //! multiply holds EX1 one cycle and forwards its result after its latency, so "`N - 1`
 //! independent instructions need to follow the load if the latency is to be entirely hidden"
-//! ("Load/Store Unit"); a dependent instruction waits out the rest. The README does not say
-//! whether the Load/Store Unit takes a new instruction while a load that left the core (to L1,
-//! MMIO) is out; the model assumes not (it takes the next once that load's result is back),
-//! while local data RAM, "one cycle in the Load/Store Unit", takes one a cycle. A divide, a
+//! ("Load/Store Unit"); a dependent instruction waits out the rest. Loads overlap one another:
+//! tt-isa-documentation's `BlackholeA0/TensixTile/BabyRISCV/MemoryOrdering.md` ("Mechanical
+//! description", "Load then load") has a load emit its read-request on entering the Load/Store
+//! Unit, the memory subsystem accept a request a cycle, and "the later load might emit a
+//! read-request before the earlier load's read-response has been obtained"; a load leaves the
+//! retire-order queue only with its response, so at most eight are in flight. (Until
+//! 2026-12-05 the model held the Load/Store Unit while a load to L1 or MMIO was out: decisions
+//! D37 has the figures before and after.) A divide, a
 //! mispredicted branch's bubble and a CSR access, `fence`, `ecall` or `ebreak` hold EX1 for
 //! their whole cost; the last four also wait for every earlier instruction to retire ("no
 //! instruction enters EX1 until all earlier CSR/... instructions have retired", which in an

@@ -113,9 +113,6 @@ struct Pipeline {
     next: usize,
     /// The retire cycle of the last instruction.
     last_retired: u64,
-    /// The cycle the Load/Store Unit takes its next instruction: after a load that went out to
-    /// the memory subsystem (anything but local data RAM) has its result back.
-    lsu_free: u64,
 }
 
 impl Pipeline {
@@ -125,7 +122,6 @@ impl Pipeline {
             retired: [0; RETIRE_QUEUE],
             next: 0,
             last_retired: 0,
-            lsu_free: 0,
         }
     }
 }
@@ -140,8 +136,6 @@ struct Uses {
     dest: u8,
     /// A load or multiply: holds EX1 one cycle and forwards after its latency.
     latent: bool,
-    /// It goes to the Load/Store Unit.
-    memory: bool,
     /// No instruction after it enters EX1 before it retires (CSR accesses, `fence`, `ecall`,
     /// `ebreak`: BH README, "EX1"); modelled as waiting for every earlier instruction to
     /// retire, then occupying EX1 for its whole cost.
@@ -150,17 +144,16 @@ struct Uses {
 
 #[inline(always)]
 fn uses(op: &Op) -> Uses {
-    let (sources, memory, serial) = match *op {
-        Op::Lui { .. } | Op::Auipc { .. } | Op::Jal { .. } | Op::Illegal => ([0, 0], false, false),
-        Op::Jalr { rs1, .. } | Op::AluImm { rs1, .. } => ([rs1, 0], false, false),
+    let (sources, serial) = match *op {
+        Op::Lui { .. } | Op::Auipc { .. } | Op::Jal { .. } | Op::Illegal => ([0, 0], false),
+        Op::Jalr { rs1, .. } | Op::AluImm { rs1, .. } | Op::Load { rs1, .. } => ([rs1, 0], false),
         Op::Branch { rs1, rs2, .. }
         | Op::Alu { rs1, rs2, .. }
         | Op::Mul { rs1, rs2, .. }
-        | Op::Div { rs1, rs2, .. } => ([rs1, rs2], false, false),
-        Op::Load { rs1, .. } => ([rs1, 0], true, false),
-        Op::Store { rs1, rs2, .. } => ([rs1, rs2], true, false),
-        Op::CsrRead { .. } | Op::Fence | Op::Ecall | Op::Ebreak => ([0, 0], false, true),
-        Op::FenceI => ([0, 0], false, false),
+        | Op::Div { rs1, rs2, .. }
+        | Op::Store { rs1, rs2, .. } => ([rs1, rs2], false),
+        Op::CsrRead { .. } | Op::Fence | Op::Ecall | Op::Ebreak => ([0, 0], true),
+        Op::FenceI => ([0, 0], false),
     };
     let (dest, latent) = match *op {
         Op::Load { rd, .. } | Op::Mul { rd, .. } => (rd, true),
@@ -184,7 +177,6 @@ fn uses(op: &Op) -> Uses {
         sources,
         dest: dest & 31,
         latent,
-        memory,
         serial,
     }
 }
@@ -392,7 +384,6 @@ impl Hart {
         let mut stop = None;
         let mut flow = Flow::Other;
         // A load that left the core (to L1 or a register), which holds the Load/Store Unit.
-        let mut left_core = false;
         // Register read (the index is 0..=31 by construction; the mask drops the check).
         macro_rules! x {
             ($r:expr) => {
@@ -482,10 +473,7 @@ impl Hart {
                 let (raw, latency) = match self.local_offset(addr) {
                     Some(off) => (read_le(&self.local, off, size), self.cost.load_local),
                     None => match bus.load(addr, size, at) {
-                        BusResult::Done { value, cycles } => {
-                            left_core = true;
-                            (value, cycles)
-                        }
+                        BusResult::Done { value, cycles } => (value, cycles),
                         BusResult::Retry => return Some(Stop::Retry { pc, addr, access }),
                         BusResult::Fault => return fault(FaultKind::Bus { addr, access }),
                     },
@@ -573,7 +561,7 @@ impl Hart {
         self.x[0] = 0;
         self.pc = next;
         let cycles = if self.cost.pipelined {
-            self.retire(u, at, cycles, fetch_cycles, left_core)
+            self.retire(u, at, cycles, fetch_cycles)
         } else {
             u64::from(cycles) + u64::from(fetch_cycles)
         };
@@ -585,17 +573,14 @@ impl Hart {
 
     /// The pipelined rule: the cycle `op` enters EX1, from now: once its source registers can
     /// be forwarded, a retire-queue entry is free (the instruction eight back has retired),
-    /// the Load/Store Unit takes it (a memory instruction), and, for a serializing one, every
-    /// earlier instruction has retired.
+    /// and, for a serializing one, every earlier instruction has retired. The Load/Store Unit
+    /// takes a load or store a cycle, which EX1's one instruction a cycle already gives.
     #[inline(always)]
     fn issue_cycle(&self, u: Uses) -> u64 {
         let p = &self.pipe;
         let mut at = self.cycle.max(p.retired[p.next]);
         for r in u.sources {
             at = at.max(p.ready[(r & 31) as usize]);
-        }
-        if u.memory {
-            at = at.max(p.lsu_free);
         }
         if u.serial {
             at = at.max(p.last_retired);
@@ -611,10 +596,12 @@ impl Hart {
     /// the result forwarded `cost` cycles after it entered, so `cost - 1` independent
     /// instructions hide it (BH README, "Load/Store Unit"). A divide holds EX1 for its whole
     /// cost, a mispredicted branch adds its bubble, a serializing instruction holds it for its
-    /// whole cost too (the next instruction waits for it to retire). `left_core`: a load that
-    /// went out to the bus, after which the Load/Store Unit takes nothing until it is back.
+    /// whole cost too (the next instruction waits for it to retire). Loads overlap: the
+    /// Load/Store Unit emits a load's read-request without waiting for an earlier one's
+    /// response, so a run of independent loads costs a cycle each, up to the retire queue's
+    /// eight in flight (each retires once its response is back).
     #[inline(always)]
-    fn retire(&mut self, u: Uses, at: u64, cost: u32, fetch: u32, left_core: bool) -> u64 {
+    fn retire(&mut self, u: Uses, at: u64, cost: u32, fetch: u32) -> u64 {
         let base = self.cost.base;
         let (occupied, latency) = if u.latent { (base, cost) } else { (cost, 0) };
         let done = at + u64::from(occupied.max(latency));
@@ -622,9 +609,6 @@ impl Hart {
         if u.dest != 0 {
             // Loads and multiplies forward after their latency, the rest once out of EX1.
             p.ready[u.dest as usize] = done;
-        }
-        if left_core {
-            p.lsu_free = done;
         }
         // In order, one a cycle, each once its result is there.
         let retired = done.max(p.last_retired + 1);
