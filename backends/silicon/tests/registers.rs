@@ -993,6 +993,17 @@ fn load_words_reads_a_strided_run_and_refuses_what_load_refuses() {
     for (i, &v) in w.iter().enumerate() {
         assert_eq!(c.load(0xA40 + 16 * i as u32).unwrap(), v);
     }
+    // Every length across the loads' groups of four and their remainder, both strides.
+    for stride in [4, 16] {
+        for n in 0..=11usize {
+            let mut w = vec![0u32; n];
+            c.load_words(0x800, stride, &mut w).unwrap();
+            let one_by_one: Vec<u32> = (0..n as u32)
+                .map(|i| c.load(0x800 + stride * i).unwrap())
+                .collect();
+            assert_eq!(w, one_by_one, "{n} words, stride {stride}");
+        }
+    }
     // Nothing to load: nothing checked.
     c.load_words(0x2000, 4, &mut []).unwrap();
     // The last word past the block, a misaligned first word or stride, a span past 2^32.
