@@ -290,6 +290,16 @@ pub struct BroadcastFlags {
     /// costliest functions of each kernel in the summary.
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
+    /// A what-if run (`--device pcie-sim --exec firmware` only): the code of every firmware
+    /// function whose demangled name contains FUNCTION (as a `--profile` summary shows it;
+    /// repeatable) runs `--speed-up-by` times faster. Code the run waits for shortens it; code
+    /// off its critical path does not, however much of a profile it takes.
+    #[arg(long, value_name = "FUNCTION")]
+    pub speed_up: Vec<String>,
+    /// The factor of `--speed-up` (2..=64): the cycles of that code's instructions, and the
+    /// latencies of their results, are divided by it.
+    #[arg(long, value_name = "N", value_parser = ranged::<u32>(2, 64), default_value_t = 2)]
+    pub speed_up_by: u32,
     /// Read every firmware core's log ring after the run (`--exec firmware`: pcie-sim, ttsim or
     /// a card) and decode it against the firmware's ELF files (defmt): each line with its tile,
     /// kernel, the core's cycle and level, and how many lines a full ring lost. Printed with the
@@ -469,6 +479,11 @@ impl RunFlags {
 impl BroadcastFlags {
     /// The program configuration these flags describe (the error: [`ShapeFlags::config`]'s).
     pub fn config(&self) -> Result<BroadcastConfig, String> {
+        self.config_without_speed_up()?
+            .with_speed_up(&self.speed_up, self.speed_up_by)
+    }
+
+    fn config_without_speed_up(&self) -> Result<BroadcastConfig, String> {
         Ok(BroadcastConfig {
             pages: self.pages,
             window: self.window,

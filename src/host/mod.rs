@@ -10,3 +10,4 @@ pub mod log;
 pub mod pcie;
 pub mod profile;
 pub mod session;
+pub mod what_if;

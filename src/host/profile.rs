@@ -33,6 +33,21 @@ pub enum ProfileError {
         /// Why.
         why: String,
     },
+    /// No function of the images has a name containing `name` (`--speed-up`).
+    #[error(
+        "no function of the firmware images in {dir} (reader, writer, compute) is named like \
+         `{name}` (allowed: a part of a demangled name, as a --profile run's summary and flame \
+         graph show them, for example read_block)"
+    )]
+    NoSuchFunction {
+        /// The part of a name asked for.
+        name: String,
+        /// The images' directory.
+        dir: String,
+    },
+    /// The speed-up itself is refused (its factor).
+    #[error("{0}")]
+    SpeedUp(String),
     /// A profile file could not be written.
     #[error("cannot write the profile {path}: {error}")]
     Write {
@@ -118,6 +133,13 @@ impl Symbols {
             functions,
             labels,
         })
+    }
+
+    /// Every function symbol's code, `start..end`, in address order.
+    pub fn function_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.functions
+            .iter()
+            .map(|(&start, &(end, _))| (start, end))
     }
 
     /// The frames at `pc`, outermost first: the function containing it, then each function

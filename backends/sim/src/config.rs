@@ -75,6 +75,10 @@ pub struct SimConfig {
     /// Profile every firmware core (`Sim::core_profiles`): cycles by instruction and call
     /// stack. Default: off, and then the cores run the loop without a profiler.
     pub profile_cores: bool,
+    /// Make chosen firmware code faster (`riscv::SpeedUp`: its address ranges and factor), a
+    /// what-if run: the cycles the cost rule charges that code's instructions are divided by
+    /// the factor. Default: none, and then the cores run the loop without it.
+    pub speed_up: Option<crate::riscv::SpeedUp>,
     /// Keep what the native kernels log (`Sim::kernel_logs`). Default: off, and then no record
     /// is kept and polling a kernel sets nothing up for one.
     pub kernel_logs: bool,
@@ -224,6 +228,7 @@ impl Default for SimConfig {
             source_read: SourceRead::Departure,
             core_cost: Cost::default(),
             profile_cores: false,
+            speed_up: None,
             kernel_logs: false,
             aiclk_ramp_cycles: 0,
         }

@@ -60,7 +60,9 @@ use crate::mmio::{self, CmdBufRegs, Reg};
 use crate::packet::TileIx;
 use crate::profile::CoreProfiler;
 use crate::report::CoreFault;
-use crate::riscv::{AccessKind, Bus, BusResult, FaultKind, Hart, HartConfig, Size, Stop};
+use crate::riscv::{
+    AccessKind, Bus, BusResult, Faster, FaultKind, Hart, HartConfig, NoProbe, Probe, Size, Stop,
+};
 use crate::route::Grid;
 use crate::world::{ProfiledCore, Shared, World};
 
@@ -499,6 +501,7 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
         c.cost = w.cfg.core_cost;
         (t, c, w.cfg.late_core_stores)
     };
+    let speed_up = world.borrow().cfg.speed_up.clone();
     let profiler = {
         let mut w = world.borrow_mut();
         w.cfg.profile_cores.then(|| {
@@ -532,16 +535,24 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
             }
             w.sched.tasks[task].local
         };
-        // Without a profiler the hart runs its loop with no observer at all.
-        let stop = match &profiler {
-            None => {
-                hart.stall_until(start);
-                hart.run(&mut bus, start + QUANTUM)
+        // Without a profiler or a what-if the hart runs its loop with no observer at all.
+        let until = start + QUANTUM;
+        let stop = match (&profiler, &speed_up) {
+            (None, None) => run_slice(&mut hart, &mut bus, start, until, NoProbe),
+            (Some(p), None) => run_slice(&mut hart, &mut bus, start, until, &mut *p.borrow_mut()),
+            (None, Some(s)) => {
+                let probe = Faster {
+                    probe: NoProbe,
+                    speed_up: s,
+                };
+                run_slice(&mut hart, &mut bus, start, until, probe)
             }
-            Some(p) => {
-                let p = &mut *p.borrow_mut();
-                hart.stall_until_probed(start, p);
-                hart.run_probed(&mut bus, start + QUANTUM, p)
+            (Some(p), Some(s)) => {
+                let probe = Faster {
+                    probe: &mut *p.borrow_mut(),
+                    speed_up: s,
+                };
+                run_slice(&mut hart, &mut bus, start, until, probe)
             }
         };
         let fault = match stop {
@@ -592,6 +603,18 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
         }
         Parked(false).await;
     }
+}
+
+/// One slice of a core's run, from `start` (its task's clock) to `until`, told to `probe`.
+fn run_slice<P: Probe>(
+    hart: &mut Hart,
+    bus: &mut CoreBus,
+    start: u64,
+    until: u64,
+    mut probe: P,
+) -> Stop {
+    hart.stall_until_probed(start, &mut probe);
+    hart.run_probed(bus, until, &mut probe)
 }
 
 fn access_name(a: AccessKind) -> &'static str {

@@ -4,7 +4,8 @@
 
 use komorebi_sim::riscv::bus::{LOCAL_RAM_BASE, LOCAL_RAM_DM};
 use komorebi_sim::riscv::{
-    AccessKind, Bus, BusResult, Cost, Fault, FaultKind, Hart, HartConfig, RamBus, Size, Stop,
+    AccessKind, Bus, BusResult, Cost, Faster, Fault, FaultKind, Flow, Hart, HartConfig, Probe,
+    RamBus, Size, SpeedUp, SpeedUpError, Stop,
 };
 use proptest::prelude::*;
 
@@ -1111,4 +1112,81 @@ fn the_profiler_charges_each_instruction_under_its_call_stack() {
     assert_eq!(profiler.stalled_cycles(), 10);
     let charged: u64 = profiler.samples().iter().map(|s| s.cycles).sum();
     assert_eq!(charged + profiler.stalled_cycles(), hart.cycle());
+}
+
+/// Runs `program` to its `ecall` with the code in `ranges` made `factor` times faster and
+/// returns the cycles charged before the `ecall` (as a profile sees them).
+fn cycles_made_faster(program: &[u32], ranges: &[(u32, u32)], factor: u32) -> u64 {
+    /// Adds up what every instruction but the `ecall` at `last` was charged.
+    struct Charged {
+        last: u32,
+        total: u64,
+    }
+    impl Probe for Charged {
+        fn retired(&mut self, pc: u32, _flow: Flow, cycles: u64) {
+            if pc != self.last {
+                self.total += cycles;
+            }
+        }
+        fn stalled(&mut self, cycles: u64) {
+            self.total += cycles;
+        }
+    }
+    let (mut hart, mut bus) = machine(program);
+    bus.load_cycles = Cost::default().load_l1;
+    let speed_up = SpeedUp::new(factor, ranges).unwrap();
+    let last = 4 * (program.len() as u32 - 1);
+    let mut probe = Faster {
+        probe: Charged { last, total: 0 },
+        speed_up: &speed_up,
+    };
+    assert_eq!(
+        hart.run_probed(&mut bus, u64::MAX, &mut probe),
+        Stop::Ecall { pc: last }
+    );
+    probe.probe.total
+}
+
+#[test]
+fn a_speed_up_divides_the_named_code_s_own_cycles_and_nothing_else() {
+    // Eight independent instructions: 8 cycles, 4 at twice the speed, 2 at four times.
+    let eight: Vec<u32> = (0..8).map(|i| addi(3 + i, 0, 1)).chain([ECALL]).collect();
+    assert_eq!(cycles_made_faster(&eight, &[(0x1000, 0x1004)], 2), 8);
+    assert_eq!(cycles_made_faster(&eight, &[(0, 32)], 2), 4);
+    assert_eq!(cycles_made_faster(&eight, &[(0, 32)], 4), 2);
+    // Half of them: the other half keeps its cost.
+    assert_eq!(cycles_made_faster(&eight, &[(0, 16)], 4), 1 + 4);
+    // A load and its use: 1 + 8 as charged; made twice as fast, the load's latency is 7 / 2
+    // = 3 after its half cycle, and the add's own cycle and the carried half make one: 3 + 1.
+    let load_use = [lw(1, 0, 0x100), add(2, 1, 1), ECALL];
+    assert_eq!(cycles_made_faster(&load_use, &[(0, 0x1000)], 64), 0);
+    assert_eq!(cycles_made_faster(&load_use, &[(0, 8)], 2), 3 + 1);
+    // Only the use made faster: the wait for the load's result stays (7), its own cycle is
+    // halved (0, carried).
+    assert_eq!(cycles_made_faster(&load_use, &[(4, 8)], 2), 1 + 7);
+}
+
+#[test]
+fn a_speed_up_takes_its_ranges_in_any_order_and_refuses_what_it_cannot_do() {
+    let s = SpeedUp::new(3, &[(0x40, 0x80), (0x10, 0x20), (0x18, 0x30), (0x90, 0x90)]).unwrap();
+    assert_eq!(s.ranges(), &[(0x10, 0x30), (0x40, 0x80)]);
+    assert_eq!(s.factor(), 3);
+    for (pc, factor) in [
+        (0xC, 1),
+        (0x10, 3),
+        (0x2C, 3),
+        (0x30, 1),
+        (0x40, 3),
+        (0x7C, 3),
+        (0x80, 1),
+    ] {
+        assert_eq!(s.factor_at(pc), factor, "{pc:#x}");
+    }
+    assert_eq!(SpeedUp::new(1, &[(0, 4)]), Err(SpeedUpError::Factor(1)));
+    assert_eq!(SpeedUp::new(65, &[(0, 4)]), Err(SpeedUpError::Factor(65)));
+    assert_eq!(SpeedUp::new(2, &[(4, 4)]), Err(SpeedUpError::NoCode));
+    assert_eq!(
+        SpeedUpError::Factor(1).to_string(),
+        "speed-up factor 1: allowed 2..=64"
+    );
 }

@@ -67,6 +67,9 @@ pub struct BroadcastConfig {
     /// Profile the firmware cores: folded stacks here, the flame graph beside it (`.svg`
     /// appended), the costliest functions in the summary (`--device pcie-sim --exec firmware`).
     pub profile: Option<PathBuf>,
+    /// A what-if run (`--speed-up`): the named functions' code made faster on the simulator's
+    /// RISC-V cores (`--device pcie-sim --exec firmware`; [`crate::host::what_if::resolve`]).
+    pub speed_up: Option<crate::host::what_if::WhatIf>,
     /// The cores' logs after the run (`--log`): the firmware's rings decoded, or the native
     /// kernels' lines; printed with the report when `-`, else written to this file.
     pub log: Option<PathBuf>,
@@ -264,6 +267,7 @@ impl Default for BroadcastConfig {
             chip: ChipKind::Blackhole,
             trace: None,
             profile: None,
+            speed_up: None,
             log: None,
             log_follow: None,
             faults: Vec::new(),
@@ -315,6 +319,47 @@ impl BroadcastConfig {
             });
         }
         out
+    }
+
+    /// Whether the run's cores count cycles by instruction: the simulator's RISC-V cores
+    /// (`--device pcie-sim --exec firmware`).
+    fn cores_counted(&self) -> bool {
+        self.device == DeviceChoice::PcieSim && self.exec == Exec::Firmware
+    }
+
+    /// This configuration with the code of the functions named like `names` made `factor`
+    /// times faster (`--speed-up`; none: unchanged), found in the images the run will load:
+    /// `firmware`, else this tree's build (made now if it is not yet, as the run would). The
+    /// device is checked first: without RISC-V cores the images are not even looked for.
+    pub fn with_speed_up(mut self, names: &[String], factor: u32) -> Result<Self, String> {
+        if names.is_empty() {
+            return Ok(self);
+        }
+        self.speed_up_allowed().map_err(|e| e.to_string())?;
+        let dir = match &self.firmware {
+            Some(dir) => dir.clone(),
+            None => crate::host::backend::built_firmware_for(self.chip)?,
+        };
+        let what_if = crate::host::what_if::resolve(&dir, names, factor)
+            .map_err(|e| format!("--speed-up: {e}"))?;
+        self.speed_up = Some(what_if);
+        Ok(self)
+    }
+
+    /// Refuses a what-if run (`--speed-up`) where no code's cycles can be changed.
+    pub fn speed_up_allowed(&self) -> Result<(), BroadcastError> {
+        if self.cores_counted() {
+            return Ok(());
+        }
+        Err(flag(
+            "--speed-up",
+            format!(
+                "with --device {} --exec {}: only the simulator's RISC-V cores run code whose \
+                 cycles can be changed (allowed: --speed-up with --device pcie-sim --exec \
+                 firmware)",
+                self.device, self.exec
+            ),
+        ))
     }
 
     /// Refuses the outputs that cover one chip (`--trace`, `--profile`, `--log`,
@@ -491,9 +536,10 @@ impl BroadcastConfig {
                 ));
             }
         }
-        if self.profile.is_some()
-            && (self.device != DeviceChoice::PcieSim || self.exec != Exec::Firmware)
-        {
+        if self.speed_up.is_some() {
+            self.speed_up_allowed()?;
+        }
+        if self.profile.is_some() && !self.cores_counted() {
             return Err(flag(
                 "--profile",
                 format!(

@@ -69,6 +69,7 @@ pub(super) fn sim_config(cfg: &BroadcastConfig) -> SimConfig {
         adversarial: cfg.adversarial,
         trace: cfg.trace.is_some(),
         profile_cores: cfg.profile.is_some(),
+        speed_up: cfg.speed_up.as_ref().map(|w| w.code.clone()),
         kernel_logs: cfg.log.is_some(),
         ..SimConfig::default()
     }

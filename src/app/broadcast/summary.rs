@@ -190,6 +190,9 @@ pub struct BroadcastSummary {
     /// The firmware profile (`--profile`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileSummary>,
+    /// A what-if run's speed-up (`--speed-up`): the cycles are not the firmware's as built.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speed_up: Option<crate::host::what_if::SpeedUpSummary>,
     /// The firmware's logs (`--log`): every kernel of the rectangle that logged, its lines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log: Option<Vec<KernelLog>>,
@@ -322,6 +325,7 @@ impl BroadcastSummary {
             violations: Vec::new(),
             dispatch: None,
             profile: None,
+            speed_up: cfg.speed_up.as_ref().map(Into::into),
             log: None,
             log_file: None,
         }
@@ -576,6 +580,11 @@ impl std::fmt::Display for BroadcastSummary {
         }
         if let Some(p) = &self.profile {
             for line in p.to_string().lines() {
+                writeln!(f, "  {line}")?;
+            }
+        }
+        if let Some(s) = &self.speed_up {
+            for line in s.to_string().lines() {
                 writeln!(f, "  {line}")?;
             }
         }

@@ -96,6 +96,9 @@ pub struct Hart {
     local: Box<[u8]>,
     cache: Box<[Entry; CACHE_ENTRIES]>,
     pipe: Pipeline,
+    /// Cycles of made-faster instructions not yet charged (below the factor), carried to the
+    /// next one (`retire_faster`).
+    faster_carry: u64,
 }
 
 /// Entries of the Retire Unit's retire-order queue (BH README, "Retire Unit").
@@ -205,6 +208,7 @@ impl Hart {
             local: vec![0; (config.local_ram_bytes & !3) as usize].into_boxed_slice(),
             cache,
             pipe: Pipeline::new(),
+            faster_carry: 0,
         }
     }
 
@@ -383,7 +387,6 @@ impl Hart {
         let mut next = pc.wrapping_add(4);
         let mut stop = None;
         let mut flow = Flow::Other;
-        // A load that left the core (to L1 or a register), which holds the Load/Store Unit.
         // Register read (the index is 0..=31 by construction; the mask drops the check).
         macro_rules! x {
             ($r:expr) => {
@@ -560,7 +563,10 @@ impl Hart {
         };
         self.x[0] = 0;
         self.pc = next;
-        let cycles = if self.cost.pipelined {
+        let faster = probe.speed_up(pc);
+        let cycles = if faster > 1 {
+            self.retire_faster(u, at, cycles, fetch_cycles, faster)
+        } else if self.cost.pipelined {
             self.retire(u, at, cycles, fetch_cycles)
         } else {
             u64::from(cycles) + u64::from(fetch_cycles)
@@ -616,6 +622,37 @@ impl Hart {
         p.retired[p.next] = retired;
         p.next = (p.next + 1) % RETIRE_QUEUE;
         (at - self.cycle) + u64::from(occupied) + u64::from(fetch)
+    }
+
+    /// A what-if run's instruction made `factor` times faster ([`Probe::speed_up`]): its own
+    /// cycles (those it holds EX1, its fetch's, and its result's latency) divided by `factor`,
+    /// the remainder carried to the next such instruction so that a run of them is divided
+    /// exactly; no wait for the retire order. A wait to enter EX1 is kept as it is: it waits
+    /// for an earlier instruction's result, already made faster if that instruction was.
+    #[cold]
+    #[inline(never)]
+    fn retire_faster(&mut self, u: Uses, at: u64, cost: u32, fetch: u32, factor: u32) -> u64 {
+        let base = self.cost.base;
+        let (occupied, latency) = if u.latent && self.cost.pipelined {
+            (base, cost)
+        } else {
+            (cost, 0)
+        };
+        let wait = at.saturating_sub(self.cycle);
+        let own = u64::from(occupied) + u64::from(fetch) + self.faster_carry;
+        let factor = u64::from(factor);
+        self.faster_carry = own % factor;
+        let charged = wait + own / factor;
+        let now = self.cycle + charged;
+        let p = &mut self.pipe;
+        if u.dest != 0 {
+            p.ready[u.dest as usize] = now + u64::from(latency.saturating_sub(occupied)) / factor;
+        }
+        let retired = now.max(p.last_retired);
+        p.last_retired = retired;
+        p.retired[p.next] = retired;
+        p.next = (p.next + 1) % RETIRE_QUEUE;
+        charged
     }
 
     /// Value and cycles of a divide or remainder, with RISC-V's results for division by zero

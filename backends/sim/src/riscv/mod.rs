@@ -50,6 +50,6 @@ pub use cost::Cost;
 pub use decode::decode;
 pub use hart::{Hart, HartConfig};
 pub use op::{Op, Size};
-pub use probe::{Flow, NoProbe, Probe};
+pub use probe::{Faster, Flow, NoProbe, Probe, SpeedUp, SpeedUpError};
 pub use ram::RamBus;
 pub use stop::{Fault, FaultKind, Stop};

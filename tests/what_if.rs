@@ -1,0 +1,210 @@
+//! What-if runs (`--speed-up`): named firmware functions made faster on the simulated card's
+//! RISC-V cores. The same bytes arrive; code the run waits for shortens it; the names found
+//! are reported; what cannot be sped up is refused with what is allowed.
+//!
+//! The tests build the firmware first (`examples/firmware`, once per test binary), which needs
+//! the `riscv32im-unknown-none-elf` target.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use common::{broadcast_json, komorebi};
+use komorebi::app::broadcast::{self, BroadcastConfig, BroadcastSummary, Check, DeviceChoice};
+use komorebi::host::backend::{Exec, built_firmware};
+use komorebi::host::profile::ProfileError;
+use komorebi::host::what_if::{self, WhatIf};
+use komorebi_hal::LogicalRect;
+
+fn firmware() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| built_firmware().unwrap()).clone()
+}
+
+/// One job of 8 blocks of 4 pages over a 2 x 2 rectangle, unchecked, on the firmware.
+fn shape(speed_up: Option<WhatIf>, profile: Option<PathBuf>) -> BroadcastConfig {
+    BroadcastConfig {
+        rect: LogicalRect::new(0, 0, 2, 2),
+        blocks: 8,
+        pages: 4,
+        window: 2,
+        jobs: 1,
+        check: Check::None,
+        device: DeviceChoice::PcieSim,
+        exec: Exec::Firmware,
+        firmware: Some(firmware()),
+        speed_up,
+        profile,
+        ..BroadcastConfig::default()
+    }
+}
+
+fn run(cfg: &BroadcastConfig) -> BroadcastSummary {
+    broadcast::run(cfg, |_| {}).unwrap()
+}
+
+/// A function's inclusive cycles over every core of a folded-stacks file.
+fn inclusive(folded: &std::path::Path, function: &str) -> u64 {
+    std::fs::read_to_string(folded)
+        .unwrap()
+        .lines()
+        .filter(|l| l.split(';').any(|f| f.split(' ').next() == Some(function)))
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+        .sum()
+}
+
+#[test]
+fn the_senders_reads_made_faster_shorten_the_run_and_change_no_byte() {
+    let reads = what_if::resolve(&firmware(), &["read_block".to_string()], 4).unwrap();
+    assert_eq!(reads.code.factor(), 4);
+    assert!(
+        reads
+            .functions
+            .iter()
+            .any(|f| f == "komorebi_kernel::broadcast_handler::read_block"),
+        "{:?}",
+        reads.functions
+    );
+    assert!(reads.functions.iter().all(|f| f.contains("read_block")));
+    let dir = std::env::temp_dir().join(format!("komorebi-what-if-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (plain_folded, fast_folded) = (dir.join("plain.folded"), dir.join("fast.folded"));
+    let plain = run(&shape(None, Some(plain_folded.clone())));
+    let fast = run(&shape(Some(reads.clone()), Some(fast_folded.clone())));
+    assert!(plain.ok && fast.ok, "{plain}\n{fast}");
+    assert_eq!(fast.received_bytes, plain.received_bytes);
+    // The two senders read every block of the run: their reads are on its critical path.
+    assert!(
+        fast.cycles < plain.cycles,
+        "{} !< {}",
+        fast.cycles,
+        plain.cycles
+    );
+    // The profile of the faster run charges the reads a third of what it did: their own code
+    // a quarter, what they call out of line (the first request to a DRAM port looks its tile
+    // up) and their waits for earlier results as before.
+    let block = "komorebi_kernel::broadcast_handler::read_block";
+    let (before, after) = (
+        inclusive(&plain_folded, block),
+        inclusive(&fast_folded, block),
+    );
+    assert!(before > 0 && after * 2 < before, "{after} of {before}");
+    // The report says the cycles are not the firmware's as built, and of which functions.
+    let s = fast.speed_up.as_ref().expect("a what-if summary");
+    assert_eq!(
+        (s.factor, &s.asked, &s.functions),
+        (4, &reads.asked, &reads.functions)
+    );
+    assert!(
+        fast.to_string().contains("not the firmware's as built"),
+        "{fast}"
+    );
+    assert!(plain.speed_up.is_none());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_name_no_function_has_and_a_factor_outside_2_to_64_are_refused() {
+    let e =
+        what_if::resolve(&firmware(), &["read_block".into(), "no_such_fn".into()], 2).unwrap_err();
+    assert!(
+        matches!(&e, ProfileError::NoSuchFunction { name, .. } if name == "no_such_fn"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("`no_such_fn`"), "{e}");
+    for factor in [0, 1, 65] {
+        let e = what_if::resolve(&firmware(), &["read_block".into()], factor).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("speed-up factor {factor}: allowed 2..=64"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn a_speed_up_needs_the_firmware_on_the_simulated_card() {
+    let reads = what_if::resolve(&firmware(), &["read_block".into()], 2).unwrap();
+    for (device, exec) in [
+        (DeviceChoice::Sim, Exec::Native),
+        (DeviceChoice::PcieSim, Exec::Native),
+    ] {
+        let cfg = BroadcastConfig {
+            device,
+            exec,
+            ..shape(Some(reads.clone()), None)
+        };
+        let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
+        assert!(
+            e.contains("--speed-up") && e.contains("--device pcie-sim --exec firmware"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn the_command_line_reports_the_functions_and_refuses_what_it_cannot_do() {
+    let dir = firmware();
+    let dir = dir.to_str().unwrap();
+    let flags = [
+        "--device",
+        "pcie-sim",
+        "--exec",
+        "firmware",
+        "--firmware",
+        dir,
+        "--rect",
+        "0,0,2,2",
+        "--blocks",
+        "2",
+        "--pages",
+        "1",
+        "--jobs",
+        "1",
+        "--check",
+        "none",
+    ];
+    let (code, v) = broadcast_json(&[&flags[..], &["--speed-up", "cast_inner"]].concat());
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["speed_up"]["factor"], 2);
+    assert_eq!(v["speed_up"]["asked"], serde_json::json!(["cast_inner"]));
+    let functions = v["speed_up"]["functions"].as_array().unwrap();
+    assert!(!functions.is_empty());
+    assert!(
+        functions
+            .iter()
+            .all(|f| f.as_str().unwrap().contains("cast_inner"))
+    );
+    // A name no function has, a factor out of range, a device without RISC-V cores.
+    let (code, _, err) = komorebi(
+        &[
+            &["broadcast"][..],
+            &flags[..],
+            &["--speed-up", "no_such_fn"],
+        ]
+        .concat(),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--speed-up") && err.contains("`no_such_fn`"),
+        "{err}"
+    );
+    let (code, _, err) = komorebi(
+        &[
+            &["broadcast"][..],
+            &flags[..],
+            &["--speed-up", "read_block", "--speed-up-by", "1"],
+        ]
+        .concat(),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--speed-up-by"), "{err}");
+    let (code, _, err) = komorebi(&["broadcast", "--speed-up", "read_block"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--speed-up") && err.contains("--device pcie-sim --exec firmware"),
+        "{err}"
+    );
+}
