@@ -178,7 +178,11 @@ impl<C: CircularBuffer> Broadcast<C> {
         P: Pause,
     {
         let valid = Where::BroadcastValid;
-        let r = match (self.part, self.admit(false, block, MAX_BLOCKS - 1, valid)) {
+        // Admitted, the words are there (`admit` refuses a call without them).
+        let admitted = self
+            .admit(false, block, MAX_BLOCKS - 1, valid)
+            .and_then(|_| self.args.ok_or((Where::BroadcastBegin, CallCause::Misuse)));
+        let r = match (self.part, admitted) {
             (Part::Sender { .. }, _) => self.cast_inner::<true, N, K, P>(dm, block).await,
             (Part::Receiver { done_dst }, Ok(args)) => {
                 let (seq, slot_bytes) = (self.sequence as u16, self.slot_bytes);

@@ -13,6 +13,15 @@ use super::wait::record_first;
 use crate::area::{self, GiveUpRecord, Where};
 use crate::args::BroadcastArgs;
 
+/// What an admitted call needs of the words ([`Broadcast::admit`]).
+#[derive(Copy, Clone, Debug)]
+pub(super) struct Admitted {
+    /// Slots in the buffer.
+    pub window: u8,
+    /// Pages a block.
+    pub pages: u16,
+}
+
 /// One core's part in one broadcast of one command. See the module docs.
 #[derive(Debug)]
 pub struct Broadcast<C> {
@@ -161,10 +170,12 @@ impl<C: CircularBuffer> Broadcast<C> {
         block: u32,
         last: u32,
         place: Where,
-    ) -> Result<BroadcastArgs, Fail> {
+    ) -> Result<Admitted, Fail> {
         self.admit_next(sender, block, self.blocks, last, place)
     }
 
+    /// [`Self::admit`] with the next block given. Returns the two fields every call uses, not
+    /// the whole words: a copy of them at every call cost the baby cores some 20 instructions.
     pub(super) fn admit_next(
         &self,
         sender: bool,
@@ -172,12 +183,13 @@ impl<C: CircularBuffer> Broadcast<C> {
         next: u32,
         last: u32,
         place: Where,
-    ) -> Result<BroadcastArgs, Fail> {
+    ) -> Result<Admitted, Fail> {
         if let Some(g) = self.failed {
             return Err((g.place, CallCause::Earlier));
         }
         let args = self
             .args
+            .as_ref()
             .ok_or((Where::BroadcastBegin, CallCause::Misuse))?;
         let role_ok = match self.part {
             Part::Sender { .. } => sender,
@@ -187,7 +199,10 @@ impl<C: CircularBuffer> Broadcast<C> {
         if !role_ok || self.finished || block != next || block > last {
             return Err((place, CallCause::Misuse));
         }
-        Ok(args)
+        Ok(Admitted {
+            window: args.window,
+            pages: args.pages,
+        })
     }
 
     /// Not inlined: `arrive` and `finish` take it, and a copy in each costs more than the call.
