@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::args::{MAX_BLOCKS, MAX_BUFFER_PAGES, MAX_WINDOW};
 use komorebi_hal::{LogicalRect, LogicalXy};
+use komorebi_sim::riscv::SpeedUp;
 
 use crate::app::broadcast::{self, BroadcastConfig};
 
@@ -298,7 +299,13 @@ pub struct BroadcastFlags {
     pub speed_up: Vec<String>,
     /// The factor of `--speed-up` (2..=64): the cycles of that code's instructions, and the
     /// latencies of their results, are divided by it.
-    #[arg(long, value_name = "N", value_parser = ranged::<u32>(2, 64), default_value_t = 2)]
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "speed_up",
+        value_parser = ranged::<u32>(SpeedUp::MIN_FACTOR.into(), SpeedUp::MAX_FACTOR.into()),
+        default_value_t = SpeedUp::MIN_FACTOR
+    )]
     pub speed_up_by: u32,
     /// Read every firmware core's log ring after the run (`--exec firmware`: pcie-sim, ttsim or
     /// a card) and decode it against the firmware's ELF files (defmt): each line with its tile,
@@ -481,6 +488,7 @@ impl BroadcastFlags {
     pub fn config(&self) -> Result<BroadcastConfig, String> {
         self.config_without_speed_up()?
             .with_speed_up(&self.speed_up, self.speed_up_by)
+            .map_err(|e| e.to_string())
     }
 
     fn config_without_speed_up(&self) -> Result<BroadcastConfig, String> {

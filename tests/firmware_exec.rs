@@ -67,8 +67,8 @@ fn the_firmware_checks_every_byte_of_the_small_03_run_as_the_native_kernels_do()
 /// job instead of eight, for time). The native kernels charge what the firmware's check costs
 /// a word (`Timing::compute_scan_word_cycles`, from its profile), so this holds the two models
 /// to one story where the check binds. Where it does not, they differ more: a 3 x 3 rectangle
-/// of one job of 4 blocks of 2 pages is x1.31 (the firmware's per-command start), and without
-/// checking the firmware is 2.65 to 5.2 times slower (docs/decisions.md, D31); no test here
+/// of one job of 4 blocks of 2 pages is x1.34 (the firmware's per-command start), and without
+/// checking the firmware is 2.2 to 4.4 times slower (docs/decisions.md, D37); no test here
 /// hides either. The 2 x 2 shape runs on a chip with ten columns harvested (40 tiles, as the
 /// fault test), for time.
 #[test]
@@ -358,22 +358,32 @@ fn a_profiled_run_names_every_kernel_of_every_core_and_costs_the_run_nothing() {
 }
 
 #[test]
-fn a_profile_needs_the_firmware_on_the_simulated_card() {
-    for (device, exec) in [
-        (DeviceChoice::Sim, Exec::Native),
-        (DeviceChoice::PcieSim, Exec::Native),
-    ] {
-        let cfg = BroadcastConfig {
-            device,
-            exec,
-            profile: Some(PathBuf::from("never-written.folded")),
-            ..small(Exec::Native)
-        };
-        let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
-        assert!(
-            e.contains("--profile") && e.contains("--device pcie-sim --exec firmware"),
-            "{e}"
-        );
+fn a_profile_and_a_what_if_need_the_firmware_on_the_simulated_card() {
+    let reads = komorebi::host::what_if::resolve(&firmware(), &["read_block".into()], 2).unwrap();
+    let profile = BroadcastConfig {
+        profile: Some(PathBuf::from("never-written.folded")),
+        ..small(Exec::Native)
+    };
+    let speed_up = BroadcastConfig {
+        speed_up: Some(reads),
+        ..small(Exec::Native)
+    };
+    for (flag, cfg) in [("--profile", profile), ("--speed-up", speed_up)] {
+        for (device, exec) in [
+            (DeviceChoice::Sim, Exec::Native),
+            (DeviceChoice::PcieSim, Exec::Native),
+        ] {
+            let cfg = BroadcastConfig {
+                device,
+                exec,
+                ..cfg.clone()
+            };
+            let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
+            assert!(
+                e.contains(flag) && e.contains("--device pcie-sim --exec firmware"),
+                "{e}"
+            );
+        }
     }
 }
 

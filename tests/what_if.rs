@@ -1,6 +1,7 @@
 //! What-if runs (`--speed-up`): named firmware functions made faster on the simulated card's
 //! RISC-V cores. The same bytes arrive; code the run waits for shortens it; the names found
-//! are reported; what cannot be sped up is refused with what is allowed.
+//! are reported; what cannot be sped up is refused with what is allowed (a device without
+//! RISC-V cores: `tests/firmware_exec.rs`, beside `--profile`'s).
 //!
 //! The tests build the firmware first (`examples/firmware`, once per test binary), which needs
 //! the `riscv32im-unknown-none-elf` target.
@@ -13,8 +14,7 @@ use std::sync::OnceLock;
 use common::{broadcast_json, komorebi};
 use komorebi::app::broadcast::{self, BroadcastConfig, BroadcastSummary, Check, DeviceChoice};
 use komorebi::host::backend::{Exec, built_firmware};
-use komorebi::host::profile::ProfileError;
-use komorebi::host::what_if::{self, WhatIf};
+use komorebi::host::what_if::{self, NamedSpeedUp, WhatIfError};
 use komorebi_hal::LogicalRect;
 
 fn firmware() -> PathBuf {
@@ -23,7 +23,7 @@ fn firmware() -> PathBuf {
 }
 
 /// One job of 8 blocks of 4 pages over a 2 x 2 rectangle, unchecked, on the firmware.
-fn shape(speed_up: Option<WhatIf>, profile: Option<PathBuf>) -> BroadcastConfig {
+fn shape(speed_up: Option<NamedSpeedUp>, profile: Option<PathBuf>) -> BroadcastConfig {
     BroadcastConfig {
         rect: LogicalRect::new(0, 0, 2, 2),
         blocks: 8,
@@ -81,9 +81,9 @@ fn the_senders_reads_made_faster_shorten_the_run_and_change_no_byte() {
         fast.cycles,
         plain.cycles
     );
-    // The profile of the faster run charges the reads a third of what it did: their own code
-    // a quarter, what they call out of line (the first request to a DRAM port looks its tile
-    // up) and their waits for earlier results as before.
+    // The profile of the faster run charges the reads under half of what it did: their own
+    // code a quarter, what they call out of line (the first request to a DRAM port looks its
+    // tile up) and their waits for earlier results as before.
     let block = "komorebi_kernel::broadcast_handler::read_block";
     let (before, after) = (
         inclusive(&plain_folded, block),
@@ -109,38 +109,31 @@ fn a_name_no_function_has_and_a_factor_outside_2_to_64_are_refused() {
     let e =
         what_if::resolve(&firmware(), &["read_block".into(), "no_such_fn".into()], 2).unwrap_err();
     assert!(
-        matches!(&e, ProfileError::NoSuchFunction { name, .. } if name == "no_such_fn"),
+        matches!(&e, WhatIfError::NoSuchFunction { name, .. } if name == "no_such_fn"),
         "{e}"
     );
-    assert!(e.to_string().contains("`no_such_fn`"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("--speed-up no_such_fn: no function"),
+        "{e}"
+    );
+    // An empty name would match every function.
+    let e = what_if::resolve(&firmware(), &["".into()], 2).unwrap_err();
+    assert!(matches!(e, WhatIfError::EmptyName), "{e}");
     for factor in [0, 1, 65] {
         let e = what_if::resolve(&firmware(), &["read_block".into()], factor).unwrap_err();
         assert_eq!(
             e.to_string(),
-            format!("speed-up factor {factor}: allowed 2..=64"),
+            format!("--speed-up-by: speed-up factor {factor}: allowed 2..=64"),
             "{e}"
         );
     }
-}
-
-#[test]
-fn a_speed_up_needs_the_firmware_on_the_simulated_card() {
-    let reads = what_if::resolve(&firmware(), &["read_block".into()], 2).unwrap();
-    for (device, exec) in [
-        (DeviceChoice::Sim, Exec::Native),
-        (DeviceChoice::PcieSim, Exec::Native),
-    ] {
-        let cfg = BroadcastConfig {
-            device,
-            exec,
-            ..shape(Some(reads.clone()), None)
-        };
-        let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
-        assert!(
-            e.contains("--speed-up") && e.contains("--device pcie-sim --exec firmware"),
-            "{e}"
-        );
-    }
+    // Nothing to read: the images' directory is named.
+    let e = what_if::resolve(std::path::Path::new("/nonexistent"), &["x".into()], 2).unwrap_err();
+    assert!(
+        matches!(e, WhatIfError::Image { .. }) && e.to_string().contains("/nonexistent"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -187,10 +180,7 @@ fn the_command_line_reports_the_functions_and_refuses_what_it_cannot_do() {
         .concat(),
     );
     assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("--speed-up") && err.contains("`no_such_fn`"),
-        "{err}"
-    );
+    assert!(err.contains("--speed-up no_such_fn: no function"), "{err}");
     let (code, _, err) = komorebi(
         &[
             &["broadcast"][..],
@@ -201,6 +191,11 @@ fn the_command_line_reports_the_functions_and_refuses_what_it_cannot_do() {
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--speed-up-by"), "{err}");
+    // The factor alone is refused: it would speed up nothing.
+    let (code, _, err) =
+        komorebi(&[&["broadcast"][..], &flags[..], &["--speed-up-by", "4"]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--speed-up"), "{err}");
     let (code, _, err) = komorebi(&["broadcast", "--speed-up", "read_block"]);
     assert_eq!(code, 2, "{err}");
     assert!(

@@ -33,21 +33,6 @@ pub enum ProfileError {
         /// Why.
         why: String,
     },
-    /// No function of the images has a name containing `name` (`--speed-up`).
-    #[error(
-        "no function of the firmware images in {dir} (reader, writer, compute) is named like \
-         `{name}` (allowed: a part of a demangled name, as a --profile run's summary and flame \
-         graph show them, for example read_block)"
-    )]
-    NoSuchFunction {
-        /// The part of a name asked for.
-        name: String,
-        /// The images' directory.
-        dir: String,
-    },
-    /// The speed-up itself is refused (its factor).
-    #[error("{0}")]
-    SpeedUp(String),
     /// A profile file could not be written.
     #[error("cannot write the profile {path}: {error}")]
     Write {

@@ -18,13 +18,52 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use komorebi_sim::riscv::SpeedUp;
+use komorebi_sim::riscv::{SpeedUp, SpeedUpError};
 
 use super::profile::{ProfileError, load_symbols};
 
-/// The code a what-if run makes faster, and what it was asked and found.
+/// The highest address a core's code can lie below: a Blackhole's L1 (1.5 MiB), the largest of
+/// the chips' (the simulator's cores fetch from nowhere else). A function symbol reaching
+/// beyond it (a corrupt `--firmware` image) is cut there.
+const CODE_END: u64 = 0x18_0000;
+
+/// Why the code of a what-if run cannot be found.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WhatIfError {
+    /// A firmware image could not be read or parsed.
+    #[error("--speed-up: firmware image {path}: {why}")]
+    Image {
+        /// The file.
+        path: String,
+        /// Why.
+        why: String,
+    },
+    /// An empty name, which every function would match.
+    #[error(
+        "--speed-up \"\": an empty name matches every function (allowed: a part of a function's \
+         demangled name, for example read_block)"
+    )]
+    EmptyName,
+    /// No function of the images has a name containing `name`.
+    #[error(
+        "--speed-up {name}: no function of the firmware images in {dir} (reader, writer, \
+         compute) is named like that (allowed: a part of a demangled name, as a --profile \
+         run's summary and flame graph show them, for example read_block)"
+    )]
+    NoSuchFunction {
+        /// The part of a name asked for.
+        name: String,
+        /// The images' directory.
+        dir: String,
+    },
+    /// The speed-up itself (its factor).
+    #[error("--speed-up-by: {0}")]
+    SpeedUp(#[from] SpeedUpError),
+}
+
+/// The code a what-if run makes faster, with the names asked for and found.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WhatIf {
+pub struct NamedSpeedUp {
     /// The code's address ranges (the images' own addresses) and the factor.
     pub code: SpeedUp,
     /// The parts of names asked for (`--speed-up`).
@@ -34,18 +73,29 @@ pub struct WhatIf {
 }
 
 /// The code of the functions whose names contain any of `names`, in the firmware images
-/// `reader`, `writer` and `compute` in `dir`, made `factor` times faster. Refused: a name no
-/// function has (the error names it), a factor outside `2..=64`, an image that cannot be read.
-pub fn resolve(dir: &Path, names: &[String], factor: u32) -> Result<WhatIf, ProfileError> {
-    let images = load_symbols(dir)?;
+/// `reader`, `writer` and `compute` in `dir`, made `factor` times faster. Refused: a factor
+/// outside [`SpeedUp::MIN_FACTOR`]`..=`[`SpeedUp::MAX_FACTOR`], an empty name, a name no
+/// function has (the error names it), an image that cannot be read.
+pub fn resolve(dir: &Path, names: &[String], factor: u32) -> Result<NamedSpeedUp, WhatIfError> {
+    SpeedUp::check_factor(factor)?;
+    if names.iter().any(String::is_empty) {
+        return Err(WhatIfError::EmptyName);
+    }
+    let images = load_symbols(dir).map_err(|e| match e {
+        ProfileError::Elf { path, why } => WhatIfError::Image { path, why },
+        ProfileError::Write { path, error } => WhatIfError::Image {
+            path,
+            why: error.to_string(),
+        },
+    })?;
     let mut ranges: Vec<(u32, u32)> = Vec::new();
     let mut functions = BTreeSet::new();
     let mut found = vec![false; names.len()];
     for (_, symbols) in &images {
         for (start, end) in symbols.function_ranges() {
-            // RV32IM: every instruction is 4 bytes; the images' addresses are L1's (32 bits).
-            for pc in (start..end).step_by(4) {
-                let Ok(pc) = u32::try_from(pc) else { continue };
+            // RV32IM: every instruction is 4 bytes; code lies in L1.
+            for pc in (start.min(CODE_END)..end.min(CODE_END)).step_by(4) {
+                let pc = pc as u32; // below CODE_END
                 let mut hit = false;
                 for frame in symbols.frames(pc) {
                     for (i, name) in names.iter().enumerate() {
@@ -66,14 +116,13 @@ pub fn resolve(dir: &Path, names: &[String], factor: u32) -> Result<WhatIf, Prof
         }
     }
     if let Some(i) = found.iter().position(|f| !f) {
-        return Err(ProfileError::NoSuchFunction {
+        return Err(WhatIfError::NoSuchFunction {
             name: names[i].clone(),
             dir: dir.display().to_string(),
         });
     }
-    let code = SpeedUp::new(factor, &ranges).map_err(|e| ProfileError::SpeedUp(e.to_string()))?;
-    Ok(WhatIf {
-        code,
+    Ok(NamedSpeedUp {
+        code: SpeedUp::new(factor, &ranges)?,
         asked: names.to_vec(),
         functions: functions.into_iter().collect(),
     })
@@ -90,8 +139,8 @@ pub struct SpeedUpSummary {
     pub functions: Vec<String>,
 }
 
-impl From<&WhatIf> for SpeedUpSummary {
-    fn from(w: &WhatIf) -> Self {
+impl From<&NamedSpeedUp> for SpeedUpSummary {
+    fn from(w: &NamedSpeedUp) -> Self {
         Self {
             factor: w.code.factor(),
             asked: w.asked.clone(),

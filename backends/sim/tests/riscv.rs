@@ -4,8 +4,8 @@
 
 use komorebi_sim::riscv::bus::{LOCAL_RAM_BASE, LOCAL_RAM_DM};
 use komorebi_sim::riscv::{
-    AccessKind, Bus, BusResult, Cost, Faster, Fault, FaultKind, Flow, Hart, HartConfig, Probe,
-    RamBus, Size, SpeedUp, SpeedUpError, Stop,
+    AccessKind, Bus, BusResult, Cost, Faster, Fault, FaultKind, Flow, Hart, HartConfig, NoProbe,
+    Probe, RamBus, Size, SpeedUp, SpeedUpError, Stop,
 };
 use proptest::prelude::*;
 
@@ -791,39 +791,43 @@ fn the_pipelined_rule_overlaps_what_the_readme_lets_overlap() {
         (2, vec![1, 1]),
         "the second L1 load enters the cycle after the first"
     );
+    // A store after a load that is out enters at once (its data is not the load's).
+    let (cycles, charges) = pipelined_cycles(&[lw(1, 0, 0x100), sw(2, 0, 0x200), ECALL], l1);
+    assert_eq!((cycles, charges), (2, vec![1, 1]));
+    // A CSR read after two loads in flight waits for both to retire (the second at 9).
+    let (cycles, charges) = pipelined_cycles(
+        &[lw(1, 0, 0x100), lw(2, 0, 0x104), csrrs(3, CYCLE, 0), ECALL],
+        l1,
+    );
+    assert_eq!((cycles, charges), (11, vec![1, 1, 9]));
     // Their results forward 8 cycles after each entered: using the second waits for it.
     let (cycles, charges) =
         pipelined_cycles(&[lw(1, 0, 0x100), lw(2, 0, 0x104), add(3, 2, 1), ECALL], l1);
     assert_eq!((cycles, charges), (10, vec![1, 1, 8]));
-    // Eight loads in flight fill the retire queue: the ninth enters once the first retires.
-    let mut p: Vec<u32> = (0..9).map(|i| lw(1 + i, 0, 0x100 + 4 * i as i32)).collect();
-    p.push(ECALL);
-    let (cycles, charges) = pipelined_cycles(&p, 20);
-    assert_eq!(charges[..8], [1; 8]);
-    assert_eq!(
-        charges[8],
-        20 - 8 + 1,
-        "the ninth waits for the first's retirement at 20"
-    );
-    assert_eq!(cycles, 21);
     // A CSR read waits for everything before it to retire, and reads the cycle it enters.
     let (mut hart, mut bus) = machine(&[lw(1, 0, 0x100), csrrs(10, CYCLE, 0), ECALL]);
     assert_eq!(hart.step(&mut bus), None);
     assert_eq!(hart.step(&mut bus), None);
     assert_eq!((hart.reg(10), hart.cycle()), (8, 10));
     // The retire queue holds eight: behind a slow load (20 cycles) seven instructions enter,
-    // the eighth waits for the load to retire.
-    let mut p = vec![lw(1, 0, 0x100)];
-    p.extend((0..8).map(|i| addi(3 + i, 0, 1)));
-    p.push(ECALL);
-    let (cycles, charges) = pipelined_cycles(&p, 20);
-    assert_eq!(charges[..8], [1; 8]);
-    assert_eq!(
-        charges[8],
-        20 - 8 + 1,
-        "the ninth waits for the load's retirement at 20"
-    );
-    assert_eq!(cycles, 21);
+    // loads among them (eight loads in flight fill it too), and the next waits for the first
+    // load to retire.
+    let loads: Vec<u32> = (0..9).map(|i| lw(1 + i, 0, 0x100 + 4 * i as i32)).collect();
+    let adds = [lw(1, 0, 0x100)]
+        .into_iter()
+        .chain((0..8).map(|i| addi(3 + i, 0, 1)))
+        .collect::<Vec<_>>();
+    for mut p in [loads, adds] {
+        p.push(ECALL);
+        let (cycles, charges) = pipelined_cycles(&p, 20);
+        assert_eq!(charges[..8], [1; 8]);
+        assert_eq!(
+            charges[8],
+            20 - 8 + 1,
+            "the ninth waits for the first load's retirement at 20"
+        );
+        assert_eq!(cycles, 21);
+    }
     // The blocking rule charges the same program every latency in full.
     let (mut hart, mut bus) = machine_with(&[lw(1, 0, 0x100), add(2, 1, 1), ECALL], blocking());
     assert_eq!(hart.run(&mut bus, 1_000), Stop::Ecall { pc: 8 });
@@ -1157,13 +1161,42 @@ fn a_speed_up_divides_the_named_code_s_own_cycles_and_nothing_else() {
     // Half of them: the other half keeps its cost.
     assert_eq!(cycles_made_faster(&eight, &[(0, 16)], 4), 1 + 4);
     // A load and its use: 1 + 8 as charged; made twice as fast, the load's latency is 7 / 2
-    // = 3 after its half cycle, and the add's own cycle and the carried half make one: 3 + 1.
+    // rounded up, 4, after its half cycle, and the add's own cycle and the carried half make
+    // one: 4 + 1. At 64 times the latency is still a cycle: a result never comes back at once.
     let load_use = [lw(1, 0, 0x100), add(2, 1, 1), ECALL];
-    assert_eq!(cycles_made_faster(&load_use, &[(0, 0x1000)], 64), 0);
-    assert_eq!(cycles_made_faster(&load_use, &[(0, 8)], 2), 3 + 1);
+    assert_eq!(cycles_made_faster(&load_use, &[(0, 0x1000)], 64), 1);
+    assert_eq!(cycles_made_faster(&load_use, &[(0, 8)], 2), 4 + 1);
     // Only the use made faster: the wait for the load's result stays (7), its own cycle is
     // halved (0, carried).
     assert_eq!(cycles_made_faster(&load_use, &[(4, 8)], 2), 1 + 7);
+}
+
+#[test]
+fn a_faster_load_still_retires_only_with_its_result() {
+    // The load made twice as fast (its result 4 cycles after it entered), the CSR read not:
+    // it waits for the load to retire, at 4, reads that cycle, and costs 4 + 2.
+    let program = [lw(1, 0, 0x100), csrrs(10, CYCLE, 0), ECALL];
+    assert_eq!(cycles_made_faster(&program, &[(0, 4)], 2), 4 + 2);
+    // Nine loads made twice as fast, then a CSR read: eight loads fill the retire queue, the
+    // ninth enters when the first retires (its result at 0 + 4), and the CSR read waits for
+    // the ninth's result (4 + 4): 8 + 2 for it, with the loads' half cycles carried (4).
+    let mut program: Vec<u32> = (0..9).map(|i| lw(1 + i, 0, 0x100 + 4 * i as i32)).collect();
+    program.extend([csrrs(10, CYCLE, 0), ECALL]);
+    assert_eq!(cycles_made_faster(&program, &[(0, 36)], 2), 4 + 4 + 2);
+    // Under the blocking rule a faster instruction costs its whole latency divided.
+    let (mut hart, mut bus) = machine_with(&[lw(1, 0, 0x100), add(2, 1, 1), ECALL], blocking());
+    bus.load_cycles = Cost::default().load_l1;
+    let speed_up = SpeedUp::new(4, &[(0, 8)]).unwrap();
+    let mut probe = Faster {
+        probe: NoProbe,
+        speed_up: &speed_up,
+    };
+    assert_eq!(
+        hart.run_probed(&mut bus, u64::MAX, &mut probe),
+        Stop::Ecall { pc: 8 }
+    );
+    // (8 + 1) / 4 = 2, carry 1, then the ecall's 2.
+    assert_eq!(hart.cycle(), 2 + 2);
 }
 
 #[test]

@@ -178,13 +178,13 @@ impl<C: CircularBuffer> Broadcast<C> {
         P: Pause,
     {
         let valid = Where::BroadcastValid;
-        // Admitted, the words are there (`admit` refuses a call without them).
-        let admitted = self
-            .admit(false, block, MAX_BLOCKS - 1, valid)
-            .and_then(|_| self.args.ok_or((Where::BroadcastBegin, CallCause::Misuse)));
-        let r = match (self.part, admitted) {
+        let r = match (self.part, self.admit(false, block, MAX_BLOCKS - 1, valid)) {
             (Part::Sender { .. }, _) => self.cast_inner::<true, N, K, P>(dm, block).await,
-            (Part::Receiver { done_dst }, Ok(args)) => {
+            (Part::Receiver { done_dst }, Ok(_)) => 'receiver: {
+                // Admitted, so the words are there (`admit` refuses a call without them).
+                let Some(args) = self.args else {
+                    break 'receiver Err((Where::BroadcastBegin, CallCause::Misuse));
+                };
                 let (seq, slot_bytes) = (self.sequence as u16, self.slot_bytes);
                 let r = Ready {
                     args,

@@ -69,7 +69,7 @@ pub struct BroadcastConfig {
     pub profile: Option<PathBuf>,
     /// A what-if run (`--speed-up`): the named functions' code made faster on the simulator's
     /// RISC-V cores (`--device pcie-sim --exec firmware`; [`crate::host::what_if::resolve`]).
-    pub speed_up: Option<crate::host::what_if::WhatIf>,
+    pub speed_up: Option<crate::host::what_if::NamedSpeedUp>,
     /// The cores' logs after the run (`--log`): the firmware's rings decoded, or the native
     /// kernels' lines; printed with the report when `-`, else written to this file.
     pub log: Option<PathBuf>,
@@ -329,20 +329,21 @@ impl BroadcastConfig {
 
     /// This configuration with the code of the functions named like `names` made `factor`
     /// times faster (`--speed-up`; none: unchanged), found in the images the run will load:
-    /// `firmware`, else this tree's build (made now if it is not yet, as the run would). The
-    /// device is checked first: without RISC-V cores the images are not even looked for.
-    pub fn with_speed_up(mut self, names: &[String], factor: u32) -> Result<Self, String> {
+    /// `firmware`, else this tree's build (made now if it is not yet, as the run would), which
+    /// becomes `firmware` so that the run loads the images the addresses came from. The device
+    /// is checked first: without RISC-V cores the images are not even looked for.
+    pub fn with_speed_up(mut self, names: &[String], factor: u32) -> Result<Self, BroadcastError> {
         if names.is_empty() {
             return Ok(self);
         }
-        self.speed_up_allowed().map_err(|e| e.to_string())?;
+        self.speed_up_allowed()?;
         let dir = match &self.firmware {
             Some(dir) => dir.clone(),
-            None => crate::host::backend::built_firmware_for(self.chip)?,
+            None => crate::host::backend::built_firmware_for(self.chip)
+                .map_err(BroadcastError::Firmware)?,
         };
-        let what_if = crate::host::what_if::resolve(&dir, names, factor)
-            .map_err(|e| format!("--speed-up: {e}"))?;
-        self.speed_up = Some(what_if);
+        self.speed_up = Some(crate::host::what_if::resolve(&dir, names, factor)?);
+        self.firmware = Some(dir);
         Ok(self)
     }
 

@@ -36,6 +36,12 @@ pub enum BroadcastError {
     /// The firmware's logs could not be read, decoded or written (`--log`).
     #[error("--log: {0}")]
     Log(String),
+    /// The code of a what-if run could not be found (`--speed-up`).
+    #[error("{0}")]
+    SpeedUp(#[from] crate::host::what_if::WhatIfError),
+    /// The firmware images could not be built (`--exec firmware` without `--firmware`).
+    #[error("{0}")]
+    Firmware(String),
     /// A core's program failed its checks (a host bug: the plan builds them).
     #[error("the program of core {core}: {error}")]
     Program {

@@ -146,7 +146,7 @@ pub struct BroadcastBenchFlags {
     pub protocols: Option<ValueList<Protocol>>,
     /// What compute does with the blocks it receives, as `komorebi broadcast --check`, but
     /// `none` by default here: the bench compares the protocols and the NoC, and with `full`
-    /// compute's checking (12 cycles a word) binds every run whatever the protocol
+    /// compute's checking (6 cycles a word) binds every run whatever the protocol
     /// (docs/decisions.md, D13).
     #[arg(long, value_enum, default_value = "none")]
     pub check: CheckFlag,

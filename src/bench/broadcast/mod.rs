@@ -30,8 +30,8 @@
 //! `komorebi` there (the images carry komorebi's handler only).
 //!
 //! # Why `--check none` by default
-//! With `--check full` compute reads and checks every word it receives, at 12 cycles a word
-//! on the simulator (docs/decisions.md, D13 and D23: what the firmware's checking loop costs), and
+//! With `--check full` compute reads and checks every word it receives, at 6 cycles a word
+//! on the simulator (docs/decisions.md, D13, D23 and D37: what the firmware's checking loop costs), and
 //! that checking binds every run of the 03 shape whatever the protocol: both protocols would
 //! show the same compute-bound cycles. The bench compares the protocols and the NoC, so by
 //! default compute takes and pops every block in protocol order without reading a word;

@@ -19,23 +19,25 @@
 //! **Pipelined** ([`Cost::pipelined`], the default), as the BH README describes the pipeline:
 //! an instruction enters EX1 once the instruction before it left EX1, the values of its source
 //! registers can be forwarded ("EX1": operands "from the register file, or ... from the buffers
-//! in the Retire Unit"), a retire-queue entry is free (eight entries, one retired a cycle, in
-//! order: "Retire Unit"), and, for a load or store, the Load/Store Unit takes it. A load or
-//! multiply holds EX1 one cycle and forwards its result after its latency, so "`N - 1`
-//! independent instructions need to follow the load if the latency is to be entirely hidden"
-//! ("Load/Store Unit"); a dependent instruction waits out the rest. Loads overlap one another:
-//! tt-isa-documentation's `BlackholeA0/TensixTile/BabyRISCV/MemoryOrdering.md` ("Mechanical
-//! description", "Load then load") has a load emit its read-request on entering the Load/Store
-//! Unit, the memory subsystem accept a request a cycle, and "the later load might emit a
-//! read-request before the earlier load's read-response has been obtained"; a load leaves the
-//! retire-order queue only with its response, so at most eight are in flight. (Until
-//! 2026-12-05 the model held the Load/Store Unit while a load to L1 or MMIO was out: decisions
-//! D37 has the figures before and after.) A divide, a
-//! mispredicted branch's bubble and a CSR access, `fence`, `ecall` or `ebreak` hold EX1 for
-//! their whole cost; the last four also wait for every earlier instruction to retire ("no
-//! instruction enters EX1 until all earlier CSR/... instructions have retired", which in an
-//! in-order retire means after everything before them). The clock a profile charges to an
-//! instruction is its wait to enter EX1 plus the cycles it holds EX1.
+//! in the Retire Unit"), and a retire-queue entry is free (eight entries, one retired a cycle,
+//! in order: "Retire Unit"). A load or multiply holds EX1 one cycle and forwards its result
+//! after its latency, so "`N - 1` independent instructions need to follow the load if the
+//! latency is to be entirely hidden" ("Load/Store Unit"); a dependent instruction waits out the
+//! rest. Loads overlap one another: tt-isa-documentation's
+//! `BlackholeA0/TensixTile/BabyRISCV/MemoryOrdering.md` ("Mechanical description", "Load then
+//! load") has a load emit its read-request on entering the Load/Store Unit, the memory
+//! subsystem accept a request a cycle, and "the later load might emit a read-request before the
+//! earlier load's read-response has been obtained"; a load leaves the retire-order queue only
+//! with its response, so at most eight are in flight. (Until 2026-12-05 the model held the
+//! Load/Store Unit while a load to L1 or MMIO was out: decisions D37 has the figures before and
+//! after.) A divide, a mispredicted branch's bubble and a CSR access, `fence`, `ecall` or
+//! `ebreak` hold EX1 for their whole cost; the last four also wait for every earlier
+//! instruction to retire ("no instruction enters EX1 until all earlier CSR/... instructions
+//! have retired", which in an in-order retire means after everything before them). The clock a
+//! profile charges to an instruction is its wait to enter EX1 plus the cycles it holds EX1.
+//! Not modelled: the store queue (a load behind a conflicting store, a store waiting for one of
+//! its four entries, loads served before queued stores); stores leave at once, unless a bus
+//! holds them (the simulator's `late_core_stores`).
 //!
 //! **Blocking** (`pipelined: false`, the rule before 2026-12-05): an instruction's whole
 //! latency is paid before the next one starts, as if the next instruction always used its

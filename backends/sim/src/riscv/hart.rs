@@ -625,10 +625,12 @@ impl Hart {
     }
 
     /// A what-if run's instruction made `factor` times faster ([`Probe::speed_up`]): its own
-    /// cycles (those it holds EX1, its fetch's, and its result's latency) divided by `factor`,
-    /// the remainder carried to the next such instruction so that a run of them is divided
-    /// exactly; no wait for the retire order. A wait to enter EX1 is kept as it is: it waits
-    /// for an earlier instruction's result, already made faster if that instruction was.
+    /// cycles (those it holds EX1 and its fetch's) divided by `factor`, the remainder carried
+    /// to the next such instruction so that a run of them is divided without rounding; its
+    /// result's latency divided by `factor`, rounded up (a load's result never comes back at
+    /// once); it retires once that result is back, as any instruction does. A wait to enter
+    /// EX1 is kept as it is: it waits for an earlier instruction's result or retirement,
+    /// already made faster if that instruction was.
     #[cold]
     #[inline(never)]
     fn retire_faster(&mut self, u: Uses, at: u64, cost: u32, fetch: u32, factor: u32) -> u64 {
@@ -644,11 +646,12 @@ impl Hart {
         self.faster_carry = own % factor;
         let charged = wait + own / factor;
         let now = self.cycle + charged;
+        let done = now + u64::from(latency.saturating_sub(occupied)).div_ceil(factor);
         let p = &mut self.pipe;
         if u.dest != 0 {
-            p.ready[u.dest as usize] = now + u64::from(latency.saturating_sub(occupied)) / factor;
+            p.ready[u.dest as usize] = done;
         }
-        let retired = now.max(p.last_retired);
+        let retired = done.max(p.last_retired);
         p.last_retired = retired;
         p.retired[p.next] = retired;
         p.next = (p.next + 1) % RETIRE_QUEUE;

@@ -37,7 +37,8 @@ pub trait Probe {
 
     /// The factor the instruction at `pc` is made faster by: the hart divides the cycles its
     /// cost rule charges the instruction, and the latency of its result, by it (1, the
-    /// default: as the rule charges them). See [`Hart`](super::hart::Hart)'s what-if runs.
+    /// default: as the rule charges them). [`SpeedUp`] says which code a what-if run makes
+    /// faster.
     #[inline(always)]
     fn speed_up(&self, pc: u32) -> u32 {
         let _ = pc;
@@ -74,23 +75,36 @@ pub struct SpeedUp {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SpeedUpError {
     /// The factor is outside what a what-if run takes.
-    #[error("speed-up factor {0}: allowed 2..={max}", max = SpeedUp::MAX_FACTOR)]
+    #[error(
+        "speed-up factor {0}: allowed {min}..={max}",
+        min = SpeedUp::MIN_FACTOR,
+        max = SpeedUp::MAX_FACTOR
+    )]
     Factor(u32),
     /// No code to make faster.
-    #[error("no code to speed up: every address range is empty")]
+    #[error("no code to speed up: every address range is empty (allowed: start below end)")]
     NoCode,
 }
 
 impl SpeedUp {
+    /// The smallest factor: 1 would change nothing.
+    pub const MIN_FACTOR: u32 = 2;
     /// The largest factor: beyond it the code costs next to nothing anyway.
     pub const MAX_FACTOR: u32 = 64;
+
+    /// Refuses a factor outside `MIN_FACTOR..=MAX_FACTOR`.
+    pub fn check_factor(factor: u32) -> Result<(), SpeedUpError> {
+        if (Self::MIN_FACTOR..=Self::MAX_FACTOR).contains(&factor) {
+            Ok(())
+        } else {
+            Err(SpeedUpError::Factor(factor))
+        }
+    }
 
     /// `ranges` (`start..end`, in any order, overlapping or not; empty ones are dropped) made
     /// `factor` times faster.
     pub fn new(factor: u32, ranges: &[(u32, u32)]) -> Result<Self, SpeedUpError> {
-        if !(2..=Self::MAX_FACTOR).contains(&factor) {
-            return Err(SpeedUpError::Factor(factor));
-        }
+        Self::check_factor(factor)?;
         let mut sorted: Vec<(u32, u32)> = ranges.iter().copied().filter(|r| r.0 < r.1).collect();
         sorted.sort_unstable();
         let mut merged: Vec<(u32, u32)> = Vec::with_capacity(sorted.len());
