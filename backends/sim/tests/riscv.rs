@@ -980,7 +980,11 @@ proptest! {
             prop_oneof![any::<u32>(), 0u32..0x200, LOCAL_RAM_BASE..LOCAL_RAM_BASE + 0x2100], 32),
         untils in prop::collection::vec(0u64..3000, 1..8),
         seed in any::<u64>(),
+        faster in prop::option::of((0u32..0x100, 0u32..0x100, 2u32..=64)),
     ) {
+        // Some runs with part of the program made faster (a what-if run): the same bounds hold.
+        let speed_up = faster
+            .and_then(|(a, b, f)| SpeedUp::new(f, &[(4 * a.min(b), 4 * a.max(b))]).ok());
         let mut ram = RamBus::new(0, 0x1000);
         ram.write_words(0, &program);
         let mut bus = ChaosBus { ram, state: seed };
@@ -993,7 +997,13 @@ proptest! {
         for step in untils {
             until += step;
             let before = hart.cycle();
-            let stop = hart.run(&mut bus, until);
+            let stop = match &speed_up {
+                Some(s) => {
+                    let mut probe = Faster { probe: NoProbe, speed_up: s };
+                    hart.run_probed(&mut bus, until, &mut probe)
+                }
+                None => hart.run(&mut bus, until),
+            };
             prop_assert_eq!(hart.reg(0), 0);
             match stop {
                 Stop::Cycle => {
