@@ -30,22 +30,25 @@
 //! word (`compute_scan_word_cycles`). The same calls in komorebi's firmware, measured with the
 //! firmware profiler (`komorebi broadcast --device pcie-sim --exec firmware --check none
 //! --profile F`, the 03 default, the row sender at logical (0,0), its reader's inclusive cycles
-//! over 8 commands; pipelined cost rule, 2026-12-05, commit fcd74ce):
+//! over 8 commands, waits included; pipelined cost rule with overlapping loads, 2026-12-05,
+//! commit 628f72f):
 //!
 //! | call | firmware, cycles | native charge, cycles |
 //! |---|---|---|
-//! | a DRAM page read (`read_tagged` and its loop in `read_block`) | 141 (the HAL call 86) | 8 |
-//! | a multicast (`multicast`) | 156 | 8 |
-//! | `reserve`, its slot free at once | 234 | 1 a HAL call it makes |
-//! | `cast`, its one wait and every step in it | 1,180 | 8 a NoC command, 1 any other HAL call |
-//! | the DONE-BY poll of 11 receivers, a cast's share | 182 | 1 a word loaded |
-//! | decoding and checking a command's program | 4,716 | 0 |
-//! | the sender's `finish` | 1,901 | 1 a HAL call it makes |
+//! | a DRAM page read (`read_block`, a page's share) | 129 | 8 |
+//! | a multicast (`multicast`) | 124 | 8 |
+//! | `reserve` | 129 | 1 a HAL call it makes |
+//! | `cast`, its one wait and every step in it | 919 | 8 a NoC command, 1 any other HAL call |
+//! | the DONE-BY poll of 5 receivers, a cast's share | 178 | 1 a word loaded |
+//! | decoding and checking a command's program (`decode_program`) | 2,506 | 0 |
+//! | the sender's `finish` | 2,529 | 1 a HAL call it makes |
 //! | compute's check, a word | 5.94 (10.45 before loads overlapped, D37) | 6 (`compute_scan_word_cycles`) |
 //!
 //! Only the last is charged from the firmware: with it, the two agree within 25% where the check
 //! binds (`tests/firmware_exec.rs`). The rest would slow the model down to the firmware's code
-//! as it is, which is not yet the code a card should run (docs/decisions.md, D26 and D31).
+//! as it is, which is not yet the code a card should run (docs/decisions.md, D26 and D31), and
+//! no per-call charge can stand for it: what a run waits for is the senders' protocol code
+//! between the calls (the what-if runs of D37).
 //!
 //! Leaf module: imports nothing of the crate.
 
