@@ -328,3 +328,81 @@ proptest! {
         fuzz_decode(&bytes);
     }
 }
+
+/// `check` as it was written before it compared the argument words without decoding them
+/// (every producer's words decoded; a producer whose words do not decode not compared): the
+/// reference the property below holds it to.
+fn check_by_decoding(p: &BroadcastProgram) -> Result<(), ProgramError> {
+    for role in [Role::Reader, Role::Writer] {
+        let consumers = p.compute.inputs.iter().filter(|s| s.producer == role);
+        if consumers.count() != p.mover(role).is_some() as usize {
+            return Err(ProgramError::Unconsumed(role));
+        }
+    }
+    for s in &p.compute.inputs {
+        let disagree = |field| ProgramError::Disagree {
+            broadcast: s.broadcast,
+            field,
+        };
+        let m = p
+            .mover(s.producer)
+            .ok_or(ProgramError::Unconsumed(s.producer))?;
+        if m.blocks != s.blocks {
+            return Err(disagree(Field::Blocks));
+        }
+        if m.page_size != s.page_size {
+            return Err(disagree(Field::PageSize));
+        }
+        let Ok(a) = BroadcastArgs::decode(&m.args) else {
+            continue;
+        };
+        let noc = s.producer.noc().map_or(u8::MAX, komorebi_hal::NocId::index);
+        for (same, field) in [
+            (a.cb == s.cb, Field::Buffer),
+            (a.pages == s.pages, Field::Pages),
+            (a.window == s.window, Field::Window),
+            (a.broadcast == s.broadcast, Field::BroadcastId),
+            (a.noc == noc, Field::Noc),
+        ] {
+            if !same {
+                return Err(disagree(field));
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    /// The check of compute's copies compares the producers' argument words field by field
+    /// and decodes them only when a field disagrees: it refuses exactly what decoding every
+    /// producer's words refuses, with the same error, whether the words decode or not (a
+    /// changed word, with or without its check word made good again) and whatever the copies
+    /// say.
+    #[test]
+    fn the_copies_check_refuses_what_decoding_every_producer_refuses(
+        word in 0usize..11,
+        value in any::<u32>(),
+        reseal in any::<bool>(),
+        input in 0usize..2,
+        copy in (0u8..3, 0u16..6, 0u8..4, 0u8..3),
+    ) {
+        let mut p = program();
+        let producer = p.compute.inputs[input].producer;
+        let m = match producer {
+            Role::Reader => p.reader.as_mut(),
+            _ => p.writer.as_mut(),
+        }
+        .unwrap();
+        m.args[word] = value;
+        if reseal {
+            m.args[10] = komorebi_broadcast::args::check_word(&m.args[..10]);
+        }
+        let (cb, pages, window, broadcast) = copy;
+        let s = &mut p.compute.inputs[input];
+        s.cb = cb;
+        s.pages = pages;
+        s.window = window;
+        s.broadcast = broadcast;
+        prop_assert_eq!(p.check(), check_by_decoding(&p));
+    }
+}
