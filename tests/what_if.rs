@@ -104,6 +104,25 @@ fn the_senders_reads_made_faster_shorten_the_run_and_change_no_byte() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The images' `memcpy` and `memset` are assembly (no DWARF, no symbol size): they are found
+/// by their symbols, from each to the next symbol, as a few whole instructions.
+#[test]
+fn the_assembly_routines_are_found_by_their_symbols() {
+    let w = what_if::resolve(&firmware(), &["memcpy".into(), "memset".into()], 2).unwrap();
+    assert_eq!(w.functions, ["memcpy", "memset"], "{:?}", w.functions);
+    let ranges = w.code.ranges();
+    // Three images, each with both routines (adjacent in each: one range or two, merged
+    // where images share addresses).
+    assert!((1..=6).contains(&ranges.len()), "{ranges:?}");
+    for &(start, end) in ranges {
+        assert!(start % 4 == 0 && end % 4 == 0 && start < end, "{ranges:?}");
+        assert!(
+            end - start <= 256,
+            "a routine of a few instructions: {ranges:?}"
+        );
+    }
+}
+
 #[test]
 fn a_name_no_function_has_and_a_factor_outside_2_to_64_are_refused() {
     let e =

@@ -120,11 +120,30 @@ impl Symbols {
         })
     }
 
-    /// Every function symbol's code, `start..end`, in address order.
-    pub fn function_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.functions
+    /// The code of every function symbol, `start..end`, and of every assembly routine (a code
+    /// symbol without a size, such as the images' `memcpy` and `memset`: from it to the next
+    /// symbol; one at the end of the code, which has no next, is left out), in address order.
+    pub fn code_ranges(&self) -> Vec<(u64, u64)> {
+        let mut ranges: Vec<(u64, u64)> = self
+            .functions
             .iter()
             .map(|(&start, &(end, _))| (start, end))
+            .collect();
+        for &at in self.labels.keys() {
+            let inside = self.functions.range(..=at).next_back();
+            if inside.is_some_and(|(_, &(end, _))| at < end) {
+                continue;
+            }
+            let next = [
+                self.functions.range(at + 1..).next().map(|(&s, _)| s),
+                self.labels.range(at + 1..).next().map(|(&s, _)| s),
+            ];
+            if let Some(end) = next.into_iter().flatten().min() {
+                ranges.push((at, end));
+            }
+        }
+        ranges.sort_unstable();
+        ranges
     }
 
     /// The frames at `pc`, outermost first: the function containing it, then each function

@@ -13,7 +13,9 @@
 //! A function is named by a part of its demangled name, as a profile's summary and flame graph
 //! show it (`read_block`, `NocMulticast>::multicast`). Its code is every instruction of the
 //! three images whose frames, the DWARF's inlined frames included, name it: its own code and
-//! what is inlined into it, not the functions it calls out of line (name those too).
+//! what is inlined into it, not the functions it calls out of line (name those too). An
+//! assembly routine without debug information (the images' `memcpy` and `memset`) is named by
+//! its symbol and runs from it to the next symbol.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -92,7 +94,7 @@ pub fn resolve(dir: &Path, names: &[String], factor: u32) -> Result<NamedSpeedUp
     let mut functions = BTreeSet::new();
     let mut found = vec![false; names.len()];
     for (_, symbols) in &images {
-        for (start, end) in symbols.function_ranges() {
+        for (start, end) in symbols.code_ranges() {
             // RV32IM: every instruction is 4 bytes; code lies in L1.
             for pc in (start.min(CODE_END)..end.min(CODE_END)).step_by(4) {
                 let pc = pc as u32; // below CODE_END
