@@ -44,7 +44,7 @@
 //!   class 0b00, against VC 4, class 0b10), so one issued during a run would hang the NIU for
 //!   good, the run's closing multicast included. So while a run is open on a handle, a backend
 //!   refuses with [`ErrorKind::InvalidMode`], issuing nothing, every `read`, `read_tagged`,
-//!   `read_pieces` and `write`, and a multicast to another rectangle; only a multicast to the run's rectangle
+//!   `read_pages` and `write`, and a multicast to another rectangle; only a multicast to the run's rectangle
 //!   (linked, to go on, or unlinked, to close it) is taken. A caller closes the run (an
 //!   unlinked multicast to its rectangle) before it reads or writes unicast; the observers and
 //!   `resync` issue nothing and may be called during a run. A backend also refuses, with
@@ -212,6 +212,48 @@ impl ReadTag {
     }
 }
 
+/// Reads of consecutive pages spread over memory ports in turn, as a host lays a buffer out
+/// over DRAM banks (tt-metal's interleaved buffers): page `first + i`, for `i` in `0..count`,
+/// is the `len` bytes at local address `base + (first + i) * len` of node
+/// `ports[(first + i) % ports.len()]`, read into local L1 at `dst + i * len` and tagged with
+/// `tag` ([`NocMulticast::read_pages`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PageReads<'a> {
+    /// The nodes the pages are spread over, taken in turn (DRAM ports, or other cores' L1).
+    pub ports: &'a [Xy],
+    /// The local address of page 0, the same on every port.
+    pub base: u64,
+    /// The number of the first page read (a page's number picks its port and address).
+    pub first: u32,
+    /// How many pages are read.
+    pub count: u32,
+    /// Bytes per page.
+    pub len: u32,
+    /// Where in local L1 the first page lands; each next page lands `len` bytes further.
+    pub dst: L1Addr,
+    /// The tag every read carries.
+    pub tag: ReadTag,
+}
+
+impl PageReads<'_> {
+    /// The source and destination of page `i` (counted from `first`): `None` when `i` is not
+    /// below `count`, there are no ports, or an address does not exist (a page number beyond
+    /// 32 bits, a source beyond [`LOCAL_ADDR_BITS`](crate::types::LOCAL_ADDR_BITS) bits, a
+    /// destination beyond 32 bits or not word aligned).
+    pub fn page(&self, i: u32) -> Option<(NocAddr, L1Addr)> {
+        if i >= self.count {
+            return None;
+        }
+        let g = self.first.checked_add(i)?;
+        // (`max(1)`: no division by zero; `get` finds no port then.)
+        let port = *self.ports.get(g as usize % self.ports.len().max(1))?;
+        let local = self.base.checked_add(g as u64 * self.len as u64)?;
+        let src = NocAddr::new(port, local).ok()?;
+        let dst = self.dst.offset(i.checked_mul(self.len)?)?;
+        Some((src, dst))
+    }
+}
+
 /// How a write is carried.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct WriteMode {
@@ -328,30 +370,24 @@ pub trait NocMulticast: ErrorType {
         self.reads_done()
     }
 
-    /// Tagged reads of pieces `from..count` of `len` bytes each: piece `i` from the source into
-    /// the L1 place `piece(i)` gives, as [`read_tagged`](Self::read_tagged) of each in turn
-    /// would. Returns the first piece not issued: `count` when every one was; less when the NoC
-    /// was busy before that piece (call again from it) or `piece` gave `None` for it. Any other
-    /// refusal is returned as `read_tagged` returns it, the pieces before it issued.
+    /// Tagged reads of pages `from..reads.count` of `reads` (see [`PageReads`]), as
+    /// [`read_tagged`](Self::read_tagged) of each in turn would. Returns the first page not
+    /// issued: `reads.count` when every one was (`from` when it is not below `reads.count`);
+    /// less when the NoC was busy at that page (call again from it) or the page has no
+    /// addresses ([`PageReads::page`] is `None` for it). Any other refusal is returned as
+    /// `read_tagged` returns it, the pages before it issued.
     ///
-    /// One call for a block's pages: a backend may check what the pieces share (the length,
-    /// the tag, the mode) once rather than at each page. The provided method issues each piece
-    /// with `read_tagged`. A `&mut dyn FnMut` rather than a generic keeps the trait
-    /// object-safe and mockable, for one indirect call a piece.
-    fn read_pieces(
-        &mut self,
-        from: u32,
-        count: u32,
-        len: u32,
-        tag: ReadTag,
-        piece: &mut dyn FnMut(u32) -> Option<(NocAddr, L1Addr)>,
-    ) -> Result<u32, Self::Error> {
+    /// One call for a block's pages: a backend may check what the pages share (the length,
+    /// the tag, the mode, the ports, the destination range) once rather than at each page,
+    /// work out each page's addresses with an add, and program only what changes from page to
+    /// page. The provided method issues each page with `read_tagged`.
+    fn read_pages(&mut self, from: u32, reads: &PageReads<'_>) -> Result<u32, Self::Error> {
         let mut i = from;
-        while i < count {
-            let Some((src, dst)) = piece(i) else {
+        while i < reads.count {
+            let Some((src, dst)) = reads.page(i) else {
                 return Ok(i);
             };
-            match self.read_tagged(src, dst, len, tag) {
+            match self.read_tagged(src, dst, reads.len, reads.tag) {
                 Ok(()) => i += 1,
                 Err(e) if e.kind() == ErrorKind::Busy => return Ok(i),
                 Err(e) => return Err(e),
@@ -423,15 +459,8 @@ impl<T: NocMulticast + ?Sized> NocMulticast for &mut T {
         T::tagged_reads_done(self, tag)
     }
     #[inline]
-    fn read_pieces(
-        &mut self,
-        from: u32,
-        count: u32,
-        len: u32,
-        tag: ReadTag,
-        piece: &mut dyn FnMut(u32) -> Option<(NocAddr, L1Addr)>,
-    ) -> Result<u32, Self::Error> {
-        T::read_pieces(self, from, count, len, tag, piece)
+    fn read_pages(&mut self, from: u32, reads: &PageReads<'_>) -> Result<u32, Self::Error> {
+        T::read_pages(self, from, reads)
     }
     #[inline]
     fn writes_sent(&mut self) -> Result<bool, Self::Error> {

@@ -361,13 +361,13 @@ fn tagged_reads_fall_back_to_plain_reads_unless_a_backend_has_tags() {
 }
 
 #[test]
-fn read_pieces_reads_each_piece_tagged_and_stops_where_the_noc_is_busy_or_a_piece_has_no_addresses()
-{
-    use komorebi_hal::noc::{ErrorKind, ReadTag};
+fn read_pages_reads_each_page_tagged_from_its_port_and_stops_where_the_noc_is_busy_or_a_page_has_no_addresses()
+ {
+    use komorebi_hal::noc::{ErrorKind, PageReads, ReadTag};
     /// Takes `room` reads, then is busy; a read of 3 bytes fails as `Other`.
     struct Busy {
         room: usize,
-        reads: Vec<(u64, u32, u32, u8)>,
+        reads: Vec<(u64, u32, u32, u8, Xy)>,
     }
     impl noc::ErrorType for Busy {
         type Error = ErrorKind;
@@ -395,7 +395,8 @@ fn read_pieces_reads_each_piece_tagged_and_stops_where_the_noc_is_busy_or_a_piec
             if self.reads.len() == self.room {
                 return Err(ErrorKind::Busy);
             }
-            self.reads.push((src.local(), dst.get(), len, tag.get()));
+            self.reads
+                .push((src.local(), dst.get(), len, tag.get(), src.node()));
             Ok(())
         }
         fn write(&mut self, _: L1Addr, _: NocAddr, _: u32, _: WriteMode) -> Result<(), ErrorKind> {
@@ -424,47 +425,71 @@ fn read_pieces_reads_each_piece_tagged_and_stops_where_the_noc_is_busy_or_a_piec
             Ok(())
         }
     }
-    let bank = Xy::new(0, 11).unwrap();
+    let ports = [Xy::new(0, 11).unwrap(), Xy::new(9, 11).unwrap()];
     let tag = ReadTag::new(4).unwrap();
-    // Piece i: DRAM 0x1000 * (i + 1) into L1 0x2_0000 + 64 i; piece 4 has no addresses.
-    let mut piece = |i: u32| {
-        (i != 4).then(|| {
-            (
-                NocAddr::new(bank, 0x1000 * (i as u64 + 1)).unwrap(),
-                l1(0x2_0000 + 64 * i),
-            )
-        })
+    // Pages 3..9 of a buffer of 64-byte pages at 0xF_FFFF_FE00 (the last 512 bytes below
+    // 2^36): page 3 + i from port (3 + i) % 2 at 0xF_FFFF_FE00 + 64 (3 + i), into L1
+    // 0x2_0000 + 64 i; page 8 (i = 5) would start at 2^36, beyond 36 bits: it has none.
+    let reads = PageReads {
+        ports: &ports,
+        base: 0xF_FFFF_FE00,
+        first: 3,
+        count: 6,
+        len: 64,
+        dst: l1(0x2_0000),
+        tag,
     };
+    assert_eq!(
+        reads.page(1),
+        Some((NocAddr::new(ports[0], 0xF_FFFF_FF00).unwrap(), l1(0x2_0040)))
+    );
+    assert_eq!(reads.page(5), None, "beyond 36 bits");
+    assert_eq!(reads.page(6), None, "beyond the count");
+    assert_eq!(
+        PageReads {
+            ports: &[],
+            ..reads
+        }
+        .page(0),
+        None,
+        "no ports"
+    );
+    let odd = PageReads {
+        len: 66,
+        base: 0,
+        ..reads
+    };
+    assert!(odd.page(0).is_some());
+    assert_eq!(odd.page(1), None, "page 1 would land at a half word");
     let mut b = Busy {
         room: 2,
         reads: Vec::new(),
     };
     let n = &mut &mut b;
-    assert_eq!(n.read_pieces(0, 6, 64, tag, &mut piece), Ok(2), "busy at 2");
-    assert_eq!(
-        n.read_pieces(6, 6, 64, tag, &mut piece),
-        Ok(6),
-        "nothing left"
-    );
+    assert_eq!(n.read_pages(0, &reads), Ok(2), "busy at 2");
+    assert_eq!(n.read_pages(6, &reads), Ok(6), "nothing left");
     b.room = 10;
     let n = &mut &mut b;
+    assert_eq!(n.read_pages(2, &reads), Ok(5), "page 5 has no addresses");
+    let nodes: Vec<_> = b.reads.iter().map(|r| r.4).collect();
+    assert_eq!(nodes, [ports[1], ports[0], ports[1], ports[0], ports[1]]);
     assert_eq!(
-        n.read_pieces(2, 6, 64, tag, &mut piece),
-        Ok(4),
-        "piece 4 has no addresses"
-    );
-    assert_eq!(
-        b.reads,
+        b.reads
+            .iter()
+            .map(|r| (r.0, r.1, r.2, r.3))
+            .collect::<Vec<_>>(),
         [
-            (0x1000, 0x2_0000, 64, 4),
-            (0x2000, 0x2_0040, 64, 4),
-            (0x3000, 0x2_0080, 64, 4),
-            (0x4000, 0x2_00C0, 64, 4),
+            (0xF_FFFF_FEC0, 0x2_0000, 64, 4),
+            (0xF_FFFF_FF00, 0x2_0040, 64, 4),
+            (0xF_FFFF_FF40, 0x2_0080, 64, 4),
+            (0xF_FFFF_FF80, 0x2_00C0, 64, 4),
+            (0xF_FFFF_FFC0, 0x2_0100, 64, 4),
         ]
     );
     let n = &mut &mut b;
+    let three = PageReads { len: 3, ..reads };
     assert_eq!(
-        n.read_pieces(0, 2, 3, tag, &mut piece),
+        n.read_pages(0, &three),
         Err(ErrorKind::Other),
         "another refusal is the call's error"
     );

@@ -184,6 +184,15 @@ pub trait Chip: Copy + Debug + 'static {
     fn buf_free(niu: Self::Niu, buf: CmdBuf) -> bool;
     /// Programs command buffer `buf` with one packet of `len` bytes and sends it.
     fn send(niu: Self::Niu, buf: CmdBuf, targ: Endpoint, ret: Endpoint, len: u32, ctrl: u32);
+    /// Programs the read command buffer with what the reads of one batch share: the
+    /// coordinate word of the local L1 they land in (its local bits 35:32 are 0), the length
+    /// and `ctrl`. Each read is then [`Chip::send_read`]: the registers keep their values
+    /// from one command to the next (tt-metal's `noc_async_read_set_state`).
+    fn read_batch(niu: Self::Niu, ret_coord: u32, len: u32, ctrl: u32);
+    /// Sends one read of a batch ([`Chip::read_batch`]): from `targ` into local L1 at
+    /// `ret_local`, the other registers as the batch set them (tt-metal's
+    /// `noc_async_read_with_state`).
+    fn send_read(niu: Self::Niu, targ: Endpoint, ret_local: u32);
     /// Sets the read command buffer's transaction id.
     fn set_read_id(niu: Self::Niu, id: u8);
     /// `NIU_MST_RD_RESP_RECEIVED`.
@@ -377,6 +386,24 @@ mod blackhole {
             buf.cmd_ctrl().write_value(1);
         }
         #[inline(always)]
+        fn read_batch(niu: Niu, ret_coord: u32, len: u32, ctrl: u32) {
+            let buf = niu.cmd_buf(CmdBufId::READ);
+            buf.ret_addr_mid().write_value(0);
+            buf.ret_addr_hi().write_value(ret_coord);
+            buf.at_len_be().write_value(len);
+            buf.ctrl().write_value(NocCtrl(ctrl));
+        }
+        #[inline(always)]
+        fn send_read(niu: Niu, t: Endpoint, ret_local: u32) {
+            let buf = niu.cmd_buf(CmdBufId::READ);
+            buf.targ_addr_lo().write_value(t.local as u32);
+            buf.targ_addr_mid()
+                .write_value((t.local >> 32) as u32 & 0xF);
+            buf.targ_addr_hi().write_value(t.coord);
+            buf.ret_addr_lo().write_value(ret_local);
+            buf.cmd_ctrl().write_value(1);
+        }
+        #[inline(always)]
         fn set_read_id(niu: Niu, id: u8) {
             let mut tag = PacketTag::default();
             tag.set_transaction_id(id);
@@ -503,6 +530,22 @@ mod wormhole {
                 .write_value(r.coord | ((r.local >> 32) as u32 & 0xF));
             buf.at_len_be().write_value(len);
             buf.ctrl().write_value(ctrl);
+            buf.cmd_ctrl().write_value(niu::NOC_CTRL_SEND_REQ);
+        }
+        #[inline(always)]
+        fn read_batch(niu: Niu, ret_coord: u32, len: u32, ctrl: u32) {
+            let buf = niu.cmd_buf(CmdBufId::READ);
+            buf.ret_addr_mid().write_value(ret_coord);
+            buf.at_len_be().write_value(len);
+            buf.ctrl().write_value(ctrl);
+        }
+        #[inline(always)]
+        fn send_read(niu: Niu, t: Endpoint, ret_local: u32) {
+            let buf = niu.cmd_buf(CmdBufId::READ);
+            buf.targ_addr_lo().write_value(t.local as u32);
+            buf.targ_addr_mid()
+                .write_value(t.coord | ((t.local >> 32) as u32 & 0xF));
+            buf.ret_addr_lo().write_value(ret_local);
             buf.cmd_ctrl().write_value(niu::NOC_CTRL_SEND_REQ);
         }
         #[inline(always)]

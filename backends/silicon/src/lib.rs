@@ -50,11 +50,13 @@
 
 mod cb;
 pub mod chip;
+mod cover;
 mod ctrl;
 mod error;
 mod identity;
 mod noc;
 mod order;
+mod pages;
 mod poll;
 
 pub use cb::SiliconCb;

@@ -1,10 +1,14 @@
 //! `NocMulticast` on one NIU.
 
-use komorebi_hal::noc::{self, Ack, ErrorKind, Link, Loopback, Order, ReadTag, WriteMode};
+use komorebi_hal::noc::{
+    self, Ack, ErrorKind, Link, Loopback, Order, PageReads, ReadTag, WriteMode,
+};
 use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Xy};
 
 use crate::chip::{Chip, CmdBuf, Endpoint, Memory, ctrl};
+use crate::cover::Cover;
 use crate::error::{Error, Why};
+use crate::pages::{self, PORTS, PortTable, port_key};
 
 type NocError = Error<ErrorKind>;
 
@@ -15,6 +19,13 @@ const fn err(kind: ErrorKind, why: Why) -> NocError {
 /// The transaction id every komorebi request carries (`NOC_PACKET_TAG` bits 10..13 = 0): its
 /// `NIU_MST_WRITE_REQS_OUTGOING_ID` counter is what [`SiliconNoc`]'s `writes_sent` reads.
 const TRANSACTION_ID: u8 = 0;
+
+/// Every read's `NOC_CTRL`: a read on the unicast virtual channel. The ISA ignores
+/// `NOC_CMD_RESP_MARKED` on a read (a read always has its response); tt-metal sets it
+/// (`ncrisc_noc_fast_read`), and ttsim refuses a read without it ("read should not be
+/// posted").
+const READ_CTRL: u32 =
+    ctrl::READ | ctrl::RESP_MARKED | ctrl::VC_STATIC | ctrl::static_vc(ctrl::UNICAST_VC);
 
 /// `NIU_MST_WRITE_REQS_OUTGOING_ID` is 8 bits wide (ISA `NoC/Counters.md`): no more writes than
 /// this may be waiting for their source bytes at once.
@@ -74,6 +85,8 @@ pub struct SiliconNoc<C: Chip> {
     /// word ([`SiliconNoc::cover`], [`SiliconNoc::corners`]): a broadcast casts every block and
     /// every VALID to one rectangle.
     last_cast: Option<KnownCast>,
+    /// The ports of the last page reads, resolved.
+    ports: PortTable,
     /// A transfer still being issued packet by packet.
     split: Option<Split>,
     /// The coordinate word of the open linked run, if any: its next multicast must go there, and
@@ -83,21 +96,6 @@ pub struct SiliconNoc<C: Chip> {
     read_id: u8,
     reads_issued: u32,
     acks_expected: u32,
-}
-
-/// The enabled Tensix tiles a rectangle covers: columns times rows, since a chip harvests
-/// whole columns (Blackhole) or whole rows (Wormhole).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct Cover {
-    /// The lowest and highest NoC0 column that is an enabled Tensix column inside the
-    /// rectangle (`(255, 0)` when there is none).
-    columns: (u8, u8),
-    /// How many such columns.
-    n_columns: u32,
-    /// The same for rows.
-    rows: (u8, u8),
-    /// How many such rows.
-    n_rows: u32,
 }
 
 impl<C: Chip> SiliconNoc<C> {
@@ -135,6 +133,7 @@ impl<C: Chip> SiliconNoc<C> {
             targets: [None; TARGETS],
             next_target: 0,
             last_cast: None,
+            ports: PortTable::NONE,
             split: None,
             run: None,
             read_id: 0,
@@ -244,14 +243,16 @@ impl<C: Chip> SiliconNoc<C> {
 
     #[inline(never)]
     fn learn_cast(&mut self, rect: Rect) -> Result<(u32, u32), NocError> {
-        let cover = self.cover(rect);
+        let cover = Cover::of::<C>(self.noc, self.harvest, rect);
         // Counted as the bits are set: the cores have no population count (`count_ones` is
         // some 30 instructions).
         let receivers = cover.n_columns * cover.n_rows;
         if receivers == 0 {
             return Ok((0, 0));
         }
-        let [start, end] = self.corners(rect, cover)?;
+        let [start, end] = cover
+            .corners::<C>(self.noc, self.translation.as_ref(), rect)
+            .ok_or(err(ErrorKind::InvalidAddress, Why::NotTranslatedRect))?;
         let coord = C::multicast_coord(start, end)
             .ok_or(err(ErrorKind::InvalidAddress, Why::MulticastRect))?;
         self.last_cast = Some((rect, receivers, coord));
@@ -267,15 +268,7 @@ impl<C: Chip> SiliconNoc<C> {
     }
 
     fn check_l1(a: u32, len: u32) -> Result<(), NocError> {
-        if a % C::L1_ALIGN != 0 {
-            return Err(err(ErrorKind::Misaligned, Why::L1Misaligned));
-        }
-        // `a + len > L1_SIZE`, in 32 bits without overflow (no 64-bit add on the cores).
-        let size = C::L1_SIZE;
-        if len > size || a > size - len {
-            return Err(err(ErrorKind::InvalidAddress, Why::BeyondL1));
-        }
-        Ok(())
+        pages::check_l1::<C>(a, len)
     }
 
     /// Issues the next packet of a split transfer if its command buffer is free. True when no
@@ -383,74 +376,6 @@ impl<C: Chip> SiliconNoc<C> {
         }
     }
 
-    /// The enabled Tensix tiles raw `rect` of this NoC covers (wrap included, as the hardware
-    /// reads reversed corners). Tensix tiles form whole columns x whole rows, so each NoC0 axis
-    /// is tested on its own, through the NoC1 mirror on NoC1. Tiles of other kinds inside the
-    /// rectangle opt out of multicasts (the NIUs' `ROUTER_CFG` column and row masks, which the
-    /// chip's firmware sets and ttsim sets at reset), so they are not receivers.
-    fn cover(&self, rect: Rect) -> Cover {
-        let mirrored = self.noc == NocId::Noc1;
-        let own = |v0: u8, len: u8| if mirrored { len - 1 - v0 } else { v0 };
-        let (w, h) = C::GRID;
-        let mut c = Cover {
-            columns: (u8::MAX, 0),
-            n_columns: 0,
-            rows: (u8::MAX, 0),
-            n_rows: 0,
-        };
-        for &x0 in C::TENSIX_X {
-            if rect.spans_x(own(x0, w)) && C::column_enabled(self.harvest, x0) {
-                c.columns = (c.columns.0.min(x0), x0);
-                c.n_columns += 1;
-            }
-        }
-        for &y0 in C::TENSIX_Y {
-            if rect.spans_y(own(y0, h)) && C::row_enabled(self.harvest, y0) {
-                c.rows = (c.rows.0.min(y0), y0);
-                c.n_rows += 1;
-            }
-        }
-        c
-    }
-
-    /// The corners to write for a multicast over `cover`: raw `rect` as given without
-    /// translation; under translation the translated corners of the covered enabled columns
-    /// and rows, which must reach exactly them: the Tensix columns (rows) whose translated x
-    /// (y) lies between the corners must be the covered ones. Enabled columns and rows
-    /// translate in order and harvested ones beyond them (Blackhole's columns to x 15/16,
-    /// Wormhole's rows after the enabled ones), so a rectangle over enabled tiles stays one and
-    /// a corner on a harvested tile is never written. NoC1 gets the corners swapped (start at
-    /// the NoC0-order maximum), as the ISA and tt-metal prescribe.
-    fn corners(&self, rect: Rect, cover: Cover) -> Result<[(u8, u8); 2], NocError> {
-        let Some(t) = &self.translation else {
-            let (s, e) = (rect.start(), rect.end());
-            return Ok([(s.x(), s.y()), (e.x(), e.y())]);
-        };
-        let bad = err(ErrorKind::InvalidAddress, Why::NotTranslatedRect);
-        let (y0, x0) = (C::TENSIX_Y[0], C::TENSIX_X[0]);
-        let tx = |x: u8| C::to_translated(t, x, y0).map(|(tx, _)| tx);
-        let ty = |y: u8| C::to_translated(t, x0, y).map(|(_, ty)| ty);
-        let (lo, hi) = (
-            tx(cover.columns.0).ok_or(bad)?,
-            tx(cover.columns.1).ok_or(bad)?,
-        );
-        let (y_lo, y_hi) = (ty(cover.rows.0).ok_or(bad)?, ty(cover.rows.1).ok_or(bad)?);
-        let between = |set: &[u8], f: &dyn Fn(u8) -> Option<u8>, lo: u8, hi: u8| {
-            set.iter()
-                .filter(|&&v| f(v).is_some_and(|t| lo <= t && t <= hi))
-                .count() as u32
-        };
-        if between(C::TENSIX_X, &tx, lo, hi) != cover.n_columns
-            || between(C::TENSIX_Y, &ty, y_lo, y_hi) != cover.n_rows
-        {
-            return Err(bad);
-        }
-        Ok(match self.noc {
-            NocId::Noc0 => [(lo, y_lo), (hi, y_hi)],
-            NocId::Noc1 => [(hi, y_hi), (lo, y_lo)],
-        })
-    }
-
     /// A read of `len` bytes at `src` into L1 at `dst` with transaction id `id`.
     fn read_with_id(
         &mut self,
@@ -463,7 +388,7 @@ impl<C: Chip> SiliconNoc<C> {
         let src = self.read_source(src, dst, len)?;
         let own = self.own?;
         self.ready(CmdBuf::Read, false)?;
-        self.issue_read(src, dst, len, id, own);
+        self.issue_read(src, dst.get(), len, id, own);
         Ok(())
     }
 
@@ -496,19 +421,102 @@ impl<C: Chip> SiliconNoc<C> {
         Ok((src.local(), src_coord))
     }
 
+    /// Remembers `ports` (at most [`PORTS`]) resolved; false (remembering none) when one is
+    /// not a node a read can come from.
+    #[inline(never)]
+    fn learn_ports(&mut self, ports: &[Xy]) -> bool {
+        self.ports = PortTable::NONE;
+        let mut t = PortTable {
+            len: ports.len(),
+            mask: C::L1_ALIGN - 1,
+            ..PortTable::NONE
+        };
+        for ((&p, key), coord) in ports.iter().zip(&mut t.keys).zip(&mut t.coords) {
+            let Ok((dram, c)) = self.target(p, Why::ReadSource) else {
+                return false;
+            };
+            if dram {
+                t.mask = C::DRAM_READ_ALIGN - 1;
+            }
+            *key = port_key(p);
+            *coord = c;
+        }
+        self.ports = t;
+        true
+    }
+
+    /// Issues pages `from..count` of a batch whose checks passed, while the read command
+    /// buffer is free: page `i` from the port remembered in place `port` (taken in turn from
+    /// `port` at `from`, over `n` places) at `local`, into `dst`, `len` bytes each, with
+    /// transaction id `id`. The first page not issued.
+    ///
+    /// Not inlined: on its own the loop keeps its values in registers (inlined into the
+    /// block's reads it spilled them to the stack).
+    #[inline(never)]
+    fn issue_pages(
+        &mut self,
+        (mut port, n): (usize, usize),
+        (from, count): (u32, u32),
+        (mut local, mut dst): (u64, u32),
+        len: u32,
+        id: u8,
+        own: u32,
+    ) -> u32 {
+        let mut i = from;
+        while i < count && self.free(CmdBuf::Read) {
+            if i == from {
+                if id != self.read_id {
+                    C::set_read_id(self.niu, id);
+                    self.read_id = id;
+                }
+                C::read_batch(self.niu, own, len, READ_CTRL);
+            }
+            // (Always there: `port` stays below `n`, at most `PORTS`.)
+            let coord = self.ports.coords.get(port).copied().unwrap_or_default();
+            C::send_read(self.niu, Endpoint { local, coord }, dst);
+            local += len as u64;
+            dst += len;
+            port += 1;
+            if port == n {
+                port = 0;
+            }
+            i += 1;
+        }
+        i
+    }
+
+    /// [`NocMulticast::read_pages`] page by page, each checked as `read_tagged` checks it: for
+    /// pages whose checks do not pass at once.
+    #[inline(never)]
+    fn read_pages_one_by_one(
+        &mut self,
+        from: u32,
+        r: &PageReads<'_>,
+        id: u8,
+        own: u32,
+    ) -> Result<u32, NocError> {
+        let mut i = from;
+        while i < r.count {
+            let Some((src, dst)) = r.page(i) else {
+                return Ok(i);
+            };
+            let src = self.read_source(src, dst, r.len)?;
+            if !self.progress() || !self.free(CmdBuf::Read) {
+                return Ok(i);
+            }
+            self.issue_read(src, dst.get(), r.len, id, own);
+            i += 1;
+        }
+        Ok(i)
+    }
     /// Issues a checked read on a ready read command buffer.
     #[inline(always)]
-    fn issue_read(&mut self, targ: (u64, u32), dst: L1Addr, len: u32, id: u8, own: u32) {
+    fn issue_read(&mut self, targ: (u64, u32), dst: u32, len: u32, id: u8, own: u32) {
         if id != self.read_id {
             C::set_read_id(self.niu, id);
             self.read_id = id;
         }
-        // The ISA ignores `NOC_CMD_RESP_MARKED` on a read (a read always has its response);
-        // tt-metal sets it (`ncrisc_noc_fast_read`), and ttsim refuses a read without it
-        // ("read should not be posted").
-        let ctrl =
-            ctrl::READ | ctrl::RESP_MARKED | ctrl::VC_STATIC | ctrl::static_vc(ctrl::UNICAST_VC);
-        self.issue(CmdBuf::Read, targ, (dst.get() as u64, own), len, ctrl, 0);
+        self.issue(CmdBuf::Read, targ, (dst as u64, own), len, READ_CTRL, 0);
     }
 
     fn ctrl_word(mode: WriteMode, multicast: bool) -> u32 {
@@ -585,36 +593,41 @@ impl<C: Chip> noc::NocMulticast for SiliconNoc<C> {
         Ok(C::reqs_outstanding(self.niu, id) & 0xFF == 0)
     }
 
-    /// The mode and the length checked once for the pieces, each piece's addresses and the
-    /// command buffer at each: a page read of the 03 run costs the sender's core some 60 cycles
-    /// less than through `read_tagged` (decisions D32).
-    fn read_pieces(
-        &mut self,
-        from: u32,
-        count: u32,
-        len: u32,
-        tag: ReadTag,
-        piece: &mut dyn FnMut(u32) -> Option<(NocAddr, L1Addr)>,
-    ) -> Result<u32, NocError> {
-        if from >= count {
+    /// What the pages share checked once: the mode, the length, the destination range in L1,
+    /// the page numbers and source addresses in range, the ports the batch reads from
+    /// (compared with the ones the handle remembers in their places, all resolved again when
+    /// one differs) and the sources' alignment; then per page the command buffer's status and
+    /// the five registers that change ([`Chip::send_read`]), the others written once for the
+    /// batch ([`Chip::read_batch`]). Pages whose checks do not pass this
+    /// way (a length that is not a whole number of DRAM words or is over one packet, a range
+    /// that leaves L1 or overflows, more ports than a handle remembers, a port a read cannot
+    /// come from, a misaligned source) are checked and issued one by one, as `read_tagged`
+    /// would, so that each error comes where `read_tagged`'s would.
+    fn read_pages(&mut self, from: u32, r: &PageReads<'_>) -> Result<u32, NocError> {
+        if from >= r.count {
             return Ok(from);
         }
-        self.read_mode(len)?;
+        self.read_mode(r.len)?;
         let own = self.own?;
-        let id = tag.get() + 1;
-        let mut i = from;
-        while i < count {
-            let Some((src, dst)) = piece(i) else {
-                return Ok(i);
-            };
-            let src = self.read_source(src, dst, len)?;
-            if !self.progress() || !self.free(CmdBuf::Read) {
-                return Ok(i);
-            }
-            self.issue_read(src, dst, len, id, own);
-            i += 1;
+        let id = r.tag.get() + 1;
+        let n = r.ports.len();
+        let shared = pages::shared::<C>(from, r).filter(|_| (1..=PORTS).contains(&n));
+        let Some(start) = shared else {
+            return self.read_pages_one_by_one(from, r, id, own);
+        };
+        // (`pages_shared` checked the page numbers.)
+        let port = (r.first + from) as usize % n;
+        let batch = ((r.count - from) as usize).min(n);
+        let known = self.ports.same(r.ports, port, batch) || self.learn_ports(r.ports);
+        if !known || start.0 as u32 & self.ports.mask != 0 {
+            return self.read_pages_one_by_one(from, r, id, own);
         }
-        Ok(count)
+        if !self.progress() {
+            return Ok(from);
+        }
+        let issued = self.issue_pages((port, n), (from, r.count), start, r.len, id, own);
+        self.reads_issued = self.reads_issued.wrapping_add(issued - from);
+        Ok(issued)
     }
 
     fn write(

@@ -637,28 +637,31 @@ fn a_read_programs_command_buffer_1_and_completes_on_rd_resp_received() {
 }
 
 #[test]
-fn read_pieces_programs_each_piece_as_a_tagged_read_and_stops_at_a_busy_buffer() {
-    use komorebi_hal::noc::ReadTag;
+fn read_pages_programs_each_page_as_a_tagged_read_from_its_port_and_stops_at_a_busy_buffer() {
+    use komorebi_hal::noc::{PageReads, ReadTag};
     let mut f = Fake::new();
     let mut n =
         SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(2, 5), HarvestMask::NONE, None);
     let tag = ReadTag::new(2).unwrap();
     let banks = [xy(0, 5), xy(9, 11)];
-    // Piece i: bank i % 2 at 0x1_0000 + 2048 i, into L1 0x2_0000 + 2048 i; piece 3 has none.
-    let mut piece = |i: u32| {
-        (i != 3).then(|| {
-            (
-                NocAddr::new(banks[i as usize % 2], 0x1_0000 + 2048 * i as u64).unwrap(),
-                l1(0x2_0000 + 2048 * i),
-            )
-        })
+    // Pages 3..8 of a buffer of 2 KiB pages at 0x1_0000 spread over the two banks: page
+    // 3 + i from bank (3 + i) % 2 at 0x1_0000 + 2048 (3 + i), into L1 0x2_0000 + 2048 i.
+    let reads = PageReads {
+        ports: &banks,
+        base: 0x1_0000,
+        first: 3,
+        count: 5,
+        len: 2048,
+        dst: l1(0x2_0000),
+        tag,
     };
     let ctrl = RESP_MARKED | VC_STATIC | (niu::UNICAST_VC as u32) << 13;
     let command = |i: u32| {
+        let bank = banks[(3 + i) as usize % 2];
         [
-            0x1_0000 + 2048 * i,
+            0x1_0000 + 2048 * (3 + i),
             0,
-            unicast_coord(banks[i as usize % 2].x(), banks[i as usize % 2].y()).unwrap(),
+            unicast_coord(bank.x(), bank.y()).unwrap(),
             0x2_0000 + 2048 * i,
             0,
             unicast_coord(2, 5).unwrap(),
@@ -667,44 +670,92 @@ fn read_pieces_programs_each_piece_as_a_tagged_read_and_stops_at_a_busy_buffer()
             1,
         ]
     };
-    // The fake's command buffer stays busy after a command until cleared: one piece a call.
-    assert_eq!(n.read_pieces(0, 5, 2048, tag, &mut piece), Ok(1));
+    // The fake's command buffer stays busy after a command until cleared: one page a call.
+    assert_eq!(n.read_pages(0, &reads), Ok(1));
     assert_eq!(f.command(1), command(0));
     assert_eq!(f.reg(1, cmd::NOC_PACKET_TAG), 3 << 10, "transaction id 3");
-    assert_eq!(n.read_pieces(1, 5, 2048, tag, &mut piece), Ok(1), "busy");
+    assert_eq!(n.read_pages(1, &reads), Ok(1), "busy");
     assert_eq!(f.command(1), command(0), "nothing written while busy");
+    for i in 1..5 {
+        f.clear(1);
+        assert_eq!(n.read_pages(i, &reads), Ok(i + 1));
+        assert_eq!(f.command(1), command(i), "page {i}");
+    }
+    assert_eq!(n.read_pages(5, &reads), Ok(5), "nothing left");
+    // The five reads are counted: all land with RD_RESP_RECEIVED at 5.
+    f.set_status(Counter::MstRdRespReceived, 4);
+    assert!(!n.reads_done().unwrap());
+    f.set_status(Counter::MstRdRespReceived, 5);
+    assert!(n.reads_done().unwrap());
+    // Other ports in the same places: each read from its own port again.
     f.clear(1);
-    assert_eq!(n.read_pieces(1, 5, 2048, tag, &mut piece), Ok(2));
-    assert_eq!(f.command(1), command(1));
-    f.clear(1);
-    assert_eq!(n.read_pieces(2, 5, 2048, tag, &mut piece), Ok(3));
-    assert_eq!(f.command(1), command(2));
-    f.clear(1);
+    let other = [xy(0, 11), xy(9, 2)];
     assert_eq!(
-        n.read_pieces(3, 5, 2048, tag, &mut piece),
-        Ok(3),
-        "piece 3 has no addresses"
+        n.read_pages(
+            0,
+            &PageReads {
+                ports: &other,
+                ..reads
+            }
+        ),
+        Ok(1)
     );
+    assert_eq!(
+        f.reg(1, cmd::NOC_TARG_ADDR_HI),
+        unicast_coord(9, 2).unwrap()
+    );
+    // A page beyond 36 bits ends the reads there, the pages before it issued (page 4 would
+    // start at 2^36).
+    f.clear(1);
+    let high = PageReads {
+        base: 0xF_FFFF_E000,
+        ..reads
+    };
+    assert_eq!(high.page(1), None);
+    assert_eq!(n.read_pages(1, &high), Ok(1), "page 1 has no addresses");
     assert_eq!(f.reg(1, cmd::NOC_CMD_CTRL), 0, "and nothing was sent");
-    assert_eq!(n.read_pieces(5, 5, 2048, tag, &mut piece), Ok(5));
     // A misaligned DRAM source fails as `read_tagged` fails, nothing sent.
     let e = n
-        .read_pieces(0, 1, 64, tag, &mut |_| {
-            Some((NocAddr::new(xy(0, 5), 0x10).unwrap(), l1(0x2_0000)))
-        })
+        .read_pages(
+            0,
+            &PageReads {
+                base: 0x10,
+                len: 64,
+                ..reads
+            },
+        )
         .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Misaligned);
     assert_eq!(f.reg(1, cmd::NOC_CMD_CTRL), 0);
-    // So does a zero length, before any piece is asked for.
-    let e = n
-        .read_pieces(0, 1, 0, tag, &mut |_| panic!("no piece is asked for"))
-        .unwrap_err();
+    // So does a zero length, and a port that is no tile's memory (the pages before it are
+    // issued: here none).
+    let e = n.read_pages(0, &PageReads { len: 0, ..reads }).unwrap_err();
     assert_eq!(e.kind, ErrorKind::InvalidLength);
-    // The reads are counted: all three land with RD_RESP_RECEIVED at 3.
-    f.set_status(Counter::MstRdRespReceived, 2);
-    assert!(!n.reads_done().unwrap());
-    f.set_status(Counter::MstRdRespReceived, 3);
-    assert!(n.reads_done().unwrap());
+    let nowhere = [xy(0, 5), xy(8, 0)];
+    let e = n
+        .read_pages(
+            0,
+            &PageReads {
+                ports: &nowhere,
+                first: 1,
+                ..reads
+            },
+        )
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InvalidAddress);
+    assert_eq!(f.reg(1, cmd::NOC_CMD_CTRL), 0);
+    // A destination range leaving L1 fails at its first page beyond L1, as `read_tagged`.
+    let e = n
+        .read_pages(
+            0,
+            &PageReads {
+                dst: l1(0x17_F800),
+                ..reads
+            },
+        )
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InvalidAddress);
 }
 
 #[test]

@@ -28,9 +28,9 @@
 
 use komorebi_broadcast::compute::{self, ComputeError};
 use komorebi_broadcast::device::{Broadcast, Cause, Context, GiveUp, refuse_without_buffer};
+use komorebi_hal::noc::PageReads;
 use komorebi_hal::{
-    CircularBuffer, Compute, ControlBlock, DataMovement, NocAddr, NocMulticast, Pause, Role,
-    wait_until,
+    CircularBuffer, Compute, ControlBlock, DataMovement, NocMulticast, Pause, Role, wait_until,
 };
 
 use crate::abi::{self, GiveUpCode, KernelGiveUp};
@@ -39,7 +39,7 @@ use crate::handler::{Buffers, Handler, Outcome};
 
 pub mod program;
 
-use program::{BroadcastProgram, Check, ComputeInput, MoverProgram, STREAMS};
+use program::{BroadcastProgram, Check, ComputeInput, MoverProgram};
 
 /// The broadcast handler's id: the first handler.
 pub const BROADCAST_HANDLER: u16 = 1;
@@ -318,29 +318,22 @@ where
     P: Pause,
     C: CircularBuffer,
 {
-    let page_size = mover.page_size;
-    let tag = b.read_tag(block);
-    let first = block * pages;
-    // A page without addresses (beyond DRAM's 36 bits or L1's 32) ends the batch there, as a
-    // busy NoC does; this says which.
-    let mut unaddressed = false;
+    let reads = PageReads {
+        ports: &mover.banks,
+        base: mover.dram_base as u64,
+        first: block * pages,
+        count: pages,
+        len: mover.page_size,
+        dst: slot,
+        tag: b.read_tag(block),
+    };
     let mut from = 0;
     loop {
-        let r = dm
-            .noc
-            .read_pieces(from, pages, page_size, tag, &mut |page| {
-                let g = first + page;
-                let bank = mover.banks[g as usize % STREAMS];
-                let offset = g as u64 * page_size as u64;
-                let src = NocAddr::new(bank, mover.dram_base as u64 + offset).ok();
-                let dst = slot.offset(page * page_size);
-                let addresses = src.zip(dst);
-                unaddressed = addresses.is_none();
-                addresses
-            });
-        match r {
+        match dm.noc.read_pages(from, &reads) {
             Ok(issued) if issued >= pages => return Ok(()),
-            Ok(_) if unaddressed => {
+            // A page without addresses (beyond DRAM's 36 bits or L1's 32) ends the block's
+            // reads there, as a busy NoC does; this says which.
+            Ok(issued) if reads.page(issued).is_none() => {
                 return Err(b.give_up_with(
                     &mut dm.ctrl,
                     komorebi_broadcast::Where::BroadcastBegin,

@@ -1,0 +1,116 @@
+//! What a handle's page reads ([`NocMulticast::read_pages`]) check once for a batch: the
+//! addresses the pages share, and the ports they read from, remembered with their coordinate
+//! words; and the L1 range check every transfer makes. Pure functions of the chip and the
+//! request.
+//!
+//! [`NocMulticast::read_pages`]: komorebi_hal::noc::NocMulticast::read_pages
+
+use komorebi_hal::Xy;
+use komorebi_hal::noc::{ErrorKind, PageReads};
+use komorebi_hal::types::LOCAL_ADDR_BITS;
+
+use crate::chip::Chip;
+use crate::error::{Error, Why};
+
+/// Ports a handle remembers for page reads ([`PortTable`]): the host spreads a sender's pages
+/// over the eight DRAM streams.
+pub(crate) const PORTS: usize = 8;
+
+/// The ports of the last page reads ([`NocMulticast::read_pages`]) and their coordinate
+/// words: a sender reads every block of a command from the same ports, so a batch compares
+/// its ports with these (a half word each) rather than looking each page's port up.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct PortTable {
+    /// How many ports (0: none remembered).
+    pub(crate) len: usize,
+    /// Each port as [`port_key`] has it.
+    pub(crate) keys: [u16; PORTS],
+    /// Each port's coordinate word for the NIU.
+    pub(crate) coords: [u32; PORTS],
+    /// The alignment a source address needs on every one of them, less one: DRAM's when one
+    /// is a DRAM port, L1's otherwise.
+    pub(crate) mask: u32,
+}
+
+impl PortTable {
+    /// No port remembered.
+    pub(crate) const NONE: Self = Self {
+        len: 0,
+        keys: [0; PORTS],
+        coords: [0; PORTS],
+        mask: 0,
+    };
+
+    /// Whether the `count` ports a batch reads from, from `first` on (taken in turn), are the
+    /// ones remembered there (the others it does not read: they need not be).
+    #[inline(always)]
+    pub(crate) fn same(&self, ports: &[Xy], first: usize, count: usize) -> bool {
+        if self.len != ports.len() {
+            return false;
+        }
+        let mut i = first;
+        for _ in 0..count {
+            let (Some(&p), Some(&key)) = (ports.get(i), self.keys.get(i)) else {
+                return false;
+            };
+            if port_key(p) != key {
+                return false;
+            }
+            i += 1;
+            if i == ports.len() {
+                i = 0;
+            }
+        }
+        true
+    }
+}
+
+/// A node as one half word.
+pub(crate) const fn port_key(p: Xy) -> u16 {
+    p.x() as u16 | (p.y() as u16) << 8
+}
+
+/// The checks pages `from..r.count` share, made once: every page number and source
+/// address exists (the last one's does), the destinations are in L1 and aligned (the
+/// whole range is, and the length is a whole number of DRAM words, so of L1 words), and
+/// each page is one packet. The first page's source and destination addresses when they
+/// pass (every source then has the first one's alignment).
+#[inline(always)]
+pub(crate) fn shared<C: Chip>(from: u32, r: &PageReads<'_>) -> Option<(u64, u32)> {
+    // (A DRAM word is a whole number of L1 words on both chips.)
+    const { assert!(C::DRAM_READ_ALIGN % C::L1_ALIGN == 0) };
+    if r.len % C::DRAM_READ_ALIGN != 0 || r.len > C::MAX_PACKET_BYTES {
+        return None;
+    }
+    let len = r.len as u64;
+    let page = r.first.checked_add(from)? as u64;
+    let last = r.first.checked_add(r.count - 1)? as u64;
+    let local = r.base.checked_add(page * len)?;
+    if r.base.checked_add(last * len)? >> LOCAL_ADDR_BITS != 0 {
+        return None;
+    }
+    let dst = r.dst.get().checked_add(from.checked_mul(r.len)?)?;
+    let span = (r.count - from).checked_mul(r.len)?;
+    check_l1::<C>(dst, span).ok()?;
+    Some((local, dst))
+}
+
+/// `len` bytes at L1 address `a` lie in L1 and `a` is aligned as the chip's NIUs need: every
+/// transfer's local side, a batch of page reads' destinations at once.
+pub(crate) fn check_l1<C: Chip>(a: u32, len: u32) -> Result<(), Error<ErrorKind>> {
+    if a % C::L1_ALIGN != 0 {
+        return Err(Error {
+            kind: ErrorKind::Misaligned,
+            why: Why::L1Misaligned,
+        });
+    }
+    // `a + len > L1_SIZE`, in 32 bits without overflow (no 64-bit add on the cores).
+    let size = C::L1_SIZE;
+    if len > size || a > size - len {
+        return Err(Error {
+            kind: ErrorKind::InvalidAddress,
+            why: Why::BeyondL1,
+        });
+    }
+    Ok(())
+}
