@@ -82,7 +82,7 @@ pub struct SiliconNoc<C: Chip> {
     /// Where the next target checked is remembered.
     next_target: usize,
     /// The last multicast rectangle and its receivers (loopback not yet excluded) and coordinate
-    /// word ([`SiliconNoc::cover`], [`SiliconNoc::corners`]): a broadcast casts every block and
+    /// word ([`Cover::of`], [`Cover::corners`]): a broadcast casts every block and
     /// every VALID to one rectangle.
     last_cast: Option<KnownCast>,
     /// The ports of the last page reads, resolved.
@@ -509,6 +509,7 @@ impl<C: Chip> SiliconNoc<C> {
         }
         Ok(i)
     }
+
     /// Issues a checked read on a ready read command buffer.
     #[inline(always)]
     fn issue_read(&mut self, targ: (u64, u32), dst: u32, len: u32, id: u8, own: u32) {
@@ -598,11 +599,11 @@ impl<C: Chip> noc::NocMulticast for SiliconNoc<C> {
     /// (compared with the ones the handle remembers in their places, all resolved again when
     /// one differs) and the sources' alignment; then per page the command buffer's status and
     /// the five registers that change ([`Chip::send_read`]), the others written once for the
-    /// batch ([`Chip::read_batch`]). Pages whose checks do not pass this
-    /// way (a length that is not a whole number of DRAM words or is over one packet, a range
-    /// that leaves L1 or overflows, more ports than a handle remembers, a port a read cannot
-    /// come from, a misaligned source) are checked and issued one by one, as `read_tagged`
-    /// would, so that each error comes where `read_tagged`'s would.
+    /// batch ([`Chip::read_batch`]). Pages whose checks do not pass this way (a length that
+    /// is not a whole number of DRAM words or is over one packet, a range that leaves L1 or
+    /// overflows, more ports than a handle remembers, a port a read cannot come from, a
+    /// misaligned source) are checked and issued one by one, as `read_tagged` would, so that
+    /// each error comes where `read_tagged`'s would.
     fn read_pages(&mut self, from: u32, r: &PageReads<'_>) -> Result<u32, NocError> {
         if from >= r.count {
             return Ok(from);
@@ -615,7 +616,7 @@ impl<C: Chip> noc::NocMulticast for SiliconNoc<C> {
         let Some(start) = shared else {
             return self.read_pages_one_by_one(from, r, id, own);
         };
-        // (`pages_shared` checked the page numbers.)
+        // (`pages::shared` checked the page numbers.)
         let port = (r.first + from) as usize % n;
         let batch = ((r.count - from) as usize).min(n);
         let known = self.ports.same(r.ports, port, batch) || self.learn_ports(r.ports);

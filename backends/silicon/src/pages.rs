@@ -17,8 +17,9 @@ use crate::error::{Error, Why};
 pub(crate) const PORTS: usize = 8;
 
 /// The ports of the last page reads ([`NocMulticast::read_pages`]) and their coordinate
-/// words: a sender reads every block of a command from the same ports, so a batch compares
-/// its ports with these (a half word each) rather than looking each page's port up.
+/// words: a sender reads every block of a command from the same ports, so a batch compares the
+/// ports it reads from with the ones remembered in their places (a half word each) rather than
+/// looking each page's port up.
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct PortTable {
     /// How many ports (0: none remembered).
