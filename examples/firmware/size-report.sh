@@ -5,6 +5,10 @@
 # shared by a tile's kernels: tt-metal dev_mem_map.h, docs/blackhole.md#code-size-limits;
 # issue 15). A kernel over its budget is flagged OVER and the script exits 1, which fails CI.
 # Reads section headers with readelf, which reads any ELF whatever the machine.
+# It also fails when an image carries panic code (a `core::panicking` symbol: a bounds check,
+# an unwrap or an overflow the compiler could not rule out): the firmware must not panic on any
+# input, and the formatting a panic pulls in costs some 1.3 KiB (a Wormhole image went over its
+# budget that way, decisions D38).
 # Usage: size-report.sh [TARGET_DIR]: the images of `cargo build --release` (target/), or of a
 # build into TARGET_DIR (the Wormhole images: `--features wormhole --target-dir target/wormhole`).
 # The budgets are the same for both chips.
@@ -34,8 +38,13 @@ print(t, d, b)')
   flag=""
   if [ "$text" -gt "$budget" ]; then flag=" OVER"; over=1; fi
   printf '%-8s %8d %8d %8d %8d %8d%s\n' "$kernel" "$text" "$data" "$bss" "$budget" "$((budget - text))" "$flag"
+  panics=$(readelf -sW "$dir/$kernel" | grep -c 'panicking' || true)
+  if [ "$panics" -ne 0 ]; then
+    echo "size-report: $dir/$kernel carries panic code ($panics core::panicking symbols, readelf -sW)" >&2
+    over=1
+  fi
 done
 if [ "$over" -ne 0 ]; then
-  echo "size-report: a kernel is over its text + rodata budget (see OVER above)" >&2
+  echo "size-report: a kernel is over its text + rodata budget (see OVER above) or carries panic code" >&2
   exit 1
 fi

@@ -104,7 +104,9 @@ impl HarvestMask {
         let mut count = 0;
         let mut j = 0;
         while j < TENSIX_Y.len() {
-            if self.0 & (1 << j) == 0 {
+            // (`count <= j`, so always below the length; said so, the firmware carries no
+            // bounds check and no panic.)
+            if self.0 & (1 << j) == 0 && count < noc0_y.len() {
                 noc0_y[count] = TENSIX_Y[j];
                 count += 1;
             }
@@ -155,7 +157,8 @@ impl TensixRows {
         while lx < TENSIX_X.len() {
             if TENSIX_X[lx] == x {
                 let mut ly = 0;
-                while ly < self.count as usize {
+                // (`count` is at most the length; said so, no bounds check.)
+                while ly < self.count as usize && ly < self.noc0_y.len() {
                     if self.noc0_y[ly] == y {
                         return Some((lx as u8, ly as u8));
                     }

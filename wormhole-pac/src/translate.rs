@@ -43,7 +43,9 @@ impl Translation {
         while pass < 2 {
             let mut j = 0;
             while j < TENSIX_Y.len() {
-                if mask.is_harvested(TENSIX_Y[j]) == (pass == 1) {
+                // (Each row once over both passes, so `n` stays below the length; said so, no
+                // bounds check.)
+                if mask.is_harvested(TENSIX_Y[j]) == (pass == 1) && n < tensix_y.len() {
                     tensix_y[n] = TENSIX_Y[j];
                     n += 1;
                 }
