@@ -485,7 +485,7 @@ impl<C: Chip> SiliconNoc<C> {
         i
     }
 
-    /// [`NocMulticast::read_pages`] page by page, each checked as `read_tagged` checks it: for
+    /// [`NocMulticast::read_pages`] page by page, each read as `read_tagged` reads it: for
     /// pages whose checks do not pass at once.
     #[inline(never)]
     fn read_pages_one_by_one(
@@ -493,19 +493,14 @@ impl<C: Chip> SiliconNoc<C> {
         from: u32,
         r: &PageReads<'_>,
         id: u8,
-        own: u32,
     ) -> Result<u32, NocError> {
         let mut i = from;
-        while i < r.count {
-            let Some((src, dst)) = r.page(i) else {
-                return Ok(i);
-            };
-            let src = self.read_source(src, dst, r.len)?;
-            if !self.progress() || !self.free(CmdBuf::Read) {
-                return Ok(i);
+        while let Some((src, dst)) = r.page(i) {
+            match self.read_with_id(src, dst, r.len, id) {
+                Ok(()) => i += 1,
+                Err(e) if e.kind == ErrorKind::Busy => return Ok(i),
+                Err(e) => return Err(e),
             }
-            self.issue_read(src, dst.get(), r.len, id, own);
-            i += 1;
         }
         Ok(i)
     }
@@ -614,14 +609,14 @@ impl<C: Chip> noc::NocMulticast for SiliconNoc<C> {
         let n = r.ports.len();
         let shared = pages::shared::<C>(from, r).filter(|_| (1..=PORTS).contains(&n));
         let Some(start) = shared else {
-            return self.read_pages_one_by_one(from, r, id, own);
+            return self.read_pages_one_by_one(from, r, id);
         };
         // (`pages::shared` checked the page numbers.)
         let port = (r.first + from) as usize % n;
         let batch = ((r.count - from) as usize).min(n);
         let known = self.ports.same(r.ports, port, batch) || self.learn_ports(r.ports);
         if !known || start.0 as u32 & self.ports.mask != 0 {
-            return self.read_pages_one_by_one(from, r, id, own);
+            return self.read_pages_one_by_one(from, r, id);
         }
         if !self.progress() {
             return Ok(from);
