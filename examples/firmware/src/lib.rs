@@ -72,62 +72,95 @@ core::arch::global_asm!(
 );
 
 // `memcpy` and `memset` for the three images, replacing compiler-builtins' weak ones (640 bytes
-// of unrolled copies; these are about 110): the images are size-bound (24 / 24 / 8 KiB) and copy
-// little (a command's program, a few hundred bytes, once per command). Words when both
-// pointers and the length are 4-byte aligned, bytes otherwise. Written in assembly, since a
-// copy loop in Rust may be compiled back into a call to `memcpy` itself.
+// of unrolled copies; these are about 150): the images are size-bound (24 / 24 / 8 KiB) and copy
+// little (a command's words and program, a few hundred bytes a command). Bytes up to the first
+// word boundary, then words, then the last bytes: a struct whose size is not a multiple of four
+// (a decoded program's `Option`) is copied by words too (it went byte by byte, seven cycles a
+// byte, until 2026-12-05). A copy whose two pointers sit differently within their words goes
+// byte by byte. Written in assembly, since a copy loop in Rust may be compiled back into a call
+// to `memcpy` itself; `tests/firmware_routines.rs` runs both on the simulated core.
 core::arch::global_asm!(
     ".section .text.memcpy, \"ax\"",
     ".global memcpy",
     "memcpy:",
     "mv t0, a0",
-    "or t1, a0, a1",
-    "or t1, t1, a2",
+    "xor t1, a0, a1",
     "andi t1, t1, 3",
-    "bnez t1, 2f",
-    // Tested at the bottom, and the store two instructions after its load: six instructions
-    // a word and no load-use stall (eight cycles a word before, decisions D32).
-    "beqz a2, 3f",
-    "1: lw t1, 0(a1)",
-    "addi a1, a1, 4",
-    "addi a2, a2, -4",
-    "sw t1, 0(t0)",
-    "addi t0, t0, 4",
-    "bnez a2, 1b",
-    "ret",
-    "2: beqz a2, 3f",
+    "bnez t1, 4f",
+    "1: andi t1, t0, 3",
+    "beqz t1, 2f",
+    "beqz a2, 5f",
     "lbu t1, 0(a1)",
     "sb t1, 0(t0)",
     "addi a1, a1, 1",
     "addi t0, t0, 1",
     "addi a2, a2, -1",
-    "j 2b",
-    "3: ret",
+    "j 1b",
+    // Four words at a time while 16 bytes are left, their loads together so that their
+    // latencies overlap (a word alone waits for its load: ten cycles), then single words, up
+    // to the source's last whole word (`t2`).
+    "2: andi t2, a2, -16",
+    "beqz t2, 6f",
+    "add t2, t2, a1",
+    "andi a2, a2, 15",
+    "3: lw t1, 0(a1)",
+    "lw t3, 4(a1)",
+    "lw t4, 8(a1)",
+    "lw t5, 12(a1)",
+    "addi a1, a1, 16",
+    "addi t0, t0, 16",
+    "sw t1, -16(t0)",
+    "sw t3, -12(t0)",
+    "sw t4, -8(t0)",
+    "sw t5, -4(t0)",
+    "bne a1, t2, 3b",
+    "6: andi t2, a2, -4",
+    "beqz t2, 4f",
+    "add t2, t2, a1",
+    "andi a2, a2, 3",
+    "7: lw t1, 0(a1)",
+    "addi a1, a1, 4",
+    "addi t0, t0, 4",
+    "sw t1, -4(t0)",
+    "bne a1, t2, 7b",
+    "4: beqz a2, 5f",
+    "lbu t1, 0(a1)",
+    "sb t1, 0(t0)",
+    "addi a1, a1, 1",
+    "addi t0, t0, 1",
+    "addi a2, a2, -1",
+    "j 4b",
+    "5: ret",
     ".section .text.memset, \"ax\"",
     ".global memset",
     "memset:",
     "mv t0, a0",
-    "or t1, a0, a2",
-    "andi t1, t1, 3",
-    "bnez t1, 3f",
-    // Aligned: the byte in all four lanes, a word a store.
-    "andi t1, a1, 255",
-    "slli t2, t1, 8",
-    "or t1, t1, t2",
-    "slli t2, t1, 16",
-    "or t1, t1, t2",
-    "beqz a2, 4f",
-    "1: sw t1, 0(t0)",
-    "addi t0, t0, 4",
-    "addi a2, a2, -4",
-    "bnez a2, 1b",
-    "ret",
-    "3: beqz a2, 4f",
+    "1: andi t1, t0, 3",
+    "beqz t1, 2f",
+    "beqz a2, 5f",
     "sb a1, 0(t0)",
     "addi t0, t0, 1",
     "addi a2, a2, -1",
-    "j 3b",
-    "4: ret",
+    "j 1b",
+    // The byte in all four lanes, a word a store, up to the last whole word (`t2`).
+    "2: andi t2, a2, -4",
+    "beqz t2, 4f",
+    "add t2, t2, t0",
+    "andi a2, a2, 3",
+    "andi t1, a1, 255",
+    "slli t3, t1, 8",
+    "or t1, t1, t3",
+    "slli t3, t1, 16",
+    "or t1, t1, t3",
+    "3: sw t1, 0(t0)",
+    "addi t0, t0, 4",
+    "bne t0, t2, 3b",
+    "4: beqz a2, 5f",
+    "sb a1, 0(t0)",
+    "addi t0, t0, 1",
+    "addi a2, a2, -1",
+    "j 4b",
+    "5: ret",
 );
 
 fn control_word(offset: u32) -> *mut u32 {
