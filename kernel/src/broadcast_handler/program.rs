@@ -281,7 +281,14 @@ fn blocks_field(role: Role, value: u32) -> Result<u16, ProgramError> {
 }
 
 /// One data-movement kernel's part: the broadcast it runs and where its blocks are in DRAM.
+///
+/// `repr(C)`: the fields in this order put `stall_before`, whose tag is the niche an
+/// `Option<MoverProgram>` keeps its own tag in, last. Left to the compiler it went first, and
+/// filling a `None` (`BroadcastProgram::decode_into`) wrote the tag, then copied the other 72
+/// bytes to an address two bytes into a word: byte by byte, some 600 cycles a kernel on the
+/// baby cores at a tile's first command.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+#[repr(C)]
 pub struct MoverProgram {
     /// The broadcast's argument words as the host layout made them (decoded and checked by the
     /// protocol's `Broadcast::new`, not here).
