@@ -6,7 +6,7 @@ use komorebi_hal::noc::{
 use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Xy};
 
 use crate::chip::{Chip, CmdBuf, Endpoint, Memory, ctrl};
-use crate::cover::Cover;
+use crate::cover::{Axes, Cover};
 use crate::error::{Error, Why};
 use crate::pages::{self, PORTS, PortTable, port_key};
 
@@ -70,6 +70,8 @@ pub struct SiliconNoc<C: Chip> {
     node: Xy,
     harvest: C::Harvest,
     translation: Option<C::Translation>,
+    /// The translated Tensix columns and rows, for the multicasts' corners ([`Axes`]).
+    axes: Option<Axes>,
     /// This tile's coordinate word as the NIU wants it ([`SiliconNoc::coord`] of `node`, then
     /// [`addr::unicast_coord`]), worked out once: every read and write names it as its return
     /// or source address.
@@ -128,6 +130,7 @@ impl<C: Chip> SiliconNoc<C> {
             noc,
             node,
             harvest,
+            axes: translation.as_ref().map(Axes::of::<C>),
             translation,
             own: Ok(0),
             targets: [None; TARGETS],
@@ -251,7 +254,7 @@ impl<C: Chip> SiliconNoc<C> {
             return Ok((0, 0));
         }
         let [start, end] = cover
-            .corners::<C>(self.noc, self.translation.as_ref(), rect)
+            .corners::<C>(self.noc, self.axes.as_ref(), rect)
             .ok_or(err(ErrorKind::InvalidAddress, Why::NotTranslatedRect))?;
         let coord = C::multicast_coord(start, end)
             .ok_or(err(ErrorKind::InvalidAddress, Why::MulticastRect))?;
