@@ -8,8 +8,9 @@
 //! # Boot handshake
 //! Before releasing a tile's cores the loader writes the control-block header (the tile's
 //! logical coordinates, the harvest mask and the chip word) and zeroes the three boot words at [`BOOT`]. Each
-//! kernel, once its checks pass, writes [`BOOT_UP`] into its own boot word; a kernel whose
-//! checks fail writes [`boot_failed`] of a [`BootFailure`] and does not run. The loader waits
+//! kernel, once its checks pass and it has set itself up, writes [`BOOT_UP`] into its own boot
+//! word ([`boot_check`], then [`announce_up`]); a kernel whose checks fail writes
+//! [`boot_failed`] of a [`BootFailure`] and does not run. The loader waits
 //! (bounded) until every boot word of every tile is [`BOOT_UP`].
 //!
 //! Header words (8, little-endian):
@@ -150,7 +151,24 @@ impl core::fmt::Display for BootState {
 /// NIU of its own (compute), which checks the rest. Writes the kernel's boot word: [`BOOT_UP`],
 /// or the failure, which is then returned and the kernel must not run. `Err(None)`: the control
 /// block itself could not be read or written.
+///
+/// [`boot_check`] then [`announce_up`]: a kernel with setup of its own between its check and its
+/// first command calls the two apart, so that its boot word says it is ready.
 pub fn come_up<K: ControlBlock>(
+    ctrl: &mut K,
+    role: Role,
+    own: Option<Result<LogicalXy, BootFailure>>,
+) -> Result<(), Option<BootFailure>> {
+    boot_check(ctrl, role, own)?;
+    announce_up(ctrl, role).map_err(|_| None)
+}
+
+/// [`come_up`]'s check without its [`BOOT_UP`]: writes the boot word only when the check fails
+/// (the failure, which is then returned). A kernel whose check passes sets itself up (its NoC
+/// handle, its command state) and then [`announce_up`]: the host posts no command before every
+/// boot word is up, so a command never waits for a kernel's setup, and the first command's time
+/// is a command's, not a boot's.
+pub fn boot_check<K: ControlBlock>(
     ctrl: &mut K,
     role: Role,
     own: Option<Result<LogicalXy, BootFailure>>,
@@ -174,9 +192,20 @@ pub fn come_up<K: ControlBlock>(
             _ => None,
         }
     };
-    let word = failure.map_or(BOOT_UP, boot_failed);
-    ctrl.store(boot_word(role), word).map_err(|_| None)?;
-    failure.map_or(Ok(()), |f| Err(Some(f)))
+    match failure {
+        None => Ok(()),
+        Some(f) => {
+            ctrl.store(boot_word(role), boot_failed(f))
+                .map_err(|_| None)?;
+            Err(Some(f))
+        }
+    }
+}
+
+/// Writes [`BOOT_UP`] into `role`'s boot word: the kernel passed its [`boot_check`] and is
+/// ready for its first command. An error: the control block could not be written.
+pub fn announce_up<K: ControlBlock>(ctrl: &mut K, role: Role) -> Result<(), K::Error> {
+    ctrl.store(boot_word(role), BOOT_UP)
 }
 
 /// One kernel image's header.

@@ -1,8 +1,10 @@
 //! The boot check (`image::come_up`): the boot word each outcome writes, with the literal
-//! values a loader reads (`0x4B4D_5242` up, `0xB0F0_00nn` refused), and which check wins.
+//! values a loader reads (`0x4B4D_5242` up, `0xB0F0_00nn` refused), and which check wins; and
+//! the check apart from the word up (`boot_check`, `announce_up`), as the firmware makes them
+//! around its setup.
 
 use komorebi_hal::{LogicalXy, Role};
-use komorebi_kernel::image::{BootFailure, come_up};
+use komorebi_kernel::image::{BootFailure, announce_up, boot_check, come_up};
 use komorebi_mock::MockControlBlock;
 use mockall::predicate::eq;
 
@@ -145,4 +147,45 @@ fn a_chip_word_with_a_reserved_bit_or_no_such_bank_is_refused_after_the_mask() {
     // A bad mask is reported before a bad chip word.
     let mut c = header_with(V, 3 | 4 << 8, 0x4000, 2, 0x030, 0xB0F0_0003);
     assert!(come_up(&mut c, Role::Reader, Some(Ok(LogicalXy::new(3, 4)))).is_err());
+}
+
+/// `boot_check` writes a failure and nothing else; a check that passes writes nothing until
+/// `announce_up` writes the word up (the firmware builds its NoC handle in between).
+#[test]
+fn a_passed_check_writes_no_word_until_the_kernel_announces_itself_up() {
+    let tile = 3 | 4 << 8;
+    let own = Some(Ok(LogicalXy::new(3, 4)));
+    // Failure: the word is written by the check itself, and the check says which.
+    let mut c = header(V, tile, 0x4000, 0x030, 0xB0F0_0003);
+    assert_eq!(
+        boot_check(&mut c, Role::Reader, own),
+        Err(Some(BootFailure::BadHarvest))
+    );
+    c.checkpoint();
+    // Passed: no store at all (the mock refuses any) until the word up.
+    for (role, offset) in [
+        (Role::Reader, 0x030),
+        (Role::Writer, 0x034),
+        (Role::Compute, 0x038),
+    ] {
+        let mut c = MockControlBlock::new();
+        c.expect_load().returning(move |offset| {
+            Ok(match offset {
+                0x004 => V,
+                0x008 => tile,
+                0x00C => 0x3000,
+                0x014 => 1,
+                other => panic!("unexpected load of {other:#x}"),
+            })
+        });
+        let own = (role != Role::Compute).then_some(Ok(LogicalXy::new(3, 4)));
+        assert_eq!(boot_check(&mut c, role, own), Ok(()), "{role:?}");
+        c.checkpoint();
+        c.expect_store()
+            .with(eq(offset), eq(UP))
+            .times(1)
+            .returning(|_, _| Ok(()));
+        assert!(announce_up(&mut c, role).is_ok(), "{role:?}");
+        c.checkpoint();
+    }
 }

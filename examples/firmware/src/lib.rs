@@ -309,10 +309,11 @@ pub const fn image_header(role: Role) -> [u32; komorebi_kernel::image::IMAGE_HEA
 /// The boot check before the persistent loop: ABI version, harvest mask and chip word and, for
 /// the data-movement kernels, the tile's identity from the chip (NIU0's `NOC_NODE_ID`, and
 /// `NOC_ID_LOGICAL` when the chip word says coordinates are translated) checked against the
-/// header's mask and tile; writes this
-/// kernel's boot word. The reader first zeroes the circular buffers' stream counters (the
-/// host posts no command before every boot word is up). False: the kernel must not run.
-pub fn come_up(role: Role) -> bool {
+/// header's mask and tile; writes this kernel's boot word only if the check fails
+/// ([`image::boot_check`]; [`announce_up`] writes it up once the kernel is set up). The reader
+/// first zeroes the circular buffers' stream counters (the host posts no command before every
+/// boot word is up). False: the kernel must not run.
+pub fn boot_check(role: Role) -> bool {
     if role == Role::Reader {
         // SAFETY: the stream registers are mapped on every baby core; no kernel of this tile
         // uses a circular buffer before the host sees every boot word up.
@@ -335,7 +336,15 @@ pub fn come_up(role: Role) -> bool {
             }
         })
     });
-    image::come_up(&mut ctrl(), role, own).is_ok()
+    image::boot_check(&mut ctrl(), role, own).is_ok()
+}
+
+/// Writes this kernel's boot word up ([`image::announce_up`]): its check passed and it has built
+/// what it runs with (its NoC handle: the chip's translation, some 4,000 cycles on a baby core),
+/// so the host's first command finds it polling. A control block that cannot be written leaves
+/// the word as the loader zeroed it, which the host reports as a kernel that never came up.
+pub fn announce_up(role: Role) {
+    let _ = image::announce_up(&mut ctrl(), role);
 }
 
 /// Empties this kernel's log ring and logs its boot (at info level): the tile, the kernel, the
@@ -361,12 +370,13 @@ pub fn log_boot(role: Role) {
     );
 }
 
-/// Defines `kernel_main` for one kernel: its image header, then at run time: set the role, make
-/// the boot check, log it (with defmt), run the persistent loop with the broadcast handler, park
-/// when it returns.
+/// Defines `kernel_main` for one kernel: its image header, then at run time: set the role, log
+/// its boot (with defmt), make the boot check, build what `$setup` builds (its NoC handle), write
+/// its boot word up, run the persistent loop `$run` (given the setup and the broadcast handler),
+/// park when it returns.
 #[macro_export]
 macro_rules! kernel_main {
-    ($role:ident, $run:expr) => {
+    ($role:ident, $setup:expr, $run:expr) => {
         /// This image's komorebi header (placed by the linker at the role's header address).
         #[unsafe(link_section = ".komorebi_image")]
         #[used]
@@ -379,13 +389,16 @@ macro_rules! kernel_main {
             $crate::set_role(komorebi_hal::Role::$role);
             #[cfg(feature = "defmt")]
             $crate::log_boot(komorebi_hal::Role::$role);
-            if !$crate::come_up(komorebi_hal::Role::$role) {
+            if !$crate::boot_check(komorebi_hal::Role::$role) {
                 loop {}
             }
+            // What the kernel runs with, built before its boot word says it is up.
+            let ready = $setup;
             let mut handlers = (komorebi_kernel::BroadcastHandler::new(),);
+            $crate::announce_up(komorebi_hal::Role::$role);
             let run = $run;
             // An exit command (or a control block that failed): park.
-            let _ = komorebi_hal::block_on(run(&mut handlers));
+            let _ = komorebi_hal::block_on(run(ready, &mut handlers));
             loop {}
         }
     };

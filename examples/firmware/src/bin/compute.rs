@@ -6,7 +6,7 @@ use komorebi_firmware::{TileBuffers, ctrl};
 use komorebi_kernel::persistent;
 use komorebi_silicon::Poll;
 
-komorebi_firmware::kernel_main!(Compute, |h| persistent::compute(
+komorebi_firmware::kernel_main!(Compute, (), |(), h| persistent::compute(
     ctrl(),
     Poll,
     TileBuffers,

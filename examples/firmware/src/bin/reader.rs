@@ -7,8 +7,8 @@ use komorebi_hal::Role;
 use komorebi_kernel::persistent;
 use komorebi_silicon::Poll;
 
-komorebi_firmware::kernel_main!(Reader, |h| persistent::reader(
-    noc(Role::Reader),
+komorebi_firmware::kernel_main!(Reader, noc(Role::Reader), |noc, h| persistent::reader(
+    noc,
     ctrl(),
     Poll,
     TileBuffers,

@@ -7,8 +7,8 @@ use komorebi_hal::Role;
 use komorebi_kernel::persistent;
 use komorebi_silicon::Poll;
 
-komorebi_firmware::kernel_main!(Writer, |h| persistent::writer(
-    noc(Role::Writer),
+komorebi_firmware::kernel_main!(Writer, noc(Role::Writer), |noc, h| persistent::writer(
+    noc,
     ctrl(),
     Poll,
     TileBuffers,
