@@ -125,9 +125,10 @@ fn the_assembly_routines_are_found_by_their_symbols() {
     assert!((1..=6).contains(&ranges.len()), "{ranges:?}");
     for &(start, end) in ranges {
         assert!(start % 4 == 0 && end % 4 == 0 && start < end, "{ranges:?}");
+        // Both routines together are some 70 instructions (284 bytes at 2026-12-05).
         assert!(
-            end - start <= 256,
-            "a routine of a few instructions: {ranges:?}"
+            end - start <= 512,
+            "routines of a few dozen instructions: {ranges:?}"
         );
     }
 }
