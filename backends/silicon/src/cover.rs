@@ -62,7 +62,7 @@ impl Cover {
     /// columns to x 15/16, Wormhole's rows after the enabled ones), so a rectangle over enabled
     /// tiles stays one and a corner on a harvested tile is never written. NoC1 gets the corners
     /// swapped (start at the NoC0-order maximum), as the ISA and tt-metal prescribe.
-    pub(crate) fn corners<C: Chip>(
+    pub(crate) fn corners(
         self,
         noc: NocId,
         axes: Option<&Axes>,
@@ -72,17 +72,10 @@ impl Cover {
             let (s, e) = (rect.start(), rect.end());
             return Some([(s.x(), s.y()), (e.x(), e.y())]);
         };
-        let tx = |x: u8| axes.x(x);
-        let ty = |y: u8| axes.y(y);
-        let (lo, hi) = (tx(self.columns.0)?, tx(self.columns.1)?);
-        let (y_lo, y_hi) = (ty(self.rows.0)?, ty(self.rows.1)?);
-        let between = |set: &[u8], f: &dyn Fn(u8) -> Option<u8>, lo: u8, hi: u8| {
-            set.iter()
-                .filter(|&&v| f(v).is_some_and(|t| lo <= t && t <= hi))
-                .count() as u32
-        };
-        if between(C::TENSIX_X, &tx, lo, hi) != self.n_columns
-            || between(C::TENSIX_Y, &ty, y_lo, y_hi) != self.n_rows
+        let (lo, hi) = (axes.x(self.columns.0)?, axes.x(self.columns.1)?);
+        let (y_lo, y_hi) = (axes.y(self.rows.0)?, axes.y(self.rows.1)?);
+        if Axes::between(&axes.x_rank, lo, hi) != self.n_columns
+            || Axes::between(&axes.y_rank, y_lo, y_hi) != self.n_rows
         {
             return None;
         }
@@ -103,6 +96,11 @@ impl Cover {
 pub(crate) struct Axes {
     x: [u8; 32],
     y: [u8; 32],
+    /// How many Tensix columns translate to an x at or below each translated x: the columns
+    /// between two translated x are a difference of two of these, not a count over them all.
+    x_rank: [u8; 32],
+    /// The same for the rows' translated y.
+    y_rank: [u8; 32],
 }
 
 impl Axes {
@@ -116,18 +114,37 @@ impl Axes {
         let mut axes = Axes {
             x: [Self::NONE; 32],
             y: [Self::NONE; 32],
+            x_rank: [0; 32],
+            y_rank: [0; 32],
         };
         for &x in C::TENSIX_X {
             if let Some((tx, _)) = C::to_translated(t, x, y0) {
                 axes.x[x as usize & 31] = tx;
+                axes.x_rank[tx as usize & 31] += 1;
             }
         }
         for &y in C::TENSIX_Y {
             if let Some((_, ty)) = C::to_translated(t, x0, y) {
                 axes.y[y as usize & 31] = ty;
+                axes.y_rank[ty as usize & 31] += 1;
+            }
+        }
+        // Counts at each coordinate, summed into counts at or below it.
+        for rank in [&mut axes.x_rank, &mut axes.y_rank] {
+            for i in 1..32 {
+                rank[i] += rank[i - 1];
             }
         }
         axes
+    }
+
+    /// How many of the columns (rows) `rank` counts translate to `lo..=hi` (0 when `hi < lo`).
+    fn between(rank: &[u8; 32], lo: u8, hi: u8) -> u32 {
+        let below = match lo {
+            0 => 0,
+            lo => rank[(lo - 1) as usize & 31],
+        };
+        rank[hi as usize & 31].saturating_sub(below) as u32
     }
 
     /// The translated x of raw Tensix column `x` (`None`: not one, or not translated).
@@ -138,5 +155,62 @@ impl Axes {
     /// The translated y of raw Tensix row `y` (`None`: not one, or not translated).
     fn y(&self, y: u8) -> Option<u8> {
         Some(self.y[y as usize & 31]).filter(|&t| t != Self::NONE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chip::{Blackhole, Wormhole};
+
+    /// `Axes::between` counts what a count over every Tensix column (row) would: for every
+    /// harvest mask a chip takes (up to two of its harvested lines, every pair) and every
+    /// translated range, of both chips.
+    fn counts_match<C: Chip>(words: impl Iterator<Item = u32>) {
+        let mut masks = 0;
+        for word in words {
+            let Some(harvest) = C::harvest(word) else {
+                continue;
+            };
+            masks += 1;
+            let t = C::translation(harvest, None);
+            let axes = Axes::of::<C>(&t);
+            let (y0, x0) = (C::TENSIX_Y[0], C::TENSIX_X[0]);
+            let tx = |x: u8| C::to_translated(&t, x, y0).map(|(tx, _)| tx);
+            let ty = |y: u8| C::to_translated(&t, x0, y).map(|(_, ty)| ty);
+            for lo in 0..32u8 {
+                for hi in 0..32u8 {
+                    let count = |set: &[u8], f: &dyn Fn(u8) -> Option<u8>| {
+                        set.iter()
+                            .filter(|&&v| f(v).is_some_and(|t| lo <= t && t <= hi))
+                            .count() as u32
+                    };
+                    assert_eq!(
+                        Axes::between(&axes.x_rank, lo, hi),
+                        count(C::TENSIX_X, &tx),
+                        "columns, harvest {word:#x}, {lo}..={hi}"
+                    );
+                    assert_eq!(
+                        Axes::between(&axes.y_rank, lo, hi),
+                        count(C::TENSIX_Y, &ty),
+                        "rows, harvest {word:#x}, {lo}..={hi}"
+                    );
+                }
+            }
+            for &x in C::TENSIX_X {
+                assert_eq!(axes.x(x), tx(x), "column {x}, harvest {word:#x}");
+            }
+            for &y in C::TENSIX_Y {
+                assert_eq!(axes.y(y), ty(y), "row {y}, harvest {word:#x}");
+            }
+        }
+        assert!(masks > 10, "only {masks} harvest masks taken");
+    }
+
+    #[test]
+    fn a_range_counts_the_same_lines_as_a_count_over_all_of_them() {
+        let pairs = || (0..14u32).flat_map(|a| (0..14u32).map(move |b| 1 << a | 1 << b));
+        counts_match::<Blackhole>(core::iter::once(0).chain(pairs()));
+        counts_match::<Wormhole>(core::iter::once(0).chain(pairs()));
     }
 }

@@ -254,7 +254,7 @@ impl<C: Chip> SiliconNoc<C> {
             return Ok((0, 0));
         }
         let [start, end] = cover
-            .corners::<C>(self.noc, self.axes.as_ref(), rect)
+            .corners(self.noc, self.axes.as_ref(), rect)
             .ok_or(err(ErrorKind::InvalidAddress, Why::NotTranslatedRect))?;
         let coord = C::multicast_coord(start, end)
             .ok_or(err(ErrorKind::InvalidAddress, Why::MulticastRect))?;
