@@ -151,13 +151,15 @@ impl<C: CircularBuffer> Broadcast<C> {
         // and goes on while steps succeed. The same steps and deadline as one wait per step,
         // without entering and leaving a wait for each (about 90 cycles each on the baby cores).
         let mut step = CastStep::Reads;
+        // `move`: the closure holds the values it reads (and the step it is at), not references
+        // to them, so each poll loads each once rather than through a pointer.
         wait_for(
             ctrl,
             pause,
             &mut until,
             &mut self.wait_cycles,
             PLACE,
-            &mut |c| {
+            &mut move |c| {
                 if step == CastStep::Reads {
                     // The block's reads have landed in the slot.
                     let landed = match tag {
