@@ -49,15 +49,17 @@ impl<C: CircularBuffer> Broadcast<C> {
         let DataMovement { noc, ctrl, pause } = dm;
         let mut until = None;
         let cb = &mut self.cb;
-        let taken = self.blocks;
+        let (taken, pages, state) = (self.blocks, args.pages, &mut pump);
+        // `move`: the closure holds the values it reads rather than references to them (as
+        // `cast`'s does).
         let r = wait_for(
             ctrl,
             pause,
             &mut until,
             &mut self.wait_cycles,
             PLACE,
-            &mut |c| {
-                pump.pump(noc, cb, c, args.pages, taken, false)?;
+            &mut move |c| {
+                state.pump(noc, cb, c, pages, taken, false)?;
                 let word = c.load(valid).map_err(ctrl_fail)?;
                 Ok(marker_count(word, seq).is_some_and(|n| n as u32 >= needed))
             },
