@@ -55,9 +55,10 @@ impl Cover {
     }
 
     /// The corners to write for a multicast of NoC `noc` over this cover of raw `rect`: `rect`
-    /// as given without translation; under a translation (its [`Axes`]) the translated corners of the covered
-    /// enabled columns and rows, which must reach exactly them: the Tensix columns (rows) whose
-    /// translated x (y) lies between the corners must be the covered ones (`None` otherwise).
+    /// as given without translation; under a translation (its [`Axes`]) the translated corners
+    /// of the covered enabled columns and rows, which must reach exactly them: the Tensix
+    /// columns (rows) whose translated x (y) lies between the corners must be the covered ones
+    /// (`None` otherwise).
     /// Enabled columns and rows translate in order and harvested ones beyond them (Blackhole's
     /// columns to x 15/16, Wormhole's rows after the enabled ones), so a rectangle over enabled
     /// tiles stays one and a corner on a harvested tile is never written. NoC1 gets the corners
