@@ -71,6 +71,37 @@ impl Along {
 /// A raw NoC coordinate pair as the words carry it.
 pub type RawXy = (u8, u8);
 
+/// The fields of a broadcast's words that compute's program copies (its id, window, NoC,
+/// buffer and pages), as the words hold them, unchecked: what [`BroadcastArgs::decode`] takes out
+/// of words 0 to 2. A kernel compares compute's copies with these without decoding the words
+/// (`decode` checks all eleven), and decodes only when one differs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct CopiedFields {
+    /// The broadcast id (word 0, bits 0..8).
+    pub broadcast: u8,
+    /// Blocks the buffer holds (word 1, bits 16..24).
+    pub window: u8,
+    /// The NoC (word 1, bits 24..32).
+    pub noc: u8,
+    /// The circular buffer (word 2, bits 0..8).
+    pub cb: u8,
+    /// Pages per block (word 2, bits 16..32).
+    pub pages: u16,
+}
+
+impl CopiedFields {
+    /// The fields as `words` hold them.
+    pub const fn of(w: &[u32; ARGS_WORDS]) -> Self {
+        Self {
+            broadcast: w[0] as u8,
+            window: (w[1] >> 16) as u8,
+            noc: (w[1] >> 24) as u8,
+            cb: w[2] as u8,
+            pages: (w[2] >> 16) as u16,
+        }
+    }
+}
+
 /// One core's decoded `BroadcastArgs`.
 ///
 /// Laid out as declared and word-aligned (`repr(C, align(4))`): the firmware builds and copies
@@ -282,7 +313,7 @@ impl BroadcastArgs {
 
     /// Decodes and checks the 11 words at the start of `words`.
     pub fn decode(words: &[u32]) -> Result<Self, ArgsError> {
-        let Some(w) = words.get(..ARGS_WORDS) else {
+        let Some(w) = words.first_chunk::<ARGS_WORDS>() else {
             return Err(ArgsError::TooShort {
                 available: words.len(),
             });
@@ -297,14 +328,15 @@ impl BroadcastArgs {
         if (w[0] >> 16) as u16 != ARGS_MAGIC || (w[0] >> 8) as u8 != ARGS_VERSION {
             return Err(ArgsError::Header(w[0]));
         }
+        let copied = CopiedFields::of(w);
         let args = Self {
-            broadcast: w[0] as u8,
+            broadcast: copied.broadcast,
             rank: w[1] as u8,
             receivers: (w[1] >> 8) as u8,
-            window: (w[1] >> 16) as u8,
-            noc: (w[1] >> 24) as u8,
-            cb: w[2] as u8,
-            pages: (w[2] >> 16) as u16,
+            window: copied.window,
+            noc: copied.noc,
+            cb: copied.cb,
+            pages: copied.pages,
             core: word_xy(w[3]),
             sender: word_xy(w[4]),
             start: word_xy(w[5]),

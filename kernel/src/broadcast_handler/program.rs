@@ -67,7 +67,7 @@
 use core::fmt;
 
 use heapless::Vec as BoundedVec;
-use komorebi_broadcast::args::{ARGS_WORDS, BroadcastArgs, MAX_BLOCKS, check_word};
+use komorebi_broadcast::args::{ARGS_WORDS, BroadcastArgs, CopiedFields, MAX_BLOCKS, check_word};
 use komorebi_hal::{NocId, Role, Xy};
 
 use crate::command::Command;
@@ -554,19 +554,18 @@ impl BroadcastProgram {
             if m.page_size != s.page_size {
                 return Err(disagree(Field::PageSize));
             }
-            // The fields as `BroadcastArgs::decode` takes them out of the words (a pure
-            // function of them): the words are decoded, some 300 cycles on the baby cores,
-            // only when a field disagrees, to tell a bad copy from bad words.
-            let w = &m.args;
+            // The fields as the words hold them: the words are decoded, some 300 cycles on the
+            // baby cores, only when a field disagrees, to tell a bad copy from bad words.
+            let w = CopiedFields::of(&m.args);
             let noc = s.producer.noc().map_or(u8::MAX, NocId::index);
             let fields = [
-                (w[2] as u8 == s.cb, Field::Buffer),
-                ((w[2] >> 16) as u16 == s.pages, Field::Pages),
-                ((w[1] >> 16) as u8 == s.window, Field::Window),
-                (w[0] as u8 == s.broadcast, Field::BroadcastId),
-                ((w[1] >> 24) as u8 == noc, Field::Noc),
+                (w.cb == s.cb, Field::Buffer),
+                (w.pages == s.pages, Field::Pages),
+                (w.window == s.window, Field::Window),
+                (w.broadcast == s.broadcast, Field::BroadcastId),
+                (w.noc == noc, Field::Noc),
             ];
-            if fields.iter().all(|&(same, _)| same) || BroadcastArgs::decode(w).is_err() {
+            if fields.iter().all(|&(same, _)| same) || BroadcastArgs::decode(&m.args).is_err() {
                 continue;
             }
             if let Some(&(_, field)) = fields.iter().find(|&&(same, _)| !same) {
