@@ -468,10 +468,7 @@ impl<C: Chip> SiliconNoc<C> {
         let mut i = from;
         while i < count && self.free(CmdBuf::Read) {
             if i == from {
-                if id != self.read_id {
-                    C::set_read_id(self.niu, id);
-                    self.read_id = id;
-                }
+                self.use_read_id(id);
                 C::read_batch(self.niu, own, len, READ_CTRL);
             }
             // (Always there: `port` stays below `n`, at most `PORTS`.)
@@ -508,13 +505,20 @@ impl<C: Chip> SiliconNoc<C> {
         Ok(i)
     }
 
-    /// Issues a checked read on a ready read command buffer.
+    /// Puts transaction id `id` into the read command buffer's `NOC_PACKET_TAG`, unless it is
+    /// there already (the register keeps it from one read to the next).
     #[inline(always)]
-    fn issue_read(&mut self, targ: (u64, u32), dst: u32, len: u32, id: u8, own: u32) {
+    fn use_read_id(&mut self, id: u8) {
         if id != self.read_id {
             C::set_read_id(self.niu, id);
             self.read_id = id;
         }
+    }
+
+    /// Issues a checked read on a ready read command buffer.
+    #[inline(always)]
+    fn issue_read(&mut self, targ: (u64, u32), dst: u32, len: u32, id: u8, own: u32) {
+        self.use_read_id(id);
         self.issue(CmdBuf::Read, targ, (dst as u64, own), len, READ_CTRL, 0);
     }
 
