@@ -69,9 +69,17 @@ fn four_chips_check_every_byte_of_one_and_run_the_jobs_as_fast_as_their_busiest_
         four.cycles,
         one.cycles
     );
-    // The bound counts a chip's share of the jobs.
+    // The bound counts a chip's share of the jobs (eight); the run, its busiest chip's: a job
+    // stolen lowers the efficiency by that share (8 of 9, seen in 19 of 200 looped runs
+    // under load on 2026-12-05).
     assert_eq!(four.bound_cycles * 4, one.bound_cycles);
-    assert!(four.efficiency.unwrap() > 0.9 * one.efficiency.unwrap());
+    let share = 8.0 / busiest as f64;
+    assert!(
+        four.efficiency.unwrap() > 0.9 * share * one.efficiency.unwrap(),
+        "efficiency {:?} on 4 chips (the busiest {busiest} jobs), {:?} on one",
+        four.efficiency,
+        one.efficiency
+    );
 }
 
 #[test]
