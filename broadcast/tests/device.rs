@@ -263,8 +263,13 @@ fn expect_cast(noc: &mut MockNocMulticast, seq: &mut Sequence, slot: u32) {
 }
 
 /// Expects, in order, what a cast does once the block's reads landed (and, past the first lap,
-/// the receivers marked its slot): the data multicast from `slot`, `writes_sent`, VALID.
+/// the receivers marked its slot): `writes_sent` (nothing outgoing), the data multicast from
+/// `slot`, VALID (without waiting for the data to leave).
 fn expect_data_and_valid(noc: &mut MockNocMulticast, seq: &mut Sequence, slot: u32) {
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(seq)
+        .returning(|| Ok(true));
     noc.expect_multicast()
         .with(
             eq(l1(slot)),
@@ -276,10 +281,6 @@ fn expect_data_and_valid(noc: &mut MockNocMulticast, seq: &mut Sequence, slot: u
         .times(1)
         .in_sequence(seq)
         .returning(|_, _, _, _, _| Ok(()));
-    noc.expect_writes_sent()
-        .times(1)
-        .in_sequence(seq)
-        .returning(|| Ok(true));
     noc.expect_multicast()
         .with(
             eq(l1(CTRL + VALID0)),
@@ -376,11 +377,16 @@ fn sender_reuses_a_slot_only_after_every_receiver_marked_it_this_command() {
     let mut seq = Sequence::new();
     expect_cast(&mut noc, &mut seq, CB_BASE);
     expect_cast(&mut noc, &mut seq, CB_BASE + 128);
-    // Block 2: reads landed, then the wait for markers, then the multicast into slot 0.
+    // Block 2: reads landed, then the wait for markers, then the multicast into slot 0. Block
+    // 1's writes are still outgoing when the data goes, so VALID waits for `writes_sent`.
     noc.expect_reads_done()
         .times(1)
         .in_sequence(&mut seq)
         .returning(|| Ok(true));
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(false));
     let st = s.clone();
     noc.expect_multicast()
         .with(
@@ -482,6 +488,10 @@ fn sender_finish_pads_waits_for_last_markers_and_acks_then_clears_its_table() {
             .in_sequence(&mut seq)
             .returning(|| Ok(true));
         let slot = CB_BASE + (block % 2) * 128;
+        noc.expect_writes_sent()
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|| Ok(true));
         noc.expect_multicast()
             .with(
                 eq(l1(slot)),
@@ -493,10 +503,6 @@ fn sender_finish_pads_waits_for_last_markers_and_acks_then_clears_its_table() {
             .times(1)
             .in_sequence(&mut seq)
             .returning(|_, _, _, _, _| Ok(()));
-        noc.expect_writes_sent()
-            .times(1)
-            .in_sequence(&mut seq)
-            .returning(|| Ok(true));
         noc.expect_multicast()
             .times(1)
             .in_sequence(&mut seq)
@@ -829,6 +835,10 @@ fn two_broadcasts_on_one_core_use_their_own_areas() {
         .times(1)
         .in_sequence(&mut seq)
         .returning(|| Ok(true));
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
     noc.expect_multicast()
         .with(
             eq(l1(0x3_0000)),
@@ -840,10 +850,6 @@ fn two_broadcasts_on_one_core_use_their_own_areas() {
         .times(1)
         .in_sequence(&mut seq)
         .returning(|_, _, _, _, _| Ok(()));
-    noc.expect_writes_sent()
-        .times(1)
-        .in_sequence(&mut seq)
-        .returning(|| Ok(true));
     noc.expect_multicast()
         .with(
             eq(l1(CTRL + valid1)),
@@ -1309,7 +1315,13 @@ fn a_busy_noc_is_asked_again_and_any_other_noc_error_gives_up_the_block() {
         .times(1)
         .in_sequence(&mut seq)
         .returning(|| Ok(true));
-    // The data multicast: busy, then taken.
+    // The data multicast: busy, then taken. Each try first asks whether anything is outgoing;
+    // the answer of the try that was taken (something is) is the one that counts, so VALID
+    // then waits for `writes_sent`.
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
     noc.expect_multicast()
         .with(
             eq(l1(CB_BASE)),
@@ -1321,6 +1333,10 @@ fn a_busy_noc_is_asked_again_and_any_other_noc_error_gives_up_the_block() {
         .times(1)
         .in_sequence(&mut seq)
         .returning(|_, _, _, _, _| Err(noc::ErrorKind::Busy));
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(false));
     noc.expect_multicast()
         .with(
             eq(l1(CB_BASE)),
@@ -1361,6 +1377,10 @@ fn a_busy_noc_is_asked_again_and_any_other_noc_error_gives_up_the_block() {
         .returning(|_, _, _, _, _| Ok(()));
     // Block 1's data multicast is refused for good.
     noc.expect_reads_done()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
+    noc.expect_writes_sent()
         .times(1)
         .in_sequence(&mut seq)
         .returning(|| Ok(true));
@@ -1573,14 +1593,15 @@ fn logging_noc(r: &Arc<Mutex<Reads>>) -> MockNocMulticast {
     n
 }
 
-/// What a cast logs once its wait for reads is over: data from `slot`, `writes_sent`, VALID.
+/// What a cast logs once its wait for reads is over: `writes_sent` (nothing outgoing), data from
+/// `slot`, VALID.
 fn data_and_valid(slot: u32) -> [Call; 3] {
     [
+        Call::WritesSent,
         Call::Multicast {
             src: slot,
             len: SLOT,
         },
-        Call::WritesSent,
         Call::Multicast {
             src: CTRL + VALID0,
             len: 4,

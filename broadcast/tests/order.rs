@@ -169,11 +169,16 @@ impl Mocks {
     }
 
     fn writes_sent(&mut self) {
+        self.writes_sent_is(true);
+    }
+
+    /// One `writes_sent` that answers `sent`, in sequence.
+    fn writes_sent_is(&mut self, sent: bool) {
         self.noc
             .expect_writes_sent()
             .times(1)
             .in_sequence(&mut self.seq)
-            .returning(|| Ok(true));
+            .returning(move || Ok(sent));
     }
 
     fn writes_acked(&mut self) {
@@ -278,13 +283,14 @@ impl Mocks {
 
 type Dm = DataMovement<MockNocMulticast, MockControlBlock, Spin>;
 
-/// The sender's cast of block `block` (into slot `block % 2`, 128 bytes): data multicast, the
-/// previous VALID left, VALID stored, VALID multicast from where it was stored, pushed to its
-/// own compute.
+/// The sender's cast of block `block` (into slot `block % 2`, 128 bytes): nothing outgoing (so
+/// the previous VALID left), data multicast, VALID stored, VALID multicast from where it was
+/// stored, pushed to its own compute.
 fn expect_cast(m: &mut Mocks, block: u32, valid: u32) {
     m.reads_done();
-    m.multicast(CB_BASE + (block % 2) * 128, 128);
+    // Nothing outgoing before the data: VALID is stored without waiting for the data to leave.
     m.writes_sent();
+    m.multicast(CB_BASE + (block % 2) * 128, 128);
     m.store(0xA00, valid);
     m.multicast(CTRL + 0xA00, 4);
     m.push(PAGES);
@@ -336,7 +342,11 @@ fn broadcast_1_sender_uses_the_second_area_at_0xb40() {
     m.store(0xB70, 0);
     m.store(0xB74, 0);
     m.reads_done();
+    // A write still outgoing before the data (of an earlier command, say): VALID's source
+    // changes only once `writes_sent` says every write left.
+    m.writes_sent_is(false);
     m.multicast(CB_BASE, 128);
+    m.writes_sent_is(false);
     m.writes_sent();
     m.store(0xB40, 0x0007_0001);
     m.multicast(CTRL + 0xB40, 4);

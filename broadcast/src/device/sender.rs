@@ -151,6 +151,8 @@ impl<C: CircularBuffer> Broadcast<C> {
         // and goes on while steps succeed. The same steps and deadline as one wait per step,
         // without entering and leaving a wait for each (about 90 cycles each on the baby cores).
         let mut step = CastStep::Reads;
+        // Whether nothing of this kernel was outgoing just before the data multicast (below).
+        let mut nothing_outgoing = false;
         // `move`: the closure holds the values it reads (and the step it is at), not references
         // to them, so each poll loads each once rather than through a pointer.
         wait_for(
@@ -182,6 +184,11 @@ impl<C: CircularBuffer> Broadcast<C> {
                 }
                 if step == CastStep::Data {
                     if let Some(rect) = rect {
+                        // Sampled before the data goes: with nothing outgoing, the previous
+                        // VALID has left, so this one may be stored without waiting for the
+                        // data to leave too. The handshake peer does not look: it flushes
+                        // between data and flag, as tt-metal does.
+                        nothing_outgoing = !HANDSHAKE && noc.writes_sent().map_err(noc_cause)?;
                         if !issued(noc.multicast(slot, rect, slot, len, WriteMode::ORDERED))? {
                             return Ok(false);
                         }
@@ -190,7 +197,10 @@ impl<C: CircularBuffer> Broadcast<C> {
                 }
                 if step == CastStep::Valid {
                     // The VALID source may change only once the previous VALID left.
-                    if rect.is_some() && !noc.writes_sent().map_err(noc_cause)? {
+                    if rect.is_some()
+                        && !nothing_outgoing
+                        && !noc.writes_sent().map_err(noc_cause)?
+                    {
                         return Ok(false);
                     }
                     c.store(valid, valid_word).map_err(ctrl_fail)?;
