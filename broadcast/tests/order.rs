@@ -412,8 +412,7 @@ fn a_sender_that_times_out_records_block_sequence_then_where_then_stops_its_tile
     m.store(0xA34, 0);
     expect_cast(&mut m, 0, 0x0007_0001);
     expect_cast(&mut m, 1, 0x0007_0002);
-    // Block 2: reads landed, no receiver marks block 0: the wait passes the limit.
-    m.reads_done();
+    // Block 2: no receiver marks block 0 (asked before the reads): the wait passes the limit.
     m.store(0xA24, 2);
     m.store(0xA28, 0x0001_0007);
     m.store(0xA20, 0x0000_0001);

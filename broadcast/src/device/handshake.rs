@@ -10,8 +10,8 @@
 //!     if b.sender() {
 //!         let slot = b.reserve(&mut dm, block).await?;        // own slot free
 //!         // read the block's pages from DRAM into `slot`
-//!         b.handshake(&mut dm, block).await?;  // reads landed, every receiver ready for
-//!                                              // `block`, multicast, flush, flag, push
+//!         b.handshake(&mut dm, block).await?;  // every receiver ready for `block`, reads
+//!                                              // landed, multicast, flush, flag, push
 //!     } else {
 //!         b.handshake(&mut dm, block).await?;  // own slot free, ready, flag, push
 //!     }

@@ -9,8 +9,8 @@
 //!         if b.sender() {
 //!             let slot = b.reserve(&mut dm, block).await?;   // slot block % window
 //!             // read the block's pages from DRAM into `slot` with dm.noc.read(..)
-//!             b.cast(&mut dm, block).await?;    // reads landed, receivers done with
-//!                                               // block - window, multicast, VALID, push
+//!             b.cast(&mut dm, block).await?;    // receivers done with block - window,
+//!                                               // reads landed, multicast, VALID, push
 //!         } else {
 //!             b.arrive(&mut dm, block).await?;  // VALID >= block + 1, push
 //!         }

@@ -1,5 +1,5 @@
 //! The sender's calls: reserving a slot (`reserve`, and `reserve_ready` for reading ahead) and
-//! casting a block (`cast`: the reads landed, the receivers done with the slot, multicast, VALID,
+//! casting a block (`cast`: the receivers done with the slot, the reads landed, multicast, VALID,
 //! push).
 
 use komorebi_hal::cb::CircularBuffer;
@@ -97,8 +97,8 @@ impl<C: CircularBuffer> Broadcast<C> {
         }
     }
 
-    /// Sender: once the block's reads have landed and every receiver is done with block
-    /// `block - window`, multicasts the block to its slot on every receiver, then VALID, then
+    /// Sender: once every receiver is done with block `block - window` and the block's reads
+    /// have landed, multicasts the block to its slot on every receiver, then VALID, then
     /// hands it to its own compute.
     pub async fn cast<N, K, P>(
         &mut self,
@@ -150,7 +150,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         // One wait for the cast's steps, in order: each poll resumes at the first step not done
         // and goes on while steps succeed. The same steps and deadline as one wait per step,
         // without entering and leaving a wait for each (about 90 cycles each on the baby cores).
-        let mut step = CastStep::Reads;
+        let mut step = CastStep::Receivers;
         // Whether nothing of this kernel was outgoing just before the data multicast (below).
         let mut nothing_outgoing = false;
         // `move`: the closure holds the values it reads (and the step it is at), not references
@@ -162,6 +162,15 @@ impl<C: CircularBuffer> Broadcast<C> {
             &mut self.wait_cycles,
             PLACE,
             &mut move |c| {
+                if step == CastStep::Receivers {
+                    // Every receiver is done with the block that was in the slot.
+                    if let Some(n) = needed {
+                        if !receivers_done(c, id, seq, receivers, n, known)? {
+                            return Ok(false);
+                        }
+                    }
+                    step = CastStep::Reads;
+                }
                 if step == CastStep::Reads {
                     // The block's reads have landed in the slot.
                     let landed = match tag {
@@ -170,15 +179,6 @@ impl<C: CircularBuffer> Broadcast<C> {
                     };
                     if !landed.map_err(noc_cause)? {
                         return Ok(false);
-                    }
-                    step = CastStep::Receivers;
-                }
-                if step == CastStep::Receivers {
-                    // Every receiver is done with the block that was in the slot.
-                    if let Some(n) = needed {
-                        if !receivers_done(c, id, seq, receivers, n, known)? {
-                            return Ok(false);
-                        }
                     }
                     step = CastStep::Data;
                 }
@@ -222,13 +222,15 @@ impl<C: CircularBuffer> Broadcast<C> {
 /// The steps of `cast`'s one wait, in order (see `cast_inner`).
 #[derive(Copy, Clone, PartialEq, Eq)]
 enum CastStep {
+    /// Waiting for every receiver's DONE marker of the block that was in the slot: first, so
+    /// that the markers' loads overlap the block's reads still in flight.
+    Receivers,
     /// Waiting for the block's reads to land.
     Reads,
-    /// Waiting for every receiver's DONE marker of the block that was in the slot.
-    Receivers,
     /// Issuing the data multicast.
     Data,
-    /// Waiting for the previous VALID to leave, then storing this one.
+    /// Storing VALID once the previous one left (known at once when nothing was outgoing just
+    /// before the data multicast).
     Valid,
     /// Issuing the VALID multicast.
     ValidCast,
