@@ -35,9 +35,10 @@ const MAX_OUTGOING_WRITES: u32 = 255;
 /// word for the NIU (`NOC_*_ADDR_HI`, [`addr::unicast_coord`]).
 type KnownTarget = (Xy, bool, u32);
 
-/// A multicast rectangle checked: the rectangle, its receivers (this node not excluded) and its
-/// coordinate word for the NIU ([`addr::multicast_coord`] of its corners).
-type KnownCast = (Rect, u32, u32);
+/// A multicast rectangle checked: the rectangle, its receivers (this node not excluded), its
+/// coordinate word for the NIU ([`addr::multicast_coord`] of its corners) and whether this node
+/// lies inside it.
+type KnownCast = (Rect, u32, u32, bool);
 
 /// Unicast targets a handle remembers: the banks a sender reads from (the host places each
 /// sender's pages on the banks on its side, up to four) or a marker's tile.
@@ -235,31 +236,32 @@ impl<C: Chip> SiliconNoc<C> {
     /// multicasts all go to one rectangle, and the miss's calls made every multicast save and
     /// restore twelve registers (decisions D32).
     #[inline(always)]
-    fn cast_to(&mut self, rect: Rect) -> Result<(u32, u32), NocError> {
-        if let Some((last, receivers, coord)) = self.last_cast {
+    fn cast_to(&mut self, rect: Rect) -> Result<(u32, u32, bool), NocError> {
+        if let Some((last, receivers, coord, inside)) = self.last_cast {
             if last == rect {
-                return Ok((receivers, coord));
+                return Ok((receivers, coord, inside));
             }
         }
         self.learn_cast(rect)
     }
 
     #[inline(never)]
-    fn learn_cast(&mut self, rect: Rect) -> Result<(u32, u32), NocError> {
+    fn learn_cast(&mut self, rect: Rect) -> Result<(u32, u32, bool), NocError> {
         let cover = Cover::of::<C>(self.noc, self.harvest, rect);
         // Counted as the bits are set: the cores have no population count (`count_ones` is
         // some 30 instructions).
         let receivers = cover.n_columns * cover.n_rows;
+        let inside = rect.contains(self.node);
         if receivers == 0 {
-            return Ok((0, 0));
+            return Ok((0, 0, inside));
         }
         let [start, end] = cover
             .corners(self.noc, self.axes.as_ref(), rect)
             .ok_or(err(ErrorKind::InvalidAddress, Why::NotTranslatedRect))?;
         let coord = C::multicast_coord(start, end)
             .ok_or(err(ErrorKind::InvalidAddress, Why::MulticastRect))?;
-        self.last_cast = Some((rect, receivers, coord));
-        Ok((receivers, coord))
+        self.last_cast = Some((rect, receivers, coord, inside));
+        Ok((receivers, coord, inside))
     }
 
     fn check_len(len: u32) -> Result<(), NocError> {
@@ -690,8 +692,8 @@ impl<C: Chip> noc::NocMulticast for SiliconNoc<C> {
         Self::check_l1(dst.get(), len)?;
         // Tensix tiles form whole columns x whole rows, so the receivers are enabled columns
         // times rows, less this node if it lies inside and is excluded.
-        let (covered, coord) = self.cast_to(rect)?;
-        let excluded = mode.loopback == Loopback::Excluded && rect.contains(self.node);
+        let (covered, coord, inside) = self.cast_to(rect)?;
+        let excluded = mode.loopback == Loopback::Excluded && inside;
         let receivers = covered.saturating_sub(excluded as u32);
         if receivers == 0 {
             return Ok(());
