@@ -44,25 +44,31 @@ impl PortTable {
 
     /// Whether the `count` ports a batch reads from, from `first` on (taken in turn), are the
     /// ones remembered there (the others it does not read: they need not be).
+    ///
+    /// The ports taken in turn are at most two straight runs, `first..` and then, past the end,
+    /// `0..`: each compared in a loop of its own, with no wrap or bounds check per port.
     #[inline(always)]
     pub(crate) fn same(&self, ports: &[Xy], first: usize, count: usize) -> bool {
-        if self.len != ports.len() {
+        let n = ports.len();
+        if self.len != n || count > n {
             return false;
         }
-        let mut i = first;
-        for _ in 0..count {
-            let (Some(&p), Some(&key)) = (ports.get(i), self.keys.get(i)) else {
-                return false;
-            };
-            if port_key(p) != key {
-                return false;
-            }
-            i += 1;
-            if i == ports.len() {
-                i = 0;
-            }
+        let end = first + count;
+        let (run, wrapped) = if end <= n {
+            (first..end, 0..0)
+        } else {
+            (first..n, 0..end - n)
+        };
+        self.run_same(ports, run) && self.run_same(ports, wrapped)
+    }
+
+    /// Whether `ports[run]` are the ones remembered at `run`.
+    #[inline(always)]
+    fn run_same(&self, ports: &[Xy], run: core::ops::Range<usize>) -> bool {
+        match (ports.get(run.clone()), self.keys.get(run)) {
+            (Some(p), Some(k)) => p.iter().zip(k).all(|(&p, &k)| port_key(p) == k),
+            _ => false,
         }
-        true
     }
 }
 
@@ -114,4 +120,58 @@ pub(crate) fn check_l1<C: Chip>(a: u32, len: u32) -> Result<(), Error<ErrorKind>
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn xy(x: u8, y: u8) -> Xy {
+        Xy::new(x, y).unwrap()
+    }
+
+    /// The rule `same` keeps: the `count` ports from `first` on, taken in turn (wrapping), are
+    /// each the one remembered in its place.
+    fn same_port_by_port(t: &PortTable, ports: &[Xy], first: usize, count: usize) -> bool {
+        t.len == ports.len()
+            && count <= ports.len()
+            && (0..count).all(|k| {
+                let i = (first + k) % ports.len();
+                port_key(ports[i]) == t.keys[i]
+            })
+    }
+
+    #[test]
+    fn a_batch_s_ports_match_port_by_port_for_every_start_count_and_changed_port() {
+        for n in 1..=PORTS {
+            let all: [Xy; PORTS] = core::array::from_fn(|i| xy(i as u8 + 1, 2 * i as u8 + 3));
+            let ports = &all[..n];
+            let mut table = PortTable {
+                len: n,
+                ..PortTable::NONE
+            };
+            for (key, &p) in table.keys.iter_mut().zip(ports) {
+                *key = port_key(p);
+            }
+            // `None`: every port as remembered; `Some(c)`: port `c` differs.
+            for changed in core::iter::once(None).chain((0..n).map(Some)) {
+                let mut asked = all;
+                if let Some(c) = changed {
+                    asked[c] = xy(20, 20);
+                }
+                let asked = &asked[..n];
+                for first in 0..n {
+                    for count in 0..=n + 1 {
+                        assert_eq!(
+                            table.same(asked, first, count),
+                            same_port_by_port(&table, asked, first, count),
+                            "n {n}, changed {changed:?}, first {first}, count {count}"
+                        );
+                    }
+                }
+            }
+            // Another number of ports is never the same.
+            assert!(!table.same(&ports[..n - 1], 0, 0));
+        }
+    }
 }
