@@ -182,33 +182,39 @@ impl<C: CircularBuffer> Broadcast<C> {
                     }
                     step = CastStep::Data;
                 }
-                if step == CastStep::Data {
-                    if let Some(rect) = rect {
+                let Some(rect) = rect else {
+                    // No receivers: VALID for the record only.
+                    c.store(valid, valid_word).map_err(ctrl_fail)?;
+                    return Ok(true);
+                };
+                // The data, then VALID, through one call of `multicast` (each call site of it
+                // is a copy or a call on the baby cores).
+                loop {
+                    if step == CastStep::Valid {
+                        // The VALID source may change only once the previous VALID left.
+                        if !nothing_outgoing && !noc.writes_sent().map_err(noc_cause)? {
+                            return Ok(false);
+                        }
+                        c.store(valid, valid_word).map_err(ctrl_fail)?;
+                        step = CastStep::ValidCast;
+                    }
+                    let (from, bytes) = if step == CastStep::Data {
                         // Sampled before the data goes: with nothing outgoing, the previous
                         // VALID has left, so this one may be stored without waiting for the
                         // data to leave too. The handshake peer does not look: it flushes
                         // between data and flag, as tt-metal does.
                         nothing_outgoing = !HANDSHAKE && noc.writes_sent().map_err(noc_cause)?;
-                        if !issued(noc.multicast(slot, rect, slot, len, WriteMode::ORDERED))? {
-                            return Ok(false);
-                        }
-                    }
-                    step = CastStep::Valid;
-                }
-                if step == CastStep::Valid {
-                    // The VALID source may change only once the previous VALID left.
-                    if rect.is_some()
-                        && !nothing_outgoing
-                        && !noc.writes_sent().map_err(noc_cause)?
-                    {
+                        (slot, len)
+                    } else {
+                        (src, 4)
+                    };
+                    if !issued(noc.multicast(from, rect, from, bytes, WriteMode::ORDERED))? {
                         return Ok(false);
                     }
-                    c.store(valid, valid_word).map_err(ctrl_fail)?;
-                    step = CastStep::ValidCast;
-                }
-                match rect {
-                    Some(rect) => issued(noc.multicast(src, rect, src, 4, WriteMode::ORDERED)),
-                    None => Ok(true),
+                    if step == CastStep::ValidCast {
+                        return Ok(true);
+                    }
+                    step = CastStep::Valid;
                 }
             },
         )
