@@ -410,12 +410,13 @@ impl ShapeFlags {
             device: device.device.clone(),
             firmware: device.firmware.clone(),
             exec: device.exec.unwrap_or_else(|| device.device.default_exec()),
+            kernel_costs: device.kernel_costs,
             ..BroadcastConfig::default()
         })
     }
 }
 
-/// Which device runs a program: `--device` and `--firmware`.
+/// Which device runs a program: `--device`, `--firmware`, `--exec`, `--kernel-costs`.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct DeviceFlags {
     /// `sim` (the simulator, the default), `pcie-sim` (the simulator presented as a PCIe card,
@@ -432,12 +433,13 @@ pub struct DeviceFlags {
     /// the firmware build's output; `pcie-sim`'s: the native images).
     #[arg(long, value_name = "DIR")]
     pub firmware: Option<PathBuf>,
-    /// What the cores run: `native` (the native Rust kernels; the default on `sim` and
-    /// `pcie-sim`) or `firmware` (the firmware ELF files, --firmware DIR or the firmware
-    /// build's output: on `pcie-sim` executed on the simulator's RISC-V cores against
-    /// register-level NIUs; the only choice, and the default, on ttsim and a card).
+    /// What the cores run: `native` (Rust kernels; the default on `sim`, `pcie-sim`) or `firmware`
+    /// (ELF files, --firmware DIR or the build's; run by pcie-sim's RISC-V cores, ttsim, cards).
     #[arg(long, value_name = "native|firmware")]
     pub exec: Option<crate::host::backend::Exec>,
+    /// The native kernels' cost per call on the simulator: `tt-metal` (lean) or `firmware`.
+    #[arg(long, value_name = "tt-metal|firmware", default_value_t)]
+    pub kernel_costs: komorebi_sim::KernelCosts,
 }
 
 /// How `komorebi broadcast` and the example run their jobs: through the dispatcher, or the test

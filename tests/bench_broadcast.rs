@@ -463,4 +463,29 @@ fn on_the_firmware_each_row_gives_the_native_cycles_and_the_ratio_beside_it() {
         "{svg}"
     );
     std::fs::remove_dir_all(&dir).ok();
+    // With the firmware's costs per call, the native column is the native bench charged them.
+    assert_eq!(v["kernel_costs"], "tt-metal");
+    let costs = "--kernel-costs firmware";
+    let (code, priced) = bench(&format!("{shape} --exec firmware {costs}"));
+    assert_eq!(code, 0, "{priced}");
+    assert_eq!(priced["kernel_costs"], "firmware");
+    let (_, native) = bench(&format!(
+        "{shape} --exec native --protocols komorebi {costs}"
+    ));
+    for ((row, priced_row), native_row) in rows
+        .iter()
+        .zip(self::rows(&priced))
+        .zip(self::rows(&native))
+    {
+        assert_eq!(u(priced_row, "cycles"), u(row, "cycles"), "{priced_row}");
+        assert_eq!(
+            u(priced_row, "native_cycles"),
+            u(native_row, "cycles"),
+            "{priced_row}"
+        );
+        assert!(
+            u(priced_row, "native_cycles") > u(row, "native_cycles"),
+            "{priced_row} against {row}"
+        );
+    }
 }

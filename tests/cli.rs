@@ -753,3 +753,46 @@ fn exec_firmware_needs_the_simulated_card_and_says_how_to_build_missing_images()
         "{err}"
     );
 }
+
+#[test]
+fn kernel_costs_are_the_simulators_and_take_two_names() {
+    // The firmware's costs slow the native kernels down: the same run takes more cycles.
+    let cycles = |costs: &str| {
+        let (code, out, err) = komorebi(&[
+            "broadcast",
+            "--rect",
+            "0,0,2,2",
+            "--blocks",
+            "2",
+            "--jobs",
+            "1",
+            "--check",
+            "none",
+            "--kernel-costs",
+            costs,
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{costs}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["cycles"].as_u64().unwrap()
+    };
+    let (tt_metal, firmware) = (cycles("tt-metal"), cycles("firmware"));
+    assert!(firmware > tt_metal, "{firmware} against {tt_metal}");
+    // Another name is refused with the allowed ones.
+    let (code, _, err) = komorebi(&["broadcast", "--kernel-costs", "fast"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("allowed: tt-metal, firmware"), "{err}");
+    // ttsim and a card run no native kernels: nothing to charge.
+    let (code, out, err) = komorebi(&[
+        "broadcast",
+        "--device",
+        "ttsim:/nonexistent/libttsim.so",
+        "--kernel-costs",
+        "firmware",
+    ]);
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        err.contains("--kernel-costs") && err.contains("--device sim or pcie-sim"),
+        "{err}"
+    );
+}

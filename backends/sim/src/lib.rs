@@ -182,4 +182,4 @@ pub use hal::{CbError, CtrlError, KernelEnv, NocError, SimCb, SimCtrl, SimNoc, S
 pub use profile::{CoreProfile, ProfileSample};
 pub use report::{CbState, CoreFault, NiuCounters, Stats, TaskInfo, Violation};
 pub use sim::{BootHook, RunOutcome, Sim};
-pub use timing::Timing;
+pub use timing::{KernelCosts, Timing};

@@ -23,32 +23,36 @@
 //! size, DRAM bandwidth) or fit to one latency measurement each (issue and turnaround latencies,
 //! DRAM latencies).
 //!
-//! # What the firmware's calls cost, beside what the native kernels are charged
+//! # What the native kernels are charged: tt-metal's costs, or the firmware's
 //!
 //! The native kernels run the protocol's code for free and are charged per HAL call
-//! (`kernel_issue_cycles` a NoC command, `kernel_call_cycles` anything else) and per checked
-//! word (`compute_scan_word_cycles`). The same calls in komorebi's firmware, measured with the
-//! firmware profiler (`komorebi broadcast --device pcie-sim --exec firmware --check none
-//! --profile F`, the 03 default, the row sender at logical (0,0), its reader's inclusive cycles
-//! over 8 commands, waits included; pipelined cost rule with overlapping loads, 2026-12-05,
-//! commit 628f72f):
+//! (`kernel_issue_cycles` a NoC command, `kernel_call_cycles` any other call of a
+//! data-movement kernel, `compute_call_cycles` any other call of compute) and per checked word
+//! (`compute_scan_word_cycles`). [`KernelCosts`] chooses the per-call charges:
 //!
-//! | call | firmware, cycles | native charge, cycles |
-//! |---|---|---|
-//! | a DRAM page read (`read_block`, a page's share) | 129 | 8 |
-//! | a multicast (`multicast`) | 124 | 8 |
-//! | `reserve` | 129 | 1 a HAL call it makes |
-//! | `cast`, its one wait and every step in it | 919 | 8 a NoC command, 1 any other HAL call |
-//! | the DONE-BY poll of 5 receivers, a cast's share | 178 | 1 a word loaded |
-//! | decoding and checking a command's program (`decode_program`) | 2,506 | 0 |
-//! | the sender's `finish` | 2,529 | 1 a HAL call it makes |
-//! | compute's check, a word | 5.94 (10.45 before loads overlapped, D37) | 6 (`compute_scan_word_cycles`) |
+//! - [`KernelCosts::TtMetal`] (the default): 8 cycles a NoC command, 1 any other call, the
+//!   cost of tt-metal's lean data-movement kernels, whose measured figures the model is
+//!   calibrated against (`tests/calibration.rs` issues their patterns back to back with these
+//!   charges). The issue's speed targets for the firmware are stated against these.
+//! - [`KernelCosts::Firmware`]: what each call costs in komorebi's firmware, measured, so that a
+//!   native run predicts a firmware run (`--kernel-costs firmware`).
 //!
-//! Only the last is charged from the firmware: with it, the two agree within 25% where the check
-//! binds (`tests/firmware_exec.rs`). The rest would slow the model down to the firmware's code
-//! as it is, which is not yet the code a card should run (docs/decisions.md, D26 and D31), and
-//! no per-call charge can stand for it: what a run waits for is the senders' protocol code
-//! between the calls (the what-if runs of D37).
+//! The firmware's costs, from PC traces of the 03 default (`komorebi broadcast --device
+//! pcie-sim --exec firmware --check none`) over 100,000 cycles of steady state (cycles 100,000
+//! to 200,000), commit c448c57, 2026-12-05, pipelined cost rule with overlapping loads:
+//!
+//! | call | where it was measured | firmware | `TtMetal` | `Firmware` |
+//! |---|---|---|---|---|
+//! | a NoC command | the column sender (writer of (6, 11)): 224 page reads in 24,616 cycles (`read_block` and `issue_pages`: 110 each) and 112 multicasts in 8,288 (74 each) | 98 | 8 | 98 |
+//! | another call of a data-movement kernel | a receiver (writer of (2, 3)): 343 rounds of `arrive`'s wait in 70,503 cycles (marker pump, condition, wait loop, clock), 205 a round of four calls (compute's popped count, the VALID word, the stop flag, the clock) | 51 | 1 | 51 |
+//! | another call of compute | compute of (6, 11): 1,702 rounds of its wait for pages in 65,685 cycles, 38.6 a round of three calls (pages ready, the stop flag, the clock) | 12.9 | 1 | 13 |
+//! | a word compute checks | `check_page`'s loop (`compute_scan_word_cycles` below) | 5.94 | 6 | 6 |
+//!
+//! The firmware's other code (decoding a command's program, some 34 cycles a word of the
+//! command, the protocol's bookkeeping between calls) has no call of its own; the command's
+//! words are loaded one call each, which stands for their decoding too. How far a native run
+//! with the firmware's costs is from the firmware run is tested on five shapes in both check
+//! modes (`tests/firmware_exec.rs`) and recorded in docs/decisions.md (D41).
 //!
 //! Leaf module: imports nothing of the crate.
 
@@ -100,8 +104,13 @@ pub struct Timing {
     pub dram_row_bytes: u32,
     /// Cycles a kernel spends programming a NoC command (MMIO stores).
     pub kernel_issue_cycles: u64,
-    /// Cycles a kernel spends on any other HAL call (a register or L1 word access).
+    /// Cycles a data-movement kernel spends on any other HAL call (a register or L1 word
+    /// access).
     pub kernel_call_cycles: u64,
+    /// Cycles a compute kernel spends on any HAL call (its circular buffers' counters, the
+    /// control block, the clock): the same as `kernel_call_cycles` with tt-metal's costs, less
+    /// with the firmware's, whose compute rounds are tighter ([`KernelCosts`]).
+    pub compute_call_cycles: u64,
     /// Cycles a compute kernel spends per 32-bit word it copies out of a circular-buffer page
     /// with `read_page`: 21, the word-copy loop of the firmware's `SiliconCb::read_page` (an L1
     /// load, 8, a store to local RAM and the loop), 20.5 a word in the firmware profile of
@@ -147,13 +156,81 @@ impl Default for Timing {
             dram_row_bytes: 2048,
             kernel_issue_cycles: 8,
             kernel_call_cycles: 1,
+            compute_call_cycles: 1,
             compute_read_word_cycles: 21,
             compute_scan_word_cycles: 6,
         }
     }
 }
 
+/// What the simulator charges its native kernels per HAL call (the module docs have the
+/// figures and where the firmware's were measured). The firmware's own cores are charged per
+/// instruction whatever this says.
+#[derive(
+    Copy, Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum KernelCosts {
+    /// tt-metal's lean kernels: 8 cycles a NoC command, 1 any other call (the default, what the
+    /// timing model is calibrated with).
+    #[default]
+    TtMetal,
+    /// komorebi's firmware as profiled: 98 cycles a NoC command, 51 any other call of a
+    /// data-movement kernel, 13 of compute.
+    Firmware,
+}
+
+impl KernelCosts {
+    /// Every choice, as `--kernel-costs` names them.
+    pub const ALL: [Self; 2] = [Self::TtMetal, Self::Firmware];
+
+    /// The name `--kernel-costs` and the JSON give it: `tt-metal` or `firmware`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::TtMetal => "tt-metal",
+            Self::Firmware => "firmware",
+        }
+    }
+
+    /// `(kernel_issue_cycles, kernel_call_cycles, compute_call_cycles)`.
+    const fn charges(self) -> (u64, u64, u64) {
+        match self {
+            Self::TtMetal => (8, 1, 1),
+            Self::Firmware => (98, 51, 13),
+        }
+    }
+}
+
+impl std::fmt::Display for KernelCosts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for KernelCosts {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == s.trim())
+            .ok_or_else(|| {
+                format!("'{s}' is not a kernel cost table (allowed: tt-metal, firmware)")
+            })
+    }
+}
+
 impl Timing {
+    /// This timing with the native kernels charged `costs` per call; everything else is kept.
+    pub fn with_kernel_costs(self, costs: KernelCosts) -> Self {
+        let (issue, call, compute) = costs.charges();
+        Self {
+            kernel_issue_cycles: issue,
+            kernel_call_cycles: call,
+            compute_call_cycles: compute,
+            ..self
+        }
+    }
+
     /// Wormhole B0's timing, **assumed, not calibrated**: its own AICLK (1,000 MHz, tt-umd
     /// `AICLK_BUSY_VAL`), flit (32 bytes, tt-metal Wormhole `NOC_WORD_BYTES`) and packet (8 KiB,
     /// `NOC_MAX_BURST_SIZE`), and DRAM rate (288 GB/s over its 6 banks, Tenstorrent's n150
@@ -183,5 +260,51 @@ impl Timing {
     /// Cycles of `ns` nanoseconds at AICLK, rounded up.
     pub fn cycles_of_ns(&self, ns: u64) -> u64 {
         (ns as u128 * self.aiclk_mhz as u128).div_ceil(1000) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_costs_change_only_the_per_call_charges() {
+        let t = Timing::default();
+        assert_eq!(t.with_kernel_costs(KernelCosts::TtMetal), t);
+        let f = t.with_kernel_costs(KernelCosts::Firmware);
+        assert_eq!(
+            (
+                f.kernel_issue_cycles,
+                f.kernel_call_cycles,
+                f.compute_call_cycles
+            ),
+            (98, 51, 13)
+        );
+        let back = Timing {
+            kernel_issue_cycles: t.kernel_issue_cycles,
+            kernel_call_cycles: t.kernel_call_cycles,
+            compute_call_cycles: t.compute_call_cycles,
+            ..f
+        };
+        assert_eq!(back, t);
+        // Wormhole's timing keeps its own clock and flits.
+        let w = Timing::wormhole().with_kernel_costs(KernelCosts::Firmware);
+        assert_eq!(
+            (w.aiclk_mhz, w.flit_bytes, w.kernel_call_cycles),
+            (1000, 32, 51)
+        );
+    }
+
+    #[test]
+    fn kernel_costs_parse_their_names_and_refuse_others() {
+        for k in KernelCosts::ALL {
+            assert_eq!(k.name().parse::<KernelCosts>(), Ok(k));
+            assert_eq!(k.to_string(), k.name());
+        }
+        let e = "fast".parse::<KernelCosts>().unwrap_err();
+        assert!(
+            e.contains("'fast'") && e.contains("allowed: tt-metal, firmware"),
+            "{e}"
+        );
     }
 }

@@ -186,9 +186,14 @@ impl World {
         self.charge(task, self.cfg.timing.kernel_issue_cycles)
     }
 
-    /// Charges one other HAL call.
+    /// Charges one other HAL call, at the rate of the calling kernel's kind.
     pub(crate) fn charge_call(&mut self, task: usize) -> u64 {
-        self.charge(task, self.cfg.timing.kernel_call_cycles)
+        let t = &self.cfg.timing;
+        let cycles = match self.sched.tasks[task].kernel {
+            Role::Compute => t.compute_call_cycles,
+            Role::Reader | Role::Writer => t.kernel_call_cycles,
+        };
+        self.charge(task, cycles)
     }
 
     /// Adds `cycles` to a task's clock and returns the new time.

@@ -85,6 +85,11 @@ pub struct BroadcastConfig {
     pub firmware: Option<PathBuf>,
     /// What the simulated card's cores run (`--device pcie-sim` only).
     pub exec: Exec,
+    /// What the simulator charges its native kernels per HAL call (`--kernel-costs`): tt-metal's
+    /// lean kernels (the default) or komorebi's firmware as profiled, so that a native run
+    /// predicts a firmware run. `sim` and `pcie-sim` only; with `--exec firmware` it prices the
+    /// native runs a bench puts beside the firmware's.
+    pub kernel_costs: komorebi_sim::KernelCosts,
     /// What compute does with the words it receives (`--check`): [`Check::Full`] reads and
     /// checks every word of every page; [`Check::None`] reads none and only takes and pops the
     /// blocks in protocol order, so a run measures the protocol and the NoC (every give-up,
@@ -274,6 +279,7 @@ impl Default for BroadcastConfig {
             device: DeviceChoice::Sim,
             firmware: None,
             exec: Exec::Native,
+            kernel_costs: komorebi_sim::KernelCosts::TtMetal,
             check: Check::Full,
             protocol: Protocol::Komorebi,
         }
@@ -548,6 +554,18 @@ impl BroadcastConfig {
                      by instruction (allowed: --profile with --device pcie-sim --exec firmware, \
                      a Blackhole)",
                     self.device, self.exec
+                ),
+            ));
+        }
+        if self.kernel_costs != komorebi_sim::KernelCosts::default() && !self.device.in_process() {
+            return Err(flag(
+                "--kernel-costs",
+                format!(
+                    "{} with --device {}: only the simulator charges native kernels per call \
+                     (allowed: --kernel-costs {} or firmware with --device sim or pcie-sim)",
+                    self.kernel_costs,
+                    self.device,
+                    komorebi_sim::KernelCosts::default()
                 ),
             ));
         }

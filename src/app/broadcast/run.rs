@@ -62,7 +62,7 @@ pub(super) fn sim_config(cfg: &BroadcastConfig) -> SimConfig {
     let wormhole = cfg.chip == crate::chip::ChipKind::Wormhole;
     SimConfig {
         wormhole: wormhole.then_some(cfg.row_harvest),
-        timing: crate::chip::sim_timing(cfg.chip),
+        timing: crate::chip::sim_timing(cfg.chip).with_kernel_costs(cfg.kernel_costs),
         harvest: cfg.harvest,
         fused_dram: cfg.fused_dram,
         seed: cfg.seed,

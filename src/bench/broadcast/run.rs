@@ -194,6 +194,9 @@ pub struct BroadcastBenchReport {
     pub device: String,
     /// What the cores ran: `native` or `firmware`.
     pub exec: &'static str,
+    /// What the simulator charged the native kernels per call (`--kernel-costs`): `tt-metal`
+    /// or `firmware` (with `exec` `firmware`: the native runs beside the firmware's).
+    pub kernel_costs: &'static str,
     /// How each run ran its jobs: `dispatcher` or `feeder`.
     pub runner: &'static str,
     /// Dispatcher worker threads of each run (0 with the feeder).
@@ -238,6 +241,7 @@ impl BroadcastBenchReport {
                 Exec::Native => "native",
                 Exec::Firmware => "firmware",
             },
+            kernel_costs: shape.kernel_costs.name(),
             runner,
             workers,
             rows,
@@ -486,8 +490,9 @@ impl fmt::Display for BroadcastBenchReport {
         if beside_native {
             writeln!(
                 f,
-                "native: the same row on the native kernels; ratio: firmware cycles / native \
-                 cycles"
+                "native: the same row on the native kernels, charged {} costs per call \
+                 (--kernel-costs); ratio: firmware cycles / native cycles",
+                self.kernel_costs
             )?;
         }
         if self.rows.iter().any(|r| r.speedup.is_some()) {
