@@ -3,8 +3,8 @@
 //! Every call charges the calling kernel's clock (`Timing::kernel_issue_cycles` for a NoC
 //! command, `kernel_call_cycles` or, for compute, `compute_call_cycles` otherwise: tt-metal's
 //! few cycles or the firmware's measured costs, `KernelCosts`), so polling costs time as it
-//! does on a baby core. Transfers are timed by the world (`world.rs`). A kernel stalled by a fault gets
-//! neutral answers and its calls change nothing.
+//! does on a baby core. Transfers are timed by the world (`world.rs`). A kernel stalled by a
+//! fault gets neutral answers and its calls change nothing.
 //!
 //! | Module | Handle | What it is |
 //! |---|---|---|
