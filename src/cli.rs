@@ -270,8 +270,7 @@ pub struct BroadcastFlags {
     /// protocol and the NoC, not the checking (on the simulator compute is then charged nothing
     /// for reading). With `none` exit 0 still means every protocol step succeeded (every block
     /// announced, received and popped in order, every DONE marker and acknowledgement, no
-    /// give-up, no timeout), but promises nothing of the bytes: no byte is checked and
-    /// `checked_bytes` is 0.
+    /// give-up, no timeout), but promises nothing of the bytes (`checked_bytes` is 0).
     #[arg(long, value_enum, default_value = "full")]
     pub check: CheckFlag,
     /// Which protocol moves the blocks: `komorebi` (this crate's broadcast: VALID and DONE
@@ -489,7 +488,8 @@ impl BroadcastFlags {
     /// The program configuration these flags describe (the error: [`ShapeFlags::config`]'s).
     pub fn config(&self) -> Result<BroadcastConfig, String> {
         self.config_without_speed_up()?
-            .with_speed_up(&self.speed_up, self.speed_up_by)
+            .charged_as_run()
+            .and_then(|c| c.with_speed_up(&self.speed_up, self.speed_up_by))
             .map_err(|e| e.to_string())
     }
 

@@ -469,9 +469,14 @@ fn on_the_firmware_each_row_gives_the_native_cycles_and_the_ratio_beside_it() {
     let (code, priced) = bench(&format!("{shape} --exec firmware {costs}"));
     assert_eq!(code, 0, "{priced}");
     assert_eq!(priced["kernel_costs"], "firmware");
-    let (_, native) = bench(&format!(
+    let (code, native) = bench(&format!(
         "{shape} --exec native --protocols komorebi {costs}"
     ));
+    assert_eq!(code, 0, "{native}");
+    assert_eq!(
+        (self::rows(&priced).len(), self::rows(&native).len()),
+        (rows.len(), rows.len())
+    );
     for ((row, priced_row), native_row) in rows
         .iter()
         .zip(self::rows(&priced))

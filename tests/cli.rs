@@ -774,6 +774,13 @@ fn kernel_costs_are_the_simulators_and_take_two_names() {
         ]);
         assert_eq!(code, 0, "{costs}: {err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        // The JSON names the firmware's costs, and only those.
+        let named = if costs == "firmware" {
+            "firmware".into()
+        } else {
+            serde_json::Value::Null
+        };
+        assert_eq!(v.get("kernel_costs").cloned().unwrap_or_default(), named);
         v["cycles"].as_u64().unwrap()
     };
     let (tt_metal, firmware) = (cycles("tt-metal"), cycles("firmware"));
@@ -790,9 +797,24 @@ fn kernel_costs_are_the_simulators_and_take_two_names() {
         "--kernel-costs",
         "firmware",
     ]);
-    assert_ne!(code, 0, "{out}");
+    assert_eq!(code, 2, "{out}");
     assert!(
         err.contains("--kernel-costs") && err.contains("--device sim or pcie-sim"),
+        "{err}"
+    );
+    // The firmware's cores are charged per instruction: a table for them would do nothing.
+    let (code, out, err) = komorebi(&[
+        "broadcast",
+        "--device",
+        "pcie-sim",
+        "--exec",
+        "firmware",
+        "--kernel-costs",
+        "firmware",
+    ]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.contains("--kernel-costs") && err.contains("with --exec native"),
         "{err}"
     );
 }

@@ -27,8 +27,9 @@
 //!
 //! The native kernels run the protocol's code for free and are charged per HAL call
 //! (`kernel_issue_cycles` a NoC command, `kernel_call_cycles` any other call of a
-//! data-movement kernel, `compute_call_cycles` any other call of compute) and per checked word
-//! (`compute_scan_word_cycles`). [`KernelCosts`] chooses the per-call charges:
+//! data-movement kernel, `compute_call_cycles` any other call of compute, the circular
+//! buffers' counters included) and per word copied or checked (`compute_read_word_cycles`,
+//! `compute_scan_word_cycles`). [`KernelCosts`] chooses the per-call charges:
 //!
 //! - [`KernelCosts::TtMetal`] (the default): 8 cycles a NoC command, 1 any other call, the
 //!   cost of tt-metal's lean data-movement kernels, whose measured figures the model is
@@ -214,7 +215,7 @@ impl std::str::FromStr for KernelCosts {
             .into_iter()
             .find(|k| k.name() == s.trim())
             .ok_or_else(|| {
-                format!("'{s}' is not a kernel cost table (allowed: tt-metal, firmware)")
+                format!("'{s}' is not a --kernel-costs choice (allowed: tt-metal, firmware)")
             })
     }
 }

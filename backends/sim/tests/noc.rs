@@ -703,3 +703,39 @@ fn unicast_routes_go_x_then_y_on_noc0_and_y_then_x_on_noc1_around_the_torus() {
     assert_eq!(hops((5, 5), (5, 5)), 0);
     assert_eq!(unicast_path(1, (5, 5), (5, 5)), vec![(5, 5)]);
 }
+
+#[test]
+fn each_kind_of_kernel_is_charged_its_own_cost_a_call() {
+    let timing = Timing::default().with_kernel_costs(KernelCosts::Firmware);
+    let mut sim = Sim::new(SimConfig {
+        timing,
+        ..SimConfig::default()
+    });
+    let took = log();
+    for role in [Role::Writer, Role::Compute, Role::Reader] {
+        let took = took.clone();
+        sim.spawn((1, 2), role, move |env| async move {
+            let mut ctrl = env.ctrl();
+            let t0 = ctrl.now();
+            for _ in 0..10 {
+                ctrl.load(0).unwrap();
+            }
+            // Ten loads and this clock read: eleven calls.
+            let t1 = ctrl.now();
+            took.borrow_mut().push((role, t1 - t0));
+        })
+        .unwrap();
+    }
+    assert_eq!(sim.run(u64::MAX), RunOutcome::Quiescent);
+    let mut took = took.borrow().clone();
+    took.sort_by_key(|&(role, _)| role as u8);
+    assert_eq!(
+        took,
+        [
+            (Role::Reader, 11 * timing.kernel_call_cycles),
+            (Role::Writer, 11 * timing.kernel_call_cycles),
+            (Role::Compute, 11 * timing.compute_call_cycles),
+        ]
+    );
+    assert_ne!(timing.kernel_call_cycles, timing.compute_call_cycles);
+}

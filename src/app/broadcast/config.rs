@@ -353,6 +353,27 @@ impl BroadcastConfig {
         Ok(self)
     }
 
+    /// This config, unless it names a `--kernel-costs` table for a run that has no native
+    /// kernels to charge (`--exec firmware`: the firmware's cores are charged per instruction).
+    /// `bench broadcast --exec firmware` does not ask: its table prices the native runs it puts
+    /// beside the firmware's.
+    pub fn charged_as_run(self) -> Result<Self, BroadcastError> {
+        // (ttsim and a card run the firmware too: their refusal, the device's, comes later.)
+        let priced = self.kernel_costs != komorebi_sim::KernelCosts::default();
+        if priced && self.exec == Exec::Firmware && self.device.in_process() {
+            return Err(flag(
+                "--kernel-costs",
+                format!(
+                    "{} with --exec firmware: the firmware's cores are charged per instruction \
+                     (allowed: --kernel-costs with --exec native, or with bench broadcast --exec \
+                     firmware, whose native column it prices)",
+                    self.kernel_costs
+                ),
+            ));
+        }
+        Ok(self)
+    }
+
     /// Refuses a what-if run (`--speed-up`) where no code's cycles can be changed.
     pub fn speed_up_allowed(&self) -> Result<(), BroadcastError> {
         if self.cores_counted() {
@@ -562,7 +583,8 @@ impl BroadcastConfig {
                 "--kernel-costs",
                 format!(
                     "{} with --device {}: only the simulator charges native kernels per call \
-                     (allowed: --kernel-costs {} or firmware with --device sim or pcie-sim)",
+                     (allowed: --kernel-costs firmware with --device sim or pcie-sim; elsewhere \
+                     only {}, the default)",
                     self.kernel_costs,
                     self.device,
                     komorebi_sim::KernelCosts::default()

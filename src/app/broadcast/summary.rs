@@ -128,6 +128,10 @@ pub struct BroadcastSummary {
     pub check: &'static str,
     /// The protocol that moved the blocks: `komorebi` or `handshake`.
     pub protocol: Protocol,
+    /// `firmware` when the native kernels were charged the firmware's costs per call
+    /// (`--kernel-costs firmware`); left out of the JSON with tt-metal's, the default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_costs: Option<&'static str>,
     /// Jobs run.
     pub jobs: u32,
     /// Blocks per broadcast per job.
@@ -302,6 +306,8 @@ impl BroadcastSummary {
                 Check::None => "none",
             },
             protocol: cfg.protocol,
+            kernel_costs: (cfg.kernel_costs != komorebi_sim::KernelCosts::default())
+                .then(|| cfg.kernel_costs.name()),
             jobs: cfg.jobs,
             blocks: cfg.blocks,
             broadcasts,
@@ -470,7 +476,7 @@ impl std::fmt::Display for BroadcastSummary {
         let n = |v: u64, one: &str, many: &str| count(v, one, many);
         writeln!(
             f,
-            "broadcast on {}{} ({} protocol): {} of {} each; per job {} (rows, NoC0) and {} (columns, NoC1)",
+            "broadcast on {}{} ({} protocol{}): {} of {} each; per job {} (rows, NoC0) and {} (columns, NoC1)",
             match self.device.as_str() {
                 "sim" => "the simulator".to_string(),
                 "pcie-sim" => "the simulator as a PCIe card".to_string(),
@@ -480,6 +486,9 @@ impl std::fmt::Display for BroadcastSummary {
                 .map(|b| format!(" with DRAM bank {b} fused off"))
                 .unwrap_or_default(),
             self.protocol,
+            self.kernel_costs
+                .map(|k| format!("; native kernels charged {k} costs per call"))
+                .unwrap_or_default(),
             n(self.jobs as u64, "job", "jobs"),
             n(self.blocks as u64, "block", "blocks"),
             n(self.broadcasts[0] as u64, "A broadcast", "A broadcasts"),

@@ -406,10 +406,14 @@ impl fmt::Display for BroadcastBenchReport {
         };
         writeln!(
             f,
-            "komorebi bench broadcast: {}; on {} ({}) {through}",
+            "komorebi bench broadcast: {}; on {} ({}{}) {through}",
             self.shape(),
             self.device,
-            self.exec
+            self.exec,
+            match self.kernel_costs {
+                "tt-metal" => String::new(),
+                k => format!("; native kernels charged {k} costs per call"),
+            }
         )?;
         let beside_native = self.rows.iter().any(|r| r.native_cycles.is_some());
         let columns: Vec<Column> = [

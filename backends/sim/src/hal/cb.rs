@@ -185,19 +185,19 @@ impl cb::CircularBuffer for SimCb {
     }
 
     fn pushed(&mut self) -> Result<u16, CbError> {
-        self.world.borrow_mut().charge(self.task, 1);
+        self.world.borrow_mut().charge_call(self.task);
         self.with(|c| c.pushed).ok_or_else(|| self.not_configured())
     }
 
     fn popped(&mut self) -> Result<u16, CbError> {
-        self.world.borrow_mut().charge(self.task, 1);
+        self.world.borrow_mut().charge_call(self.task);
         self.with(|c| c.popped).ok_or_else(|| self.not_configured())
     }
 
     fn pages_ready(&mut self) -> Result<u16, CbError> {
         let stalled = {
             let mut w = self.world.borrow_mut();
-            w.charge(self.task, 1);
+            w.charge_call(self.task);
             w.stalled(self.task)
         };
         self.with(|c| if stalled { 0 } else { c.ready() })
@@ -207,7 +207,7 @@ impl cb::CircularBuffer for SimCb {
     fn pages_free(&mut self) -> Result<u16, CbError> {
         let stalled = {
             let mut w = self.world.borrow_mut();
-            w.charge(self.task, 1);
+            w.charge_call(self.task);
             w.stalled(self.task)
         };
         self.with(|c| if stalled { 0 } else { c.pages - c.ready() })
@@ -239,14 +239,15 @@ impl cb::CircularBuffer for SimCb {
     fn read_page(&mut self, page: u16, offset: u32, buf: &mut [u8]) -> Result<(), CbError> {
         let mut w = self.world.borrow_mut();
         let words = buf.len().div_ceil(4) as u64;
-        let cycles = 1 + words * w.cfg.timing.compute_read_word_cycles;
+        let cycles = words * w.cfg.timing.compute_read_word_cycles;
+        w.charge_call(self.task);
         w.charge(self.task, cycles);
         self.copy_page(&w, page, offset, buf)
     }
 
-    /// One run, the whole page, charged `1 + words * compute_scan_word_cycles`: the cost of the
-    /// firmware's scan and of the work it does on each word (a native kernel's own arithmetic
-    /// is free), whether or not `scan` accepts the page.
+    /// One run, the whole page, charged a call and `words * compute_scan_word_cycles`: the cost
+    /// of the firmware's scan and of the work it does on each word (a native kernel's own
+    /// arithmetic is free), whether or not `scan` accepts the page.
     fn scan_page(
         &mut self,
         page: u16,
@@ -256,7 +257,8 @@ impl cb::CircularBuffer for SimCb {
             let mut w = self.world.borrow_mut();
             let c = w.tiles[self.tile as usize].cbs[self.index as usize].as_ref();
             let words = c.ok_or_else(|| self.not_configured())?.page_size / 4;
-            let cycles = 1 + words as u64 * w.cfg.timing.compute_scan_word_cycles;
+            let cycles = words as u64 * w.cfg.timing.compute_scan_word_cycles;
+            w.charge_call(self.task);
             w.charge(self.task, cycles);
             let mut bytes = vec![0u8; 4 * words as usize];
             self.copy_page(&w, page, 0, &mut bytes)?;
