@@ -353,13 +353,19 @@ impl BroadcastConfig {
         Ok(self)
     }
 
+    /// The `--kernel-costs` table when it is not the default (tt-metal's): the one the summary
+    /// names, and the one only the simulator's native kernels can be charged.
+    pub fn named_kernel_costs(&self) -> Option<komorebi_sim::KernelCosts> {
+        Some(self.kernel_costs).filter(|&k| k != komorebi_sim::KernelCosts::default())
+    }
+
     /// This config, unless it names a `--kernel-costs` table for a run that has no native
     /// kernels to charge (`--exec firmware`: the firmware's cores are charged per instruction).
     /// `bench broadcast --exec firmware` does not ask: its table prices the native runs it puts
     /// beside the firmware's.
     pub fn charged_as_run(self) -> Result<Self, BroadcastError> {
         // (ttsim and a card run the firmware too: their refusal, the device's, comes later.)
-        let priced = self.kernel_costs != komorebi_sim::KernelCosts::default();
+        let priced = self.named_kernel_costs().is_some();
         if priced && self.exec == Exec::Firmware && self.device.in_process() {
             return Err(flag(
                 "--kernel-costs",
@@ -578,7 +584,7 @@ impl BroadcastConfig {
                 ),
             ));
         }
-        if self.kernel_costs != komorebi_sim::KernelCosts::default() && !self.device.in_process() {
+        if self.named_kernel_costs().is_some() && !self.device.in_process() {
             return Err(flag(
                 "--kernel-costs",
                 format!(

@@ -57,4 +57,5 @@ pub use plan::BroadcastPlan;
 pub use ranks::{RankEnd, RankRun, run_ranks};
 pub use records::{BroadcastRecords, open_session};
 pub use run::{run, run_dispatched, run_session, run_session_on};
+pub(crate) use summary::kernel_costs_note;
 pub use summary::{BroadcastSummary, ChipSummary, JobResult, RankSummary};

@@ -131,7 +131,7 @@ pub struct BroadcastSummary {
     /// `firmware` when the native kernels were charged the firmware's costs per call
     /// (`--kernel-costs firmware`); left out of the JSON with tt-metal's, the default.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel_costs: Option<&'static str>,
+    pub kernel_costs: Option<komorebi_sim::KernelCosts>,
     /// Jobs run.
     pub jobs: u32,
     /// Blocks per broadcast per job.
@@ -306,8 +306,7 @@ impl BroadcastSummary {
                 Check::None => "none",
             },
             protocol: cfg.protocol,
-            kernel_costs: (cfg.kernel_costs != komorebi_sim::KernelCosts::default())
-                .then(|| cfg.kernel_costs.name()),
+            kernel_costs: cfg.named_kernel_costs(),
             jobs: cfg.jobs,
             blocks: cfg.blocks,
             broadcasts,
@@ -471,6 +470,15 @@ impl BroadcastSummary {
     }
 }
 
+/// What a report's first line adds for the native kernels' costs a call: nothing for the
+/// default (tt-metal's), else which table charged them.
+pub(crate) fn kernel_costs_note(costs: komorebi_sim::KernelCosts) -> String {
+    if costs == komorebi_sim::KernelCosts::default() {
+        return String::new();
+    }
+    format!("; native kernels charged {costs} costs per call")
+}
+
 impl std::fmt::Display for BroadcastSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let n = |v: u64, one: &str, many: &str| count(v, one, many);
@@ -486,9 +494,7 @@ impl std::fmt::Display for BroadcastSummary {
                 .map(|b| format!(" with DRAM bank {b} fused off"))
                 .unwrap_or_default(),
             self.protocol,
-            self.kernel_costs
-                .map(|k| format!("; native kernels charged {k} costs per call"))
-                .unwrap_or_default(),
+            kernel_costs_note(self.kernel_costs.unwrap_or_default()),
             n(self.jobs as u64, "job", "jobs"),
             n(self.blocks as u64, "block", "blocks"),
             n(self.broadcasts[0] as u64, "A broadcast", "A broadcasts"),

@@ -196,7 +196,7 @@ pub struct BroadcastBenchReport {
     pub exec: &'static str,
     /// What the simulator charged the native kernels per call (`--kernel-costs`): `tt-metal`
     /// or `firmware` (with `exec` `firmware`: the native runs beside the firmware's).
-    pub kernel_costs: &'static str,
+    pub kernel_costs: komorebi_sim::KernelCosts,
     /// How each run ran its jobs: `dispatcher` or `feeder`.
     pub runner: &'static str,
     /// Dispatcher worker threads of each run (0 with the feeder).
@@ -241,7 +241,7 @@ impl BroadcastBenchReport {
                 Exec::Native => "native",
                 Exec::Firmware => "firmware",
             },
-            kernel_costs: shape.kernel_costs.name(),
+            kernel_costs: shape.kernel_costs,
             runner,
             workers,
             rows,
@@ -410,10 +410,7 @@ impl fmt::Display for BroadcastBenchReport {
             self.shape(),
             self.device,
             self.exec,
-            match self.kernel_costs {
-                "tt-metal" => String::new(),
-                k => format!("; native kernels charged {k} costs per call"),
-            }
+            crate::app::broadcast::kernel_costs_note(self.kernel_costs)
         )?;
         let beside_native = self.rows.iter().any(|r| r.native_cycles.is_some());
         let columns: Vec<Column> = [
