@@ -2,10 +2,12 @@
 //! byte counts, no protocol violation, for the shapes of the specification.
 
 use blackhole_pac::harvest::HarvestMask;
+use komorebi::Backend;
 use komorebi::app::broadcast::{self, BroadcastConfig, BroadcastSummary};
 use komorebi_broadcast::Along;
 use komorebi_broadcast::layout::{self};
 use komorebi_hal::{LogicalRect, NocId};
+use komorebi_sim::{SimConfig, SourceRead};
 
 fn small(rect: LogicalRect, blocks: u32, window: u8) -> BroadcastConfig {
     BroadcastConfig {
@@ -202,5 +204,41 @@ fn bad_flags_are_refused_with_the_flag_named() {
         c.jobs = c.jobs.min(1);
         let e = broadcast::run(&c, |_| {}).unwrap_err().to_string();
         assert!(e.starts_with(flag), "{e}");
+    }
+}
+
+#[test]
+fn no_source_changes_while_its_write_is_in_flight_under_either_checked_reading() {
+    // The simulator reads each write's source at issue or at departure and reports a source
+    // changed in between: data, VALID and marker sources alike. Without checking, compute pops
+    // at once, so every slot and marker source is reused as early as the protocol allows;
+    // windows 1 and 2 (no and one block read ahead). (The simulator's NIU sends a packet soon
+    // after its issue, before any DRAM read lands: a slot read into too early is caught by the
+    // device tests' `a_sender_reads_into_a_slot_only_once_...`, not here.)
+    for read in [SourceRead::IssueChecked, SourceRead::DepartureChecked] {
+        for window in [1, 2] {
+            for seed in 0..4 {
+                let cfg = BroadcastConfig {
+                    check: broadcast::Check::None,
+                    seed,
+                    adversarial: seed > 0,
+                    ..small(LogicalRect::new(0, 0, 4, 3), 8, window)
+                };
+                let sim = SimConfig {
+                    source_read: read,
+                    seed,
+                    adversarial: seed > 0,
+                    ..SimConfig::default()
+                };
+                let (s, _) = broadcast::run_session_on(&cfg, Backend::Simulator(sim), |_| {})
+                    .unwrap_or_else(|e| panic!("{read:?} window {window} seed {seed}: {e}"));
+                assert!(
+                    s.ok && s.violations.is_empty(),
+                    "replay: {read:?} window {window} seed {seed} adversarial {}: {:?}\n{s}",
+                    seed > 0,
+                    s.violations
+                );
+            }
+        }
     }
 }

@@ -1523,11 +1523,14 @@ struct Reads {
     pending: BTreeMap<u8, u32>,
     /// By tag: how many polls a tag's reads take to land once issued (absent: at once).
     delay: BTreeMap<u8, u32>,
+    /// How many more `writes_sent` polls say a write is still outgoing (0: every write left).
+    unsent: u32,
 }
 
 /// NoC0 (1,2) that logs every call. A read of tag `t` keeps `t` outstanding for `delay[t]`
 /// polls: each `tagged_reads_done(t)` while it is counts one, and each `reads_done` counts one
-/// for every tag outstanding. Every multicast is taken, every write has left.
+/// for every tag outstanding. Every multicast is taken; writes have left once `unsent` polls
+/// of `writes_sent` said they had not.
 fn logging_noc(r: &Arc<Mutex<Reads>>) -> MockNocMulticast {
     let mut n = noc_at(1, 2);
     let st = r.clone();
@@ -1581,8 +1584,11 @@ fn logging_noc(r: &Arc<Mutex<Reads>>) -> MockNocMulticast {
         });
     let st = r.clone();
     n.expect_writes_sent().returning(move || {
-        st.lock().unwrap().calls.push(Call::WritesSent);
-        Ok(true)
+        let mut g = st.lock().unwrap();
+        g.calls.push(Call::WritesSent);
+        let sent = g.unsent == 0;
+        g.unsent = g.unsent.saturating_sub(1);
+        Ok(sent)
     });
     n
 }
@@ -1625,14 +1631,14 @@ fn a_sender_reading_ahead_waits_for_its_blocks_tag_only_and_for_every_read_when_
     assert_eq!(tags, [0, 1, 2, 3, 0, 1, 2, 3, 0, 1]);
     // First lap: every slot is free, so blocks 0..=3 are reserved before block 0 is cast.
     for block in 0..4 {
-        assert!(b.reserve_ready(block), "block {block}");
+        assert!(b.reserve_ready(&mut dm.noc, block), "block {block}");
         let slot = block_on(b.reserve(&mut dm, block)).unwrap();
         assert_eq!(slot, l1(CB_BASE + block * SLOT));
         read_ahead(&mut dm, &b, block, slot);
     }
     // Block 4 is `window` ahead of block 0: `reserve` would refuse it at once, not wait, so
     // `reserve_ready` says true (module docs).
-    assert!(b.reserve_ready(4));
+    assert!(b.reserve_ready(&mut dm.noc, 4));
     // Tag 0 landed, tag 1 has not: cast(0) asks for tag 0 only and goes ahead.
     block_on(b.cast(&mut dm, 0)).unwrap();
     let mut expected: Vec<Call> = (0..4u32)
@@ -1652,11 +1658,11 @@ fn a_sender_reading_ahead_waits_for_its_blocks_tag_only_and_for_every_read_when_
         "tag 1 still outstanding"
     );
     // Slot 0 is free again only once the sender's own compute popped both pages of block 0.
-    assert!(!b.reserve_ready(4));
+    assert!(!b.reserve_ready(&mut dm.noc, 4));
     s.lock().unwrap().popped = 1;
-    assert!(!b.reserve_ready(4));
+    assert!(!b.reserve_ready(&mut dm.noc, 4));
     s.lock().unwrap().popped = PAGES;
-    assert!(b.reserve_ready(4));
+    assert!(b.reserve_ready(&mut dm.noc, 4));
     assert_eq!(block_on(b.reserve(&mut dm, 4)), Ok(l1(CB_BASE)));
     // Block 4's reads (tag 0 again) take 3 polls to land.
     r.lock().unwrap().delay.insert(0, 3);
@@ -1708,6 +1714,73 @@ fn a_sender_reading_ahead_waits_for_its_blocks_tag_only_and_for_every_read_when_
     assert_eq!(b.give_up(), None);
 }
 
+/// A window-1 sender that cast block 0 (nothing was outgoing, so VALID followed the data at
+/// once and nothing has said since that the data left) and whose compute popped it.
+fn sender_after_block_0_of_window_1(
+    s: &Shared,
+    r: &Arc<Mutex<Reads>>,
+) -> (Dm, Broadcast<MockCircularBuffer>) {
+    s.lock().unwrap().compute = ComputeMode::PopsAll;
+    let (mut dm, mut b) = ahead_sender(s, logging_noc(r), 1);
+    let slot = block_on(b.reserve(&mut dm, 0)).unwrap();
+    read_ahead(&mut dm, &b, 0, slot);
+    block_on(b.cast(&mut dm, 0)).unwrap();
+    let mut expected: Vec<Call> = (0..PAGES as u32)
+        .map(|page| Call::Read {
+            dst: CB_BASE + page * PAGE,
+            tag: 0,
+        })
+        .collect();
+    expected.push(Call::AllDone(true));
+    expected.extend(data_and_valid(CB_BASE));
+    assert_eq!(take_calls(r), expected);
+    (dm, b)
+}
+
+#[test]
+fn a_sender_reads_into_a_slot_only_once_the_multicast_that_sent_its_last_block_left() {
+    let s = shared();
+    let r = Arc::new(Mutex::new(Reads::default()));
+    let (mut dm, mut b) = sender_after_block_0_of_window_1(&s, &r);
+    // Block 0's data is still outgoing for the next two polls: slot 0 may still be read by the
+    // NIU, so block 1's reads may not land there yet.
+    r.lock().unwrap().unsent = 2;
+    assert!(!b.reserve_ready(&mut dm.noc, 1));
+    assert_eq!(take_calls(&r), [Call::WritesSent]);
+    assert_eq!(block_on(b.reserve(&mut dm, 1)), Ok(l1(CB_BASE)));
+    assert_eq!(take_calls(&r), [Call::WritesSent, Call::WritesSent]);
+    // Known to have left: asked no more for this slot.
+    assert!(b.reserve_ready(&mut dm.noc, 1));
+    assert_eq!(take_calls(&r), []);
+    assert_eq!(b.give_up(), None);
+}
+
+#[test]
+fn a_sender_whose_multicast_never_leaves_its_slot_gives_up_broadcast_done_and_stops_its_tile() {
+    let s = shared();
+    let r = Arc::new(Mutex::new(Reads::default()));
+    let (mut dm, mut b) = sender_after_block_0_of_window_1(&s, &r);
+    r.lock().unwrap().unsent = u32::MAX;
+    let expected = GiveUp {
+        place: Where::BroadcastDone,
+        broadcast: 0,
+        block: 1,
+        cause: Cause::TimedOut,
+    };
+    assert_eq!(block_on(b.reserve(&mut dm, 1)), Err(expected));
+    assert!(take_calls(&r).iter().all(|c| *c == Call::WritesSent));
+    assert_eq!(
+        given_up_record(&s, 0),
+        Some(GiveUpRecord {
+            place: Where::BroadcastDone,
+            broadcast: 0,
+            block: 1,
+            sequence: SEQ
+        })
+    );
+    assert_eq!(s.lock().unwrap().stops_requested, 1);
+}
+
 #[test]
 fn a_sender_reading_ahead_with_window_2_makes_exactly_these_noc_calls() {
     // 3 blocks, window 2, the module docs' loop; compute pops at once and both receivers
@@ -1748,8 +1821,13 @@ fn a_sender_reading_ahead_with_window_2_makes_exactly_these_noc_calls() {
     expect_reads(&mut noc, &mut seq, 1, 1);
     expect_tag_done(&mut noc, &mut seq, 0);
     expect_data_and_valid(&mut noc, &mut seq, CB_BASE);
-    // Block 1: compute popped block 0, so block 2 is read into slot 0 (tag 0) before block 1
-    // is cast on tag 1.
+    // Block 1: compute popped block 0, and asked (nothing has said so since it went) the NoC
+    // says block 0's data multicast left, so block 2 is read into slot 0 (tag 0) before block
+    // 1 is cast on tag 1.
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(|| Ok(true));
     expect_reads(&mut noc, &mut seq, 2, 0);
     expect_tag_done(&mut noc, &mut seq, 1);
     expect_data_and_valid(&mut noc, &mut seq, CB_BASE + SLOT);
@@ -1769,7 +1847,7 @@ fn a_sender_reading_ahead_with_window_2_makes_exactly_these_noc_calls() {
     let mut reserved = 0;
     for block in 0..blocks {
         while reserved < (block + window).min(blocks)
-            && (reserved == block || b.reserve_ready(reserved))
+            && (reserved == block || b.reserve_ready(&mut dm.noc, reserved))
         {
             let slot = block_on(b.reserve(&mut dm, reserved)).unwrap();
             assert_eq!(slot, l1(CB_BASE + (reserved % 2) * SLOT));

@@ -25,15 +25,33 @@ impl<C: CircularBuffer> Broadcast<C> {
     }
 
     /// Sender: false when [`reserve`](Self::reserve) of `block` would wait for its slot:
-    /// its own compute has not popped the blocks that were in the slots up to it. Never waits
-    /// and records nothing. True also when `reserve` would return at once without a slot (a
-    /// `block` more than `window - 1` ahead of the next to cast, a buffer that cannot be read),
-    /// so a sender asks it only for the next block to reserve, within the window.
-    pub fn reserve_ready(&mut self, block: u32) -> bool {
+    /// its own compute has not popped the blocks that were in the slots up to it, or the
+    /// multicast of the block that was in its slot may still be reading it (asked of `noc`'s
+    /// `writes_sent` when no earlier answer says it left). Never waits and records nothing.
+    /// True also when `reserve` would return at once without a slot (a `block` more than
+    /// `window - 1` ahead of the next to cast, a buffer that cannot be read, a NoC that cannot
+    /// answer), so a sender asks it only for the next block to reserve, within the window.
+    pub fn reserve_ready<N: NocMulticast>(&mut self, noc: &mut N, block: u32) -> bool {
         let (window, pages) = self.args.map_or((0, 0), |a| (a.window, a.pages));
         let ahead = block.wrapping_sub(self.blocks);
+        if ahead >= window as u32 {
+            return true;
+        }
+        if !self.slot_sent(block, window as u32) {
+            match noc.writes_sent() {
+                Ok(true) => self.blocks_sent = self.blocks,
+                Ok(false) => return false,
+                Err(_) => return true,
+            }
+        }
         let need = ahead.saturating_add(1).saturating_mul(pages as u32);
-        ahead >= window as u32 || self.cb.pages_free().map_or(true, |f| f as u32 >= need)
+        self.cb.pages_free().map_or(true, |f| f as u32 >= need)
+    }
+
+    /// Whether the data multicast of the block that was in `block`'s slot before it (block
+    /// `block - window`) is known to have left, so that reads may land in the slot.
+    fn slot_sent(&self, block: u32, window: u32) -> bool {
+        block < window || self.blocks_sent > block - window
     }
 
     /// Sender: waits until slot `block % window` is free in its own buffer (its compute popped
@@ -73,17 +91,36 @@ impl<C: CircularBuffer> Broadcast<C> {
             return Err((PLACE, CallCause::Misuse));
         }
         let mut until = None;
+        // The multicast that sent the slot's last block may still be reading it (`cast` issues
+        // VALID without waiting for the data to leave): first wait for it to leave, a NoC
+        // barrier of the sender (one wait for both: each is code on the baby cores).
+        let mut barrier = !self.slot_sent(block, window);
         let need = (ahead + 1) * args.pages as u32;
-        let cb = &mut self.cb;
-        wait_for(
+        let (cb, sent, cast) = (&mut self.cb, &mut self.blocks_sent, self.blocks);
+        let noc = &mut dm.noc;
+        let waited = wait_for(
             &mut dm.ctrl,
             &mut dm.pause,
             &mut until,
             &mut self.wait_cycles,
             PLACE,
-            &mut |_| Ok(cb.pages_free().map_err(cb_cause)? as u32 >= need),
+            &mut |_| {
+                if barrier {
+                    if !noc.writes_sent().map_err(noc_cause)? {
+                        return Ok(false);
+                    }
+                    *sent = cast;
+                    barrier = false;
+                }
+                Ok(cb.pages_free().map_err(cb_cause)? as u32 >= need)
+            },
         )
-        .await?;
+        .await;
+        // A give-up while waiting for the NoC is `broadcast_done` (it also stops the tile).
+        waited.map_err(|(place, cause)| match barrier {
+            true => (Where::BroadcastDone, cause),
+            false => (place, cause),
+        })?;
         // Every command starts at slot 0 and only `cast` pushes, a slot at a time: the next
         // block to cast has its slot at the buffer's write pointer, and the blocks reserved
         // ahead follow it (checked when nothing is reserved ahead, as every block 0 is).
@@ -147,6 +184,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         let DataMovement { noc, ctrl, pause } = dm;
         let mut until = None;
         let known = &mut self.done_known;
+        let sent = &mut self.blocks_sent;
         // One wait for the cast's steps, in order: each poll resumes at the first step not done
         // and goes on while steps succeed. The same steps and deadline as one wait per step,
         // without entering and leaving a wait for each (about 90 cycles each on the baby cores).
@@ -183,8 +221,9 @@ impl<C: CircularBuffer> Broadcast<C> {
                     step = CastStep::Data;
                 }
                 let Some(rect) = rect else {
-                    // No receivers: VALID for the record only.
+                    // No receivers: VALID for the record only, and no multicast to leave.
                     c.store(valid, valid_word).map_err(ctrl_fail)?;
+                    *sent = block + 1;
                     return Ok(true);
                 };
                 // The data, then VALID, through one call of `multicast` (each call site of it
@@ -192,8 +231,12 @@ impl<C: CircularBuffer> Broadcast<C> {
                 loop {
                     if step == CastStep::Valid {
                         // The VALID source may change only once the previous VALID left.
-                        if !nothing_outgoing && !noc.writes_sent().map_err(noc_cause)? {
-                            return Ok(false);
+                        if !nothing_outgoing {
+                            if !noc.writes_sent().map_err(noc_cause)? {
+                                return Ok(false);
+                            }
+                            // This block's data left too.
+                            *sent = block + 1;
                         }
                         c.store(valid, valid_word).map_err(ctrl_fail)?;
                         step = CastStep::ValidCast;
@@ -204,6 +247,10 @@ impl<C: CircularBuffer> Broadcast<C> {
                         // data to leave too. The handshake peer does not look: it flushes
                         // between data and flag, as tt-metal does.
                         nothing_outgoing = !HANDSHAKE && noc.writes_sent().map_err(noc_cause)?;
+                        if nothing_outgoing {
+                            // Every block before this one left.
+                            *sent = block;
+                        }
                         (slot, len)
                     } else {
                         (src, 4)

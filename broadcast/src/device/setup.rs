@@ -73,6 +73,7 @@ impl<C: CircularBuffer> Broadcast<C> {
             },
             marker_sent: None,
             done_known: 0,
+            blocks_sent: 0,
             wait_cycles: 0,
             failed: None,
             finished: false,

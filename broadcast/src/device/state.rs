@@ -41,6 +41,9 @@ pub struct Broadcast<C> {
     pub(super) marker_sent: Option<u16>,
     /// Sender: the least DONE-BY count every receiver was last seen at (see `receivers_done`).
     pub(super) done_known: u32,
+    /// Sender: blocks whose data multicast is known to have left (it was issued before a
+    /// `writes_sent` that said true), so that their slots may be read into again (`reserve`).
+    pub(super) blocks_sent: u32,
     pub(super) wait_cycles: u64,
     pub(super) failed: Option<GiveUp>,
     pub(super) finished: bool,
