@@ -181,6 +181,14 @@ fn cb_of_window(s: &Shared, window: u8) -> MockCircularBuffer {
         Ok(capacity - g.pushed.wrapping_sub(g.popped))
     });
     let st = s.clone();
+    b.expect_pages_ready().returning(move || {
+        let mut g = st.lock().unwrap();
+        if g.compute == ComputeMode::PopsAll {
+            g.popped = g.pushed;
+        }
+        Ok(g.pushed.wrapping_sub(g.popped))
+    });
+    let st = s.clone();
     b.expect_push().returning(move |n| {
         let mut g = st.lock().unwrap();
         g.pushed = g.pushed.wrapping_add(n);

@@ -65,12 +65,17 @@ fn group() -> LogicalRect {
 
 /// The sender's words of a column of 3 cores: logical (0,0) at NoC0 (1,2) sends to (1,3)..(1,4).
 fn sender_words() -> [u32; 11] {
+    sender_words_of(PAGES)
+}
+
+/// [`sender_words`] with `pages` pages a block.
+fn sender_words_of(pages: u16) -> [u32; 11] {
     let g = common::blackhole(0);
     let params = BroadcastParams {
         broadcast: 0,
         cb: 5,
         window: WINDOW,
-        pages: PAGES,
+        pages,
     };
     let rect = LogicalRect::new(0, 0, 1, 3);
     let all = broadcast_args(&g, group(), rect, Along::Column, NocId::Noc0, params).unwrap();
@@ -132,7 +137,12 @@ fn noc(s: &Shared) -> MockNocMulticast {
 
 /// A buffer whose compute pops everything at once.
 fn cb(s: &Shared) -> MockCircularBuffer {
-    let capacity = WINDOW as u16 * PAGES;
+    cb_of(s, PAGES)
+}
+
+/// [`cb`] for blocks of `pages` pages.
+fn cb_of(s: &Shared, pages: u16) -> MockCircularBuffer {
+    let capacity = WINDOW as u16 * pages;
     let mut b = MockCircularBuffer::new();
     b.expect_capacity().return_const(capacity);
     b.expect_page_size().return_const(PAGE);
@@ -146,6 +156,7 @@ fn cb(s: &Shared) -> MockCircularBuffer {
     b.expect_popped()
         .returning(move || Ok(st.lock().unwrap().pushed));
     b.expect_pages_free().returning(move || Ok(capacity));
+    b.expect_pages_ready().returning(|| Ok(0));
     let st = s.clone();
     b.expect_push().returning(move |n| {
         let mut g = st.lock().unwrap();
@@ -158,6 +169,11 @@ fn cb(s: &Shared) -> MockCircularBuffer {
 type Dm = DataMovement<MockNocMulticast, MockControlBlock, Spin>;
 
 fn sender(s: &Shared) -> (Dm, Broadcast<MockCircularBuffer>) {
+    sender_of(s, PAGES)
+}
+
+/// [`sender`] of `pages` pages a block.
+fn sender_of(s: &Shared, pages: u16) -> (Dm, Broadcast<MockCircularBuffer>) {
     let mut dm = DataMovement {
         noc: noc(s),
         ctrl: ctrl(s),
@@ -168,7 +184,13 @@ fn sender(s: &Shared) -> (Dm, Broadcast<MockCircularBuffer>) {
         group: group(),
         exclusive: true,
     };
-    let b = Broadcast::new(&mut dm, cb(s), &context, &sender_words(), 0);
+    let b = Broadcast::new(
+        &mut dm,
+        cb_of(s, pages),
+        &context,
+        &sender_words_of(pages),
+        0,
+    );
     assert!(b.ok() && b.sender());
     (dm, b)
 }
@@ -338,6 +360,27 @@ fn a_sender_with_max_blocks_finishes() {
         s.lock().unwrap().pushed,
         ((MAX_BLOCKS + 1) * PAGES as u32) as u16
     );
+}
+
+#[test]
+fn a_sender_whose_compute_popped_more_than_65536_pages_in_all_finishes() {
+    // 32,767 blocks of 4 pages: 131,068 pages, so the buffer's 16-bit popped counter wraps
+    // twice before `finish` (a sender reads it nowhere before), and only the pages still in the
+    // buffer say whether compute popped every block.
+    let s = shared_state();
+    s.lock().unwrap().done_count = u16::MAX;
+    let (mut dm, mut b) = sender_of(&s, 4);
+    for block in 0..MAX_BLOCKS {
+        block_on(b.reserve(&mut dm, block)).unwrap();
+        block_on(b.cast(&mut dm, block)).unwrap();
+    }
+    assert_eq!(block_on(b.finish(&mut dm)), Ok(()));
+    assert_eq!(
+        s.lock().unwrap().pushed,
+        ((MAX_BLOCKS + 1) * 4) as u16,
+        "the blocks and one of padding"
+    );
+    assert_eq!(record(&s), None);
 }
 
 #[test]

@@ -272,6 +272,14 @@ impl Mocks {
             }
             Ok(capacity - g.pushed.wrapping_sub(g.popped))
         });
+        let st = self.state.clone();
+        b.expect_pages_ready().returning(move || {
+            let mut g = st.lock().unwrap();
+            if g.pops_all {
+                g.popped = g.pushed;
+            }
+            Ok(g.pushed.wrapping_sub(g.popped))
+        });
         let dm = DataMovement {
             noc: self.noc,
             ctrl: self.ctrl,

@@ -57,7 +57,9 @@ impl<C: CircularBuffer> Broadcast<C> {
         let DataMovement { noc, ctrl, pause } = dm;
         let mut until = None;
         let cb = &mut self.cb;
-        // Own compute popped every block (a receiver keeps its markers going meanwhile).
+        // Own compute popped every block (a receiver keeps its markers going meanwhile): no page
+        // of this command is left in the buffer. Asked of the buffer, not of the popped count:
+        // that counter wraps at 2^16 pages, and a sender reads it nowhere before this.
         let r = wait_for(
             ctrl,
             pause,
@@ -65,12 +67,10 @@ impl<C: CircularBuffer> Broadcast<C> {
             &mut self.wait_cycles,
             Where::BroadcastFree,
             &mut |c| {
-                if sender {
-                    Ok(pump.popped.blocks(cb, pages)? >= blocks)
-                } else {
+                if !sender {
                     pump.pump(noc, cb, c, pages, blocks, false)?;
-                    Ok(pump.popped.blocks(cb, pages)? >= blocks)
                 }
+                Ok(cb.pages_ready().map_err(cb_cause)? == 0)
             },
         )
         .await;
