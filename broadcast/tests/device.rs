@@ -19,7 +19,7 @@ use komorebi_broadcast::layout::{BroadcastParams, broadcast_args};
 use komorebi_hal::DataMovement;
 use komorebi_hal::LogicalRect;
 use komorebi_hal::control;
-use komorebi_hal::noc::{self, NocMulticast, ReadTag, WriteMode};
+use komorebi_hal::noc::{self, NocMulticast, PageReads, ReadTag, WriteMode};
 use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Spin, Xy, block_on};
 use komorebi_mock::{MockCircularBuffer, MockControlBlock, MockNocMulticast};
 use mockall::Sequence;
@@ -2024,4 +2024,122 @@ fn a_finish_with_a_block_reserved_and_not_cast_is_misuse() {
     // Block 0 only: no padding was pushed.
     assert_eq!(g2.pushes, vec![PAGES]);
     assert_eq!(g2.stops_requested, 0);
+}
+
+// ---- the sender's reads (`read`) ------------------------------------------------------------
+
+/// A sender of window 2 whose NoC answers each `read_tagged` with the next of `answers` (then
+/// `Ok`), logging each destination; block 0 reserved.
+fn reading_sender(
+    s: &Shared,
+    answers: Vec<Result<(), noc::ErrorKind>>,
+) -> (Dm, Broadcast<MockCircularBuffer>, Arc<Mutex<Vec<u32>>>) {
+    let mut noc = noc_at(1, 2);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let (st, answers) = (log.clone(), Mutex::new(answers.into_iter()));
+    noc.expect_read_tagged().returning(move |_, dst, _, tag| {
+        assert_eq!(tag, ReadTag::new(0).unwrap());
+        st.lock().unwrap().push(dst.get());
+        answers.lock().unwrap().next().unwrap_or(Ok(()))
+    });
+    let (mut dm, mut b) = ahead_sender(s, noc, 2);
+    assert_eq!(block_on(b.reserve(&mut dm, 0)), Ok(l1(CB_BASE)));
+    (dm, b, log)
+}
+
+/// Block 0's pages from one DRAM port at `base` into slot 0.
+fn block_0_reads(ports: &[Xy], base: u64) -> PageReads<'_> {
+    PageReads {
+        ports,
+        base,
+        first: 0,
+        count: PAGES as u32,
+        len: PAGE,
+        dst: l1(CB_BASE),
+        tag: ReadTag::new(0).unwrap(),
+    }
+}
+
+#[test]
+fn a_read_asks_a_busy_noc_again_from_the_first_page_it_did_not_take() {
+    let s = shared();
+    let busy = Err(noc::ErrorKind::Busy);
+    let (mut dm, mut b, log) = reading_sender(&s, vec![busy, busy, Ok(()), busy, Ok(())]);
+    let ports = [xy(0, 11)];
+    assert_eq!(
+        block_on(b.read(&mut dm, 0, &block_0_reads(&ports, 0x1000))),
+        Ok(())
+    );
+    let (p0, p1) = (CB_BASE, CB_BASE + PAGE);
+    assert_eq!(*log.lock().unwrap(), [p0, p0, p0, p1, p1]);
+    assert_eq!(b.give_up(), None);
+}
+
+#[test]
+fn a_read_that_the_noc_never_takes_gives_up_broadcast_done_at_the_limit_and_stops_the_tile() {
+    let s = shared();
+    let (mut dm, mut b, _) = reading_sender(&s, vec![Err(noc::ErrorKind::Busy); 100_000]);
+    let ports = [xy(0, 11)];
+    let r = block_on(b.read(&mut dm, 0, &block_0_reads(&ports, 0x1000)));
+    let expected = GiveUp {
+        place: Where::BroadcastDone,
+        broadcast: 0,
+        block: 0,
+        cause: Cause::TimedOut,
+    };
+    assert_eq!(r, Err(expected));
+    assert_eq!(
+        given_up_record(&s, 0).map(|g| (g.place, g.block)),
+        Some((Where::BroadcastDone, 0))
+    );
+    assert_eq!(s.lock().unwrap().stops_requested, 1);
+
+    // On a stopped tile the same wait ends at once, asking no further stop.
+    let s = shared();
+    let (mut dm, mut b, log) = reading_sender(&s, vec![Err(noc::ErrorKind::Busy); 100_000]);
+    s.lock().unwrap().stop = true;
+    let r = block_on(b.read(&mut dm, 0, &block_0_reads(&ports, 0x1000)));
+    assert_eq!(
+        r,
+        Err(GiveUp {
+            cause: Cause::Stopped,
+            ..expected
+        })
+    );
+    // The call's first poll, then the wait's first round: the condition, then the stop flag.
+    assert_eq!(log.lock().unwrap().len(), 2);
+    assert_eq!(s.lock().unwrap().stops_requested, 0);
+}
+
+#[test]
+fn a_read_refused_by_the_noc_or_of_a_page_without_addresses_gives_up_the_block() {
+    let s = shared();
+    let (mut dm, mut b, _) = reading_sender(&s, vec![Ok(()), Err(noc::ErrorKind::InvalidAddress)]);
+    let ports = [xy(0, 11)];
+    let r = block_on(b.read(&mut dm, 0, &block_0_reads(&ports, 0x1000)));
+    assert_eq!(
+        r,
+        Err(GiveUp {
+            place: Where::BroadcastDone,
+            broadcast: 0,
+            block: 0,
+            cause: Cause::Noc(noc::ErrorKind::InvalidAddress),
+        })
+    );
+    // Page 1 would start past DRAM's 36 address bits: page 0 is read, then the block is misuse.
+    let s = shared();
+    let (mut dm, mut b, log) = reading_sender(&s, vec![]);
+    let base = (1u64 << 36) - PAGE as u64;
+    let r = block_on(b.read(&mut dm, 0, &block_0_reads(&ports, base)));
+    assert_eq!(
+        r,
+        Err(GiveUp {
+            place: Where::BroadcastBegin,
+            broadcast: 0,
+            block: 0,
+            cause: Cause::Misuse,
+        })
+    );
+    assert_eq!(*log.lock().unwrap(), [CB_BASE]);
+    assert_eq!(s.lock().unwrap().stops_requested, 0);
 }

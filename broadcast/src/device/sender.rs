@@ -1,10 +1,10 @@
-//! The sender's calls: reserving a slot (`reserve`, and `reserve_ready` for reading ahead) and
-//! casting a block (`cast`: the receivers done with the slot, the reads landed, multicast, VALID,
+//! The sender's calls: reserving a slot (`reserve`, and `reserve_ready` for reading ahead),
+//! reading a block into it (`read`) and casting a block (`cast`: the receivers done with the slot, the reads landed, multicast, VALID,
 //! push).
 
 use komorebi_hal::cb::CircularBuffer;
 use komorebi_hal::control::ControlBlock;
-use komorebi_hal::noc::{NocMulticast, ReadTag, WriteMode};
+use komorebi_hal::noc::{NocMulticast, PageReads, ReadTag, WriteMode};
 use komorebi_hal::{DataMovement, L1Addr, Pause};
 
 use super::cause::{CallCause, Fail, GiveUp, cb_cause, ctrl_fail, issued, noc_cause};
@@ -132,6 +132,56 @@ impl<C: CircularBuffer> Broadcast<C> {
             }
             _ => Err((PLACE, CallCause::NotAtSlotZero)),
         }
+    }
+
+    /// Sender: issues the reads `reads` of block `block` (reserved, into its slot, with
+    /// [`read_tag`](Self::read_tag)`(block)`), asking a busy NoC again, within one wait limit
+    /// and while the tile is not stopped (both give up `broadcast_done`, the sender waiting
+    /// for its own NoC). A page without addresses is misuse (`broadcast_begin`: the words
+    /// give the pages); another NoC error gives up `broadcast_done`. The handshake peer reads
+    /// its blocks with it too.
+    pub async fn read<N, K, P>(
+        &mut self,
+        dm: &mut DataMovement<N, K, P>,
+        block: u32,
+        reads: &PageReads<'_>,
+    ) -> Result<(), GiveUp>
+    where
+        N: NocMulticast,
+        K: ControlBlock,
+        P: Pause,
+    {
+        let mut from = 0;
+        let mut no_page = false;
+        let noc = &mut dm.noc;
+        let mut until = None;
+        let r = wait_for(
+            &mut dm.ctrl,
+            &mut dm.pause,
+            &mut until,
+            &mut self.wait_cycles,
+            Where::BroadcastDone,
+            &mut |_| {
+                let issued = noc.read_pages(from, reads).map_err(noc_cause)?;
+                if issued >= reads.count {
+                    return Ok(true);
+                }
+                // Short of the count: a busy NoC (asked again from the first page it did not
+                // take), or a page without addresses, which ends the reads there too.
+                no_page = reads.page(issued).is_none();
+                if no_page {
+                    return Err(CallCause::Misuse);
+                }
+                from = issued;
+                Ok(false)
+            },
+        )
+        .await
+        .map_err(|(place, cause)| match no_page {
+            true => (Where::BroadcastBegin, cause),
+            false => (place, cause),
+        });
+        self.settle(&mut dm.ctrl, block, r)
     }
 
     /// Sender: once every receiver is done with block `block - window` and the block's reads

@@ -301,9 +301,10 @@ where
     })
 }
 
-/// Issues the reads of block `block`'s pages into `slot`, tagged with the block's read tag. A
-/// busy NoC is retried; any other refusal is a give-up of the block. The handshake peer reads
-/// its blocks with it too.
+/// Issues the reads of block `block`'s pages into `slot`, tagged with the block's read tag
+/// ([`Broadcast::read`]: a busy NoC is asked again within the wait limit; a page without
+/// addresses, another NoC error, the limit or a stop give the block up). The handshake peer
+/// reads its blocks with it too.
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 #[inline(never)]
 pub(crate) async fn read_block<N, K, P, C>(
@@ -329,36 +330,7 @@ where
         dst: slot,
         tag: b.read_tag(block),
     };
-    let mut from = 0;
-    loop {
-        match dm.noc.read_pages(from, &reads) {
-            Ok(issued) if issued >= pages => return Ok(()),
-            // A page without addresses (beyond DRAM's 36 bits or L1's 32) ends the block's
-            // reads there, as a busy NoC does; this says which.
-            Ok(issued) if reads.page(issued).is_none() => {
-                return Err(b.give_up_with(
-                    &mut dm.ctrl,
-                    komorebi_broadcast::Where::BroadcastBegin,
-                    block,
-                    komorebi_broadcast::Cause::Misuse,
-                ));
-            }
-            // The NoC was busy: again from the first page it did not take.
-            Ok(issued) => {
-                from = issued;
-                dm.pause.pause(0).await;
-            }
-            Err(e) => {
-                // Recorded in the area like the protocol's own give-ups (the first kept).
-                return Err(b.give_up_with(
-                    &mut dm.ctrl,
-                    komorebi_broadcast::Where::BroadcastDone,
-                    block,
-                    komorebi_broadcast::Cause::Noc(komorebi_hal::noc::Error::kind(&e)),
-                ));
-            }
-        }
-    }
+    b.read(dm, block, &reads).await
 }
 
 /// After a give-up: wait for this kernel's own transfers, then pad the buffer to the end of its
