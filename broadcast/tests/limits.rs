@@ -63,12 +63,8 @@ fn group() -> LogicalRect {
     LogicalRect::new(0, 0, 3, 3)
 }
 
-/// The sender's words of a column of 3 cores: logical (0,0) at NoC0 (1,2) sends to (1,3)..(1,4).
-fn sender_words() -> [u32; 11] {
-    sender_words_of(PAGES)
-}
-
-/// [`sender_words`] with `pages` pages a block.
+/// The sender's words of a column of 3 cores with `pages` pages a block: logical (0,0) at NoC0
+/// (1,2) sends to (1,3)..(1,4).
 fn sender_words_of(pages: u16) -> [u32; 11] {
     let g = common::blackhole(0);
     let params = BroadcastParams {

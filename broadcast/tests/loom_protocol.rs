@@ -674,7 +674,7 @@ async fn mover(chip: Arc<Chip>, tile: usize, words: [u32; 11], blocks: u32, read
             } else {
                 block + 1
             };
-            while reserved < last && (reserved == block || b.reserve_ready(&mut dm.noc, reserved)) {
+            while reserved < last && (reserved == block || b.reserve_ready(reserved)) {
                 let slot = b.reserve(&mut dm, reserved).await.expect("sender: reserve");
                 let dram =
                     NocAddr::new(Xy::new(0, 0).unwrap(), (reserved * SLOT_BYTES) as u64).unwrap();

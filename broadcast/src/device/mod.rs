@@ -30,7 +30,7 @@
 //! ```text
 //! for block in 0..blocks {
 //!     while reserved < blocks.min(block + window)
-//!         && (reserved == block || b.reserve_ready(&mut dm.noc, reserved)) {
+//!         && (reserved == block || b.reserve_ready(reserved)) {
 //!         let slot = b.reserve(&mut dm, reserved).await?;
 //!         // read block `reserved`'s pages into `slot` with read_tagged(.., b.read_tag(reserved))
 //!         reserved += 1;
@@ -42,8 +42,8 @@
 //! Reading ahead changes no rule: a slot is still written on the receivers only after every
 //! receiver's DONE says its block left, and on the sender only after its own compute popped it
 //! and the multicast that sent its previous block left (`cast` sends VALID without waiting for
-//! the data to leave, so `reserve`, and `reserve_ready`, ask `writes_sent` when no answer since
-//! that multicast said so). When no block beyond `block` is reserved, `cast` waits for every read, tagged or
+//! the data to leave, so `reserve` asks `writes_sent` when no answer since that multicast said
+//! so). When no block beyond `block` is reserved, `cast` waits for every read, tagged or
 //! not, so a sender that never reads ahead may read with plain `read`.
 //!
 //! # What it guarantees

@@ -25,27 +25,20 @@ impl<C: CircularBuffer> Broadcast<C> {
     }
 
     /// Sender: false when [`reserve`](Self::reserve) of `block` would wait for its slot:
-    /// its own compute has not popped the blocks that were in the slots up to it, or the
-    /// multicast of the block that was in its slot may still be reading it (asked of `noc`'s
-    /// `writes_sent` when no earlier answer says it left). Never waits and records nothing.
-    /// True also when `reserve` would return at once without a slot (a `block` more than
-    /// `window - 1` ahead of the next to cast, a buffer that cannot be read, a NoC that cannot
-    /// answer), so a sender asks it only for the next block to reserve, within the window.
-    pub fn reserve_ready<N: NocMulticast>(&mut self, noc: &mut N, block: u32) -> bool {
+    /// its own compute has not popped the blocks that were in the slots up to it. Never waits
+    /// and records nothing. True also when `reserve` would return at once without a slot (a
+    /// `block` more than `window - 1` ahead of the next to cast, a buffer that cannot be read),
+    /// so a sender asks it only for the next block to reserve, within the window.
+    ///
+    /// It does not ask the NoC: `reserve` may still wait for the multicast that sent the
+    /// slot's last block to leave. The next block to read ahead always goes into the slot of
+    /// the block cast last, so that multicast has just been issued; waiting for it to leave
+    /// (a packet's departure) costs less than casting the next block before its reads.
+    pub fn reserve_ready(&mut self, block: u32) -> bool {
         let (window, pages) = self.args.map_or((0, 0), |a| (a.window, a.pages));
         let ahead = block.wrapping_sub(self.blocks);
-        if ahead >= window as u32 {
-            return true;
-        }
-        if !self.slot_sent(block, window as u32) {
-            match noc.writes_sent() {
-                Ok(true) => self.blocks_sent = self.blocks,
-                Ok(false) => return false,
-                Err(_) => return true,
-            }
-        }
         let need = ahead.saturating_add(1).saturating_mul(pages as u32);
-        self.cb.pages_free().map_or(true, |f| f as u32 >= need)
+        ahead >= window as u32 || self.cb.pages_free().map_or(true, |f| f as u32 >= need)
     }
 
     /// Whether the data multicast of the block that was in `block`'s slot before it (block
@@ -137,9 +130,9 @@ impl<C: CircularBuffer> Broadcast<C> {
     /// Sender: issues the reads `reads` of block `block` (reserved, into its slot, with
     /// [`read_tag`](Self::read_tag)`(block)`), asking a busy NoC again, within one wait limit
     /// and while the tile is not stopped (both give up `broadcast_done`, the sender waiting
-    /// for its own NoC). A page without addresses is misuse (`broadcast_begin`: the words
-    /// give the pages); another NoC error gives up `broadcast_done`. The handshake peer reads
-    /// its blocks with it too.
+    /// for its own NoC). Pages without addresses are misuse, refused before any read goes
+    /// (`broadcast_begin`: the words give the pages); another NoC error gives up
+    /// `broadcast_done`. The handshake peer reads its blocks with it too.
     pub async fn read<N, K, P>(
         &mut self,
         dm: &mut DataMovement<N, K, P>,
@@ -151,36 +144,34 @@ impl<C: CircularBuffer> Broadcast<C> {
         K: ControlBlock,
         P: Pause,
     {
-        let mut from = 0;
-        let mut no_page = false;
+        const PLACE: Where = Where::BroadcastDone;
+        // A page without addresses is refused before any read goes (the pages' addresses grow
+        // with their number: if the last has them, every one has).
+        if reads.count > 0 && reads.page(reads.count - 1).is_none() {
+            let r = Err((Where::BroadcastBegin, CallCause::Misuse));
+            return self.settle(&mut dm.ctrl, block, r);
+        }
+        // Most blocks' pages are all taken at once: then no wait is entered.
+        let mut from = match read_pages(&mut dm.noc, 0, reads) {
+            Ok(issued) if issued >= reads.count => return Ok(()),
+            Ok(issued) => issued,
+            Err(e) => return self.settle(&mut dm.ctrl, block, Err((PLACE, noc_cause(e)))),
+        };
         let noc = &mut dm.noc;
         let mut until = None;
+        // A busy NoC takes the pages up to some page: asked again from the first it did not.
         let r = wait_for(
             &mut dm.ctrl,
             &mut dm.pause,
             &mut until,
             &mut self.wait_cycles,
-            Where::BroadcastDone,
+            PLACE,
             &mut |_| {
-                let issued = noc.read_pages(from, reads).map_err(noc_cause)?;
-                if issued >= reads.count {
-                    return Ok(true);
-                }
-                // Short of the count: a busy NoC (asked again from the first page it did not
-                // take), or a page without addresses, which ends the reads there too.
-                no_page = reads.page(issued).is_none();
-                if no_page {
-                    return Err(CallCause::Misuse);
-                }
-                from = issued;
-                Ok(false)
+                from = read_pages(noc, from, reads).map_err(noc_cause)?;
+                Ok(from >= reads.count)
             },
         )
-        .await
-        .map_err(|(place, cause)| match no_page {
-            true => (Where::BroadcastBegin, cause),
-            false => (place, cause),
-        });
+        .await;
         self.settle(&mut dm.ctrl, block, r)
     }
 
@@ -320,6 +311,17 @@ impl<C: CircularBuffer> Broadcast<C> {
         self.blocks += 1;
         Ok(())
     }
+}
+
+/// `noc.read_pages(from, reads)`, out of line: the NoC's batch of checks and register writes is
+/// large code on the baby cores, and the wait's first poll and its later rounds both call it.
+#[inline(never)]
+fn read_pages<N: NocMulticast>(
+    noc: &mut N,
+    from: u32,
+    reads: &PageReads<'_>,
+) -> Result<u32, N::Error> {
+    noc.read_pages(from, reads)
 }
 
 /// The steps of `cast`'s one wait, in order (see `cast_inner`).

@@ -147,9 +147,7 @@ impl BlockLoop for Komorebi {
                 // Reserve and read every block whose slot is free, up to `window - 1` beyond this
                 // one, before casting this one: their reads are in flight while it is cast.
                 let last = (mover.blocks as u32).min(block + window);
-                while reserved < last
-                    && (reserved == block || b.reserve_ready(&mut dm.noc, reserved))
-                {
+                while reserved < last && (reserved == block || b.reserve_ready(reserved)) {
                     let slot = b.reserve(dm, reserved).await?;
                     read_block(dm, b, mover, pages, reserved, slot).await?;
                     reserved += 1;
