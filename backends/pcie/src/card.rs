@@ -743,6 +743,12 @@ impl<B: Bar> Card<B> {
 
 impl<B: Bar> Drop for Card<B> {
     fn drop(&mut self) {
+        // A Blackhole's clock back to idle when it is above it, as tt-umd's close does (best
+        // effort: a card that cannot take the message has nothing better to say at a drop).
+        // A Wormhole's ARC takes its messages in BAR0 (`arc::wormhole`), not through this port.
+        if self.chip.kind() == ChipKind::Blackhole && self.aiclk_mhz > tensix::AICLK_IDLE_MHZ {
+            let _ = crate::arc::lower_aiclk(&*self, self.options.open.arc_message);
+        }
         // Closing the device frees whatever is left; freeing here returns the windows of a
         // card that stays open (the simulator's pools, a long-lived driver handle).
         let bar = self.bar.get_mut();

@@ -100,8 +100,13 @@ impl FirmwareImage {
     }
 
     /// The image in ELF file `bytes` (a 32-bit little-endian RISC-V executable): every
-    /// loadable segment with file bytes, at its load address, which must lie in L1; one of
-    /// them must hold a komorebi image header whose entry is the ELF's.
+    /// loadable segment at its load address, which must lie in L1, its file bytes followed by
+    /// zeros up to its size in memory (`p_memsz`); a segment with no file bytes outside L1
+    /// (the core's local `.bss`, which the image's startup clears) is left out. One segment
+    /// must hold a komorebi image header whose entry is the ELF's, and a reader image must
+    /// load code at L1 0: BRISC always starts there (tt-metal's HAL: "BRISC is hardcoded to
+    /// have reset PC of 0"), so a reader whose boot stub is missing would run whatever L1 0
+    /// holds.
     pub fn from_elf(name: &str, bytes: &[u8]) -> Result<Self, PcieError> {
         use object::read::elf::{ElfFile32, FileHeader, ProgramHeader};
         let file = ElfFile32::<object::LittleEndian>::parse(bytes)
@@ -118,23 +123,27 @@ impl FirmwareImage {
         let entry = header.e_entry(endian);
         let mut segments = Vec::new();
         for ph in file.elf_program_headers() {
-            if ph.p_type(endian) != object::elf::PT_LOAD || ph.p_filesz(endian) == 0 {
+            let (addr, file_bytes) = (ph.p_paddr(endian), ph.p_filesz(endian));
+            let memory = ph.p_memsz(endian).max(file_bytes);
+            let local = addr >= tensix::L1_SIZE && file_bytes == 0;
+            if ph.p_type(endian) != object::elf::PT_LOAD || memory == 0 || local {
                 continue;
             }
-            let addr = ph.p_paddr(endian);
-            let data = ph
+            let file_data = ph
                 .data(endian, bytes)
                 .map_err(|()| bad(name, format!("segment at {addr:#x} lies outside the file")))?;
-            if addr as u64 + data.len() as u64 > tensix::L1_SIZE as u64 {
+            if addr as u64 + memory as u64 > tensix::L1_SIZE as u64 {
                 return Err(bad(
                     name,
                     format!(
-                        "segment at {addr:#x}+{} does not load into L1 (0..{:#x})",
-                        data.len(),
+                        "segment at {addr:#x}+{memory} does not load into L1 (0..{:#x})",
                         tensix::L1_SIZE
                     ),
                 ));
             }
+            // (Checked against L1 first: `memory` is at most L1's size here.)
+            let mut data = file_data.to_vec();
+            data.resize(memory as usize, 0);
             let end = addr as u64 + data.len() as u64;
             let overlaps =
                 |r: core::ops::Range<u32>| (addr as u64) < r.end as u64 && end > r.start as u64;
@@ -155,10 +164,7 @@ impl FirmwareImage {
                     ));
                 }
             }
-            segments.push(Segment {
-                addr,
-                data: data.to_vec(),
-            });
+            segments.push(Segment { addr, data });
         }
         let found = Role::ALL.into_iter().find_map(|role| {
             let at = image::header_addr(role);
@@ -175,6 +181,19 @@ impl FirmwareImage {
                  carries one at 0x3F00 + 32 x role)",
             )
         })?;
+        let boot = tensix::BRISC_RESET_PC;
+        let boots = segments
+            .iter()
+            .any(|s| s.addr <= boot && boot + 4 <= s.addr + s.data.len() as u32);
+        if header.role == Role::Reader && !boots {
+            return Err(bad(
+                name,
+                format!(
+                    "a reader image must load code at L1 {boot:#x}, where BRISC always starts \
+                     (its boot stub, `reader.ld` BOOT); this one starts at {entry:#x} only"
+                ),
+            ));
+        }
         if header.entry != entry {
             return Err(bad(
                 name,

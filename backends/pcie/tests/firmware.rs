@@ -11,6 +11,15 @@ const EM_RISCV: u16 = 243;
 /// A 32-bit little-endian executable for `machine` with one PT_LOAD program header per
 /// segment (load address = `paddr`, virtual address `vaddr` when given).
 fn elf(machine: u16, entry: u32, segments: &[(u32, Option<u32>, &[u8])]) -> Vec<u8> {
+    let sized: Vec<_> = segments
+        .iter()
+        .map(|&(paddr, vaddr, data)| (paddr, vaddr, data, data.len() as u32))
+        .collect();
+    elf_sized(machine, entry, &sized)
+}
+
+/// [`elf`] with each segment's size in memory (`p_memsz`) given beside its file bytes.
+fn elf_sized(machine: u16, entry: u32, segments: &[(u32, Option<u32>, &[u8], u32)]) -> Vec<u8> {
     let phoff = 52u32;
     let data_at = phoff + 32 * segments.len() as u32;
     let mut out = Vec::new();
@@ -26,7 +35,7 @@ fn elf(machine: u16, entry: u32, segments: &[(u32, Option<u32>, &[u8])]) -> Vec<
         out.extend_from_slice(&v.to_le_bytes());
     }
     let mut offset = data_at;
-    for (paddr, vaddr, data) in segments {
+    for (paddr, vaddr, data, memory) in segments {
         let len = data.len() as u32;
         for v in [
             1u32,
@@ -34,7 +43,7 @@ fn elf(machine: u16, entry: u32, segments: &[(u32, Option<u32>, &[u8])]) -> Vec<
             vaddr.unwrap_or(*paddr),
             *paddr,
             len,
-            len,
+            *memory,
             5,
             4,
         ] {
@@ -42,7 +51,7 @@ fn elf(machine: u16, entry: u32, segments: &[(u32, Option<u32>, &[u8])]) -> Vec<
         }
         offset += len;
     }
-    for (_, _, data) in segments {
+    for (_, _, data, _) in segments {
         out.extend_from_slice(data);
     }
     out
@@ -169,4 +178,64 @@ fn a_firmware_is_three_images_in_role_order() {
             .starts_with("firmware image /nonexistent/firmware/reader: cannot be read"),
         "{e}"
     );
+}
+
+#[test]
+fn a_segment_larger_in_memory_than_in_the_file_loads_zeros_and_a_local_bss_is_left_out() {
+    let h = header(Role::Compute, 0x6000);
+    let bytes = elf_sized(
+        EM_RISCV,
+        0x6000,
+        &[
+            (header_addr(Role::Compute), None, &h, 32),
+            // Code, then 4 bytes of L1 `.bss`: zeros the loader writes.
+            (0x6000, None, CODE, 12),
+            // The core's local `.bss` (its startup clears it): nothing to load.
+            (0xFFB0_0000, None, &[], 0x18),
+        ],
+    );
+    let image = FirmwareImage::from_elf("compute", &bytes).unwrap();
+    let mut code = CODE.to_vec();
+    code.extend_from_slice(&[0; 4]);
+    assert_eq!(
+        image.segments,
+        vec![
+            Segment {
+                addr: header_addr(Role::Compute),
+                data: h
+            },
+            Segment {
+                addr: 0x6000,
+                data: code
+            },
+        ]
+    );
+    // Its size in memory counts against L1 as its file bytes do.
+    let why = refusal(&elf_sized(EM_RISCV, 0x6000, &[(0x17_FFF8, None, CODE, 16)]));
+    assert_eq!(
+        why,
+        "segment at 0x17fff8+16 does not load into L1 (0..0x180000)"
+    );
+}
+
+#[test]
+fn a_reader_image_must_load_its_boot_stub_at_l1_0() {
+    let entry = 0x1_C000;
+    let h = header(Role::Reader, entry);
+    let without = [
+        (header_addr(Role::Reader), None, &h[..]),
+        (entry, None, CODE),
+    ];
+    assert_eq!(
+        refusal(&elf(EM_RISCV, entry, &without)),
+        "a reader image must load code at L1 0x0, where BRISC always starts (its boot stub, \
+         `reader.ld` BOOT); this one starts at 0x1c000 only"
+    );
+    let with = [
+        (header_addr(Role::Reader), None, &h[..]),
+        (0x0, None, CODE),
+        (entry, None, CODE),
+    ];
+    let image = FirmwareImage::from_elf("reader", &elf(EM_RISCV, entry, &with)).unwrap();
+    assert_eq!(image.segments[1].addr, 0);
 }

@@ -42,8 +42,8 @@ pub use port::{ArcPort, Bound, MIN_REAL_TIME_CAP};
 pub use queue::{ArcResponse, MessageQueue};
 pub use scratch::wormhole_message;
 pub use wait::{
-    AICLK_TOLERANCE_PERCENT, ClockOutcome, DramChannel, OpenTimeouts, dram_channels, raise_aiclk,
-    settled, wait_arc_ready, wait_dram_trained,
+    AICLK_TOLERANCE_PERCENT, ClockOutcome, DramChannel, OpenTimeouts, dram_channels, lower_aiclk,
+    raise_aiclk, settled, wait_arc_ready, wait_dram_trained,
 };
 
 #[cfg(test)]

@@ -28,8 +28,11 @@ struct FakeArc {
 
 #[derive(Copy, Clone, PartialEq)]
 enum Serve {
-    /// Answer every request with status `.0`.
+    /// Answer every request with status `.0` and the value 7, but `AICLK_GO_BUSY` with 0
+    /// (the exit code of success).
     Status(u32),
+    /// Answer `AICLK_GO_BUSY` with status 0 and exit code `.0`.
+    GoBusyExit(u32),
     /// Never answer.
     Silent,
 }
@@ -106,8 +109,13 @@ impl FakeArc {
                     self.go_busy_at.set(Some(self.waits.get()));
                 }
                 let resp = base + (msg::HEADER_BYTES + (N + rw % N) * msg::ENTRY_BYTES) as u64;
-                let Serve::Status(s) = self.serve else { return };
-                self.words.borrow_mut().insert(resp, s | 7 << 16);
+                let first = match (self.serve, code == msg::code::AICLK_GO_BUSY) {
+                    (Serve::Silent, _) => return,
+                    (Serve::Status(s), false) => s | 7 << 16,
+                    (Serve::Status(s), true) => s,
+                    (Serve::GoBusyExit(exit), _) => exit << 16,
+                };
+                self.words.borrow_mut().insert(resp, first);
                 self.words.borrow_mut().insert(resp + 4, code);
                 r = (r + 1) % (2 * N);
                 rw = (rw + 1) % (2 * N);
@@ -282,7 +290,43 @@ fn aiclk_raised_waits_for_telemetry_and_a_clock_that_never_settles_is_a_note() {
     let refused = FakeArc::new(Serve::Status(0xFF));
     let out = raise_aiclk(&refused, &quick()).unwrap();
     assert!(!out.raised && out.note.unwrap().contains("AICLK_GO_BUSY failed"));
+    // So is an exit code other than 0, and the clock is not waited for.
+    let exit = FakeArc::new(Serve::GoBusyExit(3));
+    let out = raise_aiclk(&exit, &OpenTimeouts::default()).unwrap();
+    assert!(!out.raised, "{out:?}");
+    assert_eq!(
+        out.note.as_deref(),
+        Some(
+            "AICLK_GO_BUSY failed: ARC message 0x52: ARC answered exit code 3 (0 is success); \
+             AICLK is 800 MHz"
+        )
+    );
+    assert_eq!(exit.waits.get(), 0, "no wait for a refused clock");
     assert!(settled(1283, 1350) && !settled(1282, 1350) && settled(1417, 1350));
+}
+
+#[test]
+fn the_clock_goes_back_to_idle_through_the_same_queue_and_its_exit_code_is_checked() {
+    let arc = FakeArc::new(Serve::Status(0));
+    assert_eq!(
+        raise_aiclk(&arc, &OpenTimeouts::default())
+            .unwrap()
+            .aiclk_mhz,
+        1350
+    );
+    // The fake answers anything but AICLK_GO_BUSY with exit code 7.
+    let e = lower_aiclk(&arc, Duration::from_millis(1)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "ARC message 0x54: ARC answered exit code 7 (0 is success)"
+    );
+    let ok = FakeArc::new(Serve::GoBusyExit(0));
+    assert_eq!(lower_aiclk(&ok, Duration::from_millis(1)), Ok(()));
+    let silent = FakeArc::new(Serve::Silent);
+    assert!(matches!(
+        lower_aiclk(&silent, Duration::from_millis(1)),
+        Err(PcieError::ArcMessage { code: 0x54, .. })
+    ));
 }
 
 #[test]

@@ -210,15 +210,15 @@ pub fn settled(mhz: u32, target: u32) -> bool {
 
 /// Sends `AICLK_GO_BUSY` on the application queue, then waits, bounded by `timeouts.aiclk`,
 /// until telemetry's AICLK is within 5 % of `AICLK_LIMIT_MAX` (or the busy 1350 MHz when the
-/// table has no limit). When the message fails or the clock does not settle the outcome says
-/// so and the open goes on, as tt-umd's `wait_for_aiclk_value` logs and goes on; errors of
+/// table has no limit). When the message fails (an error status, or an exit code other than 0
+/// in the response's value, as tt-umd's `BlackholeTTDevice::set_clock_state` checks) or the
+/// clock does not settle the outcome says so and the open goes on, as tt-umd's `wait_for_aiclk_value` logs and goes on; errors of
 /// the device itself (hung, gone, a simulator's refusal) are returned.
 pub fn raise_aiclk(
     port: &impl ArcPort,
     timeouts: &OpenTimeouts,
 ) -> Result<ClockOutcome, PcieError> {
-    let sent = MessageQueue::locate(port, msg::APPLICATION_QUEUE)
-        .and_then(|q| q.send(port, msg::code::AICLK_GO_BUSY, &[], timeouts.arc_message));
+    let sent = clock_message(port, msg::code::AICLK_GO_BUSY, timeouts.arc_message);
     let last = |t: &Telemetry| t.get(tag::AICLK).unwrap_or(0);
     match sent {
         Ok(_) => {}
@@ -236,6 +236,27 @@ pub fn raise_aiclk(
         ))
     };
     CLOCK.settle(timeouts.aiclk, read, || port.arc_wait())
+}
+
+/// Sends `AICLK_GO_LONG_IDLE` on the application queue, bounded by `timeout`: AICLK back to its
+/// idle clock once the host is done with the card, as tt-umd's `LocalChip::close_device` does
+/// when the clock is above idle (`BlackholeTTDevice::set_clock_state`). An exit code other
+/// than 0 is [`PcieError::ArcMessage`]. The clock is not waited for.
+pub fn lower_aiclk(port: &impl ArcPort, timeout: Duration) -> Result<(), PcieError> {
+    clock_message(port, msg::code::AICLK_GO_LONG_IDLE, timeout).map(|_| ())
+}
+
+/// Sends a clock message `code` and checks its exit code (the response's value), which
+/// tt-umd's `set_clock_state` requires to be 0.
+fn clock_message(port: &impl ArcPort, code: u32, timeout: Duration) -> Result<(), PcieError> {
+    let r = MessageQueue::locate(port, msg::APPLICATION_QUEUE)?.send(port, code, &[], timeout)?;
+    match r.value {
+        0 => Ok(()),
+        exit => Err(PcieError::ArcMessage {
+            code,
+            why: format!("ARC answered exit code {exit} (0 is success)"),
+        }),
+    }
 }
 
 /// A Blackhole's clock: raised by `AICLK_GO_BUSY`, read in telemetry.

@@ -48,9 +48,12 @@ impl DeviceNode {
 /// [`select_visible`]). No `/dev/tenstorrent` at all is an empty list.
 ///
 /// Each node is opened read-only with `O_NONBLOCK` (so a node held with `O_EXCL` by another
-/// process shows as [`PcieError::Busy`] instead of blocking) for one GET_DEVICE_INFO, then
-/// closed. Like every plain open this counts as a client of the driver's power aggregation for
-/// that moment.
+/// process shows as [`PcieError::Busy`] instead of blocking) and `O_APPEND` for one
+/// GET_DEVICE_INFO, then closed. `O_APPEND` makes the fd a power-aware client that asks for
+/// nothing (tt-kmd 2.6.0 and later, `chardev.c` `tt_cdev_open`; older drivers ignore it), so a
+/// listing sends the card no power message; a plain open would ask ARC to power the card up
+/// and, at the close, down again (tt-umd opens its lock-only handles the same way,
+/// `KmdMutex::open_device`).
 pub fn enumerate() -> Vec<DeviceNode> {
     let nodes = enumerate_in(Path::new(DEVICE_DIR));
     match std::env::var_os(VISIBLE_DEVICES_VAR) {
@@ -167,7 +170,7 @@ fn is_bdf_token(token: &str) -> bool {
             .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
 }
 
-/// Opens `path` read-only for one GET_DEVICE_INFO.
+/// Opens `path` read-only (power-aware, asking for nothing) for one GET_DEVICE_INFO.
 fn probe(path: &Path, node: u32) -> DeviceNode {
     let p = path.display().to_string();
     let mut entry = DeviceNode {
@@ -177,7 +180,7 @@ fn probe(path: &Path, node: u32) -> DeviceNode {
         pci_id: None,
         error: None,
     };
-    let info = open_node(path, OFlags::RDONLY).and_then(|fd| {
+    let info = open_node(path, OFlags::RDONLY | OFlags::APPEND).and_then(|fd| {
         check_tt_kmd_node(&p, fd.as_fd())?;
         device_info(&p, fd.as_fd())
     });

@@ -30,9 +30,10 @@ pub const MIN_API_VERSION: u32 = 2;
 const CLOCK_CONSEQUENCE: &str =
     "AICLK stays at its 800 MHz idle; byte and half-word L1 stores may fail (tt-umd #2812)";
 
-/// Opens a node with `access` (`RDONLY` or `RDWR`), close-on-exec, non-blocking (an `O_EXCL`
-/// holder elsewhere is `EAGAIN`, not a wait) and never `O_APPEND` (which would make the fd a
-/// power-aware client starting from "everything off").
+/// Opens a node with `access` (`RDONLY` or `RDWR`, with `APPEND` for a probe: a power-aware
+/// client starting from "everything off", whose open and close send no power message),
+/// close-on-exec and non-blocking (an `O_EXCL` holder elsewhere is `EAGAIN`, not a wait).
+/// [`KmdBar::open`] never passes `APPEND`: it runs the card.
 pub(super) fn open_node(path: &Path, access: OFlags) -> Result<OwnedFd, PcieError> {
     rustix::fs::open(
         path,
