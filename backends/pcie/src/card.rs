@@ -331,7 +331,10 @@ impl<B: Bar> Card<B> {
         let banks = self.chip.kind().dram_banks();
         let mut dram = Vec::with_capacity(banks as usize);
         for bank in 0..banks {
-            let port = self.chip.dram_port(bank).ok_or(PcieError::Unsupported)?;
+            let port = self
+                .chip
+                .dram_port(bank)
+                .ok_or_else(|| no_port(self.chip.kind(), bank))?;
             if !self.chip.dram_works(bank) || self.chip.kind() != ChipKind::Blackhole {
                 // No window onto the fused bank: `dram_chunks` refuses it before any window.
                 // Wormhole has no 4 GiB windows: its banks go through the spare window.
@@ -586,7 +589,10 @@ impl<B: Bar> Card<B> {
             f(&mut self.bar.borrow_mut(), w, addr, 0..len)?;
             return Ok(());
         }
-        let port = self.chip.dram_port(bank).ok_or(PcieError::Unsupported)?;
+        let port = self
+            .chip
+            .dram_port(bank)
+            .ok_or_else(|| no_port(kind, bank))?;
         let target = self.chip.target(port).unwrap_or((port.x(), port.y()));
         let mut done = 0;
         while done < len {
@@ -741,6 +747,17 @@ impl<B: Bar> Card<B> {
     }
 }
 
+/// A DRAM bank the chip's port table does not have.
+fn no_port(kind: ChipKind, bank: u8) -> PcieError {
+    PcieError::Target {
+        what: format!("DRAM bank {bank}"),
+        why: format!(
+            "has no NoC port on a {kind} (banks 0..{})",
+            kind.dram_banks()
+        ),
+    }
+}
+
 impl<B: Bar> Drop for Card<B> {
     fn drop(&mut self) {
         // A Blackhole's clock back to idle when it is above it, as tt-umd's close does (best
@@ -766,8 +783,27 @@ impl<B: Bar> Drop for Card<B> {
     }
 }
 
+impl<B: Bar> Card<B> {
+    /// The ARC tile these ports reach is a Blackhole's, at NoC (8, 0): a Wormhole's ARC takes
+    /// its messages and telemetry through BAR0 ([`crate::arc::wormhole`]).
+    fn blackhole_arc(&self) -> Result<(), PcieError> {
+        match self.chip.kind() {
+            ChipKind::Blackhole => Ok(()),
+            kind => Err(PcieError::UnsupportedChip {
+                device_id: self.identity.device_id,
+                why: format!(
+                    "a {kind}'s ARC is not on the NoC at {:?}: it is reached through BAR0 \
+                     (`arc::wormhole`); this port serves a Blackhole's",
+                    arc::ARC_XY
+                ),
+            }),
+        }
+    }
+}
+
 impl<B: Bar> ArcPort for Card<B> {
     fn arc_write32(&self, addr: u64, value: u32) -> Result<(), PcieError> {
+        self.blackhole_arc()?;
         let (base, within) = window::base(addr, TlbSize::Size2M);
         self.on_spare(self.spare_config(arc::ARC_XY, base), |bar, w| {
             bar.write32(w, within, value).map(|()| ((), Some(within)))
@@ -781,6 +817,7 @@ impl<B: Bar> ArcPort for Card<B> {
 
 impl<B: Bar> ArcRead for Card<B> {
     fn arc_read32(&self, addr: u64) -> Result<u32, PcieError> {
+        self.blackhole_arc()?;
         let (base, within) = window::base(addr, TlbSize::Size2M);
         self.on_spare(self.spare_config(arc::ARC_XY, base), |bar, w| {
             bar.read32(w, within).map(|v| (v, None))

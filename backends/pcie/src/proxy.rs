@@ -96,10 +96,17 @@ impl<'c, B: Bar> HostNoc<'c, B> {
         }
     }
 
-    fn copy_out(&self, src: L1Addr, len: u32) -> Result<Vec<u8>, ProxyError<noc::ErrorKind>> {
-        if len == 0 {
+    /// Refuses a length of 0 or beyond L1 (every transfer has an end in L1) before any buffer
+    /// of that length is made.
+    fn check_len(&self, len: u32) -> Result<(), ProxyError<noc::ErrorKind>> {
+        if len == 0 || len > self.card.chip().kind().l1_size() {
             return Err(noc_err(noc::ErrorKind::InvalidLength));
         }
+        Ok(())
+    }
+
+    fn copy_out(&self, src: L1Addr, len: u32) -> Result<Vec<u8>, ProxyError<noc::ErrorKind>> {
+        self.check_len(len)?;
         let mut data = vec![0; len as usize];
         self.card
             .read_l1(self.tile, src.get(), &mut data)
@@ -143,9 +150,7 @@ impl<B: Bar> NocMulticast for HostNoc<'_, B> {
         if self.run.is_some() {
             return Err(noc_err(noc::ErrorKind::InvalidMode));
         }
-        if len == 0 {
-            return Err(noc_err(noc::ErrorKind::InvalidLength));
-        }
+        self.check_len(len)?;
         let chip = self.card.chip().kind();
         let from = chip
             .noc0(self.noc, src.node())
@@ -379,8 +384,21 @@ impl<'c, B: Bar, F: FnMut(u16, &[u8])> HostCb<'c, B, F> {
         }
     }
 
-    fn slot(&self, counter: u16) -> u32 {
-        self.base.get() + (counter % self.pages.max(1)) as u32 * self.page_size
+    /// The L1 address of the page at `counter`; `None` when it does not fit 32 bits.
+    fn slot(&self, counter: u16) -> Option<u32> {
+        let index = (counter % self.pages.max(1)) as u32;
+        index
+            .checked_mul(self.page_size)?
+            .checked_add(self.base.get())
+    }
+
+    /// [`slot`](Self::slot) of a page that lies in the tile's L1, else `OutOfRange` (the
+    /// buffer's shape is the caller's: nothing checked it before).
+    fn page_at(&self, counter: u16) -> Result<u32, ProxyError<cb::ErrorKind>> {
+        let l1 = self.card.chip().kind().l1_size() as u64;
+        self.slot(counter)
+            .filter(|&at| at as u64 + self.page_size as u64 <= l1)
+            .ok_or(cb_err(cb::ErrorKind::OutOfRange, None))
     }
 }
 
@@ -414,7 +432,9 @@ impl<B: Bar, F: FnMut(u16, &[u8])> CircularBuffer for HostCb<'_, B, F> {
     }
 
     fn write_ptr(&self) -> L1Addr {
-        L1Addr::new(self.slot(self.pushed)).unwrap_or(self.base)
+        self.slot(self.pushed)
+            .and_then(|a| L1Addr::new(a).ok())
+            .unwrap_or(self.base)
     }
 
     fn push(&mut self, pages: u16) -> Result<(), Self::Error> {
@@ -422,9 +442,11 @@ impl<B: Bar, F: FnMut(u16, &[u8])> CircularBuffer for HostCb<'_, B, F> {
         if pages > free {
             return Err(cb_err(cb::ErrorKind::Overflow, None));
         }
+        // Checked before a page's buffer is made: a page size beyond L1 is no page.
+        self.page_at(self.pushed)?;
         let mut page = vec![0; self.page_size as usize];
         for _ in 0..pages {
-            let at = self.slot(self.pushed);
+            let at = self.page_at(self.pushed)?;
             self.card
                 .read_l1(self.tile, at, &mut page)
                 .map_err(|e| cb_err(cb::ErrorKind::Other, Some(e)))?;
@@ -436,7 +458,9 @@ impl<B: Bar, F: FnMut(u16, &[u8])> CircularBuffer for HostCb<'_, B, F> {
     }
 
     fn read_ptr(&self) -> L1Addr {
-        L1Addr::new(self.slot(self.popped)).unwrap_or(self.base)
+        self.slot(self.popped)
+            .and_then(|a| L1Addr::new(a).ok())
+            .unwrap_or(self.base)
     }
 
     fn pop(&mut self, pages: u16) -> Result<(), Self::Error> {
@@ -455,7 +479,8 @@ impl<B: Bar, F: FnMut(u16, &[u8])> CircularBuffer for HostCb<'_, B, F> {
         if offset as u64 + buf.len() as u64 > self.page_size as u64 {
             return Err(cb_err(cb::ErrorKind::OutOfRange, None));
         }
-        let at = self.slot(self.popped.wrapping_add(page)) + offset;
+        // (Within L1: the page is, and `offset + len` is within the page.)
+        let at = self.page_at(self.popped.wrapping_add(page))? + offset;
         self.card
             .read_l1(self.tile, at, buf)
             .map_err(|e| cb_err(cb::ErrorKind::Other, Some(e)))

@@ -125,4 +125,18 @@ fn a_simulated_wormhole_card_opens_through_its_arc_in_bar0() {
     chip.bar_read(0, 0x09C0_0000 + (2 << 20) + 0x40, &mut l1)
         .unwrap();
     assert_eq!(l1, [9, 8, 7, 6]);
+    // The card's NoC ports to ARC are a Blackhole's (tile (8, 0)): on a Wormhole they refuse,
+    // rather than reach whatever tile (8, 0) is there.
+    use komorebi_pcie::arc::ArcPort;
+    use komorebi_pcie::telemetry::ArcRead;
+    for e in [
+        card.arc_read32(0x8003_0000).unwrap_err(),
+        card.arc_write32(0x8003_0000, 1).unwrap_err(),
+    ] {
+        assert!(
+            e.to_string()
+                .starts_with("PCI device id 401e: a Wormhole B0's ARC is not on the NoC"),
+            "{e}"
+        );
+    }
 }

@@ -142,3 +142,37 @@ fn a_linked_run_refuses_reads_and_unicast_writes_until_it_is_closed() {
     assert_eq!(word(&card, other, 0x6_0000), 0x1234_5678);
     assert!(noc.writes_acked().unwrap());
 }
+
+#[test]
+fn lengths_and_buffers_beyond_l1_are_refused_before_any_buffer_is_made() {
+    use komorebi_hal::cb::{self, CircularBuffer};
+    use komorebi_pcie::proxy::HostCb;
+    let card = card();
+    let me = Xy::new(2, 4).unwrap();
+    let mut noc = HostNoc::new(&card, NocId::Noc0, me);
+    // 4 GiB - 1 bytes: refused by its length, not by an allocation that fails.
+    let dram = NocAddr::new(xy(0, 11), 0).unwrap();
+    let e = noc.read(dram, l1(0x2_0000), u32::MAX).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InvalidLength);
+    let rect = Rect::new(xy(3, 5), xy(3, 6)).unwrap();
+    let e = noc
+        .multicast(
+            l1(0x2_0000),
+            rect,
+            l1(0x3_0000),
+            u32::MAX,
+            WriteMode::ORDERED,
+        )
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InvalidLength);
+    // A buffer whose page does not fit L1, and one whose slots overflow 32 bits.
+    for (page_size, pages) in [(u32::MAX, 2), (0x8000_0000, 4)] {
+        let mut cb = HostCb::new(&card, me, l1(0x2_0000), page_size, pages, |_, _| {});
+        let e = cb.push(1).unwrap_err();
+        assert_eq!(
+            e.kind,
+            cb::ErrorKind::OutOfRange,
+            "{page_size:#x} x {pages}"
+        );
+    }
+}
