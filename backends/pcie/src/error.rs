@@ -91,8 +91,9 @@ pub enum PcieError {
         /// The system's message for it.
         message: String,
     },
-    /// Every window of the size asked for is taken.
-    #[error("no free {size} TLB window is left (the driver has {available} and all are allocated)")]
+    /// Every window of the size asked for is taken, or (`available` 0) the device has none of
+    /// that size.
+    #[error("{}", exhausted(size, *available))]
     WindowsExhausted {
         /// `2 MiB` or `4 GiB`.
         size: &'static str,
@@ -202,7 +203,7 @@ pub enum PcieError {
         why: String,
     },
     /// An ARC message could not be sent or was refused (the message queue, `crate::arc`).
-    #[error("ARC message {code:#04x}: {why}")]
+    #[error("{}", arc_message(*code, why))]
     ArcMessage {
         /// The message code (0 when the queue itself could not be found).
         code: u32,
@@ -261,4 +262,27 @@ pub enum PcieError {
     /// This host cannot reach a card at all (not Linux).
     #[error("cards are reached through tt-kmd, which needs Linux")]
     Unsupported,
+}
+
+/// [`PcieError::WindowsExhausted`]'s text: taken windows, or none of that size at all (tt-kmd's
+/// `ALLOCATE_TLB` answers `EINVAL` then, `ENOMEM` when all are taken: `tlb.c`).
+fn exhausted(size: &str, available: u32) -> String {
+    if available == 0 {
+        format!(
+            "this device has no {size} TLB window (tt-kmd has none of that size: a 4 GiB window \
+             needs 4 GiB of BAR4, sysfs resource4)"
+        )
+    } else {
+        format!(
+            "no free {size} TLB window is left (the driver has {available} and all are allocated)"
+        )
+    }
+}
+
+/// [`PcieError::ArcMessage`]'s text: the message, or the queue when no message was sent yet.
+fn arc_message(code: u32, why: &str) -> String {
+    match code {
+        0 => format!("ARC message queue: {why}"),
+        code => format!("ARC message {code:#04x}: {why}"),
+    }
 }

@@ -42,10 +42,26 @@ fn the_window_plan_gives_seven_banks_a_window_and_the_fused_one_none() {
         let spare = bar
             .allocate(TlbSize::Size4G, Mapping::WriteCombined)
             .unwrap();
-        assert!(matches!(
-            bar.allocate(TlbSize::Size4G, Mapping::WriteCombined),
-            Err(PcieError::WindowsExhausted { .. })
-        ));
+        let taken = bar
+            .allocate(TlbSize::Size4G, Mapping::WriteCombined)
+            .unwrap_err();
+        assert!(
+            matches!(taken, PcieError::WindowsExhausted { available: 8, .. }),
+            "{taken:?}"
+        );
+        assert_eq!(
+            taken.to_string(),
+            "no free 4 GiB TLB window is left (the driver has 8 and all are allocated)"
+        );
+        let none = PcieError::WindowsExhausted {
+            size: "4 GiB",
+            available: 0,
+        };
+        assert_eq!(
+            none.to_string(),
+            "this device has no 4 GiB TLB window (tt-kmd has none of that size: a 4 GiB window \
+             needs 4 GiB of BAR4, sysfs resource4)"
+        );
         bar.free(spare).unwrap();
         // The translation is the ARC firmware's for this bank.
         assert_eq!(

@@ -146,6 +146,15 @@ fn raise_aiclk(
         Err(Errno::NODEV) => Err(PcieError::Gone {
             path: path.to_string(),
         }),
+        // tt-kmd answers EINVAL also when ARC did not take the power message (`blackhole.c`
+        // `blackhole_set_power_state`: `if (!ok) return -EINVAL`), not only for a bad argument.
+        Err(Errno::INVAL) => Ok((
+            false,
+            Some(format!(
+                "SET_POWER_STATE failed: the driver could not deliver the power message to the \
+                 ARC firmware, or refused the request (EINVAL): {CLOCK_CONSEQUENCE}"
+            )),
+        )),
         Err(e) => Ok((
             false,
             Some(format!(
