@@ -280,3 +280,29 @@ fn bad_specs_are_refused_before_anything_is_posted() {
             .contains("do not fit")
     );
 }
+
+#[test]
+fn a_post_refused_for_one_tiles_words_writes_no_tile() {
+    // Tile 1 of 2 has more words than a command slot holds: the post is refused before tile
+    // 0's command is written, so no tile runs it and the next post takes the same slot.
+    let mut s = session();
+    let group = LogicalRect::new(0, 0, 2, 1);
+    let slot = |s: &Session, core| s.control_word(core, abi::slot_of(1)).unwrap();
+    let cores = [LogicalXy::new(0, 0), LogicalXy::new(1, 0)];
+    let before: Vec<u32> = cores.iter().map(|&c| slot(&s, c)).collect();
+    let mut spec = empty(group);
+    spec.programs = vec![
+        no_broadcast(),
+        TileProgram {
+            reader: vec![0; abi::MAX_PROGRAM_WORDS + 1],
+            ..TileProgram::default()
+        },
+    ];
+    let e = s.post(&spec).unwrap_err().to_string();
+    assert!(e.contains("do not fit"), "{e}");
+    let after: Vec<u32> = cores.iter().map(|&c| slot(&s, c)).collect();
+    assert_eq!(after, before, "no index word written");
+    // The same command with good words runs on both tiles, in the slot the refusal left free.
+    let report = Feeder::new(&mut s).run(&empty(group)).unwrap();
+    assert!(report.ok, "{report:?}");
+}

@@ -437,12 +437,13 @@ impl Session {
             }
         }
         let sequence = self.next_sequence;
-        self.next_sequence = self.next_sequence.wrapping_add(1).max(1);
-        let mut posted = Vec::with_capacity(tiles.len());
+        // Every tile's command is made (and its words checked) before the first is written: a
+        // refused post changes no tile. Published on some tiles only, a command would run
+        // there while its refusal frees the group for the next one.
+        let mut commands = Vec::with_capacity(tiles.len());
         for (i, &t) in tiles.iter().enumerate() {
             let program = &spec.programs[if spec.programs.len() == 1 { 0 } else { i }];
             let index = self.tiles[t].posted.wrapping_add(1);
-            let (logical, noc0) = (self.tiles[t].logical, self.tiles[t].noc0);
             let command = Command::new(
                 index,
                 sequence,
@@ -453,10 +454,16 @@ impl Session {
             )
             .with_words(&program.reader, &program.writer, &program.compute)
             .ok_or(SessionError::TooManyWords {
-                core: logical,
+                core: self.tiles[t].logical,
                 words: program.reader.len() + program.writer.len() + program.compute.len(),
                 max: abi::MAX_PROGRAM_WORDS,
             })?;
+            commands.push((t, index, command));
+        }
+        self.next_sequence = self.next_sequence.wrapping_add(1).max(1);
+        let mut posted = Vec::with_capacity(tiles.len());
+        for (t, index, command) in commands {
+            let noc0 = self.tiles[t].noc0;
             let (header, words) = command.slot_words();
             let slot = abi::CONTROL_BASE + abi::slot_of(index);
             let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
