@@ -56,12 +56,14 @@ fn inclusive(folded: &std::path::Path, function: &str) -> u64 {
 
 #[test]
 fn the_senders_reads_made_faster_shorten_the_run_and_change_no_byte() {
-    // A block's reads: the kernel's `read_block` and the page loop it calls out of line.
-    let names = ["read_block".to_string(), "issue_pages".to_string()];
+    // A block's reads: the kernel's `read_block`, the protocol's call of the NoC's batch
+    // (`sender::read_pages`) and the page loop it calls out of line.
+    let names = ["read_block", "sender::read_pages", "issue_pages"].map(String::from);
     let reads = what_if::resolve(&firmware(), &names, 4).unwrap();
     assert_eq!(reads.code.factor(), 4);
     for f in [
         "komorebi_kernel::broadcast_handler::read_block",
+        "komorebi_broadcast::device::sender::read_pages",
         "komorebi_silicon::noc::SiliconNoc<C>::issue_pages",
     ] {
         assert!(
@@ -74,7 +76,7 @@ fn the_senders_reads_made_faster_shorten_the_run_and_change_no_byte() {
         reads
             .functions
             .iter()
-            .all(|f| f.contains("read_block") || f.contains("issue_pages"))
+            .all(|f| names.iter().any(|n| f.contains(n.as_str())))
     );
     let dir = std::env::temp_dir().join(format!("komorebi-what-if-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
