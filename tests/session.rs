@@ -306,3 +306,25 @@ fn a_post_refused_for_one_tiles_words_writes_no_tile() {
     let report = Feeder::new(&mut s).run(&empty(group)).unwrap();
     assert!(report.ok, "{report:?}");
 }
+
+#[test]
+fn commands_that_report_after_their_deadline_free_their_slots() {
+    // A command's report read before its tile has run it (as at a deadline that passed: the
+    // report says unreported, the command is overdue), then the tile reports (late, quiet).
+    // Twice, on a tile of two command slots: the third post must still find a free slot.
+    let mut s = session();
+    let group = LogicalRect::new(0, 0, 1, 1);
+    for late in 0..2 {
+        let t = s.post(&empty(group)).unwrap();
+        let r = s.report(&t).unwrap();
+        assert_eq!(
+            (r.timeout, r.unreported.clone()),
+            (true, vec![[0, 0]]),
+            "command {late}"
+        );
+        s.wait_any(&[&t], u64::MAX);
+        assert!(s.is_reported(&t).unwrap(), "command {late} reported late");
+    }
+    let r = Feeder::new(&mut s).run(&empty(group)).unwrap();
+    assert!(r.ok, "{r:?}");
+}

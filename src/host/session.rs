@@ -521,17 +521,26 @@ impl Session {
         })
     }
 
-    /// Whether every core of `ticket` has reported it (the tiles are quiet again).
-    pub fn is_reported(&self, ticket: &Ticket) -> Result<bool, SessionError> {
-        for (tile, index) in self.watch(ticket) {
+    /// Whether every core of `ticket` has reported it (the tiles are quiet again). A core found
+    /// to have reported frees its command slot for the next post, as [`report`](Self::report)
+    /// does: a command that reports only after its deadline (read as overdue, then quiet) must
+    /// not keep its slot taken for good.
+    pub fn is_reported(&mut self, ticket: &Ticket) -> Result<bool, SessionError> {
+        let mut all = true;
+        for &(t, index) in &ticket.tiles {
             let mut b = [0; 4];
-            self.device
-                .read_l1(tile, abi::CONTROL_BASE + abi::REPORT_INDEX, &mut b)?;
+            self.device.read_l1(
+                self.tiles[t].noc0,
+                abi::CONTROL_BASE + abi::REPORT_INDEX,
+                &mut b,
+            )?;
             if (u32::from_le_bytes(b).wrapping_sub(index) as i32) < 0 {
-                return Ok(false);
+                all = false;
+            } else {
+                self.tiles[t].reported = self.tiles[t].reported.max(index);
             }
         }
-        Ok(true)
+        Ok(all)
     }
 
     /// `(NoC0 tile, index)` of every core of `ticket`.
