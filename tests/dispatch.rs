@@ -695,3 +695,62 @@ fn the_matmul_schedule_runs_every_step_and_write_back_and_checks_every_byte() {
         "--block: 4x2 blocks do not tile the 6x4 rectangle (allowed: divisors of its columns and rows)"
     );
 }
+
+/// Panics in the request handler of the worker `panics_on` (the other handles its commands).
+struct Panicky {
+    panics_on: usize,
+}
+
+impl Plugin for Panicky {
+    type Work = u32;
+    type Message = ();
+
+    fn handle(&mut self, _f: Finished<u32>, cx: &mut Cx<'_, u32, ()>) {
+        if cx.shard() == self.panics_on {
+            panic!("the request handler of worker {} failed", cx.shard());
+        }
+    }
+
+    fn assign(&mut self, _slot: &SlotView<'_>, _c: &[Ready<u32>]) -> Option<usize> {
+        Some(0)
+    }
+
+    fn command(&mut self, work: &u32, group: &GroupInfo) -> CommandSpec {
+        spec(group.rect, true, *work as u64)
+    }
+}
+
+#[test]
+fn a_worker_that_panics_ends_the_run_with_its_panic_whichever_worker_it_is() {
+    for panics_on in [0, 1] {
+        // On a thread of its own: a run that hangs fails the test instead of stopping it.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let g = [LogicalRect::new(0, 0, 1, 1), LogicalRect::new(1, 0, 1, 1)];
+            let config = DispatchConfig {
+                workers: 2,
+                ..DispatchConfig::default()
+            };
+            let mut d = Dispatcher::new(&NullTarget, GRID, &g, config).unwrap();
+            // Many commands on both groups: the other worker is busy, idle or asleep when the
+            // panic comes, whichever the schedule makes it.
+            for w in 0..200 {
+                d.seed(w, Place::Group(GroupId(w % 2))).unwrap();
+            }
+            let _ = tx.send(d.run(|_| Panicky { panics_on }).err());
+        });
+        let e = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("worker {panics_on} panicked and the run did not end"));
+        match e {
+            Some(DispatchError::WorkerPanicked { worker, message }) => {
+                assert_eq!(worker, panics_on);
+                assert_eq!(
+                    message,
+                    format!("the request handler of worker {panics_on} failed")
+                );
+            }
+            other => panic!("expected WorkerPanicked, got {other:?}"),
+        }
+    }
+}

@@ -84,7 +84,7 @@ pub use reserve::{Held, Reservations};
 pub use target::{Drive, NullTarget, PostHook, Posting, SimTarget, Target};
 
 use shared::{Inbound, Shared, regions};
-use sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use sync::{AtomicBool, AtomicU64, AtomicUsize};
 use worker::WorkerState;
 
 /// What the dispatcher refused.
@@ -311,6 +311,7 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
             sleep: Sleep::new(),
             outstanding: AtomicUsize::new(self.seeds.len()),
             active: AtomicUsize::new(workers),
+            aborted: AtomicBool::new(false),
             driving: AtomicBool::new(false),
             idle_generation: AtomicU64::new(0),
             activity: (0..workers)
@@ -348,12 +349,19 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
                     std::thread::Builder::new()
                         .name(format!("komorebi-dispatch-{me}"))
                         .spawn_scoped(s, move || {
+                            // A worker that unwinds (its plugin or a target panicked) ends the
+                            // run: the others would wait for it.
+                            let _abort = AbortOnUnwind(shared);
                             let mut w = WorkerState::new(me, shared, targets, plugin(me), local);
                             w.run();
                             w.into_outcome()
                         })
                 })
                 .collect();
+            // A worker that could not start ends the run before any is joined.
+            if handles.iter().any(Result::is_err) {
+                shared.abort();
+            }
             handles
                 .into_iter()
                 .enumerate()
@@ -362,14 +370,9 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
                         worker,
                         message: format!("could not start: {e}"),
                     })?;
-                    h.join().map_err(|p| {
-                        // A worker that dies leaves its commands outstanding: stop the others.
-                        shared.outstanding.store(0, Ordering::SeqCst);
-                        shared.sleep.wake_all();
-                        DispatchError::WorkerPanicked {
-                            worker,
-                            message: panic_message(&p),
-                        }
+                    h.join().map_err(|p| DispatchError::WorkerPanicked {
+                        worker,
+                        message: panic_message(p.as_ref()),
                     })
                 })
                 .collect()
@@ -399,6 +402,17 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
             summary,
             times,
         })
+    }
+}
+
+/// Aborts the run ([`Shared::abort`]) when dropped by a worker thread that unwinds.
+struct AbortOnUnwind<'a, W, M>(&'a Shared<W, M>);
+
+impl<W, M> Drop for AbortOnUnwind<'_, W, M> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.abort();
+        }
     }
 }
 

@@ -32,6 +32,10 @@ pub(super) struct Shared<W, M> {
     /// Commands ready, in flight or unhandled, plus messages undelivered.
     pub(super) outstanding: AtomicUsize,
     pub(super) active: AtomicUsize,
+    /// A worker panicked or could not start: every worker leaves its loop, and the run returns
+    /// [`DispatchError::WorkerPanicked`](super::DispatchError::WorkerPanicked). (Without it
+    /// the others would wait for the dead one forever: it still counts as active.)
+    pub(super) aborted: AtomicBool,
     pub(super) driving: AtomicBool,
     pub(super) idle_generation: AtomicU64,
     /// Per worker: bumped after every pass of that worker that did something and every drive
@@ -51,6 +55,17 @@ pub(super) struct Shared<W, M> {
 }
 
 impl<W, M> Shared<W, M> {
+    /// Ends the run: every worker leaves its loop at its next look (sleepers are woken).
+    pub(super) fn abort(&self) {
+        self.aborted.store(true, Ordering::SeqCst);
+        self.sleep.wake_all();
+    }
+
+    /// Whether the run was aborted ([`abort`](Self::abort)).
+    pub(super) fn aborted(&self) -> bool {
+        self.aborted.load(Ordering::SeqCst)
+    }
+
     /// Raw clock ticks now.
     pub(super) fn now(&self) -> u64 {
         self.clock.raw()

@@ -129,7 +129,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
     pub(super) fn run(&mut self) {
         let mut spins = 0;
         loop {
-            if self.shared.outstanding.load(Ordering::SeqCst) == 0 {
+            if self.shared.outstanding.load(Ordering::SeqCst) == 0 || self.shared.aborted() {
                 self.shared.sleep.wake_all();
                 return;
             }
@@ -160,7 +160,8 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         let sh = self.shared;
         let ticket = sh.sleep.prepare();
         let activity = sh.activity();
-        if self.pass() || sh.outstanding.load(Ordering::SeqCst) == 0 {
+        // (An abort after the ticket was taken wakes it: the sleep below returns at once.)
+        if sh.aborted() || self.pass() || sh.outstanding.load(Ordering::SeqCst) == 0 {
             sh.sleep.cancel(ticket);
             return;
         }
