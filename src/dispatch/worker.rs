@@ -344,10 +344,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
                 }
             }
         }
-        // Popped newest first: push back oldest first, so the deque's order is kept. While they
-        // were out of the deque an idle thief saw it empty and may have gone to sleep: wake one
-        // at the pass's end (`pass`), or stealable work waits for the next drive.
-        self.wake |= !self.candidates.is_empty();
+        // Popped newest first: push back oldest first, so the deque's order is kept.
         for r in self.candidates.drain(..).rev() {
             self.local.push(r);
         }
@@ -415,11 +412,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             self.stats.blocked += 1;
             match job.place {
                 Place::Group(_) => self.groups[gi].pinned.push_front(job),
-                Place::Any | Place::Near(_) => {
-                    // Stealable again (see `assign`): a thief may take it for a group of its own.
-                    self.wake = true;
-                    self.local.push(job);
-                }
+                Place::Any | Place::Near(_) => self.local.push(job),
             }
             return Fill::Nothing;
         };
