@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use komorebi_broadcast::area::{self, GiveUpRecord, Where};
 use komorebi_broadcast::args::{Along, BroadcastArgs};
-use komorebi_hal::{DataMovement, L1Addr, LogicalRect, Role, Spin, block_on, control};
+use komorebi_hal::{Compute, DataMovement, L1Addr, LogicalRect, Role, Spin, block_on, control};
 use komorebi_kernel::abi::{GiveUpCode, KernelGiveUp};
 use komorebi_kernel::broadcast_handler::program::{
     BroadcastProgram, ComputeInput, ComputeProgram, MoverProgram,
@@ -157,4 +157,81 @@ fn a_missing_buffer_gives_up_broadcast_begin_and_records_it_in_the_area() {
             Some(Where::BroadcastBegin)
         );
     }
+}
+
+/// A tile with buffers 0..64 only, as the control block's table holds, whose handles are mocks
+/// with no expectation (the test fails if a broadcast uses one).
+struct Table64;
+
+impl Buffers for Table64 {
+    type Cb = MockCircularBuffer;
+    fn cb(&self, index: u8) -> Option<MockCircularBuffer> {
+        (index < 64).then(MockCircularBuffer::new)
+    }
+}
+
+#[test]
+fn a_buffer_index_past_the_table_is_no_buffer_not_another_buffer() {
+    // Buffer 69: not buffer 5 (69 & 63), which the tile has.
+    let mut m = mover(0, 0);
+    let mut args = BroadcastArgs::decode(&m.args).unwrap();
+    args.cb = 69;
+    m.args = args.encode();
+    let mut compute = ComputeProgram {
+        job: 7,
+        ..ComputeProgram::default()
+    };
+    compute
+        .inputs
+        .push(ComputeInput {
+            cb: 69,
+            pages: 4,
+            window: 2,
+            blocks: 16,
+            page_size: 2048,
+            broadcast: 0,
+            producer: Role::Reader,
+        })
+        .unwrap();
+    let p = BroadcastProgram {
+        reader: Some(m),
+        writer: None,
+        compute,
+    };
+    let w = p.encode().unwrap();
+    let cmd = Command::new(1, SEQUENCE, 1, 1, LogicalRect::new(0, 0, 4, 1), 1_000)
+        .with_words(&w.reader, &w.writer, &w.compute)
+        .unwrap();
+    let mut dm = DataMovement {
+        noc: MockNocMulticast::new(),
+        ctrl: Words::default(),
+        pause: Spin,
+    };
+    let outcome = block_on(BroadcastHandler::new().reader(&mut dm, &Table64, &cmd));
+    assert_eq!(
+        outcome.give_up,
+        Some(KernelGiveUp {
+            code: GiveUpCode::Broadcast(Where::BroadcastBegin),
+            broadcast: 0,
+            block: 0,
+        })
+    );
+}
+
+#[test]
+fn compute_without_a_buffer_it_is_to_take_gives_up_rather_than_reporting_success() {
+    let mut compute = Compute {
+        ctrl: Words::default(),
+        pause: Spin,
+    };
+    let outcome = block_on(BroadcastHandler::new().compute(&mut compute, &NoBuffers, &command()));
+    assert_eq!(
+        outcome.give_up,
+        Some(KernelGiveUp {
+            code: GiveUpCode::ComputeFailed,
+            broadcast: 0,
+            block: 0,
+        })
+    );
+    assert_eq!(outcome.stat, 0);
 }

@@ -235,6 +235,29 @@ fn copies_that_disagree_are_refused_on_the_host_and_on_the_device() {
 }
 
 #[test]
+fn two_broadcasts_with_one_id_or_one_buffer_are_refused_on_the_host_and_on_the_device() {
+    // The writer's broadcast (and compute's copy of it) given the reader's id, then the
+    // reader's buffer: they would share a VALID word and DONE-BY table, or a buffer.
+    for (field, id, cb) in [(Field::BroadcastId, 0, 1), (Field::Buffer, 1, 0)] {
+        let mut p = program();
+        let writer = BroadcastArgs { cb, ..args(id, 1) };
+        p.writer.as_mut().unwrap().args = writer.encode();
+        (p.compute.inputs[1].broadcast, p.compute.inputs[1].cb) = (id, cb);
+        let expected = Err(ProgramError::Shared(field));
+        assert_eq!(p.encode().map(|_| ()), expected, "host: {field}");
+        assert_eq!(
+            BroadcastProgram::decode(&command(&p)).map(|_| ()),
+            expected,
+            "device: {field}"
+        );
+    }
+    assert_eq!(
+        ProgramError::Shared(Field::Buffer).to_string(),
+        "the reader's and the writer's broadcasts share their buffer (each needs its own)"
+    );
+}
+
+#[test]
 fn every_broadcast_is_consumed_exactly_once() {
     let mut p = program();
     p.compute.inputs.pop();

@@ -237,6 +237,10 @@ pub struct TileBuffers;
 impl Buffers for TileBuffers {
     type Cb = SiliconCb<Chip>;
     fn cb(&self, index: u8) -> Option<SiliconCb<Chip>> {
+        // Past the table's 64 entries lie the broadcast areas, not buffers.
+        if index as u32 >= abi::CB_ENTRIES {
+            return None;
+        }
         let entry = abi::CB_TABLE + index as u32 * abi::CB_ENTRY_BYTES;
         // SAFETY: the table lies inside the control block.
         let (base, page_size, pages) = unsafe {

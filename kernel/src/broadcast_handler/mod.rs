@@ -192,7 +192,7 @@ where
     // that buffer gives up `broadcast_begin`, recorded in the area like any bad words; so does
     // a program that fails its checks. Both make the record `Broadcast::refuse` would, without
     // building a broadcast to drop, and with the id as the argument words give it.
-    let index = words.get(2).map_or(0, |&w| w as u8 & 63);
+    let index = words.get(2).map_or(0, |&w| w as u8);
     let decoded = decode_program(program, command);
     let cause = match (
         buffers.cb(index),
@@ -476,7 +476,16 @@ where
     let (job, stall) = (program.job, program.stall_before.map(u32::from));
     let mut cbs = inputs.map(|s| s.and_then(|s| buffers.cb(s.cb)));
     let mut checked: u32 = 0;
-    let mut first: Option<KernelGiveUp> = None;
+    // A buffer the tile lacks: its producer refuses that broadcast (`broadcast_begin`), and
+    // compute says so too, going on with the other broadcast, whose producer runs.
+    let mut first: Option<KernelGiveUp> = inputs.iter().zip(&cbs).find_map(|(s, cb)| {
+        let s = s.filter(|_| cb.is_none())?;
+        Some(KernelGiveUp {
+            code: GiveUpCode::ComputeFailed,
+            broadcast: s.broadcast,
+            block: 0,
+        })
+    });
     let mut failed = false;
     let blocks = inputs
         .iter()

@@ -184,6 +184,9 @@ pub enum ProgramError {
     },
     /// A data-movement program that no compute broadcast consumes, or that two consume.
     Unconsumed(Role),
+    /// The reader's and the writer's broadcasts name the same broadcast id or the same buffer:
+    /// each broadcast has its own (its VALID word, DONE-BY table and buffer).
+    Shared(Field),
 }
 
 impl fmt::Display for ProgramError {
@@ -224,6 +227,10 @@ impl fmt::Display for ProgramError {
             Self::Unconsumed(role) => write!(
                 f,
                 "the {role}'s broadcast is not consumed by exactly one compute broadcast"
+            ),
+            Self::Shared(field) => write!(
+                f,
+                "the reader's and the writer's broadcasts share their {field} (each needs its own)"
             ),
         }
     }
@@ -525,10 +532,20 @@ impl BroadcastProgram {
         }
     }
 
-    /// Checks that compute's copies agree with the producers' words and that every
-    /// data-movement program is consumed exactly once. A producer whose arguments do not decode
+    /// Checks that compute's copies agree with the producers' words, that every
+    /// data-movement program is consumed exactly once, and that the two broadcasts, when there
+    /// are two, have ids and buffers of their own. A producer whose arguments do not decode
     /// is not compared: its own kernel refuses them (`Broadcast::new`).
     pub fn check(&self) -> Result<(), ProgramError> {
+        if let (Some(r), Some(w)) = (&self.reader, &self.writer) {
+            let (r, w) = (CopiedFields::of(&r.args), CopiedFields::of(&w.args));
+            if r.broadcast == w.broadcast {
+                return Err(ProgramError::Shared(Field::BroadcastId));
+            }
+            if r.cb == w.cb {
+                return Err(ProgramError::Shared(Field::Buffer));
+            }
+        }
         for role in [Role::Reader, Role::Writer] {
             let consumers = self
                 .compute
