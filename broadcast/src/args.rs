@@ -5,11 +5,11 @@
 //! a command's group gets words for each broadcast of the command; a core outside the
 //! broadcast's rectangle gets rank [`RANK_NONE`].
 //!
-//! # Layout, version 1
+//! # Layout, version 2 ([`ARGS_VERSION`])
 //!
 //! | word | bits | field |
 //! |---|---|---|
-//! | 0 | 31..16 `0x4B42` ("KB"), 15..8 version (1), 7..0 broadcast id (0, 1) | header |
+//! | 0 | 31..16 `0x4B42` ("KB"), 15..8 version (2), 7..0 broadcast id (0, 1) | header |
 //! | 1 | 7..0 rank (0 = sender, 1..=15 receivers, 0xFF = not in this broadcast), 15..8 receivers (0..=15), 23..16 window (1..=8), 31..24 NoC (0, 1) | shape |
 //! | 2 | 7..0 circular buffer index, 15..8 reserved (0), 31..16 pages per block (1..) | buffer |
 //! | 3 | 7..0 x, 15..8 y, rest 0 | this core, raw coordinates of the broadcast's NoC |

@@ -11,7 +11,7 @@
 //! | [`device`] | data-movement kernels | `Broadcast`: `new`, `ok`, `included`, `sender`, `reserve`, `cast`, `arrive`, `finish`; the handshake peer's `handshake` |
 //! | [`compute`] | compute kernel | `receive`, `done`, `end` |
 //! | [`layout`] | host | `Geometry`, `broadcasts`, `broadcast_rect`, `broadcast_args`, `panels` |
-//! | [`args`] | both | the 11 words of `BroadcastArgs`, version 1 |
+//! | [`args`] | both | the 11 words of `BroadcastArgs`, version 2 |
 //! | [`area`] | both | the broadcast areas of the control block (0xA00, 2 x 0x140 bytes) |
 //!
 //! The same words, buffers and calls also carry a tt-metal-style handshake, the peer komorebi's

@@ -62,16 +62,18 @@
 //!   whole windows (so the next command starts at slot 0 everywhere), and this core's last
 //!   transfers are acknowledged: the sender's multicasts, a receiver's final marker. The sender
 //!   also waits for every receiver's final marker, so when any core of a broadcast reports, no
-//!   word of this command is still in flight towards it; it then clears its DONE-BY table and a
-//!   receiver its VALID word.
+//!   word of this command is still in flight towards it (but with no block: a receiver's final
+//!   marker then says 0 blocks, which no wait of any command takes, and the sender does not
+//!   wait for it); it then clears its DONE-BY table and a receiver its VALID word.
 //! * Every call gives up within one run's wait limit, or on the tile's stop flag: it takes its
 //!   deadline (now + the limit) once, at its first wait that does not hold at once, and every
 //!   wait inside it ends by that deadline, not one limit after the wait's own start (a call
 //!   whose waits all hold at once reads neither the clock nor the limit). The slack past the deadline is bounded
 //!   and does not grow with the limit: one poll of the condition of each wait still to come (a
 //!   wait past its deadline polls once, so a condition that holds is taken; at most five waits
-//!   in a call) and the call's steps that do not wait (control-block stores, at most 17 in the
-//!   sender's `finish`; one buffer push; the give-up record). A call that fails
+//!   in a call) and the call's steps that do not wait (control-block stores, at most 18 in the
+//!   sender's `finish`: 15 DONE-BY words, VALID and the two statistics; one buffer push; the
+//!   give-up record). A call that fails
 //!   records the first give-up of this command in the broadcast's area (where, broadcast, block,
 //!   sequence), and every later call returns the same [`GiveUp`] at once. A sender whose wait
 //!   for markers or for its own NoC barriers times out (`broadcast_done`) also sets its tile's
