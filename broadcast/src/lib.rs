@@ -8,7 +8,7 @@
 //!
 //! | module | side | what |
 //! |---|---|---|
-//! | [`device`] | data-movement kernels | `Broadcast`: `new`, `ok`, `included`, `sender`, `reserve`, `cast`, `arrive`, `finish`; the handshake peer's `handshake` |
+//! | [`device`] | data-movement kernels | `Broadcast`: `new`, `ok`, `included`, `sender`, `reserve`, `read`, `cast`, `arrive`, `finish`; the handshake peer's `handshake` |
 //! | [`compute`] | compute kernel | `receive`, `done`, `end` |
 //! | [`layout`] | host | `Geometry`, `broadcasts`, `broadcast_rect`, `broadcast_args`, `panels` |
 //! | [`args`] | both | the 11 words of `BroadcastArgs`, version 2 |

@@ -798,6 +798,31 @@ fn finish_waiting_for_own_compute_gives_up_broadcast_free() {
 }
 
 #[test]
+fn a_sender_whose_compute_never_pops_gives_up_finish_broadcast_free_without_stopping_its_tile() {
+    let s = shared();
+    let mut noc = noc_at(1, 2);
+    let mut seq = Sequence::new();
+    expect_cast(&mut noc, &mut seq, CB_BASE);
+    let mut dm = dm(noc, ctrl(&s, 30));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &column_words((0, 0)), 0);
+    block_on(b.reserve(&mut dm, 0)).unwrap();
+    block_on(b.cast(&mut dm, 0)).unwrap();
+    // Compute never pops block 0: no NoC call follows (no expectation left).
+    let expected = GiveUp {
+        place: Where::BroadcastFree,
+        broadcast: 0,
+        block: 1,
+        cause: Cause::TimedOut,
+    };
+    assert_eq!(block_on(b.finish(&mut dm)), Err(expected));
+    assert_eq!(
+        given_up_record(&s, 0).map(|g| g.place),
+        Some(Where::BroadcastFree)
+    );
+    assert_eq!(s.lock().unwrap().stops_requested, 0);
+}
+
+#[test]
 fn a_stopped_tile_ends_the_wait_without_a_further_stop_request() {
     let s = shared();
     s.lock().unwrap().stop = true;
@@ -2141,4 +2166,39 @@ fn a_read_refused_by_the_noc_or_of_a_page_without_addresses_gives_up_the_block()
     );
     assert_eq!(*log.lock().unwrap(), [0u32; 0]);
     assert_eq!(s.lock().unwrap().stops_requested, 0);
+    // Pages of 62 bytes: every other page would land off a word.
+    let s = shared();
+    let (mut dm, mut b, log) = reading_sender(&s, vec![]);
+    let odd = PageReads {
+        len: PAGE - 2,
+        ..block_0_reads(&ports, 0x1000)
+    };
+    let r = block_on(b.read(&mut dm, 0, &odd));
+    assert_eq!(
+        r.map_err(|g| (g.place, g.cause)),
+        Err((Where::BroadcastBegin, Cause::Misuse))
+    );
+    assert!(log.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_read_of_any_block_but_the_one_reserved_last_or_after_a_give_up_is_refused() {
+    let s = shared();
+    let (mut dm, mut b, log) = reading_sender(&s, vec![]);
+    let ports = [xy(0, 11)];
+    // Block 1 is not reserved: misuse, recorded, and the first give-up from then on.
+    let reads = PageReads {
+        first: PAGES as u32,
+        ..block_0_reads(&ports, 0x1000)
+    };
+    let first = block_on(b.read(&mut dm, 1, &reads)).unwrap_err();
+    assert_eq!(
+        (first.place, first.cause),
+        (Where::BroadcastDone, Cause::Misuse)
+    );
+    assert_eq!(
+        block_on(b.read(&mut dm, 0, &block_0_reads(&ports, 0x1000))),
+        Err(first)
+    );
+    assert!(log.lock().unwrap().is_empty(), "no read issued");
 }

@@ -390,7 +390,7 @@ pub fn attach_card(
     path: &std::path::Path,
 ) -> Result<PcieDevice<komorebi_pcie::kmd::KmdBar>, PcieError> {
     let bar = komorebi_pcie::kmd::KmdBar::open(path)?;
-    Ok(PcieDevice::new(Card::open(bar, CardOptions::default())?))
+    Ok(PcieDevice::new(Card::open(bar, looking())?))
 }
 
 /// Chip `chip` of the ttsim server `process`, opened as [`attach_card`] opens a card: after
@@ -402,7 +402,16 @@ pub fn attach_ttsim(
 ) -> Result<PcieDevice<komorebi_pcie::ttsim::TtsimBar>, PcieError> {
     use komorebi_pcie::ttsim::{TtsimBar, TtsimBarOptions};
     let bar = TtsimBar::open(process, chip, TtsimBarOptions::default())?;
-    Ok(PcieDevice::new(bar.open_card(CardOptions::default())?))
+    Ok(PcieDevice::new(bar.open_card(looking())?))
+}
+
+/// The options of a card opened only to look at it ([`attach_card`], [`attach_ttsim`]): its
+/// clock is left as it is at the drop, for the run another process may have on it.
+fn looking() -> CardOptions {
+    CardOptions {
+        idle_clock_at_drop: false,
+        ..CardOptions::default()
+    }
 }
 
 /// How long, in device time, the loader waits on ttsim: its steps count as cycles at the AICLK

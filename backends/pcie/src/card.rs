@@ -305,10 +305,7 @@ impl<B: Bar> Card<B> {
         let banks = self.chip.kind().dram_banks();
         let mut dram = Vec::with_capacity(banks as usize);
         for bank in 0..banks {
-            let port = self
-                .chip
-                .dram_port(bank)
-                .ok_or_else(|| no_port(self.chip.kind(), bank))?;
+            let port = self.chip.dram_port_of(bank)?;
             if !self.chip.dram_works(bank) || self.chip.kind() != ChipKind::Blackhole {
                 // No window onto the fused bank: `dram_chunks` refuses it before any window.
                 // Wormhole has no 4 GiB windows: its banks go through the spare window.
@@ -563,10 +560,7 @@ impl<B: Bar> Card<B> {
             f(&mut self.bar.borrow_mut(), w, addr, 0..len)?;
             return Ok(());
         }
-        let port = self
-            .chip
-            .dram_port(bank)
-            .ok_or_else(|| no_port(kind, bank))?;
+        let port = self.chip.dram_port_of(bank)?;
         let target = self.chip.target(port).unwrap_or((port.x(), port.y()));
         let mut done = 0;
         while done < len {
@@ -721,24 +715,25 @@ impl<B: Bar> Card<B> {
     }
 }
 
-/// A DRAM bank the chip's port table does not have.
-fn no_port(kind: ChipKind, bank: u8) -> PcieError {
-    PcieError::Target {
-        what: format!("DRAM bank {bank}"),
-        why: format!(
-            "has no NoC port on a {kind} (banks 0..{})",
-            kind.dram_banks()
-        ),
+impl<B: Bar> Card<B> {
+    /// A Blackhole's AICLK back to idle (`AICLK_GO_LONG_IDLE`) if above it, as tt-umd's close
+    /// does (true if sent and taken; a Wormhole's is left). The drop calls it unless
+    /// [`CardOptions::idle_clock_at_drop`] is off.
+    pub fn idle_clock(&mut self) -> Result<bool, PcieError> {
+        if self.chip.kind() != ChipKind::Blackhole || self.aiclk_mhz <= tensix::AICLK_IDLE_MHZ {
+            return Ok(false);
+        }
+        crate::arc::lower_aiclk(&*self, self.options.open.arc_message)?;
+        self.aiclk_mhz = tensix::AICLK_IDLE_MHZ;
+        Ok(true)
     }
 }
 
 impl<B: Bar> Drop for Card<B> {
     fn drop(&mut self) {
-        // A Blackhole's clock back to idle when it is above it, as tt-umd's close does (best
-        // effort: a card that cannot take the message has nothing better to say at a drop).
-        // A Wormhole's ARC takes its messages in BAR0 (`arc::wormhole`), not through this port.
-        if self.chip.kind() == ChipKind::Blackhole && self.aiclk_mhz > tensix::AICLK_IDLE_MHZ {
-            let _ = crate::arc::lower_aiclk(&*self, self.options.open.arc_message);
+        // Best effort: a card that cannot take the message has nothing better to say at a drop.
+        if self.options.idle_clock_at_drop {
+            let _ = self.idle_clock();
         }
         // Closing the device frees whatever is left; freeing here returns the windows of a
         // card that stays open (the simulator's pools, a long-lived driver handle).

@@ -10,6 +10,8 @@ use blackhole_pac::harvest::{DramBanks, HarvestMask};
 use blackhole_pac::translate::Translation;
 use komorebi_hal::Xy;
 
+use crate::error::PcieError;
+
 /// Blackhole's PCI device id (tt-kmd `enumerate.h`).
 pub const DEVICE_ID_BLACKHOLE: u16 = 0xB140;
 /// Wormhole's PCI device id (tt-kmd `enumerate.h`).
@@ -234,6 +236,18 @@ impl CardChip {
             ChipKind::Wormhole => wormhole_pac::grid::DRAM_PORTS.get(bank as usize)?[0],
         };
         Xy::new(x, y).ok()
+    }
+
+    /// [`dram_port`](Self::dram_port), or the error that names the bank and the chip's banks.
+    pub(crate) fn dram_port_of(&self, bank: u8) -> Result<Xy, PcieError> {
+        let kind = self.kind();
+        self.dram_port(bank).ok_or_else(|| PcieError::Target {
+            what: format!("DRAM bank {bank}"),
+            why: format!(
+                "has no NoC port on a {kind} (banks 0..{})",
+                kind.dram_banks()
+            ),
+        })
     }
 
     /// The registers the loader writes to point a core's reset PC at its image: NCRISC's PC

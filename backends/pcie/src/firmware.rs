@@ -100,9 +100,10 @@ impl FirmwareImage {
     }
 
     /// The image in ELF file `bytes` (a 32-bit little-endian RISC-V executable): every
-    /// loadable segment at its load address, which must lie in L1, its file bytes followed by
-    /// zeros up to its size in memory (`p_memsz`); a segment with no file bytes outside L1
-    /// (the core's local `.bss`, which the image's startup clears) is left out. One segment
+    /// loadable segment at its load address, which must lie in L1, its file bytes followed,
+    /// when it runs where it is loaded, by zeros up to its size in memory (`p_memsz`); a
+    /// segment with no file bytes outside L1 (the core's local `.bss`, which the image's
+    /// startup clears) is left out. One segment
     /// must hold a komorebi image header whose entry is the ELF's, and a reader image must
     /// load code at L1 0: BRISC always starts there (tt-metal's HAL: "BRISC is hardcoded to
     /// have reset PC of 0"), so a reader whose boot stub is missing would run whatever L1 0
@@ -124,9 +125,26 @@ impl FirmwareImage {
         let mut segments = Vec::new();
         for ph in file.elf_program_headers() {
             let (addr, file_bytes) = (ph.p_paddr(endian), ph.p_filesz(endian));
-            let memory = ph.p_memsz(endian).max(file_bytes);
             let local = addr >= tensix::L1_SIZE && file_bytes == 0;
-            if ph.p_type(endian) != object::elf::PT_LOAD || memory == 0 || local {
+            if ph.p_type(endian) != object::elf::PT_LOAD || local {
+                continue;
+            }
+            let in_memory = ph.p_memsz(endian);
+            if in_memory < file_bytes {
+                return Err(bad(
+                    name,
+                    format!(
+                        "segment at {addr:#x} takes {in_memory} bytes in memory, fewer than its \
+                         {file_bytes} in the file"
+                    ),
+                ));
+            }
+            // The zeros beyond the file bytes belong where the segment runs: in L1 only if it
+            // runs where it is loaded (a `.data` loaded in L1 for the core's startup to copy
+            // elsewhere has its `.bss` there, not here).
+            let runs_here = ph.p_vaddr(endian) == addr;
+            let memory = if runs_here { in_memory } else { file_bytes };
+            if memory == 0 {
                 continue;
             }
             let file_data = ph

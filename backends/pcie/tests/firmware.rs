@@ -202,13 +202,30 @@ fn a_segment_larger_in_memory_than_in_the_file_loads_zeros_and_a_local_bss_is_le
         vec![
             Segment {
                 addr: header_addr(Role::Compute),
-                data: h
+                data: h.clone()
             },
             Segment {
                 addr: 0x6000,
                 data: code
             },
         ]
+    );
+    // Loaded in L1 to run elsewhere (its startup copies it): no zeros here.
+    let bytes = elf_sized(
+        EM_RISCV,
+        0x6000,
+        &[
+            (header_addr(Role::Compute), None, &h, 32),
+            (0x6000, Some(0xFFB0_0000), CODE, 12),
+        ],
+    );
+    let image = FirmwareImage::from_elf("compute", &bytes).unwrap();
+    assert_eq!(image.segments[1].data, CODE);
+    // Fewer bytes in memory than in the file is no segment.
+    let why = refusal(&elf_sized(EM_RISCV, 0x6000, &[(0x6000, None, CODE, 4)]));
+    assert_eq!(
+        why,
+        "segment at 0x6000 takes 4 bytes in memory, fewer than its 8 in the file"
     );
     // Its size in memory counts against L1 as its file bytes do.
     let why = refusal(&elf_sized(EM_RISCV, 0x6000, &[(0x17_FFF8, None, CODE, 16)]));

@@ -140,3 +140,23 @@ fn a_simulated_wormhole_card_opens_through_its_arc_in_bar0() {
         );
     }
 }
+
+#[test]
+fn the_clock_the_open_raised_goes_back_to_idle_once() {
+    // What the drop does (unless `idle_clock_at_drop` is off): one AICLK_GO_LONG_IDLE.
+    let mut card = open();
+    assert_eq!(card.aiclk_mhz(), 1350);
+    assert_eq!(card.idle_clock(), Ok(true));
+    assert_eq!(card.aiclk_mhz(), 800);
+    assert_eq!(
+        card.bar_mut().sim().arc_answered(),
+        2,
+        "AICLK_GO_BUSY, then idle"
+    );
+    let t = komorebi_pcie::telemetry::Telemetry::read(&card).unwrap();
+    assert_eq!(t.get(tag::AICLK), Some(800));
+    // At idle already: no message.
+    assert_eq!(card.idle_clock(), Ok(false));
+    assert_eq!(card.bar_mut().sim().arc_answered(), 2);
+    assert!(CardOptions::default().idle_clock_at_drop);
+}

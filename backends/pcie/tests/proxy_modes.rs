@@ -165,7 +165,7 @@ fn lengths_and_buffers_beyond_l1_are_refused_before_any_buffer_is_made() {
         )
         .unwrap_err();
     assert_eq!(e.kind, ErrorKind::InvalidLength);
-    // A buffer whose page does not fit L1, and one whose slots overflow 32 bits.
+    // Buffers whose page 0 does not fit L1 (a 4 GiB page, and a 2 GiB one).
     for (page_size, pages) in [(u32::MAX, 2), (0x8000_0000, 4)] {
         let mut cb = HostCb::new(&card, me, l1(0x2_0000), page_size, pages, |_, _| {});
         let e = cb.push(1).unwrap_err();

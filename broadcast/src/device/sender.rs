@@ -48,7 +48,9 @@ impl<C: CircularBuffer> Broadcast<C> {
     }
 
     /// Sender: waits until slot `block % window` is free in its own buffer (its compute popped
-    /// block `block - window`) and returns the slot's address, the same on every core.
+    /// block `block - window`, and the multicast that sent that block left: a NoC barrier whose
+    /// timeout gives up `broadcast_done`) and returns the slot's address, the same on every
+    /// core.
     /// `block` is the next block not reserved yet, at most `window - 1` ahead of the next to
     /// cast (module docs, "Reading ahead"); anything else is misuse.
     pub async fn reserve<N, K, P>(
@@ -127,12 +129,13 @@ impl<C: CircularBuffer> Broadcast<C> {
         }
     }
 
-    /// Sender: issues the reads `reads` of block `block` (reserved, into its slot, with
-    /// [`read_tag`](Self::read_tag)`(block)`), asking a busy NoC again, within one wait limit
-    /// and while the tile is not stopped (both give up `broadcast_done`, the sender waiting
-    /// for its own NoC). Pages without addresses are misuse, refused before any read goes
-    /// (`broadcast_begin`: the words give the pages); another NoC error gives up
-    /// `broadcast_done`. The handshake peer reads its blocks with it too.
+    /// Sender: issues the reads `reads` of block `block`, the block reserved last (into its
+    /// slot, with [`read_tag`](Self::read_tag)`(block)`), asking a busy NoC again, within one
+    /// wait limit and while the tile is not stopped (both give up `broadcast_done`, the sender
+    /// waiting for its own NoC). Pages without addresses, or of a length that is not whole
+    /// words, are misuse, refused before any read goes (`broadcast_begin`: the words give the
+    /// pages); another NoC error gives up `broadcast_done`; any other block, or a call after a
+    /// give-up, is refused as every call is. The handshake peer reads its blocks with it too.
     pub async fn read<N, K, P>(
         &mut self,
         dm: &mut DataMovement<N, K, P>,
@@ -145,33 +148,41 @@ impl<C: CircularBuffer> Broadcast<C> {
         P: Pause,
     {
         const PLACE: Where = Where::BroadcastDone;
-        // A page without addresses is refused before any read goes (the pages' addresses grow
-        // with their number: if the last has them, every one has).
-        if reads.count > 0 && reads.page(reads.count - 1).is_none() {
-            let r = Err((Where::BroadcastBegin, CallCause::Misuse));
-            return self.settle(&mut dm.ctrl, block, r);
-        }
-        // Most blocks' pages are all taken at once: then no wait is entered.
-        let mut from = match read_pages(&mut dm.noc, 0, reads) {
-            Ok(issued) if issued >= reads.count => return Ok(()),
-            Ok(issued) => issued,
-            Err(e) => return self.settle(&mut dm.ctrl, block, Err((PLACE, noc_cause(e)))),
+        // Only the block reserved last (a receiver reserves none), and no call after a give-up
+        // (`settle` returns the first). A page without addresses is refused before any read
+        // goes: with whole words a page, the pages' addresses grow with their number, so if the
+        // last has them every one has.
+        let other = block != self.reserved.wrapping_sub(1);
+        let no_page =
+            reads.len % 4 != 0 || reads.count > 0 && reads.page(reads.count - 1).is_none();
+        let r = if self.failed.is_some() || other || no_page {
+            let place = if other { PLACE } else { Where::BroadcastBegin };
+            Err((place, CallCause::Misuse))
+        } else {
+            // Most blocks' pages are all taken at once: then no wait is entered.
+            match read_pages(&mut dm.noc, 0, reads) {
+                Ok(issued) if issued >= reads.count => return Ok(()),
+                Ok(mut from) => {
+                    let noc = &mut dm.noc;
+                    let mut until = None;
+                    // A busy NoC took the pages up to some page: asked again from the first
+                    // it did not.
+                    wait_for(
+                        &mut dm.ctrl,
+                        &mut dm.pause,
+                        &mut until,
+                        &mut self.wait_cycles,
+                        PLACE,
+                        &mut |_| {
+                            from = read_pages(noc, from, reads).map_err(noc_cause)?;
+                            Ok(from >= reads.count)
+                        },
+                    )
+                    .await
+                }
+                Err(e) => Err((PLACE, noc_cause(e))),
+            }
         };
-        let noc = &mut dm.noc;
-        let mut until = None;
-        // A busy NoC takes the pages up to some page: asked again from the first it did not.
-        let r = wait_for(
-            &mut dm.ctrl,
-            &mut dm.pause,
-            &mut until,
-            &mut self.wait_cycles,
-            PLACE,
-            &mut |_| {
-                from = read_pages(noc, from, reads).map_err(noc_cause)?;
-                Ok(from >= reads.count)
-            },
-        )
-        .await;
         self.settle(&mut dm.ctrl, block, r)
     }
 

@@ -20,6 +20,10 @@ pub struct CardOptions {
     pub read_back_before_publish: bool,
     /// Bounds of the waits at open: ARC ready, DRAM trained, the AICLK message and its clock.
     pub open: OpenTimeouts,
+    /// Send a Blackhole's AICLK back to idle when the card is dropped (tt-umd's close does), if
+    /// the open raised it. Off for a host that only looks at a card another process may be
+    /// running (`komorebi log`): its drop would slow that run's clock.
+    pub idle_clock_at_drop: bool,
 }
 
 impl Default for CardOptions {
@@ -29,6 +33,7 @@ impl Default for CardOptions {
             window_per_tile: true,
             read_back_before_publish: true,
             open: OpenTimeouts::default(),
+            idle_clock_at_drop: true,
         }
     }
 }
