@@ -89,9 +89,10 @@
 //! `state` holds the core's state ([`Broadcast`]), its accessors and the give-up bookkeeping
 //! every call shares (`admit`, `settle`, `give_up_with`). The calls, by what they do: `setup`
 //! (`new`, `refuse`: the words' checks), `sender` (`reserve`, `reserve_ready`, `read_tag`,
-//! `read`, `cast`), `receiver` (`arrive`), `finish`, `handshake` (the peer's call and its waits); the
-//! pieces they share: `pump` (a receiver's DONE markers), `wait` (the deadline and the one wait
-//! loop), `cause` (why a call gave up), `context`, `part` (sender, receiver or excluded).
+//! `read`, `cast`), `receiver` (`arrive`), `finish`, `handshake` (the peer's call and its
+//! waits); the pieces they share: `pump` (a receiver's DONE markers), `wait` (the deadline and
+//! the one wait loop), `cause` (why a call gave up), `context`, `part` (sender, receiver or
+//! excluded).
 
 mod cause;
 mod context;

@@ -1,6 +1,6 @@
 //! The sender's calls: reserving a slot (`reserve`, and `reserve_ready` for reading ahead),
-//! reading a block into it (`read`) and casting a block (`cast`: the receivers done with the slot, the reads landed, multicast, VALID,
-//! push).
+//! reading a block into it (`read`) and casting a block (`cast`: the receivers done with the
+//! slot, the reads landed, multicast, VALID, push).
 
 use komorebi_hal::cb::CircularBuffer;
 use komorebi_hal::control::ControlBlock;

@@ -212,8 +212,9 @@ pub fn settled(mhz: u32, target: u32) -> bool {
 /// until telemetry's AICLK is within 5 % of `AICLK_LIMIT_MAX` (or the busy 1350 MHz when the
 /// table has no limit). When the message fails (an error status, or an exit code other than 0
 /// in the response's value, as tt-umd's `BlackholeTTDevice::set_clock_state` checks) or the
-/// clock does not settle the outcome says so and the open goes on, as tt-umd's `wait_for_aiclk_value` logs and goes on; errors of
-/// the device itself (hung, gone, a simulator's refusal) are returned.
+/// clock does not settle the outcome says so and the open goes on, as tt-umd's
+/// `wait_for_aiclk_value` logs and goes on; errors of the device itself (hung, gone, a
+/// simulator's refusal) are returned.
 pub fn raise_aiclk(
     port: &impl ArcPort,
     timeouts: &OpenTimeouts,
