@@ -1,6 +1,6 @@
 //! The broadcast handler's program words: literal layout, round trips, and every refusal.
 
-use komorebi_broadcast::args::{Along, BroadcastArgs};
+use komorebi_broadcast::args::{Along, BroadcastArgs, CopiedFields};
 use komorebi_hal::{LogicalRect, Role, Xy};
 use komorebi_kernel::Command;
 use komorebi_kernel::broadcast_handler::program::{
@@ -356,6 +356,16 @@ proptest! {
 /// (every producer's words decoded; a producer whose words do not decode not compared): the
 /// reference the property below holds it to.
 fn check_by_decoding(p: &BroadcastProgram) -> Result<(), ProgramError> {
+    // Two broadcasts sharing an id or a buffer, as their words give them, decoded or not.
+    if let (Some(r), Some(w)) = (&p.reader, &p.writer) {
+        let (r, w) = (CopiedFields::of(&r.args), CopiedFields::of(&w.args));
+        if r.broadcast == w.broadcast {
+            return Err(ProgramError::Shared(Field::BroadcastId));
+        }
+        if r.cb == w.cb {
+            return Err(ProgramError::Shared(Field::Buffer));
+        }
+    }
     for role in [Role::Reader, Role::Writer] {
         let consumers = p.compute.inputs.iter().filter(|s| s.producer == role);
         if consumers.count() != p.mover(role).is_some() as usize {

@@ -534,8 +534,9 @@ impl BroadcastProgram {
 
     /// Checks that compute's copies agree with the producers' words, that every
     /// data-movement program is consumed exactly once, and that the two broadcasts, when there
-    /// are two, have ids and buffers of their own. A producer whose arguments do not decode
-    /// is not compared: its own kernel refuses them (`Broadcast::new`).
+    /// are two, have ids and buffers of their own (as their words give them, decoded or not: a
+    /// program that fails either way is refused). A producer whose arguments do not decode
+    /// is not compared with compute's copies: its own kernel refuses them (`Broadcast::new`).
     pub fn check(&self) -> Result<(), ProgramError> {
         if let (Some(r), Some(w)) = (&self.reader, &self.writer) {
             let (r, w) = (CopiedFields::of(&r.args), CopiedFields::of(&w.args));
