@@ -164,6 +164,12 @@ impl<W, M> Cx<'_, W, M> {
     }
 
     /// Sends `message` to the plugin instance of worker `shard` (wrapped into range).
+    ///
+    /// A message is work: it counts as progress, and a worker drains its inbox before it looks
+    /// at anything else. So a message is not a way to wait or retry: an instance that answers a
+    /// message with another to itself (or two that answer each other) keeps its worker from
+    /// ever going idle, and the device is driven only when every worker is idle, so the command
+    /// it waits for never ends. Retry in [`Plugin::handle`], on a command's end.
     pub fn send(&mut self, shard: usize, message: M) {
         self.messages.push((shard % self.shards, message));
     }
@@ -199,7 +205,7 @@ pub trait Plugin: Send {
         cx: &mut Cx<'_, Self::Work, Self::Message>,
     );
 
-    /// A message from another instance (or this one).
+    /// A message from another instance (or this one). Not a place to poll: see [`Cx::send`].
     fn receive(&mut self, message: Self::Message, cx: &mut Cx<'_, Self::Work, Self::Message>) {
         let _ = (message, cx);
     }
