@@ -392,6 +392,14 @@ impl<'c, B: Bar, F: FnMut(u16, &[u8])> HostCb<'c, B, F> {
             .checked_add(self.base.get())
     }
 
+    /// [`slot`](Self::slot) as an address, the base when there is none (the pointers' value for
+    /// a buffer whose shape no page fits; its pushes and reads refuse it).
+    fn slot_addr(&self, counter: u16) -> L1Addr {
+        self.slot(counter)
+            .and_then(|a| L1Addr::new(a).ok())
+            .unwrap_or(self.base)
+    }
+
     /// [`slot`](Self::slot) of a page that lies in the tile's L1, else `OutOfRange` (the
     /// buffer's shape is the caller's: nothing checked it before).
     fn page_at(&self, counter: u16) -> Result<u32, ProxyError<cb::ErrorKind>> {
@@ -432,9 +440,7 @@ impl<B: Bar, F: FnMut(u16, &[u8])> CircularBuffer for HostCb<'_, B, F> {
     }
 
     fn write_ptr(&self) -> L1Addr {
-        self.slot(self.pushed)
-            .and_then(|a| L1Addr::new(a).ok())
-            .unwrap_or(self.base)
+        self.slot_addr(self.pushed)
     }
 
     fn push(&mut self, pages: u16) -> Result<(), Self::Error> {
@@ -458,9 +464,7 @@ impl<B: Bar, F: FnMut(u16, &[u8])> CircularBuffer for HostCb<'_, B, F> {
     }
 
     fn read_ptr(&self) -> L1Addr {
-        self.slot(self.popped)
-            .and_then(|a| L1Addr::new(a).ok())
-            .unwrap_or(self.base)
+        self.slot_addr(self.popped)
     }
 
     fn pop(&mut self, pages: u16) -> Result<(), Self::Error> {
