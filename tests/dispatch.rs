@@ -32,7 +32,8 @@ fn spec(group: LogicalRect, exclusive: bool, tag: u64) -> CommandSpec {
 
 /// A device whose commands finish when it is driven, in an order a seeded generator picks;
 /// some go overdue first and complete late. It checks, at every post, that no exclusive
-/// command shares a tile with another command in flight (overdue ones included).
+/// command shares a tile with another command in flight and that no tile gets more commands
+/// than it has slots (overdue ones included).
 struct Scripted {
     state: Mutex<ScriptState>,
 }
@@ -101,6 +102,22 @@ impl Target for Scripted {
         }
         let r = &command.programs[0].reader;
         let tag = r[0] as u64 | (r[1] as u64) << 32;
+        // A tile has `abi::SLOTS` command slots; a post beyond them is refused on a device.
+        for y in command.group.y0..command.group.y0 + command.group.rows {
+            for x in command.group.x0..command.group.x0 + command.group.columns {
+                let tile = LogicalRect::new(x, y, 1, 1);
+                let held = s
+                    .in_flight
+                    .iter()
+                    .filter(|f| f.group.overlaps(tile))
+                    .count();
+                if held >= abi::SLOTS as usize {
+                    s.violations.push(format!(
+                        "command {tag} posted to ({x}, {y}), whose {held} command slots are taken"
+                    ));
+                }
+            }
+        }
         *s.runs.entry(tag).or_default() += 1;
         s.in_flight.push(InFlight {
             group: command.group,

@@ -31,6 +31,9 @@
 //! * **Exclusive groups:** a command flagged `EXCLUSIVE` is never in flight together with
 //!   another command on any of its tiles, whatever the assigner picks: the flags checked are
 //!   the ones of the command being posted.
+//! * **Tile slots:** no tile is posted more commands than it has command slots, however the
+//!   groups overlap: a shared reservation is refused on a region with two in flight
+//!   ([`reserve::SHARED_MAX`]), and the command waits instead of being refused by the device.
 //! * **Every command ends exactly once:** each is handled once, as reported, timed out,
 //!   refused or abandoned. A ready command sits in exactly one queue; stealing takes it out of
 //!   that queue with crossbeam's Chase-Lev deque, and only ready commands are ever stealable.
@@ -53,7 +56,7 @@
 //! | `shared.rs` | what all workers of a run share (queues, inboxes, counters, clock); the grid's regions | a group covers whole regions, so reserving its regions reserves exactly its tiles |
 //! | [`plugin`] | the [`Plugin`] (request handler and assigner) and what it sees | each instance is called sequentially, on its own worker |
 //! | [`mailbox`] | a slot's report word, published by the device side, polled by its worker | a late completion is never read as a newer command's outcome |
-//! | [`reserve`] | the regions' reservation words | an exclusive reservation of a region excludes every other; reserving never waits |
+//! | [`reserve`] | the regions' reservation words | an exclusive reservation of a region excludes every other; no region has more shared ones than a tile has slots; reserving never waits |
 //! | [`park`] | [`Sleep`], parking idle workers | no lost wake-ups |
 //! | [`target`] | [`Target`], and [`NullTarget`] and [`SimTarget`] | |
 //! | [`measure`] | per-command timestamps, the summary, the trace | |

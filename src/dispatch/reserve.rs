@@ -1,7 +1,7 @@
 //! Tile reservations: the mechanism that keeps an exclusive command's tiles to itself.
 //!
-//! Every region of tiles has one word: the number of non-exclusive commands in flight on it, or
-//! [`EXCLUSIVE`] while an exclusive one is. (The dispatcher's regions are the tiles covered by
+//! Every region of tiles has one word: the number of non-exclusive commands in flight on it (at
+//! most [`SHARED_MAX`], the tiles' command slots), or [`EXCLUSIVE`] while an exclusive one is. (The dispatcher's regions are the tiles covered by
 //! exactly the same groups, so a group covers whole regions and reserving its regions is
 //! reserving its tiles; a region may also be a single tile.) A command is posted only after it
 //! reserved every region of its group: shared for a plain command, exclusive for one flagged
@@ -9,9 +9,11 @@
 //! compare-and-swap each, and on the first refusal the ones already taken are given back, so two
 //! placers can never deadlock and the dispatcher can try other work instead.
 //!
-//! Guarantee: while an exclusive reservation of a region is held, no other reservation of that
+//! Guarantees: while an exclusive reservation of a region is held, no other reservation of that
 //! region is; the assigner's choice cannot break it, because the flags checked are those of the command
-//! about to be posted.
+//! about to be posted. No region has more than [`SHARED_MAX`] shared reservations: overlapping
+//! groups each with free scheduling slots would otherwise post a third command to a tile whose
+//! two slots are taken, which the device refuses (`SlotsFull`) instead of running it later.
 //!
 //! Orderings: taking a region is `Acquire` and giving it back is `Release`, so whatever the last
 //! holder did before releasing (reading the device's report of its command) happens before the
@@ -23,6 +25,9 @@ use super::sync::{AtomicU32, Ordering};
 
 /// The word of a region an exclusive command holds.
 pub const EXCLUSIVE: u32 = u32::MAX;
+
+/// The most shared reservations a region takes: a tile's command slots (`abi::SLOTS`).
+pub const SHARED_MAX: u32 = komorebi_kernel::abi::SLOTS;
 
 /// The reservation words of every region.
 #[derive(Debug)]
@@ -114,9 +119,8 @@ impl Reservations {
         }
         let mut seen = word.load(Ordering::Relaxed);
         loop {
-            // A region has a handful of shared holders at most (command slots); refusing at
-            // EXCLUSIVE - 1 keeps the count from ever reading as exclusive.
-            if seen >= EXCLUSIVE - 1 {
+            // Also refuses while exclusive (EXCLUSIVE > SHARED_MAX).
+            if seen >= SHARED_MAX {
                 return false;
             }
             match word.compare_exchange_weak(seen, seen + 1, Ordering::Acquire, Ordering::Relaxed) {
@@ -151,6 +155,10 @@ mod tests {
         let c = r.try_reserve(&[5, 6], false).expect("shared with b");
         assert_eq!(r.word(5), Some(2));
         assert!(r.try_reserve(&[5], true).is_none());
+        // Two shared holders fill a tile's two command slots: a third is refused, and what it
+        // took of its other regions (4) is given back.
+        assert!(r.try_reserve(&[4, 5], false).is_none());
+        assert_eq!((r.word(4), r.word(5)), (Some(1), Some(2)));
         r.release(a);
         r.release(b);
         r.release(c);
