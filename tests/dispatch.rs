@@ -771,3 +771,70 @@ fn a_worker_that_panics_ends_the_run_with_its_panic_whichever_worker_it_is() {
         }
     }
 }
+
+/// A simulator target; `hook`, if any, runs on its device thread after every post.
+fn sim_target(hook: Option<komorebi::dispatch::PostHook>) -> komorebi::dispatch::SimTarget {
+    use komorebi::host::backend::Backend;
+    komorebi::dispatch::SimTarget::spawn(
+        || {
+            komorebi::app::broadcast::open_session(Backend::Simulator(
+                komorebi_sim::SimConfig::default(),
+            ))
+        },
+        hook,
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_refusal_found_on_the_device_thread_is_progress_at_the_next_drive() {
+    // The session refuses this post on the device thread, after `post` returned: three
+    // programs for a group of two tiles. Reported as `Idle`, the refusal would let the
+    // dispatcher decide the run stalled and abandon work the freed slot could still run.
+    let target = sim_target(None);
+    let mut command = spec(LogicalRect::new(0, 0, 2, 1), false, 1);
+    command.programs = vec![command.programs[0].clone(); 3];
+    let mailbox = Arc::new(komorebi::dispatch::Mailbox::new());
+    assert!(mailbox.arm(1));
+    let posting = Posting {
+        mailbox: Arc::clone(&mailbox),
+        epoch: 1,
+    };
+    target.post(command, posting).unwrap();
+    assert_eq!(target.drive(), Drive::Progress);
+    match mailbox.poll(1) {
+        komorebi::dispatch::Polled::Refused(SessionError::Programs { expected, got }) => {
+            assert_eq!((expected, got), (2, 3));
+        }
+        other => panic!("expected the session's refusal, got {other:?}"),
+    }
+    // Once said, it is not said again: nothing is watched, nothing can change.
+    assert_eq!(target.drive(), Drive::Idle);
+}
+
+#[test]
+fn a_device_thread_that_ends_ends_the_run_with_device_lost() {
+    // The post hook panics, so the simulator's thread ends with the command posted: no drive
+    // can ever publish it. On a thread of its own: a run that hangs fails the test.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let hook: komorebi::dispatch::PostHook =
+            Box::new(|_, _| panic!("the post hook stops the device thread"));
+        let target = sim_target(Some(hook));
+        let g = [LogicalRect::new(0, 0, 1, 1)];
+        let mut d = Dispatcher::new(&target, GRID, &g, DispatchConfig::default()).unwrap();
+        for w in 0..3 {
+            d.seed(w, Place::Any).unwrap();
+        }
+        let _ = tx.send(
+            d.run(|_| Panicky {
+                panics_on: usize::MAX,
+            })
+            .err(),
+        );
+    });
+    let e = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the device thread ended and the run did not");
+    assert_eq!(e, Some(DispatchError::DeviceLost));
+}

@@ -46,7 +46,9 @@
 //!   quiet again); a late completion is matched to its own epoch ([`mailbox`]).
 //! * **Termination:** the run ends when no command is ready, in flight, or unhandled and no
 //!   message is undelivered. If the device can do nothing more while commands are still ready
-//!   but cannot be placed, they are handed to the handler as [`Outcome::Abandoned`].
+//!   but cannot be placed, they are handed to the handler as [`Outcome::Abandoned`]. A device
+//!   that stops answering ([`Drive::Lost`]) ends the run with [`DispatchError::DeviceLost`]
+//!   (its commands in flight would otherwise keep the run waiting for good).
 //!
 //! # Files
 //! | file | what it holds | what it guarantees |
@@ -146,6 +148,12 @@ pub enum DispatchError {
         /// The panic message.
         message: String,
     },
+    /// A device stopped answering during the run ([`Drive::Lost`]: the simulator's thread
+    /// ended, or a card was lost); the commands in flight on it could never end.
+    #[error(
+        "a device stopped answering during the run (its thread ended or its card was lost): the commands in flight on it can never end"
+    )]
+    DeviceLost,
 }
 
 /// What a run gives back: the plugin instances (with whatever they recorded), the summary and
@@ -315,6 +323,7 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
             outstanding: AtomicUsize::new(self.seeds.len()),
             active: AtomicUsize::new(workers),
             aborted: AtomicBool::new(false),
+            lost: AtomicBool::new(false),
             driving: AtomicBool::new(false),
             idle_generation: AtomicU64::new(0),
             activity: (0..workers)
@@ -380,6 +389,9 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
                 })
                 .collect()
         });
+        if shared.lost.load(sync::Ordering::SeqCst) {
+            return Err(DispatchError::DeviceLost);
+        }
         let wall_ns = shared.ns(shared.now());
         let mut plugins = Vec::with_capacity(workers);
         let mut times = Vec::new();

@@ -36,6 +36,9 @@ pub(super) struct Shared<W, M> {
     /// [`DispatchError::WorkerPanicked`](super::DispatchError::WorkerPanicked). (Without it
     /// the others would wait for the dead one forever: it still counts as active.)
     pub(super) aborted: AtomicBool,
+    /// A drive found a device lost ([`Drive::Lost`](super::Drive::Lost)): the run was aborted
+    /// and returns [`DispatchError::DeviceLost`](super::DispatchError::DeviceLost).
+    pub(super) lost: AtomicBool,
     pub(super) driving: AtomicBool,
     pub(super) idle_generation: AtomicU64,
     /// Per worker: bumped after every pass of that worker that did something and every drive
@@ -59,6 +62,12 @@ impl<W, M> Shared<W, M> {
     pub(super) fn abort(&self) {
         self.aborted.store(true, Ordering::SeqCst);
         self.sleep.wake_all();
+    }
+
+    /// Ends the run because a device stopped answering.
+    pub(super) fn lose(&self) {
+        self.lost.store(true, Ordering::SeqCst);
+        self.abort();
     }
 
     /// Whether the run was aborted ([`abort`](Self::abort)).

@@ -37,8 +37,12 @@ pub enum Drive {
     /// The device ran; something may have been published.
     Progress,
     /// Nothing can change any more: every command the device could finish is finished, and
-    /// nothing was published.
+    /// nothing was published since the last drive.
     Idle,
+    /// The device no longer answers (its thread ended, its card was lost): what is in flight on
+    /// it will never be published. The dispatcher ends the run with
+    /// [`DispatchError::DeviceLost`](super::DispatchError::DeviceLost).
+    Lost,
 }
 
 /// A chip as the dispatcher uses it. Shared by every worker, so `Sync`; posting never waits for
@@ -50,24 +54,23 @@ pub trait Target: Sync {
 
     /// Lets the device run until something is published or nothing can change. The dispatcher
     /// calls it only when every worker has nothing else to do, so on the simulator virtual time
-    /// stands still while the host works.
+    /// stands still while the host works. `Progress` also when something was published since
+    /// the last drive outside it (a refusal found after [`post`](Self::post) returned): the
+    /// dispatcher decides that the run stalled only on `Idle`, so a publication no drive
+    /// reported would let it abandon work that the freed slot could still run.
     fn drive(&self) -> Drive;
 
-    /// Lets every chip of a run run, as [`drive`](Self::drive) does one: `Progress` when any
-    /// did. Each chip's clock moves only while it is driven, so chips whose drives overlap in
-    /// host time keep their own device time. One after the other unless a target can do
-    /// better.
+    /// Lets every chip of a run run, as [`drive`](Self::drive) does one: `Lost` when any chip
+    /// is, else `Progress` when any made progress. Each chip's clock moves only while it is
+    /// driven, so chips whose drives overlap in host time keep their own device time. One after
+    /// the other unless a target can do better.
     fn drive_all(chips: &[&Self]) -> Drive
     where
         Self: Sized,
     {
-        chips.iter().fold(Drive::Idle, |done, chip| {
-            if chip.drive() == Drive::Progress {
-                Drive::Progress
-            } else {
-                done
-            }
-        })
+        chips
+            .iter()
+            .fold(Drive::Idle, |done, chip| done.and(chip.drive()))
     }
 
     /// The device clock's frequency in MHz (for converting device cycles to time).
@@ -76,6 +79,17 @@ pub trait Target: Sync {
     /// What the device clock counts (device time, or ttsim's steps).
     fn clock_kind(&self) -> ClockKind {
         ClockKind::Simulated
+    }
+}
+
+impl Drive {
+    /// Two chips' drives as one: `Lost` wins over `Progress`, which wins over `Idle`.
+    pub fn and(self, other: Drive) -> Drive {
+        match (self, other) {
+            (Drive::Lost, _) | (_, Drive::Lost) => Drive::Lost,
+            (Drive::Progress, _) | (_, Drive::Progress) => Drive::Progress,
+            (Drive::Idle, Drive::Idle) => Drive::Idle,
+        }
     }
 }
 
@@ -113,9 +127,11 @@ enum Request {
 /// single-threaded; workers reach it only through this target).
 ///
 /// Posts are queued to the device thread, which writes them into the tiles' slots at the current
-/// virtual time. [`drive`](Target::drive) runs the simulator until some watched command's tiles
+/// virtual time (a post the session refuses is published there, and the next drive says
+/// `Progress`). [`drive`](Target::drive) runs the simulator until some watched command's tiles
 /// have all reported, an overdue command's tiles are quiet again, or the earliest deadline; it
-/// then publishes reports, overdue reports and late completions to the mailboxes.
+/// then publishes reports, overdue reports and late completions to the mailboxes. A device
+/// thread that ended (a post hook or the session panicked) makes every later drive `Lost`.
 pub struct SimTarget {
     requests: Option<mpsc::Sender<Request>>,
     thread: Option<JoinHandle<()>>,
@@ -228,17 +244,18 @@ impl Target for SimTarget {
     fn drive_all(chips: &[&Self]) -> Drive {
         let replies: Vec<_> = chips
             .iter()
-            .filter_map(|chip| {
+            .map(|chip| {
                 let (tx, rx) = mpsc::channel();
                 chip.send(Request::Drive(tx)).ok().map(|()| rx)
             })
             .collect();
+        // A chip whose thread ended takes no request and sends no reply.
         replies.iter().fold(Drive::Idle, |done, rx| {
-            if rx.recv() == Ok(Drive::Progress) {
-                Drive::Progress
-            } else {
-                done
-            }
+            done.and(
+                rx.as_ref()
+                    .and_then(|rx| rx.recv().ok())
+                    .unwrap_or(Drive::Lost),
+            )
         })
     }
 
@@ -253,6 +270,8 @@ impl Target for SimTarget {
 
 fn device_thread(session: &mut Session, rx: mpsc::Receiver<Request>, mut hook: Option<PostHook>) {
     let mut watched: Vec<Watched> = Vec::new();
+    // A refusal published here since the last drive: that drive is progress.
+    let mut refused = false;
     while let Ok(request) = rx.recv() {
         match request {
             Request::Post(spec, posting) => match session.post(&spec) {
@@ -267,11 +286,16 @@ fn device_thread(session: &mut Session, rx: mpsc::Receiver<Request>, mut hook: O
                     });
                 }
                 Err(e) => {
-                    posting.publish(Published::Refused(e));
+                    refused |= posting.publish(Published::Refused(e));
                 }
             },
             Request::Drive(reply) => {
-                let _ = reply.send(drive(session, &mut watched));
+                let driven = drive(session, &mut watched);
+                let _ = reply.send(if std::mem::take(&mut refused) {
+                    Drive::Progress
+                } else {
+                    driven
+                });
             }
             Request::With(job) => job(session),
         }

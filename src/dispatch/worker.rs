@@ -175,16 +175,18 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         {
             sh.sleep.cancel(ticket);
             self.stats.drives += 1;
-            let drive = T::drive_all(self.targets);
-            if drive == Drive::Progress {
-                sh.bump(self.me);
-            } else {
-                // Nothing can change on the device, and every worker looked for work in vain
-                // since anything last happened: what is ready now can never be placed.
-                let now = sh.activity();
-                if sh.rescanned.iter().all(|r| r.load(Ordering::SeqCst) == now) {
-                    sh.idle_generation.fetch_add(1, Ordering::SeqCst);
+            match T::drive_all(self.targets) {
+                Drive::Progress => sh.bump(self.me),
+                Drive::Idle => {
+                    // Nothing can change on the device, and every worker looked for work in
+                    // vain since anything last happened: what is ready now can never be placed.
+                    let now = sh.activity();
+                    if sh.rescanned.iter().all(|r| r.load(Ordering::SeqCst) == now) {
+                        sh.idle_generation.fetch_add(1, Ordering::SeqCst);
+                    }
                 }
+                // Its commands in flight can never end: the run would wait for them for good.
+                Drive::Lost => sh.lose(),
             }
             sh.driving.store(false, Ordering::SeqCst);
             sh.active.fetch_add(1, Ordering::SeqCst);
