@@ -302,17 +302,31 @@ fn device_thread(session: &mut Session, rx: mpsc::Receiver<Request>, mut hook: O
     }
 }
 
+/// Until when a drive lets the device run, from `(posted_at, deadline, overdue)` of each
+/// watched command: the earliest deadline of a command not overdue yet; with only overdue
+/// commands, `now` plus the longest of their budgets (deadline - posted). Without that bound a
+/// card, whose clock runs on and which never says it is idle, would wait for good for a core
+/// that never reports; with it the drive ends `Idle`, and the dispatcher stops waiting for the
+/// late completions (their slots and tiles stay held).
+fn drive_deadline(watched: impl Iterator<Item = (u64, u64, bool)> + Clone, now: u64) -> u64 {
+    let fresh = watched.clone().filter(|w| !w.2).map(|w| w.1).min();
+    fresh.unwrap_or_else(|| {
+        let grace = watched.map(|w| w.1.saturating_sub(w.0)).max().unwrap_or(0);
+        now.saturating_add(grace)
+    })
+}
+
 /// One drive of the device thread; see [`SimTarget`].
 fn drive(session: &mut Session, watched: &mut Vec<Watched>) -> Drive {
     if watched.is_empty() {
         return Drive::Idle;
     }
-    let deadline = watched
-        .iter()
-        .filter(|w| !w.overdue)
-        .map(|w| w.ticket.deadline)
-        .min()
-        .unwrap_or(u64::MAX);
+    let deadline = drive_deadline(
+        watched
+            .iter()
+            .map(|w| (w.ticket.posted_at, w.ticket.deadline, w.overdue)),
+        session.device().now(),
+    );
     let advance = {
         let tickets: Vec<&Ticket> = watched.iter().map(|w| &w.ticket).collect();
         session.wait_any(&tickets, deadline)
@@ -355,5 +369,24 @@ fn drive(session: &mut Session, watched: &mut Vec<Watched>) -> Drive {
         Drive::Progress
     } else {
         Drive::Idle
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::drive_deadline;
+
+    #[test]
+    fn a_drive_waits_for_the_earliest_fresh_deadline_or_one_budget_for_overdue_ones() {
+        // (posted_at, deadline, overdue)
+        let fresh = [(0, 900, true), (100, 500, false), (200, 700, false)];
+        assert_eq!(drive_deadline(fresh.iter().copied(), 300), 500);
+        // Only overdue: one more of the longest budget (900), from now; never unbounded.
+        let overdue = [(0, 900, true), (100, 500, true)];
+        assert_eq!(drive_deadline(overdue.iter().copied(), 1_000), 1_900);
+        assert_eq!(
+            drive_deadline(overdue.iter().copied(), u64::MAX - 5),
+            u64::MAX
+        );
     }
 }
