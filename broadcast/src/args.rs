@@ -79,6 +79,8 @@ pub type RawXy = (u8, u8);
 pub struct CopiedFields {
     /// The broadcast id (word 0, bits 0..8).
     pub broadcast: u8,
+    /// This core's rank (word 1, bits 0..8): [`RANK_NONE`] outside the broadcast.
+    pub rank: u8,
     /// Blocks the buffer holds (word 1, bits 16..24).
     pub window: u8,
     /// The NoC (word 1, bits 24..32).
@@ -94,6 +96,7 @@ impl CopiedFields {
     pub const fn of(w: &[u32; ARGS_WORDS]) -> Self {
         Self {
             broadcast: w[0] as u8,
+            rank: w[1] as u8,
             window: (w[1] >> 16) as u8,
             noc: (w[1] >> 24) as u8,
             cb: w[2] as u8,

@@ -1,6 +1,6 @@
 //! The broadcast handler's program words: literal layout, round trips, and every refusal.
 
-use komorebi_broadcast::args::{Along, BroadcastArgs, CopiedFields};
+use komorebi_broadcast::args::{self, Along, BroadcastArgs, CopiedFields};
 use komorebi_hal::{LogicalRect, Role, Xy};
 use komorebi_kernel::Command;
 use komorebi_kernel::broadcast_handler::program::{
@@ -265,6 +265,14 @@ fn every_broadcast_is_consumed_exactly_once() {
     let mut p = program();
     p.writer = None;
     assert_eq!(p.check(), Err(ProgramError::Unconsumed(Role::Writer)));
+    // A writer outside its broadcast (rank 0xFF: a group larger than the broadcast's
+    // rectangle) pushes no block: no compute may take its blocks, and none needs to.
+    let mut p = program();
+    let w = p.writer.as_mut().unwrap();
+    w.args[1] = w.args[1] & !0xFF | args::RANK_NONE as u32;
+    assert_eq!(p.check(), Err(ProgramError::Unconsumed(Role::Writer)));
+    p.compute.inputs.retain(|s| s.producer != Role::Writer);
+    assert_eq!(p.check(), Ok(()));
 }
 
 #[test]
@@ -368,7 +376,10 @@ fn check_by_decoding(p: &BroadcastProgram) -> Result<(), ProgramError> {
     }
     for role in [Role::Reader, Role::Writer] {
         let consumers = p.compute.inputs.iter().filter(|s| s.producer == role);
-        if consumers.count() != p.mover(role).is_some() as usize {
+        let pushes = p
+            .mover(role)
+            .is_some_and(|m| CopiedFields::of(&m.args).rank != args::RANK_NONE);
+        if consumers.count() != pushes as usize {
             return Err(ProgramError::Unconsumed(role));
         }
     }

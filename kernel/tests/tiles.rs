@@ -738,11 +738,13 @@ const CB_BASES: [u32; 2] = [0x1_0000, 0x1_4000];
 const DRAM_BASES: [u32; 2] = [0x100, 0x8100];
 const LIMIT: u64 = 20_000;
 
-/// A run's shape: the group (the broadcasts' rectangle too), the broadcasts it runs, their
-/// buffers, and the stalls injected into its programs.
+/// A run's shape: the group, the broadcasts' rectangle (the group, unless a test narrows it),
+/// the broadcasts it runs, their buffers, and the stalls injected into its programs.
 #[derive(Clone)]
 struct Shape {
     group: LogicalRect,
+    /// The rectangle both broadcasts cover; the group's cores outside it are in neither.
+    rect: LogicalRect,
     /// A (broadcast 0) and W (broadcast 1).
     broadcasts: [bool; 2],
     /// Blocks of A and of W.
@@ -758,6 +760,7 @@ impl Shape {
     fn new(group: LogicalRect, broadcasts: [bool; 2]) -> Self {
         Self {
             group,
+            rect: group,
             broadcasts,
             blocks: [5, 5],
             pages: 2,
@@ -801,7 +804,7 @@ impl Shape {
                 window: self.window,
                 pages: self.pages,
             };
-            broadcast_args(&geometry, self.group, self.group, along, noc, params).unwrap()
+            broadcast_args(&geometry, self.group, self.rect, along, noc, params).unwrap()
         };
         let a = words(0, Along::Row, NocId::Noc0);
         let w = words(1, Along::Column, NocId::Noc1);
@@ -828,7 +831,7 @@ impl Shape {
                 stall_before: stall(core, Role::Compute),
             };
             for (broadcast, producer) in [(0u8, Role::Reader), (1, Role::Writer)] {
-                if self.broadcasts[broadcast as usize] {
+                if self.broadcasts[broadcast as usize] && self.rect.contains(core.0, core.1) {
                     let input = ComputeInput {
                         cb: broadcast,
                         pages: self.pages,
@@ -1309,6 +1312,67 @@ fn a_one_core_group_away_from_the_origin_sends_to_nobody_and_checks_both_broadca
         }
     );
     assert_buffers_at_slot_0(&chip);
+}
+
+#[test]
+fn a_group_larger_than_its_broadcasts_rectangle_runs_them_inside_and_leaves_the_rest_idle() {
+    // Group 3x3, broadcasts over its 2x2 corner: the five cores outside carry rank 0xFF words
+    // for both broadcasts and a compute with no input. Inside, each row and column has one
+    // receiver, so the receivers' counts come from the rectangle, not the group.
+    let mut shape = Shape::new(LogicalRect::new(0, 0, 3, 3), [true, true]);
+    shape.rect = LogicalRect::new(0, 0, 2, 2);
+    let cores = shape.cores();
+    for order in ORDERS {
+        let _in = InOrder(order);
+        let chip = chip(&shape, &cores);
+        let reports = run_commands_in(
+            order,
+            &cores,
+            &chip,
+            vec![Post::broadcast(&shape, 0x0001_0005)],
+            |_, _| {},
+        );
+        let c = chip.borrow();
+        for &core in &cores {
+            let inside = shape.rect.contains(core.0, core.1);
+            let stats = if inside {
+                [3_200, 3_200, 6_400]
+            } else {
+                [0, 0, 0]
+            };
+            assert_eq!(
+                reports[0][&core],
+                Report {
+                    index: 1,
+                    sequence: 0x0001_0005,
+                    status: 0,
+                    give_ups: [None, None, None],
+                    stats,
+                },
+                "{core:?}"
+            );
+            let t = noc0_of(core);
+            for id in [0, 1] {
+                let blocks = if inside { 5 } else { 0 };
+                assert_eq!(c.control(t, area::area(id) + area::STATS_BLOCKS), blocks);
+                assert_eq!(c.control(t, area::area(id) + area::GIVE_UP_WHERE), 0);
+                // Inside, 5 blocks and a block of padding went through each buffer; outside,
+                // nothing did.
+                let pages = if inside { 12 } else { 0 };
+                assert_eq!(
+                    c.tiles[&t].cbs[&id],
+                    Counters {
+                        pushed: pages,
+                        popped: pages,
+                        wr: 0,
+                        rd: 0
+                    },
+                    "{core:?} buffer {id}"
+                );
+            }
+        }
+        assert!(c.padding.is_empty(), "no give-up, no padding pushed");
+    }
 }
 
 #[test]

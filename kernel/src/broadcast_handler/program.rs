@@ -67,7 +67,9 @@
 use core::fmt;
 
 use heapless::Vec as BoundedVec;
-use komorebi_broadcast::args::{ARGS_WORDS, BroadcastArgs, CopiedFields, MAX_BLOCKS, check_word};
+use komorebi_broadcast::args::{
+    ARGS_WORDS, BroadcastArgs, CopiedFields, MAX_BLOCKS, RANK_NONE, check_word,
+};
 use komorebi_hal::{NocId, Role, Xy};
 
 use crate::command::Command;
@@ -182,7 +184,8 @@ pub enum ProgramError {
         /// The field that differs.
         field: Field,
     },
-    /// A data-movement program that no compute broadcast consumes, or that two consume.
+    /// A data-movement program that no compute broadcast consumes, or that two consume, or
+    /// one consumed whose core is outside its broadcast (rank 0xFF).
     Unconsumed(Role),
     /// The reader's and the writer's broadcasts name the same broadcast id or the same buffer:
     /// each broadcast has its own (its VALID word, DONE-BY table and buffer).
@@ -226,7 +229,7 @@ impl fmt::Display for ProgramError {
             ),
             Self::Unconsumed(role) => write!(
                 f,
-                "the {role}'s broadcast is not consumed by exactly one compute broadcast"
+                "the {role}'s broadcast is not consumed by exactly one compute broadcast (by none when the core is outside it, rank 0xFF)"
             ),
             Self::Shared(field) => write!(
                 f,
@@ -533,7 +536,8 @@ impl BroadcastProgram {
     }
 
     /// Checks that compute's copies agree with the producers' words, that every
-    /// data-movement program is consumed exactly once, and that the two broadcasts, when there
+    /// data-movement program is consumed exactly once (not at all when its core is outside the
+    /// broadcast, rank 0xFF: it pushes no block), and that the two broadcasts, when there
     /// are two, have ids and buffers of their own (as their words give them, decoded or not: a
     /// program that fails either way is refused). A producer whose arguments do not decode
     /// is not compared with compute's copies: its own kernel refuses them (`Broadcast::new`).
@@ -554,7 +558,13 @@ impl BroadcastProgram {
                 .iter()
                 .filter(|s| s.producer == role)
                 .count();
-            if consumers != self.mover(role).is_some() as usize {
+            // A mover whose core is outside its broadcast (rank 0xFF, a group larger than the
+            // broadcast's rectangle) only checks its words and pushes no block: a compute that
+            // took its blocks would wait for good.
+            let pushes = self
+                .mover(role)
+                .is_some_and(|m| CopiedFields::of(&m.args).rank != RANK_NONE);
+            if consumers != pushes as usize {
                 return Err(ProgramError::Unconsumed(role));
             }
         }
