@@ -129,4 +129,23 @@ pub trait Bar {
         let _ = (target, addr, value);
         Ok(false)
     }
+
+    /// Takes or gives back resource lock `index` of the device, which every process that opens
+    /// the device shares (tt-kmd's LOCK_CTL; the driver gives back a handle's locks when it
+    /// closes). `Acquire` never waits: `Ok(true)` taken, `Ok(false)` another handle holds it.
+    /// `Release`: `Ok(true)` when this handle held it. A device no other process reaches (the
+    /// simulators, the default) has nothing to share: always `Ok(true)`.
+    fn resource_lock(&self, index: u8, op: LockOp) -> Result<bool, PcieError> {
+        let _ = (index, op);
+        Ok(true)
+    }
+}
+
+/// A step on one of the device's resource locks ([`Bar::resource_lock`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum LockOp {
+    /// Take the lock unless another handle holds it.
+    Acquire,
+    /// Give it back.
+    Release,
 }

@@ -782,6 +782,12 @@ impl<B: Bar> ArcPort for Card<B> {
     fn arc_wait(&self) -> u64 {
         self.pass_time()
     }
+
+    fn message_lock(&self, op: crate::bar::LockOp) -> Result<bool, PcieError> {
+        self.bar
+            .borrow()
+            .resource_lock(crate::arc::MESSAGE_LOCK, op)
+    }
 }
 
 impl<B: Bar> ArcRead for Card<B> {

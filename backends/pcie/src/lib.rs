@@ -43,7 +43,7 @@ pub mod ttsim;
 mod window;
 pub mod wormhole_window;
 
-pub use bar::{Bar, DeviceIdentity, Mapping, WindowHandle};
+pub use bar::{Bar, DeviceIdentity, LockOp, Mapping, WindowHandle};
 pub use card::{Card, CardOptions};
 pub use error::PcieError;
 #[cfg(target_os = "linux")]

@@ -29,8 +29,8 @@
 //! tt-umd `device/api/umd/device/utils/timeouts.hpp`.
 
 // `wait` uses `queue` (raising AICLK sends a message) and `port`; `queue` uses `port`; `port`
-// (the device access and the bounded wait) is a leaf. The tests import all three. `scratch`
-// (Wormhole's messages through BAR0) is a leaf over `Bar`; `wormhole` (a Wormhole card's open
+// (the device access, the bounded wait, the message lock) is a leaf. The tests import all three.
+// `scratch` (Wormhole's messages through BAR0) is over `Bar` and `port`'s lock; `wormhole` (a Wormhole card's open
 // steps) uses `scratch`, `port`'s bound and `wait`'s outcomes.
 mod port;
 mod queue;
@@ -38,7 +38,7 @@ mod scratch;
 mod wait;
 pub mod wormhole;
 
-pub use port::{ArcPort, Bound, MIN_REAL_TIME_CAP};
+pub use port::{ArcPort, Bound, MESSAGE_LOCK, MIN_REAL_TIME_CAP};
 pub use queue::{ArcResponse, MessageQueue};
 pub use scratch::wormhole_message;
 pub use wait::{

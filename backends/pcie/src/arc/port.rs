@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use blackhole_pac::arc;
 use blackhole_pac::tensix::AICLK_BUSY_MHZ;
 
+use crate::bar::LockOp;
 use crate::error::PcieError;
 use crate::telemetry::ArcRead;
 
@@ -16,6 +17,52 @@ pub trait ArcPort: ArcRead {
     /// Lets the device run while the host waits once; the device cycles that passed (as
     /// [`Bar::pass_time`](crate::Bar::pass_time)).
     fn arc_wait(&self) -> u64;
+    /// Takes or gives back the lock other processes take around their ARC messages
+    /// ([`MESSAGE_LOCK`]), as [`Bar::resource_lock`](crate::Bar::resource_lock) does; the
+    /// default, for a device no other process reaches, always has it.
+    fn message_lock(&self, op: LockOp) -> Result<bool, PcieError> {
+        let _ = op;
+        Ok(true)
+    }
+}
+
+/// The device's resource lock that serialises ARC messages between processes: tt-umd's
+/// `ARC_MSG` (`device/utils/lock_manager.cpp`, `MUTEX_TYPE_TO_KMD_LOCK_INDEX`; 0 to 15 are the
+/// Ethernet cores' locks). Two processes messaging ARC at once would interleave their entries
+/// and pointers in the one queue.
+pub const MESSAGE_LOCK: u8 = 16;
+
+/// Runs `send` on `device` holding ARC's message lock: `lock` takes or gives it back
+/// ([`LockOp`]), `wait` lets the device run between tries and says the cycles that passed. The
+/// lock is asked for within `timeout` (message `code` fails naming the lock when another
+/// process holds it longer), and given back whatever `send` returned.
+pub(crate) fn with_message_lock<T, R>(
+    device: &mut T,
+    lock: impl Fn(&T, LockOp) -> Result<bool, PcieError>,
+    wait: impl Fn(&mut T) -> u64,
+    code: u32,
+    timeout: Duration,
+    send: impl FnOnce(&mut T) -> Result<R, PcieError>,
+) -> Result<R, PcieError> {
+    let mut bound = Bound::new(timeout);
+    while !lock(device, LockOp::Acquire)? {
+        if bound.expired() {
+            return Err(PcieError::ArcMessage {
+                code,
+                why: format!(
+                    "another process held ARC's message lock (the device's resource lock \
+                     {MESSAGE_LOCK}, tt-umd's ARC_MSG) for {} ms",
+                    bound.waited_ms()
+                ),
+            });
+        }
+        bound.add(wait(device));
+    }
+    let sent = send(device);
+    let released = lock(device, LockOp::Release);
+    let response = sent?;
+    released?;
+    Ok(response)
 }
 
 /// The least real time a wait is allowed before its cap ends it, whatever its device-time

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use blackhole_pac::arc::{self, msg};
 
-use super::port::{ArcPort, Bound, read_alive};
+use super::port::{ArcPort, Bound, read_alive, with_message_lock};
 use crate::error::PcieError;
 
 /// A response of ARC firmware to a message.
@@ -95,6 +95,9 @@ impl MessageQueue {
     /// bounded by `timeout`. A response whose status is 240 or more is
     /// [`PcieError::ArcMessage`] (0xFF: the firmware does not know the code), as is a queue
     /// that stays full or a response that does not come.
+    ///
+    /// The exchange holds ARC's message lock ([`MESSAGE_LOCK`](super::MESSAGE_LOCK)), asked
+    /// for within `timeout` too, so no other process's message interleaves with it.
     pub fn send(
         &self,
         port: &impl ArcPort,
@@ -111,6 +114,24 @@ impl MessageQueue {
                 ),
             ));
         }
+        with_message_lock(
+            &mut &*port,
+            |p, op| p.message_lock(op),
+            |p| p.arc_wait(),
+            code,
+            timeout,
+            |p| self.exchange(*p, code, args, timeout),
+        )
+    }
+
+    /// [`send`](Self::send) once the lock is held.
+    fn exchange(
+        &self,
+        port: &impl ArcPort,
+        code: u32,
+        args: &[u32],
+        timeout: Duration,
+    ) -> Result<ArcResponse, PcieError> {
         let n = self.entries;
         // Room in the request ring: it is full when the write pointer is n ahead.
         let wptr = self.pointer(port, msg::REQUEST_WPTR, code)?;

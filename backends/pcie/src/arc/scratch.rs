@@ -1,7 +1,8 @@
 //! Wormhole's ARC messages (`wormhole_pac::arc`): the code with its `0xAA00` prefix and the
 //! argument into the reset unit's scratch registers 5 and 3, the `ARC_MISC_CNTL` interrupt,
 //! then scratch 5 polled until it names the code again (its high half the exit code) and the
-//! answer read from scratch 3: tt-umd's Wormhole `arc_msg`. A leaf over [`Bar`].
+//! answer read from scratch 3: tt-umd's Wormhole `arc_msg`, under ARC's message lock. Over [`Bar`]
+//! and `port`'s lock.
 
 use std::time::{Duration, Instant};
 
@@ -9,17 +10,31 @@ use wormhole_pac::arc::{
     MISC_CNTL_BAR0, MISC_CNTL_IRQ0, MSG_PREFIX, SCRATCH_RES0, SCRATCH_STATUS, scratch_bar0, served,
 };
 
+use super::port::{MESSAGE_LOCK, with_message_lock};
 use crate::bar::Bar;
 use crate::error::PcieError;
 
 /// Sends Wormhole ARC message `code` with `arg` through `bar`'s BAR0 and returns its answer,
-/// waiting at most `timeout` of real time (and at least one poll) for ARC to serve it.
+/// waiting at most `timeout` of real time (and at least one poll) for ARC to serve it. The
+/// exchange holds ARC's message lock ([`MESSAGE_LOCK`]), asked for within `timeout` too.
 pub fn wormhole_message<B: Bar>(
     bar: &mut B,
     code: u8,
     arg: u32,
     timeout: Duration,
 ) -> Result<u32, PcieError> {
+    with_message_lock(
+        bar,
+        |b, op| b.resource_lock(MESSAGE_LOCK, op),
+        |b| b.pass_time(),
+        code as u32,
+        timeout,
+        |b| exchange(b, code, arg, timeout),
+    )
+}
+
+/// [`wormhole_message`] once the lock is held.
+fn exchange<B: Bar>(bar: &mut B, code: u8, arg: u32, timeout: Duration) -> Result<u32, PcieError> {
     let failed = |why: String| PcieError::ArcMessage {
         code: code as u32,
         why,

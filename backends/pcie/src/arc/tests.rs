@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::port::*;
 use super::queue::*;
 use super::wait::*;
+use crate::bar::LockOp;
 use crate::error::PcieError;
 use crate::telemetry::ArcRead;
 
@@ -24,6 +25,10 @@ struct FakeArc {
     ramp: Option<u64>,
     busy: u32,
     go_busy_at: Cell<Option<u64>>,
+    /// Tries of ARC's message lock another process still refuses (`u32::MAX`: for good).
+    other_holds: Cell<u32>,
+    /// Whether this process holds the lock; every queue write asserts it.
+    ours: Cell<bool>,
 }
 
 #[derive(Copy, Clone, PartialEq)]
@@ -75,6 +80,8 @@ impl FakeArc {
             ramp: Some(3),
             busy: 1350,
             go_busy_at: Cell::new(None),
+            other_holds: Cell::new(0),
+            ours: Cell::new(false),
         };
         arc.set(tag::AICLK, 800);
         arc.set(tag::AICLK_LIMIT_MAX, 1350);
@@ -134,6 +141,10 @@ impl ArcRead for FakeArc {
 
 impl ArcPort for FakeArc {
     fn arc_write32(&self, addr: u64, value: u32) -> Result<(), PcieError> {
+        assert!(
+            self.ours.get(),
+            "an ARC write at {addr:#x} without the message lock"
+        );
         if addr == msg::ARC_MISC_CNTL {
             assert_eq!(value, msg::ARC_MISC_CNTL_IRQ);
             self.irq();
@@ -150,6 +161,18 @@ impl ArcPort for FakeArc {
             }
         }
         self.step
+    }
+    fn message_lock(&self, op: LockOp) -> Result<bool, PcieError> {
+        match op {
+            LockOp::Acquire if self.other_holds.get() > 0 => {
+                if self.other_holds.get() != u32::MAX {
+                    self.other_holds.set(self.other_holds.get() - 1);
+                }
+                Ok(false)
+            }
+            LockOp::Acquire => Ok(!self.ours.replace(true)),
+            LockOp::Release => Ok(self.ours.replace(false)),
+        }
     }
 }
 
@@ -367,4 +390,40 @@ fn arc_ready_and_dram_training_are_bounded_waits() {
         .insert(TABLE as u64 + 8 + 4 * i, arc::telemetry_entry(99, i as u16));
     let note = wait_dram_trained(&arc, Duration::from_millis(1)).unwrap();
     assert!(note.unwrap().contains("no GDDR_STATUS"));
+}
+
+#[test]
+fn a_message_waits_for_the_lock_another_process_holds_and_gives_it_back_whatever_the_answer() {
+    let arc = FakeArc::new(Serve::Status(0));
+    let q = MessageQueue::locate(&arc, msg::APPLICATION_QUEUE).unwrap();
+    arc.other_holds.set(3);
+    let r = q.send(&arc, 0x11, &[], Duration::from_millis(10)).unwrap();
+    assert_eq!(r.value, 7);
+    assert_eq!(arc.waits.get(), 3, "one wait a refused try");
+    assert!(!arc.ours.get(), "given back after the answer");
+    // An answer of failure gives it back too (0xFF: a code the firmware does not know).
+    let arc = FakeArc::new(Serve::Status(msg::STATUS_UNKNOWN_CODE));
+    let q = MessageQueue::locate(&arc, msg::APPLICATION_QUEUE).unwrap();
+    assert!(q.send(&arc, 0x11, &[], Duration::from_millis(1)).is_err());
+    assert!(!arc.ours.get(), "given back after a refusal");
+}
+
+#[test]
+fn a_lock_held_for_good_fails_the_message_naming_it_before_anything_is_written() {
+    let arc = FakeArc::new(Serve::Status(0));
+    let q = MessageQueue::locate(&arc, msg::APPLICATION_QUEUE).unwrap();
+    arc.other_holds.set(u32::MAX);
+    match q.send(&arc, 0x11, &[1], Duration::from_millis(1)) {
+        Err(PcieError::ArcMessage { code, why }) => {
+            assert_eq!(code, 0x11);
+            assert!(
+                why.contains("another process held ARC's message lock")
+                    && why.contains(&format!("resource lock {MESSAGE_LOCK}")),
+                "{why}"
+            );
+        }
+        other => panic!("expected the lock's timeout, got {other:?}"),
+    }
+    assert_eq!(arc.word(q.base), 0, "no request was written");
+    assert!(!arc.ours.get());
 }

@@ -17,7 +17,7 @@ use tt_kmd_sys as sys;
 use super::errno::{ioctl_error, mmap_error};
 use super::mmio::{MmioMap, store_fence};
 use super::window::{KmdWindow, noc_tlb_config, size_name};
-use crate::bar::{Bar, DeviceIdentity, Mapping};
+use crate::bar::{Bar, DeviceIdentity, LockOp, Mapping};
 use crate::error::PcieError;
 
 /// The AICLK, in MHz, that [`Bar::pass_time`] converts host time at (the busy clock).
@@ -361,6 +361,29 @@ impl Bar for KmdBar {
         Ok(true)
     }
 
+    /// LOCK_CTL's non-blocking ACQUIRE or RELEASE (tt-umd takes its locks the same way,
+    /// polling: the driver's blocking acquire has deadlocked against a reset; tt-umd
+    /// `device/utils/kmd_mutex.cpp` at aa0e173).
+    fn resource_lock(&self, index: u8, op: LockOp) -> Result<bool, PcieError> {
+        let flags = match op {
+            LockOp::Acquire => sys::LOCK_CTL_ACQUIRE,
+            LockOp::Release => sys::LOCK_CTL_RELEASE,
+        };
+        let mut arg = sys::LockCtl {
+            input: sys::LockCtlIn {
+                flags,
+                index,
+                ..sys::LockCtlIn::default()
+            },
+            ..sys::LockCtl::default()
+        };
+        // SAFETY: the fd was identified as tt-kmd at open; `arg` is LOCK_CTL's struct and its
+        // `output_size_bytes` is exactly the size of its `out`.
+        unsafe { sys::lock_ctl(self.fd.as_fd(), &mut arg) }
+            .map_err(|e| ioctl_error(&self.identity.path, "LOCK_CTL", e))?;
+        Ok(arg.output.value == 1)
+    }
+
     /// Sleeps [`PASS_TIME_SLEEP`] (1 µs asked; Linux timer slack makes it typically 50 µs or
     /// more) and returns the host time that really passed as AICLK cycles at the busy clock,
     /// [`AICLK_BUSY_MHZ`]: an estimate, exact only if the clock really is at 1350 MHz.
@@ -644,6 +667,20 @@ mod tests {
                 bar.arm_release_write(t, a, 1),
                 Err(PcieError::Target { .. })
             ));
+        }
+    }
+
+    #[test]
+    fn a_resource_lock_step_reaches_lock_ctl() {
+        // A regular file refuses the ioctl: the step reached it, and says which.
+        let (bar, _w, _regs, _tlb) = fake();
+        for op in [LockOp::Acquire, LockOp::Release] {
+            match bar.resource_lock(crate::arc::MESSAGE_LOCK, op) {
+                Err(PcieError::Ioctl { ioctl, path, .. }) => {
+                    assert_eq!((ioctl, path.as_str()), ("LOCK_CTL", "fake"));
+                }
+                other => panic!("{op:?}: expected LOCK_CTL's refusal, got {other:?}"),
+            }
         }
     }
 
