@@ -54,8 +54,8 @@ use blackhole_pac::tlb::{TLB_2M_SIZE, TlbConfig, TlbOrdering, TlbSize};
 use blackhole_pac::translate::Translation;
 use komorebi_hal::Xy;
 
-use crate::arc::ArcPort;
-use crate::bar::{Bar, DeviceIdentity, Mapping};
+use crate::arc::{ArcPort, MESSAGE_LOCK};
+use crate::bar::{Bar, DeviceIdentity, LockOp, Mapping};
 use crate::chip::{CardChip, ChipKind};
 use crate::error::PcieError;
 use crate::telemetry::{ArcRead, Telemetry};
@@ -783,10 +783,8 @@ impl<B: Bar> ArcPort for Card<B> {
         self.pass_time()
     }
 
-    fn message_lock(&self, op: crate::bar::LockOp) -> Result<bool, PcieError> {
-        self.bar
-            .borrow()
-            .resource_lock(crate::arc::MESSAGE_LOCK, op)
+    fn message_lock(&self, op: LockOp) -> Result<bool, PcieError> {
+        self.bar.borrow().resource_lock(MESSAGE_LOCK, op)
     }
 }
 
