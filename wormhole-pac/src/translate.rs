@@ -15,6 +15,11 @@
 use crate::grid::{GRID_X, GRID_Y, TENSIX_X, TENSIX_Y};
 use crate::harvest::HarvestMask;
 
+/// Translated x and y below this are the identity on each NoC: the NoC that carries a request
+/// reads them as its own raw coordinates (a NoC1 request to DRAM at NoC0 (0, 0) names (9, 11)).
+/// Only the entries from here on are mirrored for NoC1 ([`Translation::x_table`]).
+pub const IDENTITY_ENTRIES: u8 = 16;
+
 /// First translated Tensix x and y.
 pub const TENSIX_TRANSLATED_START: u8 = 18;
 /// Translated y of the Ethernet rows: NoC0 row 0, then row 6.
@@ -127,7 +132,7 @@ impl Translation {
         let mut t = 0;
         while t < TABLE_ENTRIES {
             if let Some(x) = Self::x_to_noc0(t as u8) {
-                entries[t] = if t >= 16 && noc == 1 {
+                entries[t] = if t >= IDENTITY_ENTRIES as usize && noc == 1 {
                     GRID_X - 1 - x
                 } else {
                     x
@@ -144,7 +149,7 @@ impl Translation {
         let mut t = 0;
         while t < TABLE_ENTRIES {
             if let Some(y) = self.y_to_noc0(t as u8) {
-                entries[t] = if t >= 16 && noc == 1 {
+                entries[t] = if t >= IDENTITY_ENTRIES as usize && noc == 1 {
                     GRID_Y - 1 - y
                 } else {
                     y

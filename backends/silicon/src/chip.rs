@@ -156,6 +156,13 @@ pub trait Chip: Copy + Debug + 'static {
     fn translation(harvest: Self::Harvest, fused_dram: Option<u8>) -> Self::Translation;
     /// Translated coordinates of the tile at NoC0 `(x, y)` (Tensix or DRAM).
     fn to_translated(t: &Self::Translation, x: u8, y: u8) -> Option<(u8, u8)>;
+    /// Translated coordinates below this are the identity on each NoC, so they name a tile by
+    /// the raw coordinate of the NoC that carries the request, not by NoC0's (Wormhole: 16,
+    /// tt-isa-documentation `WormholeB0/NoC/Coordinates.md`, and tt-metal's bank tables give
+    /// NoC1 the NoC1 coordinates of Wormhole's DRAM, `generate_device_bank_to_noc_tables`).
+    /// 0 where a translated coordinate names the same tile on both NoCs (Blackhole: its ARC
+    /// firmware programs both NoCs' tables alike).
+    const RAW_BELOW: u8;
     /// The coordinate bits of a unicast to `(x, y)`; `None` if they do not fit.
     fn unicast_coord(x: u8, y: u8) -> Option<u32>;
     /// The coordinate bits of a multicast over `start..=end`; `None` if they do not fit.
@@ -325,6 +332,7 @@ mod blackhole {
         const MAX_PACKET_BYTES: u32 = addr::MAX_PACKET_BYTES;
         const CIRCULAR_BUFFERS: u8 = stream::CIRCULAR_BUFFERS as u8;
         const L0_DATA_CACHE: bool = true;
+        const RAW_BELOW: u8 = 0;
 
         #[inline(always)]
         fn memory(x: u8, y: u8) -> Option<Memory> {
@@ -473,6 +481,7 @@ mod wormhole {
         const MAX_PACKET_BYTES: u32 = addr::NOC_MAX_BURST_SIZE;
         const CIRCULAR_BUFFERS: u8 = stream::CIRCULAR_BUFFERS as u8;
         const L0_DATA_CACHE: bool = false;
+        const RAW_BELOW: u8 = wormhole_pac::translate::IDENTITY_ENTRIES;
 
         #[inline(always)]
         fn memory(x: u8, y: u8) -> Option<Memory> {

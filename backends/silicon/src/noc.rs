@@ -172,14 +172,24 @@ impl<C: Chip> SiliconNoc<C> {
     }
 
     /// The coordinate as the NIU wants it: raw, or translated ([`Chip::to_translated`]: Tensix
-    /// tiles and DRAM ports; on Blackhole also the x = 8 column).
+    /// tiles and DRAM ports; on Blackhole also the x = 8 column). A translated coordinate in
+    /// the identity range ([`Chip::RAW_BELOW`]: Wormhole's DRAM) is this NoC's raw one.
     fn coord(&self, p: Xy) -> Result<(u8, u8), NocError> {
         let Some(t) = &self.translation else {
             return Ok((p.x(), p.y()));
         };
-        self.noc0(p)
+        let (tx, ty) = self
+            .noc0(p)
             .and_then(|(x, y)| C::to_translated(t, x, y))
-            .ok_or(err(ErrorKind::InvalidAddress, Why::NoTranslation))
+            .ok_or(err(ErrorKind::InvalidAddress, Why::NoTranslation))?;
+        let raw = |translated: u8, own: u8| {
+            if translated < C::RAW_BELOW {
+                own
+            } else {
+                translated
+            }
+        };
+        Ok((raw(tx, p.x()), raw(ty, p.y())))
     }
 
     fn target_kind(&self, p: Xy) -> Result<Memory, NocError> {

@@ -245,6 +245,34 @@ fn under_translation_a_noc1_row_multicast_writes_swapped_translated_corners() {
 }
 
 #[test]
+fn under_translation_a_noc1_dram_read_names_dram_by_its_noc1_raw_coordinates() {
+    // Translated entries 0..=15 are the identity on each NoC: DRAM (never translated on
+    // Wormhole) is named by the raw coordinates of the NoC that carries the request. DRAM at
+    // NoC0 (0, 0) is NoC1 (9, 11); NoC0's numbers (0, 0) on NoC1 would reach NoC0 (9, 11), a
+    // Tensix tile.
+    let mut f = Fake::new();
+    let mask = HarvestMask::new(1 << 2).unwrap();
+    let t = Translation::new(mask);
+    assert_eq!(
+        t.from_noc0(0, 0),
+        Some((0, 0)),
+        "DRAM keeps its coordinates"
+    );
+    let mut n = SiliconNoc::<Wormhole>::new(f.niu(), NocId::Noc1, xy(8, 7), mask, Some(t));
+    let dram = NocAddr::new(xy(9, 11), 0x1_0020).unwrap();
+    n.read(dram, l1(0x2_0000), 64).unwrap();
+    let words = f.command(1);
+    assert_eq!(words[1], unicast_coord(9, 11).unwrap(), "NoC1's raw DRAM");
+    assert_eq!(words[3], unicast_coord(18, 20).unwrap(), "own, translated");
+    // Without translation the raw coordinates go as they are, on either NoC.
+    let mut f = Fake::new();
+    let mut n = SiliconNoc::<Wormhole>::new(f.niu(), NocId::Noc1, xy(8, 7), mask, None);
+    n.read(dram, l1(0x2_0000), 64).unwrap();
+    assert_eq!(f.command(1)[1], unicast_coord(9, 11).unwrap());
+    assert_eq!(f.command(1)[3], unicast_coord(8, 7).unwrap());
+}
+
+#[test]
 fn targets_off_the_10_by_12_grid_and_non_memory_tiles_are_refused() {
     let mut f = Fake::new();
     let mut n = noc(&mut f, NocId::Noc0, xy(1, 1), HarvestMask::NONE);
