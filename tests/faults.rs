@@ -232,6 +232,36 @@ fn a_host_stop_stops_that_core_and_the_broadcast_stalls_behind_it() {
 }
 
 #[test]
+fn a_host_stop_whose_block_never_comes_is_not_written_into_the_next_job() {
+    // Bad words on the sender: no block ever reaches (2, 5), which gives up waiting for VALID
+    // and reports; its host stop at block 2 never fires. Written anyway once the wait ended,
+    // it stayed set into job 1, which gave up at its first wait on that tile.
+    let mut cfg = column();
+    cfg.faults = vec![
+        FaultSpec {
+            kind: FaultKind::BadWords,
+            core: (2, 9).into(),
+            block: 0,
+        },
+        FaultSpec {
+            kind: FaultKind::HostStop,
+            core: (2, 5).into(),
+            block: 2,
+        },
+    ];
+    let s = broadcast::run(&cfg, |_| {}).unwrap();
+    assert!(s.results[0].timeout, "{s}");
+    assert!(
+        s.results[1].ok,
+        "the next job on the same tiles succeeds\n{s}"
+    );
+    let g = single(&s, (2, 5));
+    assert_eq!((g.place, g.block), ("broadcast_valid", 0), "never stopped");
+    let d = broadcast::run_dispatched(&cfg, &DispatchConfig::default(), &|_| {}).unwrap();
+    assert!(d.results[1].ok, "through the dispatcher too\n{d}");
+}
+
+#[test]
 fn faults_with_both_broadcasts_leave_the_next_jobs_clean() {
     for kind in FaultKind::ALL.map(|(k, _)| k) {
         let core = if kind == FaultKind::StallSenderCompute {

@@ -11,3 +11,4 @@ pub mod pcie;
 pub mod profile;
 pub mod session;
 pub mod what_if;
+pub mod wrap;

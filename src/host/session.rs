@@ -29,6 +29,7 @@ use komorebi_pcie::PcieError;
 use crate::host::backend::OpenError;
 pub use crate::host::backend::{Backend, DEFAULT_FIRMWARE_DIR};
 use crate::host::device::{Advance, Device, DeviceError, Peek};
+use crate::host::wrap;
 
 /// What went wrong with a session request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -421,6 +422,12 @@ impl Session {
         Ok(u32::from_le_bytes(b))
     }
 
+    /// The index `ticket`'s command has on logical `core`, if the core is in its group.
+    pub fn command_index(&self, ticket: &Ticket, core: LogicalXy) -> Option<u32> {
+        let t = *self.by_logical.get(&core)?;
+        ticket.tiles.iter().find(|&&(u, _)| u == t).map(|&(_, i)| i)
+    }
+
     /// Posts `spec` to every core of its group.
     pub fn post(&mut self, spec: &CommandSpec) -> Result<Ticket, SessionError> {
         let tiles = self.group_tiles(spec.group)?;
@@ -461,6 +468,9 @@ impl Session {
             commands.push((t, index, command));
         }
         self.next_sequence = self.next_sequence.wrapping_add(1).max(1);
+        // Before the first index word: on a card a tile takes its command as soon as that word
+        // lands, and its record's start must not read as earlier than the posting cycle.
+        let now = self.device.now();
         let mut posted = Vec::with_capacity(tiles.len());
         for (t, index, command) in commands {
             let noc0 = self.tiles[t].noc0;
@@ -478,7 +488,6 @@ impl Session {
             self.tiles[t].posted = index;
             posted.push((t, index));
         }
-        let now = self.device.now();
         Ok(Ticket {
             sequence,
             group: spec.group,
@@ -521,12 +530,12 @@ impl Session {
         })
     }
 
-    /// Whether every core of `ticket` has reported it (the tiles are quiet again). A core found
-    /// to have reported frees its command slot for the next post, as [`report`](Self::report)
-    /// does: a command that reports only after its deadline (read as overdue, then quiet) must
-    /// not keep its slot taken for good.
+    /// Whether every core of `ticket` has reported it (the tiles are quiet again). When all
+    /// have, their command slots are free for the next posts, as [`report`](Self::report)
+    /// frees them: a command that reports only after its deadline (read as overdue, then quiet)
+    /// must not keep its slots taken for good. Not before all have: a tile's slot freed early
+    /// could take a command whose record overwrites this one's before it is read.
     pub fn is_reported(&mut self, ticket: &Ticket) -> Result<bool, SessionError> {
-        let mut all = true;
         for &(t, index) in &ticket.tiles {
             let mut b = [0; 4];
             self.device.read_l1(
@@ -534,13 +543,14 @@ impl Session {
                 abi::CONTROL_BASE + abi::REPORT_INDEX,
                 &mut b,
             )?;
-            if (u32::from_le_bytes(b).wrapping_sub(index) as i32) < 0 {
-                all = false;
-            } else {
-                self.tiles[t].reported = self.tiles[t].reported.max(index);
+            if !wrap::at_or_after(u32::from_le_bytes(b), index) {
+                return Ok(false);
             }
         }
-        Ok(all)
+        for &(t, index) in &ticket.tiles {
+            wrap::raise(&mut self.tiles[t].reported, index);
+        }
+        Ok(true)
     }
 
     /// `(NoC0 tile, index)` of every core of `ticket`.
@@ -559,12 +569,8 @@ impl Session {
             ..Report::success(ticket.sequence)
         };
         // The record's clock words are the low 32 bits of the device clock; a command runs for
-        // far less than 2^32 cycles (3 s at 1.35 GHz), so they extend against the posting cycle.
-        let extend = |low: u32| {
-            ticket
-                .posted_at
-                .wrapping_add(low.wrapping_sub(ticket.posted_at as u32) as u64)
-        };
+        // far less than 2^32 cycles (3 s at 1.35 GHz), so they extend around the posting cycle.
+        let extend = |low: u32| wrap::extend_clock(ticket.posted_at, low);
         for &(t, index) in &ticket.tiles {
             let (logical, noc0) = (self.tiles[t].logical, self.tiles[t].noc0);
             let word = |dev: &dyn Device, offset: u32| -> Result<u32, SessionError> {
@@ -573,9 +579,8 @@ impl Session {
                 Ok(u32::from_le_bytes(b))
             };
             let record = abi::record_of(index);
-            let reported =
-                word(self.device.as_ref(), abi::REPORT_INDEX)?.wrapping_sub(index) as i32 >= 0
-                    && word(self.device.as_ref(), record + abi::RECORD_INDEX)? == index;
+            let reported = wrap::at_or_after(word(self.device.as_ref(), abi::REPORT_INDEX)?, index)
+                && word(self.device.as_ref(), record + abi::RECORD_INDEX)? == index;
             // The program's own records of this command.
             let mut read = |offset| word(self.device.as_ref(), offset);
             self.records.give_ups(
@@ -588,7 +593,7 @@ impl Session {
                 r.unreported.push([logical.x, logical.y]);
                 continue;
             }
-            self.tiles[t].reported = self.tiles[t].reported.max(index);
+            wrap::raise(&mut self.tiles[t].reported, index);
             let started = extend(word(self.device.as_ref(), record + abi::RECORD_STARTED)?);
             let finished = extend(word(self.device.as_ref(), record + abi::RECORD_FINISHED)?);
             r.started_at = if r.started_at == 0 {
@@ -638,9 +643,10 @@ impl Session {
 
 /// Whether the tile at NoC0 `tile` has reported its command `index`.
 fn reported(peek: &dyn Peek, tile: Xy, index: u32) -> bool {
-    peek.peek(tile, abi::CONTROL_BASE + abi::REPORT_INDEX)
-        .wrapping_sub(index) as i32
-        >= 0
+    wrap::at_or_after(
+        peek.peek(tile, abi::CONTROL_BASE + abi::REPORT_INDEX),
+        index,
+    )
 }
 
 /// Runs commands one at a time: post, wait for the report, decode it.

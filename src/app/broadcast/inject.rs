@@ -4,7 +4,9 @@
 use komorebi_broadcast::area;
 use komorebi_kernel::abi;
 
+use crate::host::device::{Advance, Peek};
 use crate::host::session::{Session, SessionError, Ticket};
+use crate::host::wrap;
 
 use super::faults::FaultKind;
 use super::plan::BroadcastPlan;
@@ -53,7 +55,10 @@ impl BroadcastPlan {
         }
     }
     /// Job 0's host-stop faults: once the core has seen BLOCK blocks of `ticket`'s command, the
-    /// host writes its stop flag.
+    /// host writes its stop flag; not if the core reported first (or the wait ended another
+    /// way). A tile clears its stop flag just before its report, so a stop that lands after
+    /// that clear would stop the tile's next command: the host waits for the report and clears
+    /// the flag again.
     pub(super) fn host_stops(
         &self,
         session: &mut Session,
@@ -66,9 +71,14 @@ impl BroadcastPlan {
                 .iter()
                 .filter(|f| f.kind == FaultKind::HostStop)
             {
-                let Some(noc0) = session.noc0(f.core) else {
+                let (Some(noc0), Some(index)) =
+                    (session.noc0(f.core), session.command_index(ticket, f.core))
+                else {
                     continue;
                 };
+                let report = abi::CONTROL_BASE + abi::REPORT_INDEX;
+                let reported =
+                    move |peek: &dyn Peek| wrap::at_or_after(peek.peek(noc0, report), index);
                 // Once the core has seen BLOCK blocks of this command, the host stops it.
                 let valids: Vec<u32> = self
                     .ranks(f.core)
@@ -78,18 +88,29 @@ impl BroadcastPlan {
                 let seq = ticket.sequence as u16;
                 let block = f.block;
                 let deadline = ticket.deadline;
-                session.device().advance(deadline, &mut |peek| {
-                    block == 0
+                let mut seen = false;
+                let mut done = false;
+                let stop_at = session.device().advance(deadline, &mut |peek| {
+                    seen = block == 0
                         || valids.iter().any(|&a| {
                             area::marker_count(peek.peek(noc0, a), seq)
                                 .is_some_and(|n| n as u32 >= block)
-                        })
+                        });
+                    done = reported(peek);
+                    seen || done
                 });
-                session.device().write_l1(
-                    noc0,
-                    abi::CONTROL_BASE + abi::STOP,
-                    &1u32.to_le_bytes(),
-                )?;
+                if stop_at != Advance::Done || !seen || done {
+                    continue;
+                }
+                let stop = abi::CONTROL_BASE + abi::STOP;
+                session.device().write_l1(noc0, stop, &1u32.to_le_bytes())?;
+                if session
+                    .device()
+                    .advance(deadline, &mut |peek| reported(peek))
+                    == Advance::Done
+                {
+                    session.device().write_l1(noc0, stop, &0u32.to_le_bytes())?;
+                }
             }
         }
         Ok(())
