@@ -2179,6 +2179,28 @@ fn a_read_refused_by_the_noc_or_of_a_page_without_addresses_gives_up_the_block()
         Err((Where::BroadcastBegin, Cause::Misuse))
     );
     assert!(log.lock().unwrap().is_empty());
+    // Pages larger than the buffer's: the block's reads would run into slot 1 (and from the
+    // last slot past the buffer). Misuse, and no page is read; pages that fit are read.
+    let s = shared();
+    let (mut dm, mut b, log) = reading_sender(&s, vec![]);
+    let large = PageReads {
+        len: PAGE + 4,
+        ..block_0_reads(&ports, 0x1000)
+    };
+    let r = block_on(b.read(&mut dm, 0, &large));
+    assert_eq!(
+        r.map_err(|g| (g.place, g.cause)),
+        Err((Where::BroadcastBegin, Cause::Misuse))
+    );
+    assert!(log.lock().unwrap().is_empty());
+    let s = shared();
+    let (mut dm, mut b, log) = reading_sender(&s, vec![]);
+    let small = PageReads {
+        len: PAGE - 4,
+        ..block_0_reads(&ports, 0x1000)
+    };
+    assert_eq!(block_on(b.read(&mut dm, 0, &small)), Ok(()));
+    assert_eq!(log.lock().unwrap().len(), PAGES as usize);
 }
 
 #[test]

@@ -1915,10 +1915,11 @@ fn a_compute_stalled_after_one_broadcast_finished_waits_for_the_other_producer_a
 
 #[test]
 fn a_buffer_of_zero_byte_pages_fails_the_command_without_breaking_the_recovery() {
-    // The buffer table says CB 0 has pages of 0 bytes: the words still fit it (4 pages), the
-    // reader casts block 0 and stalls before block 1, compute cannot read a byte of block 0.
-    // The reader's recovery cannot work out where its lap ends and pads nothing; every kernel
-    // still returns and the tile reports.
+    // The buffer table says CB 0 has pages of 0 bytes: the words still fit it (4 pages), but
+    // block 0's pages (320 bytes each) do not fit its slot of 0 bytes: the reader refuses its
+    // reads before any goes (they would have run past the buffer), and compute, given no
+    // block, times out. The reader's recovery cannot work out where its lap ends and pads
+    // nothing; every kernel still returns and the tile reports.
     let mut shape = Shape::new(LogicalRect::new(0, 0, 1, 1), [true, false]);
     shape.stalls = vec![((0, 0), Role::Reader, 1)];
     let cores = shape.cores();
@@ -1933,11 +1934,11 @@ fn a_buffer_of_zero_byte_pages_fails_the_command_without_breaking_the_recovery()
             sequence: 71,
             status: abi::STATUS_GAVE_UP,
             give_ups: [
-                give_up(GiveUpCode::Broadcast(Where::BroadcastValid), 0, 1),
+                give_up(GiveUpCode::Broadcast(Where::BroadcastBegin), 0, 0),
                 None,
-                give_up(GiveUpCode::ComputeFailed, 0, 0),
+                give_up(GiveUpCode::ComputeTimedOut, 0, 0),
             ],
-            stats: [640, 0, 0],
+            stats: [0, 0, 0],
         }
     );
     assert!(chip.borrow().padding.is_empty());

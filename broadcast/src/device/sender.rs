@@ -132,10 +132,12 @@ impl<C: CircularBuffer> Broadcast<C> {
     /// Sender: issues the reads `reads` of block `block`, the block reserved last (into its
     /// slot, with [`read_tag`](Self::read_tag)`(block)`), asking a busy NoC again, within one
     /// wait limit and while the tile is not stopped (both give up `broadcast_done`, the sender
-    /// waiting for its own NoC). Pages without addresses, or of a length that is not whole
-    /// words, are misuse, refused before any read goes (`broadcast_begin`: the words give the
-    /// pages); another NoC error gives up `broadcast_done`; any other block, or a call after a
-    /// give-up, is refused as every call is. The handshake peer reads its blocks with it too.
+    /// waiting for its own NoC). Pages without addresses, of a length that is not whole words,
+    /// or more bytes in all than the block's slot holds (pages larger than the buffer's would
+    /// run into the next slot or past the buffer) are misuse, refused before any read goes
+    /// (`broadcast_begin`: the words give the pages); another NoC error gives up
+    /// `broadcast_done`; any other block, or a call after a give-up, is refused as every call
+    /// is. The handshake peer reads its blocks with it too.
     pub async fn read<N, K, P>(
         &mut self,
         dm: &mut DataMovement<N, K, P>,
@@ -153,9 +155,13 @@ impl<C: CircularBuffer> Broadcast<C> {
         // goes: with whole words a page, the pages' addresses grow with their number, so if the
         // last has them every one has.
         let other = block != self.reserved.wrapping_sub(1);
-        let no_page =
-            reads.len % 4 != 0 || reads.count > 0 && reads.page(reads.count - 1).is_none();
-        let r = if self.failed.is_some() || other || no_page {
+        let bad_pages = reads.len % 4 != 0
+            || reads.count > 0 && reads.page(reads.count - 1).is_none()
+            || reads
+                .count
+                .checked_mul(reads.len)
+                .is_none_or(|bytes| bytes > self.slot_bytes);
+        let r = if self.failed.is_some() || other || bad_pages {
             let place = if other { PLACE } else { Where::BroadcastBegin };
             Err((place, CallCause::Misuse))
         } else {
