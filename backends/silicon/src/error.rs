@@ -32,7 +32,7 @@ why! {
     CmdBufBusy => "command buffer busy",
     OutgoingFull => "255 writes are waiting for their source bytes (8-bit counter)",
     NotTranslatedRect => "the rectangle's enabled columns are not one rectangle in translated coordinates",
-    ReadSourceMisaligned => "read source not aligned (DRAM 64 bytes, L1 16)",
+    ReadSourceMisaligned => "read source not aligned, or a DRAM read's destination not aligned as DRAM (DRAM 64 bytes, L1 16)",
     ReadSource => "read source address does not encode",
     WriteDestinationMisaligned => "write destination not 16-byte aligned",
     WriteDestination => "write destination address does not encode",

@@ -419,7 +419,9 @@ impl<C: Chip> SiliconNoc<C> {
     }
 
     /// The checks of one read's addresses: `dst` in L1, `src` an L1 or DRAM its alignment
-    /// allows. Its source's local address and coordinate word.
+    /// allows, and from DRAM `dst` aligned as DRAM too (the NIU keeps a DRAM read's low
+    /// address bits, so the two must be congruent: tt-metal `sanitize.h`; ISA
+    /// `WormholeB0/NoC/Alignment.md`, C32). Its source's local address and coordinate word.
     #[inline(always)]
     fn read_source(&mut self, src: NocAddr, dst: L1Addr, len: u32) -> Result<(u64, u32), NocError> {
         Self::check_l1(dst.get(), len)?;
@@ -430,7 +432,7 @@ impl<C: Chip> SiliconNoc<C> {
             C::L1_ALIGN
         };
         // The low word holds every alignment bit (both are powers of two below 2^32).
-        if src.local() as u32 % align != 0 {
+        if src.local() as u32 % align != 0 || dram && dst.get() % align != 0 {
             return Err(err(ErrorKind::Misaligned, Why::ReadSourceMisaligned));
         }
         Ok((src.local(), src_coord))
@@ -634,7 +636,7 @@ impl<C: Chip> noc::NocMulticast for SiliconNoc<C> {
         let port = (r.first + from) as usize % n;
         let batch = ((r.count - from) as usize).min(n);
         let known = self.ports.same(r.ports, port, batch) || self.learn_ports(r.ports);
-        if !known || start.0 as u32 & self.ports.mask != 0 {
+        if !known || (start.0 as u32 | start.1) & self.ports.mask != 0 {
             return self.read_pages_one_by_one(from, r, id);
         }
         if !self.progress() {

@@ -626,7 +626,7 @@ fn a_read_programs_command_buffer_1_and_completes_on_rd_resp_received() {
     assert!(!n.reads_done().unwrap());
     f.set_status(Counter::MstRdRespReceived, 1);
     assert!(n.reads_done().unwrap());
-    // DRAM reads must be 64-byte aligned.
+    // DRAM reads must be 64-byte aligned, on both sides (the NIU keeps the low bits).
     f.clear(1);
     assert_eq!(
         n.read(NocAddr::new(xy(0, 5), 0x10).unwrap(), l1(0x2_0000), 64)
@@ -634,6 +634,13 @@ fn a_read_programs_command_buffer_1_and_completes_on_rd_resp_received() {
             .kind,
         ErrorKind::Misaligned
     );
+    assert_eq!(
+        n.read(NocAddr::new(xy(0, 5), 0x40).unwrap(), l1(0x2_0010), 64)
+            .unwrap_err()
+            .kind,
+        ErrorKind::Misaligned
+    );
+    assert_eq!(f.reg(1, cmd::NOC_CMD_CTRL), 0, "nothing was sent");
 }
 
 #[test]
@@ -720,6 +727,19 @@ fn read_pages_programs_each_page_as_a_tagged_read_from_its_port_and_stops_at_a_b
             0,
             &PageReads {
                 base: 0x10,
+                len: 64,
+                ..reads
+            },
+        )
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Misaligned);
+    assert_eq!(f.reg(1, cmd::NOC_CMD_CTRL), 0);
+    // And pages landing at 16 mod 64 in L1.
+    let e = n
+        .read_pages(
+            0,
+            &PageReads {
+                dst: l1(reads.dst.get() + 16),
                 len: 64,
                 ..reads
             },

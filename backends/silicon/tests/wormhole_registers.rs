@@ -172,6 +172,14 @@ fn a_dram_read_needs_32_byte_alignment_and_splits_at_8_kib() {
         (e.kind, e.why),
         (ErrorKind::Misaligned, Why::ReadSourceMisaligned)
     );
+    // The destination as DRAM too: 32-byte aligned here.
+    let e = n
+        .read(NocAddr::new(xy(0, 0), 0x1_0020).unwrap(), l1(0x2_0010), 64)
+        .unwrap_err();
+    assert_eq!(
+        (e.kind, e.why),
+        (ErrorKind::Misaligned, Why::ReadSourceMisaligned)
+    );
 }
 
 #[test]

@@ -265,6 +265,17 @@ pub(crate) fn read(
     let target = target(w, by, src)?;
     let align = w.chip.dram_read_align;
     check_target(&w.chip, target, (src_addr, len), align, "read source")?;
+    // The NIU keeps a DRAM read's low address bits: its destination must be congruent to the
+    // source (tt-metal `sanitize.h`, `NOC_DRAM_READ_ALIGNMENT_BYTES`; ISA
+    // `WormholeB0/NoC/Alignment.md`, C32), so, with the source aligned, aligned as DRAM too.
+    if matches!(target, Target::Dram(_)) && dst % align != 0 {
+        return Err(NocError::new(
+            ErrorKind::Misaligned,
+            format!(
+                "read destination {dst:#x} of a DRAM read is not {align}-byte aligned as its source is"
+            ),
+        ));
+    }
     let timing = w.cfg.timing;
     let mut off = 0;
     while off < len {

@@ -238,6 +238,12 @@ fn requests_that_cannot_work_are_refused_with_their_kind() {
         ));
         push(n.write(l1(0x17_FFF0), at((2, 2), 0), 32, WriteMode::ORDERED));
         push(n.write_inline(5, at((2, 2), 0x100)));
+        // An aligned DRAM source into L1 at 16 mod 64: the NIU keeps the low bits.
+        push(n.read(
+            komorebi_hal::NocAddr::new(xy((0, 0)), 0x40).unwrap(),
+            l1(0x8010),
+            64,
+        ));
     })
     .unwrap();
     s.run(1_000_000);
@@ -250,7 +256,8 @@ fn requests_that_cannot_work_are_refused_with_their_kind() {
             Err(InvalidLength),
             Err(Misaligned),
             Err(InvalidAddress),
-            Err(HardwareHazard)
+            Err(HardwareHazard),
+            Err(Misaligned)
         ]
     );
     assert!(matches!(
