@@ -685,6 +685,11 @@ impl<C: Chip> noc::NocMulticast for SiliconNoc<C> {
             ctrl,
             (ctrl & ctrl::RESP_MARKED != 0) as u32,
         );
+        // Read this buffer's NOC_CMD_CTRL back now: a later counter read must follow the
+        // command (ISA `NoC/Counters.md`), and `writes_sent` reads back buffer 0's only, which
+        // a store to buffer 2 does not overlap (`BabyRISCV/MemoryOrdering.md`: a load may pass
+        // a store to other addresses).
+        let _ = C::buf_free(self.niu, id);
         Ok(())
     }
 
