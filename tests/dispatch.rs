@@ -838,3 +838,56 @@ fn a_device_thread_that_ends_ends_the_run_with_device_lost() {
         .expect("the device thread ended and the run did not");
     assert_eq!(e, Some(DispatchError::DeviceLost));
 }
+
+#[test]
+fn a_core_that_never_reports_on_a_simulated_card_ends_the_run_one_budget_late() {
+    // A simulated card, like a card, never says that nothing can change: with only an overdue
+    // command left, a drive waits one more budget for it to go quiet, then the run ends with its
+    // tile held. Before, the drive waited for good. On a thread: a hang fails the test.
+    use komorebi::host::backend::{Backend, Exec};
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let target = komorebi::dispatch::SimTarget::spawn(
+            || {
+                komorebi::app::broadcast::open_session(Backend::PcieSim {
+                    config: komorebi_sim::SimConfig::default(),
+                    firmware: None,
+                    exec: Exec::Native,
+                    bar: Default::default(),
+                    card: Default::default(),
+                })
+            },
+            None,
+        )
+        .unwrap();
+        target
+            .with_session(|s| {
+                let frozen = s.noc0(komorebi_hal::LogicalXy::new(0, 0)).unwrap().get();
+                let sim = s.device().simulator().unwrap();
+                sim.inject(komorebi_sim::Fault::FreezeTile {
+                    tile: frozen,
+                    at: 0,
+                })
+                .unwrap();
+                assert!(!s.device().knows_idle(), "a simulated card cannot tell");
+            })
+            .unwrap();
+        let g = [LogicalRect::new(0, 0, 1, 1)];
+        let config = DispatchConfig {
+            workers: 1,
+            ..DispatchConfig::default()
+        };
+        let mut d = Dispatcher::new(&target, GRID, &g, config).unwrap();
+        d.seed(1, Place::Any).unwrap();
+        let r = d
+            .run(|_| Panicky {
+                panics_on: usize::MAX,
+            })
+            .unwrap();
+        let _ = tx.send((r.summary.timed_out, r.summary.held_at_end));
+    });
+    let (timed_out, held) = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the run waited for good for a core that never reports");
+    assert_eq!((timed_out, held), (1, 1));
+}

@@ -262,6 +262,28 @@ fn a_host_stop_whose_block_never_comes_is_not_written_into_the_next_job() {
 }
 
 #[test]
+fn two_host_stops_each_stop_their_core_and_the_next_job_runs_clean() {
+    // Watched together: the first to fire does not make the other miss its block.
+    let mut cfg = column();
+    cfg.faults = [(2, 5), (2, 3)]
+        .map(|core| FaultSpec {
+            kind: FaultKind::HostStop,
+            core: core.into(),
+            block: 2,
+        })
+        .to_vec();
+    let s = broadcast::run(&cfg, |_| {}).unwrap();
+    assert!(s.results[0].timeout && s.results[1].ok, "{s}");
+    for core in [(2, 5), (2, 3)] {
+        let g = single(&s, core);
+        assert_eq!((g.place, g.broadcast), ("broadcast_valid", 1), "{core:?}");
+        assert!(g.block >= 2, "{core:?}: {g:?}");
+    }
+    let d = broadcast::run_dispatched(&cfg, &DispatchConfig::default(), &|_| {}).unwrap();
+    assert!(d.results[1].ok, "through the dispatcher too\n{d}");
+}
+
+#[test]
 fn faults_with_both_broadcasts_leave_the_next_jobs_clean() {
     for kind in FaultKind::ALL.map(|(k, _)| k) {
         let core = if kind == FaultKind::StallSenderCompute {

@@ -328,3 +328,21 @@ fn commands_that_report_after_their_deadline_free_their_slots() {
     let r = Feeder::new(&mut s).run(&empty(group)).unwrap();
     assert!(r.ok, "{r:?}");
 }
+
+#[test]
+fn a_late_command_is_waited_for_for_good_only_where_the_device_says_when_it_is_idle() {
+    use komorebi::host::session::quiet_deadline;
+    // A card: one more of the longest budget, from now (saturating).
+    assert_eq!(quiet_deadline([900, 400].into_iter(), 1_000, false), 1_900);
+    assert_eq!(
+        quiet_deadline([900].into_iter(), u64::MAX - 5, false),
+        u64::MAX
+    );
+    // The simulator says when nothing can change: no deadline needed.
+    assert_eq!(quiet_deadline([900].into_iter(), 1_000, true), u64::MAX);
+    let mut s = session();
+    assert!(s.device().knows_idle());
+    let t = s.post(&empty(LogicalRect::new(0, 0, 1, 1))).unwrap();
+    assert_eq!(t.budget(), t.deadline - t.posted_at);
+    assert_eq!(s.quiet_deadline(&[&t]), u64::MAX);
+}

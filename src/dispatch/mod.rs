@@ -46,9 +46,12 @@
 //!   quiet again); a late completion is matched to its own epoch ([`mailbox`]).
 //! * **Termination:** the run ends when no command is ready, in flight, or unhandled and no
 //!   message is undelivered. If the device can do nothing more while commands are still ready
-//!   but cannot be placed, they are handed to the handler as [`Outcome::Abandoned`]. A device
-//!   that stops answering ([`Drive::Lost`]) ends the run with [`DispatchError::DeviceLost`]
-//!   (its commands in flight would otherwise keep the run waiting for good).
+//!   but cannot be placed, they are handed to the handler as [`Outcome::Abandoned`]. On a card,
+//!   which cannot say that nothing can change, commands past their deadline that have not
+//!   gone quiet one more budget later count as such: their slots and tiles stay held, and work
+//!   waiting for those tiles is abandoned. A simulator whose thread ended ([`Drive::Lost`])
+//!   ends the run with [`DispatchError::DeviceLost`] (its commands in flight would otherwise
+//!   keep the run waiting for good).
 //!
 //! # Files
 //! | file | what it holds | what it guarantees |
@@ -149,9 +152,9 @@ pub enum DispatchError {
         message: String,
     },
     /// A device stopped answering during the run ([`Drive::Lost`]: the simulator's thread
-    /// ended, or a card was lost); the commands in flight on it could never end.
+    /// ended); the commands in flight on it could never end.
     #[error(
-        "a device stopped answering during the run (its thread ended or its card was lost): the commands in flight on it can never end"
+        "a device stopped answering during the run (the simulator's thread ended): the commands in flight on it can never end"
     )]
     DeviceLost,
 }

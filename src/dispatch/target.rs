@@ -37,10 +37,12 @@ pub enum Drive {
     /// The device ran; something may have been published.
     Progress,
     /// Nothing can change any more: every command the device could finish is finished, and
-    /// nothing was published since the last drive.
+    /// nothing was published since the last drive. On a device that cannot tell (a card,
+    /// [`Device::knows_idle`](crate::host::device::Device::knows_idle)), also: commands past
+    /// their deadline did not go quiet within one more of their budgets.
     Idle,
-    /// The device no longer answers (its thread ended, its card was lost): what is in flight on
-    /// it will never be published. The dispatcher ends the run with
+    /// The simulator's device thread ended (a post hook or the session panicked): what is in
+    /// flight on it will never be published. The dispatcher ends the run with
     /// [`DispatchError::DeviceLost`](super::DispatchError::DeviceLost).
     Lost,
 }
@@ -130,8 +132,11 @@ enum Request {
 /// virtual time (a post the session refuses is published there, and the next drive says
 /// `Progress`). [`drive`](Target::drive) runs the simulator until some watched command's tiles
 /// have all reported, an overdue command's tiles are quiet again, or the earliest deadline; it
-/// then publishes reports, overdue reports and late completions to the mailboxes. A device
-/// thread that ended (a post hook or the session panicked) makes every later drive `Lost`.
+/// then publishes reports, overdue reports and late completions to the mailboxes. With only
+/// overdue commands watched it waits for them for good on the simulator, which says when
+/// nothing can change, and one more of their budgets on a card ([`Session::quiet_deadline`]).
+/// A device thread that ended (a post hook or the session panicked) makes every later drive
+/// `Lost`.
 pub struct SimTarget {
     requests: Option<mpsc::Sender<Request>>,
     thread: Option<JoinHandle<()>>,
@@ -289,31 +294,18 @@ fn device_thread(session: &mut Session, rx: mpsc::Receiver<Request>, mut hook: O
                     refused |= posting.publish(Published::Refused(e));
                 }
             },
+            // A refusal published since the last drive is progress enough: the refused
+            // command's slot and tiles are free, and the device must not run on before the
+            // workers look (virtual time stands still while the host works).
+            Request::Drive(reply) if std::mem::take(&mut refused) => {
+                let _ = reply.send(Drive::Progress);
+            }
             Request::Drive(reply) => {
-                let driven = drive(session, &mut watched);
-                let _ = reply.send(if std::mem::take(&mut refused) {
-                    Drive::Progress
-                } else {
-                    driven
-                });
+                let _ = reply.send(drive(session, &mut watched));
             }
             Request::With(job) => job(session),
         }
     }
-}
-
-/// Until when a drive lets the device run, from `(posted_at, deadline, overdue)` of each
-/// watched command: the earliest deadline of a command not overdue yet; with only overdue
-/// commands, `now` plus the longest of their budgets (deadline - posted). Without that bound a
-/// card, whose clock runs on and which never says it is idle, would wait for good for a core
-/// that never reports; with it the drive ends `Idle`, and the dispatcher stops waiting for the
-/// late completions (their slots and tiles stay held).
-fn drive_deadline(watched: impl Iterator<Item = (u64, u64, bool)> + Clone, now: u64) -> u64 {
-    let fresh = watched.clone().filter(|w| !w.2).map(|w| w.1).min();
-    fresh.unwrap_or_else(|| {
-        let grace = watched.map(|w| w.1.saturating_sub(w.0)).max().unwrap_or(0);
-        now.saturating_add(grace)
-    })
 }
 
 /// One drive of the device thread; see [`SimTarget`].
@@ -321,12 +313,11 @@ fn drive(session: &mut Session, watched: &mut Vec<Watched>) -> Drive {
     if watched.is_empty() {
         return Drive::Idle;
     }
-    let deadline = drive_deadline(
-        watched
-            .iter()
-            .map(|w| (w.ticket.posted_at, w.ticket.deadline, w.overdue)),
-        session.device().now(),
-    );
+    let fresh = watched.iter().filter(|w| !w.overdue);
+    let deadline = fresh.map(|w| w.ticket.deadline).min().unwrap_or_else(|| {
+        let late: Vec<&Ticket> = watched.iter().map(|w| &w.ticket).collect();
+        session.quiet_deadline(&late)
+    });
     let advance = {
         let tickets: Vec<&Ticket> = watched.iter().map(|w| &w.ticket).collect();
         session.wait_any(&tickets, deadline)
@@ -369,24 +360,5 @@ fn drive(session: &mut Session, watched: &mut Vec<Watched>) -> Drive {
         Drive::Progress
     } else {
         Drive::Idle
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::drive_deadline;
-
-    #[test]
-    fn a_drive_waits_for_the_earliest_fresh_deadline_or_one_budget_for_overdue_ones() {
-        // (posted_at, deadline, overdue)
-        let fresh = [(0, 900, true), (100, 500, false), (200, 700, false)];
-        assert_eq!(drive_deadline(fresh.iter().copied(), 300), 500);
-        // Only overdue: one more of the longest budget (900), from now; never unbounded.
-        let overdue = [(0, 900, true), (100, 500, true)];
-        assert_eq!(drive_deadline(overdue.iter().copied(), 1_000), 1_900);
-        assert_eq!(
-            drive_deadline(overdue.iter().copied(), u64::MAX - 5),
-            u64::MAX
-        );
     }
 }

@@ -178,8 +178,9 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             match T::drive_all(self.targets) {
                 Drive::Progress => sh.bump(self.me),
                 Drive::Idle => {
-                    // Nothing can change on the device, and every worker looked for work in
-                    // vain since anything last happened: what is ready now can never be placed.
+                    // Nothing can change on the device (on a card: its late commands did not go
+                    // quiet within one more budget), and every worker looked for work in vain
+                    // since anything last happened: what is ready now can never be placed.
                     let now = sh.activity();
                     if sh.rescanned.iter().all(|r| r.load(Ordering::SeqCst) == now) {
                         sh.idle_generation.fetch_add(1, Ordering::SeqCst);

@@ -132,6 +132,12 @@ pub trait Device {
     }
     /// Lets the device run until `until` holds, cycle `deadline` passes, or nothing can change.
     fn advance(&mut self, deadline: u64, until: &mut dyn FnMut(&dyn Peek) -> bool) -> Advance;
+    /// Whether [`advance`](Self::advance) answers [`Advance::Idle`] when nothing can change
+    /// (the simulator sees every core wait). A card cannot tell a core that waits from one that
+    /// never will report: there a wait for a late command must have a deadline (the default).
+    fn knows_idle(&self) -> bool {
+        false
+    }
     /// The simulator behind this device, if it is one (for traces, faults and statistics).
     fn simulator(&mut self) -> Option<&mut Sim> {
         None
@@ -296,6 +302,9 @@ impl Device for SimDevice {
             RunOutcome::Deadline => Advance::Deadline,
             RunOutcome::Quiescent => Advance::Idle,
         }
+    }
+    fn knows_idle(&self) -> bool {
+        true
     }
     fn simulator(&mut self) -> Option<&mut Sim> {
         Some(&mut self.sim)

@@ -135,6 +135,24 @@ pub struct Ticket {
     pub deadline: u64,
 }
 
+impl Ticket {
+    /// Device cycles from its post to its deadline.
+    pub fn budget(&self) -> u64 {
+        self.deadline.saturating_sub(self.posted_at)
+    }
+}
+
+/// Until when to let a device run, from cycle `now`, for late commands with `budgets` to go
+/// quiet: for good on a device that says when nothing can change (`knows_idle`, the
+/// simulator), else one more of the longest budget: a card never says so, and a core that
+/// never reports would hold the host for good.
+pub fn quiet_deadline(budgets: impl Iterator<Item = u64>, now: u64, knows_idle: bool) -> u64 {
+    if knows_idle {
+        return u64::MAX;
+    }
+    now.saturating_add(budgets.max().unwrap_or(0))
+}
+
 /// A core's give-up, decoded. (It reads back from its JSON too: ranks of a run over several
 /// hosts send theirs to rank 0.)
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -496,6 +514,12 @@ impl Session {
             posted_at: now,
             deadline: now.saturating_add(deadline_cycles(spec.wait_limit)),
         })
+    }
+
+    /// [`quiet_deadline`] for `tickets` on this session's device, from now.
+    pub fn quiet_deadline(&self, tickets: &[&Ticket]) -> u64 {
+        let budgets = tickets.iter().map(|t| t.budget());
+        quiet_deadline(budgets, self.device.now(), self.device.knows_idle())
     }
 
     /// Lets the device run until every core of every ticket has reported, or the earliest

@@ -56,63 +56,112 @@ impl BroadcastPlan {
     }
     /// Job 0's host-stop faults: once the core has seen BLOCK blocks of `ticket`'s command, the
     /// host writes its stop flag; not if the core reported first (or the wait ended another
-    /// way). A tile clears its stop flag just before its report, so a stop that lands after
-    /// that clear would stop the tile's next command: the host waits for the report and clears
-    /// the flag again.
+    /// way). Every fault is watched in the same waits, so one that fires does not make another
+    /// miss its block. A tile clears its stop flag just before its report, so a stop that lands
+    /// after that clear would stop the tile's next command: once every fault is decided, the
+    /// host waits for the stopped cores' reports and clears their flags again.
     pub(super) fn host_stops(
         &self,
         session: &mut Session,
         ticket: &Ticket,
     ) -> Result<(), SessionError> {
+        let seq = ticket.sequence as u16;
+        let deadline = ticket.deadline;
+        let report = abi::CONTROL_BASE + abi::REPORT_INDEX;
+        let stop = abi::CONTROL_BASE + abi::STOP;
+        // Per fault: its core, the index of the command there, its VALID words and block, and
+        // what became of it (none yet, stopped, or passed: reported first).
+        let mut pending: Vec<StopFault> = Vec::new();
+        for f in self
+            .cfg
+            .faults
+            .iter()
+            .filter(|f| f.kind == FaultKind::HostStop)
         {
-            for f in self
-                .cfg
-                .faults
+            let (Some(noc0), Some(index)) =
+                (session.noc0(f.core), session.command_index(ticket, f.core))
+            else {
+                continue;
+            };
+            let valids = self
+                .ranks(f.core)
                 .iter()
-                .filter(|f| f.kind == FaultKind::HostStop)
-            {
-                let (Some(noc0), Some(index)) =
-                    (session.noc0(f.core), session.command_index(ticket, f.core))
-                else {
-                    continue;
-                };
-                let report = abi::CONTROL_BASE + abi::REPORT_INDEX;
-                let reported =
-                    move |peek: &dyn Peek| wrap::at_or_after(peek.peek(noc0, report), index);
-                // Once the core has seen BLOCK blocks of this command, the host stops it.
-                let valids: Vec<u32> = self
-                    .ranks(f.core)
-                    .iter()
-                    .map(|&(id, _)| abi::CONTROL_BASE + area::area(id) + area::VALID)
-                    .collect();
-                let seq = ticket.sequence as u16;
-                let block = f.block;
-                let deadline = ticket.deadline;
-                let mut seen = false;
-                let mut done = false;
-                let stop_at = session.device().advance(deadline, &mut |peek| {
-                    seen = block == 0
-                        || valids.iter().any(|&a| {
-                            area::marker_count(peek.peek(noc0, a), seq)
-                                .is_some_and(|n| n as u32 >= block)
-                        });
-                    done = reported(peek);
-                    seen || done
-                });
-                if stop_at != Advance::Done || !seen || done {
-                    continue;
+                .map(|&(id, _)| abi::CONTROL_BASE + area::area(id) + area::VALID)
+                .collect();
+            pending.push(StopFault {
+                noc0,
+                index,
+                valids,
+                block: f.block,
+                state: StopState::Waiting,
+            });
+        }
+        let reported =
+            |peek: &dyn Peek, f: &StopFault| wrap::at_or_after(peek.peek(f.noc0, report), f.index);
+        while pending.iter().any(|f| f.state == StopState::Waiting) {
+            let mut fire = Vec::new();
+            let ended = session.device().advance(deadline, &mut |peek| {
+                for (i, f) in pending.iter_mut().enumerate() {
+                    if f.state != StopState::Waiting {
+                        continue;
+                    }
+                    if reported(peek, f) {
+                        f.state = StopState::Passed;
+                    } else if f.block == 0
+                        || f.valids.iter().any(|&a| {
+                            area::marker_count(peek.peek(f.noc0, a), seq)
+                                .is_some_and(|n| n as u32 >= f.block)
+                        })
+                    {
+                        fire.push(i);
+                    }
                 }
-                let stop = abi::CONTROL_BASE + abi::STOP;
-                session.device().write_l1(noc0, stop, &1u32.to_le_bytes())?;
-                if session
+                !fire.is_empty() || pending.iter().all(|f| f.state != StopState::Waiting)
+            });
+            for i in fire {
+                session
                     .device()
-                    .advance(deadline, &mut |peek| reported(peek))
-                    == Advance::Done
-                {
-                    session.device().write_l1(noc0, stop, &0u32.to_le_bytes())?;
-                }
+                    .write_l1(pending[i].noc0, stop, &1u32.to_le_bytes())?;
+                pending[i].state = StopState::Stopped;
+            }
+            if ended != Advance::Done {
+                break;
+            }
+        }
+        let stopped: Vec<&StopFault> = pending
+            .iter()
+            .filter(|f| f.state == StopState::Stopped)
+            .collect();
+        let quiet = session.device().advance(deadline, &mut |peek| {
+            stopped.iter().all(|f| reported(peek, f))
+        });
+        if quiet == Advance::Done {
+            for f in stopped {
+                session
+                    .device()
+                    .write_l1(f.noc0, stop, &0u32.to_le_bytes())?;
             }
         }
         Ok(())
     }
+}
+
+/// A host-stop fault being watched ([`BroadcastPlan::host_stops`]).
+struct StopFault {
+    noc0: komorebi_hal::Xy,
+    /// The command's index on that core.
+    index: u32,
+    valids: Vec<u32>,
+    block: u32,
+    state: StopState,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum StopState {
+    /// Its block not seen yet, the core not reported.
+    Waiting,
+    /// Its stop written.
+    Stopped,
+    /// The core reported before its block was seen: no stop.
+    Passed,
 }

@@ -42,7 +42,8 @@ impl BroadcastPlan {
         }
         let mut quiet = !report.timeout || session.is_reported(&ticket)?;
         if !quiet {
-            session.wait_any(&[&ticket], u64::MAX);
+            let until = session.quiet_deadline(&[&ticket]);
+            session.wait_any(&[&ticket], until);
             quiet = session.is_reported(&ticket)?;
         }
         Ok((report, quiet))
