@@ -2166,33 +2166,25 @@ fn a_read_refused_by_the_noc_or_of_a_page_without_addresses_gives_up_the_block()
     );
     assert_eq!(*log.lock().unwrap(), [0u32; 0]);
     assert_eq!(s.lock().unwrap().stops_requested, 0);
-    // Pages of 62 bytes: every other page would land off a word.
-    let s = shared();
-    let (mut dm, mut b, log) = reading_sender(&s, vec![]);
-    let odd = PageReads {
-        len: PAGE - 2,
-        ..block_0_reads(&ports, 0x1000)
-    };
-    let r = block_on(b.read(&mut dm, 0, &odd));
-    assert_eq!(
-        r.map_err(|g| (g.place, g.cause)),
-        Err((Where::BroadcastBegin, Cause::Misuse))
-    );
-    assert!(log.lock().unwrap().is_empty());
-    // Pages larger than the buffer's: the block's reads would run into slot 1 (and from the
-    // last slot past the buffer). Misuse, and no page is read; pages that fit are read.
-    let s = shared();
-    let (mut dm, mut b, log) = reading_sender(&s, vec![]);
-    let large = PageReads {
-        len: PAGE + 4,
-        ..block_0_reads(&ports, 0x1000)
-    };
-    let r = block_on(b.read(&mut dm, 0, &large));
-    assert_eq!(
-        r.map_err(|g| (g.place, g.cause)),
-        Err((Where::BroadcastBegin, Cause::Misuse))
-    );
-    assert!(log.lock().unwrap().is_empty());
+    // Pages of 62 bytes (every other page would land off a word), and pages larger than the
+    // buffer's (the block's reads would run into slot 1, and from the last slot past the
+    // buffer): misuse, and no page is read.
+    for len in [PAGE - 2, PAGE + 4] {
+        let s = shared();
+        let (mut dm, mut b, log) = reading_sender(&s, vec![]);
+        let bad = PageReads {
+            len,
+            ..block_0_reads(&ports, 0x1000)
+        };
+        let r = block_on(b.read(&mut dm, 0, &bad));
+        assert_eq!(
+            r.map_err(|g| (g.place, g.cause)),
+            Err((Where::BroadcastBegin, Cause::Misuse)),
+            "pages of {len} bytes"
+        );
+        assert!(log.lock().unwrap().is_empty());
+    }
+    // Pages smaller than the buffer's fit their slot: read.
     let s = shared();
     let (mut dm, mut b, log) = reading_sender(&s, vec![]);
     let small = PageReads {
