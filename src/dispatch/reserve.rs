@@ -1,9 +1,10 @@
 //! Tile reservations: the mechanism that keeps an exclusive command's tiles to itself.
 //!
 //! Every region of tiles has one word: the number of non-exclusive commands in flight on it (at
-//! most [`SHARED_MAX`], the tiles' command slots), or [`EXCLUSIVE`] while an exclusive one is. (The dispatcher's regions are the tiles covered by
-//! exactly the same groups, so a group covers whole regions and reserving its regions is
-//! reserving its tiles; a region may also be a single tile.) A command is posted only after it
+//! most [`SHARED_MAX`], the tiles' command slots), or [`EXCLUSIVE`] while an exclusive one is.
+//! (The dispatcher's regions are the tiles covered by exactly the same groups, so a group
+//! covers whole regions and reserving its regions is reserving its tiles; a region may also be
+//! a single tile.) A command is posted only after it
 //! reserved every region of its group: shared for a plain command, exclusive for one flagged
 //! `EXCLUSIVE`. Reserving never waits: the regions are taken in ascending order with one
 //! compare-and-swap each, and on the first refusal the ones already taken are given back, so two

@@ -29,9 +29,10 @@
 //! tt-umd `device/api/umd/device/utils/timeouts.hpp`.
 
 // `wait` uses `queue` (raising AICLK sends a message) and `port`; `queue` uses `port`; `port`
-// (the device access, the bounded wait, the message lock) is a leaf. The tests import all three.
-// `scratch` (Wormhole's messages through BAR0) is over `Bar` and `port`'s lock; `wormhole` (a Wormhole card's open
-// steps) uses `scratch`, `port`'s bound and `wait`'s outcomes.
+// (the device access, the bounded wait, the message lock) is a leaf. The tests import all
+// three. `scratch` (Wormhole's messages through BAR0) is over `Bar` and `port`'s lock;
+// `wormhole` (a Wormhole card's open steps) uses `scratch`, `port`'s bound and `wait`'s
+// outcomes.
 mod port;
 mod queue;
 mod scratch;
