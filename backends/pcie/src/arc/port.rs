@@ -35,7 +35,7 @@ pub const MESSAGE_LOCK: u8 = 16;
 /// Runs `send` on `device` holding ARC's message lock: `lock` takes or gives it back
 /// ([`LockOp`]), `wait` lets the device run between tries and says the cycles that passed. The
 /// lock is asked for within `timeout` (message `code` fails naming the lock when another
-/// process holds it longer), and given back whatever `send` returned.
+/// process holds it longer), and given back whatever `send` returned, or if it panicked.
 pub(crate) fn with_message_lock<T, R>(
     device: &mut T,
     lock: impl Fn(&T, LockOp) -> Result<bool, PcieError>,
@@ -58,9 +58,12 @@ pub(crate) fn with_message_lock<T, R>(
         }
         bound.add(wait(device));
     }
-    let sent = send(device);
+    // Given back even when the exchange panics: tt-kmd's acquire is not reentrant, so a lock
+    // left held would fail every later message, this process's and others', until the device
+    // is closed. (The panic goes on once it is given back.)
+    let sent = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| send(device)));
     let released = lock(device, LockOp::Release);
-    let response = sent?;
+    let response = sent.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
     released?;
     Ok(response)
 }

@@ -427,3 +427,33 @@ fn a_lock_held_for_good_fails_the_message_naming_it_before_anything_is_written()
     assert_eq!(arc.word(q.base), 0, "no request was written");
     assert!(!arc.ours.get());
 }
+
+#[test]
+fn an_exchange_that_panics_still_gives_the_lock_back() {
+    // A port whose writes panic (as a borrow conflict would): the panic goes on, and the lock,
+    // which no one could take again until the device closed, is given back first.
+    struct Panicking(FakeArc);
+    impl ArcRead for Panicking {
+        fn arc_read32(&self, addr: u64) -> Result<u32, PcieError> {
+            self.0.arc_read32(addr)
+        }
+    }
+    impl ArcPort for Panicking {
+        fn arc_write32(&self, _addr: u64, _value: u32) -> Result<(), PcieError> {
+            panic!("the exchange fails");
+        }
+        fn arc_wait(&self) -> u64 {
+            self.0.arc_wait()
+        }
+        fn message_lock(&self, op: LockOp) -> Result<bool, PcieError> {
+            self.0.message_lock(op)
+        }
+    }
+    let arc = Panicking(FakeArc::new(Serve::Status(0)));
+    let q = MessageQueue::locate(&arc, msg::APPLICATION_QUEUE).unwrap();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        q.send(&arc, 0x11, &[], Duration::from_millis(1))
+    }));
+    assert!(r.is_err(), "the panic goes on");
+    assert!(!arc.0.ours.get(), "given back before it did");
+}
