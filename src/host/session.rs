@@ -516,7 +516,7 @@ impl Session {
         })
     }
 
-    /// [`quiet_deadline`] for `tickets` on this session's device, from now.
+    /// [`quiet_deadline`] for `tickets` on the device this [`Session`] owns, from now.
     pub fn quiet_deadline(&self, tickets: &[&Ticket]) -> u64 {
         let budgets = tickets.iter().map(|t| t.budget());
         quiet_deadline(budgets, self.device.now(), self.device.knows_idle())
