@@ -839,6 +839,80 @@ fn a_device_thread_that_ends_ends_the_run_with_device_lost() {
     assert_eq!(e, Some(DispatchError::DeviceLost));
 }
 
+/// A simulated card (`pcie-sim`, native kernels) behind a device thread, with the tile at
+/// logical (0, 0) frozen when `freeze`.
+fn card_target(freeze: bool) -> komorebi::dispatch::SimTarget {
+    use komorebi::host::backend::{Backend, Exec};
+    let target = komorebi::dispatch::SimTarget::spawn(
+        || {
+            komorebi::app::broadcast::open_session(Backend::PcieSim {
+                config: komorebi_sim::SimConfig::default(),
+                firmware: None,
+                exec: Exec::Native,
+                bar: Default::default(),
+                card: Default::default(),
+            })
+        },
+        None,
+    )
+    .unwrap();
+    if freeze {
+        target
+            .with_session(|s| {
+                let frozen = s.noc0(komorebi_hal::LogicalXy::new(0, 0)).unwrap().get();
+                let sim = s.device().simulator().unwrap();
+                sim.inject(komorebi_sim::Fault::FreezeTile {
+                    tile: frozen,
+                    at: 0,
+                })
+                .unwrap();
+                assert!(!s.device().knows_idle(), "a simulated card cannot tell");
+            })
+            .unwrap();
+    }
+    target
+}
+
+#[test]
+fn a_card_s_late_command_is_given_one_budget_however_many_drives_another_card_needs() {
+    // Chip 0's only command never reports; chip 1 runs six commands one after another. Every
+    // drive drives both chips: were chip 0's wait for its late command taken from each drive's
+    // start, every command of chip 1 would cost chip 0 a whole budget.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (stuck, busy) = (card_target(true), card_target(false));
+        let g = [
+            (0, LogicalRect::new(0, 0, 1, 1)),
+            (1, LogicalRect::new(0, 0, 1, 1)),
+        ];
+        let config = DispatchConfig {
+            workers: 1,
+            depth: 1,
+            ..DispatchConfig::default()
+        };
+        let chips = [(&stuck, GRID), (&busy, GRID)];
+        let mut d = Dispatcher::with_chips(&chips, &g, config).unwrap();
+        d.seed(0, Place::Group(GroupId(0))).unwrap();
+        for w in 1..=6 {
+            d.seed(w, Place::Group(GroupId(1))).unwrap();
+        }
+        let start = stuck.with_session(|s| s.device().now()).unwrap();
+        let r = d
+            .run(|_| Panicky {
+                panics_on: usize::MAX,
+            })
+            .unwrap();
+        let end = stuck.with_session(|s| s.device().now()).unwrap();
+        let _ = tx.send((r.summary.reported, r.summary.held_at_end, end - start));
+    });
+    let (reported, held, took) = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the run did not end");
+    assert_eq!((reported, held), (6, 1));
+    let budget = 64_000_000;
+    assert!(took < 3 * budget, "chip 0 ran {took} cycles");
+}
+
 #[test]
 fn a_core_that_never_reports_on_a_simulated_card_ends_the_run_one_budget_late() {
     // A simulated card, like a card, never says that nothing can change: with only an overdue
@@ -879,15 +953,71 @@ fn a_core_that_never_reports_on_a_simulated_card_ends_the_run_one_budget_late() 
         };
         let mut d = Dispatcher::new(&target, GRID, &g, config).unwrap();
         d.seed(1, Place::Any).unwrap();
+        let start = target.with_session(|s| s.device().now()).unwrap();
         let r = d
             .run(|_| Panicky {
                 panics_on: usize::MAX,
             })
             .unwrap();
-        let _ = tx.send((r.summary.timed_out, r.summary.held_at_end));
+        let end = target.with_session(|s| s.device().now()).unwrap();
+        let _ = tx.send((r.summary.timed_out, r.summary.held_at_end, end - start));
     });
-    let (timed_out, held) = rx
+    let (timed_out, held, took) = rx
         .recv_timeout(std::time::Duration::from_secs(120))
         .expect("the run waited for good for a core that never reports");
     assert_eq!((timed_out, held), (1, 1));
+    // The command's budget (its wait limit of 1,000 is below the 10^6 floor): 64 x 10^6 cycles
+    // to its deadline, then one more for it to go quiet, and no more.
+    let budget = 64_000_000;
+    assert!((2 * budget..3 * budget).contains(&took), "{took} cycles");
+}
+
+#[test]
+fn a_drive_after_a_refusal_answers_progress_without_running_the_device() {
+    // A command whose tile never reports is watched, so a drive would run the device to its
+    // deadline; a refusal since the last drive is answered at once, the clock where it was.
+    let target = sim_target(None);
+    target
+        .with_session(|s| {
+            let frozen = s.noc0(komorebi_hal::LogicalXy::new(0, 0)).unwrap().get();
+            let sim = s.device().simulator().unwrap();
+            sim.inject(komorebi_sim::Fault::FreezeTile {
+                tile: frozen,
+                at: 0,
+            })
+            .unwrap();
+        })
+        .unwrap();
+    let posting = |epoch| {
+        let mailbox = Arc::new(komorebi::dispatch::Mailbox::new());
+        assert!(mailbox.arm(epoch));
+        Posting { mailbox, epoch }
+    };
+    let watched = posting(1);
+    target
+        .post(
+            spec(LogicalRect::new(0, 0, 1, 1), false, 1),
+            watched.clone(),
+        )
+        .unwrap();
+    let mut refused = spec(LogicalRect::new(2, 0, 2, 1), false, 2);
+    refused.programs = vec![refused.programs[0].clone(); 3];
+    let refusal = posting(1);
+    target.post(refused, refusal.clone()).unwrap();
+    let before = target.with_session(|s| s.device().now()).unwrap();
+    assert_eq!(target.drive(), Drive::Progress);
+    let after = target.with_session(|s| s.device().now()).unwrap();
+    assert_eq!(after, before, "the device did not run");
+    assert!(matches!(
+        refusal.mailbox.poll(1),
+        komorebi::dispatch::Polled::Refused(_)
+    ));
+    assert_eq!(watched.mailbox.poll(1), komorebi::dispatch::Polled::Pending);
+    // The next drive runs the device: the frozen tile's command goes overdue at its deadline.
+    assert_eq!(target.drive(), Drive::Progress);
+    assert!(target.with_session(|s| s.device().now()).unwrap() > before);
+    assert!(matches!(
+        watched.mailbox.poll(1),
+        komorebi::dispatch::Polled::Overdue(_)
+    ));
 }

@@ -262,8 +262,9 @@ fn a_host_stop_whose_block_never_comes_is_not_written_into_the_next_job() {
 }
 
 #[test]
-fn two_host_stops_each_stop_their_core_and_the_next_job_runs_clean() {
-    // Watched together: the first to fire does not make the other miss its block.
+fn two_host_stops_leave_the_next_job_clean() {
+    // Both watched in the same waits, both flags clear for the next job. (A give-up does not
+    // tell a stopped core from one stalled behind a stopped neighbour.)
     let mut cfg = column();
     cfg.faults = [(2, 5), (2, 3)]
         .map(|core| FaultSpec {

@@ -49,7 +49,7 @@
 //!   but cannot be placed, they are handed to the handler as [`Outcome::Abandoned`]. On a card,
 //!   which cannot say that nothing can change, commands past their deadline that have not
 //!   gone quiet one more budget later count as such: their slots and tiles stay held, and work
-//!   waiting for those tiles is abandoned. A simulator whose thread ended ([`Drive::Lost`])
+//!   waiting for those tiles is abandoned. A device whose thread ended ([`Drive::Lost`])
 //!   ends the run with [`DispatchError::DeviceLost`] (its commands in flight would otherwise
 //!   keep the run waiting for good).
 //!
@@ -151,10 +151,10 @@ pub enum DispatchError {
         /// The panic message.
         message: String,
     },
-    /// A device stopped answering during the run ([`Drive::Lost`]: the simulator's thread
-    /// ended); the commands in flight on it could never end.
+    /// A device stopped answering during the run ([`Drive::Lost`]: its device thread ended);
+    /// the commands in flight on it could never end.
     #[error(
-        "a device stopped answering during the run (the simulator's thread ended): the commands in flight on it can never end"
+        "a device stopped answering during the run (its device thread ended): the commands in flight on it can never end"
     )]
     DeviceLost,
 }

@@ -34,15 +34,17 @@ impl Posting {
 /// What [`Target::drive`] did.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Drive {
-    /// The device ran; something may have been published.
+    /// The device ran, or a refusal was published since the last drive: something may have
+    /// been published.
     Progress,
     /// Nothing can change any more: every command the device could finish is finished, and
     /// nothing was published since the last drive. On a device that cannot tell (a card,
     /// [`Device::knows_idle`](crate::host::device::Device::knows_idle)), also: commands past
     /// their deadline did not go quiet within one more of their budgets.
     Idle,
-    /// The simulator's device thread ended (a post hook or the session panicked): what is in
-    /// flight on it will never be published. The dispatcher ends the run with
+    /// [`SimTarget`]'s device thread ended (a post hook or the session panicked; it runs the
+    /// session of every backend, the simulator's, ttsim's or a card's): what is in flight on it
+    /// will never be published. The dispatcher ends the run with
     /// [`DispatchError::DeviceLost`](super::DispatchError::DeviceLost).
     Lost,
 }
@@ -54,7 +56,9 @@ pub trait Target: Sync {
     /// `posting`, at once or later. An error here means nothing was posted.
     fn post(&self, command: CommandSpec, posting: Posting) -> Result<(), SessionError>;
 
-    /// Lets the device run until something is published or nothing can change. The dispatcher
+    /// Lets the device run until something is published or nothing can change (on a card,
+    /// which cannot tell, until commands past their deadline have had one more budget). The
+    /// dispatcher
     /// calls it only when every worker has nothing else to do, so on the simulator virtual time
     /// stands still while the host works. `Progress` also when something was published since
     /// the last drive outside it (a refusal found after [`post`](Self::post) returned): the
@@ -156,6 +160,10 @@ struct Watched {
     ticket: Ticket,
     posting: Posting,
     overdue: bool,
+    /// Once overdue: until when a drive with only overdue commands waits for it to go quiet
+    /// ([`Session::quiet_deadline`], taken when it went overdue, so that later drives do not
+    /// wait a whole budget again).
+    quiet_by: u64,
 }
 
 impl SimTarget {
@@ -288,6 +296,7 @@ fn device_thread(session: &mut Session, rx: mpsc::Receiver<Request>, mut hook: O
                         ticket,
                         posting,
                         overdue: false,
+                        quiet_by: u64::MAX,
                     });
                 }
                 Err(e) => {
@@ -313,11 +322,13 @@ fn drive(session: &mut Session, watched: &mut Vec<Watched>) -> Drive {
     if watched.is_empty() {
         return Drive::Idle;
     }
+    // The earliest deadline of a command not overdue yet; with only overdue ones, the last of
+    // their give-up cycles (for good on the simulator).
     let fresh = watched.iter().filter(|w| !w.overdue);
-    let deadline = fresh.map(|w| w.ticket.deadline).min().unwrap_or_else(|| {
-        let late: Vec<&Ticket> = watched.iter().map(|w| &w.ticket).collect();
-        session.quiet_deadline(&late)
-    });
+    let deadline = fresh
+        .map(|w| w.ticket.deadline)
+        .min()
+        .unwrap_or_else(|| watched.iter().map(|w| w.quiet_by).max().unwrap_or(u64::MAX));
     let advance = {
         let tickets: Vec<&Ticket> = watched.iter().map(|w| &w.ticket).collect();
         session.wait_any(&tickets, deadline)
@@ -353,6 +364,7 @@ fn drive(session: &mut Session, watched: &mut Vec<Watched>) -> Drive {
             watched.swap_remove(i);
         } else {
             w.overdue = true;
+            w.quiet_by = session.quiet_deadline(&[&w.ticket]);
             i += 1;
         }
     }

@@ -59,7 +59,7 @@ impl BroadcastPlan {
     /// way). Every fault is watched in the same waits, so one that fires does not make another
     /// miss its block. A tile clears its stop flag just before its report, so a stop that lands
     /// after that clear would stop the tile's next command: once every fault is decided, the
-    /// host waits for the stopped cores' reports and clears their flags again.
+    /// host waits for the stopped cores' reports and clears the flag of each that reported.
     pub(super) fn host_stops(
         &self,
         session: &mut Session,
@@ -132,11 +132,15 @@ impl BroadcastPlan {
             .iter()
             .filter(|f| f.state == StopState::Stopped)
             .collect();
-        let quiet = session.device().advance(deadline, &mut |peek| {
+        session.device().advance(deadline, &mut |peek| {
             stopped.iter().all(|f| reported(peek, f))
         });
-        if quiet == Advance::Done {
-            for f in stopped {
+        // Each core that reported, whatever the others did: one late core must not leave
+        // another's stop set into its next command.
+        for f in stopped {
+            let mut word = [0; 4];
+            session.device().read_l1(f.noc0, report, &mut word)?;
+            if wrap::at_or_after(u32::from_le_bytes(word), f.index) {
                 session
                     .device()
                     .write_l1(f.noc0, stop, &0u32.to_le_bytes())?;
