@@ -857,20 +857,26 @@ fn card_target(freeze: bool) -> komorebi::dispatch::SimTarget {
     )
     .unwrap();
     if freeze {
-        target
-            .with_session(|s| {
-                let frozen = s.noc0(komorebi_hal::LogicalXy::new(0, 0)).unwrap().get();
-                let sim = s.device().simulator().unwrap();
-                sim.inject(komorebi_sim::Fault::FreezeTile {
-                    tile: frozen,
-                    at: 0,
-                })
-                .unwrap();
-                assert!(!s.device().knows_idle(), "a simulated card cannot tell");
-            })
-            .unwrap();
+        freeze_origin(&target);
+        let knows = target.with_session(|s| s.device().knows_idle()).unwrap();
+        assert!(!knows, "a simulated card cannot tell");
     }
     target
+}
+
+/// Freezes the tile at logical (0, 0) of `target`'s chip from cycle 0: it never reports.
+fn freeze_origin(target: &komorebi::dispatch::SimTarget) {
+    target
+        .with_session(|s| {
+            let frozen = s.noc0(komorebi_hal::LogicalXy::new(0, 0)).unwrap().get();
+            let sim = s.device().simulator().unwrap();
+            sim.inject(komorebi_sim::Fault::FreezeTile {
+                tile: frozen,
+                at: 0,
+            })
+            .unwrap();
+        })
+        .unwrap();
 }
 
 #[test]
@@ -918,34 +924,9 @@ fn a_core_that_never_reports_on_a_simulated_card_ends_the_run_one_budget_late() 
     // A simulated card, like a card, never says that nothing can change: with only an overdue
     // command left, a drive waits one more budget for it to go quiet, then the run ends with its
     // tile held. Before, the drive waited for good. On a thread: a hang fails the test.
-    use komorebi::host::backend::{Backend, Exec};
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let target = komorebi::dispatch::SimTarget::spawn(
-            || {
-                komorebi::app::broadcast::open_session(Backend::PcieSim {
-                    config: komorebi_sim::SimConfig::default(),
-                    firmware: None,
-                    exec: Exec::Native,
-                    bar: Default::default(),
-                    card: Default::default(),
-                })
-            },
-            None,
-        )
-        .unwrap();
-        target
-            .with_session(|s| {
-                let frozen = s.noc0(komorebi_hal::LogicalXy::new(0, 0)).unwrap().get();
-                let sim = s.device().simulator().unwrap();
-                sim.inject(komorebi_sim::Fault::FreezeTile {
-                    tile: frozen,
-                    at: 0,
-                })
-                .unwrap();
-                assert!(!s.device().knows_idle(), "a simulated card cannot tell");
-            })
-            .unwrap();
+        let target = card_target(true);
         let g = [LogicalRect::new(0, 0, 1, 1)];
         let config = DispatchConfig {
             workers: 1,
@@ -977,17 +958,7 @@ fn a_drive_after_a_refusal_answers_progress_without_running_the_device() {
     // A command whose tile never reports is watched, so a drive would run the device to its
     // deadline; a refusal since the last drive is answered at once, the clock where it was.
     let target = sim_target(None);
-    target
-        .with_session(|s| {
-            let frozen = s.noc0(komorebi_hal::LogicalXy::new(0, 0)).unwrap().get();
-            let sim = s.device().simulator().unwrap();
-            sim.inject(komorebi_sim::Fault::FreezeTile {
-                tile: frozen,
-                at: 0,
-            })
-            .unwrap();
-        })
-        .unwrap();
+    freeze_origin(&target);
     let posting = |epoch| {
         let mailbox = Arc::new(komorebi::dispatch::Mailbox::new());
         assert!(mailbox.arm(epoch));

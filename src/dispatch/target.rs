@@ -58,9 +58,8 @@ pub trait Target: Sync {
 
     /// Lets the device run until something is published or nothing can change (on a card,
     /// which cannot tell, until commands past their deadline have had one more budget). The
-    /// dispatcher
-    /// calls it only when every worker has nothing else to do, so on the simulator virtual time
-    /// stands still while the host works. `Progress` also when something was published since
+    /// dispatcher calls it only when every worker has nothing else to do, so on the simulator
+    /// virtual time stands still while the host works. `Progress` also when something was published since
     /// the last drive outside it (a refusal found after [`post`](Self::post) returned): the
     /// dispatcher decides that the run stalled only on `Idle`, so a publication no drive
     /// reported would let it abandon work that the freed slot could still run.
