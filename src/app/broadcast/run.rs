@@ -22,8 +22,9 @@ use super::summary::{BroadcastSummary, ChipSummary};
 impl BroadcastPlan {
     /// Runs job `job` through the test feeder's steps (post, wait, report), with job 0's faults.
     /// A timed-out job is waited for until its cores are quiet again, as the dispatcher holds
-    /// its tiles; the flag says whether they are (`false`: some core will never report, and no
-    /// later command can start on it).
+    /// its tiles; the flag says whether they are (`false`: some core will never report, or on a
+    /// card did not within one more budget, `Session::quiet_deadline`; no later command can
+    /// start on it).
     pub fn run_job(&self, session: &mut Session, job: u32) -> Result<(Report, bool), SessionError> {
         if job == 0 {
             self.arm(session);
