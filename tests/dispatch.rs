@@ -740,9 +740,8 @@ impl Plugin for Panicky {
 #[test]
 fn a_worker_that_panics_ends_the_run_with_its_panic_whichever_worker_it_is() {
     for panics_on in [0, 1] {
-        // On a thread of its own: a run that hangs fails the test instead of stopping it.
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
+        let hung = format!("worker {panics_on} panicked and the run did not end");
+        let e = within(60, &hung, move || {
             let g = [LogicalRect::new(0, 0, 1, 1), LogicalRect::new(1, 0, 1, 1)];
             let config = DispatchConfig {
                 workers: 2,
@@ -754,11 +753,8 @@ fn a_worker_that_panics_ends_the_run_with_its_panic_whichever_worker_it_is() {
             for w in 0..200 {
                 d.seed(w, Place::Group(GroupId(w % 2))).unwrap();
             }
-            let _ = tx.send(d.run(|_| Panicky { panics_on }).err());
+            d.run(|_| Panicky { panics_on }).err()
         });
-        let e = rx
-            .recv_timeout(std::time::Duration::from_secs(60))
-            .unwrap_or_else(|_| panic!("worker {panics_on} panicked and the run did not end"));
         match e {
             Some(DispatchError::WorkerPanicked { worker, message }) => {
                 assert_eq!(worker, panics_on);
@@ -815,9 +811,8 @@ fn a_refusal_found_on_the_device_thread_is_progress_at_the_next_drive() {
 #[test]
 fn a_device_thread_that_ends_ends_the_run_with_device_lost() {
     // The post hook panics, so the simulator's thread ends with the command posted: no drive
-    // can ever publish it. On a thread of its own: a run that hangs fails the test.
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
+    // can ever publish it.
+    let e = within(60, "the device thread ended and the run did not", || {
         let hook: komorebi::dispatch::PostHook =
             Box::new(|_, _| panic!("the post hook stops the device thread"));
         let target = sim_target(Some(hook));
@@ -826,17 +821,43 @@ fn a_device_thread_that_ends_ends_the_run_with_device_lost() {
         for w in 0..3 {
             d.seed(w, Place::Any).unwrap();
         }
-        let _ = tx.send(
-            d.run(|_| Panicky {
-                panics_on: usize::MAX,
-            })
-            .err(),
-        );
+        d.run(|_| Panicky {
+            panics_on: usize::MAX,
+        })
+        .err()
     });
-    let e = rx
-        .recv_timeout(std::time::Duration::from_secs(60))
-        .expect("the device thread ended and the run did not");
     assert_eq!(e, Some(DispatchError::DeviceLost));
+}
+
+/// Runs `f` on a thread of its own and returns its result: a run that hangs fails the test
+/// (`hung`) after `secs` seconds instead of stopping it.
+fn within<T: Send + 'static>(secs: u64, hung: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(secs))
+        .unwrap_or_else(|_| panic!("{hung}"))
+}
+
+/// The budget of the tests' commands: their wait limit of 1,000 is below the 10^6 floor, and a
+/// command's deadline is 64 wait limits after its post.
+const BUDGET: u64 = 64_000_000;
+
+/// Runs `d` with plugins that never panic; its summary, and the device cycles `clock`'s chip
+/// ran meanwhile.
+fn run_clocked(
+    d: Dispatcher<'_, komorebi::dispatch::SimTarget, u32>,
+    clock: &komorebi::dispatch::SimTarget,
+) -> (komorebi::dispatch::DispatchSummary, u64) {
+    let start = clock.with_session(|s| s.device().now()).unwrap();
+    let r = d
+        .run(|_| Panicky {
+            panics_on: usize::MAX,
+        })
+        .unwrap();
+    let end = clock.with_session(|s| s.device().now()).unwrap();
+    (r.summary, end - start)
 }
 
 /// A simulated card (`pcie-sim`, native kernels) behind a device thread, with the tile at
@@ -884,8 +905,7 @@ fn a_card_s_late_command_is_given_one_budget_however_many_drives_another_card_ne
     // Chip 0's only command never reports; chip 1 runs six commands one after another. Every
     // drive drives both chips: were chip 0's wait for its late command taken from each drive's
     // start, every command of chip 1 would cost chip 0 a whole budget.
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
+    let (summary, took) = within(120, "the run did not end", || {
         let (stuck, busy) = (card_target(true), card_target(false));
         let g = [
             (0, LogicalRect::new(0, 0, 1, 1)),
@@ -902,30 +922,19 @@ fn a_card_s_late_command_is_given_one_budget_however_many_drives_another_card_ne
         for w in 1..=6 {
             d.seed(w, Place::Group(GroupId(1))).unwrap();
         }
-        let start = stuck.with_session(|s| s.device().now()).unwrap();
-        let r = d
-            .run(|_| Panicky {
-                panics_on: usize::MAX,
-            })
-            .unwrap();
-        let end = stuck.with_session(|s| s.device().now()).unwrap();
-        let _ = tx.send((r.summary.reported, r.summary.held_at_end, end - start));
+        run_clocked(d, &stuck)
     });
-    let (reported, held, took) = rx
-        .recv_timeout(std::time::Duration::from_secs(120))
-        .expect("the run did not end");
-    assert_eq!((reported, held), (6, 1));
-    let budget = 64_000_000;
-    assert!(took < 3 * budget, "chip 0 ran {took} cycles");
+    assert_eq!((summary.reported, summary.held_at_end), (6, 1));
+    assert!(took < 3 * BUDGET, "chip 0 ran {took} cycles");
 }
 
 #[test]
 fn a_core_that_never_reports_on_a_simulated_card_ends_the_run_one_budget_late() {
     // A simulated card, like a card, never says that nothing can change: with only an overdue
     // command left, a drive waits one more budget for it to go quiet, then the run ends with its
-    // tile held. Before, the drive waited for good. On a thread: a hang fails the test.
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
+    // tile held. Before, the drive waited for good.
+    let hung = "the run waited for good for a core that never reports";
+    let (summary, took) = within(120, hung, || {
         let target = card_target(true);
         let g = [LogicalRect::new(0, 0, 1, 1)];
         let config = DispatchConfig {
@@ -934,23 +943,11 @@ fn a_core_that_never_reports_on_a_simulated_card_ends_the_run_one_budget_late() 
         };
         let mut d = Dispatcher::new(&target, GRID, &g, config).unwrap();
         d.seed(1, Place::Any).unwrap();
-        let start = target.with_session(|s| s.device().now()).unwrap();
-        let r = d
-            .run(|_| Panicky {
-                panics_on: usize::MAX,
-            })
-            .unwrap();
-        let end = target.with_session(|s| s.device().now()).unwrap();
-        let _ = tx.send((r.summary.timed_out, r.summary.held_at_end, end - start));
+        run_clocked(d, &target)
     });
-    let (timed_out, held, took) = rx
-        .recv_timeout(std::time::Duration::from_secs(120))
-        .expect("the run waited for good for a core that never reports");
-    assert_eq!((timed_out, held), (1, 1));
-    // The command's budget (its wait limit of 1,000 is below the 10^6 floor): 64 x 10^6 cycles
-    // to its deadline, then one more for it to go quiet, and no more.
-    let budget = 64_000_000;
-    assert!((2 * budget..3 * budget).contains(&took), "{took} cycles");
+    assert_eq!((summary.timed_out, summary.held_at_end), (1, 1));
+    // 64 x 10^6 cycles to its deadline, then one more budget for it to go quiet, and no more.
+    assert!((2 * BUDGET..3 * BUDGET).contains(&took), "{took} cycles");
 }
 
 #[test]
