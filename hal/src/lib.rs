@@ -10,6 +10,7 @@ pub mod noc;
 pub mod role;
 pub mod types;
 pub mod wait;
+pub mod wrap;
 
 pub use cb::CircularBuffer;
 pub use control::{ControlBlock, ControlLayout};

@@ -16,10 +16,9 @@ pub fn extend_clock(reference: u64, low: u32) -> u64 {
     base.wrapping_add(u64::from(low.wrapping_sub(base as u32)))
 }
 
-/// Whether index `index` is `of` or later, in the order of a tile's commands (which wraps).
-pub fn at_or_after(index: u32, of: u32) -> bool {
-    index.wrapping_sub(of) as i32 >= 0
-}
+/// Whether index `index` is `of` or later, in the order of a tile's commands (which wraps): the
+/// HAL's one comparison of wrapping counts, which the device backends use too.
+pub use komorebi_hal::wrap::at_or_after;
 
 /// Raises `reported` to `index` if `index` comes later: a plain `max` stops at `u32::MAX` when
 /// the indices wrap, and the tile would refuse every later post as full.

@@ -3,6 +3,7 @@
 use komorebi_hal::noc::{
     self, Ack, ErrorKind, Link, Loopback, Order, PageReads, ReadTag, WriteMode,
 };
+use komorebi_hal::wrap::at_or_after;
 use komorebi_hal::{L1Addr, NocAddr, NocId, Rect, Xy};
 
 use crate::chip::{Chip, CmdBuf, Endpoint, Memory, ctrl};
@@ -732,7 +733,7 @@ impl<C: Chip> noc::NocMulticast for SiliconNoc<C> {
         }
         // Read NOC_CMD_CTRL back before the first counter read (RISC-V ordering, ISA Counters.md).
         let _ = C::buf_free(self.niu, CmdBuf::Read);
-        Ok(caught_up(C::reads_received(self.niu), self.reads_issued))
+        Ok(at_or_after(C::reads_received(self.niu), self.reads_issued))
     }
 
     /// Sent means the source bytes have been read: `NIU_MST_WRITE_REQS_OUTGOING_ID` of the
@@ -756,16 +757,11 @@ impl<C: Chip> noc::NocMulticast for SiliconNoc<C> {
             return Ok(false);
         }
         let _ = C::buf_free(self.niu, CmdBuf::Write);
-        Ok(caught_up(C::acks_received(self.niu), self.acks_expected))
+        Ok(at_or_after(C::acks_received(self.niu), self.acks_expected))
     }
 
     fn resync(&mut self) -> Result<(), NocError> {
         self.sync_counts();
         Ok(())
     }
-}
-
-/// `done` has reached `issued` (wrapping 32-bit counters).
-fn caught_up(done: u32, issued: u32) -> bool {
-    done.wrapping_sub(issued) as i32 >= 0
 }

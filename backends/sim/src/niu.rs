@@ -14,6 +14,8 @@
 //! Leaf module: imports nothing of the crate. The world times the packets; this module only
 //! keeps the NIU's own state.
 
+use komorebi_hal::wrap::at_or_after;
+
 /// One NIU's counters (wrapping, as the hardware's) and its issue pipeline.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Niu {
@@ -47,12 +49,6 @@ pub(crate) struct Run {
     /// Raw corners of the rectangle, as issued.
     pub corners: ((u8, u8), (u8, u8)),
     pub id: u32,
-}
-
-/// `done` has reached `issued`, comparing wrapping 32-bit counters (exact while fewer than 2^31
-/// are outstanding; a straggler completing after a `resync` makes it "ahead", never behind).
-fn caught_up(done: u32, issued: u32) -> bool {
-    done.wrapping_sub(issued) as i32 >= 0
 }
 
 /// An NIU's issue pipelines: the command buffer reads are issued from and the one writes
@@ -97,20 +93,21 @@ impl Niu {
         self.acks_received = self.acks_received.wrapping_add(1);
     }
 
-    /// Every read issued has landed.
+    /// Every read issued has landed. The counts wrap: exact while fewer than 2^31 are
+    /// outstanding, and a straggler completing after a `resync` makes them "ahead", never behind.
     pub(crate) fn reads_caught_up(&self) -> bool {
-        caught_up(self.reads_done, self.reads_issued)
+        at_or_after(self.reads_done, self.reads_issued)
     }
 
     /// Every write issued has left.
     pub(crate) fn writes_caught_up(&self) -> bool {
-        caught_up(self.nonposted_sent, self.nonposted_issued)
-            && caught_up(self.posted_sent, self.posted_issued)
+        at_or_after(self.nonposted_sent, self.nonposted_issued)
+            && at_or_after(self.posted_sent, self.posted_issued)
     }
 
     /// Every ack expected has come.
     pub(crate) fn acks_caught_up(&self) -> bool {
-        caught_up(self.acks_received, self.acks_expected)
+        at_or_after(self.acks_received, self.acks_expected)
     }
 
     /// Sets the issue counts to the hardware's counters.
