@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use komorebi::cli::{self, BroadcastFlags, RunFlags};
+use komorebi::cli::{self, BroadcastFlags, ChipFlags, RunFlags};
 
 /// 03_broadcast: jobs of two broadcasts (A along rows on NoC0, W along columns on NoC1) over a
 /// rectangle of Tensix cores, every byte checked by compute (`--check none`: every block popped
@@ -17,11 +17,13 @@ struct Example {
     flags: BroadcastFlags,
     #[command(flatten)]
     run: RunFlags,
+    #[command(flatten)]
+    spread: ChipFlags,
 }
 
 fn main() -> ExitCode {
     match cli::parse_or_exit::<Example>() {
-        Ok(e) => cli::broadcast(&e.flags, &e.run),
+        Ok(e) => cli::broadcast(&e.flags, &e.run, &e.spread),
         Err(code) => code,
     }
 }

@@ -441,19 +441,25 @@ pub struct DeviceFlags {
     pub kernel_costs: komorebi_sim::KernelCosts,
 }
 
-/// How `komorebi broadcast` and the example run their jobs: through the dispatcher, or the test
-/// feeder. (`inspect` always runs the feeder and takes none of these.)
+/// How `komorebi broadcast`, the example and `bench broadcast` run their jobs: through the
+/// dispatcher, or the test feeder. (`inspect` always runs the feeder and takes none of these.)
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunFlags {
-    /// Dispatcher worker threads (1..=64).
-    #[arg(long, value_parser = ranged::<usize>(1, 64), default_value_t = 2)]
+    /// Dispatcher worker threads (1..=64; not with --feeder).
+    #[arg(long, value_parser = ranged::<usize>(1, 64), default_value_t = 2, conflicts_with = "feeder")]
     pub workers: usize,
-    /// Dispatcher scheduling slots per group (1..=2).
-    #[arg(long, value_parser = ranged::<usize>(1, 2), default_value_t = 2)]
+    /// Dispatcher scheduling slots per group (1..=2; not with --feeder).
+    #[arg(long, value_parser = ranged::<usize>(1, 2), default_value_t = 2, conflicts_with = "feeder")]
     pub depth: usize,
     /// Run the jobs through the test feeder (one at a time, no dispatcher) instead.
     #[arg(long)]
     pub feeder: bool,
+}
+
+/// Over how many chips and hosts `komorebi broadcast` and the example spread their jobs (a
+/// bench row measures one chip, so `bench broadcast` takes none of these).
+#[derive(clap::Args, Debug, Clone)]
+pub struct ChipFlags {
     /// Chips to spread the jobs over (1..=32), each running the whole rectangle, one session a
     /// chip under one dispatcher: independent simulated chips on `sim` and `pcie-sim` (each
     /// with its own seed stream), the first chips of a ttsim multi-chip build (bh_x2, bh_x4),
@@ -469,7 +475,7 @@ pub struct RunFlags {
     pub mpi: bool,
     /// With --mpi: seconds rank 0 waits, from the start, for another rank's results (1..=86400);
     /// a rank that has not answered by then has its jobs reported abandoned under its name.
-    #[arg(long, value_name = "SECONDS", value_parser = ranged::<u64>(1, 86_400), default_value_t = 600)]
+    #[arg(long, value_name = "SECONDS", value_parser = ranged::<u64>(1, 86_400), default_value_t = 600, requires = "mpi")]
     pub rank_limit: u64,
 }
 
@@ -533,6 +539,32 @@ pub fn progress_bar(total: u64, what: &str, show: bool) -> Option<indicatif::Pro
         bar.enable_steady_tick(std::time::Duration::from_secs(1));
         bar
     })
+}
+
+/// [`check_output`] for each of a run's output paths, and no two of them the same file (the
+/// second written would destroy the first).
+pub fn check_outputs(outputs: &[(&str, &std::path::Path)]) -> Result<(), String> {
+    // The same file: the same name in the same directory, however each path reaches it.
+    let full = |p: &std::path::Path| {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        std::fs::canonicalize(dir)
+            .map(|d| d.join(p.file_name().unwrap_or_default()))
+            .unwrap_or_else(|_| p.to_path_buf())
+    };
+    let same = |a: &std::path::Path, b: &std::path::Path| full(a) == full(b);
+    for (i, (flag, path)) in outputs.iter().enumerate() {
+        if let Some((other, _)) = outputs[..i].iter().find(|(_, p)| same(p, path)) {
+            return Err(format!(
+                "{flag} {}: also {other}'s file (allowed: a different file for each output)",
+                path.display()
+            ));
+        }
+        check_output(flag, path)?;
+    }
+    Ok(())
 }
 
 /// Checks before a run that the output file `path` of `flag` can be written: an existing file
@@ -629,24 +661,32 @@ fn checked_config(
         ExitCode::from(2)
     };
     let cfg = flags.config().map_err(refuse)?;
-    let mut outputs = flags
-        .trace
-        .as_deref()
-        .map(|p| ("--trace", p))
-        .into_iter()
-        .chain(flags.profile.as_deref().map(|p| ("--profile", p)))
-        .chain(
+    let profile = flags.profile.as_deref();
+    let outputs: Vec<(&str, &std::path::Path)> = [
+        ("--trace", flags.trace.as_deref()),
+        ("--profile", profile),
+        (
+            "--log",
             flags
                 .log
                 .as_deref()
-                .filter(|p| *p != std::path::Path::new("-"))
-                .map(|p| ("--log", p)),
-        )
-        .chain(picture.map(|p| ("--picture", p)));
+                .filter(|p| *p != std::path::Path::new("-")),
+        ),
+        ("--picture", picture),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path)| Some((flag, path?)))
+    .collect();
+    // The profile's flame graph is written beside it after the run: checked now too.
+    let flame_graph = profile.map(crate::host::profile::flame_graph_path);
+    let outputs = outputs
+        .into_iter()
+        .chain(flame_graph.as_deref().map(|p| ("--profile", p)))
+        .collect::<Vec<_>>();
     // The disk check after the paths': a path that cannot be written says so, not that its
     // file system (`/proc`) has no room.
     check_memory(&cfg)
-        .and_then(|()| outputs.try_for_each(|(flag, path)| check_output(flag, path)))
+        .and_then(|()| check_outputs(&outputs))
         .and_then(|()| check_disk(&cfg))
         .map_err(refuse)?;
     Ok(cfg)
@@ -698,14 +738,14 @@ fn follow_sink(bar: Option<indicatif::ProgressBar>) -> broadcast::LogFollow {
 /// Runs the broadcast program with `flags`; prints the summary or JSON; returns the exit code
 /// (0 all checked, 1 data mismatch, 3 timeout, 2 bad flags or an output path that cannot be
 /// written, checked before the run).
-pub fn broadcast(flags: &BroadcastFlags, run: &RunFlags) -> ExitCode {
+pub fn broadcast(flags: &BroadcastFlags, run: &RunFlags, spread: &ChipFlags) -> ExitCode {
     let checked = match checked_config(flags, None) {
         Ok(cfg) => cfg,
         Err(code) => return code,
     };
     let bar = progress_bar(flags.shape.jobs as u64, "jobs", !flags.json);
     let cfg = BroadcastConfig {
-        chips: run.chips,
+        chips: spread.chips,
         log_follow: flags.log_follow.then(|| follow_sink(bar.clone())),
         ..checked
     };
@@ -714,11 +754,11 @@ pub fn broadcast(flags: &BroadcastFlags, run: &RunFlags) -> ExitCode {
             b.inc(1);
         }
     };
-    if run.mpi {
+    if spread.mpi {
         if let Some(b) = bar {
             b.finish_and_clear();
         }
-        return broadcast_ranks(flags, &cfg, run);
+        return broadcast_ranks(flags, &cfg, run, spread);
     }
     let result = if run.feeder {
         broadcast::run(&cfg, tick)
@@ -743,14 +783,19 @@ pub fn broadcast(flags: &BroadcastFlags, run: &RunFlags) -> ExitCode {
 
 /// `komorebi broadcast --mpi`: this process's rank of the run; rank 0 prints the report.
 #[cfg(feature = "mpi")]
-fn broadcast_ranks(flags: &BroadcastFlags, cfg: &BroadcastConfig, run: &RunFlags) -> ExitCode {
+fn broadcast_ranks(
+    flags: &BroadcastFlags,
+    cfg: &BroadcastConfig,
+    run: &RunFlags,
+    spread: &ChipFlags,
+) -> ExitCode {
     if run.feeder {
         eprintln!(
             "error: --mpi: the ranks run their jobs through the dispatcher (allowed: --mpi without --feeder)"
         );
         return ExitCode::from(2);
     }
-    let limit = std::time::Duration::from_secs(run.rank_limit);
+    let limit = std::time::Duration::from_secs(spread.rank_limit);
     let ran = match broadcast::run_ranks(cfg, &run.dispatch(), limit, &|_| {}) {
         Ok(ran) => ran,
         Err(e) => return run_error(&e),
@@ -777,7 +822,12 @@ fn broadcast_ranks(flags: &BroadcastFlags, cfg: &BroadcastConfig, run: &RunFlags
 
 /// `komorebi broadcast --mpi` in a build without MPI.
 #[cfg(not(feature = "mpi"))]
-fn broadcast_ranks(_flags: &BroadcastFlags, _cfg: &BroadcastConfig, _run: &RunFlags) -> ExitCode {
+fn broadcast_ranks(
+    _flags: &BroadcastFlags,
+    _cfg: &BroadcastConfig,
+    _run: &RunFlags,
+    _spread: &ChipFlags,
+) -> ExitCode {
     eprintln!(
         "error: --mpi: this komorebi was built without MPI (allowed: --mpi in a build with the \
          `mpi` feature: cargo build --release --features mpi, with an MPI library and libclang \

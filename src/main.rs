@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 use komorebi::bench::broadcast::BroadcastBenchFlags;
 use komorebi::bench::noc::NocBenchFlags;
 use komorebi::chip::ChipKind;
-use komorebi::cli::{self, BroadcastFlags, RunFlags};
+use komorebi::cli::{self, BroadcastFlags, ChipFlags, RunFlags};
 use komorebi::grid_report::grid_report;
 use komorebi::layout_report::layout_report;
 use komorebi::num::ranged;
@@ -38,6 +38,8 @@ enum Command {
         flags: BroadcastFlags,
         #[command(flatten)]
         run: RunFlags,
+        #[command(flatten)]
+        spread: ChipFlags,
     },
     /// Run the broadcast program (same flags as `broadcast`), then print every core's broadcast
     /// areas: VALID, first give-up, statistics.
@@ -203,7 +205,7 @@ fn main() -> ExitCode {
         Err(code) => return code,
     };
     match cli.command {
-        Command::Broadcast { flags, run } => cli::broadcast(&flags, &run),
+        Command::Broadcast { flags, run, spread } => cli::broadcast(&flags, &run, &spread),
         Command::Explore {
             seeds,
             start,

@@ -447,7 +447,7 @@ impl FirmwareProfile {
             .collect()
     }
 
-    /// Writes the folded stacks to `path` and the flame graph to `path` + `.svg`, and sums up
+    /// Writes the folded stacks to `path` and the flame graph to [`flame_graph_path`]`(path)`, and sums up
     /// each kernel's `n` costliest functions.
     pub fn write(
         &self,
@@ -460,9 +460,7 @@ impl FirmwareProfile {
             error,
         };
         std::fs::write(path, self.folded()).map_err(|e| failed(path, e))?;
-        let mut svg = path.as_os_str().to_owned();
-        svg.push(".svg");
-        let svg = std::path::PathBuf::from(svg);
+        let svg = flame_graph_path(path);
         let file = std::fs::File::create(&svg).map_err(|e| failed(&svg, e))?;
         let mut out = std::io::BufWriter::new(file);
         self.flame_graph(title, &mut out)
@@ -474,4 +472,12 @@ impl FirmwareProfile {
             kernels: self.kernels(n),
         })
     }
+}
+
+/// Where a profile written to `path` puts its flame graph: `path` with `.svg` appended (so a run
+/// can check both before it starts).
+pub fn flame_graph_path(path: &Path) -> std::path::PathBuf {
+    let mut svg = path.as_os_str().to_owned();
+    svg.push(".svg");
+    svg.into()
 }

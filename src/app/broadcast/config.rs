@@ -417,6 +417,28 @@ impl BroadcastConfig {
         }
     }
 
+    /// Refuses a `--firmware` directory the run would not load (`--device sim` loads no image)
+    /// or whose images cannot be read: a bad flag, found before the run, rather than a device
+    /// that cannot be used.
+    fn validate_firmware(&self) -> Result<(), BroadcastError> {
+        let Some(dir) = &self.firmware else {
+            return Ok(());
+        };
+        if self.device == DeviceChoice::Sim {
+            return Err(flag(
+                "--firmware",
+                format!(
+                    "{} with --device sim: its native kernels run in this process and no image is \
+                     loaded (allowed: --firmware with --device pcie-sim, ttsim or a card)",
+                    dir.display()
+                ),
+            ));
+        }
+        komorebi_pcie::firmware::Firmware::from_dir(dir)
+            .map(drop)
+            .map_err(|e| flag("--firmware", format!("{}: {e}", dir.display())))
+    }
+
     /// `--chip`'s value for this run's chip.
     pub(super) fn chip_name(&self) -> &'static str {
         crate::chip::chip_flag(self.chip)
@@ -511,6 +533,7 @@ impl BroadcastConfig {
 
     pub(super) fn validate(&self) -> Result<(), BroadcastError> {
         self.validate_chip()?;
+        self.validate_firmware()?;
         if !(1..=MAX_CHIPS).contains(&self.chips) {
             return Err(flag(
                 "--chips",

@@ -92,14 +92,17 @@ pub fn parse_pages(s: &str) -> Result<ValueList<u16>, ListError> {
 }
 
 impl BroadcastBenchFlags {
-    /// The protocols of the rows: `--protocols`, or its default for the executor (the firmware
-    /// runs komorebi's handler only).
+    /// The protocols of the rows: `--protocols`, or its default for the executor the run uses
+    /// (`--exec`, else the device's: the firmware, which ttsim and a card always run, has
+    /// komorebi's handler only).
     pub fn protocols(&self) -> Vec<Protocol> {
+        let exec = self
+            .device
+            .exec
+            .unwrap_or_else(|| self.device.device.default_exec());
         match &self.protocols {
             Some(list) => list.values().to_vec(),
-            None if self.device.exec == Some(crate::host::backend::Exec::Firmware) => {
-                vec![Protocol::Komorebi]
-            }
+            None if exec == crate::host::backend::Exec::Firmware => vec![Protocol::Komorebi],
             None => Protocol::ALL.to_vec(),
         }
     }
@@ -140,8 +143,8 @@ pub struct BroadcastBenchFlags {
     #[arg(long, value_name = "LIST", value_parser = parse_pages, default_value = "1,4,8")]
     pub pages: ValueList<u16>,
     /// Protocols to compare: comma separated, each of komorebi, handshake and given once
-    /// (default komorebi,handshake; komorebi with --exec firmware, whose images carry only
-    /// the komorebi handler).
+    /// (default komorebi,handshake; komorebi where the firmware runs, with --exec firmware, on
+    /// ttsim and on a card: its images carry only the komorebi handler).
     #[arg(long, value_name = "LIST", value_parser = parse_protocols)]
     pub protocols: Option<ValueList<Protocol>>,
     /// What compute does with the blocks it receives, as `komorebi broadcast --check`, but

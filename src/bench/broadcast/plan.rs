@@ -80,17 +80,6 @@ impl BroadcastBench {
                 }
             }
         }
-        // Each row is one chip's run: the figures are a chip's.
-        for (flag, given) in [("--chips", flags.run.chips != 1), ("--mpi", flags.run.mpi)] {
-            if given {
-                return Err(BroadcastBenchError::Refused {
-                    flag,
-                    why: "the bench measures one chip's rows (allowed: --chips and --mpi with \
-                          komorebi broadcast)"
-                        .into(),
-                });
-            }
-        }
         let shape = BroadcastConfig {
             check: flags.check.into(),
             ..flags

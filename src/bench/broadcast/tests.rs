@@ -143,6 +143,15 @@ fn defaults_are_the_issues_sweep_with_check_none() {
     assert_eq!(f.windows.values(), [1, 2, 4, 8]);
     assert_eq!(f.pages.values(), [1, 4, 8]);
     assert_eq!(f.protocols(), Protocol::ALL);
+    // Where the firmware runs (asked for, or the only thing the device runs) komorebi alone.
+    for device in [
+        "--exec firmware --device pcie-sim",
+        "--device ttsim:/x.so",
+        "--device /dev/tenstorrent/9",
+    ] {
+        assert_eq!(flags(device).protocols(), [Protocol::Komorebi], "{device}");
+    }
+    assert_eq!(flags("--device pcie-sim").protocols(), Protocol::ALL);
     assert_eq!(f.threads, 2);
     assert!(f.plot.is_none() && !f.json && !f.run.feeder);
     let bench = small_bench("");

@@ -1,0 +1,107 @@
+//! Flags that cannot apply are refused, not ignored, and output paths are checked before the
+//! run: exit code 2 and one line naming the flag, with nothing run.
+
+mod common;
+use common::komorebi;
+
+/// A small broadcast's flags.
+const SMALL: [&str; 8] = [
+    "--rect", "0,0,2,2", "--blocks", "2", "--pages", "1", "--jobs", "1",
+];
+
+fn broadcast(extra: &[&str]) -> (i32, String, String) {
+    komorebi(&[&["broadcast"][..], &SMALL, extra].concat())
+}
+
+#[test]
+fn dispatcher_flags_are_refused_with_the_feeder_and_rank_flags_without_mpi() {
+    for (extra, named) in [
+        (&["--feeder", "--workers", "8"][..], "--workers"),
+        (&["--feeder", "--depth", "1"][..], "--depth"),
+        (&["--rank-limit", "5"][..], "--mpi"),
+    ] {
+        let (code, out, err) = broadcast(extra);
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert!(out.is_empty(), "{extra:?}: {out}");
+        assert!(err.contains(named), "{extra:?}: {err}");
+    }
+    // The bench measures one chip: it has no chip or rank flags to refuse later.
+    for flag in ["--chips", "--mpi", "--rank-limit"] {
+        let (code, _, err) = komorebi(&["bench", "broadcast", flag, "2"]);
+        assert_eq!(code, 2, "{flag}: {err}");
+        assert!(
+            err.contains(&format!("unexpected argument '{flag}'")),
+            "{flag}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_firmware_directory_is_checked_before_the_run_and_refused_where_nothing_is_loaded() {
+    let empty = tempdir("firmware");
+    let dir = empty.to_str().unwrap();
+    let (code, out, err) = broadcast(&["--device", "pcie-sim", "--firmware", dir]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.starts_with(&format!("error: --firmware: {dir}: ")),
+        "{err}"
+    );
+    assert!(err.contains("cannot be read"), "{err}");
+    let (code, _, err) = broadcast(&["--firmware", dir]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--firmware") && err.contains("with --device sim"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_profile_flame_graph_path_is_checked_before_the_run() {
+    let dir = tempdir("profile");
+    let folded = dir.join("p.folded");
+    // A directory where the flame graph would go.
+    std::fs::create_dir_all(dir.join("p.folded.svg")).unwrap();
+    let (code, out, err) = broadcast(&[
+        "--device",
+        "pcie-sim",
+        "--exec",
+        "firmware",
+        "--profile",
+        folded.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("p.folded.svg: cannot be written"), "{err}");
+    assert!(!folded.exists(), "nothing ran, nothing was written");
+}
+
+#[test]
+fn two_outputs_may_not_name_one_file() {
+    let dir = tempdir("same");
+    let trace = dir.join("out.json");
+    // The same file reached another way.
+    let log = dir.join(".").join("out.json");
+    let (code, out, err) = broadcast(&[
+        "--trace",
+        trace.to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("--log") && err.contains("also --trace's file"),
+        "{err}"
+    );
+    assert!(!trace.exists());
+}
+
+/// A fresh directory of this test process.
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("komorebi-cli-flags-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
