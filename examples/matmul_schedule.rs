@@ -22,8 +22,8 @@ struct Flags {
     /// Cores per block group, COLUMNSxROWS, each 1..=255 (must tile the rectangle).
     #[arg(long, value_parser = parse_block, default_value = "3x2")]
     block: (u8, u8),
-    /// Steps of the inner dimension (1..=4294967295).
-    #[arg(long, value_parser = ranged::<u32>(1, u32::MAX as u64), default_value_t = 4)]
+    /// Steps of the inner dimension (1..=4096).
+    #[arg(long, value_parser = ranged::<u32>(1, matmul::MAX_STEPS as u64), default_value_t = 4)]
     steps: u32,
     /// Data blocks per panel multicast (0..=32767).
     #[arg(long, value_parser = ranged::<u32>(0, 32_767), default_value_t = 4)]

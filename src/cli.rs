@@ -685,7 +685,11 @@ fn checked_config(
         .collect::<Vec<_>>();
     // The disk check after the paths': a path that cannot be written says so, not that its
     // file system (`/proc`) has no room.
-    check_memory(&cfg)
+    // The flags' own checks first: a value no host could run is refused as such, not for the
+    // memory it would need.
+    cfg.check_flags()
+        .map_err(|e| e.to_string())
+        .and_then(|()| check_memory(&cfg))
         .and_then(|()| check_outputs(&outputs))
         .and_then(|()| check_disk(&cfg))
         .map_err(refuse)?;

@@ -114,8 +114,14 @@ pub fn layout_report(
             },
             ..BroadcastConfig::default()
         };
-        BroadcastPlan::per_job(&cfg, &geometry).map_err(|e| e.to_string())
+        BroadcastPlan::per_job(&cfg, &geometry)
+            .map_err(|e| format!("the 03 program refuses this shape: {e}"))
     });
+    // No broadcast of the program runs this way: nothing of the plan is this layout's.
+    let plan = match id {
+        Some(_) => plan,
+        None => Err("the 03 program runs rows on NoC0 and columns on NoC1".to_string()),
+    };
     let (plan, placement_refused) = match plan {
         Ok(p) => (Some(p), None),
         Err(why) => (None, Some(why)),
@@ -204,10 +210,7 @@ impl std::fmt::Display for LayoutReport {
             }
         }
         if let Some(why) = &self.placement_refused {
-            return write!(
-                f,
-                "\nno DRAM placement: the 03 program refuses this shape: {why}"
-            );
+            return write!(f, "\nno DRAM placement: {why}");
         }
         match self.placement {
             Some(p) if self.broadcasts.iter().any(|b| b.banks.is_some()) => {
@@ -224,7 +227,7 @@ impl std::fmt::Display for LayoutReport {
             }
             _ => write!(
                 f,
-                "\nno DRAM placement: the 03 program runs rows on NoC0 and columns on NoC1"
+                "\nno DRAM placement: no sender of this layout reads DRAM"
             )?,
         }
         Ok(())
@@ -370,6 +373,12 @@ mod tests {
             r.to_string().ends_with(
                 "no DRAM placement: the 03 program runs rows on NoC0 and columns on NoC1"
             )
+        );
+        // The JSON says the same as the text: no placement, and why.
+        assert_eq!(r.placement, None);
+        assert_eq!(
+            r.placement_refused.as_deref(),
+            Some("the 03 program runs rows on NoC0 and columns on NoC1")
         );
         // A shape the 03 program refuses (a window of 2 x 40,000 pages) places nothing either.
         let r = layout_report(

@@ -105,3 +105,43 @@ fn tempdir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+#[test]
+fn host_memory_refusals_name_the_flag_that_needs_it_after_the_flags_own_checks() {
+    if !std::path::Path::new("/proc/meminfo").exists() {
+        return; // Only Linux says what memory is available; elsewhere nothing is refused.
+    }
+    // No DRAM data at all: the jobs' own records are what no host holds.
+    let (code, _, err) = komorebi(&[
+        "broadcast",
+        "--rect",
+        "0,0,1,1",
+        "--blocks",
+        "0",
+        "--jobs",
+        "4294967295",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.starts_with("error: --jobs: the records of this run's jobs need about"),
+        "{err}"
+    );
+    // More than a DRAM bank holds: refused as such, whatever the host's memory.
+    let (code, _, err) = komorebi(&[
+        "broadcast",
+        "--rect",
+        "0,0,12,10",
+        "--blocks",
+        "32767",
+        "--pages",
+        "16",
+        "--page-size",
+        "4096",
+        "--window",
+        "1",
+        "--jobs",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("per DRAM bank (allowed: at most"), "{err}");
+}

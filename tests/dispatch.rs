@@ -711,6 +711,16 @@ fn the_matmul_schedule_runs_every_step_and_write_back_and_checks_every_byte() {
         e.to_string(),
         "--block: 4x2 blocks do not tile the 6x4 rectangle (allowed: divisors of its columns and rows)"
     );
+    // Every step of every block is seeded at once: a bound, not an overflow or host memory.
+    let long = MatmulConfig {
+        steps: u32::MAX,
+        ..cfg
+    };
+    let e = matmul::run(&long, &DispatchConfig::default()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("--steps: {} (allowed: 1..=4096)", u32::MAX)
+    );
 }
 
 /// Panics in the request handler of the worker `panics_on` (the other handles its commands).

@@ -32,6 +32,10 @@ use crate::dispatch::{
 };
 use crate::host::session::{Backend, CommandSpec};
 
+/// The most steps a schedule takes: the dispatcher is seeded with every step of every block at
+/// once (up to 120 blocks of one core), which this keeps within some tens of MB of host memory.
+pub const MAX_STEPS: u32 = 4096;
+
 /// The schedule's shape.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MatmulConfig {
@@ -40,7 +44,7 @@ pub struct MatmulConfig {
     pub rect: LogicalRect,
     /// Cores per block group: columns, rows.
     pub block: (u8, u8),
-    /// Steps (panels of the inner dimension).
+    /// Steps (panels of the inner dimension): 1..=[`MAX_STEPS`].
     pub steps: u32,
     /// Blocks of data per panel multicast.
     pub blocks_per_step: u32,
@@ -197,8 +201,11 @@ pub fn commands(cfg: &MatmulConfig) -> u64 {
 fn check(cfg: &MatmulConfig, geometry: &Geometry) -> Result<(), BroadcastError> {
     let bad = |flag: &'static str, why: String| BroadcastError::Flag { flag, why };
     let ((bc, br), r) = (cfg.block, cfg.rect);
-    if cfg.steps == 0 {
-        return Err(bad("--steps", "0 (allowed: 1..)".into()));
+    if !(1..=MAX_STEPS).contains(&cfg.steps) {
+        return Err(bad(
+            "--steps",
+            format!("{} (allowed: 1..={MAX_STEPS})", cfg.steps),
+        ));
     }
     if cfg.blocks_per_step > MAX_BLOCKS {
         return Err(bad(
@@ -243,7 +250,8 @@ pub fn run_with_progress(
         pages: 2,
         page_size: 1024,
         window: 2,
-        jobs: cfg.steps + 1,
+        // `check` below refuses more than `MAX_STEPS`; saturating until it has.
+        jobs: cfg.steps.saturating_add(1),
         seed: cfg.seed,
         ..BroadcastConfig::default()
     };

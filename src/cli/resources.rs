@@ -20,8 +20,14 @@ pub fn check_memory(cfg: &BroadcastConfig) -> Result<(), String> {
     if need <= available {
         return Ok(());
     }
+    // Name what takes the most: the simulated DRAM data, or the jobs' own records.
+    let (flag, what) = if cfg.host_bytes_of_jobs() > need / 2 {
+        ("--jobs", "the records of this run's jobs need")
+    } else {
+        ("--blocks", "the simulated DRAM data of this run needs")
+    };
     Err(format!(
-        "--blocks: the simulated DRAM data of this run needs about {:.1} GiB of host memory, {:.1} GiB are available (fewer --jobs or --blocks, or a smaller --rect)",
+        "{flag}: {what} about {:.1} GiB of host memory, {:.1} GiB are available (fewer --jobs or --blocks, or a smaller --rect)",
         gib(need),
         gib(available)
     ))

@@ -436,7 +436,10 @@ impl BroadcastConfig {
         }
         komorebi_pcie::firmware::Firmware::from_dir(dir)
             .map(drop)
-            .map_err(|e| flag("--firmware", format!("{}: {e}", dir.display())))
+            .map_err(|e| {
+                let hint = crate::host::backend::FIRMWARE_BUILD_HINT;
+                flag("--firmware", format!("{}: {e}; {hint}", dir.display()))
+            })
     }
 
     /// `--chip`'s value for this run's chip.
@@ -736,8 +739,13 @@ impl BroadcastConfig {
         } else {
             0
         };
-        // Per job the summary and the dispatcher keep about 200 bytes.
-        dram.saturating_add(200 * self.jobs as u64)
+        dram.saturating_add(self.host_bytes_of_jobs())
+    }
+
+    /// The part of [`Self::host_bytes`] that grows with the jobs alone: the summary and the
+    /// dispatcher keep about 200 bytes a job.
+    pub fn host_bytes_of_jobs(&self) -> u64 {
+        200 * self.jobs as u64
     }
 
     /// Bytes the `--trace` file of a run of these flags takes, roughly (0 without `--trace`,

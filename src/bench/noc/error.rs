@@ -79,6 +79,17 @@ pub enum NocBenchError {
         /// The sender.
         sender: LogicalXy,
     },
+    /// `--loopback` with a sender outside the multicast's rectangle: nothing would loop back.
+    #[error(
+        "--loopback: the sender {sender} is outside --rect {rect}, so no copy comes back to it \
+         (allowed: --loopback with a sender inside the rectangle)"
+    )]
+    LoopbackOutside {
+        /// The rectangle.
+        rect: LogicalRect,
+        /// The sender.
+        sender: LogicalXy,
+    },
     /// A one-to-all rectangle whose only core is the sender.
     #[error(
         "--rect {rect}: one-to-all has no core to write to, its only core is the sender {sender} \

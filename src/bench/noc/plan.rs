@@ -152,6 +152,9 @@ impl NocBench {
                 (Transfers::Write(node), 1, what)
             }
             Pattern::Multicast => {
+                if flags.loopback && !sender_inside {
+                    return Err(NocBenchError::LoopbackOutside { rect, sender });
+                }
                 let receivers = rect.len() - usize::from(sender_inside && !flags.loopback);
                 if receivers == 0 {
                     return Err(NocBenchError::NoReceiver { rect, sender });
