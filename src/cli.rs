@@ -369,13 +369,13 @@ pub struct ShapeFlags {
     /// telemetry ENABLED_GDDR).
     #[arg(long, value_name = "BANK", value_parser = ranged::<u8>(0, 7))]
     pub fused_dram: Option<u8>,
-    /// Seed of the simulation, decimal or 0x-hex (0..=18446744073709551615).
+    /// Seed of the simulation, decimal or 0x-hex (0.., any 64-bit number).
     #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 0)]
     pub seed: u64,
     /// Reorder everything the hardware does not order (seeded by --seed).
     #[arg(long)]
     pub adversarial: bool,
-    /// Device cycles any single wait may last (0..=18446744073709551615, decimal or 0x-hex).
+    /// Device cycles any single wait may last (0.., any 64-bit number, decimal or 0x-hex).
     #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 1_000_000)]
     pub wait_limit: u64,
 }

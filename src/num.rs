@@ -17,20 +17,24 @@ pub fn parse_u64(s: &str) -> Result<u64, std::num::ParseIntError> {
     }
 }
 
-/// `min..=max` as a message and `--help` show it (`min..` when there is no upper end).
+/// `min..=max` as a message and `--help` show it (`min..`, any 64-bit number, when there is no
+/// upper end).
 pub fn range_text(min: u64, max: u64) -> String {
     if max == u64::MAX {
-        format!("{min}..")
+        format!("{min}.., any 64-bit number")
     } else {
         format!("{min}..={max}")
     }
 }
 
-/// Parses one number, decimal or `0x`-hex, in `min..=max`; the error says what is allowed.
+/// Parses one number, decimal or `0x`-hex, in `min..=max`; the error says what is allowed (a
+/// number too large for 64 bits is out of range, not "not a number").
 pub fn parse_in(s: &str, min: u64, max: u64) -> Result<u64, String> {
     let allowed = range_text(min, max);
-    let v = parse_u64(s.trim())
-        .map_err(|_| format!("not a number (allowed: {allowed}, decimal or 0x-hex)"))?;
+    let v = parse_u64(s.trim()).map_err(|e| match e.kind() {
+        std::num::IntErrorKind::PosOverflow => format!("out of range (allowed: {allowed})"),
+        _ => format!("not a number (allowed: {allowed}, decimal or 0x-hex)"),
+    })?;
     if v < min || v > max {
         return Err(format!("out of range (allowed: {allowed})"));
     }
@@ -87,6 +91,15 @@ mod tests {
             Err("out of range (allowed: 0..=100)".into())
         );
         assert!(parse_in("x", 1, u64::MAX).unwrap_err().contains("1.."));
+        // Too large for 64 bits: out of range, with the range --help shows.
+        assert_eq!(
+            parse_in("18446744073709551616", 0, u64::MAX),
+            Err("out of range (allowed: 0.., any 64-bit number)".into())
+        );
+        assert_eq!(
+            parse_in("99999999999999999999", 1, 8),
+            Err("out of range (allowed: 1..=8)".into())
+        );
         assert_eq!(ranged::<u8>(1, 8)("0x8"), Ok(8));
         assert!(ranged::<u8>(1, 8)("9").is_err());
     }

@@ -32,8 +32,8 @@ pub enum ListError {
     /// A number outside the allowed range.
     #[error("{value} is out of range (allowed: {allowed}, comma separated, each once)")]
     OutOfRange {
-        /// The number.
-        value: u64,
+        /// The number as given.
+        value: String,
         /// What each value may be.
         allowed: String,
     },

@@ -54,14 +54,21 @@ fn parse_list<T: PartialEq>(
 
 /// Parses a number of a list, decimal or `0x`-hex, in `min..=max`.
 fn number(s: &str, min: u64, max: u64, allowed: &str) -> Result<u64, ListError> {
-    let v = parse_u64(s).map_err(|_| ListError::NotAValue {
-        value: s.into(),
-        what: "a number",
-        allowed: allowed.into(),
+    let v = parse_u64(s).map_err(|e| match e.kind() {
+        // Too large for 64 bits: out of range as any value above `max` is.
+        std::num::IntErrorKind::PosOverflow => ListError::OutOfRange {
+            value: s.into(),
+            allowed: allowed.into(),
+        },
+        _ => ListError::NotAValue {
+            value: s.into(),
+            what: "a number",
+            allowed: allowed.into(),
+        },
     })?;
     if v < min || v > max {
         return Err(ListError::OutOfRange {
-            value: v,
+            value: s.into(),
             allowed: allowed.into(),
         });
     }

@@ -119,10 +119,11 @@ fn destinations_count_the_receivers_of_one_transaction() {
         4
     );
     assert_eq!(d("--pattern multicast --rect 1,0,2,2 --size 64"), 4);
-    assert_eq!(
-        d("--pattern multicast --rect 1,0,2,2 --size 64 --loopback"),
-        4
-    );
+    // A sender outside the rectangle gets nothing back: --loopback is refused there.
+    assert!(matches!(
+        bench("--pattern multicast --rect 1,0,2,2 --size 64 --loopback"),
+        Err(crate::bench::noc::NocBenchError::LoopbackOutside { .. })
+    ));
     assert_eq!(
         d("--pattern multicast --rect 0,0,1,1 --size 64 --loopback"),
         1
