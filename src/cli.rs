@@ -306,11 +306,12 @@ pub struct BroadcastFlags {
         default_value_t = SpeedUp::MIN_FACTOR
     )]
     pub speed_up_by: u32,
-    /// Read every firmware core's log ring after the run (`--exec firmware`: pcie-sim, ttsim or
-    /// a card) and decode it against the firmware's ELF files (defmt): each line with its tile,
-    /// kernel, the core's cycle and level, and how many lines a full ring lost. Printed with the
-    /// report (and under `log` in the JSON), or written to FILE. The images log warnings and
-    /// errors (every give-up and refusal) unless built with `DEFMT_LOG` set lower.
+    /// Read every kernel's log after the run: with `--exec firmware` (pcie-sim, ttsim or a card)
+    /// each core's ring, decoded against the firmware's ELF files (defmt); with the native
+    /// kernels the lines they logged. Each line with its tile, kernel, the core's cycle and
+    /// level, and how many lines a full ring lost. Printed with the report (and under `log` in
+    /// the JSON), or written to FILE. The images log warnings and errors (every give-up and
+    /// refusal) unless built with `DEFMT_LOG` set lower.
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub log: Option<PathBuf>,
     /// Print the cores' new log lines to standard error after each job, as the run goes: read as
@@ -637,6 +638,8 @@ pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> Exi
     if printed != ExitCode::SUCCESS {
         return printed;
     }
+    // The view shows the areas, not the run's verdict: the exit code's reason on one line.
+    eprintln!("{}", summary.result_line());
     if let Some(p) = picture {
         match view.write_picture(p) {
             Ok(range) => eprintln!("--picture {}: {range}", p.display()),

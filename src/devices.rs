@@ -41,15 +41,22 @@ pub struct DeviceRow {
 pub struct Devices {
     /// The nodes, sorted by PCI address.
     pub devices: Vec<DeviceRow>,
+    /// Where they were looked for: `None` for tt-kmd's nodes, else the ttsim library
+    /// (`ttsim:PATH`); the text says it when nothing was found.
+    #[serde(skip)]
+    pub searched: Option<String>,
 }
 
 impl fmt::Display for Devices {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.devices.is_empty() {
-            return writeln!(
-                f,
-                "no Blackhole card found (tt-kmd presents none in /dev/tenstorrent)"
-            );
+            return match &self.searched {
+                None => writeln!(
+                    f,
+                    "no Blackhole or Wormhole card found (tt-kmd presents none in /dev/tenstorrent)"
+                ),
+                Some(library) => writeln!(f, "no chip found in {library}"),
+            };
         }
         for d in &self.devices {
             let or = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
@@ -87,6 +94,7 @@ pub fn devices() -> Devices {
                 .into_iter()
                 .map(row)
                 .collect(),
+            searched: None,
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -105,6 +113,7 @@ pub fn ttsim_devices(library: &std::path::Path) -> Devices {
             error: Some(e.to_string()),
             ..DeviceRow::default()
         }],
+        searched: Some(name.clone()),
     };
     #[cfg(target_os = "linux")]
     {
@@ -144,7 +153,10 @@ pub fn ttsim_devices(library: &std::path::Path) -> Devices {
                 row
             })
             .collect();
-        Devices { devices }
+        Devices {
+            devices,
+            searched: Some(name),
+        }
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -197,6 +209,9 @@ mod tests {
         let d = devices();
         assert_eq!(d, Devices::default());
         assert_eq!(serde_json::to_string(&d).unwrap(), r#"{"devices":[]}"#);
-        assert!(d.to_string().starts_with("no Blackhole card found"));
+        assert!(
+            d.to_string()
+                .starts_with("no Blackhole or Wormhole card found")
+        );
     }
 }

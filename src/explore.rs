@@ -213,8 +213,8 @@ impl std::fmt::Display for Exploration {
         }
         write!(
             f,
-            "{} cases, {} failed; {} bytes checked, {} simulated cycles",
-            self.cases,
+            "{}, {} failed; {} bytes checked, {} simulated cycles",
+            crate::num::count(self.cases, "case", "cases"),
             self.failures.len(),
             self.checked_bytes,
             self.cycles

@@ -214,8 +214,15 @@ fn main() -> ExitCode {
         } => cli::explore(seeds, start, &device, json),
         Command::Devices { json, device } => match device {
             None => cli::print_report(&komorebi::devices::devices(), json),
-            Some(komorebi::app::broadcast::DeviceChoice::Ttsim { library, .. }) => {
+            Some(komorebi::app::broadcast::DeviceChoice::Ttsim { library, chip: 0 }) => {
                 cli::print_report(&komorebi::devices::ttsim_devices(&library), json)
+            }
+            Some(ttsim @ komorebi::app::broadcast::DeviceChoice::Ttsim { .. }) => {
+                eprintln!(
+                    "error: --device {ttsim}: devices lists every chip of the library \
+                     (allowed: --device ttsim[:PATH] without @CHIP)"
+                );
+                ExitCode::from(2)
             }
             Some(other) => {
                 eprintln!(

@@ -90,17 +90,23 @@ fn json_has_exactly_the_fields_and_they_agree() {
         assert_eq!(
             keys,
             [
+                "aiclk_mhz",
                 "bytes",
                 "bytes_per_cycle",
                 "cycles",
                 "cycles_per_transaction",
                 "destinations",
+                "micros",
+                "noc",
                 "pattern",
+                "size",
                 "transactions"
             ],
             "{args}"
         );
         assert_eq!(v["pattern"], pattern, "{args}");
+        assert_eq!(u(&v, "size") * transactions, bytes, "{args}");
+        assert_eq!(u(&v, "noc"), u64::from(args.contains("--noc 1")), "{args}");
         assert_eq!(u(&v, "transactions"), transactions, "{args}");
         assert_eq!(u(&v, "bytes"), bytes, "{args}");
         assert_eq!(u(&v, "destinations"), destinations, "{args}");

@@ -145,3 +145,48 @@ fn host_memory_refusals_name_the_flag_that_needs_it_after_the_flags_own_checks()
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("per DRAM bank (allowed: at most"), "{err}");
 }
+
+#[test]
+fn inspect_says_on_standard_error_why_it_exits_as_it_does() {
+    let run = |extra: &[&str]| komorebi(&[&["inspect"][..], &SMALL, extra].concat());
+    let (code, out, err) = run(&["--fault", "stall-compute:1,0:1"]);
+    assert_eq!(code, 3, "{err}");
+    assert!(out.contains("broadcast 0"), "the areas still print: {out}");
+    assert_eq!(
+        err.trim_end(),
+        "result: TIMEOUT (1 timeout, 0 jobs abandoned, 0 mismatches)"
+    );
+    let (code, _, err) = run(&[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.starts_with("result: ok: every byte checked"), "{err}");
+}
+
+#[test]
+fn refusals_name_the_flags_at_fault_and_what_is_allowed() {
+    for (args, message) in [
+        (
+            &["--rect", "0,0,0,0"][..],
+            "error: --rect: 0,0,0,0 is empty (allowed: at least 1 column and 1 row)",
+        ),
+        (
+            &["--rect", "5,5,10,10"][..],
+            "error: --rect: 5,5,10,10 reaches outside the 12x10 logical grid of this Blackhole \
+             (harvest mask 0x3000) (allowed: X0 + COLUMNS <= 12 and Y0 + ROWS <= 10)",
+        ),
+        (
+            &["--window", "8", "--pages", "8191"][..],
+            "error: --window: 2 broadcast buffers of --window 8 x --pages 8191 x --page-size 2048 \
+             = 268402688 bytes do not fit the 1310720 bytes of L1 above 0x40000 (allowed: window \
+             x pages x page size at most 655360)",
+        ),
+    ] {
+        let (code, out, err) = komorebi(&[&["broadcast"][..], args].concat());
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert_eq!(err.trim_end(), message, "{args:?}");
+    }
+    // The devices listing takes a ttsim library's every chip, not one.
+    let (code, _, err) = komorebi(&["devices", "--device", "ttsim:/x.so@3"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("without @CHIP"), "{err}");
+}

@@ -96,7 +96,7 @@ fn every_give_up_of_a_stalled_run_is_logged_as_its_record_says() {
     }
     // The text report prints them.
     let text = s.to_string();
-    assert!(text.contains("firmware log:"), "{text}");
+    assert!(text.contains("kernel log:"), "{text}");
     assert!(
         text.contains("warn  command 1 gave up: broadcast_done"),
         "{text}"

@@ -214,12 +214,20 @@ fn check(cfg: &MatmulConfig, geometry: &Geometry) -> Result<(), BroadcastError> 
         ));
     }
     let full = geometry.full();
-    if r.is_empty() || !full.covers(r) {
+    if r.is_empty() {
+        return Err(bad(
+            "--rect",
+            format!("{r} is empty (allowed: at least 1 column and 1 row)"),
+        ));
+    }
+    if !full.covers(r) {
         return Err(bad(
             "--rect",
             format!(
-                "{r} reaches outside the {}x{} logical grid (or is empty)",
-                full.columns, full.rows
+                "{r} reaches outside the {c}x{rows} logical grid (allowed: X0 + COLUMNS <= {c} \
+                 and Y0 + ROWS <= {rows})",
+                c = full.columns,
+                rows = full.rows
             ),
         ));
     }

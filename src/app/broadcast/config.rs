@@ -700,10 +700,18 @@ impl BroadcastConfig {
             * self.page_size as u64;
         let room = crate::chip::l1_size(self.chip) as u64 - BUFFER_BASE as u64;
         if buffers > room {
+            // Window, pages and page size all make the buffers: the message gives their product.
             return Err(flag(
-                "--page-size",
+                "--window",
                 format!(
-                    "buffers of {buffers} bytes do not fit the {room} bytes of L1 above {BUFFER_BASE:#x}"
+                    "{} broadcast buffers of --window {} x --pages {} x --page-size {} = {buffers} \
+                     bytes do not fit the {room} bytes of L1 above {BUFFER_BASE:#x} (allowed: \
+                     window x pages x page size at most {})",
+                    self.operands().len(),
+                    self.window,
+                    self.pages,
+                    self.page_size,
+                    room / self.operands().len().max(1) as u64
                 ),
             ));
         }

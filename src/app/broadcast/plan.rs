@@ -162,13 +162,17 @@ impl BroadcastPlan {
             } else {
                 format!("device's {} (its own harvesting)", cfg.chip.name())
             };
-            return Err(flag(
-                "--rect",
+            let why = if rect.is_empty() {
+                "is empty (allowed: at least 1 column and 1 row)".to_string()
+            } else {
                 format!(
-                    "{rect} reaches outside the {}x{} logical grid of this {whose} (or is empty)",
-                    full.columns, full.rows,
-                ),
-            ));
+                    "reaches outside the {c}x{r} logical grid of this {whose} (allowed: X0 + \
+                     COLUMNS <= {c} and Y0 + ROWS <= {r})",
+                    c = full.columns,
+                    r = full.rows,
+                )
+            };
+            return Err(flag("--rect", format!("{rect} {why}")));
         }
         let operands = cfg.operands();
         let (mut words, mut decoded, mut counts) = (Vec::new(), Vec::new(), [0usize; 2]);

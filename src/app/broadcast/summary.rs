@@ -615,14 +615,14 @@ impl std::fmt::Display for BroadcastSummary {
             match &self.log_file {
                 Some(path) => writeln!(
                     f,
-                    "  firmware log: {lines} lines ({lost} lost) from {} kernels{unreadable}, in {}",
+                    "  kernel log: {lines} lines ({lost} lost) from {} kernels{unreadable}, in {}",
                     logs.len(),
                     path.display()
                 )?,
                 None => {
                     writeln!(
                         f,
-                        "  firmware log: {lines} lines ({lost} lost) from {} kernels{unreadable} (tile, kernel, core cycle, level, message):",
+                        "  kernel log: {lines} lines ({lost} lost) from {} kernels{unreadable} (tile, kernel, core cycle, level, message):",
                         logs.len()
                     )?;
                     for log in logs {
@@ -706,6 +706,15 @@ impl std::fmt::Display for BroadcastSummary {
                 abandoned.join(", ")
             )?;
         }
+        write!(f, "  {}", self.result_line())
+    }
+}
+
+impl BroadcastSummary {
+    /// The run's verdict on one line, as the report ends: `result: ok: ...`, `result: TIMEOUT
+    /// (...)` or `result: DATA MISMATCH (...)`, with the counts of each.
+    pub fn result_line(&self) -> String {
+        let n = count;
         let verdict = if self.ok && self.check == "none" {
             "ok: every protocol step succeeded (--check none: no byte checked)"
         } else if self.ok {
@@ -715,9 +724,8 @@ impl std::fmt::Display for BroadcastSummary {
         } else {
             "DATA MISMATCH"
         };
-        write!(
-            f,
-            "  result: {verdict} ({}, {}, {})",
+        format!(
+            "result: {verdict} ({}, {}, {})",
             n(self.timeouts as u64, "timeout", "timeouts"),
             n(self.abandoned as u64, "job abandoned", "jobs abandoned"),
             n(self.mismatches as u64, "mismatch", "mismatches"),

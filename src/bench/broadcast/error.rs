@@ -89,7 +89,7 @@ pub enum BroadcastBenchError {
     Host(String),
     /// A run that could not complete (the session or the dispatcher failed, or the device cannot
     /// be used): not a row that ran and failed, which the report keeps.
-    #[error("the {protocol} run with window {window} and {pages} pages: {error}")]
+    #[error("the {protocol} run with window {window} and {} a block: {error}", crate::num::count(u64::from(*pages), "page", "pages"))]
     Run {
         /// The row's protocol.
         protocol: Protocol,

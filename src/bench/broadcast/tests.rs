@@ -246,7 +246,7 @@ fn a_refused_run_names_the_benchs_flag() {
     );
     assert_eq!(
         e.to_string(),
-        "the komorebi run with window 2 and 4 pages: dispatcher: no worker"
+        "the komorebi run with window 2 and 4 pages a block: dispatcher: no worker"
     );
     assert_eq!(e.exit_code(), 2);
     // The program's own checks run for every row in `new`: here L1 cannot hold the buffers.

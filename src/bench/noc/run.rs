@@ -202,16 +202,12 @@ pub struct NocBenchReport {
     /// `bytes / cycles`.
     pub bytes_per_cycle: f64,
     /// The cycles in microseconds at AICLK.
-    #[serde(skip)]
     pub micros: f64,
     /// AICLK in MHz.
-    #[serde(skip)]
     pub aiclk_mhz: u32,
     /// The NoC, 0 or 1.
-    #[serde(skip)]
     pub noc: u8,
     /// Bytes of one transaction.
-    #[serde(skip)]
     pub size: u32,
     /// Who sends to whom, in words.
     #[serde(skip)]
