@@ -252,7 +252,11 @@ fn a_refused_run_names_the_benchs_flag() {
     // The program's own checks run for every row in `new`: here L1 cannot hold the buffers.
     let f = flags("--protocols komorebi --pages 100 --page-size 1048576");
     let e = BroadcastBench::new(&f).unwrap_err();
-    assert!(e.to_string().starts_with("--page-size: buffers of"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("--windows: 2 broadcast buffers of --window 1 x --pages 100 x"),
+        "{e}"
+    );
 }
 
 #[test]

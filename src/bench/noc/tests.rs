@@ -213,8 +213,12 @@ fn a_short_run_reports_consistent_figures() {
         .keys()
         .map(|k| k.as_str())
         .collect();
-    assert_eq!(keys.len(), 7, "{keys:?}");
+    assert_eq!(keys.len(), 11, "{keys:?}");
     assert_eq!(json["pattern"], "unicast");
+    assert_eq!(
+        (json["noc"].as_u64(), json["size"].as_u64()),
+        (Some(r.noc.into()), Some(64))
+    );
 }
 
 #[test]
