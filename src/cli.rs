@@ -13,7 +13,9 @@ use komorebi_sim::riscv::SpeedUp;
 use crate::app::broadcast::{self, BroadcastConfig};
 
 mod resources;
-pub use resources::{check_disk, check_memory};
+mod run_flags;
+pub use resources::{check_disk, check_memory, check_output, check_outputs};
+pub use run_flags::{ChipFlags, RunFlags};
 
 /// Parses a die-order harvest mask, decimal or `0x`-hex: 0..=0x3fff with at least one Tensix
 /// column left (the one check of every command that takes `--harvest`).
@@ -442,55 +444,6 @@ pub struct DeviceFlags {
     pub kernel_costs: komorebi_sim::KernelCosts,
 }
 
-/// How `komorebi broadcast`, the example and `bench broadcast` run their jobs: through the
-/// dispatcher, or the test feeder. (`inspect` always runs the feeder and takes none of these.)
-#[derive(clap::Args, Debug, Clone)]
-pub struct RunFlags {
-    /// Dispatcher worker threads (1..=64; not with --feeder).
-    #[arg(long, value_parser = ranged::<usize>(1, 64), default_value_t = 2, conflicts_with = "feeder")]
-    pub workers: usize,
-    /// Dispatcher scheduling slots per group (1..=2; not with --feeder).
-    #[arg(long, value_parser = ranged::<usize>(1, 2), default_value_t = 2, conflicts_with = "feeder")]
-    pub depth: usize,
-    /// Run the jobs through the test feeder (one at a time, no dispatcher) instead.
-    #[arg(long)]
-    pub feeder: bool,
-}
-
-/// Over how many chips and hosts `komorebi broadcast` and the example spread their jobs (a
-/// bench row measures one chip, so `bench broadcast` takes none of these).
-#[derive(clap::Args, Debug, Clone)]
-pub struct ChipFlags {
-    /// Chips to spread the jobs over (1..=32), each running the whole rectangle, one session a
-    /// chip under one dispatcher: independent simulated chips on `sim` and `pcie-sim` (each
-    /// with its own seed stream), the first chips of a ttsim multi-chip build (bh_x2, bh_x4),
-    /// or the cards tt-kmd presents from --device's on. Job J's data lives on chip J mod N;
-    /// the dispatcher's assigner runs it there unless another chip would idle.
-    #[arg(long, value_parser = ranged::<u32>(1, broadcast::MAX_CHIPS as u64), default_value_t = 1)]
-    pub chips: u32,
-    /// Run as one rank of an MPI job, one rank a host (`mpirun -n R komorebi broadcast --mpi
-    /// ...`; a build with the `mpi` feature): each rank runs the jobs of its own --chips chips,
-    /// rank 0 assigns them and prints the report of the whole run, the same as one process
-    /// with R x --chips chips.
-    #[arg(long)]
-    pub mpi: bool,
-    /// With --mpi: seconds rank 0 waits, from the start, for another rank's results (1..=86400);
-    /// a rank that has not answered by then has its jobs reported abandoned under its name.
-    #[arg(long, value_name = "SECONDS", value_parser = ranged::<u64>(1, 86_400), default_value_t = 600, requires = "mpi")]
-    pub rank_limit: u64,
-}
-
-impl RunFlags {
-    /// The dispatcher configuration these flags describe.
-    pub fn dispatch(&self) -> crate::dispatch::DispatchConfig {
-        crate::dispatch::DispatchConfig {
-            workers: self.workers,
-            depth: self.depth,
-            ..crate::dispatch::DispatchConfig::default()
-        }
-    }
-}
-
 impl BroadcastFlags {
     /// The program configuration these flags describe (the error: [`ShapeFlags::config`]'s).
     pub fn config(&self) -> Result<BroadcastConfig, String> {
@@ -540,49 +493,6 @@ pub fn progress_bar(total: u64, what: &str, show: bool) -> Option<indicatif::Pro
         bar.enable_steady_tick(std::time::Duration::from_secs(1));
         bar
     })
-}
-
-/// [`check_output`] for each of a run's output paths, and no two of them the same file (the
-/// second written would destroy the first).
-pub fn check_outputs(outputs: &[(&str, &std::path::Path)]) -> Result<(), String> {
-    // The same file: the same name in the same directory, however each path reaches it.
-    let full = |p: &std::path::Path| {
-        let dir = match p.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => std::path::Path::new("."),
-        };
-        std::fs::canonicalize(dir)
-            .map(|d| d.join(p.file_name().unwrap_or_default()))
-            .unwrap_or_else(|_| p.to_path_buf())
-    };
-    let same = |a: &std::path::Path, b: &std::path::Path| full(a) == full(b);
-    for (i, (flag, path)) in outputs.iter().enumerate() {
-        if let Some((other, _)) = outputs[..i].iter().find(|(_, p)| same(p, path)) {
-            return Err(format!(
-                "{flag} {}: also {other}'s file (allowed: a different file for each output)",
-                path.display()
-            ));
-        }
-        check_output(flag, path)?;
-    }
-    Ok(())
-}
-
-/// Checks before a run that the output file `path` of `flag` can be written: an existing file
-/// is opened for appending (nothing is changed), a new one is created and removed again. The
-/// error is the one-line message.
-pub fn check_output(flag: &str, path: &std::path::Path) -> Result<(), String> {
-    let bad = |e: std::io::Error| format!("{flag} {}: cannot be written: {e}", path.display());
-    if path.exists() {
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map(drop)
-            .map_err(bad)
-    } else {
-        std::fs::File::create(path).map_err(bad)?;
-        std::fs::remove_file(path).map_err(bad)
-    }
 }
 
 /// Runs the broadcast program with `flags`, then prints (or `--json`s) every core's broadcast

@@ -153,7 +153,7 @@ pub enum ArgsError {
         /// Words there were.
         available: usize,
     },
-    /// Header magic or version is not `0x4B42`, 1.
+    /// Header magic or version is not `0x4B42`, [`ARGS_VERSION`].
     Header(u32),
     /// A broadcast id other than 0 or 1.
     BroadcastId(u8),

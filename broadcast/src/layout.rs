@@ -70,7 +70,7 @@ pub enum LayoutError {
         /// The group.
         group: LogicalRect,
     },
-    /// A broadcast of more than 16 cores.
+    /// A broadcast of no core, or of more than 16.
     TooManyCores(usize),
     /// A broadcast whose cores are not consecutive on the NoC (or not in one line).
     NotConsecutive,
@@ -97,7 +97,7 @@ impl fmt::Display for LayoutError {
             Self::Geometry => write!(
                 f,
                 "geometry needs 1..={MAX_LINES} columns and rows with strictly ascending NoC0 \
-                 coordinates inside the NoC grid"
+                 coordinates inside the NoC grid, and a grid of at most 64 x 64 nodes"
             ),
             Self::EmptyRect(r) => {
                 write!(
@@ -127,10 +127,14 @@ impl fmt::Display for LayoutError {
                 f.write_str("broadcast cores are not consecutive in one line of the NoC")
             }
             Self::Args(e) => write!(f, "{e}"),
+            Self::FusedDram { bank, banks: 0 } => write!(
+                f,
+                "fused DRAM bank {bank} does not exist: the chip has no DRAM bank (allowed: none)"
+            ),
             Self::FusedDram { bank, banks } => write!(
                 f,
                 "fused DRAM bank {bank} does not exist (allowed: 0..={}, or none)",
-                banks.saturating_sub(1)
+                banks - 1
             ),
         }
     }
@@ -154,6 +158,11 @@ impl Geometry {
         let ascending = |v: &[u8], limit: u8| {
             !v.is_empty() && v.windows(2).all(|w| w[0] < w[1]) && v.iter().all(|&c| c < limit)
         };
+        // The HAL's coordinates are 0..=COORD_MAX: a larger grid's NoC1 mirror has none.
+        let space = u16::from(komorebi_hal::types::COORD_MAX) + 1;
+        if u16::from(grid.0) > space || u16::from(grid.1) > space {
+            return Err(LayoutError::Geometry);
+        }
         if !ascending(noc0_x, grid.0) || !ascending(noc0_y, grid.1) {
             return Err(LayoutError::Geometry);
         }
@@ -262,6 +271,7 @@ pub struct Panel {
 }
 
 /// The panels of a column mapping: maximal runs of logical columns whose NoC0 x are consecutive.
+/// Only the first [`MAX_LINES`] columns are looked at (a [`Geometry`] has at most that many).
 pub fn panels(noc0_x: &[u8]) -> BoundedVec<Panel, MAX_LINES> {
     runs(noc0_x)
         .iter()
@@ -299,7 +309,7 @@ impl BroadcastCores {
     /// A broadcast of `cores` in rank order; at most 16.
     pub fn new(cores: &[RawXy]) -> Result<Self, LayoutError> {
         if cores.is_empty() {
-            return Err(LayoutError::NotConsecutive);
+            return Err(LayoutError::TooManyCores(0));
         }
         Ok(Self {
             cores: BoundedVec::from_slice(cores)

@@ -1019,6 +1019,19 @@ fn words_for_another_group_noc_core_or_buffer_give_up_broadcast_begin() {
     buf.expect_write_ptr().return_const(l1(CB_BASE + 64));
     let b = Broadcast::new(&mut dm, buf, &context(), &w, 0);
     assert_eq!(b.give_up().map(|g| g.cause), Some(Cause::NotAtSlotZero));
+    // Pages that are not whole words (the next slot would not be word-aligned), and a buffer
+    // beyond 32-bit addresses (a slot's offset would overflow): refused at the start.
+    for bytes in [6, 0x4000_0000] {
+        let mut buf = MockCircularBuffer::new();
+        buf.expect_capacity().return_const(4u16);
+        buf.expect_base().return_const(l1(CB_BASE));
+        buf.expect_write_ptr().return_const(l1(CB_BASE));
+        buf.expect_page_size().return_const(bytes);
+        let b = Broadcast::new(&mut dm, buf, &context(), &w, 0);
+        let g = b.give_up().unwrap();
+        assert_eq!(g.cause, Cause::PageSize { bytes }, "{bytes}");
+        assert_eq!(g.place, Where::BroadcastBegin, "{bytes}");
+    }
 }
 
 #[test]

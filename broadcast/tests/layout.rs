@@ -60,6 +60,12 @@ fn a_geometry_of_another_grid_mirrors_on_its_own_size() {
         Geometry::new(&[1, 8], &[0], (8, 6)),
         Err(LayoutError::Geometry)
     );
+    // The HAL's coordinates end at 63: a wider grid's NoC1 mirror would leave them.
+    assert!(Geometry::new(&[1, 2, 3], &[1, 2], (64, 64)).is_ok());
+    assert_eq!(
+        Geometry::new(&[1, 2, 3], &[1, 2], (70, 12)),
+        Err(LayoutError::Geometry)
+    );
 }
 
 #[test]
@@ -190,6 +196,21 @@ fn bad_requests_are_refused_with_what_is_allowed() {
     assert_eq!(
         broadcast_rect(&g, &across_panels, NocId::Noc0),
         Err(LayoutError::NotConsecutive)
+    );
+    // No core at all is a count outside 1..=16, not a line that breaks.
+    let e = BroadcastCores::new(&[]).unwrap_err();
+    assert_eq!(e, LayoutError::TooManyCores(0));
+    assert_eq!(
+        e.to_string(),
+        "a broadcast of 0 cores (allowed: 1..=16, 15 receivers)"
+    );
+    // A fused bank of a chip without banks: nothing is allowed but none.
+    let e = common::blackhole(0x3000)
+        .with_fused_dram(Some(0), 0)
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "fused DRAM bank 0 does not exist: the chip has no DRAM bank (allowed: none)"
     );
 }
 

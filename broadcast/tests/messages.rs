@@ -42,6 +42,11 @@ fn every_cause_of_a_give_up_prints_what_went_wrong() {
             "broadcast buffer has 6 pages, the words need window * pages = 8",
         ),
         (
+            Cause::PageSize { bytes: 6 },
+            "broadcast buffer has pages of 6 bytes (allowed: a multiple of 4, the whole buffer \
+             within 32-bit addresses)",
+        ),
+        (
             Cause::NotAtSlotZero,
             "broadcast buffer does not start at slot 0",
         ),

@@ -8,6 +8,14 @@
 //! * **Issue.** `read`, `write` and `multicast` return once the request is handed to the NoC.
 //!   They may return [`ErrorKind::Busy`] when the backend cannot take a request right now
 //!   (nothing was issued; call again later).
+//! * **Any length.** They take any length the NoC's alignment allows (else
+//!   [`ErrorKind::Misaligned`]) up to the local memory's size, whatever the NoC's largest
+//!   packet: splitting a transfer into packets is
+//!   the backend's job (the broadcast multicasts a whole slot, up to 65,535 pages, in one
+//!   call). [`ErrorKind::InvalidLength`] is for a length no transfer can have (0, or beyond
+//!   the memory). A backend may hand the packets after the first to the NoC later, from its
+//!   observers: until the last has gone, `reads_done`, `writes_sent` and `writes_acked` say
+//!   false, and each call of them may issue more of it (the Blackhole backend does).
 //! * **Reads.** [`NocMulticast::reads_done`] is true when every read this core issued on this NoC
 //!   has landed in local L1 and is visible to the core's own loads.
 //! * **Writes sent.** [`NocMulticast::writes_sent`] is true when every write and multicast this
@@ -47,7 +55,8 @@
 //!   `read_pages` and `write`, and a multicast to another rectangle; only a multicast to the run's rectangle
 //!   (linked, to go on, or unlinked, to close it) is taken. A caller closes the run (an
 //!   unlinked multicast to its rectangle) before it reads or writes unicast; the observers and
-//!   `resync` issue nothing and may be called during a run. A backend also refuses, with
+//!   `resync` start no new request and may be called during a run (an observer may only send
+//!   on the remaining packets of a transfer already issued, see "Any length"). A backend also refuses, with
 //!   [`ErrorKind::InvalidMode`], a linked or loopback unicast write at any time. The rule is
 //!   kept per handle: a backend cannot see another handle on the same NIU (on Blackhole each
 //!   kernel owns its NIU, so there is none).
@@ -59,7 +68,12 @@
 //!   (the provided methods do): stronger, never wrong.
 //! * **Counters.** The observers are booleans. Hardware counters wrap (32-bit on Blackhole);
 //!   a backend compares them with wrapping arithmetic, which is exact while fewer than 2^31
-//!   transfers are outstanding.
+//!   transfers are outstanding. A tag's counter may be narrower: Blackhole counts each
+//!   transaction id's outstanding reads in 8 bits, so `tagged_reads_done` there is exact only
+//!   while fewer than 256 reads of one tag are in flight; its backend does not hold a read
+//!   back at that count (a core issues about one page read per 40 cycles against some 1,350
+//!   of DRAM latency, so some 35 are in flight), and a caller that could issue more should
+//!   wait on `reads_done` instead.
 //! * **Resync.** `resync` forgets every transfer issued so far: afterwards the observers count
 //!   only transfers issued after it. A runtime calls it where nothing it cares about can still be
 //!   in flight (the start of a command), so an acknowledgement lost on the NoC in an earlier

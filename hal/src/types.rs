@@ -99,7 +99,7 @@ impl NocId {
     }
 
     /// NoC0 coordinates of raw `p` of this NoC on a `grid` of `(width, height)` nodes; `None`
-    /// off the grid. The NoCs run in opposite directions, so NoC1's `(x, y)` is NoC0's
+    /// off the grid, or when the grid is larger than the coordinate space (64 x 64). The NoCs run in opposite directions, so NoC1's `(x, y)` is NoC0's
     /// `(width - 1 - x, height - 1 - y)` (the same rule on Blackhole and Wormhole).
     ///
     /// ```
@@ -108,10 +108,13 @@ impl NocId {
     /// assert_eq!(NocId::Noc1.noc0_of(p, (17, 12)), Xy::new(15, 9).ok());
     /// assert_eq!(NocId::Noc0.noc0_of(p, (17, 12)), Some(p));
     /// assert_eq!(NocId::Noc1.noc0_of(Xy::new(17, 0).unwrap(), (17, 12)), None);
+    /// // No grid larger than the coordinate space (0..=63) has a NoC0 coordinate here.
+    /// assert_eq!(NocId::Noc1.noc0_of(p, (100, 12)), None);
     /// ```
     pub const fn noc0_of(self, p: Xy, grid: (u8, u8)) -> Option<Xy> {
         let (w, h) = grid;
-        if p.x >= w || p.y >= h {
+        // A grid wider or taller than the coordinate space would mirror past COORD_MAX.
+        if p.x >= w || p.y >= h || w > COORD_MAX + 1 || h > COORD_MAX + 1 {
             return None;
         }
         Some(match self {

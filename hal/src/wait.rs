@@ -134,7 +134,8 @@ pub fn call_deadline<K: ControlBlock>(ctrl: &mut K) -> Result<u64, control::Erro
 ///
 /// A deadline already past still polls the condition once (the condition comes first), so a
 /// condition that holds is taken; one that does not ends the wait at once with
-/// [`WaitError::TimedOut`].
+/// [`WaitError::TimedOut`] (or [`WaitError::Stopped`] when the stop flag is set: the flag is
+/// looked at before the deadline).
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 pub async fn wait_until_deadline<K, P, E, F>(
     ctrl: &mut K,

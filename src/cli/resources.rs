@@ -1,5 +1,6 @@
 //! The host's resources a run needs, checked before it starts: memory for the simulated DRAM
-//! data, disk for a trace. A check that cannot learn what is free lets the run go.
+//! data, disk for a trace, output files that can be written. A check that cannot learn what is
+//! free lets the run go.
 
 use crate::app::broadcast::BroadcastConfig;
 
@@ -74,4 +75,47 @@ pub fn check_disk(cfg: &BroadcastConfig) -> Result<(), String> {
         gib(free),
         dir.display()
     ))
+}
+
+/// [`check_output`] for each of a run's output paths, and no two of them the same file (the
+/// second written would destroy the first).
+pub fn check_outputs(outputs: &[(&str, &std::path::Path)]) -> Result<(), String> {
+    // The same file: the same name in the same directory, however each path reaches it.
+    let full = |p: &std::path::Path| {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        std::fs::canonicalize(dir)
+            .map(|d| d.join(p.file_name().unwrap_or_default()))
+            .unwrap_or_else(|_| p.to_path_buf())
+    };
+    let same = |a: &std::path::Path, b: &std::path::Path| full(a) == full(b);
+    for (i, (flag, path)) in outputs.iter().enumerate() {
+        if let Some((other, _)) = outputs[..i].iter().find(|(_, p)| same(p, path)) {
+            return Err(format!(
+                "{flag} {}: also {other}'s file (allowed: a different file for each output)",
+                path.display()
+            ));
+        }
+        check_output(flag, path)?;
+    }
+    Ok(())
+}
+
+/// Checks before a run that the output file `path` of `flag` can be written: an existing file
+/// is opened for appending (nothing is changed), a new one is created and removed again. The
+/// error is the one-line message.
+pub fn check_output(flag: &str, path: &std::path::Path) -> Result<(), String> {
+    let bad = |e: std::io::Error| format!("{flag} {}: cannot be written: {e}", path.display());
+    if path.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+            .map_err(bad)
+    } else {
+        std::fs::File::create(path).map_err(bad)?;
+        std::fs::remove_file(path).map_err(bad)
+    }
 }

@@ -13,6 +13,22 @@
 //! Each mock's error type is the trait module's own `ErrorKind`, so a test makes a call fail
 //! with e.g. `Err(noc::ErrorKind::Busy)`.
 //!
+//! **Provided methods that are not mocked** run the HAL's default, so a test expects the calls
+//! they make:
+//!
+//! | method | becomes |
+//! |---|---|
+//! | `NocMulticast::read_pages` | one `read_tagged` a page, in order, stopping at the first `Busy` |
+//! | `CircularBuffer::push_padding` | `push` (a test cannot tell padding from data here) |
+//! | `CircularBuffer::scan_page` | `read_page` calls of up to 256 bytes each |
+//! | `ControlBlock::load_words` | one `load` a word, in order |
+//! | `ControlBlock::is_empty` | `len` |
+//!
+//! They are left out because their arguments (a `PageReads` borrowing its ports, a `dyn FnMut`)
+//! do not make usable mockall matchers, and because the protocol's interaction tests state
+//! the calls the hardware sees (each page's read, each word's load). `pages_ready` and
+//! `pages_free`, also provided, are mocked: the protocol's waits are written against them.
+//!
 //! ```
 //! use komorebi_hal::{ControlBlock, Pause, block_on, wait_until, control, wait::WaitError};
 //! use komorebi_mock::{MockControlBlock, MockPause};

@@ -36,6 +36,12 @@ pub enum Cause {
         /// Pages the buffer has.
         capacity: u16,
     },
+    /// The buffer's pages cannot be slots: a page size that is not whole words (the next slot
+    /// would not be word-aligned), or a buffer too large for 32-bit addresses.
+    PageSize {
+        /// The buffer's page size in bytes.
+        bytes: u32,
+    },
     /// The buffer's write pointer is not at slot 0 (rule 2).
     NotAtSlotZero,
     /// The tile has no circular buffer at the index the words name.
@@ -75,6 +81,11 @@ impl core::fmt::Display for Cause {
             Self::BufferSize { expected, capacity } => write!(
                 f,
                 "broadcast buffer has {capacity} pages, the words need window * pages = {expected}"
+            ),
+            Self::PageSize { bytes } => write!(
+                f,
+                "broadcast buffer has pages of {bytes} bytes (allowed: a multiple of 4, the \
+                 whole buffer within 32-bit addresses)"
             ),
             Self::NotAtSlotZero => f.write_str("broadcast buffer does not start at slot 0"),
             Self::NoBuffer { index } => {

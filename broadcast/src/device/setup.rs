@@ -135,13 +135,13 @@ impl<C: CircularBuffer> Broadcast<C> {
         if self.cb.write_ptr() != self.cb.base() {
             return Err(Cause::NotAtSlotZero);
         }
-        self.slot_bytes =
-            (args.pages as u32)
-                .checked_mul(self.cb.page_size())
-                .ok_or(Cause::BufferSize {
-                    expected,
-                    capacity: self.cb.capacity(),
-                })?;
+        // The whole buffer's bytes, not only a slot's: every slot's offset then fits (the
+        // window's slots are `capacity` pages), and a slot must keep the next one word-aligned.
+        let page = self.cb.page_size();
+        match expected.checked_mul(page) {
+            Some(_) if page % 4 == 0 => self.slot_bytes = args.pages as u32 * page,
+            _ => return Err(Cause::PageSize { bytes: page }),
+        }
         let base = area::area(args.broadcast);
         self.valid_src = dm.ctrl.addr(base + area::VALID).map_err(ctrl_cause)?;
         self.marker_src = dm

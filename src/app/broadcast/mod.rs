@@ -28,6 +28,7 @@
 //! | `ranks` | several hosts (`--mpi`, feature `mpi`): each rank's share, gathered on rank 0 |
 
 mod bound;
+mod checks;
 mod chips;
 mod config;
 mod error;

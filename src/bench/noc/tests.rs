@@ -122,7 +122,7 @@ fn destinations_count_the_receivers_of_one_transaction() {
     // A sender outside the rectangle gets nothing back: --loopback is refused there.
     assert!(matches!(
         bench("--pattern multicast --rect 1,0,2,2 --size 64 --loopback"),
-        Err(crate::bench::noc::NocBenchError::LoopbackOutside { .. })
+        Err(NocBenchError::LoopbackOutside { .. })
     ));
     assert_eq!(
         d("--pattern multicast --rect 0,0,1,1 --size 64 --loopback"),

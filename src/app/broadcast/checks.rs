@@ -1,0 +1,293 @@
+//! The checks a run's configuration passes before anything runs: each refusal names the flag
+//! whose value is not allowed, says why, and says what is allowed.
+
+use blackhole_pac::grid::DRAM_BANKS;
+use blackhole_pac::harvest::HarvestMask;
+use komorebi_broadcast::args::{MAX_BLOCKS, MAX_BUFFER_PAGES, MAX_WINDOW};
+
+use crate::chip::ChipKind;
+use crate::host::backend::Exec;
+
+use super::config::{BUFFER_BASE, BroadcastConfig, DRAM_BASE, DeviceChoice, MAX_CHIPS, Protocol};
+use super::error::{BroadcastError, flag};
+
+impl BroadcastConfig {
+    /// Refuses a `--firmware` directory the run would not load (`--device sim` loads no image)
+    /// or whose images cannot be read: a bad flag, found before the run, rather than a device
+    /// that cannot be used.
+    fn validate_firmware(&self) -> Result<(), BroadcastError> {
+        let Some(dir) = &self.firmware else {
+            return Ok(());
+        };
+        if self.device == DeviceChoice::Sim {
+            return Err(flag(
+                "--firmware",
+                format!(
+                    "{} with --device sim: its native kernels run in this process and no image is \
+                     loaded (allowed: --firmware with --device pcie-sim, ttsim or a card)",
+                    dir.display()
+                ),
+            ));
+        }
+        komorebi_pcie::firmware::Firmware::from_dir(dir)
+            .map(drop)
+            .map_err(|e| {
+                let hint = crate::host::backend::FIRMWARE_BUILD_HINT;
+                flag("--firmware", format!("{}: {e}; {hint}", dir.display()))
+            })
+    }
+
+    /// What `--chip` allows: a Blackhole takes no row mask; a Wormhole runs on the simulator
+    /// directly or as a card (native kernels), ttsim's `wh` or a card (firmware), one chip, its
+    /// own rows harvested (simulated only: a device's come from its ARC), no Blackhole mask or
+    /// fused bank.
+    fn validate_chip(&self) -> Result<(), BroadcastError> {
+        if self.chip == ChipKind::Blackhole {
+            if self.row_harvest != wormhole_pac::harvest::HarvestMask::NONE {
+                return Err(flag(
+                    "--harvest",
+                    format!(
+                        "a row mask ({:#05x}) with a Blackhole, whose harvesting is by columns \
+                         (allowed: a row mask with --chip wormhole)",
+                        self.row_harvest.bits()
+                    ),
+                ));
+            }
+            return Ok(());
+        }
+        if self.device == DeviceChoice::PcieSim && self.exec == Exec::Firmware {
+            return Err(flag(
+                "--exec",
+                "firmware with --chip wormhole --device pcie-sim: the simulator's firmware cores \
+                 model a Blackhole's (allowed: --exec native there; the Wormhole firmware runs \
+                 on ttsim's `wh` build, --device ttsim:PATH, or a card)",
+            ));
+        }
+        if self.harvest != HarvestMask::P100_P150 || self.fused_dram.is_some() {
+            return Err(flag(
+                "--chip",
+                "wormhole with a Blackhole column mask or --fused-dram: both describe the \
+                 simulated Blackhole; the simulated Wormhole harvests rows (--harvest with \
+                 --chip wormhole) and has 6 working DRAM banks (allowed: no --fused-dram with \
+                 --chip wormhole)",
+            ));
+        }
+        if !self.device.in_process() && self.row_harvest != wormhole_pac::harvest::HarvestMask::NONE
+        {
+            return Err(flag(
+                "--harvest",
+                format!(
+                    "{:#05x} with --device {}: a device's rows come from its ARC (ttsim's `wh` \
+                     harvests none) (allowed: a row mask with --device sim or pcie-sim)",
+                    self.row_harvest.bits(),
+                    self.device
+                ),
+            ));
+        }
+        if self.chips > 1 {
+            return Err(flag(
+                "--chips",
+                format!(
+                    "{} with --chip wormhole (allowed: 1; several Wormholes are not built)",
+                    self.chips
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(super) fn validate(&self) -> Result<(), BroadcastError> {
+        self.validate_chip()?;
+        self.validate_firmware()?;
+        if !(1..=MAX_CHIPS).contains(&self.chips) {
+            return Err(flag(
+                "--chips",
+                format!("{} (allowed: 1..={MAX_CHIPS})", self.chips),
+            ));
+        }
+        self.one_chip_outputs(self.chips)?;
+        if self.chips > 1 {
+            if let DeviceChoice::Ttsim { chip, .. } = &self.device {
+                if *chip != 0 {
+                    return Err(flag(
+                        "--chips",
+                        format!(
+                            "{} with --device {}: the run takes the build's first chips itself \
+                             (allowed: --device ttsim[:PATH] without @CHIP with --chips)",
+                            self.chips, self.device
+                        ),
+                    ));
+                }
+            }
+        }
+        if self.protocol == Protocol::Handshake {
+            if self.exec == Exec::Firmware || !self.device.in_process() {
+                return Err(flag(
+                    "--protocol",
+                    "handshake runs on the simulator's native kernels only: the firmware \
+                     images carry only the komorebi handler (code room) (allowed: --protocol \
+                     handshake with --device sim, or pcie-sim with --exec native)",
+                ));
+            }
+            if !self.faults.is_empty() {
+                return Err(flag(
+                    "--protocol",
+                    "handshake with --fault: faults are injected through komorebi's program \
+                     and broadcast area, and their expected outcomes are komorebi's (allowed: \
+                     --fault with --protocol komorebi)",
+                ));
+            }
+        }
+        if !self.device.in_process() {
+            if let Some(f) = self.faults.iter().find(|f| {
+                matches!(
+                    f.kind,
+                    super::faults::FaultKind::DropMarker | super::faults::FaultKind::DropValid
+                )
+            }) {
+                return Err(flag(
+                    "--fault",
+                    format!(
+                        "{} with --device {}: it drops a NoC transaction inside the simulator; \
+                         the host of ttsim or a card cannot drop one (allowed: --device sim or \
+                         pcie-sim; on ttsim and a card: stall-dm, stall-compute, \
+                         stall-sender-compute, bad-words, host-stop)",
+                        f.kind.name(),
+                        self.device
+                    ),
+                ));
+            }
+        }
+        if self.speed_up.is_some() {
+            self.speed_up_allowed()?;
+        }
+        if self.profile.is_some() && !self.cores_counted() {
+            return Err(flag(
+                "--profile",
+                format!(
+                    "with --device {} --exec {}: only the simulator's RISC-V cores count cycles \
+                     by instruction (allowed: --profile with --device pcie-sim --exec firmware, \
+                     a Blackhole)",
+                    self.device, self.exec
+                ),
+            ));
+        }
+        if self.named_kernel_costs().is_some() && !self.device.in_process() {
+            return Err(flag(
+                "--kernel-costs",
+                format!(
+                    "{} with --device {}: only the simulator charges native kernels per call \
+                     (allowed: --kernel-costs firmware with --device sim or pcie-sim; elsewhere \
+                     only {}, the default)",
+                    self.kernel_costs,
+                    self.device,
+                    komorebi_sim::KernelCosts::default()
+                ),
+            ));
+        }
+        match (&self.device, self.exec) {
+            (DeviceChoice::Sim, Exec::Firmware) => {
+                return Err(flag(
+                    "--exec",
+                    "firmware with --device sim (allowed: --exec firmware with --device \
+                     pcie-sim, whose loader and boot run the images as a card's do, or ttsim)",
+                ));
+            }
+            (DeviceChoice::Ttsim { .. } | DeviceChoice::Card(_), Exec::Native) => {
+                return Err(flag(
+                    "--exec",
+                    format!(
+                        "native with --device {}: ttsim and a card run the firmware ELF files \
+                         only (allowed: --exec firmware, the default there)",
+                        self.device
+                    ),
+                ));
+            }
+            _ => {}
+        }
+        if let Some(bank) = self.fused_dram.filter(|&b| b as usize >= DRAM_BANKS) {
+            return Err(flag(
+                "--fused-dram",
+                format!(
+                    "{bank} (allowed: 0..={}, the DRAM bank fused off; none by default)",
+                    DRAM_BANKS - 1
+                ),
+            ));
+        }
+        if self.blocks > MAX_BLOCKS {
+            return Err(flag(
+                "--blocks",
+                format!("{} (allowed: 0..={MAX_BLOCKS})", self.blocks),
+            ));
+        }
+        if self.pages == 0 {
+            return Err(flag(
+                "--pages",
+                format!("0 (allowed: 1..={MAX_BUFFER_PAGES})"),
+            ));
+        }
+        if self.window == 0 || self.window > MAX_WINDOW {
+            return Err(flag(
+                "--window",
+                format!("{} (allowed: 1..={MAX_WINDOW})", self.window),
+            ));
+        }
+        if self.window as u32 * self.pages as u32 > MAX_BUFFER_PAGES {
+            return Err(flag(
+                "--pages",
+                format!(
+                    "window * pages = {} (allowed: at most {MAX_BUFFER_PAGES})",
+                    self.window as u32 * self.pages as u32
+                ),
+            ));
+        }
+        if self.page_size == 0 || self.page_size % 64 != 0 || self.page_size > 1 << 20 {
+            return Err(flag(
+                "--page-size",
+                format!(
+                    "{} (allowed: 64..=1048576, a multiple of 64; DRAM reads are 64-byte aligned)",
+                    self.page_size
+                ),
+            ));
+        }
+        if self.jobs == 0 {
+            return Err(flag("--jobs", format!("0 (allowed: 1..={})", u32::MAX)));
+        }
+        if !self.rows && !self.columns {
+            return Err(flag("--along", "no broadcast (allowed: row, column, both)"));
+        }
+        let buffers = self.operands().len() as u64
+            * self.window as u64
+            * self.pages as u64
+            * self.page_size as u64;
+        let room = crate::chip::l1_size(self.chip) as u64 - BUFFER_BASE as u64;
+        if buffers > room {
+            // Window, pages and page size all make the buffers: the message gives their product.
+            return Err(flag(
+                "--window",
+                format!(
+                    "{} broadcast buffers of --window {} x --pages {} x --page-size {} = {buffers} \
+                     bytes do not fit the {room} bytes of L1 above {BUFFER_BASE:#x} (allowed: \
+                     window x pages x page size at most {})",
+                    self.operands().len(),
+                    self.window,
+                    self.pages,
+                    self.page_size,
+                    room / self.operands().len().max(1) as u64
+                ),
+            ));
+        }
+        let need = DRAM_BASE + self.dram_bytes_per_bank();
+        let usable = crate::chip::dram_bank_usable(self.chip);
+        if need > usable {
+            return Err(flag(
+                "--blocks",
+                format!(
+                    "{} blocks of {} pages of {} bytes need {need} bytes per DRAM bank (allowed: at most {usable})",
+                    self.blocks, self.pages, self.page_size,
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
