@@ -20,8 +20,10 @@
 //!    default reset PC, set to the image's entry otherwise (a tt-metal run leaves them set).
 //!    TRISC1 and TRISC2 stay in reset, so their PCs do not matter. On a Wormhole the
 //!    overrides are Tensix configuration words the host may not write: images must start at
-//!    their cores' default PCs (komorebi's do), and the overrides are left as they are.
-//! 5. A read back on every tile, then BRISC, NCRISC and TRISC0 released.
+//!    their cores' default PCs (komorebi's do), and BRISC's image clears the overrides.
+//! 5. A read back on every tile, then BRISC, NCRISC and TRISC0 released; on a Wormhole BRISC
+//!    only, whose image releases the other two once it cleared their overrides (tt-metal's
+//!    BRISC firmware starts them the same way).
 //! 6. A bounded wait until every tile's three boot words say the kernels came up; the error
 //!    names every tile that did not, with what its boot words showed.
 //! 7. The driver is asked to set the first tile's stop word when this process's device handle
@@ -424,11 +426,13 @@ pub fn boot<B: Bar>(
         // Bit i enables TRISCi's override; TRISC1 and TRISC2 stay in reset.
         card.write_reg(t, regs.trisc_override, t0_override as u32)?;
     }
-    // 5. Everything landed, then release BRISC, NCRISC and TRISC0.
+    // 5. Everything landed, then release BRISC, NCRISC and TRISC0; where the host cannot set
+    // the reset PCs (Wormhole), BRISC only: its image clears the overrides a program before it
+    // may have left and releases the other two (komorebi_silicon's `Chip::start_other_cores`).
     let mut started = SoftReset(0);
     started.set_brisc(true);
-    started.set_ncrisc(true);
-    started.set_trisc0(true);
+    started.set_ncrisc(regs.host_writable);
+    started.set_trisc0(regs.host_writable);
     let started = started.0;
     for &t in &tiles {
         card.read_l1(t, abi::CONTROL_BASE + abi::HEADER_MAGIC, &mut [0; 4])?;

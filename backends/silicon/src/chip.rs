@@ -180,6 +180,21 @@ pub trait Chip: Copy + Debug + 'static {
     /// Only on a Tensix baby core of this chip; the kernels sharing the registers must agree who
     /// writes which counter (the producer `tiles_received`, the consumer `tiles_acked`).
     unsafe fn steal_streams() -> Self::Streams;
+    /// Starts the tile's writer and compute cores (NCRISC, TRISC0) at their default reset PCs
+    /// where only the tile's own cores can point them there. On Wormhole the reset-PC
+    /// overrides are Tensix configuration words the host cannot write, and a program run
+    /// before (tt-metal's BRISC firmware sets them at every boot: `tt_metal/hw/firmware/src/
+    /// tt-1xx/brisc.cc`, `set_deassert_addresses`) leaves them set, so the host releases only
+    /// BRISC and BRISC clears them and releases the other two (tt-isa-documentation
+    /// `WormholeB0/TensixTile/SoftReset.md`: the PC is the override's while its enable is
+    /// set). The provided method does nothing: a Blackhole's host sets the reset PCs and
+    /// releases every core itself.
+    ///
+    /// # Safety
+    /// Only on BRISC of a Tensix tile of this chip, once, at boot, with the writer's and
+    /// compute's images loaded at their default reset PCs.
+    #[inline(always)]
+    unsafe fn start_other_cores() {}
     /// Puts an NIU's command buffers into the state the backend relies on (transaction id 0,
     /// no overlay delivery, no broadcast exclusion) and zeroes the per-id outstanding counts.
     fn niu_init(niu: Self::Niu);
@@ -518,6 +533,25 @@ mod wormhole {
         }
 
         pac_alike!(fns);
+        #[inline(always)]
+        unsafe fn start_other_cores() {
+            use wormhole_pac::tensix as t;
+            let cfg = |word: u32| t::cfg_addr(word) as usize as *mut u32;
+            // SAFETY: the caller is BRISC of a Wormhole Tensix tile (`Chip::start_other_cores`),
+            // where the configuration words and the soft-reset register are mapped and only it
+            // writes them now.
+            unsafe {
+                // No override: NCRISC starts at 0x12000, TRISC0 at 0x6000, where the images are.
+                cfg(t::TRISC_RESET_PC_OVERRIDE_CFG).write_volatile(0);
+                cfg(t::NCRISC_RESET_PC_OVERRIDE_CFG).write_volatile(0);
+                let reset = t::SOFT_RESET_0 as *mut u32;
+                // The configuration words land before the release (the read comes back after
+                // the stores before it: the core keeps its own accesses in order).
+                let held = reset.read_volatile();
+                let [_, trisc0, _, _, ncrisc] = t::SOFT_RESET_BITS;
+                reset.write_volatile(held & !(trisc0 | ncrisc));
+            }
+        }
         /// No `NOC_BRCST_EXCLUDE` to clear on Wormhole.
         #[inline(always)]
         fn niu_init(niu: Niu) {

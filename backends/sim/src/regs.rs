@@ -117,6 +117,20 @@ impl TileRegs {
         Some(RegWrite::Stored)
     }
 
+    /// The soft-reset register's value.
+    pub(crate) fn read_soft_reset(&self) -> u32 {
+        self.soft_reset
+    }
+
+    /// What a BRISC image does to start the tile's other cores at their default reset PCs
+    /// (on Wormhole, where the host cannot): every override off, then the soft-reset register
+    /// set to `soft_reset`.
+    pub(crate) fn start_at_default_pcs(&mut self, soft_reset: u32) {
+        self.trisc_override = 0;
+        self.ncrisc_override = 0;
+        self.soft_reset = soft_reset;
+    }
+
     /// The PC `core` starts at when released: BRISC 0x0 (fixed); NCRISC and TRISCs their PC
     /// register when their override bit is set, else the default reset PC.
     pub(crate) fn reset_pc(&self, core: Core) -> u32 {

@@ -680,7 +680,8 @@ impl Sim {
     /// on the core's RISC-V hart ([`Sim::spawn_firmware`]). A core that fails the check, TRISC1 and TRISC2 (unused by komorebi), a
     /// release with no hook registered, and a hook's error are [`Sim::boot_failures`]; nothing
     /// runs then. A hook's own BAR writes that release more cores are acted on after it
-    /// returns.
+    /// returns. On a simulated Wormhole, whose host cannot set reset PCs, a BRISC that boots
+    /// releases NCRISC and TRISC0 at their default PCs, as komorebi's BRISC image does there.
     pub fn set_boot_hook(&mut self, hook: BootHook) {
         self.boot_hook = Some(hook);
     }
@@ -770,6 +771,20 @@ impl Sim {
                 why: format!("boot hook: {e}"),
                 at,
             });
+            return;
+        }
+        // A Wormhole's host cannot set reset PCs: komorebi's BRISC image starts NCRISC and
+        // TRISC0 itself, at their default PCs (komorebi_silicon's `Chip::start_other_cores`),
+        // and the native kernels stand in for it here.
+        if core == Core::Brisc && !self.world.borrow().chip.is_blackhole() {
+            let started = Core::Ncrisc.reset_bit() | Core::Trisc0.reset_bit();
+            let mut w = self.world.borrow_mut();
+            let regs = &mut w.tiles[tile as usize].regs;
+            let old = regs.read_soft_reset();
+            let new = old & !started;
+            regs.start_at_default_pcs(new);
+            drop(w);
+            self.resets.push_back(ResetChange { tile, old, new });
         }
     }
 

@@ -316,12 +316,17 @@ pub const fn image_header(role: Role) -> [u32; komorebi_kernel::image::IMAGE_HEA
 /// header's mask and tile; writes this kernel's boot word only if the check fails
 /// ([`image::boot_check`]; [`announce_up`] writes it up once the kernel is set up). The reader
 /// first zeroes the circular buffers' stream counters (the host posts no command before every
-/// boot word is up). False: the kernel must not run.
+/// boot word is up) and, where the host cannot, starts the writer's and compute's cores
+/// ([`Chip::start_other_cores`](komorebi_silicon::Chip::start_other_cores)). False: the
+/// kernel must not run.
 pub fn boot_check(role: Role) -> bool {
     if role == Role::Reader {
         // SAFETY: the stream registers are mapped on every baby core; no kernel of this tile
         // uses a circular buffer before the host sees every boot word up.
         SiliconCb::<Chip>::clear_counters(unsafe { Chip::steal_streams() });
+        // SAFETY: this is BRISC at boot, the loader put the other images at their cores'
+        // default reset PCs (it refuses any other on a chip whose host cannot set them).
+        unsafe { Chip::start_other_cores() };
     }
     let own = (role != Role::Compute).then(|| {
         // SAFETY: the header word is written by the loader before the cores are released.
