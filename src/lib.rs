@@ -13,6 +13,7 @@
 //! | [`chip`] | the chips' grids as the layout's chip-neutral geometry |
 //! | [`grid_report`], [`layout_report`] | `komorebi grid`, `komorebi layout` |
 //! | [`log_report`] | `komorebi log`: a card's log rings after a run, read without starting anything |
+//! | [`devices`] | `komorebi devices`: every Blackhole or Wormhole B0 card tt-kmd presents, or every chip of a ttsim library |
 //! | [`inspect`] | every core's broadcast areas: text, JSON, SVG/PNG picture |
 //! | [`explore`] | schedule exploration: random seeds x random shapes, adversary on |
 //! | [`picture`] | drawing for `inspect`'s pictures: viridis colour map, RGB canvas, 5x7 font, PNG |

@@ -2,7 +2,8 @@
 //! tile is asked to stop. Everything that waits in komorebi waits through [`wait_until`].
 //!
 //! Between polls a waiting kernel calls [`Pause::pause`] with its deadline. The backend decides
-//! how time passes: silicon and unit tests poll again at once ([`Spin`]); the simulator suspends
+//! how time passes: silicon (`komorebi_silicon::Poll`) and unit tests ([`Spin`]) poll again at
+//! once; the simulator suspends
 //! the kernel until something it could observe changes or the deadline comes, so a timeout in an
 //! idle chip fires without stepping through idle cycles. (`embedded-hal-async`'s `DelayNs` cannot
 //! say "until something changes or this cycle", which is why this is a trait of its own; see
@@ -32,8 +33,9 @@ impl<T: Pause + ?Sized> Pause for &mut T {
 }
 
 /// Polls again at once: after yielding to the executor once (so other tasks on a cooperative
-/// executor run), or in the blocking build after a spin-loop hint. Right for silicon, where
-/// each core runs one kernel, and for unit tests.
+/// executor run), or in the blocking build after a spin-loop hint. Right for unit tests. The
+/// firmware polls with `komorebi_silicon::Poll` instead, which issues no hint: the hint is a
+/// `pause` (`fence w, 0`), which ttsim refuses and the baby cores do not need.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Spin;
 

@@ -6,12 +6,13 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`abi`] | the tile control block ABI (version 1): header, stop flag, wait limit, command slots, reports, broadcast areas |
+//! | [`abi`] | the tile control block ABI (version 3, [`abi::ABI_VERSION`]): header, stop flag, wait limit, command slots, reports, broadcast areas |
 //! | [`command`] | a command read from its slot; the control block a handler sees |
 //! | [`handler`] | `Handler` (the three bodies of one command kind), `HandlerSet`, `Buffers` |
 //! | [`persistent`] | the persistent loops `reader`, `writer`, `compute` |
 //! | [`broadcast_handler`] | the broadcast handler (id 1): the 03_broadcast program |
 //! | [`handshake_handler`] | the handshake handler (id 2): the same program over a tt-metal-style handshake, the baseline komorebi's broadcast is compared against |
+//! | [`image`] | the firmware image header a loader finds in L1, and the boot handshake and checks each kernel passes before it runs |
 //!
 //! `#![no_std]`, generic over `komorebi-hal`; the same code runs on the simulator and (through
 //! `komorebi-silicon`) on the baby cores.

@@ -1,7 +1,8 @@
 //! # wormhole-pac
 //!
 //! Chip facts and registers of Tenstorrent Wormhole B0, as typed constants and `const fn`s, in
-//! the shape of `blackhole-pac`: the second chip behind komorebi's chip-neutral HAL (issue 32).
+//! the shape of `blackhole-pac`: the second chip behind komorebi's chip-neutral HAL (decisions
+//! D29, D30, D35, D36).
 //! `#![no_std]`; its one dependency is `tt-reg`, the register access it
 //! shares with `blackhole-pac`.
 //!
@@ -10,7 +11,7 @@
 //! | [`grid`] | the 10 x 12 NoC grid, what sits where, NoC0 <-> NoC1 coordinates |
 //! | [`harvest`] | row harvest masks (tt-umd order and the ARC message's order), logical -> NoC0 Tensix mapping |
 //! | [`translate`] | raw NoC0 <-> translated coordinates for a harvest mask |
-//! | [`arc`] | the host's messages to ARC (harvested rows, AICLK) through BAR0's reset-unit scratch registers |
+//! | [`arc`] | ARC as the host reaches it through BAR0: boot states, messages (harvested rows, AICLK) through the reset unit's scratch registers, the telemetry table's pointers and tags (and the legacy table's) |
 //! | [`addr`] | NoC address encodings (coordinates in the middle word), packet size, alignment |
 //! | [`niu`] | the NIU register block ([`niu::Niu`]): command buffers, `NOC_CTRL` bits, counters, configuration |
 //! | [`stream`] | overlay stream registers used as circular-buffer counters |
@@ -24,8 +25,6 @@
 //! tt-isa-documentation `WormholeB0/` (commit 3930471); tt-kmd `wormhole.c` (commit 4af7192);
 //! ttsim v1.10.0 `data/wh/tile_regs.json`, which `tests/ttsim_regs.rs` checks the NIU offsets
 //! against.
-//!
-//! What this crate does not have yet (issue 32 is open): ARC's telemetry table.
 #![no_std]
 
 pub mod addr;

@@ -7,7 +7,7 @@
 //! | module | what it is for |
 //! |---|---|
 //! | [`bar`] | the one interface to a card's BARs ([`Bar`]): windows, BAR0 registers, passing time |
-//! | `kmd` (Linux) | tt-kmd's implementation: enumeration sorted by PCI address, open checks (API version, Blackhole, AICLK), ALLOCATE/CONFIGURE/FREE_TLB, mmaps, volatile 32-bit access |
+//! | `kmd` (Linux) | tt-kmd's implementation: enumeration sorted by PCI address, open checks (API version, Blackhole or Wormhole B0, AICLK), ALLOCATE/CONFIGURE/FREE_TLB, mmaps, volatile 32-bit access |
 //! | `sim` (feature `sim`, default) | the simulator's BAR model as a [`Bar`] |
 //! | [`ttsim`] (the server and its `Bar`: feature `ttsim`, default, and Linux) | Tenstorrent's simulator in a server process of its own: TLB windows programmed through BAR0, ttsim's stops as errors |
 //! | [`arc`] | what a card needs from ARC before its first use (ARC ready, DRAM trained, AICLK raised) and the ARC message queue; a Wormhole's open sequence over BAR0 ([`arc::wormhole`]) |

@@ -19,9 +19,10 @@ pub struct SimConfig {
     /// Tensix, as p100 and p150 parts present with current firmware.
     pub harvest: HarvestMask,
     /// Model a Wormhole B0 with these harvested Tensix rows instead of a Blackhole
-    /// ([`ChipModel`]): its grid, DRAM banks, L1 and circular buffers, for the native kernels.
-    /// The firmware cores and the PCIe and ARC models are Blackhole's only and refuse it;
-    /// `harvest`, `fused_dram` and `translation` describe a Blackhole and are not used. Give it
+    /// ([`ChipModel`]): its grid, DRAM banks, L1 and circular buffers, for the native kernels,
+    /// directly or as a card (its own TLB windows and an ARC in BAR0, `arc_wormhole`). The
+    /// firmware cores are Blackhole's only and refuse it; `harvest`, `fused_dram` and
+    /// `translation` describe a Blackhole and are not used. Give it
     /// [`Timing::wormhole`]'s timing. Default: none (a Blackhole).
     pub wormhole: Option<wormhole_pac::harvest::HarvestMask>,
     /// The fused DRAM bank (0..=7), or none (the default: all 8 banks work). ARC telemetry

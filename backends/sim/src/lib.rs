@@ -2,7 +2,11 @@
 //!
 //! A deterministic, timed simulator of one Tenstorrent Blackhole chip that implements the
 //! komorebi HAL. It is the default backend of every example and test: no Blackhole card is
-//! needed.
+//! needed. For the native kernels it also models a Wormhole B0 ([`SimConfig::wormhole`],
+//! [`ChipModel`]): its grid, row harvesting, DRAM banks, L1 and circular buffers, its own PCIe
+//! windows and its ARC in BAR0 ([`arc_wormhole`]), with **assumed** timing
+//! ([`Timing::wormhole`]). What follows describes the Blackhole; the firmware cores model only
+//! it.
 //!
 //! ## What it models
 //! * **The chip**: the 17 x 12 NoC0 and NoC1 tori with real raw coordinates; the Tensix tiles of a
@@ -98,8 +102,9 @@
 //! ## Layout
 //! The files follow the chip. Leaf modules hold plain data and pure functions and import
 //! nothing of the crate but other leaves; every other module uses only its children and
-//! modules below it in this table, so the imports form a tree with no circle (see
-//! `tests/layout.rs`, which checks it).
+//! modules below it in this table, so the imports form a tree with no circle (the workspace's
+//! `tests/house.rs` checks both: `the_simulator_s_leaf_modules_import_only_leaves` and
+//! `every_crate_s_files_import_each_other_without_circles`).
 //!
 //! | Module | What it is for | What it guarantees |
 //! |---|---|---|
@@ -112,6 +117,7 @@
 //! | `boot` | [`Boot`], [`Core`], [`BootFailure`]; the check a released core's image passes | leaf |
 //! | [`config`], [`timing`] | [`SimConfig`], [`SourceRead`] and the calibrated [`Timing`] model | leaves (`config` uses `boot`, `timing`) |
 //! | [`arc`] | ARC's boot status, telemetry table and message queues as a window reaches them ([`arc::ArcState`]) | leaf; the telemetry is computed from the configuration, the cycle and the clock the last AICLK message set |
+//! | [`arc_wormhole`] | a Wormhole B0's ARC as the host reaches it through BAR0: scratch-register messages, telemetry pointers and table ([`arc_wormhole::WormholeArc`]) | uses `config` and `error` only |
 //! | `regs` | a Tensix's registers a host reaches: soft reset, reset PCs, wall clock, `NOC_ID_LOGICAL` | leaf |
 //! | `posted` | host writes held per destination, in a seeded random order | leaf; uses `rng` |
 //! | [`memory`] | sparse byte memory for L1 and DRAM | leaf; untouched bytes read 0 |

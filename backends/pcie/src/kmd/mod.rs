@@ -1,12 +1,12 @@
-//! The driver's [`Bar`](crate::bar::Bar): a Blackhole card through tt-kmd's ioctls and mmaps
-//! (Linux only).
+//! The driver's [`Bar`](crate::bar::Bar): a Blackhole or Wormhole B0 card through tt-kmd's
+//! ioctls and mmaps (Linux only).
 //!
 //! * [`enumerate`] lists `/dev/tenstorrent/N`, sorted by PCI address (node numbers change
 //!   across resets, PCI addresses do not; tt-umd sorts the same way), each with what it is or
 //!   why it cannot be used, filtered by `TT_VISIBLE_DEVICES` when that is set.
 //! * [`KmdBar::open`] opens one node, checks that it is tt-kmd with ioctl API 2 or later and a
-//!   Blackhole, maps the BAR0 registers, checks the device answers, and asks the driver for the
-//!   busy clock (SET_POWER_STATE, tt-kmd 2.6.0 and later).
+//!   Blackhole or a Wormhole B0, maps the BAR0 registers, checks the device answers, and asks
+//!   the driver for the busy clock (SET_POWER_STATE, tt-kmd 2.6.0 and later).
 //! * [`KmdWindow`] is one TLB window: allocated (ALLOCATE_TLB, checked before anything is
 //!   mapped), mapped with exactly its size, accessed with volatile 32-bit loads and stores
 //!   only, configured (CONFIGURE_TLB), unmapped and freed.
