@@ -22,44 +22,59 @@ const SMALL: &[&str] = &[
     "--rect", "0,0,4,4", "--blocks", "4", "--pages", "2", "--window", "2", "--jobs", "2",
 ];
 
+/// The library `var` names; a variable set to a path that is not a file fails the test (a
+/// mistyped path would otherwise skip it as if ttsim were not there).
 fn library(var: &str) -> Option<PathBuf> {
     let p = std::env::var_os(var).map(PathBuf::from)?;
-    p.is_file().then_some(p)
+    assert!(
+        p.is_file(),
+        "{var} is set to {}, which is not a file: give the path of a libttsim.so, or unset it \
+         to skip the ttsim tests",
+        p.display()
+    );
+    Some(p)
+}
+
+/// A test without its library passes after one line on standard error (which the test
+/// harness shows, as it does not show a passing test's standard output).
+fn skipped(what: &str) {
+    eprintln!("skipped: {what} to run this test (Tenstorrent's ttsim; docs/ttsim.md)");
 }
 
 fn bh() -> Option<PathBuf> {
     let l = library("KOMOREBI_TTSIM");
     if l.is_none() {
-        println!(
-            "skipped: set KOMOREBI_TTSIM to a Blackhole libttsim.so (Tenstorrent's ttsim; see \
-             README.md, \"ttsim\") to run this test"
-        );
+        skipped("set KOMOREBI_TTSIM to a Blackhole libttsim.so");
     }
     l
 }
 
-fn bh_x2() -> Option<PathBuf> {
-    let l = library("KOMOREBI_TTSIM_X2").or_else(|| {
+/// `KOMOREBI_TTSIM_<VAR>`, else the build `build` beside `KOMOREBI_TTSIM`'s: in CI's layout
+/// (`target/ttsim/bh/libttsim.so` beside `target/ttsim/<build>/`) or in ttsim's own
+/// (`src/_out/release_bh/libttsim.so` beside `src/_out/release_<build>/`).
+fn sibling(var: &str, build: &str) -> Option<PathBuf> {
+    library(var).or_else(|| {
         let single = library("KOMOREBI_TTSIM")?;
-        let sibling = single.parent()?.parent()?.join("bh_x2/libttsim.so");
-        sibling.is_file().then_some(sibling)
-    });
+        let out = single.parent()?.parent()?;
+        [build.to_string(), format!("release_{build}")]
+            .into_iter()
+            .map(|dir| out.join(dir).join("libttsim.so"))
+            .find(|p| p.is_file())
+    })
+}
+
+fn bh_x2() -> Option<PathBuf> {
+    let l = sibling("KOMOREBI_TTSIM_X2", "bh_x2");
     if l.is_none() {
-        println!(
-            "skipped: set KOMOREBI_TTSIM_X2 to a two-chip (bh_x2) libttsim.so to run this test"
-        );
+        skipped("set KOMOREBI_TTSIM_X2 to a two-chip (bh_x2) libttsim.so");
     }
     l
 }
 
 fn wh() -> Option<PathBuf> {
-    let l = library("KOMOREBI_TTSIM_WH").or_else(|| {
-        let single = library("KOMOREBI_TTSIM")?;
-        let sibling = single.parent()?.parent()?.join("wh/libttsim.so");
-        sibling.is_file().then_some(sibling)
-    });
+    let l = sibling("KOMOREBI_TTSIM_WH", "wh");
     if l.is_none() {
-        println!("skipped: set KOMOREBI_TTSIM_WH to a Wormhole (wh) libttsim.so to run this test");
+        skipped("set KOMOREBI_TTSIM_WH to a Wormhole (wh) libttsim.so");
     }
     l
 }
@@ -369,27 +384,30 @@ fn a_server_that_dies_mid_run_is_exit_4_with_one_line_through_feeder_and_dispatc
         let mut args = vec!["broadcast", "--device", &device, "--jobs", "100000"];
         args.extend(&SMALL[..SMALL.len() - 2]);
         args.extend(runner);
-        let child = Command::new(env!("CARGO_BIN_EXE_komorebi"))
-            .args(&args)
-            .env(
-                "KOMOREBI_TTSIM_SERVER",
-                env!("CARGO_BIN_EXE_komorebi-ttsim-server"),
-            )
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = KillOnDrop(Some(
+            Command::new(env!("CARGO_BIN_EXE_komorebi"))
+                .args(&args)
+                .env(
+                    "KOMOREBI_TTSIM_SERVER",
+                    env!("CARGO_BIN_EXE_komorebi-ttsim-server"),
+                )
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap(),
+        ));
+        let id = child.0.as_ref().unwrap().id();
         // Once the server is up, the open (a second of AICLK wait on ttsim) and the boot are
         // over well within 6 s: the jobs are running when the server is killed.
         let server = std::path::Path::new(env!("CARGO_BIN_EXE_komorebi-ttsim-server"));
         let started = std::time::Instant::now();
-        while children_of(child.id(), server).is_empty()
+        while children_of(id, server).is_empty()
             && started.elapsed() < std::time::Duration::from_secs(120)
         {
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
         std::thread::sleep(std::time::Duration::from_secs(6));
-        let servers = children_of(child.id(), server);
+        let servers = children_of(id, server);
         assert_eq!(servers.len(), 1, "{runner:?}: the host's one server");
         // The server this test's child started, by its id.
         let killed = Command::new("kill")
@@ -397,7 +415,7 @@ fn a_server_that_dies_mid_run_is_exit_4_with_one_line_through_feeder_and_dispatc
             .status()
             .unwrap();
         assert!(killed.success(), "{runner:?}");
-        let out = child.wait_with_output().unwrap();
+        let out = child.0.take().unwrap().wait_with_output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(4), "{runner:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{runner:?}: {err}");
@@ -408,15 +426,50 @@ fn a_server_that_dies_mid_run_is_exit_4_with_one_line_through_feeder_and_dispatc
     }
 }
 
-/// A stand-in server: a shell script `body` in a file of its own.
-fn fake_server(name: &str, body: &str) -> PathBuf {
+/// A stand-in server: a shell script `body` in a directory of its own, removed (with the
+/// script) when the returned guard drops.
+fn fake_server(name: &str, body: &str) -> FakeServer {
     use std::os::unix::fs::PermissionsExt;
-    let dir = std::env::temp_dir().join(format!("komorebi-fake-server-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "komorebi-fake-server-{}-{name}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
+    FakeServer(path)
+}
+
+/// A stand-in server's script; its directory goes when this drops.
+struct FakeServer(PathBuf);
+
+impl std::ops::Deref for FakeServer {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// A child process killed (and reaped) if the test ends before it has waited for it, so a
+/// failed assertion leaves no run behind.
+struct KillOnDrop(Option<std::process::Child>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 /// `spawn()`'s error, asked again while it is "Text file busy": a test thread that forks while

@@ -47,14 +47,23 @@ pub fn built_firmware_for(kind: ChipKind) -> Result<PathBuf, String> {
     let present = komorebi_hal::Role::ALL
         .iter()
         .all(|r| dir.join(r.name()).is_file());
+    // A build that ran and failed is an error even with images on disk: they are an earlier
+    // tree's, and a run (or a test) would pass or fail on code that no longer builds. Without
+    // cargo at all, the images there are the only ones to run.
     match status {
         Ok(s) if s.success() => Ok(dir),
-        _ if present => Ok(dir),
         Ok(s) => Err(format!(
-            "building the firmware in {} failed ({s}): it needs the riscv32im target \
-             (`rustup target add riscv32im-unknown-none-elf`); {FIRMWARE_BUILD_HINT}",
-            root.join("examples/firmware").display()
+            "building the firmware in {} failed ({s}; cargo printed why above): it needs the \
+             riscv32im target (`rustup target add riscv32im-unknown-none-elf`){}; \
+             {FIRMWARE_BUILD_HINT}",
+            root.join("examples/firmware").display(),
+            if present {
+                ", and the images already there are an earlier build's, not run"
+            } else {
+                ""
+            }
         )),
+        Err(_) if present => Ok(dir),
         Err(e) => Err(format!(
             "cannot run cargo to build the firmware: {e}; {FIRMWARE_BUILD_HINT}"
         )),

@@ -186,20 +186,31 @@ impl FirmwareImage {
             }
             segments.push(Segment { addr, data });
         }
+        // The first header-sized span at a header address that is not a header: kept, so an
+        // image of another ABI or a corrupt one says so rather than that it has no header.
+        let mut refused = None;
         let found = Role::ALL.into_iter().find_map(|role| {
             let at = image::header_addr(role);
             segments.iter().find_map(|s| {
                 let off = at.checked_sub(s.addr)? as usize;
-                let h = ImageHeader::from_bytes(s.data.get(off..)?).ok()?;
-                (h.role == role).then_some(h)
+                match ImageHeader::from_bytes(s.data.get(off..)?) {
+                    Ok(h) => (h.role == role).then_some(h),
+                    Err(e) => {
+                        if !matches!(e, image::ImageError::Magic(_)) {
+                            refused.get_or_insert((at, e));
+                        }
+                        None
+                    }
+                }
             })
         });
-        let header = found.ok_or_else(|| {
-            bad(
+        let header = found.ok_or_else(|| match refused {
+            Some((at, e)) => bad(name, format!("its image header at {at:#x}: {e}")),
+            None => bad(
                 name,
                 "no komorebi image header in its loaded segments (a komorebi firmware ELF \
                  carries one at 0x3F00 + 32 x role)",
-            )
+            ),
         })?;
         let boot = tensix::BRISC_RESET_PC;
         let boots = segments
@@ -247,7 +258,9 @@ impl Firmware {
         }
     }
 
-    /// The images in `reader`, `writer` and `compute`, checked to be those roles.
+    /// The images in `reader`, `writer` and `compute`, checked to be those roles and to load
+    /// into L1 bytes no other of them loads (the loader writes one image after another: a
+    /// later one would overwrite an earlier one's code where they overlap).
     pub fn new(images: [FirmwareImage; 3]) -> Result<Self, PcieError> {
         for (image, role) in images.iter().zip(Role::ALL) {
             if image.header.role != role {
@@ -255,6 +268,30 @@ impl Firmware {
                     &image.name,
                     format!("is the {} image, given as the {role}", image.header.role),
                 ));
+            }
+        }
+        let range = |s: &Segment| s.addr as u64..s.addr as u64 + s.data.len() as u64;
+        for (i, a) in images.iter().enumerate() {
+            for b in &images[i + 1..] {
+                for sa in &a.segments {
+                    let ra = range(sa);
+                    if let Some(sb) = b.segments.iter().find(|sb| {
+                        let rb = range(sb);
+                        ra.start < rb.end && rb.start < ra.end
+                    }) {
+                        return Err(bad(
+                            &b.name,
+                            format!(
+                                "segment at {:#x}+{} overlaps {}'s segment at {:#x}+{}",
+                                sb.addr,
+                                sb.data.len(),
+                                a.name,
+                                sa.addr,
+                                sa.data.len()
+                            ),
+                        ));
+                    }
+                }
             }
         }
         Ok(Self { images })

@@ -159,6 +159,21 @@ fn every_refusal_says_what_is_wrong() {
         (0x6000, None, CODE),
     ];
     assert!(refusal(&elf(EM_RISCV, 0x6000, &misplaced)).starts_with("no komorebi image header"));
+    // A header of another ABI (an earlier build's image) says so, not that there is none.
+    let mut old = h.clone();
+    old[4..8].copy_from_slice(&2u32.to_le_bytes());
+    let stale = [
+        (header_addr(Role::Compute), None, &old[..]),
+        (0x6000, None, CODE),
+    ];
+    assert_eq!(
+        refusal(&elf(EM_RISCV, 0x6000, &stale)),
+        format!(
+            "its image header at {:#x}: image built for ABI version 2, this is version {}",
+            header_addr(Role::Compute),
+            komorebi_kernel::abi::ABI_VERSION
+        )
+    );
 }
 
 #[test]
@@ -177,6 +192,31 @@ fn a_firmware_is_three_images_in_role_order() {
         e.to_string()
             .starts_with("firmware image /nonexistent/firmware/reader: cannot be read"),
         "{e}"
+    );
+}
+
+#[test]
+fn images_whose_segments_overlap_are_refused_naming_both() {
+    let image = |role: Role, entry: u32, code: &[(u32, &[u8])]| {
+        let h = header(role, entry);
+        let mut segments = vec![(header_addr(role), None, &h[..])];
+        segments.extend(code.iter().map(|&(at, bytes)| (at, None, bytes)));
+        FirmwareImage::from_elf(role.name(), &elf(EM_RISCV, entry, &segments)).unwrap()
+    };
+    let reader = image(
+        Role::Reader,
+        0x1_C000,
+        &[(0x0, &CODE[..4]), (0x1_C000, CODE)],
+    );
+    let writer = image(Role::Writer, 0x1_2000, &[(0x1_2000, CODE)]);
+    let compute = image(Role::Compute, 0x6000, &[(0x6000, CODE)]);
+    assert!(Firmware::new([reader.clone(), writer.clone(), compute]).is_ok());
+    // Compute's code grown into the writer's: the later image would overwrite the earlier.
+    let grown = image(Role::Compute, 0x6000, &[(0x6000, CODE), (0x1_2004, CODE)]);
+    let e = Firmware::new([reader, writer, grown]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "firmware image compute: segment at 0x12004+8 overlaps writer's segment at 0x12000+8"
     );
 }
 

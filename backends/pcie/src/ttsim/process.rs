@@ -38,13 +38,22 @@ fn read_reply(from: &mut BufReader<ChildStdout>, buf: &mut [u8], wait: Duration)
     let mut filled = 0;
     while filled < buf.len() {
         if from.buffer().is_empty() {
-            let timeout = Timespec {
-                tv_sec: wait.as_secs() as i64,
-                tv_nsec: wait.subsec_nanos() as i64,
+            // A signal that interrupts the wait (a handler the host installed) is no dead
+            // server: wait again for what is left of the piece's time.
+            let until = std::time::Instant::now() + wait;
+            let ready = loop {
+                let left = until.saturating_duration_since(std::time::Instant::now());
+                let timeout = Timespec {
+                    tv_sec: left.as_secs() as i64,
+                    tv_nsec: left.subsec_nanos() as i64,
+                };
+                let fd = from.get_ref().as_fd();
+                let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+                match poll(&mut fds, Some(&timeout)) {
+                    Err(rustix::io::Errno::INTR) => continue,
+                    r => break r.map_err(io::Error::from)?,
+                }
             };
-            let fd = from.get_ref().as_fd();
-            let mut fds = [PollFd::new(&fd, PollFlags::IN)];
-            let ready = poll(&mut fds, Some(&timeout)).map_err(io::Error::from)?;
             if ready == 0 {
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
@@ -52,7 +61,10 @@ fn read_reply(from: &mut BufReader<ChildStdout>, buf: &mut [u8], wait: Duration)
                 ));
             }
         }
-        let n = from.read(&mut buf[filled..])?;
+        let n = match from.read(&mut buf[filled..]) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => r?,
+        };
         if n == 0 {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
