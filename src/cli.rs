@@ -596,10 +596,9 @@ fn checked_config(
         .into_iter()
         .chain(flame_graph.as_deref().map(|p| ("--profile", p)))
         .collect::<Vec<_>>();
-    // The disk check after the paths': a path that cannot be written says so, not that its
-    // file system (`/proc`) has no room.
     // The flags' own checks first: a value no host could run is refused as such, not for the
-    // memory it would need.
+    // memory it would need. The disk check after the paths': a path that cannot be written
+    // says so, not that its file system (`/proc`) has no room.
     cfg.check_flags()
         .map_err(|e| e.to_string())
         .and_then(|()| check_memory(&cfg))

@@ -95,6 +95,9 @@ fn two_outputs_may_not_name_one_file() {
         "{err}"
     );
     assert!(!trace.exists());
+    // Only files collide: both to /dev/null is no loss.
+    let (code, _, err) = broadcast(&["--trace", "/dev/null", "--log", "/dev/null"]);
+    assert_eq!(code, 0, "{err}");
 }
 
 /// A fresh directory of this test process.
@@ -172,6 +175,21 @@ fn refusals_name_the_flags_at_fault_and_what_is_allowed() {
             &["--rect", "5,5,10,10"][..],
             "error: --rect: 5,5,10,10 reaches outside the 12x10 logical grid of this Blackhole \
              (harvest mask 0x3000) (allowed: X0 + COLUMNS <= 12 and Y0 + ROWS <= 10)",
+        ),
+        (
+            &[
+                "--pages",
+                "1",
+                "--page-size",
+                "1048576",
+                "--window",
+                "1",
+                "--rect",
+                "0,0,1,1",
+            ][..],
+            "error: --page-size: 2 broadcast buffers of --window 1 x --pages 1 x --page-size \
+             1048576 = 2097152 bytes do not fit the 1310720 bytes of L1 above 0x40000 (allowed: \
+             window x pages x page size at most 655360)",
         ),
         (
             &["--window", "8", "--pages", "8191"][..],

@@ -90,7 +90,9 @@ pub fn check_outputs(outputs: &[(&str, &std::path::Path)]) -> Result<(), String>
             .map(|d| d.join(p.file_name().unwrap_or_default()))
             .unwrap_or_else(|_| p.to_path_buf())
     };
-    let same = |a: &std::path::Path, b: &std::path::Path| full(a) == full(b);
+    // Only files collide: two outputs sent to /dev/null (or another device or pipe) is fine.
+    let file = |p: &std::path::Path| std::fs::metadata(p).map_or(true, |m| m.is_file());
+    let same = |a: &std::path::Path, b: &std::path::Path| file(a) && full(a) == full(b);
     for (i, (flag, path)) in outputs.iter().enumerate() {
         if let Some((other, _)) = outputs[..i].iter().find(|(_, p)| same(p, path)) {
             return Err(format!(

@@ -18,15 +18,22 @@ use wormhole_pac::niu::{self, cfg, cmd, counter};
 use wormhole_pac::tensix;
 
 fn json() -> Option<Value> {
-    let path = std::env::var_os("KOMOREBI_TTSIM_WH_TILE_REGS")
-        .map(std::path::PathBuf::from)
-        .or_else(|| {
-            let bh = std::path::PathBuf::from(std::env::var_os("KOMOREBI_TTSIM_TILE_REGS")?);
-            Some(bh.parent()?.parent()?.join("wh/tile_regs.json"))
-        })
-        .filter(|p| p.is_file());
+    // A path the variable names must be a file (a mistyped one would skip the test); the one
+    // beside the Blackhole table is taken only if it is there.
+    let named = std::env::var_os("KOMOREBI_TTSIM_WH_TILE_REGS").map(std::path::PathBuf::from);
+    if let Some(p) = &named {
+        assert!(
+            p.is_file(),
+            "KOMOREBI_TTSIM_WH_TILE_REGS: {} is not a file",
+            p.display()
+        );
+    }
+    let path = named.or_else(|| {
+        let bh = std::path::PathBuf::from(std::env::var_os("KOMOREBI_TTSIM_TILE_REGS")?);
+        Some(bh.parent()?.parent()?.join("wh/tile_regs.json")).filter(|p| p.is_file())
+    });
     let Some(path) = path else {
-        println!(
+        eprintln!(
             "skipped: set KOMOREBI_TTSIM_WH_TILE_REGS to ttsim's data/wh/tile_regs.json to run \
              this test"
         );

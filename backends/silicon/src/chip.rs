@@ -544,9 +544,12 @@ mod wormhole {
                 // No override: NCRISC starts at 0x12000, TRISC0 at 0x6000, where the images are.
                 cfg(t::TRISC_RESET_PC_OVERRIDE_CFG).write_volatile(0);
                 cfg(t::NCRISC_RESET_PC_OVERRIDE_CFG).write_volatile(0);
+                // Nothing the ISA documents orders these stores before the release below (a
+                // store to another region may land first), and neither a `fence` nor a load of a
+                // configuration word, which could, runs on ttsim's Wormhole (it refuses both).
+                // tt-metal's BRISC firmware relies on the same program order with no barrier
+                // (its `device_setup`, then `deassert_ncrisc_trisc`); so does this.
                 let reset = t::SOFT_RESET_0 as *mut u32;
-                // The configuration words land before the release (the read comes back after
-                // the stores before it: the core keeps its own accesses in order).
                 let held = reset.read_volatile();
                 let [_, trisc0, _, _, ncrisc] = t::SOFT_RESET_BITS;
                 reset.write_volatile(held & !(trisc0 | ncrisc));

@@ -262,9 +262,17 @@ impl BroadcastConfig {
             * self.page_size as u64;
         let room = crate::chip::l1_size(self.chip) as u64 - BUFFER_BASE as u64;
         if buffers > room {
-            // Window, pages and page size all make the buffers: the message gives their product.
+            // Window, pages and page size all make the buffers: the message gives their product
+            // and names the first of them that is more than its least.
+            let at_fault = if self.window > 1 {
+                "--window"
+            } else if self.pages > 1 {
+                "--pages"
+            } else {
+                "--page-size"
+            };
             return Err(flag(
-                "--window",
+                at_fault,
                 format!(
                     "{} broadcast buffers of --window {} x --pages {} x --page-size {} = {buffers} \
                      bytes do not fit the {room} bytes of L1 above {BUFFER_BASE:#x} (allowed: \

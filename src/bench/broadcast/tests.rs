@@ -254,7 +254,7 @@ fn a_refused_run_names_the_benchs_flag() {
     let e = BroadcastBench::new(&f).unwrap_err();
     assert!(
         e.to_string()
-            .starts_with("--windows: 2 broadcast buffers of --window 1 x --pages 100 x"),
+            .starts_with("--pages: 2 broadcast buffers of --window 1 x --pages 100 x"),
         "{e}"
     );
 }
