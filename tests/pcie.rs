@@ -389,3 +389,69 @@ fn boot_resets_the_reset_pc_overrides_a_tt_metal_run_left_set() {
         );
     }
 }
+
+#[test]
+fn a_wormhole_s_host_releases_brisc_alone_and_brisc_starts_the_other_two() {
+    use komorebi::host::device::spawn_kernel;
+    use komorebi_hal::Role;
+    use komorebi_pcie::card::Card;
+    use komorebi_pcie::firmware::{BootOptions, boot};
+    use komorebi_pcie::sim::SimBar;
+    use komorebi_sim::{Boot, Core, Sim};
+    use std::sync::{Arc, Mutex};
+
+    let wormhole = SimConfig {
+        wormhole: Some(wormhole_pac::harvest::HarvestMask::NONE),
+        timing: komorebi_sim::Timing::wormhole(),
+        ..SimConfig::default()
+    };
+    let others = Core::Ncrisc.reset_bit() | Core::Trisc0.reset_bit();
+    // On a Blackhole the host sets the reset PCs and releases all three at once; on a Wormhole
+    // it cannot set them, so it releases BRISC alone and BRISC's image starts the other two.
+    for (config, held_at_brisc) in [(SimConfig::default(), 0), (wormhole, others)] {
+        // Each kernel checks its tile's logical coordinates, which the hook hands it.
+        let (columns, rows) = (config.harvest.columns(), config.wormhole.map(|h| h.rows()));
+        let own = move |(x, y): (u8, u8)| {
+            let (lx, ly) = match rows {
+                Some(rows) => rows.noc0_to_logical(x, y),
+                None => columns.noc0_to_logical(x, y),
+            }
+            .unwrap_or((0xFF, 0xFF));
+            komorebi_hal::LogicalXy::new(lx, ly)
+        };
+        let mut sim = Sim::new(SimConfig {
+            boot: Boot::HeldInReset,
+            control: komorebi_kernel::abi::CONTROL_LAYOUT,
+            ..config
+        });
+        // Each core's start, with its tile's soft-reset register as it was then.
+        let starts = Arc::new(Mutex::new(Vec::new()));
+        let seen = starts.clone();
+        sim.set_boot_hook(Box::new(move |sim: &mut Sim, tile, role| {
+            seen.lock()
+                .unwrap()
+                .push((tile, role, sim.soft_reset(tile)?));
+            spawn_kernel(sim, tile, role, Some(own(tile)), (BroadcastHandler::new(),))
+        }));
+        let mut card = Card::open(
+            SimBar::new(sim, SimBarOptions::default()),
+            CardOptions::default(),
+        )
+        .unwrap();
+        let chip = card.chip().clone();
+        let logical = move |t: komorebi_hal::Xy| chip.logical(t).unwrap_or((0xFF, 0xFF));
+        let options = BootOptions {
+            timeout: std::time::Duration::from_millis(10),
+            native_allowed: true,
+        };
+        let tiles = card.tensix().count();
+        boot(&mut card, &Firmware::native(), logical, options).expect("every tile comes up");
+        let starts = starts.lock().unwrap();
+        assert_eq!(starts.len(), 3 * tiles, "three kernels a tile");
+        for &(tile, role, reset) in starts.iter() {
+            if role == Role::Reader {
+                assert_eq!(reset & others, held_at_brisc, "{tile:?}: {reset:#x}");
+            }
+        }
+    }
+}

@@ -397,6 +397,15 @@ impl Sim {
         Ok(())
     }
 
+    /// The soft-reset register (`RISCV_DEBUG_REG_SOFT_RESET_0`) of the tile at NoC0 `tile`: a
+    /// set bit holds its core in reset ([`Core::reset_bit`](crate::Core::reset_bit)).
+    pub fn soft_reset(&self, tile: (u8, u8)) -> Result<u32, SimError> {
+        let ix = self.tile(tile)?;
+        Ok(self.world.borrow().tiles[ix as usize]
+            .regs
+            .read_soft_reset())
+    }
+
     /// Reads a 32-bit word of L1.
     pub fn read_l1_u32(&self, tile: (u8, u8), addr: u32) -> Result<u32, SimError> {
         let ix = self.tile(tile)?;
