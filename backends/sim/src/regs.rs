@@ -122,13 +122,15 @@ impl TileRegs {
         self.soft_reset
     }
 
-    /// What a BRISC image does to start the tile's other cores at their default reset PCs
-    /// (on Wormhole, where the host cannot): every override off, then the soft-reset register
-    /// set to `soft_reset`.
-    pub(crate) fn start_at_default_pcs(&mut self, soft_reset: u32) {
+    /// What a BRISC image does to start the tile's cores `cores` (their soft-reset bits) at
+    /// their default reset PCs (on Wormhole, where the host cannot): every override off, then
+    /// their bits cleared. Returns the soft-reset register before and after.
+    pub(crate) fn start_at_default_pcs(&mut self, cores: u32) -> (u32, u32) {
         self.trisc_override = 0;
         self.ncrisc_override = 0;
-        self.soft_reset = soft_reset;
+        let old = self.soft_reset;
+        self.soft_reset = old & !cores;
+        (old, self.soft_reset)
     }
 
     /// The PC `core` starts at when released: BRISC 0x0 (fixed); NCRISC and TRISCs their PC

@@ -787,12 +787,8 @@ impl Sim {
         // and the native kernels stand in for it here.
         if core == Core::Brisc && !self.world.borrow().chip.is_blackhole() {
             let started = Core::Ncrisc.reset_bit() | Core::Trisc0.reset_bit();
-            let mut w = self.world.borrow_mut();
-            let regs = &mut w.tiles[tile as usize].regs;
-            let old = regs.read_soft_reset();
-            let new = old & !started;
-            regs.start_at_default_pcs(new);
-            drop(w);
+            let regs = &mut self.world.borrow_mut().tiles[tile as usize].regs;
+            let (old, new) = regs.start_at_default_pcs(started);
             self.resets.push_back(ResetChange { tile, old, new });
         }
     }
