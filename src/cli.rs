@@ -575,27 +575,22 @@ fn checked_config(
     };
     let cfg = flags.config().map_err(refuse)?;
     let profile = flags.profile.as_deref();
+    // The profile's flame graph is written beside it after the run: checked now too.
+    let flame_graph = profile.map(crate::host::profile::flame_graph_path);
+    let log = flags
+        .log
+        .as_deref()
+        .filter(|p| *p != std::path::Path::new("-"));
     let outputs: Vec<(&str, &std::path::Path)> = [
         ("--trace", flags.trace.as_deref()),
         ("--profile", profile),
-        (
-            "--log",
-            flags
-                .log
-                .as_deref()
-                .filter(|p| *p != std::path::Path::new("-")),
-        ),
+        ("--profile", flame_graph.as_deref()),
+        ("--log", log),
         ("--picture", picture),
     ]
     .into_iter()
     .filter_map(|(flag, path)| Some((flag, path?)))
     .collect();
-    // The profile's flame graph is written beside it after the run: checked now too.
-    let flame_graph = profile.map(crate::host::profile::flame_graph_path);
-    let outputs = outputs
-        .into_iter()
-        .chain(flame_graph.as_deref().map(|p| ("--profile", p)))
-        .collect::<Vec<_>>();
     // The flags' own checks first: a value no host could run is refused as such, not for the
     // memory it would need. The disk check after the paths': a path that cannot be written
     // says so, not that its file system (`/proc`) has no room.

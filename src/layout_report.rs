@@ -85,13 +85,16 @@ pub fn layout_report(
         _ => None,
     };
     // The placement is the program's on this geometry: the plan's own checks take the flags'
-    // chip (a Wormhole's run needs ttsim, whatever the layout shows).
-    let harvest = match chip {
-        crate::chip::ChipKind::Blackhole => {
-            HarvestMask::new(harvest_mask).map_err(|e| e.to_string())
-        }
-        crate::chip::ChipKind::Wormhole => Ok(HarvestMask::P100_P150),
-    };
+    // chip (a Wormhole's run needs ttsim, whatever the layout shows). No broadcast of the
+    // program runs this way: no plan is made.
+    let harvest = id
+        .ok_or_else(|| "the 03 program runs rows on NoC0 and columns on NoC1".to_string())
+        .and_then(|_| match chip {
+            crate::chip::ChipKind::Blackhole => {
+                HarvestMask::new(harvest_mask).map_err(|e| e.to_string())
+            }
+            crate::chip::ChipKind::Wormhole => Ok(HarvestMask::P100_P150),
+        });
     let plan = harvest.and_then(|harvest| {
         let cfg = BroadcastConfig {
             rect,
@@ -117,11 +120,6 @@ pub fn layout_report(
         BroadcastPlan::per_job(&cfg, &geometry)
             .map_err(|e| format!("the 03 program refuses this shape: {e}"))
     });
-    // No broadcast of the program runs this way: nothing of the plan is this layout's.
-    let plan = match id {
-        Some(_) => plan,
-        None => Err("the 03 program runs rows on NoC0 and columns on NoC1".to_string()),
-    };
     let (plan, placement_refused) = match plan {
         Ok(p) => (Some(p), None),
         Err(why) => (None, Some(why)),

@@ -260,11 +260,7 @@ fn a_hung_card_is_a_lost_device_not_a_value() {
 #[test]
 fn a_dead_tile_reads_as_dead_while_the_card_answers() {
     // On a Blackhole the PCIe NIU is asked; on a Wormhole the ARC NIU (tt-umd's hang word).
-    let wormhole = SimConfig {
-        wormhole: Some(wormhole_pac::harvest::HarvestMask::NONE),
-        timing: komorebi_sim::Timing::wormhole(),
-        ..SimConfig::default()
-    };
+    let wormhole = wormhole_config();
     for (config, chip, niu) in [
         (SimConfig::default(), ChipKind::Blackhole, "PCIe"),
         (wormhole, ChipKind::Wormhole, "ARC"),
@@ -400,11 +396,7 @@ fn a_wormhole_s_host_releases_brisc_alone_and_brisc_starts_the_other_two() {
     use komorebi_sim::{Boot, Core, Sim};
     use std::sync::{Arc, Mutex};
 
-    let wormhole = SimConfig {
-        wormhole: Some(wormhole_pac::harvest::HarvestMask::NONE),
-        timing: komorebi_sim::Timing::wormhole(),
-        ..SimConfig::default()
-    };
+    let wormhole = wormhole_config();
     let others = Core::Ncrisc.reset_bit() | Core::Trisc0.reset_bit();
     // On a Blackhole the host sets the reset PCs and releases all three at once; on a Wormhole
     // it cannot set them, so it releases BRISC alone and BRISC's image starts the other two.
@@ -453,5 +445,14 @@ fn a_wormhole_s_host_releases_brisc_alone_and_brisc_starts_the_other_two() {
                 assert_eq!(reset & others, held_at_brisc, "{tile:?}: {reset:#x}");
             }
         }
+    }
+}
+
+/// The simulator as an unharvested Wormhole B0, with its timing.
+fn wormhole_config() -> SimConfig {
+    SimConfig {
+        wormhole: Some(wormhole_pac::harvest::HarvestMask::NONE),
+        timing: komorebi_sim::Timing::wormhole(),
+        ..SimConfig::default()
     }
 }

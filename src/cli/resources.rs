@@ -92,9 +92,13 @@ pub fn check_outputs(outputs: &[(&str, &std::path::Path)]) -> Result<(), String>
     };
     // Only files collide: two outputs sent to /dev/null (or another device or pipe) is fine.
     let file = |p: &std::path::Path| std::fs::metadata(p).map_or(true, |m| m.is_file());
-    let same = |a: &std::path::Path, b: &std::path::Path| file(a) && full(a) == full(b);
+    let keys: Vec<_> = outputs
+        .iter()
+        .map(|(_, p)| file(p).then(|| full(p)))
+        .collect();
     for (i, (flag, path)) in outputs.iter().enumerate() {
-        if let Some((other, _)) = outputs[..i].iter().find(|(_, p)| same(p, path)) {
+        let earlier = keys[..i].iter().position(|k| k.is_some() && *k == keys[i]);
+        if let Some((other, _)) = earlier.map(|j| &outputs[j]) {
             return Err(format!(
                 "{flag} {}: also {other}'s file (allowed: a different file for each output)",
                 path.display()
