@@ -10,7 +10,8 @@
 # input, and the formatting a panic pulls in costs some 1.3 KiB (a Wormhole image went over its
 # budget that way, decisions D38).
 # Usage: size-report.sh [TARGET_DIR]: the images of `cargo build --release` (target/), or of a
-# build into TARGET_DIR (the Wormhole images: `--features wormhole --target-dir target/wormhole`).
+# build into TARGET_DIR (the Wormhole images:
+# `--features wormhole --config wormhole.toml --target-dir target/wormhole`).
 # The budgets are the same for both chips.
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -26,15 +26,23 @@ pub fn built_firmware() -> Result<PathBuf, String> {
 }
 
 /// [`built_firmware`] for chip `kind`: the Wormhole images are built with the firmware's
-/// `wormhole` feature into their own target directory ([`WORMHOLE_FIRMWARE_DIR`]), so both
-/// sets stay.
+/// `wormhole` feature and its `wormhole.toml` settings into their own target directory
+/// ([`WORMHOLE_FIRMWARE_DIR`]), so both sets stay.
 pub fn built_firmware_for(kind: ChipKind) -> Result<PathBuf, String> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = default_firmware_dir_for(kind);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut args = vec!["build", "--release", "--quiet"];
     if kind == ChipKind::Wormhole {
-        args.extend(["--features", "wormhole", "--target-dir", "target/wormhole"]);
+        // `wormhole.toml` turns Blackhole's Zba and Zbb off: a Wormhole core is RV32IM alone.
+        args.extend([
+            "--features",
+            "wormhole",
+            "--config",
+            "wormhole.toml",
+            "--target-dir",
+            "target/wormhole",
+        ]);
     }
     let status = std::process::Command::new(cargo)
         .args(args)
@@ -137,8 +145,8 @@ pub enum Backend {
 /// Where `cargo build --release` in `examples/firmware` puts the firmware ELF files.
 pub const DEFAULT_FIRMWARE_DIR: &str =
     "examples/firmware/target/riscv32im-unknown-none-elf/release";
-/// Where `cargo build --release --features wormhole --target-dir target/wormhole` in
-/// `examples/firmware` puts the Wormhole images.
+/// Where `cargo build --release --features wormhole --config wormhole.toml --target-dir
+/// target/wormhole` in `examples/firmware` puts the Wormhole images.
 pub const WORMHOLE_FIRMWARE_DIR: &str =
     "examples/firmware/target/wormhole/riscv32im-unknown-none-elf/release";
 

@@ -259,8 +259,8 @@ impl<C: Chip> SiliconNoc<C> {
     #[inline(never)]
     fn learn_cast(&mut self, rect: Rect) -> Result<(u32, u32, bool), NocError> {
         let cover = Cover::of::<C>(self.noc, self.harvest, rect);
-        // Counted as the bits are set: the cores have no population count (`count_ones` is
-        // some 30 instructions).
+        // Counted as the bits are set: a Wormhole core has no population count (`count_ones`
+        // is some 30 instructions there; Blackhole's Zbb has `cpop`).
         let receivers = cover.n_columns * cover.n_rows;
         let inside = rect.contains(self.node);
         if receivers == 0 {

@@ -499,6 +499,11 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
             _ => HartConfig::data_movement(0, pc),
         };
         c.cost = w.cfg.core_cost;
+        // A Wormhole's baby cores are RV32IM alone: an image built with Blackhole's Zba/Zbb
+        // faults on one, as it would on the card.
+        if w.cfg.wormhole.is_some() {
+            c.isa = crate::riscv::Isa::RV32IM;
+        }
         (t, c, w.cfg.late_core_stores)
     };
     let speed_up = world.borrow().cfg.speed_up.clone();

@@ -86,6 +86,7 @@
 //!   role, or the image itself ([`Sim::spawn_firmware`]). Setting the bit again stops the
 //!   core's task.
 //! * **Firmware cores** ([`Sim::spawn_firmware`], [`riscv`], [`CoreFault`]): an RV32IM hart
+//!   (with Blackhole's Zba and Zbb on a Blackhole)
 //!   per core executes whatever L1 holds, from the core's reset PC, by a documented cost rule;
 //!   its loads and stores reach L1, the NIU command buffers and counters (which drive the same
 //!   NoC engine as the native HAL), the circular buffers' stream counters and the tile
@@ -127,7 +128,7 @@
 //! | [`profile`] | the firmware cores' cycle profiles: cycles by `pc` and call stack ([`CoreProfile`]) | leaf (uses `riscv`, `memory`); addresses only, no names |
 //! | `mmio` | a baby core's register space: which register an address is, the command-buffer registers, a command read from them | leaf |
 //! | `niu` | an NIU's counters and issue pipeline | leaf; counters wrap as the hardware's |
-//! | [`riscv`] | an RV32IM + Zicsr baby-core hart ([`riscv::Hart`]), its [`riscv::Bus`] trait, cycle [`riscv::Cost`] rule and [`riscv::Probe`] for profilers; the firmware cores (`core`) run it | leaf (its files `riscv::{op, decode, cost, bus, stop, probe, hart, ram}` import only each other); faults are values, never panics |
+//! | [`riscv`] | an RV32IM + Zicsr (+ Zba, Zbb on Blackhole) baby-core hart ([`riscv::Hart`]), its [`riscv::Bus`] trait, cycle [`riscv::Cost`] rule and [`riscv::Probe`] for profilers; the firmware cores (`core`) run it | leaf (its files `riscv::{op, decode, cost, bus, stop, probe, hart, ram}` import only each other); faults are values, never panics |
 //! | `tile` | Tensix tiles: L1, NIUs, circular buffers, ejection ports, registers; the coordinate grid | uses leaves only |
 //! | `dram` | the 8 DRAM banks and their bandwidth (the fused bank's accesses are refused before they reach it: `bar`, `engine`) | uses `memory` only |
 //! | `link` | routes as trees of hops; per-link, per-class arbitration as packets arrive, wormhole tails, path reservation and linked runs | uses leaves only |

@@ -1,15 +1,15 @@
-//! The RV32IM + Zicsr hart (`komorebi_sim::riscv`): instruction semantics on edge values, the
+//! The RV32IM + Zicsr (+ Zba, Zbb) hart (`komorebi_sim::riscv`): instruction semantics on edge values, the
 //! cost rule's exact cycle totals, faults, retries, the counters, self-modifying code, and
 //! random programs that must never panic nor overrun `until_cycle`.
 
 use komorebi_sim::riscv::bus::{LOCAL_RAM_BASE, LOCAL_RAM_DM};
 use komorebi_sim::riscv::{
-    AccessKind, Bus, BusResult, Cost, Faster, Fault, FaultKind, Flow, Hart, HartConfig, NoProbe,
-    Probe, RamBus, Size, SpeedUp, SpeedUpError, Stop,
+    AccessKind, Bus, BusResult, Cost, Faster, Fault, FaultKind, Flow, Hart, HartConfig, Isa,
+    NoProbe, Probe, RamBus, Size, SpeedUp, SpeedUpError, Stop,
 };
 use proptest::prelude::*;
 
-/// A tiny RV32IM + Zicsr encoder for the tests (registers are `u32` 0..=31).
+/// A tiny RV32IM + Zicsr (+ Zba, Zbb) encoder for the tests (registers are `u32` 0..=31).
 mod enc;
 use enc::*;
 
@@ -98,6 +98,72 @@ fn rv32i_register_operations_on_edge_values() {
     assert_eq!(rr(xor, 0xF0F0_F0F0, 0xFF00_FF00), 0x0FF0_0FF0);
     assert_eq!(rr(or, 0xF0F0_F0F0, 0x0F00_0000), 0xFFF0_F0F0);
     assert_eq!(rr(and, 0xF0F0_F0F0, 0xFF00_FF00), 0xF000_F000);
+}
+
+/// `x3 = op(x1 = a)` for a one-register instruction.
+fn r1(op: fn(u32, u32) -> u32, a: u32) -> u32 {
+    exec(&[op(3, 1), ECALL], &[(1, a)]).reg(3)
+}
+
+#[test]
+fn zba_and_zbb_operations_on_edge_values() {
+    const MIN: u32 = 0x8000_0000;
+    assert_eq!(rr(sh1add, 0x8000_0001, 5), 7); // the carry out of bit 31 is lost
+    assert_eq!(rr(sh2add, 3, u32::MAX), 11);
+    assert_eq!(rr(sh3add, 0x2000_0000, 8), 8);
+    assert_eq!(rr(andn, 0xF0F0_F0F0, 0xFF00_FF00), 0x00F0_00F0);
+    assert_eq!(rr(orn, 0x0000_000F, 0xFFFF_FF00), 0x0000_00FF);
+    assert_eq!(rr(xnor, 0xF0F0_F0F0, 0xFF00_FF00), 0xF00F_F00F);
+    assert_eq!(rr(min, u32::MAX, 1), u32::MAX); // -1 < 1
+    assert_eq!(rr(min, MIN, 0x7FFF_FFFF), MIN);
+    assert_eq!(rr(minu, u32::MAX, 1), 1);
+    assert_eq!(rr(max, u32::MAX, 1), 1);
+    assert_eq!(rr(max, MIN, 0x7FFF_FFFF), 0x7FFF_FFFF);
+    assert_eq!(rr(maxu, u32::MAX, 1), u32::MAX);
+    assert_eq!(rr(rol, 0x8000_0001, 1), 3);
+    assert_eq!(rr(rol, 0x8000_0001, 33), 3); // only the low 5 bits count
+    assert_eq!(rr(ror, 3, 1), 0x8000_0001);
+    assert_eq!(rr(ror, 0x1234_5678, 0), 0x1234_5678);
+    assert_eq!(
+        exec(&[rori(3, 1, 8), ECALL], &[(1, 0x1234_5678)]).reg(3),
+        0x7812_3456
+    );
+    assert_eq!(r1(clz, 0), 32);
+    assert_eq!(r1(clz, 1), 31);
+    assert_eq!(r1(clz, MIN), 0);
+    assert_eq!(r1(ctz, 0), 32);
+    assert_eq!(r1(ctz, MIN), 31);
+    assert_eq!(r1(cpop, 0), 0);
+    assert_eq!(r1(cpop, u32::MAX), 32);
+    assert_eq!(r1(cpop, 0x8000_0101), 3);
+    assert_eq!(r1(sext_b, 0x1234_5680), 0xFFFF_FF80);
+    assert_eq!(r1(sext_b, 0xFFFF_FF7F), 0x7F);
+    assert_eq!(r1(sext_h, 0x0000_8000), 0xFFFF_8000);
+    assert_eq!(r1(sext_h, 0xFFFF_7FFF), 0x7FFF);
+    assert_eq!(r1(zext_h, 0xFFFF_8001), 0x8001);
+    assert_eq!(r1(orc_b, 0x0100_8000), 0xFF00_FF00);
+    assert_eq!(r1(orc_b, 0), 0);
+    assert_eq!(r1(rev8, 0x1234_5678), 0x7856_3412);
+}
+
+/// A Wormhole core (RV32IM + Zicsr alone) stops at a Zbb word with an illegal-instruction
+/// fault, its registers untouched; a Blackhole core runs it.
+#[test]
+fn zbb_words_are_illegal_on_an_rv32im_hart() {
+    let program = [addi(1, 0, 5), cpop(3, 1), ECALL];
+    let mut bus = RamBus::new(0, RAM);
+    bus.write_words(0, &program);
+    let mut hart = Hart::new(HartConfig {
+        isa: Isa::RV32IM,
+        ..HartConfig::data_movement(0, 0)
+    });
+    let f = fault(hart.run(&mut bus, 1_000));
+    assert_eq!(
+        (f.pc, f.kind),
+        (4, FaultKind::IllegalInstruction { word: program[1] })
+    );
+    assert_eq!(hart.reg(3), 0);
+    assert_eq!(exec(&program, &[]).reg(3), 2);
 }
 
 #[test]
@@ -356,7 +422,7 @@ fn misaligned_accesses_fault_with_pc_and_address() {
 #[test]
 fn illegal_instructions_bus_faults_and_fetches_outside_code() {
     for word in [
-        0x403170B3u32,
+        0x48C5_9533u32, // bclr (Zbs: not a Blackhole baby core's)
         csrrw(0, CYCLE, 1),
         csrrs(1, CYCLE, 2),
         csrrwi(1, MHARTID, 0),
@@ -1070,7 +1136,9 @@ proptest! {
 
     #[test]
     fn decoding_any_word_never_panics(word in any::<u32>()) {
-        let _ = komorebi_sim::riscv::decode(word);
+        for isa in [komorebi_sim::riscv::Isa::RV32IM, komorebi_sim::riscv::Isa::BLACKHOLE] {
+            let _ = komorebi_sim::riscv::decode(word, isa);
+        }
     }
 }
 

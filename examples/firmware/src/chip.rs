@@ -7,3 +7,23 @@ pub type Chip = komorebi_silicon::Blackhole;
 /// The chip these images are built for (Wormhole B0: the `wormhole` feature).
 #[cfg(feature = "wormhole")]
 pub type Chip = komorebi_silicon::Wormhole;
+
+// The images carry the instructions of the chip they are built for and no other's: a Blackhole
+// core runs Zba and Zbb, a Wormhole core faults on them (`.cargo/config.toml`, `wormhole.toml`).
+#[cfg(all(
+    feature = "wormhole",
+    any(target_feature = "zba", target_feature = "zbb")
+))]
+compile_error!(
+    "Wormhole images with Zba/Zbb: a Wormhole baby core is RV32IM alone; build them with \
+     `--config wormhole.toml`"
+);
+#[cfg(all(
+    not(feature = "wormhole"),
+    target_arch = "riscv32",
+    not(all(target_feature = "zba", target_feature = "zbb"))
+))]
+compile_error!(
+    "Blackhole images without Zba/Zbb: build them in examples/firmware, whose \
+     .cargo/config.toml sets the flags (a RUSTFLAGS variable replaces that list)"
+);

@@ -1,9 +1,10 @@
-//! The RV32IM + Zicsr decoder: one 32-bit word to one [`Op`], exactly as the RISC-V
-//! unprivileged spec (RV32I, M, Zicsr, Zifencei chapters) encodes them, with every fixed field
-//! checked. Any other word is [`Op::Illegal`]: compressed encodings (low bits not `0b11`), RV64
-//! forms, other extensions (A, F, Zba/Zbb, ...), `mret`/`wfi`, reserved `funct` values, shifts
-//! by an immediate with bit 5 set, unknown CSRs, and every CSR access that would write a
-//! read-only CSR.
+//! The RV32IM + Zicsr decoder, with Zba and Zbb on a hart whose [`Isa`] has them: one 32-bit
+//! word to one [`Op`], exactly as the RISC-V unprivileged spec (RV32I, M, Zicsr, Zifencei, B
+//! chapters) encodes them, with every fixed field checked. Any other word is [`Op::Illegal`]:
+//! compressed encodings (low bits not `0b11`), RV64 forms, other extensions (A, F, Zbs, Zbkb's
+//! `pack` with a second register, ...), Zba and Zbb words on a hart without them,
+//! `mret`/`wfi`, reserved `funct` values, shifts by an immediate with bit 5 set, unknown CSRs,
+//! and every CSR access that would write a read-only CSR.
 //!
 //! Why a decoder of our own and not a crate: `raki` 1.3 decodes `fence.i` as an error, accepts
 //! Zbb words such as `andn`/`rol`/`min` as plain `and`/`sll`/`xor` (it does not check `funct7`
@@ -12,12 +13,42 @@
 //! and does not check `jalr`'s `funct3`. Filtering either would take the field checks this
 //! file is made of.
 //!
-//! Pure function of the word; never panics.
+//! Pure function of the word and the [`Isa`]; never panics.
 
-use super::op::{AluOp, Cond, Counter, DivOp, MulOp, Op, Size};
+use super::op::{AluOp, Cond, Counter, DivOp, MulOp, Op, Size, UnaryOp};
 
-/// The decoded form of `word`; [`Op::Illegal`] if the hart does not implement it.
-pub fn decode(word: u32) -> Op {
+/// The instruction-set extensions a hart implements beyond RV32IM + Zicsr, as far as the
+/// decoder knows them: what [`decode`] accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Isa {
+    /// Zba, address generation (`sh1add`, `sh2add`, `sh3add`).
+    pub zba: bool,
+    /// Zbb, basic bit manipulation (`andn`, `min`, `clz`, `cpop`, `zext.h`, `rev8`, ...).
+    pub zbb: bool,
+}
+
+impl Isa {
+    /// RV32IM + Zicsr alone: a Wormhole baby core's integer instructions (tt-isa-documentation
+    /// `WormholeB0/TensixTile/BabyRISCV/README.md`; ttsim's `wh` build has no Zba or Zbb
+    /// either).
+    pub const RV32IM: Isa = Isa {
+        zba: false,
+        zbb: false,
+    };
+
+    /// RV32IM + Zicsr + Zba + Zbb: a Blackhole baby core's integer instructions
+    /// (tt-isa-documentation `BlackholeA0/TensixTile/BabyRISCV/InstructionSet.md`, which lists
+    /// Zaamo and parts of F, Zfh and Zbkb too: the firmware is not built for those, so they
+    /// stay illegal here).
+    pub const BLACKHOLE: Isa = Isa {
+        zba: true,
+        zbb: true,
+    };
+}
+
+/// The decoded form of `word` on a hart implementing `isa`; [`Op::Illegal`] if it does not
+/// implement it.
+pub fn decode(word: u32, isa: Isa) -> Op {
     let rd = ((word >> 7) & 31) as u8;
     let rs1 = ((word >> 15) & 31) as u8;
     let rs2 = ((word >> 20) & 31) as u8;
@@ -103,10 +134,14 @@ pub fn decode(word: u32) -> Op {
                 (1, 0x00) => AluOp::Sll,
                 (5, 0x00) => AluOp::Srl,
                 (5, 0x20) => AluOp::Sra,
+                (5, 0x30) if isa.zbb => AluOp::Ror,
+                (1, 0x30) | (5, 0x14) | (5, 0x34) if isa.zbb => {
+                    return unary(funct3, word >> 20, rd, rs1);
+                }
                 _ => return Op::Illegal,
             };
             let imm = match op {
-                AluOp::Sll | AluOp::Srl | AluOp::Sra => imm_i & 31,
+                AluOp::Sll | AluOp::Srl | AluOp::Sra | AluOp::Ror => imm_i & 31,
                 _ => imm_i,
             };
             Op::AluImm { op, rd, rs1, imm }
@@ -138,7 +173,7 @@ pub fn decode(word: u32) -> Op {
                     rs1,
                     rs2,
                 },
-                _ => Op::Illegal,
+                _ => bitmanip(funct7, funct3, rd, rs1, rs2, isa),
             },
             0x01 => {
                 let mul = |op| Op::Mul { op, rd, rs1, rs2 };
@@ -154,7 +189,7 @@ pub fn decode(word: u32) -> Op {
                     _ => div(DivOp::Remu),
                 }
             }
-            _ => Op::Illegal,
+            _ => bitmanip(funct7, funct3, rd, rs1, rs2, isa),
         },
         // FENCE: the spec has implementations ignore rd, rs1 and reserved fm/pred/succ values
         // (treating them as a normal fence); FENCE.I likewise ignores its imm, rs1 and rd.
@@ -183,6 +218,50 @@ pub fn decode(word: u32) -> Op {
         },
         _ => Op::Illegal,
     }
+}
+
+/// A register-register word of OP (`0x33`) that is not RV32IM's: Zba's and Zbb's (`zext.h` is
+/// Zbkb's `pack` with `x0` as its second register, the only form Zbb has).
+fn bitmanip(funct7: u32, funct3: u32, rd: u8, rs1: u8, rs2: u8, isa: Isa) -> Op {
+    let op = match (funct7, funct3) {
+        (0x10, 2) if isa.zba => AluOp::Sh1add,
+        (0x10, 4) if isa.zba => AluOp::Sh2add,
+        (0x10, 6) if isa.zba => AluOp::Sh3add,
+        (0x20, 7) if isa.zbb => AluOp::Andn,
+        (0x20, 6) if isa.zbb => AluOp::Orn,
+        (0x20, 4) if isa.zbb => AluOp::Xnor,
+        (0x05, 4) if isa.zbb => AluOp::Min,
+        (0x05, 5) if isa.zbb => AluOp::Minu,
+        (0x05, 6) if isa.zbb => AluOp::Max,
+        (0x05, 7) if isa.zbb => AluOp::Maxu,
+        (0x30, 1) if isa.zbb => AluOp::Rol,
+        (0x30, 5) if isa.zbb => AluOp::Ror,
+        (0x04, 4) if isa.zbb && rs2 == 0 => {
+            return Op::Unary {
+                op: UnaryOp::ZextH,
+                rd,
+                rs1,
+            };
+        }
+        _ => return Op::Illegal,
+    };
+    Op::Alu { op, rd, rs1, rs2 }
+}
+
+/// The one-register words of Zbb in OP-IMM (`0x13`), by `funct3` and the word's bits 31:20
+/// (the caller checked Zbb and bits 31:25).
+fn unary(funct3: u32, imm: u32, rd: u8, rs1: u8) -> Op {
+    let op = match (funct3, imm) {
+        (1, 0x600) => UnaryOp::Clz,
+        (1, 0x601) => UnaryOp::Ctz,
+        (1, 0x602) => UnaryOp::Cpop,
+        (1, 0x604) => UnaryOp::SextB,
+        (1, 0x605) => UnaryOp::SextH,
+        (5, 0x287) => UnaryOp::OrcB,
+        (5, 0x698) => UnaryOp::Rev8,
+        _ => return Op::Illegal,
+    };
+    Op::Unary { op, rd, rs1 }
 }
 
 /// S-type immediate: bits 31:25 and 11:7, sign-extended.
@@ -216,7 +295,7 @@ mod tests {
     fn immediates_decode_at_their_extremes() {
         // beq x0, x0, -4096 (imm[12] set, all else 0) and +4094.
         assert_eq!(
-            decode(0x8000_0063),
+            decode(0x8000_0063, Isa::RV32IM),
             Op::Branch {
                 cond: Cond::Eq,
                 rs1: 0,
@@ -225,7 +304,7 @@ mod tests {
             }
         );
         assert_eq!(
-            decode(0x7E00_0FE3),
+            decode(0x7E00_0FE3, Isa::RV32IM),
             Op::Branch {
                 cond: Cond::Eq,
                 rs1: 0,
@@ -235,14 +314,14 @@ mod tests {
         );
         // jal x0, -1 MiB and +1 MiB - 2.
         assert_eq!(
-            decode(0x8000_006F),
+            decode(0x8000_006F, Isa::RV32IM),
             Op::Jal {
                 rd: 0,
                 offset: -(1 << 20)
             }
         );
         assert_eq!(
-            decode(0x7FFF_F06F),
+            decode(0x7FFF_F06F, Isa::RV32IM),
             Op::Jal {
                 rd: 0,
                 offset: (1 << 20) - 2
@@ -250,7 +329,7 @@ mod tests {
         );
         // sw x0, -2048(x0) and 2047(x0).
         assert_eq!(
-            decode(0x8000_2023),
+            decode(0x8000_2023, Isa::RV32IM),
             Op::Store {
                 size: Size::Word,
                 rs1: 0,
@@ -259,7 +338,7 @@ mod tests {
             }
         );
         assert_eq!(
-            decode(0x7E00_2FA3),
+            decode(0x7E00_2FA3, Isa::RV32IM),
             Op::Store {
                 size: Size::Word,
                 rs1: 0,
@@ -278,6 +357,7 @@ mod tests {
             0x403170B3,     // andn (Zbb)
             0x603110B3,     // rol (Zbb)
             0x0A3140B3,     // min (Zbb)
+            0x20C5A533,     // sh1add (Zba)
             0x000090E7,     // jalr with funct3 = 1
             0x30200073,     // mret
             0x10500073,     // wfi
@@ -291,28 +371,119 @@ mod tests {
             0x0000200F,     // MISC-MEM funct3 = 2
             0x1000202F,     // lr.w (A)
         ] {
-            assert_eq!(decode(word), Op::Illegal, "{word:#010x}");
+            assert_eq!(decode(word, Isa::RV32IM), Op::Illegal, "{word:#010x}");
         }
     }
 
     #[test]
     fn fences_ignore_their_reserved_fields() {
-        assert_eq!(decode(0x0FF0_000F), Op::Fence); // fence iorw, iorw
-        assert_eq!(decode(0x8330_000F), Op::Fence); // fence.tso
-        assert_eq!(decode(0x0000_100F), Op::FenceI);
+        assert_eq!(decode(0x0FF0_000F, Isa::RV32IM), Op::Fence); // fence iorw, iorw
+        assert_eq!(decode(0x8330_000F, Isa::RV32IM), Op::Fence); // fence.tso
+        assert_eq!(decode(0x0000_100F, Isa::RV32IM), Op::FenceI);
         assert_eq!(
-            decode(0xC00020F3),
+            decode(0xC00020F3, Isa::RV32IM),
             Op::CsrRead {
                 rd: 1,
                 csr: Counter::Cycle
             }
         );
         assert_eq!(
-            decode(0xF14060F3), // csrrsi x1, mhartid, 0: does not write
+            decode(0xF14060F3, Isa::RV32IM), // csrrsi x1, mhartid, 0: does not write
             Op::CsrRead {
                 rd: 1,
                 csr: Counter::MHartId
             }
         );
+    }
+
+    /// Every Zba and Zbb word with `a0, a1, a2` (or `a0, a1`, or `a0, a1, 7`), as LLVM's
+    /// assembler encodes it (`llvm-mc --triple=riscv32 -mattr=+zba,+zbb -show-encoding`).
+    const BITMANIP: [(u32, Op); 21] = {
+        const fn alu(op: AluOp) -> Op {
+            Op::Alu {
+                op,
+                rd: 10,
+                rs1: 11,
+                rs2: 12,
+            }
+        }
+        const fn unary(op: UnaryOp) -> Op {
+            Op::Unary {
+                op,
+                rd: 10,
+                rs1: 11,
+            }
+        }
+        [
+            (0x20C5_A533, alu(AluOp::Sh1add)),
+            (0x20C5_C533, alu(AluOp::Sh2add)),
+            (0x20C5_E533, alu(AluOp::Sh3add)),
+            (0x40C5_F533, alu(AluOp::Andn)),
+            (0x40C5_E533, alu(AluOp::Orn)),
+            (0x40C5_C533, alu(AluOp::Xnor)),
+            (0x0AC5_C533, alu(AluOp::Min)),
+            (0x0AC5_D533, alu(AluOp::Minu)),
+            (0x0AC5_E533, alu(AluOp::Max)),
+            (0x0AC5_F533, alu(AluOp::Maxu)),
+            (0x60C5_9533, alu(AluOp::Rol)),
+            (0x60C5_D533, alu(AluOp::Ror)),
+            (
+                0x6075_D513,
+                Op::AluImm {
+                    op: AluOp::Ror,
+                    rd: 10,
+                    rs1: 11,
+                    imm: 7,
+                },
+            ),
+            (0x6005_9513, unary(UnaryOp::Clz)),
+            (0x6015_9513, unary(UnaryOp::Ctz)),
+            (0x6025_9513, unary(UnaryOp::Cpop)),
+            (0x6045_9513, unary(UnaryOp::SextB)),
+            (0x6055_9513, unary(UnaryOp::SextH)),
+            (0x0805_C533, unary(UnaryOp::ZextH)),
+            (0x2875_D513, unary(UnaryOp::OrcB)),
+            (0x6985_D513, unary(UnaryOp::Rev8)),
+        ]
+    };
+
+    #[test]
+    fn zba_and_zbb_decode_on_blackhole_and_are_illegal_on_rv32im() {
+        for (word, op) in BITMANIP {
+            assert_eq!(decode(word, Isa::BLACKHOLE), op, "{word:#010x}");
+            assert_eq!(decode(word, Isa::RV32IM), Op::Illegal, "{word:#010x}");
+        }
+        // Each extension alone: Zba's words need Zba, Zbb's need Zbb.
+        let zba = Isa {
+            zba: true,
+            zbb: false,
+        };
+        let zbb = Isa {
+            zba: false,
+            zbb: true,
+        };
+        for (i, (word, op)) in BITMANIP.into_iter().enumerate() {
+            let (with, without) = if i < 3 { (zba, zbb) } else { (zbb, zba) };
+            assert_eq!(decode(word, with), op, "{word:#010x}");
+            assert_eq!(decode(word, without), Op::Illegal, "{word:#010x}");
+        }
+    }
+
+    #[test]
+    fn near_misses_of_zba_and_zbb_are_illegal_on_blackhole() {
+        for word in [
+            0x08C5_C533u32,        // pack a0, a1, a2 (Zbkb): zext.h is only its x0 form
+            0x6035_9513,           // clz's neighbour 0x603: no such word
+            0x6065_9513,           // 0x606
+            0x6005_D513 | 1 << 25, // rori with shamt[5] set
+            0x2865_D513,           // orc.b's neighbour 0x286 (brev8 is 0x687, Zbkb)
+            0x6875_D513,           // brev8 (Zbkb)
+            0x0AC5_9533,           // funct7 0x05, funct3 1 (clmul, Zbc)
+            0x20C5_9533,           // funct7 0x10, funct3 1: no Zba word
+            0x48C5_9533,           // bclr (Zbs)
+            0x2805_9513,           // bseti (Zbs)
+        ] {
+            assert_eq!(decode(word, Isa::BLACKHOLE), Op::Illegal, "{word:#010x}");
+        }
     }
 }

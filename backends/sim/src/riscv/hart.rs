@@ -3,8 +3,8 @@
 use super::bus::LOCAL_RAM_TRISC;
 use super::bus::{AccessKind, Bus, BusResult, L1_BASE, L1_SIZE, LOCAL_RAM_BASE, LOCAL_RAM_DM};
 use super::cost::Cost;
-use super::decode::decode;
-use super::op::{AluOp, Cond, Counter, DivOp, MulOp, Op, Size};
+use super::decode::{Isa, decode};
+use super::op::{AluOp, Cond, Counter, DivOp, MulOp, Op, Size, UnaryOp};
 use super::probe::{Flow, NoProbe, Probe, is_link};
 use super::stop::{Fault, FaultKind, Stop};
 
@@ -50,11 +50,13 @@ pub struct HartConfig {
     pub code_end: u32,
     /// The cost rule.
     pub cost: Cost,
+    /// The extensions the hart decodes beyond RV32IM + Zicsr.
+    pub isa: Isa,
 }
 
 impl HartConfig {
-    /// A data-movement core (RISCV B or NC): 8 KiB of local RAM, code in L1, Blackhole costs,
-    /// starting at `reset_pc`.
+    /// A data-movement core (RISCV B or NC): 8 KiB of local RAM, code in L1, Blackhole costs
+    /// and instructions ([`Isa::BLACKHOLE`]), starting at `reset_pc`.
     pub fn data_movement(id: u32, reset_pc: u32) -> Self {
         HartConfig {
             id,
@@ -63,6 +65,7 @@ impl HartConfig {
             code_start: L1_BASE,
             code_end: L1_BASE + L1_SIZE,
             cost: Cost::default(),
+            isa: Isa::BLACKHOLE,
         }
     }
 
@@ -76,7 +79,7 @@ impl HartConfig {
     }
 }
 
-/// One RV32IM hart: 32 registers (`x0` reads 0), `pc`, cycle and retired-instruction counts,
+/// One RV32IM hart (with its [`Isa`]'s extensions): 32 registers (`x0` reads 0), `pc`, cycle and retired-instruction counts,
 /// its private local data RAM, and a decoded-instruction cache.
 ///
 /// The hart owns its local data RAM because only its own loads and stores reach it at
@@ -93,6 +96,7 @@ pub struct Hart {
     code_start: u32,
     code_end: u32,
     cost: Cost,
+    isa: Isa,
     local: Box<[u8]>,
     cache: Box<[Entry; CACHE_ENTRIES]>,
     pipe: Pipeline,
@@ -149,7 +153,10 @@ struct Uses {
 fn uses(op: &Op) -> Uses {
     let (sources, serial) = match *op {
         Op::Lui { .. } | Op::Auipc { .. } | Op::Jal { .. } | Op::Illegal => ([0, 0], false),
-        Op::Jalr { rs1, .. } | Op::AluImm { rs1, .. } | Op::Load { rs1, .. } => ([rs1, 0], false),
+        Op::Jalr { rs1, .. }
+        | Op::AluImm { rs1, .. }
+        | Op::Unary { rs1, .. }
+        | Op::Load { rs1, .. } => ([rs1, 0], false),
         Op::Branch { rs1, rs2, .. }
         | Op::Alu { rs1, rs2, .. }
         | Op::Mul { rs1, rs2, .. }
@@ -164,6 +171,7 @@ fn uses(op: &Op) -> Uses {
         | Op::Auipc { rd, .. }
         | Op::AluImm { rd, .. }
         | Op::Alu { rd, .. }
+        | Op::Unary { rd, .. }
         | Op::Div { rd, .. }
         | Op::CsrRead { rd, .. }
         | Op::Jal { rd, .. }
@@ -205,6 +213,7 @@ impl Hart {
             code_start: config.code_start,
             code_end: config.code_end,
             cost: config.cost,
+            isa: config.isa,
             local: vec![0; (config.local_ram_bytes & !3) as usize].into_boxed_slice(),
             cache,
             pipe: Pipeline::new(),
@@ -373,7 +382,7 @@ impl Hart {
         let entry = &mut self.cache[slot];
         if entry.word != word {
             entry.word = word;
-            entry.op = decode(word);
+            entry.op = decode(word, self.isa);
         }
         let op = entry.op;
         let u = uses(&op);
@@ -521,6 +530,10 @@ impl Hart {
             }
             Op::Alu { op, rd, rs1, rs2 } => {
                 self.x[(rd & 31) as usize] = alu(op, x!(rs1), x!(rs2));
+                base
+            }
+            Op::Unary { op, rd, rs1 } => {
+                self.x[(rd & 31) as usize] = unary(op, x!(rs1));
                 base
             }
             Op::Mul { op, rd, rs1, rs2 } => {
@@ -699,6 +712,33 @@ fn alu(op: AluOp, a: u32, b: u32) -> u32 {
         AluOp::Sra => ((a as i32) >> (b & 31)) as u32,
         AluOp::Or => a | b,
         AluOp::And => a & b,
+        AluOp::Sh1add => (a << 1).wrapping_add(b),
+        AluOp::Sh2add => (a << 2).wrapping_add(b),
+        AluOp::Sh3add => (a << 3).wrapping_add(b),
+        AluOp::Andn => a & !b,
+        AluOp::Orn => a | !b,
+        AluOp::Xnor => !(a ^ b),
+        AluOp::Min => (a as i32).min(b as i32) as u32,
+        AluOp::Minu => a.min(b),
+        AluOp::Max => (a as i32).max(b as i32) as u32,
+        AluOp::Maxu => a.max(b),
+        AluOp::Rol => a.rotate_left(b & 31),
+        AluOp::Ror => a.rotate_right(b & 31),
+    }
+}
+
+/// A one-cycle integer operation on one operand (Zbb).
+#[inline(always)]
+fn unary(op: UnaryOp, a: u32) -> u32 {
+    match op {
+        UnaryOp::Clz => a.leading_zeros(),
+        UnaryOp::Ctz => a.trailing_zeros(),
+        UnaryOp::Cpop => a.count_ones(),
+        UnaryOp::SextB => a as u8 as i8 as i32 as u32,
+        UnaryOp::SextH => a as u16 as i16 as i32 as u32,
+        UnaryOp::ZextH => a & 0xFFFF,
+        UnaryOp::OrcB => u32::from_le_bytes(a.to_le_bytes().map(|b| if b == 0 { 0 } else { 0xFF })),
+        UnaryOp::Rev8 => a.swap_bytes(),
     }
 }
 

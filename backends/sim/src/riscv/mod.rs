@@ -1,5 +1,6 @@
-//! A model of one Blackhole "baby" RISC-V core: an RV32IM + Zicsr hart that executes firmware
-//! built for `riscv32im-unknown-none-elf`, counting core clock cycles by a documented cost rule.
+//! A model of one Blackhole "baby" RISC-V core: an RV32IM + Zicsr + Zba + Zbb hart (RV32IM +
+//! Zicsr alone for a Wormhole's, [`Isa`]) that executes firmware built for
+//! `riscv32im-unknown-none-elf`, counting core clock cycles by a documented cost rule.
 //!
 //! * [`Hart`] ([`hart`]): registers, `pc`, cycle and instret counts, the core's private local
 //!   data RAM, and [`Hart::run`] / [`Hart::step`].
@@ -14,7 +15,7 @@
 //!   profilers; [`NoProbe`] compiles away.
 //!
 //! What it guarantees:
-//! * **Exact RV32IM + Zicsr semantics** (RISC-V unprivileged spec): `x0` reads 0, loads sign-
+//! * **Exact RV32IM + Zicsr semantics**, and Zba's and Zbb's (RISC-V unprivileged spec): `x0` reads 0, loads sign-
 //!   or zero-extend, shifts use the low 5 bits, division by zero and `-2^31 / -1` give the
 //!   spec's results; `fence` and `fence.i` are no-ops that cost cycles; `ecall`/`ebreak` retire
 //!   and stop the run. The CSRs are the read-only counters `cycle`, `cycleh`, `instret`,
@@ -47,7 +48,7 @@ pub mod stop;
 
 pub use bus::{AccessKind, Bus, BusResult};
 pub use cost::Cost;
-pub use decode::decode;
+pub use decode::{Isa, decode};
 pub use hart::{Hart, HartConfig};
 pub use op::{Op, Size};
 pub use probe::{Faster, Flow, NoProbe, Probe, SpeedUp, SpeedUpError};

@@ -1,4 +1,5 @@
-//! The decoded form of one RV32IM + Zicsr instruction: what [`decode`](super::decode::decode)
+//! The decoded form of one RV32IM + Zicsr instruction (and, on a hart whose
+//! [`Isa`](super::decode::Isa) has them, Zba and Zbb): what [`decode`](super::decode::decode)
 //! produces and the hart executes. Plain data, small and `Copy` (12 bytes), so the hart's
 //! decoded-instruction cache holds it by value.
 //!
@@ -46,7 +47,9 @@ pub enum Cond {
     Geu,
 }
 
-/// A one-cycle integer operation of RV32I (register-register or register-immediate form).
+/// A one-cycle integer operation of two operands: RV32I's (register-register or
+/// register-immediate form), and Zba's and Zbb's (register-register; `rori` the one immediate
+/// form).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AluOp {
     /// `add`/`addi`.
@@ -69,6 +72,51 @@ pub enum AluOp {
     Or,
     /// `and`/`andi`.
     And,
+    /// `sh1add` (Zba): `(a << 1) + b`.
+    Sh1add,
+    /// `sh2add` (Zba): `(a << 2) + b`.
+    Sh2add,
+    /// `sh3add` (Zba): `(a << 3) + b`.
+    Sh3add,
+    /// `andn` (Zbb): `a & !b`.
+    Andn,
+    /// `orn` (Zbb): `a | !b`.
+    Orn,
+    /// `xnor` (Zbb): `!(a ^ b)`.
+    Xnor,
+    /// `min` (Zbb): the lesser, signed.
+    Min,
+    /// `minu` (Zbb): the lesser, unsigned.
+    Minu,
+    /// `max` (Zbb): the greater, signed.
+    Max,
+    /// `maxu` (Zbb): the greater, unsigned.
+    Maxu,
+    /// `rol` (Zbb): rotate left by the low 5 bits.
+    Rol,
+    /// `ror`/`rori` (Zbb): rotate right by the low 5 bits.
+    Ror,
+}
+
+/// A one-cycle integer operation of one register (Zbb).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    /// `clz`: leading zero bits (32 for 0).
+    Clz,
+    /// `ctz`: trailing zero bits (32 for 0).
+    Ctz,
+    /// `cpop`: set bits.
+    Cpop,
+    /// `sext.b`: the low byte, sign-extended.
+    SextB,
+    /// `sext.h`: the low half word, sign-extended.
+    SextH,
+    /// `zext.h`: the low half word, zero-extended.
+    ZextH,
+    /// `orc.b`: each byte all ones if any of its bits is set, else zero.
+    OrcB,
+    /// `rev8`: the bytes in reverse order.
+    Rev8,
 }
 
 /// A multiply of the M extension.
@@ -219,6 +267,15 @@ pub enum Op {
         /// Second source register.
         rs2: u8,
     },
+    /// A one-register integer operation of Zbb (`clz`, `cpop`, `zext.h`, ...).
+    Unary {
+        /// The operation.
+        op: UnaryOp,
+        /// Destination register.
+        rd: u8,
+        /// Source register.
+        rs1: u8,
+    },
     /// A multiply.
     Mul {
         /// The operation.
@@ -256,6 +313,7 @@ pub enum Op {
     Ecall,
     /// `ebreak`.
     Ebreak,
-    /// Not an RV32IM + Zicsr instruction this hart implements.
+    /// Not an instruction this hart implements (RV32IM + Zicsr, and the extensions of its
+    /// [`Isa`](super::decode::Isa)).
     Illegal,
 }

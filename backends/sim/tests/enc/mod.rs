@@ -1,4 +1,4 @@
-//! A small RV32IM + Zicsr instruction encoder for the tests that hand-assemble programs
+//! A small RV32IM + Zicsr (and Zba, Zbb) instruction encoder for the tests that hand-assemble programs
 //! (`riscv.rs`, `firmware_core.rs`). Each test binary uses part of it.
 #![allow(dead_code)]
 fn r(f7: u32, rs2: u32, rs1: u32, f3: u32, rd: u32, op: u32) -> u32 {
@@ -133,3 +133,63 @@ pub const CYCLEH: u32 = 0xC80;
 pub const TIMEH: u32 = 0xC81;
 pub const INSTRETH: u32 = 0xC82;
 pub const MHARTID: u32 = 0xF14;
+
+// Zba and Zbb (the RISC-V B chapter's encodings; `zext.h` is RV32's `pack rd, rs1, x0`).
+reg_ops!(
+    sh1add = 0x10,
+    2,
+    sh2add = 0x10,
+    4,
+    sh3add = 0x10,
+    6,
+    andn = 0x20,
+    7,
+    orn = 0x20,
+    6,
+    xnor = 0x20,
+    4,
+    min = 0x05,
+    4,
+    minu = 0x05,
+    5,
+    max = 0x05,
+    6,
+    maxu = 0x05,
+    7,
+    rol = 0x30,
+    1,
+    ror = 0x30,
+    5
+);
+pub fn rori(rd: u32, rs1: u32, sh: u32) -> u32 {
+    r(0x30, sh, rs1, 5, rd, 0x13)
+}
+macro_rules! unary_ops { ($($name:ident = $imm:expr, $f3:expr, $op:expr),*) => { $(
+    pub fn $name(rd: u32, rs1: u32) -> u32 { i($imm, rs1, $f3, rd, $op) }
+)* } }
+unary_ops!(
+    clz = 0x600,
+    1,
+    0x13,
+    ctz = 0x601,
+    1,
+    0x13,
+    cpop = 0x602,
+    1,
+    0x13,
+    sext_b = 0x604,
+    1,
+    0x13,
+    sext_h = 0x605,
+    1,
+    0x13,
+    zext_h = 0x080,
+    4,
+    0x33,
+    orc_b = 0x287,
+    5,
+    0x13,
+    rev8 = 0x698,
+    5,
+    0x13
+);
