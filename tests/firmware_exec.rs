@@ -453,7 +453,8 @@ fn the_wormhole_images_issue_no_fence_which_ttsim_s_wormhole_refuses() {
         }
     }
     assert_eq!(fences, 0);
-    // The Blackhole images fence (their cores' L0 data cache): the test sees fences.
+    // The Blackhole images fence (before `_start` turns each core's L0 data cache off): the test
+    // sees fences.
     let blackhole = Firmware::from_dir(&firmware()).unwrap();
     let fenced = blackhole.images.iter().any(|image| {
         image.segments.iter().any(|s| {
@@ -463,5 +464,8 @@ fn the_wormhole_images_issue_no_fence_which_ttsim_s_wormhole_refuses() {
             })
         })
     });
-    assert!(fenced, "the Blackhole images fence for their L0 data cache");
+    assert!(
+        fenced,
+        "the Blackhole images fence before their L0 data cache goes off"
+    );
 }

@@ -134,8 +134,13 @@ pub trait Chip: Copy + Debug + 'static {
     const MAX_PACKET_BYTES: u32;
     /// Circular buffers a core has.
     const CIRCULAR_BUFFERS: u8;
-    /// Whether the baby cores have an L0 data cache that `fence` writes back and invalidates
-    /// (Blackhole); without one (Wormhole) `fence` orders nothing and is not issued.
+    /// Whether the baby cores run with an L0 data cache on, which `fence` writes back and
+    /// invalidates before every load of what the NoC writes ([`fence`](crate::fence)). False on
+    /// Wormhole (no data cache; `fence` orders nothing there and is not issued) and on
+    /// Blackhole, whose images turn the cache off at boot before any load from L1 (`cfg0` bit 3,
+    /// `blackhole_pac::tensix::CFG0_L0_DATA_CACHE_OFF`, as tt-metal's firmware does by default;
+    /// komorebi's `_start` does it first thing): an image built on this crate for Blackhole
+    /// must do the same.
     const L0_DATA_CACHE: bool;
 
     /// What sits at NoC0 `(x, y)`, if a request may target it.
@@ -346,7 +351,8 @@ mod blackhole {
         const DRAM_READ_ALIGN: u32 = addr::DRAM_READ_ALIGN;
         const MAX_PACKET_BYTES: u32 = addr::MAX_PACKET_BYTES;
         const CIRCULAR_BUFFERS: u8 = stream::CIRCULAR_BUFFERS as u8;
-        const L0_DATA_CACHE: bool = true;
+        // The images turn the cache off at boot (the trait's docs).
+        const L0_DATA_CACHE: bool = false;
         const RAW_BELOW: u8 = 0;
 
         #[inline(always)]

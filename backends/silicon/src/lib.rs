@@ -10,7 +10,7 @@
 //! | [`SiliconNoc`] | `NocMulticast` | one NIU's command buffers (0 writes and multicasts, 1 reads, 2 markers and other small writes, as tt-metal assigns them) and status counters, against software counts |
 //! | [`SiliconCb`] | `CircularBuffer` | the overlay stream registers of CB `n` (`tiles_received`, `tiles_acked`) and the kernel's own pointers |
 //! | [`TileIdentity`] | (boot check) | NIU0's `NOC_NODE_ID` and, when the host's chip word says coordinates are translated, `NOC_ID_LOGICAL`, checked against a harvest mask |
-//! | [`SiliconCtrl`] | `ControlBlock` | L1 words with a [`fence`] around them: on Blackhole a `fence` (its L0 data cache is not coherent), on Wormhole, which has no data cache and whose `fence` ttsim refuses, a compiler fence only ([`Chip::L0_DATA_CACHE`]); the tile's wall clock |
+//! | [`SiliconCtrl`] | `ControlBlock` | L1 words with a [`fence`] around them: a compiler fence only on both chips, since a Blackhole image turns its cores' L0 data cache off at boot and a Wormhole core has none (a `fence` instruction where a chip runs with the cache on: [`Chip::L0_DATA_CACHE`]); the tile's wall clock |
 //! | [`Poll`] | `Pause` | nothing between polls (no spin-loop hint, which on these cores is a fence) |
 //!
 //! The HAL never waits: when a command buffer is still busy (`NOC_CMD_CTRL != 0`), an issuing

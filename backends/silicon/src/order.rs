@@ -8,13 +8,14 @@
 
 use crate::chip::Chip;
 
-/// A memory fence: on a Blackhole core it writes back and invalidates the L0 data cache
-/// (tt-isa-documentation `BlackholeA0/TensixTile/BabyRISCV/README.md`; docs/blackhole.md,
-/// "Tensix cores"), so a load after it sees what the NoC wrote into L1. A Wormhole core has no
-/// data cache and `fence` orders nothing there (ttsim refuses it: "fence instructions do not
-/// enforce memory ordering on Wormhole and should not be used"): a compiler fence, as on other
-/// targets. It does not order a store before an NIU command (the control block's `store` reads
-/// its word back for that).
+/// A memory fence: on a chip whose cores run with an L0 data cache on ([`Chip::L0_DATA_CACHE`])
+/// a `fence`, which writes back and invalidates the cache (tt-isa-documentation
+/// `BlackholeA0/TensixTile/BabyRISCV/README.md`; docs/blackhole.md, "Tensix cores"), so a load
+/// after it sees what the NoC wrote into L1. Otherwise a compiler fence, as on other targets:
+/// a Blackhole image turns the cache off at boot, and a Wormhole core has none (and `fence`
+/// orders nothing there; ttsim refuses it: "fence instructions do not enforce memory ordering
+/// on Wormhole and should not be used"). It does not order a store before an NIU command (the
+/// control block's `store` reads its word back for that).
 #[inline(always)]
 pub fn fence<C: Chip>() {
     #[cfg(target_arch = "riscv32")]

@@ -59,7 +59,7 @@ use crate::hal::{KernelEnv, Parked, SimCb};
 use crate::mmio::{self, CmdBufRegs, Reg};
 use crate::packet::TileIx;
 use crate::profile::CoreProfiler;
-use crate::report::CoreFault;
+use crate::report::{CoreFault, Violation};
 use crate::riscv::{
     AccessKind, Bus, BusResult, Faster, FaultKind, Hart, HartConfig, NoProbe, Probe, Size, Stop,
 };
@@ -522,6 +522,8 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
     };
     let mut hart = Hart::new(config);
     let mut counted = 0;
+    // Whether this core's first L1 load with its L0 data cache on was recorded.
+    let mut l0_flagged = false;
     let mut bus = CoreBus {
         world: world.clone(),
         task,
@@ -586,6 +588,15 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
             w.sched.tasks[task].local = hart.cycle();
             w.stats.instructions += hart.instret() - counted;
             counted = hart.instret();
+            if hart.l1_loads_with_l0_on() > 0 && !l0_flagged {
+                l0_flagged = true;
+                let tile = w.tiles[tile as usize].xy0;
+                w.violations.push(Violation::LoadWithL0DataCacheOn {
+                    tile,
+                    kernel: kernel.name(),
+                    time: hart.cycle(),
+                });
+            }
             if let Some((pc, addr, what)) = fault {
                 let xy0 = w.tiles[tile as usize].xy0;
                 w.core_faults.push(CoreFault {

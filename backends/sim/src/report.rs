@@ -80,6 +80,19 @@ pub enum Violation {
         /// Cycle of the issue.
         time: u64,
     },
+    /// A Blackhole firmware core loaded from L1 with its L0 data cache on (`cfg0` bit 3 clear,
+    /// as at reset). komorebi's firmware loads what the NoC writes without a `fence` first, which
+    /// is right only with the cache off (its `_start` turns it off): on a card such a load may
+    /// return a stale line for ever. The model has no L0 data cache, so it flags the load rather
+    /// than returning stale data. Recorded once per core, at its first such load.
+    LoadWithL0DataCacheOn {
+        /// NoC0 coordinates of the tile.
+        tile: (u8, u8),
+        /// The core's kernel (`"reader"`, `"writer"` or `"compute"`).
+        kernel: &'static str,
+        /// Cycle of the core's clock when the load was seen (at most one run slice after it).
+        time: u64,
+    },
 }
 
 impl std::fmt::Display for Violation {
@@ -116,6 +129,12 @@ impl std::fmt::Display for Violation {
                 f,
                 "cycle {time}: tile {tile:?}: {}",
                 fused_dram_request(*noc, *bank, *port)
+            ),
+            Self::LoadWithL0DataCacheOn { tile, kernel, time } => write!(
+                f,
+                "cycle {time}: tile {tile:?} {kernel}: a load from L1 with the core's L0 data \
+                 cache on (cfg0 bit 3 clear): firmware that loads without a fence must turn the \
+                 cache off first"
             ),
             Self::InlineWriteToL1 { tile, target, time } => {
                 write!(

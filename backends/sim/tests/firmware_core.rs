@@ -619,3 +619,39 @@ fn the_same_request_after_the_closing_multicast_goes() {
         assert_eq!(sim.read_l1_u32(me, OUT + 4).unwrap(), 0, "{other:?}");
     }
 }
+
+/// A Blackhole firmware core that loads from L1 with its L0 data cache on (`cfg0` bit 3 clear,
+/// as at reset) is reported, once however many loads it makes; with the cache turned off first
+/// (`fence`, `csrrs zero, 0x7c0, 8`: komorebi's `_start`, tt-metal's boot) nothing is.
+#[test]
+fn an_l1_load_with_the_l0_data_cache_on_is_reported_once_per_core() {
+    for off_first in [false, true] {
+        let mut sim = Sim::new(SimConfig::default());
+        let mut p = Vec::new();
+        if off_first {
+            p.extend([FENCE, addi(T1, 0, 8), csrrs(0, CFG0, T1)]);
+        }
+        p.extend([lw(T2, 0, 0x200), lw(T2, 0, 0x204), EBREAK]);
+        load(&mut sim, (1, 2), 0, &p);
+        sim.spawn_firmware((1, 2), Role::Reader).unwrap();
+        sim.run(100_000);
+        let faults = sim.core_faults();
+        assert_eq!(faults.len(), 1, "stopped at its ebreak: {faults:?}");
+        let v = sim.violations();
+        if off_first {
+            assert!(v.is_empty(), "{v:?}");
+        } else {
+            assert!(
+                matches!(
+                    v.as_slice(),
+                    [Violation::LoadWithL0DataCacheOn {
+                        tile: (1, 2),
+                        kernel: "reader",
+                        ..
+                    }]
+                ),
+                "{v:?}"
+            );
+        }
+    }
+}

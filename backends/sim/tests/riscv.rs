@@ -166,6 +166,50 @@ fn zbb_words_are_illegal_on_an_rv32im_hart() {
     assert_eq!(exec(&program, &[]).reg(3), 2);
 }
 
+/// A Blackhole core's `cfg0`: read and written by `csrrw`/`csrrs`/`csrrc` and their immediate
+/// forms (`csrrs` of x0 only reads), 0 at reset; a load from L1 while its bit 3 is clear (the
+/// L0 data cache on) is counted, one from local RAM or with the bit set is not.
+#[test]
+fn cfg0_turns_the_l0_data_cache_off_and_loads_with_it_on_are_counted() {
+    let local = LOCAL_RAM_BASE as i32;
+    let program = [
+        lw(5, 0, 0x100), // L1, cache on: counted
+        lui(11, (local as u32) >> 12),
+        lw(5, 11, 0), // local RAM: not counted
+        addi(6, 0, 8),
+        csrrs(7, CFG0, 6),     // x7 = 0; cache off
+        lw(5, 0, 0x104),       // not counted
+        csrrci(8, CFG0, 8),    // x8 = 8; cache on
+        lw(5, 0, 0x108),       // counted
+        csrrwi(9, CFG0, 0x13), // x9 = 0; cfg0 = 0x13
+        csrrs(10, CFG0, 0),    // x10 = 0x13, a read
+        csrrc(12, CFG0, 0),    // a read too
+        ECALL,
+    ];
+    let hart = exec(&program, &[]);
+    assert_eq!(hart.l1_loads_with_l0_on(), 2);
+    assert_eq!(hart.cfg0(), 0x13);
+    assert_eq!(
+        [7, 8, 9, 10, 12].map(|r| hart.reg(r)),
+        [0, 8, 0, 0x13, 0x13]
+    );
+    // A Wormhole core has no `cfg0`, and counts nothing.
+    let mut bus = RamBus::new(0, RAM);
+    bus.write_words(0, &[lw(5, 0, 0x100), csrrs(7, CFG0, 6), ECALL]);
+    let mut hart = Hart::new(HartConfig {
+        isa: Isa::RV32IM,
+        ..HartConfig::data_movement(0, 0)
+    });
+    let f = fault(hart.run(&mut bus, 1_000));
+    assert_eq!(
+        f.kind,
+        FaultKind::IllegalInstruction {
+            word: csrrs(7, CFG0, 6)
+        }
+    );
+    assert_eq!(hart.l1_loads_with_l0_on(), 0);
+}
+
 #[test]
 fn rv32i_immediate_operations_on_edge_values() {
     assert_eq!(ri(addi, 0, -2048), (-2048i32) as u32);

@@ -9,8 +9,9 @@
 //! block, 0x5000..0x5F00 the log rings (`abi::log_ring`), 0x6000..0x12000 compute (TRISC0's reset PC),
 //! 0x12000..0x1C000 writer (NCRISC's reset PC), 0x1C000..0x30000 reader, buffers from 0x40000.
 //! Data, bss and stack live in each core's private local RAM at 0xFFB0_0000 (8 KiB for the
-//! data-movement cores, 4 KiB for TRISC0). `_start` sets the stack, zeroes bss, copies data,
-//! and calls `kernel_main`.
+//! data-movement cores, 4 KiB for TRISC0). `_start` sets the stack, configures the core (on
+//! Blackhole its L0 data cache off: `chip.rs`), zeroes bss, copies data, and calls
+//! `kernel_main`.
 #![no_std]
 
 // `.cargo/config.toml` sets the cfg; a RUSTFLAGS variable in the environment replaces that list.
@@ -52,6 +53,8 @@ core::arch::global_asm!(
     ".global _start",
     "_start:",
     "la sp, __stack_top",
+    // The core's configuration first (src/chip.rs), before any load from L1.
+    "call configure_core",
     "la t0, __bss_start",
     "la t1, __bss_end",
     "1: bgeu t0, t1, 2f",

@@ -15,7 +15,7 @@
 //!
 //! Pure function of the word and the [`Isa`]; never panics.
 
-use super::op::{AluOp, Cond, Counter, DivOp, MulOp, Op, Size, UnaryOp};
+use super::op::{AluOp, Cond, Counter, CsrOp, DivOp, MulOp, Op, Size, UnaryOp};
 
 /// The instruction-set extensions a hart implements beyond RV32IM + Zicsr, as far as the
 /// decoder knows them: what [`decode`] accepts.
@@ -25,6 +25,10 @@ pub struct Isa {
     pub zba: bool,
     /// Zbb, basic bit manipulation (`andn`, `min`, `clz`, `cpop`, `zext.h`, `rev8`, ...).
     pub zbb: bool,
+    /// The configuration CSR `cfg0` (0x7C0), read and written by `csrrw`/`csrrs`/`csrrc`: a
+    /// Blackhole core's (tt-metal `tt_metal/hw/inc/internal/tt-1xx/risc_common.h`,
+    /// `set_l1_data_cache`; ttsim's `CSR_CFG0`). Bit 3 turns the core's L0 data cache off.
+    pub cfg0: bool,
 }
 
 impl Isa {
@@ -34,15 +38,17 @@ impl Isa {
     pub const RV32IM: Isa = Isa {
         zba: false,
         zbb: false,
+        cfg0: false,
     };
 
     /// RV32IM + Zicsr + Zba + Zbb: a Blackhole baby core's integer instructions
     /// (tt-isa-documentation `BlackholeA0/TensixTile/BabyRISCV/InstructionSet.md`, which lists
     /// Zaamo and parts of F, Zfh and Zbkb too: the firmware is not built for those, so they
-    /// stay illegal here).
+    /// stay illegal here), and its `cfg0` CSR.
     pub const BLACKHOLE: Isa = Isa {
         zba: true,
         zbb: true,
+        cfg0: true,
     };
 }
 
@@ -207,9 +213,22 @@ pub fn decode(word: u32, isa: Isa) -> Op {
             4 => Op::Illegal,
             _ => {
                 // csrrw/csrrwi always write; csrrs/csrrc (and the immediate forms) write only
-                // when rs1 (the 5-bit immediate) is not zero. Every implemented CSR is
-                // read-only, so a write is an illegal instruction (Zicsr chapter).
+                // when rs1 (the 5-bit immediate) is not zero. Every implemented CSR but `cfg0`
+                // is read-only, so a write is an illegal instruction (Zicsr chapter).
                 let writes = matches!(funct3, 1 | 5) || rs1 != 0;
+                if word >> 20 == blackhole_pac::tensix::CSR_CFG0 && isa.cfg0 {
+                    let op = match funct3 & 3 {
+                        1 => CsrOp::Write,
+                        2 => CsrOp::Set,
+                        _ => CsrOp::Clear,
+                    };
+                    return Op::Cfg0 {
+                        rd,
+                        op,
+                        src: rs1,
+                        imm: funct3 >= 5,
+                    };
+                }
                 match Counter::from_address(word >> 20) {
                     Some(csr) if !writes => Op::CsrRead { rd, csr },
                     _ => Op::Illegal,
@@ -456,11 +475,11 @@ mod tests {
         // Each extension alone: Zba's words need Zba, Zbb's need Zbb.
         let zba = Isa {
             zba: true,
-            zbb: false,
+            ..Isa::RV32IM
         };
         let zbb = Isa {
-            zba: false,
             zbb: true,
+            ..Isa::RV32IM
         };
         for (i, (word, op)) in BITMANIP.into_iter().enumerate() {
             let (with, without) = if i < 3 { (zba, zbb) } else { (zbb, zba) };
@@ -485,5 +504,55 @@ mod tests {
         ] {
             assert_eq!(decode(word, Isa::BLACKHOLE), Op::Illegal, "{word:#010x}");
         }
+    }
+
+    #[test]
+    fn cfg0_is_read_and_written_on_blackhole_only() {
+        // csrrs zero, 0x7c0, t0 (tt-metal's `set_l1_data_cache<false>`), csrrc a0, 0x7c0, a1,
+        // csrrwi zero, 0x7c0, 8, csrrs a0, 0x7c0, zero (a read).
+        for (word, op) in [
+            (
+                0x7C02_A073u32,
+                Op::Cfg0 {
+                    rd: 0,
+                    op: CsrOp::Set,
+                    src: 5,
+                    imm: false,
+                },
+            ),
+            (
+                0x7C05_B573,
+                Op::Cfg0 {
+                    rd: 10,
+                    op: CsrOp::Clear,
+                    src: 11,
+                    imm: false,
+                },
+            ),
+            (
+                0x7C04_5073,
+                Op::Cfg0 {
+                    rd: 0,
+                    op: CsrOp::Write,
+                    src: 8,
+                    imm: true,
+                },
+            ),
+            (
+                0x7C00_2573,
+                Op::Cfg0 {
+                    rd: 10,
+                    op: CsrOp::Set,
+                    src: 0,
+                    imm: false,
+                },
+            ),
+        ] {
+            assert_eq!(decode(word, Isa::BLACKHOLE), op, "{word:#010x}");
+            assert_eq!(decode(word, Isa::RV32IM), Op::Illegal, "{word:#010x}");
+        }
+        // Its neighbours are still unknown CSRs.
+        assert_eq!(decode(0x7C12_A073, Isa::BLACKHOLE), Op::Illegal);
+        assert_eq!(decode(0x7BF2_A073, Isa::BLACKHOLE), Op::Illegal);
     }
 }

@@ -1,10 +1,12 @@
 //! [`Hart`]: one baby RISC-V core's architectural state and its execution loop.
 
+use blackhole_pac::tensix::CFG0_L0_DATA_CACHE_OFF;
+
 use super::bus::LOCAL_RAM_TRISC;
 use super::bus::{AccessKind, Bus, BusResult, L1_BASE, L1_SIZE, LOCAL_RAM_BASE, LOCAL_RAM_DM};
 use super::cost::Cost;
 use super::decode::{Isa, decode};
-use super::op::{AluOp, Cond, Counter, DivOp, MulOp, Op, Size, UnaryOp};
+use super::op::{Cond, Counter, CsrOp, DivOp, MulOp, Op, Size};
 use super::probe::{Flow, NoProbe, Probe, is_link};
 use super::stop::{Fault, FaultKind, Stop};
 
@@ -97,6 +99,10 @@ pub struct Hart {
     code_end: u32,
     cost: Cost,
     isa: Isa,
+    /// The configuration CSR `cfg0` ([`Isa::cfg0`]); 0 at reset.
+    cfg0: u32,
+    /// Loads from L1 made while a Blackhole core's L0 data cache was on ([`Hart::l0_data_cache_on`]).
+    l1_loads_with_l0_on: u64,
     local: Box<[u8]>,
     cache: Box<[Entry; CACHE_ENTRIES]>,
     pipe: Pipeline,
@@ -163,6 +169,7 @@ fn uses(op: &Op) -> Uses {
         | Op::Div { rs1, rs2, .. }
         | Op::Store { rs1, rs2, .. } => ([rs1, rs2], false),
         Op::CsrRead { .. } | Op::Fence | Op::Ecall | Op::Ebreak => ([0, 0], true),
+        Op::Cfg0 { src, imm, .. } => ([if imm { 0 } else { src }, 0], true),
         Op::FenceI => ([0, 0], false),
     };
     let (dest, latent) = match *op {
@@ -174,6 +181,7 @@ fn uses(op: &Op) -> Uses {
         | Op::Unary { rd, .. }
         | Op::Div { rd, .. }
         | Op::CsrRead { rd, .. }
+        | Op::Cfg0 { rd, .. }
         | Op::Jal { rd, .. }
         | Op::Jalr { rd, .. } => (rd, false),
         Op::Branch { .. }
@@ -214,6 +222,8 @@ impl Hart {
             code_end: config.code_end,
             cost: config.cost,
             isa: config.isa,
+            cfg0: 0,
+            l1_loads_with_l0_on: 0,
             local: vec![0; (config.local_ram_bytes & !3) as usize].into_boxed_slice(),
             cache,
             pipe: Pipeline::new(),
@@ -303,6 +313,25 @@ impl Hart {
     /// The cost rule in use (a bus can take its L1 and MMIO defaults from it).
     pub fn cost(&self) -> &Cost {
         &self.cost
+    }
+    /// The configuration CSR `cfg0` ([`Isa::cfg0`]): 0 until the program writes it.
+    pub fn cfg0(&self) -> u32 {
+        self.cfg0
+    }
+    /// Loads from L1 this hart made while its L0 data cache was on: a Blackhole core ([`Isa::cfg0`])
+    /// whose `cfg0` bit 3 ([`CFG0_L0_DATA_CACHE_OFF`]) is clear. The model has no L0 data cache
+    /// (every L1 load costs the miss latency and sees L1); firmware that runs with the cache on
+    /// must `fence` before loading what the NoC wrote, so a count here tells firmware that runs
+    /// without fences that it left the cache on.
+    pub fn l1_loads_with_l0_on(&self) -> u64 {
+        self.l1_loads_with_l0_on
+    }
+    /// Whether a load of `addr` goes through an L0 data cache that is on (`addr` in L1).
+    #[inline(always)]
+    fn l0_data_cache_on(&self, addr: u32) -> bool {
+        self.isa.cfg0
+            && self.cfg0 & CFG0_L0_DATA_CACHE_OFF == 0
+            && addr.wrapping_sub(L1_BASE) < L1_SIZE
     }
     /// The local data RAM, byte 0 at `LOCAL_RAM_BASE`.
     pub fn local_ram(&self) -> &[u8] {
@@ -485,6 +514,10 @@ impl Hart {
                 let (raw, latency) = match self.local_offset(addr) {
                     Some(off) => (read_le(&self.local, off, size), self.cost.load_local),
                     None => match bus.load(addr, size, at) {
+                        BusResult::Done { value, cycles } if self.l0_data_cache_on(addr) => {
+                            self.l1_loads_with_l0_on += 1;
+                            (value, cycles)
+                        }
                         BusResult::Done { value, cycles } => (value, cycles),
                         BusResult::Retry => return Some(Stop::Retry { pc, addr, access }),
                         BusResult::Fault => return fault(FaultKind::Bus { addr, access }),
@@ -525,15 +558,15 @@ impl Hart {
                 cycles.max(base)
             }
             Op::AluImm { op, rd, rs1, imm } => {
-                self.x[(rd & 31) as usize] = alu(op, x!(rs1), imm);
+                self.x[(rd & 31) as usize] = op.apply(x!(rs1), imm);
                 base
             }
             Op::Alu { op, rd, rs1, rs2 } => {
-                self.x[(rd & 31) as usize] = alu(op, x!(rs1), x!(rs2));
+                self.x[(rd & 31) as usize] = op.apply(x!(rs1), x!(rs2));
                 base
             }
             Op::Unary { op, rd, rs1 } => {
-                self.x[(rd & 31) as usize] = unary(op, x!(rs1));
+                self.x[(rd & 31) as usize] = op.apply(x!(rs1));
                 base
             }
             Op::Mul { op, rd, rs1, rs2 } => {
@@ -560,6 +593,20 @@ impl Hart {
                     Counter::InstretH => (self.instret >> 32) as u32,
                     Counter::MHartId => self.id,
                 };
+                self.cost.csr
+            }
+            Op::Cfg0 { rd, op, src, imm } => {
+                let operand = if imm { u32::from(src) } else { x!(src) };
+                let old = self.cfg0;
+                // `csrrs`/`csrrc` of x0 or an immediate 0 only read (Zicsr chapter).
+                if op == CsrOp::Write || src != 0 {
+                    self.cfg0 = match op {
+                        CsrOp::Write => operand,
+                        CsrOp::Set => old | operand,
+                        CsrOp::Clear => old & !operand,
+                    };
+                }
+                self.x[(rd & 31) as usize] = old;
                 self.cost.csr
             }
             Op::Fence => self.cost.fence,
@@ -695,50 +742,6 @@ impl Hart {
             self.cost.div_cycles(a)
         };
         (value, cycles)
-    }
-}
-
-/// A one-cycle integer operation on two operands (the second a register or an immediate).
-#[inline(always)]
-fn alu(op: AluOp, a: u32, b: u32) -> u32 {
-    match op {
-        AluOp::Add => a.wrapping_add(b),
-        AluOp::Sub => a.wrapping_sub(b),
-        AluOp::Sll => a << (b & 31),
-        AluOp::Slt => u32::from((a as i32) < (b as i32)),
-        AluOp::Sltu => u32::from(a < b),
-        AluOp::Xor => a ^ b,
-        AluOp::Srl => a >> (b & 31),
-        AluOp::Sra => ((a as i32) >> (b & 31)) as u32,
-        AluOp::Or => a | b,
-        AluOp::And => a & b,
-        AluOp::Sh1add => (a << 1).wrapping_add(b),
-        AluOp::Sh2add => (a << 2).wrapping_add(b),
-        AluOp::Sh3add => (a << 3).wrapping_add(b),
-        AluOp::Andn => a & !b,
-        AluOp::Orn => a | !b,
-        AluOp::Xnor => !(a ^ b),
-        AluOp::Min => (a as i32).min(b as i32) as u32,
-        AluOp::Minu => a.min(b),
-        AluOp::Max => (a as i32).max(b as i32) as u32,
-        AluOp::Maxu => a.max(b),
-        AluOp::Rol => a.rotate_left(b & 31),
-        AluOp::Ror => a.rotate_right(b & 31),
-    }
-}
-
-/// A one-cycle integer operation on one operand (Zbb).
-#[inline(always)]
-fn unary(op: UnaryOp, a: u32) -> u32 {
-    match op {
-        UnaryOp::Clz => a.leading_zeros(),
-        UnaryOp::Ctz => a.trailing_zeros(),
-        UnaryOp::Cpop => a.count_ones(),
-        UnaryOp::SextB => a as u8 as i8 as i32 as u32,
-        UnaryOp::SextH => a as u16 as i16 as i32 as u32,
-        UnaryOp::ZextH => a & 0xFFFF,
-        UnaryOp::OrcB => u32::from_le_bytes(a.to_le_bytes().map(|b| if b == 0 { 0 } else { 0xFF })),
-        UnaryOp::Rev8 => a.swap_bytes(),
     }
 }
 

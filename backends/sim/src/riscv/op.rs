@@ -1,7 +1,8 @@
 //! The decoded form of one RV32IM + Zicsr instruction (and, on a hart whose
 //! [`Isa`](super::decode::Isa) has them, Zba and Zbb): what [`decode`](super::decode::decode)
 //! produces and the hart executes. Plain data, small and `Copy` (12 bytes), so the hart's
-//! decoded-instruction cache holds it by value.
+//! decoded-instruction cache holds it by value; the one-cycle integer operations also say what
+//! they compute ([`AluOp::apply`], [`UnaryOp::apply`]).
 //!
 //! Immediates are stored already sign-extended and shifted into place; nothing depends on the
 //! instruction's address, so one decoded word is valid wherever it sits.
@@ -98,6 +99,38 @@ pub enum AluOp {
     Ror,
 }
 
+impl AluOp {
+    /// The result on operands `a` and `b` (the second a register or an immediate): one cycle in
+    /// EX1, as every integer instruction (BH README, "EX1").
+    #[inline(always)]
+    pub fn apply(self, a: u32, b: u32) -> u32 {
+        match self {
+            Self::Add => a.wrapping_add(b),
+            Self::Sub => a.wrapping_sub(b),
+            Self::Sll => a << (b & 31),
+            Self::Slt => u32::from((a as i32) < (b as i32)),
+            Self::Sltu => u32::from(a < b),
+            Self::Xor => a ^ b,
+            Self::Srl => a >> (b & 31),
+            Self::Sra => ((a as i32) >> (b & 31)) as u32,
+            Self::Or => a | b,
+            Self::And => a & b,
+            Self::Sh1add => (a << 1).wrapping_add(b),
+            Self::Sh2add => (a << 2).wrapping_add(b),
+            Self::Sh3add => (a << 3).wrapping_add(b),
+            Self::Andn => a & !b,
+            Self::Orn => a | !b,
+            Self::Xnor => !(a ^ b),
+            Self::Min => (a as i32).min(b as i32) as u32,
+            Self::Minu => a.min(b),
+            Self::Max => (a as i32).max(b as i32) as u32,
+            Self::Maxu => a.max(b),
+            Self::Rol => a.rotate_left(b & 31),
+            Self::Ror => a.rotate_right(b & 31),
+        }
+    }
+}
+
 /// A one-cycle integer operation of one register (Zbb).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UnaryOp {
@@ -117,6 +150,25 @@ pub enum UnaryOp {
     OrcB,
     /// `rev8`: the bytes in reverse order.
     Rev8,
+}
+
+impl UnaryOp {
+    /// The result on operand `a`.
+    #[inline(always)]
+    pub fn apply(self, a: u32) -> u32 {
+        match self {
+            Self::Clz => a.leading_zeros(),
+            Self::Ctz => a.trailing_zeros(),
+            Self::Cpop => a.count_ones(),
+            Self::SextB => a as u8 as i8 as i32 as u32,
+            Self::SextH => a as u16 as i16 as i32 as u32,
+            Self::ZextH => a & 0xFFFF,
+            Self::OrcB => {
+                u32::from_le_bytes(a.to_le_bytes().map(|b| if b == 0 { 0 } else { 0xFF }))
+            }
+            Self::Rev8 => a.swap_bytes(),
+        }
+    }
 }
 
 /// A multiply of the M extension.
@@ -174,6 +226,17 @@ impl Counter {
             _ => return None,
         })
     }
+}
+
+/// What a `csrrw`/`csrrs`/`csrrc` (or immediate form) does with the CSR's bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CsrOp {
+    /// `csrrw`/`csrrwi`: the operand replaces the bits.
+    Write,
+    /// `csrrs`/`csrrsi`: the operand's bits are set.
+    Set,
+    /// `csrrc`/`csrrci`: the operand's bits are cleared.
+    Clear,
 }
 
 /// One decoded instruction. Register fields are 0..=31; writes to `x0` are discarded by the
@@ -304,6 +367,20 @@ pub enum Op {
         rd: u8,
         /// The CSR.
         csr: Counter,
+    },
+    /// An access to a Blackhole core's configuration CSR `cfg0` (0x7C0; a hart whose
+    /// [`Isa`](super::decode::Isa) has it): `rd` gets the old bits, then `op` applies the operand
+    /// (register `src`'s value, or `src` itself with `imm`). `csrrs`/`csrrc` with `x0` or an
+    /// immediate 0 only read.
+    Cfg0 {
+        /// Destination register (the old bits).
+        rd: u8,
+        /// What happens to the bits.
+        op: CsrOp,
+        /// The operand: a register, or the 5-bit immediate with `imm`.
+        src: u8,
+        /// Whether `src` is the immediate.
+        imm: bool,
     },
     /// `fence` (any predecessor/successor sets): ordering only, no effect on this model's state.
     Fence,

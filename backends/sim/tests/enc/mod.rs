@@ -123,6 +123,8 @@ csrs!(
     csrrci = 7
 );
 pub const ECALL: u32 = 0x0000_0073;
+/// A Blackhole core's configuration CSR (bit 3: its L0 data cache off).
+pub const CFG0: u32 = 0x7C0;
 pub const EBREAK: u32 = 0x0010_0073;
 pub const FENCE: u32 = 0x0FF0_000F;
 pub const FENCE_I: u32 = 0x0000_100F;
