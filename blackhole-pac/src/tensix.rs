@@ -79,14 +79,14 @@ pub const WALL_CLOCK_L: u32 = 0xFFB1_21F0;
 pub const WALL_CLOCK_H_LIVE: u32 = 0xFFB1_21F4;
 /// The high half latched by the last read of [`WALL_CLOCK_L`].
 pub const WALL_CLOCK_H_LATCHED: u32 = 0xFFB1_21F8;
-/// `cfg0`, CSR 0x7C0: a baby core's configuration bits, which tt-metal's firmware sets at boot
-/// (tt-metal `tt_metal/hw/inc/internal/tt-1xx/risc_common.h`: `set_l1_data_cache`,
-/// `configure_gathering`, `disable_relaxed_memory_ordering`; ttsim calls it `CSR_CFG0`).
+/// `cfg0`, CSR 0x7C0: a baby core's configuration bits, some of which tt-metal's firmware sets
+/// at boot (`set_l1_data_cache` in tt-metal `tt_metal/hw/inc/internal/tt-1xx/risc_common.h`;
+/// ttsim calls it `CSR_CFG0`).
 pub const CSR_CFG0: u32 = 0x7C0;
 /// `cfg0` bit 3: the core's L0 data cache (4 lines of 16 bytes, write-through, covering L1) off.
 /// tt-metal's firmware sets it at every boot unless `TT_METAL_ENABLE_L1_DATA_CACHE_RISCVS` names
-/// the core (`set_l1_data_cache<false>`: `fence`, then `csrrs zero, 0x7c0, 8`); clearing it turns
-/// the cache on again.
+/// the core (`set_l1_data_cache<false>`: `fence`, then `csrrs zero, 0x7c0, t1` with `t1` = 8);
+/// clearing it turns the cache on again.
 pub const CFG0_L0_DATA_CACHE_OFF: u32 = 1 << 3;
 /// The Tensix NIU0's `NOC_ID_LOGICAL` as a NoC address within the tile (bits 0..5 x, 6..11 y:
 /// the tile's translated coordinates, which firmware programs).

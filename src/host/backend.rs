@@ -62,18 +62,19 @@ pub fn built_firmware_for(kind: ChipKind) -> Result<PathBuf, String> {
         Ok(s) if s.success() => Ok(dir),
         Ok(s) => Err(format!(
             "building the firmware in {} failed ({s}; cargo printed why above): it needs the \
-             riscv32im target (`rustup target add riscv32im-unknown-none-elf`){}; \
-             {FIRMWARE_BUILD_HINT}",
+             riscv32im target (`rustup target add riscv32im-unknown-none-elf`){}; {}",
             root.join("examples/firmware").display(),
             if present {
                 ", and the images already there are an earlier build's, not run"
             } else {
                 ""
-            }
+            },
+            firmware_build_hint(kind)
         )),
         Err(_) if present => Ok(dir),
         Err(e) => Err(format!(
-            "cannot run cargo to build the firmware: {e}; {FIRMWARE_BUILD_HINT}"
+            "cannot run cargo to build the firmware: {e}; {}",
+            firmware_build_hint(kind)
         )),
     }
 }
@@ -92,9 +93,21 @@ pub fn default_firmware_dir_for(kind: ChipKind) -> PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)
 }
 
-/// How to build the firmware ELF files the loader needs.
+/// How to build the firmware ELF files the loader needs (a Blackhole's; [`firmware_build_hint`]
+/// for either chip).
 pub const FIRMWARE_BUILD_HINT: &str =
     "build them with `(cd examples/firmware && cargo build --release)`, or give --firmware DIR";
+
+/// How to build chip `kind`'s firmware ELF files.
+pub fn firmware_build_hint(kind: ChipKind) -> &'static str {
+    match kind {
+        ChipKind::Blackhole => FIRMWARE_BUILD_HINT,
+        ChipKind::Wormhole => {
+            "build them with `(cd examples/firmware && cargo build --release --features wormhole \
+             --config wormhole.toml --target-dir target/wormhole)`, or give --firmware DIR"
+        }
+    }
+}
 
 /// Which chip a session opens.
 #[derive(Clone, Debug)]

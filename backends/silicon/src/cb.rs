@@ -140,7 +140,7 @@ impl<C: Chip> cb::CircularBuffer for SiliconCb<C> {
 
     fn push(&mut self, pages: u16) -> Result<(), CbError> {
         self.wr = self.advance(self.wr, pages, true)?;
-        // The pages' bytes are in L1 before the consumer can see the count.
+        // (The pages' bytes were stored before the count: the store queue keeps their order.)
         fence::<C>();
         C::tiles_received(self.streams, self.index)
             .modify(|v| *v = (*v as u16).wrapping_add(pages) as u32);
@@ -224,8 +224,8 @@ impl<C: Chip> cb::CircularBuffer for SiliconCb<C> {
                 why: Why::PageMisaligned,
             });
         }
-        // The page's bytes are in L1 before this core reads them: the count read above was
-        // observed first.
+        // No stale L0 line of the page where the cache is on; the page's loads wait for the count
+        // read above anyway (the branch on it).
         fence::<C>();
         // SAFETY: `from_ptr`'s contract: the page lies in the buffer and is valid for reads,
         // and nothing writes it until this consumer pops it (the slice lives only for this

@@ -134,13 +134,11 @@ pub trait Chip: Copy + Debug + 'static {
     const MAX_PACKET_BYTES: u32;
     /// Circular buffers a core has.
     const CIRCULAR_BUFFERS: u8;
-    /// Whether the baby cores run with an L0 data cache on, which `fence` writes back and
-    /// invalidates before every load of what the NoC writes ([`fence`](crate::fence)). False on
-    /// Wormhole (no data cache; `fence` orders nothing there and is not issued) and on
-    /// Blackhole, whose images turn the cache off at boot before any load from L1 (`cfg0` bit 3,
-    /// `blackhole_pac::tensix::CFG0_L0_DATA_CACHE_OFF`, as tt-metal's firmware does by default;
-    /// komorebi's `_start` does it first thing): an image built on this crate for Blackhole
-    /// must do the same.
+    /// Whether the baby cores run with an L0 data cache on, which a `fence` must drop before
+    /// every load of what the NoC writes ([`fence`](crate::fence)). False on Wormhole (no data
+    /// cache; `fence` orders nothing there and is not issued) and on Blackhole, whose cores
+    /// [`Chip::configure_core`] turns the cache off at boot, before any load from L1: an image
+    /// built on this crate calls it first thing (komorebi's `_start` does).
     const L0_DATA_CACHE: bool;
 
     /// What sits at NoC0 `(x, y)`, if a request may target it.
@@ -200,6 +198,15 @@ pub trait Chip: Copy + Debug + 'static {
     /// compute's images loaded at their default reset PCs.
     #[inline(always)]
     unsafe fn start_other_cores() {}
+    /// Configures the calling core as this backend needs it, first thing at boot, before any
+    /// load from L1: on Blackhole its L0 data cache off ([`Chip::L0_DATA_CACHE`]: a `fence`
+    /// drops what the cache holds, then `csrrs zero, 0x7c0, 8` sets `cfg0` bit 3, as tt-metal's
+    /// firmware does at every boot by default: `set_l1_data_cache<false>`, tt-metal
+    /// `tt_metal/hw/inc/internal/tt-1xx/risc_common.h`). The provided method does nothing (a
+    /// Wormhole core has no data cache). It touches no memory, so it may run before the
+    /// image's data and bss are set up.
+    #[inline(always)]
+    fn configure_core() {}
     /// Puts an NIU's command buffers into the state the backend relies on (transaction id 0,
     /// no overlay delivery, no broadcast exclusion) and zeroes the per-id outstanding counts.
     fn niu_init(niu: Self::Niu);
@@ -351,9 +358,25 @@ mod blackhole {
         const DRAM_READ_ALIGN: u32 = addr::DRAM_READ_ALIGN;
         const MAX_PACKET_BYTES: u32 = addr::MAX_PACKET_BYTES;
         const CIRCULAR_BUFFERS: u8 = stream::CIRCULAR_BUFFERS as u8;
-        // The images turn the cache off at boot (the trait's docs).
+        // `configure_core` turns the cache off at boot.
         const L0_DATA_CACHE: bool = false;
         const RAW_BELOW: u8 = 0;
+
+        #[inline(always)]
+        fn configure_core() {
+            #[cfg(target_arch = "riscv32")]
+            // SAFETY: `fence` only orders and drops the L0 cache's lines (it is write-through,
+            // never dirty); setting `cfg0` bit 3 only turns that cache off.
+            unsafe {
+                core::arch::asm!(
+                    "fence",
+                    "csrrs zero, {cfg0}, {off}",
+                    cfg0 = const blackhole_pac::tensix::CSR_CFG0,
+                    off = in(reg) blackhole_pac::tensix::CFG0_L0_DATA_CACHE_OFF,
+                    options(nostack, preserves_flags),
+                );
+            }
+        }
 
         #[inline(always)]
         fn memory(x: u8, y: u8) -> Option<Memory> {

@@ -171,7 +171,8 @@ impl<C: Chip, P: ControlPlace> control::ControlBlock for SiliconCtrl<C, P> {
     }
 
     /// The first and the last offset checked (every one between is then in range, and aligned
-    /// when the stride is), one fence for all the loads.
+    /// when the stride is), one [`fence`] for all the loads (a `fence` only where the L0 data
+    /// cache is on).
     fn load_words(&mut self, first: u32, stride: u32, words: &mut [u32]) -> Result<(), CtrlError> {
         let Some(last) = words.len().checked_sub(1) else {
             return Ok(());

@@ -499,8 +499,8 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
             _ => HartConfig::data_movement(0, pc),
         };
         c.cost = w.cfg.core_cost;
-        // A Wormhole's baby cores are RV32IM alone: an image built with Blackhole's Zba/Zbb
-        // faults on one, as it would on the card.
+        // A Wormhole's baby cores are RV32IM alone: an image built with Blackhole's Zba/Zbb or
+        // a CSR access stops on one (on the card it would run as some other instruction).
         if w.cfg.wormhole.is_some() {
             c.isa = crate::riscv::Isa::RV32IM;
         }

@@ -81,10 +81,11 @@ pub enum Violation {
         time: u64,
     },
     /// A Blackhole firmware core loaded from L1 with its L0 data cache on (`cfg0` bit 3 clear,
-    /// as at reset). komorebi's firmware loads what the NoC writes without a `fence` first, which
-    /// is right only with the cache off (its `_start` turns it off): on a card such a load may
-    /// return a stale line for ever. The model has no L0 data cache, so it flags the load rather
-    /// than returning stale data. Recorded once per core, at its first such load.
+    /// as at reset). komorebi-silicon loads what the NoC writes without a `fence` first, which
+    /// is right only with the cache off (`Chip::configure_core`, which komorebi's `_start`
+    /// calls): on a card such a load may return a stale value (a word read before its flag, for
+    /// example). The model has no L0 data cache, so it flags the load rather than returning
+    /// stale data. Recorded at a core's first such load (once each time the core is started).
     LoadWithL0DataCacheOn {
         /// NoC0 coordinates of the tile.
         tile: (u8, u8),

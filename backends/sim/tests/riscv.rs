@@ -184,14 +184,18 @@ fn cfg0_turns_the_l0_data_cache_off_and_loads_with_it_on_are_counted() {
         csrrwi(9, CFG0, 0x13), // x9 = 0; cfg0 = 0x13
         csrrs(10, CFG0, 0),    // x10 = 0x13, a read
         csrrc(12, CFG0, 0),    // a read too
+        addi(14, 0, 8),
+        csrrw(13, CFG0, 14), // x13 = 0x13; cfg0 = 8
+        csrrsi(15, CFG0, 2), // x15 = 8; cfg0 = 0xA
+        lw(5, 0, 0x10C),     // the cache off: not counted
         ECALL,
     ];
     let hart = exec(&program, &[]);
     assert_eq!(hart.l1_loads_with_l0_on(), 2);
-    assert_eq!(hart.cfg0(), 0x13);
+    assert_eq!(hart.cfg0(), 0xA);
     assert_eq!(
-        [7, 8, 9, 10, 12].map(|r| hart.reg(r)),
-        [0, 8, 0, 0x13, 0x13]
+        [7, 8, 9, 10, 12, 13, 15].map(|r| hart.reg(r)),
+        [0, 8, 0, 0x13, 0x13, 0x13, 8]
     );
     // A Wormhole core has no `cfg0`, and counts nothing.
     let mut bus = RamBus::new(0, RAM);
@@ -1175,6 +1179,17 @@ proptest! {
                 }
                 Some(Stop::Cycle) => prop_assert!(false, "step never stops on the cycle"),
             }
+        }
+    }
+
+    /// Every word an RV32IM + Zicsr hart decoded before `Isa` (what every hart decoded until
+    /// Zba, Zbb and `cfg0` came) decodes the same on a Blackhole hart.
+    #[test]
+    fn a_blackhole_core_decodes_every_rv32im_zicsr_word_as_before(word in any::<u32>()) {
+        let plain = Isa { zicsr: true, ..Isa::RV32IM };
+        let before = komorebi_sim::riscv::decode(word, plain);
+        if before != komorebi_sim::riscv::Op::Illegal {
+            prop_assert_eq!(komorebi_sim::riscv::decode(word, Isa::BLACKHOLE), before);
         }
     }
 

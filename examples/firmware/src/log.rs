@@ -67,8 +67,8 @@ unsafe impl defmt::Logger for Logger {
             } else {
                 FRAMES += 1;
             }
-            // The frame's bytes out of L0 before the counts that cover them (the chip's fence:
-            // none on Wormhole, whose cores have no data cache and drain stores in order).
+            // The frame's bytes before the counts that cover them: stores to L1 leave in order
+            // (the chip's fence adds nothing with no L0 data cache on, as on both chips).
             komorebi_silicon::fence::<crate::chip::Chip>();
             word(LOG_BYTES).write_volatile(BYTES);
             word(LOG_FRAMES).write_volatile(FRAMES);

@@ -21,6 +21,8 @@ use super::op::{AluOp, Cond, Counter, CsrOp, DivOp, MulOp, Op, Size, UnaryOp};
 /// decoder knows them: what [`decode`] accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Isa {
+    /// Zicsr, the CSR instructions (`csrrw`, `csrrs`, `csrrc` and their immediate forms).
+    pub zicsr: bool,
     /// Zba, address generation (`sh1add`, `sh2add`, `sh3add`).
     pub zba: bool,
     /// Zbb, basic bit manipulation (`andn`, `min`, `clz`, `cpop`, `zext.h`, `rev8`, ...).
@@ -32,10 +34,11 @@ pub struct Isa {
 }
 
 impl Isa {
-    /// RV32IM + Zicsr alone: a Wormhole baby core's integer instructions (tt-isa-documentation
-    /// `WormholeB0/TensixTile/BabyRISCV/README.md`; ttsim's `wh` build has no Zba or Zbb
-    /// either).
+    /// RV32IM alone: a Wormhole baby core's instructions (tt-isa-documentation
+    /// `WormholeB0/TensixTile/BabyRISCV/README.md`; ttsim's `wh` build refuses every CSR
+    /// instruction, and has no Zba or Zbb either).
     pub const RV32IM: Isa = Isa {
+        zicsr: false,
         zba: false,
         zbb: false,
         cfg0: false,
@@ -46,6 +49,7 @@ impl Isa {
     /// Zaamo and parts of F, Zfh and Zbkb too: the firmware is not built for those, so they
     /// stay illegal here), and its `cfg0` CSR.
     pub const BLACKHOLE: Isa = Isa {
+        zicsr: true,
         zba: true,
         zbb: true,
         cfg0: true,
@@ -211,6 +215,7 @@ pub fn decode(word: u32, isa: Isa) -> Op {
                 _ => Op::Illegal,
             },
             4 => Op::Illegal,
+            _ if !isa.zicsr => Op::Illegal,
             _ => {
                 // csrrw/csrrwi always write; csrrs/csrrc (and the immediate forms) write only
                 // when rs1 (the 5-bit immediate) is not zero. Every implemented CSR but `cfg0`
@@ -390,6 +395,21 @@ mod tests {
             0x0000200F,     // MISC-MEM funct3 = 2
             0x1000202F,     // lr.w (A)
         ] {
+            assert_eq!(decode(word, RV32IM_ZICSR), Op::Illegal, "{word:#010x}");
+        }
+    }
+
+    /// RV32IM with the CSR instructions: what every hart decoded before `Isa`.
+    const RV32IM_ZICSR: Isa = Isa {
+        zicsr: true,
+        ..Isa::RV32IM
+    };
+
+    #[test]
+    fn a_wormhole_core_has_no_csr_instructions() {
+        // csrrs x1, cycle, x0 and csrrsi x1, mhartid, 0: reads on a Blackhole core.
+        for word in [0xC000_20F3u32, 0xF140_60F3] {
+            assert_ne!(decode(word, Isa::BLACKHOLE), Op::Illegal, "{word:#010x}");
             assert_eq!(decode(word, Isa::RV32IM), Op::Illegal, "{word:#010x}");
         }
     }
@@ -400,14 +420,14 @@ mod tests {
         assert_eq!(decode(0x8330_000F, Isa::RV32IM), Op::Fence); // fence.tso
         assert_eq!(decode(0x0000_100F, Isa::RV32IM), Op::FenceI);
         assert_eq!(
-            decode(0xC00020F3, Isa::RV32IM),
+            decode(0xC00020F3, Isa::BLACKHOLE),
             Op::CsrRead {
                 rd: 1,
                 csr: Counter::Cycle
             }
         );
         assert_eq!(
-            decode(0xF14060F3, Isa::RV32IM), // csrrsi x1, mhartid, 0: does not write
+            decode(0xF14060F3, Isa::BLACKHOLE), // csrrsi x1, mhartid, 0: does not write
             Op::CsrRead {
                 rd: 1,
                 csr: Counter::MHartId
@@ -508,8 +528,9 @@ mod tests {
 
     #[test]
     fn cfg0_is_read_and_written_on_blackhole_only() {
-        // csrrs zero, 0x7c0, t0 (tt-metal's `set_l1_data_cache<false>`), csrrc a0, 0x7c0, a1,
-        // csrrwi zero, 0x7c0, 8, csrrs a0, 0x7c0, zero (a read).
+        // csrrs zero, 0x7c0, t0 (tt-metal's `set_l1_data_cache<false>` has t1), csrrc a0, 0x7c0,
+        // a1, csrrwi zero, 0x7c0, 8, csrrs a0, 0x7c0, zero (a read), csrrw a0, 0x7c0, a1,
+        // csrrsi a0, 0x7c0, 8.
         for (word, op) in [
             (
                 0x7C02_A073u32,
@@ -545,6 +566,24 @@ mod tests {
                     op: CsrOp::Set,
                     src: 0,
                     imm: false,
+                },
+            ),
+            (
+                0x7C05_9573,
+                Op::Cfg0 {
+                    rd: 10,
+                    op: CsrOp::Write,
+                    src: 11,
+                    imm: false,
+                },
+            ),
+            (
+                0x7C04_6573,
+                Op::Cfg0 {
+                    rd: 10,
+                    op: CsrOp::Set,
+                    src: 8,
+                    imm: true,
                 },
             ),
         ] {

@@ -99,7 +99,9 @@ pub struct Hart {
     code_end: u32,
     cost: Cost,
     isa: Isa,
-    /// The configuration CSR `cfg0` ([`Isa::cfg0`]); 0 at reset.
+    /// The configuration CSR `cfg0` ([`Isa::cfg0`]); 0 at reset, as ttsim has it
+    /// (tt-isa-documentation's `CSRs.md` resets a store-merging timer field to 16, which this
+    /// model has no use for).
     cfg0: u32,
     /// Loads from L1 made while a Blackhole core's L0 data cache was on ([`Hart::l0_data_cache_on`]).
     l1_loads_with_l0_on: u64,

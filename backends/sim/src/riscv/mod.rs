@@ -15,14 +15,16 @@
 //!   profilers; [`NoProbe`] compiles away.
 //!
 //! What it guarantees:
-//! * **Exact RV32IM + Zicsr semantics**, and Zba's and Zbb's (RISC-V unprivileged spec): `x0` reads 0, loads sign-
-//!   or zero-extend, shifts use the low 5 bits, division by zero and `-2^31 / -1` give the
-//!   spec's results; `fence` and `fence.i` are no-ops that cost cycles; `ecall`/`ebreak` retire
-//!   and stop the run. The CSRs are the read-only counters `cycle`, `cycleh`, `instret`,
-//!   `instreth` and `mhartid`; a read returns the count before the reading instruction; any
-//!   access that would write one is an illegal instruction, and so is any access to a CSR the
-//!   silicon lacks (`time` and `timeh` among them, `BabyRISCV/CSRs.md`). (Silicon makes
-//!   `cycle`/`instret` writable aliases; the model keeps them read-only.)
+//! * **Exact RV32IM semantics**, and Zicsr's, Zba's and Zbb's where the [`Isa`] has them
+//!   (RISC-V unprivileged spec): `x0` reads 0, loads sign- or zero-extend, shifts use the low 5
+//!   bits, division by zero and `-2^31 / -1` give the spec's results; `fence` and `fence.i` are
+//!   no-ops that cost cycles; `ecall`/`ebreak` retire and stop the run. The CSRs are the
+//!   read-only counters `cycle`, `cycleh`, `instret`, `instreth` and `mhartid`, and on
+//!   Blackhole the configuration CSR `cfg0`; a counter read returns the count before the
+//!   reading instruction; any access that would write a counter is an illegal instruction,
+//!   and so is any access to a CSR the silicon lacks (`time` and `timeh` among them,
+//!   `BabyRISCV/CSRs.md`). (Silicon makes `cycle`/`instret` writable aliases; the model keeps
+//!   them read-only.)
 //! * **Faults are values**: an illegal word, a misaligned access or jump target, a bus fault,
 //!   a fetch outside the code region (L1) stop the run with a [`Fault`] carrying the
 //!   instruction's `pc`; the hart's state is left as it was before that instruction. No input
