@@ -346,3 +346,34 @@ fn a_late_command_is_waited_for_for_good_only_where_the_device_says_when_it_is_i
     assert_eq!(t.budget(), t.deadline - t.posted_at);
     assert_eq!(s.quiet_deadline(&[&t]), u64::MAX);
 }
+
+/// A circular buffer must lie in L1 above the firmware (`abi::FIRMWARE_L1_END`): over the
+/// firmware's code or control block, past L1's end, of no bytes, or so large its end overflows,
+/// it is refused naming what is allowed, and nothing is written; one that fits is taken.
+#[test]
+fn a_circular_buffer_over_the_firmware_or_past_l1_is_refused() {
+    let mut s = session();
+    let group = LogicalRect::new(0, 0, 1, 1);
+    let l1 = komorebi_sim::riscv::bus::L1_SIZE;
+    for (base, page_size, pages) in [
+        (0x6000, 2048, 4),                          // compute's code
+        (abi::CONTROL_BASE, 256, 1),                // the control block
+        (abi::FIRMWARE_L1_END - 16, 256, 1),        // its last bytes
+        (l1 - 1024, 2048, 1),                       // past L1's end
+        (abi::FIRMWARE_L1_END, 0, 4),               // no bytes
+        (abi::FIRMWARE_L1_END, u32::MAX, u16::MAX), // an end past 32 bits
+    ] {
+        let e = s
+            .configure_cb(group, 0, base, page_size, pages)
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(
+            matches!(e, komorebi::SessionError::Buffer { .. })
+                && text.contains(&format!("{:#x}", abi::FIRMWARE_L1_END)),
+            "{base:#x} {page_size} {pages}: {text}"
+        );
+    }
+    s.configure_cb(group, 0, abi::FIRMWARE_L1_END, 2048, 4)
+        .unwrap();
+    s.configure_cb(group, 0, l1 - 4096, 2048, 2).unwrap();
+}

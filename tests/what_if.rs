@@ -135,6 +135,29 @@ fn the_assembly_routines_are_found_by_their_symbols() {
     }
 }
 
+/// A routine without a size ends with its section: the reader's 8-byte boot stub at 0 (its
+/// `_boot`, alone in `.boot`) is its 8 bytes, not everything up to the reader's `_start` at
+/// 0x1C000, over the other kernels' code. And a profile names it `_boot`, not what stale debug
+/// information says lies at 0.
+#[test]
+fn the_boot_stub_is_its_own_eight_bytes() {
+    // (`_boot` also names the stub's copies in the other images and `log_boot`.)
+    let w = what_if::resolve(&firmware(), &["_boot".into()], 2).unwrap();
+    let ranges = w.code.ranges();
+    assert_eq!(ranges.first(), Some(&(0, 8)), "{ranges:?}");
+    assert!(
+        ranges.iter().all(|&(start, end)| end - start < 0x400),
+        "every range one routine or function: {ranges:?}"
+    );
+    let symbols = komorebi::host::profile::load_symbols(&firmware()).unwrap();
+    let (_, reader) = symbols
+        .iter()
+        .find(|(role, _)| *role == komorebi_hal::Role::Reader)
+        .unwrap();
+    assert_eq!(reader.frames(0), ["_boot"]);
+    assert_eq!(reader.frames(4), ["_boot"]);
+}
+
 #[test]
 fn a_name_no_function_has_and_a_factor_outside_2_to_64_are_refused() {
     let e =

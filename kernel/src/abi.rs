@@ -1,4 +1,4 @@
-//! The tile control block ABI, version 2: one place for every offset and encoding that the
+//! The tile control block ABI ([`ABI_VERSION`]): one place for every offset and encoding that the
 //! device kernels and the host share.
 //!
 //! The control block is [`CONTROL_BYTES`] of L1 at [`CONTROL_BASE`] on every Tensix tile (the
@@ -358,6 +358,21 @@ impl KernelGiveUp {
 /// of [`LOG_RING_BYTES`] per kernel, in [`Role`] order, between the control block's end and
 /// compute's reset PC (0x6000).
 pub const LOG_BASE: u32 = 0x5000;
+
+/// The end of the L1 the firmware holds: its three images (compute from 0x6000, the writer from
+/// 0x12000, the reader from 0x1C000 to 0x30000), their headers, the control block and the log
+/// rings all lie below it. A circular buffer lies above it, and within L1: the firmware refuses
+/// a buffer table entry that does not (the NoC would write its pages over code or the control
+/// block), and so does the host's `Session::configure_cb`.
+pub const FIRMWARE_L1_END: u32 = 0x3_0000;
+
+/// Whether a circular buffer of `pages` pages of `page_size` bytes at L1 `base` lies between
+/// [`FIRMWARE_L1_END`] and the end of an L1 of `l1_size` bytes, with at least one page of at
+/// least one byte (without overflow).
+pub const fn buffer_fits(base: u32, page_size: u32, pages: u32, l1_size: u32) -> bool {
+    let bytes = page_size as u64 * pages as u64;
+    base >= FIRMWARE_L1_END && bytes > 0 && base as u64 + bytes <= l1_size as u64
+}
 /// Bytes of one kernel's log ring: its header, then [`LOG_DATA_BYTES`] of frames.
 pub const LOG_RING_BYTES: u32 = 0x500;
 /// The ring's first word once its kernel has booted: "KLOG".

@@ -99,7 +99,7 @@ impl Command {
 
     /// Reads the command in the slot at `slot` (an offset of the control block) into `self`,
     /// in place: a command is ~0.5 KiB, which a kernel keeps once rather than copying on a
-    /// 4 KiB stack. `Err(None)` when the word counts do not fit (a malformed command: it is
+    /// stack of 2 to 8 KiB (a Wormhole TRISC's local RAM to a Blackhole data-movement core's). `Err(None)` when the word counts do not fit (a malformed command: it is
     /// refused; `self` then holds its header and no words), `Err(Some(kind))` when the control
     /// block fails.
     pub fn load<K: ControlBlock>(

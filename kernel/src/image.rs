@@ -215,9 +215,10 @@ pub struct ImageHeader {
     pub role: Role,
     /// The reset PC the core must start at.
     pub entry: u32,
-    /// First L1 address of the code.
+    /// First L1 address of the code. Informational: the loader takes the segments from the ELF
+    /// file and checks none of these two.
     pub code_start: u32,
-    /// Bytes of code.
+    /// Bytes of code; komorebi's images write 0 (informational, as `code_start`).
     pub code_bytes: u32,
     /// The PCI device id of the chip the image was built for, which a loader compares with the
     /// device's (an image's code drives one chip's registers); 0: any chip (the header-only

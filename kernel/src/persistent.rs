@@ -227,7 +227,8 @@ where
         };
         let tile = ctl!(ctrl.load(abi::HEADER_TILE));
         let (outcome, sequence, exit) = match loaded {
-            Err(()) => (refused(GiveUpCode::BadCommand), 0, false),
+            // (`load` read the header, the sequence number among it, before refusing the words.)
+            Err(()) => (refused(GiveUpCode::BadCommand), command.sequence, false),
             Ok(c) if c.handler == abi::HANDLER_EXIT => (Outcome::default(), c.sequence, true),
             Ok(c) => {
                 #[cfg(feature = "defmt")]

@@ -1589,10 +1589,11 @@ fn a_command_is_refused_by_every_kernel_of_a_tile_for_each_reason() {
             refused(2, 12, GiveUpCode::NotExclusive),
             "{core:?}"
         );
-        // A malformed command's sequence number is not taken: the report says 0.
+        // A malformed command's header is read before its word counts are refused: the report
+        // carries its sequence number, as every other refusal's does.
         assert_eq!(
             reports[3][core],
-            refused(4, 0, GiveUpCode::BadCommand),
+            refused(4, 14, GiveUpCode::BadCommand),
             "{core:?}"
         );
         assert_eq!(reports[4][core], shape.clean(5, 15), "{core:?}");

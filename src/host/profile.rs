@@ -50,8 +50,9 @@ pub struct Symbols {
     dwarf: Option<Dwarf>,
     /// Function symbols by start address: (end, demangled name).
     functions: BTreeMap<u64, (u64, String)>,
-    /// Every other code symbol (assembly labels, without a size) by address.
-    labels: BTreeMap<u64, String>,
+    /// Every other code symbol (assembly labels, without a size) by address: (end of its
+    /// section, name).
+    labels: BTreeMap<u64, (u64, String)>,
 }
 
 impl std::fmt::Debug for Symbols {
@@ -98,19 +99,19 @@ impl Symbols {
         let mut labels = BTreeMap::new();
         for s in file.symbols() {
             let Ok(raw) = s.name() else { continue };
-            let in_code = s
+            let section = s
                 .section_index()
                 .and_then(|i| file.section_by_index(i).ok())
-                .is_some_and(|sec| sec.kind() == object::SectionKind::Text);
-            if raw.is_empty() || !in_code {
+                .filter(|sec| sec.kind() == object::SectionKind::Text);
+            let Some(section) = section.filter(|_| !raw.is_empty()) else {
                 continue;
-            }
+            };
             let name =
                 addr2line::demangle(raw, gimli::DW_LANG_Rust).unwrap_or_else(|| raw.to_string());
             if s.size() > 0 {
                 functions.insert(s.address(), (s.address() + s.size(), name));
             } else if !raw.starts_with(".L") && !raw.starts_with('$') {
-                labels.insert(s.address(), name);
+                labels.insert(s.address(), (section.address() + section.size(), name));
             }
         }
         Ok(Self {
@@ -122,14 +123,16 @@ impl Symbols {
 
     /// The code of every function symbol, `start..end`, and of every assembly routine (a code
     /// symbol without a size, such as the images' `memcpy` and `memset`: from it to the next
-    /// symbol; one at the end of the code, which has no next, is left out), in address order.
+    /// symbol or the end of its section, whichever comes first), in address order. A routine
+    /// never runs into another section: the reader's 8-byte boot stub at 0 would otherwise
+    /// reach its `_start` at 0x1C000, over the other two kernels' code.
     pub fn code_ranges(&self) -> Vec<(u64, u64)> {
         let mut ranges: Vec<(u64, u64)> = self
             .functions
             .iter()
             .map(|(&start, &(end, _))| (start, end))
             .collect();
-        for &at in self.labels.keys() {
+        for (&at, &(section_end, _)) in &self.labels {
             let inside = self.functions.range(..=at).next_back();
             if inside.is_some_and(|(_, &(end, _))| at < end) {
                 continue;
@@ -137,8 +140,9 @@ impl Symbols {
             let next = [
                 self.functions.range(at + 1..).next().map(|(&s, _)| s),
                 self.labels.range(at + 1..).next().map(|(&s, _)| s),
+                Some(section_end),
             ];
-            if let Some(end) = next.into_iter().flatten().min() {
+            if let Some(end) = next.into_iter().flatten().min().filter(|&end| end > at) {
                 ranges.push((at, end));
             }
         }
@@ -147,10 +151,19 @@ impl Symbols {
     }
 
     /// The frames at `pc`, outermost first: the function containing it, then each function
-    /// inlined into it down to the one the instruction belongs to.
+    /// inlined into it down to the one the instruction belongs to. The debug information is
+    /// asked only inside a function symbol (compiled code always lies in one): elsewhere it is
+    /// an assembly routine, for which the debug information can hold stale ranges of functions
+    /// the linker removed (the reader's boot stub at 0 came out as `core::panicking::panic`).
     pub fn frames(&self, pc: u32) -> Vec<String> {
         let mut frames = Vec::new();
-        if let Some(dwarf) = &self.dwarf {
+        let at = u64::from(pc);
+        let in_function = self
+            .functions
+            .range(..=at)
+            .next_back()
+            .is_some_and(|(_, &(end, _))| at < end);
+        if let Some(dwarf) = self.dwarf.as_ref().filter(|_| in_function) {
             if let Ok(mut iter) = dwarf.find_frames(u64::from(pc)).skip_all_loads() {
                 while let Ok(Some(frame)) = iter.next() {
                     if let Some(Ok(name)) = frame.function.as_ref().map(|f| f.demangle()) {
@@ -166,7 +179,7 @@ impl Symbols {
             match self.functions.range(..=pc).next_back() {
                 Some((_, (end, name))) if pc < *end => frames.push(clean(name)),
                 _ => match self.labels.range(..=pc).next_back() {
-                    Some((_, name)) => frames.push(clean(name)),
+                    Some((_, (_, name))) => frames.push(clean(name)),
                     None => frames.push(format!("{pc:#x}")),
                 },
             }
@@ -221,7 +234,8 @@ pub struct FunctionCycles {
     pub exclusive: u64,
     /// Cycles of every stack it is in.
     pub inclusive: u64,
-    /// Times it was called (0 for code always inlined into its callers).
+    /// Times it was called through a call (`jal`/`jalr` writing a link register): 0 for code
+    /// always inlined into its callers, and a tail call (a jump) is not counted.
     pub calls: u64,
 }
 

@@ -17,80 +17,19 @@
 
 use std::collections::HashMap;
 
-use komorebi_broadcast::layout::{Geometry, LayoutError};
+use komorebi_broadcast::layout::Geometry;
 use komorebi_hal::{LogicalRect, LogicalXy, Role, Xy};
 use komorebi_kernel::Command;
 use komorebi_kernel::abi::{self, KernelGiveUp};
 use komorebi_kernel::handler::HandlerSet;
 use serde::Serialize;
 
-use komorebi_pcie::PcieError;
-
-use crate::host::backend::OpenError;
 pub use crate::host::backend::{Backend, DEFAULT_FIRMWARE_DIR};
-use crate::host::device::{Advance, Device, DeviceError, Peek};
+use crate::host::device::{Advance, Device, Peek};
 use crate::host::wrap;
 
-/// What went wrong with a session request.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SessionError {
-    /// The device refused a request.
-    #[error("device: {0}")]
-    Device(#[from] DeviceError),
-    /// The device cannot be used at all (missing, busy, too old, not a Blackhole, hung, its
-    /// firmware did not start).
-    #[error("{0}")]
-    Unusable(PcieError),
-    /// The grid could not be laid out.
-    #[error("layout: {0}")]
-    Layout(#[from] LayoutError),
-    /// A group that is empty or reaches outside the logical grid.
-    #[error("group {group} is outside the {columns}x{rows} logical grid (or empty)")]
-    Group {
-        /// The group.
-        group: LogicalRect,
-        /// Logical columns.
-        columns: u8,
-        /// Logical rows.
-        rows: u8,
-    },
-    /// Programs for a different number of cores than the group has.
-    #[error("{got} programs for a group of {expected} cores (give one for all, or one per core)")]
-    Programs {
-        /// Cores in the group.
-        expected: usize,
-        /// Programs given.
-        got: usize,
-    },
-    /// A core's program words do not fit a command slot.
-    #[error(
-        "core {core}: {words} program words do not fit a command slot (at most {max}, 255 per kernel)"
-    )]
-    TooManyWords {
-        /// The core.
-        core: LogicalXy,
-        /// Words given.
-        words: usize,
-        /// The most a slot holds.
-        max: usize,
-    },
-    /// Every slot of a core holds a command not yet reported.
-    #[error("core {core} has no free command slot: collect reports first")]
-    SlotsFull {
-        /// The core.
-        core: LogicalXy,
-    },
-}
-
-impl From<OpenError> for SessionError {
-    fn from(e: OpenError) -> Self {
-        match e {
-            OpenError::Device(e) => Self::Device(e),
-            OpenError::Unusable(e) => Self::Unusable(e),
-        }
-    }
-}
+mod error;
+pub use error::SessionError;
 
 /// One core's program words.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -401,7 +340,9 @@ impl Session {
     }
 
     /// Configures circular buffer `index` on every core of `group`: the device's buffer, and
-    /// the entry of the control block's buffer table that firmware builds its handle from.
+    /// the entry of the control block's buffer table that firmware builds its handle from. A
+    /// buffer must lie in L1 above the firmware ([`abi::FIRMWARE_L1_END`]): anything else is
+    /// [`SessionError::Buffer`], and the firmware would refuse its table entry too.
     pub fn configure_cb(
         &mut self,
         group: LogicalRect,
@@ -410,6 +351,17 @@ impl Session {
         page_size: u32,
         pages: u16,
     ) -> Result<(), SessionError> {
+        let end = crate::chip::l1_size(self.chip());
+        if !abi::buffer_fits(base, page_size, u32::from(pages), end) {
+            return Err(SessionError::Buffer {
+                index,
+                base,
+                page_size,
+                pages,
+                first: abi::FIRMWARE_L1_END,
+                end,
+            });
+        }
         for t in self.group_tiles(group)? {
             let noc0 = self.tiles[t].noc0;
             self.device

@@ -402,8 +402,10 @@ pub fn boot<B: Bar>(
         let v = card.check_alive(v, || format!("soft reset of NoC0 {t}"))?;
         card.write_reg(t, SOFT_RESET_ADDR, v | SOFT_RESET_ALL_CORES)?;
     }
-    // 2. A clean control block, then every segment.
+    // 2. A clean control block and log rings (a kernel that never gets to empty its ring must
+    // not show the last boot's lines as this one's), then every segment.
     card.multicast_l1(abi::CONTROL_BASE, &vec![0; abi::CONTROL_BYTES as usize])?;
+    card.multicast_l1(abi::LOG_BASE, &vec![0; 3 * abi::LOG_RING_BYTES as usize])?;
     for image in &firmware.images {
         for s in &image.segments {
             card.multicast_l1(s.addr, &s.data)?;

@@ -19,8 +19,8 @@ use komorebi_hal::Role;
 use crate::memory::FastHash;
 use crate::riscv::{Flow, Probe};
 
-/// The deepest call stack kept; deeper calls are charged to the deepest node (a firmware core's
-/// stack is a few KiB, so real code never gets near it).
+/// The deepest call stack kept; deeper calls are charged to the deepest node, and their returns
+/// leave it there (a firmware core's stack is a few KiB, so real code never gets near it).
 const MAX_DEPTH: usize = 256;
 
 /// Slots of the table in front of the hash map: 4096 of 16 bytes, 64 KiB per profiled core.
@@ -48,6 +48,8 @@ pub struct CoreProfiler {
     /// Recently charged keys and their cycles not yet in `cycles`, direct-mapped.
     recent: Box<[(u64, u64)]>,
     current: u32,
+    /// Calls made beyond `MAX_DEPTH` and not returned from yet: their returns pop nothing.
+    beyond: u32,
     stalled: u64,
     /// Calls by target address (the entry of the function called), at any depth.
     calls: HashMap<u32, u64, FastHash>,
@@ -65,6 +67,7 @@ impl Default for CoreProfiler {
             cycles: HashMap::default(),
             recent: vec![(EMPTY, 0); RECENT].into_boxed_slice(),
             current: 0,
+            beyond: 0,
             stalled: 0,
             calls: HashMap::default(),
         }
@@ -92,6 +95,7 @@ impl Probe for CoreProfiler {
                 *self.calls.entry(target).or_insert(0) += 1;
                 let here = self.nodes[self.current as usize];
                 if here.depth as usize >= MAX_DEPTH {
+                    self.beyond += 1;
                     return;
                 }
                 let next = self.nodes.len() as u32;
@@ -105,8 +109,9 @@ impl Probe for CoreProfiler {
                 }
                 self.current = child;
             }
-            // A return at the root (the code returned from what started the profile) stays
-            // at the root.
+            // A return from a call beyond `MAX_DEPTH` leaves the deepest node; one at the root
+            // (the code returned from what started the profile) stays at the root.
+            Flow::Return if self.beyond > 0 => self.beyond -= 1,
             Flow::Return => self.current = self.nodes[self.current as usize].parent,
         }
     }
@@ -136,8 +141,10 @@ impl CoreProfiler {
         for &(key, cycles) in self.recent.iter().filter(|(key, _)| *key != EMPTY) {
             *all.entry(key).or_insert(0) += cycles;
         }
+        // (A what-if's sped-up instructions can round down to 0 cycles: nothing to show.)
         let mut out: Vec<ProfileSample> = all
             .iter()
+            .filter(|&(_, &cycles)| cycles > 0)
             .map(|(&key, &cycles)| ProfileSample {
                 call_sites: self.call_sites((key >> 32) as u32),
                 pc: key as u32,
@@ -243,6 +250,46 @@ mod tests {
         assert_eq!(
             p.samples(),
             vec![s(a, 1 + 3 + 5 + 7 + 9), s(b, 2 + 4 + 6 + 8 + 10)]
+        );
+    }
+
+    /// Calls past `MAX_DEPTH` are charged to the deepest node, and their returns pop nothing:
+    /// after them, the code of the deepest function is still charged under its own stack.
+    #[test]
+    fn calls_past_the_deepest_node_return_to_it() {
+        let mut p = CoreProfiler::default();
+        for i in 0..MAX_DEPTH as u32 {
+            p.retired(0x1000 + 4 * i, Flow::Call { target: 0x8000 }, 1);
+        }
+        p.retired(0x9000, Flow::Call { target: 0x9100 }, 1); // beyond: not pushed
+        p.retired(0x9100, Flow::Call { target: 0x9200 }, 1); // beyond
+        p.retired(0x9200, Flow::Return, 1);
+        p.retired(0x9104, Flow::Return, 1);
+        p.retired(0x9004, Flow::Other, 7); // the deepest function, after its calls
+        let deepest: Vec<u32> = (0..MAX_DEPTH as u32).map(|i| 0x1000 + 4 * i).collect();
+        let at = |pc| {
+            p.samples()
+                .into_iter()
+                .find(|s| s.pc == pc)
+                .map(|s| (s.call_sites, s.cycles))
+        };
+        assert_eq!(at(0x9004), Some((deepest.clone(), 7)));
+        assert_eq!(at(0x9200), Some((deepest, 1)));
+    }
+
+    /// A what-if's sped-up instruction can be charged 0 cycles: no sample shows it.
+    #[test]
+    fn zero_cycle_charges_make_no_sample() {
+        let mut p = CoreProfiler::default();
+        p.retired(0x10, Flow::Other, 0);
+        p.retired(0x14, Flow::Other, 2);
+        assert_eq!(
+            p.samples(),
+            vec![ProfileSample {
+                call_sites: Vec::new(),
+                pc: 0x14,
+                cycles: 2
+            }]
         );
     }
 

@@ -5,11 +5,13 @@
 //! `.cargo/config.toml`; see `docs/decisions.md` D8): each core runs one kernel, so every wait spins where it is instead
 //! of returning to an executor.
 //!
-//! Memory (L1): 0x0 the reader's boot stub (BRISC's reset PC), 0x4000..0x5000 the control
-//! block, 0x5000..0x5F00 the log rings (`abi::log_ring`), 0x6000..0x12000 compute (TRISC0's reset PC),
-//! 0x12000..0x1C000 writer (NCRISC's reset PC), 0x1C000..0x30000 reader, buffers from 0x40000.
-//! Data, bss and stack live in each core's private local RAM at 0xFFB0_0000 (8 KiB for the
-//! data-movement cores, 4 KiB for TRISC0). `_start` sets the stack, configures the core (on
+//! Memory (L1): 0x0 the reader's boot stub (BRISC's reset PC), 0x3F00..0x3F60 the three
+//! images' headers, 0x4000..0x5000 the control block, 0x5000..0x5F00 the log rings
+//! (`abi::log_ring`), 0x6000..0x12000 compute (TRISC0's reset PC), 0x12000..0x1C000 writer
+//! (NCRISC's reset PC), 0x1C000..0x30000 reader (`abi::FIRMWARE_L1_END`), buffers above (the
+//! host's from 0x40000). Data, bss and stack live in each core's private local RAM at
+//! 0xFFB0_0000 (8 KiB for the data-movement cores and 4 KiB for TRISC0 on Blackhole, 4 and 2
+//! KiB on Wormhole: `build.rs`, which also sets the stack room the linker checks). `_start` sets the stack, configures the core (on
 //! Blackhole its L0 data cache off: `chip.rs`), zeroes bss, copies data, and calls
 //! `kernel_main`.
 #![no_std]
@@ -253,13 +255,15 @@ impl Buffers for TileBuffers {
                 control_word(entry + 8).read_volatile(),
             )
         };
-        if pages == 0 || pages > u16::MAX as u32 {
+        // Inside L1 and clear of the firmware (a buffer over code or the control block would
+        // have the NoC write into them): else no buffer, which the broadcast refuses.
+        if pages > u16::MAX as u32 || !abi::buffer_fits(base, page_size, pages, Chip::L1_SIZE) {
             return None;
         }
         // SAFETY: on a Tensix baby core the stream registers are mapped at STREAM_BASE, and the
         // kernels split the counters as tt-metal does (producer tiles_received, consumer
-        // tiles_acked). L1 starts at address 0 of the core's address space and the host placed
-        // the buffer inside it.
+        // tiles_acked). L1 starts at address 0 of the core's address space, and the buffer
+        // lies in it (checked above).
         unsafe {
             SiliconCb::<Chip>::from_ptr(
                 Chip::steal_streams(),

@@ -100,13 +100,14 @@ pub struct BenchRow {
     pub window: u8,
     /// Pages per block.
     pub pages: u16,
-    /// Simulated cycles of all jobs.
+    /// Simulated cycles of all jobs (on `pcie-sim` a multiple of the host's 1,350-cycle polls).
     pub cycles: u64,
     /// The resource bound of all jobs, in cycles.
     pub bound_cycles: u64,
     /// The resource that binds.
     pub binding: String,
-    /// `bound_cycles / cycles`; `null` unless the run succeeded.
+    /// `bound_cycles / cycles`; `null` unless the run succeeded (with `native_cycles`, the
+    /// native run too).
     pub efficiency: Option<f64>,
     /// On a komorebi row: the handshake row's cycles / this row's cycles at the same window and
     /// pages (how many times faster komorebi is), when that row exists and both succeeded;
@@ -116,8 +117,8 @@ pub struct BenchRow {
     /// (left out of the JSON otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub native_cycles: Option<u64>,
-    /// With `native_cycles`: `cycles / native_cycles`, how many times the native kernels'
-    /// cycles the firmware took (left out of the JSON otherwise).
+    /// With `native_cycles`, when both runs succeeded: `cycles / native_cycles`, how many times
+    /// the native kernels' cycles the firmware took (left out of the JSON otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub firmware_ratio: Option<f64>,
     /// The run succeeded (its exit code is 0; with `native_cycles`, the native run too).
@@ -140,6 +141,7 @@ impl BenchRow {
             .exit_code()
             .max(native.map_or(0, BroadcastSummary::exit_code));
         let native_cycles = native.map(|n| n.cycles);
+        let ok = exit_code == 0;
         Self {
             protocol: spec.protocol,
             window: spec.window,
@@ -147,13 +149,14 @@ impl BenchRow {
             cycles: summary.cycles,
             bound_cycles: summary.bound_cycles,
             binding: summary.binding.clone(),
-            efficiency: summary.efficiency,
+            // A row whose native run failed has failed too: neither figure stands for it.
+            efficiency: summary.efficiency.filter(|_| ok),
             speedup: None,
             native_cycles,
             firmware_ratio: native_cycles
-                .filter(|&n| n > 0)
+                .filter(|&n| n > 0 && ok)
                 .map(|n| summary.cycles as f64 / n as f64),
-            ok: exit_code == 0,
+            ok,
             exit_code,
         }
     }

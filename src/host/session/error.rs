@@ -1,0 +1,89 @@
+//! [`SessionError`]: what went wrong with a session request, and what each refusal allows.
+
+use komorebi_broadcast::layout::LayoutError;
+use komorebi_hal::{LogicalRect, LogicalXy};
+use komorebi_pcie::PcieError;
+
+use crate::host::backend::OpenError;
+use crate::host::device::DeviceError;
+
+/// What went wrong with a session request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// The device refused a request.
+    #[error("device: {0}")]
+    Device(#[from] DeviceError),
+    /// The device cannot be used at all (missing, busy, too old, not a Blackhole, hung, its
+    /// firmware did not start).
+    #[error("{0}")]
+    Unusable(PcieError),
+    /// The grid could not be laid out.
+    #[error("layout: {0}")]
+    Layout(#[from] LayoutError),
+    /// A group that is empty or reaches outside the logical grid.
+    #[error("group {group} is outside the {columns}x{rows} logical grid (or empty)")]
+    Group {
+        /// The group.
+        group: LogicalRect,
+        /// Logical columns.
+        columns: u8,
+        /// Logical rows.
+        rows: u8,
+    },
+    /// Programs for a different number of cores than the group has.
+    #[error("{got} programs for a group of {expected} cores (give one for all, or one per core)")]
+    Programs {
+        /// Cores in the group.
+        expected: usize,
+        /// Programs given.
+        got: usize,
+    },
+    /// A core's program words do not fit a command slot.
+    #[error(
+        "core {core}: {words} program words do not fit a command slot (at most {max}, 255 per kernel)"
+    )]
+    TooManyWords {
+        /// The core.
+        core: LogicalXy,
+        /// Words given.
+        words: usize,
+        /// The most a slot holds.
+        max: usize,
+    },
+    /// Every slot of a core holds a command not yet reported.
+    #[error("core {core} has no free command slot: collect reports first")]
+    SlotsFull {
+        /// The core.
+        core: LogicalXy,
+    },
+    /// A circular buffer that does not lie in L1 above the firmware.
+    #[error(
+        "circular buffer {index}: {pages} pages of {page_size} bytes at {base:#x} (allowed: at \
+         least one byte, within L1 from {first:#x} to {end:#x}, above the firmware's images and \
+         control block)"
+    )]
+    Buffer {
+        /// The buffer's index.
+        index: u8,
+        /// Its L1 address.
+        base: u32,
+        /// Bytes per page.
+        page_size: u32,
+        /// Pages.
+        pages: u16,
+        /// The lowest address a buffer may start at.
+        first: u32,
+        /// The end of L1.
+        end: u32,
+    },
+}
+
+impl From<OpenError> for SessionError {
+    fn from(e: OpenError) -> Self {
+        match e {
+            OpenError::Device(e) => Self::Device(e),
+            OpenError::Unusable(e) => Self::Unusable(e),
+        }
+    }
+}
