@@ -200,7 +200,7 @@ pub trait Chip: Copy + Debug + 'static {
     unsafe fn start_other_cores() {}
     /// Configures the calling core as this backend needs it, first thing at boot, before any
     /// load from L1: on Blackhole its L0 data cache off ([`Chip::L0_DATA_CACHE`]: a `fence`
-    /// drops what the cache holds, then `csrrs zero, 0x7c0, 8` sets `cfg0` bit 3, as tt-metal's
+    /// drops what the cache holds, then a `csrrs` of CSR 0x7C0 sets `cfg0` bit 3, as tt-metal's
     /// firmware does at every boot by default: `set_l1_data_cache<false>`, tt-metal
     /// `tt_metal/hw/inc/internal/tt-1xx/risc_common.h`). The provided method does nothing (a
     /// Wormhole core has no data cache). It touches no memory, so it may run before the

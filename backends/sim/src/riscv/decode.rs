@@ -1,8 +1,8 @@
-//! The RV32IM + Zicsr decoder, with Zba and Zbb on a hart whose [`Isa`] has them: one 32-bit
+//! The RV32IM decoder, with Zicsr, Zba and Zbb on a hart whose [`Isa`] has them: one 32-bit
 //! word to one [`Op`], exactly as the RISC-V unprivileged spec (RV32I, M, Zicsr, Zifencei, B
 //! chapters) encodes them, with every fixed field checked. Any other word is [`Op::Illegal`]:
 //! compressed encodings (low bits not `0b11`), RV64 forms, other extensions (A, F, Zbs, Zbkb's
-//! `pack` with a second register, ...), Zba and Zbb words on a hart without them,
+//! `pack` with a second register, ...), Zicsr, Zba and Zbb words on a hart without them,
 //! `mret`/`wfi`, reserved `funct` values, shifts by an immediate with bit 5 set, unknown CSRs,
 //! and every CSR access that would write a read-only CSR.
 //!
@@ -17,8 +17,8 @@
 
 use super::op::{AluOp, Cond, Counter, CsrOp, DivOp, MulOp, Op, Size, UnaryOp};
 
-/// The instruction-set extensions a hart implements beyond RV32IM + Zicsr, as far as the
-/// decoder knows them: what [`decode`] accepts.
+/// The instruction-set extensions a hart implements beyond RV32IM, as far as the decoder knows
+/// them: what [`decode`] accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Isa {
     /// Zicsr, the CSR instructions (`csrrw`, `csrrs`, `csrrc` and their immediate forms).
