@@ -515,6 +515,18 @@ fn boot_states<B: Bar>(card: &Card<B>, tile: Xy) -> Result<[BootState; 3], PcieE
     }))
 }
 
+/// Each kernel's panic word ([`abi::PANIC`]): the source line of the panic it stopped at, if
+/// its word carries [`abi::PANIC_TAG`] (the loader zeroed it, so it is this boot's). Release
+/// images cannot panic (their size report refuses panicking code); a debug build can.
+fn panic_lines<B: Bar>(card: &Card<B>, tile: Xy) -> Result<[Option<u32>; 3], PcieError> {
+    let mut b = [0u8; 12];
+    card.read_l1(tile, abi::CONTROL_BASE + abi::PANIC, &mut b)?;
+    Ok([0, 1, 2].map(|i| {
+        let word = u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
+        (word & 0xFFFF_0000 == abi::PANIC_TAG).then_some(word & 0xFFFF)
+    }))
+}
+
 fn wait_up<B: Bar>(
     card: &mut Card<B>,
     tiles: &[Xy],
@@ -557,12 +569,17 @@ fn wait_up<B: Bar>(
                 .chain(if timed_out { still } else { Vec::new() })
             {
                 let states = boot_states(card, t)?;
+                let panics = panic_lines(card, t)?;
                 let (lx, ly) = logical(t);
                 let what: Vec<String> = Role::ALL
                     .iter()
                     .zip(states)
-                    .filter(|(_, s)| *s != BootState::Up)
-                    .map(|(r, s)| format!("{r} {s}"))
+                    .zip(panics)
+                    .filter(|((_, s), _)| *s != BootState::Up)
+                    .map(|((r, s), panic)| match panic {
+                        Some(line) => format!("{r} {s} (panicked at line {line})"),
+                        None => format!("{r} {s}"),
+                    })
                     .collect();
                 tiles.push(format!("logical ({lx}, {ly}): {}", what.join(", ")));
             }
