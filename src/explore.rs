@@ -2,7 +2,9 @@
 //!
 //! Each case's seed fixes both its shape (window 1..=8, blocks 0..=64, pages 1..=8, page size
 //! 64..=256, along rows, columns or both, 1..=9 receivers: a column of up to 10 cores or a row
-//! of up to 6 inside a panel, the most Blackhole's grid allows) and the simulation's schedule.
+//! of up to 6 inside a panel, the most Blackhole's grid allows) and, on the simulator, its
+//! schedule (on ttsim or a card the device's own schedule runs, and no violation can be seen:
+//! there a case checks the bytes, the counts, the reports and the give-ups). Blackhole only.
 //! A case passes when every byte arrived and was checked in order (exact counts), no slot was
 //! multicast before it was popped (no violation), nothing deadlocked (every tile reported), and
 //! nothing gave up (no fault was injected). A failing case prints the command that replays it.

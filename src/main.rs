@@ -56,8 +56,8 @@ enum Command {
     /// the command that replays each.
     #[command(after_help = cli::EXIT_CODES)]
     Explore {
-        /// Cases to run (0.., decimal or 0x-hex).
-        #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 1000)]
+        /// Cases to run (1.., decimal or 0x-hex).
+        #[arg(long, value_parser = ranged::<u64>(1, u64::MAX), default_value_t = 1000)]
         seeds: u64,
         /// First seed (0..; the last seed, START + SEEDS - 1, must fit in 64 bits).
         #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 0)]
@@ -67,7 +67,9 @@ enum Command {
         json: bool,
         /// `sim`, `pcie-sim`, `ttsim[:PATH][@CHIP]` or a card's device node, as `broadcast
         /// --device`; each case runs what the device runs by default (the firmware on ttsim and
-        /// a card).
+        /// a card). Only the simulator's schedule follows the seed and the adversary, and only
+        /// it reports violations: on ttsim or a card the seed draws the shape alone. Blackhole
+        /// shapes only.
         #[arg(
             long,
             value_name = "sim|pcie-sim|ttsim[:PATH][@CHIP]|PATH",

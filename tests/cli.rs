@@ -322,6 +322,15 @@ fn output_paths_that_cannot_be_written_exit_2_before_the_run() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// No case would check nothing and pass: `--seeds 0` is refused, naming what is allowed.
+#[test]
+fn explore_refuses_no_seeds() {
+    let (code, out, err) = komorebi(&["explore", "--seeds", "0"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("--seeds") && err.contains("1.."), "{err}");
+}
+
 #[test]
 fn explore_refuses_seeds_past_64_bits() {
     let (code, out, err) =

@@ -20,7 +20,9 @@ pub const NOC_LOCAL_ADDR_MAX: u64 = (1 << NOC_ADDR_LOCAL_BITS) - 1;
 pub const NOC_PCIE_ADDR_BASE: u64 = 0x8_0000_0000;
 /// Bytes of a flit.
 pub const NOC_WORD_BYTES: u32 = 32;
-/// The largest payload of one packet (256 flits); larger requests are split by the NIU.
+/// The largest payload of one request (256 flits): "the maximum allowed value for a single
+/// request is 8192 bytes" (tt-isa-documentation `WormholeB0/NoC/MemoryMap.md`,
+/// `NOC_AT_LEN_BE`); larger transfers are split into requests in software.
 pub const NOC_MAX_BURST_SIZE: u32 = 8192;
 /// Alignment of L1 reads and writes.
 pub const L1_ALIGNMENT: u32 = 16;
