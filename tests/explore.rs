@@ -69,3 +69,32 @@ fn a_failing_case_is_reported_with_what_replays_it() {
     );
     assert!(replay.contains(&format!("--seed {}", cfg.seed)) && replay.contains("--adversarial"));
 }
+
+/// A replay is the case: `replay_command`'s flags, parsed as `komorebi broadcast` parses them,
+/// give back the configuration the case ran (on the simulator and through the host path).
+#[test]
+fn a_replay_parses_back_into_the_case_it_replays() {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Broadcast {
+        #[command(flatten)]
+        flags: komorebi::cli::BroadcastFlags,
+    }
+    for seed in 0..200 {
+        for device in [DeviceChoice::Sim, DeviceChoice::PcieSim] {
+            let case = komorebi::app::broadcast::BroadcastConfig {
+                device: device.clone(),
+                ..shape(seed)
+            };
+            let replay = replay_command(&case);
+            let args = replay
+                .strip_prefix("komorebi broadcast ")
+                .expect("a broadcast command")
+                .split(' ');
+            let parsed = Broadcast::try_parse_from(std::iter::once("broadcast").chain(args))
+                .unwrap_or_else(|e| panic!("seed {seed}: {replay}: {e}"));
+            let cfg = parsed.flags.config().unwrap();
+            assert_eq!(cfg, case, "seed {seed}: {replay}");
+        }
+    }
+}
