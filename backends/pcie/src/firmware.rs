@@ -53,6 +53,13 @@ pub struct Segment {
     pub data: Vec<u8>,
 }
 
+impl Segment {
+    /// The L1 bytes it loads, `addr..addr + len` (in 64 bits: no overflow).
+    pub fn range(&self) -> core::ops::Range<u64> {
+        self.addr as u64..self.addr as u64 + self.data.len() as u64
+    }
+}
+
 /// One kernel's image.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FirmwareImage {
@@ -164,9 +171,10 @@ impl FirmwareImage {
             // (Checked against L1 first: `memory` is at most L1's size here.)
             let mut data = file_data.to_vec();
             data.resize(memory as usize, 0);
-            let end = addr as u64 + data.len() as u64;
+            let segment = Segment { addr, data };
+            let loads = segment.range();
             let overlaps =
-                |r: core::ops::Range<u32>| (addr as u64) < r.end as u64 && end > r.start as u64;
+                |r: core::ops::Range<u32>| loads.start < r.end as u64 && loads.end > r.start as u64;
             let control = abi::CONTROL_BASE..abi::CONTROL_BASE + abi::CONTROL_BYTES;
             let rings = abi::LOG_BASE..abi::LOG_BASE + 3 * abi::LOG_RING_BYTES;
             for (reserved, what) in [
@@ -180,11 +188,11 @@ impl FirmwareImage {
                 if overlaps(reserved) {
                     return Err(bad(
                         name,
-                        format!("segment at {addr:#x}+{} overlaps {what}", data.len()),
+                        format!("segment at {addr:#x}+{memory} overlaps {what}"),
                     ));
                 }
             }
-            segments.push(Segment { addr, data });
+            segments.push(segment);
         }
         // The first header-sized span at a header address that is not a header: kept, so an
         // image of another ABI or a corrupt one says so rather than that it has no header.
@@ -270,13 +278,12 @@ impl Firmware {
                 ));
             }
         }
-        let range = |s: &Segment| s.addr as u64..s.addr as u64 + s.data.len() as u64;
         for (i, a) in images.iter().enumerate() {
             for b in &images[i + 1..] {
                 for sa in &a.segments {
-                    let ra = range(sa);
+                    let ra = sa.range();
                     if let Some(sb) = b.segments.iter().find(|sb| {
-                        let rb = range(sb);
+                        let rb = sb.range();
                         ra.start < rb.end && rb.start < ra.end
                     }) {
                         return Err(bad(
@@ -382,7 +389,7 @@ pub fn boot<B: Bar>(
         if let Some(s) = image
             .segments
             .iter()
-            .find(|s| s.addr as u64 + s.data.len() as u64 > kind.l1_size() as u64)
+            .find(|s| s.range().end > kind.l1_size() as u64)
         {
             return Err(bad(
                 &image.name,

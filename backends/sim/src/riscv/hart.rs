@@ -52,7 +52,7 @@ pub struct HartConfig {
     pub code_end: u32,
     /// The cost rule.
     pub cost: Cost,
-    /// The extensions the hart decodes beyond RV32IM + Zicsr.
+    /// The extensions the hart decodes beyond RV32IM.
     pub isa: Isa,
 }
 
@@ -81,8 +81,8 @@ impl HartConfig {
     }
 }
 
-/// One RV32IM hart (with its [`Isa`]'s extensions): 32 registers (`x0` reads 0), `pc`, cycle and retired-instruction counts,
-/// its private local data RAM, and a decoded-instruction cache.
+/// One RV32IM hart (with its [`Isa`]'s extensions): 32 registers (`x0` reads 0), `pc`, cycle
+/// and retired-instruction counts, its private local data RAM, and a decoded-instruction cache.
 ///
 /// The hart owns its local data RAM because only its own loads and stores reach it at
 /// `LOCAL_RAM_BASE`, at a fixed latency and without contention (BH README, "Local Data RAM"):
