@@ -67,7 +67,7 @@ pub enum BootFailure {
     AbiVersion = 1,
     /// The header's tile does not match the tile's own coordinates (`NOC_ID_LOGICAL`).
     WrongTile = 2,
-    /// The header's harvest mask is not a valid mask.
+    /// The header's harvest mask is not one the chip allows (the rule each kernel is given).
     BadHarvest = 3,
     /// The header's harvest mask disagrees with the chip: the NIU's coordinate translation
     /// puts this tile (`NOC_ID_LOGICAL`) elsewhere than the mask's translation does, or the
@@ -144,8 +144,9 @@ impl core::fmt::Display for BootState {
 }
 
 /// A kernel's boot check, run once at its start before it takes any command: the control-block
-/// header must carry this build's ABI version, the tile's own logical coordinates and a valid
-/// harvest mask. `own` is what the kernel learned of its tile from the chip (its NIU's
+/// header must carry this build's ABI version, the tile's own logical coordinates and a harvest
+/// mask `harvest_valid` accepts (the chip's rule: this crate knows no chip, and every kernel of
+/// a tile applies the same one, so a mask one kernel refuses no other accepts). `own` is what the kernel learned of its tile from the chip (its NIU's
 /// `NOC_NODE_ID`, `NIU_CFG_0` and `NOC_ID_LOGICAL`, checked against the header's harvest mask):
 /// its logical coordinates, or the failure that check found; `None` for a kernel without an
 /// NIU of its own (compute), which checks the rest. Writes the kernel's boot word: [`BOOT_UP`],
@@ -157,9 +158,10 @@ impl core::fmt::Display for BootState {
 pub fn come_up<K: ControlBlock>(
     ctrl: &mut K,
     role: Role,
+    harvest_valid: fn(u32) -> bool,
     own: Option<Result<LogicalXy, BootFailure>>,
 ) -> Result<(), Option<BootFailure>> {
-    boot_check(ctrl, role, own)?;
+    boot_check(ctrl, role, harvest_valid, own)?;
     announce_up(ctrl, role).map_err(|_| None)
 }
 
@@ -171,6 +173,7 @@ pub fn come_up<K: ControlBlock>(
 pub fn boot_check<K: ControlBlock>(
     ctrl: &mut K,
     role: Role,
+    harvest_valid: fn(u32) -> bool,
     own: Option<Result<LogicalXy, BootFailure>>,
 ) -> Result<(), Option<BootFailure>> {
     let version = ctrl.load(abi::HEADER_VERSION).map_err(|_| None)?;
@@ -179,7 +182,7 @@ pub fn boot_check<K: ControlBlock>(
     let chip = ctrl.load(abi::HEADER_CHIP).map_err(|_| None)?;
     let failure = if version != abi::ABI_VERSION {
         Some(BootFailure::AbiVersion)
-    } else if harvest > 0x3FFF {
+    } else if !harvest_valid(harvest) {
         Some(BootFailure::BadHarvest)
     } else if abi::ChipWord::decode(chip).is_none() {
         Some(BootFailure::BadChip)

@@ -40,6 +40,16 @@ fn header(version: u32, tile: u32, harvest: u32, offset: u32, word: u32) -> Mock
     header_with(version, tile, harvest, 1, offset, word)
 }
 
+/// A harvest rule as a Blackhole's: a bit for each of 14 Tensix columns.
+fn fourteen_columns(mask: u32) -> bool {
+    mask <= 0x3FFF
+}
+
+/// A harvest rule as a Wormhole's: a bit for each of 10 Tensix rows, not all of them.
+fn ten_rows(mask: u32) -> bool {
+    mask < 0x3FF
+}
+
 const UP: u32 = 0x4B4D_5242;
 /// The ABI version the kernels expect.
 const V: u32 = komorebi_kernel::abi::ABI_VERSION;
@@ -122,7 +132,7 @@ fn each_outcome_writes_its_boot_word_into_the_kernel_s_own_slot() {
     ];
     for (version, harvest, own, role, offset, word) in cases {
         let mut c = header(version, tile, harvest, offset, word);
-        let r = come_up(&mut c, role, own);
+        let r = come_up(&mut c, role, fourteen_columns, own);
         assert_eq!(r.is_ok(), word == UP, "{version} {harvest:#x} {own:?}");
         c.checkpoint();
     }
@@ -140,13 +150,26 @@ fn a_chip_word_with_a_reserved_bit_or_no_such_bank_is_refused_after_the_mask() {
         (1 << 31, 0xB0F0_0005),
     ] {
         let mut c = header_with(V, 3 | 4 << 8, 0x3000, chip, 0x030, word);
-        let r = come_up(&mut c, Role::Reader, Some(Ok(LogicalXy::new(3, 4))));
+        let r = come_up(
+            &mut c,
+            Role::Reader,
+            fourteen_columns,
+            Some(Ok(LogicalXy::new(3, 4))),
+        );
         assert_eq!(r.is_ok(), word == UP, "chip word {chip:#x}");
         c.checkpoint();
     }
     // A bad mask is reported before a bad chip word.
     let mut c = header_with(V, 3 | 4 << 8, 0x4000, 2, 0x030, 0xB0F0_0003);
-    assert!(come_up(&mut c, Role::Reader, Some(Ok(LogicalXy::new(3, 4)))).is_err());
+    assert!(
+        come_up(
+            &mut c,
+            Role::Reader,
+            fourteen_columns,
+            Some(Ok(LogicalXy::new(3, 4)))
+        )
+        .is_err()
+    );
 }
 
 /// `boot_check` writes a failure and nothing else; a check that passes writes nothing until
@@ -158,7 +181,7 @@ fn a_passed_check_writes_no_word_until_the_kernel_announces_itself_up() {
     // Failure: the word is written by the check itself, and the check says which.
     let mut c = header(V, tile, 0x4000, 0x030, 0xB0F0_0003);
     assert_eq!(
-        boot_check(&mut c, Role::Reader, own),
+        boot_check(&mut c, Role::Reader, fourteen_columns, own),
         Err(Some(BootFailure::BadHarvest))
     );
     c.checkpoint();
@@ -179,7 +202,11 @@ fn a_passed_check_writes_no_word_until_the_kernel_announces_itself_up() {
             })
         });
         let own = (role != Role::Compute).then_some(Ok(LogicalXy::new(3, 4)));
-        assert_eq!(boot_check(&mut c, role, own), Ok(()), "{role:?}");
+        assert_eq!(
+            boot_check(&mut c, role, fourteen_columns, own),
+            Ok(()),
+            "{role:?}"
+        );
         c.checkpoint();
         c.expect_store()
             .with(eq(offset), eq(UP))
@@ -187,5 +214,37 @@ fn a_passed_check_writes_no_word_until_the_kernel_announces_itself_up() {
             .returning(|_, _| Ok(()));
         assert!(announce_up(&mut c, role).is_ok(), "{role:?}");
         c.checkpoint();
+    }
+}
+
+/// The harvest rule is the caller's (the chip's), and every kernel applies it: a mask a
+/// Wormhole's rule refuses is refused by compute too, which has no NIU of its own to check the
+/// mask against, while a Blackhole's rule takes the same mask.
+#[test]
+fn the_chip_s_harvest_rule_refuses_a_mask_for_every_kernel_compute_included() {
+    let tile = 3 | 4 << 8;
+    for (role, offset) in [
+        (Role::Reader, 0x030),
+        (Role::Writer, 0x034),
+        (Role::Compute, 0x038),
+    ] {
+        let own = (role != Role::Compute).then_some(Ok(LogicalXy::new(3, 4)));
+        // Bit 10: a column on a Blackhole, no row on a Wormhole; 0x3FF: every Wormhole row.
+        for mask in [0x400, 0x3FF] {
+            let mut c = header(V, tile, mask, offset, 0xB0F0_0003);
+            assert_eq!(
+                come_up(&mut c, role, ten_rows, own),
+                Err(Some(BootFailure::BadHarvest)),
+                "{role:?} {mask:#x}"
+            );
+            c.checkpoint();
+            let mut c = header(V, tile, mask, offset, UP);
+            assert_eq!(
+                come_up(&mut c, role, fourteen_columns, own),
+                Ok(()),
+                "{role:?} {mask:#x}"
+            );
+            c.checkpoint();
+        }
     }
 }

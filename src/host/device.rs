@@ -166,11 +166,16 @@ pub fn spawn_kernel<H: HandlerSet + 'static>(
     own: Option<LogicalXy>,
     handlers: H,
 ) -> Result<(), komorebi_sim::SimError> {
+    // The chip's rule for the header's harvest mask, as its firmware applies it.
+    let harvest_valid: fn(u32) -> bool = match sim.config().wormhole {
+        None => |w| blackhole_pac::harvest::HarvestMask::new(w).is_ok(),
+        Some(_) => |w| wormhole_pac::harvest::HarvestMask::new(w).is_ok(),
+    };
     sim.spawn(tile, role, move |env| async move {
         let mut h = handlers;
         let (mut ctrl, pause) = (env.ctrl(), env.pause());
         if let Some(own) = own {
-            if image::come_up(&mut ctrl, role, Some(Ok(own))).is_err() {
+            if image::come_up(&mut ctrl, role, harvest_valid, Some(Ok(own))).is_err() {
                 return;
             }
         }

@@ -352,7 +352,13 @@ pub fn boot_check(role: Role) -> bool {
             }
         })
     });
-    image::boot_check(&mut ctrl(), role, own).is_ok()
+    image::boot_check(&mut ctrl(), role, harvest_valid, own).is_ok()
+}
+
+/// The chip's rule for the header's harvest mask, the same for every kernel: compute, with no
+/// NIU of its own to check the mask against, refuses what the data-movement kernels refuse.
+fn harvest_valid(word: u32) -> bool {
+    Chip::harvest(word).is_some()
 }
 
 /// Writes this kernel's boot word up ([`image::announce_up`]): its check passed and it has built
