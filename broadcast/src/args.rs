@@ -27,11 +27,16 @@
 //! Constraints checked on decode: header magic and version; id <= 1; NoC <= 1; window 1..=8;
 //! pages >= 1; window * pages <= 65 535; receivers <= 15; rank <= receivers or 0xFF; a sender
 //! (rank 0) is at the sender's coordinates and a receiver is not; no receivers means rank 0;
-//! start <= end; reserved bits 0; the check word. Decoding arbitrary words never panics.
+//! start <= end; the receivers one step after another from the sender on one line along x or
+//! y, in the NoC's + direction, as the layout places them (start one step from the sender, end
+//! `receivers` steps, a receiver `rank` steps; without receivers start and end are the sender),
+//! every coordinate at most 63; reserved bits 0; the check word. Decoding arbitrary words never
+//! panics.
 
 use core::fmt;
 
 use komorebi_hal::LogicalRect;
+use komorebi_hal::types::COORD_MAX;
 
 /// Words of `BroadcastArgs`.
 pub const ARGS_WORDS: usize = 11;
@@ -178,6 +183,12 @@ pub enum ArgsError {
     SenderMismatch,
     /// A multicast rectangle with start after end.
     Reversed,
+    /// The sender, the rectangle and this core's rank disagree: the receivers are not the
+    /// `receivers` cores one step after another from the sender along x or y (start one step
+    /// from it, end `receivers` steps, this core `rank` steps), or a coordinate is above 63.
+    /// Words that disagree would multicast to cores outside the broadcast, or let the sender
+    /// reuse a slot some receiver has not popped.
+    Line,
     /// Nonzero reserved bits, or an unknown direction.
     Reserved {
         /// Which word.
@@ -198,7 +209,8 @@ impl fmt::Display for ArgsError {
             Self::TooShort { available } => {
                 write!(
                     f,
-                    "broadcast words need {ARGS_WORDS} words, the command has {available}"
+                    "broadcast words need {ARGS_WORDS} words from the broadcast's first word, \
+                     the command has {available} from there"
                 )
             }
             Self::Header(w) => write!(
@@ -226,6 +238,12 @@ impl fmt::Display for ArgsError {
                 f.write_str("rank 0 must sit at the sender's coordinates and no other rank may")
             }
             Self::Reversed => f.write_str("multicast rectangle start lies after its end"),
+            Self::Line => f.write_str(
+                "broadcast words disagree (allowed: the receivers one step after another from \
+                 the sender along x or y, start one step from it, end `receivers` steps, this \
+                 core `rank` steps, coordinates 0..=63; no receivers: start and end at the \
+                 sender)",
+            ),
             Self::Reserved { word } => write!(f, "reserved bits set in broadcast word {word}"),
             Self::Check { found, expected } => {
                 write!(
@@ -321,15 +339,17 @@ impl BroadcastArgs {
                 available: words.len(),
             });
         };
+        // The header first: words of another version (or none at all) are reported as such,
+        // not as a check word another version computes differently.
+        if (w[0] >> 16) as u16 != ARGS_MAGIC || (w[0] >> 8) as u8 != ARGS_VERSION {
+            return Err(ArgsError::Header(w[0]));
+        }
         let expected = check_word(&w[..ARGS_WORDS - 1]);
         if w[10] != expected {
             return Err(ArgsError::Check {
                 found: w[10],
                 expected,
             });
-        }
-        if (w[0] >> 16) as u16 != ARGS_MAGIC || (w[0] >> 8) as u8 != ARGS_VERSION {
-            return Err(ArgsError::Header(w[0]));
         }
         let copied = CopiedFields::of(w);
         let args = Self {
@@ -399,6 +419,35 @@ impl BroadcastArgs {
         if self.start.0 > self.end.0 || self.start.1 > self.end.1 {
             return Err(ArgsError::Reversed);
         }
+        if !self.on_a_line() {
+            return Err(ArgsError::Line);
+        }
         Ok(())
+    }
+
+    /// Whether the receivers are the `receivers` cores one step after another from the sender,
+    /// along x or y, with this core `rank` steps from it, and every coordinate at most
+    /// [`COORD_MAX`] ([`ArgsError::Line`]). In 16 bits: no step overflows.
+    const fn on_a_line(&self) -> bool {
+        let (s, a, b, c) = (self.sender, self.start, self.end, self.core);
+        if b.0 > COORD_MAX || b.1 > COORD_MAX || s.0 > COORD_MAX || s.1 > COORD_MAX {
+            return false;
+        }
+        let (n, r) = (self.receivers as u16, self.rank as u16);
+        let (sx, sy) = (s.0 as u16, s.1 as u16);
+        // (Without receivers the start and end are the sender, on either axis.)
+        let along_x = a.1 == s.1
+            && b.1 == s.1
+            && c.1 == s.1
+            && a.0 as u16 == sx + (n > 0) as u16
+            && b.0 as u16 == sx + n
+            && c.0 as u16 == sx + r;
+        let along_y = a.0 == s.0
+            && b.0 == s.0
+            && c.0 == s.0
+            && a.1 as u16 == sy + (n > 0) as u16
+            && b.1 as u16 == sy + n
+            && c.1 as u16 == sy + r;
+        along_x || along_y
     }
 }
