@@ -999,3 +999,92 @@ fn a_drive_after_a_refusal_answers_progress_without_running_the_device() {
         komorebi::dispatch::Polled::Overdue(_)
     ));
 }
+
+/// A device that refuses every third command at `post` (an error: nothing posted) and completes
+/// the others at once.
+struct RefusesEveryThird;
+
+impl Target for RefusesEveryThird {
+    fn post(&self, command: CommandSpec, posting: Posting) -> Result<(), SessionError> {
+        if command.programs[0].reader[0] % 3 == 0 {
+            return Err(SessionError::SlotsFull {
+                core: komorebi_hal::LogicalXy::new(0, 0),
+            });
+        }
+        NullTarget.post(command, posting)
+    }
+
+    fn drive(&self) -> Drive {
+        Drive::Idle
+    }
+
+    fn aiclk_mhz(&self) -> u32 {
+        1350
+    }
+}
+
+/// Counts each command's end by outcome.
+struct Ends {
+    reported: Vec<u32>,
+    refused: Vec<u32>,
+    other: Vec<u32>,
+}
+
+impl Plugin for Ends {
+    type Work = u32;
+    type Message = ();
+
+    fn handle(&mut self, f: Finished<u32>, _cx: &mut Cx<'_, u32, ()>) {
+        match f.outcome {
+            Outcome::Reported(_) => self.reported.push(f.work),
+            Outcome::Refused(_) => self.refused.push(f.work),
+            _ => self.other.push(f.work),
+        }
+    }
+
+    fn assign(&mut self, _slot: &SlotView<'_>, _c: &[Ready<u32>]) -> Option<usize> {
+        Some(0)
+    }
+
+    fn command(&mut self, work: &u32, group: &GroupInfo) -> CommandSpec {
+        spec(group.rect, true, *work as u64)
+    }
+}
+
+/// A post the target refuses leaves its slot usable: every later command in that slot is
+/// posted and reported (the slot's mailbox was left armed, so the next post found it unsettled:
+/// a debug build's assertion, a release build's run that never ended), and the refused ones end
+/// as refused, with no queue wait or round trip counted for them.
+#[test]
+fn a_slot_whose_post_failed_runs_the_commands_after_it() {
+    let g = [LogicalRect::new(0, 0, 1, 1)];
+    for workers in 1..=2 {
+        let r = within(60, "a refused post stalled its slot", move || {
+            let config = DispatchConfig {
+                workers,
+                ..DispatchConfig::default()
+            };
+            let mut d = Dispatcher::new(&RefusesEveryThird, GRID, &g, config).unwrap();
+            for w in 1..=30 {
+                d.seed(w, Place::Any).unwrap();
+            }
+            d.run(|_| Ends {
+                reported: Vec::new(),
+                refused: Vec::new(),
+                other: Vec::new(),
+            })
+            .unwrap()
+        });
+        let mut reported: Vec<u32> = r.plugins.iter().flat_map(|p| p.reported.clone()).collect();
+        let mut refused: Vec<u32> = r.plugins.iter().flat_map(|p| p.refused.clone()).collect();
+        reported.sort_unstable();
+        refused.sort_unstable();
+        assert_eq!(refused, (1..=10).map(|k| 3 * k).collect::<Vec<_>>());
+        assert_eq!(
+            reported,
+            (1..=30).filter(|w| w % 3 != 0).collect::<Vec<_>>()
+        );
+        assert!(r.plugins.iter().all(|p| p.other.is_empty()));
+        assert_eq!(r.times.iter().filter(|t| t.posted.is_some()).count(), 20);
+    }
+}

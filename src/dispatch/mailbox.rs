@@ -92,6 +92,19 @@ impl Mailbox {
         true
     }
 
+    /// Settles command `epoch`, armed but not posted (the target's `post` failed: nothing
+    /// will be published for it), so that the slot can be armed again; `false`, and nothing
+    /// changed, if `epoch` is not the armed command or something was published for it.
+    pub fn withdraw(&self, epoch: u64) -> bool {
+        let _payload = lock(&self.payload);
+        let (current, state) = unpack(self.word.load(Ordering::Acquire));
+        if current != epoch || state != POSTED {
+            return false;
+        }
+        self.word.store(pack(epoch, REFUSED), Ordering::Release);
+        true
+    }
+
     /// Publishes `what` for command `epoch`; `false` (and counted as dropped) when it is not a
     /// legal next step of that command: a stale epoch, a duplicate, or out of order.
     pub fn publish(&self, epoch: u64, what: Published) -> bool {

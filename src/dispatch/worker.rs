@@ -441,6 +441,14 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
                 Fill::Posted
             }
             Err(e) => {
+                // Nothing was posted, so nothing will be published: settle the mailbox, or the
+                // slot could never be armed again.
+                let withdrawn = self.groups[gi].slots[si]
+                    .mailbox
+                    .withdraw(self.groups[gi].slots[si].epoch);
+                debug_assert!(withdrawn, "a post that failed published nothing");
+                // Never posted: no queue wait or round trip to count.
+                times.posted = None;
                 self.shared.reservations.release(held);
                 self.finish(
                     job,
