@@ -439,7 +439,10 @@ fn an_idle_worker_steals_ready_work_from_a_busy_one() {
         handled.iter().all(|&h| h > 0),
         "both workers ran commands: {handled:?}"
     );
-    assert_eq!(thief_handled.load(Ordering::SeqCst), handled[1]);
+    // Each command's record says who stole it: all that worker 1 ran, none of worker 0's.
+    for t in &r.times {
+        assert_eq!(t.stolen, t.worker == 1, "{t:?}");
+    }
     // Worker 0 made every follow-up ready, so all that worker 1 ran it stole.
     assert_eq!(r.summary.per_worker[1].stolen, handled[1]);
     assert_eq!(r.summary.per_worker[0].stolen, 0);
@@ -1087,4 +1090,47 @@ fn a_slot_whose_post_failed_runs_the_commands_after_it() {
         assert!(r.plugins.iter().all(|p| p.other.is_empty()));
         assert_eq!(r.times.iter().filter(|t| t.posted.is_some()).count(), 20);
     }
+}
+
+/// Follow-ups pinned to a group of another worker go to that worker: not stolen work (they
+/// were counted stolen, as made ready by one worker and run by another). The seeds are pinned
+/// too, so nothing here can be stolen.
+#[test]
+fn follow_ups_handed_to_their_group_s_worker_are_not_stolen() {
+    struct Hand;
+    impl Plugin for Hand {
+        type Work = u32;
+        type Message = ();
+        fn handle(&mut self, f: Finished<u32>, cx: &mut Cx<'_, u32, ()>) {
+            assert!(matches!(f.outcome, Outcome::Reported(_)));
+            if f.work < 100 {
+                // Each seed's follow-up runs on the other group, so on the other worker.
+                let other = GroupId(1 - f.group.unwrap().0);
+                cx.submit(f.work + 100, Place::Group(other)).unwrap();
+            }
+        }
+        fn assign(&mut self, _slot: &SlotView<'_>, _c: &[Ready<u32>]) -> Option<usize> {
+            Some(0)
+        }
+        fn command(&mut self, work: &u32, group: &GroupInfo) -> CommandSpec {
+            spec(group.rect, true, *work as u64)
+        }
+    }
+    let g = [LogicalRect::new(0, 0, 2, 2), LogicalRect::new(2, 0, 2, 2)];
+    let config = DispatchConfig {
+        workers: 2,
+        ..DispatchConfig::default()
+    };
+    let mut d = Dispatcher::new(&NullTarget, GRID, &g, config).unwrap();
+    for w in 0..20 {
+        d.seed(w, Place::Group(GroupId(0))).unwrap();
+    }
+    let r = d.run(|_| Hand).unwrap();
+    assert_eq!(r.summary.commands, 40);
+    let on_worker: Vec<usize> = [0, 1]
+        .map(|w| r.times.iter().filter(|t| t.worker == w).count())
+        .to_vec();
+    assert!(on_worker.iter().all(|&n| n > 0), "{on_worker:?}");
+    assert_eq!(r.summary.stolen, 0);
+    assert!(r.times.iter().all(|t| !t.stolen));
 }

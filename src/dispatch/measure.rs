@@ -19,7 +19,8 @@ pub struct CommandTimes {
     pub group: Option<u32>,
     /// The worker that handled it.
     pub worker: usize,
-    /// Whether a worker other than the one that made it ready ran it.
+    /// Whether it was posted by a worker that took it from another worker's deque (work
+    /// stealing; a seed from the shared queue or a follow-up handed to its group's worker is not).
     pub stolen: bool,
     /// Host ns: made ready (seeded or submitted).
     pub queued: u64,
@@ -113,7 +114,7 @@ pub struct WorkerStats {
     pub posted: u64,
     /// Commands whose outcome its request handler handled.
     pub handled: u64,
-    /// Of those, commands another worker made ready (stolen, or routed to its group).
+    /// Of those, commands it took from another worker's deque and posted.
     pub stolen: u64,
     /// Times it tried reserving tiles and found them held.
     pub blocked: u64,
@@ -140,7 +141,7 @@ pub struct DispatchSummary {
     pub refused: u64,
     /// Abandoned.
     pub abandoned: u64,
-    /// Commands run by a worker other than the one that made them ready.
+    /// Commands posted by a worker that took them from another worker's deque.
     pub stolen: u64,
     /// Slots still held at the end by timed-out commands whose cores never reported.
     pub held_at_end: usize,

@@ -343,7 +343,7 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
                 place,
                 id: n as u64,
                 queued: shared.start,
-                origin: usize::MAX,
+                stolen: false,
             };
             match place {
                 Place::Any => shared.seeds.push(ready),

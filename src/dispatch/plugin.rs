@@ -45,8 +45,9 @@ pub struct Ready<W> {
     pub(crate) id: u64,
     /// Raw host clock ticks when it was made ready (nanoseconds only once it is handled).
     pub(crate) queued: u64,
-    /// The worker that made it ready (`usize::MAX` for seeds).
-    pub(crate) origin: usize,
+    /// Whether a worker took it from another worker's deque (work stealing): not a seed taken
+    /// from the shared queue, nor a follow-up handed to its group's worker.
+    pub(crate) stolen: bool,
 }
 
 impl<W> Ready<W> {

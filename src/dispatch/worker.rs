@@ -494,8 +494,15 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
                 Steal::Empty => {}
             }
             for k in 1..n {
-                match self.shared.stealers[(self.me + k) % n].steal_batch_and_pop(&self.local) {
-                    Steal::Success(r) => {
+                // Through a deque of its own, to mark each command of the batch stolen.
+                let batch = Deque::new_lifo();
+                match self.shared.stealers[(self.me + k) % n].steal_batch_and_pop(&batch) {
+                    Steal::Success(mut r) => {
+                        while let Some(mut b) = batch.pop() {
+                            b.stolen = true;
+                            self.local.push(b);
+                        }
+                        r.stolen = true;
                         self.local.push(r);
                         return true;
                     }
@@ -553,7 +560,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         CommandTimes {
             id: job.id,
             queued: job.queued,
-            stolen: job.origin != usize::MAX && job.origin != self.me,
+            stolen: job.stolen,
             ..CommandTimes::default()
         }
     }
@@ -585,6 +592,8 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             times.reported = Some(r);
         }
         self.stats.handled += 1;
+        // Stolen and run: a command refused before it was posted, or abandoned, ran nowhere.
+        times.stolen &= times.posted.is_some();
         self.stats.stolen += times.stolen as u64;
         let finished = Finished {
             work: job.work,
@@ -625,7 +634,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
                 place,
                 id: self.next_id(),
                 queued: now,
-                origin: self.me,
+                stolen: false,
             };
             let owner = match place {
                 Place::Any => self.me,
