@@ -353,8 +353,9 @@ proptest! {
 
 #[test]
 fn timeouts_are_handed_over_and_their_tiles_held_until_quiet() {
-    // One group, every command exclusive, every other one times out: the checks at post time
-    // would fail if a timed-out command's tiles were reused before its late completion.
+    // Two overlapping groups, some commands exclusive, half of them timing out at random (the
+    // scripted device's 50%): the checks at post time would fail if a timed-out command's tiles
+    // were reused before its late completion.
     let groups = [LogicalRect::new(0, 0, 2, 2), LogicalRect::new(1, 1, 2, 2)];
     let case = run_case(&groups, 0x5eed, 20, 2, 50, 1);
     assert!(case.violations.is_empty(), "{:?}", case.violations);

@@ -363,9 +363,15 @@ fn a_circular_buffer_over_the_firmware_or_past_l1_is_refused() {
         (abi::FIRMWARE_L1_END, 0, 4),               // no bytes
         (abi::FIRMWARE_L1_END, u32::MAX, u16::MAX), // an end past 32 bits
     ] {
+        let before = cb_entry(&mut s);
         let e = s
             .configure_cb(group, 0, base, page_size, pages)
             .unwrap_err();
+        assert_eq!(
+            cb_entry(&mut s),
+            before,
+            "{base:#x}: a refused buffer wrote its entry"
+        );
         let text = e.to_string();
         assert!(
             matches!(e, komorebi::SessionError::Buffer { .. })
@@ -376,4 +382,17 @@ fn a_circular_buffer_over_the_firmware_or_past_l1_is_refused() {
     s.configure_cb(group, 0, abi::FIRMWARE_L1_END, 2048, 4)
         .unwrap();
     s.configure_cb(group, 0, l1 - 4096, 2048, 2).unwrap();
+    // (The check above can fail: a buffer taken is written.)
+    assert_eq!(cb_entry(&mut s)[..3], [l1 - 4096, 2048, 2]);
+}
+
+/// Circular buffer 0's table entry of logical core (0, 0): base, page size, pages, 0.
+fn cb_entry(s: &mut komorebi::host::session::Session) -> [u32; 4] {
+    let (x, y) = s.geometry().noc0((0, 0)).unwrap();
+    let tile = komorebi_hal::Xy::new(x, y).unwrap();
+    let mut b = [0u8; 16];
+    s.device()
+        .read_l1(tile, abi::CONTROL_BASE + abi::CB_TABLE, &mut b)
+        .unwrap();
+    core::array::from_fn(|i| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap()))
 }

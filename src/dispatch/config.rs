@@ -15,7 +15,9 @@ pub struct DispatchConfig {
     pub depth: usize,
     /// Passes a worker with commands in flight spins before it parks.
     pub spin: u32,
-    /// Stealable commands offered to the assigner besides the pinned one, `1..=64`.
+    /// Stealable commands offered to the assigner besides the pinned one, `1..=64`: the
+    /// worker's newest (its deque is last in, first out). An assigner that declines every one
+    /// it is shown stalls the older ones behind them, which the run then abandons.
     pub lookahead: usize,
 }
 

@@ -105,7 +105,10 @@ pub enum Outcome {
     /// The command was not posted, or the device refused to take it.
     Refused(Refusal),
     /// The command never ran: the device could do nothing more and no slot could take it (its
-    /// tiles are held by commands that will never finish, or no assigner accepted it).
+    /// tiles are held by commands that will never finish, or no assigner accepted it). An
+    /// assigner is shown a worker's newest `lookahead` stealable commands
+    /// ([`DispatchConfig::lookahead`](super::DispatchConfig)), so one that declines all of them
+    /// never sees the older ones, which are abandoned with them.
     Abandoned,
 }
 
