@@ -15,6 +15,9 @@ use komorebi_hal::LogicalRect;
 use komorebi_kernel::abi;
 use proptest::prelude::*;
 
+#[path = "common/failing_device.rs"]
+mod failing_device;
+
 const GRID: LogicalRect = LogicalRect::new(0, 0, 8, 6);
 
 fn spec(group: LogicalRect, exclusive: bool, tag: u64) -> CommandSpec {
@@ -1134,4 +1137,42 @@ fn follow_ups_handed_to_their_group_s_worker_are_not_stolen() {
     assert!(on_worker.iter().all(|&n| n > 0), "{on_worker:?}");
     assert_eq!(r.summary.stolen, 0);
     assert!(r.times.iter().all(|t| !t.stolen));
+}
+
+/// A command published on some of its cores only runs there unwatched: the device counts as
+/// lost, and the run ends with `DeviceLost` rather than handing those tiles to the next
+/// command (which a simulated device idling forever would have turned into timeouts).
+#[test]
+fn a_command_published_on_some_cores_only_ends_the_run_with_device_lost() {
+    let e = within(60, "a partly published command did not end the run", || {
+        let target = komorebi::dispatch::SimTarget::spawn(
+            || {
+                let device = failing_device::FailingWrite {
+                    writes: Default::default(),
+                    // Two cores: their words and headers (writes 0 to 3), then the index words:
+                    // the second core's fails.
+                    fail_at: 5,
+                    failed: false,
+                };
+                komorebi::host::session::Session::with_device(
+                    Box::new(device),
+                    Box::new(failing_device::NoRecords),
+                )
+            },
+            None,
+        )
+        .unwrap();
+        let g = [LogicalRect::new(0, 0, 2, 1)];
+        let mut d = Dispatcher::new(&target, GRID, &g, DispatchConfig::default()).unwrap();
+        for w in 0..2 {
+            d.seed(w, Place::Any).unwrap();
+        }
+        d.run(|_| Ends {
+            reported: Vec::new(),
+            refused: Vec::new(),
+            other: Vec::new(),
+        })
+        .err()
+    });
+    assert_eq!(e, Some(DispatchError::DeviceLost));
 }

@@ -10,6 +10,10 @@ use komorebi_kernel::broadcast_handler::BROADCAST_HANDLER;
 use komorebi_kernel::broadcast_handler::program::{BroadcastProgram, MoverProgram};
 use komorebi_sim::{Fault, SimConfig};
 
+#[path = "common/failing_device.rs"]
+mod failing_device;
+use failing_device::{FailingWrite, NoRecords};
+
 fn session() -> Session {
     open_session(Backend::Simulator(SimConfig::default())).unwrap()
 }
@@ -395,4 +399,64 @@ fn cb_entry(s: &mut komorebi::host::session::Session) -> [u32; 4] {
         .read_l1(tile, abi::CONTROL_BASE + abi::CB_TABLE, &mut b)
         .unwrap();
     core::array::from_fn(|i| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap()))
+}
+
+/// A post writes every core's command words before any index word publishes one: a device
+/// error among the words leaves the command published nowhere (and the cores' slots free for
+/// the next post); one among the index words names the cores that took the command.
+#[test]
+fn a_device_error_while_posting_publishes_the_command_everywhere_or_names_where_it_did() {
+    let group = LogicalRect::new(0, 0, 2, 1);
+    let index_word = abi::CONTROL_BASE + abi::slot_of(1);
+    // Two writes a core (its words, then its header), then one index word a core.
+    for (fail_at, published) in [(0, None), (2, None), (3, None), (4, None), (5, Some(1))] {
+        let writes = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let device = FailingWrite {
+            writes: writes.clone(),
+            fail_at,
+            failed: false,
+        };
+        let mut s = Session::with_device(Box::new(device), Box::new(NoRecords)).unwrap();
+        let e = s.post(&empty(group)).unwrap_err();
+        let index_writes = |writes: &[(komorebi_hal::Xy, u32, Vec<u8>)]| {
+            writes.iter().filter(|w| w.1 == index_word).count()
+        };
+        let index_writes = index_writes(&writes.lock().unwrap());
+        match published {
+            None => {
+                assert!(
+                    matches!(e, komorebi::SessionError::Device(_)),
+                    "{fail_at}: {e}"
+                );
+                assert_eq!(
+                    index_writes, 0,
+                    "{fail_at}: published before every word was written"
+                );
+                // Nothing was posted: the next post is each core's command 1 again.
+                writes.lock().unwrap().clear();
+                s.post(&empty(group)).unwrap();
+                let indices: Vec<Vec<u8>> = writes
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .filter(|w| w.1 == index_word)
+                    .map(|w| w.2.clone())
+                    .collect();
+                assert_eq!(indices, vec![1u32.to_le_bytes().to_vec(); 2], "{fail_at}");
+            }
+            Some(n) => {
+                assert_eq!(index_writes, n, "{fail_at}");
+                let komorebi::SessionError::PartlyPublished {
+                    published, cores, ..
+                } = &e
+                else {
+                    panic!("{fail_at}: {e}");
+                };
+                assert_eq!(*cores, 2);
+                assert_eq!(published, &[LogicalXy::new(0, 0)][..n]);
+                let text = e.to_string();
+                assert!(text.contains(&format!("{n} of its 2 cores")), "{text}");
+            }
+        }
+    }
 }

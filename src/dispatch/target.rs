@@ -138,8 +138,9 @@ enum Request {
 /// then publishes reports, overdue reports and late completions to the mailboxes. With only
 /// overdue commands watched it waits for them for good on the simulator, which says when
 /// nothing can change, and one more of their budgets on a card ([`Session::quiet_deadline`]).
-/// A device thread that ended (a post hook or the session panicked) makes every later drive
-/// `Lost`.
+/// A device thread that ended (a post hook or the session panicked), or a command the session
+/// published on some of its cores only ([`SessionError::PartlyPublished`]), makes every later
+/// drive `Lost`.
 pub struct SimTarget {
     requests: Option<mpsc::Sender<Request>>,
     thread: Option<JoinHandle<()>>,
@@ -284,6 +285,9 @@ fn device_thread(session: &mut Session, rx: mpsc::Receiver<Request>, mut hook: O
     let mut watched: Vec<Watched> = Vec::new();
     // A refusal published here since the last drive: that drive is progress.
     let mut refused = false;
+    // A command published on some of its cores only: they run it unwatched, so their tiles can
+    // never be handed out safely again; the device counts as lost from then on.
+    let mut lost = false;
     while let Ok(request) = rx.recv() {
         match request {
             Request::Post(spec, posting) => match session.post(&spec) {
@@ -299,9 +303,13 @@ fn device_thread(session: &mut Session, rx: mpsc::Receiver<Request>, mut hook: O
                     });
                 }
                 Err(e) => {
+                    lost |= matches!(e, SessionError::PartlyPublished { .. });
                     refused |= posting.publish(Published::Refused(e));
                 }
             },
+            Request::Drive(reply) if lost => {
+                let _ = reply.send(Drive::Lost);
+            }
             // A refusal published since the last drive is progress enough: the refused
             // command's slot and tiles are free, and the device must not run on before the
             // workers look (virtual time stands still while the host works).

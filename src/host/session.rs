@@ -261,7 +261,16 @@ impl Session {
         H: HandlerSet + 'static,
         F: Fn() -> H + 'static,
     {
-        let device = backend.open(handlers)?;
+        Self::with_device(backend.open(handlers)?, records)
+    }
+
+    /// A session on `device`, opened by the caller: one of the backends' devices wrapped (to
+    /// inject faults, to log its traffic) or a device of the caller's own. Learns the grid
+    /// (harvesting, and the fused DRAM bank) as [`open_with`](Self::open_with) does.
+    pub fn with_device(
+        device: Box<dyn Device>,
+        records: Box<dyn ProgramRecords>,
+    ) -> Result<Self, SessionError> {
         let geometry =
             crate::chip::geometry(device.chip(), device.harvest_word(), device.fused_dram())?;
         let mut tiles = Vec::new();
@@ -441,8 +450,9 @@ impl Session {
         // Before the first index word: on a card a tile takes its command as soon as that word
         // lands, and its record's start must not read as earlier than the posting cycle.
         let now = self.device.now();
-        let mut posted = Vec::with_capacity(tiles.len());
-        for (t, index, command) in commands {
+        // Every tile's words first, then the index words that publish them: a device error
+        // while the words are written (most of the bytes) leaves the command published nowhere.
+        for &(t, index, ref command) in &commands {
             let noc0 = self.tiles[t].noc0;
             let (header, words) = command.slot_words();
             let slot = abi::CONTROL_BASE + abi::slot_of(index);
@@ -451,10 +461,29 @@ impl Session {
                 .write_l1(noc0, slot + 4 * abi::SLOT_HEADER_WORDS as u32, &bytes)?;
             let head: Vec<u8> = header[1..].iter().flat_map(|w| w.to_le_bytes()).collect();
             self.device.write_l1(noc0, slot + 4, &head)?;
+        }
+        let mut posted: Vec<(usize, u32)> = Vec::with_capacity(tiles.len());
+        for (t, index, _) in commands {
+            let noc0 = self.tiles[t].noc0;
+            let slot = abi::CONTROL_BASE + abi::slot_of(index);
             // The index word last: it publishes the command, so every word before it must
             // have landed (on a card, a relaxed window reorders writes to one tile).
-            self.device.publish_barrier(noc0)?;
-            self.device.write_l1(noc0, slot, &index.to_le_bytes())?;
+            let published = self
+                .device
+                .publish_barrier(noc0)
+                .and_then(|()| self.device.write_l1(noc0, slot, &index.to_le_bytes()));
+            if let Err(error) = published {
+                if posted.is_empty() {
+                    return Err(error.into());
+                }
+                // The tiles before this one run the command: say which, so that no caller takes
+                // their slots and tiles for free.
+                return Err(SessionError::PartlyPublished {
+                    error,
+                    published: posted.iter().map(|&(u, _)| self.tiles[u].logical).collect(),
+                    cores: tiles.len(),
+                });
+            }
             self.tiles[t].posted = index;
             posted.push((t, index));
         }

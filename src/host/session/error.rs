@@ -51,6 +51,23 @@ pub enum SessionError {
         /// The most a slot holds.
         max: usize,
     },
+    /// The device failed while the command was being published: the cores listed took it
+    /// (they run it and will report it, but no ticket watches it), the other cores of its group
+    /// did not. A device that fails this way is seldom usable further.
+    #[error(
+        "device failed publishing the command: {error}; {} of its {cores} cores took it and run \
+         it: {}",
+        published.len(),
+        cores_text(published)
+    )]
+    PartlyPublished {
+        /// The device's error.
+        error: DeviceError,
+        /// The cores that took the command, in the group's order.
+        published: Vec<LogicalXy>,
+        /// The cores of the command's group.
+        cores: usize,
+    },
     /// Every slot of a core holds a command not yet reported.
     #[error("core {core} has no free command slot: collect reports first")]
     SlotsFull {
@@ -86,4 +103,13 @@ impl From<OpenError> for SessionError {
             OpenError::Unusable(e) => Self::Unusable(e),
         }
     }
+}
+
+/// `cores` as `(x, y)` pairs, or `none`.
+fn cores_text(cores: &[LogicalXy]) -> String {
+    if cores.is_empty() {
+        return "none".into();
+    }
+    let all: Vec<String> = cores.iter().map(|c| c.to_string()).collect();
+    all.join(", ")
 }
