@@ -535,6 +535,21 @@ fn groups_on_chips_the_dispatcher_lacks_or_outside_their_chip_are_refused() {
             chips: 2
         }
     );
+    // A grid that does not start at 0,0 is named as such.
+    let shifted = [(&NullTarget, LogicalRect::new(1, 0, 4, 4))];
+    let e = Dispatcher::<_, u32>::with_chips(&shifted, &[(0, small)], DispatchConfig::default())
+        .unwrap_err();
+    assert_eq!(
+        e,
+        DispatchError::GridOrigin {
+            chip: 0,
+            grid: LogicalRect::new(1, 0, 4, 4)
+        }
+    );
+    assert!(
+        e.to_string().contains("allowed: a grid at origin 0,0"),
+        "{e}"
+    );
     let none: [(&NullTarget, LogicalRect); 0] = [];
     assert!(matches!(
         Dispatcher::<_, u32>::with_chips(&none, &[], DispatchConfig::default()),
@@ -1175,4 +1190,32 @@ fn a_command_published_on_some_cores_only_ends_the_run_with_device_lost() {
         .err()
     });
     assert_eq!(e, Some(DispatchError::DeviceLost));
+}
+
+/// An assigner that picks a candidate it was not shown ends the run with a worker's panic that
+/// says so (it was ignored, and its commands abandoned with no hint why).
+#[test]
+fn an_assigner_that_picks_past_its_candidates_ends_the_run_naming_the_pick() {
+    struct PastTheEnd;
+    impl Plugin for PastTheEnd {
+        type Work = u32;
+        type Message = ();
+        fn handle(&mut self, _f: Finished<u32>, _cx: &mut Cx<'_, u32, ()>) {}
+        fn assign(&mut self, _slot: &SlotView<'_>, c: &[Ready<u32>]) -> Option<usize> {
+            Some(c.len())
+        }
+        fn command(&mut self, work: &u32, group: &GroupInfo) -> CommandSpec {
+            spec(group.rect, true, *work as u64)
+        }
+    }
+    let g = [LogicalRect::new(0, 0, 1, 1)];
+    let mut d = Dispatcher::new(&NullTarget, GRID, &g, DispatchConfig::default()).unwrap();
+    d.seed(1, Place::Any).unwrap();
+    match d.run(|_| PastTheEnd) {
+        Err(DispatchError::WorkerPanicked { message, .. }) => assert_eq!(
+            message,
+            "the assigner picked candidate 1 of 1 (allowed: 0..1 or none)"
+        ),
+        other => panic!("{:?}", other.map(|r| r.summary)),
+    }
 }

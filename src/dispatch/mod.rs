@@ -135,6 +135,14 @@ pub enum DispatchError {
         /// Chips there are.
         chips: usize,
     },
+    /// A chip's logical grid that does not start at 0,0.
+    #[error("chip {chip}'s grid {grid} starts elsewhere than 0,0 (allowed: a grid at origin 0,0)")]
+    GridOrigin {
+        /// The chip.
+        chip: usize,
+        /// Its grid.
+        grid: LogicalRect,
+    },
     /// A seed pinned to a group that does not exist.
     #[error("seed pinned to group {group}, but there are {groups} groups")]
     NoSuchGroup {
@@ -151,10 +159,11 @@ pub enum DispatchError {
         /// The panic message.
         message: String,
     },
-    /// A device stopped answering during the run ([`Drive::Lost`]: its device thread ended);
-    /// the commands in flight on it could never end.
+    /// A device stopped answering during the run ([`Drive::Lost`]: its device thread ended, or
+    /// a command was published on some of its cores only); the commands in flight on it could
+    /// never end.
     #[error(
-        "a device stopped answering during the run (its device thread ended): the commands in flight on it can never end"
+        "a device stopped answering during the run (its device thread ended, or a command was published on some of its cores only): the commands in flight on it can never end"
     )]
     DeviceLost,
 }
@@ -238,6 +247,13 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
         )?;
         check("lookahead", config.lookahead, 1, 64, "1..=64")?;
         check("chips", chips.len(), 1, 1024, "1..=1024")?;
+        if let Some((chip, &(_, grid))) = chips
+            .iter()
+            .enumerate()
+            .find(|(_, (_, g))| g.x0 != 0 || g.y0 != 0)
+        {
+            return Err(DispatchError::GridOrigin { chip, grid });
+        }
         let n = groups.len().max(1);
         let mut infos = Vec::with_capacity(groups.len());
         for (index, &(chip, group)) in groups.iter().enumerate() {
@@ -248,7 +264,7 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
                     chips: chips.len(),
                 });
             };
-            if group.is_empty() || grid.x0 != 0 || grid.y0 != 0 || !grid.covers(group) {
+            if group.is_empty() || !grid.covers(group) {
                 return Err(DispatchError::Group {
                     index,
                     group,
@@ -392,6 +408,8 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
                 })
                 .collect()
         });
+        // A worker's panic first: a lost device can follow from it, not the other way round.
+        let outcomes: Vec<_> = outcomes.into_iter().collect::<Result<_, _>>()?;
         if shared.lost.load(sync::Ordering::SeqCst) {
             return Err(DispatchError::DeviceLost);
         }
@@ -402,7 +420,6 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
         let mut stats = Vec::with_capacity(workers);
         let (mut held, mut dropped) = (0, 0);
         for o in outcomes {
-            let o = o?;
             plugins.push(o.plugin);
             times.extend(o.times);
             recorded.push(o.recorded);

@@ -383,10 +383,16 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             slot: si,
             in_flight,
         };
-        let pick = self
-            .plugin
-            .assign(&view, &self.candidates)
-            .filter(|&i| i < self.candidates.len());
+        let pick = self.plugin.assign(&view, &self.candidates);
+        // A plugin bug: the run ends with it (`DispatchError::WorkerPanicked`), rather than the
+        // command being abandoned later with no hint why.
+        if let Some(i) = pick.filter(|&i| i >= self.candidates.len()) {
+            panic!(
+                "the assigner picked candidate {i} of {} (allowed: 0..{} or none)",
+                self.candidates.len(),
+                self.candidates.len()
+            );
+        }
         let chosen = pick.map(|i| self.candidates.remove(i));
         if pinned && pick != Some(0) {
             let r = self.candidates.remove(0);
