@@ -443,14 +443,22 @@ fn an_idle_worker_steals_ready_work_from_a_busy_one() {
         handled.iter().all(|&h| h > 0),
         "both workers ran commands: {handled:?}"
     );
-    // Each command's record says who stole it: all that worker 1 ran, none of worker 0's.
-    for t in &r.times {
-        assert_eq!(t.stolen, t.worker == 1, "{t:?}");
+    // Worker 0 made every follow-up ready, so all that worker 1 ran it stole; worker 0 may
+    // have stolen some back from the batches worker 1 took (the seed it ran, it did not).
+    for t in r.times.iter().filter(|t| t.worker == 1) {
+        assert!(t.stolen, "{t:?}");
     }
-    // Worker 0 made every follow-up ready, so all that worker 1 ran it stole.
+    assert!(r.times.iter().any(|t| t.worker == 0 && !t.stolen));
     assert_eq!(r.summary.per_worker[1].stolen, handled[1]);
-    assert_eq!(r.summary.per_worker[0].stolen, 0);
-    assert_eq!(r.summary.stolen, r.summary.per_worker[1].stolen);
+    // The summary counts what the records say, per worker and in all.
+    for w in 0..2 {
+        let stolen = r.times.iter().filter(|t| t.worker == w && t.stolen).count();
+        assert_eq!(r.summary.per_worker[w].stolen, stolen as u64, "worker {w}");
+    }
+    assert_eq!(
+        r.summary.stolen,
+        r.summary.per_worker[0].stolen + r.summary.per_worker[1].stolen
+    );
     assert_eq!(r.summary.commands, 401);
     assert_eq!(r.times.len(), 401);
     assert!(

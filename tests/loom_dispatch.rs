@@ -28,11 +28,11 @@ fn overlapping_exclusive_reservations_exclude_each_other() {
         let r = Arc::new(Reservations::new(3));
         // Tiles in use, per tile: +1 shared, +100 exclusive, checked inside the hold.
         let using = Arc::new([AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0)]);
-        let groups: [(StdArc<[u16]>, bool); 2] = [
-            (StdArc::from(vec![0u16, 1]), true),
-            (StdArc::from(vec![1u16, 2]), true),
+        let groups: [(StdArc<[u32]>, bool); 2] = [
+            (StdArc::from(vec![0u32, 1]), true),
+            (StdArc::from(vec![1u32, 2]), true),
         ];
-        let shared_group: StdArc<[u16]> = StdArc::from(vec![1u16]);
+        let shared_group: StdArc<[u32]> = StdArc::from(vec![1u32]);
         let mut handles = Vec::new();
         for (tiles, exclusive) in groups {
             let (r, using) = (r.clone(), using.clone());

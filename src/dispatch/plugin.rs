@@ -202,7 +202,9 @@ pub trait Plugin: Send {
     type Message: Send;
 
     /// The request handler: `finished` has ended; record what it means, and submit follow-ups.
-    /// Its tiles are still reserved while this runs (device state of the command is stable).
+    /// A reported command's tiles are still reserved while this runs, so the device state it
+    /// left is stable; a timed-out command's tiles stay reserved until its cores report (they
+    /// may still be running it); a refused or abandoned command holds none.
     fn handle(
         &mut self,
         finished: Finished<Self::Work>,

@@ -42,7 +42,7 @@ pub struct Reservations {
 #[derive(Debug)]
 #[must_use = "a reservation is held until it is released"]
 pub struct Held<'a> {
-    regions: &'a [u16],
+    regions: &'a [u32],
     exclusive: bool,
 }
 
@@ -53,7 +53,7 @@ impl Held<'_> {
     }
 
     /// The regions held.
-    pub fn regions(&self) -> &[u16] {
+    pub fn regions(&self) -> &[u32] {
         self.regions
     }
 }
@@ -81,7 +81,7 @@ impl Reservations {
     /// Reserves every region of `regions` (ascending, each below [`len`](Self::len)),
     /// exclusively or shared; `None`, with nothing held, when some region is not available that
     /// way or out of range.
-    pub fn try_reserve<'a>(&self, regions: &'a [u16], exclusive: bool) -> Option<Held<'a>> {
+    pub fn try_reserve<'a>(&self, regions: &'a [u32], exclusive: bool) -> Option<Held<'a>> {
         for (n, &r) in regions.iter().enumerate() {
             let taken = self
                 .words
@@ -106,7 +106,7 @@ impl Reservations {
 
     /// The word of region `region`: holders of a shared reservation, or [`EXCLUSIVE`]. For tests
     /// and diagnostics; it may change as soon as it is read.
-    pub fn word(&self, region: u16) -> Option<u32> {
+    pub fn word(&self, region: u32) -> Option<u32> {
         self.words
             .get(region as usize)
             .map(|w| w.load(Ordering::Relaxed))

@@ -21,7 +21,7 @@ pub(super) enum Inbound<W, M> {
 pub(super) struct Shared<W, M> {
     pub(super) groups: Vec<GroupInfo>,
     /// Per group, the regions it covers (see [`regions`]).
-    pub(super) regions: Vec<Box<[u16]>>,
+    pub(super) regions: Vec<Box<[u32]>>,
     /// Group id -> index in its owner's list.
     pub(super) local_index: Vec<usize>,
     pub(super) reservations: Reservations,
@@ -106,7 +106,7 @@ impl<W, M> Shared<W, M> {
 /// take one word each, however many tiles they have. Tiles of different chips are different
 /// tiles, so groups of different chips never share a region. (Tiles no group covers make one
 /// region that nothing takes.)
-pub(super) fn regions(grids: &[LogicalRect], groups: &[GroupInfo]) -> (Vec<Box<[u16]>>, usize) {
+pub(super) fn regions(grids: &[LogicalRect], groups: &[GroupInfo]) -> (Vec<Box<[u32]>>, usize) {
     // Each chip's tiles are numbered after the chips before it.
     let first: Vec<usize> = grids
         .iter()
@@ -129,18 +129,18 @@ pub(super) fn regions(grids: &[LogicalRect], groups: &[GroupInfo]) -> (Vec<Box<[
             cover[t].push(g.id.0);
         }
     }
-    let mut ids: std::collections::HashMap<&[u32], u16> = std::collections::HashMap::new();
-    let region: Vec<u16> = cover
+    let mut ids: std::collections::HashMap<&[u32], u32> = std::collections::HashMap::new();
+    let region: Vec<u32> = cover
         .iter()
         .map(|c| {
-            let next = ids.len() as u16;
+            let next = ids.len() as u32;
             *ids.entry(c.as_slice()).or_insert(next)
         })
         .collect();
     let per_group = groups
         .iter()
         .map(|g| {
-            let mut r: Vec<u16> = tiles_of(g).map(|t| region[t]).collect();
+            let mut r: Vec<u32> = tiles_of(g).map(|t| region[t]).collect();
             r.sort_unstable();
             r.dedup();
             r.into()
@@ -187,7 +187,7 @@ mod tests {
         let whole = group(2, LogicalRect::new(0, 0, 3, 1));
         let (per_group, count) = regions(&[grid], &[a, b, whole]);
         assert_eq!(count, 4);
-        let shared: Vec<u16> = per_group[0]
+        let shared: Vec<u32> = per_group[0]
             .iter()
             .filter(|r| per_group[1].contains(r))
             .copied()

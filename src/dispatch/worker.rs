@@ -38,7 +38,7 @@ struct Slot<'s, W> {
 struct OwnedGroup<'s, W> {
     info: GroupInfo,
     /// The regions of its tiles, whose reservation words it takes.
-    regions: &'s [u16],
+    regions: &'s [u32],
     pinned: VecDeque<Ready<W>>,
     slots: Vec<Slot<'s, W>>,
 }
