@@ -1176,6 +1176,7 @@ fn a_command_published_on_some_cores_only_ends_the_run_with_device_lost() {
                     // the second core's fails.
                     fail_at: 5,
                     failed: false,
+                    reads_fail: false,
                 };
                 komorebi::host::session::Session::with_device(
                     Box::new(device),
@@ -1226,4 +1227,41 @@ fn an_assigner_that_picks_past_its_candidates_ends_the_run_naming_the_pick() {
         ),
         other => panic!("{:?}", other.map(|r| r.summary)),
     }
+}
+
+/// A report that cannot be read (the device stopped answering) ends the run with `DeviceLost`:
+/// the command was posted and may still run, so it must not read as refused, which would hand
+/// its tiles to the next command.
+#[test]
+fn a_report_that_cannot_be_read_ends_the_run_with_device_lost() {
+    let e = within(60, "an unreadable report did not end the run", || {
+        let target = komorebi::dispatch::SimTarget::spawn(
+            || {
+                let device = failing_device::FailingWrite {
+                    writes: Default::default(),
+                    fail_at: usize::MAX,
+                    failed: false,
+                    reads_fail: true,
+                };
+                komorebi::host::session::Session::with_device(
+                    Box::new(device),
+                    Box::new(failing_device::NoRecords),
+                )
+            },
+            None,
+        )
+        .unwrap();
+        let g = [LogicalRect::new(0, 0, 1, 1)];
+        let mut d = Dispatcher::new(&target, GRID, &g, DispatchConfig::default()).unwrap();
+        for w in 0..2 {
+            d.seed(w, Place::Any).unwrap();
+        }
+        d.run(|_| Ends {
+            reported: Vec::new(),
+            refused: Vec::new(),
+            other: Vec::new(),
+        })
+        .err()
+    });
+    assert_eq!(e, Some(DispatchError::DeviceLost));
 }

@@ -415,6 +415,7 @@ fn a_device_error_while_posting_publishes_the_command_everywhere_or_names_where_
             writes: writes.clone(),
             fail_at,
             failed: false,
+            reads_fail: false,
         };
         let mut s = Session::with_device(Box::new(device), Box::new(NoRecords)).unwrap();
         let e = s.post(&empty(group)).unwrap_err();

@@ -138,9 +138,9 @@ enum Request {
 /// then publishes reports, overdue reports and late completions to the mailboxes. With only
 /// overdue commands watched it waits for them for good on the simulator, which says when
 /// nothing can change, and one more of their budgets on a card ([`Session::quiet_deadline`]).
-/// A device thread that ended (a post hook or the session panicked), or a command the session
-/// published on some of its cores only ([`SessionError::PartlyPublished`]), makes every later
-/// drive `Lost`.
+/// A device thread that ended (a post hook or the session panicked), a command the session
+/// published on some of its cores only ([`SessionError::PartlyPublished`]), or a report that
+/// could not be read makes that drive and every later one `Lost`.
 pub struct SimTarget {
     requests: Option<mpsc::Sender<Request>>,
     thread: Option<JoinHandle<()>>,
@@ -317,7 +317,9 @@ fn device_thread(session: &mut Session, rx: mpsc::Receiver<Request>, mut hook: O
                 let _ = reply.send(Drive::Progress);
             }
             Request::Drive(reply) => {
-                let _ = reply.send(drive(session, &mut watched));
+                let d = drive(session, &mut watched);
+                lost |= d == Drive::Lost;
+                let _ = reply.send(d);
             }
             Request::With(job) => job(session),
         }
@@ -346,14 +348,21 @@ fn drive(session: &mut Session, watched: &mut Vec<Watched>) -> Drive {
     let mut i = 0;
     while i < watched.len() {
         let w = &mut watched[i];
-        let quiet = session.is_reported(&w.ticket).unwrap_or(false);
+        // A report that cannot be read: the device no longer answers, and the command (posted,
+        // perhaps still running) must not read as refused, which would free its tiles.
+        let Ok(quiet) = session.is_reported(&w.ticket) else {
+            return Drive::Lost;
+        };
         let what = if quiet && w.overdue {
             Some(Published::Quiet)
         } else if quiet || (!w.overdue && (idle || now >= w.ticket.deadline)) {
-            Some(match session.report(&w.ticket) {
-                Ok(r) if quiet => Published::Reported(r),
-                Ok(r) => Published::Overdue(r),
-                Err(e) => Published::Refused(e),
+            let Ok(r) = session.report(&w.ticket) else {
+                return Drive::Lost;
+            };
+            Some(if quiet {
+                Published::Reported(r)
+            } else {
+                Published::Overdue(r)
             })
         } else {
             None
@@ -362,10 +371,7 @@ fn drive(session: &mut Session, watched: &mut Vec<Watched>) -> Drive {
             i += 1;
             continue;
         };
-        let last = matches!(
-            what,
-            Published::Reported(_) | Published::Quiet | Published::Refused(_)
-        );
+        let last = matches!(what, Published::Reported(_) | Published::Quiet);
         published |= w.posting.publish(what);
         if last {
             watched.swap_remove(i);

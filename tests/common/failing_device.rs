@@ -15,6 +15,8 @@ pub struct FailingWrite {
     pub fail_at: usize,
     /// Whether it failed already (it fails once).
     pub failed: bool,
+    /// Whether every read of L1 fails (a device that stopped answering).
+    pub reads_fail: bool,
 }
 
 impl komorebi::host::device::Device for FailingWrite {
@@ -33,6 +35,11 @@ impl komorebi::host::device::Device for FailingWrite {
         _: u32,
         buf: &mut [u8],
     ) -> Result<(), komorebi::host::device::DeviceError> {
+        if self.reads_fail {
+            return Err(komorebi::host::device::DeviceError::new(
+                "the test's failing read",
+            ));
+        }
         buf.fill(0);
         Ok(())
     }
