@@ -461,3 +461,47 @@ fn a_device_error_while_posting_publishes_the_command_everywhere_or_names_where_
         }
     }
 }
+
+/// A command that timed out with a core still running it keeps its group from overlapping
+/// commands: a run waits for it (once more, for good on the simulator) and refuses the submit
+/// while it still runs, naming it; a group clear of it goes ahead.
+#[test]
+fn a_run_posts_nothing_over_a_command_that_timed_out_and_still_runs() {
+    let mut s = session();
+    let frozen = s.noc0(LogicalXy::new(1, 0)).unwrap().get();
+    s.device()
+        .simulator()
+        .unwrap()
+        .inject(Fault::FreezeTile {
+            tile: frozen,
+            at: 0,
+        })
+        .unwrap();
+    let mut run = Run::new(&mut s, 100_000);
+    let submit = |run: &mut Run, group: LogicalRect| {
+        run.submit(
+            BROADCAST_HANDLER,
+            abi::FLAG_EXCLUSIVE,
+            group,
+            empty(group).programs,
+        )
+    };
+    let late = submit(&mut run, LogicalRect::new(0, 0, 2, 1)).unwrap();
+    // Overlapping the late command, even on its core that did report.
+    for group in [LogicalRect::new(1, 0, 1, 1), LogicalRect::new(0, 0, 1, 1)] {
+        let e = submit(&mut run, group).unwrap_err();
+        assert_eq!(
+            e,
+            komorebi::SessionError::StillRunning {
+                sequence: late,
+                group: LogicalRect::new(0, 0, 2, 1)
+            }
+        );
+        assert!(e.to_string().contains("no command may overlap it"), "{e}");
+    }
+    submit(&mut run, LogicalRect::new(2, 0, 1, 1)).unwrap();
+    let reports = run.finish().unwrap();
+    assert_eq!(reports.len(), 2);
+    assert!(reports[0].timeout && reports[0].unreported == vec![[1, 0]]);
+    assert!(reports[1].ok);
+}

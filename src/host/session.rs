@@ -29,7 +29,9 @@ use crate::host::device::{Advance, Device, Peek};
 use crate::host::wrap;
 
 mod error;
+mod feed;
 pub use error::SessionError;
+pub use feed::{Feeder, Run};
 
 /// One core's program words.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -652,126 +654,4 @@ fn reported(peek: &dyn Peek, tile: Xy, index: u32) -> bool {
         peek.peek(tile, abi::CONTROL_BASE + abi::REPORT_INDEX),
         index,
     )
-}
-
-/// Runs commands one at a time: post, wait for the report, decode it.
-#[derive(Debug)]
-pub struct Feeder<'s> {
-    session: &'s mut Session,
-}
-
-impl<'s> Feeder<'s> {
-    /// A feeder on `session`.
-    pub fn new(session: &'s mut Session) -> Self {
-        Self { session }
-    }
-
-    /// The session.
-    pub fn session(&mut self) -> &mut Session {
-        self.session
-    }
-
-    /// Runs one command to its report.
-    pub fn run(&mut self, spec: &CommandSpec) -> Result<Report, SessionError> {
-        let ticket = self.session.post(spec)?;
-        self.session.wait(&[&ticket]);
-        self.session.report(&ticket)
-    }
-
-    /// Runs every command in turn and checks each report with `check`; returns the reports, or
-    /// the index and message of the first that fails its check.
-    pub fn run_checked(
-        &mut self,
-        specs: &[CommandSpec],
-        mut check: impl FnMut(usize, &Report) -> Result<(), String>,
-    ) -> Result<Vec<Report>, (usize, String)> {
-        let mut out = Vec::with_capacity(specs.len());
-        for (i, spec) in specs.iter().enumerate() {
-            let report = self.run(spec).map_err(|e| (i, e.to_string()))?;
-            check(i, &report).map_err(|m| (i, m))?;
-            out.push(report);
-        }
-        Ok(out)
-    }
-}
-
-/// A batch of commands with one wait limit: posted as soon as slots and exclusivity allow,
-/// reports collected as they come.
-#[derive(Debug)]
-pub struct Run<'s> {
-    session: &'s mut Session,
-    wait_limit: u64,
-    in_flight: Vec<Ticket>,
-    reports: Vec<Report>,
-}
-
-impl<'s> Run<'s> {
-    /// A run on `session` whose commands wait at most `wait_limit` cycles per wait.
-    pub fn new(session: &'s mut Session, wait_limit: u64) -> Self {
-        Self {
-            session,
-            wait_limit,
-            in_flight: Vec::new(),
-            reports: Vec::new(),
-        }
-    }
-
-    fn collect_oldest(&mut self) -> Result<(), SessionError> {
-        if self.in_flight.is_empty() {
-            return Ok(());
-        }
-        let t = self.in_flight.remove(0);
-        self.session.wait(&[&t]);
-        let r = self.session.report(&t)?;
-        self.reports.push(r);
-        Ok(())
-    }
-
-    /// Submits a command (handler, flags, group, programs); waits for earlier commands first
-    /// when an overlapping exclusive one is in flight or the cores' slots are full. Returns the
-    /// command's sequence number.
-    pub fn submit(
-        &mut self,
-        handler: u16,
-        flags: u16,
-        group: LogicalRect,
-        programs: Vec<TileProgram>,
-    ) -> Result<u32, SessionError> {
-        let exclusive = flags & abi::FLAG_EXCLUSIVE != 0;
-        while self
-            .in_flight
-            .iter()
-            .any(|t| (t.exclusive || exclusive) && t.group.overlaps(group))
-        {
-            self.collect_oldest()?;
-        }
-        let spec = CommandSpec {
-            handler,
-            flags,
-            group,
-            wait_limit: self.wait_limit,
-            programs,
-        };
-        loop {
-            match self.session.post(&spec) {
-                Err(SessionError::SlotsFull { .. }) if !self.in_flight.is_empty() => {
-                    self.collect_oldest()?
-                }
-                Err(e) => return Err(e),
-                Ok(t) => {
-                    let seq = t.sequence;
-                    self.in_flight.push(t);
-                    return Ok(seq);
-                }
-            }
-        }
-    }
-
-    /// Waits for every command in flight and returns all reports, in submission order.
-    pub fn finish(mut self) -> Result<Vec<Report>, SessionError> {
-        while !self.in_flight.is_empty() {
-            self.collect_oldest()?;
-        }
-        Ok(self.reports)
-    }
 }

@@ -68,6 +68,18 @@ pub enum SessionError {
         /// The cores of the command's group.
         cores: usize,
     },
+    /// A command that timed out still runs on its group's cores after one more of its budgets:
+    /// a [`Run`](super::Run) posts no overlapping command (nor one into the slots it holds).
+    #[error(
+        "command {sequence} timed out and still runs on group {group}: no command may overlap \
+         it (allowed: a group clear of it, or a reset of the chip)"
+    )]
+    StillRunning {
+        /// The late command's sequence number.
+        sequence: u32,
+        /// Its group.
+        group: LogicalRect,
+    },
     /// Every slot of a core holds a command not yet reported.
     #[error("core {core} has no free command slot: collect reports first")]
     SlotsFull {
