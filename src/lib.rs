@@ -5,7 +5,7 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`host`] | the host library: [`host::device`] (the host's view of a chip; the simulator as one) and [`host::session`] (`Session`, `CommandSpec`, `Report`, the test `Feeder`, `Run`) |
+//! | [`host`] | the host library: [`host::device`] (the host's view of a chip; the simulator as one) and [`host::session`] (`Session`, `CommandSpec`, `Report`) and [`host::feed`] (the test `Feeder`, `Run`) |
 //! | [`dispatch`] | the dispatcher: VMS-style animation master with plugin, slots, reservations, work stealing |
 //! | [`app`] | the programs: `broadcast` (03_broadcast, behind `komorebi broadcast` and the example) and `matmul` (the `matmul_schedule` example) |
 //! | [`cli`] | flags and output shared by the binary and the examples |
@@ -37,6 +37,5 @@ pub mod log_report;
 pub mod num;
 pub mod picture;
 
-pub use host::session::{
-    Backend, CommandSpec, Feeder, Report, Run, Session, SessionError, TileProgram,
-};
+pub use host::feed::{Feeder, Run};
+pub use host::session::{Backend, CommandSpec, Report, Session, SessionError, TileProgram};

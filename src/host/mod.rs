@@ -6,6 +6,7 @@
 
 pub mod backend;
 pub mod device;
+pub mod feed;
 pub mod log;
 pub mod pcie;
 pub mod profile;

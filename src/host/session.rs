@@ -29,9 +29,7 @@ use crate::host::device::{Advance, Device, Peek};
 use crate::host::wrap;
 
 mod error;
-mod feed;
 pub use error::SessionError;
-pub use feed::{Feeder, Run};
 
 /// One core's program words.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -69,7 +69,7 @@ pub enum SessionError {
         cores: usize,
     },
     /// A command that timed out still runs on its group's cores after one more of its budgets:
-    /// a [`Run`](super::Run) posts no overlapping command (nor one into the slots it holds).
+    /// a [`Run`](crate::host::feed::Run) posts no overlapping command (nor one into the slots it holds).
     #[error(
         "command {sequence} timed out and still runs on group {group}: no command may overlap \
          it (allowed: a group clear of it, or a reset of the chip)"

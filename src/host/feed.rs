@@ -4,7 +4,7 @@
 use komorebi_hal::{LogicalRect, LogicalXy};
 use komorebi_kernel::abi;
 
-use super::{CommandSpec, Report, Session, SessionError, Ticket, TileProgram};
+use crate::host::session::{CommandSpec, Report, Session, SessionError, Ticket, TileProgram};
 
 /// Runs commands one at a time: post, wait for the report, decode it.
 #[derive(Debug)]
