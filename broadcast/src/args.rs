@@ -237,14 +237,19 @@ impl fmt::Display for ArgsError {
             Self::SenderMismatch => {
                 f.write_str("rank 0 must sit at the sender's coordinates and no other rank may")
             }
-            Self::Reversed => f.write_str("multicast rectangle start lies after its end"),
+            Self::Reversed => f.write_str(
+                "multicast rectangle start lies after its end (allowed: start <= end in x and y)",
+            ),
             Self::Line => f.write_str(
                 "broadcast words disagree (allowed: the receivers one step after another from \
                  the sender along x or y, start one step from it, end `receivers` steps, this \
                  core `rank` steps, coordinates 0..=63; no receivers: start and end at the \
                  sender)",
             ),
-            Self::Reserved { word } => write!(f, "reserved bits set in broadcast word {word}"),
+            Self::Reserved { word } => write!(
+                f,
+                "reserved bits set in broadcast word {word} (allowed: 0; word 9 is 0 or 1)"
+            ),
             Self::Check { found, expected } => {
                 write!(
                     f,

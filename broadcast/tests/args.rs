@@ -226,6 +226,44 @@ fn every_error_message_says_what_is_allowed() {
     assert!(msg.contains("1..=8"), "{msg}");
     let msg = ArgsError::BufferTooLarge(70_000).to_string();
     assert!(msg.contains("65535"), "{msg}");
+    // Every error: what was wrong, and what is allowed (or expected).
+    for (e, wrong, allowed) in [
+        (ArgsError::TooShort { available: 7 }, "7", "need 11"),
+        (ArgsError::Header(0x4B42_0101), "0x4b420101", "version 2"),
+        (ArgsError::BroadcastId(2), "2", "allowed: 0, 1"),
+        (ArgsError::Noc(3), "3", "allowed: 0, 1"),
+        (ArgsError::Window(0), "0", "allowed: 1..=8"),
+        (ArgsError::Pages, "0 pages", "allowed: 1.."),
+        (ArgsError::BufferTooLarge(70_000), "70000", "allowed"),
+        (ArgsError::Receivers(16), "16", "allowed: 0..=15"),
+        (
+            ArgsError::Rank {
+                rank: 5,
+                receivers: 4,
+            },
+            "rank 5",
+            "allowed: 0..=4 or 0xff",
+        ),
+        (ArgsError::SenderMismatch, "rank 0", "must sit"),
+        (
+            ArgsError::Reversed,
+            "after its end",
+            "allowed: start <= end",
+        ),
+        (ArgsError::Line, "disagree", "allowed: the receivers"),
+        (ArgsError::Reserved { word: 2 }, "word 2", "allowed: 0"),
+        (
+            ArgsError::Check {
+                found: 1,
+                expected: 2,
+            },
+            "0x00000001",
+            "expected 0x00000002",
+        ),
+    ] {
+        let msg = e.to_string();
+        assert!(msg.contains(wrong) && msg.contains(allowed), "{e:?}: {msg}");
+    }
 }
 
 #[test]
