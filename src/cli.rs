@@ -603,15 +603,31 @@ fn checked_config(
     Ok(cfg)
 }
 
-/// Runs `seeds` exploration cases from `start`; exit code 0 when all pass, 1 otherwise, 2 when
-/// the seeds do not fit in 64 bits.
-pub fn explore(seeds: u64, start: u64, device: &broadcast::DeviceChoice, json: bool) -> ExitCode {
+/// Runs `seeds` exploration cases from `start` on `chip`; exit code 0 when all pass, 1
+/// otherwise, 2 when the seeds do not fit in 64 bits or the device cannot run the chip's cases.
+pub fn explore(
+    seeds: u64,
+    start: u64,
+    device: &broadcast::DeviceChoice,
+    chip: crate::chip::ChipKind,
+    json: bool,
+) -> ExitCode {
     if let Err(e) = crate::explore::check_range(start, seeds) {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
+    // Whether the device runs this chip's cases at all: the flags every case shares.
+    let first = broadcast::BroadcastConfig {
+        device: device.clone(),
+        exec: device.default_exec(),
+        ..crate::explore::shape(start, chip)
+    };
+    if let Err(e) = first.check_flags() {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let bar = progress_bar(seeds, "cases", !json);
-    let out = crate::explore::explore(start, seeds, device, |_| {
+    let out = crate::explore::explore(start, seeds, device, chip, |_| {
         if let Some(b) = &bar {
             b.inc(1);
         }

@@ -1,13 +1,15 @@
 //! Schedule exploration: random seeds x random shapes of the broadcast, with the adversary on.
 //!
 //! Each case's seed fixes both its shape (window 1..=8, blocks 0..=64, pages 1..=8, page size
-//! 64..=256, along rows, columns or both, 1..=9 receivers: a column of up to 10 cores or a row
-//! of up to 6 inside a panel, the most Blackhole's grid allows) and, on the simulator, its
-//! schedule (on ttsim or a card the device's own schedule runs, and no violation can be seen:
-//! there a case checks the bytes, the counts, the reports and the give-ups). Blackhole only.
-//! A case passes when every byte arrived and was checked in order (exact counts), no slot was
-//! multicast before it was popped (no violation), nothing deadlocked (every tile reported), and
-//! nothing gave up (no fault was injected). A failing case prints the command that replays it.
+//! 64..=256, along rows, columns or both, inside one panel of columns: on a Blackhole 1..=9
+//! receivers, a column of up to 10 cores or a row of up to 6; on a Wormhole B0 a row of up to 4
+//! and a column of up to 10 rows, which the layout cuts at the Ethernet row into runs of 5) and,
+//! on the simulator, its schedule (on ttsim or a card the device's own schedule runs, and no
+//! violation can be seen: there a case checks the bytes, the counts, the reports and the
+//! give-ups). A case passes when every byte arrived and was checked in order (exact counts), no
+//! slot was multicast before it was popped (no violation), nothing deadlocked (every tile
+//! reported), and nothing gave up (no fault was injected). A failing case prints the command
+//! that replays it.
 
 use komorebi_broadcast::Along;
 use komorebi_broadcast::layout::{self};
@@ -16,23 +18,30 @@ use komorebi_sim::rng::SplitMix64;
 use serde::Serialize;
 
 use crate::app::broadcast::{self, BroadcastConfig, DeviceChoice};
+use crate::chip::ChipKind;
 
-/// The shape of case `seed`, on the default chip.
-pub fn shape(seed: u64) -> BroadcastConfig {
+/// The shape of case `seed` on `chip` (with its default harvesting).
+pub fn shape(seed: u64, chip: ChipKind) -> BroadcastConfig {
     let mut r = SplitMix64::new(seed ^ 0x5EED_0000_0000_0001);
     let kind = r.range(0, 2);
     let (rows, columns) = (kind != 1, kind != 0);
-    // The default chip's panels are 6 columns wide (logical 0..=5 and 6..=11).
+    // Panels of columns with consecutive NoC x: a p150's two of 6 (logical 0..=5 and 6..=11), a
+    // Wormhole's two of 4 (NoC0 x 1..=4 and 6..=9); both grids have 10 rows.
+    let panel_width = match chip {
+        ChipKind::Blackhole => 6,
+        ChipKind::Wormhole => 4,
+    };
     let (w, h) = match kind {
-        0 => (r.range(2, 6), r.range(1, 3)),
+        0 => (r.range(2, panel_width), r.range(1, 3)),
         1 => (r.range(1, 3), r.range(2, 10)),
-        _ => (r.range(1, 6), r.range(1, 10)),
+        _ => (r.range(1, panel_width), r.range(1, 10)),
     };
     let w = if kind == 2 && w == 1 && h == 1 { 2 } else { w };
-    let panel = r.range(0, 1) * 6;
-    let x0 = panel + r.range(0, 6 - w);
+    let panel = r.range(0, 1) * panel_width;
+    let x0 = panel + r.range(0, panel_width - w);
     let y0 = r.range(0, 10 - h);
     BroadcastConfig {
+        chip,
         rect: LogicalRect::new(x0 as u8, y0 as u8, w as u8, h as u8),
         blocks: r.range(0, 64) as u32,
         pages: r.range(1, 8) as u16,
@@ -63,10 +72,13 @@ pub fn replay_command(cfg: &BroadcastConfig) -> String {
         cfg.page_size,
         cfg.window,
         cfg.jobs,
-        cfg.harvest.bits(),
+        cfg.harvest_mask(),
         cfg.seed,
         cfg.wait_limit
-    ) + &match cfg.device {
+    ) + match cfg.chip {
+        ChipKind::Blackhole => "",
+        ChipKind::Wormhole => " --chip wormhole",
+    } + &match cfg.device {
         DeviceChoice::Sim => String::new(),
         ref d => format!(" --device {d}"),
     }
@@ -122,7 +134,7 @@ pub fn check_case(cfg: &BroadcastConfig) -> Result<broadcast::BroadcastSummary, 
     if s.mismatches > 0 || !s.ok {
         return Err("data mismatch".into());
     }
-    let g = crate::chip::blackhole(cfg.harvest.bits() as u32).map_err(|e| e.to_string())?;
+    let g = cfg.flags_geometry().map_err(|e| e.to_string())?;
     let block = cfg.pages as u64 * cfg.page_size as u64;
     let (mut streams, mut receivers) = (0, 0);
     for (on, along, noc) in [
@@ -165,12 +177,13 @@ pub fn check_range(start: u64, count: u64) -> Result<(), String> {
     }
 }
 
-/// Runs `count` cases from seed `start` (seeds past `u64::MAX` are not run: see
+/// Runs `count` cases from seed `start` on `chip` (seeds past `u64::MAX` are not run: see
 /// [`check_range`]); `progress(done)` after each.
 pub fn explore(
     start: u64,
     count: u64,
     device: &DeviceChoice,
+    chip: ChipKind,
     mut progress: impl FnMut(u64),
 ) -> Exploration {
     let mut out = Exploration {
@@ -185,7 +198,7 @@ pub fn explore(
         let cfg = BroadcastConfig {
             device: device.clone(),
             exec: device.default_exec(),
-            ..shape(seed)
+            ..shape(seed, chip)
         };
         match check_case(&cfg) {
             Ok(s) => {

@@ -65,11 +65,15 @@ enum Command {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
+        /// The chip the shapes are drawn for and run on: blackhole, or wormhole (Wormhole B0:
+        /// the simulator's native kernels on `sim` and `pcie-sim`, its firmware on ttsim's `wh`
+        /// build and a card).
+        #[arg(long, value_parser = komorebi::chip::parse_chip, default_value = "blackhole")]
+        chip: ChipKind,
         /// `sim`, `pcie-sim`, `ttsim[:PATH][@CHIP]` or a card's device node, as `broadcast
         /// --device`; each case runs what the device runs by default (the firmware on ttsim and
         /// a card). Only the simulator's schedule follows the seed and the adversary, and only
-        /// it reports violations: on ttsim or a card the seed draws the shape alone. Blackhole
-        /// shapes only.
+        /// it reports violations: on ttsim or a card the seed draws the shape alone.
         #[arg(
             long,
             value_name = "sim|pcie-sim|ttsim[:PATH][@CHIP]|PATH",
@@ -212,8 +216,9 @@ fn main() -> ExitCode {
             seeds,
             start,
             json,
+            chip,
             device,
-        } => cli::explore(seeds, start, &device, json),
+        } => cli::explore(seeds, start, &device, chip, json),
         Command::Devices { json, device } => match device {
             None => cli::print_report(&komorebi::devices::devices(), json),
             Some(komorebi::app::broadcast::DeviceChoice::Ttsim { library, chip: 0 }) => {

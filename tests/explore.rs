@@ -2,32 +2,56 @@
 //! and proof that the case check fails when something is wrong.
 
 use komorebi::app::broadcast::{DeviceChoice, FaultKind, FaultSpec};
+use komorebi::chip::ChipKind;
 use komorebi::explore::{check_case, explore, replay_command, shape};
 
 #[test]
 fn a_sample_of_random_shapes_and_seeds_passes() {
-    let out = explore(10_000, 40, &DeviceChoice::Sim, |_| {});
+    let out = explore(10_000, 40, &DeviceChoice::Sim, ChipKind::Blackhole, |_| {});
     assert_eq!(out.cases, 40);
     assert!(out.failures.is_empty(), "{out}");
     assert!(out.checked_bytes > 0);
 }
 
+/// A Wormhole B0's cases: its shapes, on its grid, through the same checks.
+#[test]
+fn a_sample_of_wormhole_shapes_passes() {
+    let out = explore(30_000, 30, &DeviceChoice::Sim, ChipKind::Wormhole, |_| {});
+    assert_eq!(out.cases, 30);
+    assert!(out.failures.is_empty(), "{out}");
+    assert!(out.checked_bytes > 0);
+    let shapes: Vec<_> = (0..2000).map(|s| shape(s, ChipKind::Wormhole)).collect();
+    // Inside a panel of 4 columns (NoC0 x 1..=4 or 6..=9), columns of up to all 10 rows.
+    assert!(shapes.iter().all(|s| s.chip == ChipKind::Wormhole
+        && (s.rect.x0 + s.rect.columns <= 4 || s.rect.x0 >= 4)
+        && s.rect.x0 + s.rect.columns <= 8
+        && s.rect.y0 + s.rect.rows <= 10));
+    assert!(shapes.iter().any(|s| s.rows && s.rect.columns == 4));
+    assert!(shapes.iter().any(|s| s.columns && s.rect.rows == 10));
+}
+
 #[test]
 fn a_sample_passes_through_the_host_path_too() {
-    let out = explore(20_000, 6, &DeviceChoice::PcieSim, |_| {});
+    let out = explore(
+        20_000,
+        6,
+        &DeviceChoice::PcieSim,
+        ChipKind::Blackhole,
+        |_| {},
+    );
     assert_eq!(out.cases, 6);
     assert!(out.failures.is_empty(), "{out}");
     assert!(out.checked_bytes > 0);
     let cfg = komorebi::app::broadcast::BroadcastConfig {
         device: DeviceChoice::PcieSim,
-        ..shape(20_000)
+        ..shape(20_000, ChipKind::Blackhole)
     };
     assert!(replay_command(&cfg).ends_with(" --device pcie-sim"));
 }
 
 #[test]
 fn shapes_cover_the_parameter_ranges() {
-    let shapes: Vec<_> = (0..2000).map(shape).collect();
+    let shapes: Vec<_> = (0..2000).map(|s| shape(s, ChipKind::Blackhole)).collect();
     let window: std::collections::BTreeSet<_> = shapes.iter().map(|s| s.window).collect();
     assert_eq!(
         window.into_iter().collect::<Vec<_>>(),
@@ -49,7 +73,7 @@ fn shapes_cover_the_parameter_ranges() {
 
 #[test]
 fn a_failing_case_is_reported_with_what_replays_it() {
-    let mut cfg = shape(3);
+    let mut cfg = shape(3, ChipKind::Blackhole);
     cfg.blocks = 6;
     cfg.window = 2;
     cfg.rows = false;
@@ -81,10 +105,14 @@ fn a_replay_parses_back_into_the_case_it_replays() {
         flags: komorebi::cli::BroadcastFlags,
     }
     for seed in 0..200 {
-        for device in [DeviceChoice::Sim, DeviceChoice::PcieSim] {
+        for (device, chip) in [
+            (DeviceChoice::Sim, ChipKind::Blackhole),
+            (DeviceChoice::PcieSim, ChipKind::Blackhole),
+            (DeviceChoice::Sim, ChipKind::Wormhole),
+        ] {
             let case = komorebi::app::broadcast::BroadcastConfig {
                 device: device.clone(),
-                ..shape(seed)
+                ..shape(seed, chip)
             };
             let replay = replay_command(&case);
             let args = replay

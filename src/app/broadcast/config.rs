@@ -97,8 +97,8 @@ pub struct BroadcastConfig {
     /// Which protocol moves the blocks (`--protocol`).
     pub protocol: Protocol,
     /// Which chip the program runs on (`--chip`): a Blackhole (the default; every device), or
-    /// a Wormhole B0 (the simulator's native kernels, or ttsim's `wh` build; not `pcie-sim` or a
-    /// card).
+    /// a Wormhole B0 (the simulator's native kernels on `sim` and `pcie-sim`, its firmware on
+    /// ttsim's `wh` build and a card).
     pub chip: ChipKind,
     /// Chips the jobs are spread over (`--chips`, 1..=[`MAX_CHIPS`]), each with the whole
     /// rectangle: independent simulated chips (each with its own seed stream), the first ones
@@ -442,7 +442,7 @@ impl BroadcastConfig {
 
     /// The grid the flags lay the program out on: the simulated Blackhole's or Wormhole's
     /// (`--harvest`: its columns or its rows).
-    pub(super) fn flags_geometry(&self) -> Result<layout::Geometry, layout::LayoutError> {
+    pub(crate) fn flags_geometry(&self) -> Result<layout::Geometry, layout::LayoutError> {
         match self.chip {
             ChipKind::Blackhole => crate::chip::blackhole(u32::from(self.harvest.bits())),
             ChipKind::Wormhole => crate::chip::wormhole(u32::from(self.row_harvest.bits())),
