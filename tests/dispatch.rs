@@ -866,7 +866,12 @@ fn a_device_thread_that_ends_ends_the_run_with_device_lost() {
         })
         .err()
     });
-    assert_eq!(e, Some(DispatchError::DeviceLost));
+    assert_eq!(
+        e,
+        Some(DispatchError::DeviceLost {
+            reason: "its device thread ended".into()
+        })
+    );
 }
 
 /// Runs `f` on a thread of its own and returns its result: a run that hangs fails the test
@@ -1162,43 +1167,55 @@ fn follow_ups_handed_to_their_group_s_worker_are_not_stolen() {
     assert!(r.times.iter().all(|t| !t.stolen));
 }
 
-/// A command published on some of its cores only runs there unwatched: the device counts as
-/// lost, and the run ends with `DeviceLost` rather than handing those tiles to the next
-/// command (which a simulated device idling forever would have turned into timeouts).
+/// A command published on some of its cores only runs there unwatched: its worker hears
+/// nothing of it, so its slot and tiles stay held, nothing more is written to the device, and
+/// the run ends with `DeviceLost` naming why, rather than handing those tiles to the next
+/// command.
 #[test]
 fn a_command_published_on_some_cores_only_ends_the_run_with_device_lost() {
-    let e = within(60, "a partly published command did not end the run", || {
-        let target = komorebi::dispatch::SimTarget::spawn(
-            || {
-                let device = failing_device::FailingWrite {
-                    writes: Default::default(),
-                    // Two cores: their words and headers (writes 0 to 3), then the index words:
-                    // the second core's fails.
-                    fail_at: 5,
-                    failed: false,
-                    reads_fail: false,
-                };
-                komorebi::host::session::Session::with_device(
-                    Box::new(device),
-                    Box::new(failing_device::NoRecords),
-                )
-            },
-            None,
-        )
-        .unwrap();
-        let g = [LogicalRect::new(0, 0, 2, 1)];
-        let mut d = Dispatcher::new(&target, GRID, &g, DispatchConfig::default()).unwrap();
-        for w in 0..2 {
-            d.seed(w, Place::Any).unwrap();
-        }
-        d.run(|_| Ends {
-            reported: Vec::new(),
-            refused: Vec::new(),
-            other: Vec::new(),
-        })
-        .err()
-    });
-    assert_eq!(e, Some(DispatchError::DeviceLost));
+    let writes: failing_device::Writes = Default::default();
+    let seen = writes.clone();
+    let e = within(
+        60,
+        "a partly published command did not end the run",
+        move || {
+            let target = komorebi::dispatch::SimTarget::spawn(
+                move || {
+                    let device = failing_device::FailingWrite {
+                        writes,
+                        // Two cores: their words and headers (writes 0 to 3), then the index words:
+                        // the second core's fails.
+                        fail_at: 5,
+                        failed: false,
+                        reads_fail: false,
+                    };
+                    komorebi::host::session::Session::with_device(
+                        Box::new(device),
+                        Box::new(failing_device::NoRecords),
+                    )
+                },
+                None,
+            )
+            .unwrap();
+            let g = [LogicalRect::new(0, 0, 2, 1)];
+            let mut d = Dispatcher::new(&target, GRID, &g, DispatchConfig::default()).unwrap();
+            for w in 0..2 {
+                d.seed(w, Place::Any).unwrap();
+            }
+            d.run(|_| Ends {
+                reported: Vec::new(),
+                refused: Vec::new(),
+                other: Vec::new(),
+            })
+            .err()
+        },
+    );
+    let Some(DispatchError::DeviceLost { reason }) = &e else {
+        panic!("{e:?}");
+    };
+    assert!(reason.contains("1 of its 2 cores took it"), "{reason}");
+    // The first command's words and one index word: the second command was never posted.
+    assert_eq!(seen.lock().unwrap().len(), 5);
 }
 
 /// An assigner that picks a candidate it was not shown ends the run with a worker's panic that
@@ -1229,12 +1246,11 @@ fn an_assigner_that_picks_past_its_candidates_ends_the_run_naming_the_pick() {
     }
 }
 
-/// A report that cannot be read (the device stopped answering) ends the run with `DeviceLost`:
-/// the command was posted and may still run, so it must not read as refused, which would hand
-/// its tiles to the next command.
+/// A report that cannot be read ends its command with the device's error, for the plugin to
+/// act on (a device that stopped answering ends a broadcast run with its cause, exit 4).
 #[test]
-fn a_report_that_cannot_be_read_ends_the_run_with_device_lost() {
-    let e = within(60, "an unreadable report did not end the run", || {
+fn a_report_that_cannot_be_read_ends_its_command_with_the_device_s_error() {
+    let r = within(60, "an unreadable report did not end the run", || {
         let target = komorebi::dispatch::SimTarget::spawn(
             || {
                 let device = failing_device::FailingWrite {
@@ -1261,7 +1277,14 @@ fn a_report_that_cannot_be_read_ends_the_run_with_device_lost() {
             refused: Vec::new(),
             other: Vec::new(),
         })
-        .err()
+        .unwrap()
     });
-    assert_eq!(e, Some(DispatchError::DeviceLost));
+    let mut refused: Vec<u32> = r.plugins.iter().flat_map(|p| p.refused.clone()).collect();
+    refused.sort_unstable();
+    assert_eq!(refused, vec![0, 1]);
+    assert!(
+        r.plugins
+            .iter()
+            .all(|p| p.reported.is_empty() && p.other.is_empty())
+    );
 }

@@ -505,3 +505,40 @@ fn a_run_posts_nothing_over_a_command_that_timed_out_and_still_runs() {
     assert!(reports[0].timeout && reports[0].unreported == vec![[1, 0]]);
     assert!(reports[1].ok);
 }
+
+/// A command published on some of its cores only holds them in a run as a late command does:
+/// an overlapping submit is refused while they have not reported, a disjoint one goes ahead.
+#[test]
+fn a_run_posts_nothing_over_a_command_published_on_some_of_its_cores() {
+    let device = FailingWrite {
+        writes: Default::default(),
+        // Two cores' words and headers, then the index words: the second core's fails.
+        fail_at: 5,
+        failed: false,
+        reads_fail: false,
+    };
+    let mut s = Session::with_device(Box::new(device), Box::new(NoRecords)).unwrap();
+    let mut run = Run::new(&mut s, 100_000);
+    let submit = |run: &mut Run, group: LogicalRect| {
+        run.submit(
+            BROADCAST_HANDLER,
+            abi::FLAG_EXCLUSIVE,
+            group,
+            empty(group).programs,
+        )
+    };
+    let pair = LogicalRect::new(0, 0, 2, 1);
+    let e = submit(&mut run, pair).unwrap_err();
+    let komorebi::SessionError::PartlyPublished { ticket, .. } = &e else {
+        panic!("{e}");
+    };
+    let sequence = ticket.sequence;
+    assert_eq!(
+        submit(&mut run, LogicalRect::new(0, 0, 1, 1)),
+        Err(komorebi::SessionError::StillRunning {
+            sequence,
+            group: pair
+        })
+    );
+    submit(&mut run, LogicalRect::new(2, 0, 1, 1)).unwrap();
+}

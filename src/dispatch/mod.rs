@@ -163,9 +163,12 @@ pub enum DispatchError {
     /// a command was published on some of its cores only); the commands in flight on it could
     /// never end.
     #[error(
-        "a device stopped answering during the run (its device thread ended, or a command was published on some of its cores only): the commands in flight on it can never end"
+        "a device stopped answering during the run ({reason}): the commands in flight on it can never end"
     )]
-    DeviceLost,
+    DeviceLost {
+        /// Why ([`Target::lost_reason`], or that its device thread ended).
+        reason: String,
+    },
 }
 
 /// What a run gives back: the plugin instances (with whatever they recorded), the summary and
@@ -411,7 +414,12 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
         // A worker's panic first: a lost device can follow from it, not the other way round.
         let outcomes: Vec<_> = outcomes.into_iter().collect::<Result<_, _>>()?;
         if shared.lost.load(sync::Ordering::SeqCst) {
-            return Err(DispatchError::DeviceLost);
+            let reason = self
+                .chips
+                .iter()
+                .find_map(|c| c.0.lost_reason())
+                .unwrap_or_else(|| "its device thread ended".into());
+            return Err(DispatchError::DeviceLost { reason });
         }
         let wall_ns = shared.ns(shared.now());
         let mut plugins = Vec::with_capacity(workers);

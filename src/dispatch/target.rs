@@ -53,7 +53,8 @@ pub enum Drive {
 /// the command to run.
 pub trait Target: Sync {
     /// Posts `command` to every core of its group; what becomes of it is published to
-    /// `posting`, at once or later. An error here means nothing was posted.
+    /// `posting`, at once or later. An error here means nothing was posted, and nothing is
+    /// published to `posting`.
     fn post(&self, command: CommandSpec, posting: Posting) -> Result<(), SessionError>;
 
     /// Lets the device run until something is published or nothing can change (on a card,
@@ -84,6 +85,12 @@ pub trait Target: Sync {
     /// What the device clock counts (device time, or ttsim's steps).
     fn clock_kind(&self) -> ClockKind {
         ClockKind::Simulated
+    }
+
+    /// Why a drive answered [`Drive::Lost`], if the target knows (the run's
+    /// [`DispatchError::DeviceLost`](super::DispatchError::DeviceLost) says it).
+    fn lost_reason(&self) -> Option<String> {
+        None
     }
 }
 
@@ -138,14 +145,17 @@ enum Request {
 /// then publishes reports, overdue reports and late completions to the mailboxes. With only
 /// overdue commands watched it waits for them for good on the simulator, which says when
 /// nothing can change, and one more of their budgets on a card ([`Session::quiet_deadline`]).
-/// A device thread that ended (a post hook or the session panicked), a command the session
-/// published on some of its cores only ([`SessionError::PartlyPublished`]), or a report that
-/// could not be read makes that drive and every later one `Lost`.
+/// A device thread that ended (a post hook or the session panicked), or a command the session
+/// published on some of its cores only ([`SessionError::PartlyPublished`]; its worker hears
+/// nothing of it, so its tiles stay held, and later posts are refused), makes every later drive
+/// `Lost` ([`Target::lost_reason`] says why).
 pub struct SimTarget {
     requests: Option<mpsc::Sender<Request>>,
     thread: Option<JoinHandle<()>>,
     aiclk_mhz: u32,
     clock_kind: ClockKind,
+    /// Why the device thread answers every drive `Lost`, once it does.
+    lost: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl std::fmt::Debug for SimTarget {
@@ -175,6 +185,8 @@ impl SimTarget {
     {
         let (tx, rx) = mpsc::channel::<Request>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(u32, ClockKind), SessionError>>();
+        let lost = Arc::new(std::sync::Mutex::new(None));
+        let lost_on_thread = Arc::clone(&lost);
         let thread = std::thread::Builder::new()
             .name("komorebi-sim".into())
             .spawn(move || {
@@ -187,7 +199,7 @@ impl SimTarget {
                 };
                 let clock = (session.device().aiclk_mhz(), session.device().clock_kind());
                 let _ = ready_tx.send(Ok(clock));
-                device_thread(&mut session, rx, hook);
+                device_thread(&mut session, rx, hook, &lost_on_thread);
             })
             .map_err(|e| {
                 SessionError::Device(crate::host::device::DeviceError::new(format!(
@@ -204,6 +216,7 @@ impl SimTarget {
             thread: Some(thread),
             aiclk_mhz,
             clock_kind,
+            lost,
         })
     }
 
@@ -276,20 +289,39 @@ impl Target for SimTarget {
         self.aiclk_mhz
     }
 
+    fn lost_reason(&self) -> Option<String> {
+        self.lost.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     fn clock_kind(&self) -> ClockKind {
         self.clock_kind
     }
 }
 
-fn device_thread(session: &mut Session, rx: mpsc::Receiver<Request>, mut hook: Option<PostHook>) {
+fn device_thread(
+    session: &mut Session,
+    rx: mpsc::Receiver<Request>,
+    mut hook: Option<PostHook>,
+    lost: &std::sync::Mutex<Option<String>>,
+) {
     let mut watched: Vec<Watched> = Vec::new();
     // A refusal published here since the last drive: that drive is progress.
     let mut refused = false;
-    // A command published on some of its cores only: they run it unwatched, so their tiles can
-    // never be handed out safely again; the device counts as lost from then on.
-    let mut lost = false;
+    // Why the device is lost, once it is: a command published on some of its cores only runs
+    // there unwatched, so their tiles can never be handed out safely again.
+    let mut reason: Option<String> = None;
     while let Ok(request) = rx.recv() {
         match request {
+            // Nothing more is posted on a lost device.
+            Request::Post(_, posting) if reason.is_some() => {
+                let why = reason.clone().unwrap_or_default();
+                refused |= posting.publish(Published::Refused(SessionError::Device(
+                    crate::host::device::DeviceError {
+                        message: format!("the device was lost: {why}"),
+                        lost: true,
+                    },
+                )));
+            }
             Request::Post(spec, posting) => match session.post(&spec) {
                 Ok(ticket) => {
                     if let Some(h) = hook.as_mut() {
@@ -302,12 +334,18 @@ fn device_thread(session: &mut Session, rx: mpsc::Receiver<Request>, mut hook: O
                         quiet_by: u64::MAX,
                     });
                 }
+                // Published nowhere for its worker: its slot stays armed and its tiles held
+                // until the run ends, at the next drive, with the device lost.
+                Err(e @ SessionError::PartlyPublished { .. }) => {
+                    let why = e.to_string();
+                    *lost.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
+                    reason = Some(why);
+                }
                 Err(e) => {
-                    lost |= matches!(e, SessionError::PartlyPublished { .. });
                     refused |= posting.publish(Published::Refused(e));
                 }
             },
-            Request::Drive(reply) if lost => {
+            Request::Drive(reply) if reason.is_some() => {
                 let _ = reply.send(Drive::Lost);
             }
             // A refusal published since the last drive is progress enough: the refused
@@ -317,9 +355,7 @@ fn device_thread(session: &mut Session, rx: mpsc::Receiver<Request>, mut hook: O
                 let _ = reply.send(Drive::Progress);
             }
             Request::Drive(reply) => {
-                let d = drive(session, &mut watched);
-                lost |= d == Drive::Lost;
-                let _ = reply.send(d);
+                let _ = reply.send(drive(session, &mut watched));
             }
             Request::With(job) => job(session),
         }
@@ -348,30 +384,31 @@ fn drive(session: &mut Session, watched: &mut Vec<Watched>) -> Drive {
     let mut i = 0;
     while i < watched.len() {
         let w = &mut watched[i];
-        // A report that cannot be read: the device no longer answers, and the command (posted,
-        // perhaps still running) must not read as refused, which would free its tiles.
-        let Ok(quiet) = session.is_reported(&w.ticket) else {
-            return Drive::Lost;
-        };
-        let what = if quiet && w.overdue {
-            Some(Published::Quiet)
-        } else if quiet || (!w.overdue && (idle || now >= w.ticket.deadline)) {
-            let Ok(r) = session.report(&w.ticket) else {
-                return Drive::Lost;
-            };
-            Some(if quiet {
-                Published::Reported(r)
-            } else {
-                Published::Overdue(r)
-            })
-        } else {
-            None
+        // A report that cannot be read is the command's end, with the device's error: the
+        // plugin learns why (a device that stopped answering ends the run with its cause).
+        let quiet = session.is_reported(&w.ticket);
+        let what = match quiet {
+            Ok(true) if w.overdue => Some(Published::Quiet),
+            // (An overdue command's report was published: it waits for the next drive.)
+            Err(_) if w.overdue => None,
+            Err(e) => Some(Published::Refused(e)),
+            Ok(quiet) if quiet || (!w.overdue && (idle || now >= w.ticket.deadline)) => {
+                Some(match session.report(&w.ticket) {
+                    Ok(r) if quiet => Published::Reported(r),
+                    Ok(r) => Published::Overdue(r),
+                    Err(e) => Published::Refused(e),
+                })
+            }
+            Ok(_) => None,
         };
         let Some(what) = what else {
             i += 1;
             continue;
         };
-        let last = matches!(what, Published::Reported(_) | Published::Quiet);
+        let last = matches!(
+            what,
+            Published::Reported(_) | Published::Quiet | Published::Refused(_)
+        );
         published |= w.posting.publish(what);
         if last {
             watched.swap_remove(i);

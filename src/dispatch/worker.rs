@@ -59,6 +59,9 @@ pub(super) struct WorkerState<'s, P: Plugin, T> {
     targets: &'s [&'s T],
     plugin: P,
     local: Deque<Ready<P::Work>>,
+    /// Where a batch stolen from another worker lands first (one deque for the run: a steal is
+    /// tried on every pass that found nothing to do).
+    batch: Deque<Ready<P::Work>>,
     groups: Vec<OwnedGroup<'s, P::Work>>,
     /// Stealable commands taken from the deque to offer the assigner, during one assign step.
     candidates: Vec<Ready<P::Work>>,
@@ -114,6 +117,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             targets,
             plugin,
             local,
+            batch: Deque::new_lifo(),
             groups,
             candidates: Vec::new(),
             submitted: Vec::new(),
@@ -453,9 +457,8 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
                     .mailbox
                     .withdraw(self.groups[gi].slots[si].epoch);
                 debug_assert!(withdrawn, "a post that failed published nothing");
-                // Never posted: no queue wait or round trip to count.
-                times.posted = None;
                 self.shared.reservations.release(held);
+                self.wake = true;
                 self.finish(
                     job,
                     Some(info.id),
@@ -500,12 +503,16 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
                 Steal::Empty => {}
             }
             for k in 1..n {
-                // Through a deque of its own, to mark each command of the batch stolen.
-                let batch = Deque::new_lifo();
-                match self.shared.stealers[(self.me + k) % n].steal_batch_and_pop(&batch) {
+                // Through a deque of this worker's own, to mark each command of the batch
+                // stolen; then into its deque in the order the batch's deque would give them.
+                match self.shared.stealers[(self.me + k) % n].steal_batch_and_pop(&self.batch) {
                     Steal::Success(mut r) => {
-                        while let Some(mut b) = batch.pop() {
+                        let mut taken = Vec::new();
+                        while let Some(mut b) = self.batch.pop() {
                             b.stolen = true;
+                            taken.push(b);
+                        }
+                        for b in taken.into_iter().rev() {
                             self.local.push(b);
                         }
                         r.stolen = true;
@@ -580,6 +587,10 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         mut times: CommandTimes,
         device: Option<(u64, u64)>,
     ) {
+        // A refused command ran nowhere: no queue wait or round trip to count, and not stolen.
+        if matches!(outcome, Outcome::Refused(_)) {
+            times.posted = None;
+        }
         // Until now `queued` and `posted` were raw clock ticks.
         let sh = self.shared;
         times.queued = sh.ns(times.queued);

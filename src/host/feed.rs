@@ -54,9 +54,10 @@ pub struct Run<'s> {
     session: &'s mut Session,
     wait_limit: u64,
     in_flight: Vec<Ticket>,
-    /// Commands reported as timed out whose cores have not all reported yet: they may still
-    /// run, so they still hold their tiles (and command slots) against overlapping commands.
-    late: Vec<Ticket>,
+    /// Commands reported as timed out (or published on some of their cores only) whose cores
+    /// have not all reported yet, with those cores: they may still run, so they still hold
+    /// their tiles (and those cores' command slots) against overlapping commands.
+    late: Vec<(Ticket, Vec<[u8; 2]>)>,
     reports: Vec<Report>,
 }
 
@@ -80,7 +81,7 @@ impl<'s> Run<'s> {
         let r = self.session.report(t)?;
         let t = self.in_flight.remove(0);
         if !r.unreported.is_empty() {
-            self.late.push(t);
+            self.late.push((t, r.unreported.clone()));
         }
         self.reports.push(r);
         Ok(())
@@ -98,9 +99,9 @@ impl<'s> Run<'s> {
     ) -> Result<(), SessionError> {
         let mut i = 0;
         while i < self.late.len() {
-            let t = &self.late[i];
+            let (t, unreported) = &self.late[i];
             let blocks = ((t.exclusive || exclusive) && t.group.overlaps(group))
-                || full.is_some_and(|c| t.group.contains(c.x, c.y));
+                || full.is_some_and(|c| unreported.contains(&[c.x, c.y]));
             if !blocks || self.session.is_reported(t)? {
                 if blocks {
                     self.late.remove(i);
@@ -160,6 +161,22 @@ impl<'s> Run<'s> {
                     if self.late.len() == before {
                         return Err(SessionError::SlotsFull { core });
                     }
+                }
+                // The cores that took it run it: it holds them as a late command does.
+                Err(SessionError::PartlyPublished {
+                    error,
+                    published,
+                    cores,
+                    ticket,
+                }) => {
+                    let unreported = published.iter().map(|c| [c.x, c.y]).collect();
+                    self.late.push(((*ticket).clone(), unreported));
+                    return Err(SessionError::PartlyPublished {
+                        error,
+                        published,
+                        cores,
+                        ticket,
+                    });
                 }
                 Err(e) => return Err(e),
                 Ok(t) => {

@@ -29,7 +29,9 @@ use crate::host::device::{Advance, Device, Peek};
 use crate::host::wrap;
 
 mod error;
+mod ticket;
 pub use error::SessionError;
+pub use ticket::Ticket;
 
 /// One core's program words.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -55,30 +57,6 @@ pub struct CommandSpec {
     pub wait_limit: u64,
     /// One program for every core, or one per core of the group, row by row.
     pub programs: Vec<TileProgram>,
-}
-
-/// A posted command.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Ticket {
-    /// Its sequence number.
-    pub sequence: u32,
-    /// Its group.
-    pub group: LogicalRect,
-    /// Whether it is exclusive.
-    pub exclusive: bool,
-    /// `(tile, index)` of every core.
-    tiles: Vec<(usize, u32)>,
-    /// Device cycle it was posted at.
-    pub posted_at: u64,
-    /// Device cycle by which every core must have reported.
-    pub deadline: u64,
-}
-
-impl Ticket {
-    /// Device cycles from its post to its deadline.
-    pub fn budget(&self) -> u64 {
-        self.deadline.saturating_sub(self.posted_at)
-    }
 }
 
 /// Until when to let a device run, from cycle `now`, for late commands with `budgets` to go
@@ -482,6 +460,14 @@ impl Session {
                     error,
                     published: posted.iter().map(|&(u, _)| self.tiles[u].logical).collect(),
                     cores: tiles.len(),
+                    ticket: Box::new(Ticket {
+                        sequence,
+                        group: spec.group,
+                        exclusive: spec.flags & abi::FLAG_EXCLUSIVE != 0,
+                        tiles: posted,
+                        posted_at: now,
+                        deadline: now.saturating_add(deadline_cycles(spec.wait_limit)),
+                    }),
                 });
             }
             self.tiles[t].posted = index;

@@ -6,8 +6,8 @@ use komorebi_sim::SimConfig;
 use komorebi_sim::trace::TraceError;
 
 use crate::dispatch::{
-    Cx, DispatchConfig, Dispatcher, Finished, GroupId, GroupInfo, Outcome, Place, Plugin, PostHook,
-    Ready, Refusal, SimTarget, SlotView, Target, trace_events,
+    Cx, DispatchConfig, DispatchError, Dispatcher, Finished, GroupId, GroupInfo, Outcome, Place,
+    Plugin, PostHook, Ready, Refusal, SimTarget, SlotView, Target, trace_events,
 };
 use crate::host::backend::Backend;
 use crate::host::device::DeviceError;
@@ -580,7 +580,16 @@ pub(super) fn run_share(
             spec: None,
             follow,
         })
-        .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
+        .map_err(|e| match e {
+            // A lost device is the device's error, as a post or a report that failed is (exit 4).
+            DispatchError::DeviceLost { .. } => {
+                BroadcastError::Session(SessionError::Device(DeviceError {
+                    message: e.to_string(),
+                    lost: true,
+                }))
+            }
+            e => BroadcastError::Dispatch(e.to_string()),
+        })?;
     let mut summary = empty();
     let mut per_chip = tallies();
     for p in result.plugins {

@@ -67,6 +67,9 @@ pub enum SessionError {
         published: Vec<LogicalXy>,
         /// The cores of the command's group.
         cores: usize,
+        /// The command as those cores took it: what a caller waits for before their tiles take
+        /// another command.
+        ticket: Box<super::ticket::Ticket>,
     },
     /// A command that timed out still runs on its group's cores after one more of its budgets:
     /// a [`Run`](crate::host::feed::Run) posts no overlapping command (nor one into the slots it holds).
