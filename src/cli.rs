@@ -604,7 +604,8 @@ fn checked_config(
 }
 
 /// Runs `seeds` exploration cases from `start` on `chip`; exit code 0 when all pass, 1
-/// otherwise, 2 when the seeds do not fit in 64 bits or the device cannot run the chip's cases.
+/// otherwise, 2 when the seeds do not fit in 64 bits or the cases' flags cannot go together
+/// (a ttsim build or a card of another chip fails every case instead: found when opened).
 pub fn explore(
     seeds: u64,
     start: u64,
