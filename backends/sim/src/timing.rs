@@ -86,7 +86,7 @@ pub struct Timing {
     pub reserve_per_hop: f64,
     /// Extra cycles a DRAM read spends in the bank beyond an L1 read: fit so that tt-metal's
     /// single 64 B read of bank 0 by core (0, 0) on NoC1 (29 router hops there and back) takes
-    /// its measured 486 cycles.
+    /// its measured 486 cycles (the model gives 481: the fit predates later changes to the path).
     pub dram_read_latency: u64,
     /// Extra cycles a DRAM write spends in the bank beyond an L1 write: fit to the same test's
     /// single 64 B write on NoC0 (29 hops with the ack), 399 cycles.
