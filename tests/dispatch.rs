@@ -1167,6 +1167,25 @@ fn follow_ups_handed_to_their_group_s_worker_are_not_stolen() {
     assert!(r.times.iter().all(|t| !t.stolen));
 }
 
+/// Two seeds through a dispatcher whose chip is `device`, on group `group`: the run's result.
+fn two_seeds_on(
+    device: failing_device::FailingWrite,
+    group: LogicalRect,
+) -> Result<komorebi::dispatch::DispatchResult<Ends>, DispatchError> {
+    within(60, "a run on a failing device did not end", move || {
+        let target = komorebi::dispatch::SimTarget::spawn(move || device.session(), None).unwrap();
+        let mut d = Dispatcher::new(&target, GRID, &[group], DispatchConfig::default()).unwrap();
+        for w in 0..2 {
+            d.seed(w, Place::Any).unwrap();
+        }
+        d.run(|_| Ends {
+            reported: Vec::new(),
+            refused: Vec::new(),
+            other: Vec::new(),
+        })
+    })
+}
+
 /// A command published on some of its cores only runs there unwatched: its worker hears
 /// nothing of it, so its slot and tiles stay held, nothing more is written to the device, and
 /// the run ends with `DeviceLost` naming why, rather than handing those tiles to the next
@@ -1174,48 +1193,16 @@ fn follow_ups_handed_to_their_group_s_worker_are_not_stolen() {
 #[test]
 fn a_command_published_on_some_cores_only_ends_the_run_with_device_lost() {
     let writes: failing_device::Writes = Default::default();
-    let seen = writes.clone();
-    let e = within(
-        60,
-        "a partly published command did not end the run",
-        move || {
-            let target = komorebi::dispatch::SimTarget::spawn(
-                move || {
-                    let device = failing_device::FailingWrite {
-                        writes,
-                        // Two cores: their words and headers (writes 0 to 3), then the index words:
-                        // the second core's fails.
-                        fail_at: 5,
-                        failed: false,
-                        reads_fail: false,
-                    };
-                    komorebi::host::session::Session::with_device(
-                        Box::new(device),
-                        Box::new(failing_device::NoRecords),
-                    )
-                },
-                None,
-            )
-            .unwrap();
-            let g = [LogicalRect::new(0, 0, 2, 1)];
-            let mut d = Dispatcher::new(&target, GRID, &g, DispatchConfig::default()).unwrap();
-            for w in 0..2 {
-                d.seed(w, Place::Any).unwrap();
-            }
-            d.run(|_| Ends {
-                reported: Vec::new(),
-                refused: Vec::new(),
-                other: Vec::new(),
-            })
-            .err()
-        },
-    );
+    // Two cores: their words and headers (writes 0 to 3), then the index words: the second
+    // core's fails.
+    let device = failing_device::FailingWrite::new(writes.clone(), 5, false);
+    let e = two_seeds_on(device, LogicalRect::new(0, 0, 2, 1)).err();
     let Some(DispatchError::DeviceLost { reason }) = &e else {
         panic!("{e:?}");
     };
     assert!(reason.contains("1 of its 2 cores took it"), "{reason}");
     // The first command's words and one index word: the second command was never posted.
-    assert_eq!(seen.lock().unwrap().len(), 5);
+    assert_eq!(writes.lock().unwrap().len(), 5);
 }
 
 /// An assigner that picks a candidate it was not shown ends the run with a worker's panic that
@@ -1250,35 +1237,8 @@ fn an_assigner_that_picks_past_its_candidates_ends_the_run_naming_the_pick() {
 /// act on (a device that stopped answering ends a broadcast run with its cause, exit 4).
 #[test]
 fn a_report_that_cannot_be_read_ends_its_command_with_the_device_s_error() {
-    let r = within(60, "an unreadable report did not end the run", || {
-        let target = komorebi::dispatch::SimTarget::spawn(
-            || {
-                let device = failing_device::FailingWrite {
-                    writes: Default::default(),
-                    fail_at: usize::MAX,
-                    failed: false,
-                    reads_fail: true,
-                };
-                komorebi::host::session::Session::with_device(
-                    Box::new(device),
-                    Box::new(failing_device::NoRecords),
-                )
-            },
-            None,
-        )
-        .unwrap();
-        let g = [LogicalRect::new(0, 0, 1, 1)];
-        let mut d = Dispatcher::new(&target, GRID, &g, DispatchConfig::default()).unwrap();
-        for w in 0..2 {
-            d.seed(w, Place::Any).unwrap();
-        }
-        d.run(|_| Ends {
-            reported: Vec::new(),
-            refused: Vec::new(),
-            other: Vec::new(),
-        })
-        .unwrap()
-    });
+    let device = failing_device::FailingWrite::new(Default::default(), usize::MAX, true);
+    let r = two_seeds_on(device, LogicalRect::new(0, 0, 1, 1)).unwrap();
     let mut refused: Vec<u32> = r.plugins.iter().flat_map(|p| p.refused.clone()).collect();
     refused.sort_unstable();
     assert_eq!(refused, vec![0, 1]);

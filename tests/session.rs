@@ -12,10 +12,20 @@ use komorebi_sim::{Fault, SimConfig};
 
 #[path = "common/failing_device.rs"]
 mod failing_device;
-use failing_device::{FailingWrite, NoRecords};
+use failing_device::FailingWrite;
 
 fn session() -> Session {
     open_session(Backend::Simulator(SimConfig::default())).unwrap()
+}
+
+/// Freezes the simulated tile of logical `core` from the start: it never reports.
+fn freeze(s: &mut Session, core: LogicalXy) {
+    let tile = s.noc0(core).unwrap().get();
+    s.device()
+        .simulator()
+        .unwrap()
+        .inject(Fault::FreezeTile { tile, at: 0 })
+        .unwrap();
 }
 
 fn plan(session: &mut Session, rect: LogicalRect) -> BroadcastPlan {
@@ -162,15 +172,7 @@ fn corrupted_words_give_up_broadcast_begin_on_that_core_only() {
 fn a_tile_that_never_reports_times_out_at_the_host_deadline() {
     let mut s = session();
     let group = LogicalRect::new(0, 0, 2, 1);
-    let frozen = s.noc0(LogicalXy::new(1, 0)).unwrap().get();
-    s.device()
-        .simulator()
-        .unwrap()
-        .inject(Fault::FreezeTile {
-            tile: frozen,
-            at: 0,
-        })
-        .unwrap();
+    freeze(&mut s, LogicalXy::new(1, 0));
     let r = Feeder::new(&mut s).run(&empty(group)).unwrap();
     assert!(r.timeout && !r.ok);
     // The simulator knows at once that nothing can change any more, so the wait ends early.
@@ -411,13 +413,9 @@ fn a_device_error_while_posting_publishes_the_command_everywhere_or_names_where_
     // Two writes a core (its words, then its header), then one index word a core.
     for (fail_at, published) in [(0, None), (2, None), (3, None), (4, None), (5, Some(1))] {
         let writes = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let device = FailingWrite {
-            writes: writes.clone(),
-            fail_at,
-            failed: false,
-            reads_fail: false,
-        };
-        let mut s = Session::with_device(Box::new(device), Box::new(NoRecords)).unwrap();
+        let mut s = FailingWrite::new(writes.clone(), fail_at, false)
+            .session()
+            .unwrap();
         let e = s.post(&empty(group)).unwrap_err();
         let index_writes = |writes: &[(komorebi_hal::Xy, u32, Vec<u8>)]| {
             writes.iter().filter(|w| w.1 == index_word).count()
@@ -468,28 +466,12 @@ fn a_device_error_while_posting_publishes_the_command_everywhere_or_names_where_
 #[test]
 fn a_run_posts_nothing_over_a_command_that_timed_out_and_still_runs() {
     let mut s = session();
-    let frozen = s.noc0(LogicalXy::new(1, 0)).unwrap().get();
-    s.device()
-        .simulator()
-        .unwrap()
-        .inject(Fault::FreezeTile {
-            tile: frozen,
-            at: 0,
-        })
-        .unwrap();
+    freeze(&mut s, LogicalXy::new(1, 0));
     let mut run = Run::new(&mut s, 100_000);
-    let submit = |run: &mut Run, group: LogicalRect| {
-        run.submit(
-            BROADCAST_HANDLER,
-            abi::FLAG_EXCLUSIVE,
-            group,
-            empty(group).programs,
-        )
-    };
-    let late = submit(&mut run, LogicalRect::new(0, 0, 2, 1)).unwrap();
+    let late = submit_exclusive(&mut run, LogicalRect::new(0, 0, 2, 1)).unwrap();
     // Overlapping the late command, even on its core that did report.
     for group in [LogicalRect::new(1, 0, 1, 1), LogicalRect::new(0, 0, 1, 1)] {
-        let e = submit(&mut run, group).unwrap_err();
+        let e = submit_exclusive(&mut run, group).unwrap_err();
         assert_eq!(
             e,
             komorebi::SessionError::StillRunning {
@@ -499,7 +481,7 @@ fn a_run_posts_nothing_over_a_command_that_timed_out_and_still_runs() {
         );
         assert!(e.to_string().contains("no command may overlap it"), "{e}");
     }
-    submit(&mut run, LogicalRect::new(2, 0, 1, 1)).unwrap();
+    submit_exclusive(&mut run, LogicalRect::new(2, 0, 1, 1)).unwrap();
     let reports = run.finish().unwrap();
     assert_eq!(reports.len(), 2);
     assert!(reports[0].timeout && reports[0].unreported == vec![[1, 0]]);
@@ -510,35 +492,33 @@ fn a_run_posts_nothing_over_a_command_that_timed_out_and_still_runs() {
 /// an overlapping submit is refused while they have not reported, a disjoint one goes ahead.
 #[test]
 fn a_run_posts_nothing_over_a_command_published_on_some_of_its_cores() {
-    let device = FailingWrite {
-        writes: Default::default(),
-        // Two cores' words and headers, then the index words: the second core's fails.
-        fail_at: 5,
-        failed: false,
-        reads_fail: false,
-    };
-    let mut s = Session::with_device(Box::new(device), Box::new(NoRecords)).unwrap();
+    // Two cores' words and headers, then the index words: the second core's fails.
+    let mut s = FailingWrite::new(Default::default(), 5, false)
+        .session()
+        .unwrap();
     let mut run = Run::new(&mut s, 100_000);
-    let submit = |run: &mut Run, group: LogicalRect| {
-        run.submit(
-            BROADCAST_HANDLER,
-            abi::FLAG_EXCLUSIVE,
-            group,
-            empty(group).programs,
-        )
-    };
     let pair = LogicalRect::new(0, 0, 2, 1);
-    let e = submit(&mut run, pair).unwrap_err();
+    let e = submit_exclusive(&mut run, pair).unwrap_err();
     let komorebi::SessionError::PartlyPublished { ticket, .. } = &e else {
         panic!("{e}");
     };
     let sequence = ticket.sequence;
     assert_eq!(
-        submit(&mut run, LogicalRect::new(0, 0, 1, 1)),
+        submit_exclusive(&mut run, LogicalRect::new(0, 0, 1, 1)),
         Err(komorebi::SessionError::StillRunning {
             sequence,
             group: pair
         })
     );
-    submit(&mut run, LogicalRect::new(2, 0, 1, 1)).unwrap();
+    submit_exclusive(&mut run, LogicalRect::new(2, 0, 1, 1)).unwrap();
+}
+
+/// Submits an exclusive command of the broadcast handler running no broadcast on `group`.
+fn submit_exclusive(run: &mut Run, group: LogicalRect) -> Result<u32, komorebi::SessionError> {
+    run.submit(
+        BROADCAST_HANDLER,
+        abi::FLAG_EXCLUSIVE,
+        group,
+        empty(group).programs,
+    )
 }

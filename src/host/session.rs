@@ -440,6 +440,15 @@ impl Session {
             let head: Vec<u8> = header[1..].iter().flat_map(|w| w.to_le_bytes()).collect();
             self.device.write_l1(noc0, slot + 4, &head)?;
         }
+        // The command on the cores in `posted`: all of them, or those that took it.
+        let ticket = |posted| Ticket {
+            sequence,
+            group: spec.group,
+            exclusive: spec.flags & abi::FLAG_EXCLUSIVE != 0,
+            tiles: posted,
+            posted_at: now,
+            deadline: now.saturating_add(deadline_cycles(spec.wait_limit)),
+        };
         let mut posted: Vec<(usize, u32)> = Vec::with_capacity(tiles.len());
         for (t, index, _) in commands {
             let noc0 = self.tiles[t].noc0;
@@ -460,27 +469,13 @@ impl Session {
                     error,
                     published: posted.iter().map(|&(u, _)| self.tiles[u].logical).collect(),
                     cores: tiles.len(),
-                    ticket: Box::new(Ticket {
-                        sequence,
-                        group: spec.group,
-                        exclusive: spec.flags & abi::FLAG_EXCLUSIVE != 0,
-                        tiles: posted,
-                        posted_at: now,
-                        deadline: now.saturating_add(deadline_cycles(spec.wait_limit)),
-                    }),
+                    ticket: Box::new(ticket(posted)),
                 });
             }
             self.tiles[t].posted = index;
             posted.push((t, index));
         }
-        Ok(Ticket {
-            sequence,
-            group: spec.group,
-            exclusive: spec.flags & abi::FLAG_EXCLUSIVE != 0,
-            tiles: posted,
-            posted_at: now,
-            deadline: now.saturating_add(deadline_cycles(spec.wait_limit)),
-        })
+        Ok(ticket(posted))
     }
 
     /// [`quiet_deadline`] for `tickets` on the device this [`Session`] owns, from now.

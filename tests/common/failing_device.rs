@@ -19,6 +19,24 @@ pub struct FailingWrite {
     pub reads_fail: bool,
 }
 
+impl FailingWrite {
+    /// A device failing write `fail_at` once (`usize::MAX`: none), and every read with
+    /// `reads_fail`; its writes go to `writes`.
+    pub fn new(writes: Writes, fail_at: usize, reads_fail: bool) -> Self {
+        Self {
+            writes,
+            fail_at,
+            failed: false,
+            reads_fail,
+        }
+    }
+
+    /// A session on it.
+    pub fn session(self) -> Result<komorebi::Session, komorebi::SessionError> {
+        komorebi::Session::with_device(Box::new(self), Box::new(NoRecords))
+    }
+}
+
 impl komorebi::host::device::Device for FailingWrite {
     fn chip(&self) -> komorebi::chip::ChipKind {
         komorebi::chip::ChipKind::Blackhole
