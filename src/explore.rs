@@ -1,7 +1,8 @@
 //! Schedule exploration: random seeds x random shapes of the broadcast, with the adversary on.
 //!
 //! Each case's seed fixes both its shape (window 1..=8, blocks 0..=64, pages 1..=8, page size
-//! 64..=256, along rows, columns or both, inside one panel of columns: on a Blackhole 1..=9
+//! 64..=256, or one case in eight blocks over one packet: up to 8 blocks of 5..=8 pages of 4
+//! or 8 KiB; along rows, columns or both, inside one panel of columns: on a Blackhole 1..=9
 //! receivers, a column of up to 10 cores or a row of up to 6; on a Wormhole B0 a row of up to 4
 //! and a column of up to 10 rows, which the layout cuts at the Ethernet row into runs of 5) and,
 //! on the simulator, its schedule (on ttsim or a card the device's own schedule runs, and no
@@ -40,13 +41,28 @@ pub fn shape(seed: u64, chip: ChipKind) -> BroadcastConfig {
     let panel = r.range(0, 1) * panel_width;
     let x0 = panel + r.range(0, panel_width - w);
     let y0 = r.range(0, 10 - h);
+    let (mut blocks, mut pages) = (r.range(0, 64) as u32, r.range(1, 8) as u16);
+    let mut page_size = 64 * r.range(1, 4) as u32;
+    let window = r.range(1, 8) as u8;
+    // One case in eight moves blocks of more than one packet (16 KiB on Blackhole, 8 KiB on a
+    // Wormhole): 5 to 8 pages of 4 KiB, or of 8 KiB at a window up to 4 (at most 256 KiB of
+    // buffer a broadcast), and at most 8 blocks, for time.
+    if r.range(0, 7) == 0 {
+        pages = r.range(5, 8) as u16;
+        page_size = if window <= 4 {
+            4096 * r.range(1, 2) as u32
+        } else {
+            4096
+        };
+        blocks = blocks.min(8);
+    }
     BroadcastConfig {
         chip,
         rect: LogicalRect::new(x0 as u8, y0 as u8, w as u8, h as u8),
-        blocks: r.range(0, 64) as u32,
-        pages: r.range(1, 8) as u16,
-        page_size: 64 * r.range(1, 4) as u32,
-        window: r.range(1, 8) as u8,
+        blocks,
+        pages,
+        page_size,
+        window,
         jobs: 2,
         rows,
         columns,

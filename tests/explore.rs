@@ -66,6 +66,13 @@ fn shapes_cover_the_parameter_ranges() {
     assert!(shapes.iter().any(|s| s.rows && !s.columns));
     assert!(shapes.iter().any(|s| !s.rows && s.columns));
     assert!(shapes.iter().any(|s| s.rows && s.columns));
+    // Blocks over one 16 KiB packet occur (split into packets), at most 256 KiB a buffer.
+    assert!(shapes.iter().any(|s| s.pages as u32 * s.page_size > 16384));
+    assert!(
+        shapes
+            .iter()
+            .all(|s| s.window as u32 * s.pages as u32 * s.page_size <= 256 * 1024)
+    );
     // Column broadcasts of 10 cores (9 receivers) and rows of 6 (5 receivers) both occur.
     assert!(shapes.iter().any(|s| s.columns && s.rect.rows == 10));
     assert!(shapes.iter().any(|s| s.rows && s.rect.columns == 6));
