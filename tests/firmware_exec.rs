@@ -469,3 +469,61 @@ fn the_wormhole_images_issue_no_fence_which_ttsim_s_wormhole_refuses() {
         "the Blackhole images fence before their L0 data cache goes off"
     );
 }
+
+/// The firmware checks a circular buffer's table entry itself (`abi::buffer_fits`), not only
+/// the host (`Session::configure_cb`): entries written past the host's check, over the
+/// firmware's own code, make the core's data-movement kernels refuse their broadcasts
+/// (`broadcast_begin`) rather than have the NoC write into the code.
+#[test]
+fn the_firmware_refuses_a_buffer_over_its_code_that_the_host_did_not_check() {
+    use komorebi::app::broadcast::BroadcastPlan;
+    use komorebi::{Backend, Feeder};
+    use komorebi_kernel::abi;
+    let cfg = BroadcastConfig {
+        rect: LogicalRect::new(0, 0, 2, 1),
+        blocks: 2,
+        jobs: 1,
+        wait_limit: 200_000,
+        ..small(Exec::Firmware)
+    };
+    let mut session = broadcast::open_session(
+        Backend::pcie_sim(komorebi_sim::SimConfig::default())
+            .with_firmware(cfg.firmware.clone())
+            .with_exec(Exec::Firmware),
+    )
+    .unwrap();
+    let plan = BroadcastPlan::new(&cfg, session.geometry()).unwrap();
+    plan.prepare(&mut session).unwrap();
+    // Every entry of core (1, 0): four 2 KiB pages at 0x6000, compute's code.
+    let core = komorebi_hal::LogicalXy::new(1, 0);
+    let tile = session.noc0(core).unwrap();
+    let entry: Vec<u8> = [0x6000u32, 2048, 4, 0]
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    for i in 0..abi::CB_ENTRIES {
+        let at = abi::CONTROL_BASE + abi::CB_TABLE + i * abi::CB_ENTRY_BYTES;
+        session.device().write_l1(tile, at, &entry).unwrap();
+    }
+    let report = Feeder::new(&mut session).run(&plan.spec(0)).unwrap();
+    assert!(!report.ok);
+    // Both broadcasts refused at their beginning on that core (their areas' records), and its
+    // compute, which takes their buffers, gave up too.
+    let at_core: Vec<(&str, u8, &str)> = report
+        .give_ups
+        .iter()
+        .filter(|g| g.core == [1, 0])
+        .map(|g| (g.place, g.broadcast, g.kernel))
+        .collect();
+    assert_eq!(
+        at_core,
+        vec![
+            ("broadcast_begin", 0, "broadcast area"),
+            ("broadcast_begin", 1, "broadcast area"),
+            ("compute_failed", 0, "compute"),
+        ],
+        "{report:?}"
+    );
+    let sim = session.device().simulator().unwrap();
+    assert!(sim.core_faults().is_empty(), "{:?}", sim.core_faults());
+}
