@@ -1059,10 +1059,14 @@ impl Target for RefusesEveryThird {
 }
 
 /// Counts each command's end by outcome.
+#[derive(Default)]
 struct Ends {
     reported: Vec<u32>,
     refused: Vec<u32>,
     other: Vec<u32>,
+    /// Every end as the handler saw it, shared with the test (kept when the run ends in an
+    /// error and the plugins are dropped): the work and its outcome, refusals with their text.
+    seen: Arc<Mutex<Vec<(u32, String)>>>,
 }
 
 impl Plugin for Ends {
@@ -1070,6 +1074,11 @@ impl Plugin for Ends {
     type Message = ();
 
     fn handle(&mut self, f: Finished<u32>, _cx: &mut Cx<'_, u32, ()>) {
+        let text = match &f.outcome {
+            Outcome::Refused(r) => format!("refused: {r}"),
+            o => format!("{o:?}"),
+        };
+        self.seen.lock().unwrap().push((f.work, text));
         match f.outcome {
             Outcome::Reported(_) => self.reported.push(f.work),
             Outcome::Refused(_) => self.refused.push(f.work),
@@ -1103,12 +1112,7 @@ fn a_slot_whose_post_failed_runs_the_commands_after_it() {
             for w in 1..=30 {
                 d.seed(w, Place::Any).unwrap();
             }
-            d.run(|_| Ends {
-                reported: Vec::new(),
-                refused: Vec::new(),
-                other: Vec::new(),
-            })
-            .unwrap()
+            d.run(|_| Ends::default()).unwrap()
         });
         let mut reported: Vec<u32> = r.plugins.iter().flat_map(|p| p.reported.clone()).collect();
         let mut refused: Vec<u32> = r.plugins.iter().flat_map(|p| p.refused.clone()).collect();
@@ -1167,41 +1171,61 @@ fn follow_ups_handed_to_their_group_s_worker_are_not_stolen() {
     assert!(r.times.iter().all(|t| !t.stolen));
 }
 
-/// Two seeds through a dispatcher whose chip is `device`, on group `group`: the run's result.
-fn two_seeds_on(
+/// Seeds `(work, group index)` through a dispatcher of one worker whose chip is `device`, with
+/// `groups`: the run's result, and every end its handler saw.
+#[allow(clippy::type_complexity)]
+fn run_on_failing(
     device: failing_device::FailingWrite,
-    group: LogicalRect,
-) -> Result<komorebi::dispatch::DispatchResult<Ends>, DispatchError> {
-    within(60, "a run on a failing device did not end", move || {
+    groups: Vec<LogicalRect>,
+    seeds: Vec<(u32, u32)>,
+) -> (
+    Result<komorebi::dispatch::DispatchResult<Ends>, DispatchError>,
+    Vec<(u32, String)>,
+) {
+    let seen: Arc<Mutex<Vec<(u32, String)>>> = Default::default();
+    let shared = seen.clone();
+    let r = within(60, "a run on a failing device did not end", move || {
         let target = komorebi::dispatch::SimTarget::spawn(move || device.session(), None).unwrap();
-        let mut d = Dispatcher::new(&target, GRID, &[group], DispatchConfig::default()).unwrap();
-        for w in 0..2 {
-            d.seed(w, Place::Any).unwrap();
+        let config = DispatchConfig {
+            workers: 1,
+            ..DispatchConfig::default()
+        };
+        let mut d = Dispatcher::new(&target, GRID, &groups, config).unwrap();
+        for (w, g) in seeds {
+            d.seed(w, Place::Group(GroupId(g))).unwrap();
         }
         d.run(|_| Ends {
-            reported: Vec::new(),
-            refused: Vec::new(),
-            other: Vec::new(),
+            seen: shared.clone(),
+            ..Ends::default()
         })
-    })
+    });
+    let seen = seen.lock().unwrap().clone();
+    (r, seen)
 }
 
 /// A command published on some of its cores only runs there unwatched: its worker hears
-/// nothing of it, so its slot and tiles stay held, nothing more is written to the device, and
-/// the run ends with `DeviceLost` naming why, rather than handing those tiles to the next
-/// command.
+/// nothing of it (its slot and tiles stay held), the next post to the device is refused as
+/// lost without writing anything, and the run ends with `DeviceLost` naming why, rather than
+/// handing those tiles to the next command.
 #[test]
 fn a_command_published_on_some_cores_only_ends_the_run_with_device_lost() {
     let writes: failing_device::Writes = Default::default();
     // Two cores: their words and headers (writes 0 to 3), then the index words: the second
-    // core's fails.
+    // core's fails. Then a command on another group.
     let device = failing_device::FailingWrite::new(writes.clone(), 5, false);
-    let e = two_seeds_on(device, LogicalRect::new(0, 0, 2, 1)).err();
-    let Some(DispatchError::DeviceLost { reason }) = &e else {
-        panic!("{e:?}");
+    let groups = vec![LogicalRect::new(0, 0, 2, 1), LogicalRect::new(4, 0, 1, 1)];
+    let (r, seen) = run_on_failing(device, groups, vec![(0, 0), (1, 1)]);
+    let Err(DispatchError::DeviceLost { reason }) = &r else {
+        panic!("{:?}", r.map(|r| r.summary));
     };
     assert!(reason.contains("1 of its 2 cores took it"), "{reason}");
-    // The first command's words and one index word: the second command was never posted.
+    // The partly published command never ended for its worker; the other was never written
+    // (refused, the device lost: its worker hears so if it looks before the run ends).
+    assert!(
+        seen.iter()
+            .all(|(w, text)| *w == 1 && text.contains("the device was lost")),
+        "{seen:?}"
+    );
     assert_eq!(writes.lock().unwrap().len(), 5);
 }
 
@@ -1233,18 +1257,16 @@ fn an_assigner_that_picks_past_its_candidates_ends_the_run_naming_the_pick() {
     }
 }
 
-/// A report that cannot be read ends its command with the device's error, for the plugin to
-/// act on (a device that stopped answering ends a broadcast run with its cause, exit 4).
+/// A report that cannot be read: its command was posted and may still run, so it does not end
+/// for its worker (its tiles stay held), and the run ends with `DeviceLost` saying why (a
+/// broadcast run exits 4 with it).
 #[test]
-fn a_report_that_cannot_be_read_ends_its_command_with_the_device_s_error() {
+fn a_report_that_cannot_be_read_ends_the_run_with_device_lost_and_its_cause() {
     let device = failing_device::FailingWrite::new(Default::default(), usize::MAX, true);
-    let r = two_seeds_on(device, LogicalRect::new(0, 0, 1, 1)).unwrap();
-    let mut refused: Vec<u32> = r.plugins.iter().flat_map(|p| p.refused.clone()).collect();
-    refused.sort_unstable();
-    assert_eq!(refused, vec![0, 1]);
-    assert!(
-        r.plugins
-            .iter()
-            .all(|p| p.reported.is_empty() && p.other.is_empty())
-    );
+    let (r, seen) = run_on_failing(device, vec![LogicalRect::new(0, 0, 1, 1)], vec![(0, 0)]);
+    let Err(DispatchError::DeviceLost { reason }) = &r else {
+        panic!("{:?}", r.map(|r| r.summary));
+    };
+    assert!(reason.contains("the test's failing read"), "{reason}");
+    assert!(seen.is_empty(), "{seen:?}");
 }

@@ -476,10 +476,15 @@ fn a_run_posts_nothing_over_a_command_that_timed_out_and_still_runs() {
             e,
             komorebi::SessionError::StillRunning {
                 sequence: late,
-                group: LogicalRect::new(0, 0, 2, 1)
+                group: LogicalRect::new(0, 0, 2, 1),
+                cores: vec![LogicalXy::new(1, 0)],
             }
         );
-        assert!(e.to_string().contains("no command may overlap it"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("still runs on (1,0): it timed out there"),
+            "{e}"
+        );
     }
     submit_exclusive(&mut run, LogicalRect::new(2, 0, 1, 1)).unwrap();
     let reports = run.finish().unwrap();
@@ -488,8 +493,9 @@ fn a_run_posts_nothing_over_a_command_that_timed_out_and_still_runs() {
     assert!(reports[1].ok);
 }
 
-/// A command published on some of its cores only holds them in a run as a late command does:
-/// an overlapping submit is refused while they have not reported, a disjoint one goes ahead.
+/// A command published on some of its cores only holds those cores in a run as a late command
+/// does: a submit over them is refused while they have not reported; one on its group's other
+/// core, or clear of it, goes ahead.
 #[test]
 fn a_run_posts_nothing_over_a_command_published_on_some_of_its_cores() {
     // Two cores' words and headers, then the index words: the second core's fails.
@@ -507,9 +513,12 @@ fn a_run_posts_nothing_over_a_command_published_on_some_of_its_cores() {
         submit_exclusive(&mut run, LogicalRect::new(0, 0, 1, 1)),
         Err(komorebi::SessionError::StillRunning {
             sequence,
-            group: pair
+            group: pair,
+            cores: vec![LogicalXy::new(0, 0)],
         })
     );
+    // The core that never took it, and a group clear of it, go ahead.
+    submit_exclusive(&mut run, LogicalRect::new(1, 0, 1, 1)).unwrap();
     submit_exclusive(&mut run, LogicalRect::new(2, 0, 1, 1)).unwrap();
 }
 

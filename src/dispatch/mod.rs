@@ -49,9 +49,10 @@
 //!   but cannot be placed, they are handed to the handler as [`Outcome::Abandoned`]. On a card,
 //!   which cannot say that nothing can change, commands past their deadline that have not
 //!   gone quiet one more budget later count as such: their slots and tiles stay held, and work
-//!   waiting for those tiles is abandoned. A device whose thread ended ([`Drive::Lost`])
-//!   ends the run with [`DispatchError::DeviceLost`] (its commands in flight would otherwise
-//!   keep the run waiting for good).
+//!   waiting for those tiles is abandoned. A device lost ([`Drive::Lost`]: its thread ended,
+//!   a command was published on some of its cores only, or a report could not be read) ends
+//!   the run with [`DispatchError::DeviceLost`], saying why (its commands in flight would
+//!   otherwise keep the run waiting for good).
 //!
 //! # Files
 //! | file | what it holds | what it guarantees |
@@ -159,9 +160,9 @@ pub enum DispatchError {
         /// The panic message.
         message: String,
     },
-    /// A device stopped answering during the run ([`Drive::Lost`]: its device thread ended, or
-    /// a command was published on some of its cores only); the commands in flight on it could
-    /// never end.
+    /// A device stopped answering during the run ([`Drive::Lost`]: its device thread ended, a
+    /// command was published on some of its cores only, or a report could not be read); the
+    /// commands in flight on it could never end.
     #[error(
         "a device stopped answering during the run ({reason}): the commands in flight on it can never end"
     )]

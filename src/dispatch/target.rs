@@ -42,10 +42,11 @@ pub enum Drive {
     /// [`Device::knows_idle`](crate::host::device::Device::knows_idle)), also: commands past
     /// their deadline did not go quiet within one more of their budgets.
     Idle,
-    /// [`SimTarget`]'s device thread ended (a post hook or the session panicked; it runs the
-    /// session of every backend, the simulator's, ttsim's or a card's): what is in flight on it
-    /// will never be published. The dispatcher ends the run with
-    /// [`DispatchError::DeviceLost`](super::DispatchError::DeviceLost).
+    /// The device can no longer be used: [`SimTarget`]'s device thread ended (a post hook or
+    /// the session panicked; it runs the session of every backend, the simulator's, ttsim's or
+    /// a card's), a command was published on some of its cores only, or a report could not be
+    /// read. What is in flight on it will never be published. The dispatcher ends the run with
+    /// [`DispatchError::DeviceLost`](super::DispatchError::DeviceLost), saying why.
     Lost,
 }
 
@@ -145,10 +146,10 @@ enum Request {
 /// then publishes reports, overdue reports and late completions to the mailboxes. With only
 /// overdue commands watched it waits for them for good on the simulator, which says when
 /// nothing can change, and one more of their budgets on a card ([`Session::quiet_deadline`]).
-/// A device thread that ended (a post hook or the session panicked), or a command the session
-/// published on some of its cores only ([`SessionError::PartlyPublished`]; its worker hears
-/// nothing of it, so its tiles stay held, and later posts are refused), makes every later drive
-/// `Lost` ([`Target::lost_reason`] says why).
+/// A device thread that ended (a post hook or the session panicked), a command the session
+/// published on some of its cores only ([`SessionError::PartlyPublished`]), or a report that
+/// cannot be read makes every later drive `Lost` ([`Target::lost_reason`] says why): the
+/// command's worker hears nothing of it, so its tiles stay held, and later posts are refused.
 pub struct SimTarget {
     requests: Option<mpsc::Sender<Request>>,
     thread: Option<JoinHandle<()>>,
@@ -336,11 +337,7 @@ fn device_thread(
                 }
                 // Published nowhere for its worker: its slot stays armed and its tiles held
                 // until the run ends, at the next drive, with the device lost.
-                Err(e @ SessionError::PartlyPublished { .. }) => {
-                    let why = e.to_string();
-                    *lost.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
-                    reason = Some(why);
-                }
+                Err(e @ SessionError::PartlyPublished { .. }) => lose(lost, &mut reason, &e),
                 Err(e) => {
                     refused |= posting.publish(Published::Refused(e));
                 }
@@ -355,17 +352,34 @@ fn device_thread(
                 let _ = reply.send(Drive::Progress);
             }
             Request::Drive(reply) => {
-                let _ = reply.send(drive(session, &mut watched));
+                let d = drive(session, &mut watched).unwrap_or_else(|e| {
+                    // A report that cannot be read: its command was posted and may still run,
+                    // so its tiles stay held, and the device is lost with the error as why.
+                    lose(lost, &mut reason, &e);
+                    Drive::Lost
+                });
+                let _ = reply.send(d);
             }
             Request::With(job) => job(session),
         }
     }
 }
 
+/// Makes the device thread's device lost, `error` saying why (for [`Target::lost_reason`]).
+fn lose(
+    lost: &std::sync::Mutex<Option<String>>,
+    reason: &mut Option<String>,
+    error: &SessionError,
+) {
+    let why = error.to_string();
+    *lost.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
+    *reason = Some(why);
+}
+
 /// One drive of the device thread; see [`SimTarget`].
-fn drive(session: &mut Session, watched: &mut Vec<Watched>) -> Drive {
+fn drive(session: &mut Session, watched: &mut Vec<Watched>) -> Result<Drive, SessionError> {
     if watched.is_empty() {
-        return Drive::Idle;
+        return Ok(Drive::Idle);
     }
     // The earliest deadline of a command not overdue yet; with only overdue ones, the last of
     // their give-up cycles (for good on the simulator).
@@ -384,31 +398,26 @@ fn drive(session: &mut Session, watched: &mut Vec<Watched>) -> Drive {
     let mut i = 0;
     while i < watched.len() {
         let w = &mut watched[i];
-        // A report that cannot be read is the command's end, with the device's error: the
-        // plugin learns why (a device that stopped answering ends the run with its cause).
-        let quiet = session.is_reported(&w.ticket);
-        let what = match quiet {
-            Ok(true) if w.overdue => Some(Published::Quiet),
-            // (An overdue command's report was published: it waits for the next drive.)
-            Err(_) if w.overdue => None,
-            Err(e) => Some(Published::Refused(e)),
-            Ok(quiet) if quiet || (!w.overdue && (idle || now >= w.ticket.deadline)) => {
-                Some(match session.report(&w.ticket) {
-                    Ok(r) if quiet => Published::Reported(r),
-                    Ok(r) => Published::Overdue(r),
-                    Err(e) => Published::Refused(e),
-                })
-            }
-            Ok(_) => None,
+        // A report that cannot be read ends the drive with the device's error (the caller
+        // makes the device lost): nothing is published, so the command's tiles stay held.
+        let quiet = session.is_reported(&w.ticket)?;
+        let what = if quiet && w.overdue {
+            Some(Published::Quiet)
+        } else if quiet || (!w.overdue && (idle || now >= w.ticket.deadline)) {
+            let r = session.report(&w.ticket)?;
+            Some(if quiet {
+                Published::Reported(r)
+            } else {
+                Published::Overdue(r)
+            })
+        } else {
+            None
         };
         let Some(what) = what else {
             i += 1;
             continue;
         };
-        let last = matches!(
-            what,
-            Published::Reported(_) | Published::Quiet | Published::Refused(_)
-        );
+        let last = matches!(what, Published::Reported(_) | Published::Quiet);
         published |= w.posting.publish(what);
         if last {
             watched.swap_remove(i);
@@ -418,9 +427,9 @@ fn drive(session: &mut Session, watched: &mut Vec<Watched>) -> Drive {
             i += 1;
         }
     }
-    if published {
+    Ok(if published {
         Drive::Progress
     } else {
         Drive::Idle
-    }
+    })
 }

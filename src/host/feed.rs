@@ -55,10 +55,34 @@ pub struct Run<'s> {
     wait_limit: u64,
     in_flight: Vec<Ticket>,
     /// Commands reported as timed out (or published on some of their cores only) whose cores
-    /// have not all reported yet, with those cores: they may still run, so they still hold
-    /// their tiles (and those cores' command slots) against overlapping commands.
-    late: Vec<(Ticket, Vec<[u8; 2]>)>,
+    /// have not all reported yet: they may still run, so they still hold their tiles (and
+    /// those cores' command slots) against overlapping commands.
+    late: Vec<Late>,
     reports: Vec<Report>,
+}
+
+/// A command of a [`Run`] that may still run after its report.
+#[derive(Debug)]
+struct Late {
+    ticket: Ticket,
+    /// The cores that had not reported.
+    unreported: Vec<[u8; 2]>,
+    /// Published on those cores only (`SessionError::PartlyPublished`): it holds them, not its
+    /// whole group.
+    partial: bool,
+}
+
+impl Late {
+    /// Whether a command on `group` (with `exclusive`) may not be posted while this one runs.
+    fn blocks(&self, group: LogicalRect, exclusive: bool) -> bool {
+        if !(self.ticket.exclusive || exclusive) {
+            return false;
+        }
+        match self.partial {
+            true => self.unreported.iter().any(|&[x, y]| group.contains(x, y)),
+            false => self.ticket.group.overlaps(group),
+        }
+    }
 }
 
 impl<'s> Run<'s> {
@@ -81,7 +105,11 @@ impl<'s> Run<'s> {
         let r = self.session.report(t)?;
         let t = self.in_flight.remove(0);
         if !r.unreported.is_empty() {
-            self.late.push((t, r.unreported.clone()));
+            self.late.push(Late {
+                ticket: t,
+                unreported: r.unreported.clone(),
+                partial: false,
+            });
         }
         self.reports.push(r);
         Ok(())
@@ -99,9 +127,10 @@ impl<'s> Run<'s> {
     ) -> Result<(), SessionError> {
         let mut i = 0;
         while i < self.late.len() {
-            let (t, unreported) = &self.late[i];
-            let blocks = ((t.exclusive || exclusive) && t.group.overlaps(group))
-                || full.is_some_and(|c| unreported.contains(&[c.x, c.y]));
+            let late = &self.late[i];
+            let blocks = late.blocks(group, exclusive)
+                || full.is_some_and(|c| late.unreported.contains(&[c.x, c.y]));
+            let t = &late.ticket;
             if !blocks || self.session.is_reported(t)? {
                 if blocks {
                     self.late.remove(i);
@@ -116,6 +145,11 @@ impl<'s> Run<'s> {
                 return Err(SessionError::StillRunning {
                     sequence: t.sequence,
                     group: t.group,
+                    cores: late
+                        .unreported
+                        .iter()
+                        .map(|&[x, y]| LogicalXy::new(x, y))
+                        .collect(),
                 });
             }
             self.late.remove(i);
@@ -169,8 +203,11 @@ impl<'s> Run<'s> {
                     cores,
                     ticket,
                 }) => {
-                    let unreported = published.iter().map(|c| [c.x, c.y]).collect();
-                    self.late.push(((*ticket).clone(), unreported));
+                    self.late.push(Late {
+                        ticket: (*ticket).clone(),
+                        unreported: published.iter().map(|c| [c.x, c.y]).collect(),
+                        partial: true,
+                    });
                     return Err(SessionError::PartlyPublished {
                         error,
                         published,

@@ -52,8 +52,8 @@ pub enum SessionError {
         max: usize,
     },
     /// The device failed while the command was being published: the cores listed took it
-    /// (they run it and will report it, but no ticket watches it), the other cores of its group
-    /// did not. A device that fails this way is seldom usable further.
+    /// (they run it and will report it: `ticket` is the command on them), the other cores of
+    /// its group did not. A device that fails this way is seldom usable further.
     #[error(
         "device failed publishing the command: {error}; {} of its {cores} cores took it and run \
          it: {}",
@@ -71,17 +71,21 @@ pub enum SessionError {
         /// another command.
         ticket: Box<super::ticket::Ticket>,
     },
-    /// A command that timed out still runs on its group's cores after one more of its budgets:
-    /// a [`Run`](crate::host::feed::Run) posts no overlapping command (nor one into the slots it holds).
+    /// A command still runs on some cores after one more of its budgets (it timed out there,
+    /// or was published on those cores only): a [`Run`](crate::host::feed::Run) posts no
+    /// command that overlaps it (nor one into the slots it holds).
     #[error(
-        "command {sequence} timed out and still runs on group {group}: no command may overlap \
-         it (allowed: a group clear of it, or a reset of the chip)"
+        "command {sequence} (group {group}) still runs on {}: it timed out there, or was \
+         published on those cores only (allowed: a command clear of it, or a reset of the chip)",
+        cores_text(cores)
     )]
     StillRunning {
         /// The late command's sequence number.
         sequence: u32,
         /// Its group.
         group: LogicalRect,
+        /// The cores that have not reported it.
+        cores: Vec<LogicalXy>,
     },
     /// Every slot of a core holds a command not yet reported.
     #[error("core {core} has no free command slot: collect reports first")]
