@@ -308,8 +308,9 @@ fn device_thread(
     let mut watched: Vec<Watched> = Vec::new();
     // A refusal published here since the last drive: that drive is progress.
     let mut refused = false;
-    // Why the device is lost, once it is: a command published on some of its cores only runs
-    // there unwatched, so their tiles can never be handed out safely again.
+    // Why the device is lost, once it is (a command published on some of its cores only, a
+    // report that cannot be read): such a command may run unwatched, so its tiles can never be
+    // handed out safely again.
     let mut reason: Option<String> = None;
     while let Ok(request) = rx.recv() {
         match request {
