@@ -435,7 +435,8 @@ impl BroadcastArgs {
     /// [`COORD_MAX`] ([`ArgsError::Line`]). In 16 bits: no step overflows.
     const fn on_a_line(&self) -> bool {
         let (s, a, b, c) = (self.sender, self.start, self.end, self.core);
-        if b.0 > COORD_MAX || b.1 > COORD_MAX || s.0 > COORD_MAX || s.1 > COORD_MAX {
+        // (On a line the sender's coordinates are at most the end's.)
+        if b.0 > COORD_MAX || b.1 > COORD_MAX {
             return false;
         }
         let (n, r) = (self.receivers as u16, self.rank as u16);

@@ -130,17 +130,15 @@ impl<'s> Run<'s> {
             let late = &self.late[i];
             let blocks = late.blocks(group, exclusive)
                 || full.is_some_and(|c| late.unreported.contains(&[c.x, c.y]));
-            let t = &late.ticket;
-            if !blocks || self.session.is_reported(t)? {
-                if blocks {
-                    self.late.remove(i);
-                } else {
-                    i += 1;
-                }
+            if !blocks {
+                i += 1;
                 continue;
             }
-            let deadline = self.session.quiet_deadline(&[t]);
-            self.session.wait_any(&[t], deadline);
+            let t = &late.ticket;
+            if !self.session.is_reported(t)? {
+                let deadline = self.session.quiet_deadline(&[t]);
+                self.session.wait_any(&[t], deadline);
+            }
             if !self.session.is_reported(t)? {
                 return Err(SessionError::StillRunning {
                     sequence: t.sequence,
@@ -197,23 +195,18 @@ impl<'s> Run<'s> {
                     }
                 }
                 // The cores that took it run it: it holds them as a late command does.
-                Err(SessionError::PartlyPublished {
-                    error,
-                    published,
-                    cores,
-                    ticket,
-                }) => {
-                    self.late.push(Late {
-                        ticket: (*ticket).clone(),
-                        unreported: published.iter().map(|c| [c.x, c.y]).collect(),
-                        partial: true,
-                    });
-                    return Err(SessionError::PartlyPublished {
-                        error,
-                        published,
-                        cores,
-                        ticket,
-                    });
+                Err(e @ SessionError::PartlyPublished { .. }) => {
+                    if let SessionError::PartlyPublished {
+                        published, ticket, ..
+                    } = &e
+                    {
+                        self.late.push(Late {
+                            ticket: (**ticket).clone(),
+                            unreported: published.iter().map(|c| [c.x, c.y]).collect(),
+                            partial: true,
+                        });
+                    }
+                    return Err(e);
                 }
                 Err(e) => return Err(e),
                 Ok(t) => {
