@@ -1,7 +1,9 @@
 //! The host path through komorebi-pcie, proved against the simulator presented as a PCIe card
 //! (`--device pcie-sim`): the 03 broadcast with every byte checked, ordering of posted writes
 //! with and without the publish barrier, the firmware loader's refusals, devices that cannot
-//! be used (missing, a regular file, `/dev/null`, hung, a dead tile), and the CLI's exit 4.
+//! be used (missing, a regular file, `/dev/null`, hung, a dead tile), the CLI's exit 4, and
+//! the loader's boot sequence (reset PCs, Wormhole's release by BRISC, log rings zeroed, a
+//! kernel that panicked named with its line).
 
 use std::process::Command;
 
@@ -18,7 +20,15 @@ use komorebi_pcie::PcieError;
 use komorebi_pcie::card::CardOptions;
 use komorebi_pcie::firmware::Firmware;
 use komorebi_pcie::sim::SimBarOptions;
-use komorebi_sim::{Fault, SimConfig};
+use std::sync::{Arc, Mutex};
+
+use komorebi::host::device::spawn_kernel;
+use komorebi_hal::Role;
+use komorebi_kernel::abi;
+use komorebi_pcie::card::Card;
+use komorebi_pcie::firmware::{BootOptions, boot};
+use komorebi_pcie::sim::SimBar;
+use komorebi_sim::{Boot, Core, Fault, Sim, SimConfig, SimError};
 
 fn small(device: DeviceChoice) -> BroadcastConfig {
     BroadcastConfig {
@@ -317,39 +327,60 @@ fn komorebi_devices_with_no_card_is_an_empty_list() {
     );
 }
 
+/// A simulator of `config` whose cores wait in reset for the loader, the control block where
+/// komorebi's ABI puts it: what a card is before `boot`.
+fn held_in_reset(config: SimConfig) -> Sim {
+    Sim::new(SimConfig {
+        boot: Boot::HeldInReset,
+        control: komorebi_kernel::abi::CONTROL_LAYOUT,
+        ..config
+    })
+}
+
+/// Starts `role`'s native kernel on `tile`, as its core does when the loader releases it, with
+/// the tile's logical coordinates (which every kernel checks against its header).
+fn spawn_native(sim: &mut Sim, tile: (u8, u8), role: Role) -> Result<(), SimError> {
+    let config = sim.config();
+    let (columns, rows) = (config.harvest.columns(), config.wormhole.map(|h| h.rows()));
+    let (x, y) = match rows {
+        Some(rows) => rows.noc0_to_logical(tile.0, tile.1),
+        None => columns.noc0_to_logical(tile.0, tile.1),
+    }
+    .unwrap_or((0xFF, 0xFF));
+    let own = komorebi_hal::LogicalXy::new(x, y);
+    spawn_kernel(sim, tile, role, Some(own), (BroadcastHandler::new(),))
+}
+
+/// `sim` opened as a card.
+fn card_of(sim: Sim) -> Card<SimBar> {
+    Card::open(
+        SimBar::new(sim, SimBarOptions::default()),
+        CardOptions::default(),
+    )
+    .unwrap()
+}
+
+/// Loads and starts the native images on `card` (the loader's whole sequence), waiting 10 ms
+/// of device time for them to come up.
+fn boot_native(card: &mut Card<SimBar>) -> Result<(), PcieError> {
+    let chip = card.chip().clone();
+    let logical = move |t: komorebi_hal::Xy| chip.logical(t).unwrap_or((0xFF, 0xFF));
+    let options = BootOptions {
+        timeout: std::time::Duration::from_millis(10),
+        native_allowed: true,
+    };
+    boot(card, &Firmware::native(), logical, options)
+}
+
 #[test]
 fn boot_resets_the_reset_pc_overrides_a_tt_metal_run_left_set() {
     use blackhole_pac::tensix::{
         NCRISC_RESET_PC_OVERRIDE, NCRISC_RESET_PC_REG, TRISC_RESET_PC_OVERRIDE, TRISC_RESET_PC_REGS,
     };
-    use komorebi::host::device::spawn_kernel;
-    use komorebi_pcie::card::Card;
-    use komorebi_pcie::firmware::{BootOptions, boot};
-    use komorebi_pcie::sim::SimBar;
-    use komorebi_sim::{Boot, Sim};
 
-    let config = SimConfig::default();
-    let columns = config.harvest.columns();
-    let logical = move |t: komorebi_hal::Xy| {
-        columns
-            .noc0_to_logical(t.x(), t.y())
-            .unwrap_or((0xFF, 0xFF))
-    };
-    let mut sim = Sim::new(SimConfig {
-        boot: Boot::HeldInReset,
-        control: komorebi_kernel::abi::CONTROL_LAYOUT,
-        ..config
-    });
-    sim.set_boot_hook(Box::new(move |sim: &mut Sim, tile, role| {
-        let (x, y) = logical(komorebi_hal::Xy::new(tile.0, tile.1).unwrap());
-        let own = komorebi_hal::LogicalXy::new(x, y);
-        spawn_kernel(sim, tile, role, Some(own), (BroadcastHandler::new(),))
-    }));
-    let mut card = Card::open(
-        SimBar::new(sim, SimBarOptions::default()),
-        CardOptions::default(),
-    )
-    .unwrap();
+    let mut sim = held_in_reset(SimConfig::default());
+    sim.set_boot_hook(Box::new(spawn_native));
+    let mut card = card_of(sim);
     // What tt-metal's firmware leaves behind: every override on, PCs inside komorebi's images
     // (its NCRISC and TRISC firmware bases: tt-metal `dev_mem_map.h`, docs/blackhole.md,
     // "tt-metal L1 map").
@@ -365,11 +396,7 @@ fn boot_resets_the_reset_pc_overrides_a_tt_metal_run_left_set() {
             card.write_reg(t, reg, pc).unwrap();
         }
     }
-    let options = BootOptions {
-        timeout: std::time::Duration::from_millis(10),
-        native_allowed: true,
-    };
-    boot(&mut card, &Firmware::native(), logical, options).expect("every tile comes up");
+    boot_native(&mut card).expect("every tile comes up");
     // The native images start at the default PCs (NCRISC 0x12000, TRISC0 0x6000): both
     // overrides off again, TRISC1 and TRISC2 (in reset) included.
     for &t in &tiles {
@@ -388,34 +415,12 @@ fn boot_resets_the_reset_pc_overrides_a_tt_metal_run_left_set() {
 
 #[test]
 fn a_wormhole_s_host_releases_brisc_alone_and_brisc_starts_the_other_two() {
-    use komorebi::host::device::spawn_kernel;
-    use komorebi_hal::Role;
-    use komorebi_pcie::card::Card;
-    use komorebi_pcie::firmware::{BootOptions, boot};
-    use komorebi_pcie::sim::SimBar;
-    use komorebi_sim::{Boot, Core, Sim};
-    use std::sync::{Arc, Mutex};
-
     let wormhole = wormhole_config();
     let others = Core::Ncrisc.reset_bit() | Core::Trisc0.reset_bit();
     // On a Blackhole the host sets the reset PCs and releases all three at once; on a Wormhole
     // it cannot set them, so it releases BRISC alone and BRISC's image starts the other two.
     for (config, held_at_brisc) in [(SimConfig::default(), 0), (wormhole, others)] {
-        // Each kernel checks its tile's logical coordinates, which the hook hands it.
-        let (columns, rows) = (config.harvest.columns(), config.wormhole.map(|h| h.rows()));
-        let own = move |(x, y): (u8, u8)| {
-            let (lx, ly) = match rows {
-                Some(rows) => rows.noc0_to_logical(x, y),
-                None => columns.noc0_to_logical(x, y),
-            }
-            .unwrap_or((0xFF, 0xFF));
-            komorebi_hal::LogicalXy::new(lx, ly)
-        };
-        let mut sim = Sim::new(SimConfig {
-            boot: Boot::HeldInReset,
-            control: komorebi_kernel::abi::CONTROL_LAYOUT,
-            ..config
-        });
+        let mut sim = held_in_reset(config);
         // Each core's start, with its tile's soft-reset register as it was then.
         let starts = Arc::new(Mutex::new(Vec::new()));
         let seen = starts.clone();
@@ -423,21 +428,11 @@ fn a_wormhole_s_host_releases_brisc_alone_and_brisc_starts_the_other_two() {
             seen.lock()
                 .unwrap()
                 .push((tile, role, sim.soft_reset(tile)?));
-            spawn_kernel(sim, tile, role, Some(own(tile)), (BroadcastHandler::new(),))
+            spawn_native(sim, tile, role)
         }));
-        let mut card = Card::open(
-            SimBar::new(sim, SimBarOptions::default()),
-            CardOptions::default(),
-        )
-        .unwrap();
-        let chip = card.chip().clone();
-        let logical = move |t: komorebi_hal::Xy| chip.logical(t).unwrap_or((0xFF, 0xFF));
-        let options = BootOptions {
-            timeout: std::time::Duration::from_millis(10),
-            native_allowed: true,
-        };
+        let mut card = card_of(sim);
         let tiles = card.tensix().count();
-        boot(&mut card, &Firmware::native(), logical, options).expect("every tile comes up");
+        boot_native(&mut card).expect("every tile comes up");
         let starts = starts.lock().unwrap();
         assert_eq!(starts.len(), 3 * tiles, "three kernels a tile");
         for &(tile, role, reset) in starts.iter() {
@@ -445,6 +440,65 @@ fn a_wormhole_s_host_releases_brisc_alone_and_brisc_starts_the_other_two() {
                 assert_eq!(reset & others, held_at_brisc, "{tile:?}: {reset:#x}");
             }
         }
+    }
+}
+
+#[test]
+fn a_kernel_that_panicked_before_it_came_up_is_named_with_its_line() {
+    // Every writer stops at a panic before its boot word says up, as a debug image's would:
+    // the panic word carries the tag and the line, and the boot word stays unset.
+    let mut sim = held_in_reset(SimConfig::default());
+    sim.set_boot_hook(Box::new(|sim: &mut Sim, tile, role| {
+        if role != Role::Writer {
+            return spawn_native(sim, tile, role);
+        }
+        let word = abi::CONTROL_BASE + abi::kernel_word(abi::PANIC, role);
+        sim.write_l1_u32(tile, word, abi::PANIC_TAG | 321)
+    }));
+    let mut card = card_of(sim);
+    let tiles = card.tensix().count();
+    let e = boot_native(&mut card).unwrap_err();
+    let PcieError::FirmwareDidNotStart { tiles: named, .. } = &e else {
+        panic!("{e}");
+    };
+    assert_eq!(named.len(), tiles, "{e}");
+    for line in named {
+        assert!(
+            line.starts_with("logical (")
+                && line.ends_with("): writer not up (panicked at line 321)"),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn the_loader_zeroes_the_log_rings_before_any_kernel_starts() {
+    // The last boot's lines in every ring (a kernel that never empties its ring would show them
+    // as this boot's): every core must find its tile's three rings zeroed when it starts.
+    let mut sim = held_in_reset(SimConfig::default());
+    let rings = vec![0xA5; 3 * abi::LOG_RING_BYTES as usize];
+    for tile in sim.tensix() {
+        sim.write_l1(tile, abi::LOG_BASE, &rings).unwrap();
+    }
+    let starts = Arc::new(Mutex::new(Vec::new()));
+    let seen = starts.clone();
+    sim.set_boot_hook(Box::new(move |sim: &mut Sim, tile, role| {
+        let mut now = vec![0xFF; 3 * abi::LOG_RING_BYTES as usize];
+        sim.read_l1(tile, abi::LOG_BASE, &mut now)?;
+        let dirty = now.iter().filter(|&&b| b != 0).count();
+        seen.lock().unwrap().push((tile, role, dirty));
+        spawn_native(sim, tile, role)
+    }));
+    let mut card = card_of(sim);
+    let tiles = card.tensix().count();
+    boot_native(&mut card).expect("every tile comes up");
+    let starts = starts.lock().unwrap();
+    assert_eq!(starts.len(), 3 * tiles, "three kernels a tile");
+    for &(tile, role, dirty) in starts.iter() {
+        assert_eq!(
+            dirty, 0,
+            "{tile:?} {role:?}: {dirty} bytes of the rings not zeroed"
+        );
     }
 }
 
