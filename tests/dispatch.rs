@@ -869,8 +869,50 @@ fn a_device_thread_that_ends_ends_the_run_with_device_lost() {
     assert_eq!(
         e,
         Some(DispatchError::DeviceLost {
+            chip: Some(0),
             reason: "its device thread ended".into()
         })
+    );
+}
+
+#[test]
+fn a_device_lost_among_several_chips_is_named_by_its_chip() {
+    // Chip 1's post hook panics, ending its simulator's thread; chip 0 runs its commands.
+    let e = within(
+        60,
+        "chip 1's device thread ended and the run did not",
+        || {
+            let hook: komorebi::dispatch::PostHook =
+                Box::new(|_, _| panic!("the post hook stops chip 1's device thread"));
+            let (healthy, dying) = (sim_target(None), sim_target(Some(hook)));
+            let rect = LogicalRect::new(0, 0, 1, 1);
+            let chips = [(&healthy, GRID), (&dying, GRID)];
+            let mut d =
+                Dispatcher::with_chips(&chips, &[(0, rect), (1, rect)], DispatchConfig::default())
+                    .unwrap();
+            for w in 0..4 {
+                d.seed(w, Place::Group(GroupId(w % 2))).unwrap();
+            }
+            d.run(|_| Panicky {
+                panics_on: usize::MAX,
+            })
+            .err()
+        },
+    );
+    let Some(e @ DispatchError::DeviceLost { .. }) = e else {
+        panic!("{e:?}");
+    };
+    assert_eq!(
+        e,
+        DispatchError::DeviceLost {
+            chip: Some(1),
+            reason: "its device thread ended".into()
+        }
+    );
+    assert!(
+        e.to_string()
+            .starts_with("chip 1 stopped answering during the run (its device thread ended)"),
+        "{e}"
     );
 }
 
@@ -1215,9 +1257,10 @@ fn a_command_published_on_some_cores_only_ends_the_run_with_device_lost() {
     let device = failing_device::FailingWrite::new(writes.clone(), 5, false);
     let groups = vec![LogicalRect::new(0, 0, 2, 1), LogicalRect::new(4, 0, 1, 1)];
     let (r, seen) = run_on_failing(device, groups, vec![(0, 0), (1, 1)]);
-    let Err(DispatchError::DeviceLost { reason }) = &r else {
+    let Err(DispatchError::DeviceLost { chip, reason }) = &r else {
         panic!("{:?}", r.map(|r| r.summary));
     };
+    assert_eq!(*chip, Some(0));
     assert!(reason.contains("1 of its 2 cores took it"), "{reason}");
     // The partly published command never ended for its worker; the other was never written
     // (refused, the device lost: its worker hears so if it looks before the run ends).
@@ -1264,9 +1307,10 @@ fn an_assigner_that_picks_past_its_candidates_ends_the_run_naming_the_pick() {
 fn a_report_that_cannot_be_read_ends_the_run_with_device_lost_and_its_cause() {
     let device = failing_device::FailingWrite::new(Default::default(), usize::MAX, true);
     let (r, seen) = run_on_failing(device, vec![LogicalRect::new(0, 0, 1, 1)], vec![(0, 0)]);
-    let Err(DispatchError::DeviceLost { reason }) = &r else {
+    let Err(DispatchError::DeviceLost { chip, reason }) = &r else {
         panic!("{:?}", r.map(|r| r.summary));
     };
+    assert_eq!(*chip, Some(0));
     assert!(reason.contains("the test's failing read"), "{reason}");
     assert!(seen.is_empty(), "{seen:?}");
 }

@@ -164,12 +164,21 @@ pub enum DispatchError {
     /// command was published on some of its cores only, or a report could not be read); the
     /// commands in flight on it could never end.
     #[error(
-        "a device stopped answering during the run ({reason}): the commands in flight on it can never end"
+        "{} stopped answering during the run ({reason}): the commands in flight on it can never end",
+        lost_device(*.chip)
     )]
     DeviceLost {
+        /// Which chip of the run (its index in [`Dispatcher::with_chips`]' `chips`), when
+        /// known: the first whose [`Target::lost_reason`] says why, or the only one.
+        chip: Option<usize>,
         /// Why ([`Target::lost_reason`], or that its device thread ended).
         reason: String,
     },
+}
+
+/// The device [`DispatchError::DeviceLost`] names: its chip when known.
+fn lost_device(chip: Option<usize>) -> String {
+    chip.map_or_else(|| "a device".into(), |c| format!("chip {c}"))
 }
 
 /// What a run gives back: the plugin instances (with whatever they recorded), the summary and
@@ -415,12 +424,14 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
         // A worker's panic first: a lost device can follow from it, not the other way round.
         let outcomes: Vec<_> = outcomes.into_iter().collect::<Result<_, _>>()?;
         if shared.lost.load(sync::Ordering::SeqCst) {
-            let reason = self
+            let known = self
                 .chips
                 .iter()
-                .find_map(|c| c.0.lost_reason())
-                .unwrap_or_else(|| "its device thread ended".into());
-            return Err(DispatchError::DeviceLost { reason });
+                .enumerate()
+                .find_map(|(chip, c)| c.0.lost_reason().map(|r| (Some(chip), r)));
+            let only = (self.chips.len() == 1).then_some(0);
+            let (chip, reason) = known.unwrap_or_else(|| (only, "its device thread ended".into()));
+            return Err(DispatchError::DeviceLost { chip, reason });
         }
         let wall_ns = shared.ns(shared.now());
         let mut plugins = Vec::with_capacity(workers);

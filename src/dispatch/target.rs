@@ -276,14 +276,22 @@ impl Target for SimTarget {
                 chip.send(Request::Drive(tx)).ok().map(|()| rx)
             })
             .collect();
-        // A chip whose thread ended takes no request and sends no reply.
-        replies.iter().fold(Drive::Idle, |done, rx| {
-            done.and(
-                rx.as_ref()
+        // A chip whose thread ended takes no request and sends no reply: it is lost, and says
+        // why unless its thread said so first.
+        replies
+            .iter()
+            .zip(chips)
+            .fold(Drive::Idle, |done, (rx, chip)| {
+                let drive = rx
+                    .as_ref()
                     .and_then(|rx| rx.recv().ok())
-                    .unwrap_or(Drive::Lost),
-            )
-        })
+                    .unwrap_or_else(|| {
+                        let mut lost = chip.lost.lock().unwrap_or_else(|p| p.into_inner());
+                        lost.get_or_insert_with(|| "its device thread ended".into());
+                        Drive::Lost
+                    });
+                done.and(drive)
+            })
     }
 
     fn aiclk_mhz(&self) -> u32 {
