@@ -2,7 +2,9 @@
 //! (its `sync` shim switches to loom's types under `--cfg loom`):
 //!
 //! * the tile reservation set: two placers with overlapping groups never both hold a tile
-//!   exclusively, and a shared holder never coexists with an exclusive one;
+//!   exclusively, and a shared holder never coexists with an exclusive one; a placer blocked
+//!   for good never holds, even for a moment, a region another placer wants; a placer refused
+//!   by regions taken and given back is woken to look again;
 //! * the slot/epoch mailbox: a device thread completes a command late (overdue, then quiet) and
 //!   replays a stale publication after the worker has reused the slot for the next command;
 //!   the worker sees each step of its own command once and never the stale one;
@@ -16,7 +18,7 @@
 
 use std::sync::Arc as StdArc;
 
-use komorebi::dispatch::{Mailbox, Polled, Published, Reservations, Sleep};
+use komorebi::dispatch::{Blocked, Mailbox, Polled, Published, Reservations, Sleep};
 use komorebi::host::session::Report;
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -37,7 +39,7 @@ fn overlapping_exclusive_reservations_exclude_each_other() {
         for (tiles, exclusive) in groups {
             let (r, using) = (r.clone(), using.clone());
             handles.push(thread::spawn(move || {
-                if let Some(held) = r.try_reserve(&tiles, exclusive) {
+                if let Ok(held) = r.try_reserve(&tiles, exclusive) {
                     for &t in tiles.iter() {
                         let before = using[t as usize].fetch_add(100, Ordering::SeqCst);
                         assert_eq!(before, 0, "tile {t} held by another command");
@@ -49,7 +51,7 @@ fn overlapping_exclusive_reservations_exclude_each_other() {
                 }
             }));
         }
-        if let Some(held) = r.try_reserve(&shared_group, false) {
+        if let Ok(held) = r.try_reserve(&shared_group, false) {
             let before = using[1].fetch_add(1, Ordering::SeqCst);
             assert!(before < 100, "a shared holder met an exclusive one");
             using[1].fetch_sub(1, Ordering::SeqCst);
@@ -169,5 +171,75 @@ fn a_sleeper_is_never_left_asleep_with_work_published() {
         }
         producer.join().unwrap();
         assert_eq!(sleep.sleepers(), 0);
+    });
+}
+
+#[test]
+fn a_placer_blocked_for_good_never_holds_the_regions_it_shares_with_another() {
+    loom::model(|| {
+        // Region 1 is held for good (a command running late on a card).
+        let r = Arc::new(Reservations::new(2));
+        let late = r.try_reserve(&[1], true).expect("free");
+        std::mem::forget(late);
+        let blocked = {
+            let r = r.clone();
+            thread::spawn(move || {
+                let regions: StdArc<[u32]> = StdArc::from(vec![0u32, 1]);
+                assert_eq!(r.try_reserve(&regions, true).err(), Some(Blocked::Refused));
+            })
+        };
+        // A placer of region 0 alone is never refused by the other's attempt.
+        let held = r
+            .try_reserve(&[0], true)
+            .expect("region 0 is free: the blocked placer never takes it, even for a moment");
+        r.release(held);
+        blocked.join().unwrap();
+    });
+}
+
+#[test]
+fn a_placer_refused_by_a_rolled_back_reservation_is_woken_to_look_again() {
+    loom::model(|| {
+        let r = Arc::new(Reservations::new(2));
+        let sleep = Arc::new(Sleep::new());
+        // Takes region 1 and keeps it: a placer of 0 and 1 that looked before may have taken 0
+        // and must give it back.
+        let keeper = {
+            let r = r.clone();
+            thread::spawn(move || {
+                if let Ok(held) = r.try_reserve(&[1], true) {
+                    std::mem::forget(held);
+                }
+            })
+        };
+        // The placer of 0 and 1, as a worker does: a command it posts and that completes releases
+        // and wakes; a rollback wakes too (the fix); a plain refusal held nothing.
+        let both = {
+            let (r, sleep) = (r.clone(), sleep.clone());
+            thread::spawn(move || {
+                let regions: StdArc<[u32]> = StdArc::from(vec![0u32, 1]);
+                match r.try_reserve(&regions, true) {
+                    Ok(held) => {
+                        r.release(held);
+                        sleep.notify();
+                    }
+                    Err(Blocked::RolledBack) => sleep.notify(),
+                    Err(Blocked::Refused) => {}
+                }
+            })
+        };
+        // A placer of region 0 alone parks when refused; it must always get region 0 in the
+        // end (a wake-up lost here leaves it asleep for good, which loom reports).
+        loop {
+            let ticket = sleep.prepare();
+            if let Ok(held) = r.try_reserve(&[0], true) {
+                sleep.cancel(ticket);
+                r.release(held);
+                break;
+            }
+            sleep.sleep(ticket);
+        }
+        keeper.join().unwrap();
+        both.join().unwrap();
     });
 }

@@ -89,7 +89,7 @@ pub use mailbox::{Mailbox, Polled, Published};
 pub use measure::{CommandTimes, DispatchSummary, Distribution, WorkerStats, trace_events};
 pub use park::Sleep;
 pub use plugin::{Cx, Finished, GroupInfo, Outcome, Place, Plugin, Ready, Refusal, SlotView};
-pub use reserve::{Held, Reservations};
+pub use reserve::{Blocked, Held, Reservations};
 pub use target::{Drive, NullTarget, PostHook, Posting, SimTarget, Target};
 
 use shared::{Inbound, Shared, regions};

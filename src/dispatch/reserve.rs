@@ -10,6 +10,12 @@
 //! compare-and-swap each, and on the first refusal the ones already taken are given back, so two
 //! placers can never deadlock and the dispatcher can try other work instead.
 //!
+//! A region taken and given back was held for a moment by a command that is not posted: another
+//! placer refused meanwhile would park with nothing to wake it. So every word is looked at
+//! before any is taken (a command blocked for good, by a region held late, never holds the
+//! others even for a moment), and a reservation that still had to give regions back says so
+//! ([`Blocked::RolledBack`]): the dispatcher then wakes its sleepers to look again.
+//!
 //! Guarantees: while an exclusive reservation of a region is held, no other reservation of that
 //! region is; the assigner's choice cannot break it, because the flags checked are those of the command
 //! about to be posted. No region has more than [`SHARED_MAX`] shared reservations: overlapping
@@ -36,6 +42,16 @@ pub struct Reservations {
     // One cache line per region: neighbouring groups belong to different workers, and sharing
     // lines made every reservation a cache miss (20% of the host overhead with 2 workers).
     words: Box<[CachePadded<AtomicU32>]>,
+}
+
+/// Why [`Reservations::try_reserve`] holds nothing.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Blocked {
+    /// A region was unavailable (or out of range) when first looked at: nothing was taken.
+    Refused,
+    /// A region became unavailable while the earlier ones were being taken: they were given
+    /// back, and another placer may have been refused by them meanwhile.
+    RolledBack,
 }
 
 /// Regions one command holds; give them back with [`Reservations::release`].
@@ -79,22 +95,44 @@ impl Reservations {
     }
 
     /// Reserves every region of `regions` (ascending, each below [`len`](Self::len)),
-    /// exclusively or shared; `None`, with nothing held, when some region is not available that
-    /// way or out of range.
-    pub fn try_reserve<'a>(&self, regions: &'a [u32], exclusive: bool) -> Option<Held<'a>> {
-        for (n, &r) in regions.iter().enumerate() {
-            let taken = self
-                .words
+    /// exclusively or shared; with nothing held, [`Blocked`] when some region is not available
+    /// that way or out of range: [`Blocked::RolledBack`] if regions were taken and given back
+    /// (see the module docs).
+    pub fn try_reserve<'a>(
+        &self,
+        regions: &'a [u32],
+        exclusive: bool,
+    ) -> Result<Held<'a>, Blocked> {
+        let available = |r: u32| {
+            self.words
                 .get(r as usize)
-                .is_some_and(|word| Self::take(word, exclusive));
-            if !taken {
+                .is_some_and(|word| Self::free_for(word.load(Ordering::Relaxed), exclusive))
+        };
+        if !regions.iter().all(|&r| available(r)) {
+            return Err(Blocked::Refused);
+        }
+        for (n, &r) in regions.iter().enumerate() {
+            if !Self::take(&self.words[r as usize], exclusive) {
                 for &u in regions[..n].iter().rev() {
                     Self::give_back(&self.words[u as usize], exclusive);
                 }
-                return None;
+                return Err(match n {
+                    0 => Blocked::Refused,
+                    _ => Blocked::RolledBack,
+                });
             }
         }
-        Some(Held { regions, exclusive })
+        Ok(Held { regions, exclusive })
+    }
+
+    /// Whether a region whose word is `word` can be taken that way.
+    fn free_for(word: u32, exclusive: bool) -> bool {
+        if exclusive {
+            word == 0
+        } else {
+            // Also refuses while exclusive (EXCLUSIVE > SHARED_MAX).
+            word < SHARED_MAX
+        }
     }
 
     /// Gives back every region of `held`.
@@ -120,8 +158,7 @@ impl Reservations {
         }
         let mut seen = word.load(Ordering::Relaxed);
         loop {
-            // Also refuses while exclusive (EXCLUSIVE > SHARED_MAX).
-            if seen >= SHARED_MAX {
+            if !Self::free_for(seen, false) {
                 return false;
             }
             match word.compare_exchange_weak(seen, seen + 1, Ordering::Acquire, Ordering::Relaxed) {
@@ -148,17 +185,17 @@ mod tests {
     fn exclusive_excludes_every_overlap_and_shared_shares() {
         let r = Reservations::new(8);
         let a = r.try_reserve(&[1, 2, 3], true).expect("free tiles");
-        assert!(r.try_reserve(&[3, 4], false).is_none());
-        assert!(r.try_reserve(&[0, 1], true).is_none());
+        assert!(r.try_reserve(&[3, 4], false).is_err());
+        assert!(r.try_reserve(&[0, 1], true).is_err());
         // A refusal gives back what it took: tile 0 and 4 are still free.
         assert_eq!((r.word(0), r.word(4)), (Some(0), Some(0)));
         let b = r.try_reserve(&[4, 5], false).expect("disjoint");
         let c = r.try_reserve(&[5, 6], false).expect("shared with b");
         assert_eq!(r.word(5), Some(2));
-        assert!(r.try_reserve(&[5], true).is_none());
+        assert!(r.try_reserve(&[5], true).is_err());
         // Two shared holders fill a tile's two command slots: a third is refused, and what it
         // took of its other regions (4) is given back.
-        assert!(r.try_reserve(&[4, 5], false).is_none());
+        assert!(r.try_reserve(&[4, 5], false).is_err());
         assert_eq!((r.word(4), r.word(5)), (Some(1), Some(2)));
         r.release(a);
         r.release(b);
@@ -169,7 +206,7 @@ mod tests {
     #[test]
     fn out_of_range_tiles_are_refused_with_nothing_held() {
         let r = Reservations::new(4);
-        assert!(r.try_reserve(&[2, 9], false).is_none());
+        assert!(r.try_reserve(&[2, 9], false).is_err());
         assert_eq!(r.word(2), Some(0));
         assert_eq!(r.word(9), None);
     }

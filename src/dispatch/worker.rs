@@ -15,7 +15,7 @@ use super::mailbox::{Mailbox, Polled};
 use super::measure::Recorded;
 use super::measure::{CommandTimes, WorkerStats};
 use super::plugin::{Cx, Finished, GroupInfo, Outcome, Place, Plugin, Ready, Refusal, SlotView};
-use super::reserve::Held;
+use super::reserve::{Blocked, Held};
 use super::shared::{Inbound, Shared};
 use super::sync::Ordering;
 use super::target::{Drive, Posting, Target};
@@ -417,17 +417,24 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             return Fill::Refused;
         }
         let exclusive = spec.flags & abi::FLAG_EXCLUSIVE != 0;
-        let Some(held) = self
+        let reserved = self
             .shared
             .reservations
-            .try_reserve(self.groups[gi].regions, exclusive)
-        else {
-            self.stats.blocked += 1;
-            match job.place {
-                Place::Group(_) => self.groups[gi].pinned.push_front(job),
-                Place::Any | Place::Near(_) => self.local.push(job),
+            .try_reserve(self.groups[gi].regions, exclusive);
+        let held = match reserved {
+            Ok(held) => held,
+            Err(blocked) => {
+                // Regions held for a moment may have refused a placer that then parked: wake
+                // it to look again (nothing is counted as activity: a command blocked for good
+                // must not keep the run from seeing that nothing moves).
+                self.wake |= blocked == Blocked::RolledBack;
+                self.stats.blocked += 1;
+                match job.place {
+                    Place::Group(_) => self.groups[gi].pinned.push_front(job),
+                    Place::Any | Place::Near(_) => self.local.push(job),
+                }
+                return Fill::Nothing;
             }
-            return Fill::Nothing;
         };
         let slot = &mut self.groups[gi].slots[si];
         slot.epoch += 1;
