@@ -1100,6 +1100,60 @@ impl Target for RefusesEveryThird {
     }
 }
 
+/// A device that takes every command and never reports, and whose drives find it lost without
+/// saying why (a target that does not implement `lost_reason`).
+struct LostSilently;
+
+impl Target for LostSilently {
+    fn post(&self, command: CommandSpec, posting: Posting) -> Result<(), SessionError> {
+        drop((command, posting));
+        Ok(())
+    }
+
+    fn drive(&self) -> Drive {
+        Drive::Lost
+    }
+
+    fn aiclk_mhz(&self) -> u32 {
+        1350
+    }
+}
+
+#[test]
+fn a_device_lost_without_a_reason_is_named_only_when_it_is_the_only_chip() {
+    let rect = LogicalRect::new(0, 0, 1, 1);
+    let lost = |chips: &[(&LostSilently, LogicalRect)], groups: &[(usize, LogicalRect)]| {
+        let mut d = Dispatcher::with_chips(chips, groups, DispatchConfig::default()).unwrap();
+        d.seed(1, Place::Any).unwrap();
+        d.run(|_| Panicky {
+            panics_on: usize::MAX,
+        })
+        .err()
+    };
+    let (a, b) = (LostSilently, LostSilently);
+    let one = lost(&[(&a, GRID)], &[(0, rect)]).expect("lost");
+    assert_eq!(
+        one,
+        DispatchError::DeviceLost {
+            chip: Some(0),
+            reason: "the target did not say why".into()
+        }
+    );
+    let two = lost(&[(&a, GRID), (&b, GRID)], &[(0, rect), (1, rect)]).expect("lost");
+    assert_eq!(
+        two,
+        DispatchError::DeviceLost {
+            chip: None,
+            reason: "the target did not say why".into()
+        }
+    );
+    assert!(
+        two.to_string()
+            .starts_with("a device stopped answering during the run (the target did not say why)"),
+        "{two}"
+    );
+}
+
 /// Counts each command's end by outcome.
 #[derive(Default)]
 struct Ends {

@@ -6,28 +6,27 @@
 //! kernel that panicked named with its line).
 
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 
 use blackhole_pac::tlb::TlbOrdering::Relaxed;
 use komorebi::app::broadcast::{self, BroadcastConfig, BroadcastPlan, DeviceChoice};
 use komorebi::chip::ChipKind;
 use komorebi::host::backend::Exec;
+use komorebi::host::device::spawn_kernel;
 use komorebi::host::pcie::open_pcie_sim;
 use komorebi::host::session::SessionError;
 use komorebi::{Backend, Feeder, Session};
 use komorebi_hal::LogicalRect;
+use komorebi_hal::Role;
 use komorebi_kernel::BroadcastHandler;
+use komorebi_kernel::abi;
 use komorebi_pcie::PcieError;
+use komorebi_pcie::card::Card;
 use komorebi_pcie::card::CardOptions;
 use komorebi_pcie::firmware::Firmware;
-use komorebi_pcie::sim::SimBarOptions;
-use std::sync::{Arc, Mutex};
-
-use komorebi::host::device::spawn_kernel;
-use komorebi_hal::Role;
-use komorebi_kernel::abi;
-use komorebi_pcie::card::Card;
 use komorebi_pcie::firmware::{BootOptions, boot};
 use komorebi_pcie::sim::SimBar;
+use komorebi_pcie::sim::SimBarOptions;
 use komorebi_sim::{Boot, Core, Fault, Sim, SimConfig, SimError};
 
 fn small(device: DeviceChoice) -> BroadcastConfig {
@@ -446,14 +445,19 @@ fn a_wormhole_s_host_releases_brisc_alone_and_brisc_starts_the_other_two() {
 #[test]
 fn a_kernel_that_panicked_before_it_came_up_is_named_with_its_line() {
     // Every writer stops at a panic before its boot word says up, as a debug image's would:
-    // the panic word carries the tag and the line, and the boot word stays unset.
+    // the panic word carries the tag and the line, and the boot word stays unset. Every compute
+    // kernel never starts, over a panic word the last boot left: the loader zeroed it, so no
+    // line is named for it.
     let mut sim = held_in_reset(SimConfig::default());
-    sim.set_boot_hook(Box::new(|sim: &mut Sim, tile, role| {
-        if role != Role::Writer {
-            return spawn_native(sim, tile, role);
-        }
-        let word = abi::CONTROL_BASE + abi::kernel_word(abi::PANIC, role);
-        sim.write_l1_u32(tile, word, abi::PANIC_TAG | 321)
+    let word = |role| abi::CONTROL_BASE + abi::kernel_word(abi::PANIC, role);
+    for tile in sim.tensix() {
+        sim.write_l1_u32(tile, word(Role::Compute), abi::PANIC_TAG | 999)
+            .unwrap();
+    }
+    sim.set_boot_hook(Box::new(move |sim: &mut Sim, tile, role| match role {
+        Role::Reader => spawn_native(sim, tile, role),
+        Role::Writer => sim.write_l1_u32(tile, word(role), abi::PANIC_TAG | 321),
+        Role::Compute => Ok(()),
     }));
     let mut card = card_of(sim);
     let tiles = card.tensix().count();
@@ -465,7 +469,7 @@ fn a_kernel_that_panicked_before_it_came_up_is_named_with_its_line() {
     for line in named {
         assert!(
             line.starts_with("logical (")
-                && line.ends_with("): writer not up (panicked at line 321)"),
+                && line.ends_with("): writer not up (panicked at line 321), compute not up"),
             "{line}"
         );
     }
@@ -474,31 +478,35 @@ fn a_kernel_that_panicked_before_it_came_up_is_named_with_its_line() {
 #[test]
 fn the_loader_zeroes_the_log_rings_before_any_kernel_starts() {
     // The last boot's lines in every ring (a kernel that never empties its ring would show them
-    // as this boot's): every core must find its tile's three rings zeroed when it starts.
-    let mut sim = held_in_reset(SimConfig::default());
-    let rings = vec![0xA5; 3 * abi::LOG_RING_BYTES as usize];
-    for tile in sim.tensix() {
-        sim.write_l1(tile, abi::LOG_BASE, &rings).unwrap();
-    }
-    let starts = Arc::new(Mutex::new(Vec::new()));
-    let seen = starts.clone();
-    sim.set_boot_hook(Box::new(move |sim: &mut Sim, tile, role| {
-        let mut now = vec![0xFF; 3 * abi::LOG_RING_BYTES as usize];
-        sim.read_l1(tile, abi::LOG_BASE, &mut now)?;
-        let dirty = now.iter().filter(|&&b| b != 0).count();
-        seen.lock().unwrap().push((tile, role, dirty));
-        spawn_native(sim, tile, role)
-    }));
-    let mut card = card_of(sim);
-    let tiles = card.tensix().count();
-    boot_native(&mut card).expect("every tile comes up");
-    let starts = starts.lock().unwrap();
-    assert_eq!(starts.len(), 3 * tiles, "three kernels a tile");
-    for &(tile, role, dirty) in starts.iter() {
-        assert_eq!(
-            dirty, 0,
-            "{tile:?} {role:?}: {dirty} bytes of the rings not zeroed"
-        );
+    // as this boot's): every core must find its tile's three rings zeroed when it starts, on a
+    // Blackhole (the host releases all three cores) and on a Wormhole (BRISC's image releases
+    // the other two).
+    for config in [SimConfig::default(), wormhole_config()] {
+        let mut sim = held_in_reset(config);
+        let rings = vec![0xA5; 3 * abi::LOG_RING_BYTES as usize];
+        for tile in sim.tensix() {
+            sim.write_l1(tile, abi::LOG_BASE, &rings).unwrap();
+        }
+        let starts = Arc::new(Mutex::new(Vec::new()));
+        let seen = starts.clone();
+        sim.set_boot_hook(Box::new(move |sim: &mut Sim, tile, role| {
+            let mut now = vec![0xFF; 3 * abi::LOG_RING_BYTES as usize];
+            sim.read_l1(tile, abi::LOG_BASE, &mut now)?;
+            let dirty = now.iter().filter(|&&b| b != 0).count();
+            seen.lock().unwrap().push((tile, role, dirty));
+            spawn_native(sim, tile, role)
+        }));
+        let mut card = card_of(sim);
+        let tiles = card.tensix().count();
+        boot_native(&mut card).expect("every tile comes up");
+        let starts = starts.lock().unwrap();
+        assert_eq!(starts.len(), 3 * tiles, "three kernels a tile");
+        for &(tile, role, dirty) in starts.iter() {
+            assert_eq!(
+                dirty, 0,
+                "{tile:?} {role:?}: {dirty} bytes of the rings not zeroed"
+            );
+        }
     }
 }
 

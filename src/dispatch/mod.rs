@@ -51,8 +51,8 @@
 //!   gone quiet one more budget later count as such: their slots and tiles stay held, and work
 //!   waiting for those tiles is abandoned. A device lost ([`Drive::Lost`]: its thread ended,
 //!   a command was published on some of its cores only, or a report could not be read) ends
-//!   the run with [`DispatchError::DeviceLost`], saying why (its commands in flight would
-//!   otherwise keep the run waiting for good).
+//!   the run with [`DispatchError::DeviceLost`], saying which chip, when known, and why (its
+//!   commands in flight would otherwise keep the run waiting for good).
 //!
 //! # Files
 //! | file | what it holds | what it guarantees |
@@ -171,7 +171,7 @@ pub enum DispatchError {
         /// Which chip of the run (its index in [`Dispatcher::with_chips`]' `chips`), when
         /// known: the first whose [`Target::lost_reason`] says why, or the only one.
         chip: Option<usize>,
-        /// Why ([`Target::lost_reason`], or that its device thread ended).
+        /// Why ([`Target::lost_reason`], or that the target did not say).
         reason: String,
     },
 }
@@ -430,7 +430,8 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
                 .enumerate()
                 .find_map(|(chip, c)| c.0.lost_reason().map(|r| (Some(chip), r)));
             let only = (self.chips.len() == 1).then_some(0);
-            let (chip, reason) = known.unwrap_or_else(|| (only, "its device thread ended".into()));
+            let (chip, reason) =
+                known.unwrap_or_else(|| (only, "the target did not say why".into()));
             return Err(DispatchError::DeviceLost { chip, reason });
         }
         let wall_ns = shared.ns(shared.now());

@@ -89,7 +89,9 @@ pub trait Target: Sync {
     }
 
     /// Why a drive answered [`Drive::Lost`], if the target knows (the run's
-    /// [`DispatchError::DeviceLost`](super::DispatchError::DeviceLost) says it).
+    /// [`DispatchError::DeviceLost`](super::DispatchError::DeviceLost) says it, and names the
+    /// first chip that answers here; in a run of several chips, a chip lost whose target says
+    /// nothing is not named).
     fn lost_reason(&self) -> Option<String> {
         None
     }

@@ -581,12 +581,18 @@ pub(super) fn run_share(
             follow,
         })
         .map_err(|e| match e {
-            // A lost device is the device's error, as a post or a report that failed is (exit 4).
-            DispatchError::DeviceLost { .. } => {
-                BroadcastError::Session(SessionError::Device(DeviceError {
-                    message: e.to_string(),
+            // A lost device is the device's error, as a post or a report that failed is (exit 4),
+            // named by its chip's number in the whole run, as every chip's error is.
+            DispatchError::DeviceLost { chip, reason } => {
+                let message = DispatchError::DeviceLost { chip: None, reason }.to_string();
+                let lost = BroadcastError::Session(SessionError::Device(DeviceError {
+                    message,
                     lost: true,
-                }))
+                }));
+                match chip {
+                    Some(c) => on_chip(c, lost),
+                    None => lost,
+                }
             }
             e => BroadcastError::Dispatch(e.to_string()),
         })?;
