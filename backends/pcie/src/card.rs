@@ -66,24 +66,31 @@ pub use options::CardOptions;
 
 /// One enabled Tensix tile.
 #[derive(Debug)]
-struct Tile<W> {
+pub(crate) struct Tile<W> {
     /// Coordinates as a window targets them (translated when translation is on).
     target: (u8, u8),
-    window: Option<W>,
-    written: RefCell<Option<u64>>,
+    pub(crate) window: Option<W>,
+    /// The offset of the last word written through `window` not yet read back.
+    pub(crate) written: RefCell<Option<u64>>,
 }
 
 /// A card (or the simulated one) with its windows set up.
 pub struct Card<B: Bar> {
-    bar: RefCell<B>,
-    options: CardOptions,
+    pub(crate) bar: RefCell<B>,
+    pub(crate) options: CardOptions,
     telemetry: Telemetry,
     chip: CardChip,
     aiclk_mhz: u32,
-    tiles: BTreeMap<Xy, Tile<B::Window>>,
-    dram: Vec<Option<B::Window>>,
-    spare: RefCell<Option<Moving<B::Window>>>,
-    mcast: RefCell<Option<Moving<B::Window>>>,
+    pub(crate) tiles: BTreeMap<Xy, Tile<B::Window>>,
+    pub(crate) dram: Vec<Option<B::Window>>,
+    pub(crate) spare: RefCell<Option<Moving<B::Window>>>,
+    pub(crate) mcast: RefCell<Option<Moving<B::Window>>>,
+    /// DRAM banks written through their own 4 GiB windows since they were last read back: the
+    /// offset of the last word written ([`Card::publish_barrier`] reads it back).
+    pub(crate) dram_written: RefCell<BTreeMap<u8, u64>>,
+    /// The L1 address of the last word a multicast wrote, until every tile read it back
+    /// ([`Card::landed`]).
+    pub(crate) mcast_written: RefCell<Option<u32>>,
     clock_tile: Xy,
     /// The bar's identity, with what raising AICLK at open came to.
     identity: DeviceIdentity,
@@ -228,6 +235,8 @@ impl<B: Bar> Card<B> {
                 written: None,
             })),
             mcast: RefCell::new(None),
+            dram_written: RefCell::new(BTreeMap::new()),
+            mcast_written: RefCell::new(None),
             clock_tile: Xy::default(),
             identity,
             notes: Vec::new(),
@@ -428,7 +437,7 @@ impl<B: Bar> Card<B> {
         })
     }
 
-    fn tile(&self, p: Xy) -> Result<&Tile<B::Window>, PcieError> {
+    pub(crate) fn tile(&self, p: Xy) -> Result<&Tile<B::Window>, PcieError> {
         self.tiles.get(&p).ok_or_else(|| PcieError::Target {
             what: format!("NoC0 {p}"),
             why: format!(
@@ -486,23 +495,6 @@ impl<B: Bar> Card<B> {
         }
     }
 
-    /// Makes every write so far to `tile` land before any later one: a store fence, and when
-    /// the tile's window is not Strict, a read back of the last word written (the read
-    /// returns only after the writes before it to that tile landed).
-    pub fn publish_barrier(&self, tile: Xy) -> Result<(), PcieError> {
-        let t = self.tile(tile)?;
-        let mut bar = self.bar.borrow_mut();
-        bar.fence();
-        if self.options.tile_ordering != TlbOrdering::Strict
-            && self.options.read_back_before_publish
-        {
-            if let (Some(w), Some(at)) = (&t.window, *t.written.borrow()) {
-                bar.read32(w, at)?;
-            }
-        }
-        Ok(())
-    }
-
     /// Reads DRAM bank `bank` at `addr`.
     pub fn read_dram(&self, bank: u8, addr: u64, buf: &mut [u8]) -> Result<(), PcieError> {
         self.dram_chunks(bank, addr, buf.len(), |bar, w, at, range| {
@@ -510,7 +502,8 @@ impl<B: Bar> Card<B> {
         })
     }
 
-    /// Writes DRAM bank `bank` at `addr`, then fences.
+    /// Writes DRAM bank `bank` at `addr`, then fences (the next [`Card::publish_barrier`] or
+    /// [`Card::landed`] reads the last word back).
     pub fn write_dram(&self, bank: u8, addr: u64, data: &[u8]) -> Result<(), PcieError> {
         self.dram_chunks(bank, addr, data.len(), |bar, w, at, range| {
             window::write_any(bar, w, at, &data[range])
@@ -557,7 +550,9 @@ impl<B: Bar> Card<B> {
             });
         }
         if let Some(w) = window {
-            f(&mut self.bar.borrow_mut(), w, addr, 0..len)?;
+            if let Some(last) = f(&mut self.bar.borrow_mut(), w, addr, 0..len)? {
+                self.dram_written.borrow_mut().insert(bank, last);
+            }
             return Ok(());
         }
         let port = self.chip.dram_port_of(bank)?;
@@ -694,6 +689,9 @@ impl<B: Bar> Card<B> {
             bar.write(w, addr as u64, &words).map(|()| ((), None))
         })?;
         self.bar.borrow_mut().fence();
+        if !words.is_empty() {
+            *self.mcast_written.borrow_mut() = Some(addr + words.len() as u32 - 4);
+        }
         Ok(())
     }
 }
@@ -726,29 +724,6 @@ impl<B: Bar> Card<B> {
         crate::arc::lower_aiclk(&*self, self.options.open.arc_message)?;
         self.aiclk_mhz = tensix::AICLK_IDLE_MHZ;
         Ok(true)
-    }
-}
-
-impl<B: Bar> Drop for Card<B> {
-    fn drop(&mut self) {
-        // Best effort: a card that cannot take the message has nothing better to say at a drop.
-        if self.options.idle_clock_at_drop {
-            let _ = self.idle_clock();
-        }
-        // Closing the device frees whatever is left; freeing here returns the windows of a
-        // card that stays open (the simulator's pools, a long-lived driver handle).
-        let bar = self.bar.get_mut();
-        bar.fence();
-        let windows = self
-            .tiles
-            .values_mut()
-            .filter_map(|t| t.window.take())
-            .chain(self.dram.iter_mut().filter_map(Option::take))
-            .chain(self.spare.get_mut().take().map(|m| m.window))
-            .chain(self.mcast.get_mut().take().map(|m| m.window));
-        for w in windows {
-            let _ = bar.free(w);
-        }
     }
 }
 

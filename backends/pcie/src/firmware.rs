@@ -11,7 +11,8 @@
 //!
 //! # Boot sequence ([`boot`]), after tt-metal's `risc_firmware_initializer.cpp`
 //! 1. Every RISC of every tile is held in soft reset (read-modify-write of
-//!    `RISCV_DEBUG_REG_SOFT_RESET_0`; nothing there updates bits atomically).
+//!    `RISCV_DEBUG_REG_SOFT_RESET_0`; nothing there updates bits atomically), and the writes
+//!    read back ([`Card::landed`]) before anything is loaded.
 //! 2. The control block is zeroed and every image segment written, by multicast.
 //! 3. Each tile's control-block header (ABI version, logical coordinates, harvest mask, the
 //!    chip word with the coordinate system the host found and the fused DRAM bank, wait limit)
@@ -21,7 +22,8 @@
 //!    TRISC1 and TRISC2 stay in reset, so their PCs do not matter. On a Wormhole the
 //!    overrides are Tensix configuration words the host may not write: images must start at
 //!    their cores' default PCs (komorebi's do), and BRISC's image clears the overrides.
-//! 5. A read back on every tile, then BRISC, NCRISC and TRISC0 released; on a Wormhole BRISC
+//! 5. Every write read back on every tile ([`Card::landed`]: the multicast's last word and
+//!    each tile's header), then BRISC, NCRISC and TRISC0 released; on a Wormhole BRISC
 //!    only, whose image releases the other two once it cleared their overrides (tt-metal's
 //!    BRISC firmware starts them the same way).
 //! 6. A bounded wait until every tile's three boot words say the kernels came up; the error
@@ -409,6 +411,10 @@ pub fn boot<B: Bar>(
         let v = card.check_alive(v, || format!("soft reset of NoC0 {t}"))?;
         card.write_reg(t, SOFT_RESET_ADDR, v | SOFT_RESET_ALL_CORES)?;
     }
+    // Every core held before anything is loaded: the last tile's reset write went through the
+    // spare window, which only a read back confirms (tt-metal asserts every reset, then runs
+    // its L1 barrier).
+    card.landed()?;
     // 2. A clean control block and log rings (a kernel that never gets to empty its ring must
     // not show the last boot's lines as this one's), then every segment.
     card.multicast_l1(abi::CONTROL_BASE, &vec![0; abi::CONTROL_BYTES as usize])?;
@@ -480,8 +486,11 @@ pub fn boot<B: Bar>(
     started.set_ncrisc(regs.host_writable);
     started.set_trisc0(regs.host_writable);
     let started = started.0;
+    // Every word loaded, read back on every tile (the images and the cleared words came by
+    // multicast, the headers through each tile's window), as tt-metal's L1 barrier before it
+    // deasserts the resets.
+    card.landed()?;
     for &t in &tiles {
-        card.read_l1(t, abi::CONTROL_BASE + abi::HEADER_MAGIC, &mut [0; 4])?;
         let v = card.read_reg(t, SOFT_RESET_ADDR)?;
         let v = card.check_alive(v, || format!("soft reset of NoC0 {t}"))?;
         card.write_reg(t, SOFT_RESET_ADDR, v & !started)?;

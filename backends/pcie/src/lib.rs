@@ -34,6 +34,7 @@ pub mod error;
 pub mod firmware;
 #[cfg(target_os = "linux")]
 pub mod kmd;
+mod landing;
 pub mod pool;
 pub mod proxy;
 #[cfg(feature = "sim")]

@@ -8,7 +8,8 @@
 //!   at a time (a host cannot exclude a tile from a PCIe multicast, as a NIU excludes its
 //!   sender). Every transfer is done when the call returns, so reads are done and writes sent
 //!   at once; a write is acknowledged after a read back of the last word written to each
-//!   destination (the read returns only after the writes before it to that tile landed).
+//!   destination, tile or DRAM bank (the read returns only after the writes before it there
+//!   landed).
 //! * [`HostCtrl`] (`ControlBlock`): the proxy tile's control block.
 //! * [`HostCb`] (`CircularBuffer`): the proxy's own buffer, in the proxy tile's L1, whose
 //!   consumer is the host: every push hands the pushed pages to a closure and pops them.
@@ -77,6 +78,9 @@ pub struct HostNoc<'c, B: Bar> {
     tile: Xy,
     /// Destinations written since the last acknowledgement: tile and last word.
     unacked: Vec<(Xy, u32)>,
+    /// Whether DRAM was written since the last acknowledgement (the card reads back the last
+    /// word of each bank written).
+    dram_unacked: bool,
     /// The rectangle of the open linked run, if any (the HAL's rules: the next multicast goes
     /// there, and no read or unicast write is taken until an unlinked one closes the run). The
     /// host has no path or virtual channel to hold; it keeps the rules so code runs here as on a
@@ -92,6 +96,7 @@ impl<'c, B: Bar> HostNoc<'c, B> {
             noc,
             tile,
             unacked: Vec::new(),
+            dram_unacked: false,
             run: None,
         }
     }
@@ -190,10 +195,13 @@ impl<B: Bar> NocMulticast for HostNoc<'_, B> {
             u32::try_from(dst.local()).map_err(|_| noc_err(noc::ErrorKind::InvalidAddress))?;
         match chip.memory(to) {
             Some(Memory::Tensix) => self.write_tile(to, addr, &data),
-            Some(Memory::Dram { bank }) => self
-                .card
-                .write_dram(bank, dst.local(), &data)
-                .map_err(noc_fault),
+            Some(Memory::Dram { bank }) => {
+                self.card
+                    .write_dram(bank, dst.local(), &data)
+                    .map_err(noc_fault)?;
+                self.dram_unacked = true;
+                Ok(())
+            }
             _ => Err(noc_err(noc::ErrorKind::InvalidAddress)),
         }
     }
@@ -236,6 +244,9 @@ impl<B: Bar> NocMulticast for HostNoc<'_, B> {
     }
 
     fn writes_acked(&mut self) -> Result<bool, Self::Error> {
+        if std::mem::take(&mut self.dram_unacked) {
+            self.card.dram_landed().map_err(noc_fault)?;
+        }
         for (tile, last) in std::mem::take(&mut self.unacked) {
             let mut b = [0; 4];
             self.card.read_l1(tile, last, &mut b).map_err(noc_fault)?;
@@ -254,12 +265,20 @@ pub struct HostCtrl<'c, B: Bar> {
     card: &'c Card<B>,
     tile: Xy,
     layout: ControlLayout,
+    /// The last clock reading the card gave: `now` stays there if a reading fails, so the
+    /// clock never goes back or jumps (a failed reading fails the loads too).
+    clock: u64,
 }
 
 impl<'c, B: Bar> HostCtrl<'c, B> {
     /// The control block laid out as `layout` on the tile at NoC0 `tile`.
     pub fn new(card: &'c Card<B>, tile: Xy, layout: ControlLayout) -> Self {
-        Self { card, tile, layout }
+        Self {
+            card,
+            tile,
+            layout,
+            clock: 0,
+        }
     }
 
     fn at(&self, offset: u32) -> Result<u32, ProxyError<control::ErrorKind>> {
@@ -319,8 +338,15 @@ impl<B: Bar> ControlBlock for HostCtrl<'_, B> {
             .map_err(ctrl_fault)
     }
 
+    /// A stop word of all ones is asked of the card before it counts: a hung card reads so.
     fn stop_requested(&mut self) -> Result<bool, Self::Error> {
-        Ok(self.load(self.layout.stop_offset)? != 0)
+        let word = self.load(self.layout.stop_offset)?;
+        let tile = self.tile;
+        let word = self
+            .card
+            .check_alive(word, || format!("the stop word of NoC0 {tile}"))
+            .map_err(ctrl_fault)?;
+        Ok(word != 0)
     }
 
     fn request_stop(&mut self) -> Result<(), Self::Error> {
@@ -334,7 +360,10 @@ impl<B: Bar> ControlBlock for HostCtrl<'_, B> {
     }
 
     fn now(&mut self) -> u64 {
-        self.card.now().unwrap_or(u64::MAX)
+        if let Ok(t) = self.card.now() {
+            self.clock = self.clock.max(t);
+        }
+        self.clock
     }
 }
 

@@ -51,9 +51,11 @@ pub(crate) fn on_moving<B: Bar, R>(
     })?;
     if moving.config != Some(config) {
         bar.fence();
-        if let Some(at) = moving.written.take() {
-            // The read returns only once the earlier writes through the window landed.
+        if let Some(at) = moving.written {
+            // The read returns only once the earlier writes through the window landed (the
+            // record stays until it did: a failed read leaves the window to be drained again).
             bar.read32(&moving.window, at)?;
+            moving.written = None;
         }
         bar.configure(&mut moving.window, &config)?;
         moving.config = Some(config);

@@ -1,0 +1,291 @@
+//! The host's writes land where the next step needs them (`landing.rs`): a DRAM write is
+//! read back before the next publish, the loader reads back its resets before it loads and
+//! its multicast on every tile before it releases the cores, and a dropped card reads back its
+//! last writes before it frees their windows; the host proxy acknowledges a DRAM write only
+//! after reading it back, and on a hung card its stop word is an error and its clock stands.
+//! The tests record every access the card makes through its windows and check the read-back
+//! comes where it must.
+
+#![cfg(feature = "sim")]
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use blackhole_pac::tensix::SOFT_RESET_ADDR;
+use blackhole_pac::tlb::{TlbConfig, TlbSize};
+use komorebi_pcie::PcieError;
+use komorebi_pcie::bar::{Bar, DeviceIdentity, Mapping, WindowHandle};
+use komorebi_pcie::card::{Card, CardOptions};
+use komorebi_pcie::firmware::{BootOptions, Firmware, boot};
+use komorebi_pcie::sim::{SimBar, SimBarOptions, SimWindow};
+use komorebi_sim::{Boot, Sim, SimConfig};
+
+/// One access through a window: the window's index, what it was programmed as then, the byte
+/// offset.
+#[derive(Clone, Debug, PartialEq)]
+enum Access {
+    Read(u32, Option<TlbConfig>, u64),
+    /// The offset of the write's last word.
+    Write(u32, Option<TlbConfig>, u64),
+    Free(u32),
+}
+
+/// The simulated card, every access recorded.
+struct Recording {
+    bar: SimBar,
+    configs: BTreeMap<u32, TlbConfig>,
+    log: Rc<RefCell<Vec<Access>>>,
+}
+
+impl Recording {
+    fn note(&self, a: impl FnOnce(Option<TlbConfig>) -> Access, w: &SimWindow) {
+        let config = self.configs.get(&w.index()).copied();
+        self.log.borrow_mut().push(a(config));
+    }
+}
+
+impl Bar for Recording {
+    type Window = SimWindow;
+    fn identity(&self) -> &DeviceIdentity {
+        self.bar.identity()
+    }
+    fn allocate(&mut self, size: TlbSize, mapping: Mapping) -> Result<SimWindow, PcieError> {
+        self.bar.allocate(size, mapping)
+    }
+    fn configure(&mut self, w: &mut SimWindow, config: &TlbConfig) -> Result<(), PcieError> {
+        self.configs.insert(w.index(), *config);
+        self.bar.configure(w, config)
+    }
+    fn free(&mut self, w: SimWindow) -> Result<(), PcieError> {
+        self.log.borrow_mut().push(Access::Free(w.index()));
+        self.bar.free(w)
+    }
+    fn read32(&self, w: &SimWindow, offset: u64) -> Result<u32, PcieError> {
+        self.note(|c| Access::Read(w.index(), c, offset), w);
+        self.bar.read32(w, offset)
+    }
+    fn write32(&mut self, w: &SimWindow, offset: u64, value: u32) -> Result<(), PcieError> {
+        self.note(|c| Access::Write(w.index(), c, offset), w);
+        self.bar.write32(w, offset, value)
+    }
+    fn read(&self, w: &SimWindow, offset: u64, buf: &mut [u8]) -> Result<(), PcieError> {
+        let last = offset + buf.len().max(4) as u64 - 4;
+        self.note(|c| Access::Read(w.index(), c, last), w);
+        self.bar.read(w, offset, buf)
+    }
+    fn write(&mut self, w: &SimWindow, offset: u64, data: &[u8]) -> Result<(), PcieError> {
+        let last = offset + data.len().max(4) as u64 - 4;
+        self.note(|c| Access::Write(w.index(), c, last), w);
+        self.bar.write(w, offset, data)
+    }
+    fn fence(&mut self) {
+        self.bar.fence()
+    }
+    fn bar0_read32(&self, offset: u32) -> Result<u32, PcieError> {
+        self.bar.bar0_read32(offset)
+    }
+    fn pass_time(&mut self) -> u64 {
+        self.bar.pass_time()
+    }
+}
+
+fn recording(sim: Sim) -> (Card<Recording>, Rc<RefCell<Vec<Access>>>) {
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let bar = Recording {
+        bar: SimBar::new(sim, SimBarOptions::default()),
+        configs: BTreeMap::new(),
+        log: log.clone(),
+    };
+    (Card::open(bar, CardOptions::default()).unwrap(), log)
+}
+
+#[test]
+fn a_dram_write_is_read_back_before_the_next_publish_and_only_then() {
+    let (card, log) = recording(Sim::new(SimConfig::default()));
+    let tile = card.tensix().next().unwrap();
+    card.write_dram(0, 0x1000, &[7; 64]).unwrap();
+    let Some(&Access::Write(window, _, last)) = log.borrow().last() else {
+        panic!("no write recorded: {:?}", log.borrow().last());
+    };
+    log.borrow_mut().clear();
+    card.publish_barrier(tile).unwrap();
+    assert!(
+        log.borrow()
+            .iter()
+            .any(|a| matches!(a, &Access::Read(w, _, at) if w == window && at == last)),
+        "the DRAM write's last word read back: {:?}",
+        log.borrow()
+    );
+    log.borrow_mut().clear();
+    card.publish_barrier(tile).unwrap();
+    assert!(
+        log.borrow()
+            .iter()
+            .all(|a| !matches!(a, &Access::Read(w, ..) if w == window)),
+        "nothing written since: {:?}",
+        log.borrow()
+    );
+}
+
+#[test]
+fn a_dropped_card_reads_back_its_last_writes_before_it_frees_their_windows() {
+    let (card, log) = recording(Sim::new(SimConfig::default()));
+    let tiles: Vec<_> = card.tensix().take(3).collect();
+    for &t in &tiles {
+        card.write_l1(t, 0x8000, &[1; 16]).unwrap();
+    }
+    card.write_dram(1, 0x2000, &[2; 32]).unwrap();
+    let writes: Vec<(u32, u64)> = log
+        .borrow()
+        .iter()
+        .rev()
+        .take(4)
+        .map(|a| match a {
+            &Access::Write(w, _, at) => (w, at),
+            a => panic!("{a:?}"),
+        })
+        .collect();
+    log.borrow_mut().clear();
+    drop(card);
+    let log = log.borrow();
+    for (window, at) in writes {
+        let read = log
+            .iter()
+            .position(|a| matches!(a, &Access::Read(w, _, o) if w == window && o == at));
+        let freed = log
+            .iter()
+            .position(|a| matches!(a, &Access::Free(w) if w == window));
+        assert!(
+            matches!((read, freed), (Some(r), Some(f)) if r < f),
+            "window {window}: read back at {read:?}, freed at {freed:?}: {log:?}"
+        );
+    }
+}
+
+#[test]
+fn the_loader_reads_back_its_resets_before_it_loads_and_its_multicast_before_it_releases() {
+    // No kernel comes up (nothing starts the released cores): the boot times out, after the
+    // steps this test checks.
+    let sim = Sim::new(SimConfig {
+        boot: Boot::HeldInReset,
+        control: komorebi_kernel::abi::CONTROL_LAYOUT,
+        ..SimConfig::default()
+    });
+    let (mut card, log) = recording(sim);
+    let tiles = card.tensix().count();
+    let chip = card.chip().clone();
+    let logical = move |t: komorebi_hal::Xy| chip.logical(t).unwrap_or((0xFF, 0xFF));
+    let options = BootOptions {
+        timeout: Duration::from_millis(1),
+        native_allowed: true,
+    };
+    log.borrow_mut().clear();
+    let e = boot(&mut card, &Firmware::native(), logical, options).unwrap_err();
+    assert!(matches!(e, PcieError::FirmwareDidNotStart { .. }), "{e}");
+    let log = log.borrow();
+    let soft_reset = |c: &Option<TlbConfig>, at: u64| {
+        c.is_some_and(|c| !c.multicast && c.addr + at == SOFT_RESET_ADDR as u64)
+    };
+    let multicast = |a: &Access| matches!(a, Access::Write(_, Some(c), _) if c.multicast);
+    let first_mcast = log.iter().position(multicast).expect("a multicast load");
+    let last_mcast = log.iter().rposition(multicast).unwrap();
+    // Step 1: the last reset write, then a read of it, before the first multicast write.
+    let last_reset = log[..first_mcast]
+        .iter()
+        .rposition(|a| matches!(a, Access::Write(_, c, at) if soft_reset(c, *at)))
+        .expect("the resets come first");
+    let Access::Write(reset_window, _, reset_at) = log[last_reset].clone() else {
+        unreachable!()
+    };
+    assert!(
+        log[last_reset..first_mcast]
+            .iter()
+            .any(|a| *a == Access::Read(reset_window, log_config(&log[last_reset]), reset_at)),
+        "the last reset write read back before the load: {:?}",
+        &log[last_reset..first_mcast]
+    );
+    // Step 5: every tile reads back the multicast's last word before the first release.
+    let Access::Write(_, _, mcast_at) = log[last_mcast].clone() else {
+        unreachable!()
+    };
+    let first_release = log[last_mcast..]
+        .iter()
+        .position(|a| matches!(a, Access::Write(_, c, at) if soft_reset(c, *at)))
+        .map(|i| i + last_mcast)
+        .expect("a release after the load");
+    let read_backs = log[last_mcast..first_release]
+        .iter()
+        .filter(|a| {
+            matches!(a, Access::Read(_, Some(c), at) if !c.multicast && c.addr + at == mcast_at)
+        })
+        .count();
+    assert_eq!(
+        read_backs, tiles,
+        "every tile reads back the multicast's last word before the release"
+    );
+}
+
+/// The configuration an access was recorded with.
+fn log_config(a: &Access) -> Option<TlbConfig> {
+    match a {
+        Access::Read(_, c, _) | Access::Write(_, c, _) => *c,
+        Access::Free(_) => None,
+    }
+}
+
+#[test]
+fn the_proxy_acknowledges_a_dram_write_only_after_reading_it_back() {
+    use blackhole_pac::grid::DRAM_WORKER_PORT;
+    use komorebi_hal::noc::{NocMulticast, WriteMode};
+    use komorebi_hal::{L1Addr, NocAddr, NocId};
+    use komorebi_pcie::proxy::HostNoc;
+
+    let (card, log) = recording(Sim::new(SimConfig::default()));
+    let tile = card.tensix().next().unwrap();
+    let mut noc = HostNoc::new(&card, NocId::Noc0, tile);
+    let (bank, at) = (2u8, 0x4000u64);
+    let port = DRAM_WORKER_PORT[bank as usize];
+    let dst = NocAddr::new(komorebi_hal::Xy::new(port.0, port.1).unwrap(), at).unwrap();
+    noc.write(L1Addr::new(0x8000).unwrap(), dst, 64, WriteMode::ORDERED)
+        .unwrap();
+    let Some(&Access::Write(window, _, last)) = log.borrow().last() else {
+        panic!("no write recorded");
+    };
+    log.borrow_mut().clear();
+    assert!(noc.writes_acked().unwrap());
+    assert!(
+        log.borrow()
+            .iter()
+            .any(|a| matches!(a, &Access::Read(w, _, o) if w == window && o == last)),
+        "the DRAM write read back before the ack: {:?}",
+        log.borrow()
+    );
+}
+
+#[test]
+fn on_a_hung_card_the_proxy_s_stop_word_is_an_error_and_its_clock_stands() {
+    use komorebi_hal::control::ControlBlock;
+    use komorebi_pcie::proxy::HostCtrl;
+    use komorebi_sim::Fault;
+
+    let mut card = Card::open(
+        SimBar::new(Sim::new(SimConfig::default()), SimBarOptions::default()),
+        CardOptions::default(),
+    )
+    .unwrap();
+    let tile = card.tensix().next().unwrap();
+    let layout = komorebi_kernel::abi::CONTROL_LAYOUT;
+    card.bar_mut().pass_time();
+    let before = HostCtrl::new(&card, tile, layout).now();
+    assert!(before > 0 && before < u64::MAX, "{before}");
+    card.bar_mut().sim_mut().inject(Fault::Hung).unwrap();
+    let mut ctrl = HostCtrl::new(&card, tile, layout);
+    // The clock cannot be read: it stays where this handle last read it (never, so 0), and
+    // never jumps to the end of time (a wait's deadline would be past, or saturate and never
+    // come); the stop word of all ones is the hung card's, not a stop.
+    assert_eq!(ctrl.now(), 0);
+    let e = ctrl.stop_requested().unwrap_err();
+    assert!(format!("{e:?}").contains("stop word"), "{e:?}");
+}
