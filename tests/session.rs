@@ -2,6 +2,7 @@
 //! failed one on the same tiles.
 
 use komorebi::app::broadcast::{BroadcastConfig, BroadcastPlan, open_session};
+use komorebi::host::session::Ticket;
 use komorebi::{Backend, CommandSpec, Feeder, Run, Session, TileProgram};
 use komorebi_broadcast::args::BroadcastArgs;
 use komorebi_hal::{LogicalRect, LogicalXy, Role};
@@ -81,6 +82,23 @@ fn the_session_learns_the_grid_and_prepares_every_tile() {
             core.x as u32 | (core.y as u32) << 8
         );
     }
+}
+
+#[test]
+fn a_record_of_another_sequence_under_the_same_index_is_not_this_command_s_report() {
+    // A command that ran and reported; a ticket for the same cores and indices but another
+    // sequence (the host posting an index again after a publish that failed yet landed) must
+    // not take that report for its own.
+    let mut s = session();
+    let group = LogicalRect::new(1, 1, 2, 1);
+    let ticket = s.post(&empty(group)).unwrap();
+    s.wait(&[&ticket]);
+    let ran = s.report(&ticket).unwrap();
+    assert!(ran.ok && ran.unreported.is_empty(), "{ran:?}");
+    let mut other: Ticket = ticket.clone();
+    other.sequence = ticket.sequence.wrapping_add(1);
+    let r = s.report(&other).unwrap();
+    assert_eq!(r.unreported.len(), 2, "{r:?}");
 }
 
 #[test]
@@ -355,7 +373,8 @@ fn a_late_command_is_waited_for_for_good_only_where_the_device_says_when_it_is_i
 
 /// A circular buffer must lie in L1 above the firmware (`abi::FIRMWARE_L1_END`): over the
 /// firmware's code or control block, past L1's end, of no bytes, or so large its end overflows,
-/// it is refused naming what is allowed, and nothing is written; one that fits is taken.
+/// it is refused naming what is allowed, and nothing is written; so is an index past the
+/// control block's table; one that fits is taken.
 #[test]
 fn a_circular_buffer_over_the_firmware_or_past_l1_is_refused() {
     let mut s = session();
@@ -385,6 +404,17 @@ fn a_circular_buffer_over_the_firmware_or_past_l1_is_refused() {
             "{base:#x} {page_size} {pages}: {text}"
         );
     }
+    // An index past the table: refused, saying which are allowed (it was taken, no entry
+    // written, and every command naming it refused on the tiles later).
+    let e = s
+        .configure_cb(group, abi::CB_ENTRIES as u8, abi::FIRMWARE_L1_END, 2048, 4)
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "circular buffer 64: a tile has buffers 0..64 (allowed: 0 to 63)"
+    );
+    s.configure_cb(group, 63, abi::FIRMWARE_L1_END, 2048, 4)
+        .unwrap();
     s.configure_cb(group, 0, abi::FIRMWARE_L1_END, 2048, 4)
         .unwrap();
     s.configure_cb(group, 0, l1 - 4096, 2048, 2).unwrap();

@@ -10,7 +10,7 @@
 //! | 0x000 | magic `KMRB`, ABI version, tile (logical `x \| y << 8`), harvest mask (die order) | host, once | header |
 //! | 0x010 | stop | host, a sender giving up; cleared by the reporter | nonzero: every kernel of the tile gives up its waits |
 //! | 0x014 | chip word ([`ChipWord`]) | host, once | the coordinate system the host found (translated or raw) and the fused DRAM bank |
-//! | 0x018 | wait limit (u64) | host, once | the limit of waits outside a command (`u64::MAX`: waiting for a command never times out) |
+//! | 0x018 | wait limit (u64) | host, once | the limit of waits outside a command; the loader writes `u64::MAX`, and komorebi's kernels wait for a command without a limit whatever it says (a command's waits take the command's own limit) |
 //! | 0x020 | panic word of reader, writer, compute | firmware's panic handler | `0xDEAD_0000 \| line` of the panic, 0 if none |
 //! | 0x030 | boot word of reader, writer, compute | the loader zeroes them; each kernel at boot | `BOOT_UP` or a boot failure ([`crate::image`]) |
 //! | 0x040 | done index of reader, writer, compute | each kernel | the per-tile index of the last command the kernel finished |

@@ -6,7 +6,7 @@
 //! ([`BroadcastProgram`], so the host changes
 //! only the handler id), runs the same shape over the same buffers, reads the same DRAM pages
 //! with the broadcast handler's own `read_block` (page `g = block * pages + page` through the
-//! port of stream `g % 8` at `dram_base + g * page_size`, program version 2), and its compute is
+//! port of stream `g % 8` at `dram_base + g * page_size`, as since program version 2), and its compute is
 //! the broadcast handler's own: the same checks, the same `--check`, the same give-ups.
 //!
 //! # The protocol, per broadcast and block `b`

@@ -3,8 +3,11 @@
 //!
 //! Guarantees:
 //! * A kernel takes command `k + 1` only once the tile's report of command `k` is written, so
-//!   commands of one tile never overlap, and the stop flag a failed command left (cleared by
-//!   the reporter just before it reports) never reaches the next one.
+//!   commands of one tile never overlap, and the stop flag a failed command's sender set
+//!   (cleared by the reporter just before it reports) never reaches the next one. A stop the
+//!   host writes names no command: one that lands after the reporter cleared the flag stops the
+//!   tile's next command (a host stops a command by writing the flag while it runs, and clears
+//!   it after).
 //! * Every kernel refuses a command the same way (unknown handler, missing `EXCLUSIVE` on a
 //!   broadcast handler, a tile outside the group, malformed word counts), so a refused command
 //!   is refused by the whole tile and no body runs.

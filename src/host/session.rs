@@ -329,7 +329,8 @@ impl Session {
     /// Configures circular buffer `index` on every core of `group`: the device's buffer, and
     /// the entry of the control block's buffer table that firmware builds its handle from. A
     /// buffer must lie in L1 above the firmware ([`abi::FIRMWARE_L1_END`]): anything else is
-    /// [`SessionError::Buffer`], and the firmware would refuse its table entry too.
+    /// [`SessionError::Buffer`], and the firmware would refuse its table entry too. `index` is
+    /// below [`abi::CB_ENTRIES`] ([`SessionError::BufferIndex`] otherwise).
     pub fn configure_cb(
         &mut self,
         group: LogicalRect,
@@ -338,6 +339,12 @@ impl Session {
         page_size: u32,
         pages: u16,
     ) -> Result<(), SessionError> {
+        if u32::from(index) >= abi::CB_ENTRIES {
+            return Err(SessionError::BufferIndex {
+                index,
+                count: abi::CB_ENTRIES,
+            });
+        }
         let end = crate::chip::l1_size(self.chip());
         if !abi::buffer_fits(base, page_size, u32::from(pages), end) {
             return Err(SessionError::Buffer {
@@ -354,14 +361,12 @@ impl Session {
             self.device
                 .configure_cb(noc0, index, base, page_size, pages)?;
             // The table entry firmware builds its handle from.
-            if (index as u32) < abi::CB_ENTRIES {
-                let entry: Vec<u8> = [base, page_size, pages as u32, 0]
-                    .iter()
-                    .flat_map(|w| w.to_le_bytes())
-                    .collect();
-                let at = abi::CONTROL_BASE + abi::CB_TABLE + index as u32 * abi::CB_ENTRY_BYTES;
-                self.device.write_l1(noc0, at, &entry)?;
-            }
+            let entry: Vec<u8> = [base, page_size, pages as u32, 0]
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect();
+            let at = abi::CONTROL_BASE + abi::CB_TABLE + index as u32 * abi::CB_ENTRY_BYTES;
+            self.device.write_l1(noc0, at, &entry)?;
         }
         Ok(())
     }
@@ -565,8 +570,12 @@ impl Session {
                 Ok(u32::from_le_bytes(b))
             };
             let record = abi::record_of(index);
+            // The record is this command's only if it names both its index and its sequence: an
+            // index the host posted again (a publish that failed yet landed, so the tile's count
+            // did not move) still holds the report of the command that ran under it.
             let reported = wrap::at_or_after(word(self.device.as_ref(), abi::REPORT_INDEX)?, index)
-                && word(self.device.as_ref(), record + abi::RECORD_INDEX)? == index;
+                && word(self.device.as_ref(), record + abi::RECORD_INDEX)? == index
+                && word(self.device.as_ref(), record + abi::RECORD_SEQUENCE)? == ticket.sequence;
             // The program's own records of this command.
             let mut read = |offset| word(self.device.as_ref(), offset);
             self.records.give_ups(

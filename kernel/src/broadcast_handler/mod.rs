@@ -6,7 +6,7 @@
 //! recovery as with checking) and reports 0 bytes checked.
 //!
 //! # Program
-//! The words of each kernel are a [`program::BroadcastProgram`] (version 2; its module has the
+//! The words of each kernel are a [`program::BroadcastProgram`] (version 4, [`program::PROGRAM_VERSION`]; its module has the
 //! table of every word). Each kernel decodes and checks the whole tile's program; a program that
 //! fails its checks, or whose copies disagree, is refused: the data-movement kernels record a
 //! `broadcast_begin` give-up, compute gives up without checking.

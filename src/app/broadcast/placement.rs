@@ -1,6 +1,6 @@
 //! DRAM placement: which DRAM bank each sender reads each of its page streams from.
 //!
-//! A sender's pages form eight streams (page `g` is in stream `g % 8`, program version 2); each
+//! A sender's pages form eight streams (page `g` is in stream `g % 8`, since program version 2); each
 //! stream is read from one bank, through the port tt-metal's kernels use for that bank on the
 //! sender's NoC ([`blackhole_pac::grid::dram_endpoint`]). The bank of every stream of every
 //! sender is the host's choice; each sender reads its own copy of the pages, and the host

@@ -93,6 +93,14 @@ pub enum SessionError {
         /// The core.
         core: LogicalXy,
     },
+    /// A circular buffer index past the control block's table.
+    #[error("circular buffer {index}: a tile has buffers 0..{count} (allowed: 0 to {})", count - 1)]
+    BufferIndex {
+        /// The buffer's index.
+        index: u8,
+        /// How many buffers a tile has ([`abi::CB_ENTRIES`](komorebi_kernel::abi::CB_ENTRIES)).
+        count: u32,
+    },
     /// A circular buffer that does not lie in L1 above the firmware.
     #[error(
         "circular buffer {index}: {pages} pages of {page_size} bytes at {base:#x} (allowed: at \
