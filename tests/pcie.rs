@@ -371,6 +371,29 @@ fn boot_native(card: &mut Card<SimBar>) -> Result<(), PcieError> {
     boot(card, &Firmware::native(), logical, options)
 }
 
+/// Boots the native images on `sim`, noting at each core's start what `see` finds on its tile
+/// then (before the core's kernel is spawned), and checks every tile's three kernels started:
+/// each start's tile, role and note.
+fn boot_seeing<T: Send + 'static>(
+    mut sim: Sim,
+    see: impl Fn(&mut Sim, (u8, u8)) -> Result<T, SimError> + 'static,
+) -> Vec<((u8, u8), Role, T)> {
+    let starts = Arc::new(Mutex::new(Vec::new()));
+    let seen = starts.clone();
+    sim.set_boot_hook(Box::new(move |sim: &mut Sim, tile, role| {
+        let note = see(sim, tile)?;
+        seen.lock().unwrap().push((tile, role, note));
+        spawn_native(sim, tile, role)
+    }));
+    let mut card = card_of(sim);
+    let tiles = card.tensix().count();
+    boot_native(&mut card).expect("every tile comes up");
+    drop(card);
+    let starts = std::mem::take(&mut *starts.lock().unwrap());
+    assert_eq!(starts.len(), 3 * tiles, "three kernels a tile");
+    starts
+}
+
 #[test]
 fn boot_resets_the_reset_pc_overrides_a_tt_metal_run_left_set() {
     use blackhole_pac::tensix::{
@@ -419,22 +442,10 @@ fn a_wormhole_s_host_releases_brisc_alone_and_brisc_starts_the_other_two() {
     // On a Blackhole the host sets the reset PCs and releases all three at once; on a Wormhole
     // it cannot set them, so it releases BRISC alone and BRISC's image starts the other two.
     for (config, held_at_brisc) in [(SimConfig::default(), 0), (wormhole, others)] {
-        let mut sim = held_in_reset(config);
+        let sim = held_in_reset(config);
         // Each core's start, with its tile's soft-reset register as it was then.
-        let starts = Arc::new(Mutex::new(Vec::new()));
-        let seen = starts.clone();
-        sim.set_boot_hook(Box::new(move |sim: &mut Sim, tile, role| {
-            seen.lock()
-                .unwrap()
-                .push((tile, role, sim.soft_reset(tile)?));
-            spawn_native(sim, tile, role)
-        }));
-        let mut card = card_of(sim);
-        let tiles = card.tensix().count();
-        boot_native(&mut card).expect("every tile comes up");
-        let starts = starts.lock().unwrap();
-        assert_eq!(starts.len(), 3 * tiles, "three kernels a tile");
-        for &(tile, role, reset) in starts.iter() {
+        let starts = boot_seeing(sim, |sim, tile| sim.soft_reset(tile));
+        for &(tile, role, reset) in &starts {
             if role == Role::Reader {
                 assert_eq!(reset & others, held_at_brisc, "{tile:?}: {reset:#x}");
             }
@@ -487,21 +498,12 @@ fn the_loader_zeroes_the_log_rings_before_any_kernel_starts() {
         for tile in sim.tensix() {
             sim.write_l1(tile, abi::LOG_BASE, &rings).unwrap();
         }
-        let starts = Arc::new(Mutex::new(Vec::new()));
-        let seen = starts.clone();
-        sim.set_boot_hook(Box::new(move |sim: &mut Sim, tile, role| {
+        let starts = boot_seeing(sim, |sim, tile| {
             let mut now = vec![0xFF; 3 * abi::LOG_RING_BYTES as usize];
             sim.read_l1(tile, abi::LOG_BASE, &mut now)?;
-            let dirty = now.iter().filter(|&&b| b != 0).count();
-            seen.lock().unwrap().push((tile, role, dirty));
-            spawn_native(sim, tile, role)
-        }));
-        let mut card = card_of(sim);
-        let tiles = card.tensix().count();
-        boot_native(&mut card).expect("every tile comes up");
-        let starts = starts.lock().unwrap();
-        assert_eq!(starts.len(), 3 * tiles, "three kernels a tile");
-        for &(tile, role, dirty) in starts.iter() {
+            Ok(now.iter().filter(|&&b| b != 0).count())
+        });
+        for &(tile, role, dirty) in &starts {
             assert_eq!(
                 dirty, 0,
                 "{tile:?} {role:?}: {dirty} bytes of the rings not zeroed"

@@ -88,7 +88,8 @@ fn the_session_learns_the_grid_and_prepares_every_tile() {
 fn a_record_of_another_sequence_under_the_same_index_is_not_this_command_s_report() {
     // A command that ran and reported; a ticket for the same cores and indices but another
     // sequence (the host posting an index again after a publish that failed yet landed) must
-    // not take that report for its own.
+    // not take that report for its own: that command did not run there, so it is refused on
+    // both cores, naming why.
     let mut s = session();
     let group = LogicalRect::new(1, 1, 2, 1);
     let ticket = s.post(&empty(group)).unwrap();
@@ -98,7 +99,17 @@ fn a_record_of_another_sequence_under_the_same_index_is_not_this_command_s_repor
     let mut other: Ticket = ticket.clone();
     other.sequence = ticket.sequence.wrapping_add(1);
     let r = s.report(&other).unwrap();
-    assert_eq!(r.unreported.len(), 2, "{r:?}");
+    assert!(r.refused && !r.ok && r.unreported.is_empty(), "{r:?}");
+    assert_eq!(
+        r.give_ups
+            .iter()
+            .map(|g| (g.core, g.place, g.kernel))
+            .collect::<Vec<_>>(),
+        [
+            ([1, 1], "another_command", "reader"),
+            ([2, 1], "another_command", "reader")
+        ]
+    );
 }
 
 #[test]

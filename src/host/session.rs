@@ -76,8 +76,9 @@ pub fn quiet_deadline(budgets: impl Iterator<Item = u64>, now: u64, knows_idle: 
 pub struct CoreGiveUp {
     /// Logical coordinates `[x, y]`.
     pub core: [u8; 2],
-    /// Where: `broadcast_done`, `broadcast_valid`, `broadcast_free`, `broadcast_begin`, or a
-    /// kernel-level name (`compute_timeout`, `data_mismatch`, `not_exclusive`, ...).
+    /// Where: `broadcast_done`, `broadcast_valid`, `broadcast_free`, `broadcast_begin`, a
+    /// kernel-level name (`compute_timeout`, `data_mismatch`, `not_exclusive`, ...), or
+    /// [`ANOTHER_COMMAND`].
     #[serde(rename = "where")]
     pub place: &'static str,
     /// The broadcast it concerned.
@@ -570,12 +571,8 @@ impl Session {
                 Ok(u32::from_le_bytes(b))
             };
             let record = abi::record_of(index);
-            // The record is this command's only if it names both its index and its sequence: an
-            // index the host posted again (a publish that failed yet landed, so the tile's count
-            // did not move) still holds the report of the command that ran under it.
             let reported = wrap::at_or_after(word(self.device.as_ref(), abi::REPORT_INDEX)?, index)
-                && word(self.device.as_ref(), record + abi::RECORD_INDEX)? == index
-                && word(self.device.as_ref(), record + abi::RECORD_SEQUENCE)? == ticket.sequence;
+                && word(self.device.as_ref(), record + abi::RECORD_INDEX)? == index;
             // The program's own records of this command.
             let mut read = |offset| word(self.device.as_ref(), offset);
             self.records.give_ups(
@@ -589,6 +586,20 @@ impl Session {
                 continue;
             }
             wrap::raise(&mut self.tiles[t].reported, index);
+            // The tile ran another command under this index than the one posted (an index
+            // posted again after a publish that failed yet landed, so the tile's count did not
+            // move; or words it read half-written): this command did not run there.
+            if word(self.device.as_ref(), record + abi::RECORD_SEQUENCE)? != ticket.sequence {
+                r.refused = true;
+                r.give_ups.push(CoreGiveUp {
+                    core: [logical.x, logical.y],
+                    place: ANOTHER_COMMAND,
+                    broadcast: 0,
+                    block: 0,
+                    kernel: Role::Reader.name(),
+                });
+                continue;
+            }
             let started = extend(word(self.device.as_ref(), record + abi::RECORD_STARTED)?);
             let finished = extend(word(self.device.as_ref(), record + abi::RECORD_FINISHED)?);
             r.started_at = if r.started_at == 0 {
@@ -635,6 +646,10 @@ impl Session {
         Ok(r)
     }
 }
+
+/// The give-up place of a core whose report of a command's index names another sequence: the
+/// tile ran another command under that index (see [`Session::report`]).
+pub const ANOTHER_COMMAND: &str = "another_command";
 
 /// Whether the tile at NoC0 `tile` has reported its command `index`.
 fn reported(peek: &dyn Peek, tile: Xy, index: u32) -> bool {

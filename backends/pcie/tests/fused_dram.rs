@@ -3,8 +3,6 @@
 //! the bank named, the translation is the ARC firmware's for it, and the loader tells the
 //! firmware; telemetry with two banks off, or without the tag, as tt-umd reads it.
 
-use std::collections::BTreeMap;
-
 use blackhole_pac::arc::tag;
 use blackhole_pac::harvest::{DramBanks, DramHarvestError, HarvestMask};
 use blackhole_pac::tlb::{TlbConfig, TlbSize};
@@ -13,8 +11,12 @@ use komorebi_kernel::abi;
 use komorebi_pcie::card::{Card, CardOptions};
 use komorebi_pcie::firmware::{self, BootOptions, Firmware};
 use komorebi_pcie::sim::{SimBar, SimBarOptions, SimWindow};
-use komorebi_pcie::{Bar, DeviceIdentity, Mapping, PcieError};
+use komorebi_pcie::{Bar, Mapping, PcieError};
 use komorebi_sim::{Boot, Sim, SimConfig};
+
+mod common;
+
+use common::{Tap, Tapped};
 
 fn sim(fused_dram: Option<u8>) -> Sim {
     Sim::new(SimConfig {
@@ -171,53 +173,45 @@ fn the_loader_writes_the_fused_bank_into_every_tile_s_chip_word() {
     }
 }
 
-/// The simulated card with its telemetry's `ENABLED_GDDR` replaced: `Some(v)` reads `v`,
+/// The simulated card's telemetry with its `ENABLED_GDDR` replaced: `Some(v)` reads `v`,
 /// `None` leaves the tag out of the table (its entry names another tag).
 struct Patched {
-    inner: SimBar,
     enabled_gddr: Option<u32>,
-    /// The target and base address each window was last configured for.
-    configs: BTreeMap<u32, TlbConfig>,
 }
 
 impl Patched {
-    fn new(enabled_gddr: Option<u32>) -> Self {
-        Self {
-            inner: SimBar::new(sim(None), SimBarOptions::default()),
-            enabled_gddr,
-            configs: BTreeMap::new(),
-        }
-    }
-
-    /// The base address of `w`'s configuration, if `w` targets ARC.
-    fn arc_base(&self, w: &SimWindow) -> Option<u64> {
-        use komorebi_pcie::WindowHandle;
-        let c = self.configs.get(&w.index())?;
-        (c.end == blackhole_pac::arc::ARC_XY).then_some(c.addr)
+    fn new(enabled_gddr: Option<u32>) -> Tapped<Self> {
+        Tapped::new(
+            SimBar::new(sim(None), SimBarOptions::default()),
+            Self { enabled_gddr },
+        )
     }
 }
 
-impl Bar for Patched {
-    type Window = SimWindow;
-    fn identity(&self) -> &DeviceIdentity {
-        self.inner.identity()
+impl Tap for Patched {
+    fn read32(
+        &self,
+        card: &SimBar,
+        window: &SimWindow,
+        config: Option<&TlbConfig>,
+        offset: u64,
+    ) -> Option<Result<u32, PcieError>> {
+        // Only windows onto ARC.
+        let base = config.filter(|c| c.end == blackhole_pac::arc::ARC_XY)?.addr;
+        Some(self.patch(card, window, base, offset))
     }
-    fn allocate(&mut self, size: TlbSize, mapping: Mapping) -> Result<SimWindow, PcieError> {
-        self.inner.allocate(size, mapping)
-    }
-    fn configure(&mut self, window: &mut SimWindow, config: &TlbConfig) -> Result<(), PcieError> {
-        use komorebi_pcie::WindowHandle;
-        self.configs.insert(window.index(), *config);
-        self.inner.configure(window, config)
-    }
-    fn free(&mut self, window: SimWindow) -> Result<(), PcieError> {
-        self.inner.free(window)
-    }
-    fn read32(&self, window: &SimWindow, offset: u64) -> Result<u32, PcieError> {
-        let v = self.inner.read32(window, offset)?;
-        let Some(base) = self.arc_base(window) else {
-            return Ok(v);
-        };
+}
+
+impl Patched {
+    /// The word at `offset` of `window` (onto ARC at `base`), patched.
+    fn patch(
+        &self,
+        card: &SimBar,
+        window: &SimWindow,
+        base: u64,
+        offset: u64,
+    ) -> Result<u32, PcieError> {
+        let v = card.read32(window, offset)?;
         let (addr, table, data) = (
             base + offset,
             komorebi_sim::arc::TABLE_ADDR as u64,
@@ -227,7 +221,7 @@ impl Bar for Patched {
         if addr < table || addr >= data + 0x1000 {
             return Ok(v);
         }
-        let word = |a: u64| self.inner.read32(window, a - base);
+        let word = |a: u64| card.read32(window, a - base);
         let n = word(table + 4)? as u64;
         let is_gddr = |e: u32| e & 0xFFFF == tag::ENABLED_GDDR as u32;
         if (table + 8..table + 8 + 4 * n).contains(&addr) && is_gddr(v) {
@@ -244,24 +238,6 @@ impl Bar for Patched {
             }
         }
         Ok(v)
-    }
-    fn write32(&mut self, window: &SimWindow, offset: u64, value: u32) -> Result<(), PcieError> {
-        self.inner.write32(window, offset, value)
-    }
-    fn read(&self, window: &SimWindow, offset: u64, buf: &mut [u8]) -> Result<(), PcieError> {
-        self.inner.read(window, offset, buf)
-    }
-    fn write(&mut self, window: &SimWindow, offset: u64, data: &[u8]) -> Result<(), PcieError> {
-        self.inner.write(window, offset, data)
-    }
-    fn fence(&mut self) {
-        self.inner.fence()
-    }
-    fn bar0_read32(&self, offset: u32) -> Result<u32, PcieError> {
-        self.inner.bar0_read32(offset)
-    }
-    fn pass_time(&mut self) -> u64 {
-        self.inner.pass_time()
     }
 }
 

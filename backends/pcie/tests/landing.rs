@@ -9,95 +9,38 @@
 #![cfg(feature = "sim")]
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
 use blackhole_pac::tensix::SOFT_RESET_ADDR;
-use blackhole_pac::tlb::{TlbConfig, TlbSize};
+use blackhole_pac::tlb::TlbConfig;
 use komorebi_pcie::PcieError;
-use komorebi_pcie::bar::{Bar, DeviceIdentity, Mapping, WindowHandle};
 use komorebi_pcie::card::{Card, CardOptions};
 use komorebi_pcie::firmware::{BootOptions, Firmware, boot};
-use komorebi_pcie::sim::{SimBar, SimBarOptions, SimWindow};
+use komorebi_pcie::sim::{SimBar, SimBarOptions};
 use komorebi_sim::{Boot, Sim, SimConfig};
 
-/// One access through a window: the window's index, what it was programmed as then, the byte
-/// offset.
-#[derive(Clone, Debug, PartialEq)]
-enum Access {
-    Read(u32, Option<TlbConfig>, u64),
-    /// The offset of the write's last word.
-    Write(u32, Option<TlbConfig>, u64),
-    Free(u32),
-}
+mod common;
 
-/// The simulated card, every access recorded.
+use common::{Access, Tap, Tapped};
+
+/// Every access, in order.
+#[derive(Default)]
 struct Recording {
-    bar: SimBar,
-    configs: BTreeMap<u32, TlbConfig>,
     log: Rc<RefCell<Vec<Access>>>,
 }
 
-impl Recording {
-    fn note(&self, a: impl FnOnce(Option<TlbConfig>) -> Access, w: &SimWindow) {
-        let config = self.configs.get(&w.index()).copied();
-        self.log.borrow_mut().push(a(config));
+impl Tap for Recording {
+    fn saw(&self, access: Access) {
+        self.log.borrow_mut().push(access);
     }
 }
 
-impl Bar for Recording {
-    type Window = SimWindow;
-    fn identity(&self) -> &DeviceIdentity {
-        self.bar.identity()
-    }
-    fn allocate(&mut self, size: TlbSize, mapping: Mapping) -> Result<SimWindow, PcieError> {
-        self.bar.allocate(size, mapping)
-    }
-    fn configure(&mut self, w: &mut SimWindow, config: &TlbConfig) -> Result<(), PcieError> {
-        self.configs.insert(w.index(), *config);
-        self.bar.configure(w, config)
-    }
-    fn free(&mut self, w: SimWindow) -> Result<(), PcieError> {
-        self.log.borrow_mut().push(Access::Free(w.index()));
-        self.bar.free(w)
-    }
-    fn read32(&self, w: &SimWindow, offset: u64) -> Result<u32, PcieError> {
-        self.note(|c| Access::Read(w.index(), c, offset), w);
-        self.bar.read32(w, offset)
-    }
-    fn write32(&mut self, w: &SimWindow, offset: u64, value: u32) -> Result<(), PcieError> {
-        self.note(|c| Access::Write(w.index(), c, offset), w);
-        self.bar.write32(w, offset, value)
-    }
-    fn read(&self, w: &SimWindow, offset: u64, buf: &mut [u8]) -> Result<(), PcieError> {
-        let last = offset + buf.len().max(4) as u64 - 4;
-        self.note(|c| Access::Read(w.index(), c, last), w);
-        self.bar.read(w, offset, buf)
-    }
-    fn write(&mut self, w: &SimWindow, offset: u64, data: &[u8]) -> Result<(), PcieError> {
-        let last = offset + data.len().max(4) as u64 - 4;
-        self.note(|c| Access::Write(w.index(), c, last), w);
-        self.bar.write(w, offset, data)
-    }
-    fn fence(&mut self) {
-        self.bar.fence()
-    }
-    fn bar0_read32(&self, offset: u32) -> Result<u32, PcieError> {
-        self.bar.bar0_read32(offset)
-    }
-    fn pass_time(&mut self) -> u64 {
-        self.bar.pass_time()
-    }
-}
-
-fn recording(sim: Sim) -> (Card<Recording>, Rc<RefCell<Vec<Access>>>) {
-    let log = Rc::new(RefCell::new(Vec::new()));
-    let bar = Recording {
-        bar: SimBar::new(sim, SimBarOptions::default()),
-        configs: BTreeMap::new(),
-        log: log.clone(),
-    };
+/// The simulated card, every access recorded in the log returned.
+fn recording(sim: Sim) -> (Card<Tapped<Recording>>, Rc<RefCell<Vec<Access>>>) {
+    let tap = Recording::default();
+    let log = tap.log.clone();
+    let bar = Tapped::new(SimBar::new(sim, SimBarOptions::default()), tap);
     (Card::open(bar, CardOptions::default()).unwrap(), log)
 }
 
@@ -277,7 +220,7 @@ fn on_a_hung_card_the_proxy_s_stop_word_is_an_error_and_its_clock_stands() {
     .unwrap();
     let tile = card.tensix().next().unwrap();
     let layout = komorebi_kernel::abi::CONTROL_LAYOUT;
-    card.bar_mut().pass_time();
+    card.pass_time();
     let before = HostCtrl::new(&card, tile, layout).now();
     assert!(before > 0 && before < u64::MAX, "{before}");
     card.bar_mut().sim_mut().inject(Fault::Hung).unwrap();

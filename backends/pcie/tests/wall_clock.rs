@@ -5,23 +5,23 @@
 #![cfg(feature = "sim")]
 
 use std::cell::Cell;
-use std::collections::BTreeMap;
 
 use blackhole_pac::tensix::{WALL_CLOCK_H_LATCHED, WALL_CLOCK_H_LIVE, WALL_CLOCK_L};
-use blackhole_pac::tlb::{TlbConfig, TlbSize};
+use blackhole_pac::tlb::TlbConfig;
 use komorebi_pcie::PcieError;
-use komorebi_pcie::bar::{Bar, DeviceIdentity, Mapping, WindowHandle};
 use komorebi_pcie::card::{Card, CardOptions};
 use komorebi_pcie::sim::{SimBar, SimBarOptions, SimWindow};
 use komorebi_sim::{Sim, SimConfig};
+
+mod common;
+
+use common::{Tap, Tapped};
 
 /// The simulated card, except that its tiles' wall clocks are this one: `now` moves on by
 /// `step` at every host read of a wall-clock register, and a core of the tile reads
 /// `WALL_CLOCK_L` just before each host read (a firmware core polling), re-latching the high
 /// half.
 struct Polled {
-    bar: SimBar,
-    configs: BTreeMap<u32, TlbConfig>,
     now: Cell<u64>,
     step: u64,
     latched: Cell<u32>,
@@ -46,45 +46,15 @@ impl Polled {
     }
 }
 
-impl Bar for Polled {
-    type Window = SimWindow;
-    fn identity(&self) -> &DeviceIdentity {
-        self.bar.identity()
-    }
-    fn allocate(&mut self, size: TlbSize, mapping: Mapping) -> Result<SimWindow, PcieError> {
-        self.bar.allocate(size, mapping)
-    }
-    fn configure(&mut self, w: &mut SimWindow, config: &TlbConfig) -> Result<(), PcieError> {
-        self.configs.insert(w.index(), *config);
-        self.bar.configure(w, config)
-    }
-    fn free(&mut self, w: SimWindow) -> Result<(), PcieError> {
-        self.bar.free(w)
-    }
-    fn read32(&self, w: &SimWindow, offset: u64) -> Result<u32, PcieError> {
-        let at = self.configs.get(&w.index()).map(|c| c.addr + offset);
-        match at.and_then(|a| self.wall_clock(a)) {
-            Some(v) => Ok(v),
-            None => self.bar.read32(w, offset),
-        }
-    }
-    fn write32(&mut self, w: &SimWindow, offset: u64, value: u32) -> Result<(), PcieError> {
-        self.bar.write32(w, offset, value)
-    }
-    fn read(&self, w: &SimWindow, offset: u64, buf: &mut [u8]) -> Result<(), PcieError> {
-        self.bar.read(w, offset, buf)
-    }
-    fn write(&mut self, w: &SimWindow, offset: u64, data: &[u8]) -> Result<(), PcieError> {
-        self.bar.write(w, offset, data)
-    }
-    fn fence(&mut self) {
-        self.bar.fence()
-    }
-    fn bar0_read32(&self, offset: u32) -> Result<u32, PcieError> {
-        self.bar.bar0_read32(offset)
-    }
-    fn pass_time(&mut self) -> u64 {
-        self.bar.pass_time()
+impl Tap for Polled {
+    fn read32(
+        &self,
+        _: &SimBar,
+        _: &SimWindow,
+        config: Option<&TlbConfig>,
+        offset: u64,
+    ) -> Option<Result<u32, PcieError>> {
+        self.wall_clock(config?.addr + offset).map(Ok)
     }
 }
 
@@ -92,22 +62,23 @@ impl Bar for Polled {
 fn the_device_clock_is_right_when_the_low_half_wraps_while_a_core_polls() {
     let step = 4;
     let card = Card::open(
-        Polled {
-            bar: SimBar::new(Sim::new(SimConfig::default()), SimBarOptions::default()),
-            configs: BTreeMap::new(),
-            now: Cell::new(0),
-            step,
-            latched: Cell::new(0),
-        },
+        Tapped::new(
+            SimBar::new(Sim::new(SimConfig::default()), SimBarOptions::default()),
+            Polled {
+                now: Cell::new(0),
+                step,
+                latched: Cell::new(0),
+            },
+        ),
         CardOptions::default(),
     )
     .unwrap();
     // Every start within a few reads of the low half's wrap.
     for back in 0..4 * step {
         let start = (1u64 << 32) - back;
-        card.bar().now.set(start);
+        card.bar().tap.now.set(start);
         let t = card.now().unwrap();
-        let end = card.bar().now.get();
+        let end = card.bar().tap.now.get();
         assert!(
             (start..end).contains(&t),
             "{back} before the wrap: the clock read {t:#x}, between {start:#x} and {end:#x}"
