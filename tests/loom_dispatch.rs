@@ -223,8 +223,9 @@ fn a_placer_refused_by_a_rolled_back_reservation_is_woken_to_look_again() {
                         r.release(held);
                         sleep.notify();
                     }
-                    Err(Blocked::RolledBack) => sleep.notify(),
-                    Err(Blocked::Refused) => {}
+                    // The worker's rule (`Worker::fill`).
+                    Err(blocked) if blocked.wakes_sleepers() => sleep.notify(),
+                    Err(_) => {}
                 }
             })
         };

@@ -106,8 +106,8 @@ fn a_record_of_another_sequence_under_the_same_index_is_not_this_command_s_repor
             .map(|g| (g.core, g.place, g.kernel))
             .collect::<Vec<_>>(),
         [
-            ([1, 1], "another_command", "reader"),
-            ([2, 1], "another_command", "reader")
+            ([1, 1], "another_command", "host"),
+            ([2, 1], "another_command", "host")
         ]
     );
 }

@@ -54,6 +54,15 @@ pub enum Blocked {
     RolledBack,
 }
 
+impl Blocked {
+    /// Whether another placer may have parked, refused by regions this attempt held for a
+    /// moment: the dispatcher then wakes its sleepers to look again (without counting it as
+    /// activity).
+    pub fn wakes_sleepers(self) -> bool {
+        self == Blocked::RolledBack
+    }
+}
+
 /// Regions one command holds; give them back with [`Reservations::release`].
 #[derive(Debug)]
 #[must_use = "a reservation is held until it is released"]

@@ -15,7 +15,7 @@ use super::mailbox::{Mailbox, Polled};
 use super::measure::Recorded;
 use super::measure::{CommandTimes, WorkerStats};
 use super::plugin::{Cx, Finished, GroupInfo, Outcome, Place, Plugin, Ready, Refusal, SlotView};
-use super::reserve::{Blocked, Held};
+use super::reserve::Held;
 use super::shared::{Inbound, Shared};
 use super::sync::Ordering;
 use super::target::{Drive, Posting, Target};
@@ -427,7 +427,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
                 // Regions held for a moment may have refused a placer that then parked: wake
                 // it to look again (nothing is counted as activity: a command blocked for good
                 // must not keep the run from seeing that nothing moves).
-                self.wake |= blocked == Blocked::RolledBack;
+                self.wake |= blocked.wakes_sleepers();
                 self.stats.blocked += 1;
                 match job.place {
                     Place::Group(_) => self.groups[gi].pinned.push_front(job),

@@ -85,7 +85,9 @@ pub struct CoreGiveUp {
     pub broadcast: u8,
     /// The block.
     pub block: u32,
-    /// The kernel that recorded it.
+    /// The kernel that recorded it (`reader`, `writer`, `compute`; `broadcast area` for a
+    /// broadcast call's record), or [`HOST`] for one the
+    /// host found.
     pub kernel: &'static str,
 }
 
@@ -596,7 +598,7 @@ impl Session {
                     place: ANOTHER_COMMAND,
                     broadcast: 0,
                     block: 0,
-                    kernel: Role::Reader.name(),
+                    kernel: HOST,
                 });
                 continue;
             }
@@ -650,6 +652,9 @@ impl Session {
 /// The give-up place of a core whose report of a command's index names another sequence: the
 /// tile ran another command under that index (see [`Session::report`]).
 pub const ANOTHER_COMMAND: &str = "another_command";
+
+/// The "kernel" of a give-up the host found rather than a kernel recorded ([`ANOTHER_COMMAND`]).
+pub const HOST: &str = "host";
 
 /// Whether the tile at NoC0 `tile` has reported its command `index`.
 fn reported(peek: &dyn Peek, tile: Xy, index: u32) -> bool {

@@ -88,9 +88,9 @@ pub struct Card<B: Bar> {
     /// DRAM banks written through their own 4 GiB windows since they were last read back: the
     /// offset of the last word written ([`Card::publish_barrier`] reads it back).
     pub(crate) dram_written: RefCell<BTreeMap<u8, u64>>,
-    /// The L1 address of the last word a multicast wrote, until every tile read it back
-    /// ([`Card::landed`]).
-    pub(crate) mcast_written: RefCell<Option<u32>>,
+    /// The L1 address of the last word a multicast wrote and its value, until every tile read
+    /// it back ([`Card::landed`]).
+    pub(crate) mcast_written: RefCell<Option<(u32, u32)>>,
     clock_tile: Xy,
     /// The bar's identity, with what raising AICLK at open came to.
     identity: DeviceIdentity,
@@ -597,23 +597,28 @@ impl<B: Bar> Card<B> {
         if value != arc::HUNG_READ {
             return Ok(value);
         }
-        // Whether the bus answers: the PCIe NIU's NOC_NODE_ID, or a Wormhole's ARC NIU's (the
-        // word tt-umd's hang detectors read).
+        let (answers, niu) = self.niu_answers()?;
+        Err(PcieError::Hung {
+            what: if answers {
+                format!(
+                    "{} (the {niu} NIU still answers: that tile is dead)",
+                    what()
+                )
+            } else {
+                format!("{} and the {niu} NIU's NOC_NODE_ID", what())
+            },
+        })
+    }
+
+    /// Whether the bus answers, and which NIU says so: the PCIe NIU's `NOC_NODE_ID`, or a
+    /// Wormhole's ARC NIU's (the word tt-umd's hang detectors read), is not 0xFFFF_FFFF.
+    pub(crate) fn niu_answers(&self) -> Result<(bool, &'static str), PcieError> {
         let (offset, niu) = match self.chip.kind() {
             ChipKind::Blackhole => (arc::PCIE_NOC_NODE_ID_BAR0, "PCIe"),
             ChipKind::Wormhole => (wormhole_pac::arc::ARC_NOC_NODE_ID_BAR0, "ARC"),
         };
         let node = self.bar.borrow().bar0_read32(offset)?;
-        Err(PcieError::Hung {
-            what: if node == arc::HUNG_READ {
-                format!("{} and the {niu} NIU's NOC_NODE_ID", what())
-            } else {
-                format!(
-                    "{} (the {niu} NIU still answers: that tile is dead)",
-                    what()
-                )
-            },
-        })
+        Ok((node != arc::HUNG_READ, niu))
     }
 
     /// The device clock: the 64-bit wall clock of the first Tensix tile, read live high half,
@@ -689,8 +694,9 @@ impl<B: Bar> Card<B> {
             bar.write(w, addr as u64, &words).map(|()| ((), None))
         })?;
         self.bar.borrow_mut().fence();
-        if !words.is_empty() {
-            *self.mcast_written.borrow_mut() = Some(addr + words.len() as u32 - 4);
+        if let Some(last) = words.last_chunk::<4>() {
+            let at = addr + words.len() as u32 - 4;
+            *self.mcast_written.borrow_mut() = Some((at, u32::from_le_bytes(*last)));
         }
         Ok(())
     }

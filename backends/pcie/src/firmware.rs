@@ -13,7 +13,8 @@
 //! 1. Every RISC of every tile is held in soft reset (read-modify-write of
 //!    `RISCV_DEBUG_REG_SOFT_RESET_0`; nothing there updates bits atomically), and the writes
 //!    read back ([`Card::landed`]) before anything is loaded.
-//! 2. The control block is zeroed and every image segment written, by multicast.
+//! 2. The control block is zeroed and every image segment written, by multicast, and read back
+//!    on every tile until it reads what was written.
 //! 3. Each tile's control-block header (ABI version, logical coordinates, harvest mask, the
 //!    chip word with the coordinate system the host found and the fused DRAM bank, wait limit)
 //!    is written, and its boot words cleared.
@@ -424,6 +425,9 @@ pub fn boot<B: Bar>(
             card.multicast_l1(s.addr, &s.data)?;
         }
     }
+    // The load landed on every tile before the headers go into the block it cleared: they go
+    // through each tile's own window, which nothing orders with the multicast window.
+    card.landed()?;
     // 3. Each tile's header.
     let harvest = card.chip().harvest_word();
     let chip = abi::ChipWord {

@@ -244,8 +244,9 @@ impl<B: Bar> NocMulticast for HostNoc<'_, B> {
     }
 
     fn writes_acked(&mut self) -> Result<bool, Self::Error> {
-        if std::mem::take(&mut self.dram_unacked) {
+        if self.dram_unacked {
             self.card.dram_landed().map_err(noc_fault)?;
+            self.dram_unacked = false;
         }
         for (tile, last) in std::mem::take(&mut self.unacked) {
             let mut b = [0; 4];
@@ -266,8 +267,12 @@ pub struct HostCtrl<'c, B: Bar> {
     tile: Xy,
     layout: ControlLayout,
     /// The last clock reading the card gave: `now` stays there if a reading fails, so the
-    /// clock never goes back or jumps (a failed reading fails the loads too).
+    /// clock never goes back or jumps.
     clock: u64,
+    /// Why the last reading failed, until a load or a stop check returns it: the clock is read
+    /// from another tile than this one, and a wait whose clock stands would never reach its
+    /// deadline while this tile still answers.
+    clock_error: Option<PcieError>,
 }
 
 impl<'c, B: Bar> HostCtrl<'c, B> {
@@ -278,6 +283,7 @@ impl<'c, B: Bar> HostCtrl<'c, B> {
             tile,
             layout,
             clock: 0,
+            clock_error: None,
         }
     }
 
@@ -323,6 +329,9 @@ impl<B: Bar> ControlBlock for HostCtrl<'_, B> {
     }
 
     fn load(&mut self, offset: u32) -> Result<u32, Self::Error> {
+        if let Some(e) = self.clock_error.take() {
+            return Err(ctrl_fault(e));
+        }
         let a = self.at(offset)?;
         let mut b = [0; 4];
         self.card
@@ -340,6 +349,7 @@ impl<B: Bar> ControlBlock for HostCtrl<'_, B> {
 
     /// A stop word of all ones is asked of the card before it counts: a hung card reads so.
     fn stop_requested(&mut self) -> Result<bool, Self::Error> {
+        // (`load` returns a failed clock reading first.)
         let word = self.load(self.layout.stop_offset)?;
         let tile = self.tile;
         let word = self
@@ -360,8 +370,9 @@ impl<B: Bar> ControlBlock for HostCtrl<'_, B> {
     }
 
     fn now(&mut self) -> u64 {
-        if let Ok(t) = self.card.now() {
-            self.clock = self.clock.max(t);
+        match self.card.now() {
+            Ok(t) => self.clock = self.clock.max(t),
+            Err(e) => self.clock_error = Some(e),
         }
         self.clock
     }

@@ -9,6 +9,7 @@
 #![cfg(feature = "sim")]
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -17,7 +18,7 @@ use blackhole_pac::tlb::TlbConfig;
 use komorebi_pcie::PcieError;
 use komorebi_pcie::card::{Card, CardOptions};
 use komorebi_pcie::firmware::{BootOptions, Firmware, boot};
-use komorebi_pcie::sim::{SimBar, SimBarOptions};
+use komorebi_pcie::sim::{SimBar, SimBarOptions, SimWindow};
 use komorebi_sim::{Boot, Sim, SimConfig};
 
 mod common;
@@ -46,30 +47,43 @@ fn recording(sim: Sim) -> (Card<Tapped<Recording>>, Rc<RefCell<Vec<Access>>>) {
 
 #[test]
 fn a_dram_write_is_read_back_before_the_next_publish_and_only_then() {
-    let (card, log) = recording(Sim::new(SimConfig::default()));
-    let tile = card.tensix().next().unwrap();
-    card.write_dram(0, 0x1000, &[7; 64]).unwrap();
-    let Some(&Access::Write(window, _, last)) = log.borrow().last() else {
-        panic!("no write recorded: {:?}", log.borrow().last());
-    };
-    log.borrow_mut().clear();
-    card.publish_barrier(tile).unwrap();
-    assert!(
-        log.borrow()
-            .iter()
-            .any(|a| matches!(a, &Access::Read(w, _, at) if w == window && at == last)),
-        "the DRAM write's last word read back: {:?}",
-        log.borrow()
-    );
-    log.borrow_mut().clear();
-    card.publish_barrier(tile).unwrap();
-    assert!(
-        log.borrow()
-            .iter()
-            .all(|a| !matches!(a, &Access::Read(w, ..) if w == window)),
-        "nothing written since: {:?}",
-        log.borrow()
-    );
+    // A Blackhole writes DRAM through each bank's own 4 GiB window, a Wormhole through the
+    // spare window: both are read back.
+    for config in [SimConfig::default(), wormhole()] {
+        let (card, log) = recording(Sim::new(config));
+        let tile = card.tensix().next().unwrap();
+        card.write_dram(0, 0x1000, &[7; 64]).unwrap();
+        let Some(&Access::Write(window, _, last)) = log.borrow().last() else {
+            panic!("no write recorded: {:?}", log.borrow().last());
+        };
+        log.borrow_mut().clear();
+        card.publish_barrier(tile).unwrap();
+        assert!(
+            log.borrow()
+                .iter()
+                .any(|a| matches!(a, &Access::Read(w, _, at) if w == window && at == last)),
+            "the DRAM write's last word read back: {:?}",
+            log.borrow()
+        );
+        log.borrow_mut().clear();
+        card.publish_barrier(tile).unwrap();
+        assert!(
+            log.borrow()
+                .iter()
+                .all(|a| !matches!(a, &Access::Read(w, ..) if w == window)),
+            "nothing written since: {:?}",
+            log.borrow()
+        );
+    }
+}
+
+/// The simulator as an unharvested Wormhole B0.
+fn wormhole() -> SimConfig {
+    SimConfig {
+        wormhole: Some(wormhole_pac::harvest::HarvestMask::NONE),
+        timing: komorebi_sim::Timing::wormhole(),
+        ..SimConfig::default()
+    }
 }
 
 #[test]
@@ -108,7 +122,7 @@ fn a_dropped_card_reads_back_its_last_writes_before_it_frees_their_windows() {
 }
 
 #[test]
-fn the_loader_reads_back_its_resets_before_it_loads_and_its_multicast_before_it_releases() {
+fn the_loader_reads_back_its_resets_before_it_loads_and_its_multicast_before_the_headers() {
     // No kernel comes up (nothing starts the released cores): the boot times out, after the
     // steps this test checks.
     let sim = Sim::new(SimConfig {
@@ -149,16 +163,26 @@ fn the_loader_reads_back_its_resets_before_it_loads_and_its_multicast_before_it_
         "the last reset write read back before the load: {:?}",
         &log[last_reset..first_mcast]
     );
-    // Step 5: every tile reads back the multicast's last word before the first release.
+    // Step 2: every tile reads back the multicast's last word before the first header word is
+    // written into the block it cleared (through another window).
     let Access::Write(_, _, mcast_at) = log[last_mcast].clone() else {
         unreachable!()
     };
+    let header = komorebi_kernel::abi::CONTROL_BASE as u64;
+    let first_header = log[last_mcast..]
+        .iter()
+        .position(
+            |a| matches!(a, Access::Write(_, Some(c), at) if !c.multicast && c.addr + at == header),
+        )
+        .map(|i| i + last_mcast)
+        .expect("the headers after the load");
     let first_release = log[last_mcast..]
         .iter()
         .position(|a| matches!(a, Access::Write(_, c, at) if soft_reset(c, *at)))
         .map(|i| i + last_mcast)
         .expect("a release after the load");
-    let read_backs = log[last_mcast..first_release]
+    assert!(first_header < first_release);
+    let read_backs = log[last_mcast..first_header]
         .iter()
         .filter(|a| {
             matches!(a, Access::Read(_, Some(c), at) if !c.multicast && c.addr + at == mcast_at)
@@ -166,7 +190,7 @@ fn the_loader_reads_back_its_resets_before_it_loads_and_its_multicast_before_it_
         .count();
     assert_eq!(
         read_backs, tiles,
-        "every tile reads back the multicast's last word before the release"
+        "every tile reads back the multicast's last word before the headers"
     );
 }
 
@@ -208,7 +232,7 @@ fn the_proxy_acknowledges_a_dram_write_only_after_reading_it_back() {
 }
 
 #[test]
-fn on_a_hung_card_the_proxy_s_stop_word_is_an_error_and_its_clock_stands() {
+fn on_a_hung_card_the_proxy_s_clock_stands_and_its_next_access_says_why() {
     use komorebi_hal::control::ControlBlock;
     use komorebi_pcie::proxy::HostCtrl;
     use komorebi_sim::Fault;
@@ -225,10 +249,76 @@ fn on_a_hung_card_the_proxy_s_stop_word_is_an_error_and_its_clock_stands() {
     assert!(before > 0 && before < u64::MAX, "{before}");
     card.bar_mut().sim_mut().inject(Fault::Hung).unwrap();
     let mut ctrl = HostCtrl::new(&card, tile, layout);
-    // The clock cannot be read: it stays where this handle last read it (never, so 0), and
-    // never jumps to the end of time (a wait's deadline would be past, or saturate and never
-    // come); the stop word of all ones is the hung card's, not a stop.
+    // The clock cannot be read: it stays where this handle last read it (never, so 0), never
+    // jumping to the end of time (a wait's deadline would be past, or saturate and never come),
+    // and the next access returns why (a wait on a clock that stands would never end).
     assert_eq!(ctrl.now(), 0);
+    let e = ctrl.load(layout.stop_offset).unwrap_err();
+    assert!(format!("{e:?}").contains("the wall clock"), "{e:?}");
+    // Then the stop word itself: all ones on a hung card, not a stop.
     let e = ctrl.stop_requested().unwrap_err();
     assert!(format!("{e:?}").contains("stop word"), "{e:?}");
+}
+
+/// Answers a stale word at L1 `addr` of every tile the first `stale` times it is read there.
+struct Late {
+    addr: u64,
+    stale: u32,
+    reads: RefCell<BTreeMap<(u8, u8), u32>>,
+}
+
+impl Tap for Late {
+    fn read32(
+        &self,
+        _: &SimBar,
+        _: &SimWindow,
+        config: Option<&TlbConfig>,
+        offset: u64,
+    ) -> Option<Result<u32, PcieError>> {
+        let c = config.filter(|c| !c.multicast && c.addr + offset == self.addr)?;
+        let mut reads = self.reads.borrow_mut();
+        let n = reads.entry(c.end).or_default();
+        *n += 1;
+        (*n <= self.stale).then_some(Ok(0xDEAD_BEEF))
+    }
+}
+
+fn late(stale: u32) -> (Card<Tapped<Late>>, u32) {
+    let addr = 0x9000;
+    let tap = Late {
+        addr: addr as u64 + 60,
+        stale,
+        reads: RefCell::new(BTreeMap::new()),
+    };
+    let bar = Tapped::new(
+        SimBar::new(Sim::new(SimConfig::default()), SimBarOptions::default()),
+        tap,
+    );
+    (Card::open(bar, CardOptions::default()).unwrap(), addr)
+}
+
+#[test]
+fn a_multicast_that_has_not_landed_is_read_again_until_it_has() {
+    let (card, addr) = late(3);
+    card.multicast_l1(addr, &[0x5A; 64]).unwrap();
+    card.landed().unwrap();
+    let reads = card.bar().tap.reads.borrow().clone();
+    let with_window = card.tiles_with_window();
+    assert_eq!(reads.len(), with_window, "every tile with a window read it");
+    assert!(
+        reads.values().all(|&n| n == 4),
+        "three stale reads, then the word: {reads:?}"
+    );
+}
+
+#[test]
+fn a_multicast_that_never_lands_is_an_error_naming_the_word() {
+    let (card, addr) = late(u32::MAX);
+    card.multicast_l1(addr, &[0x5A; 64]).unwrap();
+    let e = card.landed().unwrap_err().to_string();
+    assert!(
+        e.contains("the multicast's last word at 0x903c")
+            && e.contains("reads 0xdeadbeef, not the 0x5a5a5a5a written, after 64 reads"),
+        "{e}"
+    );
 }

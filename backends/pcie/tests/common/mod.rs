@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use blackhole_pac::tlb::{TlbConfig, TlbSize};
 use komorebi_pcie::PcieError;
-use komorebi_pcie::bar::{Bar, DeviceIdentity, Mapping, WindowHandle};
+use komorebi_pcie::bar::{Bar, DeviceIdentity, LockOp, Mapping, WindowHandle};
 use komorebi_pcie::sim::{SimBar, SimWindow};
 
 /// One access through a window: the window's index, what it was programmed as then, and the
@@ -119,6 +119,20 @@ impl<T: Tap> Bar for Tapped<T> {
     }
     fn bar0_read32(&self, offset: u32) -> Result<u32, PcieError> {
         self.bar.bar0_read32(offset)
+    }
+    fn bar0_write32(&mut self, offset: u32, value: u32) -> Result<(), PcieError> {
+        self.bar.bar0_write32(offset, value)
+    }
+    fn arm_release_write(
+        &mut self,
+        target: (u8, u8),
+        addr: u64,
+        value: u32,
+    ) -> Result<bool, PcieError> {
+        self.bar.arm_release_write(target, addr, value)
+    }
+    fn resource_lock(&self, index: u8, op: LockOp) -> Result<bool, PcieError> {
+        self.bar.resource_lock(index, op)
     }
     fn pass_time(&mut self) -> u64 {
         self.bar.pass_time()
