@@ -61,9 +61,9 @@ pub struct SimConfig {
     /// simulation runs. Default: off (every host write lands at once, in order).
     pub reorder_posted_writes: bool,
     /// Hold every L1 store of a firmware core in its store queue as long as the hardware may:
-    /// until a load from the same start address, a fifth store, or 256 cycles (ISA
-    /// `BabyRISCV/MemoryOrdering.md`: four entries, drained independently of retirement, only
-    /// a same-address load ordered after a store). An NIU command issued meanwhile reads the
+    /// until a load that overlaps it, a fifth store, or 256 cycles, and a core that stops still
+    /// drains it (ISA `BabyRISCV/MemoryOrdering.md`: four entries, drained independently of
+    /// retirement, only an overlapping load ordered after a store). An NIU command issued meanwhile reads the
     /// old bytes when its packet leaves, as a card's would. Default: off (stores land at once).
     pub late_core_stores: bool,
     /// When a NoC write or multicast reads its source bytes, and whether the simulator checks

@@ -415,13 +415,15 @@ impl Bus for CoreBus {
         let mut w = world.borrow_mut();
         if addr < L1_SIZE {
             self.drain_due(&mut w, at);
-            // A load from a held store's start address waits for it (and, stores leaving in
-            // order, for every one before it); other loads read what L1 holds.
-            if let Some(i) = self.queue.iter().rposition(|h| h.addr == addr) {
+            // A load that overlaps a held store waits for it (and, stores leaving in order, for
+            // every one before it): the hardware drains "if the load's address overlaps with
+            // any address in the store queue"; other loads read what L1 holds.
+            let n = size.bytes() as usize;
+            let overlaps = |h: &Held| h.addr < addr + n as u32 && addr < h.addr + h.len as u32;
+            if let Some(i) = self.queue.iter().rposition(overlaps) {
                 self.drain(&mut w, i + 1);
             }
             let mut b = [0u8; 4];
-            let n = size.bytes() as usize;
             w.tiles[self.tile as usize]
                 .l1
                 .read(addr as u64, &mut b[..n]);
@@ -598,6 +600,8 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
                 });
             }
             if let Some((pc, addr, what)) = fault {
+                // A stopped core's store queue still drains into L1.
+                bus.drain(&mut w, usize::MAX);
                 let xy0 = w.tiles[tile as usize].xy0;
                 w.core_faults.push(CoreFault {
                     tile: xy0,

@@ -238,6 +238,43 @@ fn a_word_published_without_its_read_back_can_go_out_stale() {
     assert_eq!(publish(true, true), 0x1234_5678);
 }
 
+/// Runs `program` on the reader of tile (1, 2) with every L1 store held in the store queue as
+/// long as the hardware may, until it stops at its `ebreak`; then the word at L1 `at`.
+fn with_late_stores(program: &[u32], at: u32) -> u32 {
+    let tile = (1, 2);
+    let mut sim = Sim::new(SimConfig {
+        late_core_stores: true,
+        ..SimConfig::default()
+    });
+    load(&mut sim, tile, 0, program);
+    sim.spawn_firmware(tile, Role::Reader).unwrap();
+    sim.run(1_000_000);
+    assert_eq!(sim.core_faults().len(), 1, "stopped at its ebreak");
+    sim.read_l1_u32(tile, at).unwrap()
+}
+
+#[test]
+fn a_load_that_overlaps_a_held_store_reads_it_and_a_stopped_core_s_stores_land() {
+    // A word stored, then its second byte loaded (not the store's start address): the load
+    // overlaps the held store, so it waits for it (ISA `BabyRISCV/MemoryOrdering.md`, "Store
+    // then load"); the byte is stored at 0x4A20, and the core stops at once.
+    let mut p = Vec::new();
+    p.extend(li(T1, 0x1234_5678));
+    p.extend(li(T2, 0x4A10));
+    p.push(sw(T1, T2, 0));
+    p.push(lbu(T3, T2, 1));
+    p.push(sw(T3, T2, 0x10));
+    p.push(EBREAK);
+    assert_eq!(with_late_stores(&p, 0x4A20), 0x56);
+    // A store and a stop: the held store still lands.
+    let mut p = Vec::new();
+    p.extend(li(T1, 0x0BAD_CAFE));
+    p.extend(li(T2, 0x4A30));
+    p.push(sw(T1, T2, 0));
+    p.push(EBREAK);
+    assert_eq!(with_late_stores(&p, 0x4A30), 0x0BAD_CAFE);
+}
+
 #[test]
 fn a_linked_loopback_multicast_through_the_niu_registers_reaches_the_sender_too() {
     // Two multicasts of command buffer 0 to (1, 2)..=(2, 3), the sender included
