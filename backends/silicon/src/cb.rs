@@ -140,7 +140,12 @@ impl<C: Chip> cb::CircularBuffer for SiliconCb<C> {
 
     fn push(&mut self, pages: u16) -> Result<(), CbError> {
         self.wr = self.advance(self.wr, pages, true)?;
-        // (The pages' bytes were stored before the count: the store queue keeps their order.)
+        // Every page komorebi pushes was written by the NoC and seen landed (`reads_done`, a
+        // VALID word) before the push. A core's own stores to L1 and this store to the stream
+        // register may be processed in either order (ISA `BabyRISCV/MemoryOrdering.md`): a
+        // producer that fills pages with its own stores reads its last word back and uses the
+        // value before it pushes (`order::publish` does that for one word). The fence is
+        // Blackhole's, for its L0 data cache.
         fence::<C>();
         C::tiles_received(self.streams, self.index)
             .modify(|v| *v = (*v as u16).wrapping_add(pages) as u32);
