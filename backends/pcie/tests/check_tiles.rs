@@ -5,15 +5,15 @@
 #![cfg(feature = "sim")]
 
 use blackhole_pac::tensix::NOC_ID_LOGICAL_ADDR;
-use blackhole_pac::tlb::{TLB_2M_SIZE, TlbConfig};
+use blackhole_pac::tlb::TLB_2M_SIZE;
 use komorebi_pcie::PcieError;
 use komorebi_pcie::card::{Card, CardOptions};
-use komorebi_pcie::sim::{SimBar, SimBarOptions, SimWindow};
+use komorebi_pcie::sim::{SimBar, SimBarOptions};
 use komorebi_sim::{Sim, SimConfig};
 
 mod common;
 
-use common::{Tap, Tapped};
+use common::{Read, Tap, Tapped};
 
 /// The simulated card, except that the tile at translated `liar` answers `NOC_ID_LOGICAL` with
 /// `says`, as a chip whose ARC firmware translated another harvest would.
@@ -23,15 +23,9 @@ struct Lying {
 }
 
 impl Tap for Lying {
-    fn read32(
-        &self,
-        _: &SimBar,
-        _: &SimWindow,
-        config: Option<&TlbConfig>,
-        offset: u64,
-    ) -> Option<Result<u32, PcieError>> {
-        let c = config.filter(|c| c.end == self.liar)?;
-        (c.addr + offset == NOC_ID_LOGICAL_ADDR as u64)
+    fn read32(&self, read: Read<'_>) -> Option<Result<u32, PcieError>> {
+        let liar = read.config.is_some_and(|c| c.end == self.liar);
+        (liar && read.at() == Some(NOC_ID_LOGICAL_ADDR as u64))
             .then_some(Ok(self.says.0 as u32 | (self.says.1 as u32) << 6))
     }
 }

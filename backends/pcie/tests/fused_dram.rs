@@ -5,7 +5,7 @@
 
 use blackhole_pac::arc::tag;
 use blackhole_pac::harvest::{DramBanks, DramHarvestError, HarvestMask};
-use blackhole_pac::tlb::{TlbConfig, TlbSize};
+use blackhole_pac::tlb::TlbSize;
 use blackhole_pac::translate::Translation;
 use komorebi_kernel::abi;
 use komorebi_pcie::card::{Card, CardOptions};
@@ -16,7 +16,7 @@ use komorebi_sim::{Boot, Sim, SimConfig};
 
 mod common;
 
-use common::{Tap, Tapped};
+use common::{Read, Tap, Tapped};
 
 fn sim(fused_dram: Option<u8>) -> Sim {
     Sim::new(SimConfig {
@@ -189,16 +189,13 @@ impl Patched {
 }
 
 impl Tap for Patched {
-    fn read32(
-        &self,
-        card: &SimBar,
-        window: &SimWindow,
-        config: Option<&TlbConfig>,
-        offset: u64,
-    ) -> Option<Result<u32, PcieError>> {
+    fn read32(&self, read: Read<'_>) -> Option<Result<u32, PcieError>> {
         // Only windows onto ARC.
-        let base = config.filter(|c| c.end == blackhole_pac::arc::ARC_XY)?.addr;
-        Some(self.patch(card, window, base, offset))
+        let base = read
+            .config
+            .filter(|c| c.end == blackhole_pac::arc::ARC_XY)?
+            .addr;
+        Some(self.patch(read.card, read.window, base, read.offset))
     }
 }
 

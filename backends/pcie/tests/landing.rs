@@ -18,12 +18,12 @@ use blackhole_pac::tlb::TlbConfig;
 use komorebi_pcie::PcieError;
 use komorebi_pcie::card::{Card, CardOptions};
 use komorebi_pcie::firmware::{BootOptions, Firmware, boot};
-use komorebi_pcie::sim::{SimBar, SimBarOptions, SimWindow};
+use komorebi_pcie::sim::{SimBar, SimBarOptions};
 use komorebi_sim::{Boot, Sim, SimConfig};
 
 mod common;
 
-use common::{Access, Tap, Tapped};
+use common::{Access, Read, Tap, Tapped};
 
 /// Every access, in order.
 #[derive(Default)]
@@ -268,14 +268,11 @@ struct Late {
 }
 
 impl Tap for Late {
-    fn read32(
-        &self,
-        _: &SimBar,
-        _: &SimWindow,
-        config: Option<&TlbConfig>,
-        offset: u64,
-    ) -> Option<Result<u32, PcieError>> {
-        let c = config.filter(|c| !c.multicast && c.addr + offset == self.addr)?;
+    fn read32(&self, read: Read<'_>) -> Option<Result<u32, PcieError>> {
+        let c = read.config.filter(|c| !c.multicast)?;
+        if read.at() != Some(self.addr) {
+            return None;
+        }
         let mut reads = self.reads.borrow_mut();
         let n = reads.entry(c.end).or_default();
         *n += 1;

@@ -7,15 +7,14 @@
 use std::cell::Cell;
 
 use blackhole_pac::tensix::{WALL_CLOCK_H_LATCHED, WALL_CLOCK_H_LIVE, WALL_CLOCK_L};
-use blackhole_pac::tlb::TlbConfig;
 use komorebi_pcie::PcieError;
 use komorebi_pcie::card::{Card, CardOptions};
-use komorebi_pcie::sim::{SimBar, SimBarOptions, SimWindow};
+use komorebi_pcie::sim::{SimBar, SimBarOptions};
 use komorebi_sim::{Sim, SimConfig};
 
 mod common;
 
-use common::{Tap, Tapped};
+use common::{Read, Tap, Tapped};
 
 /// The simulated card, except that its tiles' wall clocks are this one: `now` moves on by
 /// `step` at every host read of a wall-clock register, and a core of the tile reads
@@ -47,14 +46,8 @@ impl Polled {
 }
 
 impl Tap for Polled {
-    fn read32(
-        &self,
-        _: &SimBar,
-        _: &SimWindow,
-        config: Option<&TlbConfig>,
-        offset: u64,
-    ) -> Option<Result<u32, PcieError>> {
-        self.wall_clock(config?.addr + offset).map(Ok)
+    fn read32(&self, read: Read<'_>) -> Option<Result<u32, PcieError>> {
+        self.wall_clock(read.at()?).map(Ok)
     }
 }
 

@@ -24,18 +24,30 @@ pub enum Access {
     Free(u32),
 }
 
+/// A word read through a window, as a [`Tap`] sees it.
+pub struct Read<'a> {
+    /// The card, which the tap may still read.
+    pub card: &'a SimBar,
+    /// The window.
+    pub window: &'a SimWindow,
+    /// What the window is programmed as, if anything.
+    pub config: Option<&'a TlbConfig>,
+    /// The offset in the window.
+    pub offset: u64,
+}
+
+impl Read<'_> {
+    /// The address the word has at its target (the window's base plus the offset).
+    pub fn at(&self) -> Option<u64> {
+        self.config.map(|c| c.addr + self.offset)
+    }
+}
+
 /// What a test does with the card's accesses; every method does nothing by default.
 pub trait Tap {
-    /// Answers the word at `offset` of `window` (programmed as `config`) instead of the card,
-    /// which `card` still reaches: `None` lets the card answer.
-    fn read32(
-        &self,
-        card: &SimBar,
-        window: &SimWindow,
-        config: Option<&TlbConfig>,
-        offset: u64,
-    ) -> Option<Result<u32, PcieError>> {
-        let _ = (card, window, config, offset);
+    /// Answers a word read instead of the card: `None` lets the card answer.
+    fn read32(&self, read: Read<'_>) -> Option<Result<u32, PcieError>> {
+        let _ = read;
         None
     }
 
@@ -94,7 +106,13 @@ impl<T: Tap> Bar for Tapped<T> {
     fn read32(&self, w: &SimWindow, offset: u64) -> Result<u32, PcieError> {
         let config = self.config(w);
         self.tap.saw(Access::Read(w.index(), config, offset));
-        match self.tap.read32(&self.bar, w, config.as_ref(), offset) {
+        let read = Read {
+            card: &self.bar,
+            window: w,
+            config: config.as_ref(),
+            offset,
+        };
+        match self.tap.read32(read) {
             Some(answer) => answer,
             None => self.bar.read32(w, offset),
         }
