@@ -1500,11 +1500,13 @@ fn a_refusal_without_a_buffer_records_broadcast_begin_and_zero_statistics_in_its
             cause: Cause::NoBuffer { index: 9 },
         }
     );
-    // Area 1 is at 0xB40: block 0 (0xB64), sequence (0xB68), then the where word
-    // `4 | 1 << 8` (0xB60) last; statistics 0 blocks (0xB70) and 0 wait cycles (0xB74).
+    // Area 1 is at 0xB40: the where word (0xB60) cleared, block 0 (0xB64), sequence (0xB68),
+    // then the where word `4 | 1 << 8` last; statistics 0 blocks (0xB70) and 0 wait cycles
+    // (0xB74).
     assert_eq!(
         s.lock().unwrap().stores,
         vec![
+            (0xB60, 0),
             (0xB64, 0),
             (0xB68, SEQ),
             (0xB60, 0x0000_0104),

@@ -413,7 +413,7 @@ fn receiver_pushes_after_valid_and_stores_each_marker_before_writing_it() {
 }
 
 #[test]
-fn a_sender_that_times_out_records_block_sequence_then_where_then_stops_its_tile() {
+fn a_sender_that_times_out_clears_where_records_block_sequence_then_where_then_stops_its_tile() {
     let mut m = Mocks::new((1, 2));
     m.state.lock().unwrap().pops_all = true;
     m.store(0xA30, 0);
@@ -421,6 +421,8 @@ fn a_sender_that_times_out_records_block_sequence_then_where_then_stops_its_tile
     expect_cast(&mut m, 0, 0x0007_0001);
     expect_cast(&mut m, 1, 0x0007_0002);
     // Block 2: no receiver marks block 0 (asked before the reads): the wait passes the limit.
+    // The record: its where word cleared, block, sequence, then the where word.
+    m.store(0xA20, 0);
     m.store(0xA24, 2);
     m.store(0xA28, 0x0001_0007);
     m.store(0xA20, 0x0000_0001);

@@ -134,8 +134,11 @@ pub(super) fn record_first<K: ControlBlock>(
         }
     }
     let [where_word, block, sequence] = record.words();
+    // The where word cleared first and written last: a reader that reads it before and after
+    // the block and sequence and finds it the same, and not 0, read one record, not the old
+    // one's place with the new one's block (the host reads a running tile's area).
+    ctrl.store(base + area::GIVE_UP_WHERE, 0)?;
     ctrl.store(base + area::GIVE_UP_BLOCK, block)?;
     ctrl.store(base + area::GIVE_UP_SEQUENCE, sequence)?;
-    // The where word last: a reader that sees it sees the block and sequence of the same record.
     ctrl.store(base + area::GIVE_UP_WHERE, where_word)
 }
