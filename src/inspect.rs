@@ -81,11 +81,7 @@ pub fn inspect(session: &Session) -> Result<Inspection, SessionError> {
             for id in 0..area::MAX_BROADCASTS {
                 let base = area::area(id);
                 let valid = w(base + area::VALID)?;
-                let record = GiveUpRecord::from_words([
-                    w(base + area::GIVE_UP_WHERE)?,
-                    w(base + area::GIVE_UP_BLOCK)?,
-                    w(base + area::GIVE_UP_SEQUENCE)?,
-                ]);
+                let record = GiveUpRecord::read(id, w)?;
                 areas.push(AreaView {
                     valid_sequence: (valid >> 16) as u16,
                     valid_blocks: valid as u16,

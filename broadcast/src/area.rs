@@ -32,7 +32,9 @@ pub const MAX_RECEIVERS: u8 = 15;
 pub const VALID: u32 = 0x00;
 /// Offset of the marker source word.
 pub const MARKER_SOURCE: u32 = 0x10;
-/// Offset of the first give-up's `where | broadcast << 8` word.
+/// Offset of the first give-up's `where | broadcast << 8 | (sequence & 0xFFFF) << 16` word (the
+/// sequence's low half, so that the where words of two records differ: see
+/// [`GiveUpRecord::read`]).
 pub const GIVE_UP_WHERE: u32 = 0x20;
 /// Offset of the first give-up's block.
 pub const GIVE_UP_BLOCK: u32 = 0x24;
@@ -145,10 +147,32 @@ impl GiveUpRecord {
     /// The three words, in slot order.
     pub const fn words(&self) -> [u32; 3] {
         [
-            self.place.code() as u32 | (self.broadcast as u32) << 8,
+            self.place.code() as u32
+                | (self.broadcast as u32) << 8
+                | (self.sequence & 0xFFFF) << 16,
             self.block,
             self.sequence,
         ]
+    }
+
+    /// The record of area `id` as `word(offset)` reads the control block, read whole while its
+    /// core may be writing it: the core clears the where word first and writes it last (its
+    /// upper half the sequence's low half, so two records' where words differ), so a where word
+    /// that reads the same before and after the block and sequence means they are its record's.
+    /// Read again while it does not, at most three times; then `None`, as no record.
+    pub fn read<E>(id: u8, mut word: impl FnMut(u32) -> Result<u32, E>) -> Result<Option<Self>, E> {
+        let base = area(id);
+        for _ in 0..3 {
+            let w = [
+                word(base + GIVE_UP_WHERE)?,
+                word(base + GIVE_UP_BLOCK)?,
+                word(base + GIVE_UP_SEQUENCE)?,
+            ];
+            if word(base + GIVE_UP_WHERE)? == w[0] {
+                return Ok(Self::from_words(w));
+            }
+        }
+        Ok(None)
     }
 
     /// The record three slot words hold, or `None` when the where-code is 0 (no give-up) or

@@ -1501,7 +1501,7 @@ fn a_refusal_without_a_buffer_records_broadcast_begin_and_zero_statistics_in_its
         }
     );
     // Area 1 is at 0xB40: the where word (0xB60) cleared, block 0 (0xB64), sequence (0xB68),
-    // then the where word `4 | 1 << 8` last; statistics 0 blocks (0xB70) and 0 wait cycles
+    // then the where word `4 | 1 << 8 | 7 << 16` (the sequence's low half) last; statistics 0 blocks (0xB70) and 0 wait cycles
     // (0xB74).
     assert_eq!(
         s.lock().unwrap().stores,
@@ -1509,7 +1509,7 @@ fn a_refusal_without_a_buffer_records_broadcast_begin_and_zero_statistics_in_its
             (0xB60, 0),
             (0xB64, 0),
             (0xB68, SEQ),
-            (0xB60, 0x0000_0104),
+            (0xB60, 0x0007_0104),
             (0xB70, 0),
             (0xB74, 0),
         ]

@@ -64,7 +64,8 @@ fn markers_carry_the_sequence_number_in_the_high_half_and_the_count_in_the_low_h
 // ---- the first give-up ---------------------------------------------------------------------
 
 #[test]
-fn give_up_words_are_where_with_the_broadcast_in_bits_8_to_15_then_block_then_sequence() {
+fn give_up_words_are_where_with_the_broadcast_in_bits_8_to_15_and_the_sequence_above_then_block_then_sequence()
+ {
     assert_eq!(Where::BroadcastDone.code(), 1);
     assert_eq!(Where::BroadcastValid.code(), 2);
     assert_eq!(Where::BroadcastFree.code(), 3);
@@ -75,7 +76,10 @@ fn give_up_words_are_where_with_the_broadcast_in_bits_8_to_15_then_block_then_se
         block: 5,
         sequence: 0x0001_0007,
     };
-    assert_eq!(record.words(), [0x0000_0102, 5, 0x0001_0007]);
+    // The where word's upper half is the sequence's low half (two records' where words differ,
+    // so a host reading a record being written can tell: `GiveUpRecord::read`).
+    assert_eq!(record.words(), [0x0007_0102, 5, 0x0001_0007]);
+    assert_eq!(GiveUpRecord::from_words(record.words()), Some(record));
     assert_eq!(
         GiveUpRecord::from_words([0x0000_0003, 0x0000_0009, 0x00AB_CDEF]),
         Some(GiveUpRecord {

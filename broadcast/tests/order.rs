@@ -425,7 +425,8 @@ fn a_sender_that_times_out_clears_where_records_block_sequence_then_where_then_s
     m.store(0xA20, 0);
     m.store(0xA24, 2);
     m.store(0xA28, 0x0001_0007);
-    m.store(0xA20, 0x0000_0001);
+    // `broadcast_done` of broadcast 0, the sequence's low half above.
+    m.store(0xA20, 0x0007_0001);
     m.store(0xA30, 2);
     m.store_any(0xA34);
     m.ctrl

@@ -61,8 +61,8 @@ pub struct SimConfig {
     /// simulation runs. Default: off (every host write lands at once, in order).
     pub reorder_posted_writes: bool,
     /// Hold every L1 store of a firmware core in its store queue as long as the hardware may:
-    /// until a load that overlaps it, a fifth store, or 256 cycles, and a core that stops still
-    /// drains it (ISA `BabyRISCV/MemoryOrdering.md`: four entries, drained independently of
+    /// until a load that overlaps it, a fifth store, or 256 cycles, and a core that stops at an
+    /// `ecall`, `ebreak` or fault still drains it (one a stall fault stops does not) (ISA `BabyRISCV/MemoryOrdering.md`: four entries, drained independently of
     /// retirement, only an overlapping load ordered after a store). An NIU command issued meanwhile reads the
     /// old bytes when its packet leaves, as a card's would. Default: off (stores land at once).
     pub late_core_stores: bool,

@@ -27,8 +27,10 @@
 //! * **Tile registers** (`regs.rs`): the wall clock, reset PCs, soft reset (read only here).
 //!
 //! With `SimConfig::late_core_stores` an L1 store waits in the core's four-entry store queue
-//! until a load from the same start address, a fifth L1 store, or 256 cycles, so an NIU command
-//! that reads the stored word without the ISA's read-back rule sends the old bytes.
+//! until a load that overlaps it, a fifth L1 store, or 256 cycles (a core that stops at an
+//! `ecall`, `ebreak` or fault still drains it; one a stall fault stops keeps it: the queue lives
+//! with the core's task, which never runs again), so an NIU command that reads the stored word
+//! without the ISA's read-back rule sends the old bytes.
 //!
 //! Anything else (an unknown or misaligned register, a sub-word register access, a write to a
 //! read-only register, a NoC command the model does not carry out or refuses) stops the core

@@ -22,19 +22,9 @@ impl ProgramRecords for BroadcastRecords {
         out: &mut Vec<CoreGiveUp>,
     ) -> Result<(), SessionError> {
         for id in 0..area::MAX_BROADCASTS {
-            let base = area::area(id);
-            let w = [
-                word(base + area::GIVE_UP_WHERE)?,
-                word(base + area::GIVE_UP_BLOCK)?,
-                word(base + area::GIVE_UP_SEQUENCE)?,
-            ];
-            // A running tile may be writing the record: it clears the where word first and
-            // writes it last, so the same where word after the block and sequence means they
-            // are its record's (a record being written is read at the next report).
-            if word(base + area::GIVE_UP_WHERE)? != w[0] {
-                continue;
-            }
-            if let Some(g) = GiveUpRecord::from_words(w).filter(|g| g.sequence == sequence) {
+            // (A running tile may be writing it: `read` takes it whole or not at all.)
+            let record = GiveUpRecord::read(id, &mut *word)?;
+            if let Some(g) = record.filter(|g| g.sequence == sequence) {
                 out.push(CoreGiveUp {
                     core,
                     place: g.place.name(),
@@ -89,35 +79,60 @@ mod tests {
     }
 
     #[test]
-    fn a_record_read_while_the_tile_writes_it_is_left_for_the_next_report() {
+    fn a_record_read_while_the_tile_writes_it_is_read_again_and_never_mixed() {
         let base = area::area(0);
-        let (valid, done) = (2u32, 1u32); // broadcast_valid, broadcast_done of broadcast 0
+        // broadcast_done and broadcast_valid of broadcast 0, of commands 7 and 12.
+        let (done, valid) = (1u32, 2u32);
+        let of = |place: u32, seq: u32| place | seq << 16;
         let at = |w| base + w;
+        let places = |script: &[(u32, &[u32])]| {
+            read(script, 12)
+                .iter()
+                .map(|g| (g.place, g.block))
+                .collect::<Vec<_>>()
+        };
         // Whole: the where word the same before and after.
-        let whole = read(
-            &[
-                (at(area::GIVE_UP_WHERE), &[done]),
+        assert_eq!(
+            places(&[
+                (at(area::GIVE_UP_WHERE), &[of(done, 12)]),
                 (at(area::GIVE_UP_BLOCK), &[5]),
                 (at(area::GIVE_UP_SEQUENCE), &[12]),
-            ],
-            12,
-        );
-        assert_eq!(
-            whole.iter().map(|g| (g.place, g.block)).collect::<Vec<_>>(),
+            ]),
             [("broadcast_done", 5)]
         );
-        // An old record's place, then the new block and sequence as the tile writes them (its
-        // where word cleared, then the new one): not taken for command 12's.
-        for after in [0, done] {
-            let torn = read(
-                &[
-                    (at(area::GIVE_UP_WHERE), &[valid, after]),
-                    (at(area::GIVE_UP_BLOCK), &[5]),
+        // Command 7's place, then command 12's block and sequence as the tile writes them: read
+        // again, the record the tile finished, never the old place with the new block; also
+        // when both records give up at the same place (the where words differ in their
+        // sequence half).
+        for old in [of(valid, 7), of(done, 7)] {
+            assert_eq!(
+                places(&[
+                    (at(area::GIVE_UP_WHERE), &[old, of(done, 12)]),
+                    (at(area::GIVE_UP_BLOCK), &[4, 5]),
                     (at(area::GIVE_UP_SEQUENCE), &[12]),
-                ],
-                12,
+                ]),
+                [("broadcast_done", 5)],
+                "{old:#x}"
             );
-            assert!(torn.is_empty(), "{torn:?}");
         }
+        // Cleared and not yet written: no record.
+        assert!(
+            places(&[
+                (at(area::GIVE_UP_WHERE), &[of(valid, 7), 0]),
+                (at(area::GIVE_UP_BLOCK), &[5]),
+                (at(area::GIVE_UP_SEQUENCE), &[12]),
+            ])
+            .is_empty()
+        );
+        // Still changing after three reads: none.
+        let a = of(done, 12);
+        assert!(
+            places(&[
+                (at(area::GIVE_UP_WHERE), &[a, 0, a, 0, a, 0]),
+                (at(area::GIVE_UP_BLOCK), &[5]),
+                (at(area::GIVE_UP_SEQUENCE), &[12]),
+            ])
+            .is_empty()
+        );
     }
 }

@@ -45,7 +45,8 @@ impl Read<'_> {
 
 /// What a test does with the card's accesses; every method does nothing by default.
 pub trait Tap {
-    /// Answers a word read instead of the card: `None` lets the card answer.
+    /// Answers a word read (`read32`) instead of the card: `None` lets the card answer. A bulk
+    /// `read` is only seen ([`Tap::saw`]), never answered.
     fn read32(&self, read: Read<'_>) -> Option<Result<u32, PcieError>> {
         let _ = read;
         None
