@@ -142,14 +142,19 @@ fn a_missing_buffer_gives_up_broadcast_begin_and_records_it_in_the_area() {
         );
         let base = area::area(id);
         let word = |o: u32| *dm.ctrl.0.get(&(base + o)).unwrap_or(&0);
-        // The specification's words: where | broadcast << 8, block, sequence.
+        // The area's words: where | broadcast << 8 | (sequence & 0xFFFF) << 16, block,
+        // sequence.
         assert_eq!(
             [
                 word(area::GIVE_UP_WHERE),
                 word(area::GIVE_UP_BLOCK),
                 word(area::GIVE_UP_SEQUENCE)
             ],
-            [4 | (id as u32) << 8, 0, SEQUENCE],
+            [
+                4 | (id as u32) << 8 | (SEQUENCE & 0xFFFF) << 16,
+                0,
+                SEQUENCE
+            ],
             "{role:?}"
         );
         assert_eq!(

@@ -1503,8 +1503,8 @@ fn a_refused_dram_read_gives_up_broadcast_done_and_the_next_command_runs_clean()
             }
         });
         // The refused read is recorded in the sender's area like any give-up of the protocol:
-        // broadcast_done (1) of broadcast 0, block 0, command 5.
-        assert_eq!(sender_record, Some([1, 0, 5]));
+        // broadcast_done (1) of broadcast 0 (the sequence's low half above), block 0, command 5.
+        assert_eq!(sender_record, Some([1 | 5 << 16, 0, 5]));
         // The sender gives up block 0 (broadcast_done) before anything was cast; the receiver's
         // wait for block 0 and both computes' waits for it pass the limit.
         assert_eq!(
@@ -1677,9 +1677,9 @@ fn a_sender_whose_reader_stalls_and_its_receiver_both_pad_their_buffers_to_the_e
             [((noc0_of((0, 0)), 0), 2), ((noc0_of((1, 0)), 0), 2)].into()
         );
         // The stalled kernel records nothing in the area; the receiver records broadcast_valid,
-        // broadcast 0, block 1, command 21.
+        // broadcast 0 (the sequence's low half above), block 1, command 21.
         assert_eq!(sender_where, 0);
-        assert_eq!(receiver_record, [2, 1, 21]);
+        assert_eq!(receiver_record, [2 | 21 << 16, 1, 21]);
         // The reader announced its recovery of command 1; writer and compute did not.
         assert_eq!(recovering, [1, 0, 0]);
         assert_buffers_at_slot_0(&chip);
@@ -2366,9 +2366,9 @@ fn a_handshake_receiver_that_never_says_it_is_ready_times_out_its_sender_and_the
             padding,
             [((noc0_of((0, 0)), 0), 2), ((noc0_of((1, 0)), 0), 2)].into()
         );
-        // broadcast_done (1), block 1, command 51; the stalled receiver recorded nothing and
-        // wrote the ready word of block 0 only.
-        assert_eq!(sender_record, [1, 1, 51]);
+        // broadcast_done (1; the sequence's low half above), block 1, command 51; the stalled
+        // receiver recorded nothing and wrote the ready word of block 0 only.
+        assert_eq!(sender_record, [1 | 51 << 16, 1, 51]);
         assert_eq!(receiver_where, 0);
         assert_eq!(ready_words, 1);
         // The sender's tile gave up within one wait limit of its wait for the ready word: the
