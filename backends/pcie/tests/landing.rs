@@ -45,6 +45,22 @@ fn recording(sim: Sim) -> (Card<Tapped<Recording>>, Rc<RefCell<Vec<Access>>>) {
     (Card::open(bar, CardOptions::default()).unwrap(), log)
 }
 
+/// The window and offset of the last access, a write, and the log cleared for what follows.
+fn last_write(log: &RefCell<Vec<Access>>) -> (u32, u64) {
+    let Some(&Access::Write(window, _, last)) = log.borrow().last() else {
+        panic!("no write recorded: {:?}", log.borrow().last());
+    };
+    log.borrow_mut().clear();
+    (window, last)
+}
+
+/// Whether the log holds a read of `window` at `at`.
+fn read_back(log: &RefCell<Vec<Access>>, window: u32, at: u64) -> bool {
+    log.borrow()
+        .iter()
+        .any(|a| matches!(a, &Access::Read(w, _, o) if w == window && o == at))
+}
+
 #[test]
 fn a_dram_write_is_read_back_before_the_next_publish_and_only_then() {
     // A Blackhole writes DRAM through each bank's own 4 GiB window, a Wormhole through the
@@ -53,15 +69,10 @@ fn a_dram_write_is_read_back_before_the_next_publish_and_only_then() {
         let (card, log) = recording(Sim::new(config));
         let tile = card.tensix().next().unwrap();
         card.write_dram(0, 0x1000, &[7; 64]).unwrap();
-        let Some(&Access::Write(window, _, last)) = log.borrow().last() else {
-            panic!("no write recorded: {:?}", log.borrow().last());
-        };
-        log.borrow_mut().clear();
+        let (window, last) = last_write(&log);
         card.publish_barrier(tile).unwrap();
         assert!(
-            log.borrow()
-                .iter()
-                .any(|a| matches!(a, &Access::Read(w, _, at) if w == window && at == last)),
+            read_back(&log, window, last),
             "the DRAM write's last word read back: {:?}",
             log.borrow()
         );
@@ -217,15 +228,10 @@ fn the_proxy_acknowledges_a_dram_write_only_after_reading_it_back() {
     let dst = NocAddr::new(komorebi_hal::Xy::new(port.0, port.1).unwrap(), at).unwrap();
     noc.write(L1Addr::new(0x8000).unwrap(), dst, 64, WriteMode::ORDERED)
         .unwrap();
-    let Some(&Access::Write(window, _, last)) = log.borrow().last() else {
-        panic!("no write recorded");
-    };
-    log.borrow_mut().clear();
+    let (window, last) = last_write(&log);
     assert!(noc.writes_acked().unwrap());
     assert!(
-        log.borrow()
-            .iter()
-            .any(|a| matches!(a, &Access::Read(w, _, o) if w == window && o == last)),
+        read_back(&log, window, last),
         "the DRAM write read back before the ack: {:?}",
         log.borrow()
     );
