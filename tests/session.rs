@@ -398,6 +398,8 @@ fn a_circular_buffer_over_the_firmware_or_past_l1_is_refused() {
         (l1 - 1024, 2048, 1),                       // past L1's end
         (abi::FIRMWARE_L1_END, 0, 4),               // no bytes
         (abi::FIRMWARE_L1_END, u32::MAX, u16::MAX), // an end past 32 bits
+        (abi::FIRMWARE_L1_END + 2, 64, 8),          // a base off the NoC's 16 bytes
+        (abi::FIRMWARE_L1_END, 40, 8),              // a page size off them
     ] {
         let before = cb_entry(&mut s);
         let e = s

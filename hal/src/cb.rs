@@ -21,7 +21,10 @@
 //!   advances the read pointer, with the same overflow and wrap rules ([`ErrorKind::Underflow`],
 //!   [`ErrorKind::Wrap`]).
 //! * A `push` happens-before the consumer's observation of the new `pushed` count, and the
-//!   pushed pages' bytes are visible when it is observed; likewise for `pop` and the producer.
+//!   pushed pages' bytes are visible when it is observed, for bytes the NoC wrote and the
+//!   producer saw land; likewise for `pop` and the producer. A producer that fills pages with
+//!   its own stores orders them itself before it pushes (on the baby cores a core's stores and
+//!   its store to the counter register may be processed in either order).
 //!
 //! `hal/README.md` says how Blackhole realizes each method.
 
@@ -165,8 +168,9 @@ pub trait CircularBuffer: ErrorType {
 pub const SCAN_RUN_WORDS: usize = 64;
 
 /// [`CircularBuffer::scan_page`] through [`CircularBuffer::read_page`]: copies the page a run
-/// of at most [`SCAN_RUN_WORDS`] words at a time. The trait's default, and the fallback of a
-/// backend that lends pages in place when one cannot be (an unaligned page).
+/// of at most [`SCAN_RUN_WORDS`] words at a time. The trait's default; a backend that lends
+/// pages in place may fall back on it, or refuse a page it cannot lend (the silicon backend
+/// refuses an unaligned page: its copy would not fit compute's image).
 pub fn scan_page_by_reads<C: CircularBuffer + ?Sized>(
     cb: &mut C,
     page: u16,

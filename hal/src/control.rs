@@ -110,9 +110,10 @@ pub trait ControlBlock: ErrorType {
 
     /// The words at `first`, `first + stride`, `first + 2 * stride`, ... into `words`, as
     /// [`load`](Self::load) of each in turn would; an offset `load` refuses fails the call with
-    /// `load`'s error (the words before it loaded). A command's words, or a DONE-BY table's: a
-    /// backend may check the offsets and order its loads once for all of them. The provided
-    /// method calls `load` for each.
+    /// `load`'s error, and the words before it may or may not have been loaded. A command's
+    /// words, or a DONE-BY table's: a backend may check the offsets and order its loads once for
+    /// all of them (and then load none after a bad offset). The provided method calls `load`
+    /// for each.
     fn load_words(
         &mut self,
         first: u32,

@@ -366,12 +366,22 @@ pub const LOG_BASE: u32 = 0x5000;
 /// block), and so does the host's `Session::configure_cb`.
 pub const FIRMWARE_L1_END: u32 = 0x3_0000;
 
+/// The alignment, in bytes, of a circular buffer's base and page size: the NoC reads and
+/// writes L1 in 16-byte units (tt-metal `noc_parameters.h`, `NOC_L1_READ_ALIGNMENT_BYTES` and
+/// `NOC_L1_WRITE_ALIGNMENT_BYTES`), so every page of such a buffer starts on one.
+pub const BUFFER_ALIGN: u32 = 16;
+
 /// Whether a circular buffer of `pages` pages of `page_size` bytes at L1 `base` lies between
 /// [`FIRMWARE_L1_END`] and the end of an L1 of `l1_size` bytes, with at least one page of at
-/// least one byte (without overflow).
+/// least one byte (without overflow), its base and page size multiples of [`BUFFER_ALIGN`].
+/// A handle's pointers are L1 addresses, which are whole words: a base off a word would make
+/// them disagree with the pages the NoC fills.
 pub const fn buffer_fits(base: u32, page_size: u32, pages: u32, l1_size: u32) -> bool {
     let bytes = page_size as u64 * pages as u64;
-    base >= FIRMWARE_L1_END && bytes > 0 && base as u64 + bytes <= l1_size as u64
+    base >= FIRMWARE_L1_END
+        && (base | page_size) % BUFFER_ALIGN == 0
+        && bytes > 0
+        && base as u64 + bytes <= l1_size as u64
 }
 /// Bytes of one kernel's log ring: its header, then [`LOG_DATA_BYTES`] of frames.
 pub const LOG_RING_BYTES: u32 = 0x500;

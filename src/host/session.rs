@@ -331,8 +331,9 @@ impl Session {
 
     /// Configures circular buffer `index` on every core of `group`: the device's buffer, and
     /// the entry of the control block's buffer table that firmware builds its handle from. A
-    /// buffer must lie in L1 above the firmware ([`abi::FIRMWARE_L1_END`]): anything else is
-    /// [`SessionError::Buffer`], and the firmware would refuse its table entry too. `index` is
+    /// buffer must lie in L1 above the firmware ([`abi::FIRMWARE_L1_END`]), its base and page
+    /// size multiples of [`abi::BUFFER_ALIGN`]: anything else is [`SessionError::Buffer`], and
+    /// the firmware would refuse its table entry too. `index` is
     /// below [`abi::CB_ENTRIES`] ([`SessionError::BufferIndex`] otherwise).
     pub fn configure_cb(
         &mut self,

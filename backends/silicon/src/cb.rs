@@ -31,7 +31,8 @@ impl<C: Chip> SiliconCb<C> {
     /// counters in `streams`, with L1 address 0 at address `l1` of this core (0 on a baby core;
     /// a host buffer's address in tests). Both pointers start at page 0 (every command leaves
     /// the buffer at slot 0). `None` unless `index` is below the chip's
-    /// [`Chip::CIRCULAR_BUFFERS`].
+    /// [`Chip::CIRCULAR_BUFFERS`] and `base` and `page_size` are multiples of 16 (the NoC's L1
+    /// alignment).
     ///
     /// # Safety
     /// `l1 + base .. l1 + base + pages * page_size` must be valid for reads (volatile and plain)
@@ -47,7 +48,9 @@ impl<C: Chip> SiliconCb<C> {
         page_size: u32,
         pages: u16,
     ) -> Option<Self> {
-        if index >= C::CIRCULAR_BUFFERS {
+        // A base or page size off the NoC's 16-byte units: `base()` and the pointers are
+        // word addresses, and would not name the pages the NoC fills.
+        if index >= C::CIRCULAR_BUFFERS || (base | page_size) % 16 != 0 {
             return None;
         }
         Some(Self {
@@ -81,9 +84,19 @@ impl<C: Chip> SiliconCb<C> {
         C::tiles_acked(self.streams, self.index).read() as u16
     }
 
+    /// The slot of ready page `page` (counted from the oldest), in `u32`: with more than 32,768
+    /// pages, `rd + page` passes `u16::MAX`. `max(1)`: a buffer of 0 pages has no page ready
+    /// (callers refuse first); it also lets the compiler drop the division-by-zero panic, the
+    /// firmware's last panic path.
+    fn slot(&self, page: u16) -> u32 {
+        (self.rd as u32 + page as u32) % (self.pages as u32).max(1)
+    }
+
     fn advance(&self, at: u16, pages: u16, push: bool) -> Result<u16, CbError> {
         let room = if push {
-            self.pages - self.received().wrapping_sub(self.acked())
+            // Saturating: counters a reconfigured buffer left above its capacity have no room.
+            self.pages
+                .saturating_sub(self.received().wrapping_sub(self.acked()))
         } else {
             self.received().wrapping_sub(self.acked())
         };
@@ -176,10 +189,8 @@ impl<C: Chip> cb::CircularBuffer for SiliconCb<C> {
                 why: Why::BeyondPage,
             });
         }
-        // `max(1)`: a buffer of 0 pages has no page ready (refused above); it also lets the
-        // compiler drop the division-by-zero panic, the firmware's last panic path.
-        let slot = (self.rd + page) % self.pages.max(1);
-        let at = self.base + slot as u32 * self.page_size + offset;
+        let slot = self.slot(page);
+        let at = self.base + slot * self.page_size + offset;
         fence::<C>();
         let base = self.l1 + at as usize;
         if base % 4 == 0 {
@@ -215,8 +226,8 @@ impl<C: Chip> cb::CircularBuffer for SiliconCb<C> {
                 why: Why::PageNotReady,
             });
         }
-        let slot = (self.rd + page) % self.pages.max(1);
-        let at = self.l1 + (self.base + slot as u32 * self.page_size) as usize;
+        let slot = self.slot(page);
+        let at = self.l1 + (self.base + slot * self.page_size) as usize;
         // Pages are lent in place only (a card's buffers are 16-byte aligned in L1; the copy
         // of the default scan would not fit compute's 8 KiB). Words are little-endian values: a
         // big-endian host (tests only) copies them.

@@ -1336,3 +1336,51 @@ fn the_control_block_knows_its_length() {
     assert_eq!(c.len(), 0x1000);
     assert!(!c.is_empty());
 }
+
+#[test]
+fn a_buffer_off_the_noc_s_16_bytes_gets_no_handle() {
+    let mut regs = vec![0u32; stream::STREAM_BLOCK_BYTES / 4].into_boxed_slice();
+    let mem = vec![0u8; 0x3_0000].into_boxed_slice();
+    // SAFETY: both boxes outlive the handles.
+    let streams = unsafe { Streams::from_ptr(regs.as_mut_ptr().cast()) };
+    let open = |base: u32, page_size: u32| {
+        // SAFETY: as above; every buffer tried lies inside `mem`.
+        unsafe {
+            SiliconCb::<Blackhole>::from_ptr(streams, 1, mem.as_ptr() as usize, base, page_size, 4)
+        }
+    };
+    // A base off a word would have `base()` and the pointers name L1 address 0 (the boot
+    // stub) while the NoC filled the real pages.
+    assert!(open(0x2_0002, 64).is_none(), "a base off a word");
+    assert!(open(0x2_0008, 64).is_none(), "a base off 16 bytes");
+    assert!(open(0x2_0000, 40).is_none(), "a page size off 16 bytes");
+    let cb = open(0x2_0010, 48).expect("16-byte multiples");
+    assert_eq!((cb.base(), cb.write_ptr()), (l1(0x2_0010), l1(0x2_0010)));
+}
+
+#[test]
+fn a_buffer_of_more_than_32768_pages_names_its_slots_past_u16() {
+    // 40,000 pages of 16 bytes: the oldest page at slot 30,000 and page 35,536 after it make
+    // 65,536, past a u16; the slot is 25,536.
+    const PAGES: u16 = 40_000;
+    let base = 0x3_0000u32;
+    let mut words = vec![0u32; (base as usize + PAGES as usize * 16) / 4].into_boxed_slice();
+    for slot in 0..PAGES as usize {
+        words[base as usize / 4 + slot * 4] = slot as u32;
+    }
+    let mut regs = vec![0u32; stream::STREAM_BLOCK_BYTES / 4].into_boxed_slice();
+    // SAFETY: both boxes outlive the handles; the buffer lies inside `words`.
+    let streams = unsafe { Streams::from_ptr(regs.as_mut_ptr().cast()) };
+    let at = words.as_ptr() as usize;
+    let open = || unsafe { SiliconCb::<Blackhole>::from_ptr(streams, 2, at, base, 16, PAGES) };
+    let (mut producer, mut consumer) = (open().unwrap(), open().unwrap());
+    producer.push(PAGES).unwrap();
+    consumer.pop(30_000).unwrap();
+    producer.push(30_000).unwrap();
+    assert_eq!(consumer.pages_ready().unwrap(), PAGES);
+    let mut first = [0u8; 4];
+    consumer.read_page(35_536, 0, &mut first).unwrap();
+    assert_eq!(u32::from_le_bytes(first), 25_536);
+    let scanned = scanned(&mut consumer, 35_536);
+    assert_eq!(scanned[0].1[..4], 25_536u32.to_le_bytes());
+}

@@ -23,7 +23,10 @@
 //! * **Overlay stream registers** `tiles_received` / `tiles_acked` of the 64 circular buffers:
 //!   the simulator's buffer counters (the host configures the buffer through its back door, as
 //!   for the native kernels); a write moves the buffer's pointers by the difference, trips the
-//!   push and pop stall faults, and is checked as the native `SimCb` checks a push or pop.
+//!   push and pop stall faults, and is checked for room as the native `SimCb` checks a push or
+//!   pop. A counter says nothing of what the pages hold, so pages a firmware kernel pushes are
+//!   data to the overwrite check, padding included (the native `push_padding` marks its pages),
+//!   and a push across the buffer's end is the firmware handle's to refuse (it does).
 //! * **Tile registers** (`regs.rs`): the wall clock, reset PCs, soft reset (read only here).
 //!
 //! With `SimConfig::late_core_stores` an L1 store waits in the core's four-entry store queue
@@ -367,10 +370,10 @@ impl CoreBus {
         }
         if push {
             c.pushed = value as u16;
-            c.wr = (c.wr + pages) % c.pages;
+            c.wr = c.step(c.wr, pages);
         } else {
             c.popped = value as u16;
-            c.rd = (c.rd + pages) % c.pages;
+            c.rd = c.step(c.rd, pages);
         }
         w.touch(self.tile, at);
         Ok(())

@@ -38,6 +38,12 @@ impl Cb {
     pub(crate) fn ready(&self) -> u16 {
         self.pushed.wrapping_sub(self.popped)
     }
+
+    /// Page `at` moved on by `pages`, round the buffer: in `u32`, since with more than 32,768
+    /// pages the sum passes `u16::MAX`.
+    pub(crate) fn step(&self, at: u16, pages: u16) -> u16 {
+        ((at as u32 + pages as u32) % (self.pages as u32).max(1)) as u16
+    }
 }
 
 // `Tile::cb_mask` has a bit per circular buffer: every chip's fit.
@@ -118,9 +124,10 @@ impl Tile {
             }
             let ready = cb.ready();
             for page in (lo - cb.base) / cb.page_size..=(hi - 1 - cb.base) / cb.page_size {
-                let age = (page as u16 + cb.pages - cb.rd) % cb.pages;
+                // How many pages after the oldest one this one is (`page` < `pages`).
+                let age = (page + cb.pages as u32 - cb.rd as u32) % cb.pages as u32;
                 let padding = cb.padding.get(page as usize).copied().unwrap_or(false);
-                if age < ready && !padding {
+                if age < ready as u32 && !padding {
                     return Some(Violation::OverwroteUnpoppedPages {
                         tile: self.xy0,
                         cb: index as u8,
@@ -226,5 +233,42 @@ impl Deref for Tiles {
 impl DerefMut for Tiles {
     fn deref_mut(&mut self) -> &mut [Tile] {
         &mut self.list
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SimConfig;
+
+    /// A buffer of 40,000 pages whose oldest page is at slot 30,000: page 35,000's age is
+    /// `35,000 + 40,000 - 30,000`, past a u16 before the reduction.
+    #[test]
+    fn a_buffer_of_more_than_32768_pages_ages_its_pages_past_u16() {
+        let chip = SimConfig::default().chip_model();
+        let mut tile = Tile::new((1, 2), 0, &chip);
+        let (base, pages) = (0x3_0000, 40_000u16);
+        tile.configure_cb(
+            0,
+            Cb {
+                base,
+                page_size: 16,
+                pages,
+                pushed: 35_000,
+                popped: 30_000,
+                wr: 35_000,
+                rd: 30_000,
+                padding: vec![false; pages as usize],
+            },
+        );
+        // 5,000 pages ready: slots 30,000 to 34,999. Slot 35,000 is free, 34,999 is not.
+        let at = |slot: u32| base + slot * 16;
+        assert_eq!(tile.check_overwrite(at(35_000), 16, 7), None);
+        assert!(matches!(
+            tile.check_overwrite(at(34_999), 16, 7),
+            Some(Violation::OverwroteUnpoppedPages { page: 34_999, .. })
+        ));
+        let cb = tile.cbs[0].as_ref().unwrap();
+        assert_eq!(cb.step(30_000, 35_536), 25_536);
     }
 }

@@ -101,11 +101,12 @@ pub enum SessionError {
         /// How many buffers a tile has ([`abi::CB_ENTRIES`](komorebi_kernel::abi::CB_ENTRIES)).
         count: u32,
     },
-    /// A circular buffer that does not lie in L1 above the firmware.
+    /// A circular buffer that does not lie in L1 above the firmware, or whose base or page size
+    /// is not a multiple of [`BUFFER_ALIGN`](komorebi_kernel::abi::BUFFER_ALIGN).
     #[error(
         "circular buffer {index}: {pages} pages of {page_size} bytes at {base:#x} (allowed: at \
          least one byte, within L1 from {first:#x} to {end:#x}, above the firmware's images and \
-         control block)"
+         control block, base and page size multiples of 16)"
     )]
     Buffer {
         /// The buffer's index.

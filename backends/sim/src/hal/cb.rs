@@ -71,7 +71,7 @@ impl SimCb {
                 ),
             ));
         }
-        let addr = c.base + ((c.rd + page) % c.pages) as u32 * c.page_size + offset;
+        let addr = c.base + c.step(c.rd, page) as u32 * c.page_size + offset;
         tile.l1.read(addr as u64, buf);
         Ok(())
     }
@@ -156,10 +156,10 @@ impl SimCb {
         }
         if push {
             c.pushed = c.pushed.wrapping_add(pages);
-            c.wr = (c.wr + pages) % c.pages;
+            c.wr = c.step(c.wr, pages);
         } else {
             c.popped = c.popped.wrapping_add(pages);
-            c.rd = (c.rd + pages) % c.pages;
+            c.rd = c.step(c.rd, pages);
         }
         w.touch(self.tile, now);
         Ok(())
