@@ -516,7 +516,7 @@ pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> Exi
             return ExitCode::from(2);
         }
     }
-    let checked = match checked_config(flags, picture) {
+    let checked = match checked_config(flags, picture, 1) {
         Ok(cfg) => cfg,
         Err(code) => return code,
     };
@@ -568,12 +568,17 @@ pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> Exi
 fn checked_config(
     flags: &BroadcastFlags,
     picture: Option<&std::path::Path>,
+    chips: u32,
 ) -> Result<BroadcastConfig, ExitCode> {
     let refuse = |e: String| {
         eprintln!("error: {e}");
         ExitCode::from(2)
     };
-    let cfg = flags.config().map_err(refuse)?;
+    // The chips before the checks: each simulated chip keeps its own DRAM.
+    let cfg = BroadcastConfig {
+        chips,
+        ..flags.config().map_err(refuse)?
+    };
     let profile = flags.profile.as_deref();
     // The profile's flame graph is written beside it after the run: checked now too.
     let flame_graph = profile.map(crate::host::profile::flame_graph_path);
@@ -667,13 +672,12 @@ fn follow_sink(bar: Option<indicatif::ProgressBar>) -> broadcast::LogFollow {
 /// (0 all checked, 1 data mismatch, 3 timeout, 2 bad flags or an output path that cannot be
 /// written, checked before the run).
 pub fn broadcast(flags: &BroadcastFlags, run: &RunFlags, spread: &ChipFlags) -> ExitCode {
-    let checked = match checked_config(flags, None) {
+    let checked = match checked_config(flags, None, spread.chips) {
         Ok(cfg) => cfg,
         Err(code) => return code,
     };
     let bar = progress_bar(flags.shape.jobs as u64, "jobs", !flags.json);
     let cfg = BroadcastConfig {
-        chips: spread.chips,
         log_follow: flags.log_follow.then(|| follow_sink(bar.clone())),
         ..checked
     };

@@ -192,6 +192,22 @@ fn refusals_name_the_flags_at_fault_and_what_is_allowed() {
              window x pages x page size at most 655360)",
         ),
         (
+            // window x pages x page size is 2^32: past u32, each flag within its own range.
+            &[
+                "--window",
+                "1",
+                "--pages",
+                "4096",
+                "--page-size",
+                "1048576",
+                "--rect",
+                "0,0,1,1",
+            ][..],
+            "error: --pages: 2 broadcast buffers of --window 1 x --pages 4096 x --page-size \
+             1048576 = 8589934592 bytes do not fit the 1310720 bytes of L1 above 0x40000 \
+             (allowed: window x pages x page size at most 655360)",
+        ),
+        (
             &["--window", "8", "--pages", "8191"][..],
             "error: --window: 2 broadcast buffers of --window 8 x --pages 8191 x --page-size 2048 \
              = 268402688 bytes do not fit the 1310720 bytes of L1 above 0x40000 (allowed: window \

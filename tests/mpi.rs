@@ -240,6 +240,72 @@ fn a_rank_killed_or_stopped_mid_run_is_named_and_its_jobs_abandoned_within_the_l
     }
 }
 
+/// Rank 0 waits for every rank at once: one that stops answering delays no other, whose
+/// reports (100 jobs each) all count. (Rank 0 once waited for each rank in turn, each until the
+/// run's limit; under Open MPI on one machine a later rank's report still arrived, its shared
+/// memory completing a large send without the sender, so this passed then too: it holds the
+/// behaviour, which a transport that needs both sides would have broken.)
+#[test]
+fn a_stopped_rank_of_four_delays_no_other_rank_s_report() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !have_mpirun() {
+        return;
+    }
+    let start = Instant::now();
+    let child = mpirun(4, &["--jobs", "400", "--rank-limit", "8"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = rank_pid(child.id(), 1, start + Duration::from_secs(20)).expect("rank 1 starts");
+    let sent = Command::new("kill")
+        .args(["-STOP", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    let v = json(&out.stdout);
+    let code = out.status.code();
+    assert!(matches!(code, Some(3) | None), "exit {code:?}: {v}");
+    let ranks = v["ranks"].as_array().unwrap();
+    assert!(
+        ranks[1]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("no answer within 8 s"),
+        "{v}"
+    );
+    for r in [0, 2, 3] {
+        assert_eq!(ranks[r]["error"], Value::Null, "rank {r}: {v}");
+        assert_eq!(ranks[r]["jobs"], 100, "rank {r}");
+    }
+    assert_eq!(v["abandoned"], 100, "{v}");
+    assert_eq!(v["chips"][1]["device"], "rank 1 (no report)");
+    assert!(
+        v["chips"][1]["seed"].is_u64(),
+        "a lost rank's chip keeps its seed: {v}"
+    );
+}
+
+/// What one chip only can do is refused on the chips of every rank: two ranks of one Wormhole
+/// each are two Wormholes, which are not built.
+#[test]
+fn two_ranks_of_one_wormhole_are_refused_as_two_wormholes() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !have_mpirun() {
+        return;
+    }
+    let out = mpirun(2, &["--chip", "wormhole", "--jobs", "2"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--chips: 2 with --chip wormhole, counting every --mpi rank's"),
+        "{err}"
+    );
+}
+
 #[test]
 fn without_mpirun_a_single_rank_is_the_whole_run() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());

@@ -27,8 +27,9 @@ pub fn check_memory(cfg: &BroadcastConfig) -> Result<(), String> {
     } else {
         ("--blocks", "the simulated DRAM data of this run needs")
     };
+    let chips = if cfg.chips > 1 { ", fewer --chips" } else { "" };
     Err(format!(
-        "{flag}: {what} about {:.1} GiB of host memory, {:.1} GiB are available (fewer --jobs or --blocks, or a smaller --rect)",
+        "{flag}: {what} about {:.1} GiB of host memory, {:.1} GiB are available (fewer --jobs or --blocks{chips}, or a smaller --rect)",
         gib(need),
         gib(available)
     ))
@@ -123,5 +124,50 @@ pub fn check_output(flag: &str, path: &std::path::Path) -> Result<(), String> {
     } else {
         std::fs::File::create(path).map_err(bad)?;
         std::fs::remove_file(path).map_err(bad)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::broadcast::DeviceChoice;
+
+    /// Each simulated chip keeps its own DRAM: the need grows with the chips (two regions of
+    /// each chip's ring), and a card's DRAM is not the host's.
+    #[test]
+    fn the_memory_a_run_needs_counts_every_simulated_chip() {
+        let one = BroadcastConfig {
+            jobs: 64,
+            device: DeviceChoice::PcieSim,
+            ..BroadcastConfig::default()
+        };
+        // One job's region: the ring's regions in use are min(jobs, 4).
+        let region = BroadcastConfig {
+            jobs: 1,
+            ..one.clone()
+        }
+        .dram_bytes_per_bank();
+        assert!(region > 0);
+        assert_eq!(one.host_bytes(), 4 * region + one.host_bytes_of_jobs());
+        let four = BroadcastConfig {
+            chips: 4,
+            ..one.clone()
+        };
+        assert_eq!(four.host_bytes(), 4 * 2 * region + one.host_bytes_of_jobs());
+        // More chips than jobs: the chips without a job write nothing.
+        let sparse = BroadcastConfig {
+            chips: 8,
+            jobs: 3,
+            ..one.clone()
+        };
+        assert_eq!(
+            sparse.host_bytes(),
+            3 * 2 * region + sparse.host_bytes_of_jobs()
+        );
+        let card = BroadcastConfig {
+            device: DeviceChoice::Card("/dev/tenstorrent/0".into()),
+            ..four
+        };
+        assert_eq!(card.host_bytes(), card.host_bytes_of_jobs());
     }
 }

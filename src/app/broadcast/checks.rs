@@ -84,15 +84,6 @@ impl BroadcastConfig {
                 ),
             ));
         }
-        if self.chips > 1 {
-            return Err(flag(
-                "--chips",
-                format!(
-                    "{} with --chip wormhole (allowed: 1; several Wormholes are not built)",
-                    self.chips
-                ),
-            ));
-        }
         Ok(())
     }
 
@@ -105,7 +96,7 @@ impl BroadcastConfig {
                 format!("{} (allowed: 1..={MAX_CHIPS})", self.chips),
             ));
         }
-        self.one_chip_outputs(self.chips)?;
+        self.chips_in_all(self.chips)?;
         if self.chips > 1 {
             if let DeviceChoice::Ttsim { chip, .. } = &self.device {
                 if *chip != 0 {

@@ -16,8 +16,10 @@ use crate::host::session::Backend;
 
 /// Chip `chip`'s seed in a run seeded with `seed`. Chip 0 runs `seed` itself, so a run on one
 /// chip is the run it always was; each other chip gets a stream of its own (splitmix64 of the
-/// seed and the chip, so neighbouring seeds or chips give unrelated streams). A chip's seed
-/// given to `--seed` replays that chip alone.
+/// seed and the chip, so neighbouring seeds or chips give unrelated streams). A chip's seed is
+/// its simulator's stream, not a replay of its share: a one-chip run with it runs jobs from 0,
+/// and which jobs a run of several chips moves between them depends on the host's threads.
+/// One chip's run replays with its `--seed` alone.
 pub fn chip_seed(seed: u64, chip: u32) -> u64 {
     if chip == 0 {
         return seed;

@@ -303,7 +303,11 @@ pub(super) struct Operand {
 
 impl BroadcastConfig {
     pub(super) fn operands(&self) -> Vec<Operand> {
-        let bytes = self.window as u32 * self.pages as u32 * self.page_size;
+        // Saturating: `validate` asks for the operands before it refuses buffers past L1 (it
+        // counts their bytes in u64), and flags allowed one by one multiply past 32 bits.
+        let bytes = (self.window as u32)
+            .saturating_mul(self.pages as u32)
+            .saturating_mul(self.page_size);
         let mut out = Vec::new();
         if self.rows {
             out.push(Operand {
@@ -320,7 +324,7 @@ impl BroadcastConfig {
                 along: Along::Column,
                 noc: NocId::Noc1,
                 cb: 1,
-                base: BUFFER_BASE + bytes * out.len() as u32,
+                base: BUFFER_BASE.saturating_add(bytes.saturating_mul(out.len() as u32)),
             });
         }
         out
@@ -395,9 +399,19 @@ impl BroadcastConfig {
         ))
     }
 
-    /// Refuses the outputs that cover one chip (`--trace`, `--profile`, `--log`,
-    /// `--log-follow`) on a run of `chips` chips in all (a rank's run counts every rank's chips).
-    pub(super) fn one_chip_outputs(&self, chips: u32) -> Result<(), BroadcastError> {
+    /// Refuses what holds for one chip only on a run of `chips` chips in all (a rank's run
+    /// counts every rank's chips): the outputs that cover one chip (`--trace`, `--profile`,
+    /// `--log`, `--log-follow`), and a Wormhole (several are not built).
+    pub(super) fn chips_in_all(&self, chips: u32) -> Result<(), BroadcastError> {
+        if self.chip == ChipKind::Wormhole && chips > 1 {
+            return Err(flag(
+                "--chips",
+                format!(
+                    "{chips} with --chip wormhole, counting every --mpi rank's (allowed: 1; \
+                     several Wormholes are not built)"
+                ),
+            ));
+        }
         let one_chip = [
             ("--trace", self.trace.is_some()),
             ("--profile", self.profile.is_some()),
@@ -457,15 +471,21 @@ impl BroadcastConfig {
     }
 
     /// Host memory a run of these flags needs, roughly, beyond a few megabytes: on the
-    /// simulator its DRAM holding the jobs' data (the regions in use: every sender's copy of
-    /// its pages, each page in one bank). A `--trace` adds nothing that grows: its events go to
-    /// the file as they happen ([`Self::trace_bytes`] is what it needs on disk).
+    /// simulator each chip's DRAM holding the jobs' data (the regions in use: every sender's
+    /// copy of its pages, each page in one bank; a run of several chips, or a rank's, writes
+    /// into two regions of each chip's ring). A `--trace` adds nothing that grows: its events
+    /// go to the file as they happen ([`Self::trace_bytes`] is what it needs on disk).
     pub fn host_bytes(&self) -> u64 {
         let simulated = self.device.in_process();
-        let dram = if simulated {
-            self.dram_bytes_per_bank()
-        } else {
+        let dram = if !simulated {
             0
+        } else if self.chips > 1 {
+            let chips = self.chips.min(self.jobs) as u64;
+            self.region_bytes()
+                .saturating_mul(self.jobs.min(2) as u64)
+                .saturating_mul(chips)
+        } else {
+            self.dram_bytes_per_bank()
         };
         dram.saturating_add(self.host_bytes_of_jobs())
     }

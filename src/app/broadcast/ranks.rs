@@ -12,8 +12,8 @@
 //! run's start. A rank that has not answered by then (it died, hangs, or is stopped) has its
 //! jobs reported abandoned under its name; rank 0 then prints the report and ends the MPI job
 //! with `MPI_Abort`, since a finalize would wait for the missing rank. (Under Open MPI,
-//! `mpirun --enable-recovery` keeps rank 0 alive when another rank dies, so that it can say
-//! so; without it, `mpirun` ends every rank.) A rank whose run fails reports its error, which
+//! `mpirun --mca orte_abort_on_non_zero_status 0` keeps rank 0 alive when another rank dies,
+//! so that it can say so; without it, `mpirun` ends every rank.) A rank whose run fails reports its error, which
 //! rank 0 reports under that rank's name, its jobs failed.
 
 use std::time::{Duration, Instant};
@@ -22,6 +22,7 @@ use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use serde::{Deserialize, Serialize};
 
+use super::chips::chip_seed;
 use super::config::BroadcastConfig;
 use super::error::{BroadcastError, EXIT_DEVICE, flag};
 use super::run::{Share, run_share};
@@ -94,38 +95,69 @@ fn share_of(rank: u32, ranks: u32, chips: u32, jobs: u32) -> Share {
     }
 }
 
-/// Sends `bytes` to `to`, waiting at most until `deadline`; `false` if the send did not
-/// complete (the peer is lost). The buffer is left to MPI either way (a send that may never
-/// complete must keep its buffer; a run sends one message a rank).
-fn send_by(world: &SimpleCommunicator, to: i32, bytes: Vec<u8>, deadline: Instant) -> bool {
-    let buffer: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-    let mut request = world
-        .process_at_rank(to)
-        .immediate_send(mpi::request::StaticScope, buffer);
+/// Sends each `(rank, bytes)` at once, then waits until every send completed or `deadline`
+/// passed, testing them in turn (a rank that does not take its message delays no other's);
+/// for each, whether it completed (else the peer is lost). The buffers are left to MPI either
+/// way (a send that may never complete must keep its buffer; a run sends one message a rank).
+fn send_all(
+    world: &SimpleCommunicator,
+    messages: Vec<(i32, Vec<u8>)>,
+    deadline: Instant,
+) -> Vec<bool> {
+    let mut pending: Vec<Option<_>> = messages
+        .into_iter()
+        .map(|(to, bytes)| {
+            let buffer: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+            Some(
+                world
+                    .process_at_rank(to)
+                    .immediate_send(mpi::request::StaticScope, buffer),
+            )
+        })
+        .collect();
     loop {
-        match request.test() {
-            Ok(_) => return true,
-            Err(pending) => request = pending,
+        for slot in pending.iter_mut() {
+            if let Some(request) = slot.take() {
+                if let Err(still) = request.test() {
+                    *slot = Some(still);
+                }
+            }
+        }
+        if pending.iter().all(Option::is_none) {
+            return vec![true; pending.len()];
         }
         if Instant::now() >= deadline {
             // Never completed: forgotten, not dropped (a dropped request panics); the MPI job
             // is aborted at the end.
-            std::mem::forget(request);
-            return false;
+            return pending
+                .into_iter()
+                .map(|slot| slot.map(std::mem::forget).is_none())
+                .collect();
         }
         std::thread::sleep(POLL);
     }
 }
 
-/// Waits for a message from `from` until `deadline`; `None` if none came.
-fn receive_by(world: &SimpleCommunicator, from: i32, deadline: Instant) -> Option<Vec<u8>> {
-    let peer = world.process_at_rank(from);
+/// Waits for a message from each rank of `from` until `deadline`, looking at each in turn (a
+/// rank whose message has not come delays no other's: a large message completes only once its
+/// receive is posted); for each, `None` if none came.
+fn receive_all(
+    world: &SimpleCommunicator,
+    from: &[i32],
+    deadline: Instant,
+) -> Vec<Option<Vec<u8>>> {
+    let mut got: Vec<Option<Vec<u8>>> = vec![None; from.len()];
     loop {
-        if peer.immediate_probe().is_some() {
-            return Some(peer.receive_vec::<u8>().0);
+        for (i, &rank) in from.iter().enumerate() {
+            if got[i].is_none() {
+                let peer = world.process_at_rank(rank);
+                if peer.immediate_probe().is_some() {
+                    got[i] = Some(peer.receive_vec::<u8>().0);
+                }
+            }
         }
-        if Instant::now() >= deadline {
-            return None;
+        if got.iter().all(Option::is_some) || Instant::now() >= deadline {
+            return got;
         }
         std::thread::sleep(POLL);
     }
@@ -185,13 +217,17 @@ pub struct RankRun {
 
 /// Runs this process's rank of `cfg` over the ranks of `mpirun` (each with `cfg.chips` chips).
 /// `limit` bounds the whole run from now: a rank that has not answered by then is lost. The
-/// error is one that came before MPI was up; after that, errors are in [`RankRun::outcome`].
+/// error is one that came before MPI was up (flags `cfg` refuses, checked first); after that,
+/// errors are in [`RankRun::outcome`].
 pub fn run_ranks(
     cfg: &BroadcastConfig,
     dispatch: &DispatchConfig,
     limit: Duration,
     progress: &(dyn Fn(u32) + Sync),
 ) -> Result<RankRun, BroadcastError> {
+    // Before MPI: every rank refuses the same flags alike, and `share_of` divides by the
+    // chips.
+    cfg.validate()?;
     let start = Instant::now();
     let deadline = start + limit;
     let watchdog = Watchdog::default();
@@ -230,7 +266,7 @@ fn serve(
     deadline: Instant,
     progress: &(dyn Fn(u32) + Sync),
 ) -> (Result<Option<BroadcastSummary>, BroadcastError>, bool) {
-    let Some(bytes) = receive_by(world, 0, deadline) else {
+    let Some(bytes) = receive_all(world, &[0], deadline).pop().flatten() else {
         return (
             Err(flag(
                 "--mpi",
@@ -266,8 +302,8 @@ fn serve(
             return (Err(flag("--mpi", why)), false);
         }
     };
-    let sent = send_by(world, 0, bytes, deadline);
-    (Ok(None), !sent)
+    let sent = send_all(world, vec![(0, bytes)], deadline);
+    (Ok(None), sent.contains(&false))
 }
 
 /// Rank 0: every rank's share sent, its own run, every report gathered. `(outcome, lost)`.
@@ -292,22 +328,25 @@ fn gather(
     let mut lost = false;
     // Ranks whose assignment could not be delivered, with why.
     let mut undelivered: Vec<Option<String>> = vec![None; ranks as usize];
+    let mut messages = Vec::new();
     for r in 1..ranks {
         let assignment = Assignment {
             seed: cfg.seed,
             share: share_of(r, ranks, cfg.chips, cfg.jobs),
         };
-        let why = match serde_json::to_vec(&assignment) {
-            Ok(bytes) => {
-                if send_by(world, r as i32, bytes, deadline) {
-                    continue;
-                }
-                lost = true;
-                no_answer()
+        match serde_json::to_vec(&assignment) {
+            Ok(bytes) => messages.push((r as i32, bytes)),
+            Err(e) => {
+                undelivered[r as usize] = Some(format!("its assignment does not encode: {e}"))
             }
-            Err(e) => format!("its assignment does not encode: {e}"),
-        };
-        undelivered[r as usize] = Some(why);
+        }
+    }
+    let to: Vec<i32> = messages.iter().map(|&(r, _)| r).collect();
+    for (r, sent) in to.iter().zip(send_all(world, messages, deadline)) {
+        if !sent {
+            lost = true;
+            undelivered[*r as usize] = Some(no_answer());
+        }
     }
     let own = share_of(0, ranks, cfg.chips, cfg.jobs);
     let mut summary = match run_share(cfg, dispatch, &own, progress) {
@@ -322,11 +361,15 @@ fn gather(
         error: None,
         exit_code: 0,
     }];
+    let delivered: Vec<i32> = (1..ranks as i32)
+        .filter(|&r| undelivered[r as usize].is_none())
+        .collect();
+    let mut reports = receive_all(world, &delivered, deadline).into_iter();
     for r in 1..ranks {
         let share = share_of(r, ranks, cfg.chips, cfg.jobs);
         let report = match undelivered[r as usize].take() {
             Some(why) => Err((why, true)),
-            None => match receive_by(world, r as i32, deadline) {
+            None => match reports.next().flatten() {
                 Some(bytes) => serde_json::from_slice::<RankReport>(&bytes)
                     .map_err(|e| (format!("its report does not read: {e}"), false)),
                 None => {
@@ -356,11 +399,18 @@ fn gather(
             }
         };
         if error.is_some() {
-            // Its chips, with nothing run on them, so the report still lists every chip.
+            // Its chips, with nothing reported of them, so the report still lists every chip,
+            // each simulated one with the seed that replays it.
+            let what = if exit_code == 3 {
+                "no report"
+            } else {
+                "its run failed"
+            };
             for c in share.first_chip..share.first_chip + cfg.chips {
+                let seed = cfg.device.in_process().then(|| chip_seed(cfg.seed, c));
                 summary
                     .chips
-                    .push(ChipSummary::new(c, format!("rank {r} (no report)"), None));
+                    .push(ChipSummary::new(c, format!("rank {r} ({what})"), seed));
             }
         }
         summary.ranks.push(RankSummary {

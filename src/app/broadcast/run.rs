@@ -436,7 +436,7 @@ pub(super) fn run_share(
     progress: &(dyn Fn(u32) + Sync),
 ) -> Result<BroadcastSummary, BroadcastError> {
     cfg.validate()?;
-    cfg.one_chip_outputs(share.total_chips)?;
+    cfg.chips_in_all(share.total_chips)?;
     let sim = sim_config(cfg);
     let timing = sim.timing;
     let devices = super::chips::chip_devices(cfg, &sim, share.first_chip)?;

@@ -712,17 +712,36 @@ impl std::fmt::Display for BroadcastSummary {
 
 impl BroadcastSummary {
     /// The run's verdict on one line, as the report ends: `result: ok: ...`, `result: TIMEOUT
-    /// (...)` or `result: DATA MISMATCH (...)`, with the counts of each.
+    /// (...)`, `result: DATA MISMATCH (...)` or `result: FAILED: WHY (...)` (a run that failed
+    /// with no timeout and no mismatch: a rank's run that failed, the simulator's violations,
+    /// give-ups of another kind), with the counts of each.
     pub fn result_line(&self) -> String {
         let n = count;
+        let failed;
         let verdict = if self.ok && self.check == "none" {
             "ok: every protocol step succeeded (--check none: no byte checked)"
         } else if self.ok {
             "ok: every byte checked"
         } else if self.timeouts > 0 || self.abandoned > 0 {
             "TIMEOUT"
-        } else {
+        } else if self.mismatches > 0 {
             "DATA MISMATCH"
+        } else {
+            let why = if let Some(r) = self.ranks.iter().find(|r| r.error.is_some()) {
+                format!("rank {}'s run failed", r.rank)
+            } else if !self.violations.is_empty() {
+                n(
+                    self.violations.len() as u64,
+                    "simulator violation",
+                    "simulator violations",
+                )
+            } else if !self.giveups.is_empty() {
+                n(self.giveups.len() as u64, "give-up", "give-ups")
+            } else {
+                "not every job reported".to_string()
+            };
+            failed = format!("FAILED: {why}");
+            &failed
         };
         format!(
             "result: {verdict} ({}, {}, {})",
@@ -764,5 +783,33 @@ mod tests {
             text.contains("efficiency:     none: the run did not complete, 1 job timed out"),
             "{text}"
         );
+    }
+
+    /// A run that failed with no timeout and no mismatch is not called a data mismatch.
+    #[test]
+    fn the_verdict_names_a_failure_that_is_no_timeout_and_no_mismatch() {
+        let cfg = BroadcastConfig::default();
+        let mut s = BroadcastSummary::empty(&cfg, [20, 12], 10, "DRAM bank 5".into());
+        s.ok = false;
+        let verdict = |s: &BroadcastSummary| s.result_line();
+        assert_eq!(
+            verdict(&s),
+            "result: FAILED: not every job reported (0 timeouts, 0 jobs abandoned, 0 mismatches)"
+        );
+        s.violations.push("a write over unpopped pages".into());
+        assert!(verdict(&s).starts_with("result: FAILED: 1 simulator violation ("));
+        s.ranks.push(RankSummary {
+            rank: 1,
+            host: "b".into(),
+            chips: 1,
+            jobs: 4,
+            error: Some("its run failed: no such chip".into()),
+            exit_code: 4,
+        });
+        assert!(verdict(&s).starts_with("result: FAILED: rank 1's run failed ("));
+        s.mismatches = 2;
+        assert!(verdict(&s).starts_with("result: DATA MISMATCH ("));
+        s.abandoned = 1;
+        assert!(verdict(&s).starts_with("result: TIMEOUT ("));
     }
 }
