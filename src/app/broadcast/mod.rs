@@ -42,6 +42,7 @@ mod plan;
 #[cfg(feature = "mpi")]
 mod ranks;
 mod records;
+mod report_text;
 mod run;
 mod summary;
 
@@ -57,6 +58,6 @@ pub use plan::BroadcastPlan;
 #[cfg(feature = "mpi")]
 pub use ranks::{RankEnd, RankRun, run_ranks};
 pub use records::{BroadcastRecords, open_session};
+pub(crate) use report_text::kernel_costs_note;
 pub use run::{run, run_dispatched, run_session, run_session_on};
-pub(crate) use summary::kernel_costs_note;
 pub use summary::{BroadcastSummary, ChipSummary, JobResult, RankSummary};
