@@ -356,7 +356,9 @@ where
     if capacity == 0 || page_size == 0 {
         return;
     }
-    let at = cb.write_ptr().get().saturating_sub(cb.base().get()) / page_size;
+    // Wrapping: a buffer's write pointer is never below its base (`saturating_sub` costs the
+    // Wormhole reader bytes it does not have).
+    let at = cb.write_ptr().get().wrapping_sub(cb.base().get()) / page_size;
     let pad = ((capacity - at % capacity) % capacity) as u16;
     if pad > 0 {
         // Unbounded: compute pops everything in its own recovery, which it enters within one
