@@ -160,3 +160,34 @@ fn the_03_plan_gives_each_core_the_hand_computed_broadcast_words() {
     }
     assert_eq!(plan.core(119), LogicalXy::new(11, 9));
 }
+
+/// A card keeps L1 between runs: each run's data pattern is its own there, so a block that never
+/// landed cannot pass for the same block of the last run. The simulators start from zeroed
+/// memory and keep the job's own number (their runs replay byte for byte).
+#[test]
+fn a_run_on_a_card_salts_its_data_pattern_and_a_simulated_one_does_not() {
+    use komorebi::app::broadcast::DeviceChoice;
+    let geometry = komorebi::chip::blackhole(0x3000).unwrap();
+    let on = |device: DeviceChoice| {
+        let cfg = BroadcastConfig {
+            exec: device.default_exec(),
+            device,
+            ..BroadcastConfig::default()
+        };
+        BroadcastPlan::new(&cfg, &geometry).unwrap()
+    };
+    for device in [DeviceChoice::Sim, DeviceChoice::PcieSim] {
+        let plan = on(device);
+        for job in [0, 1, 7] {
+            assert_eq!(plan.pattern_job(job), job);
+            assert_eq!(plan.program(0, job).compute.job, job);
+        }
+    }
+    let card = || on(DeviceChoice::Card("/dev/tenstorrent/0".into()));
+    let (a, b) = (card(), card());
+    // Two runs' patterns differ (a chance of 2^-32 that two draws agree).
+    assert_ne!(a.pattern_job(0), b.pattern_job(0));
+    // Within a run, jobs still differ, and the compute program carries the salted number.
+    assert_eq!(a.pattern_job(1), a.pattern_job(0).wrapping_add(1));
+    assert_eq!(a.program(3, 1).compute.job, a.pattern_job(1));
+}

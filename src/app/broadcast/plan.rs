@@ -15,14 +15,15 @@ use komorebi_sim::Timing;
 
 use crate::host::session::{CommandSpec, Session, SessionError, TileProgram};
 
-use super::config::{BroadcastConfig, DRAM_BASE, DRAM_RING, Operand, Protocol};
+use super::config::{BroadcastConfig, DRAM_BASE, DRAM_RING, DeviceChoice, Operand, Protocol};
 use super::error::{BroadcastError, flag};
 use super::faults::{FaultKind, FaultSpec};
 use super::placement::Placement;
 use super::summary::BroadcastSummary;
 
-/// Writes job `job`'s pattern into DRAM region `region` (a function of job, broadcast, block,
-/// page and word: nothing is kept between jobs): every sender's copy, its page `g` at
+/// Writes job `job`'s pattern into DRAM region `region` (a function of job
+/// ([`BroadcastPlan::pattern_job`]), broadcast, block, page and word: nothing is kept between
+/// jobs): every sender's copy, its page `g` at
 /// `base + g * page_size` of the bank it reads its stream `g % 8` from (`placement`).
 pub(super) fn fill_dram(
     session: &mut Session,
@@ -43,7 +44,7 @@ pub(super) fn fill_dram(
         for g in 0..cfg.blocks * cfg.pages as u32 {
             let (block, p) = (g / cfg.pages as u32, g % cfg.pages as u32);
             // `pattern_word`, followed a word at a time as compute follows it: one hash a page.
-            let mut word = pattern_base(job, s.id, block, p);
+            let mut word = pattern_base(plan.pattern_job(job), s.id, block, p);
             for chunk in page.chunks_mut(4) {
                 chunk.copy_from_slice(&word.to_le_bytes());
                 word = word.wrapping_add(PATTERN_STRIDE);
@@ -100,6 +101,8 @@ pub struct BroadcastPlan {
     /// The chip's working DRAM banks (its geometry's fused DRAM bank left out): the only ones
     /// the placement chooses, so the only ones the plan writes, reads and prices.
     pub(super) dram_banks: crate::chip::DramSet,
+    /// Added to every job's number in its data pattern ([`Self::pattern_job`]).
+    pattern_salt: u32,
 }
 
 impl BroadcastPlan {
@@ -212,6 +215,7 @@ impl BroadcastPlan {
             dram_start: DRAM_BASE,
             // A geometry only carries a bank `with_fused_dram` accepted.
             dram_banks: crate::chip::DramSet::new(cfg.chip, geometry.fused_dram()),
+            pattern_salt: pattern_salt(&cfg.device),
         };
         plan.placement = plan.chosen_placement(&crate::chip::sim_timing(cfg.chip));
         // `validate` sized the data from the flags' harvest mask; the plan's senders come from
@@ -367,6 +371,15 @@ impl BroadcastPlan {
         if self.per_job { job % DRAM_RING } else { job }
     }
 
+    /// The number that stands for job `job` in its data pattern (the host's DRAM bytes and
+    /// compute's check): the job, plus on a card a value drawn for the run. A card's L1 keeps
+    /// the last run's bytes, and a run of the same shape would lay the same ones into the same
+    /// slots: a block whose data never landed would then pass the check. The simulators start
+    /// from zeroed memory, so their patterns stay the same run after run.
+    pub fn pattern_job(&self, job: u32) -> u32 {
+        job.wrapping_add(self.pattern_salt)
+    }
+
     /// The program of core `core` (row by row in the rectangle) in job `job`, without faults.
     pub fn program(&self, core: usize, job: u32) -> BroadcastProgram {
         self.program_in(core, job, self.region(job))
@@ -376,7 +389,7 @@ impl BroadcastPlan {
     fn program_in(&self, core: usize, job: u32, region: u32) -> BroadcastProgram {
         let cfg = &self.cfg;
         let mut p = BroadcastProgram::default();
-        p.compute.job = job;
+        p.compute.job = self.pattern_job(job);
         p.compute.check = cfg.check;
         for (i, s) in self.operands.iter().enumerate() {
             let role = Role::mover(s.noc);
@@ -653,5 +666,16 @@ impl BroadcastPlan {
             ));
         }
         Ok(())
+    }
+}
+
+/// A run's pattern salt on `device` ([`BroadcastPlan::pattern_job`]): drawn anew for each run
+/// on a card (the standard library's per-process random hash keys: no generator to carry for
+/// one word), 0 on a simulator.
+fn pattern_salt(device: &DeviceChoice) -> u32 {
+    use std::hash::BuildHasher;
+    match device {
+        DeviceChoice::Card(_) => std::hash::RandomState::new().hash_one(0u8) as u32,
+        _ => 0,
     }
 }
