@@ -695,3 +695,36 @@ impl Handler for BroadcastHandler {
         compute_body(compute, &mut self.program, buffers, command).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every word of a run is compared, in the loop's quads and in its tail of 1 to 3 words
+    /// (runs of whole 16-byte units never reach the tail).
+    #[test]
+    fn a_run_follows_the_pattern_only_if_every_word_does() {
+        let start = 0x1234_5678u32;
+        assert!(words_follow(&[], start), "an empty run");
+        for len in 1..=11u32 {
+            let mut words = [0u32; 11];
+            for (i, w) in words.iter_mut().enumerate() {
+                *w = start.wrapping_add((i as u32).wrapping_mul(PATTERN_STRIDE));
+            }
+            let run = &words[..len as usize];
+            assert!(words_follow(run, start), "{len} words");
+            assert!(
+                !words_follow(run, start.wrapping_add(1)),
+                "{len}: another start"
+            );
+            for i in 0..len as usize {
+                for bit in [0, 17, 31] {
+                    let mut bad = words;
+                    bad[i] ^= 1 << bit;
+                    let bad = &bad[..len as usize];
+                    assert!(!words_follow(bad, start), "{len} words, word {i} bit {bit}");
+                }
+            }
+        }
+    }
+}
