@@ -1946,6 +1946,35 @@ fn a_buffer_of_zero_byte_pages_fails_the_command_without_breaking_the_recovery()
 }
 
 #[test]
+fn a_buffer_whose_pages_are_not_the_program_s_is_refused_by_compute_not_taken_for_bad_data() {
+    // The buffer table says CB 0 has pages of 640 bytes, the program 320: the reader packs a
+    // block's pages 320 bytes apart, compute would look for them 640 apart and report data that
+    // landed where it was sent as a mismatch. Compute refuses the buffer instead (the bytes it
+    // would compare are not the pages); no data_mismatch is recorded.
+    let shape = Shape::new(LogicalRect::new(0, 0, 1, 1), [true, false]);
+    let cores = shape.cores();
+    let chip = chip(&shape, &cores);
+    chip.borrow_mut()
+        .set_control(noc0_of((0, 0)), abi::CB_TABLE + 4, 2 * PAGE_SIZE);
+    let reports = run_commands(&cores, &chip, vec![Post::broadcast(&shape, 81)], |_, _| {});
+    let report = &reports[0][&(0, 0)];
+    assert_eq!(report.status, abi::STATUS_GAVE_UP, "{report:?}");
+    assert_eq!(
+        report.give_ups[2],
+        give_up(GiveUpCode::ComputeFailed, 0, 0),
+        "{report:?}"
+    );
+    assert!(
+        report
+            .give_ups
+            .iter()
+            .flatten()
+            .all(|g| g.code != GiveUpCode::DataMismatch),
+        "{report:?}"
+    );
+}
+
+#[test]
 fn a_receiver_whose_acknowledgements_are_lost_recovers_after_one_limit_and_its_compute_waits() {
     // As a compute stalled mid-lap, with the acknowledgements of (1,0)'s NoC0 writes (its DONE
     // markers) lost: its reader's recovery waits one limit for them, in vain, and only then pads

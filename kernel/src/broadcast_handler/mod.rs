@@ -423,8 +423,10 @@ fn words_follow(run: &[u32], expected: u32) -> bool {
 
 /// Checks the program's page size of page `page` against the pattern, in place where the
 /// buffer lends it so; returns false on a mismatch. A page size that is not a whole number of
-/// words fails (its last bytes could not be compared); one larger than the buffer's pages is
-/// an error, as a read beyond the page is.
+/// words fails (its last bytes could not be compared); one other than the buffer's pages is an
+/// error: larger, a read beyond the page; smaller, the producer packed the pages closer than
+/// the buffer's slots, so the bytes compared would not be the pages (a mismatch where the data
+/// landed as sent).
 fn check_page<C: CircularBuffer>(
     cb: &mut C,
     s: &ComputeInput,
@@ -432,7 +434,7 @@ fn check_page<C: CircularBuffer>(
     block: u32,
     page: u16,
 ) -> Result<bool, ComputeError> {
-    if s.page_size > cb.page_size() {
+    if s.page_size != cb.page_size() {
         return Err(ComputeError::Cb(komorebi_hal::cb::ErrorKind::OutOfRange));
     }
     let base = pattern_base(job, s.broadcast, block, page as u32);
