@@ -506,7 +506,11 @@ pub(super) fn run_share(
     }
     let starts = chips
         .iter()
-        .map(|(_, t)| t.with_session(|s| s.device().now()))
+        .enumerate()
+        .map(|(c, (_, t))| {
+            t.with_session(|s| s.device().now())
+                .map_err(|e| on_chip(c, e.into()))
+        })
         .collect::<Result<Vec<u64>, _>>()?;
     let bound = chips[0].0.job_bound(&timing);
     let empty = || BroadcastSummary {

@@ -127,12 +127,29 @@ impl Bar for KmdBar {
     }
 
     /// ALLOCATE_TLB, checked, then an mmap of exactly the window at the offset the driver
-    /// returned (`mmap_offset_uc` or `_wc`), shared, read-write. `ENOMEM` (all taken) and
-    /// `EINVAL` (no window of that size, e.g. BAR4 absent) are
-    /// [`WindowsExhausted`](PcieError::WindowsExhausted), the latter with `available: 0`. If the
-    /// mmap fails the window is freed again.
+    /// returned (`mmap_offset_uc` or `_wc`), shared, read-write. `ENOMEM` (all taken) and, for a
+    /// 4 GiB window, `EINVAL` (no window of that size: BAR4 absent) are
+    /// [`WindowsExhausted`](PcieError::WindowsExhausted), the latter with `available: 0`; any
+    /// other error keeps its errno. If the mmap fails the window is freed again.
+    ///
+    /// A 4 GiB window is taken only among those the device's BAR4 holds (`windows_4g`), asked
+    /// for nothing when it holds none and given back when the driver hands out another: before
+    /// 2.6.0 tt-kmd counted eight whatever BAR4's size, and before 2.7.0 it mapped a window
+    /// without checking it lies in BAR4, so a window past BAR4's end (or any, with BAR4
+    /// unassigned: from physical address 0) mapped host memory or another device (tt-kmd
+    /// `blackhole.c`, "Support small BAR4 configurations"; `memory.c` `map_tlb_window`).
     fn allocate(&mut self, size: TlbSize, mapping: Mapping) -> Result<KmdWindow, PcieError> {
         let path = self.path().to_string();
+        let in_bar4 = |id: u32| {
+            id.checked_sub(blackhole_pac::tlb::TLB_4G_FIRST_INDEX)
+                .is_some_and(|i| i < self.windows_4g)
+        };
+        if size == TlbSize::Size4G && self.window_count(size) == 0 {
+            return Err(PcieError::WindowsExhausted {
+                size: size_name(size),
+                available: 0,
+            });
+        }
         let len = usize::try_from(size.bytes()).map_err(|_| PcieError::Mmap {
             path: path.clone(),
             what: format!("a {} window", size_name(size)),
@@ -156,7 +173,9 @@ impl Bar for KmdBar {
                     available: self.window_count(size),
                 });
             }
-            Err(Errno::INVAL) => {
+            // EINVAL is "no window of that size" for a 4 GiB one (BAR4 absent); for a 2 MiB
+            // one, which every device has, a driver or device fault (its errno kept).
+            Err(Errno::INVAL) if size == TlbSize::Size4G => {
                 return Err(PcieError::WindowsExhausted {
                     size: size_name(size),
                     available: 0,
@@ -178,6 +197,13 @@ impl Bar for KmdBar {
             map: None,
             fd: Arc::clone(&self.fd),
         };
+        if size == TlbSize::Size4G && !in_bar4(out.id) {
+            let _ = window.free_tlb(); // nothing is mapped: give the id back
+            return Err(PcieError::WindowsExhausted {
+                size: size_name(size),
+                available: self.windows_4g,
+            });
+        }
         match MmioMap::map(
             self.fd.as_fd(),
             offset,
@@ -632,6 +658,39 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// A 4 GiB window is not asked of the driver when BAR4 holds none: tt-kmd before 2.6.0
+    /// hands out eight whatever BAR4's size, and before 2.7.0 maps one past BAR4's end. When
+    /// sysfs does not say, only a driver from 2.7.0 is trusted with them.
+    #[test]
+    fn no_4_gib_window_is_asked_for_past_bar4() {
+        let (mut bar, _w, _regs, _tlb) = fake();
+        bar.identity.driver_version = (2, 5, 0);
+        bar.windows_4g = 0;
+        let e = bar
+            .allocate(TlbSize::Size4G, Mapping::WriteCombined)
+            .unwrap_err();
+        assert_eq!(
+            e,
+            PcieError::WindowsExhausted {
+                size: "4 GiB",
+                available: 0
+            }
+        );
+        // With windows in BAR4 the ioctl is reached, which a regular file refuses.
+        bar.windows_4g = 2;
+        assert!(matches!(
+            bar.allocate(TlbSize::Size4G, Mapping::WriteCombined),
+            Err(PcieError::Ioctl {
+                ioctl: "ALLOCATE_TLB",
+                ..
+            })
+        ));
+        use super::super::open::windows_4g_unknown;
+        assert_eq!(windows_4g_unknown((2, 6, 9)), 0);
+        assert_eq!(windows_4g_unknown((2, 7, 0)), 8);
+        assert_eq!(windows_4g_unknown((3, 0, 0)), 8);
     }
 
     #[test]

@@ -107,14 +107,22 @@ impl Drop for MmioMap {
 }
 
 /// Orders every earlier store, including write-combined ones still in the CPU's buffers, before
-/// every later access: an `sfence` on x86-64, then a sequentially consistent fence (`mfence`
-/// there, `dmb ish` on AArch64).
+/// every later access: an `sfence` on x86-64; on AArch64 a `dsb st`, what Linux's `wmb()` is
+/// there (`arch/arm64/include/asm/barrier.h`): a window is Device or Normal non-cacheable
+/// memory, which the inner-shareable `dmb ish` of a Rust fence does not order as the card
+/// sees it. Then a sequentially consistent fence, for the compiler and every other access.
 pub fn store_fence() {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `sfence` belongs to SSE, which every x86-64 CPU has (it is in the target's
     // baseline); it has no operands and no other precondition.
     unsafe {
         core::arch::x86_64::_mm_sfence()
+    };
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: `dsb st` waits for earlier stores to complete; it touches no register or memory
+    // and has no precondition.
+    unsafe {
+        core::arch::asm!("dsb st", options(nostack, preserves_flags))
     };
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
 }

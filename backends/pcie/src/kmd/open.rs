@@ -183,6 +183,13 @@ fn sysfs_attr(dir: &Path, name: &str) -> Option<String> {
     (!text.is_empty()).then(|| text.to_string())
 }
 
+/// 4 GiB windows to use when sysfs does not say how large BAR4 is: all eight only with a driver
+/// that checks a window lies in BAR4 before it maps it (tt-kmd 2.7.0, `memory.c`
+/// `map_tlb_window`), none with an older one.
+pub(crate) fn windows_4g_unknown(driver: (u8, u8, u8)) -> u32 {
+    if driver >= (2, 7, 0) { TLB_4G_COUNT } else { 0 }
+}
+
 /// 4 GiB windows the device's BAR4 holds (`/sys/bus/pci/devices/<addr>/resource`, line 4),
 /// as the driver counts them; `None` if sysfs does not say.
 fn bar4_windows(pci: PciAddress) -> Option<u32> {
@@ -288,11 +295,14 @@ impl KmdBar {
                 firmware_bundle: sysfs_dir(path, fd.as_fd())
                     .and_then(|d| sysfs_attr(&d, "tt_fw_bundle_ver")),
             },
-            // A Wormhole has no 4 GiB windows (tt-kmd `wormhole.c`).
+            // A Wormhole has no 4 GiB windows (tt-kmd `wormhole.c`). When sysfs does not say
+            // how large BAR4 is, only a driver that checks a window lies in BAR4 before it maps
+            // it (2.7.0 on) is trusted with all eight; an older one maps past BAR4's end
+            // (`KmdBar::allocate`), so none are used.
             windows_4g: if wormhole {
                 0
             } else {
-                bar4_windows(pci).unwrap_or(TLB_4G_COUNT)
+                bar4_windows(pci).unwrap_or(windows_4g_unknown(version))
             },
             regs,
             tlb_regs,
