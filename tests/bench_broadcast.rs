@@ -392,18 +392,11 @@ fn bad_flags_exit_2_with_one_line_naming_the_flag_before_any_run() {
     }
 }
 
-/// Until the handshake's handler is merged, the program refuses the protocol: the bench says so
-/// on one line naming `--protocols` before running anything. Once it runs, its rows are there
-/// beside komorebi's, and each komorebi row's speedup is the handshake's cycles over its own.
+/// The handshake's rows are there beside komorebi's, and each komorebi row's speedup is the
+/// handshake's cycles over its own.
 #[test]
-fn handshake_rows_or_one_line_naming_protocols() {
+fn handshake_rows_beside_komorebi_s() {
     let (code, out, err) = bench_raw(&format!("{SMALL} --json"));
-    if code == 2 {
-        assert!(out.is_empty(), "{out}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-        assert!(err.starts_with("error: --protocols: handshake"), "{err}");
-        return;
-    }
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     let rows = rows(&v);

@@ -116,3 +116,35 @@ fn the_firmware_and_faults_are_refused_with_one_line() {
     assert_eq!(code, 0, "{v}");
     assert!(v["checked_bytes"].as_u64().is_some_and(|b| b > 0), "{v}");
 }
+
+/// A receiver's compute pops a 16-bit count: with 65,536 pages popped before `finish` first read
+/// it, the handshake's receivers lost a whole wrap and gave up `broadcast_free` at the end.
+/// Both protocols run the same flags clean.
+#[test]
+fn a_handshake_receiver_counts_past_65536_popped_pages() {
+    let args = [
+        "--rect",
+        "0,0,2,1",
+        "--along",
+        "row",
+        "--blocks",
+        "9",
+        "--pages",
+        "8192",
+        "--page-size",
+        "64",
+        "--window",
+        "1",
+        "--jobs",
+        "1",
+        "--check",
+        "none",
+        "--wait-limit",
+        "10000000",
+    ];
+    for protocol in ["handshake", "komorebi"] {
+        let (code, v) = run(protocol, &args);
+        assert_eq!(code, 0, "{protocol}: {v}");
+        assert_eq!(v["giveups"], serde_json::json!([]), "{protocol}: {v}");
+    }
+}

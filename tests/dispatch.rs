@@ -531,7 +531,8 @@ fn groups_on_chips_the_dispatcher_lacks_or_outside_their_chip_are_refused() {
     );
     assert_eq!(
         e.to_string(),
-        "group 1 (0,0,3,3 on chip 1) is empty or reaches outside the chip's 2x2 grid"
+        "group 1 (0,0,3,3 on chip 1) is empty or reaches outside the chip's 2x2 grid (allowed: \
+         at least 1 column and 1 row, X0 + COLUMNS <= 2 and Y0 + ROWS <= 2)"
     );
     let e = Dispatcher::<_, u32>::with_chips(&chips, &[(2, small)], DispatchConfig::default())
         .unwrap_err();
@@ -571,6 +572,14 @@ fn groups_on_chips_the_dispatcher_lacks_or_outside_their_chip_are_refused() {
             group: 1,
             groups: 1
         })
+    );
+    assert_eq!(
+        DispatchError::NoSuchGroup {
+            group: 1,
+            groups: 1
+        }
+        .to_string(),
+        "seed pinned to group 1, but there are 1 groups (allowed: 0..1)"
     );
 }
 

@@ -34,6 +34,9 @@ use crate::host::session::{Backend, CommandSpec};
 
 /// The most steps a schedule takes: the dispatcher is seeded with every step of every block at
 /// once (up to 120 blocks of one core), which this keeps within some tens of MB of host memory.
+/// Every step's data must also fit a DRAM bank, which allows fewer with large blocks (refused
+/// naming `--steps` and the most the shape allows); that data lives in the simulator's memory,
+/// so a schedule near the limit needs gigabytes of it.
 pub const MAX_STEPS: u32 = 4096;
 
 /// The schedule's shape.
@@ -183,8 +186,9 @@ pub fn run(cfg: &MatmulConfig, dispatch: &DispatchConfig) -> Result<MatmulSummar
     run_with_progress(cfg, dispatch, &|_| {})
 }
 
-/// Commands the schedule `cfg` runs: every block's steps and one write-back per block row (0
-/// for a block that does not tile the rectangle).
+/// Commands the schedule `cfg` runs: every block's steps and one write-back per block row, the
+/// blocks that fit whole in the rectangle counted (0 for a block of no columns or rows; a
+/// block that does not tile the rectangle is refused when the schedule is checked).
 pub fn commands(cfg: &MatmulConfig) -> u64 {
     let ((bc, br), r) = (cfg.block, cfg.rect);
     if bc == 0 || br == 0 {
@@ -243,6 +247,44 @@ fn check(cfg: &MatmulConfig, geometry: &Geometry) -> Result<(), BroadcastError> 
     Ok(())
 }
 
+/// Refuses a schedule whose data does not fit a DRAM bank: `per_step` bytes of each bank a
+/// step of every group takes (each plan holds `steps + 1` jobs' data), naming `--steps` and the
+/// most the shape allows.
+fn check_dram(cfg: &MatmulConfig, per_step: u64) -> Result<(), BroadcastError> {
+    let base = crate::app::broadcast::DRAM_BASE;
+    let usable = crate::chip::dram_bank_usable(crate::chip::ChipKind::Blackhole);
+    let need = base.saturating_add(per_step.saturating_mul(cfg.steps as u64 + 1));
+    if need <= usable {
+        return Ok(());
+    }
+    let room = usable.saturating_sub(base);
+    let most = (room / per_step.max(1)).saturating_sub(1);
+    if most >= 1 {
+        return Err(BroadcastError::Flag {
+            flag: "--steps",
+            why: format!(
+                "{} steps of --blocks-per-step {} need {need} bytes of each DRAM bank for every \
+                 group's data (allowed: at most {usable}: --steps up to {most} with \
+                 --blocks-per-step {})",
+                cfg.steps, cfg.blocks_per_step, cfg.blocks_per_step
+            ),
+        });
+    }
+    // Not even one step fits: the blocks a step are what to lower (their data is
+    // proportional to them).
+    let per_block = per_step / cfg.blocks_per_step.max(1) as u64;
+    let blocks = room / (per_block.max(1) * (cfg.steps as u64 + 1));
+    Err(BroadcastError::Flag {
+        flag: "--blocks-per-step",
+        why: format!(
+            "{} blocks a step for --steps {} need {need} bytes of each DRAM bank for every \
+             group's data (allowed: at most {usable}: --blocks-per-step up to {blocks} with \
+             --steps {})",
+            cfg.blocks_per_step, cfg.steps, cfg.steps
+        ),
+    })
+}
+
 /// [`run`], calling `progress(1)` after each command (an increment: commands finish on
 /// several workers).
 pub fn run_with_progress(
@@ -286,16 +328,31 @@ pub fn run_with_progress(
     // The checks above make every group's plan valid; should one not be, the message names
     // the user's --rect, not the group's. Each group's data has its own DRAM addresses: its
     // senders' copies follow the previous group's.
+    let group_plan = |g: LogicalRect, cfg: &BroadcastConfig| {
+        BroadcastPlan::new(cfg, &geometry).map_err(|e| BroadcastError::Flag {
+            flag: "--rect",
+            why: format!("{r}: its group {g}: {e}"),
+        })
+    };
+    // Every step of every group has its data in every bank: refused naming the flags that
+    // size it, with the most steps the shape allows, before any plan is laid out.
+    let mut per_step = 0u64;
+    for &g in &groups {
+        let one = group_plan(
+            g,
+            &BroadcastConfig {
+                jobs: 1,
+                ..broadcast(g)
+            },
+        )?;
+        per_step += one.dram_end() - crate::app::broadcast::DRAM_BASE;
+    }
+    check_dram(cfg, per_step)?;
     let mut start = crate::app::broadcast::DRAM_BASE;
     let plans = groups
         .iter()
         .map(|&g| {
-            let plan = BroadcastPlan::new(&broadcast(g), &geometry)
-                .and_then(|p| p.with_dram_start(start))
-                .map_err(|e| BroadcastError::Flag {
-                    flag: "--rect",
-                    why: format!("{r}: its group {g}: {e}"),
-                })?;
+            let plan = group_plan(g, &broadcast(g))?.with_dram_start(start)?;
             start = plan.dram_end();
             Ok(plan)
         })

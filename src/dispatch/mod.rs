@@ -112,7 +112,7 @@ pub enum DispatchError {
     },
     /// A group that is empty or reaches outside its chip's grid.
     #[error(
-        "group {index} ({group} on chip {chip}) is empty or reaches outside the chip's {columns}x{rows} grid"
+        "group {index} ({group} on chip {chip}) is empty or reaches outside the chip's {columns}x{rows} grid (allowed: at least 1 column and 1 row, X0 + COLUMNS <= {columns} and Y0 + ROWS <= {rows})"
     )]
     Group {
         /// Its index.
@@ -145,7 +145,7 @@ pub enum DispatchError {
         grid: LogicalRect,
     },
     /// A seed pinned to a group that does not exist.
-    #[error("seed pinned to group {group}, but there are {groups} groups")]
+    #[error("seed pinned to group {group}, but there are {groups} groups (allowed: 0..{groups})")]
     NoSuchGroup {
         /// The group named.
         group: u32,

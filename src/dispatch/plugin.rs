@@ -136,7 +136,9 @@ pub struct Finished<W> {
     pub work: W,
     /// Its id.
     pub id: u64,
-    /// The group it ran on (`None` if it never ran).
+    /// The group it was posted to or refused on (`Some` for a command reported, timed out or
+    /// refused, [`Outcome::Refused`] included, whose refusal names the group); `None` for one
+    /// abandoned before any group took it.
     pub group: Option<GroupId>,
     /// What became of it.
     pub outcome: Outcome,

@@ -195,6 +195,13 @@ impl<C: CircularBuffer> Broadcast<C> {
                     dst: done_dst,
                 };
                 let r = ready(dm, &mut self.cb, &mut self.wait_cycles, &r).await;
+                // Compute's popped count is 16 bits wide: read it once a block, as komorebi's
+                // `arrive` does, so no more than a buffer's pages are popped between two reads
+                // (read first in `finish`, it had lost 65,536 pages and that last wait failed).
+                let r = r.and_then(|()| {
+                    let popped = self.popped.blocks(&mut self.cb, args.pages);
+                    popped.map(|_| ()).map_err(|c| (valid, c))
+                });
                 // The ready word says every block so far: `finish` sends no last marker after it.
                 self.marker_sent = r.is_ok().then_some((block + 1) as u16).or(self.marker_sent);
                 self.blocks += r.is_ok() as u32;
