@@ -641,7 +641,7 @@ fn a_command_for_the_wrong_group_is_refused_and_unplaceable_work_abandoned() {
     }
 }
 
-/// Messages between shards: each worker's instance counts what the others told it.
+/// Messages between workers: each worker's instance counts what the others told it.
 struct Talker {
     heard: u32,
 }
@@ -651,7 +651,7 @@ impl Plugin for Talker {
     type Message = u32;
 
     fn handle(&mut self, f: Finished<u32>, cx: &mut Cx<'_, u32, u32>) {
-        for s in 0..cx.shards() {
+        for s in 0..cx.workers() {
             cx.send(s, f.work);
         }
     }
@@ -670,7 +670,7 @@ impl Plugin for Talker {
 }
 
 #[test]
-fn messages_reach_every_shard_before_the_run_ends() {
+fn messages_reach_every_worker_before_the_run_ends() {
     let g = [LogicalRect::new(0, 0, 1, 1), LogicalRect::new(1, 0, 1, 1)];
     let config = DispatchConfig {
         workers: 3,
@@ -772,8 +772,8 @@ impl Plugin for Panicky {
     type Message = ();
 
     fn handle(&mut self, _f: Finished<u32>, cx: &mut Cx<'_, u32, ()>) {
-        if cx.shard() == self.panics_on {
-            panic!("the request handler of worker {} failed", cx.shard());
+        if cx.worker() == self.panics_on {
+            panic!("the request handler of worker {} failed", cx.worker());
         }
     }
 

@@ -15,7 +15,7 @@
 //! runs, but the tile reservations keep exclusive commands on the same tiles apart, so the steps
 //! run one after another in queue order. Block groups are spread over the workers; a block's
 //! last step sends a message to the worker owning its row's write-back group, whose plugin
-//! instance counts them and submits the write-back (a cross-shard dependency without a shared
+//! instance counts them and submits the write-back (a dependency across workers without a shared
 //! lock).
 
 use std::collections::HashMap;
@@ -149,7 +149,7 @@ impl Plugin for Schedule<'_> {
         }
         if let Some(row) = self.block_row[group.0 as usize] {
             if step + 1 == self.steps {
-                let owner = cx.groups()[self.row_group[row].0 as usize].shard;
+                let owner = cx.groups()[self.row_group[row].0 as usize].worker;
                 cx.send(owner, row);
             }
         }

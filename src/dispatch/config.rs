@@ -9,7 +9,7 @@ pub struct GroupId(pub u32);
 /// How the dispatcher runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DispatchConfig {
-    /// Worker threads (shards), `1..=64`.
+    /// Worker threads, each owning a shard of the groups, `1..=64`.
     pub workers: usize,
     /// Scheduling slots per group, `1..=2` (the tiles' command slots).
     pub depth: usize,

@@ -290,7 +290,7 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
                 id: GroupId(index as u32),
                 chip,
                 rect: group,
-                shard: index * config.workers / n,
+                worker: index * config.workers / n,
             });
         }
         Ok(Self {
@@ -336,8 +336,8 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
             .groups
             .iter()
             .map(|g| {
-                counts[g.shard] += 1;
-                counts[g.shard] - 1
+                counts[g.worker] += 1;
+                counts[g.worker] - 1
             })
             .collect();
         // One per process: making one reads CPUID, a trap to the hypervisor in a VM.
@@ -377,7 +377,7 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
             match place {
                 Place::Any => shared.seeds.push(ready),
                 Place::Group(g) | Place::Near(g) => {
-                    shared.inboxes[shared.groups[g.0 as usize].shard].push(Inbound::Ready(ready))
+                    shared.inboxes[shared.groups[g.0 as usize].worker].push(Inbound::Ready(ready))
                 }
             }
         }

@@ -77,8 +77,8 @@ pub struct GroupInfo {
     pub chip: usize,
     /// Its cores, on its chip's logical grid.
     pub rect: LogicalRect,
-    /// The worker (shard) that owns it.
-    pub shard: usize,
+    /// The worker that owns it (its shard of the groups).
+    pub worker: usize,
 }
 
 /// An empty scheduling slot offered to the assigner.
@@ -96,9 +96,12 @@ pub struct SlotView<'a> {
 #[derive(Debug)]
 pub enum Outcome {
     /// Every core reported and no kernel gave up; `report.ok` is false only if some core
-    /// refused the command or found bytes other than the ones sent.
+    /// refused the command (`report.refused`: an unknown handler, a command not exclusive, a
+    /// core outside its group; not [`Outcome::Refused`], which the command never reached a core
+    /// for) or found bytes other than the ones sent.
     Reported(Report),
-    /// A timeout: some kernel passed its wait limit and gave up, or the command's deadline
+    /// A give-up: some kernel gave up (its wait limit passed, the tile was stopped, or its
+    /// broadcast refused bad words: `report.give_ups` says which), or the command's deadline
     /// passed with cores still busy (`report.unreported`). The report has every core's first
     /// give-up. The command's tiles stay reserved until all its cores have reported.
     TimedOut(Report),
@@ -146,11 +149,11 @@ pub struct Finished<W> {
     pub times: CommandTimes,
 }
 
-/// What the request handler may do: submit follow-up commands and message other shards.
+/// What the request handler may do: submit follow-up commands and message other workers.
 #[derive(Debug)]
 pub struct Cx<'a, W, M> {
-    pub(crate) shard: usize,
-    pub(crate) shards: usize,
+    pub(crate) worker: usize,
+    pub(crate) workers: usize,
     pub(crate) groups: &'a [GroupInfo],
     pub(crate) submitted: &'a mut Vec<(W, Place)>,
     pub(crate) messages: &'a mut Vec<(usize, M)>,
@@ -169,25 +172,25 @@ impl<W, M> Cx<'_, W, M> {
         Ok(())
     }
 
-    /// Sends `message` to the plugin instance of worker `shard` (wrapped into range).
+    /// Sends `message` to the plugin instance of worker `worker` (wrapped into range).
     ///
     /// A message is work: it counts as progress, and a worker drains its inbox before it looks
     /// at anything else. So a message is not a way to wait or retry: an instance that answers a
     /// message with another to itself (or two that answer each other) keeps its worker from
     /// ever going idle, and the device is driven only when every worker is idle, so the command
     /// it waits for never ends. Retry in [`Plugin::handle`], on a command's end.
-    pub fn send(&mut self, shard: usize, message: M) {
-        self.messages.push((shard % self.shards, message));
+    pub fn send(&mut self, worker: usize, message: M) {
+        self.messages.push((worker % self.workers, message));
     }
 
-    /// This worker's shard.
-    pub fn shard(&self) -> usize {
-        self.shard
+    /// This worker's index (it owns the groups whose [`GroupInfo::worker`] it is).
+    pub fn worker(&self) -> usize {
+        self.worker
     }
 
-    /// Number of shards (workers).
-    pub fn shards(&self) -> usize {
-        self.shards
+    /// Number of workers.
+    pub fn workers(&self) -> usize {
+        self.workers
     }
 
     /// Every group of the dispatcher.

@@ -159,7 +159,7 @@ mod tests {
             id: GroupId(id),
             chip: 0,
             rect,
-            shard: 0,
+            worker: 0,
         }
     }
 

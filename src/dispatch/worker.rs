@@ -97,7 +97,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         let groups = shared
             .groups
             .iter()
-            .filter(|g| g.shard == me)
+            .filter(|g| g.worker == me)
             .map(|g| OwnedGroup {
                 info: g.clone(),
                 regions: &shared.regions[g.id.0 as usize],
@@ -662,7 +662,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             };
             let owner = match place {
                 Place::Any => self.me,
-                Place::Group(g) | Place::Near(g) => self.shared.groups[g.0 as usize].shard,
+                Place::Group(g) | Place::Near(g) => self.shared.groups[g.0 as usize].worker,
             };
             if owner == self.me {
                 self.enqueue(ready);
@@ -671,8 +671,8 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             }
         }
         self.submitted = submitted;
-        for (shard, m) in self.messages.drain(..) {
-            self.shared.inboxes[shard].push(Inbound::Message(m));
+        for (worker, m) in self.messages.drain(..) {
+            self.shared.inboxes[worker].push(Inbound::Message(m));
         }
         self.wake = true;
     }
@@ -705,8 +705,8 @@ fn cx<'a, W, M>(
     messages: &'a mut Vec<(usize, M)>,
 ) -> Cx<'a, W, M> {
     Cx {
-        shard: me,
-        shards: shared.config.workers,
+        worker: me,
+        workers: shared.config.workers,
         groups: &shared.groups,
         submitted,
         messages,
