@@ -734,7 +734,7 @@ fn the_matmul_schedule_runs_every_step_and_write_back_and_checks_every_byte() {
         };
         let s = matmul::run(&cfg, &config).unwrap();
         assert!(s.ok, "{workers} workers: {s}");
-        assert_eq!((s.blocks, s.rows), (4, 2));
+        assert_eq!((s.block_groups, s.row_groups), (4, 2));
         assert_eq!(s.commands, 4 * 3 + 2);
         // Every core of every command checks both broadcasts' blocks of 2 pages of 1 KiB.
         let per_core = 2 * 2 * 2048;

@@ -72,10 +72,10 @@ impl Default for MatmulConfig {
 pub struct MatmulSummary {
     /// Every command succeeded and every byte checked.
     pub ok: bool,
-    /// Block groups.
-    pub blocks: usize,
+    /// Block groups (one an output block: not `--blocks-per-step`'s data blocks).
+    pub block_groups: usize,
     /// Row write-back groups.
-    pub rows: usize,
+    pub row_groups: usize,
     /// Commands run.
     pub commands: u64,
     /// Bytes compute kernels checked.
@@ -93,7 +93,7 @@ impl std::fmt::Display for MatmulSummary {
         writeln!(
             f,
             "matmul schedule on the simulator: {} block groups, {} row write-backs, {} commands",
-            self.blocks, self.rows, self.commands
+            self.block_groups, self.row_groups, self.commands
         )?;
         writeln!(f, "  checked by compute: {} bytes", self.checked_bytes)?;
         writeln!(f, "  simulated:          {} cycles", self.cycles)?;
@@ -404,8 +404,8 @@ pub fn run_with_progress(
     let cycles = target.with_session(move |s| s.device().now() - start)?;
     let mut summary = MatmulSummary {
         ok: true,
-        blocks,
-        rows: row_group.len(),
+        block_groups: blocks,
+        row_groups: row_group.len(),
         commands: 0,
         checked_bytes: 0,
         cycles,
