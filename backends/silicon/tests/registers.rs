@@ -1372,6 +1372,7 @@ fn a_buffer_of_more_than_32768_pages_names_its_slots_past_u16() {
     // SAFETY: both boxes outlive the handles; the buffer lies inside `words`.
     let streams = unsafe { Streams::from_ptr(regs.as_mut_ptr().cast()) };
     let at = words.as_ptr() as usize;
+    // SAFETY: as above: `words` holds the buffer and outlives both handles.
     let open = || unsafe { SiliconCb::<Blackhole>::from_ptr(streams, 2, at, base, 16, PAGES) };
     let (mut producer, mut consumer) = (open().unwrap(), open().unwrap());
     producer.push(PAGES).unwrap();
