@@ -476,6 +476,19 @@ fn the_wormhole_images_issue_no_fence_which_ttsim_s_wormhole_refuses() {
 /// (`broadcast_begin`) rather than have the NoC write into the code.
 #[test]
 fn the_firmware_refuses_a_buffer_over_its_code_that_the_host_did_not_check() {
+    refused_buffer_entry(0x6000);
+}
+
+/// The same for a buffer at a base off the NoC's 16 bytes: the silicon handle's pointers
+/// would have named L1 address 0 while the NoC filled the real pages.
+#[test]
+fn the_firmware_refuses_a_buffer_off_16_bytes_that_the_host_did_not_check() {
+    refused_buffer_entry(komorebi_kernel::abi::FIRMWARE_L1_END + 0x1_0008);
+}
+
+/// Every buffer-table entry of core (1, 0) rewritten to four 2 KiB pages at `base` behind the
+/// host's back: that core's broadcasts are refused at their beginning, and its compute fails.
+fn refused_buffer_entry(base: u32) {
     use komorebi::app::broadcast::BroadcastPlan;
     use komorebi::{Backend, Feeder};
     use komorebi_kernel::abi;
@@ -494,10 +507,9 @@ fn the_firmware_refuses_a_buffer_over_its_code_that_the_host_did_not_check() {
     .unwrap();
     let plan = BroadcastPlan::new(&cfg, session.geometry()).unwrap();
     plan.prepare(&mut session).unwrap();
-    // Every entry of core (1, 0): four 2 KiB pages at 0x6000, compute's code.
     let core = komorebi_hal::LogicalXy::new(1, 0);
     let tile = session.noc0(core).unwrap();
-    let entry: Vec<u8> = [0x6000u32, 2048, 4, 0]
+    let entry: Vec<u8> = [base, 2048, 4, 0]
         .iter()
         .flat_map(|w| w.to_le_bytes())
         .collect();

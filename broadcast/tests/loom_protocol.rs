@@ -611,8 +611,8 @@ impl CircularBuffer for LoomCb {
         if offset + len > PAGE || offset % 4 != 0 || len % 4 != 0 {
             return Err(cb::ErrorKind::OutOfRange);
         }
-        let page = (self.at + page) % self.capacity();
-        let addr = CB_BASE + page as u32 * PAGE + offset;
+        let page = (self.at as u32 + page as u32) % self.capacity() as u32;
+        let addr = CB_BASE + page * PAGE + offset;
         for (i, chunk) in buf.chunks_mut(4).enumerate() {
             let w = self.tile().word(addr + 4 * i as u32).load();
             chunk.copy_from_slice(&w.to_le_bytes());

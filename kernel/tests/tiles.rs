@@ -556,10 +556,10 @@ impl Cb {
         }
         if push {
             c.pushed = c.pushed.wrapping_add(n);
-            c.wr = (c.wr + n) % self.pages;
+            c.wr = ((c.wr as u32 + n as u32) % self.pages as u32) as u16;
         } else {
             c.popped = c.popped.wrapping_add(n);
-            c.rd = (c.rd + n) % self.pages;
+            c.rd = ((c.rd as u32 + n as u32) % self.pages as u32) as u16;
         }
         Ok(())
     }
@@ -614,7 +614,8 @@ impl CircularBuffer for Cb {
         if offset as usize + buf.len() > self.page_size as usize {
             return Err(cb::ErrorKind::OutOfRange);
         }
-        let at = self.base + ((c.rd + page) % self.pages) as u32 * self.page_size + offset;
+        let at =
+            self.base + (c.rd as u32 + page as u32) % self.pages as u32 * self.page_size + offset;
         let chip = self.chip.borrow();
         let at = at as usize;
         buf.copy_from_slice(&chip.tiles[&self.tile].l1[at..at + buf.len()]);

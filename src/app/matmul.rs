@@ -328,11 +328,12 @@ pub fn run_with_progress(
     // The checks above make every group's plan valid; should one not be, the message names
     // the user's --rect, not the group's. Each group's data has its own DRAM addresses: its
     // senders' copies follow the previous group's.
+    let in_group = |g: LogicalRect, e: BroadcastError| BroadcastError::Flag {
+        flag: "--rect",
+        why: format!("{r}: its group {g}: {e}"),
+    };
     let group_plan = |g: LogicalRect, cfg: &BroadcastConfig| {
-        BroadcastPlan::new(cfg, &geometry).map_err(|e| BroadcastError::Flag {
-            flag: "--rect",
-            why: format!("{r}: its group {g}: {e}"),
-        })
+        BroadcastPlan::new(cfg, &geometry).map_err(|e| in_group(g, e))
     };
     // Every step of every group has its data in every bank: refused naming the flags that
     // size it, with the most steps the shape allows, before any plan is laid out.
@@ -352,7 +353,9 @@ pub fn run_with_progress(
     let plans = groups
         .iter()
         .map(|&g| {
-            let plan = group_plan(g, &broadcast(g))?.with_dram_start(start)?;
+            let plan = group_plan(g, &broadcast(g))?
+                .with_dram_start(start)
+                .map_err(|e| in_group(g, e))?;
             start = plan.dram_end();
             Ok(plan)
         })

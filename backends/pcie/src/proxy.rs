@@ -387,6 +387,10 @@ pub struct HostCb<'c, B: Bar, F: FnMut(u16, &[u8])> {
     pages: u16,
     pushed: u16,
     popped: u16,
+    /// The slot of the next page to push, which is also the oldest not popped: the host
+    /// consumes each page as it is pushed. Kept apart from the counters, which wrap at 65,536:
+    /// a counter modulo the capacity names the slot only when the capacity divides 65,536.
+    at: u16,
     consume: F,
 }
 
@@ -420,31 +424,33 @@ impl<'c, B: Bar, F: FnMut(u16, &[u8])> HostCb<'c, B, F> {
             pages,
             pushed: 0,
             popped: 0,
+            at: 0,
             consume,
         }
     }
 
-    /// The L1 address of the page at `counter`; `None` when it does not fit 32 bits.
-    fn slot(&self, counter: u16) -> Option<u32> {
-        let index = (counter % self.pages.max(1)) as u32;
+    /// The L1 address of the page `ahead` pages after the kept slot, round the buffer; `None`
+    /// when it does not fit 32 bits.
+    fn slot(&self, ahead: u16) -> Option<u32> {
+        let index = (self.at as u32 + ahead as u32) % (self.pages as u32).max(1);
         index
             .checked_mul(self.page_size)?
             .checked_add(self.base.get())
     }
 
-    /// [`slot`](Self::slot) as an address, the base when there is none (the pointers' value for
-    /// a buffer whose shape no page fits; its pushes and reads refuse it).
-    fn slot_addr(&self, counter: u16) -> L1Addr {
-        self.slot(counter)
+    /// The kept slot's address, the base when there is none (the pointers' value for a buffer
+    /// whose shape no page fits; its pushes and reads refuse it).
+    fn slot_addr(&self) -> L1Addr {
+        self.slot(0)
             .and_then(|a| L1Addr::new(a).ok())
             .unwrap_or(self.base)
     }
 
     /// [`slot`](Self::slot) of a page that lies in the tile's L1, else `OutOfRange` (the
     /// buffer's shape is the caller's: nothing checked it before).
-    fn page_at(&self, counter: u16) -> Result<u32, ProxyError<cb::ErrorKind>> {
+    fn page_at(&self, ahead: u16) -> Result<u32, ProxyError<cb::ErrorKind>> {
         let l1 = self.card.chip().kind().l1_size() as u64;
-        self.slot(counter)
+        self.slot(ahead)
             .filter(|&at| at as u64 + self.page_size as u64 <= l1)
             .ok_or(cb_err(cb::ErrorKind::OutOfRange, None))
     }
@@ -480,7 +486,7 @@ impl<B: Bar, F: FnMut(u16, &[u8])> CircularBuffer for HostCb<'_, B, F> {
     }
 
     fn write_ptr(&self) -> L1Addr {
-        self.slot_addr(self.pushed)
+        self.slot_addr()
     }
 
     fn push(&mut self, pages: u16) -> Result<(), Self::Error> {
@@ -489,22 +495,23 @@ impl<B: Bar, F: FnMut(u16, &[u8])> CircularBuffer for HostCb<'_, B, F> {
             return Err(cb_err(cb::ErrorKind::Overflow, None));
         }
         // Checked before a page's buffer is made: a page size beyond L1 is no page.
-        self.page_at(self.pushed)?;
+        self.page_at(0)?;
         let mut page = vec![0; self.page_size as usize];
         for _ in 0..pages {
-            let at = self.page_at(self.pushed)?;
+            let at = self.page_at(0)?;
             self.card
                 .read_l1(self.tile, at, &mut page)
                 .map_err(|e| cb_err(cb::ErrorKind::Other, Some(e)))?;
             (self.consume)(self.pushed, &page);
             self.pushed = self.pushed.wrapping_add(1);
             self.popped = self.popped.wrapping_add(1);
+            self.at = ((self.at as u32 + 1) % (self.pages as u32).max(1)) as u16;
         }
         Ok(())
     }
 
     fn read_ptr(&self) -> L1Addr {
-        self.slot_addr(self.popped)
+        self.slot_addr()
     }
 
     fn pop(&mut self, pages: u16) -> Result<(), Self::Error> {
@@ -524,7 +531,7 @@ impl<B: Bar, F: FnMut(u16, &[u8])> CircularBuffer for HostCb<'_, B, F> {
             return Err(cb_err(cb::ErrorKind::OutOfRange, None));
         }
         // (Within L1: the page is, and `offset + len` is within the page.)
-        let at = self.page_at(self.popped.wrapping_add(page))? + offset;
+        let at = self.page_at(page)? + offset;
         self.card
             .read_l1(self.tile, at, buf)
             .map_err(|e| cb_err(cb::ErrorKind::Other, Some(e)))

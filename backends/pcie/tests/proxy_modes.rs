@@ -176,3 +176,44 @@ fn lengths_and_buffers_beyond_l1_are_refused_before_any_buffer_is_made() {
         );
     }
 }
+
+/// The host's buffer names its slots by a kept index, not by its 16-bit counters modulo the
+/// capacity, which is wrong once they wrap unless the capacity divides 65,536: with 6 pages,
+/// after 65,536 pushed the counter reads 0 (slot 0), and the next page belongs in slot 4
+/// (65,536 = 6 x 10,922 + 4).
+#[test]
+fn the_host_buffer_keeps_its_slot_past_65536_pushed_pages() {
+    use komorebi_hal::cb::CircularBuffer;
+    use komorebi_pcie::proxy::HostCb;
+    let card = card();
+    let me = Xy::new(2, 4).unwrap();
+    let (base, page_size, pages) = (0x2_0000u32, 16u32, 6u16);
+    let mut cb = HostCb::new(&card, me, l1(base), page_size, pages, |_, _| {});
+    let mut pushed: u32 = 0;
+    for chunk in [60_000u32, 5_538, 1, 1] {
+        let mut left = chunk;
+        while left > 0 {
+            let n = left.min(pages as u32) as u16;
+            let free = pages as u32 - cb.pages_ready().unwrap() as u32;
+            let n = n.min(free as u16);
+            // Pushes never cross the buffer's end: at most to it.
+            let to_end = pages as u32 - pushed % pages as u32;
+            let n = n.min(to_end as u16);
+            cb.push(n).unwrap();
+            pushed += n as u32;
+            left -= n as u32;
+        }
+        let slot = pushed % pages as u32;
+        assert_eq!(
+            cb.write_ptr(),
+            l1(base + slot * page_size),
+            "{pushed} pushed"
+        );
+        assert_eq!(
+            cb.read_ptr(),
+            cb.write_ptr(),
+            "{pushed}: consumed as pushed"
+        );
+    }
+    assert!(pushed > 65_536);
+}

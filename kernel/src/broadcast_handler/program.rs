@@ -404,7 +404,8 @@ pub const CHECK_NONE_BIT: u32 = 1 << 8;
 /// The compute kernel's part: the broadcasts it checks and pops, in turn, block by block.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct ComputeProgram {
-    /// The job: with broadcast, block, page and word, the data pattern compute checks.
+    /// The job's number in the data pattern (with broadcast, block, page and word, what compute
+    /// checks): the host's job, plus on a card a value drawn for the run.
     pub job: u32,
     /// Whether compute reads and checks every word, or only takes and pops the blocks.
     pub check: Check,

@@ -472,9 +472,11 @@ impl BroadcastConfig {
 
     /// Host memory a run of these flags needs, roughly, beyond a few megabytes: on the
     /// simulator each chip's DRAM holding the jobs' data (the regions in use: every sender's
-    /// copy of its pages, each page in one bank; a run of several chips, or a rank's, writes
-    /// into two regions of each chip's ring). A `--trace` adds nothing that grows: its events
-    /// go to the file as they happen ([`Self::trace_bytes`] is what it needs on disk).
+    /// copy of its pages, each page in one bank; a run of several chips writes into two
+    /// regions of each chip's ring). A one-chip rank of an `--mpi` run writes into two too, but
+    /// is counted as one chip's run (up to four: more than it needs). A `--trace` adds nothing
+    /// that grows: its events go to the file as they happen ([`Self::trace_bytes`] is what it
+    /// needs on disk).
     pub fn host_bytes(&self) -> u64 {
         let simulated = self.device.in_process();
         let dram = if !simulated {

@@ -669,9 +669,9 @@ impl BroadcastPlan {
     }
 }
 
-/// A run's pattern salt on `device` ([`BroadcastPlan::pattern_job`]): drawn anew for each run
-/// on a card (the standard library's per-process random hash keys: no generator to carry for
-/// one word), 0 on a simulator.
+/// A run's pattern salt on `device` ([`BroadcastPlan::pattern_job`]): drawn anew for each plan
+/// on a card (the standard library's random hash keys, drawn per thread and stepped at each
+/// `RandomState::new`: no generator to carry for one word), 0 on a simulator.
 fn pattern_salt(device: &DeviceChoice) -> u32 {
     use std::hash::BuildHasher;
     match device {

@@ -258,13 +258,18 @@ impl BroadcastSummary {
             "ok: every protocol step succeeded (--check none: no byte checked)"
         } else if self.ok {
             "ok: every byte checked"
-        } else if self.timeouts > 0 || self.abandoned > 0 {
+        } else if self.timeouts > 0 || self.abandoned > 0 || self.rank_lost() {
             "TIMEOUT"
         } else if self.mismatches > 0 {
             "DATA MISMATCH"
         } else {
             let why = if let Some(r) = self.ranks.iter().find(|r| r.error.is_some()) {
-                format!("rank {}'s run failed", r.rank)
+                // "its run failed: ...", "its report does not read: ...".
+                format!(
+                    "rank {}: {}",
+                    r.rank,
+                    r.error.as_deref().unwrap_or_default()
+                )
             } else if !self.violations.is_empty() {
                 n(
                     self.violations.len() as u64,
@@ -344,7 +349,20 @@ mod tests {
             error: Some("its run failed: no such chip".into()),
             exit_code: 4,
         });
-        assert!(verdict(&s).starts_with("result: FAILED: rank 1's run failed ("));
+        assert!(verdict(&s).starts_with("result: FAILED: rank 1: its run failed: no such chip ("));
+        // A rank that never answered is a timeout, jobs given to it or not.
+        s.ranks.push(RankSummary {
+            rank: 2,
+            host: "-".into(),
+            chips: 1,
+            jobs: 0,
+            error: Some("no answer within 8 s of the run's start".into()),
+            exit_code: 3,
+        });
+        assert!(verdict(&s).starts_with("result: TIMEOUT ("));
+        s.ranks.remove(0);
+        assert_eq!(s.exit_code(), 3);
+        s.ranks.pop();
         s.mismatches = 2;
         assert!(verdict(&s).starts_with("result: DATA MISMATCH ("));
         s.abandoned = 1;

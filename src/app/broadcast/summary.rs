@@ -213,13 +213,20 @@ impl BroadcastSummary {
         if let Some(code) = failed.max().filter(|&c| c != 0) {
             return code;
         }
-        if self.timeouts > 0 || self.abandoned > 0 {
+        if self.timeouts > 0 || self.abandoned > 0 || self.rank_lost() {
             3
         } else if self.mismatches > 0 || !self.ok {
             1
         } else {
             0
         }
+    }
+}
+
+impl BroadcastSummary {
+    /// Whether a rank never answered (its part's exit code is 3), jobs given to it or not.
+    pub(super) fn rank_lost(&self) -> bool {
+        self.ranks.iter().any(|r| r.exit_code == 3)
     }
 }
 

@@ -194,12 +194,26 @@ pub(crate) fn windows_4g_unknown(driver: (u8, u8, u8)) -> u32 {
 /// as the driver counts them; `None` if sysfs does not say.
 fn bar4_windows(pci: PciAddress) -> Option<u32> {
     let text = std::fs::read_to_string(format!("/sys/bus/pci/devices/{pci}/resource")).ok()?;
-    let line = text.lines().nth(4)?;
+    bar_windows(text.lines().nth(4)?)
+}
+
+/// `IORESOURCE_UNSET` (Linux `include/linux/ioport.h`): a resource the firmware left without an
+/// address; sysfs still shows its size, from start 0.
+const IORESOURCE_UNSET: u64 = 0x2000_0000;
+
+/// 4 GiB windows of a BAR from its line of sysfs's `resource` (`start end flags`, in hex): none
+/// for a BAR with no address (start 0, or `IORESOURCE_UNSET`: a window there would map from
+/// physical address 0 on a driver that does not check), `None` for a line that does not read.
+fn bar_windows(line: &str) -> Option<u32> {
     let mut fields = line
         .split_whitespace()
         .map(|f| u64::from_str_radix(f.trim_start_matches("0x"), 16).ok());
-    let (start, end) = (fields.next()??, fields.next()??);
-    let len = if end > start { end - start + 1 } else { 0 };
+    let (start, end, flags) = (fields.next()??, fields.next()??, fields.next()??);
+    let len = if start > 0 && end > start && flags & IORESOURCE_UNSET == 0 {
+        end - start + 1
+    } else {
+        0
+    };
     Some(
         u32::try_from(len / TLB_4G_SIZE)
             .unwrap_or(u32::MAX)
@@ -320,6 +334,34 @@ impl KmdBar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// BAR4's windows from its sysfs line: its length over 4 GiB, at most eight; none for a BAR
+    /// the firmware left without an address (start 0, or flagged `IORESOURCE_UNSET`, which sysfs
+    /// still shows sized).
+    #[test]
+    fn bar4_s_windows_count_an_assigned_bar_only() {
+        let line = |start: u64, len: u64, flags: u64| {
+            format!("0x{start:016x} 0x{:016x} 0x{flags:016x}", start + len - 1)
+        };
+        let (g4, mem64) = (TLB_4G_SIZE, 0x0014_220c);
+        assert_eq!(
+            bar_windows(&line(0x4000_0000_0000, 32 * g4, mem64)),
+            Some(8)
+        );
+        assert_eq!(bar_windows(&line(0x4000_0000_0000, 2 * g4, mem64)), Some(2));
+        assert_eq!(bar_windows(&line(0x4000_0000_0000, g4 / 2, mem64)), Some(0));
+        assert_eq!(bar_windows(&line(0, 32 * g4, mem64)), Some(0), "start 0");
+        assert_eq!(
+            bar_windows(&line(0x4000_0000_0000, 32 * g4, mem64 | IORESOURCE_UNSET)),
+            Some(0),
+            "unset"
+        );
+        assert_eq!(
+            bar_windows("0x0000000000000000 0x0000000000000000 0x0000000000000000"),
+            Some(0)
+        );
+        assert_eq!(bar_windows("garbage"), None);
+    }
 
     #[test]
     fn a_blackhole_and_a_wormhole_are_known_and_anything_else_is_named() {
