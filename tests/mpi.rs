@@ -31,6 +31,13 @@ fn have_mpirun() -> bool {
     ok
 }
 
+/// The lock of [`ONE_AT_A_TIME`], if `mpirun` is there (a test without it passes after saying
+/// so).
+fn one_mpirun() -> Option<std::sync::MutexGuard<'static, ()>> {
+    let one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    have_mpirun().then_some(one)
+}
+
 /// `mpirun -n ranks komorebi broadcast --mpi --json ...`, allowed to run as root (CI runs as
 /// root), with more ranks than cores, and with rank 0 outliving a rank that dies.
 fn mpirun(ranks: u32, extra: &[&str]) -> Command {
@@ -67,10 +74,9 @@ fn one_process(chips: u32, extra: &[&str]) -> (i32, Value) {
 
 #[test]
 fn two_and_four_ranks_check_the_bytes_and_give_up_as_one_process_with_their_chips() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    if !have_mpirun() {
+    let Some(_one) = one_mpirun() else {
         return;
-    }
+    };
     for (ranks, chips, extra) in [
         (2, 1, vec!["--jobs", "6"]),
         (2, 2, vec!["--jobs", "9", "--fault", "stall-dm:1,0:2"]),
@@ -184,26 +190,32 @@ fn rank_pid(mpirun: u32, rank: u32, deadline: Instant) -> Option<u32> {
     None
 }
 
+/// Starts `mpirun`, sends rank 1 `signal` (`KILL`, `STOP`) once it runs its share, and waits
+/// for the run's output.
+fn signal_rank_1(mut mpirun: Command, signal: &str) -> std::process::Output {
+    let start = Instant::now();
+    let child = mpirun
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = rank_pid(child.id(), 1, start + Duration::from_secs(20)).expect("rank 1 starts");
+    let sent = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    child.wait_with_output().unwrap()
+}
+
 #[test]
 fn a_rank_killed_or_stopped_mid_run_is_named_and_its_jobs_abandoned_within_the_limit() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    if !have_mpirun() {
+    let Some(_one) = one_mpirun() else {
         return;
-    }
+    };
     for signal in ["KILL", "STOP"] {
         let start = Instant::now();
-        let child = mpirun(2, &["--jobs", "16", "--rank-limit", "8"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let pid = rank_pid(child.id(), 1, start + Duration::from_secs(20)).expect("rank 1 starts");
-        let sent = Command::new("kill")
-            .args([&format!("-{signal}"), &pid.to_string()])
-            .status()
-            .unwrap();
-        assert!(sent.success());
-        let out = child.wait_with_output().unwrap();
+        let out = signal_rank_1(mpirun(2, &["--jobs", "16", "--rank-limit", "8"]), signal);
         let took = start.elapsed();
         let v = json(&out.stdout);
         // 3: its jobs abandoned (rank 0's abort); 137: mpirun's own code when it saw the rank
@@ -247,23 +259,10 @@ fn a_rank_killed_or_stopped_mid_run_is_named_and_its_jobs_abandoned_within_the_l
 /// behaviour, which a transport that needs both sides would have broken.)
 #[test]
 fn a_stopped_rank_of_four_delays_no_other_rank_s_report() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    if !have_mpirun() {
+    let Some(_one) = one_mpirun() else {
         return;
-    }
-    let start = Instant::now();
-    let child = mpirun(4, &["--jobs", "400", "--rank-limit", "8"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = rank_pid(child.id(), 1, start + Duration::from_secs(20)).expect("rank 1 starts");
-    let sent = Command::new("kill")
-        .args(["-STOP", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let out = child.wait_with_output().unwrap();
+    };
+    let out = signal_rank_1(mpirun(4, &["--jobs", "400", "--rank-limit", "8"]), "STOP");
     let v = json(&out.stdout);
     let code = out.status.code();
     assert!(matches!(code, Some(3) | None), "exit {code:?}: {v}");
@@ -291,10 +290,9 @@ fn a_stopped_rank_of_four_delays_no_other_rank_s_report() {
 /// each are two Wormholes, which are not built.
 #[test]
 fn two_ranks_of_one_wormhole_are_refused_as_two_wormholes() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    if !have_mpirun() {
+    let Some(_one) = one_mpirun() else {
         return;
-    }
+    };
     let out = mpirun(2, &["--chip", "wormhole", "--jobs", "2"])
         .output()
         .unwrap();
@@ -308,11 +306,10 @@ fn two_ranks_of_one_wormhole_are_refused_as_two_wormholes() {
 
 #[test]
 fn without_mpirun_a_single_rank_is_the_whole_run() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     // `--mpi` started alone (MPI's singleton): rank 0 of 1 runs every job.
-    if !have_mpirun() {
+    let Some(_one) = one_mpirun() else {
         return;
-    }
+    };
     let (code, out, err) = komorebi(&[
         "broadcast",
         "--mpi",

@@ -341,24 +341,20 @@ mod tests {
         );
         s.violations.push("a write over unpopped pages".into());
         assert!(verdict(&s).starts_with("result: FAILED: 1 simulator violation ("));
-        s.ranks.push(RankSummary {
-            rank: 1,
-            host: "b".into(),
-            chips: 1,
-            jobs: 4,
-            error: Some("its run failed: no such chip".into()),
-            exit_code: 4,
-        });
-        assert!(verdict(&s).starts_with("result: FAILED: rank 1: its run failed: no such chip ("));
-        // A rank that never answered is a timeout, jobs given to it or not.
-        s.ranks.push(RankSummary {
-            rank: 2,
+        let failed = |rank, jobs, error: &str, exit_code| RankSummary {
+            rank,
             host: "-".into(),
             chips: 1,
-            jobs: 0,
-            error: Some("no answer within 8 s of the run's start".into()),
-            exit_code: 3,
-        });
+            jobs,
+            error: Some(error.into()),
+            exit_code,
+        };
+        s.ranks
+            .push(failed(1, 4, "its run failed: no such chip", 4));
+        assert!(verdict(&s).starts_with("result: FAILED: rank 1: its run failed: no such chip ("));
+        // A rank that never answered is a timeout, jobs given to it or not.
+        let lost = "no answer within 8 s of the run's start";
+        s.ranks.push(failed(2, 0, lost, 3));
         assert!(verdict(&s).starts_with("result: TIMEOUT ("));
         s.ranks.remove(0);
         assert_eq!(s.exit_code(), 3);
