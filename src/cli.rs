@@ -499,6 +499,19 @@ pub fn progress_bar(total: u64, what: &str, show: bool) -> Option<indicatif::Pro
 /// areas and draws `picture` if given; the exit code is the run's (2 when an output path
 /// cannot be written: checked before the run).
 pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> ExitCode {
+    // `inspect` prints the areas a run left, not the run's report, where a profile's functions
+    // and a what-if's warning are: refused rather than run and left unsaid.
+    let report_only = [
+        ("--profile", flags.profile.is_some()),
+        ("--speed-up", !flags.speed_up.is_empty()),
+    ];
+    if let Some((flag, _)) = report_only.iter().find(|(_, given)| *given) {
+        eprintln!(
+            "error: {flag}: inspect prints the broadcast areas, not the run's report where \
+             {flag} shows (allowed: {flag} with broadcast)"
+        );
+        return ExitCode::from(2);
+    }
     if flags.log.as_deref() == Some(std::path::Path::new("-")) {
         // `inspect` prints its view of the areas, not the run's report: the lines need a file.
         eprintln!(
@@ -540,8 +553,11 @@ pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> Exi
     let view = match crate::inspect::inspect(&session) {
         Ok(v) => v,
         Err(e) => {
+            // Exit 4 when the device cannot be used, as for any run; the run's verdict too.
+            let e = broadcast::BroadcastError::Session(e);
             eprintln!("error: {e}");
-            return ExitCode::FAILURE;
+            eprintln!("{}", summary.result_line());
+            return ExitCode::from(if e.device_unusable() { EXIT_DEVICE } else { 1 });
         }
     };
     let printed = print_report(&view, flags.json);

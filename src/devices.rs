@@ -166,7 +166,7 @@ pub fn ttsim_devices(library: &std::path::Path) -> Devices {
 
 #[cfg(target_os = "linux")]
 fn row(node: komorebi_pcie::kmd::DeviceNode) -> DeviceRow {
-    use komorebi_pcie::card::{Card, CardOptions};
+    use komorebi_pcie::card::Card;
     let mut row = DeviceRow {
         path: node.path.clone(),
         pci_address: node.pci_address.map(|a| a.to_string()),
@@ -176,9 +176,11 @@ fn row(node: komorebi_pcie::kmd::DeviceNode) -> DeviceRow {
     if row.error.is_some() {
         return row;
     }
-    // The card's identity: what raising AICLK at open came to, not only the driver's part.
+    // The card's identity: what raising AICLK at open came to, not only the driver's part. A
+    // listing only looks: its drop leaves the clock to a run another process may have on the
+    // card (the default would send it to idle).
     let opened = komorebi_pcie::kmd::KmdBar::open(&node.path)
-        .and_then(|bar| Card::open(bar, CardOptions::default()))
+        .and_then(|bar| Card::open(bar, crate::host::pcie::looking()))
         .map(|card| (card.identity(), card));
     match opened {
         Ok((id, card)) => {

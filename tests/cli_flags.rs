@@ -162,6 +162,68 @@ fn inspect_says_on_standard_error_why_it_exits_as_it_does() {
     let (code, _, err) = run(&[]);
     assert_eq!(code, 0, "{err}");
     assert!(err.starts_with("result: ok: every byte checked"), "{err}");
+    // What the report shows elsewhere is refused, not run and left unsaid.
+    for flag in [
+        &["--speed-up", "read_block"][..],
+        &["--profile", "/tmp/p.folded"],
+    ] {
+        let (code, out, err) = run(flag);
+        assert_eq!(code, 2, "{flag:?}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(
+            err.starts_with(&format!(
+                "error: {}: inspect prints the broadcast areas",
+                flag[0]
+            )),
+            "{err}"
+        );
+    }
+}
+
+/// `inspect` reads each core's give-up record whole: where, broadcast, block and sequence, as
+/// the kernels wrote them (a W column whose compute at (2,5) stalls before block 3: the
+/// column's sender at the bottom, (2,9), gives up `broadcast_done` at block 5 of command 1, every
+/// receiver `broadcast_valid`).
+#[test]
+fn inspect_shows_the_give_up_each_core_recorded() {
+    let args = [
+        "inspect",
+        "--rect",
+        "2,0,1,10",
+        "--along",
+        "column",
+        "--blocks",
+        "8",
+        "--pages",
+        "2",
+        "--page-size",
+        "256",
+        "--jobs",
+        "1",
+        "--wait-limit",
+        "200000",
+        "--fault",
+        "stall-compute:2,5:3",
+    ];
+    let (code, out, err) = komorebi(&[&args[..], &["--json"]].concat());
+    assert_eq!(code, 3, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let give_up = |x: u64, y: u64| {
+        v["cores"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["core"] == serde_json::json!([x, y]))
+            .map(|c| c["areas"][1]["give_up"].clone())
+    };
+    let record = |place: &str| serde_json::json!({"where": place, "broadcast": 1, "block": 5, "sequence": 1});
+    assert_eq!(give_up(2, 9), Some(record("broadcast_done")));
+    for y in 0..9 {
+        assert_eq!(give_up(2, y), Some(record("broadcast_valid")), "(2, {y})");
+    }
+    let (code, out, _) = komorebi(&args);
+    assert_eq!(code, 3);
+    assert!(out.contains("broadcast_done b1 blk5 seq1"), "{out}");
 }
 
 #[test]

@@ -405,9 +405,10 @@ pub fn attach_ttsim(
     Ok(PcieDevice::new(bar.open_card(looking())?))
 }
 
-/// The options of a card opened only to look at it ([`attach_card`], [`attach_ttsim`]): its
-/// clock is left as it is at the drop, for the run another process may have on it.
-fn looking() -> CardOptions {
+/// The options of a card opened only to look at it ([`attach_card`], [`attach_ttsim`],
+/// `komorebi devices`): its clock is left as it is at the drop, for the run another process may
+/// have on it.
+pub(crate) fn looking() -> CardOptions {
     CardOptions {
         idle_clock_at_drop: false,
         ..CardOptions::default()
