@@ -21,8 +21,14 @@ pub const ARC_APB_BAR0: u32 = 0x1FF0_0000;
 pub const RESET_SCRATCH_BASE: u64 = 0x8003_0400;
 /// `SCRATCH_RAM_2`: ARC boot status; ready when `value & 7 == ARC_BOOT_READY`.
 pub const SCRATCH_RAM_2: u64 = RESET_SCRATCH_BASE + 4 * 2;
-/// The ready value of `SCRATCH_RAM_2 & 7`.
+/// The ready value of `SCRATCH_RAM_2 & 7`: bit 0 the message queue ready, bits 1..2 the
+/// hardware init status 2, done (tt-zephyr-platforms `status_reg.h`, `STATUS_BOOT_STATUS0`,
+/// and `init.h`, `HWInitStatus`).
 pub const ARC_BOOT_READY: u32 = 5;
+/// The hardware init status (bits 1..2 of `SCRATCH_RAM_2`) that says it failed
+/// (`kHwInitError`): the firmware stays so until the board is reset, and
+/// `STATUS_ERROR_STATUS0` names the stage that failed.
+pub const ARC_HW_INIT_ERROR: u32 = 3;
 /// `SCRATCH_RAM_12`: pointer to the telemetry data (u32 values).
 pub const SCRATCH_RAM_12: u64 = RESET_SCRATCH_BASE + 4 * 12;
 /// `SCRATCH_RAM_13`: pointer to the telemetry table (version, count, entries).
@@ -119,7 +125,10 @@ pub mod msg {
 
     /// Message codes (tt-umd `blackhole::ArcMessageType`).
     pub mod code {
-        /// Does nothing.
+        /// A no-op in tt-umd's list, which the firmware does not support: it answers
+        /// [`STATUS_UNKNOWN_CODE`](super::STATUS_UNKNOWN_CODE) (tt-zephyr-platforms `smc_msg.h`,
+        /// `TT_SMC_MSG_NOP`, "not supported"; no handler is registered for it). komorebi sends
+        /// it to no card.
         pub const NOP: u32 = 0x11;
         /// Raise AICLK to the busy clock.
         pub const AICLK_GO_BUSY: u32 = 0x52;

@@ -139,7 +139,6 @@ impl<B: Bar> Card<B> {
                 what: "the PCIe NIU's NOC_NODE_ID (BAR0 0x1FD0_4044)".into(),
             });
         }
-        let cfg0 = NiuCfg0(bar.bar0_read32(arc::PCIE_NIU_CFG_0_BAR0)?);
         let chip = CardChip::Blackhole {
             harvest: HarvestMask::NONE,
             dram_banks: DramBanks::ALL,
@@ -147,7 +146,10 @@ impl<B: Bar> Card<B> {
         };
         let mut card = Self::unplanned(bar, options, chip, tensix::AICLK_IDLE_MHZ)?;
         crate::arc::wait_arc_ready(&card, options.open.arc_ready)?;
-        card.telemetry = Telemetry::read(&card)?;
+        // Translation only once ARC's hardware init is done: it turns translation on (from
+        // the harvesting) before it reports ready (tt-zephyr-platforms `init.c`, `InitHW`).
+        let cfg0 = NiuCfg0(card.bar_mut().bar0_read32(arc::PCIE_NIU_CFG_0_BAR0)?);
+        card.telemetry = crate::arc::wait_telemetry(&card, options.open.arc_ready)?;
         // A table without ENABLED_TENSIX_COL (firmware from before column harvesting was
         // reported, or ttsim, which harvests nothing) means every column is enabled: tt-umd
         // reads a missing tag as an empty harvest mask (`BlackholeTTDevice::get_chip_info`).

@@ -179,7 +179,7 @@ pub enum PcieError {
     Telemetry(String),
     /// ARC's boot status did not say ready (`SCRATCH_RAM_2 & 7 == 5`) within the bounded wait.
     #[error(
-        "ARC is not ready: boot status {status:#x} after {waited_ms} ms (ready is 5 in bits 0..2; reset the board, e.g. `tt-smi -r`)"
+        "ARC is not ready: boot status {status:#x} after {waited_ms} ms (ready is 5 in bits 0..2; 6 or 7 there is a failed hardware init; reset the board, e.g. `tt-smi -r`)"
     )]
     ArcNotReady {
         /// The last boot status read.

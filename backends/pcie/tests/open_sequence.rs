@@ -58,8 +58,16 @@ fn a_later_message_uses_the_same_queue_and_an_unknown_code_is_a_typed_error() {
     let card = open();
     let q = MessageQueue::locate(&card, msg::APPLICATION_QUEUE).unwrap();
     let timeout = CardOptions::default().open.arc_message;
-    let r = q.send(&card, msg::code::NOP, &[1, 2, 3], timeout).unwrap();
+    let r = q
+        .send(&card, msg::code::AICLK_GO_BUSY, &[1, 2, 3], timeout)
+        .unwrap();
     assert_eq!((r.status, r.value), (0, 0));
+    // A NOP is answered as a card's firmware does: unsupported.
+    let e = q.send(&card, msg::code::NOP, &[], timeout).unwrap_err();
+    assert!(
+        matches!(&e, PcieError::ArcMessage { code: 0x11, why } if why.contains("does not know")),
+        "{e}"
+    );
     let e = q.send(&card, 0x99, &[], timeout).unwrap_err();
     assert!(
         matches!(&e, PcieError::ArcMessage { code: 0x99, why } if why.contains("does not know")),

@@ -44,7 +44,7 @@ pub use queue::{ArcResponse, MessageQueue};
 pub use scratch::wormhole_message;
 pub use wait::{
     AICLK_TOLERANCE_PERCENT, ClockOutcome, DramChannel, OpenTimeouts, dram_channels, lower_aiclk,
-    raise_aiclk, settled, wait_arc_ready, wait_dram_trained,
+    raise_aiclk, settled, wait_arc_ready, wait_dram_trained, wait_telemetry,
 };
 
 #[cfg(test)]

@@ -29,6 +29,9 @@ struct FakeArc {
     other_holds: Cell<u32>,
     /// Whether this process holds the lock; every queue write asserts it.
     ours: Cell<bool>,
+    /// Waits before the telemetry pointers read anything but 0 (the firmware publishes them
+    /// after its message queue is up).
+    telemetry_after: Cell<u64>,
 }
 
 #[derive(Copy, Clone, PartialEq)]
@@ -82,6 +85,7 @@ impl FakeArc {
             go_busy_at: Cell::new(None),
             other_holds: Cell::new(0),
             ours: Cell::new(false),
+            telemetry_after: Cell::new(0),
         };
         arc.set(tag::AICLK, 800);
         arc.set(tag::AICLK_LIMIT_MAX, 1350);
@@ -97,6 +101,11 @@ impl FakeArc {
     }
 
     fn word(&self, a: u64) -> u32 {
+        let unpublished = [arc::SCRATCH_RAM_12, arc::SCRATCH_RAM_13].contains(&a)
+            && self.waits.get() < self.telemetry_after.get();
+        if unpublished {
+            return 0;
+        }
         self.words.borrow().get(&a).copied().unwrap_or(0)
     }
 
@@ -352,6 +361,13 @@ fn the_clock_goes_back_to_idle_through_the_same_queue_and_its_exit_code_is_check
         lower_aiclk(&silent, Duration::from_millis(1)),
         Err(PcieError::ArcMessage { code: 0x54, .. })
     ));
+    // A queue control block that cannot be read fails the message it was for, by its code.
+    let lost = FakeArc::new(Serve::Status(0));
+    lost.words.borrow_mut().insert(msg::SCRATCH_RAM_11, 0x1234);
+    assert!(matches!(
+        lower_aiclk(&lost, Duration::from_millis(1)),
+        Err(PcieError::ArcMessage { code: 0x54, why }) if why.contains("the queue control block")
+    ));
 }
 
 #[test]
@@ -365,6 +381,19 @@ fn arc_ready_and_dram_training_are_bounded_waits() {
     ));
     arc.words.borrow_mut().insert(arc::SCRATCH_RAM_2, 0x15);
     wait_arc_ready(&arc, Duration::from_millis(1)).unwrap();
+    // A failed hardware init (bits 1..2 = 3) stays so until a reset: refused at once, not
+    // waited on for the bound (300 s by default; here 50 ms, so that without the rule the
+    // test fails on the waits rather than hangs), with or without the queue ready.
+    for status in [0x7, 0x6] {
+        arc.words.borrow_mut().insert(arc::SCRATCH_RAM_2, status);
+        let waits = arc.waits.get();
+        assert!(matches!(
+            wait_arc_ready(&arc, Duration::from_millis(50)),
+            Err(PcieError::ArcNotReady { status: s, .. }) if s == status
+        ));
+        assert_eq!(arc.waits.get(), waits, "{status:#x}: no wait");
+    }
+    arc.words.borrow_mut().insert(arc::SCRATCH_RAM_2, 0x15);
 
     assert_eq!(wait_dram_trained(&arc, Duration::from_millis(1)), Ok(None));
     // Channel 3 still training (0b00), then failed (0b10); a harvested one is skipped.
@@ -456,4 +485,23 @@ fn an_exchange_that_panics_still_gives_the_lock_back() {
     }));
     assert!(r.is_err(), "the panic goes on");
     assert!(!arc.0.ours.get(), "given back before it did");
+}
+
+/// The firmware says ready (its message queue is up) before it publishes telemetry: the open
+/// waits for both pointers, as tt-umd does, rather than fail on a pointer of 0; and fails, naming
+/// the pointer, when they are never published within the bound.
+#[test]
+fn telemetry_is_waited_for_until_the_firmware_publishes_it() {
+    let arc = FakeArc::new(Serve::Status(0));
+    arc.telemetry_after.set(3);
+    let t = wait_telemetry(&arc, Duration::from_secs(1)).unwrap();
+    assert_eq!(t.get(tag::AICLK), Some(800));
+    assert!(arc.waits.get() >= 3);
+    let never = FakeArc::new(Serve::Status(0));
+    never.telemetry_after.set(u64::MAX);
+    let e = wait_telemetry(&never, Duration::from_millis(1)).unwrap_err();
+    assert!(
+        matches!(&e, PcieError::Telemetry(why) if why.contains("pointer 0x0")),
+        "{e}"
+    );
 }

@@ -43,7 +43,9 @@ impl Default for OpenTimeouts {
 pub const AICLK_TOLERANCE_PERCENT: u32 = 5;
 
 /// Waits until ARC's boot status (`SCRATCH_RAM_2 & 7`) says ready (5).
-/// [`PcieError::ArcNotReady`] with the last status when it does not within `timeout`.
+/// [`PcieError::ArcNotReady`] with the last status when it does not within `timeout`, or at
+/// once when its hardware init failed ([`arc::ARC_HW_INIT_ERROR`]: it stays so until a reset,
+/// so waiting out the bound would gain nothing).
 pub fn wait_arc_ready(port: &impl ArcPort, timeout: Duration) -> Result<(), PcieError> {
     let mut bound = Bound::new(timeout);
     loop {
@@ -51,11 +53,29 @@ pub fn wait_arc_ready(port: &impl ArcPort, timeout: Duration) -> Result<(), Pcie
         if status & 7 == arc::ARC_BOOT_READY {
             return Ok(());
         }
-        if bound.expired() {
+        if bound.expired() || (status >> 1) & 3 == arc::ARC_HW_INIT_ERROR {
             return Err(PcieError::ArcNotReady {
                 status,
                 waited_ms: bound.waited_ms(),
             });
+        }
+        bound.wait(port);
+    }
+}
+
+/// ARC's telemetry once the firmware has published it: its message queue comes up (and the boot
+/// status says ready) before it writes the table and data pointers (`SCRATCH_RAM_13`, `_12`),
+/// which read 0 until then (tt-zephyr-platforms `main`: `init_msgqueue` before
+/// `init_telemetry`; tt-umd `ArcTelemetryReader::wait_for_telemetry_initialized` polls the table
+/// pointer the same way). Polls while either pointer reads 0, bounded by `timeout`; then
+/// [`Telemetry::read`] with its checks.
+pub fn wait_telemetry(port: &impl ArcPort, timeout: Duration) -> Result<Telemetry, PcieError> {
+    let mut bound = Bound::new(timeout);
+    loop {
+        let table = read_alive(port, arc::SCRATCH_RAM_13, "the telemetry table pointer")?;
+        let data = read_alive(port, arc::SCRATCH_RAM_12, "the telemetry data pointer")?;
+        if (table != 0 && data != 0) || bound.expired() {
+            return Telemetry::read(port);
         }
         bound.wait(port);
     }
@@ -250,7 +270,12 @@ pub fn lower_aiclk(port: &impl ArcPort, timeout: Duration) -> Result<(), PcieErr
 /// Sends a clock message `code` and checks its exit code (the response's value), which
 /// tt-umd's `set_clock_state` requires to be 0.
 fn clock_message(port: &impl ArcPort, code: u32, timeout: Duration) -> Result<(), PcieError> {
-    let r = MessageQueue::locate(port, msg::APPLICATION_QUEUE)?.send(port, code, &[], timeout)?;
+    // A queue that cannot be found fails this message: its code in the error.
+    let queue = MessageQueue::locate(port, msg::APPLICATION_QUEUE).map_err(|e| match e {
+        PcieError::ArcMessage { code: 0, why } => PcieError::ArcMessage { code, why },
+        e => e,
+    })?;
+    let r = queue.send(port, code, &[], timeout)?;
     match r.value {
         0 => Ok(()),
         exit => Err(PcieError::ArcMessage {
