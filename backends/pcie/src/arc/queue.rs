@@ -133,6 +133,10 @@ impl MessageQueue {
         timeout: Duration,
     ) -> Result<ArcResponse, PcieError> {
         let n = self.entries;
+        // Responses a message that timed out left unread are dropped first: they would fill the
+        // response ring (ARC takes no request while it is full).
+        let stale = self.pointer(port, msg::RESPONSE_WPTR, code)?;
+        port.arc_write32(self.header(msg::RESPONSE_RPTR), stale)?;
         // Room in the request ring: it is full when the write pointer is n ahead.
         let wptr = self.pointer(port, msg::REQUEST_WPTR, code)?;
         let mut bound = Bound::new(timeout);
@@ -159,10 +163,16 @@ impl MessageQueue {
         port.arc_write32(self.header(msg::REQUEST_WPTR), (wptr + 1) % (2 * n))?;
         port.arc_write32(msg::ARC_MISC_CNTL, msg::ARC_MISC_CNTL_IRQ)?;
 
-        let rptr = self.pointer(port, msg::RESPONSE_RPTR, code)?;
+        // ARC answers requests in order, one response each, its response write pointer moving
+        // with its request read pointer from the same start: this request's response is the
+        // one at index `wptr`. Waiting for that one, rather than for the next response after
+        // the read pointer, keeps a late answer to a message that timed out (which tt-umd's
+        // queue would take for this one's) from being read as this message's.
+        let rptr = wptr;
         let mut bound = Bound::new(timeout);
         loop {
-            if self.pointer(port, msg::RESPONSE_WPTR, code)? != rptr {
+            let written = self.pointer(port, msg::RESPONSE_WPTR, code)?;
+            if (1..=n).contains(&((written + 2 * n - rptr) % (2 * n))) {
                 break;
             }
             if bound.expired() {

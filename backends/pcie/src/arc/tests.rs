@@ -32,6 +32,8 @@ struct FakeArc {
     /// Waits before the telemetry pointers read anything but 0 (the firmware publishes them
     /// after its message queue is up).
     telemetry_after: Cell<u64>,
+    /// Ignore the next interrupt: its request is answered at the one after (a late answer).
+    late_once: Cell<bool>,
 }
 
 #[derive(Copy, Clone, PartialEq)]
@@ -86,6 +88,7 @@ impl FakeArc {
             other_holds: Cell::new(0),
             ours: Cell::new(false),
             telemetry_after: Cell::new(0),
+            late_once: Cell::new(false),
         };
         arc.set(tag::AICLK, 800);
         arc.set(tag::AICLK_LIMIT_MAX, 1350);
@@ -114,6 +117,9 @@ impl FakeArc {
     }
 
     fn irq(&self) {
+        if self.late_once.replace(false) {
+            return;
+        }
         for q in 0..4 {
             let base = Self::queue(q);
             let (w, mut r) = (self.word(base), self.word(base + 16));
@@ -504,4 +510,32 @@ fn telemetry_is_waited_for_until_the_firmware_publishes_it() {
         matches!(&e, PcieError::Telemetry(why) if why.contains("pointer 0x0")),
         "{e}"
     );
+}
+
+/// A message that timed out is answered late, after the next message was sent: the next
+/// message takes its own response (ARC answers in order, one response a request), not the late
+/// one (tt-umd's queue reads the first unread response and would pair them wrongly).
+#[test]
+fn a_late_answer_to_a_message_that_timed_out_is_not_taken_for_the_next_one_s() {
+    let arc = FakeArc::new(Serve::Status(0));
+    let q = MessageQueue::locate(&arc, msg::APPLICATION_QUEUE).unwrap();
+    arc.late_once.set(true);
+    let e = q
+        .send(
+            &arc,
+            msg::code::AICLK_GO_LONG_IDLE,
+            &[],
+            Duration::from_millis(1),
+        )
+        .unwrap_err();
+    assert!(matches!(e, PcieError::ArcMessage { code: 0x54, .. }), "{e}");
+    // The next message's interrupt has ARC answer both, the late one first.
+    let r = q.send(&arc, 0x42, &[], Duration::from_millis(1)).unwrap();
+    assert_eq!(
+        r.words[0], 0x42,
+        "its own response (FakeArc echoes the code)"
+    );
+    // And the one after that too, the late response dropped rather than left in the ring.
+    let r = q.send(&arc, 0x43, &[], Duration::from_millis(1)).unwrap();
+    assert_eq!(r.words[0], 0x43);
 }
