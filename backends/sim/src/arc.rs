@@ -52,8 +52,9 @@ pub const DATA_ADDR: u32 = arc::ARC_CSM_BASE + 0x7_1000;
 pub const QUEUE_CONTROL: u32 = arc::ARC_CSM_BASE + 0x6_0000;
 /// ARC CSM address of the first message queue.
 pub const QUEUE_BASE: u32 = QUEUE_CONTROL + 0x100;
-/// Entries of each queue's request ring (and of its response ring).
-pub const QUEUE_ENTRIES: u32 = 8;
+/// Entries of each queue's request ring (and of its response ring): the firmware's
+/// `MSG_QUEUE_SIZE` (tt-zephyr-platforms `msgqueue.h`).
+pub const QUEUE_ENTRIES: u32 = 4;
 /// Message queues (driver, monitoring, tools, application).
 pub const QUEUES: u32 = 4;
 /// Bytes of one queue: header, requests, responses.
@@ -241,8 +242,10 @@ impl ArcState {
         }
     }
 
-    /// Answers every request of queue `q`, as ARC firmware does on the interrupt; a busy clock
-    /// asked for shows from cycle `busy_at`.
+    /// Answers the requests of queue `q`, as ARC firmware does on the interrupt, while its
+    /// response ring has room and every pointer is within the ring (the firmware's
+    /// `start_next_message`, `msgqueue.c`: a host that reads no response stalls the queue);
+    /// a busy clock asked for shows from cycle `busy_at`.
     fn drain(&mut self, busy_at: u64, q: u32) {
         let base = ((QUEUE_BASE - QUEUE_CONTROL + q * QUEUE_BYTES) / 4) as usize;
         let n = QUEUE_ENTRIES;
@@ -253,9 +256,16 @@ impl ArcState {
             self.queues[word(msg::REQUEST_RPTR)],
         );
         let mut resp_wptr = self.queues[word(msg::RESPONSE_WPTR)];
-        // A host that wrote a pointer past the ring is answered no further than one ring.
-        let pending = wptr.wrapping_sub(rptr) % (2 * n);
-        for _ in 0..pending.min(n) {
+        let resp_rptr = self.queues[word(msg::RESPONSE_RPTR)];
+        if [wptr, rptr, resp_wptr, resp_rptr]
+            .iter()
+            .any(|&p| p >= 2 * n)
+        {
+            return;
+        }
+        let pending = (wptr + 2 * n - rptr) % (2 * n);
+        let room = n - (resp_wptr + 2 * n - resp_rptr) % (2 * n);
+        for _ in 0..pending.min(room) {
             let request = entry(msg::HEADER_BYTES, rptr % n);
             let code = self.queues[request] & 0xFF;
             // NOP included: the firmware registers no handler for it (`smc_msg.h`).
@@ -313,6 +323,35 @@ mod tests {
     }
 
     /// Pushes `code` into queue `q` as a host does and rings the IRQ; the response's word 0.
+    /// As the firmware's queue: a host that reads no response has at most four answered (the
+    /// response ring's entries); the rest wait until it reads one.
+    #[test]
+    fn a_full_response_ring_stops_the_queue() {
+        let cfg = SimConfig::default();
+        let mut a = ArcState::new();
+        let (q, n) = (3, QUEUE_ENTRIES);
+        let base = (QUEUE_BASE + q * QUEUE_BYTES) as u64;
+        let push = |a: &mut ArcState| {
+            let wptr = a.read(&cfg, 0, base).unwrap();
+            let slot = base + (msg::HEADER_BYTES + (wptr % n) * msg::ENTRY_BYTES) as u64;
+            a.write(&cfg, 0, slot, msg::code::AICLK_GO_BUSY).unwrap();
+            a.write(&cfg, 0, base, (wptr + 1) % (2 * n)).unwrap();
+            a.write(&cfg, 0, msg::ARC_MISC_CNTL, msg::ARC_MISC_CNTL_IRQ)
+                .unwrap();
+        };
+        for _ in 0..n {
+            push(&mut a);
+        }
+        assert_eq!(a.answered(), 4);
+        push(&mut a);
+        assert_eq!(a.answered(), 4, "no room for a fifth response");
+        // The host reads one response: the waiting request is answered at the next interrupt.
+        a.write(&cfg, 0, base + 4, 1).unwrap();
+        a.write(&cfg, 0, msg::ARC_MISC_CNTL, msg::ARC_MISC_CNTL_IRQ)
+            .unwrap();
+        assert_eq!(a.answered(), 5);
+    }
+
     fn send(a: &mut ArcState, cfg: &SimConfig, now: u64, q: u32, code: u32) -> u32 {
         let base = (QUEUE_BASE + q * QUEUE_BYTES) as u64;
         let n = QUEUE_ENTRIES;
@@ -343,7 +382,7 @@ mod tests {
         let mut a = ArcState::new();
         assert_eq!(a.read(&cfg, 0, msg::SCRATCH_RAM_11), Some(QUEUE_CONTROL));
         assert_eq!(a.read(&cfg, 0, QUEUE_CONTROL as u64), Some(QUEUE_BASE));
-        assert_eq!(a.read(&cfg, 0, QUEUE_CONTROL as u64 + 4), Some(8 | 4 << 8));
+        assert_eq!(a.read(&cfg, 0, QUEUE_CONTROL as u64 + 4), Some(4 | 4 << 8));
         assert_eq!(a.aiclk_mhz(&cfg, 0), 800);
         let q = msg::APPLICATION_QUEUE;
         assert_eq!(
