@@ -406,11 +406,12 @@ pub fn attach_ttsim(
 }
 
 /// The options of a card opened only to look at it ([`attach_card`], [`attach_ttsim`],
-/// `komorebi devices`): its clock is left as it is at the drop, for the run another process may
-/// have on it.
+/// `komorebi devices`): its clock is left as it is, at the open and at the drop, for the run
+/// another process may have on it.
 pub(crate) fn looking() -> CardOptions {
     CardOptions {
         idle_clock_at_drop: false,
+        raise_clock: false,
         ..CardOptions::default()
     }
 }

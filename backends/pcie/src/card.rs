@@ -147,9 +147,10 @@ impl<B: Bar> Card<B> {
         let mut card = Self::unplanned(bar, options, chip, tensix::AICLK_IDLE_MHZ)?;
         crate::arc::wait_arc_ready(&card, options.open.arc_ready)?;
         // Translation only once ARC's hardware init is done: it turns translation on (from
-        // the harvesting) before it reports ready (tt-zephyr-platforms `init.c`, `InitHW`).
+        // the harvesting, `InitNocTranslationFromHarvesting`) before it reports ready
+        // (tt-zephyr-platforms, the SMC firmware's init).
         let cfg0 = NiuCfg0(card.bar_mut().bar0_read32(arc::PCIE_NIU_CFG_0_BAR0)?);
-        card.telemetry = crate::arc::wait_telemetry(&card, options.open.arc_ready)?;
+        card.telemetry = crate::arc::wait_telemetry(&card, options.open.telemetry)?;
         // A table without ENABLED_TENSIX_COL (firmware from before column harvesting was
         // reported, or ttsim, which harvests nothing) means every column is enabled: tt-umd
         // reads a missing tag as an empty harvest mask (`BlackholeTTDevice::get_chip_info`).
@@ -169,7 +170,9 @@ impl<B: Bar> Card<B> {
         if let Some(note) = crate::arc::wait_dram_trained(&card, options.open.dram_training)? {
             card.notes.push(note);
         }
-        card.raise_clock()?;
+        if options.raise_clock {
+            card.raise_clock()?;
+        }
         card.plan_windows()?;
         card.check_tiles()?;
         Ok(card)

@@ -168,3 +168,21 @@ fn the_clock_the_open_raised_goes_back_to_idle_once() {
     assert_eq!(card.bar_mut().sim().arc_answered(), 2);
     assert!(CardOptions::default().idle_clock_at_drop);
 }
+
+/// A host that only looks at a card (`komorebi log`, `komorebi devices`) leaves its clock as it
+/// found it: no `AICLK_GO_BUSY` at the open, no `AICLK_GO_LONG_IDLE` at the drop.
+#[test]
+fn a_looking_open_sends_arc_no_clock_message() {
+    let sim = Sim::new(SimConfig::default());
+    let looking = CardOptions {
+        raise_clock: false,
+        idle_clock_at_drop: false,
+        ..CardOptions::default()
+    };
+    let mut card = Card::open(SimBar::new(sim, SimBarOptions::default()), looking).unwrap();
+    assert!(!card.identity().clock_raised);
+    assert_eq!(card.aiclk_mhz(), 800, "telemetry's clock, as found");
+    assert_eq!(card.bar_mut().sim().arc_answered(), 0);
+    let telemetry = komorebi_pcie::telemetry::Telemetry::read(&card).unwrap();
+    assert_eq!(telemetry.get(tag::AICLK), Some(800));
+}

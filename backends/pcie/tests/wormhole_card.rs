@@ -315,6 +315,7 @@ fn options() -> CardOptions {
             dram_training: Duration::from_millis(2),
             arc_message: Duration::from_millis(100),
             aiclk: Duration::from_millis(2),
+            telemetry: Duration::from_millis(2),
         },
         ..CardOptions::default()
     }

@@ -33,8 +33,9 @@
 //! simulated run happens at the idle clock. `TIMER_HEARTBEAT` counts microseconds at the
 //! timing model's clock.
 //!
-//! Messages: `NOP`, `AICLK_GO_BUSY` and `AICLK_GO_LONG_IDLE` succeed (status 0); any other code
-//! gets status 0xFF, the firmware's "message code not recognized" (tt-umd `send_message`).
+//! Messages: `AICLK_GO_BUSY` and `AICLK_GO_LONG_IDLE` succeed (status 0); any other code, `NOP`
+//! included (the firmware registers no handler for it: tt-zephyr-platforms `smc_msg.h`), gets
+//! status 0xFF, the firmware's "message code not recognized" (tt-umd `send_message`).
 //!
 //! Leaf module: imports only the leaf `config`.
 
@@ -243,8 +244,9 @@ impl ArcState {
     }
 
     /// Answers the requests of queue `q`, as ARC firmware does on the interrupt, while its
-    /// response ring has room and every pointer is within the ring (the firmware's
-    /// `start_next_message`, `msgqueue.c`: a host that reads no response stalls the queue);
+    /// response ring has room (the firmware's `start_next_message`, `msgqueue.c`: a host that
+    /// reads no response stalls the queue) and no pointer is past the ring (stricter than the
+    /// firmware, which checks the request pointers only);
     /// a busy clock asked for shows from cycle `busy_at`.
     fn drain(&mut self, busy_at: u64, q: u32) {
         let base = ((QUEUE_BASE - QUEUE_CONTROL + q * QUEUE_BYTES) / 4) as usize;
@@ -264,7 +266,9 @@ impl ArcState {
             return;
         }
         let pending = (wptr + 2 * n - rptr) % (2 * n);
-        let room = n - (resp_wptr + 2 * n - resp_rptr) % (2 * n);
+        // Saturating: a host's read pointer that puts more than `n` responses unread answers
+        // nothing (the firmware stops at exactly `n`).
+        let room = n.saturating_sub((resp_wptr + 2 * n - resp_rptr) % (2 * n));
         for _ in 0..pending.min(room) {
             let request = entry(msg::HEADER_BYTES, rptr % n);
             let code = self.queues[request] & 0xFF;
@@ -322,7 +326,6 @@ mod tests {
         assert_eq!(a.read(&cfg, 0, 0x8000_0000), None);
     }
 
-    /// Pushes `code` into queue `q` as a host does and rings the IRQ; the response's word 0.
     /// As the firmware's queue: a host that reads no response has at most four answered (the
     /// response ring's entries); the rest wait until it reads one.
     #[test]
@@ -352,6 +355,7 @@ mod tests {
         assert_eq!(a.answered(), 5);
     }
 
+    /// Pushes `code` into queue `q` as a host does and rings the IRQ; the response's word 0.
     fn send(a: &mut ArcState, cfg: &SimConfig, now: u64, q: u32, code: u32) -> u32 {
         let base = (QUEUE_BASE + q * QUEUE_BYTES) as u64;
         let n = QUEUE_ENTRIES;

@@ -133,26 +133,39 @@ impl MessageQueue {
         timeout: Duration,
     ) -> Result<ArcResponse, PcieError> {
         let n = self.entries;
-        // Responses a message that timed out left unread are dropped first: they would fill the
-        // response ring (ARC takes no request while it is full).
-        let stale = self.pointer(port, msg::RESPONSE_WPTR, code)?;
-        port.arc_write32(self.header(msg::RESPONSE_RPTR), stale)?;
-        // Room in the request ring: it is full when the write pointer is n ahead.
+        // ARC answers requests in order, one response each, its response write pointer moving
+        // with its request read pointer from the same start: the response to the request at
+        // index `wptr` is the one at index `wptr`. Taking that one, rather than the next after
+        // the response read pointer, keeps a late answer to a message that timed out (which
+        // tt-umd's queue would take for this one's) from being read as this message's.
         let wptr = self.pointer(port, msg::REQUEST_WPTR, code)?;
+        // Room first: the request ring not full, and fewer than `n` requests unanswered, so
+        // that once this one is pushed the response write pointer is at most `n - 1` behind it
+        // until it is answered and then just past it: never both ways.
         let mut bound = Bound::new(timeout);
         loop {
             let rptr = self.pointer(port, msg::REQUEST_RPTR, code)?;
-            if (wptr + 2 * n - rptr) % (2 * n) != n {
+            let written = self.pointer(port, msg::RESPONSE_WPTR, code)?;
+            let taken = (wptr + 2 * n - rptr) % (2 * n) < n;
+            if taken && (wptr + 2 * n - written) % (2 * n) < n {
                 break;
             }
             if bound.expired() {
                 return Err(msg_error(
                     code,
-                    format!("the request queue stayed full for {} ms", bound.waited_ms()),
+                    format!(
+                        "ARC left {} requests untaken or unanswered for {} ms",
+                        (wptr + 2 * n - written) % (2 * n),
+                        bound.waited_ms()
+                    ),
                 ));
             }
             bound.wait(port);
         }
+        // Answers to messages that timed out are dropped as they come: unread, they would fill
+        // the response ring, and ARC takes no request while it is full.
+        let drop_to = |to: u32| port.arc_write32(self.header(msg::RESPONSE_RPTR), to);
+        drop_to(self.pointer(port, msg::RESPONSE_WPTR, code)?)?;
         let entry = self.base + (msg::HEADER_BYTES + (wptr % n) * msg::ENTRY_BYTES) as u64;
         let mut words = [0u32; 8];
         words[0] = code;
@@ -163,11 +176,6 @@ impl MessageQueue {
         port.arc_write32(self.header(msg::REQUEST_WPTR), (wptr + 1) % (2 * n))?;
         port.arc_write32(msg::ARC_MISC_CNTL, msg::ARC_MISC_CNTL_IRQ)?;
 
-        // ARC answers requests in order, one response each, its response write pointer moving
-        // with its request read pointer from the same start: this request's response is the
-        // one at index `wptr`. Waiting for that one, rather than for the next response after
-        // the read pointer, keeps a late answer to a message that timed out (which tt-umd's
-        // queue would take for this one's) from being read as this message's.
         let rptr = wptr;
         let mut bound = Bound::new(timeout);
         loop {
@@ -175,6 +183,7 @@ impl MessageQueue {
             if (1..=n).contains(&((written + 2 * n - rptr) % (2 * n))) {
                 break;
             }
+            drop_to(written)?;
             if bound.expired() {
                 return Err(msg_error(
                     code,

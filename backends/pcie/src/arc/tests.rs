@@ -34,6 +34,9 @@ struct FakeArc {
     telemetry_after: Cell<u64>,
     /// Ignore the next interrupt: its request is answered at the one after (a late answer).
     late_once: Cell<bool>,
+    /// Take the next request and never answer it, nor any later one (a handler that hangs).
+    hang_next: Cell<bool>,
+    hung: Cell<bool>,
 }
 
 #[derive(Copy, Clone, PartialEq)]
@@ -89,6 +92,8 @@ impl FakeArc {
             ours: Cell::new(false),
             telemetry_after: Cell::new(0),
             late_once: Cell::new(false),
+            hang_next: Cell::new(false),
+            hung: Cell::new(false),
         };
         arc.set(tag::AICLK, 800);
         arc.set(tag::AICLK_LIMIT_MAX, 1350);
@@ -117,13 +122,19 @@ impl FakeArc {
     }
 
     fn irq(&self) {
-        if self.late_once.replace(false) {
+        if self.late_once.replace(false) || self.hung.get() {
             return;
         }
         for q in 0..4 {
             let base = Self::queue(q);
             let (w, mut r) = (self.word(base), self.word(base + 16));
             let mut rw = self.word(base + 20);
+            if r != w && self.hang_next.replace(false) {
+                // Taken, and its handler never returns.
+                self.hung.set(true);
+                self.words.borrow_mut().insert(base + 16, (r + 1) % (2 * N));
+                return;
+            }
             while r != w {
                 let req = base + (msg::HEADER_BYTES + (r % N) * msg::ENTRY_BYTES) as u64;
                 let code = self.word(req);
@@ -197,6 +208,7 @@ fn quick() -> OpenTimeouts {
         dram_training: Duration::from_millis(1),
         arc_message: Duration::from_millis(1),
         aiclk: Duration::from_millis(1),
+        telemetry: Duration::from_millis(1),
     }
 }
 
@@ -260,7 +272,11 @@ fn error_statuses_full_queues_and_silence_are_typed_errors() {
     let e = q
         .send(&silent, 0x11, &[], Duration::from_millis(1))
         .unwrap_err();
-    assert!(e.to_string().contains("stayed full"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("ARC left 2 requests untaken or unanswered"),
+        "{e}"
+    );
     // A device whose clock does not move is still bounded, by real time.
     let mut still = FakeArc::new(Serve::Silent);
     still.step = 0;
@@ -538,4 +554,28 @@ fn a_late_answer_to_a_message_that_timed_out_is_not_taken_for_the_next_one_s() {
     // And the one after that too, the late response dropped rather than left in the ring.
     let r = q.send(&arc, 0x43, &[], Duration::from_millis(1)).unwrap();
     assert_eq!(r.words[0], 0x43);
+}
+
+/// A request ARC took but whose handler never returns, and one behind it: a third message finds
+/// two requests unanswered in a ring of two and is refused, not answered by the old response in
+/// the slot its answer would take (with the response write pointer two behind its request, the
+/// window "answered" and "not yet" would otherwise both read 2).
+#[test]
+fn a_message_behind_a_hung_handler_is_not_answered_by_an_old_response() {
+    let arc = FakeArc::new(Serve::Status(0));
+    let q = MessageQueue::locate(&arc, msg::APPLICATION_QUEUE).unwrap();
+    // A first message, answered: its response stays in slot 0 of the response ring.
+    q.send(&arc, 0x41, &[], Duration::from_millis(1)).unwrap();
+    arc.hang_next.set(true);
+    for code in [0x42, 0x43] {
+        q.send(&arc, code, &[], Duration::from_millis(1))
+            .unwrap_err();
+    }
+    let e = q
+        .send(&arc, 0x44, &[], Duration::from_millis(1))
+        .unwrap_err();
+    assert!(
+        matches!(&e, PcieError::ArcMessage { code: 0x44, why } if why.contains("unanswered")),
+        "{e}"
+    );
 }

@@ -25,6 +25,9 @@ pub struct OpenTimeouts {
     pub arc_message: Duration,
     /// AICLK to reach the busy clock after `AICLK_GO_BUSY` (tt-umd `AICLK_TIMEOUT`, 200 ms).
     pub aiclk: Duration,
+    /// The telemetry pointers to be published once ARC is ready (tt-umd
+    /// `TELEMETRY_INIT_TIMEOUT`, 1 s): the recovery firmware reports ready and publishes none.
+    pub telemetry: Duration,
 }
 
 impl Default for OpenTimeouts {
@@ -34,6 +37,7 @@ impl Default for OpenTimeouts {
             dram_training: Duration::from_secs(300),
             arc_message: Duration::from_secs(1),
             aiclk: Duration::from_millis(200),
+            telemetry: Duration::from_secs(1),
         }
     }
 }

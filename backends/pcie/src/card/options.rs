@@ -24,6 +24,11 @@ pub struct CardOptions {
     /// the open raised it. Off for a host that only looks at a card another process may be
     /// running (`komorebi log`): its drop would slow that run's clock.
     pub idle_clock_at_drop: bool,
+    /// Raise a Blackhole's AICLK to the busy clock at open (`AICLK_GO_BUSY`, as tt-umd's open
+    /// does). Off for a host that only looks (`komorebi log`, `komorebi devices`): it leaves the
+    /// clock as it found it, idle or a running process's busy one, and reports the clock
+    /// telemetry says.
+    pub raise_clock: bool,
 }
 
 impl Default for CardOptions {
@@ -34,6 +39,7 @@ impl Default for CardOptions {
             read_back_before_publish: true,
             open: OpenTimeouts::default(),
             idle_clock_at_drop: true,
+            raise_clock: true,
         }
     }
 }
