@@ -114,26 +114,13 @@ fn grid_prints_the_chip_map() {
 
 #[test]
 fn broadcast_with_a_fault_exits_3_and_lists_give_ups_and_results() {
-    let (code, out, err) = komorebi(&[
-        "broadcast",
-        "--rect",
-        "2,0,1,10",
-        "--along",
-        "column",
-        "--blocks",
-        "8",
-        "--pages",
-        "2",
-        "--page-size",
-        "256",
-        "--jobs",
-        "2",
-        "--wait-limit",
-        "200000",
-        "--fault",
-        "stall-compute:2,5:3",
-        "--json",
-    ]);
+    let (code, out, err) = komorebi(
+        &[
+            &["broadcast", "--jobs", "2", "--json"][..],
+            &common::STALLED_COLUMN,
+        ]
+        .concat(),
+    );
     assert_eq!(code, 3, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["timeouts"], 1);

@@ -186,25 +186,7 @@ fn inspect_says_on_standard_error_why_it_exits_as_it_does() {
 /// receiver `broadcast_valid`).
 #[test]
 fn inspect_shows_the_give_up_each_core_recorded() {
-    let args = [
-        "inspect",
-        "--rect",
-        "2,0,1,10",
-        "--along",
-        "column",
-        "--blocks",
-        "8",
-        "--pages",
-        "2",
-        "--page-size",
-        "256",
-        "--jobs",
-        "1",
-        "--wait-limit",
-        "200000",
-        "--fault",
-        "stall-compute:2,5:3",
-    ];
+    let args = [&["inspect", "--jobs", "1"][..], &common::STALLED_COLUMN].concat();
     let (code, out, err) = komorebi(&[&args[..], &["--json"]].concat());
     assert_eq!(code, 3, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();

@@ -33,3 +33,24 @@ pub fn broadcast_json(args: &[&str]) -> (i32, serde_json::Value) {
     }
     (code, v)
 }
+
+/// A W column of 10 cores at x = 2, 8 blocks of 2 pages of 256 bytes, whose compute at (2,5)
+/// stalls before block 3: the column's sender at the bottom, (2,9), gives up `broadcast_done`
+/// at block 5, every receiver `broadcast_valid` (add `--jobs`).
+#[allow(dead_code)] // Not every test binary that shares this module uses it.
+pub const STALLED_COLUMN: [&str; 14] = [
+    "--rect",
+    "2,0,1,10",
+    "--along",
+    "column",
+    "--blocks",
+    "8",
+    "--pages",
+    "2",
+    "--page-size",
+    "256",
+    "--wait-limit",
+    "200000",
+    "--fault",
+    "stall-compute:2,5:3",
+];
