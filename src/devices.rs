@@ -26,9 +26,10 @@ pub struct DeviceRow {
     /// none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fused_dram: Option<u8>,
-    /// AICLK in MHz (telemetry tag 14).
+    /// AICLK in MHz (telemetry tag 14), as found: a card's listing sends no clock message.
     pub aiclk_mhz: Option<u32>,
-    /// Whether the host could raise AICLK from idle, and why not when it could not.
+    /// A note about the clock when the open left one (whether the host could raise AICLK from
+    /// idle, and why not when it could not); none for a card, whose listing raises nothing.
     pub clock: Option<String>,
     /// Firmware bundle version (sysfs `tt_fw_bundle_ver`).
     pub firmware_bundle: Option<String>,
@@ -176,9 +177,9 @@ fn row(node: komorebi_pcie::kmd::DeviceNode) -> DeviceRow {
     if row.error.is_some() {
         return row;
     }
-    // The card's identity: what raising AICLK at open came to, not only the driver's part. A
-    // listing only looks: its drop leaves the clock to a run another process may have on the
-    // card (the default would send it to idle).
+    // The card's identity as found, not only the driver's part. A listing only looks: it
+    // sends ARC no clock message at open or drop, for a run another process may have on the
+    // card (the default options raise the clock and send it back to idle).
     let opened = komorebi_pcie::kmd::KmdBar::open(&node.path)
         .and_then(|bar| Card::open(bar, crate::host::pcie::looking()))
         .map(|card| (card.identity(), card));
