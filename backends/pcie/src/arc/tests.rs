@@ -135,7 +135,9 @@ impl FakeArc {
                 self.words.borrow_mut().insert(base + 16, (r + 1) % (2 * N));
                 return;
             }
-            while r != w {
+            // As the firmware's `start_next_message`: no request is taken while the response
+            // ring is full (N responses unread).
+            while r != w && (rw + 2 * N - self.word(base + 4)) % (2 * N) < N {
                 let req = base + (msg::HEADER_BYTES + (r % N) * msg::ENTRY_BYTES) as u64;
                 let code = self.word(req);
                 if code == msg::code::AICLK_GO_BUSY {
@@ -578,4 +580,21 @@ fn a_message_behind_a_hung_handler_is_not_answered_by_an_old_response() {
         matches!(&e, PcieError::ArcMessage { code: 0x44, why } if why.contains("unanswered")),
         "{e}"
     );
+}
+
+/// Answers a message that timed out left unread would fill the response ring, and ARC takes no
+/// request while it is full: the next message drops them and is answered. (Two late answers in
+/// a ring of two: without the drop the third message is never taken.)
+#[test]
+fn answers_left_unread_are_dropped_so_the_next_message_is_taken() {
+    let arc = FakeArc::new(Serve::Status(0));
+    let q = MessageQueue::locate(&arc, msg::APPLICATION_QUEUE).unwrap();
+    let base = FakeArc::queue(msg::APPLICATION_QUEUE);
+    // Two answers ARC wrote that no host read: the response write pointer two ahead of the
+    // read pointer, the request pointers level with it (both taken and answered).
+    for (word, value) in [(0, 2), (4, 0), (16, 2), (20, 2)] {
+        arc.words.borrow_mut().insert(base + word, value);
+    }
+    let r = q.send(&arc, 0x42, &[], Duration::from_millis(1)).unwrap();
+    assert_eq!(r.words[0], 0x42);
 }
