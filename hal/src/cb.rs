@@ -167,6 +167,15 @@ pub trait CircularBuffer: ErrorType {
 /// Words of each run [`scan_page_by_reads`] lends: 64 (256 bytes on the stack).
 pub const SCAN_RUN_WORDS: usize = 64;
 
+/// The slot `ahead` pages after slot `at` of a buffer of `pages` pages, round the buffer: in
+/// `u32`, since with more than 32,768 pages `at + ahead` passes `u16::MAX`. 0 for a buffer of no
+/// pages (which has no page to name; `max(1)` also spares the firmware a division-by-zero
+/// panic path). Every backend names its slots with it.
+pub const fn slot_after(at: u16, ahead: u16, pages: u16) -> u32 {
+    let pages = if pages == 0 { 1 } else { pages as u32 };
+    (at as u32 + ahead as u32) % pages
+}
+
 /// [`CircularBuffer::scan_page`] through [`CircularBuffer::read_page`]: copies the page a run
 /// of at most [`SCAN_RUN_WORDS`] words at a time. The trait's default; a backend that lends
 /// pages in place may fall back on it, or refuse a page it cannot lend (the silicon backend

@@ -432,7 +432,7 @@ impl<'c, B: Bar, F: FnMut(u16, &[u8])> HostCb<'c, B, F> {
     /// The L1 address of the page `ahead` pages after the kept slot, round the buffer; `None`
     /// when it does not fit 32 bits.
     fn slot(&self, ahead: u16) -> Option<u32> {
-        let index = (self.at as u32 + ahead as u32) % (self.pages as u32).max(1);
+        let index = cb::slot_after(self.at, ahead, self.pages);
         index
             .checked_mul(self.page_size)?
             .checked_add(self.base.get())
@@ -505,7 +505,7 @@ impl<B: Bar, F: FnMut(u16, &[u8])> CircularBuffer for HostCb<'_, B, F> {
             (self.consume)(self.pushed, &page);
             self.pushed = self.pushed.wrapping_add(1);
             self.popped = self.popped.wrapping_add(1);
-            self.at = ((self.at as u32 + 1) % (self.pages as u32).max(1)) as u16;
+            self.at = cb::slot_after(self.at, 1, self.pages) as u16;
         }
         Ok(())
     }

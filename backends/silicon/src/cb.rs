@@ -84,12 +84,9 @@ impl<C: Chip> SiliconCb<C> {
         C::tiles_acked(self.streams, self.index).read() as u16
     }
 
-    /// The slot of ready page `page` (counted from the oldest), in `u32`: with more than 32,768
-    /// pages, `rd + page` passes `u16::MAX`. `max(1)`: a buffer of 0 pages has no page ready
-    /// (callers refuse first); it also lets the compiler drop the division-by-zero panic, the
-    /// firmware's last panic path.
+    /// The slot of ready page `page` (counted from the oldest): [`cb::slot_after`].
     fn slot(&self, page: u16) -> u32 {
-        (self.rd as u32 + page as u32) % (self.pages as u32).max(1)
+        cb::slot_after(self.rd, page, self.pages)
     }
 
     fn advance(&self, at: u16, pages: u16, push: bool) -> Result<u16, CbError> {

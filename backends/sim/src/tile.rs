@@ -42,7 +42,7 @@ impl Cb {
     /// Page `at` moved on by `pages`, round the buffer: in `u32`, since with more than 32,768
     /// pages the sum passes `u16::MAX`.
     pub(crate) fn step(&self, at: u16, pages: u16) -> u16 {
-        ((at as u32 + pages as u32) % (self.pages as u32).max(1)) as u16
+        komorebi_hal::cb::slot_after(at, pages, self.pages) as u16
     }
 }
 

@@ -142,7 +142,7 @@ impl Bar for KmdBar {
         let path = self.path().to_string();
         let in_bar4 = |id: u32| {
             id.checked_sub(blackhole_pac::tlb::TLB_4G_FIRST_INDEX)
-                .is_some_and(|i| i < self.windows_4g)
+                .is_some_and(|i| i < self.window_count(TlbSize::Size4G))
         };
         if size == TlbSize::Size4G && self.window_count(size) == 0 {
             return Err(PcieError::WindowsExhausted {
