@@ -32,6 +32,10 @@ pub struct BroadcastReport {
 /// share the banks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct PlacementShape {
+    /// Jobs: the senders' DRAM holds every job's blocks.
+    pub jobs: u32,
+    /// Window: buffer slots of each core (window x pages at most 65,535 pages).
+    pub window: u8,
     /// Blocks per broadcast per job.
     pub blocks: u32,
     /// Pages per block.
@@ -98,6 +102,8 @@ pub fn layout_report(
     let plan = harvest.and_then(|harvest| {
         let cfg = BroadcastConfig {
             rect,
+            jobs: shape.jobs,
+            window: shape.window,
             blocks: shape.blocks,
             pages: shape.pages,
             page_size: shape.page_size,
@@ -214,10 +220,15 @@ impl std::fmt::Display for LayoutReport {
             Some(p) if self.broadcasts.iter().any(|b| b.banks.is_some()) => {
                 write!(
                     f,
-                    "\nDRAM banks as the 03 program places them for {} blocks of {} pages of {} bytes \
-                     with both its broadcasts of this rectangle (page g of a sender is in stream g % 8; \
-                     each sender reads its own copy)",
-                    p.blocks, p.pages, p.page_size
+                    "\nDRAM banks as the 03 program places them for {} job{} of {} blocks of {} pages of {} \
+                     bytes at window {} with both its broadcasts of this rectangle (page g of a sender is \
+                     in stream g % 8; each sender reads its own copy)",
+                    p.jobs,
+                    if p.jobs == 1 { "" } else { "s" },
+                    p.blocks,
+                    p.pages,
+                    p.page_size,
+                    p.window
                 )?;
                 if let Some(b) = self.fused_dram {
                     write!(f, "; DRAM bank {b} is fused off: no stream reads it")?;
@@ -237,6 +248,8 @@ mod tests {
     use super::*;
 
     const SHAPE: PlacementShape = PlacementShape {
+        jobs: 8,
+        window: 2,
         blocks: 16,
         pages: 4,
         page_size: 2048,
@@ -269,7 +282,7 @@ mod tests {
                     {"cores": [[6, 0]], "noc0": [[11, 2]], "start": null, "end": null,
                      "banks": [4, 7, 4, 1, 4, 7, 1, 4]}
                 ],
-                "placement": {"blocks": 16, "pages": 4, "page_size": 2048}
+                "placement": {"jobs": 8, "window": 2, "blocks": 16, "pages": 4, "page_size": 2048}
             })
         );
         let r = layout_report(
@@ -415,8 +428,63 @@ mod tests {
         let text = r.to_string();
         assert!(text.contains("DRAM banks of page streams 0..7: "), "{text}");
         assert!(
-            text.contains("as the 03 program places them for 16 blocks of 4 pages of 2048 bytes"),
+            text.contains("as the 03 program places them for 8 jobs of 16 blocks of 4 pages of 2048 bytes at window 2"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_placement_is_for_the_jobs_and_window_given() {
+        let report = |shape| {
+            layout_report(
+                crate::chip::ChipKind::Blackhole,
+                0x3000,
+                None,
+                LogicalRect::new(0, 0, 3, 1),
+                Along::Row,
+                NocId::Noc0,
+                shape,
+            )
+            .unwrap()
+        };
+        // Each job's data takes a region of a ring of at most four: 1,000 blocks of 512 KiB fit
+        // a bank twice, not four times.
+        let big = PlacementShape {
+            jobs: 2,
+            window: 1,
+            blocks: 1000,
+            pages: 16,
+            page_size: 32768,
+        };
+        let r = report(big);
+        assert_eq!(r.placement, Some(big));
+        assert!(r.broadcasts.iter().any(|b| b.banks.is_some()));
+        assert!(
+            r.to_string()
+                .contains("for 2 jobs of 1000 blocks of 16 pages of 32768 bytes at window 1"),
+            "{r}"
+        );
+        let r = report(PlacementShape { jobs: 4, ..big });
+        assert_eq!(r.placement, None);
+        assert!(
+            r.to_string()
+                .contains("need 8405385216 bytes per DRAM bank (allowed: at most 4278190080)"),
+            "{r}"
+        );
+        // The window sizes the buffers in L1: eight slots of 4,096 pages of 64 bytes do not fit
+        // (two buffers of 2 MiB), one slot does.
+        let small = PlacementShape {
+            jobs: 1,
+            window: 8,
+            blocks: 16,
+            pages: 4096,
+            page_size: 64,
+        };
+        let r = report(small);
+        assert_eq!(r.placement, None);
+        assert!(r.to_string().contains("--window 8 x --pages 4096"), "{r}");
+        let r = report(PlacementShape { window: 1, ..small });
+        assert_eq!(r.placement, Some(PlacementShape { window: 1, ..small }));
+        assert!(r.to_string().contains("for 1 job of 16 blocks"), "{r}");
     }
 }

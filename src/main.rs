@@ -163,6 +163,14 @@ enum Command {
         /// NoC carrying the broadcasts: 0 (reader kernel) or 1 (writer kernel).
         #[arg(long, value_parser = ranged::<u8>(0, 1), default_value = "0")]
         noc: u8,
+        /// Jobs the senders' DRAM banks are placed for (1..=4294967295): as `broadcast --jobs`,
+        /// whose data takes a ring of at most four jobs' regions in each bank.
+        #[arg(long, value_parser = ranged::<u32>(1, u32::MAX as u64), default_value_t = 8)]
+        jobs: u32,
+        /// Window the DRAM banks are placed for: buffer slots (1..=8; window x pages at most
+        /// 65535), as `broadcast --window`.
+        #[arg(long, value_parser = ranged::<u8>(1, komorebi_broadcast::args::MAX_WINDOW as u64), default_value_t = 2)]
+        window: u8,
         /// Blocks per broadcast per job the senders' DRAM banks are placed for (0..=32767).
         #[arg(long, value_parser = ranged::<u32>(0, komorebi_broadcast::args::MAX_BLOCKS as u64), default_value_t = 16)]
         blocks: u32,
@@ -296,6 +304,8 @@ fn main() -> ExitCode {
             rect,
             along,
             noc,
+            jobs,
+            window,
             blocks,
             pages,
             page_size,
@@ -307,6 +317,8 @@ fn main() -> ExitCode {
                 AlongArg::Column => Along::Column,
             };
             let shape = komorebi::layout_report::PlacementShape {
+                jobs,
+                window,
                 blocks,
                 pages,
                 page_size,
