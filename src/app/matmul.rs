@@ -285,6 +285,35 @@ fn check_dram(cfg: &MatmulConfig, per_step: u64) -> Result<(), BroadcastError> {
     })
 }
 
+/// Refuses a schedule whose simulated DRAM data does not fit the host's `available` memory
+/// (unknown: let it run): `per_step` bytes a step of every group, each page written into one
+/// bank, which the simulator keeps in host memory.
+fn check_host_memory(
+    cfg: &MatmulConfig,
+    per_step: u64,
+    available: Option<u64>,
+) -> Result<(), BroadcastError> {
+    let need = per_step.saturating_mul(cfg.steps as u64 + 1);
+    match available {
+        Some(available) if need > available => {
+            use crate::host::memory::gib;
+            Err(BroadcastError::Flag {
+                flag: "--steps",
+                why: format!(
+                    "the simulated DRAM data of {} steps of --blocks-per-step {} needs about {:.1} \
+                     GiB of host memory, {:.1} GiB are available (fewer --steps or \
+                     --blocks-per-step, or a smaller --rect)",
+                    cfg.steps,
+                    cfg.blocks_per_step,
+                    gib(need),
+                    gib(available)
+                ),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// [`run`], calling `progress(1)` after each command (an increment: commands finish on
 /// several workers).
 pub fn run_with_progress(
@@ -349,6 +378,7 @@ pub fn run_with_progress(
         per_step += one.dram_end() - crate::app::broadcast::DRAM_BASE;
     }
     check_dram(cfg, per_step)?;
+    check_host_memory(cfg, per_step, crate::host::memory::available())?;
     let mut start = crate::app::broadcast::DRAM_BASE;
     let plans = groups
         .iter()
@@ -429,4 +459,32 @@ pub fn run_with_progress(
     }
     summary.ok = summary.failures.is_empty();
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schedule_whose_data_does_not_fit_host_memory_is_refused() {
+        let cfg = MatmulConfig {
+            rect: LogicalRect::new(0, 0, 12, 10),
+            block: (3, 2),
+            steps: 4,
+            blocks_per_step: 4,
+            seed: 0,
+        };
+        const GIB: u64 = 1 << 30;
+        // Five jobs' data (four steps and the write-back) of 1 GiB each.
+        let e = check_host_memory(&cfg, GIB, Some(5 * GIB - 1)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--steps: the simulated DRAM data of 4 steps of --blocks-per-step 4 needs about 5.0 \
+             GiB of host memory, 5.0 GiB are available (fewer --steps or --blocks-per-step, or a \
+             smaller --rect)"
+        );
+        assert!(check_host_memory(&cfg, GIB, Some(5 * GIB)).is_ok());
+        // Unknown: the run goes.
+        assert!(check_host_memory(&cfg, u64::MAX, None).is_ok());
+    }
 }

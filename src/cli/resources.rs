@@ -3,14 +3,7 @@
 //! free lets the run go.
 
 use crate::app::broadcast::BroadcastConfig;
-
-/// The host memory available now (Linux's `MemAvailable`), if known.
-fn available_memory() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
+use crate::host::memory::{available as available_memory, gib};
 
 /// Refuses a run that cannot fit in the host's memory, saying how much it needs.
 pub fn check_memory(cfg: &BroadcastConfig) -> Result<(), String> {
@@ -33,10 +26,6 @@ pub fn check_memory(cfg: &BroadcastConfig) -> Result<(), String> {
         gib(need),
         gib(available)
     ))
-}
-
-fn gib(b: u64) -> f64 {
-    b as f64 / (1u64 << 30) as f64
 }
 
 /// The bytes free to an unprivileged user on the file system that holds `dir`, if known.

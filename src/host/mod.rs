@@ -8,6 +8,7 @@ pub mod backend;
 pub mod device;
 pub mod feed;
 pub mod log;
+pub mod memory;
 pub mod pcie;
 pub mod profile;
 pub mod session;
