@@ -88,6 +88,11 @@ pub const CSR_CFG0: u32 = 0x7C0;
 /// the core (`set_l1_data_cache<false>`: `fence`, then `csrrs zero, 0x7c0, t1` with `t1` = 8);
 /// clearing it turns the cache on again.
 pub const CFG0_L0_DATA_CACHE_OFF: u32 = 1 << 3;
+/// `cfg0` at reset: every field clear except `StMergeTimer` (bits 13..17), 16
+/// (tt-isa-documentation `BlackholeA0/TensixTile/BabyRISCV/CSRs.md`, `cfg0`: "At reset, all
+/// fields are initialised to zero/clear, except for `StMergeTimer`, which is initialised to
+/// `16`"). The L0 data cache is on until firmware sets [`CFG0_L0_DATA_CACHE_OFF`].
+pub const CFG0_RESET: u32 = 16 << 13;
 /// The Tensix NIU0's `NOC_ID_LOGICAL` as a NoC address within the tile (bits 0..5 x, 6..11 y:
 /// the tile's translated coordinates, which firmware programs).
 pub const NOC_ID_LOGICAL_ADDR: u32 = crate::niu::NIU0_BASE as u32

@@ -505,12 +505,9 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
             Role::Compute => HartConfig::compute(0, pc),
             _ => HartConfig::data_movement(0, pc),
         };
+        // A Blackhole core's (`Sim::spawn_firmware` refuses a simulated Wormhole: its cores'
+        // costs, caches and local RAM are not modelled; ttsim runs the Wormhole images).
         c.cost = w.cfg.core_cost;
-        // A Wormhole's baby cores are RV32IM alone: an image built with Blackhole's Zba/Zbb or
-        // a CSR access stops on one (on the card it would run as some other instruction).
-        if w.cfg.wormhole.is_some() {
-            c.isa = crate::riscv::Isa::RV32IM;
-        }
         (t, c, w.cfg.late_core_stores)
     };
     let speed_up = world.borrow().cfg.speed_up.clone();

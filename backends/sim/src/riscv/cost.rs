@@ -14,7 +14,7 @@
 //! * stores: likewise with [`Cost::store_local`] or the bus's figure;
 //! * a branch or jump (`b*`, `jal`, `jalr`): `base`, plus [`Cost::mispredict`] when the
 //!   predictor ([`Cost::predict`]) guessed it wrong;
-//! * `csrr*`, `ecall`, `ebreak`: [`Cost::csr`]; `fence`: [`Cost::fence`]; `fence.i`: `base`.
+//! * `csrr*`, `ecall`, `ebreak`: [`Cost::csr`]; `fence`: [`Cost::fence`].
 //!
 //! **Pipelined** ([`Cost::pipelined`], the default), as the BH README describes the pipeline:
 //! an instruction enters EX1 once the instruction before it left EX1, the values of its source

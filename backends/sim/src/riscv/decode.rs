@@ -1,12 +1,16 @@
 //! The RV32IM decoder, with Zicsr, Zba and Zbb on a hart whose [`Isa`] has them: one 32-bit
-//! word to one [`Op`], exactly as the RISC-V unprivileged spec (RV32I, M, Zicsr, Zifencei, B
-//! chapters) encodes them, with every fixed field checked. Any other word is [`Op::Illegal`]:
+//! word to one [`Op`], exactly as the RISC-V unprivileged spec (RV32I, M, Zicsr, B chapters)
+//! encodes them, with every fixed field checked. Any other word is [`Op::Illegal`]:
 //! compressed encodings (low bits not `0b11`), RV64 forms, other extensions (A, F, Zbs, Zbkb's
-//! `pack` with a second register, ...), Zicsr, Zba and Zbb words on a hart without them,
+//! `pack` with a second register, Zifencei's `fence.i`: the baby cores do not implement it
+//! (tt-isa-documentation `WormholeB0/TensixTile/BabyRISCV/InstructionCache.md`: it runs "as if
+//! it were a `nop`"; Blackhole's `InstructionSet.md` lists no Zifencei, and its README has
+//! unsupported instructions "result in UndefinedBehavior"), so firmware that used it would
+//! not get what it asked for, ...), Zicsr, Zba and Zbb words on a hart without them,
 //! `mret`/`wfi`, reserved `funct` values, shifts by an immediate with bit 5 set, unknown CSRs,
 //! and every CSR access that would write a read-only CSR.
 //!
-//! Why a decoder of our own and not a crate: `raki` 1.3 decodes `fence.i` as an error, accepts
+//! Why a decoder of our own and not a crate: `raki` 1.3 accepts
 //! Zbb words such as `andn`/`rol`/`min` as plain `and`/`sll`/`xor` (it does not check `funct7`
 //! for most register-register operations), and folds `csrrs rd, cycle, rs1` into a read that
 //! drops `rs1`; `riscv-decode` 0.2 is an RV64GC decoder (accepts `ld`/`sd`, 6-bit shift amounts)
@@ -202,10 +206,9 @@ pub fn decode(word: u32, isa: Isa) -> Op {
             _ => bitmanip(funct7, funct3, rd, rs1, rs2, isa),
         },
         // FENCE: the spec has implementations ignore rd, rs1 and reserved fm/pred/succ values
-        // (treating them as a normal fence); FENCE.I likewise ignores its imm, rs1 and rd.
+        // (treating them as a normal fence). FENCE.I (funct3 1) is Zifencei's: illegal.
         0x0F => match funct3 {
             0 => Op::Fence,
-            1 => Op::FenceI,
             _ => Op::Illegal,
         },
         0x73 => match funct3 {
@@ -418,7 +421,8 @@ mod tests {
     fn fences_ignore_their_reserved_fields() {
         assert_eq!(decode(0x0FF0_000F, Isa::RV32IM), Op::Fence); // fence iorw, iorw
         assert_eq!(decode(0x8330_000F, Isa::RV32IM), Op::Fence); // fence.tso
-        assert_eq!(decode(0x0000_100F, Isa::RV32IM), Op::FenceI);
+        assert_eq!(decode(0x0000_100F, Isa::RV32IM), Op::Illegal);
+        assert_eq!(decode(0x0000_100F, Isa::BLACKHOLE), Op::Illegal);
         assert_eq!(
             decode(0xC00020F3, Isa::BLACKHOLE),
             Op::CsrRead {

@@ -1,6 +1,6 @@
 //! [`Hart`]: one baby RISC-V core's architectural state and its execution loop.
 
-use blackhole_pac::tensix::CFG0_L0_DATA_CACHE_OFF;
+use blackhole_pac::tensix::{CFG0_L0_DATA_CACHE_OFF, CFG0_RESET};
 
 use super::bus::LOCAL_RAM_TRISC;
 use super::bus::{AccessKind, Bus, BusResult, L1_BASE, L1_SIZE, LOCAL_RAM_BASE, LOCAL_RAM_DM};
@@ -99,9 +99,7 @@ pub struct Hart {
     code_end: u32,
     cost: Cost,
     isa: Isa,
-    /// The configuration CSR `cfg0` ([`Isa::cfg0`]); 0 at reset, as ttsim has it
-    /// (tt-isa-documentation's `CSRs.md` resets a store-merging timer field to 16, which this
-    /// model has no use for).
+    /// The configuration CSR `cfg0` ([`Isa::cfg0`]); [`CFG0_RESET`] at reset.
     cfg0: u32,
     /// Loads from L1 made while a Blackhole core's L0 data cache was on ([`Hart::l0_data_cache_on`]).
     l1_loads_with_l0_on: u64,
@@ -128,6 +126,9 @@ struct Pipeline {
     next: usize,
     /// The retire cycle of the last instruction.
     last_retired: u64,
+    /// The retire cycle of the last serializing instruction ([`Uses::serial`]): no later
+    /// instruction enters EX1 before it.
+    serial_retired: u64,
 }
 
 impl Pipeline {
@@ -137,6 +138,7 @@ impl Pipeline {
             retired: [0; RETIRE_QUEUE],
             next: 0,
             last_retired: 0,
+            serial_retired: 0,
         }
     }
 }
@@ -152,9 +154,13 @@ struct Uses {
     /// A load or multiply: holds EX1 one cycle and forwards after its latency.
     latent: bool,
     /// No instruction after it enters EX1 before it retires (CSR accesses, `fence`, `ecall`,
-    /// `ebreak`: BH README, "EX1"); modelled as waiting for every earlier instruction to
-    /// retire, then occupying EX1 for its whole cost.
+    /// `ebreak`: BH README, "EX1"); it occupies EX1 for its whole cost. It does not itself wait
+    /// for earlier instructions other than serializing ones, except a `fence` ([`Uses::drain`]).
     serial: bool,
+    /// Enters EX1 only once every earlier instruction has retired: a `fence`, which "will not
+    /// enter the Load/Store Unit until ... all in-flight loads have determined their result"
+    /// (BH `InstructionSet.md`).
+    drain: bool,
 }
 
 #[inline(always)]
@@ -172,7 +178,6 @@ fn uses(op: &Op) -> Uses {
         | Op::Store { rs1, rs2, .. } => ([rs1, rs2], false),
         Op::CsrRead { .. } | Op::Fence | Op::Ecall | Op::Ebreak => ([0, 0], true),
         Op::Cfg0 { src, imm, .. } => ([if imm { 0 } else { src }, 0], true),
-        Op::FenceI => ([0, 0], false),
     };
     let (dest, latent) = match *op {
         Op::Load { rd, .. } | Op::Mul { rd, .. } => (rd, true),
@@ -186,19 +191,16 @@ fn uses(op: &Op) -> Uses {
         | Op::Cfg0 { rd, .. }
         | Op::Jal { rd, .. }
         | Op::Jalr { rd, .. } => (rd, false),
-        Op::Branch { .. }
-        | Op::Store { .. }
-        | Op::Fence
-        | Op::FenceI
-        | Op::Ecall
-        | Op::Ebreak
-        | Op::Illegal => (0, false),
+        Op::Branch { .. } | Op::Store { .. } | Op::Fence | Op::Ecall | Op::Ebreak | Op::Illegal => {
+            (0, false)
+        }
     };
     Uses {
         sources,
         dest: dest & 31,
         latent,
         serial,
+        drain: matches!(op, Op::Fence),
     }
 }
 
@@ -224,7 +226,7 @@ impl Hart {
             code_end: config.code_end,
             cost: config.cost,
             isa: config.isa,
-            cfg0: 0,
+            cfg0: if config.isa.cfg0 { CFG0_RESET } else { 0 },
             l1_loads_with_l0_on: 0,
             local: vec![0; (config.local_ram_bytes & !3) as usize].into_boxed_slice(),
             cache,
@@ -316,7 +318,8 @@ impl Hart {
     pub fn cost(&self) -> &Cost {
         &self.cost
     }
-    /// The configuration CSR `cfg0` ([`Isa::cfg0`]): 0 until the program writes it.
+    /// The configuration CSR `cfg0` ([`Isa::cfg0`]): [`CFG0_RESET`] until the program writes
+    /// it (0 on a hart without it).
     pub fn cfg0(&self) -> u32 {
         self.cfg0
     }
@@ -612,7 +615,6 @@ impl Hart {
                 self.cost.csr
             }
             Op::Fence => self.cost.fence,
-            Op::FenceI => base,
             Op::Ecall => {
                 stop = Some(Stop::Ecall { pc });
                 self.cost.csr
@@ -641,16 +643,18 @@ impl Hart {
 
     /// The pipelined rule: the cycle `op` enters EX1, from now: once its source registers can
     /// be forwarded, a retire-queue entry is free (the instruction eight back has retired),
-    /// and, for a serializing one, every earlier instruction has retired. The Load/Store Unit
-    /// takes a load or store a cycle, which EX1's one instruction a cycle already gives.
+    /// every earlier serializing instruction has retired (BH README, "EX1": "All previous
+    /// `csrrw` / ... / `fence` / `ecall` / `ebreak` instructions have retired") and, for a
+    /// `fence`, every earlier instruction. The Load/Store Unit takes a load or store a cycle,
+    /// which EX1's one instruction a cycle already gives.
     #[inline(always)]
     fn issue_cycle(&self, u: Uses) -> u64 {
         let p = &self.pipe;
-        let mut at = self.cycle.max(p.retired[p.next]);
+        let mut at = self.cycle.max(p.retired[p.next]).max(p.serial_retired);
         for r in u.sources {
             at = at.max(p.ready[(r & 31) as usize]);
         }
-        if u.serial {
+        if u.drain {
             at = at.max(p.last_retired);
         }
         at
@@ -681,6 +685,9 @@ impl Hart {
         // In order, one a cycle, each once its result is there.
         let retired = done.max(p.last_retired + 1);
         p.last_retired = retired;
+        if u.serial {
+            p.serial_retired = retired;
+        }
         p.retired[p.next] = retired;
         p.next = (p.next + 1) % RETIRE_QUEUE;
         (at - self.cycle) + u64::from(occupied) + u64::from(fetch)
@@ -713,8 +720,12 @@ impl Hart {
         if u.dest != 0 {
             p.ready[u.dest as usize] = done;
         }
-        let retired = done.max(p.last_retired);
+        // In order, one a cycle, as `retire`.
+        let retired = done.max(p.last_retired + 1);
         p.last_retired = retired;
+        if u.serial {
+            p.serial_retired = retired;
+        }
         p.retired[p.next] = retired;
         p.next = (p.next + 1) % RETIRE_QUEUE;
         charged

@@ -1,5 +1,5 @@
-//! A model of one Blackhole "baby" RISC-V core: an RV32IM + Zicsr + Zba + Zbb hart (RV32IM +
-//! Zicsr alone for a Wormhole's, [`Isa`]) that executes firmware built for
+//! A model of one Blackhole "baby" RISC-V core: an RV32IM + Zicsr + Zba + Zbb hart (RV32IM
+//! alone with [`Isa::RV32IM`], a Wormhole core's as ttsim's `wh` build runs it) that executes firmware built for
 //! `riscv32im-unknown-none-elf`, counting core clock cycles by a documented cost rule.
 //!
 //! * [`Hart`] ([`hart`]): registers, `pc`, cycle and instret counts, the core's private local
@@ -17,8 +17,8 @@
 //! What it guarantees:
 //! * **Exact RV32IM semantics**, and Zicsr's, Zba's and Zbb's where the [`Isa`] has them
 //!   (RISC-V unprivileged spec): `x0` reads 0, loads sign- or zero-extend, shifts use the low 5
-//!   bits, division by zero and `-2^31 / -1` give the spec's results; `fence` and `fence.i` are
-//!   no-ops that cost cycles; `ecall`/`ebreak` retire and stop the run. The CSRs are the
+//!   bits, division by zero and `-2^31 / -1` give the spec's results; `fence` is a no-op that
+//!   costs cycles (`fence.i` is illegal: the cores lack Zifencei); `ecall`/`ebreak` retire and stop the run. The CSRs are the
 //!   read-only counters `cycle`, `cycleh`, `instret`, `instreth` and `mhartid`, and on
 //!   Blackhole the configuration CSR `cfg0`; a counter read returns the count before the
 //!   reading instruction; any access that would write a counter is an illegal instruction,

@@ -1,5 +1,5 @@
-//! The decoded form of one RV32IM + Zicsr instruction (and, on a hart whose
-//! [`Isa`](super::decode::Isa) has them, Zba and Zbb): what [`decode`](super::decode::decode)
+//! The decoded form of one RV32IM instruction (and, on a hart whose
+//! [`Isa`](super::decode::Isa) has them, Zicsr, Zba and Zbb): what [`decode`](super::decode::decode)
 //! produces and the hart executes. Plain data, small and `Copy` (12 bytes), so the hart's
 //! decoded-instruction cache holds it by value; the one-cycle integer operations also say what
 //! they compute ([`AluOp::apply`], [`UnaryOp::apply`]).
@@ -384,13 +384,11 @@ pub enum Op {
     },
     /// `fence` (any predecessor/successor sets): ordering only, no effect on this model's state.
     Fence,
-    /// `fence.i`: no effect (the hart re-validates every fetched word itself).
-    FenceI,
     /// `ecall`.
     Ecall,
     /// `ebreak`.
     Ebreak,
-    /// Not an instruction this hart implements (RV32IM + Zicsr, and the extensions of its
+    /// Not an instruction this hart implements (RV32IM and the extensions of its
     /// [`Isa`](super::decode::Isa)).
     Illegal,
 }

@@ -6,8 +6,8 @@ use super::bus::AccessKind;
 /// What went wrong, and where in memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FaultKind {
-    /// The word at `pc` is not an instruction the hart implements (RV32IM + Zicsr and its
-    /// [`Isa`](super::decode::Isa)'s extensions; including
+    /// The word at `pc` is not an instruction the hart implements (RV32IM and its
+    /// [`Isa`](super::decode::Isa)'s extensions, never `fence.i`; including
     /// writes to its read-only CSRs). The hardware's behaviour is undefined (BH README,
     /// "Instruction set"); the model stops.
     IllegalInstruction {
