@@ -256,7 +256,9 @@ fieldset! {
     }
 }
 
-/// `NOC_CTRL` bits the hardware may modify (reserved); tt-metal masks these when saving state.
+/// `NOC_CTRL`'s reserved bits (10..12 and 18..26, ISA `BlackholeA0/NoC/MemoryMap.md`), which the
+/// hardware may modify. (tt-metal's `noc_cmd_buf_save_state` masks 18..26 and 31 when it saves a
+/// command buffer's state.)
 pub const NOC_CTRL_RESERVED_MASK: u32 = (0b111 << 10) | (0x1FF << 18);
 
 fieldset! {

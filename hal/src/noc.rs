@@ -35,7 +35,8 @@
 //!   [`Loopback::Included`]: then a sender inside the rectangle receives too and acknowledges
 //!   like any other receiver. Nodes of other kinds inside the rectangle receive nothing. A
 //!   wrapping rectangle ([`Rect::wrapping`]) covers what it says. A multicast with no receiving
-//!   node completes at once (sent and acked).
+//!   node completes at once (sent and acked), and is refused ([`ErrorKind::InvalidMode`]) while
+//!   a linked run is open: it sends no packet, so it can neither continue nor close the run.
 //! * **Linked runs.** A multicast with [`Link::Linked`] keeps its path through the NoC reserved
 //!   for this core's next multicast on this NoC, which must go to the same rectangle; the run
 //!   ends with a [`Link::Unlinked`] multicast to that rectangle, which releases the path. Only the

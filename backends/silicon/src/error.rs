@@ -51,6 +51,7 @@ why! {
     ReadTag => "read tag outside 0..=14",
     ReadInRun => "a linked run holds the NIU on the multicast VC: close it with an unlinked multicast before reading",
     WriteInRun => "a linked run holds the NIU on the multicast VC: close it with an unlinked multicast before a unicast write",
+    EmptyInRun => "a multicast with no receivers sends no packet, so it cannot continue or close the open linked run: close it with a multicast that reaches a receiver",
 }
 
 impl core::fmt::Display for Why {

@@ -555,13 +555,16 @@ impl<C: Chip> SiliconNoc<C> {
                 c |= ctrl::BRCST_SRC_INCLUDE;
             }
         }
-        if mode.order == Order::Ordered {
-            let vc = if multicast {
-                ctrl::MULTICAST_VC
-            } else {
-                ctrl::UNICAST_VC
-            };
-            c |= ctrl::VC_STATIC | ctrl::static_vc(vc);
+        // A multicast always travels on the static multicast VC, relaxed or not, as every
+        // tt-metal write does (`ncrisc_noc_fast_write`): the packets of a linked run must share
+        // one VC ("attempting to initiate a request with an incompatible virtual channel number
+        // will cause virtual channel number assignment to continuously fail", ISA
+        // `NoC/MemoryMap.md`, `NOC_CMD_VC_LINKED`), and a VC the NIU picks can differ from the
+        // next packet's. A relaxed unicast write lets the NIU pick.
+        if multicast {
+            c |= ctrl::VC_STATIC | ctrl::static_vc(ctrl::MULTICAST_VC);
+        } else if mode.order == Order::Ordered {
+            c |= ctrl::VC_STATIC | ctrl::static_vc(ctrl::UNICAST_VC);
         }
         c
     }
@@ -713,11 +716,18 @@ impl<C: Chip> noc::NocMulticast for SiliconNoc<C> {
         let (covered, coord, inside) = self.cast_to(rect)?;
         let excluded = mode.loopback == Loopback::Excluded && inside;
         let receivers = covered.saturating_sub(excluded as u32);
+        // An open run takes only multicasts to its rectangle that send a packet (one with no
+        // receiver sends none, so it could neither continue nor close the run).
+        if self.run.is_some_and(|open| open != coord || receivers == 0) {
+            let why = if receivers == 0 {
+                Why::EmptyInRun
+            } else {
+                Why::RunElsewhere
+            };
+            return Err(err(ErrorKind::InvalidMode, why));
+        }
         if receivers == 0 {
             return Ok(());
-        }
-        if self.run.is_some_and(|open| open != coord) {
-            return Err(err(ErrorKind::InvalidMode, Why::RunElsewhere));
         }
         let own = self.own?;
         let ctrl = Self::ctrl_word(mode, true);

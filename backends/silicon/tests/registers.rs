@@ -353,7 +353,14 @@ fn a_loopback_multicast_sets_brcst_src_include_and_expects_the_sender_s_ack_too(
     .unwrap();
     assert_eq!(
         f.command(0)[7],
-        WRITE | RESP_MARKED | BRCST | PATH_RESERVE | BRCST_SRC_INCLUDE
+        WRITE
+            | RESP_MARKED
+            | BRCST
+            | PATH_RESERVE
+            | BRCST_SRC_INCLUDE
+            | VC_STATIC
+            | (niu::MULTICAST_VC as u32) << 13,
+        "relaxed, yet on the static multicast VC as every multicast"
     );
     f.set_status(Counter::MstWrAckReceived, 3);
     assert!(
@@ -371,6 +378,84 @@ fn a_loopback_multicast_sets_brcst_src_include_and_expects_the_sender_s_ack_too(
     assert!(!n.writes_acked().unwrap());
     f.set_status(Counter::MstWrAckReceived, 7);
     assert!(n.writes_acked().unwrap());
+}
+
+#[test]
+fn a_linked_run_keeps_one_static_vc_and_an_empty_multicast_cannot_end_it() {
+    // ISA `NoC/MemoryMap.md`, `NOC_CMD_VC_LINKED`: while a run is open the NIU can initiate
+    // nothing on another VC; a relaxed packet whose VC the NIU picked could differ from the
+    // run's static one, so every multicast is on the static multicast VC.
+    let mut f = Fake::new();
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(3, 4), HarvestMask::NONE, None);
+    let rect = Rect::new(xy(3, 5), xy(3, 8)).unwrap();
+    let vc = VC_STATIC | (niu::MULTICAST_VC as u32) << 13;
+    n.multicast(
+        l1(0x2_0000),
+        rect,
+        l1(0x2_0000),
+        64,
+        WriteMode::RELAXED.linked(),
+    )
+    .unwrap();
+    assert_eq!(
+        f.command(0)[7] & (VC_STATIC | 7 << 13),
+        vc,
+        "opened relaxed"
+    );
+    f.clear(0);
+    n.multicast(l1(0x2_0000), rect, l1(0x2_0000), 64, WriteMode::ORDERED)
+        .unwrap();
+    assert_eq!(
+        f.command(0)[7] & (VC_STATIC | 7 << 13),
+        vc,
+        "closed ordered"
+    );
+    f.clear(0);
+    // A run on the sender's own tile, opened with loopback (one receiver: the sender), cannot
+    // be closed without it: no receiver, no packet, the run would stay open behind an `Ok`.
+    let own = Rect::new(xy(3, 4), xy(3, 4)).unwrap();
+    n.multicast(
+        l1(0x2_0000),
+        own,
+        l1(0x2_0000),
+        64,
+        WriteMode::ORDERED.linked().with_loopback(),
+    )
+    .unwrap();
+    assert_ne!(f.command(0)[7] & VC_LINKED, 0);
+    f.clear(0);
+    let before = f.regs.clone();
+    let e = n
+        .multicast(l1(0x2_0000), own, l1(0x2_0000), 64, WriteMode::ORDERED)
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InvalidMode);
+    assert_eq!(
+        e.to_string(),
+        "InvalidMode: a multicast with no receivers sends no packet, so it cannot continue or \
+         close the open linked run: close it with a multicast that reaches a receiver"
+    );
+    assert!(f.regs == before, "nothing written");
+    // The run is still open (a read is refused) until a multicast that reaches the sender ends it.
+    let src = NocAddr::new(xy(2, 5), 0x1_0000).unwrap();
+    assert!(n.read(src, l1(0x3_0000), 64).is_err());
+    n.multicast(
+        l1(0x2_0000),
+        own,
+        l1(0x2_0000),
+        64,
+        WriteMode::ORDERED.with_loopback(),
+    )
+    .unwrap();
+    assert_eq!(f.command(0)[7] & VC_LINKED, 0);
+    f.clear(0);
+    n.read(src, l1(0x3_0000), 64).unwrap();
+    f.clear(1);
+    // With no run open, an empty multicast still completes at once, writing nothing.
+    let before = f.regs.clone();
+    n.multicast(l1(0x2_0000), own, l1(0x2_0000), 64, WriteMode::ORDERED)
+        .unwrap();
+    assert!(f.regs == before);
 }
 
 #[test]

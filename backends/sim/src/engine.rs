@@ -381,6 +381,14 @@ pub(crate) fn multicast(
         .tiles
         .multicast_dests(by.noc, by.tile, corners, mode.loopback);
     if dests.is_empty() {
+        // No packet goes, so none could continue or close an open run (the HAL's rule).
+        if w.tiles[by.tile as usize].niu[by.noc as usize].run.is_some() {
+            return Err(NocError::new(
+                ErrorKind::InvalidMode,
+                "a multicast with no receivers sends no packet, so it cannot continue or close \
+                 the open linked run: close it with a multicast that reaches a receiver",
+            ));
+        }
         return Ok(());
     }
     let grid = w.tiles.grid;

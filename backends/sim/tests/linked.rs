@@ -52,6 +52,56 @@ fn a_loopback_multicast_lands_in_the_sender_too_and_is_acknowledged_by_it() {
 }
 
 #[test]
+fn a_multicast_with_no_receivers_cannot_end_an_open_run() {
+    // A run on the sender's own tile opened with loopback: a multicast without it reaches no
+    // one, sends no packet, and so neither continues nor closes the run (the HAL's rule).
+    let mut s = sim();
+    let me = (1, 2);
+    set_limit(&mut s, me, 1 << 40);
+    let errors = log();
+    let e = errors.clone();
+    s.spawn(me, Role::Reader, move |env| async move {
+        let (mut noc, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
+        let own = rect(me, me);
+        let looped = WriteMode::ORDERED.with_loopback();
+        noc.multicast(l1(0x2_0000), own, l1(0x3_0000), 64, looped.linked())
+            .unwrap();
+        let refused = noc
+            .multicast(l1(0x2_0000), own, l1(0x3_0000), 64, WriteMode::ORDERED)
+            .unwrap_err();
+        e.borrow_mut().push((refused.kind, refused.to_string()));
+        noc.multicast(l1(0x2_0000), own, l1(0x3_0000), 64, looped)
+            .unwrap();
+        // Closed: an empty multicast completes at once again, and a read goes.
+        noc.multicast(l1(0x2_0000), own, l1(0x3_0000), 64, WriteMode::ORDERED)
+            .unwrap();
+        noc.read(at((2, 2), 0x3_0000), l1(0x4_0000), 64).unwrap();
+        wait(&mut ctrl, &mut pause, |_| {
+            noc.writes_acked().map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap();
+    })
+    .unwrap();
+    assert_eq!(s.run(u64::MAX), RunOutcome::Quiescent);
+    let errors = errors.borrow();
+    assert_eq!(
+        *errors,
+        [(
+            ErrorKind::InvalidMode,
+            "a multicast with no receivers sends no packet, so it cannot continue \
+             or close the open linked run: close it with a multicast that reaches a receiver"
+                .to_string()
+        )]
+    );
+    assert_eq!(
+        s.niu(me, 0).unwrap().acks_received,
+        2,
+        "the two that reached the sender"
+    );
+}
+
+#[test]
 fn a_linked_run_keeps_its_rectangle_and_a_unicast_takes_neither_mode() {
     let mut s = sim();
     let me = (1, 2);
