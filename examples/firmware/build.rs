@@ -16,8 +16,8 @@ fn local_bytes(kernel: &str, wormhole: bool) -> u32 {
 /// Bytes of local RAM each kernel keeps for its stack beyond its data and bss (the linker
 /// refuses an image that leaves less: `link/common.ld`). The deepest call chains of the images
 /// (2026-12-06, `addi sp` frames along the call graph) take about 2.4 KiB on the data-movement
-/// cores (`kernel_main`'s frame, which holds a command, is 2,032 bytes of it) and 1.1 KiB on
-/// compute (1,088).
+/// cores (`kernel_main`'s frame, which holds a command, is 2,048 bytes of it: `addi sp, sp,
+/// -2032` then `-16`) and 1.1 KiB on compute (1,088).
 fn stack_bytes(kernel: &str) -> u32 {
     match kernel {
         "compute" => 1536,

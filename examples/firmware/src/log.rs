@@ -4,9 +4,11 @@
 //!
 //! The ring: a header (`LOG_MAGIC`, frames kept, their bytes, frames lost) and `LOG_DATA_BYTES`
 //! of frames in defmt's raw encoding, one after the other from the start. It keeps the first
-//! frames: a frame that does not fit is dropped whole and counted lost (raw frames carry no
-//! marker to find the next one by, so a ring written round could not be read past its wrap;
-//! and the first give-up is the one that matters, as the protocol's own records keep).
+//! frames: the first frame that does not fit is dropped whole and counted lost, and so is every
+//! frame after it, even one short enough for the room left, so the frames kept are the first
+//! ones with no hole among them (raw frames carry no marker to find the next one by, so a ring
+//! written round could not be read past its wrap; and the first give-up is the one that
+//! matters, as the protocol's own records keep).
 
 use core::sync::atomic::{Ordering, compiler_fence};
 
@@ -15,7 +17,8 @@ use komorebi_kernel::abi::{
 };
 
 /// The ring's state since boot (this hart's own: one kernel a core): bytes of whole frames kept,
-/// frames kept, frames dropped; and the frame under way: where it started, whether it is dropped.
+/// frames kept, frames dropped; and the frame under way: where it started, whether it is dropped
+/// (once set, `DROPPED` stays set: every later frame is dropped too).
 static mut BYTES: u32 = 0;
 static mut FRAMES: u32 = 0;
 static mut LOST: u32 = 0;
@@ -51,7 +54,6 @@ unsafe impl defmt::Logger for Logger {
         // SAFETY: as in `reset`.
         unsafe {
             START = BYTES;
-            DROPPED = false;
         }
         compiler_fence(Ordering::SeqCst);
     }
