@@ -73,7 +73,8 @@ pub fn shape(seed: u64, chip: ChipKind) -> BroadcastConfig {
     }
 }
 
-/// The `komorebi broadcast` command that replays a case.
+/// The `komorebi broadcast` command that replays a case: through the test feeder, as the case
+/// ran ([`check_case`] runs `broadcast::run`), with the device's path quoted for a POSIX shell.
 pub fn replay_command(cfg: &BroadcastConfig) -> String {
     let along = match (cfg.rows, cfg.columns) {
         (true, false) => "row",
@@ -81,7 +82,7 @@ pub fn replay_command(cfg: &BroadcastConfig) -> String {
         _ => "both",
     };
     format!(
-        "komorebi broadcast --rect {} --blocks {} --pages {} --page-size {} --window {} --jobs {} --along {along} --harvest {:#x} --seed {} --adversarial --wait-limit {}",
+        "komorebi broadcast --rect {} --blocks {} --pages {} --page-size {} --window {} --jobs {} --along {along} --harvest {:#x} --seed {} --adversarial --wait-limit {} --feeder",
         cfg.rect,
         cfg.blocks,
         cfg.pages,
@@ -96,7 +97,12 @@ pub fn replay_command(cfg: &BroadcastConfig) -> String {
         ChipKind::Wormhole => " --chip wormhole",
     } + &match cfg.device {
         DeviceChoice::Sim => String::new(),
-        ref d => format!(" --device {d}"),
+        ref d => {
+            let d = d.to_string();
+            // A path with a NUL byte cannot be quoted (nor given on a command line).
+            let quoted = shlex::try_quote(&d).map_or(d.clone(), |q| q.into_owned());
+            format!(" --device {quoted}")
+        }
     }
 }
 

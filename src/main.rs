@@ -54,7 +54,7 @@ enum Command {
     },
     /// Run random seeds x random broadcast shapes with the adversary on; print failures with
     /// the command that replays each.
-    #[command(after_help = cli::EXIT_CODES)]
+    #[command(after_help = EXPLORE_EXIT_CODES)]
     Explore {
         /// Cases to run (1.., decimal or 0x-hex).
         #[arg(long, value_parser = ranged::<u64>(1, u64::MAX), default_value_t = 1000)]
@@ -185,6 +185,12 @@ enum Command {
         json: bool,
     },
 }
+
+/// `komorebi explore`'s exit codes: a case that timed out or could not use its device is a
+/// failed case.
+const EXPLORE_EXIT_CODES: &str = "Exit codes: 0 every case passed, 1 a case failed (a \
+    mismatch, a give-up, a violation, a timeout or a device that could not be used), 2 bad \
+    flags (seeds past 64 bits, a device that cannot run the chip's cases).";
 
 /// `komorebi log`'s exit codes.
 const LOG_EXIT_CODES: &str = "Exit codes: 0 the rings read (a ring that is not as a kernel \

@@ -542,6 +542,15 @@ fn help_lists_the_exit_codes() {
             "{args:?}: {out}"
         );
     }
+    // `explore` has its own: a timeout or an unusable device is a failed case (1).
+    let (code, out, _) = komorebi(&["explore", "--help"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("Exit codes: 0 every case passed, 1 a case failed")
+            && !out.contains("3 timeout")
+            && !out.contains("4 a device"),
+        "{out}"
+    );
 }
 
 #[test]

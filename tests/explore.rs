@@ -110,26 +110,39 @@ fn a_replay_parses_back_into_the_case_it_replays() {
     struct Broadcast {
         #[command(flatten)]
         flags: komorebi::cli::BroadcastFlags,
+        #[command(flatten)]
+        run: komorebi::cli::RunFlags,
     }
     for seed in 0..200 {
         for (device, chip) in [
             (DeviceChoice::Sim, ChipKind::Blackhole),
             (DeviceChoice::PcieSim, ChipKind::Blackhole),
             (DeviceChoice::Sim, ChipKind::Wormhole),
+            (
+                DeviceChoice::Ttsim {
+                    library: "/opt/tt sim/libttsim.so".into(),
+                    chip: 0,
+                },
+                ChipKind::Blackhole,
+            ),
         ] {
             let case = komorebi::app::broadcast::BroadcastConfig {
+                exec: device.default_exec(),
                 device: device.clone(),
                 ..shape(seed, chip)
             };
             let replay = replay_command(&case);
-            let args = replay
-                .strip_prefix("komorebi broadcast ")
-                .expect("a broadcast command")
-                .split(' ');
-            let parsed = Broadcast::try_parse_from(std::iter::once("broadcast").chain(args))
+            // As a shell splits it.
+            let args = shlex::split(&replay).expect("a command a shell splits");
+            assert_eq!(args[..2], ["komorebi", "broadcast"], "{replay}");
+            let parsed = Broadcast::try_parse_from(&args[1..])
                 .unwrap_or_else(|e| panic!("seed {seed}: {replay}: {e}"));
             let cfg = parsed.flags.config().unwrap();
             assert_eq!(cfg, case, "seed {seed}: {replay}");
+            assert!(
+                parsed.run.feeder,
+                "the case ran through the feeder: {replay}"
+            );
         }
     }
 }

@@ -525,6 +525,9 @@ pub(crate) async fn run(env: KernelEnv, pc: u32) {
         })
     };
     let mut hart = Hart::new(config);
+    // The hart's clock starts where its task does, unseen by the profiler: the cycles before
+    // the core was released are not its stalls.
+    hart.stall_until(world.borrow().sched.tasks[task].local);
     let mut counted = 0;
     // Whether this core's first L1 load with its L0 data cache on was recorded.
     let mut l0_flagged = false;

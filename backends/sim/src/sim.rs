@@ -573,7 +573,25 @@ impl Sim {
         extra: impl IntoIterator<Item = serde_json::Value>,
     ) -> Option<Result<TraceStats, TraceError>> {
         let mut w = self.world.borrow_mut();
-        let done = w.trace.as_mut()?.finish(extra);
+        // A wait still open (a kernel parked until a deadline still to come, or none) is
+        // written up to now, so the trace shows the waits a run ended in (a hung one among
+        // them), not only those that ended. (A firmware core parks only until its own clock.)
+        let (now, mhz) = (w.now, w.cfg.timing.aiclk_mhz);
+        let open: Vec<(usize, u64)> = w
+            .sched
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| {
+                matches!(t.state, TaskState::Parked { .. }) && t.parked_at < now && t.deadline > now
+            })
+            .map(|(task, t)| (task, t.parked_at))
+            .collect();
+        let trace = w.trace.as_mut().filter(|t| t.is_streaming())?;
+        for (task, from) in open {
+            trace.wait(task, from, now, mhz);
+        }
+        let done = trace.finish(extra);
         if done.is_some() {
             w.trace = None;
         }

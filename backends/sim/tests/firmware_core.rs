@@ -692,3 +692,30 @@ fn an_l1_load_with_the_l0_data_cache_on_is_reported_once_per_core() {
         }
     }
 }
+
+#[test]
+fn a_core_released_late_is_profiled_from_its_release() {
+    // A profiled core spawned at cycle 10,000: its profile holds what it ran, not the cycles
+    // before it existed as stalls.
+    let mut sim = Sim::new(SimConfig {
+        profile_cores: true,
+        ..SimConfig::default()
+    });
+    sim.advance(10_000);
+    let mut p = Vec::new();
+    p.extend(li(T0, 100));
+    p.push(addi(T0, T0, -1)); // loop: 100 times
+    p.push(bne(T0, 0, -4));
+    p.push(EBREAK);
+    load(&mut sim, (1, 2), 0, &p);
+    sim.spawn_firmware((1, 2), Role::Reader).unwrap();
+    sim.run(1_000_000);
+    let profiles = sim.core_profiles();
+    assert_eq!(profiles.len(), 1);
+    let ran: u64 = profiles[0].samples.iter().map(|s| s.cycles).sum();
+    assert_eq!(profiles[0].stalled, 0, "nothing but its own instructions");
+    assert!(
+        (200..1_000).contains(&ran),
+        "{ran} cycles for a loop of 100"
+    );
+}

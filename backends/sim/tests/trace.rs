@@ -265,3 +265,38 @@ fn a_panic_that_unwinds_through_the_simulator_still_closes_the_trace() {
     let events = events(&out.bytes());
     assert!(events.iter().any(|e| e["name"] == "multicast 64 B"));
 }
+
+#[test]
+fn a_wait_still_open_when_the_trace_ends_is_written_up_to_its_end() {
+    // A kernel that waits for acknowledgements that never come (it sent nothing), past the
+    // run's end: its wait is in the trace, from when it began to the trace's end.
+    let mut s = Sim::new(SimConfig::default());
+    let out = Shared::default();
+    s.trace_to(out.clone()).unwrap();
+    set_limit(&mut s, (1, 3), 1_000_000);
+    s.spawn((1, 3), Role::Reader, |env| async move {
+        let (mut ctrl, mut pause) = (env.ctrl(), env.pause());
+        let _ = wait(&mut ctrl, &mut pause, |_| Ok(false)).await;
+    })
+    .unwrap();
+    s.advance(10_000);
+    let now = s.now();
+    assert!(now >= 10_000, "{now}");
+    s.finish_trace([]).unwrap().unwrap();
+    let events = events(&out.bytes());
+    let waits: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["name"] == "wait" && e["tid"] == 0)
+        .collect();
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    let (ts, dur) = (
+        waits[0]["ts"].as_f64().unwrap(),
+        waits[0]["dur"].as_f64().unwrap(),
+    );
+    let mhz = SimConfig::default().timing.aiclk_mhz as f64;
+    assert!(
+        ((ts + dur) * mhz - now as f64).abs() < 1.0,
+        "ends at {now}: {ts} + {dur}"
+    );
+    assert!(ts * mhz < 100.0, "began at once: {ts}");
+}
