@@ -97,7 +97,7 @@ pub(crate) fn target(w: &mut World, by: Issuer, node: (u8, u8)) -> Result<Target
     Ok(target)
 }
 
-fn check_target(
+pub(crate) fn check_target(
     chip: &crate::config::ChipModel,
     target: Target,
     (addr, len): (u64, u32),

@@ -29,6 +29,10 @@ pub(crate) struct Niu {
     pub acks_received: u32,
     /// When each pipeline ([`Pipe`]) can start its next command.
     pub free_at: [u64; 2],
+    /// The earliest cycle the next write packet's head may leave the NIU: the last one's launch
+    /// plus its flits. Packets leave in the order they were issued, also when several waited
+    /// for a held link and are asked for their path again in the same cycle.
+    pub write_launch_free: u64,
     /// The open linked run of multicasts, if any.
     pub run: Option<Run>,
     /// A read or unicast write was issued while `run` was open: its virtual channel assignment

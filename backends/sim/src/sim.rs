@@ -632,8 +632,11 @@ impl Sim {
     /// The counters of the NIU of NoC `noc` (0 or 1) of the tile at NoC0 `tile`.
     pub fn niu(&self, tile: (u8, u8), noc: u8) -> Result<NiuCounters, SimError> {
         let ix = self.tile(tile)?;
+        if noc > 1 {
+            return Err(SimError::OutOfRange(format!("NoC {noc} (allowed: 0 or 1)")));
+        }
         let w = self.world.borrow();
-        let n = &w.tiles[ix as usize].niu[(noc & 1) as usize];
+        let n = &w.tiles[ix as usize].niu[noc as usize];
         Ok(NiuCounters {
             reads_issued: n.reads_issued,
             reads_done: n.reads_done,

@@ -358,7 +358,8 @@ impl World {
 
     /// Packet `id` asks for its path at `time`: a multicast reserves its tree, or waits for
     /// the run holding a link of it (asked again when that run releases it); the data leaves
-    /// `lead` cycles later (the reservation's handshake and the NIU-to-router hop).
+    /// `lead` cycles later (the reservation's handshake and the NIU-to-router hop), and not
+    /// before the NIU's previous write packet has left whole (`Niu::write_launch_free`).
     fn reserve(&mut self, time: u64, id: u32) {
         let worm = self.worms[id as usize].as_ref().expect("packet in flight");
         if matches!(worm.carried, Carried::Write(ref p, _) if p.multicast) {
@@ -367,11 +368,17 @@ impl World {
                 return;
             }
         }
-        let lead = worm.lead;
-        if lead == 0 {
+        let mut at = time + worm.lead;
+        if let Carried::Write(ref p, _) = worm.carried {
+            let flits = worm.route.flits;
+            let niu = &mut self.tiles[p.src as usize].niu[p.noc as usize];
+            at = at.max(niu.write_launch_free);
+            niu.write_launch_free = at + flits;
+        }
+        if at == time {
             self.launch(time, id);
         } else {
-            self.push(time + lead, Item::Launch { worm: id });
+            self.push(at, Item::Launch { worm: id });
         }
     }
 

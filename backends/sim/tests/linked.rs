@@ -313,3 +313,65 @@ fn another_sender_s_multicast_through_a_held_path_waits_for_the_run_to_end() {
         "unlinked: B's multicast finishes at {done}, before A's fourth multicast at {fourth}"
     );
 }
+
+#[test]
+fn packets_that_waited_for_a_held_path_leave_in_the_order_they_were_issued() {
+    // A at (1, 2) holds a linked run down column 1 for 5,000 cycles; B at (16, 3), whose tree
+    // to (1, 4)..=(1, 5) goes down links A's holds, issues a linked run of 32 KiB (two packets,
+    // only the first paying the reservation) and then a 16-byte flag over its first bytes. All
+    // three wait for A's run and are asked for their path again in the same cycle; they must
+    // still leave, and land, in issue order: the flag last.
+    let mut s = sim();
+    let (a, b) = ((1, 2), (16, 3));
+    set_limit(&mut s, a, 1 << 40);
+    set_limit(&mut s, b, 1 << 40);
+    s.write_l1(b, 0x2_0000, &[0xAA; 32768]).unwrap();
+    s.write_l1(b, 0x1_0000, &[0x55; 16]).unwrap();
+    s.spawn(a, Role::Reader, move |env| async move {
+        let (mut noc, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
+        let column = rect((1, 3), (1, 11));
+        noc.multicast(
+            l1(0x2_0000),
+            column,
+            l1(0x5_0000),
+            64,
+            WriteMode::ORDERED.linked(),
+        )
+        .unwrap();
+        let until = ctrl.now() + 5_000;
+        while ctrl.now() < until {
+            pause.pause(until).await;
+        }
+        noc.multicast(l1(0x2_0000), column, l1(0x5_0000), 64, WriteMode::ORDERED)
+            .unwrap();
+        wait(&mut ctrl, &mut pause, |_| {
+            noc.writes_acked().map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap();
+    })
+    .unwrap();
+    s.spawn(b, Role::Reader, move |env| async move {
+        let (mut noc, mut ctrl, mut pause) = (env.noc().unwrap(), env.ctrl(), env.pause());
+        let two = rect((1, 4), (1, 5));
+        let linked = WriteMode::ORDERED.linked();
+        noc.multicast(l1(0x2_0000), two, l1(0x3_0000), 32768, linked)
+            .unwrap();
+        noc.multicast(l1(0x1_0000), two, l1(0x3_0000), 16, WriteMode::ORDERED)
+            .unwrap();
+        wait(&mut ctrl, &mut pause, |_| {
+            noc.writes_acked().map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap();
+    })
+    .unwrap();
+    assert_eq!(s.run(u64::MAX), RunOutcome::Quiescent);
+    for tile in [(1, 4), (1, 5)] {
+        let mut got = vec![0u8; 32768];
+        s.read_l1(tile, 0x3_0000, &mut got).unwrap();
+        assert_eq!(got[..16], [0x55; 16], "{tile:?}: the flag landed last");
+        assert!(got[16..].iter().all(|&b| b == 0xAA), "{tile:?}");
+    }
+    assert!(s.violations().is_empty(), "{:?}", s.violations());
+}

@@ -238,6 +238,10 @@ fn requests_that_cannot_work_are_refused_with_their_kind() {
         ));
         push(n.write(l1(0x17_FFF0), at((2, 2), 0), 32, WriteMode::ORDERED));
         push(n.write_inline(5, at((2, 2), 0x100)));
+        // An inline write to DRAM past its 4 GiB bank, and one off 16 bytes.
+        let dram = |addr| komorebi_hal::NocAddr::new(xy((0, 0)), addr).unwrap();
+        push(n.write_inline(5, dram(0x1_0000_0000)));
+        push(n.write_inline(5, dram(0x104)));
         // An aligned DRAM source into L1 at 16 mod 64: the NIU keeps the low bits.
         push(n.read(
             komorebi_hal::NocAddr::new(xy((0, 0)), 0x40).unwrap(),
@@ -257,8 +261,15 @@ fn requests_that_cannot_work_are_refused_with_their_kind() {
             Err(Misaligned),
             Err(InvalidAddress),
             Err(HardwareHazard),
+            Err(InvalidAddress),
+            Err(Misaligned),
             Err(Misaligned)
         ]
+    );
+    // The simulator's own accessors refuse a NoC the tile does not have.
+    assert_eq!(
+        s.niu((1, 2), 2).unwrap_err().to_string(),
+        SimError::OutOfRange("NoC 2 (allowed: 0 or 1)".into()).to_string()
     );
     assert!(matches!(
         s.violations()[..],

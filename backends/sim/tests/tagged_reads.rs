@@ -95,3 +95,32 @@ fn a_read_does_not_wait_behind_a_multicast_issued_before_it() {
     assert!(alone > 100, "a read to a neighbour takes {alone} cycles");
     assert_eq!(behind, alone, "a multicast before it delayed the read");
 }
+
+#[test]
+fn a_tag_s_count_is_eight_bits_wide_as_on_the_card() {
+    // 256 reads of one tag in flight read as none (`NIU_MST_REQS_OUTSTANDING_ID` is 8 bits:
+    // the HAL's "Counters"), 255 as some; `reads_done` counts them all.
+    for (reads, wrapped) in [(255u32, false), (256, true)] {
+        let mut s = sim();
+        let me = (1, 2);
+        set_limit(&mut s, me, 1 << 40);
+        let seen = log();
+        let out = seen.clone();
+        s.spawn(me, Role::Reader, move |env| async move {
+            let mut noc = env.noc().unwrap();
+            let tag = ReadTag::new(3).unwrap();
+            for i in 0..reads {
+                noc.read_tagged(at((2, 3), 0x4_0000), l1(0x2_0000 + 64 * i), 64, tag)
+                    .unwrap();
+            }
+            let state = (
+                noc.tagged_reads_done(tag).unwrap(),
+                noc.reads_done().unwrap(),
+            );
+            out.borrow_mut().push(state);
+        })
+        .unwrap();
+        s.run(u64::MAX);
+        assert_eq!(*seen.borrow(), [(wrapped, false)], "{reads} reads");
+    }
+}
