@@ -247,6 +247,25 @@ impl std::fmt::Display for LayoutReport {
 mod tests {
     use super::*;
 
+    /// The layout of a Blackhole with its default harvest mask (0x3000).
+    fn on_blackhole(
+        fused_dram: Option<u8>,
+        rect: LogicalRect,
+        along: Along,
+        noc: NocId,
+        shape: PlacementShape,
+    ) -> Result<LayoutReport, LayoutError> {
+        layout_report(
+            crate::chip::ChipKind::Blackhole,
+            0x3000,
+            fused_dram,
+            rect,
+            along,
+            noc,
+            shape,
+        )
+    }
+
     const SHAPE: PlacementShape = PlacementShape {
         jobs: 8,
         window: 2,
@@ -257,9 +276,7 @@ mod tests {
 
     #[test]
     fn the_json_has_the_documented_shape() {
-        let r = layout_report(
-            crate::chip::ChipKind::Blackhole,
-            0x3000,
+        let r = on_blackhole(
             None,
             LogicalRect::new(5, 0, 2, 1),
             Along::Row,
@@ -285,9 +302,7 @@ mod tests {
                 "placement": {"jobs": 8, "window": 2, "blocks": 16, "pages": 4, "page_size": 2048}
             })
         );
-        let r = layout_report(
-            crate::chip::ChipKind::Blackhole,
-            0x3000,
+        let r = on_blackhole(
             None,
             LogicalRect::new(0, 0, 1, 3),
             Along::Column,
@@ -313,9 +328,7 @@ mod tests {
     #[test]
     fn a_fused_bank_is_never_placed_and_is_named() {
         for bank in 0..8u8 {
-            let r = layout_report(
-                crate::chip::ChipKind::Blackhole,
-                0x3000,
+            let r = on_blackhole(
                 Some(bank),
                 LogicalRect::new(0, 0, 12, 10),
                 Along::Column,
@@ -335,9 +348,7 @@ mod tests {
                 "; DRAM bank {bank} is fused off: no stream reads it"
             )));
         }
-        let none = layout_report(
-            crate::chip::ChipKind::Blackhole,
-            0x3000,
+        let none = on_blackhole(
             None,
             LogicalRect::new(0, 0, 2, 2),
             Along::Row,
@@ -352,9 +363,7 @@ mod tests {
                 .is_none()
         );
         assert_eq!(
-            layout_report(
-                crate::chip::ChipKind::Blackhole,
-                0x3000,
+            on_blackhole(
                 Some(8),
                 LogicalRect::new(0, 0, 2, 2),
                 Along::Row,
@@ -369,9 +378,7 @@ mod tests {
 
     #[test]
     fn a_broadcast_the_03_program_does_not_run_has_no_banks() {
-        let r = layout_report(
-            crate::chip::ChipKind::Blackhole,
-            0x3000,
+        let r = on_blackhole(
             None,
             LogicalRect::new(0, 0, 3, 1),
             Along::Row,
@@ -392,9 +399,7 @@ mod tests {
             Some("the 03 program runs rows on NoC0 and columns on NoC1")
         );
         // A shape the 03 program refuses (a window of 2 x 40,000 pages) places nothing either.
-        let r = layout_report(
-            crate::chip::ChipKind::Blackhole,
-            0x3000,
+        let r = on_blackhole(
             None,
             LogicalRect::new(0, 0, 3, 1),
             Along::Row,
@@ -415,9 +420,7 @@ mod tests {
             "{text}"
         );
         // The 03 shape: each sender's banks, and the line saying what they were placed for.
-        let r = layout_report(
-            crate::chip::ChipKind::Blackhole,
-            0x3000,
+        let r = on_blackhole(
             None,
             LogicalRect::new(0, 0, 3, 1),
             Along::Row,
@@ -436,9 +439,7 @@ mod tests {
     #[test]
     fn the_placement_is_for_the_jobs_and_window_given() {
         let report = |shape| {
-            layout_report(
-                crate::chip::ChipKind::Blackhole,
-                0x3000,
+            on_blackhole(
                 None,
                 LogicalRect::new(0, 0, 3, 1),
                 Along::Row,
