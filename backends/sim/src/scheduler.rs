@@ -170,6 +170,19 @@ pub(crate) struct Scheduler {
 }
 
 impl Scheduler {
+    /// The waits still open at `now`, `(task, since)`: tasks parked before `now` until a
+    /// deadline still to come, or none (a firmware core parks only until its own clock).
+    pub(crate) fn open_waits(&self, now: u64) -> Vec<(usize, u64)> {
+        self.tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| {
+                matches!(t.state, TaskState::Parked { .. }) && t.parked_at < now && t.deadline > now
+            })
+            .map(|(task, t)| (task, t.parked_at))
+            .collect()
+    }
+
     /// An empty queue; `rng` draws the adversary's choices when `adversarial`.
     pub(crate) fn new(adversarial: bool, rng: SplitMix64) -> Self {
         Self {

@@ -573,20 +573,9 @@ impl Sim {
         extra: impl IntoIterator<Item = serde_json::Value>,
     ) -> Option<Result<TraceStats, TraceError>> {
         let mut w = self.world.borrow_mut();
-        // A wait still open (a kernel parked until a deadline still to come, or none) is
-        // written up to now, so the trace shows the waits a run ended in (a hung one among
-        // them), not only those that ended. (A firmware core parks only until its own clock.)
+        // Waits still open are written up to now: the trace shows those a run ended in too.
         let (now, mhz) = (w.now, w.cfg.timing.aiclk_mhz);
-        let open: Vec<(usize, u64)> = w
-            .sched
-            .tasks
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| {
-                matches!(t.state, TaskState::Parked { .. }) && t.parked_at < now && t.deadline > now
-            })
-            .map(|(task, t)| (task, t.parked_at))
-            .collect();
+        let open = w.sched.open_waits(now);
         let trace = w.trace.as_mut().filter(|t| t.is_streaming())?;
         for (task, from) in open {
             trace.wait(task, from, now, mhz);
@@ -615,16 +604,7 @@ impl Sim {
                 tile: w.tiles[t.tile as usize].xy0,
                 kernel: t.kernel,
                 local: t.local,
-                state: if t.stalled {
-                    "stalled"
-                } else {
-                    match t.state {
-                        TaskState::Running => "running",
-                        TaskState::Parked { .. } => "waiting",
-                        TaskState::Done => "done",
-                        TaskState::Reset => "reset",
-                    }
-                },
+                state: t.state_name(),
             })
             .collect()
     }
@@ -632,11 +612,9 @@ impl Sim {
     /// The counters of the NIU of NoC `noc` (0 or 1) of the tile at NoC0 `tile`.
     pub fn niu(&self, tile: (u8, u8), noc: u8) -> Result<NiuCounters, SimError> {
         let ix = self.tile(tile)?;
-        if noc > 1 {
-            return Err(SimError::OutOfRange(format!("NoC {noc} (allowed: 0 or 1)")));
-        }
         let w = self.world.borrow();
-        let n = &w.tiles[ix as usize].niu[noc as usize];
+        let n = (w.tiles[ix as usize].niu.get(noc as usize))
+            .ok_or_else(|| SimError::OutOfRange(format!("NoC {noc} (allowed: 0 or 1)")))?;
         Ok(NiuCounters {
             reads_issued: n.reads_issued,
             reads_done: n.reads_done,

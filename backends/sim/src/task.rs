@@ -36,3 +36,18 @@ pub(crate) struct TaskMeta {
     /// The time of its one live `Deadline` entry in the queue, if any.
     pub deadline_entry: Option<u64>,
 }
+
+impl TaskMeta {
+    /// Its state as `Sim::tasks` names it.
+    pub(crate) fn state_name(&self) -> &'static str {
+        if self.stalled {
+            return "stalled";
+        }
+        match self.state {
+            TaskState::Running => "running",
+            TaskState::Parked { .. } => "waiting",
+            TaskState::Done => "done",
+            TaskState::Reset => "reset",
+        }
+    }
+}
