@@ -30,9 +30,13 @@
 //! * **Ejection ports**, per core and NoC: the flits of every packet that lands there (read
 //!   responses at a sender, multicasts at a receiver, markers at a sender) and one cycle per
 //!   acknowledgement (a sender's per receiver and multicast packet, a receiver's per marker).
-//! * **Compute**, with `--check full` only: every word it reads and checks,
-//!   `compute_scan_word_cycles` each, for every block of every broadcast the core takes part in
-//!   (a sender's compute checks its own blocks too). With `--check none` compute reads nothing.
+//! * **Compute**, with `--check full` only: every word it reads and checks, for every block of
+//!   every broadcast the core takes part in (a sender's compute checks its own blocks too):
+//!   `compute_scan_word_cycles` each for the native kernels, which the simulator charges that
+//!   per word; one cycle each for the firmware (`--exec firmware`), whose cores run
+//!   instructions: a word takes at least its load, and a core issues at most one instruction a
+//!   cycle (BH README, "EX1"), whatever the checking code does besides. With `--check none`
+//!   compute reads nothing.
 //!
 //! DONE markers are counted at the fewest a completing job can send: markers carry a count, so
 //! one can answer several blocks, but the sender cannot cast block `b >= window` before a marker
@@ -178,13 +182,16 @@ impl BroadcastPlan {
                 .filter_map(|c| Some((c.core.into(), BroadcastArgs::decode(&c.words).ok()?)))
                 .filter(|(_, a)| a.included())
                 .collect();
+            // A firmware core is charged its instructions, of which a word needs one load at
+            // least (the native kernels' charge is above the firmware's as built, D49).
+            let word_cycles = match cfg.exec {
+                crate::host::backend::Exec::Firmware => 1,
+                crate::host::backend::Exec::Native => timing.compute_scan_word_cycles,
+            };
             for &(core, a) in &cores {
                 if cfg.check == Check::Full {
                     let words = cfg.blocks as u64 * cfg.pages as u64 * page_words;
-                    load.add(
-                        Resource::Compute(core),
-                        words * timing.compute_scan_word_cycles,
-                    );
+                    load.add(Resource::Compute(core), words * word_cycles);
                 }
                 if a.rank != 0 {
                     continue;
@@ -323,11 +330,33 @@ mod tests {
         // Checking: 16 words at 6 cycles on each core; the first core in order binds.
         let b = bound(BroadcastConfig {
             check: Check::Full,
-            ..cfg
+            ..cfg.clone()
         });
         assert_eq!(b.cycles, 16 * 6);
         assert_eq!(b.binding, Resource::Compute(LogicalXy::new(0, 0)));
         assert_eq!(b.binding.to_string(), "compute (0,0)");
+        // The firmware's cores run instructions: at least one (a load) a word, so 16 cycles,
+        // below the sender's NIU (52), which binds again. (At the native kernels' 6 a word a
+        // firmware run could beat its bound: the firmware checks in about 5.9.)
+        let b = bound(BroadcastConfig {
+            check: Check::Full,
+            exec: crate::host::backend::Exec::Firmware,
+            device: crate::app::broadcast::DeviceChoice::PcieSim,
+            ..cfg.clone()
+        });
+        assert_eq!(b.cycles, 52);
+        assert_eq!(b.binding.to_string(), "NIU0 writes of (0,0)");
+        let b = bound(BroadcastConfig {
+            check: Check::Full,
+            exec: crate::host::backend::Exec::Firmware,
+            device: crate::app::broadcast::DeviceChoice::PcieSim,
+            page_size: 4096,
+            ..cfg
+        });
+        assert_eq!(
+            (b.cycles, b.binding.to_string()),
+            (1024, "compute (0,0)".into())
+        );
     }
 
     #[test]

@@ -101,6 +101,10 @@ impl std::fmt::Display for BroadcastSummary {
                 f,
                 "    efficiency:     none: there is no resource bound to compare with"
             )?,
+            None if self.speed_up.is_some() => writeln!(
+                f,
+                "    efficiency:     none: a what-if run (--speed-up): its cycles are not the firmware's as built"
+            )?,
             None if !self.clock.is_time() => writeln!(
                 f,
                 "    efficiency:     none: the bound is device cycles and ttsim's steps are no device time"
@@ -324,6 +328,22 @@ mod tests {
         let text = s.to_string();
         assert!(
             text.contains("efficiency:     none: the run did not complete, 1 job timed out"),
+            "{text}"
+        );
+        // A what-if run has none, even when it succeeded: its cycles are not the firmware's.
+        (s.ok, s.mismatches, s.timeouts) = (true, 0, 0);
+        s.set_efficiency();
+        assert_eq!(s.efficiency, Some(0.8));
+        s.speed_up = Some(crate::host::what_if::SpeedUpSummary {
+            factor: 4,
+            asked: vec!["words_follow".into()],
+            functions: vec!["komorebi_kernel::broadcast_handler::words_follow".into()],
+        });
+        s.set_efficiency();
+        assert_eq!(s.efficiency, None);
+        let text = s.to_string();
+        assert!(
+            text.contains("efficiency:     none: a what-if run (--speed-up)"),
             "{text}"
         );
     }

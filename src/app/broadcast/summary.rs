@@ -163,9 +163,11 @@ pub struct BroadcastSummary {
     /// logical).
     pub binding: String,
     /// `bound_cycles / cycles`: 1.0 would be a run as fast as its busiest resource allows,
-    /// never more. `null` unless every job succeeded (a job that timed out, was abandoned or
-    /// gave up did not do the work the bound counts, so its cycles are no performance figure),
-    /// and on ttsim, whose steps are no device time.
+    /// never more on the simulator (on a card the bound is the simulator's model of the chip,
+    /// which a card may beat). `null` unless every job succeeded (a job that timed out, was
+    /// abandoned or gave up did not do the work the bound counts, so its cycles are no
+    /// performance figure), on ttsim, whose steps are no device time, and for a what-if run
+    /// (`--speed-up`), whose cycles are not the firmware's.
     pub efficiency: Option<f64>,
     /// Cycles spent waiting in broadcast calls, summed over cores: A, W.
     pub wait_cycles: [u64; 2],
@@ -448,7 +450,8 @@ impl BroadcastSummary {
             && self.completed()
             && self.cycles > 0
             && self.bound_cycles > 0
-            && self.clock.is_time())
+            && self.clock.is_time()
+            && self.speed_up.is_none())
         .then(|| self.bound_cycles as f64 / self.cycles as f64);
     }
 }
