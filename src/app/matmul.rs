@@ -301,8 +301,8 @@ fn check_host_memory(
                 flag: "--steps",
                 why: format!(
                     "the simulated DRAM data of {} steps of --blocks-per-step {} needs about {:.1} \
-                     GiB of host memory, {:.1} GiB are available (fewer --steps or \
-                     --blocks-per-step, or a smaller --rect)",
+                     GiB ({need} bytes) of host memory, {:.1} GiB ({available} bytes) are \
+                     available (fewer --steps or --blocks-per-step, or a smaller --rect)",
                     cfg.steps,
                     cfg.blocks_per_step,
                     gib(need),
@@ -480,8 +480,8 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "--steps: the simulated DRAM data of 4 steps of --blocks-per-step 4 needs about 5.0 \
-             GiB of host memory, 5.0 GiB are available (fewer --steps or --blocks-per-step, or a \
-             smaller --rect)"
+             GiB (5368709120 bytes) of host memory, 5.0 GiB (5368709119 bytes) are available \
+             (fewer --steps or --blocks-per-step, or a smaller --rect)"
         );
         assert!(check_host_memory(&cfg, GIB, Some(5 * GIB)).is_ok());
         // Unknown: the run goes.

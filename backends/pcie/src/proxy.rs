@@ -228,6 +228,10 @@ impl<B: Bar> NocMulticast for HostNoc<'_, B> {
                 chip.noc0(self.noc, t).is_some_and(|p| rect.contains(p))
             })
             .collect();
+        // No receiver, no packet: it can neither continue nor close an open run (the HAL's rule).
+        if receivers.is_empty() && self.run.is_some() {
+            return Err(noc_err(noc::ErrorKind::InvalidMode));
+        }
         for t in receivers {
             self.write_tile(t, dst.get(), &data)?;
         }

@@ -144,6 +144,34 @@ fn a_linked_run_refuses_reads_and_unicast_writes_until_it_is_closed() {
 }
 
 #[test]
+fn a_multicast_with_no_receivers_cannot_end_an_open_run() {
+    // A run to the proxy tile's own rectangle opened with loopback: without loopback the same
+    // multicast reaches no one, so it neither continues nor closes the run (the HAL's rule).
+    let card = card();
+    let me = Xy::new(2, 4).unwrap();
+    let mut noc = HostNoc::new(&card, NocId::Noc0, me);
+    let own = Rect::new(me, me).unwrap();
+    let looped = WriteMode::ORDERED.with_loopback();
+    noc.multicast(l1(0x2_0000), own, l1(0x3_0000), 16, looped.linked())
+        .unwrap();
+    let e = noc
+        .multicast(l1(0x2_0000), own, l1(0x3_0000), 16, WriteMode::ORDERED)
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InvalidMode);
+    let src = NocAddr::new(xy(3, 5), 0x4_0000).unwrap();
+    assert!(
+        noc.read(src, l1(0x5_0000), 16).is_err(),
+        "the run is still open"
+    );
+    noc.multicast(l1(0x2_0000), own, l1(0x3_0000), 16, looped)
+        .unwrap();
+    noc.read(src, l1(0x5_0000), 16).unwrap();
+    // Closed: an empty multicast completes at once again.
+    noc.multicast(l1(0x2_0000), own, l1(0x3_0000), 16, WriteMode::ORDERED)
+        .unwrap();
+}
+
+#[test]
 fn lengths_and_buffers_beyond_l1_are_refused_before_any_buffer_is_made() {
     use komorebi_hal::cb::{self, CircularBuffer};
     use komorebi_pcie::proxy::HostCb;

@@ -241,6 +241,7 @@ fn issue_writes(w: &mut World, by: Issuer, p: Writes) {
             reserve,
             hold,
             at_issue,
+            seq: 0,
         };
         w.push(depart, Item::DepartWrite(Box::new(packet)));
         off += n;
@@ -365,7 +366,19 @@ pub(crate) fn multicast(
     check_len(len)?;
     check_l1(w.chip.l1_size, src as u64, len, "multicast source")?;
     check_l1(w.chip.l1_size, dst as u64, len, "multicast destination")?;
+    let dests = w
+        .tiles
+        .multicast_dests(by.noc, by.tile, corners, mode.loopback);
+    // An open run takes only multicasts to its rectangle that send a packet (the HAL's rule;
+    // checked in the silicon backend's order, so both say the same).
     if let Some(run) = w.tiles[by.tile as usize].niu[by.noc as usize].run {
+        if dests.is_empty() {
+            return Err(NocError::new(
+                ErrorKind::InvalidMode,
+                "a multicast with no receivers sends no packet, so it cannot continue or close \
+                 the open linked run: close it with a multicast that reaches a receiver",
+            ));
+        }
         if run.corners != corners {
             return Err(NocError::new(
                 ErrorKind::InvalidMode,
@@ -377,18 +390,7 @@ pub(crate) fn multicast(
             ));
         }
     }
-    let dests = w
-        .tiles
-        .multicast_dests(by.noc, by.tile, corners, mode.loopback);
     if dests.is_empty() {
-        // No packet goes, so none could continue or close an open run (the HAL's rule).
-        if w.tiles[by.tile as usize].niu[by.noc as usize].run.is_some() {
-            return Err(NocError::new(
-                ErrorKind::InvalidMode,
-                "a multicast with no receivers sends no packet, so it cannot continue or close \
-                 the open linked run: close it with a multicast that reaches a receiver",
-            ));
-        }
         return Ok(());
     }
     let grid = w.tiles.grid;

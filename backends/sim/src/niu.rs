@@ -30,9 +30,12 @@ pub(crate) struct Niu {
     /// When each pipeline ([`Pipe`]) can start its next command.
     pub free_at: [u64; 2],
     /// The earliest cycle the next write packet's head may leave the NIU: the last one's launch
-    /// plus its flits. Packets leave in the order they were issued, also when several waited
-    /// for a held link and are asked for their path again in the same cycle.
+    /// plus its flits.
     pub write_launch_free: u64,
+    /// Write packets take their path, and leave, in the order they departed the write
+    /// pipeline (`seq`), also when some waited for a held link and are asked again in one
+    /// cycle, in any order, or a later one finds its path free first.
+    pub write_turn: WriteTurn,
     /// The open linked run of multicasts, if any.
     pub run: Option<Run>,
     /// A read or unicast write was issued while `run` was open: its virtual channel assignment
@@ -45,6 +48,16 @@ pub(crate) struct Niu {
     /// Per transaction id (`NOC_PACKET_TAG` bits 10..13): reads issued and not landed, as
     /// `NIU_MST_REQS_OUTSTANDING_ID(id)` counts them (komorebi's writes all carry id 0).
     pub reads_outstanding: [u32; 16],
+}
+
+/// The order an NIU's write packets take their path in: the next sequence number to give a
+/// departing packet, the next allowed to ask for its path, and those that came early (by
+/// sequence number: the packet's id).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct WriteTurn {
+    pub departed: u64,
+    pub next: u64,
+    pub early: std::collections::BTreeMap<u64, u32>,
 }
 
 /// A linked run of multicasts under way: where it goes and its number (world-wide, from 1).

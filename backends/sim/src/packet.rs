@@ -64,6 +64,8 @@ pub(crate) struct WritePacket {
     pub hold: Hold,
     /// The source bytes at issue, kept when `SimConfig::source_read` checks the source.
     pub at_issue: Option<Rc<[u8]>>,
+    /// Its place among its NIU's write packets, given as it departs (`Niu::write_turn`).
+    pub seq: u64,
 }
 
 /// A read on its way.

@@ -289,8 +289,11 @@ impl World {
         }
     }
 
-    fn depart_write(&mut self, time: u64, p: WritePacket) {
+    fn depart_write(&mut self, time: u64, mut p: WritePacket) {
         let timing = self.cfg.timing;
+        let turn = &mut self.tiles[p.src as usize].niu[p.noc as usize].write_turn;
+        p.seq = turn.departed;
+        turn.departed += 1;
         // The source bytes are read now, not at issue: a source changed before `writes_sent`
         // delivers the changed bytes, as on Blackhole (`SourceRead::IssueChecked`: the bytes
         // of the issue; both checked modes report the change).
@@ -358,23 +361,50 @@ impl World {
 
     /// Packet `id` asks for its path at `time`: a multicast reserves its tree, or waits for
     /// the run holding a link of it (asked again when that run releases it); the data leaves
-    /// `lead` cycles later (the reservation's handshake and the NIU-to-router hop), and not
-    /// before the NIU's previous write packet has left whole (`Niu::write_launch_free`).
+    /// `lead` cycles later (the reservation's handshake and the NIU-to-router hop). A write
+    /// packet asks only in its turn among its NIU's write packets (`Niu::write_turn`), and
+    /// leaves no earlier than the previous one has left whole (`Niu::write_launch_free`).
     fn reserve(&mut self, time: u64, id: u32) {
-        let worm = self.worms[id as usize].as_ref().expect("packet in flight");
-        if matches!(worm.carried, Carried::Write(ref p, _) if p.multicast) {
-            if let Err(link) = self.links.reserve(&worm.route) {
-                self.links.wait(link, id);
-                return;
+        let mut next = Some(id);
+        while let Some(id) = next.take() {
+            let worm = self.worms[id as usize].as_ref().expect("packet in flight");
+            let Carried::Write(ref p, _) = worm.carried else {
+                self.reserved(time, id);
+                continue;
+            };
+            let (src, noc, seq, multicast) = (p.src as usize, p.noc as usize, p.seq, p.multicast);
+            let turn = &mut self.tiles[src].niu[noc].write_turn;
+            if seq != turn.next {
+                turn.early.insert(seq, id);
+                continue;
             }
-        }
-        let mut at = time + worm.lead;
-        if let Carried::Write(ref p, _) = worm.carried {
+            if multicast {
+                if let Err(link) = self.links.reserve(&worm.route) {
+                    self.links.wait(link, id);
+                    continue;
+                }
+            }
             let flits = worm.route.flits;
-            let niu = &mut self.tiles[p.src as usize].niu[p.noc as usize];
-            at = at.max(niu.write_launch_free);
+            let niu = &mut self.tiles[src].niu[noc];
+            let at = (time + worm.lead).max(niu.write_launch_free);
             niu.write_launch_free = at + flits;
+            niu.write_turn.next += 1;
+            next = niu.write_turn.early.remove(&niu.write_turn.next);
+            self.launch_at(time, at, id);
         }
+    }
+
+    /// A packet that is not a write (a read's request or response) has its path: it leaves
+    /// `lead` cycles from now.
+    fn reserved(&mut self, time: u64, id: u32) {
+        let lead = self.worms[id as usize]
+            .as_ref()
+            .expect("packet in flight")
+            .lead;
+        self.launch_at(time, time + lead, id);
+    }
+
+    fn launch_at(&mut self, time: u64, at: u64, id: u32) {
         if at == time {
             self.launch(time, id);
         } else {

@@ -319,9 +319,16 @@ fn packets_that_waited_for_a_held_path_leave_in_the_order_they_were_issued() {
     // A at (1, 2) holds a linked run down column 1 for 5,000 cycles; B at (16, 3), whose tree
     // to (1, 4)..=(1, 5) goes down links A's holds, issues a linked run of 32 KiB (two packets,
     // only the first paying the reservation) and then a 16-byte flag over its first bytes. All
-    // three wait for A's run and are asked for their path again in the same cycle; they must
-    // still leave, and land, in issue order: the flag last.
-    let mut s = sim();
+    // three wait for A's run and are asked for their path again in the same cycle, in any
+    // order under the adversary; they must still leave, and land, in issue order: the flag
+    // last.
+    for seed in 0..32 {
+        held_then_flag(seed);
+    }
+}
+
+fn held_then_flag(seed: u64) {
+    let mut s = sim_with(seed, seed > 0);
     let (a, b) = ((1, 2), (16, 3));
     set_limit(&mut s, a, 1 << 40);
     set_limit(&mut s, b, 1 << 40);
@@ -370,8 +377,15 @@ fn packets_that_waited_for_a_held_path_leave_in_the_order_they_were_issued() {
     for tile in [(1, 4), (1, 5)] {
         let mut got = vec![0u8; 32768];
         s.read_l1(tile, 0x3_0000, &mut got).unwrap();
-        assert_eq!(got[..16], [0x55; 16], "{tile:?}: the flag landed last");
-        assert!(got[16..].iter().all(|&b| b == 0xAA), "{tile:?}");
+        assert_eq!(
+            got[..16],
+            [0x55; 16],
+            "seed {seed}, {tile:?}: the flag landed last"
+        );
+        assert!(
+            got[16..].iter().all(|&b| b == 0xAA),
+            "seed {seed}, {tile:?}"
+        );
     }
     assert!(s.violations().is_empty(), "{:?}", s.violations());
 }

@@ -121,6 +121,12 @@ pub struct BenchRow {
     /// the native kernels' cycles the firmware took (left out of the JSON otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub firmware_ratio: Option<f64>,
+    /// With `native_cycles`, when both runs succeeded: the native run's own efficiency (its
+    /// bound prices compute as the native kernels are charged, the firmware's as a core that
+    /// runs instructions: the two bounds differ with `--check full`; left out of the JSON
+    /// otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub native_efficiency: Option<f64>,
     /// The run succeeded (its exit code is 0; with `native_cycles`, the native run too).
     pub ok: bool,
     /// The exit code `komorebi broadcast` would give for this run: 0 ok, 1 mismatch or
@@ -156,6 +162,7 @@ impl BenchRow {
             firmware_ratio: native_cycles
                 .filter(|&n| n > 0 && ok)
                 .map(|n| summary.cycles as f64 / n as f64),
+            native_efficiency: native.and_then(|n| n.efficiency).filter(|_| ok),
             ok,
             exit_code,
         }
@@ -327,10 +334,7 @@ impl BroadcastBenchReport {
                     .rows
                     .iter()
                     .filter(|r| r.protocol == protocol && r.pages == p && r.ok)
-                    .filter_map(|r| {
-                        let n = r.native_cycles.filter(|&n| n > 0)?;
-                        Some((x(r.window), r.bound_cycles as f64 / n as f64))
-                    })
+                    .filter_map(|r| Some((x(r.window), r.native_efficiency?)))
                     .collect();
                 native.sort_by(|a, b| a.0.total_cmp(&b.0));
                 let exec = if native.is_empty() { "" } else { " firmware" };

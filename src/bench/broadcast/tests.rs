@@ -38,6 +38,7 @@ fn row(protocol: Protocol, window: u8, pages: u16, cycles: u64, exit_code: u8) -
         speedup: None,
         native_cycles: None,
         firmware_ratio: None,
+        native_efficiency: None,
         ok: exit_code == 0,
         exit_code,
     }

@@ -31,10 +31,16 @@
 //! with its response, so at most eight are in flight. (Until 2026-12-05 the model held the
 //! Load/Store Unit while a load to L1 or MMIO was out: decisions D37 has the figures before and
 //! after.) A divide, a mispredicted branch's bubble and a CSR access, `fence`, `ecall` or
-//! `ebreak` hold EX1 for their whole cost; the last four also wait for every earlier
-//! instruction to retire ("no instruction enters EX1 until all earlier CSR/... instructions
-//! have retired", which in an in-order retire means after everything before them). The clock a
-//! profile charges to an instruction is its wait to enter EX1 plus the cycles it holds EX1.
+//! `ebreak` hold EX1 for their whole cost. No instruction enters EX1 before every earlier CSR
+//! access, `fence`, `ecall` and `ebreak` has retired ("All previous `csrrw` / ... / `fence` /
+//! `ecall` / `ebreak` instructions have retired", BH README, "EX1"): those four hold back what
+//! follows them, not themselves; a `fence` alone also waits for every earlier instruction
+//! (its loads: `InstructionSet.md`). Until 2026-12-06 each of the four waited for everything
+//! before it (decisions D49). The clock a profile charges to an instruction is its wait to
+//! enter EX1 plus the cycles it holds EX1.
+//!
+//! The instruction cache is not modelled: every fetch hits (decisions D49 says why, and how
+//! large the firmware's loops are against the documented caches).
 //! Not modelled: the store queue (a load behind a conflicting store, a store waiting for one of
 //! its four entries, loads served before queued stores); stores leave at once, unless a bus
 //! holds them (the simulator's `late_core_stores`).
