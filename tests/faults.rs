@@ -317,9 +317,10 @@ fn a_fault_on_a_core_that_cannot_have_it_is_refused() {
         block: 1,
     }];
     let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
-    assert!(
-        e.starts_with("--fault") && e.contains("sends no broadcast"),
-        "{e}"
+    assert_eq!(
+        e,
+        "--fault: stall-sender-compute: core (2,5) sends no broadcast with receivers (allowed: \
+         a core that does, such as (2,9))"
     );
     cfg.faults = vec![FaultSpec {
         kind: FaultKind::StallDm,
@@ -327,7 +328,38 @@ fn a_fault_on_a_core_that_cannot_have_it_is_refused() {
         block: 1,
     }];
     let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
-    assert!(e.contains("not in --rect"), "{e}");
+    assert_eq!(
+        e,
+        "--fault: stall-dm: core (7,7) is not in --rect 2,0,1,10 (allowed: X 2..=2, Y 0..=9)"
+    );
+    // Two stalls of one kernel: the second would replace the first.
+    let fault = |s: &str| s.parse::<FaultSpec>().unwrap();
+    for (a, b) in [
+        ("stall-dm:2,5:1", "stall-dm:2,5:5"),
+        ("stall-compute:2,5:1", "stall-compute:2,5:3"),
+    ] {
+        cfg.faults = vec![fault(a), fault(b)];
+        let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
+        let core = &a[a.find(':').unwrap() + 1..a.rfind(':').unwrap()];
+        assert_eq!(
+            e,
+            format!(
+                "--fault: {a} and {b} stall the same kernel of core ({core}) (allowed: one \
+                 stall per kernel of a core)"
+            )
+        );
+    }
+    // A host stop counts the blocks a core sees in its broadcasts with receivers: a core in
+    // none (a row of one core) sees none, so only a stop at once can come.
+    cfg.rect = komorebi_hal::LogicalRect::new(0, 0, 1, 2);
+    (cfg.rows, cfg.columns) = (true, false);
+    cfg.faults = vec![fault("host-stop:0,0:2")];
+    let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "--fault: host-stop:0,0:2: core (0,0) takes part in no broadcast with receivers, so it \
+         counts no block and block count 2 never comes (allowed: host-stop:0,0:0, a stop at once)"
+    );
     assert!("stall-dm:1,2:3".parse::<FaultSpec>().is_ok());
     assert!(
         "melt:1,2"

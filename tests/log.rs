@@ -450,6 +450,15 @@ fn a_ring_that_is_not_what_a_kernel_writes_is_an_error_not_a_panic() {
             },
             "a frame takes more than one",
         ),
+        // Counted bytes that are no whole frame: a kernel counts whole frames only.
+        (
+            Ring {
+                frames: 0,
+                bytes: 1,
+                ..empty.clone()
+            },
+            "its last 1 of 1 counted bytes are no whole frame (after 0 frames)",
+        ),
     ];
     for (ring, why) in cases {
         let err = ring.decode(table(())).unwrap_err();

@@ -268,16 +268,8 @@ impl Backend {
                         Some(p) => p,
                         None => ttsim_process(&library).map_err(OpenError::Unusable)?,
                     };
-                    // The images are the chip's: which one, the device's PCI id says.
-                    let images = |kind| match &firmware {
-                        Some(d) => Ok(d.clone()),
-                        None => built_firmware_for(kind).map_err(|why| PcieError::Firmware {
-                            image: "examples/firmware".into(),
-                            why,
-                        }),
-                    };
-                    let device =
-                        pcie::open_ttsim(process, chip, images).map_err(OpenError::Unusable)?;
+                    let device = pcie::open_ttsim(process, chip, chip_images(firmware))
+                        .map_err(OpenError::Unusable)?;
                     Ok(Box::new(device))
                 }
                 #[cfg(not(target_os = "linux"))]
@@ -288,27 +280,33 @@ impl Backend {
             }
             Self::Card { path, firmware } => {
                 let _ = &handlers;
-                // The card's chip (its PCI id) picks the default images.
-                let dir = move |kind| {
-                    firmware.unwrap_or_else(|| {
-                        PathBuf::from(match kind {
-                            ChipKind::Blackhole => DEFAULT_FIRMWARE_DIR,
-                            ChipKind::Wormhole => WORMHOLE_FIRMWARE_DIR,
-                        })
-                    })
-                };
                 #[cfg(target_os = "linux")]
                 {
-                    let device = pcie::open_card(&path, dir).map_err(OpenError::Unusable)?;
+                    let device = pcie::open_card(&path, chip_images(firmware))
+                        .map_err(OpenError::Unusable)?;
                     Ok(Box::new(device))
                 }
                 #[cfg(not(target_os = "linux"))]
                 {
-                    let _ = (path, dir);
+                    let _ = (path, firmware);
                     Err(OpenError::Unusable(PcieError::Unsupported))
                 }
             }
         }
+    }
+}
+
+/// The images a device of chip `kind` loads: `firmware` (`--firmware`), or this source tree's
+/// build for that chip, built first ([`built_firmware_for`]), at the same absolute path the
+/// log reader takes its defmt tables from. The device's PCI id says which chip it is.
+#[cfg(target_os = "linux")]
+fn chip_images(firmware: Option<PathBuf>) -> impl FnOnce(ChipKind) -> Result<PathBuf, PcieError> {
+    move |kind| match firmware {
+        Some(d) => Ok(d),
+        None => built_firmware_for(kind).map_err(|why| PcieError::Firmware {
+            image: "examples/firmware".into(),
+            why,
+        }),
     }
 }
 
@@ -423,6 +421,23 @@ pub enum OpenError {
 #[cfg(test)]
 mod tests {
     use super::cargo_dirs_of;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_card_loads_the_images_the_log_reader_decodes_with() {
+        use super::{ChipKind, chip_images, default_firmware_dir_for};
+        // Without --firmware: this tree's build, at the absolute path `log_tables` reads (a
+        // relative default loaded the current directory's images, another tree's from
+        // elsewhere); with it, the directory given.
+        let dir = chip_images(None)(ChipKind::Blackhole).unwrap();
+        assert_eq!(dir, default_firmware_dir_for(ChipKind::Blackhole));
+        assert!(dir.is_absolute(), "{}", dir.display());
+        let given = std::path::PathBuf::from("/some/images");
+        assert_eq!(
+            chip_images(Some(given.clone()))(ChipKind::Wormhole).unwrap(),
+            given
+        );
+    }
 
     #[test]
     fn the_server_is_built_only_beside_a_program_in_a_cargo_target_directory() {

@@ -223,22 +223,32 @@ impl Ring {
         Ok(&self.data[..self.bytes as usize])
     }
 
-    /// The ring's lines, decoded with `table`, oldest first.
+    /// The ring's lines, decoded with `table`, oldest first. Its counted bytes must be whole
+    /// frames, as many as it counts (a kernel stores both only for frames it wrote whole).
     pub fn decode(&self, table: &Table) -> Result<Vec<LogLine>, String> {
         let bytes = self.frames_bytes()?;
-        let mut decoder = table.new_stream_decoder();
-        decoder.received(bytes);
         let mut lines = Vec::new();
-        loop {
-            match decoder.decode() {
-                Ok(frame) => lines.push(LogLine {
-                    cycle: frame
-                        .display_timestamp()
-                        .and_then(|t| t.to_string().parse().ok()),
-                    level: frame.level().map_or("print", |l| l.as_str()),
-                    message: frame.display_message().to_string(),
-                }),
-                Err(DecodeError::UnexpectedEof) => break,
+        let mut at = 0;
+        while at < bytes.len() {
+            match table.decode(&bytes[at..]) {
+                Ok((frame, used)) => {
+                    lines.push(LogLine {
+                        cycle: frame
+                            .display_timestamp()
+                            .and_then(|t| t.to_string().parse().ok()),
+                        level: frame.level().map_or("print", |l| l.as_str()),
+                        message: frame.display_message().to_string(),
+                    });
+                    at += used;
+                }
+                Err(DecodeError::UnexpectedEof) => {
+                    return Err(format!(
+                        "its last {} of {} counted bytes are no whole frame (after {} frames)",
+                        bytes.len() - at,
+                        bytes.len(),
+                        lines.len()
+                    ));
+                }
                 Err(DecodeError::Malformed) => {
                     return Err(format!(
                         "frame {} does not decode with the image's defmt table",

@@ -363,11 +363,11 @@ where
 #[cfg(target_os = "linux")]
 pub fn open_card(
     path: &std::path::Path,
-    firmware: impl FnOnce(crate::chip::ChipKind) -> std::path::PathBuf,
+    firmware: impl FnOnce(crate::chip::ChipKind) -> Result<std::path::PathBuf, PcieError>,
 ) -> Result<PcieDevice<komorebi_pcie::kmd::KmdBar>, PcieError> {
     let bar = komorebi_pcie::kmd::KmdBar::open(path)?;
     let mut card = Card::open(bar, CardOptions::default())?;
-    let firmware = &Firmware::from_dir(&firmware(card.chip().kind()))?;
+    let firmware = &Firmware::from_dir(&firmware(card.chip().kind())?)?;
     let logical = logical_of(card.chip());
     firmware::boot(
         &mut card,

@@ -53,6 +53,17 @@ pub struct FaultSpec {
     pub block: u32,
 }
 
+impl std::fmt::Display for FaultSpec {
+    /// As `--fault` takes it: `KIND:X,Y:BLOCK` (`bad-words:X,Y`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{},{}", self.kind.name(), self.core.x, self.core.y)?;
+        match self.kind {
+            FaultKind::BadWords => Ok(()),
+            _ => write!(f, ":{}", self.block),
+        }
+    }
+}
+
 impl std::str::FromStr for FaultSpec {
     type Err = String;
 

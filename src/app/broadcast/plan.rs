@@ -587,36 +587,78 @@ impl BroadcastPlan {
     /// Refuses faults that name a core outside the rectangle, a core that does not take part
     /// as the kind needs, or a stall block that never comes.
     pub(super) fn check_faults(&self) -> Result<(), BroadcastError> {
-        for f in &self.cfg.faults {
-            if !self.cfg.rect.contains_xy(f.core) {
+        let r = self.cfg.rect;
+        for (i, f) in self.cfg.faults.iter().enumerate() {
+            if !r.contains_xy(f.core) {
                 return Err(flag(
                     "--fault",
                     format!(
-                        "{}: core {} is not in --rect {}",
+                        "{}: core {} is not in --rect {r} (allowed: X {}..={}, Y {}..={})",
                         f.kind.name(),
                         f.core,
-                        self.cfg.rect
+                        r.x0,
+                        r.x0 as u32 + r.columns as u32 - 1,
+                        r.y0,
+                        r.y0 as u32 + r.rows as u32 - 1,
                     ),
                 ));
             }
-            let ranks = self.ranks(f.core);
-            let receives = ranks.iter().any(|&(_, r)| r > 0);
-            let sends = ranks.iter().any(|&(_, r)| r == 0);
-            let needs = match f.kind {
+            // Whether a core's ranks take part as the kind needs: receiving (rank > 0), or
+            // sending to receivers (rank 0 in a broadcast with receivers); and why not.
+            let needs: Option<(bool, &str)> = match f.kind {
                 FaultKind::StallDm
                 | FaultKind::StallCompute
                 | FaultKind::DropMarker
-                | FaultKind::DropValid => (receives, "receives no broadcast"),
-                FaultKind::StallSenderCompute => (sends, "sends no broadcast with receivers"),
-                FaultKind::BadWords | FaultKind::HostStop => (true, ""),
+                | FaultKind::DropValid => Some((true, "receives no broadcast")),
+                FaultKind::StallSenderCompute => Some((false, "sends no broadcast with receivers")),
+                FaultKind::BadWords | FaultKind::HostStop => None,
             };
-            if !needs.0 {
+            let takes_part = |ranks: &[(u8, u8)], receiver: bool| {
+                ranks.iter().any(|&(_, r)| (r > 0) == receiver)
+            };
+            let ranks = self.ranks(f.core);
+            if let Some((receiver, why)) = needs {
+                if !takes_part(&ranks, receiver) {
+                    let some: Vec<String> = (0..r.len())
+                        .map(|i| self.core(i))
+                        .filter(|&c| takes_part(&self.ranks(c), receiver))
+                        .take(4)
+                        .map(|c| c.to_string())
+                        .collect();
+                    let allowed = if some.is_empty() {
+                        format!("none: no core of --rect {r} does")
+                    } else {
+                        format!("a core that does, such as {}", some.join(", "))
+                    };
+                    return Err(flag(
+                        "--fault",
+                        format!(
+                            "{}: core {} {why} (allowed: {allowed})",
+                            f.kind.name(),
+                            f.core
+                        ),
+                    ));
+                }
+            }
+            // One stall per kernel: a second would replace the first.
+            let kernel = |k: FaultKind| match k {
+                FaultKind::StallDm => Some(0),
+                FaultKind::StallCompute | FaultKind::StallSenderCompute => Some(1),
+                _ => None,
+            };
+            if let Some(before) = self.cfg.faults[..i].iter().find(|g| {
+                g.core == f.core && kernel(g.kind).is_some() && kernel(g.kind) == kernel(f.kind)
+            }) {
                 return Err(flag(
                     "--fault",
-                    format!("{}: core {} {}", f.kind.name(), f.core, needs.1),
+                    format!(
+                        "{before} and {f} stall the same kernel of core {} (allowed: one stall \
+                         per kernel of a core)",
+                        f.core
+                    ),
                 ));
             }
-            self.check_fault_fires(f, ranks.iter().filter(|&&(_, r)| r > 0).count())?;
+            self.check_fault_fires(f, &ranks)?;
         }
         Ok(())
     }
@@ -624,10 +666,10 @@ impl BroadcastPlan {
 
 impl BroadcastPlan {
     /// Refuses a fault whose BLOCK never comes in job 0 (so the fault could never fire), or
-    /// that gives a BLOCK its kind does not use; `receives` is how many broadcasts the core
-    /// receives.
-    fn check_fault_fires(&self, f: &FaultSpec, receives: usize) -> Result<(), BroadcastError> {
+    /// that gives a BLOCK its kind does not use; `ranks` are the core's ([`Self::ranks`]).
+    fn check_fault_fires(&self, f: &FaultSpec, ranks: &[(u8, u8)]) -> Result<(), BroadcastError> {
         let blocks = self.cfg.blocks as u64;
+        let receives = ranks.iter().filter(|&&(_, r)| r > 0).count();
         let (count, what) = match f.kind {
             FaultKind::StallDm | FaultKind::StallCompute | FaultKind::StallSenderCompute => {
                 (blocks, "block")
@@ -636,7 +678,21 @@ impl BroadcastPlan {
             FaultKind::DropMarker => (blocks * receives as u64, "marker"),
             // One VALID per block of the first broadcast it receives.
             FaultKind::DropValid => (blocks, "VALID write"),
-            // The stop may come once the core has seen any number of blocks up to all of them.
+            // The stop may come once the core has seen any number of blocks up to all of them,
+            // counted in the VALID words of the broadcasts it takes part in with receivers:
+            // with none, only at once (block 0).
+            FaultKind::HostStop if ranks.is_empty() && f.block > 0 => {
+                return Err(flag(
+                    "--fault",
+                    format!(
+                        "{f}: core {} takes part in no broadcast with receivers, so it counts no \
+                         block and block count {} never comes (allowed: {}, a stop at once)",
+                        f.core,
+                        f.block,
+                        FaultSpec { block: 0, ..*f }
+                    ),
+                ));
+            }
             FaultKind::HostStop => (blocks + 1, "block count"),
             FaultKind::BadWords if f.block != 0 => {
                 return Err(flag(
