@@ -89,9 +89,11 @@ fn single(s: &BroadcastSummary, core: (u8, u8)) -> &CoreGiveUp {
     g[0]
 }
 
-/// Every core's first give-up recorded in its broadcast area, `(core, place, broadcast,
-/// block)`, in the summary's order (row by row).
-fn records(s: &BroadcastSummary) -> Vec<((u8, u8), &'static str, u8, u32)> {
+/// One core's first give-up recorded in its broadcast area: `(core, place, broadcast, block)`.
+type Record = ((u8, u8), &'static str, u8, u32);
+
+/// Every core's [`Record`], in the summary's order (row by row).
+fn records(s: &BroadcastSummary) -> Vec<Record> {
     areas(s)
         .iter()
         .map(|g| ((g.core[0], g.core[1]), g.place, g.broadcast, g.block))
@@ -104,7 +106,7 @@ fn records(s: &BroadcastSummary) -> Vec<((u8, u8), &'static str, u8, u32)> {
 fn column_records(
     block: u32,
     except: Option<((u8, u8), Option<(&'static str, u32)>)>,
-) -> Vec<((u8, u8), &'static str, u8, u32)> {
+) -> Vec<Record> {
     let mut out = Vec::new();
     for r in column_receivers() {
         match except {
