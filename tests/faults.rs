@@ -100,13 +100,13 @@ fn records(s: &BroadcastSummary) -> Vec<Record> {
         .collect()
 }
 
+/// A core that records otherwise than the others: its `(place, block)`, or nothing.
+type Except = ((u8, u8), Option<(&'static str, u32)>);
+
 /// The column's records when the sender gives up at `broadcast_done` of `block` and every
 /// receiver but `except` at `broadcast_valid` of the same block (the specification's "When a
-/// core stalls"); `except` records what it is given, or nothing.
-fn column_records(
-    block: u32,
-    except: Option<((u8, u8), Option<(&'static str, u32)>)>,
-) -> Vec<Record> {
+/// core stalls").
+fn column_records(block: u32, except: Option<Except>) -> Vec<Record> {
     let mut out = Vec::new();
     for r in column_receivers() {
         match except {
