@@ -15,7 +15,9 @@
 //! | 0x130 | (spare) | |
 //!
 //! `seq` is the low half of the command's sequence number, so a word an earlier command left
-//! never counts for this one.
+//! never counts for this one: a command that completes clears its words (`finish`), and the
+//! host never gives a later command the low half of one that did not (`komorebi`'s
+//! `Session`), whose words may stay.
 
 /// Control-block offset of broadcast area 0 (`KM_CONTROL_BROADCAST`).
 pub const CONTROL_BROADCAST: u32 = 0xA00;

@@ -211,6 +211,11 @@ pub struct Session {
     tiles: Vec<TileState>,
     by_logical: HashMap<LogicalXy, usize>,
     next_sequence: u32,
+    /// The low 16 bits of every command's sequence that did not succeed: such a command may
+    /// leave words tagged with them in its tiles' memory (the broadcast handler's VALID and DONE
+    /// words carry them, and only a command that completes clears them), which a later
+    /// command with the same low bits would count as its own; no later command gets them.
+    failed_low: std::collections::HashSet<u16>,
 }
 
 impl std::fmt::Debug for Session {
@@ -277,6 +282,7 @@ impl Session {
             tiles,
             by_logical,
             next_sequence: 1,
+            failed_low: Default::default(),
         })
     }
 
@@ -409,7 +415,7 @@ impl Session {
                 return Err(SessionError::SlotsFull { core: s.logical });
             }
         }
-        let sequence = self.next_sequence;
+        let sequence = self.free_sequence();
         // Every tile's command is made (and its words checked) before the first is written: a
         // refused post changes no tile. Published on some tiles only, a command would run
         // there while its refusal frees the group for the next one.
@@ -433,7 +439,7 @@ impl Session {
             })?;
             commands.push((t, index, command));
         }
-        self.next_sequence = self.next_sequence.wrapping_add(1).max(1);
+        self.next_sequence = sequence.wrapping_add(1).max(1);
         // Before the first index word: on a card a tile takes its command as soon as that word
         // lands, and its record's start must not read as earlier than the posting cycle.
         let now = self.device.now();
@@ -556,6 +562,20 @@ impl Session {
             .map(|&(i, index)| (self.tiles[i].noc0, index))
     }
 
+    /// The sequence the next command gets: `next_sequence`, or the first after it (never 0)
+    /// whose low 16 bits no command that failed had (`failed_low`; all 65,536 taken, which
+    /// needs as many failed commands, it gives up skipping).
+    fn free_sequence(&self) -> u32 {
+        let mut sequence = self.next_sequence;
+        for _ in 0..=u16::MAX {
+            if !self.failed_low.contains(&(sequence as u16)) {
+                break;
+            }
+            sequence = sequence.wrapping_add(1).max(1);
+        }
+        sequence
+    }
+
     /// Reads and decodes the report of `ticket` as it stands now.
     pub fn report(&mut self, ticket: &Ticket) -> Result<Report, SessionError> {
         let now = self.device.now();
@@ -646,6 +666,9 @@ impl Session {
         }
         r.timeout |= !r.unreported.is_empty();
         r.ok = !r.timeout && !r.refused && !r.mismatch;
+        if !r.ok || !r.give_ups.is_empty() {
+            self.failed_low.insert(ticket.sequence as u16);
+        }
         Ok(r)
     }
 }
@@ -663,4 +686,48 @@ fn reported(peek: &dyn Peek, tile: Xy, index: u32) -> bool {
         peek.peek(tile, abi::CONTROL_BASE + abi::REPORT_INDEX),
         index,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::app::broadcast::{
+        BroadcastConfig, BroadcastPlan, FaultKind, FaultSpec, open_session,
+    };
+    use crate::host::backend::Backend;
+    use komorebi_hal::LogicalRect;
+
+    #[test]
+    fn a_failed_command_s_low_sequence_bits_are_never_given_again() {
+        // A column whose receiver (2, 5) stalls in job 0: the sender and the other receivers
+        // give up with VALID and DONE words tagged with the command's low 16 bits left in
+        // their areas. 65,536 sequences later job 1 would take them as its own (a receiver
+        // seeing block 0 announced before the sender cast it); the session skips that value.
+        let cfg = BroadcastConfig {
+            rect: LogicalRect::new(2, 0, 1, 10),
+            rows: false,
+            blocks: 8,
+            pages: 2,
+            page_size: 256,
+            jobs: 2,
+            wait_limit: 200_000,
+            faults: vec![FaultSpec {
+                kind: FaultKind::StallDm,
+                core: (2, 5).into(),
+                block: 3,
+            }],
+            ..BroadcastConfig::default()
+        };
+        let mut s = open_session(Backend::Simulator(komorebi_sim::SimConfig::default())).unwrap();
+        let plan = BroadcastPlan::per_job(&cfg, s.geometry()).unwrap();
+        plan.prepare(&mut s).unwrap();
+        let failed = s.next_sequence;
+        let (report, quiet) = plan.run_job(&mut s, 0).unwrap();
+        assert!(report.timeout && quiet, "{report:?}");
+        assert!(s.failed_low.contains(&(failed as u16)));
+        // Numbering has gone round: the next sequence has the failed one's low bits.
+        s.next_sequence = failed + 65_536;
+        let (report, _) = plan.run_job(&mut s, 1).unwrap();
+        assert!(report.ok, "{report:?}");
+        assert_eq!(s.next_sequence, failed + 65_538, "one sequence skipped");
+    }
 }
