@@ -205,11 +205,7 @@ fn a_lost_valid_is_covered_but_the_sender_waits_for_its_barrier() {
     );
     assert_eq!(areas(&s).len(), 1, "{:?}", s.giveups);
     let s = run(row(), FaultKind::DropValid, (2, 4), 1);
-    let g = single(&s, (0, 4));
-    assert_eq!(
-        (g.place, g.broadcast, g.block),
-        ("broadcast_done", 0, BLOCKS)
-    );
+    assert_eq!(records(&s), [((0, 4), "broadcast_done", 0, BLOCKS)]);
 }
 
 #[test]
@@ -223,11 +219,11 @@ fn bad_words_give_up_broadcast_begin_and_the_broadcast_stalls_at_the_first_reuse
     );
     // Bad words on the sender: every receiver waits for the first VALID.
     let s = run(column(), FaultKind::BadWords, (2, 9), 0);
-    assert_eq!(single(&s, (2, 9)).place, "broadcast_begin");
-    for r in column_receivers() {
-        let g = single(&s, r);
-        assert_eq!((g.place, g.block), ("broadcast_valid", 0), "{r:?}");
-    }
+    let mut want: Vec<Record> = column_receivers()
+        .map(|r| (r, "broadcast_valid", 1, 0))
+        .collect();
+    want.push(((2, 9), "broadcast_begin", 1, 0));
+    assert_eq!(records(&s), want);
 }
 
 #[test]
@@ -352,6 +348,20 @@ fn a_fault_on_a_core_that_cannot_have_it_is_refused() {
             )
         );
     }
+    // A fault the core's bad words keep from ever firing, and one given twice.
+    cfg.faults = vec![fault("bad-words:2,5"), fault("stall-dm:2,5:3")];
+    let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "--fault: stall-dm:2,5:3: core (2,5) has bad-words too, so it runs no block and the fault \
+         would never fire (allowed: bad-words with drop-valid or host-stop on one core)"
+    );
+    cfg.faults = vec![fault("stall-dm:2,5:3"), fault("stall-dm:2,5:3")];
+    let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "--fault: stall-dm:2,5:3 is given twice (allowed: one stall per kernel of a core)"
+    );
     // A host stop counts the blocks a core sees in its broadcasts with receivers: a core in
     // none (a row of one core) sees none, so only a stop at once can come.
     cfg.rect = komorebi_hal::LogicalRect::new(0, 0, 1, 2);

@@ -29,8 +29,23 @@ pub fn built_firmware() -> Result<PathBuf, String> {
 /// `wormhole` feature and its `wormhole.toml` settings into their own target directory
 /// ([`WORMHOLE_FIRMWARE_DIR`]), so both sets stay.
 pub fn built_firmware_for(kind: ChipKind) -> Result<PathBuf, String> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = default_firmware_dir_for(kind);
+    built_firmware_in(std::path::Path::new(env!("CARGO_MANIFEST_DIR")), kind)
+}
+
+/// [`built_firmware_for`] in the source tree at `root`.
+fn built_firmware_in(root: &std::path::Path, kind: ChipKind) -> Result<PathBuf, String> {
+    let dir = root.join(match kind {
+        ChipKind::Blackhole => DEFAULT_FIRMWARE_DIR,
+        ChipKind::Wormhole => WORMHOLE_FIRMWARE_DIR,
+    });
+    // A program copied to another host (an MPI rank's) has no source tree to build in.
+    if !root.join("examples/firmware").is_dir() {
+        return Err(format!(
+            "this program's source tree {} is not on this host, so the {kind} images can be \
+             neither built nor found there: give --firmware DIR",
+            root.display()
+        ));
+    }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut args = vec!["build", "--release", "--quiet"];
     if kind == ChipKind::Wormhole {
@@ -61,7 +76,7 @@ pub fn built_firmware_for(kind: ChipKind) -> Result<PathBuf, String> {
     match status {
         Ok(s) if s.success() => Ok(dir),
         Ok(s) => Err(format!(
-            "building the firmware in {} failed ({s}; cargo printed why above): it needs the \
+            "building the {kind} firmware in {} failed ({s}; cargo printed why above): it needs the \
              riscv32im target (`rustup target add riscv32im-unknown-none-elf`){}; {}",
             root.join("examples/firmware").display(),
             if present {
@@ -73,7 +88,7 @@ pub fn built_firmware_for(kind: ChipKind) -> Result<PathBuf, String> {
         )),
         Err(_) if present => Ok(dir),
         Err(e) => Err(format!(
-            "cannot run cargo to build the firmware: {e}; {}",
+            "cannot run cargo to build the {kind} firmware: {e}; {}",
             firmware_build_hint(kind)
         )),
     }
@@ -421,6 +436,17 @@ pub enum OpenError {
 #[cfg(test)]
 mod tests {
     use super::cargo_dirs_of;
+
+    #[test]
+    fn a_program_away_from_its_source_tree_says_so_and_names_the_chip() {
+        let root = std::path::Path::new("/nonexistent/komorebi");
+        let e = super::built_firmware_in(root, super::ChipKind::Wormhole).unwrap_err();
+        assert_eq!(
+            e,
+            "this program's source tree /nonexistent/komorebi is not on this host, so the \
+             Wormhole B0 images can be neither built nor found there: give --firmware DIR"
+        );
+    }
 
     #[cfg(target_os = "linux")]
     #[test]

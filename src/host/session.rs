@@ -211,11 +211,14 @@ pub struct Session {
     tiles: Vec<TileState>,
     by_logical: HashMap<LogicalXy, usize>,
     next_sequence: u32,
-    /// The low 16 bits of every command's sequence that did not succeed: such a command may
-    /// leave words tagged with them in its tiles' memory (the broadcast handler's VALID and DONE
-    /// words carry them, and only a command that completes clears them), which a later
-    /// command with the same low bits would count as its own; no later command gets them.
-    failed_low: std::collections::HashSet<u16>,
+    /// The low 16 bits of every command's sequence that has not been seen to succeed: taken
+    /// when the command is posted, before any tile can see it, and given back only when a
+    /// report finds every tile reported with no failure and no give-up. A command that fails,
+    /// is published on some tiles only, or is never reported may leave words tagged with them
+    /// in its tiles' memory (the broadcast handler's VALID and DONE words carry them, and only
+    /// a command that completes clears them), which a later command with the same low bits
+    /// would count as its own; no later command gets them while they are held.
+    held_low: std::collections::HashSet<u16>,
 }
 
 impl std::fmt::Debug for Session {
@@ -282,7 +285,7 @@ impl Session {
             tiles,
             by_logical,
             next_sequence: 1,
-            failed_low: Default::default(),
+            held_low: Default::default(),
         })
     }
 
@@ -440,6 +443,8 @@ impl Session {
             commands.push((t, index, command));
         }
         self.next_sequence = sequence.wrapping_add(1).max(1);
+        // Held from now: a tile may take the command as soon as its index word lands.
+        self.held_low.insert(sequence as u16);
         // Before the first index word: on a card a tile takes its command as soon as that word
         // lands, and its record's start must not read as earlier than the posting cycle.
         let now = self.device.now();
@@ -563,12 +568,12 @@ impl Session {
     }
 
     /// The sequence the next command gets: `next_sequence`, or the first after it (never 0)
-    /// whose low 16 bits no command that failed had (`failed_low`; all 65,536 taken, which
-    /// needs as many failed commands, it gives up skipping).
+    /// whose low 16 bits are not held (`held_low`; were all 65,536 held, which takes as many
+    /// commands failed or in flight, it would stop skipping).
     fn free_sequence(&self) -> u32 {
         let mut sequence = self.next_sequence;
         for _ in 0..=u16::MAX {
-            if !self.failed_low.contains(&(sequence as u16)) {
+            if !self.held_low.contains(&(sequence as u16)) {
                 break;
             }
             sequence = sequence.wrapping_add(1).max(1);
@@ -666,8 +671,8 @@ impl Session {
         }
         r.timeout |= !r.unreported.is_empty();
         r.ok = !r.timeout && !r.refused && !r.mismatch;
-        if !r.ok || !r.give_ups.is_empty() {
-            self.failed_low.insert(ticket.sequence as u16);
+        if r.ok && r.give_ups.is_empty() {
+            self.held_low.remove(&(ticket.sequence as u16));
         }
         Ok(r)
     }
@@ -723,11 +728,22 @@ mod tests {
         let failed = s.next_sequence;
         let (report, quiet) = plan.run_job(&mut s, 0).unwrap();
         assert!(report.timeout && quiet, "{report:?}");
-        assert!(s.failed_low.contains(&(failed as u16)));
+        assert!(s.held_low.contains(&(failed as u16)));
         // Numbering has gone round: the next sequence has the failed one's low bits.
         s.next_sequence = failed + 65_536;
         let (report, _) = plan.run_job(&mut s, 1).unwrap();
         assert!(report.ok, "{report:?}");
         assert_eq!(s.next_sequence, failed + 65_538, "one sequence skipped");
+        // The command that succeeded gave its low bits back; the failed one keeps them.
+        assert_eq!(s.held_low.len(), 1);
+        assert!(s.held_low.contains(&(failed as u16)));
+        // A command is held from its post, before any tile reports (one published on some
+        // tiles only, or never reported, stays held).
+        plan.write_job_data(&mut s, 2).unwrap();
+        let ticket = s.post(&plan.spec(2)).unwrap();
+        assert!(s.held_low.contains(&(ticket.sequence as u16)));
+        s.wait(&[&ticket]);
+        assert!(s.report(&ticket).unwrap().ok);
+        assert!(!s.held_low.contains(&(ticket.sequence as u16)));
     }
 }

@@ -649,11 +649,32 @@ impl BroadcastPlan {
             if let Some(before) = self.cfg.faults[..i].iter().find(|g| {
                 g.core == f.core && kernel(g.kind).is_some() && kernel(g.kind) == kernel(f.kind)
             }) {
+                let what = if before == f {
+                    format!("{f} is given twice")
+                } else {
+                    format!("{before} and {f} stall the same kernel of core {}", f.core)
+                };
+                return Err(flag(
+                    "--fault",
+                    format!("{what} (allowed: one stall per kernel of a core)"),
+                ));
+            }
+            // Bad words stop the core's data-movement kernels before any block: a fault of its
+            // broadcast calls or blocks there could never fire (a drop of a VALID to it or a
+            // host stop at block 0 still can).
+            let reaches_blocks = |k: FaultKind| {
+                !matches!(
+                    k,
+                    FaultKind::BadWords | FaultKind::DropValid | FaultKind::HostStop
+                )
+            };
+            let bad = |g: &FaultSpec| g.core == f.core && g.kind == FaultKind::BadWords;
+            if reaches_blocks(f.kind) && self.cfg.faults.iter().any(bad) {
                 return Err(flag(
                     "--fault",
                     format!(
-                        "{before} and {f} stall the same kernel of core {} (allowed: one stall \
-                         per kernel of a core)",
+                        "{f}: core {} has bad-words too, so it runs no block and the fault would \
+                         never fire (allowed: bad-words with drop-valid or host-stop on one core)",
                         f.core
                     ),
                 ));
@@ -698,8 +719,8 @@ impl BroadcastPlan {
                 return Err(flag(
                     "--fault",
                     format!(
-                        "bad-words:{}:{}: bad-words takes no BLOCK (allowed: bad-words:X,Y)",
-                        f.core, f.block
+                        "bad-words:{},{}:{}: bad-words takes no BLOCK (allowed: bad-words:{},{})",
+                        f.core.x, f.core.y, f.block, f.core.x, f.core.y
                     ),
                 ));
             }
