@@ -34,10 +34,7 @@ pub fn built_firmware_for(kind: ChipKind) -> Result<PathBuf, String> {
 
 /// [`built_firmware_for`] in the source tree at `root`.
 fn built_firmware_in(root: &std::path::Path, kind: ChipKind) -> Result<PathBuf, String> {
-    let dir = root.join(match kind {
-        ChipKind::Blackhole => DEFAULT_FIRMWARE_DIR,
-        ChipKind::Wormhole => WORMHOLE_FIRMWARE_DIR,
-    });
+    let dir = root.join(firmware_subdir(kind));
     // A program copied to another host (an MPI rank's) has no source tree to build in.
     if !root.join("examples/firmware").is_dir() {
         return Err(format!(
@@ -101,11 +98,15 @@ pub fn default_firmware_dir() -> PathBuf {
 
 /// Where the firmware build of this source tree puts chip `kind`'s ELF files.
 pub fn default_firmware_dir_for(kind: ChipKind) -> PathBuf {
-    let dir = match kind {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(firmware_subdir(kind))
+}
+
+/// Where in a source tree the firmware build puts chip `kind`'s ELF files.
+const fn firmware_subdir(kind: ChipKind) -> &'static str {
+    match kind {
         ChipKind::Blackhole => DEFAULT_FIRMWARE_DIR,
         ChipKind::Wormhole => WORMHOLE_FIRMWARE_DIR,
-    };
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)
+    }
 }
 
 /// How to build the firmware ELF files the loader needs (a Blackhole's; [`firmware_build_hint`]

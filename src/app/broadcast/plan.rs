@@ -646,9 +646,10 @@ impl BroadcastPlan {
                 FaultKind::StallCompute | FaultKind::StallSenderCompute => Some(1),
                 _ => None,
             };
-            if let Some(before) = self.cfg.faults[..i].iter().find(|g| {
-                g.core == f.core && kernel(g.kind).is_some() && kernel(g.kind) == kernel(f.kind)
-            }) {
+            let same_kernel = |g: &&FaultSpec| {
+                g.core == f.core && kernel(f.kind).is_some_and(|k| kernel(g.kind) == Some(k))
+            };
+            if let Some(before) = self.cfg.faults[..i].iter().find(same_kernel) {
                 let what = if before == f {
                     format!("{f} is given twice")
                 } else {
