@@ -63,6 +63,15 @@ pub enum BroadcastError {
         /// What went wrong there.
         error: Box<BroadcastError>,
     },
+    /// Several workers' errors (each with its chip on several chips): every one, not the first
+    /// only. Built by [`BroadcastError::all_of`], never with fewer than two.
+    #[error("{} workers failed: {}", .0.len(), several(.0))]
+    Several(Vec<BroadcastError>),
+}
+
+fn several(errors: &[BroadcastError]) -> String {
+    let each: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+    each.join("; ")
 }
 
 /// The process exit code of a device that cannot be used (missing, busy, too old, hung, a rank
@@ -73,8 +82,10 @@ impl BroadcastError {
     /// Whether the device itself cannot be used (exit code [`EXIT_DEVICE`]), rather than the
     /// run failing.
     pub fn device_unusable(&self) -> bool {
-        if let Self::Chip { error, .. } = self {
-            return error.device_unusable();
+        match self {
+            Self::Chip { error, .. } => return error.device_unusable(),
+            Self::Several(errors) => return errors.iter().any(Self::device_unusable),
+            _ => {}
         }
         matches!(
             self,
@@ -87,9 +98,68 @@ impl BroadcastError {
     }
 }
 
+impl BroadcastError {
+    /// The one error of `errors` (the workers' errors of a run, in their order), or all of them
+    /// as [`Self::Several`] (the same error twice is told once); `None` when there is none.
+    pub(super) fn all_of(errors: Vec<BroadcastError>) -> Option<Self> {
+        let mut distinct: Vec<BroadcastError> = Vec::new();
+        for e in errors {
+            if !distinct.contains(&e) {
+                distinct.push(e);
+            }
+        }
+        match distinct.len() {
+            0 => None,
+            1 => distinct.pop(),
+            _ => Some(Self::Several(distinct)),
+        }
+    }
+}
+
 pub(super) fn flag(flag: &'static str, why: impl Into<String>) -> BroadcastError {
     BroadcastError::Flag {
         flag,
         why: why.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn several_workers_errors_are_all_told_and_the_device_s_loss_wins() {
+        assert_eq!(BroadcastError::all_of(Vec::new()), None);
+        let dispatch = BroadcastError::Dispatch("no slot".into());
+        assert_eq!(
+            BroadcastError::all_of(vec![dispatch.clone(), dispatch.clone()]),
+            Some(dispatch.clone()),
+            "the same error twice is one"
+        );
+        let lost = BroadcastError::Chip {
+            chip: 1,
+            device: "sim".into(),
+            error: Box::new(BroadcastError::Session(SessionError::Device(
+                crate::host::device::DeviceError {
+                    message: "gone".into(),
+                    lost: true,
+                },
+            ))),
+        };
+        let both = BroadcastError::all_of(vec![dispatch, lost]).unwrap();
+        assert_eq!(
+            both.to_string(),
+            format!(
+                "2 workers failed: dispatcher: no slot; chip 1 (sim): {}",
+                SessionError::Device(crate::host::device::DeviceError {
+                    message: "gone".into(),
+                    lost: true,
+                })
+            )
+        );
+        assert!(
+            both.device_unusable(),
+            "one lost device makes the run exit 4"
+        );
     }
 }

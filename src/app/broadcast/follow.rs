@@ -3,8 +3,10 @@
 //! sink with the job's number.
 //!
 //! What it guarantees: every line of the run's logs is handed on once, after the job at whose
-//! end it was first read, in the order the kernel logged it; so is a ring's error (once) and a
-//! lost count that grew (the count so far). A job that timed out is followed when the host
+//! end it was first read, in the order the kernel logged it; so is a lost count that grew (the
+//! count so far) and a ring's error, once for as long as each read finds the same error (a
+//! ring that reads clean, or errs otherwise, has its next error handed on again: a read
+//! between a kernel's two count stores errs once and must not hide a later corruption). A job that timed out is followed when the host
 //! gives up on it, so a stalled core's give-up lines come before the run ends.
 //!
 //! Leaf module: imports only the host's log types.
@@ -48,10 +50,11 @@ impl PartialEq for LogFollow {
     }
 }
 
-/// What was handed on of each kernel's log: its lines, its lost count, whether its error.
+/// What was handed on of each kernel's log: its lines, its lost count, and the error its last
+/// read found (if any).
 #[derive(Debug, Default)]
 pub(super) struct Followed {
-    seen: HashMap<([u8; 2], &'static str), (usize, u32, bool)>,
+    seen: HashMap<([u8; 2], &'static str), (usize, u32, Option<String>)>,
 }
 
 impl Followed {
@@ -60,17 +63,16 @@ impl Followed {
         let mut out = Vec::new();
         for mut k in logs {
             let seen = self.seen.entry((k.tile, k.kernel)).or_default();
-            let (lines, lost, erred) = *seen;
-            *seen = (
-                lines.max(k.lines.len()),
-                lost.max(k.lost),
-                erred || k.error.is_some(),
-            );
+            let (lines, lost) = (seen.0, seen.1);
+            seen.0 = lines.max(k.lines.len());
+            seen.1 = lost.max(k.lost);
+            let same_error = k.error == seen.2;
+            seen.2.clone_from(&k.error);
             k.lines.drain(..lines.min(k.lines.len()));
             if k.lost <= lost {
                 k.lost = 0;
             }
-            if erred {
+            if same_error {
                 k.error = None;
             }
             if !k.lines.is_empty() || k.lost > 0 || k.error.is_some() {
@@ -146,5 +148,18 @@ mod tests {
         // The same lost count again is not new.
         let same = f.fresh(vec![log([0, 0], &["a", "b", "c"], 2, None)]);
         assert!(same.is_empty(), "{same:?}");
+    }
+
+    #[test]
+    fn an_error_is_handed_on_again_after_a_clean_read_or_when_it_changes() {
+        let mut f = Followed::default();
+        let erred = |f: &mut Followed, error| messages(&f.fresh(vec![log([0, 0], &[], 0, error)]));
+        assert_eq!(erred(&mut f, Some("torn")), [(0, vec![], 0, true)]);
+        assert_eq!(erred(&mut f, Some("torn")), []);
+        // Another error: handed on.
+        assert_eq!(erred(&mut f, Some("bad frame")), [(0, vec![], 0, true)]);
+        // A clean read, then the first error again: handed on again.
+        assert_eq!(erred(&mut f, None), []);
+        assert_eq!(erred(&mut f, Some("torn")), [(0, vec![], 0, true)]);
     }
 }

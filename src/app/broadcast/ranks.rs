@@ -428,10 +428,7 @@ fn gather(
     let per_chip = |chips: u32| cfg.jobs.div_ceil(chips.max(1)) as u64;
     summary.bound_cycles =
         summary.bound_cycles / per_chip(cfg.chips).max(1) * per_chip(ranks * cfg.chips);
-    summary.micros = summary
-        .clock
-        .is_time()
-        .then(|| summary.cycles as f64 / summary.aiclk_mhz.max(1) as f64);
+    summary.set_micros();
     summary.set_efficiency();
     (Ok(Some(summary)), lost)
 }

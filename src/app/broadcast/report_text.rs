@@ -61,12 +61,22 @@ impl std::fmt::Display for BroadcastSummary {
         };
         match self.micros {
             Some(us) => {
-                writeln!(
-                    f,
-                    "  device time ({}; us at the {} MHz AICLK), all jobs:",
-                    self.clock.unit(),
-                    self.aiclk_mhz
-                )?;
+                let mut clocks = self.chips.iter().map(|c| c.aiclk_mhz).filter(|&m| m > 0);
+                let first = clocks.next();
+                if first.is_some_and(|m| clocks.any(|other| other != m)) {
+                    writeln!(
+                        f,
+                        "  device time ({}; us at each chip's AICLK, the longest chip's), all jobs:",
+                        self.clock.unit()
+                    )?;
+                } else {
+                    writeln!(
+                        f,
+                        "  device time ({}; us at the {} MHz AICLK), all jobs:",
+                        self.clock.unit(),
+                        first.unwrap_or(self.aiclk_mhz)
+                    )?;
+                }
                 writeln!(
                     f,
                     "    ran:            {} cycles = {}",
@@ -301,7 +311,7 @@ impl BroadcastSummary {
 mod tests {
     use super::*;
     use crate::app::broadcast::config::BroadcastConfig;
-    use crate::app::broadcast::summary::RankSummary;
+    use crate::app::broadcast::summary::{ChipSummary, RankSummary};
 
     #[test]
     fn the_text_says_why_a_run_has_no_efficiency() {
@@ -346,6 +356,35 @@ mod tests {
             text.contains("efficiency:     none: a what-if run (--speed-up)"),
             "{text}"
         );
+    }
+
+    /// Chips at different clocks: the run's time is the longest chip's in time, which need not
+    /// be the one with the most cycles, and the text does not name one clock for all.
+    #[test]
+    fn several_chips_time_each_chip_at_its_own_clock() {
+        let cfg = BroadcastConfig::default();
+        let mut s = BroadcastSummary::empty(&cfg, [20, 12], 10, "DRAM bank 5".into());
+        let chip = |n, cycles, aiclk_mhz| ChipSummary {
+            cycles,
+            aiclk_mhz,
+            ..ChipSummary::new(n, "card".into(), None)
+        };
+        // 1,350,000 cycles at 1350 MHz is 1,000 us; 1,000,000 at 800 MHz is 1,250 us.
+        s.chips = vec![chip(0, 1_350_000, 1350), chip(1, 1_000_000, 800)];
+        (s.cycles, s.aiclk_mhz) = (1_350_000, 1350);
+        s.set_micros();
+        assert_eq!(s.micros, Some(1250.0));
+        let text = s.to_string();
+        assert!(
+            text.contains("us at each chip's AICLK, the longest chip's)")
+                && text.contains("ran:            1350000 cycles = 1.25 ms"),
+            "{text}"
+        );
+        // One clock: named; a chip nothing was reported of (clock 0) does not count.
+        s.chips[1] = chip(1, 0, 0);
+        s.set_micros();
+        assert_eq!(s.micros, Some(1000.0));
+        assert!(s.to_string().contains("us at the 1350 MHz AICLK)"));
     }
 
     /// A run that failed with no timeout and no mismatch is not called a data mismatch.

@@ -602,14 +602,19 @@ pub(super) fn run_share(
         })?;
     let mut summary = empty();
     let mut per_chip = tallies();
+    let mut errors = Vec::new();
     for p in result.plugins {
         if let Some(e) = p.error {
-            return Err(e);
+            errors.push(e);
+            continue;
         }
         summary.add_counts(p.summary.into());
         for (all, seen) in per_chip.iter_mut().zip(&p.tallies) {
             all.merge(seen);
         }
+    }
+    if let Some(e) = BroadcastError::all_of(errors) {
+        return Err(e);
     }
     summary.results.sort_by_key(|r| r.job);
     summary.ok &= summary.results.len() == share.jobs.len();
@@ -633,6 +638,7 @@ pub(super) fn run_share(
             .and_then(|r| r)
             .map_err(|e| on_chip(c, e))?;
         per_chip[c].cycles = closed.cycles;
+        per_chip[c].aiclk_mhz = closed.aiclk_mhz;
         violations.extend(closed.violations.iter().map(|v| match several {
             true => format!("chip {}: {v}", share.first_chip as usize + c),
             false => v.clone(),
@@ -648,12 +654,9 @@ pub(super) fn run_share(
     }
     let mut summary = run.ok_or_else(|| BroadcastError::Dispatch("a run without chips".into()))?;
     summary.violations = violations;
-    summary.micros = summary
-        .clock
-        .is_time()
-        .then(|| summary.cycles as f64 / summary.aiclk_mhz.max(1) as f64);
-    summary.set_efficiency();
     summary.chips = per_chip;
+    summary.set_micros();
+    summary.set_efficiency();
     summary.dispatch = Some(result.summary);
     Ok(summary)
 }

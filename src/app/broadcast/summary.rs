@@ -50,6 +50,9 @@ pub struct ChipSummary {
     pub moved: u32,
     /// Its device clock from the run's start to its end, as [`BroadcastSummary::cycles`] counts.
     pub cycles: u64,
+    /// Its AICLK in MHz, as it reports it (cards of one run may run at different clocks); 0 for
+    /// a chip nothing was reported of (a lost rank's).
+    pub aiclk_mhz: u32,
     /// Jobs on it that timed out.
     pub timeouts: u32,
     /// Jobs on it with a data mismatch.
@@ -68,6 +71,7 @@ impl ChipSummary {
             jobs: 0,
             moved: 0,
             cycles: 0,
+            aiclk_mhz: 0,
             timeouts: 0,
             mismatches: 0,
             giveups: Vec::new(),
@@ -150,9 +154,10 @@ pub struct BroadcastSummary {
     /// not timed).
     pub clock: ClockKind,
     /// The device's AICLK in MHz, as it reports it (the simulator's timing model; a card's and
-    /// ttsim's telemetry).
+    /// ttsim's telemetry); on several chips, chip 0's (each chip's is in [`Self::chips`]).
     pub aiclk_mhz: u32,
-    /// The run in microseconds at [`Self::aiclk_mhz`]; `null` when the clock is no time.
+    /// The run in microseconds; `null` when the clock is no time. On several chips, the
+    /// longest chip's time, each chip's cycles at its own AICLK.
     pub micros: Option<f64>,
     /// The resource bound of all jobs, in cycles: one job's (`bound` module: the least cycles
     /// the busiest resource needs) times the jobs, which run back to back; on several chips,
@@ -374,6 +379,21 @@ impl BroadcastSummary {
             timeout: false,
             abandoned: true,
         });
+    }
+
+    /// [`Self::micros`] from the chips: the longest chip's time, each chip's cycles at its own
+    /// AICLK; at [`Self::aiclk_mhz`] when no chip reported its clock.
+    pub(super) fn set_micros(&mut self) {
+        let longest = self
+            .chips
+            .iter()
+            .filter(|c| c.aiclk_mhz > 0)
+            .map(|c| c.cycles as f64 / c.aiclk_mhz as f64)
+            .reduce(f64::max);
+        self.micros = self
+            .clock
+            .is_time()
+            .then(|| longest.unwrap_or(self.cycles as f64 / self.aiclk_mhz.max(1) as f64));
     }
 
     /// Cycles since `start`, the simulator's violations, and the end of the trace (`extra`
