@@ -50,11 +50,21 @@ impl PartialEq for LogFollow {
     }
 }
 
-/// What was handed on of each kernel's log: its lines, its lost count, and the error its last
-/// read found (if any).
+/// What was handed on of each kernel's log (tile, kernel).
 #[derive(Debug, Default)]
 pub(super) struct Followed {
-    seen: HashMap<([u8; 2], &'static str), (usize, u32, Option<String>)>,
+    seen: HashMap<([u8; 2], &'static str), Seen>,
+}
+
+/// What was handed on of one kernel's log.
+#[derive(Debug, Default)]
+struct Seen {
+    /// Its lines.
+    lines: usize,
+    /// Its lost count.
+    lost: u32,
+    /// The error its last read found, if any.
+    error: Option<String>,
 }
 
 impl Followed {
@@ -63,11 +73,11 @@ impl Followed {
         let mut out = Vec::new();
         for mut k in logs {
             let seen = self.seen.entry((k.tile, k.kernel)).or_default();
-            let (lines, lost) = (seen.0, seen.1);
-            seen.0 = lines.max(k.lines.len());
-            seen.1 = lost.max(k.lost);
-            let same_error = k.error == seen.2;
-            seen.2.clone_from(&k.error);
+            let (lines, lost) = (seen.lines, seen.lost);
+            seen.lines = lines.max(k.lines.len());
+            seen.lost = lost.max(k.lost);
+            let same_error = k.error == seen.error;
+            seen.error.clone_from(&k.error);
             k.lines.drain(..lines.min(k.lines.len()));
             if k.lost <= lost {
                 k.lost = 0;
