@@ -57,6 +57,11 @@ fn run(mut cfg: BroadcastConfig, kind: FaultKind, core: (u8, u8), block: u32) ->
     );
     assert_eq!(s.mismatches, 0, "{s}");
     assert!(s.violations.is_empty(), "{kind:?}: {:?}", s.violations);
+    assert!(
+        s.unfired_faults.is_empty(),
+        "{kind:?} fired: {:?}",
+        s.unfired_faults
+    );
     assert_eq!(s.exit_code(), 3);
     // The dispatcher runs the same jobs to the same end: virtual time stands still while the
     // host works, so even the cycle counts agree with the feeder's.
@@ -262,6 +267,45 @@ fn a_host_stop_whose_block_never_comes_is_not_written_into_the_next_job() {
     assert_eq!((g.place, g.block), ("broadcast_valid", 0), "never stopped");
     let d = broadcast::run_dispatched(&cfg, &DispatchConfig::default(), &|_| {}).unwrap();
     assert!(d.results[1].ok, "through the dispatcher too\n{d}");
+}
+
+#[test]
+fn faults_another_fault_starves_are_reported_as_never_fired() {
+    // Bad words on the sender: it casts nothing, so no VALID reaches (2, 5) and no receiver
+    // writes a marker. The run asked for three faults it never got; it says so, in the order
+    // the host watched them (its stops during the job, the NoC drops at its report), and
+    // through the dispatcher alike.
+    let mut cfg = column();
+    let fault = |kind, core: (u8, u8), block| FaultSpec {
+        kind,
+        core: core.into(),
+        block,
+    };
+    cfg.faults = vec![
+        fault(FaultKind::BadWords, (2, 9), 0),
+        fault(FaultKind::DropMarker, (2, 3), 1),
+        fault(FaultKind::DropValid, (2, 5), 2),
+        fault(FaultKind::HostStop, (2, 6), 1),
+    ];
+    let never = ["host-stop:2,6:1", "drop-marker:2,3:1", "drop-valid:2,5:2"];
+    let s = broadcast::run(&cfg, |_| {}).unwrap();
+    assert!(s.results[0].timeout && s.results[1].ok, "{s}");
+    assert_eq!(s.unfired_faults, never);
+    assert!(
+        s.to_string()
+            .contains("warning: --fault drop-valid:2,5:2 never fired"),
+        "{s}"
+    );
+    let d = broadcast::run_dispatched(&cfg, &DispatchConfig::default(), &|_| {}).unwrap();
+    assert_eq!(d.unfired_faults, never, "through the dispatcher");
+    // Without the bad words the stop at block 1 holds the column back before the second
+    // VALID to (2, 5); without the stop too, every fault fires.
+    cfg.faults.remove(0);
+    let s = broadcast::run(&cfg, |_| {}).unwrap();
+    assert_eq!(s.unfired_faults, ["drop-valid:2,5:2"], "{s}");
+    cfg.faults.pop();
+    let s = broadcast::run(&cfg, |_| {}).unwrap();
+    assert!(s.unfired_faults.is_empty(), "{:?}\n{s}", s.unfired_faults);
 }
 
 #[test]

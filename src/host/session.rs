@@ -726,12 +726,12 @@ mod tests {
         let plan = BroadcastPlan::per_job(&cfg, s.geometry()).unwrap();
         plan.prepare(&mut s).unwrap();
         let failed = s.next_sequence;
-        let (report, quiet) = plan.run_job(&mut s, 0).unwrap();
+        let crate::app::broadcast::JobRun { report, quiet, .. } = plan.run_job(&mut s, 0).unwrap();
         assert!(report.timeout && quiet, "{report:?}");
         assert!(s.held_low.contains(&(failed as u16)));
         // Numbering has gone round: the next sequence has the failed one's low bits.
         s.next_sequence = failed + 65_536;
-        let (report, _) = plan.run_job(&mut s, 1).unwrap();
+        let report = plan.run_job(&mut s, 1).unwrap().report;
         assert!(report.ok, "{report:?}");
         assert_eq!(s.next_sequence, failed + 65_538, "one sequence skipped");
         // The command that succeeded gave its low bits back; the failed one keeps them.

@@ -190,8 +190,8 @@ impl Faults {
         effect
     }
 
-    /// Transaction faults that have fired.
-    pub(crate) fn fired(&self) -> usize {
-        self.tx.iter().filter(|a| a.fired).count()
+    /// Each transaction fault, in arming order: whether it fired.
+    pub(crate) fn fired(&self) -> Vec<bool> {
+        self.tx.iter().map(|a| a.fired).collect()
     }
 }

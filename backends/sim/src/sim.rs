@@ -527,8 +527,8 @@ impl Sim {
         self.world.borrow_mut().faults = Faults::default();
     }
 
-    /// Transaction faults that have fired so far.
-    pub fn faults_fired(&self) -> usize {
+    /// Each transaction fault armed since the last clear, in arming order: whether it fired.
+    pub fn faults_fired(&self) -> Vec<bool> {
         self.world.borrow().faults.fired()
     }
 

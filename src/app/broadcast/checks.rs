@@ -130,12 +130,7 @@ impl BroadcastConfig {
             }
         }
         if !self.device.in_process() {
-            if let Some(f) = self.faults.iter().find(|f| {
-                matches!(
-                    f.kind,
-                    super::faults::FaultKind::DropMarker | super::faults::FaultKind::DropValid
-                )
-            }) {
+            if let Some(f) = self.faults.iter().find(|f| f.kind.is_noc()) {
                 return Err(flag(
                     "--fault",
                     format!(

@@ -33,6 +33,11 @@ impl FaultKind {
         (Self::HostStop, "host-stop"),
     ];
 
+    /// Whether it drops a NoC transaction inside the simulator (`drop-marker`, `drop-valid`).
+    pub fn is_noc(self) -> bool {
+        matches!(self, Self::DropMarker | Self::DropValid)
+    }
+
     /// The flag name.
     pub fn name(self) -> &'static str {
         Self::ALL

@@ -8,13 +8,22 @@ use crate::host::device::{Advance, Peek};
 use crate::host::session::{Session, SessionError, Ticket};
 use crate::host::wrap;
 
-use super::faults::FaultKind;
+use super::faults::{FaultKind, FaultSpec};
 use super::plan::BroadcastPlan;
 
 impl BroadcastPlan {
+    /// The NoC faults [`Self::arm`] arms on `session`, in its order.
+    fn noc_faults<'a>(&'a self, session: &'a Session) -> impl Iterator<Item = &'a FaultSpec> {
+        self.cfg
+            .faults
+            .iter()
+            .filter(move |f| f.kind.is_noc() && session.noc0(f.core).is_some())
+    }
+
     /// Arms the NoC faults of job 0 in the simulator.
     pub(super) fn arm(&self, session: &mut Session) {
-        for f in &self.cfg.faults {
+        let faults: Vec<FaultSpec> = self.noc_faults(session).copied().collect();
+        for f in &faults {
             let Some(noc0) = session.noc0(f.core) else {
                 continue;
             };
@@ -44,6 +53,7 @@ impl BroadcastPlan {
                         ..Default::default()
                     }
                 }
+                // Not a NoC fault (`noc_faults` passes none).
                 _ => continue,
             };
             if let Some(sim) = session.device().simulator() {
@@ -54,17 +64,35 @@ impl BroadcastPlan {
             }
         }
     }
+    /// Disarms job 0's NoC faults (at its report: a later job must not meet them) and gives
+    /// those that never fired, as `--fault` names them: their transaction never came (the
+    /// broadcast gave up first, or another fault held it back).
+    pub(super) fn disarm(&self, session: &mut Session) -> Vec<String> {
+        let Some(sim) = session.device().simulator() else {
+            return Vec::new();
+        };
+        let fired = sim.faults_fired();
+        sim.clear_faults();
+        self.noc_faults(session)
+            .zip(fired)
+            .filter(|&(_, fired)| !fired)
+            .map(|(f, _)| f.to_string())
+            .collect()
+    }
+
     /// Job 0's host-stop faults: once the core has seen BLOCK blocks of `ticket`'s command, the
     /// host writes its stop flag; not if the core reported first (or the wait ended another
     /// way). Every fault is watched in the same waits, so one that fires does not make another
     /// miss its block. A tile clears its stop flag just before its report, so a stop that lands
     /// after that clear would stop the tile's next command: once every fault is decided, the
     /// host waits for the stopped cores' reports and clears the flag of each that reported.
+    /// Gives the faults that never fired, as `--fault` names them (the core reported, or the
+    /// command's time ran out, before it saw BLOCK blocks).
     pub(super) fn host_stops(
         &self,
         session: &mut Session,
         ticket: &Ticket,
-    ) -> Result<(), SessionError> {
+    ) -> Result<Vec<String>, SessionError> {
         let seq = ticket.sequence as u16;
         let deadline = ticket.deadline;
         let report = abi::CONTROL_BASE + abi::REPORT_INDEX;
@@ -89,6 +117,7 @@ impl BroadcastPlan {
                 .map(|&(id, _)| abi::CONTROL_BASE + area::area(id) + area::VALID)
                 .collect();
             pending.push(StopFault {
+                spec: *f,
                 noc0,
                 index,
                 valids,
@@ -128,6 +157,11 @@ impl BroadcastPlan {
                 break;
             }
         }
+        let unfired = pending
+            .iter()
+            .filter(|f| f.state != StopState::Stopped)
+            .map(|f| f.spec.to_string())
+            .collect();
         let stopped: Vec<&StopFault> = pending
             .iter()
             .filter(|f| f.state == StopState::Stopped)
@@ -146,12 +180,13 @@ impl BroadcastPlan {
                     .write_l1(f.noc0, stop, &0u32.to_le_bytes())?;
             }
         }
-        Ok(())
+        Ok(unfired)
     }
 }
 
 /// A host-stop fault being watched ([`BroadcastPlan::host_stops`]).
 struct StopFault {
+    spec: FaultSpec,
     noc0: komorebi_hal::Xy,
     /// The command's index on that core.
     index: u32,

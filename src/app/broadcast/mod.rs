@@ -59,5 +59,5 @@ pub use plan::BroadcastPlan;
 pub use ranks::{RankEnd, RankRun, run_ranks};
 pub use records::{BroadcastRecords, open_session};
 pub(crate) use report_text::kernel_costs_note;
-pub use run::{run, run_dispatched, run_session, run_session_on};
+pub use run::{JobRun, run, run_dispatched, run_session, run_session_on};
 pub use summary::{BroadcastSummary, ChipSummary, JobResult, RankSummary};

@@ -138,6 +138,12 @@ impl std::fmt::Display for BroadcastSummary {
         for v in &self.violations {
             writeln!(f, "  VIOLATION: {v}")?;
         }
+        for fault in &self.unfired_faults {
+            writeln!(
+                f,
+                "  warning: --fault {fault} never fired (its core gave up, reported or was held back before it): the run did not test it"
+            )?;
+        }
         if let Some(d) = &self.dispatch {
             for line in d.to_string().lines() {
                 writeln!(f, "  {line}")?;

@@ -19,27 +19,38 @@ use super::follow::{Followed, LogFollow};
 use super::plan::BroadcastPlan;
 use super::summary::{BroadcastSummary, ChipSummary};
 
+/// What [`BroadcastPlan::run_job`] came to.
+#[derive(Debug)]
+pub struct JobRun {
+    /// The job's report.
+    pub report: Report,
+    /// Whether its cores are quiet again (`false`: some core will never report, or on a card
+    /// did not within one more budget, `Session::quiet_deadline`; no later command can start
+    /// on them).
+    pub quiet: bool,
+    /// Job 0's faults that never fired, as `--fault` names them
+    /// ([`BroadcastSummary::unfired_faults`]); none for a later job.
+    pub unfired_faults: Vec<String>,
+}
+
 impl BroadcastPlan {
     /// Runs job `job` through the test feeder's steps (post, wait, report), with job 0's faults.
     /// A timed-out job is waited for until its cores are quiet again, as the dispatcher holds
-    /// its tiles; the flag says whether they are (`false`: some core will never report, or on a
-    /// card did not within one more budget, `Session::quiet_deadline`; no later command can
-    /// start on it).
-    pub fn run_job(&self, session: &mut Session, job: u32) -> Result<(Report, bool), SessionError> {
+    /// its tiles ([`JobRun::quiet`]).
+    pub fn run_job(&self, session: &mut Session, job: u32) -> Result<JobRun, SessionError> {
         if job == 0 {
             self.arm(session);
         }
         self.write_job_data(session, job)?;
         let ticket = session.post(&self.faulty_spec(job))?;
+        let mut unfired_faults = Vec::new();
         if job == 0 {
-            self.host_stops(session, &ticket)?;
+            unfired_faults = self.host_stops(session, &ticket)?;
         }
         session.wait(&[&ticket]);
         let report = session.report(&ticket)?;
         if job == 0 {
-            if let Some(sim) = session.device().simulator() {
-                sim.clear_faults();
-            }
+            unfired_faults.extend(self.disarm(session));
         }
         let mut quiet = !report.timeout || session.is_reported(&ticket)?;
         if !quiet {
@@ -47,7 +58,11 @@ impl BroadcastPlan {
             session.wait_any(&[&ticket], until);
             quiet = session.is_reported(&ticket)?;
         }
-        Ok((report, quiet))
+        Ok(JobRun {
+            report,
+            quiet,
+            unfired_faults,
+        })
     }
 }
 
@@ -170,8 +185,13 @@ pub fn run_session_on(
             progress(job);
             continue;
         }
-        let (report, quiet) = plan.run_job(&mut session, job)?;
+        let JobRun {
+            report,
+            quiet,
+            unfired_faults,
+        } = plan.run_job(&mut session, job)?;
         held = !quiet;
+        summary.unfired_faults.extend(unfired_faults);
         plan.account(&session, &mut summary)?;
         summary.record(job, &report);
         chip.record(&report, false);
@@ -184,6 +204,7 @@ pub fn run_session_on(
     }
     summary.close(&mut session, cfg, start, Vec::new())?;
     chip.cycles = summary.cycles;
+    chip.aiclk_mhz = summary.aiclk_mhz;
     summary.chips = vec![chip];
     Ok((summary, session))
 }
@@ -300,9 +321,7 @@ impl Plugin for BroadcastJobs<'_> {
         let mut summary = self.summary.clone();
         let accounted = target.with_session(move |s| {
             if job == 0 {
-                if let Some(sim) = s.device().simulator() {
-                    sim.clear_faults();
-                }
+                summary.unfired_faults.extend(plan.disarm(s));
             }
             plan.account(s, &mut summary).map(|()| summary)
         });
@@ -458,18 +477,21 @@ pub(super) fn run_share(
     // its plan is made once its session is open. Job 0, which carries the faults, runs on
     // chip 0: the post hook there gets the plan then.
     let planned: Arc<OnceLock<BroadcastPlan>> = Arc::new(OnceLock::new());
+    // Job 0's host stops that never fired, from the post hook (which acts on the device thread).
+    let unfired_stops: Arc<Mutex<Vec<String>>> = Arc::default();
     let mut chips: Vec<(BroadcastPlan, SimTarget)> = Vec::with_capacity(devices.len());
     // Each chip's logical grid, taken from the geometry its plan was made from.
     let mut grids = Vec::with_capacity(devices.len());
     for (chip, device) in devices.into_iter().enumerate() {
         let hook = (chip == 0).then(|| {
-            let for_hook = Arc::clone(&planned);
+            let (for_hook, unfired) = (Arc::clone(&planned), Arc::clone(&unfired_stops));
             let mut first = true;
             Box::new(move |s: &mut Session, t: &Ticket| {
-                // Job 0 is the first command posted: its host-stop faults act now.
+                // Job 0 is the first command posted: its host-stop faults act now. (A device
+                // error here shows in the job's own report.)
                 if std::mem::take(&mut first) {
-                    if let Some(p) = for_hook.get() {
-                        let _ = p.host_stops(s, t);
+                    if let Some(Ok(never)) = for_hook.get().map(|p| p.host_stops(s, t)) {
+                        *unfired.lock().unwrap_or_else(|e| e.into_inner()) = never;
                     }
                 }
             }) as PostHook
@@ -654,6 +676,9 @@ pub(super) fn run_share(
     }
     let mut summary = run.ok_or_else(|| BroadcastError::Dispatch("a run without chips".into()))?;
     summary.violations = violations;
+    // As the feeder lists them: the host's stops, then the NoC drops.
+    let stops = std::mem::take(&mut *unfired_stops.lock().unwrap_or_else(|e| e.into_inner()));
+    summary.unfired_faults.splice(0..0, stops);
     summary.chips = per_chip;
     summary.set_micros();
     summary.set_efficiency();

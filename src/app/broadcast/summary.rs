@@ -194,6 +194,13 @@ pub struct BroadcastSummary {
     pub ranks: Vec<RankSummary>,
     /// Protocol violations the simulator saw.
     pub violations: Vec<String>,
+    /// The `--fault`s that never acted, as `--fault` names them: a NoC drop whose transaction
+    /// never came, a host stop whose block its core never reached before it reported (the
+    /// broadcast gave up first, or another fault held it back). Faults in the programs (stalls,
+    /// bad words) act inside the firmware and are not listed. A run that asked for a fault it
+    /// did not get tested less than it asked: the text warns.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unfired_faults: Vec<String>,
     /// The dispatcher's figures, when the jobs ran through it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dispatch: Option<DispatchSummary>,
@@ -254,6 +261,7 @@ pub struct SummaryCounts {
     results: Vec<JobResult>,
     chips: Vec<ChipSummary>,
     violations: Vec<String>,
+    unfired_faults: Vec<String>,
 }
 
 impl From<BroadcastSummary> for SummaryCounts {
@@ -272,6 +280,7 @@ impl From<BroadcastSummary> for SummaryCounts {
             results: s.results,
             chips: s.chips,
             violations: s.violations,
+            unfired_faults: s.unfired_faults,
         }
     }
 }
@@ -300,6 +309,7 @@ impl BroadcastSummary {
         self.results.extend(c.results);
         self.chips.extend(c.chips);
         self.violations.extend(c.violations);
+        self.unfired_faults.extend(c.unfired_faults);
     }
 
     /// A summary of nothing yet, with the bound of one job (`job_bound` cycles, bound by
@@ -341,6 +351,7 @@ impl BroadcastSummary {
             chips: Vec::new(),
             ranks: Vec::new(),
             violations: Vec::new(),
+            unfired_faults: Vec::new(),
             dispatch: None,
             profile: None,
             speed_up: cfg.speed_up.as_ref().map(Into::into),
