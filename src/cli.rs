@@ -148,16 +148,16 @@ pub fn one_line(e: &clap::Error) -> String {
         .unwrap_or("invalid arguments")
         .trim_end()
         .to_string();
-    if e.kind() == ErrorKind::MissingRequiredArgument {
-        if let Some(ContextValue::Strings(args)) = e.get(ContextKind::InvalidArg) {
-            line.push(' ');
-            line.push_str(&args.join(" "));
-        }
+    if e.kind() == ErrorKind::MissingRequiredArgument
+        && let Some(ContextValue::Strings(args)) = e.get(ContextKind::InvalidArg)
+    {
+        line.push(' ');
+        line.push_str(&args.join(" "));
     }
-    if let Some(ContextValue::Strings(values)) = e.get(ContextKind::ValidValue) {
-        if !values.is_empty() {
-            line.push_str(&format!(" (allowed: {})", values.join(", ")));
-        }
+    if let Some(ContextValue::Strings(values)) = e.get(ContextKind::ValidValue)
+        && !values.is_empty()
+    {
+        line.push_str(&format!(" (allowed: {})", values.join(", ")));
     }
     let mut extra: Vec<String> = text
         .lines()
@@ -520,14 +520,14 @@ pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> Exi
         );
         return ExitCode::from(2);
     }
-    if let Some(p) = picture {
-        if !matches!(p.extension().and_then(|e| e.to_str()), Some("svg" | "png")) {
-            eprintln!(
-                "error: --picture {}: the picture must be a .svg or .png file",
-                p.display()
-            );
-            return ExitCode::from(2);
-        }
+    if let Some(p) = picture
+        && !matches!(p.extension().and_then(|e| e.to_str()), Some("svg" | "png"))
+    {
+        eprintln!(
+            "error: --picture {}: the picture must be a .svg or .png file",
+            p.display()
+        );
+        return ExitCode::from(2);
     }
     let checked = match checked_config(flags, picture, 1) {
         Ok(cfg) => cfg,

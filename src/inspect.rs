@@ -35,7 +35,7 @@ pub struct AreaView {
     /// The VALID word's count of blocks cast.
     pub valid_blocks: u16,
     /// The first give-up recorded, if any.
-    pub give_up: Option<AreaGiveUp>,
+    pub giveup: Option<AreaGiveUp>,
     /// Blocks of the last command that ran this broadcast.
     pub blocks: u32,
     /// Cycles spent waiting in that command.
@@ -85,7 +85,7 @@ pub fn inspect(session: &Session) -> Result<Inspection, SessionError> {
                 areas.push(AreaView {
                     valid_sequence: (valid >> 16) as u16,
                     valid_blocks: valid as u16,
-                    give_up: record.map(|r| AreaGiveUp {
+                    giveup: record.map(|r| AreaGiveUp {
                         place: r.place.name(),
                         broadcast: r.broadcast,
                         block: r.block,
@@ -135,7 +135,7 @@ impl std::fmt::Display for Inspection {
                     "  {:5}:{:<3} {:4} {:9}",
                     a.valid_sequence, a.valid_blocks, a.blocks, a.wait_cycles
                 )?;
-                match &a.give_up {
+                match &a.giveup {
                     Some(g) => write!(
                         f,
                         " {} b{} blk{} seq{}",
@@ -195,7 +195,7 @@ impl Inspection {
                 let active = c
                     .areas
                     .iter()
-                    .any(|a| a.blocks > 0 || a.wait_cycles > 0 || a.give_up.is_some());
+                    .any(|a| a.blocks > 0 || a.wait_cycles > 0 || a.giveup.is_some());
                 active.then(|| c.areas.iter().map(|a| a.wait_cycles as u64).sum())
             })
             .collect();
@@ -242,7 +242,7 @@ impl Inspection {
                 c.core[0],
                 c.core[1]
             );
-            if let Some(g) = c.areas.iter().filter_map(|a| a.give_up.as_ref()).next() {
+            if let Some(g) = c.areas.iter().filter_map(|a| a.giveup.as_ref()).next() {
                 let mark = g.place.trim_start_matches("broadcast_");
                 s += &format!(
                     "<text x=\"{}\" y=\"{}\" fill=\"{ink}\" font-weight=\"bold\">{mark}</text>\n",
@@ -287,7 +287,7 @@ impl Inspection {
             let (x, y) = (c.core[0] as u32 * CELL, c.core[1] as u32 * CELL);
             canvas.fill(x, y, CELL, CELL, [136; 3]);
             canvas.fill(x + 1, y + 1, CELL - 1, CELL - 1, colour);
-            if c.areas.iter().any(|a| a.give_up.is_some()) {
+            if c.areas.iter().any(|a| a.giveup.is_some()) {
                 canvas.fill(x + 1, y + 1, CELL / 3, CELL / 3, [0; 3]);
             }
         }

@@ -47,6 +47,14 @@ pub struct PlacementShape {
 /// What `komorebi layout` prints.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LayoutReport {
+    /// The chip: `blackhole` or `wormhole`.
+    pub chip: &'static str,
+    /// Which way the broadcasts run: `row` or `column`.
+    #[serde(rename = "along")]
+    pub along_name: &'static str,
+    /// The NoC they multicast on, 0 or 1, whose raw coordinates `start` and `end` are.
+    #[serde(rename = "noc")]
+    pub noc_index: u8,
     /// The fused DRAM bank the placement leaves out (left out of the JSON when none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fused_dram: Option<u8>,
@@ -68,9 +76,10 @@ pub struct LayoutReport {
     noc: NocId,
 }
 
-/// Lays out `rect` for a die-order `harvest_mask`, with the senders' DRAM banks placed for the
-/// 03 program of `shape` on the rectangle, on a chip whose DRAM bank `fused_dram` (0..=7) is
-/// fused off, or none.
+/// Lays out `rect` on chip `chip` for its harvest word `harvest_mask` (as
+/// [`crate::chip::geometry`] takes it: die-order Tensix columns on Blackhole, tt-umd's row mask
+/// on Wormhole), with the senders' DRAM banks placed for the 03 program of `shape` on the
+/// rectangle, on a chip whose DRAM bank `fused_dram` (0..=7) is fused off, or none.
 pub fn layout_report(
     chip: crate::chip::ChipKind,
     harvest_mask: u32,
@@ -156,6 +165,9 @@ pub fn layout_report(
         });
     }
     Ok(LayoutReport {
+        chip: crate::chip::chip_flag(chip),
+        along_name: along.name(),
+        noc_index: noc as u8,
         fused_dram: geometry.fused_dram(),
         noc0_x: geometry.noc0_x().to_vec(),
         panels: layout::panels(geometry.noc0_x())
@@ -291,6 +303,9 @@ mod tests {
         assert_eq!(
             json,
             serde_json::json!({
+                "chip": "blackhole",
+                "along": "row",
+                "noc": 0,
                 "noc0_x": [1, 2, 3, 4, 5, 6, 11, 12, 13, 14, 15, 16],
                 "panels": [[0, 6], [6, 6]],
                 "broadcasts": [

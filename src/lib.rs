@@ -16,7 +16,7 @@
 //! | [`devices`] | `komorebi devices`: every Blackhole or Wormhole B0 card tt-kmd presents, or every chip of a ttsim library |
 //! | [`inspect`] | every core's broadcast areas: text, JSON, SVG/PNG picture |
 //! | [`explore`] | schedule exploration: random seeds x random shapes, adversary on |
-//! | [`picture`] | drawing for `inspect`'s pictures: viridis colour map, RGB canvas, 5x7 font, PNG |
+//! | [`picture`] | drawing for `inspect`'s pictures: viridis colour map, RGB canvas, 5x9 font (7 rows and 2 of descenders), PNG |
 //! | [`num`] | numbers on the command line: decimal or `0x`-hex, parsers with the real ranges |
 //!
 //! Dependencies inside the crate point one way: `host` knows no program and no dispatcher;

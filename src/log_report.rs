@@ -151,9 +151,13 @@ pub fn read_all(
         Path::to_path_buf,
     );
     let tables = Tables::from_dir(&dir).map_err(|e| {
+        // Named as the user gave it: the flag, or the default they did not choose.
+        let given = match firmware {
+            Some(_) => format!("--firmware {}", dir.display()),
+            None => format!("the default firmware directory {}", dir.display()),
+        };
         LogReportError::Flag(format!(
-            "--firmware {}: {e} (give the directory of the ELF files the card ran)",
-            dir.display()
+            "{given}: {e} (give --firmware the directory of the ELF files the card ran)"
         ))
     })?;
     let read = log::read_device_logs(device, &tiles, &tables)

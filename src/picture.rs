@@ -1,6 +1,6 @@
 //! Drawing the pictures of `komorebi inspect`: a perceptual colour map (viridis), and an RGB
-//! canvas with filled rectangles and a small 5x7 bitmap font (with descenders) for the PNG's legend, encoded as
-//! PNG.
+//! canvas with filled rectangles and a small 5x9 bitmap font (7 rows and 2 of descenders) for
+//! the PNG's legend, encoded as PNG.
 //!
 //! Leaf module: imports nothing of the crate.
 

@@ -22,6 +22,15 @@ fn layout_json_lists_every_broadcast_with_its_corners() {
     ]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // What start and end are the coordinates of is in the JSON itself.
+    assert_eq!(
+        (&v["chip"], &v["along"], &v["noc"]),
+        (
+            &serde_json::json!("blackhole"),
+            &serde_json::json!("column"),
+            &serde_json::json!(1)
+        )
+    );
     assert_eq!(
         v["noc0_x"],
         serde_json::json!([1, 2, 3, 4, 5, 6, 11, 12, 13, 14, 15, 16])
@@ -204,7 +213,7 @@ fn inspect_prints_every_core_and_draws_the_grid() {
     let core = &v["cores"][1];
     assert_eq!(core["core"], serde_json::json!([1, 0]));
     assert_eq!(core["areas"][0]["blocks"], 4);
-    assert!(core["areas"][0]["give_up"].is_null());
+    assert!(core["areas"][0]["giveup"].is_null());
     assert_eq!(&std::fs::read(&png).unwrap()[..8], b"\x89PNG\r\n\x1a\n");
     let (code, _, _) = komorebi(&[&args[..], &[svg.to_str().unwrap()]].concat());
     assert_eq!(code, 0);

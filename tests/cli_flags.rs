@@ -196,7 +196,7 @@ fn inspect_shows_the_give_up_each_core_recorded() {
             .unwrap()
             .iter()
             .find(|c| c["core"] == serde_json::json!([x, y]))
-            .map(|c| c["areas"][1]["give_up"].clone())
+            .map(|c| c["areas"][1]["giveup"].clone())
     };
     let record = |place: &str| serde_json::json!({"where": place, "broadcast": 1, "block": 5, "sequence": 1});
     assert_eq!(give_up(2, 9), Some(record("broadcast_done")));

@@ -159,7 +159,7 @@ impl Target for Scripted {
             s.finished.push(done.posting);
         }
         // A stale publication for an old command must be dropped by its mailbox.
-        if !s.finished.is_empty() && s.next() % 4 == 0 {
+        if !s.finished.is_empty() && s.next().is_multiple_of(4) {
             let i = (s.next() % s.finished.len() as u64) as usize;
             let stale = s.finished[i].clone();
             assert!(!stale.publish(Published::Reported(Report::success(0))));
@@ -209,7 +209,7 @@ impl Plugin for Recorder {
             };
             let job = Job {
                 tag,
-                exclusive: tag % 3 == 0,
+                exclusive: tag.is_multiple_of(3),
                 children: 0,
             };
             cx.submit(job, place).expect("group ids are in range");
@@ -1092,7 +1092,7 @@ struct RefusesEveryThird;
 
 impl Target for RefusesEveryThird {
     fn post(&self, command: CommandSpec, posting: Posting) -> Result<(), SessionError> {
-        if command.programs[0].reader[0] % 3 == 0 {
+        if command.programs[0].reader[0].is_multiple_of(3) {
             return Err(SessionError::SlotsFull {
                 core: komorebi_hal::LogicalXy::new(0, 0),
             });

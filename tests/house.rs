@@ -297,10 +297,10 @@ fn circle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
     }
     let mut state = BTreeMap::new();
     for node in edges.keys() {
-        if !state.contains_key(node.as_str()) {
-            if let Some(c) = visit(node, edges, &mut state, &mut Vec::new()) {
-                return Some(c);
-            }
+        if !state.contains_key(node.as_str())
+            && let Some(c) = visit(node, edges, &mut state, &mut Vec::new())
+        {
+            return Some(c);
         }
     }
     None

@@ -306,14 +306,13 @@ fn bounded(mut mpirun: Command, signal: Option<&str>) -> Output {
     };
     // A stopped rank that mpirun left behind would hold its output open: ended too (killing a
     // process that has gone fails harmlessly; its pid is not reused within these few seconds).
-    if let Some(pid) = signalled {
-        if std::fs::read_link(format!("/proc/{pid}/exe"))
+    if let Some(pid) = signalled
+        && std::fs::read_link(format!("/proc/{pid}/exe"))
             .is_ok_and(|p| p == std::path::Path::new(env!("CARGO_BIN_EXE_komorebi")))
-        {
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-        }
+    {
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
     }
     let readers_end = Instant::now() + Duration::from_secs(10);
     while !(out_reader.is_finished() && err_reader.is_finished()) {

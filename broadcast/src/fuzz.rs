@@ -2,7 +2,7 @@
 //! broadcast words, and the layout functions on arbitrary requests. Each must never panic;
 //! whatever succeeds must be consistent.
 
-use crate::args::{ARGS_WORDS, Along, BroadcastArgs};
+use crate::args::{ARGS_WORDS, Along, BroadcastArgs, RANK_NONE};
 use crate::layout::{self, BroadcastParams, Geometry};
 use komorebi_hal::{LogicalRect, NocId};
 
@@ -68,26 +68,52 @@ pub fn layout(data: &[u8]) {
         );
         return;
     };
-    if let Ok(all) = layout::broadcasts(&geometry, rect, along, noc) {
-        let cores: usize = all.iter().map(|b| b.cores().len()).sum();
-        assert_eq!(
-            cores,
-            rect.len(),
-            "every core of the rectangle in exactly one broadcast"
-        );
-        for bc in &all {
-            if let Ok(Some((s, e))) = layout::broadcast_rect(&geometry, bc, noc) {
-                assert!(s.0 <= e.0 && s.1 <= e.1);
-            }
+    let Ok(all) = layout::broadcasts(&geometry, rect, along, noc) else {
+        return;
+    };
+    // Every core of the rectangle in exactly one broadcast, and no other core.
+    let mut seen = [[0u8; 12]; 17];
+    for bc in &all {
+        for &(x, y) in bc.cores() {
+            assert!(rect.contains(x, y), "({x},{y}) is outside {rect:?}");
+            seen[x as usize][y as usize] += 1;
         }
     }
+    for x in rect.x0..rect.x0 + rect.columns {
+        for y in rect.y0..rect.y0 + rect.rows {
+            assert_eq!(
+                seen[x as usize][y as usize], 1,
+                "({x},{y}) in one broadcast"
+            );
+        }
+    }
+    // Each broadcast's cores are consecutive on the NoC from its sender: its multicast corners
+    // are its first receiver's and its last core's.
+    for bc in &all {
+        let corners = layout::broadcast_rect(&geometry, bc, noc)
+            .expect("broadcasts() makes lines of consecutive cores");
+        let raw = |c| geometry.noc_xy(c, noc).expect("a core of the grid");
+        let cores = bc.cores();
+        let expected = match cores.len() {
+            1 => None,
+            n => Some((raw(cores[1]), raw(cores[n - 1]))),
+        };
+        assert_eq!(corners, expected);
+    }
+    // Every core's words encode back to themselves and say its rank in its broadcast, that
+    // broadcast's sender and receivers; a core of the group outside the rectangle has none.
     if let Ok(words) = layout::broadcast_args(&geometry, group, rect, along, noc, params) {
         assert_eq!(words.len(), group.len());
         for w in &words {
-            assert!(
-                BroadcastArgs::decode(&w.words).is_ok(),
-                "broadcast_args produces words that decode"
-            );
+            let a = BroadcastArgs::decode(&w.words).expect("broadcast_args' words decode");
+            assert_eq!(a.encode(), w.words);
+            match all.iter().find_map(|bc| Some((bc, bc.rank_of(w.core)?))) {
+                Some((bc, rank)) => {
+                    assert_eq!((a.rank, a.receivers), (rank, bc.receivers()));
+                    assert_eq!(Some(a.sender), geometry.noc_xy(bc.sender(), noc));
+                }
+                None => assert_eq!(a.rank, RANK_NONE),
+            }
         }
     }
 }

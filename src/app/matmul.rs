@@ -147,11 +147,11 @@ impl Plugin for Schedule<'_> {
                 .failures
                 .push(format!("group {} step {step}: {other:?}", group.0)),
         }
-        if let Some(row) = self.block_row[group.0 as usize] {
-            if step + 1 == self.steps {
-                let owner = cx.groups()[self.row_group[row].0 as usize].worker;
-                cx.send(owner, row);
-            }
+        if let Some(row) = self.block_row[group.0 as usize]
+            && step + 1 == self.steps
+        {
+            let owner = cx.groups()[self.row_group[row].0 as usize].worker;
+            cx.send(owner, row);
         }
     }
 

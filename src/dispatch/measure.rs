@@ -357,13 +357,13 @@ pub fn trace_events(times: &[CommandTimes], aiclk_mhz: u32) -> Vec<Value> {
             out.push(json!({"ph": "M", "name": "thread_name", "pid": TRACE_HOST_PID,
                 "tid": t.worker, "args": {"name": format!("worker {} (host wall clock)", t.worker)}}));
         }
-        if let (Some(g), Some(_)) = (t.group, t.started) {
-            if named.insert((TRACE_DEVICE_PID, g as u64)) {
-                out.push(
-                    json!({"ph": "M", "name": "thread_name", "pid": TRACE_DEVICE_PID,
+        if let (Some(g), Some(_)) = (t.group, t.started)
+            && named.insert((TRACE_DEVICE_PID, g as u64))
+        {
+            out.push(
+                json!({"ph": "M", "name": "thread_name", "pid": TRACE_DEVICE_PID,
                     "tid": g, "args": {"name": format!("group {g} (device time)")}}),
-                );
-            }
+            );
         }
     }
     let slice = |name: &str, pid: u32, tid: u64, ts: f64, dur: f64, t: &CommandTimes| {

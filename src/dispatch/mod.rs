@@ -308,13 +308,13 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
 
     /// Adds a seed command: ready when the run starts.
     pub fn seed(&mut self, work: W, place: Place) -> Result<(), DispatchError> {
-        if let Some(g) = place.group() {
-            if g.0 as usize >= self.groups.len() {
-                return Err(DispatchError::NoSuchGroup {
-                    group: g.0,
-                    groups: self.groups.len(),
-                });
-            }
+        if let Some(g) = place.group()
+            && g.0 as usize >= self.groups.len()
+        {
+            return Err(DispatchError::NoSuchGroup {
+                group: g.0,
+                groups: self.groups.len(),
+            });
         }
         self.seeds.push((work, place));
         Ok(())

@@ -163,10 +163,10 @@ impl<W, M> Cx<'_, W, M> {
     /// Submits a follow-up command: ready now, to run where `place` says. Gives the work back
     /// if `place` names no group of the dispatcher.
     pub fn submit(&mut self, work: W, place: Place) -> Result<(), W> {
-        if let Some(g) = place.group() {
-            if g.0 as usize >= self.groups.len() {
-                return Err(work);
-            }
+        if let Some(g) = place.group()
+            && g.0 as usize >= self.groups.len()
+        {
+            return Err(work);
         }
         self.submitted.push((work, place));
         Ok(())

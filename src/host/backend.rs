@@ -353,10 +353,10 @@ pub fn ttsim_server() -> Result<PathBuf, PcieError> {
     // `cargo run` builds only the program it runs: build the server beside it, as
     // `built_firmware` builds the firmware, when this program runs from a cargo target
     // directory of this source tree.
-    if build_server_beside(&exe) {
-        if let Some(p) = found() {
-            return Ok(p);
-        }
+    if build_server_beside(&exe)
+        && let Some(p) = found()
+    {
+        return Ok(p);
     }
     Err(PcieError::TtsimUnavailable {
         library: "-".into(),

@@ -174,10 +174,10 @@ pub fn spawn_kernel<H: HandlerSet + 'static>(
     sim.spawn(tile, role, move |env| async move {
         let mut h = handlers;
         let (mut ctrl, pause) = (env.ctrl(), env.pause());
-        if let Some(own) = own {
-            if image::come_up(&mut ctrl, role, harvest_valid, Some(Ok(own))).is_err() {
-                return;
-            }
+        if let Some(own) = own
+            && image::come_up(&mut ctrl, role, harvest_valid, Some(Ok(own))).is_err()
+        {
+            return;
         }
         match (role, env.noc()) {
             (Role::Reader, Some(noc)) => {

@@ -163,12 +163,12 @@ impl Symbols {
             .range(..=at)
             .next_back()
             .is_some_and(|(_, &(end, _))| at < end);
-        if let Some(dwarf) = self.dwarf.as_ref().filter(|_| in_function) {
-            if let Ok(mut iter) = dwarf.find_frames(u64::from(pc)).skip_all_loads() {
-                while let Ok(Some(frame)) = iter.next() {
-                    if let Some(Ok(name)) = frame.function.as_ref().map(|f| f.demangle()) {
-                        frames.push(clean(&name));
-                    }
+        if let Some(dwarf) = self.dwarf.as_ref().filter(|_| in_function)
+            && let Ok(mut iter) = dwarf.find_frames(u64::from(pc)).skip_all_loads()
+        {
+            while let Ok(Some(frame)) = iter.next() {
+                if let Some(Ok(name)) = frame.function.as_ref().map(|f| f.demangle()) {
+                    frames.push(clean(&name));
                 }
             }
         }

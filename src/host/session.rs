@@ -655,16 +655,16 @@ impl Session {
                     abi::kernel_word(record + abi::RECORD_GIVE_UP_BLOCK, role),
                 )?;
                 // Give-ups the program's records hold already are left out.
-                if let Some(g) = KernelGiveUp::from_words(gw, block) {
-                    if !self.records.repeats(g.code) {
-                        r.give_ups.push(CoreGiveUp {
-                            core: [logical.x, logical.y],
-                            place: g.code.name(),
-                            broadcast: g.broadcast,
-                            block: g.block,
-                            kernel: role.name(),
-                        });
-                    }
+                if let Some(g) = KernelGiveUp::from_words(gw, block)
+                    && !self.records.repeats(g.code)
+                {
+                    r.give_ups.push(CoreGiveUp {
+                        core: [logical.x, logical.y],
+                        place: g.code.name(),
+                        broadcast: g.broadcast,
+                        block: g.block,
+                        kernel: role.name(),
+                    });
                 }
             }
             r.stats.push((logical, stats));

@@ -536,14 +536,14 @@ impl<B: Bar> Card<B> {
                 what: format!("DRAM bank {bank}"),
                 why: format!("a {kind} has banks 0..{}", kind.dram_banks()),
             })?;
-        if let CardChip::Blackhole { dram_banks, .. } = &self.chip {
-            if !dram_banks.contains(bank) {
-                return Err(PcieError::FusedDram {
-                    what: format!("DRAM bank {bank} at {addr:#x}+{len}"),
-                    bank,
-                    banks: *dram_banks,
-                });
-            }
+        if let CardChip::Blackhole { dram_banks, .. } = &self.chip
+            && !dram_banks.contains(bank)
+        {
+            return Err(PcieError::FusedDram {
+                what: format!("DRAM bank {bank} at {addr:#x}+{len}"),
+                bank,
+                banks: *dram_banks,
+            });
         }
         if addr
             .checked_add(len as u64)
@@ -687,7 +687,7 @@ impl<B: Bar> Card<B> {
         };
         // Reads never multicast, so a partial word cannot be merged: the start must be
         // aligned, and a partial last word is padded with zeros.
-        if addr % 4 != 0 {
+        if !addr.is_multiple_of(4) {
             return Err(PcieError::Unaligned {
                 offset: addr as u64,
                 len: data.len(),

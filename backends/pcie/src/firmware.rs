@@ -362,14 +362,14 @@ pub fn boot<B: Bar>(
     logical: impl Fn(Xy) -> (u8, u8),
     options: BootOptions,
 ) -> Result<(), PcieError> {
-    if !options.native_allowed {
-        if let Some(native) = firmware.images.iter().find(|i| i.is_native()) {
-            return Err(bad(
-                &native.name,
-                "is a header-only image for the simulator; a card needs the firmware ELF \
+    if !options.native_allowed
+        && let Some(native) = firmware.images.iter().find(|i| i.is_native())
+    {
+        return Err(bad(
+            &native.name,
+            "is a header-only image for the simulator; a card needs the firmware ELF \
                  files (--firmware DIR)",
-            ));
-        }
+        ));
     }
     // Each image drives one chip's registers: its header names the chip (0: any), and its
     // segments must lie in this chip's L1.

@@ -38,10 +38,9 @@ impl<B: Bar> Card<B> {
         bar.fence();
         if self.options.tile_ordering != TlbOrdering::Strict
             && self.options.read_back_before_publish
+            && let (Some(w), Some(at)) = (&t.window, *t.written.borrow())
         {
-            if let (Some(w), Some(at)) = (&t.window, *t.written.borrow()) {
-                bar.read32(w, at)?;
-            }
+            bar.read32(w, at)?;
         }
         Ok(())
     }

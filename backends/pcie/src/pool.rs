@@ -33,7 +33,7 @@ impl PoolWindow {
     /// aperture: whole 4-byte words at a 4-byte aligned offset, inside the window.
     pub fn place(&self, offset: u64, len: usize) -> Result<(u8, u64), PcieError> {
         let size = self.size.bytes();
-        if offset % 4 != 0 || len % 4 != 0 {
+        if !offset.is_multiple_of(4) || !len.is_multiple_of(4) {
             return Err(PcieError::Unaligned { offset, len });
         }
         if offset.checked_add(len as u64).is_none_or(|end| end > size) {

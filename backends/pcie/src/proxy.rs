@@ -292,7 +292,7 @@ impl<'c, B: Bar> HostCtrl<'c, B> {
     }
 
     fn at(&self, offset: u32) -> Result<u32, ProxyError<control::ErrorKind>> {
-        if offset % 4 != 0 {
+        if !offset.is_multiple_of(4) {
             return Err(ProxyError {
                 kind: control::ErrorKind::Misaligned,
                 cause: None,

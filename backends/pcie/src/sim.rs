@@ -193,7 +193,7 @@ impl Bar for SimBar {
     fn fence(&mut self) {}
 
     fn bar0_read32(&self, offset: u32) -> Result<u32, PcieError> {
-        if offset % 4 != 0 {
+        if !offset.is_multiple_of(4) {
             return Err(PcieError::Unaligned {
                 offset: offset as u64,
                 len: 4,

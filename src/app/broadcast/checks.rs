@@ -97,19 +97,18 @@ impl BroadcastConfig {
             ));
         }
         self.chips_in_all(self.chips)?;
-        if self.chips > 1 {
-            if let DeviceChoice::Ttsim { chip, .. } = &self.device {
-                if *chip != 0 {
-                    return Err(flag(
-                        "--chips",
-                        format!(
-                            "{} with --device {}: the run takes the build's first chips itself \
+        if self.chips > 1
+            && let DeviceChoice::Ttsim { chip, .. } = &self.device
+            && *chip != 0
+        {
+            return Err(flag(
+                "--chips",
+                format!(
+                    "{} with --device {}: the run takes the build's first chips itself \
                              (allowed: --device ttsim[:PATH] without @CHIP with --chips)",
-                            self.chips, self.device
-                        ),
-                    ));
-                }
-            }
+                    self.chips, self.device
+                ),
+            ));
         }
         if self.protocol == Protocol::Handshake {
             if self.exec == Exec::Firmware || !self.device.in_process() {
@@ -129,20 +128,20 @@ impl BroadcastConfig {
                 ));
             }
         }
-        if !self.device.in_process() {
-            if let Some(f) = self.faults.iter().find(|f| f.kind.is_noc()) {
-                return Err(flag(
-                    "--fault",
-                    format!(
-                        "{} with --device {}: it drops a NoC transaction inside the simulator; \
+        if !self.device.in_process()
+            && let Some(f) = self.faults.iter().find(|f| f.kind.is_noc())
+        {
+            return Err(flag(
+                "--fault",
+                format!(
+                    "{} with --device {}: it drops a NoC transaction inside the simulator; \
                          the host of ttsim or a card cannot drop one (allowed: --device sim or \
                          pcie-sim; on ttsim and a card: stall-dm, stall-compute, \
                          stall-sender-compute, bad-words, host-stop)",
-                        f.kind.name(),
-                        self.device
-                    ),
-                ));
-            }
+                    f.kind.name(),
+                    self.device
+                ),
+            ));
         }
         if self.speed_up.is_some() {
             self.speed_up_allowed()?;
@@ -227,7 +226,7 @@ impl BroadcastConfig {
                 ),
             ));
         }
-        if self.page_size == 0 || self.page_size % 64 != 0 || self.page_size > 1 << 20 {
+        if self.page_size == 0 || !self.page_size.is_multiple_of(64) || self.page_size > 1 << 20 {
             return Err(flag(
                 "--page-size",
                 format!(

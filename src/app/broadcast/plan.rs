@@ -533,10 +533,10 @@ impl BroadcastPlan {
                 .iter()
                 .zip(&self.decoded[i])
                 .find(|(w, _)| LogicalXy::from(w.core) == core)
+                && a.included()
+                && (a.rank != 0 || a.receivers > 0)
             {
-                if a.included() && (a.rank != 0 || a.receivers > 0) {
-                    out.push((s.id, a.rank));
-                }
+                out.push((s.id, a.rank));
             }
         }
         out
@@ -617,28 +617,28 @@ impl BroadcastPlan {
                 ranks.iter().any(|&(_, r)| (r > 0) == receiver)
             };
             let ranks = self.ranks(f.core);
-            if let Some((receiver, why)) = needs {
-                if !takes_part(&ranks, receiver) {
-                    let some: Vec<String> = (0..r.len())
-                        .map(|i| self.core(i))
-                        .filter(|&c| takes_part(&self.ranks(c), receiver))
-                        .take(4)
-                        .map(|c| c.to_string())
-                        .collect();
-                    let allowed = if some.is_empty() {
-                        format!("none: no core of --rect {r} does")
-                    } else {
-                        format!("a core that does, such as {}", some.join(", "))
-                    };
-                    return Err(flag(
-                        "--fault",
-                        format!(
-                            "{}: core {} {why} (allowed: {allowed})",
-                            f.kind.name(),
-                            f.core
-                        ),
-                    ));
-                }
+            if let Some((receiver, why)) = needs
+                && !takes_part(&ranks, receiver)
+            {
+                let some: Vec<String> = (0..r.len())
+                    .map(|i| self.core(i))
+                    .filter(|&c| takes_part(&self.ranks(c), receiver))
+                    .take(4)
+                    .map(|c| c.to_string())
+                    .collect();
+                let allowed = if some.is_empty() {
+                    format!("none: no core of --rect {r} does")
+                } else {
+                    format!("a core that does, such as {}", some.join(", "))
+                };
+                return Err(flag(
+                    "--fault",
+                    format!(
+                        "{}: core {} {why} (allowed: {allowed})",
+                        f.kind.name(),
+                        f.core
+                    ),
+                ));
             }
             // One stall per kernel: a second would replace the first.
             let kernel = |k: FaultKind| match k {

@@ -117,10 +117,10 @@ fn send_all(
         .collect();
     loop {
         for slot in pending.iter_mut() {
-            if let Some(request) = slot.take() {
-                if let Err(still) = request.test() {
-                    *slot = Some(still);
-                }
+            if let Some(request) = slot.take()
+                && let Err(still) = request.test()
+            {
+                *slot = Some(still);
             }
         }
         if pending.iter().all(Option::is_none) {

@@ -64,10 +64,17 @@ impl std::fmt::Display for BroadcastSummary {
                 let mut clocks = self.chips.iter().map(|c| c.aiclk_mhz).filter(|&m| m > 0);
                 let first = clocks.next();
                 if first.is_some_and(|m| clocks.any(|other| other != m)) {
+                    // The chip with the most cycles need not be the one that took longest.
                     writeln!(
                         f,
-                        "  device time ({}; us at each chip's AICLK, the longest chip's), all jobs:",
+                        "  device time ({}; chips at different AICLKs), all jobs:",
                         self.clock.unit()
+                    )?;
+                    writeln!(
+                        f,
+                        "    ran:            {} cycles on the chip with the most; {} on the longest in time, each chip at its own AICLK",
+                        self.cycles,
+                        duration((us * 1e3) as u64)
                     )?;
                 } else {
                     writeln!(
@@ -76,13 +83,21 @@ impl std::fmt::Display for BroadcastSummary {
                         self.clock.unit(),
                         first.unwrap_or(self.aiclk_mhz)
                     )?;
+                    writeln!(
+                        f,
+                        "    ran:            {} cycles = {}",
+                        self.cycles,
+                        duration((us * 1e3) as u64)
+                    )?;
                 }
+            }
+            None if self.clock.is_time() => {
                 writeln!(
                     f,
-                    "    ran:            {} cycles = {}",
-                    self.cycles,
-                    duration((us * 1e3) as u64)
+                    "  device time ({}; the device reported no AICLK, so no microseconds), all jobs:",
+                    self.clock.unit()
                 )?;
+                writeln!(f, "    ran:            {} cycles", self.cycles)?;
             }
             None => {
                 writeln!(
@@ -124,6 +139,14 @@ impl std::fmt::Display for BroadcastSummary {
                 "    efficiency:     none: the run did not complete, {} and {}; its cycles are no performance figure",
                 n(self.timeouts as u64, "job timed out", "jobs timed out"),
                 n(self.abandoned as u64, "job abandoned", "jobs abandoned"),
+            )?,
+            None if self.cycles == 0 => writeln!(
+                f,
+                "    efficiency:     none: the run took no cycles to compare the bound with"
+            )?,
+            None if self.results.iter().all(|r| r.ok) && !self.violations.is_empty() => writeln!(
+                f,
+                "    efficiency:     none: the simulator saw protocol violations (below), so its cycles are no performance figure"
             )?,
             None => writeln!(
                 f,
@@ -274,10 +297,24 @@ impl BroadcastSummary {
     pub fn result_line(&self) -> String {
         let n = count;
         let failed;
+        // A rank whose run failed decides the exit code before any timeout
+        // (`BroadcastSummary::exit_code`): the verdict names it first too.
+        let failed_rank = self
+            .ranks
+            .iter()
+            .filter(|r| r.exit_code != 0 && r.exit_code != 3)
+            .max_by_key(|r| r.exit_code);
         let verdict = if self.ok && self.check == "none" {
             "ok: every protocol step succeeded (--check none: no byte checked)"
         } else if self.ok {
             "ok: every byte checked"
+        } else if let Some(r) = failed_rank {
+            failed = format!(
+                "FAILED: rank {}: {}",
+                r.rank,
+                r.error.as_deref().unwrap_or_default()
+            );
+            &failed
         } else if self.timeouts > 0 || self.abandoned > 0 || self.rank_lost() {
             "TIMEOUT"
         } else if self.mismatches > 0 {
@@ -332,8 +369,23 @@ mod tests {
                 && text.contains("efficiency:     0.800 (bound / ran"),
             "{text}"
         );
+        // Every job ok, but the simulator saw a violation: said so, not "not every job".
         s.efficiency = None;
         s.ok = false;
+        s.results = vec![crate::app::broadcast::summary::JobResult {
+            job: 0,
+            ok: true,
+            timeout: false,
+            abandoned: false,
+        }];
+        s.violations = vec!["a write over unpopped pages".into()];
+        let text = s.to_string();
+        assert!(
+            text.contains("efficiency:     none: the simulator saw protocol violations"),
+            "{text}"
+        );
+        s.violations.clear();
+        s.results[0].ok = false;
         s.mismatches = 1;
         let text = s.to_string();
         assert!(
@@ -382,8 +434,10 @@ mod tests {
         assert_eq!(s.micros, Some(1250.0));
         let text = s.to_string();
         assert!(
-            text.contains("us at each chip's AICLK, the longest chip's)")
-                && text.contains("ran:            1350000 cycles = 1.25 ms"),
+            text.contains("(simulated cycles; chips at different AICLKs)")
+                && text.contains(
+                    "ran:            1350000 cycles on the chip with the most; 1.25 ms on the longest in time"
+                ),
             "{text}"
         );
         // One clock: named; a chip nothing was reported of (clock 0) does not count.
@@ -391,6 +445,15 @@ mod tests {
         s.set_micros();
         assert_eq!(s.micros, Some(1000.0));
         assert!(s.to_string().contains("us at the 1350 MHz AICLK)"));
+        // No clock reported at all: cycles, and no time made up at 1 MHz.
+        (s.chips[0].aiclk_mhz, s.aiclk_mhz) = (0, 0);
+        s.set_micros();
+        assert_eq!(s.micros, None);
+        assert!(
+            s.to_string()
+                .contains("the device reported no AICLK, so no microseconds"),
+            "{s}"
+        );
     }
 
     /// A run that failed with no timeout and no mismatch is not called a data mismatch.
@@ -417,11 +480,15 @@ mod tests {
         s.ranks
             .push(failed(1, 4, "its run failed: no such chip", 4));
         assert!(verdict(&s).starts_with("result: FAILED: rank 1: its run failed: no such chip ("));
-        // A rank that never answered is a timeout, jobs given to it or not.
+        assert_eq!(s.exit_code(), 4);
+        // A rank that never answered is a timeout, jobs given to it or not; beside a rank
+        // whose run failed, the failure decides the exit code and the verdict alike.
         let lost = "no answer within 8 s of the run's start";
         s.ranks.push(failed(2, 0, lost, 3));
-        assert!(verdict(&s).starts_with("result: TIMEOUT ("));
+        assert_eq!(s.exit_code(), 4);
+        assert!(verdict(&s).starts_with("result: FAILED: rank 1: its run failed"));
         s.ranks.remove(0);
+        assert!(verdict(&s).starts_with("result: TIMEOUT ("));
         assert_eq!(s.exit_code(), 3);
         s.ranks.pop();
         s.mismatches = 2;

@@ -489,10 +489,10 @@ pub(super) fn run_share(
             Box::new(move |s: &mut Session, t: &Ticket| {
                 // Job 0 is the first command posted: its host-stop faults act now. (A device
                 // error here shows in the job's own report.)
-                if std::mem::take(&mut first) {
-                    if let Some(Ok(never)) = for_hook.get().map(|p| p.host_stops(s, t)) {
-                        *unfired.lock().unwrap_or_else(|e| e.into_inner()) = never;
-                    }
+                if std::mem::take(&mut first)
+                    && let Some(Ok(never)) = for_hook.get().map(|p| p.host_stops(s, t))
+                {
+                    *unfired.lock().unwrap_or_else(|e| e.into_inner()) = never;
                 }
             }) as PostHook
         });

@@ -393,18 +393,17 @@ impl BroadcastSummary {
     }
 
     /// [`Self::micros`] from the chips: the longest chip's time, each chip's cycles at its own
-    /// AICLK; at [`Self::aiclk_mhz`] when no chip reported its clock.
+    /// AICLK; at [`Self::aiclk_mhz`] when no chip reported its clock; none when no clock is
+    /// known at all.
     pub(super) fn set_micros(&mut self) {
         let longest = self
             .chips
             .iter()
             .filter(|c| c.aiclk_mhz > 0)
             .map(|c| c.cycles as f64 / c.aiclk_mhz as f64)
-            .reduce(f64::max);
-        self.micros = self
-            .clock
-            .is_time()
-            .then(|| longest.unwrap_or(self.cycles as f64 / self.aiclk_mhz.max(1) as f64));
+            .reduce(f64::max)
+            .or((self.aiclk_mhz > 0).then(|| self.cycles as f64 / self.aiclk_mhz as f64));
+        self.micros = longest.filter(|_| self.clock.is_time());
     }
 
     /// Cycles since `start`, the simulator's violations, and the end of the trace (`extra`
@@ -418,11 +417,9 @@ impl BroadcastSummary {
     ) -> Result<(), BroadcastError> {
         self.cycles = session.device().now() - start;
         self.clock = session.device().clock_kind();
-        let mhz = session.device().aiclk_mhz().max(1);
-        self.micros = self
-            .clock
-            .is_time()
-            .then(|| self.cycles as f64 / mhz as f64);
+        // A device that reports no clock (0) has no time, rather than one at 1 MHz.
+        let mhz = session.device().aiclk_mhz();
+        self.micros = (self.clock.is_time() && mhz > 0).then(|| self.cycles as f64 / mhz as f64);
         self.aiclk_mhz = mhz;
         // A profile covers the rectangle's cores: the others only poll their control blocks.
         let profiled: std::collections::BTreeSet<(u8, u8)> = match cfg.profile {

@@ -101,11 +101,11 @@ pub fn command(flags: &BroadcastBenchFlags) -> ExitCode {
     if printed != ExitCode::SUCCESS {
         return printed;
     }
-    if let Some(path) = &flags.plot {
-        if let Err(e) = std::fs::write(path, report.chart().to_svg()) {
-            eprintln!("error: --plot {}: cannot be written: {e}", path.display());
-            return ExitCode::from(2);
-        }
+    if let Some(path) = &flags.plot
+        && let Err(e) = std::fs::write(path, report.chart().to_svg())
+    {
+        eprintln!("error: --plot {}: cannot be written: {e}", path.display());
+        return ExitCode::from(2);
     }
     ExitCode::from(report.exit_code())
 }

@@ -24,6 +24,8 @@ const TOP: f64 = 70.0;
 const UNDER: f64 = 60.0;
 /// Height of one line of the legend.
 const LEGEND_LINE: f64 = 22.0;
+/// The most y ticks a chart draws past 0.
+pub const MAX_Y_TICKS: u32 = 50;
 /// Dash patterns of the series' styles (none: solid).
 const DASHES: [Option<&str>; 4] = [None, Some("7 4"), Some("2 3"), Some("9 3 2 3")];
 
@@ -34,7 +36,8 @@ pub struct Series {
     pub name: String,
     /// Its colour, an SVG colour (`#1f77b4`).
     pub colour: &'static str,
-    /// Its style: the dash pattern and marker, cycling through four of each.
+    /// Its style: the dash pattern and marker, four of each; styles 0 to 15 are sixteen
+    /// different pairs (so a fifth pages value is not drawn as the first), then they repeat.
     pub style: usize,
     /// Its points `(x, y)` in data units, drawn in order; not finite ones are left out. A
     /// series with no point is named in the legend and draws nothing.
@@ -85,14 +88,15 @@ impl Series {
     }
 
     /// The `stroke-dasharray` attribute of its style, or nothing for a solid line.
-    fn dash(&self) -> String {
-        DASHES[self.style % DASHES.len()]
+    pub(super) fn dash(&self) -> String {
+        // Marker `style % 4`; the dash moves on by one every four styles.
+        DASHES[(self.style + self.style / 4) % DASHES.len()]
             .map(|d| format!(r#" stroke-dasharray="{d}""#))
             .unwrap_or_default()
     }
 
     /// Its marker at `(x, y)` in picture units: a circle, square, triangle or diamond.
-    fn marker(&self, x: f64, y: f64) -> String {
+    pub(super) fn marker(&self, x: f64, y: f64) -> String {
         let c = self.colour;
         match self.style % 4 {
             0 => format!(r#"<circle cx="{x:.1}" cy="{y:.1}" r="4" fill="{c}"/>"#),
@@ -158,10 +162,15 @@ impl Chart {
         (top * 5.0 - 1e-9).ceil().max(5.0) / 5.0
     }
 
-    /// The y axis' ticks: 0 to [`Self::y_max`] in steps of 0.2.
+    /// The y axis' ticks: 0 to [`Self::y_max`] in steps of 0.2, or of a multiple of 0.2 that
+    /// keeps them at most [`MAX_Y_TICKS`] (an efficiency far past 1, from a card whose clock
+    /// reads wrong, would draw millions of lines).
     pub fn y_ticks(&self) -> Vec<f64> {
-        let steps = (self.y_max() * 5.0).round() as u32;
-        (0..=steps).map(|i| f64::from(i) / 5.0).collect()
+        let fifths = (self.y_max() * 5.0).round() as u32;
+        let every = fifths.div_ceil(MAX_Y_TICKS).max(1);
+        (0..=fifths / every)
+            .map(|i| f64::from(i * every) / 5.0)
+            .collect()
     }
 
     /// The picture's height: [`MIN_HEIGHT`], or more when the legend needs it.

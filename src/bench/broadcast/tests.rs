@@ -513,6 +513,27 @@ fn an_all_null_series_is_in_the_legend_and_draws_no_line() {
 }
 
 #[test]
+fn sixteen_series_have_sixteen_looks_and_a_tall_axis_few_ticks() {
+    // Each series' look: its dash attribute and its marker at one place.
+    let looks: std::collections::BTreeSet<(String, String)> = (0..16)
+        .map(|style| {
+            let s = series("s", style, &[]);
+            (s.dash(), s.marker(0.0, 0.0))
+        })
+        .collect();
+    assert_eq!(looks.len(), 16, "{looks:?}");
+    // An efficiency of 10^6 (a clock read wrong): the axis reaches it in at most 50 steps.
+    let c = chart(vec![series("a", 0, &[(0.0, 1e6)])]);
+    let ticks = c.y_ticks();
+    assert!(ticks.len() <= 51, "{}", ticks.len());
+    assert_eq!(ticks[0], 0.0);
+    assert!(*ticks.last().unwrap() >= 0.98e6, "{ticks:?}");
+    // As before for a small axis: every fifth.
+    let c = chart(vec![series("a", 0, &[(0.0, 1.05)])]);
+    assert_eq!(c.y_ticks().len(), 7);
+}
+
+#[test]
 fn the_picture_grows_with_the_legend() {
     let many: Vec<Series> = (0..30).map(|i| series(&format!("s{i}"), i, &[])).collect();
     let c = chart(many);

@@ -34,7 +34,7 @@ pub const DRAM_ADDR: u64 = 0;
 const _: () = {
     assert!(SRC_ADDR >= CONTROL_BASE + CONTROL_BYTES);
     assert!(DST_ADDR + MAX_SIZE <= blackhole_pac::tensix::L1_USABLE_SIZE);
-    assert!(SRC_ADDR % 64 == 0 && DST_ADDR % 64 == 0);
+    assert!(SRC_ADDR.is_multiple_of(64) && DST_ADDR.is_multiple_of(64));
 };
 
 /// `--pattern`: the data-movement pattern of `komorebi bench noc`.

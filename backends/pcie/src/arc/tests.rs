@@ -183,10 +183,10 @@ impl ArcPort for FakeArc {
     }
     fn arc_wait(&self) -> u64 {
         self.waits.set(self.waits.get() + 1);
-        if let (Some(at), Some(ramp)) = (self.go_busy_at.get(), self.ramp) {
-            if self.waits.get() >= at + ramp {
-                self.set(tag::AICLK, self.busy);
-            }
+        if let (Some(at), Some(ramp)) = (self.go_busy_at.get(), self.ramp)
+            && self.waits.get() >= at + ramp
+        {
+            self.set(tag::AICLK, self.busy);
         }
         self.step
     }

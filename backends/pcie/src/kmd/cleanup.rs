@@ -17,7 +17,7 @@ pub(super) fn noc_cleanup_arg(
     value: u32,
 ) -> Result<sys::SetNocCleanup, PcieError> {
     let (x, y) = target;
-    if x > 63 || y > 63 || addr % 4 != 0 {
+    if x > 63 || y > 63 || !addr.is_multiple_of(4) {
         return Err(PcieError::Target {
             what: format!("a release write to ({x}, {y}) at {addr:#x}"),
             why: "needs coordinates 0..=63 and a 4-byte aligned address".into(),

@@ -135,11 +135,11 @@ pub fn select_visible(nodes: Vec<DeviceNode>, spec: &str) -> Vec<DeviceNode> {
                     hit = true;
                 }
             }
-        } else if let Ok(i) = token.parse::<usize>() {
-            if let Some(k) = keep.get_mut(i) {
-                *k = true;
-                hit = true;
-            }
+        } else if let Ok(i) = token.parse::<usize>()
+            && let Some(k) = keep.get_mut(i)
+        {
+            *k = true;
+            hit = true;
         }
         if !hit {
             unmatched.push(token.to_string());

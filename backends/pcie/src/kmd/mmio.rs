@@ -55,7 +55,7 @@ impl MmioMap {
 
     /// The word at `offset`, if `offset` is 4-byte aligned and the word inside the mapping.
     pub(super) fn read32(&self, offset: usize) -> Option<u32> {
-        if offset % 4 != 0 || offset.checked_add(4)? > self.len {
+        if !offset.is_multiple_of(4) || offset.checked_add(4)? > self.len {
             return None;
         }
         // SAFETY: `offset + 4 <= len` and the mapping is page aligned, so the pointer is inside
@@ -73,7 +73,7 @@ impl MmioMap {
 
     /// Stores `value` at `offset` under the same conditions as [`read32`](Self::read32).
     pub(super) fn write32(&self, offset: usize, value: u32) -> Option<()> {
-        if offset % 4 != 0 || offset.checked_add(4)? > self.len {
+        if !offset.is_multiple_of(4) || offset.checked_add(4)? > self.len {
             return None;
         }
         // SAFETY: as in read32; the mapping was made writable by whoever stores through it

@@ -78,7 +78,7 @@ impl KmdWindow {
     /// The mapping and the `usize` offset for `len` bytes at `offset`, checked: 4-byte aligned
     /// offset and whole words, inside the window.
     pub(super) fn span(&self, offset: u64, len: usize) -> Result<(&MmioMap, usize), PcieError> {
-        if offset % 4 != 0 || len % 4 != 0 {
+        if !offset.is_multiple_of(4) || !len.is_multiple_of(4) {
             return Err(PcieError::Unaligned { offset, len });
         }
         let out = PcieError::OutOfWindow {

@@ -189,7 +189,7 @@ impl TtsimBar {
     /// ttsim's physical address of BAR0 register `offset` of a Wormhole, which must be ARC's
     /// (its CSM and APB windows: the only BAR0 registers ttsim's Wormhole serves).
     fn wormhole_arc(&self, offset: u32) -> Result<u64, PcieError> {
-        if offset % 4 != 0 || !wormhole_pac::arc::BAR0_ARC.contains(&offset) {
+        if !offset.is_multiple_of(4) || !wormhole_pac::arc::BAR0_ARC.contains(&offset) {
             return Err(PcieError::Bar0Unmapped {
                 offset,
                 mapped: "ttsim's Wormhole serves ARC's CSM and APB at 0x1FE8_0000..0x2000_0000",
@@ -298,7 +298,7 @@ impl Bar for TtsimBar {
         let served = BAR0_READABLE
             .iter()
             .any(|&(lo, hi)| (lo..hi).contains(&offset));
-        if offset % 4 != 0 || !served {
+        if !offset.is_multiple_of(4) || !served {
             return Err(PcieError::Bar0Unmapped {
                 offset,
                 mapped: BAR0_READABLE_NAME,
