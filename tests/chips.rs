@@ -207,6 +207,7 @@ fn the_cli_spreads_the_jobs_and_its_json_keeps_every_field_and_adds_the_chips() 
     for (c, chip) in chips.iter().enumerate() {
         assert_eq!(chip["chip"], c);
         assert_eq!(chip["device"], "sim");
+        assert_eq!(chip["aiclk_mhz"], 1350, "each chip's own clock");
         let (ran, moved) = (
             chip["jobs"].as_u64().unwrap(),
             chip["moved"].as_u64().unwrap(),

@@ -63,9 +63,9 @@ pub enum BroadcastError {
         /// What went wrong there.
         error: Box<BroadcastError>,
     },
-    /// Several workers' errors (each with its chip on several chips): every one, not the first
-    /// only. Built by [`BroadcastError::all_of`], never with fewer than two.
-    #[error("{} workers failed: {}", .0.len(), several(.0))]
+    /// The workers' errors when they differ (each with its chip on several chips): every one,
+    /// not the first only. Built by [`BroadcastError::all_of`], never with fewer than two.
+    #[error("{} different errors: {}", .0.len(), several(.0))]
     Several(Vec<BroadcastError>),
 }
 
@@ -150,7 +150,7 @@ mod tests {
         assert_eq!(
             both.to_string(),
             format!(
-                "2 workers failed: dispatcher: no slot; chip 1 (sim): {}",
+                "2 different errors: dispatcher: no slot; chip 1 (sim): {}",
                 SessionError::Device(crate::host::device::DeviceError {
                     message: "gone".into(),
                     lost: true,

@@ -146,7 +146,7 @@ impl std::fmt::Display for BroadcastSummary {
             )?,
             None if self.results.iter().all(|r| r.ok) && !self.violations.is_empty() => writeln!(
                 f,
-                "    efficiency:     none: the simulator saw protocol violations (below), so its cycles are no performance figure"
+                "    efficiency:     none: the run saw violations (below), so its cycles are no performance figure"
             )?,
             None => writeln!(
                 f,
@@ -381,7 +381,7 @@ mod tests {
         s.violations = vec!["a write over unpopped pages".into()];
         let text = s.to_string();
         assert!(
-            text.contains("efficiency:     none: the simulator saw protocol violations"),
+            text.contains("efficiency:     none: the run saw violations (below)"),
             "{text}"
         );
         s.violations.clear();

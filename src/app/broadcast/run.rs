@@ -226,7 +226,8 @@ struct BroadcastJobs<'a> {
     summary: BroadcastSummary,
     /// Per chip, what this worker saw of it.
     tallies: Vec<ChipSummary>,
-    error: Option<BroadcastError>,
+    /// Every distinct error this worker met (on any of its chips), in order.
+    errors: Vec<BroadcastError>,
     /// Per chip, the last job whose DRAM data this worker wrote there, and its region.
     written: Vec<Option<(u32, u32)>>,
     /// Per chip, the DRAM region of the job in flight there (several chips only).
@@ -284,7 +285,9 @@ impl BroadcastJobs<'_> {
         } else {
             error
         };
-        self.error.get_or_insert(error);
+        if !self.errors.contains(&error) {
+            self.errors.push(error);
+        }
     }
 }
 
@@ -599,7 +602,7 @@ pub(super) fn run_share(
             progress,
             summary: empty(),
             tallies: tallies(),
-            error: None,
+            errors: Vec::new(),
             written: vec![None; chips.len()],
             running: vec![None; chips.len()],
             in_flight: 0,
@@ -626,8 +629,8 @@ pub(super) fn run_share(
     let mut per_chip = tallies();
     let mut errors = Vec::new();
     for p in result.plugins {
-        if let Some(e) = p.error {
-            errors.push(e);
+        if !p.errors.is_empty() {
+            errors.extend(p.errors);
             continue;
         }
         summary.add_counts(p.summary.into());

@@ -51,7 +51,8 @@ pub struct ChipSummary {
     /// Its device clock from the run's start to its end, as [`BroadcastSummary::cycles`] counts.
     pub cycles: u64,
     /// Its AICLK in MHz, as it reports it (cards of one run may run at different clocks); 0 for
-    /// a chip nothing was reported of (a lost rank's).
+    /// a chip nothing was reported of (an `--mpi` rank's that never answered or whose run
+    /// failed).
     pub aiclk_mhz: u32,
     /// Jobs on it that timed out.
     pub timeouts: u32,

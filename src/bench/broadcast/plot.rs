@@ -152,25 +152,37 @@ impl Chart {
         }
     }
 
-    /// The top of the y axis: 1, or the largest point rounded up to a step of 0.2.
+    /// The step of the y ticks, in fifths: 1 (0.2), or the multiple of it that keeps them at
+    /// most [`MAX_Y_TICKS`] (an efficiency far past 1, from a card whose clock reads wrong, would
+    /// draw millions of lines).
+    fn y_step_fifths(&self) -> f64 {
+        let top = self
+            .series
+            .iter()
+            .flat_map(|s| s.drawn().map(|p| p.1))
+            .fold(1.0_f64, f64::max);
+        ((top * 5.0 - 1e-9).ceil() / f64::from(MAX_Y_TICKS))
+            .ceil()
+            .max(1.0)
+    }
+
+    /// The top of the y axis: 1, or the largest point rounded up to a tick (steps of 0.2, or
+    /// of a multiple of 0.2 past [`MAX_Y_TICKS`] of them).
     pub fn y_max(&self) -> f64 {
         let top = self
             .series
             .iter()
             .flat_map(|s| s.drawn().map(|p| p.1))
             .fold(1.0_f64, f64::max);
-        (top * 5.0 - 1e-9).ceil().max(5.0) / 5.0
+        let step = self.y_step_fifths();
+        ((top * 5.0 - 1e-9) / step).ceil().max(5.0 / step).ceil() * step / 5.0
     }
 
-    /// The y axis' ticks: 0 to [`Self::y_max`] in steps of 0.2, or of a multiple of 0.2 that
-    /// keeps them at most [`MAX_Y_TICKS`] (an efficiency far past 1, from a card whose clock
-    /// reads wrong, would draw millions of lines).
+    /// The y axis' ticks: 0 to [`Self::y_max`], every [`Self::y_step_fifths`] fifths.
     pub fn y_ticks(&self) -> Vec<f64> {
-        let fifths = (self.y_max() * 5.0).round() as u32;
-        let every = fifths.div_ceil(MAX_Y_TICKS).max(1);
-        (0..=fifths / every)
-            .map(|i| f64::from(i * every) / 5.0)
-            .collect()
+        let step = self.y_step_fifths();
+        let ticks = (self.y_max() * 5.0 / step).round() as u64;
+        (0..=ticks).map(|i| i as f64 * step / 5.0).collect()
     }
 
     /// The picture's height: [`MIN_HEIGHT`], or more when the legend needs it.
