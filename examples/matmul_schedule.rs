@@ -14,7 +14,7 @@ use komorebi_hal::LogicalRect;
 /// The data movement of C = A x B (SUMMA) over block groups of cores, with row write-backs that
 /// depend on every block of their row, run through the dispatcher; every byte checked.
 #[derive(Parser, Debug)]
-#[command(name = "matmul_schedule", version, after_help = cli::EXIT_CODES)]
+#[command(name = "matmul_schedule", version, after_help = EXIT_CODES)]
 struct Flags {
     /// Logical cores the product runs on: X0,Y0,COLUMNS,ROWS.
     #[arg(long, value_parser = parse_rect, default_value = "0,0,12,10")]
@@ -40,6 +40,12 @@ struct Flags {
     #[arg(long)]
     json: bool,
 }
+
+/// This program's exit codes (not `komorebi broadcast`'s: a step's timeout is one of its
+/// failed commands).
+const EXIT_CODES: &str = "Exit codes: 0 every command reported and every byte checked, 1 a \
+     command failed (a give-up, a timeout or a short check: the summary names each), 2 bad \
+     flags or a schedule that does not fit, 4 the simulator or the dispatcher could not run it.";
 
 fn parse_block(s: &str) -> Result<(u8, u8), String> {
     const ALLOWED: &str = "allowed: COLUMNSxROWS such as 3x2, each 1..=255";
@@ -93,7 +99,10 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(2)
+            match e {
+                komorebi::app::broadcast::BroadcastError::Flag { .. } => ExitCode::from(2),
+                _ => ExitCode::from(4),
+            }
         }
     }
 }

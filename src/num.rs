@@ -67,11 +67,13 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
 /// `3.20 ms`, `1.25 s`.
 pub fn duration(ns: u64) -> String {
     let v = ns as f64;
+    // Each unit up to the value that rounds to 1000 of it in its digits (999,950 ns is 1.00 ms,
+    // not 1000.0 us).
     if ns < 1_000 {
         format!("{ns} ns")
-    } else if ns < 1_000_000 {
+    } else if ns < 999_950 {
         format!("{:.1} us", v / 1e3)
-    } else if ns < 1_000_000_000 {
+    } else if ns < 999_995_000 {
         format!("{:.2} ms", v / 1e6)
     } else {
         format!("{:.2} s", v / 1e9)
@@ -112,5 +114,10 @@ mod tests {
         assert_eq!(duration(12_500), "12.5 us");
         assert_eq!(duration(362_807_295), "362.81 ms");
         assert_eq!(duration(2_500_000_000), "2.50 s");
+        // No "1000.0 us" nor "1000.00 ms": a value that rounds up takes the next unit.
+        assert_eq!(duration(999_949), "999.9 us");
+        assert_eq!(duration(999_960), "1.00 ms");
+        assert_eq!(duration(999_994_999), "999.99 ms");
+        assert_eq!(duration(999_996_000), "1.00 s");
     }
 }

@@ -284,7 +284,10 @@ fn dispatcher_and_feeder_agree_when_a_job_never_finishes() {
         serde_json::json!({"job": 1, "ok": false, "timeout": false, "abandoned": true})
     );
     assert!(fed["efficiency"].is_null());
-    assert_eq!(fed["chips"][0]["aiclk_mhz"], 1350, "the feeder's chip has its clock");
+    assert_eq!(
+        fed["chips"][0]["aiclk_mhz"], 1350,
+        "the feeder's chip has its clock"
+    );
 }
 
 #[test]

@@ -741,6 +741,29 @@ fn the_matmul_schedule_runs_every_step_and_write_back_and_checks_every_byte() {
         assert_eq!(s.checked_bytes, (4 * 3 * 6 + 2 * 12) * per_core);
         assert_eq!(s.dispatch.reported, 14);
     }
+    // Each report is held to its job's bytes (`BroadcastPlan::checked_bytes_per_job`): what a
+    // broadcast job of the same shape checks, and nothing with --check none.
+    use komorebi::app::broadcast::{self, BroadcastConfig, BroadcastPlan, Check};
+    let job = BroadcastConfig {
+        rect: LogicalRect::new(0, 0, 3, 2),
+        blocks: 2,
+        pages: 2,
+        page_size: 1024,
+        jobs: 2,
+        ..BroadcastConfig::default()
+    };
+    let geometry = komorebi::chip::blackhole(0).unwrap();
+    let plan = BroadcastPlan::per_job(&job, &geometry).unwrap();
+    let ran = broadcast::run(&job, |_| {}).unwrap();
+    assert!(ran.ok, "{ran}");
+    assert_eq!(ran.checked_bytes, 2 * plan.checked_bytes_per_job());
+    assert_eq!(plan.checked_bytes_per_job(), 6 * 2 * 2 * 2048);
+    let none = BroadcastConfig {
+        check: Check::None,
+        ..job
+    };
+    let plan = BroadcastPlan::per_job(&none, &geometry).unwrap();
+    assert_eq!(plan.checked_bytes_per_job(), 0);
     let bad = MatmulConfig {
         block: (4, 2),
         ..cfg

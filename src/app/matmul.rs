@@ -141,7 +141,17 @@ impl Plugin for Schedule<'_> {
         (self.progress)(1);
         match &f.outcome {
             Outcome::Reported(r) if r.ok => {
-                self.checked_bytes += r.stats.iter().map(|(_, s)| s[2] as u64).sum::<u64>();
+                // Every core reported success; the bytes its compute checked must be all of
+                // them too (a kernel that checked fewer blocks would report success as well).
+                let checked = r.stats.iter().map(|(_, s)| s[2] as u64).sum::<u64>();
+                let expected = self.plans[group.0 as usize].checked_bytes_per_job();
+                if checked != expected {
+                    self.failures.push(format!(
+                        "group {} step {step}: compute checked {checked} bytes of {expected}",
+                        group.0
+                    ));
+                }
+                self.checked_bytes += checked;
             }
             other => self
                 .failures
@@ -380,12 +390,16 @@ pub fn run_with_progress(
     check_dram(cfg, per_step)?;
     check_host_memory(cfg, per_step, crate::host::memory::available())?;
     let mut start = crate::app::broadcast::DRAM_BASE;
+    // Groups run side by side: each its own data pattern (its jobs' patterns after the last
+    // group's), so a block landed in another group's buffer fails the check.
     let plans = groups
         .iter()
-        .map(|&g| {
+        .enumerate()
+        .map(|(i, &g)| {
             let plan = group_plan(g, &broadcast(g))?
                 .with_dram_start(start)
-                .map_err(|e| in_group(g, e))?;
+                .map_err(|e| in_group(g, e))?
+                .with_pattern_offset((i as u32).wrapping_mul(cfg.steps.saturating_add(1)));
             start = plan.dram_end();
             Ok(plan)
         })

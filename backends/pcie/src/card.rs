@@ -184,7 +184,8 @@ impl<B: Bar> Card<B> {
     /// translation is on, the harvested rows (`ARC_GET_HARVESTING`), telemetry (the tagged
     /// table, or the legacy flat one), every DRAM channel trained (within the training wait),
     /// AICLK raised with `ARC_GO_BUSY` and read back with `GET_AICLK` (a clock that does not
-    /// settle is recorded in [`Card::identity`], not an error), then the window plan.
+    /// settle is recorded in [`Card::identity`], not an error; with
+    /// [`CardOptions::raise_clock`] off, only read), then the window plan.
     ///
     /// Windows and kernels use raw NoC0 coordinates whether translation is on or not: the
     /// translation tables map entries 0..=15 to themselves (tt-isa-documentation
@@ -195,7 +196,7 @@ impl<B: Bar> Card<B> {
     /// and no multicast window is left, nor needed: without translation the loader writes tile
     /// by tile.
     pub fn open_wormhole_card(mut bar: B, options: CardOptions) -> Result<Self, PcieError> {
-        let found = crate::arc::wormhole::open_card(&mut bar, &options.open)?;
+        let found = crate::arc::wormhole::open_card(&mut bar, &options.open, options.raise_clock)?;
         Self::wormhole(bar, options, found)
     }
 

@@ -325,6 +325,26 @@ fn open(fw: Firmware) -> Result<Card<FakeWormhole>, PcieError> {
     Card::open(FakeWormhole::new(fw), options())
 }
 
+/// A host that only looks (`komorebi devices`, `komorebi log`) leaves a Wormhole's clock as it
+/// found it: no `ARC_GO_BUSY`, one `GET_AICLK` to read it.
+#[test]
+fn a_looking_open_of_a_wormhole_reads_its_clock_and_raises_nothing() {
+    let looking = CardOptions {
+        raise_clock: false,
+        idle_clock_at_drop: false,
+        ..options()
+    };
+    let card = Card::open(FakeWormhole::new(Firmware::default()), looking).unwrap();
+    assert_eq!(
+        card.bar().messages,
+        [
+            (msg::ARC_GET_HARVESTING, 0),
+            (msg::GET_AICLK, wh::NO_ARGUMENT),
+        ]
+    );
+    assert!(!card.identity().clock_raised);
+}
+
 #[test]
 fn arc_start_follows_tt_umd_s_table_and_luwen_s_for_a_boot_not_done_or_asleep() {
     use wormhole_pac::arc::boot;
@@ -492,7 +512,7 @@ fn an_arc_that_never_starts_or_whose_watchdog_fired_is_a_typed_error() {
 fn a_hung_bus_is_refused_before_any_message() {
     let mut bar = FakeWormhole::new(Firmware::default());
     bar.hung = true;
-    let mut found = arc::wormhole::open_card(&mut bar, &options().open);
+    let mut found = arc::wormhole::open_card(&mut bar, &options().open, true);
     assert!(
         matches!(&found, Err(PcieError::Hung { what }) if what.contains("0x1ff5002c")),
         "{:?}",
@@ -501,7 +521,7 @@ fn a_hung_bus_is_refused_before_any_message() {
     assert!(bar.messages.is_empty(), "{:?}", bar.messages);
     // A bus that hangs between messages: ARC_MISC_CNTL reads all ones before the next rings.
     let mut bar = FakeWormhole::new(Firmware::default());
-    found = arc::wormhole::open_card(&mut bar, &options().open);
+    found = arc::wormhole::open_card(&mut bar, &options().open, true);
     assert!(found.is_ok());
     bar.hung = true;
     let e =

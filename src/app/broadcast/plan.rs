@@ -7,7 +7,7 @@ use komorebi_broadcast::layout::{self, BroadcastParams};
 use komorebi_hal::{LogicalXy, Role};
 use komorebi_kernel::abi;
 use komorebi_kernel::broadcast_handler::program::{
-    BroadcastProgram, ComputeInput, MoverProgram, STREAMS,
+    BroadcastProgram, Check, ComputeInput, MoverProgram, STREAMS,
 };
 use komorebi_kernel::broadcast_handler::{BROADCAST_HANDLER, PATTERN_STRIDE, pattern_base};
 use komorebi_kernel::handshake_handler::HANDSHAKE_HANDLER;
@@ -369,6 +369,30 @@ impl BroadcastPlan {
     /// The DRAM region of job `job` (the feeder's, and the dispatcher's on one chip).
     pub(super) fn region(&self, job: u32) -> u32 {
         if self.per_job { job % DRAM_RING } else { job }
+    }
+
+    /// The same plan with its patterns moved on by `offset` jobs, for plans that run side by
+    /// side (a schedule's groups): with offsets apart by more than their jobs, no two plans'
+    /// jobs send the same bytes, so a block landed in another group's buffer fails the check.
+    pub fn with_pattern_offset(mut self, offset: u32) -> Self {
+        self.pattern_salt = self.pattern_salt.wrapping_add(offset);
+        self
+    }
+
+    /// The bytes compute checks in one job: every core of the rectangle checks every block of
+    /// the broadcast it is in of each operand (a sender's own compute too); 0 with `--check
+    /// none`.
+    pub fn checked_bytes_per_job(&self) -> u64 {
+        match self.cfg.check {
+            Check::None => 0,
+            Check::Full => {
+                self.cfg.rect.len() as u64
+                    * self.operands.len() as u64
+                    * u64::from(self.cfg.blocks)
+                    * u64::from(self.cfg.pages)
+                    * u64::from(self.cfg.page_size)
+            }
+        }
     }
 
     /// The number that stands for job `job` in its data pattern (the host's DRAM bytes and

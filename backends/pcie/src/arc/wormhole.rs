@@ -75,8 +75,14 @@ pub fn harvested_rows<B: Bar>(bar: &mut B, timeout: Duration) -> Result<HarvestM
 }
 
 /// A card's whole sequence (module docs), in tt-umd's order: alive, ARC started, translation,
-/// harvested rows, telemetry, DRAM trained, AICLK raised.
-pub fn open_card<B: Bar>(bar: &mut B, timeouts: &OpenTimeouts) -> Result<Found, PcieError> {
+/// harvested rows, telemetry, DRAM trained, AICLK raised; with `raise_clock` false (an open
+/// that only looks, [`crate::card::CardOptions::raise_clock`]) AICLK is read as it is, with
+/// `GET_AICLK` only: another process may be running the card at its own clock.
+pub fn open_card<B: Bar>(
+    bar: &mut B,
+    timeouts: &OpenTimeouts,
+    raise_clock: bool,
+) -> Result<Found, PcieError> {
     check_wormhole(bar)?;
     check_alive(bar)?;
     wait_arc_ready(bar, timeouts.arc_ready)?;
@@ -86,7 +92,20 @@ pub fn open_card<B: Bar>(bar: &mut B, timeouts: &OpenTimeouts) -> Result<Found, 
     // After the wait, so that the card's telemetry shows the trained DRAM.
     let (kind, telemetry) = read_telemetry(bar, timeouts.arc_message)?;
     let target = max_aiclk(bar, kind, &telemetry, timeouts.arc_message)?;
-    let clock = raise_aiclk(bar, target, timeouts)?;
+    let clock = if raise_clock {
+        raise_aiclk(bar, target, timeouts)?
+    } else {
+        ClockOutcome {
+            raised: false,
+            aiclk_mhz: wormhole_message(
+                bar,
+                msg::GET_AICLK,
+                wh::NO_ARGUMENT,
+                timeouts.arc_message,
+            )?,
+            note: None,
+        }
+    };
     let mut notes = Vec::new();
     if kind == TableKind::Legacy {
         notes
