@@ -26,7 +26,9 @@ pub struct DeviceRow {
     /// none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fused_dram: Option<u8>,
-    /// AICLK in MHz (telemetry tag 14), as found: a card's listing sends no clock message.
+    /// AICLK in MHz as the card reported it (a Blackhole's telemetry tag 14, a Wormhole's
+    /// `GET_AICLK`), as found: a card's listing sends no clock message; none when it reported
+    /// none (no clock is made up).
     pub aiclk_mhz: Option<u32>,
     /// A note about the clock when the open left one (whether the host could raise AICLK from
     /// idle, and why not when it could not); none for a card, whose listing raises nothing.
@@ -146,7 +148,7 @@ pub fn ttsim_devices(library: &std::path::Path) -> Devices {
                         row.pci_address = Some(id.pci_address);
                         row.harvest = Some(format!("{:#06x}", card.chip().harvest_word()));
                         row.fused_dram = card.fused_dram();
-                        row.aiclk_mhz = Some(card.aiclk_mhz());
+                        row.aiclk_mhz = card.aiclk_reported();
                         row.clock = id.clock_note;
                     }
                     Err(e) => row.error = Some(e.to_string()),
@@ -190,7 +192,7 @@ fn row(node: komorebi_pcie::kmd::DeviceNode) -> DeviceRow {
             row.driver = Some(format!("{ma}.{mi}.{pa} (ioctl API {})", id.api_version));
             row.harvest = Some(format!("{:#06x}", card.chip().harvest_word()));
             row.fused_dram = card.fused_dram();
-            row.aiclk_mhz = Some(card.aiclk_mhz());
+            row.aiclk_mhz = card.aiclk_reported();
             row.clock = id.clock_note;
             row.firmware_bundle = id.firmware_bundle;
         }

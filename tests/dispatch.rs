@@ -752,7 +752,8 @@ fn the_matmul_schedule_runs_every_step_and_write_back_and_checks_every_byte() {
         jobs: 2,
         ..BroadcastConfig::default()
     };
-    let geometry = komorebi::chip::blackhole(0).unwrap();
+    let geometry =
+        komorebi::chip::blackhole_fused(job.harvest.bits() as u32, job.fused_dram).unwrap();
     let plan = BroadcastPlan::per_job(&job, &geometry).unwrap();
     let ran = broadcast::run(&job, |_| {}).unwrap();
     assert!(ran.ok, "{ran}");
@@ -760,10 +761,28 @@ fn the_matmul_schedule_runs_every_step_and_write_back_and_checks_every_byte() {
     assert_eq!(plan.checked_bytes_per_job(), 6 * 2 * 2 * 2048);
     let none = BroadcastConfig {
         check: Check::None,
-        ..job
+        ..job.clone()
     };
     let plan = BroadcastPlan::per_job(&none, &geometry).unwrap();
     assert_eq!(plan.checked_bytes_per_job(), 0);
+    // The host memory a job's data takes in the simulator (what the schedule's memory check
+    // counts): its pages of 1 KiB in whole 4 KiB chunks of each bank, as the simulator holds
+    // them, on the 03 rectangle's shape and on a small one.
+    for rect in [LogicalRect::new(0, 0, 12, 10), LogicalRect::new(0, 0, 3, 2)] {
+        let one = BroadcastConfig {
+            rect,
+            jobs: 1,
+            ..job.clone()
+        };
+        let plan = BroadcastPlan::per_job(&one, &geometry).unwrap();
+        let (ran, mut session) = broadcast::run_session(&one, |_| {}).unwrap();
+        assert!(ran.ok, "{ran}");
+        let held = session.device().simulator().unwrap().dram_resident_bytes();
+        assert_eq!(plan.host_bytes_per_job(), held, "{rect}");
+        assert_eq!(one.host_bytes_per_region(), held, "{rect}: the broadcast's check");
+        let data = ran.received_bytes.max(1);
+        assert!(held > data / 4, "{rect}: {held} against {data}");
+    }
     let bad = MatmulConfig {
         block: (4, 2),
         ..cfg

@@ -187,7 +187,13 @@ impl Plugin for Schedule<'_> {
     }
 
     fn command(&mut self, work: &Step, _group: &GroupInfo) -> CommandSpec {
-        self.plans[work.group.0 as usize].spec(work.step)
+        // A row group's plan holds its one write-back, as its job 0.
+        let job = if work.step == self.steps {
+            0
+        } else {
+            work.step
+        };
+        self.plans[work.group.0 as usize].spec(job)
     }
 }
 
@@ -257,18 +263,36 @@ fn check(cfg: &MatmulConfig, geometry: &Geometry) -> Result<(), BroadcastError> 
     Ok(())
 }
 
-/// Refuses a schedule whose data does not fit a DRAM bank: `per_step` bytes of each bank a
-/// step of every group takes (each plan holds `steps + 1` jobs' data), naming `--steps` and the
+/// The bytes of each DRAM bank a schedule's data takes: every block group's data for each step
+/// (its plan holds `steps` jobs), and every row group's for its one write-back.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct DataSize {
+    /// One step of every block group.
+    per_step: u64,
+    /// The write-backs of every row group.
+    write_back: u64,
+}
+
+impl DataSize {
+    /// The bytes of `steps` steps and the write-backs.
+    fn of(self, steps: u32) -> u64 {
+        self.per_step
+            .saturating_mul(steps as u64)
+            .saturating_add(self.write_back)
+    }
+}
+
+/// Refuses a schedule whose data does not fit a DRAM bank (`size`), naming `--steps` and the
 /// most the shape allows.
-fn check_dram(cfg: &MatmulConfig, per_step: u64) -> Result<(), BroadcastError> {
+fn check_dram(cfg: &MatmulConfig, size: DataSize) -> Result<(), BroadcastError> {
     let base = crate::app::broadcast::DRAM_BASE;
     let usable = crate::chip::dram_bank_usable(crate::chip::ChipKind::Blackhole);
-    let need = base.saturating_add(per_step.saturating_mul(cfg.steps as u64 + 1));
+    let need = base.saturating_add(size.of(cfg.steps));
     if need <= usable {
         return Ok(());
     }
     let room = usable.saturating_sub(base);
-    let most = (room / per_step.max(1)).saturating_sub(1);
+    let most = room.saturating_sub(size.write_back) / size.per_step.max(1);
     if most >= 1 {
         return Err(BroadcastError::Flag {
             flag: "--steps",
@@ -282,8 +306,8 @@ fn check_dram(cfg: &MatmulConfig, per_step: u64) -> Result<(), BroadcastError> {
     }
     // Not even one step fits: the blocks a step are what to lower (their data is
     // proportional to them).
-    let per_block = per_step / cfg.blocks_per_step.max(1) as u64;
-    let blocks = room / (per_block.max(1) * (cfg.steps as u64 + 1));
+    let per_block = size.of(cfg.steps) / cfg.blocks_per_step.max(1) as u64;
+    let blocks = room / per_block.max(1);
     Err(BroadcastError::Flag {
         flag: "--blocks-per-step",
         why: format!(
@@ -296,14 +320,14 @@ fn check_dram(cfg: &MatmulConfig, per_step: u64) -> Result<(), BroadcastError> {
 }
 
 /// Refuses a schedule whose simulated DRAM data does not fit the host's `available` memory
-/// (unknown: let it run): `per_step` bytes a step of every group, each page written into one
-/// bank, which the simulator keeps in host memory.
+/// (unknown: let it run): `size` the host memory the simulator's banks take for it
+/// ([`BroadcastPlan::host_bytes_per_job`]).
 fn check_host_memory(
     cfg: &MatmulConfig,
-    per_step: u64,
+    size: DataSize,
     available: Option<u64>,
 ) -> Result<(), BroadcastError> {
-    let need = per_step.saturating_mul(cfg.steps as u64 + 1);
+    let need = size.of(cfg.steps);
     match available {
         Some(available) if need > available => {
             use crate::host::memory::gib;
@@ -333,18 +357,18 @@ pub fn run_with_progress(
 ) -> Result<MatmulSummary, BroadcastError> {
     let (bc, br) = cfg.block;
     let r = cfg.rect;
-    let broadcast = |rect: LogicalRect| BroadcastConfig {
+    // A block group's plan holds its steps' jobs, a row group's its one write-back (job 0).
+    let broadcast = |rect: LogicalRect, jobs: u32| BroadcastConfig {
         rect,
         blocks: cfg.blocks_per_step,
         pages: 2,
         page_size: 1024,
         window: 2,
-        // `check` below refuses more than `MAX_STEPS`; saturating until it has.
-        jobs: cfg.steps.saturating_add(1),
+        jobs,
         seed: cfg.seed,
         ..BroadcastConfig::default()
     };
-    let base = broadcast(r);
+    let base = broadcast(r, 1);
     // The simulated chip below is made from the same configuration, fused DRAM bank and all.
     let geometry = crate::chip::blackhole_fused(base.harvest.bits() as u32, base.fused_dram)
         .map_err(|e| BroadcastError::Flag {
@@ -376,19 +400,30 @@ pub fn run_with_progress(
     };
     // Every step of every group has its data in every bank: refused naming the flags that
     // size it, with the most steps the shape allows, before any plan is laid out.
-    let mut per_step = 0u64;
-    for &g in &groups {
-        let one = group_plan(
-            g,
-            &BroadcastConfig {
-                jobs: 1,
-                ..broadcast(g)
-            },
-        )?;
-        per_step += one.dram_end() - crate::app::broadcast::DRAM_BASE;
+    // The same in host memory: the simulator's banks hold whole chunks of them.
+    let nothing = DataSize {
+        per_step: 0,
+        write_back: 0,
+    };
+    let (mut size, mut held) = (nothing, nothing);
+    for (&g, row) in groups.iter().zip(&block_row) {
+        let one = group_plan(g, &broadcast(g, 1))?;
+        let (bytes, host) = (
+            one.dram_end() - crate::app::broadcast::DRAM_BASE,
+            one.host_bytes_per_job(),
+        );
+        match row {
+            Some(_) => {
+                (size.per_step, held.per_step) = (size.per_step + bytes, held.per_step + host)
+            }
+            None => {
+                (size.write_back, held.write_back) =
+                    (size.write_back + bytes, held.write_back + host)
+            }
+        }
     }
-    check_dram(cfg, per_step)?;
-    check_host_memory(cfg, per_step, crate::host::memory::available())?;
+    check_dram(cfg, size)?;
+    check_host_memory(cfg, held, crate::host::memory::available())?;
     let mut start = crate::app::broadcast::DRAM_BASE;
     // Groups run side by side: each its own data pattern (its jobs' patterns after the last
     // group's), so a block landed in another group's buffer fails the check.
@@ -396,7 +431,8 @@ pub fn run_with_progress(
         .iter()
         .enumerate()
         .map(|(i, &g)| {
-            let plan = group_plan(g, &broadcast(g))?
+            let jobs = if block_row[i].is_some() { cfg.steps } else { 1 };
+            let plan = group_plan(g, &broadcast(g, jobs))?
                 .with_dram_start(start)
                 .map_err(|e| in_group(g, e))?
                 .with_pattern_offset((i as u32).wrapping_mul(cfg.steps.saturating_add(1)));
@@ -489,16 +525,24 @@ mod tests {
             seed: 0,
         };
         const GIB: u64 = 1 << 30;
-        // Five jobs' data (four steps and the write-back) of 1 GiB each.
-        let e = check_host_memory(&cfg, GIB, Some(5 * GIB - 1)).unwrap_err();
+        // Four steps' data of 1 GiB each and the write-backs' 1 GiB.
+        let size = DataSize {
+            per_step: GIB,
+            write_back: GIB,
+        };
+        let e = check_host_memory(&cfg, size, Some(5 * GIB - 1)).unwrap_err();
         assert_eq!(
             e.to_string(),
             "--steps: the simulated DRAM data of 4 steps of --blocks-per-step 4 needs about 5.0 \
              GiB (5368709120 bytes) of host memory, 5.0 GiB (5368709119 bytes) are available \
              (fewer --steps or --blocks-per-step, or a smaller --rect)"
         );
-        assert!(check_host_memory(&cfg, GIB, Some(5 * GIB)).is_ok());
+        assert!(check_host_memory(&cfg, size, Some(5 * GIB)).is_ok());
         // Unknown: the run goes.
-        assert!(check_host_memory(&cfg, u64::MAX, None).is_ok());
+        let huge = DataSize {
+            per_step: u64::MAX,
+            write_back: 0,
+        };
+        assert!(check_host_memory(&cfg, huge, None).is_ok());
     }
 }

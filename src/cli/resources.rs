@@ -130,13 +130,16 @@ mod tests {
             device: DeviceChoice::PcieSim,
             ..BroadcastConfig::default()
         };
-        // One job's region: the ring's regions in use are min(jobs, 4).
-        let region = BroadcastConfig {
+        // One job's region: the ring's regions in use are min(jobs, 4). In host memory it
+        // takes more than its address span: 2 KiB pages next to each other in address go to
+        // different banks, each of which holds a whole 4 KiB chunk.
+        let region = one.host_bytes_per_region();
+        let span = BroadcastConfig {
             jobs: 1,
             ..one.clone()
         }
         .dram_bytes_per_bank();
-        assert!(region > 0);
+        assert!(region > span && region <= 2 * span, "{region} {span}");
         assert_eq!(one.host_bytes(), 4 * region + one.host_bytes_of_jobs());
         let four = BroadcastConfig {
             chips: 4,

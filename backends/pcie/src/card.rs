@@ -81,6 +81,8 @@ pub struct Card<B: Bar> {
     telemetry: Telemetry,
     chip: CardChip,
     aiclk_mhz: u32,
+    /// Whether the card reported `aiclk_mhz` (else assumed: [`Self::aiclk_reported`]).
+    aiclk_reported: bool,
     pub(crate) tiles: BTreeMap<Xy, Tile<B::Window>>,
     pub(crate) dram: Vec<Option<B::Window>>,
     pub(crate) spare: RefCell<Option<Moving<B::Window>>>,
@@ -156,8 +158,9 @@ impl<B: Bar> Card<B> {
         // reads a missing tag as an empty harvest mask (`BlackholeTTDevice::get_chip_info`).
         let harvest = card.telemetry.harvest();
         let dram_banks = card.telemetry.dram_banks()?;
-        if let Some(mhz) = card.telemetry.get(tag::AICLK) {
+        if let Some(mhz) = card.telemetry.get(tag::AICLK).filter(|&m| m > 0) {
             card.aiclk_mhz = mhz;
+            card.aiclk_reported = true;
         }
         let translation = cfg0
             .noc_id_translate_en()
@@ -210,6 +213,7 @@ impl<B: Bar> Card<B> {
             harvest: found.harvest,
         };
         let mut card = Self::unplanned(bar, options, chip, found.aiclk_mhz)?;
+        card.aiclk_reported = found.clock.aiclk_mhz != 0;
         card.telemetry = found.telemetry;
         found.clock.record(&mut card.identity);
         card.notes = found.notes;
@@ -233,6 +237,7 @@ impl<B: Bar> Card<B> {
             telemetry: Telemetry::default(),
             chip,
             aiclk_mhz,
+            aiclk_reported: false,
             tiles: BTreeMap::new(),
             dram: Vec::new(),
             spare: RefCell::new(Some(Moving {
@@ -255,6 +260,7 @@ impl<B: Bar> Card<B> {
         let out = crate::arc::raise_aiclk(&*self, &self.options.open)?;
         if out.aiclk_mhz != 0 {
             self.aiclk_mhz = out.aiclk_mhz;
+            self.aiclk_reported = true;
         }
         out.record(&mut self.identity);
         Ok(())
@@ -400,9 +406,15 @@ impl<B: Bar> Card<B> {
         }
     }
 
-    /// AICLK in MHz as telemetry reported it at open, after raising it.
+    /// AICLK in MHz as telemetry reported it at open, after raising it; when the card reported
+    /// none, the idle clock (Blackhole) or the target (Wormhole), so device time has a rate.
     pub fn aiclk_mhz(&self) -> u32 {
         self.aiclk_mhz
+    }
+
+    /// AICLK as the card reported it (telemetry, a Wormhole's `GET_AICLK`); `None` if it did not.
+    pub fn aiclk_reported(&self) -> Option<u32> {
+        self.aiclk_reported.then_some(self.aiclk_mhz)
     }
 
     /// The telemetry read at open.

@@ -182,6 +182,7 @@ fn a_looking_open_sends_arc_no_clock_message() {
     let mut card = Card::open(SimBar::new(sim, SimBarOptions::default()), looking).unwrap();
     assert!(!card.identity().clock_raised);
     assert_eq!(card.aiclk_mhz(), 800, "telemetry's clock, as found");
+    assert_eq!(card.aiclk_reported(), Some(800), "reported, not assumed");
     assert_eq!(card.bar_mut().sim().arc_answered(), 0);
     let telemetry = komorebi_pcie::telemetry::Telemetry::read(&card).unwrap();
     assert_eq!(telemetry.get(tag::AICLK), Some(800));

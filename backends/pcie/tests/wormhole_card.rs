@@ -343,6 +343,11 @@ fn a_looking_open_of_a_wormhole_reads_its_clock_and_raises_nothing() {
         ]
     );
     assert!(!card.identity().clock_raised);
+    assert_eq!(
+        card.aiclk_reported(),
+        Some(card.aiclk_mhz()),
+        "GET_AICLK's answer"
+    );
 }
 
 #[test]

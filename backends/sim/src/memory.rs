@@ -40,6 +40,9 @@ pub type FastHash = BuildHasherDefault<FastHasher>;
 
 const CHUNK_SHIFT: u32 = 12;
 const CHUNK: usize = 1 << CHUNK_SHIFT;
+/// The bytes a [`SparseMemory`] allocates at once: a write anywhere in an aligned chunk of
+/// them holds all of it in host memory.
+pub const CHUNK_BYTES: u64 = CHUNK as u64;
 
 /// A sparse memory of `len` bytes.
 #[derive(Debug, Clone)]

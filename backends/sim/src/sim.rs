@@ -3,8 +3,7 @@
 //! Every kernel of every tile is an `async` task polled here, one at a time, when the
 //! scheduler wakes it; between polls the world handles the NoC's events. The host reads and
 //! writes L1, DRAM and the PCIe BARs, injects faults, and asks for diagnostics. A soft-reset
-//! change a BAR write makes stops a core's task or boots the core through the host's boot
-//! hook.
+//! change a BAR write makes stops a core's task or boots it through the host's boot hook.
 //!
 //! Uses the world, the HAL handles (to build a kernel's `KernelEnv`), `bar` and leaf modules;
 //! nothing of the crate uses this module but the crate root's re-export.
@@ -46,10 +45,9 @@ pub enum RunOutcome {
 
 type Task = Pin<Box<dyn Future<Output = ()>>>;
 
-/// What the host registers with [`Sim::set_boot_hook`]: called with the simulator, the NoC0
-/// coordinates of a tile and the role of a core released from soft reset with a valid komorebi
-/// image, it starts that role's native kernel on that tile ([`Sim::spawn`]) and writes its
-/// boot word, as the image would on a card.
+/// What the host registers with [`Sim::set_boot_hook`]: called with the simulator, a tile's
+/// NoC0 coordinates and the role of a core released from soft reset with a valid komorebi image,
+/// it starts the role's native kernel there ([`Sim::spawn`]) and writes its boot word (a card's).
 pub type BootHook = Box<dyn FnMut(&mut Sim, (u8, u8), Role) -> Result<(), SimError>>;
 
 /// One simulated Blackhole chip and its kernels.
@@ -457,6 +455,13 @@ impl Sim {
         Ok(targets.len())
     }
 
+    /// Host memory the DRAM banks take: every 4 KiB chunk anything was written in.
+    pub fn dram_resident_bytes(&self) -> u64 {
+        (self.world.borrow().dram.iter())
+            .map(|m| m.resident_bytes() as u64)
+            .sum()
+    }
+
     /// Reads DRAM bank `bank`.
     pub fn read_dram(&self, bank: u8, addr: u64, buf: &mut [u8]) -> Result<(), SimError> {
         let w = self.world.borrow();
@@ -550,13 +555,10 @@ impl Sim {
         (!trace.is_streaming()).then(|| trace.to_json())
     }
 
-    /// Streams the trace to `out` from now on: each event is written as it is recorded (through
-    /// a 64 KiB buffer of the trace's own, so `out` need not buffer) and not kept, so memory does
-    /// not grow with the run (`trace` module docs). The events recorded in memory so far
-    /// (`SimConfig::trace`) are written first; tracing starts here if it was off. A write error
-    /// does not stop the simulation: the first is kept ([`Sim::trace_error`]) and returned by
-    /// [`Sim::finish_trace`]. The `Err` here is only that of a stream already open, which is
-    /// finished first.
+    /// Streams the trace to `out` from now on, each event as it is recorded (through a 64 KiB
+    /// buffer of its own) and not kept: memory does not grow (`trace` module docs). Events held
+    /// so far go first; tracing starts if it was off. A write error does not stop the run: the
+    /// first is kept ([`Sim::trace_error`], [`Sim::finish_trace`]); `Err` is an open stream's.
     pub fn trace_to(&self, out: impl std::io::Write + 'static) -> Result<(), TraceError> {
         let mut w = self.world.borrow_mut();
         w.trace
@@ -565,9 +567,8 @@ impl Sim {
     }
 
     /// Finishes the stream [`Sim::trace_to`] opened: writes `extra` events (the host's own, any
-    /// Trace Event Format objects), closes the JSON and flushes; tracing is off afterwards.
-    /// What was written, or the first write error; `None` when no stream was open. A stream
-    /// never finished is closed when the simulator is dropped, errors ignored.
+    /// Trace Event Format objects), closes the JSON and flushes; tracing is off afterwards. What
+    /// was written or the first write error; `None` with no stream (dropping closes one).
     pub fn finish_trace(
         &self,
         extra: impl IntoIterator<Item = serde_json::Value>,
