@@ -41,7 +41,9 @@ pub fn parse_chip(s: &str) -> Result<ChipKind, String> {
 }
 
 /// The grid of chip `kind` for its harvest word (columns on Blackhole, rows on Wormhole) and
-/// fused DRAM bank ([`blackhole_fused`], [`wormhole`]; a Wormhole has no fused bank to name).
+/// fused DRAM bank ([`blackhole_fused`], [`wormhole`]): a bank of the chip's (0..=7 on
+/// Blackhole, 0..=5 on Wormhole). The command line takes none for a Wormhole, and a Wormhole
+/// card reports none: the Wormhole bank is there for callers of this function that model one.
 pub fn geometry(
     kind: ChipKind,
     harvest_word: u32,

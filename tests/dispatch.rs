@@ -779,7 +779,11 @@ fn the_matmul_schedule_runs_every_step_and_write_back_and_checks_every_byte() {
         assert!(ran.ok, "{ran}");
         let held = session.device().simulator().unwrap().dram_resident_bytes();
         assert_eq!(plan.host_bytes_per_job(), held, "{rect}");
-        assert_eq!(one.host_bytes_per_region(), held, "{rect}: the broadcast's check");
+        assert_eq!(
+            one.host_bytes_per_region(),
+            held,
+            "{rect}: the broadcast's check"
+        );
         let data = ran.received_bytes.max(1);
         assert!(held > data / 4, "{rect}: {held} against {data}");
     }

@@ -470,45 +470,6 @@ impl BroadcastConfig {
             .saturating_mul(self.jobs.min(DRAM_RING) as u64)
     }
 
-    /// Host memory a run of these flags needs, roughly, beyond a few megabytes: on the
-    /// simulator each chip's DRAM holding the jobs' data (the regions in use: every sender's
-    /// copy of its pages, [`Self::host_bytes_per_region`]; a run of several chips writes into two
-    /// regions of each chip's ring). A one-chip rank of an `--mpi` run writes into two too, but
-    /// is counted as one chip's run (up to four: more than it needs). A `--trace` adds nothing
-    /// that grows: its events go to the file as they happen ([`Self::trace_bytes`] is what it
-    /// needs on disk).
-    pub fn host_bytes(&self) -> u64 {
-        let simulated = self.device.in_process();
-        let dram = if !simulated {
-            0
-        } else if self.chips > 1 {
-            let chips = self.chips.min(self.jobs) as u64;
-            self.host_bytes_per_region()
-                .saturating_mul(self.jobs.min(2) as u64)
-                .saturating_mul(chips)
-        } else {
-            self.host_bytes_per_region()
-                .saturating_mul(self.jobs.min(DRAM_RING) as u64)
-        };
-        dram.saturating_add(self.host_bytes_of_jobs())
-    }
-
-    /// Host memory one region of the simulator's DRAM takes with a job's data: whole chunks of
-    /// each bank a page lands in ([`super::BroadcastPlan::host_bytes_per_job`]: pages next to
-    /// each other go to different banks, so pages under the simulator's 4 KiB chunk take up to
-    /// `4096 / page_size` times their bytes); the region's address span when the flags do not
-    /// lay out.
-    pub fn host_bytes_per_region(&self) -> u64 {
-        let one = BroadcastConfig {
-            jobs: 1,
-            ..self.clone()
-        };
-        self.flags_geometry()
-            .ok()
-            .and_then(|g| super::BroadcastPlan::per_job(&one, &g).ok())
-            .map_or_else(|| self.region_bytes(), |p| p.host_bytes_per_job())
-    }
-
     /// The part of [`Self::host_bytes`] that grows with the jobs alone: the summary and the
     /// dispatcher keep about 200 bytes a job.
     pub fn host_bytes_of_jobs(&self) -> u64 {

@@ -15,7 +15,7 @@
 //! | `config` | [`BroadcastConfig`]: the flags, their checks, the program's two broadcasts |
 //! | `faults` | [`FaultKind`], [`FaultSpec`] (`--fault KIND:X,Y[:BLOCK]`) and which cores they may name |
 //! | `plan` | [`BroadcastPlan`]: the layout, every core's typed program, the buffers and DRAM data |
-//! | `dram_data` | the jobs' DRAM data written into the banks, and the host memory the simulator holds it in |
+//! | `host_bytes` | the host memory the simulator takes for a run's DRAM data, counted from its plan |
 //! | `inject` | the faults applied: typed program fields, the simulator's transaction faults, host stops |
 //! | `placement` | [`Placement`]: the DRAM bank each sender reads each of its page streams from |
 //! | `load` | the chip's resources ([`Resource`]) and the work a job gives each, priced |
@@ -32,10 +32,10 @@ mod bound;
 mod checks;
 mod chips;
 mod config;
-mod dram_data;
 mod error;
 mod faults;
 mod follow;
+mod host_bytes;
 mod inject;
 mod load;
 mod logs;

@@ -4,7 +4,7 @@
 //! stream is read from one bank, through the port tt-metal's kernels use for that bank on the
 //! sender's NoC ([`blackhole_pac::grid::dram_endpoint`]). The bank of every stream of every
 //! sender is the host's choice; each sender reads its own copy of the pages, and the host
-//! writes each page of a copy into the bank its stream is read from (`dram_data::fill_dram`).
+//! writes each page of a copy into the bank its stream is read from (`plan::fill_dram`).
 //!
 //! Every bank it chooses is a working one: on a chip with a fused DRAM bank (the plan's
 //! geometry says which) the candidates are the other 7, and the plain interleave goes round

@@ -6,10 +6,10 @@ use komorebi_broadcast::args::BroadcastArgs;
 use komorebi_broadcast::layout::{self, BroadcastParams};
 use komorebi_hal::{LogicalXy, Role};
 use komorebi_kernel::abi;
-use komorebi_kernel::broadcast_handler::BROADCAST_HANDLER;
 use komorebi_kernel::broadcast_handler::program::{
     BroadcastProgram, Check, ComputeInput, MoverProgram, STREAMS,
 };
+use komorebi_kernel::broadcast_handler::{BROADCAST_HANDLER, PATTERN_STRIDE, pattern_base};
 use komorebi_kernel::handshake_handler::HANDSHAKE_HANDLER;
 use komorebi_sim::Timing;
 
@@ -20,6 +20,45 @@ use super::error::{BroadcastError, flag};
 use super::faults::{FaultKind, FaultSpec};
 use super::placement::Placement;
 use super::summary::BroadcastSummary;
+
+/// Writes job `job`'s pattern into DRAM region `region` (a function of job
+/// ([`BroadcastPlan::pattern_job`]), broadcast, block, page and word: nothing is kept between
+/// jobs): every sender's copy, its page `g` at
+/// `base + g * page_size` of the bank it reads its stream `g % 8` from (`placement`).
+pub(super) fn fill_dram(
+    session: &mut Session,
+    plan: &BroadcastPlan,
+    job: u32,
+    region: u32,
+) -> Result<(), SessionError> {
+    let cfg = &plan.cfg;
+    let mut page = vec![0u8; cfg.page_size as usize];
+    for (i, s) in plan.operands.iter().enumerate() {
+        // Every sender's copy: its base, and the bank of each of its streams.
+        let copies: Vec<(u64, [u8; STREAMS])> = (0..plan.words[i].len())
+            .filter_map(|core| {
+                let banks = plan.placement.banks(i, core)?;
+                Some((plan.dram_base(region, i, core), banks))
+            })
+            .collect();
+        for g in 0..cfg.blocks * cfg.pages as u32 {
+            let (block, p) = (g / cfg.pages as u32, g % cfg.pages as u32);
+            // `pattern_word`, followed a word at a time as compute follows it: one hash a page.
+            let mut word = pattern_base(plan.pattern_job(job), s.id, block, p);
+            for chunk in page.chunks_mut(4) {
+                chunk.copy_from_slice(&word.to_le_bytes());
+                word = word.wrapping_add(PATTERN_STRIDE);
+            }
+            for &(base, banks) in &copies {
+                let addr = base + g as u64 * cfg.page_size as u64;
+                session
+                    .device()
+                    .write_dram(banks[g as usize % STREAMS], addr, &page)?;
+            }
+        }
+    }
+    Ok(())
+}
 
 /// For each of `cores` (one operand's), the place among the senders (the included cores of rank
 /// 0, in order) of the sender it reads from; 0 if it is not there.
@@ -213,7 +252,7 @@ impl BroadcastPlan {
         }
         if !self.per_job {
             for job in 0..cfg.jobs {
-                super::dram_data::fill_dram(session, self, job, job)?;
+                fill_dram(session, self, job, job)?;
             }
         }
         Ok(())
@@ -235,7 +274,7 @@ impl BroadcastPlan {
         region: u32,
     ) -> Result<(), SessionError> {
         if self.per_job {
-            super::dram_data::fill_dram(session, self, job, region)?;
+            fill_dram(session, self, job, region)?;
         }
         Ok(())
     }
