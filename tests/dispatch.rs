@@ -768,21 +768,31 @@ fn the_matmul_schedule_runs_every_step_and_write_back_and_checks_every_byte() {
     // The host memory a job's data takes in the simulator (what the schedule's memory check
     // counts): its pages of 1 KiB in whole 4 KiB chunks of each bank, as the simulator holds
     // them, on the 03 rectangle's shape and on a small one.
-    for rect in [LogicalRect::new(0, 0, 12, 10), LogicalRect::new(0, 0, 3, 2)] {
+    // Copies of 8 KiB, and of 6 KiB (three blocks), whose later regions sit at other offsets
+    // in a chunk; one job, and four (the ring's four regions).
+    for (rect, blocks, jobs) in [
+        (LogicalRect::new(0, 0, 12, 10), 2, 1),
+        (LogicalRect::new(0, 0, 3, 2), 2, 1),
+        (LogicalRect::new(0, 0, 12, 10), 3, 4),
+        (LogicalRect::new(2, 1, 5, 3), 3, 4),
+    ] {
         let one = BroadcastConfig {
             rect,
-            jobs: 1,
+            blocks,
+            jobs,
             ..job.clone()
         };
         let plan = BroadcastPlan::per_job(&one, &geometry).unwrap();
         let (ran, mut session) = broadcast::run_session(&one, |_| {}).unwrap();
         assert!(ran.ok, "{ran}");
         let held = session.device().simulator().unwrap().dram_resident_bytes();
-        assert_eq!(plan.host_bytes_per_job(), held, "{rect}");
+        if jobs == 1 {
+            assert_eq!(plan.host_bytes_per_job(), held, "{rect}");
+        }
         assert_eq!(
-            one.host_bytes_per_region(),
+            one.host_bytes() - one.host_bytes_of_jobs(),
             held,
-            "{rect}: the broadcast's check"
+            "{rect} x {jobs}: the broadcast's check"
         );
         let data = ran.received_bytes.max(1);
         assert!(held > data / 4, "{rect}: {held} against {data}");

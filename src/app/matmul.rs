@@ -321,7 +321,9 @@ fn check_dram(cfg: &MatmulConfig, size: DataSize) -> Result<(), BroadcastError> 
 
 /// Refuses a schedule whose simulated DRAM data does not fit the host's `available` memory
 /// (unknown: let it run): `size` the host memory the simulator's banks take for it
-/// ([`BroadcastPlan::host_bytes_per_job`]).
+/// ([`BroadcastPlan::host_bytes_per_job`] of each group's one job at the banks' start: exact
+/// when a copy is whole 4 KiB chunks, as the default's 8 KiB are; within a chunk a copy
+/// otherwise).
 fn check_host_memory(
     cfg: &MatmulConfig,
     size: DataSize,

@@ -140,6 +140,15 @@ mod tests {
         }
         .dram_bytes_per_bank();
         assert!(region > span && region <= 2 * span, "{region} {span}");
+        // Millions of small pages are bounded, not walked one by one: never below their span.
+        let small = BroadcastConfig {
+            page_size: 64,
+            pages: 64,
+            blocks: 4096,
+            jobs: 1,
+            ..one.clone()
+        };
+        assert!(small.host_bytes_per_region() >= small.dram_bytes_per_bank());
         assert_eq!(one.host_bytes(), 4 * region + one.host_bytes_of_jobs());
         let four = BroadcastConfig {
             chips: 4,

@@ -348,6 +348,19 @@ fn a_looking_open_of_a_wormhole_reads_its_clock_and_raises_nothing() {
         Some(card.aiclk_mhz()),
         "GET_AICLK's answer"
     );
+    // A clock read as 0: reported as none, though device time still has a rate.
+    let silent = Firmware {
+        idle_mhz: 0,
+        ..Firmware::default()
+    };
+    let looking = CardOptions {
+        raise_clock: false,
+        idle_clock_at_drop: false,
+        ..options()
+    };
+    let card = Card::open(FakeWormhole::new(silent), looking).unwrap();
+    assert_eq!(card.aiclk_reported(), None);
+    assert!(card.aiclk_mhz() > 0);
 }
 
 #[test]
