@@ -2,7 +2,9 @@
 //! (its `sync` shim switches to loom's types under `--cfg loom`):
 //!
 //! * the tile reservation set: two placers with overlapping groups never both hold a tile
-//!   exclusively, and a shared holder never coexists with an exclusive one; a placer blocked
+//!   exclusively, and a shared holder never coexists with an exclusive one (each holder's use of
+//!   a tile goes through a loom cell, so a take or give-back that lost its Acquire or Release is
+//!   a reported race); a region never has more shared holders than its slots; a placer blocked
 //!   for good never holds, even for a moment, a region another placer wants; a placer refused
 //!   by regions taken and given back is woken to look again;
 //! * the slot/epoch mailbox: a device thread completes a command late (overdue, then quiet) and
@@ -24,12 +26,35 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use loom::thread;
 
+/// A tile's command slot as a holder uses it: loom reports a write that no happens-before
+/// orders against another holder's access, so a reservation whose take or give-back lost its
+/// Acquire or Release (a holder's work not visible to the next) fails here, not only an
+/// overlap.
+struct TileUse(loom::cell::UnsafeCell<u32>);
+
+impl TileUse {
+    /// An exclusive holder's work on the tile.
+    fn write(&self) {
+        // SAFETY: loom checks that no other holder touches the cell meanwhile; that is the
+        // property under test.
+        self.0.with_mut(|p| unsafe { *p += 1 });
+    }
+
+    /// A shared holder's look at the tile.
+    fn read(&self) -> u32 {
+        // SAFETY: as above; shared holders only read, at once.
+        self.0.with(|p| unsafe { *p })
+    }
+}
+
 #[test]
 fn overlapping_exclusive_reservations_exclude_each_other() {
     loom::model(|| {
         let r = Arc::new(Reservations::new(3));
-        // Tiles in use, per tile: +1 shared, +100 exclusive, checked inside the hold.
-        let using = Arc::new([AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0)]);
+        let tiles_in_use: Arc<[TileUse; 3]> = Arc::new(std::array::from_fn(|_| {
+            TileUse(loom::cell::UnsafeCell::new(0))
+        }));
+        let held_once = Arc::new(AtomicU32::new(0));
         let groups: [(StdArc<[u32]>, bool); 2] = [
             (StdArc::from(vec![0u32, 1]), true),
             (StdArc::from(vec![1u32, 2]), true),
@@ -37,33 +62,78 @@ fn overlapping_exclusive_reservations_exclude_each_other() {
         let shared_group: StdArc<[u32]> = StdArc::from(vec![1u32]);
         let mut handles = Vec::new();
         for (tiles, exclusive) in groups {
-            let (r, using) = (r.clone(), using.clone());
+            let (r, tiles_in_use, held_once) = (r.clone(), tiles_in_use.clone(), held_once.clone());
             handles.push(thread::spawn(move || {
                 if let Ok(held) = r.try_reserve(&tiles, exclusive) {
+                    held_once.fetch_add(1, Ordering::Relaxed);
                     for &t in tiles.iter() {
-                        let before = using[t as usize].fetch_add(100, Ordering::SeqCst);
-                        assert_eq!(before, 0, "tile {t} held by another command");
-                    }
-                    for &t in tiles.iter() {
-                        using[t as usize].fetch_sub(100, Ordering::SeqCst);
+                        tiles_in_use[t as usize].write();
                     }
                     r.release(held);
                 }
             }));
         }
         if let Ok(held) = r.try_reserve(&shared_group, false) {
-            let before = using[1].fetch_add(1, Ordering::SeqCst);
-            assert!(before < 100, "a shared holder met an exclusive one");
-            using[1].fetch_sub(1, Ordering::SeqCst);
+            held_once.fetch_add(1, Ordering::Relaxed);
+            tiles_in_use[1].read();
             r.release(held);
         }
         for h in handles {
             h.join().unwrap();
         }
+        // Someone always gets in: a refusal needs a holder (a set that refused everyone would
+        // pass the checks above).
+        assert!(
+            held_once.load(Ordering::Relaxed) >= 1,
+            "no placer ever held"
+        );
         assert!(
             (0..3).all(|t| r.word(t) == Some(0)),
             "everything given back"
         );
+    });
+}
+
+#[test]
+fn shared_holders_of_a_region_are_never_more_than_its_slots() {
+    // Three shared placers of one region with two slots (`SHARED_MAX`): two spawned, the model's
+    // own thread the third. Each takes its slot in a weak compare-and-swap loop, which loom may
+    // fail at any try: unbounded, the interleavings never end; two preemptions reach every
+    // order of three takes and gives back.
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(2);
+    builder.check(|| {
+        let r = Arc::new(Reservations::new(1));
+        let holders = Arc::new(AtomicU32::new(0));
+        let place = |r: &Reservations, holders: &AtomicU32| -> u32 {
+            let tiles: StdArc<[u32]> = StdArc::from(vec![0u32]);
+            let Ok(held) = r.try_reserve(&tiles, false) else {
+                return 0;
+            };
+            let before = holders.fetch_add(1, Ordering::SeqCst);
+            assert!(
+                before < komorebi::dispatch::reserve::SHARED_MAX,
+                "{} shared holders",
+                before + 1
+            );
+            holders.fetch_sub(1, Ordering::SeqCst);
+            r.release(held);
+            1
+        };
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let (r, holders) = (r.clone(), holders.clone());
+                thread::spawn(move || place(&r, &holders))
+            })
+            .collect();
+        let mut held = place(&r, &holders);
+        held += handles.into_iter().map(|h| h.join().unwrap()).sum::<u32>();
+        // At least as many as the slots get in: a refusal needs the slots full.
+        assert!(
+            held >= komorebi::dispatch::reserve::SHARED_MAX.min(3),
+            "{held} held"
+        );
+        assert_eq!(r.word(0), Some(0));
     });
 }
 

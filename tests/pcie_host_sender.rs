@@ -7,6 +7,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+mod common;
+
 use blackhole_pac::grid::DRAM_WORKER_PORT;
 use blackhole_pac::harvest::HarvestMask;
 use komorebi_broadcast::args::Along;
@@ -45,7 +47,7 @@ type Seen = Rc<RefCell<Vec<((u8, u8), u32, u32, bool)>>>;
 #[test]
 fn the_host_sends_a_broadcast_and_every_simulated_receiver_gets_every_byte() {
     for (seed, harvest) in [(0, HarvestMask::P100_P150), (7, HarvestMask::NONE)] {
-        run(seed, harvest);
+        common::with_seed(seed, || run(seed, harvest));
     }
 }
 

@@ -6,8 +6,10 @@
 //! # The chip
 //!
 //! One sender and one receiver (a column of two cores on NoC0), window 1 (3 blocks) and 2 (4
-//! blocks, so a slot is reused twice; the sender casting block by block, and reading ahead), blocks of one two-word page (so a delivery can be seen half
-//! done). Each tile is ONE loom thread (the model's main thread is the sender, a spawned thread
+//! blocks, so a slot is reused twice; the sender casting block by block, and reading ahead; and 3
+//! blocks, which finish pads with an empty one), blocks of one two-word page (so a delivery can
+//! be seen half done). The shared words start as an earlier command (sequence 4) left them, with
+//! counts past this command's, so a protocol that took them for this command's would be caught. Each tile is ONE loom thread (the model's main thread is the sender, a spawned thread
 //! the receiver) running its two kernels, data movement and compute, as two futures polled
 //! round-robin by a tiny executor, as the simulator runs them; which kernel a round polls first
 //! is a model parameter, and the sound chip runs with both. Loom's cost is in cross-thread interleavings, so only what crosses tiles
@@ -42,13 +44,15 @@
 //! * no slot is written before the destination's compute popped the block that was in it (each
 //!   delivery into a buffer is checked against the destination's `popped` count);
 //! * compute reads exactly block `b`'s bytes as block `b` (VALID never seen before its data);
-//! * every kernel finishes without a give-up and every block reaches both computes.
+//! * every kernel finishes without a give-up and every block reaches both computes;
+//! * after the command, the sender's DONE-BY and the receiver's VALID are clear (no marker landed
+//!   after finish cleared them; sound chips only, as the flawed ones fail earlier checks).
 //!
 //! Two flawed chips show the checks fail: a sender whose DONE-BY loads read one block ahead (it
 //! reuses a slot before the receiver's DONE), and a NoC that holds a block's data multicast
 //! until after the VALID issued behind it (VALID overtakes the data). All models run at the
 //! same preemption bound, [`BOUND`] (`LOOM_MAX_PREEMPTIONS` overrides it). Measured (release,
-//! 2 cores): 12,000-14,500 executions per sound model at bound 3, the whole file in 4.5-7 s;
+//! 2 cores): 12,000-14,500 executions per sound model at bound 3, the whole file in 6-7 s;
 //! the window-1 DONE flaw is caught from bound 0, the others from bound 1. `--nocapture` prints
 //! each model's executions.
 //!
@@ -215,7 +219,14 @@ impl Chip {
                         SENDER => (area::done_by(0, 1)..area::done_by(0, 1) + 4).contains(&off),
                         _ => off == area::area(0) + area::VALID,
                     };
-                    Word::new(shared, 0)
+                    // The shared words as an earlier command (sequence 4) left them, counts past
+                    // this command's: a protocol that read them as this command's would reuse a
+                    // slot early or hand compute a block before its data, which the checks catch.
+                    let stale = match tile {
+                        SENDER => area::marker(SEQ as u16 - 1, u16::MAX),
+                        _ => area::marker(SEQ as u16 - 1, 3),
+                    };
+                    Word::new(shared, if shared { stale } else { 0 })
                 })
                 .collect()
         };
@@ -848,6 +859,15 @@ fn model(m: Model) {
             );
             assert_eq!(t.stop.load(Relaxed), 0);
         }
+        // And finish cleared the shared words: no marker landed after the clear. (A flawed
+        // sender leaves one too; its models show the check they are for.)
+        if flaw == Flaw::None {
+            let done_by = chip.tiles[SENDER].word(CTRL + area::done_by(0, 1)).load();
+            let valid = chip.tiles[RECEIVER]
+                .word(CTRL + area::area(0) + area::VALID)
+                .load();
+            assert_eq!((done_by, valid), (0, 0), "a marker after finish's clear");
+        }
     });
     eprintln!("{m:?}: {} executions", runs.load(Relaxed));
 }
@@ -906,6 +926,18 @@ fn window_2_delivers_every_byte_and_never_deadlocks() {
 )]
 fn window_2_compute_polled_first() {
     sound(2, 4, First::Compute);
+}
+
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "loom model: slow unoptimized; run with --release (CI does)"
+)]
+fn blocks_not_a_multiple_of_the_window_end_with_padding() {
+    // Three blocks at window 2: finish pushes one empty block, which compute pops.
+    sound(2, 3, First::DataMovement);
+    sound(2, 3, First::Compute);
+    reading_ahead(2, 3, First::DataMovement);
 }
 
 #[test]

@@ -54,3 +54,20 @@ pub const STALLED_COLUMN: [&str; 14] = [
     "--fault",
     "stall-compute:2,5:3",
 ];
+
+/// Runs `case` (a simulation with seed `seed`); a panic anywhere in it (an `unwrap` inside a
+/// simulated kernel as much as an assertion) fails with the seed that replays it.
+#[allow(dead_code)]
+pub fn with_seed<T>(seed: u64, case: impl FnOnce() -> T) -> T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(case)) {
+        Ok(v) => v,
+        Err(payload) => {
+            let why = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied())
+                .unwrap_or("a panic without a message");
+            panic!("seed {seed}: {why}");
+        }
+    }
+}

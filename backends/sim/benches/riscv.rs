@@ -23,7 +23,7 @@ fn program() -> Vec<u32> {
     let sw = |rs2: u32, rs1: u32, imm: u32| {
         (imm >> 5) << 25 | rs2 << 20 | rs1 << 15 | 2 << 12 | (imm & 31) << 7 | 0x23
     };
-    // bne x1, x0, -36: imm[12|10:5] = 1|111111, imm[4:1|11] = 1110|1.
+    // bne x1, x0, -36: imm[12|10:5] = 1|111110, imm[4:1|11] = 1110|1.
     let bne_back = 0xFC00_9EE3;
     vec![
         (ITERATIONS >> 12) << 12 | 1 << 7 | 0x37, // lui x1, ITERATIONS >> 12

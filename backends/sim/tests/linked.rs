@@ -373,7 +373,7 @@ fn held_then_flag(seed: u64) {
         .unwrap();
     })
     .unwrap();
-    assert_eq!(s.run(u64::MAX), RunOutcome::Quiescent);
+    assert_eq!(s.run(u64::MAX), RunOutcome::Quiescent, "seed {seed}");
     for tile in [(1, 4), (1, 5)] {
         let mut got = vec![0u8; 32768];
         s.read_l1(tile, 0x3_0000, &mut got).unwrap();
@@ -387,5 +387,9 @@ fn held_then_flag(seed: u64) {
             "seed {seed}, {tile:?}"
         );
     }
-    assert!(s.violations().is_empty(), "{:?}", s.violations());
+    assert!(
+        s.violations().is_empty(),
+        "seed {seed}: {:?}",
+        s.violations()
+    );
 }

@@ -377,10 +377,14 @@ fn publish(seed: u64, ordering: TlbOrdering, barrier: bool) -> u32 {
     s.run(1_000_000);
     // Everything lands in the end.
     for i in 0..64 {
-        assert_eq!(s.read_l1_u32(P, CTRL.base + BODY + 4 * i).unwrap(), i + 1);
+        assert_eq!(
+            s.read_l1_u32(P, CTRL.base + BODY + 4 * i).unwrap(),
+            i + 1,
+            "seed {seed}: body word {i}"
+        );
     }
     let v = seen.borrow().clone();
-    assert_eq!(v.len(), 1);
+    assert_eq!(v.len(), 1, "seed {seed}: the index seen once");
     v[0]
 }
 

@@ -64,7 +64,7 @@ pub enum BroadcastError {
         error: Box<BroadcastError>,
     },
     /// The workers' errors when they differ (each with its chip on several chips): every one,
-    /// not the first only. Built by [`BroadcastError::all_of`], never with fewer than two.
+    /// not the first only; never fewer than two.
     #[error("{} different errors: {}", .0.len(), several(.0))]
     Several(Vec<BroadcastError>),
 }

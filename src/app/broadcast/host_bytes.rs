@@ -72,7 +72,7 @@ impl BroadcastPlan {
     /// [`komorebi_sim::memory::CHUNK_BYTES`] of a bank a page lands in. Pages next to each
     /// other in address go to different banks (a sender's page `g` to its stream `g % 8`'s), so
     /// pages under a chunk take a whole chunk in each bank: up to four times their bytes with
-    /// 1 KiB pages. Exact (the simulator's own count) up to [`MAX_COUNTED_PAGES`] pages; past
+    /// 1 KiB pages. Exact (the simulator's own count) up to two million pages; past
     /// them a bound: each page's most chunks, at most every chunk of the region in every bank.
     pub fn host_bytes_in(&self, region: u32) -> u64 {
         let chunk = komorebi_sim::memory::CHUNK_BYTES;

@@ -178,7 +178,8 @@ impl Chart {
         ((top * 5.0 - 1e-9) / step).ceil().max(5.0 / step).ceil() * step / 5.0
     }
 
-    /// The y axis' ticks: 0 to [`Self::y_max`], every [`Self::y_step_fifths`] fifths.
+    /// The y axis' ticks: 0 to [`Self::y_max`], every 0.2, or every multiple of 0.2 that keeps
+    /// them at most [`MAX_Y_TICKS`].
     pub fn y_ticks(&self) -> Vec<f64> {
         let step = self.y_step_fifths();
         let ticks = (self.y_max() * 5.0 / step).round() as u64;

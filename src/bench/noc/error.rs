@@ -124,6 +124,16 @@ pub enum NocBenchError {
         /// Packet deliveries the run would make.
         deliveries: u64,
     },
+    /// `--linked` with a single multicast, which is never linked (the last of a linked run
+    /// closes its path).
+    #[error(
+        "--linked with --count {count}: the last multicast of a linked run closes its path, so \
+         a single one is not linked (allowed: --linked with --count 2 or more)"
+    )]
+    LinkedAlone {
+        /// The count given.
+        count: u32,
+    },
     /// The simulated run failed: a refused request, a barrier that gave up, a kernel that did
     /// not finish. A bug of this command or of the simulator, not of the flags.
     #[error("the simulated run failed: {0}")]

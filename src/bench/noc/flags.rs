@@ -111,7 +111,8 @@ pub struct NocBenchFlags {
     /// on NoC 1 at (0,1) (0,10) (0,4) (0,7) (9,1) (9,10) (9,4) (9,7).
     #[arg(long, value_name = "N", value_parser = ranged::<u8>(0, DRAM_BANKS as u64 - 1))]
     pub bank: Option<u8>,
-    /// The NoC: 0 (the sender's reader kernel) or 1 (its writer kernel).
+    /// The NoC: 0 (the sender's komorebi reader kernel, BRISC) or 1 (its writer, NCRISC);
+    /// tt-metal's DRAM read test reads on NoC 1 (its `RISCV_1` reader).
     #[arg(long, value_parser = ranged::<u8>(0, 1), default_value_t = 0)]
     pub noc: u8,
     /// Die-order harvest mask of the simulated chip, decimal or 0x-hex, 0..=0x3fff: 0 harvests

@@ -3,8 +3,9 @@
 //! figure in tt-metal's units.
 //!
 //! # What it measures
-//! One data-movement kernel on the sender core (the reader kernel for NoC 0, the writer kernel
-//! for NoC 1: [`Role::mover`](komorebi_hal::Role::mover)) issues `--count` transactions of `--size` bytes back to back,
+//! One data-movement kernel on the sender core (komorebi's reader kernel, BRISC, for NoC 0; its
+//! writer, NCRISC, for NoC 1: [`Role::mover`](komorebi_hal::Role::mover); tt-metal names them the
+//! other way round, its DRAM tests reading on NoC 1 with `RISCV_1`) issues `--count` transactions of `--size` bytes back to back,
 //! then waits once for all of them (a barrier: every write and multicast acknowledged, every
 //! read landed). The figure is the kernel's own clock from just before the first issue to just
 //! after the barrier: what tt-metal's kernel zone (`DeviceZoneScopedN`) around the same loop
@@ -17,7 +18,7 @@
 //! |---|---|---|
 //! | `unicast` | writes to `--to` | 1 |
 //! | `multicast` | multicasts to `--rect`; `--linked`: every multicast but the last keeps its path ([`WriteMode::linked`](komorebi_hal::noc::WriteMode::linked)); `--loopback`: a sender inside the rectangle receives too ([`WriteMode::with_loopback`](komorebi_hal::noc::WriteMode::with_loopback)) | the rectangle's receiving cores |
-//! | `one-to-all` | writes `--count` transactions to each core of `--rect` but the sender, one core after another (row by row), as tt-metal's `one_to_all/kernels/sender_unicast.cpp` does | 1 |
+//! | `one-to-all` | writes `--count` transactions to each core of `--rect` but the sender, one core after another (column by column, the order tt-metal's host gives `one_to_all/kernels/sender_unicast.cpp`: `corerange_to_cores`, not row-wise) | 1 |
 //! | `dram-read` | reads from DRAM bank `--bank` through the port tt-metal uses on the chosen NoC ([`dram_port`]) | 1 |
 //!
 //! # What it guarantees

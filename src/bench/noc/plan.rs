@@ -80,6 +80,10 @@ impl NocBench {
         if flags.linked && !multicast {
             return Err(not_for("--linked", "multicast", pattern));
         }
+        if flags.linked && flags.count < 2 {
+            // The last multicast never keeps its path: one alone is an unlinked one.
+            return Err(NocBenchError::LinkedAlone { count: flags.count });
+        }
         if flags.loopback && !multicast {
             return Err(not_for("--loopback", "multicast", pattern));
         }
@@ -183,8 +187,10 @@ impl NocBench {
             }
             Pattern::OneToAll => {
                 let mut nodes = Vec::with_capacity(rect.len());
-                for y in rect.y0..rect.y0 + rect.rows {
-                    for x in rect.x0..rect.x0 + rect.columns {
+                // Column by column, as tt-metal's host orders its cores (`corerange_to_cores`,
+                // not row-wise: x outer, y inner).
+                for x in rect.x0..rect.x0 + rect.columns {
+                    for y in rect.y0..rect.y0 + rect.rows {
                         let core = LogicalXy::new(x, y);
                         if core != sender {
                             nodes.push(raw(on_noc("--rect", core)?)?);

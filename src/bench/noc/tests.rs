@@ -140,8 +140,8 @@ fn transactions_and_bytes_follow_count_size_and_cores() {
     let Transfers::OneToAll(nodes) = &b.job.transfers else {
         panic!("{:?}", b.job.transfers)
     };
-    // Row by row, the sender (logical (0,0) = NoC0 (1,2)) left out.
-    assert_eq!(&nodes[..3], &[xy(2, 2), xy(3, 2), xy(1, 3)]);
+    // Column by column, the sender (logical (0,0) = NoC0 (1,2)) left out.
+    assert_eq!(&nodes[..3], &[xy(1, 3), xy(1, 4), xy(2, 2)]);
     let b = bench("--pattern multicast --rect 0,0,4,4 --size 0x1000 --count 3").unwrap();
     assert_eq!((b.transactions(), b.bytes()), (3, 3 * 4096));
 }
@@ -153,6 +153,10 @@ fn flags_that_cannot_measure_are_refused_with_the_flag() {
         ("--pattern multicast --size 64", "--rect"),
         ("--pattern one-to-all --size 64", "--rect"),
         ("--pattern unicast --to 0,1 --size 64 --linked", "--linked"),
+        (
+            "--pattern multicast --rect 0,0,2,2 --size 64 --linked",
+            "--linked",
+        ),
         (
             "--pattern one-to-all --rect 0,0,2,2 --size 64 --loopback",
             "--loopback",
