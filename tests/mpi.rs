@@ -178,12 +178,6 @@ fn rank_pid(mpirun: u32, rank: u32, deadline: Instant) -> Option<u32> {
     None
 }
 
-/// Starts `mpirun`, sends rank 1 `signal` (`KILL`, `STOP`) once it runs its share, and waits
-/// for the run's output ([`bounded`]).
-fn signal_rank_1(mpirun: Command, signal: &str) -> Ran {
-    bounded(mpirun, Some(signal))
-}
-
 /// What [`bounded`] came to.
 struct Ran {
     /// What `mpirun` printed, and how it ended (no code when the test ended it).
@@ -360,8 +354,10 @@ fn a_rank_killed_or_stopped_mid_run_is_named_and_its_jobs_abandoned_within_the_l
         return;
     };
     for signal in ["KILL", "STOP"] {
-        let Ran { out, report_after } =
-            signal_rank_1(mpirun(2, &["--jobs", "16", "--rank-limit", "8"]), signal);
+        let Ran { out, report_after } = bounded(
+            mpirun(2, &["--jobs", "16", "--rank-limit", "8"]),
+            Some(signal),
+        );
         let v = json(&out.stdout);
         // 3: its jobs abandoned (rank 0's abort); 137: mpirun's own code when it saw the rank
         // die of SIGKILL; no code: mpirun died in its own teardown (see the test above).
@@ -410,7 +406,11 @@ fn a_stopped_rank_of_four_delays_no_other_rank_s_report() {
     let Some(_one) = one_mpirun() else {
         return;
     };
-    let out = signal_rank_1(mpirun(4, &["--jobs", "400", "--rank-limit", "8"]), "STOP").out;
+    let out = bounded(
+        mpirun(4, &["--jobs", "400", "--rank-limit", "8"]),
+        Some("STOP"),
+    )
+    .out;
     let v = json(&out.stdout);
     let code = out.status.code();
     assert!(matches!(code, Some(3) | None), "exit {code:?}: {v}");

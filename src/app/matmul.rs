@@ -274,6 +274,14 @@ struct DataSize {
 }
 
 impl DataSize {
+    /// Counts `bytes` of one group's one job: a step's if it is a block group, else a write-back's.
+    fn add(&mut self, block_group: bool, bytes: u64) {
+        match block_group {
+            true => self.per_step += bytes,
+            false => self.write_back += bytes,
+        }
+    }
+
     /// The bytes of `steps` steps and the write-backs.
     fn of(self, steps: u32) -> u64 {
         self.per_step
@@ -414,15 +422,8 @@ pub fn run_with_progress(
             one.dram_end() - crate::app::broadcast::DRAM_BASE,
             one.host_bytes_per_job(),
         );
-        match row {
-            Some(_) => {
-                (size.per_step, held.per_step) = (size.per_step + bytes, held.per_step + host)
-            }
-            None => {
-                (size.write_back, held.write_back) =
-                    (size.write_back + bytes, held.write_back + host)
-            }
-        }
+        size.add(row.is_some(), bytes);
+        held.add(row.is_some(), host);
     }
     check_dram(cfg, size)?;
     check_host_memory(cfg, held, crate::host::memory::available())?;

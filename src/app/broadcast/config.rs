@@ -457,9 +457,14 @@ impl BroadcastConfig {
     /// The grid the flags lay the program out on: the simulated Blackhole's or Wormhole's
     /// (`--harvest`: its columns or its rows).
     pub(crate) fn flags_geometry(&self) -> Result<layout::Geometry, layout::LayoutError> {
+        crate::chip::geometry(self.chip, self.harvest_word(), None)
+    }
+
+    /// The simulated chip's harvest word: a Blackhole's `--harvest` columns, a Wormhole's rows.
+    pub(crate) fn harvest_word(&self) -> u32 {
         match self.chip {
-            ChipKind::Blackhole => crate::chip::blackhole(u32::from(self.harvest.bits())),
-            ChipKind::Wormhole => crate::chip::wormhole(u32::from(self.row_harvest.bits())),
+            ChipKind::Blackhole => u32::from(self.harvest.bits()),
+            ChipKind::Wormhole => u32::from(self.row_harvest.bits()),
         }
     }
 

@@ -43,11 +43,7 @@ impl BroadcastConfig {
             jobs: regions.max(1),
             ..self.clone()
         };
-        let harvest_word = match self.chip {
-            crate::chip::ChipKind::Blackhole => u32::from(self.harvest.bits()),
-            crate::chip::ChipKind::Wormhole => u32::from(self.row_harvest.bits()),
-        };
-        crate::chip::geometry(self.chip, harvest_word, self.fused_dram)
+        crate::chip::geometry(self.chip, self.harvest_word(), self.fused_dram)
             .ok()
             .and_then(|g| BroadcastPlan::per_job(&one, &g).ok())
             .map_or_else(
