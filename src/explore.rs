@@ -2,15 +2,17 @@
 //!
 //! Each case's seed fixes both its shape (window 1..=8, blocks 0..=64, pages 1..=8, page size
 //! 64..=256, or one case in eight blocks over one packet: up to 8 blocks of 5..=8 pages of 4
-//! or 8 KiB; along rows, columns or both, inside one panel of columns: on a Blackhole 1..=9
-//! receivers, a column of up to 10 cores or a row of up to 6; on a Wormhole B0 a row of up to 4
-//! and a column of up to 10 rows, which the layout cuts at the Ethernet row into runs of 5) and,
-//! on the simulator, its schedule (on ttsim or a card the device's own schedule runs, and no
-//! violation can be seen: there a case checks the bytes, the counts, the reports and the
-//! give-ups). A case passes when every byte arrived and was checked in order (exact counts), no
-//! slot was multicast before it was popped (no violation), nothing deadlocked (every tile
-//! reported), and nothing gave up (no fault was injected). A failing case prints the command
-//! that replays it.
+//! or 8 KiB; along rows, columns or both, inside one panel of columns: on a Blackhole p150 a
+//! column of up to 10 cores or a row of up to 6; on a Wormhole B0 a row of up to 4 and a column
+//! of up to 10 rows, which the layout cuts at the Ethernet row into runs of 5; on the simulators
+//! one case in four on other harvesting, a Blackhole with 0 to 4 of its 14 columns harvested
+//! (panels of 1 to 7 columns) or a Wormhole with 1 or 2 of its 10 rows, the rectangle inside
+//! that grid) and, on the simulator, its schedule (on ttsim or a card the device's own
+//! harvesting and schedule run, and no violation can be seen: there a case checks the bytes,
+//! the counts, the reports and the give-ups). A case passes when every byte arrived and was
+//! checked in order (exact counts), no slot was multicast before it was popped (no violation),
+//! nothing deadlocked (every tile reported), and nothing gave up (no fault was injected): each
+//! of those checks is [`judge`]'s. A failing case prints the command that replays it.
 
 use komorebi_broadcast::Along;
 use komorebi_broadcast::layout::{self};
@@ -18,29 +20,78 @@ use komorebi_hal::{LogicalRect, NocId};
 use komorebi_sim::rng::SplitMix64;
 use serde::Serialize;
 
+use blackhole_pac::harvest::HarvestMask;
+use wormhole_pac::harvest::HarvestMask as RowHarvestMask;
+
 use crate::app::broadcast::{self, BroadcastConfig, DeviceChoice};
 use crate::chip::ChipKind;
 
-/// The shape of case `seed` on `chip` (with its default harvesting).
+/// The shape of case `seed` on `chip` with the chip's default harvesting (a Blackhole p150's
+/// two columns, no Wormhole row): what a case on ttsim or a card runs, whose harvesting is
+/// their own.
 pub fn shape(seed: u64, chip: ChipKind) -> BroadcastConfig {
+    shape_on(seed, chip, false)
+}
+
+/// The shape of case `seed` on `chip`; with `harvest`, one case in four on other harvesting
+/// (a Blackhole with 0 to 4 of its 14 columns harvested, a Wormhole with 1 or 2 of its 10 rows),
+/// the rectangle drawn inside that grid's panels and rows. The harvesting comes from a stream
+/// of its own, so a case left on the default harvesting has the shape [`shape`] gives.
+pub fn shape_on(seed: u64, chip: ChipKind, harvest: bool) -> BroadcastConfig {
+    let word = if harvest {
+        harvest_word(seed, chip)
+    } else {
+        None
+    };
+    let mut cfg = BroadcastConfig {
+        chip,
+        ..BroadcastConfig::default()
+    };
+    if let Some(w) = word {
+        match chip {
+            ChipKind::Blackhole => cfg.harvest = HarvestMask::new(w).unwrap_or(cfg.harvest),
+            ChipKind::Wormhole => {
+                cfg.row_harvest = RowHarvestMask::new(w).unwrap_or(cfg.row_harvest)
+            }
+        }
+    }
+    // The grid the harvesting leaves (the default one's cannot fail; a drawn one that did
+    // would fall back to it).
+    let grid = cfg
+        .flags_geometry()
+        .map(|g| (layout::panels(g.noc0_x()), g.rows() as u64))
+        .ok()
+        .filter(|(p, rows)| !p.is_empty() && *rows > 0);
+    let Some((panels, rows)) = grid else {
+        return shape_on(seed, chip, false);
+    };
+    let panels: Vec<(u64, u64)> = panels
+        .iter()
+        .map(|p| (p.first_column as u64, p.columns as u64))
+        .collect();
+    let widest = panels.iter().map(|p| p.1).max().unwrap_or(1);
     let mut r = SplitMix64::new(seed ^ 0x5EED_0000_0000_0001);
     let kind = r.range(0, 2);
-    let (rows, columns) = (kind != 1, kind != 0);
-    // Panels of columns with consecutive NoC x: a p150's two of 6 (logical 0..=5 and 6..=11), a
-    // Wormhole's two of 4 (NoC0 x 1..=4 and 6..=9); both grids have 10 rows.
-    let panel_width = match chip {
-        ChipKind::Blackhole => 6,
-        ChipKind::Wormhole => 4,
-    };
+    // A row needs two columns: with no panel that wide, columns only.
+    let kind = if kind == 0 && widest < 2 { 1 } else { kind };
+    let (rows_on, columns) = (kind != 1, kind != 0);
+    // Within one panel of columns with consecutive NoC x (a p150's two of 6, logical 0..=5
+    // and 6..=11; a Wormhole's two of 4, NoC0 x 1..=4 and 6..=9) and the grid's rows (10 on
+    // both unharvested).
     let (w, h) = match kind {
-        0 => (r.range(2, panel_width), r.range(1, 3)),
-        1 => (r.range(1, 3), r.range(2, 10)),
-        _ => (r.range(1, panel_width), r.range(1, 10)),
+        0 => (r.range(2, widest), r.range(1, 3.min(rows))),
+        1 => (r.range(1, 3).min(widest), r.range(2.min(rows), rows)),
+        _ => (r.range(1, widest), r.range(1, rows)),
     };
-    let w = if kind == 2 && w == 1 && h == 1 { 2 } else { w };
-    let panel = r.range(0, 1) * panel_width;
-    let x0 = panel + r.range(0, panel_width - w);
-    let y0 = r.range(0, 10 - h);
+    let w = if kind == 2 && w == 1 && h == 1 && widest >= 2 {
+        2
+    } else {
+        w
+    };
+    let fit: Vec<(u64, u64)> = panels.into_iter().filter(|p| p.1 >= w).collect();
+    let (first, width) = fit[r.range(0, fit.len() as u64 - 1) as usize];
+    let x0 = first + r.range(0, width - w);
+    let y0 = r.range(0, rows - h);
     let (mut blocks, mut pages) = (r.range(0, 64) as u32, r.range(1, 8) as u16);
     let mut page_size = 64 * r.range(1, 4) as u32;
     let window = r.range(1, 8) as u8;
@@ -57,20 +108,37 @@ pub fn shape(seed: u64, chip: ChipKind) -> BroadcastConfig {
         blocks = blocks.min(8);
     }
     BroadcastConfig {
-        chip,
         rect: LogicalRect::new(x0 as u8, y0 as u8, w as u8, h as u8),
         blocks,
         pages,
         page_size,
         window,
         jobs: 2,
-        rows,
+        rows: rows_on,
         columns,
         seed,
         adversarial: true,
         wait_limit: 1_000_000,
-        ..BroadcastConfig::default()
+        ..cfg
     }
+}
+
+/// The harvest word case `seed` draws, or `None` (three cases in four) for the chip's default:
+/// a Blackhole's die-order columns (0 to 4 of 14), a Wormhole's rows (1 or 2 of 10).
+fn harvest_word(seed: u64, chip: ChipKind) -> Option<u32> {
+    let mut r = SplitMix64::new(seed ^ 0x4A27_0000_0000_0002);
+    if r.range(0, 3) != 0 {
+        return None;
+    }
+    let (lines, count) = match chip {
+        ChipKind::Blackhole => (14, r.range(0, 4)),
+        ChipKind::Wormhole => (10, r.range(1, 2)),
+    };
+    let mut word = 0u32;
+    while u64::from(word.count_ones()) < count {
+        word |= 1 << r.range(0, lines - 1);
+    }
+    Some(word)
 }
 
 /// The `komorebi broadcast` command that replays a case: through the test feeder, as the case
@@ -130,9 +198,18 @@ pub struct Exploration {
     pub checked_bytes: u64,
 }
 
-/// Runs one case; `Err` says what was wrong.
+/// Runs one case; `Err` says what was wrong ([`judge`]).
 pub fn check_case(cfg: &BroadcastConfig) -> Result<broadcast::BroadcastSummary, String> {
     let s = broadcast::run(cfg, |_| {}).map_err(|e| format!("could not run: {e}"))?;
+    judge(cfg, &s)?;
+    Ok(s)
+}
+
+/// What is wrong with case `cfg`'s run `s`, if anything: a protocol violation, a timeout or a
+/// give-up (no fault was asked for), a byte that did not match, or counts other than the
+/// shape's (every core checks `blocks * pages * page_size` bytes a job of each broadcast it is
+/// in; every receiver receives them).
+pub fn judge(cfg: &BroadcastConfig, s: &broadcast::BroadcastSummary) -> Result<(), String> {
     if !s.violations.is_empty() {
         return Err(format!("protocol violation: {}", s.violations.join("; ")));
     }
@@ -182,7 +259,7 @@ pub fn check_case(cfg: &BroadcastConfig) -> Result<broadcast::BroadcastSummary, 
             receivers * per_job
         ));
     }
-    Ok(s)
+    Ok(())
 }
 
 /// Whether `count` cases from seed `start` fit in 64-bit seeds (the last is
@@ -220,7 +297,7 @@ pub fn explore(
         let cfg = BroadcastConfig {
             device: device.clone(),
             exec: device.default_exec(),
-            ..shape(seed, chip)
+            ..shape_on(seed, chip, device.in_process())
         };
         match check_case(&cfg) {
             Ok(s) => {

@@ -3,7 +3,7 @@
 
 use komorebi::app::broadcast::{DeviceChoice, FaultKind, FaultSpec};
 use komorebi::chip::ChipKind;
-use komorebi::explore::{check_case, explore, replay_command, shape};
+use komorebi::explore::{check_case, explore, judge, replay_command, shape, shape_on};
 
 #[test]
 fn a_sample_of_random_shapes_and_seeds_passes() {
@@ -101,6 +101,109 @@ fn a_failing_case_is_reported_with_what_replays_it() {
     assert!(replay.contains(&format!("--seed {}", cfg.seed)) && replay.contains("--adversarial"));
 }
 
+/// Each of a case's checks fails on a run that breaks it: the same passing run with one thing
+/// changed (a violation, a timeout, a mismatch, a byte less or more) fails with what was wrong.
+#[test]
+fn every_check_of_a_case_fails_on_a_run_that_breaks_it() {
+    let mut cfg = shape(3, ChipKind::Blackhole);
+    cfg.blocks = 4;
+    let good = check_case(&cfg).expect("the case passes");
+    assert_eq!(judge(&cfg, &good), Ok(()));
+    let broken = |change: &dyn Fn(&mut komorebi::app::broadcast::BroadcastSummary)| {
+        let mut s = good.clone();
+        change(&mut s);
+        judge(&cfg, &s).expect_err("the check fails")
+    };
+    let e = broken(&|s| s.violations.push("slot 1 multicast before its pop".into()));
+    assert_eq!(e, "protocol violation: slot 1 multicast before its pop");
+    let e = broken(&|s| s.timeouts = 1);
+    assert!(
+        e.starts_with("1 timeouts, 0 give-ups without a fault"),
+        "{e}"
+    );
+    assert_eq!(broken(&|s| s.mismatches = 2), "data mismatch");
+    assert_eq!(broken(&|s| s.ok = false), "data mismatch");
+    let (checked, received) = (good.checked_bytes, good.received_bytes);
+    assert!(checked > 0 && received > 0, "{good}");
+    assert_eq!(
+        broken(&|s| s.checked_bytes -= 4),
+        format!(
+            "bytes: checked {} of {checked}, received {received} of {received}",
+            checked - 4
+        )
+    );
+    assert_eq!(
+        broken(&|s| s.received_bytes += 4),
+        format!(
+            "bytes: checked {checked} of {checked}, received {} of {received}",
+            received + 4
+        )
+    );
+}
+
+/// On the simulators one case in four runs on other harvesting, drawn inside that grid; the
+/// others keep the default's shape exactly, and harvested cases pass like the rest.
+#[test]
+fn simulated_cases_run_on_other_harvesting_too() {
+    for (chip, default) in [
+        (
+            ChipKind::Blackhole,
+            shape(0, ChipKind::Blackhole).harvest_mask(),
+        ),
+        (ChipKind::Wormhole, 0),
+    ] {
+        let mut masks = std::collections::BTreeSet::new();
+        let mut harvested = Vec::new();
+        for seed in 0..2000 {
+            let s = shape_on(seed, chip, true);
+            if s.harvest_mask() == default {
+                assert_eq!(s, shape(seed, chip), "seed {seed}: the default's shape");
+                continue;
+            }
+            masks.insert(s.harvest_mask());
+            // Every broadcast of the rectangle lies in the harvested grid.
+            let g = komorebi::chip::geometry(chip, s.harvest_mask().into(), None).unwrap();
+            for (on, along, noc) in [
+                (
+                    s.rows,
+                    komorebi_broadcast::Along::Row,
+                    komorebi_hal::NocId::Noc0,
+                ),
+                (
+                    s.columns,
+                    komorebi_broadcast::Along::Column,
+                    komorebi_hal::NocId::Noc1,
+                ),
+            ] {
+                if on {
+                    komorebi_broadcast::layout::broadcasts(&g, s.rect, along, noc)
+                        .unwrap_or_else(|e| panic!("seed {seed} {chip:?}: {e}"));
+                }
+            }
+            harvested.push(seed);
+        }
+        // About a quarter, on many masks (a Blackhole's 0 to 4 columns, a Wormhole's 1 or 2 rows).
+        assert!(
+            (400..600).contains(&harvested.len()),
+            "{chip:?}: {}",
+            harvested.len()
+        );
+        assert!(masks.len() > 30, "{chip:?}: {masks:?}");
+        for &seed in &harvested[..8] {
+            let cfg = shape_on(seed, chip, true);
+            if let Err(e) = check_case(&cfg) {
+                panic!("{e}\nreplay: {}", replay_command(&cfg));
+            }
+        }
+    }
+    // ttsim and cards have their own harvesting: their cases keep the default.
+    assert!(
+        (0..200)
+            .all(|seed| shape_on(seed, ChipKind::Blackhole, false)
+                == shape(seed, ChipKind::Blackhole))
+    );
+}
+
 /// A replay is the case: `replay_command`'s flags, parsed as `komorebi broadcast` parses them,
 /// give back the configuration the case ran (on the simulator and through the host path).
 #[test]
@@ -129,7 +232,8 @@ fn a_replay_parses_back_into_the_case_it_replays() {
             let case = komorebi::app::broadcast::BroadcastConfig {
                 exec: device.default_exec(),
                 device: device.clone(),
-                ..shape(seed, chip)
+                // As `explore` draws it: other harvesting on the simulators.
+                ..shape_on(seed, chip, device.in_process())
             };
             let replay = replay_command(&case);
             // As a shell splits it.
