@@ -11,7 +11,11 @@
 //!   replays a stale publication after the worker has reused the slot for the next command;
 //!   the worker sees each step of its own command once and never the stale one;
 //! * parking: a sleeper registered after looking for work is always woken by work published
-//!   concurrently (a lost wake-up would leave it asleep forever, which loom reports).
+//!   concurrently (a lost wake-up would leave it asleep forever, which loom reports);
+//! * the idle handshake (`Idle::idle`, the code a worker with nothing to do runs): of two idle
+//!   workers one drives the devices and wakes the other, never two at once; a worker left
+//!   active wakes an idle one with the work it makes; a stall is declared only once every
+//!   worker looked for work since the last activity.
 //!
 //! Run: `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release --test
 //! loom_dispatch` (CI does).
@@ -20,7 +24,9 @@
 
 use std::sync::Arc as StdArc;
 
-use komorebi::dispatch::{Blocked, Mailbox, Polled, Published, Reservations, Sleep};
+use komorebi::dispatch::{
+    Blocked, Drive, Idle, Idled, Mailbox, Polled, Published, Reservations, Sleep,
+};
 use komorebi::host::session::Report;
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -312,5 +318,107 @@ fn a_placer_refused_by_a_rolled_back_reservation_is_woken_to_look_again() {
         }
         keeper.join().unwrap();
         both.join().unwrap();
+    });
+}
+
+/// A drive that checks no other drive runs at the same time, and finds the devices idle.
+fn lone_idle_drive(driving: &AtomicU32) -> Drive {
+    assert_eq!(
+        driving.fetch_add(1, Ordering::SeqCst),
+        0,
+        "two drivers at once"
+    );
+    thread::yield_now();
+    driving.fetch_sub(1, Ordering::SeqCst);
+    Drive::Idle
+}
+
+#[test]
+fn of_two_idle_workers_one_drives_and_wakes_the_other() {
+    loom::model(|| {
+        let idle = Arc::new(Idle::new(2));
+        let driving = Arc::new(AtomicU32::new(0));
+        let other = {
+            let (idle, driving) = (idle.clone(), driving.clone());
+            thread::spawn(move || idle.idle(1, || false, || lone_idle_drive(&driving)))
+        };
+        let mine = idle.idle(0, || false, || lone_idle_drive(&driving));
+        // The other never sleeps for good (loom reports a thread left blocked).
+        let theirs = other.join().unwrap();
+        let mut ends = [mine, theirs];
+        ends.sort_by_key(|e| matches!(e, Idled::Slept));
+        assert_eq!(ends, [Idled::Drove(Drive::Idle), Idled::Slept]);
+        // Both looked at the same activity, nothing happened since, and the drive found the
+        // devices idle: one stall.
+        assert_eq!(idle.generation(), 1);
+        assert_eq!(idle.sleep().sleepers(), 0);
+    });
+}
+
+#[test]
+fn work_an_active_worker_makes_wakes_an_idle_one() {
+    loom::model(|| {
+        let idle = Arc::new(Idle::new(2));
+        let work = Arc::new(AtomicBool::new(false));
+        // Worker 1 stays active: it makes work and counts it, as a pass does.
+        let maker = {
+            let (idle, work) = (idle.clone(), work.clone());
+            thread::spawn(move || {
+                work.store(true, Ordering::SeqCst);
+                idle.bump(1);
+                idle.sleep().notify();
+            })
+        };
+        // Worker 0 goes idle until its look finds the work.
+        loop {
+            let idled = idle.idle(
+                0,
+                || work.load(Ordering::SeqCst),
+                || panic!("worker 1 is active: worker 0 is never the last"),
+            );
+            if idled == Idled::Found {
+                break;
+            }
+        }
+        maker.join().unwrap();
+        assert_eq!(idle.generation(), 0);
+    });
+}
+
+#[test]
+fn no_stall_is_declared_while_work_a_worker_missed_is_left() {
+    loom::model(|| {
+        let idle = Arc::new(Idle::new(2));
+        let work = Arc::new(AtomicBool::new(false));
+        let driving = Arc::new(AtomicU32::new(0));
+        // Worker 1 makes work only worker 0 can take (a command for worker 0's group, say),
+        // counts it, then finds nothing more for itself.
+        let maker = {
+            let (idle, work, driving) = (idle.clone(), work.clone(), driving.clone());
+            thread::spawn(move || {
+                work.store(true, Ordering::SeqCst);
+                idle.bump(1);
+                idle.idle(1, || false, || lone_idle_drive(&driving))
+            })
+        };
+        // Worker 0 takes the work when a look finds it; a look that began before the work was
+        // made misses it, and then the run must not call itself stalled with the work left.
+        loop {
+            let idled = idle.idle(
+                0,
+                || work.load(Ordering::SeqCst),
+                || lone_idle_drive(&driving),
+            );
+            if idled != Idled::Found {
+                break;
+            }
+            work.store(false, Ordering::SeqCst);
+            idle.bump(0);
+        }
+        maker.join().unwrap();
+        assert!(
+            idle.generation() == 0 || !work.load(Ordering::SeqCst),
+            "a stall declared with work left that worker 0 never saw"
+        );
     });
 }

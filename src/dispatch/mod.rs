@@ -58,17 +58,19 @@
 //! | file | what it holds | what it guarantees |
 //! |------|---------------|--------------------|
 //! | `mod.rs` | [`Dispatcher`] (`new`, `seed`, `run`), [`DispatchConfig`], [`DispatchError`], [`DispatchResult`], [`GroupId`]; the re-exports | settings, groups and seeds are checked before a run; a worker that panics stops the run and is reported |
-//! | `worker.rs` | one worker's loop: its plugin, slots, assigning, stealing, parking, driving | only the owning worker touches its slots; every command ends exactly once; the outstanding count never undercounts |
+//! | `worker.rs` | one worker's loop: its plugin, slots, assigning, stealing, going idle | only the owning worker touches its slots; every command ends exactly once; the outstanding count never undercounts |
 //! | `shared.rs` | what all workers of a run share (queues, inboxes, counters, clock); the grid's regions | a group covers whole regions, so reserving its regions reserves exactly its tiles |
 //! | [`plugin`] | the [`Plugin`] (request handler and assigner) and what it sees | each instance is called sequentially, on its own worker |
 //! | [`mailbox`] | a slot's report word, published by the device side, polled by its worker | a late completion is never read as a newer command's outcome |
 //! | [`reserve`] | the regions' reservation words | an exclusive reservation of a region excludes every other; no region has more shared ones than a tile has slots; reserving never waits |
+//! | [`idle`] | [`Idle`], the idle handshake: who sleeps, who drives the devices, when the run has stalled | no worker asleep while another can progress; one driver at a time; a stall only after every worker looked since the last activity |
 //! | [`park`] | [`Sleep`], parking idle workers | no lost wake-ups |
 //! | [`target`] | [`Target`], and [`NullTarget`] and [`SimTarget`] | |
 //! | [`measure`] | per-command timestamps, the summary, the trace | |
 //! | `sync.rs` | `std`'s primitives, or loom's under `--cfg loom` | the loom tests check the code the dispatcher runs |
 
 mod config;
+pub mod idle;
 pub mod mailbox;
 pub mod measure;
 pub mod park;
@@ -80,11 +82,11 @@ pub mod target;
 mod worker;
 
 use crossbeam_deque::{Injector, Worker as Deque};
-use crossbeam_utils::CachePadded;
 use komorebi_hal::LogicalRect;
 use komorebi_kernel::abi;
 
 pub use config::{DispatchConfig, GroupId};
+pub use idle::{Idle, Idled};
 pub use mailbox::{Mailbox, Polled, Published};
 pub use measure::{CommandTimes, DispatchSummary, Distribution, WorkerStats, trace_events};
 pub use park::Sleep;
@@ -93,7 +95,7 @@ pub use reserve::{Blocked, Held, Reservations};
 pub use target::{Drive, NullTarget, PostHook, Posting, SimTarget, Target};
 
 use shared::{Inbound, Shared, regions};
-use sync::{AtomicBool, AtomicU64, AtomicUsize};
+use sync::{AtomicBool, AtomicUsize};
 use worker::WorkerState;
 
 /// What the dispatcher refused.
@@ -351,17 +353,10 @@ impl<'t, T: Target, W: Send> Dispatcher<'t, T, W> {
             seeds: Injector::new(),
             inboxes: (0..workers).map(|_| Injector::new()).collect(),
             stealers: deques.iter().map(|d| d.stealer()).collect(),
-            sleep: Sleep::new(),
+            idle: Idle::new(workers),
             outstanding: AtomicUsize::new(self.seeds.len()),
-            active: AtomicUsize::new(workers),
             aborted: AtomicBool::new(false),
             lost: AtomicBool::new(false),
-            driving: AtomicBool::new(false),
-            idle_generation: AtomicU64::new(0),
-            activity: (0..workers)
-                .map(|_| CachePadded::new(AtomicU64::new(0)))
-                .collect(),
-            rescanned: (0..workers).map(|_| AtomicU64::new(u64::MAX)).collect(),
             start: clock.raw(),
             clock,
             config: self.config.clone(),

@@ -4,14 +4,13 @@
 //! nothing in it is owned by one worker.
 
 use crossbeam_deque::{Injector, Stealer};
-use crossbeam_utils::CachePadded;
 use komorebi_hal::LogicalRect;
 
 use super::config::DispatchConfig;
-use super::park::Sleep;
+use super::idle::Idle;
 use super::plugin::{GroupInfo, Ready};
 use super::reserve::Reservations;
-use super::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use super::sync::{AtomicBool, AtomicUsize, Ordering};
 
 pub(super) enum Inbound<W, M> {
     Ready(Ready<W>),
@@ -28,10 +27,10 @@ pub(super) struct Shared<W, M> {
     pub(super) seeds: Injector<Ready<W>>,
     pub(super) inboxes: Vec<Injector<Inbound<W, M>>>,
     pub(super) stealers: Vec<Stealer<Ready<W>>>,
-    pub(super) sleep: Sleep,
+    /// The idle handshake: sleeping, driving, the activity and the stalls.
+    pub(super) idle: Idle,
     /// Commands ready, in flight or unhandled, plus messages undelivered.
     pub(super) outstanding: AtomicUsize,
-    pub(super) active: AtomicUsize,
     /// A worker panicked or could not start: every worker leaves its loop, and the run returns
     /// [`DispatchError::WorkerPanicked`](super::DispatchError::WorkerPanicked). (Without it
     /// the others would wait for the dead one forever: it still counts as active.)
@@ -39,15 +38,6 @@ pub(super) struct Shared<W, M> {
     /// A drive found a device lost ([`Drive::Lost`](super::Drive::Lost)): the run was aborted
     /// and returns [`DispatchError::DeviceLost`](super::DispatchError::DeviceLost).
     pub(super) lost: AtomicBool,
-    pub(super) driving: AtomicBool,
-    pub(super) idle_generation: AtomicU64,
-    /// Per worker: bumped after every pass of that worker that did something and every drive
-    /// of it that published; the sum is the run's activity. (One padded word per worker: a
-    /// shared counter bumped by every pass was a contended line, and it slowed every read of
-    /// the words beside it.)
-    pub(super) activity: Box<[CachePadded<AtomicU64>]>,
-    /// Per worker: the activity when its last fruitless look for work began.
-    pub(super) rescanned: Vec<AtomicU64>,
     /// The host clock. The hot path reads raw ticks (the invariant TSC where there is one: a
     /// few nanoseconds, where the OS clock cost a fifth of the host overhead per command);
     /// [`ns`](Self::ns) turns them into nanoseconds since `start` when a command is handled.
@@ -61,7 +51,7 @@ impl<W, M> Shared<W, M> {
     /// Ends the run: every worker leaves its loop at its next look (sleepers are woken).
     pub(super) fn abort(&self) {
         self.aborted.store(true, Ordering::SeqCst);
-        self.sleep.wake_all();
+        self.idle.sleep().wake_all();
     }
 
     /// Ends the run because a device stopped answering.
@@ -78,18 +68,6 @@ impl<W, M> Shared<W, M> {
     /// Raw clock ticks now.
     pub(super) fn now(&self) -> u64 {
         self.clock.raw()
-    }
-
-    /// The run's activity: the sum of every worker's count. Each count only grows, so a sum
-    /// read while some grow lies between the sums before and after the reads: a look for work
-    /// that began before some activity never compares equal to a sum read after it.
-    pub(super) fn activity(&self) -> u64 {
-        self.activity.iter().map(|a| a.load(Ordering::SeqCst)).sum()
-    }
-
-    /// Counts activity of worker `me`.
-    pub(super) fn bump(&self, me: usize) {
-        self.activity[me].fetch_add(1, Ordering::SeqCst);
     }
 
     /// Nanoseconds from the run's start to raw tick `raw` (0 for a tick before the start).

@@ -11,6 +11,7 @@ use crossbeam_deque::{Steal, Worker as Deque};
 use komorebi_kernel::abi;
 
 use super::config::GroupId;
+use super::idle::Idled;
 use super::mailbox::{Mailbox, Polled};
 use super::measure::Recorded;
 use super::measure::{CommandTimes, WorkerStats};
@@ -134,7 +135,7 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         let mut spins = 0;
         loop {
             if self.shared.outstanding.load(Ordering::SeqCst) == 0 || self.shared.aborted() {
-                self.shared.sleep.wake_all();
+                self.shared.idle.sleep().wake_all();
                 return;
             }
             if self.pass() {
@@ -159,53 +160,31 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             .count()
     }
 
-    /// Nothing to do: park, or be the one that lets the device run.
+    /// Nothing to do: park, or be the one that lets the device run ([`Idle::idle`]).
     fn idle(&mut self) {
-        let sh = self.shared;
-        let ticket = sh.sleep.prepare();
-        let activity = sh.activity();
-        // (An abort after the ticket was taken wakes it: the sleep below returns at once.)
-        if sh.aborted() || self.pass() || sh.outstanding.load(Ordering::SeqCst) == 0 {
-            sh.sleep.cancel(ticket);
-            return;
-        }
-        sh.rescanned[self.me].store(activity, Ordering::SeqCst);
-        let last = sh.active.fetch_sub(1, Ordering::SeqCst) == 1;
-        if last
-            && sh
-                .driving
-                .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok()
-        {
-            sh.sleep.cancel(ticket);
-            self.stats.drives += 1;
-            match T::drive_all(self.targets) {
-                Drive::Progress => sh.bump(self.me),
-                Drive::Idle => {
-                    // Nothing can change on the device (on a card: its late commands did not go
-                    // quiet within one more budget), and every worker looked for work in vain
-                    // since anything last happened: what is ready now can never be placed.
-                    let now = sh.activity();
-                    if sh.rescanned.iter().all(|r| r.load(Ordering::SeqCst) == now) {
-                        sh.idle_generation.fetch_add(1, Ordering::SeqCst);
-                    }
-                }
+        let (sh, targets, me) = (self.shared, self.targets, self.me);
+        let idled = sh.idle.idle(
+            me,
+            || sh.aborted() || self.pass() || sh.outstanding.load(Ordering::SeqCst) == 0,
+            || {
+                let drove = T::drive_all(targets);
                 // Its commands in flight can never end: the run would wait for them for good.
-                Drive::Lost => sh.lose(),
-            }
-            sh.driving.store(false, Ordering::SeqCst);
-            sh.active.fetch_add(1, Ordering::SeqCst);
-            sh.sleep.wake_all();
-        } else {
-            self.stats.parks += 1;
-            sh.sleep.sleep(ticket);
-            sh.active.fetch_add(1, Ordering::SeqCst);
+                if drove == Drive::Lost {
+                    sh.lose();
+                }
+                drove
+            },
+        );
+        match idled {
+            Idled::Found => {}
+            Idled::Drove(_) => self.stats.drives += 1,
+            Idled::Slept => self.stats.parks += 1,
         }
     }
 
     /// One pass of the animation master over this worker's shard; whether anything happened.
     fn pass(&mut self) -> bool {
-        let generation = self.shared.idle_generation.load(Ordering::SeqCst);
+        let generation = self.shared.idle.generation();
         let stalled = generation != self.seen_idle;
         self.seen_idle = generation;
         let mut progressed = self.completions();
@@ -220,11 +199,11 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
             progressed |= self.abandon();
         }
         if progressed {
-            self.shared.bump(self.me);
+            self.shared.idle.bump(self.me);
         }
         // One wake-up per pass, after everything it made is visible.
         if std::mem::take(&mut self.wake) {
-            self.shared.sleep.notify();
+            self.shared.idle.sleep().notify();
         }
         progressed
     }
