@@ -15,9 +15,10 @@
 //!   `NOC_NODE_ID`, `NOC_ENDPOINT_ID`,
 //!   `NIU_CFG_0` (bit 14 when `SimConfig::translation`), `NOC_ID_LOGICAL`, and the counters
 //!   `NIU_MST_WR_ACK_RECEIVED`, `NIU_MST_RD_RESP_RECEIVED`, `NIU_MST_{NON,}POSTED_WR_REQ_SENT`,
-//!   `NIU_MST_REQS_OUTSTANDING_ID(id)` (the reads of transaction id `id`, from `NOC_PACKET_TAG`,
-//!   not landed) and `NIU_MST_WRITE_REQS_OUTGOING_ID(0)` (writes issued and not yet departed: a
-//!   write's source is read when its packet departs). Under translation the coordinate words are
+//!   `NIU_MST_REQS_OUTSTANDING_ID(id)` (per transaction id, from `NOC_PACKET_TAG`: read packets
+//!   not landed and acknowledged write packets issued, less the acks received) and
+//!   `NIU_MST_WRITE_REQS_OUTGOING_ID(id)` (write packets issued and not yet departed: a write's
+//!   source is read when its packet departs), as ISA `NoC/Counters.md` counts them. Under translation the coordinate words are
 //!   translated coordinates (`blackhole_pac::translate`); a multicast's translated corners
 //!   bound a raw rectangle, as for the host's windows.
 //! * **Overlay stream registers** `tiles_received` / `tiles_acked` of the 64 circular buffers:
@@ -194,6 +195,7 @@ impl CoreBus {
                             linked: ctrl.vc_linked(),
                             loopback: ctrl.brcst_src_include(),
                         },
+                        c.id,
                     )
                     .map_err(refused)
                 } else {
@@ -206,6 +208,7 @@ impl CoreBus {
                         c.len,
                         ctrl.resp_marked(),
                         ctrl.vc_static(),
+                        c.id,
                     )
                     .map_err(refused)
                 }
@@ -250,20 +253,14 @@ impl CoreBus {
             },
             Reg::Status { noc, index } => {
                 let n = &tile.niu[noc as usize];
-                let outgoing = n
-                    .nonposted_issued
-                    .wrapping_sub(n.nonposted_sent)
-                    .wrapping_add(n.posted_issued.wrapping_sub(n.posted_sent));
                 match index {
                     i if i == Counter::MstWrAckReceived as u32 => Ok(n.acks_received),
                     i if i == Counter::MstRdRespReceived as u32 => Ok(n.reads_done),
                     i if i == Counter::MstNonpostedWrReqSent as u32 => Ok(n.nonposted_sent),
                     i if i == Counter::MstPostedWrReqSent as u32 => Ok(n.posted_sent),
-                    // REQS_OUTSTANDING_ID(id): the reads of that id not landed.
-                    i @ 0x10..=0x1F => Ok(n.reads_outstanding[i as usize - 0x10] & 0xFF),
-                    // WRITE_REQS_OUTGOING_ID(0); komorebi sends every write with id 0.
-                    0x20 => Ok(outgoing & 0xFF),
-                    0x21..=0x2F => Ok(0),
+                    // REQS_OUTSTANDING_ID(id) and WRITE_REQS_OUTGOING_ID(id): 8 bits each.
+                    i @ 0x10..=0x1F => Ok(n.outstanding[i as usize - 0x10] & 0xFF),
+                    i @ 0x20..=0x2F => Ok(n.writes_outgoing[i as usize - 0x20] & 0xFF),
                     _ => Err(format!(
                         "NIU{noc} status counter {index:#x} is not modelled"
                     )),
@@ -314,7 +311,7 @@ impl CoreBus {
             } if offset as usize == niu::NOC_CLEAR_OUTSTANDING_REQ_CNT => {
                 // A mask of the transaction ids whose `NIU_MST_REQS_OUTSTANDING_ID` to zero.
                 let niu = &mut w.tiles[self.tile as usize].niu[noc as usize];
-                for (id, count) in niu.reads_outstanding.iter_mut().enumerate() {
+                for (id, count) in niu.outstanding.iter_mut().enumerate() {
                     if value >> id & 1 != 0 {
                         *count = 0;
                     }

@@ -184,6 +184,8 @@ struct Writes {
     reserve: u64,
     corners: ((u8, u8), (u8, u8)),
     linked: bool,
+    /// The transaction id (`NOC_PACKET_TAG`).
+    id: u8,
 }
 
 fn issue_writes(w: &mut World, by: Issuer, p: Writes) {
@@ -218,7 +220,11 @@ fn issue_writes(w: &mut World, by: Issuer, p: Writes) {
         };
         let busy = timing.write_issue_floor.max(reserve + timing.flits(n));
         let depart = w.niu_slot(by.tile, by.noc, Pipe::Write, by.now, busy);
-        w.tiles[by.tile as usize].niu[by.noc as usize].write_issued(p.acked, p.dests.len() as u32);
+        w.tiles[by.tile as usize].niu[by.noc as usize].write_issued(
+            p.acked,
+            p.dests.len() as u32,
+            p.id,
+        );
         let at_issue = (w.cfg.source_read != SourceRead::Departure).then(|| {
             let mut buf = vec![0u8; n as usize];
             w.tiles[by.tile as usize]
@@ -242,6 +248,7 @@ fn issue_writes(w: &mut World, by: Issuer, p: Writes) {
             hold,
             at_issue,
             seq: 0,
+            id: p.id & 0xF,
         };
         w.push(depart, Item::DepartWrite(Box::new(packet)));
         off += n;
@@ -284,7 +291,7 @@ pub(crate) fn read(
         let depart = w.niu_slot(by.tile, by.noc, Pipe::Read, by.now, timing.read_issue_floor);
         let niu = &mut w.tiles[by.tile as usize].niu[by.noc as usize];
         niu.reads_issued = niu.reads_issued.wrapping_add(1);
-        let outstanding = &mut niu.reads_outstanding[id as usize & 0xF];
+        let outstanding = &mut niu.outstanding[id as usize & 0xF];
         *outstanding = outstanding.wrapping_add(1);
         let p = ReadPacket {
             tile: by.tile,
@@ -303,7 +310,9 @@ pub(crate) fn read(
     Ok(())
 }
 
-/// A write of `len` bytes from this tile's L1 at `src` to raw `dst` (`dst_addr`).
+/// A write of `len` bytes from this tile's L1 at `src` to raw `dst` (`dst_addr`), with
+/// transaction id `id`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn write(
     w: &mut World,
     by: Issuer,
@@ -312,6 +321,7 @@ pub(crate) fn write(
     len: u32,
     acked: bool,
     ordered: bool,
+    id: u8,
 ) -> Result<(), NocError> {
     if hangs(w, by, Some(("unicast write", dst, dst_addr, len))) {
         return Ok(());
@@ -333,6 +343,7 @@ pub(crate) fn write(
         reserve: 0,
         corners: (dst, dst),
         linked: false,
+        id,
     };
     issue_writes(w, by, writes);
     Ok(())
@@ -350,7 +361,9 @@ pub(crate) struct McastMode {
 /// A multicast of `len` bytes from this tile's L1 at `src` to L1 `dst` of every Tensix in the
 /// raw rectangle `start..=end` (wrapping as the hardware does), the sender only with loopback.
 /// Always acknowledged: posted multicast is broken on Blackhole. While a linked run is open on
-/// this NIU, a multicast to another rectangle is refused; a hung NIU issues nothing.
+/// this NIU, a multicast to another rectangle is refused; a hung NIU issues nothing. `id`: its
+/// transaction id.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn multicast(
     w: &mut World,
     by: Issuer,
@@ -359,6 +372,7 @@ pub(crate) fn multicast(
     dst: u32,
     len: u32,
     mode: McastMode,
+    id: u8,
 ) -> Result<(), NocError> {
     if hangs(w, by, None) {
         return Ok(());
@@ -414,6 +428,7 @@ pub(crate) fn multicast(
         reserve,
         corners,
         linked: mode.linked,
+        id,
     };
     issue_writes(w, by, writes);
     Ok(())

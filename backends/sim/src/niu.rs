@@ -1,5 +1,6 @@
 //! A Tensix tile's NIU (one per NoC): Blackhole's wrapping counters (reads done; non-posted and
-//! posted writes sent; acks, one per destination of a multicast), the issue counts a driver
+//! posted writes sent; acks, one per destination of a multicast; per transaction id the
+//! requests outstanding and the writes outgoing), the issue counts a driver
 //! keeps to compare them with, its two issue pipelines, its open linked run, and whether a
 //! request on another virtual channel during that run has hung it.
 //!
@@ -45,9 +46,16 @@ pub(crate) struct Niu {
     /// Firmware cores: command buffers whose command was handed over after the NIU hung (bit
     /// `i`: command buffer `i`); their `NOC_CMD_CTRL` reads 1, as a request never initiated.
     pub stuck_bufs: u8,
-    /// Per transaction id (`NOC_PACKET_TAG` bits 10..13): reads issued and not landed, as
-    /// `NIU_MST_REQS_OUTSTANDING_ID(id)` counts them (komorebi's writes all carry id 0).
-    pub reads_outstanding: [u32; 16],
+    /// Per transaction id (`NOC_PACKET_TAG` bits 10..13), as `NIU_MST_REQS_OUTSTANDING_ID(id)`
+    /// counts (ISA `NoC/Counters.md`): one for each read packet issued and not landed and each
+    /// acknowledged write packet issued, less one for each acknowledgement received (a
+    /// multicast's one packet gets one from each destination, so its id's count goes below
+    /// zero, as on the chip). komorebi's own writes all carry id 0 and its tagged reads ids 1
+    /// and up.
+    pub outstanding: [u32; 16],
+    /// Per transaction id: write packets issued that have not left (their source not read
+    /// yet), as `NIU_MST_WRITE_REQS_OUTGOING_ID(id)` counts.
+    pub writes_outgoing: [u32; 16],
 }
 
 /// The order an NIU's write packets take their path in: the next sequence number to give a
@@ -86,9 +94,12 @@ impl Niu {
         start + issue_latency
     }
 
-    /// Counts a write packet issued to `dests` destinations.
-    pub(crate) fn write_issued(&mut self, acked: bool, dests: u32) {
+    /// Counts a write packet with transaction id `id` issued to `dests` destinations.
+    pub(crate) fn write_issued(&mut self, acked: bool, dests: u32, id: u8) {
+        let id = id as usize & 0xF;
+        self.writes_outgoing[id] = self.writes_outgoing[id].wrapping_add(1);
         if acked {
+            self.outstanding[id] = self.outstanding[id].wrapping_add(1);
             self.nonposted_issued = self.nonposted_issued.wrapping_add(1);
             self.acks_expected = self.acks_expected.wrapping_add(dests);
         } else {
@@ -96,8 +107,10 @@ impl Niu {
         }
     }
 
-    /// Counts a write packet that has left.
-    pub(crate) fn write_sent(&mut self, acked: bool) {
+    /// Counts a write packet with transaction id `id` that has left.
+    pub(crate) fn write_sent(&mut self, acked: bool, id: u8) {
+        let id = id as usize & 0xF;
+        self.writes_outgoing[id] = self.writes_outgoing[id].wrapping_sub(1);
         if acked {
             self.nonposted_sent = self.nonposted_sent.wrapping_add(1);
         } else {
@@ -105,9 +118,11 @@ impl Niu {
         }
     }
 
-    /// Counts an ack taken from the NIU's ejection port.
-    pub(crate) fn take_ack(&mut self) {
+    /// Counts an ack, for a write of transaction id `id`, taken from the NIU's ejection port.
+    pub(crate) fn take_ack(&mut self, id: u8) {
         self.acks_received = self.acks_received.wrapping_add(1);
+        let id = id as usize & 0xF;
+        self.outstanding[id] = self.outstanding[id].wrapping_sub(1);
     }
 
     /// Every read issued has landed. The counts wrap: exact while fewer than 2^31 are

@@ -66,6 +66,8 @@ pub(crate) struct WritePacket {
     pub at_issue: Option<Rc<[u8]>>,
     /// Its place among its NIU's write packets, given as it departs (`Niu::write_turn`).
     pub seq: u64,
+    /// Its transaction id (`NOC_PACKET_TAG` bits 10..13; 0 from the native kernels).
+    pub id: u8,
 }
 
 /// A read on its way.
@@ -116,11 +118,13 @@ pub(crate) enum Item {
         data: Rc<[u8]>,
         src: TileIx,
     },
-    /// An ack reaching its NIU's ejection port (`slotted`: its cycle there is taken).
+    /// An ack reaching its NIU's ejection port (`slotted`: its cycle there is taken), for a
+    /// write of transaction id `id`.
     Ack {
         tile: TileIx,
         noc: u8,
         slotted: bool,
+        id: u8,
     },
     ReadServe(Box<ReadPacket>),
     ReadRespond(Box<ReadPacket>),

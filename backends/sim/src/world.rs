@@ -252,7 +252,12 @@ impl World {
             Item::Reserve { worm } => self.reserve(time, worm),
             Item::Launch { worm } => self.launch(time, worm),
             Item::Hop { worm, hop } => self.hop(time, worm, hop),
-            Item::Ack { tile, noc, slotted } => {
+            Item::Ack {
+                tile,
+                noc,
+                slotted,
+                id,
+            } => {
                 // An ack is one flit through the ejection port, between the data it passes:
                 // it takes the port's next free cycle and is counted then.
                 let t = &mut self.tiles[tile as usize];
@@ -262,11 +267,19 @@ impl World {
                     *port = at + 1;
                     if at > time {
                         let slotted = true;
-                        self.push(at, Item::Ack { tile, noc, slotted });
+                        self.push(
+                            at,
+                            Item::Ack {
+                                tile,
+                                noc,
+                                slotted,
+                                id,
+                            },
+                        );
                         return;
                     }
                 }
-                t.niu[noc as usize].take_ack();
+                t.niu[noc as usize].take_ack(id);
                 self.touch(tile, time);
             }
             Item::ReadServe(p) => self.read_serve(time, *p),
@@ -281,7 +294,7 @@ impl World {
                 self.tiles[tile as usize].l1.write(addr as u64, &data);
                 let niu = &mut self.tiles[tile as usize].niu[noc as usize];
                 niu.reads_done = niu.reads_done.wrapping_add(1);
-                let outstanding = &mut niu.reads_outstanding[id as usize];
+                let outstanding = &mut niu.outstanding[id as usize];
                 *outstanding = outstanding.wrapping_sub(1);
                 self.stats.deliveries += 1;
                 self.touch(tile, time);
@@ -314,7 +327,7 @@ impl World {
                 data = at_issue.clone();
             }
         }
-        self.tiles[p.src as usize].niu[p.noc as usize].write_sent(p.acked);
+        self.tiles[p.src as usize].niu[p.noc as usize].write_sent(p.acked, p.id);
         self.touch(p.src, time);
         let flits = timing.flits(p.len);
         self.stats.packets += 1;
@@ -582,6 +595,7 @@ impl World {
                     tile: p.src,
                     noc: p.noc,
                     slotted: false,
+                    id: p.id,
                 },
             );
         }

@@ -379,6 +379,74 @@ fn a_read_tagged_through_noc_packet_tag_is_counted_in_its_reqs_outstanding_count
 }
 
 #[test]
+fn writes_are_counted_under_their_transaction_id_outgoing_until_they_leave_and_outstanding_until_acked()
+ {
+    // Command buffer 0 of NIU0 sends two acknowledged writes of LEN bytes to (2, 3) with
+    // transaction id 5 (`NOC_PACKET_TAG` bits 10..13), then stores (ISA `NoC/Counters.md`):
+    // `NIU_MST_WRITE_REQS_OUTGOING_ID(5)` (status 0x20 + 5) and `(0)` at once (the second
+    // write waits for the first to leave the NIU), `NIU_MST_REQS_OUTSTANDING_ID(5)` (0x10 + 5)
+    // at once, then polls the outgoing count to 0 and the outstanding one to 0 (both acked).
+    let me = (1, 2);
+    let data: Vec<u8> = (0..LEN).map(|i| (i * 7 + 1) as u8).collect();
+    let mut sim = Sim::new(SimConfig::default());
+    let mut p = Vec::new();
+    store_words(
+        &mut p,
+        0xFFB2_0000,
+        &[
+            (0x00, SRC),
+            (0x08, 1 | 2 << 6),
+            (0x0C, DST),
+            (0x14, 2 | 3 << 6),
+            (0x20, LEN),
+            (0x18, 5 << 10),
+            (0x1C, WRITE_ACKED_UNICAST),
+        ],
+    );
+    p.push(addi(T1, 0, 1));
+    p.push(sw(T1, T0, 0x40));
+    p.push(lw(0, T0, 0x40)); // the command read back before the counters (Counters.md)
+    p.push(sw(T1, T0, 0x40));
+    p.push(lw(0, T0, 0x40));
+    let status = |i: i32| 0x200 + 4 * i;
+    for (i, at) in [(0x25, 0x100), (0x20, 0x104), (0x15, 0x108)] {
+        p.push(lw(T3, T0, status(i)));
+        p.push(sw(T3, 0, at));
+    }
+    p.push(lw(T3, T0, status(0x25)));
+    p.push(bne(T3, 0, -4));
+    p.push(lw(T3, T0, status(0x15)));
+    p.push(bne(T3, 0, -4));
+    p.push(lw(T3, T0, status(0x20)));
+    p.push(sw(T3, 0, 0x10C));
+    p.push(EBREAK);
+    load(&mut sim, me, 0, &p);
+    sim.write_l1(me, SRC, &data).unwrap();
+    sim.spawn_firmware(me, Role::Reader).unwrap();
+    sim.run(1_000_000);
+    let faults = sim.core_faults();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(
+        faults[0].pc,
+        4 * (p.len() as u32 - 1),
+        "stopped at its ebreak"
+    );
+    let word = |at| sim.read_l1_u32(me, at).unwrap();
+    assert!(
+        (1..=2).contains(&word(0x100)),
+        "id 5's writes outgoing: {}",
+        word(0x100)
+    );
+    assert_eq!(word(0x104), 0, "id 0 has no write outgoing");
+    assert_eq!(word(0x108), 2, "both writes of id 5 wait for their acks");
+    assert_eq!(word(0x10C), 0);
+    assert_eq!(sim.niu(me, 0).unwrap().acks_received, 2);
+    let mut got = vec![0; LEN as usize];
+    sim.read_l1((2, 3), DST, &mut got).unwrap();
+    assert_eq!(got, data);
+}
+
+#[test]
 fn noc_clear_outstanding_req_cnt_zeroes_the_counters_its_mask_names() {
     // A read with transaction id 3 in flight, then `NOC_CLEAR_OUTSTANDING_REQ_CNT` (NIU base +
     // 0x60) with bit 3 set: `NIU_MST_REQS_OUTSTANDING_ID(3)` reads 1, then 0.

@@ -156,7 +156,7 @@ impl noc::NocMulticast for SimNoc {
         let n = &w.tiles[self.tile as usize].niu[self.noc as usize];
         // `NIU_MST_REQS_OUTSTANDING_ID` is 8 bits wide (ISA `NoC/Counters.md`): 256 reads of
         // one tag in flight read as none, as on the card (the HAL's "Counters").
-        let outstanding = n.reads_outstanding[tag.get() as usize + 1];
+        let outstanding = n.outstanding[tag.get() as usize + 1];
         Ok(!w.stalled(self.task) && outstanding & 0xFF == 0)
     }
 
@@ -188,6 +188,8 @@ impl noc::NocMulticast for SimNoc {
             len,
             mode.ack == Ack::Acked,
             mode.order == Order::Ordered,
+            // The native kernels' writes carry transaction id 0, as the firmware's do.
+            0,
         )
     }
 
@@ -221,6 +223,7 @@ impl noc::NocMulticast for SimNoc {
                 linked: mode.link == Link::Linked,
                 loopback: mode.loopback == Loopback::Included,
             },
+            0,
         )
     }
 
