@@ -553,11 +553,16 @@ pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> Exi
     let view = match crate::inspect::inspect(&session) {
         Ok(v) => v,
         Err(e) => {
-            // Exit 4 when the device cannot be used, as for any run; the run's verdict too.
+            // Exit 4 when the device cannot be used, as for any run; otherwise 2, as a run
+            // that cannot read what it needs, unless the run's own verdict is a timeout (3).
             let e = broadcast::BroadcastError::Session(e);
-            eprintln!("error: {e}");
+            eprintln!("error: reading the broadcast areas: {e}");
             eprintln!("{}", summary.result_line());
-            return ExitCode::from(if e.device_unusable() { EXIT_DEVICE } else { 1 });
+            return ExitCode::from(if e.device_unusable() {
+                EXIT_DEVICE
+            } else {
+                summary.exit_code().max(2)
+            });
         }
     };
     let printed = print_report(&view, flags.json);

@@ -72,7 +72,9 @@ pub fn shape_on(seed: u64, chip: ChipKind, harvest: bool) -> BroadcastConfig {
     let widest = panels.iter().map(|p| p.1).max().unwrap_or(1);
     let mut r = SplitMix64::new(seed ^ 0x5EED_0000_0000_0001);
     let kind = r.range(0, 2);
-    // A row needs two columns: with no panel that wide, columns only.
+    // A row needs two columns: with no panel that wide, columns only. (Not reached with the
+    // harvesting drawn here: a Blackhole with at most 4 of its 14 columns harvested keeps a
+    // panel of 2 or more, a Wormhole's panels are 4 wide; it guards a wider draw.)
     let kind = if kind == 0 && widest < 2 { 1 } else { kind };
     let (rows_on, columns) = (kind != 1, kind != 0);
     // Within one panel of columns with consecutive NoC x (a p150's two of 6, logical 0..=5

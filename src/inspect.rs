@@ -210,8 +210,16 @@ impl Inspection {
     /// An SVG picture of the grid, with its legend.
     pub fn svg(&self) -> String {
         let (waits, scale) = self.waits();
+        // Wide enough for the legend's longest line (monospace at font size 10: some 6 px a
+        // character; the range starts at x = 264, the other lines at 2).
+        const LABELS: &str = "labels: x,y of the core; bold: where it first gave up";
+        let range = format!("{} .. {} wait cycles", scale.min, scale.max);
+        let legend = (264 + 6 * range.len())
+            .max(2 + 6 * scale.to_string().len())
+            .max(2 + 6 * LABELS.len()) as u32
+            + 8;
         let (w, grid_h) = (
-            (self.columns as u32 * CELL).max(560),
+            (self.columns as u32 * CELL).max(legend),
             self.rows as u32 * CELL,
         );
         let h = grid_h + 70;
@@ -253,13 +261,11 @@ impl Inspection {
         }
         let y = grid_h + 8;
         s += &format!(
-            "<rect x=\"2\" y=\"{y}\" width=\"256\" height=\"12\" fill=\"url(#scale)\"/>\n<text x=\"264\" y=\"{}\">{} .. {} wait cycles</text>\n",
+            "<rect x=\"2\" y=\"{y}\" width=\"256\" height=\"12\" fill=\"url(#scale)\"/>\n<text x=\"264\" y=\"{}\">{range}</text>\n",
             y + 10,
-            scale.min,
-            scale.max
         );
         s += &format!(
-            "<text x=\"2\" y=\"{}\">{scale}</text>\n<text x=\"2\" y=\"{}\">labels: x,y of the core; bold: where it first gave up</text>\n</svg>\n",
+            "<text x=\"2\" y=\"{}\">{scale}</text>\n<text x=\"2\" y=\"{}\">{LABELS}</text>\n</svg>\n",
             y + 32,
             y + 48
         );
@@ -308,7 +314,7 @@ impl Inspection {
     pub fn write_picture(&self, path: &Path) -> Result<String, String> {
         let bytes = match path.extension().and_then(|e| e.to_str()) {
             Some("svg") => self.svg().into_bytes(),
-            Some("png") => self.png()?,
+            Some("png") => self.png().map_err(|e| format!("{}: {e}", path.display()))?,
             _ => {
                 return Err(format!(
                     "{}: the picture must be a .svg or .png file",

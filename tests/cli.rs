@@ -704,6 +704,41 @@ fn the_png_has_a_legend_and_a_scale_that_separates_the_cores() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// The SVG is as wide as its legend's longest line (monospace at font size 10, some 6 px a
+/// character): the scale's line of some 100 characters was cut at 560 px.
+#[test]
+fn the_svg_is_wide_enough_for_its_legend() {
+    let dir = std::env::temp_dir().join(format!("komorebi-svg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("grid.svg");
+    let (code, _, err) = komorebi(&[
+        "inspect",
+        "--rect",
+        "0,0,2,2",
+        "--jobs",
+        "1",
+        "--picture",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let svg = std::fs::read_to_string(&path).unwrap();
+    let width: usize = svg
+        .split("width=\"")
+        .nth(1)
+        .and_then(|w| w.split('"').next())
+        .and_then(|w| w.parse().ok())
+        .expect("the svg's width");
+    for line in svg.lines().filter(|l| l.starts_with("<text x=\"")) {
+        let x: usize = line[9..].split('"').next().unwrap().parse().unwrap();
+        let text = line.split('>').nth(1).unwrap().trim_end_matches("</text");
+        assert!(
+            x + 6 * text.len() <= width,
+            "{text:?} at x {x} runs past {width} px"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn the_trace_names_every_process_and_thread_and_keeps_host_time_apart() {
     let dir = std::env::temp_dir().join(format!("komorebi-trace-{}", std::process::id()));

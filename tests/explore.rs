@@ -49,6 +49,51 @@ fn a_sample_passes_through_the_host_path_too() {
     assert!(replay_command(&cfg).ends_with(" --device pcie-sim"));
 }
 
+/// The shapes cases on the default harvesting draw, pinned: a change to the drawer that moved
+/// them (another order of draws, panels taken in another order) would make every seed another
+/// case, and old replays other shapes. (kind, rect, blocks, pages, page size, window) as drawn
+/// at 2026-12-06, commit c6837f7, before cases on other harvesting came in.
+#[test]
+fn default_harvest_shapes_are_the_ones_drawn_before() {
+    let pinned = [
+        (
+            ChipKind::Blackhole,
+            0,
+            (true, false),
+            (1, 1, 5, 2),
+            (55, 8, 192, 7),
+        ),
+        (
+            ChipKind::Blackhole,
+            1,
+            (false, true),
+            (1, 3, 2, 5),
+            (24, 5, 128, 5),
+        ),
+        (
+            ChipKind::Wormhole,
+            1,
+            (false, true),
+            (0, 3, 2, 5),
+            (24, 5, 128, 5),
+        ),
+    ];
+    for (chip, seed, along, (x0, y0, w, h), (blocks, pages, page_size, window)) in pinned {
+        for s in [shape(seed, chip), shape_on(seed, chip, true)] {
+            let got = (
+                (s.rows, s.columns),
+                (s.rect.x0, s.rect.y0, s.rect.columns, s.rect.rows),
+                (s.blocks, s.pages, s.page_size, s.window),
+            );
+            assert_eq!(
+                got,
+                (along, (x0, y0, w, h), (blocks, pages, page_size, window)),
+                "{chip:?} seed {seed}"
+            );
+        }
+    }
+}
+
 #[test]
 fn shapes_cover_the_parameter_ranges() {
     let shapes: Vec<_> = (0..2000).map(|s| shape(s, ChipKind::Blackhole)).collect();
@@ -161,8 +206,19 @@ fn simulated_cases_run_on_other_harvesting_too() {
                 continue;
             }
             masks.insert(s.harvest_mask());
-            // Every broadcast of the rectangle lies in the harvested grid.
             let g = komorebi::chip::geometry(chip, s.harvest_mask().into(), None).unwrap();
+            // Inside one panel of the harvested grid and its rows; rows alone at least 2 wide.
+            let (r, panels) = (s.rect, komorebi_broadcast::layout::panels(g.noc0_x()));
+            assert!(
+                panels
+                    .iter()
+                    .any(|p| p.first_column <= r.x0
+                        && r.x0 + r.columns <= p.first_column + p.columns),
+                "seed {seed} {chip:?}: {r} across panels {panels:?}"
+            );
+            assert!(r.y0 + r.rows <= g.rows(), "seed {seed} {chip:?}: {r}");
+            assert!(s.columns || r.columns >= 2, "seed {seed} {chip:?}: {r}");
+            // Every broadcast of the rectangle lies in the harvested grid.
             for (on, along, noc) in [
                 (
                     s.rows,

@@ -62,17 +62,22 @@ pub struct Reg<T: Copy, A: Access> {
 }
 
 // SAFETY: a `Reg` is an address; moving it between threads moves no data. Whoever made it with
-// `from_ptr` has promised the address stays valid, and every access is one volatile operation.
-unsafe impl<T: Copy, A: Access> Send for Reg<T, A> {}
+// `from_ptr` has promised the address stays valid and that threads do not race on it (a
+// register's accesses are the hardware's to order), and every access is one volatile operation
+// of a `T` that may itself cross threads (`T: Send + Sync`).
+unsafe impl<T: Copy + Send + Sync, A: Access> Send for Reg<T, A> {}
 // SAFETY: as for `Send`: shared `Reg`s only perform single volatile accesses.
-unsafe impl<T: Copy, A: Access> Sync for Reg<T, A> {}
+unsafe impl<T: Copy + Send + Sync, A: Access> Sync for Reg<T, A> {}
 
 impl<T: Copy, A: Access> Reg<T, A> {
     /// Makes a register at `ptr`.
     ///
     /// # Safety
     /// `ptr` must be aligned for `T` and valid for volatile reads and writes of `T` for as long as
-    /// the returned `Reg` (or any copy of it) is used.
+    /// the returned `Reg` (or any copy of it) is used. If it is ordinary memory (a host buffer
+    /// standing in for registers in a test), no two threads may access it at once with one of
+    /// them writing: volatile accesses are not atomic, and that would be a data race. A device
+    /// register's concurrent accesses are the hardware's to order.
     #[inline(always)]
     pub const unsafe fn from_ptr(ptr: *mut T) -> Self {
         Self {
@@ -132,7 +137,16 @@ impl<T: Copy, A: Read + Write> Reg<T, A> {
 ///
 /// Fields are either `flag getter, setter @ bit;` (a `bool`) or
 /// `field getter, setter: u8|u16|u32 @ bit_offset, width;`. Setters mask the value to the
-/// field's width, so a too-wide value never spills into a neighbouring field.
+/// field's width, so a too-wide value never spills into a neighbouring field. A field that
+/// does not lie within the 32-bit word, or is wider than its type, does not compile:
+///
+/// ```compile_fail,E0080
+/// tt_reg::fieldset! {
+///     /// A fieldset whose field is wider than its type.
+///     pub struct Wide { field f, set_f: u8 @ 0, 12; }
+/// }
+/// let _ = Wide(0).f();
+/// ```
 #[macro_export]
 macro_rules! fieldset {
     (
@@ -172,6 +186,8 @@ macro_rules! fieldset {
         $(#[$fmeta])*
         #[inline(always)]
         pub const fn $get(&self) -> $ty {
+            // The field lies in the word, and its type holds all of it.
+            const { assert!($off + $width <= 32 && $width <= <$ty>::BITS) };
             ((self.0 >> $off) & $crate::field_mask($width)) as $ty
         }
         #[doc = concat!("Sets the field read by [`Self::", stringify!($get), "`]; bits beyond its width are dropped.")]
@@ -238,7 +254,12 @@ macro_rules! block {
 
             #[allow(dead_code)]
             const fn reg_at<T: Copy, A: $crate::Access>(self, offset: usize) -> $crate::Reg<T, A> {
-                // SAFETY: `from_ptr`'s contract covers every offset the block's methods compute.
+                // The block's contract is 32-bit access at 4-byte alignment: a wider or narrower
+                // register would need another.
+                const { assert!(core::mem::size_of::<T>() == 4 && core::mem::align_of::<T>() <= 4) };
+                // SAFETY: `from_ptr`'s contract covers every offset the block's methods compute
+                // (each a 4-byte-aligned offset within `bytes`, by the PAC's own definitions),
+                // and `T` is a 32-bit value, as the contract's access is.
                 unsafe { $crate::Reg::from_ptr(self.ptr.wrapping_add(offset) as *mut T) }
             }
         }

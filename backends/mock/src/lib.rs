@@ -18,9 +18,9 @@
 //!
 //! | method | becomes |
 //! |---|---|
-//! | `NocMulticast::read_pages` | one `read_tagged` a page, in order, stopping at the first `Busy` |
+//! | `NocMulticast::read_pages` | one `read_tagged` a page, in order, from `from`; it stops at the first `Busy` (returning that page's number), at a page without an address (likewise), or at any other error (returning it) |
 //! | `CircularBuffer::push_padding` | `push` (a test cannot tell padding from data here) |
-//! | `CircularBuffer::scan_page` | `read_page` calls of up to 256 bytes each |
+//! | `CircularBuffer::scan_page` | `page_size` first, then `read_page` calls of up to 256 bytes each, at least one (of 0 bytes for an empty page) |
 //! | `ControlBlock::load_words` | one `load` a word, in order |
 //! | `ControlBlock::is_empty` | `len` |
 //!

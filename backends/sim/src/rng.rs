@@ -33,9 +33,19 @@ impl SplitMix64 {
         if n == 0 { 0 } else { self.next_u64() % n }
     }
 
-    /// In `lo..=hi` (`lo + next_u64() % (hi - lo + 1)`); `hi` must not be below `lo`.
+    /// In `0..=max`: `below(max + 1)`, or the whole `next_u64()` when `max` is `u64::MAX`
+    /// (where `max + 1` would overflow).
+    pub fn up_to(&mut self, max: u64) -> u64 {
+        match max.checked_add(1) {
+            Some(n) => self.below(n),
+            None => self.next_u64(),
+        }
+    }
+
+    /// In `lo..=hi` (`lo + next_u64() % (hi - lo + 1)`, any span up to the whole of `u64`); with
+    /// `hi` below `lo`, `lo` (drawing one value).
     pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next_u64() % (hi - lo + 1)
+        lo + self.up_to(hi.saturating_sub(lo))
     }
 }
 
@@ -54,6 +64,13 @@ mod tests {
         assert_eq!(a.range(3, 5), 3 + b.next_u64() % 3);
         let before = a.clone();
         assert_eq!(a.below(0), 0);
+        // The whole span, and a reversed one, without overflow.
+        let (mut c, mut d) = (SplitMix64::new(9), SplitMix64::new(9));
+        assert_eq!(c.up_to(u64::MAX), d.next_u64());
+        assert_eq!(c.range(0, u64::MAX), d.next_u64());
+        assert_eq!(c.range(5, 3), 5);
+        d.next_u64();
+        assert_eq!(c.range(3, 7), 3 + d.next_u64() % 5);
         assert_eq!(a, before);
     }
 }

@@ -224,7 +224,7 @@ impl Scheduler {
     /// The adversary's extra delay for one delivery: `0..=max` at random, 0 when it is off.
     pub(crate) fn jitter(&mut self, max: u64) -> u64 {
         if self.adversarial {
-            self.rng.below(max + 1)
+            self.rng.up_to(max)
         } else {
             0
         }
