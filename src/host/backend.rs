@@ -56,14 +56,25 @@ fn built_firmware_in(root: &std::path::Path, kind: ChipKind) -> Result<PathBuf, 
             "target/wormhole",
         ]);
     }
-    let status = std::process::Command::new(cargo)
+    // cargo's output is kept and printed only when the build fails: a build that succeeds says
+    // nothing in a run's output (rustc warns of the images' unstable `relax` target feature on
+    // every rebuild: examples/firmware/.cargo/config.toml says why it is used).
+    let built = std::process::Command::new(cargo)
         .args(args)
         .current_dir(root.join("examples/firmware"))
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_BUILD_TARGET")
-        .status();
+        .stdin(std::process::Stdio::null())
+        .output();
+    let status = built.map(|out| {
+        if !out.status.success() {
+            use std::io::Write;
+            let _ = std::io::stderr().write_all(&out.stderr);
+        }
+        out.status
+    });
     let present = komorebi_hal::Role::ALL
         .iter()
         .all(|r| dir.join(r.name()).is_file());
