@@ -1019,6 +1019,19 @@ fn words_for_another_group_noc_core_or_buffer_give_up_broadcast_begin() {
     buf.expect_write_ptr().return_const(l1(CB_BASE + 64));
     let b = Broadcast::new(&mut dm, buf, &context(), &w, 0);
     assert_eq!(b.give_up().map(|g| g.cause), Some(Cause::NotAtSlotZero));
+    // A buffer at slot 0 by its write pointer whose counters still hold a page (an earlier
+    // command's recovery that did not end): this command's blocks would go into other slots.
+    let mut buf = MockCircularBuffer::new();
+    buf.expect_capacity().return_const(4u16);
+    buf.expect_base().return_const(l1(CB_BASE));
+    buf.expect_write_ptr().return_const(l1(CB_BASE));
+    buf.expect_pages_free().returning(|| Ok(3));
+    let b = Broadcast::new(&mut dm, buf, &context(), &w, 0);
+    let g = b.give_up().unwrap();
+    assert_eq!(
+        (g.place, g.cause),
+        (Where::BroadcastBegin, Cause::BufferNotEmpty { pages: 1 })
+    );
     // Pages that are not whole words (the next slot would not be word-aligned), and a buffer
     // beyond 32-bit addresses (a slot's offset would overflow): refused at the start.
     for bytes in [6, 0x4000_0000] {
@@ -1026,6 +1039,7 @@ fn words_for_another_group_noc_core_or_buffer_give_up_broadcast_begin() {
         buf.expect_capacity().return_const(4u16);
         buf.expect_base().return_const(l1(CB_BASE));
         buf.expect_write_ptr().return_const(l1(CB_BASE));
+        buf.expect_pages_free().returning(|| Ok(4));
         buf.expect_page_size().return_const(bytes);
         let b = Broadcast::new(&mut dm, buf, &context(), &w, 0);
         let g = b.give_up().unwrap();
@@ -1466,7 +1480,15 @@ fn a_reserve_whose_slot_is_not_the_buffers_write_pointer_gives_up_broadcast_free
         .in_sequence(&mut seq)
         .return_const(l1(CB_BASE + PAGE));
     buf.expect_popped().returning(|| Ok(0));
-    buf.expect_pages_free().returning(|| Ok(3));
+    // Empty when the words are checked; the page pushed after.
+    let mut free = Sequence::new();
+    buf.expect_pages_free()
+        .times(1)
+        .in_sequence(&mut free)
+        .returning(|| Ok(4));
+    buf.expect_pages_free()
+        .in_sequence(&mut free)
+        .returning(|| Ok(3));
     let mut dm = dm(noc_at(1, 2), ctrl(&s, 100));
     let mut b = Broadcast::new(&mut dm, buf, &context(), &column_words((0, 0)), 0);
     assert!(b.ok() && b.sender());

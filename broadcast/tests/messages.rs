@@ -51,6 +51,11 @@ fn every_cause_of_a_give_up_prints_what_went_wrong() {
             "broadcast buffer does not start at slot 0",
         ),
         (
+            Cause::BufferNotEmpty { pages: 3 },
+            "broadcast buffer still holds 3 pages of an earlier command (allowed: an empty \
+             buffer, so the command starts at slot 0)",
+        ),
+        (
             Cause::NoBuffer { index: 7 },
             "the tile has no circular buffer 7 for the broadcast",
         ),

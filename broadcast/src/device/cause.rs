@@ -44,6 +44,13 @@ pub enum Cause {
     },
     /// The buffer's write pointer is not at slot 0 (rule 2).
     NotAtSlotZero,
+    /// The buffer still holds pages a command before this one pushed and its compute never
+    /// popped (a recovery that did not end): the next slot to write is not slot 0, whatever the
+    /// write pointer says.
+    BufferNotEmpty {
+        /// Pages it holds.
+        pages: u16,
+    },
     /// The tile has no circular buffer at the index the words name.
     NoBuffer {
         /// The index the words name.
@@ -88,6 +95,11 @@ impl core::fmt::Display for Cause {
                  whole buffer within 32-bit addresses)"
             ),
             Self::NotAtSlotZero => f.write_str("broadcast buffer does not start at slot 0"),
+            Self::BufferNotEmpty { pages } => write!(
+                f,
+                "broadcast buffer still holds {pages} pages of an earlier command (allowed: an \
+                 empty buffer, so the command starts at slot 0)"
+            ),
             Self::NoBuffer { index } => {
                 write!(
                     f,

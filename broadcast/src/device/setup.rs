@@ -135,6 +135,14 @@ impl<C: CircularBuffer> Broadcast<C> {
         if self.cb.write_ptr() != self.cb.base() {
             return Err(Cause::NotAtSlotZero);
         }
+        // A handle may place its write pointer at slot 0 whatever its counters hold (the
+        // firmware's does): pages left in them would put this command's blocks in other slots.
+        let free = self.cb.pages_free().map_err(|e| Cause::Cb(e.kind()))?;
+        if free != self.cb.capacity() {
+            return Err(Cause::BufferNotEmpty {
+                pages: self.cb.capacity().wrapping_sub(free),
+            });
+        }
         // The whole buffer's bytes, not only a slot's: every slot's offset then fits (the
         // window's slots are `capacity` pages), and a slot must keep the next one word-aligned.
         let page = self.cb.page_size();
