@@ -1074,6 +1074,43 @@ fn only_the_first_give_up_of_a_command_is_kept() {
     assert_eq!(given_up_record(&s, 0), Some(first));
 }
 
+/// Words naming broadcast id 2 are refused, and their refusal is recorded in no area: `area`
+/// keeps an id's low bit, so it would land over broadcast 0's live record and statistics.
+#[test]
+fn a_refused_id_with_no_area_of_its_own_records_over_no_other_broadcast() {
+    let s = shared();
+    let live = [
+        (area::area(0) + area::GIVE_UP_WHERE, 0),
+        (area::area(0) + area::STATS_BLOCKS, 7),
+        (area::area(0) + area::STATS_WAIT_CYCLES, 99),
+    ];
+    s.lock().unwrap().words.extend(live);
+    let before = s.lock().unwrap().words.clone();
+    let mut dm = dm(noc_at(1, 3), ctrl(&s, 10));
+    let mut w = column_words((0, 1));
+    w[0] = 2;
+    let b = Broadcast::new(&mut dm, MockCircularBuffer::new(), &context(), &w, 0);
+    let g = b.give_up().expect("refused");
+    assert_eq!((g.place, g.broadcast), (Where::BroadcastBegin, 2));
+    let g = komorebi_broadcast::device::refuse_without_buffer(
+        &mut dm.ctrl,
+        &context(),
+        2,
+        Cause::NoBuffer { index: 3 },
+    );
+    assert_eq!((g.place, g.broadcast), (Where::BroadcastBegin, 2));
+    assert_eq!(s.lock().unwrap().words, before, "no area word changed");
+    // Id 0's refusal is recorded in its own area, as ever.
+    w[0] = 0;
+    w[10] ^= 1;
+    let b = Broadcast::new(&mut dm, MockCircularBuffer::new(), &context(), &w, 0);
+    assert_eq!(b.give_up().map(|g| g.broadcast), Some(0));
+    assert_eq!(
+        given_up_record(&s, 0).map(|r| r.place),
+        Some(Where::BroadcastBegin)
+    );
+}
+
 #[test]
 fn calls_out_of_order_or_for_the_wrong_role_are_misuse() {
     let s = shared();

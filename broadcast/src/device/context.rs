@@ -44,10 +44,13 @@ pub fn refuse_without_buffer<K: ControlBlock>(
         sequence: context.sequence,
     };
     // Best effort, as every give-up's record: a control block that cannot be written has
-    // nothing better to tell. The statistics of this command are zero.
-    let base = area::area(id);
-    let _ = record_first(ctrl, id, record)
-        .and_then(|()| ctrl.store(base + area::STATS_BLOCKS, 0))
-        .and_then(|()| ctrl.store(base + area::STATS_WAIT_CYCLES, 0));
+    // nothing better to tell. The statistics of this command are zero. An id with no area of
+    // its own records nothing (`record_first`).
+    if id < area::MAX_BROADCASTS {
+        let base = area::area(id);
+        let _ = record_first(ctrl, id, record)
+            .and_then(|()| ctrl.store(base + area::STATS_BLOCKS, 0))
+            .and_then(|()| ctrl.store(base + area::STATS_WAIT_CYCLES, 0));
+    }
     give_up
 }

@@ -143,6 +143,10 @@ impl<C: CircularBuffer> Broadcast<C> {
     }
 
     pub(super) fn store_stats<K: ControlBlock>(&self, ctrl: &mut K) -> Result<(), K::Error> {
+        // (An id with no area of its own stores nothing: see `record_first`.)
+        if self.id >= area::MAX_BROADCASTS {
+            return Ok(());
+        }
         let base = area::area(self.id);
         ctrl.store(base + area::STATS_BLOCKS, self.blocks)?;
         ctrl.store(

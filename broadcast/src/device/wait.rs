@@ -116,12 +116,17 @@ pub(super) fn receivers_done<K: ControlBlock>(
     Ok(true)
 }
 
-/// Stores `record` unless the area already holds a give-up of the same command.
+/// Stores `record` unless the area already holds a give-up of the same command. A broadcast id
+/// with no area of its own (words naming id 2 or more, refused) records nothing: `area` keeps
+/// the id's low bit only, and its record would land in a live broadcast's area.
 pub(super) fn record_first<K: ControlBlock>(
     ctrl: &mut K,
     id: u8,
     record: GiveUpRecord,
 ) -> Result<(), K::Error> {
+    if id >= area::MAX_BROADCASTS {
+        return Ok(());
+    }
     let base = area::area(id);
     let held = [
         ctrl.load(base + area::GIVE_UP_WHERE)?,
