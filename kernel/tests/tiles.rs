@@ -1655,17 +1655,20 @@ fn a_sender_whose_reader_stalls_and_its_receiver_both_pad_their_buffers_to_the_e
             }
         });
         for core in &cores {
+            // The stalled sender's reader reports the place a sender waits at (`stall`), its
+            // receiver's the one it gave up at.
+            let place = if *core == (0, 0) {
+                Where::BroadcastDone
+            } else {
+                Where::BroadcastValid
+            };
             assert_eq!(
                 reports[0][core],
                 Report {
                     index: 1,
                     sequence: 21,
                     status: abi::STATUS_GAVE_UP,
-                    give_ups: [
-                        give_up(GiveUpCode::Broadcast(Where::BroadcastValid), 0, 1),
-                        None,
-                        None
-                    ],
+                    give_ups: [give_up(GiveUpCode::Broadcast(place), 0, 1), None, None],
                     stats: [320, 0, 320],
                 },
                 "{core:?}"
@@ -1714,17 +1717,18 @@ fn a_writer_that_stalls_announces_its_recovery_in_the_writer_s_word() {
             }
         });
         for core in &cores {
+            let place = if *core == (0, 1) {
+                Where::BroadcastDone
+            } else {
+                Where::BroadcastValid
+            };
             assert_eq!(
                 reports[0][core],
                 Report {
                     index: 1,
                     sequence: 31,
                     status: abi::STATUS_GAVE_UP,
-                    give_ups: [
-                        None,
-                        give_up(GiveUpCode::Broadcast(Where::BroadcastValid), 1, 1),
-                        None
-                    ],
+                    give_ups: [None, give_up(GiveUpCode::Broadcast(place), 1, 1), None],
                     stats: [0, 640, 640],
                 },
                 "{core:?}"

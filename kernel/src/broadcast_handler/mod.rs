@@ -277,7 +277,9 @@ where
 
 /// An injected stall before block `block` (`stall_before`): a data-movement kernel that stops
 /// making its broadcast calls, so it sends no more markers (or ready words). It sleeps out one
-/// wait limit, then gives up waiting itself, recording nothing (a hung core records nothing).
+/// wait limit, then gives up waiting itself, recording nothing in its area (a hung core records
+/// nothing); its kernel's outcome names the place its role waits at: `broadcast_done` for the
+/// sender (the markers and its own NoC), `broadcast_valid` for a receiver.
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 pub(crate) async fn stall<N, K, P, C>(
     dm: &mut DataMovement<N, K, P>,
@@ -292,7 +294,11 @@ where
 {
     let _ = wait_until(&mut dm.ctrl, &mut dm.pause, |_| Ok::<_, ()>(false)).await;
     b.give_up().unwrap_or(GiveUp {
-        place: komorebi_broadcast::Where::BroadcastValid,
+        place: if b.sender() {
+            komorebi_broadcast::Where::BroadcastDone
+        } else {
+            komorebi_broadcast::Where::BroadcastValid
+        },
         broadcast: b.args().map_or(0, |a| a.broadcast),
         block,
         cause: komorebi_broadcast::Cause::TimedOut,
