@@ -75,16 +75,20 @@ pub enum BootFailure {
     HarvestMismatch = 4,
     /// The header's chip word ([`abi::ChipWord`]) has a reserved bit set or no such bank.
     BadChip = 5,
+    /// The header's magic word is not [`abi::MAGIC`]: no host set this control block up (L1
+    /// as reset or another program left it).
+    BadMagic = 6,
 }
 
 impl BootFailure {
     /// Every failure, in code order.
-    pub const ALL: [BootFailure; 5] = [
+    pub const ALL: [BootFailure; 6] = [
         Self::AbiVersion,
         Self::WrongTile,
         Self::BadHarvest,
         Self::HarvestMismatch,
         Self::BadChip,
+        Self::BadMagic,
     ];
 
     /// What it means, in words.
@@ -97,6 +101,7 @@ impl BootFailure {
                 "header's harvest mask disagrees with the chip's coordinate translation"
             }
             Self::BadChip => "header's chip word is invalid",
+            Self::BadMagic => "control-block header has no magic word: no host set it up",
         }
     }
 }
@@ -144,7 +149,7 @@ impl core::fmt::Display for BootState {
 }
 
 /// A kernel's boot check, run once at its start before it takes any command: the control-block
-/// header must carry this build's ABI version, the tile's own logical coordinates and a harvest
+/// header must carry the magic word, this build's ABI version, the tile's own logical coordinates and a harvest
 /// mask `harvest_valid` accepts (the chip's rule: this crate knows no chip, and every kernel of
 /// a tile applies the same one, so a mask one kernel refuses no other accepts). `own` is what the kernel learned of its tile from the chip (its NIU's
 /// `NOC_NODE_ID`, `NIU_CFG_0` and `NOC_ID_LOGICAL`, checked against the header's harvest mask):
@@ -176,11 +181,14 @@ pub fn boot_check<K: ControlBlock>(
     harvest_valid: fn(u32) -> bool,
     own: Option<Result<LogicalXy, BootFailure>>,
 ) -> Result<(), Option<BootFailure>> {
+    let magic = ctrl.load(abi::HEADER_MAGIC).map_err(|_| None)?;
     let version = ctrl.load(abi::HEADER_VERSION).map_err(|_| None)?;
     let tile = ctrl.load(abi::HEADER_TILE).map_err(|_| None)?;
     let harvest = ctrl.load(abi::HEADER_HARVEST).map_err(|_| None)?;
     let chip = ctrl.load(abi::HEADER_CHIP).map_err(|_| None)?;
-    let failure = if version != abi::ABI_VERSION {
+    let failure = if magic != abi::MAGIC {
+        Some(BootFailure::BadMagic)
+    } else if version != abi::ABI_VERSION {
         Some(BootFailure::AbiVersion)
     } else if !harvest_valid(harvest) {
         Some(BootFailure::BadHarvest)

@@ -8,9 +8,22 @@ use komorebi_kernel::image::{BootFailure, announce_up, boot_check, come_up};
 use komorebi_mock::MockControlBlock;
 use mockall::predicate::eq;
 
-/// A control block whose header holds `version`, `tile`, `harvest` and the chip word `chip`,
-/// expecting exactly one store: `word` at `offset`.
+/// A control block whose header holds `version`, `tile`, `harvest` and the chip word `chip`
+/// (and the magic word), expecting exactly one store: `word` at `offset`.
 fn header_with(
+    version: u32,
+    tile: u32,
+    harvest: u32,
+    chip: u32,
+    offset: u32,
+    word: u32,
+) -> MockControlBlock {
+    header_magic(UP, version, tile, harvest, chip, offset, word)
+}
+
+/// [`header_with`] with the magic word `magic`.
+fn header_magic(
+    magic: u32,
     version: u32,
     tile: u32,
     harvest: u32,
@@ -21,6 +34,7 @@ fn header_with(
     let mut c = MockControlBlock::new();
     c.expect_load().returning(move |offset| {
         Ok(match offset {
+            0x000 => magic,
             0x004 => version,
             0x008 => tile,
             0x00C => harvest,
@@ -138,6 +152,27 @@ fn each_outcome_writes_its_boot_word_into_the_kernel_s_own_slot() {
     }
 }
 
+/// A header without the magic word (L1 as reset left it, or another program's) is refused
+/// first, whatever the rest holds: the host set nothing up there.
+#[test]
+fn a_header_without_the_magic_word_is_refused_before_anything_else() {
+    let own = Some(Ok(LogicalXy::new(3, 4)));
+    for (magic, version, harvest, word) in [
+        (UP, V, 0x3000, UP),
+        (0, V, 0x3000, 0xB0F0_0006),
+        (UP ^ 1, V, 0x3000, 0xB0F0_0006),
+        (0, 7, 0x4000, 0xB0F0_0006),
+    ] {
+        let mut c = header_magic(magic, version, 3 | 4 << 8, harvest, 1, 0x030, word);
+        let r = come_up(&mut c, Role::Reader, fourteen_columns, own);
+        assert_eq!(r.is_ok(), word == UP, "magic {magic:#x}");
+        if word != UP {
+            assert_eq!(r, Err(Some(BootFailure::BadMagic)));
+        }
+        c.checkpoint();
+    }
+}
+
 #[test]
 fn a_chip_word_with_a_reserved_bit_or_no_such_bank_is_refused_after_the_mask() {
     // 0xF01 is the widest valid pattern's bits; bank 7 (+1 = 8) is the last bank.
@@ -194,6 +229,7 @@ fn a_passed_check_writes_no_word_until_the_kernel_announces_itself_up() {
         let mut c = MockControlBlock::new();
         c.expect_load().returning(move |offset| {
             Ok(match offset {
+                0x000 => UP,
                 0x004 => V,
                 0x008 => tile,
                 0x00C => 0x3000,

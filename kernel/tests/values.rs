@@ -383,6 +383,10 @@ fn boot_failures_and_boot_states_print_what_they_mean() {
             "header's harvest mask disagrees with the chip's coordinate translation",
         ),
         (BootFailure::BadChip, "header's chip word is invalid"),
+        (
+            BootFailure::BadMagic,
+            "control-block header has no magic word: no host set it up",
+        ),
     ];
     for (f, text) in describe {
         assert_eq!(f.describe(), text);
