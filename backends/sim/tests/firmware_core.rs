@@ -41,6 +41,19 @@ fn store_words(p: &mut Vec<u32>, base: u32, words: &[(i32, u32)]) {
     }
 }
 
+/// Starts `tile`'s reader on `program` (loaded at 0) and runs the chip until the core stops;
+/// asserts it stopped at the program's last instruction, its `ebreak`, and nowhere else.
+fn run_to_ebreak(sim: &mut Sim, tile: (u8, u8), program: &[u32]) {
+    sim.spawn_firmware(tile, Role::Reader).unwrap();
+    sim.run(1_000_000);
+    let faults = sim.core_faults();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(
+        faults[0].pc,
+        4 * (program.len() as u32 - 1),
+        "stopped at its ebreak"
+    );
+}
 const SRC: u32 = 0x2_0000;
 const DST: u32 = 0x3_0000;
 const LEN: u32 = 256;
@@ -79,18 +92,10 @@ fn a_write_through_the_niu_registers_is_the_native_noc_s_write() {
     p.push(EBREAK);
     load(&mut sim, from, 0, &p);
     sim.write_l1(from, SRC, &data).unwrap();
-    sim.spawn_firmware(from, Role::Reader).unwrap();
-    sim.run(1_000_000);
+    run_to_ebreak(&mut sim, from, &p);
     let mut got = vec![0; LEN as usize];
     sim.read_l1(to, DST, &mut got).unwrap();
     assert_eq!(got, data, "the bytes landed");
-    let faults = sim.core_faults();
-    assert_eq!(faults.len(), 1, "{faults:?}");
-    assert_eq!(
-        faults[0].pc,
-        4 * (p.len() as u32 - 1),
-        "stopped at its ebreak"
-    );
     assert_eq!(sim.niu(from, 0).unwrap().acks_received, 1);
     let fw = (sim.read_l1_u32(from, 0x104).unwrap() - sim.read_l1_u32(from, 0x100).unwrap()) as u64;
 
@@ -309,15 +314,7 @@ fn a_linked_loopback_multicast_through_the_niu_registers_reaches_the_sender_too(
     p.push(EBREAK);
     load(&mut sim, me, 0, &p);
     sim.write_l1(me, SRC, &data).unwrap();
-    sim.spawn_firmware(me, Role::Reader).unwrap();
-    sim.run(1_000_000);
-    let faults = sim.core_faults();
-    assert_eq!(faults.len(), 1, "{faults:?}");
-    assert_eq!(
-        faults[0].pc,
-        4 * (p.len() as u32 - 1),
-        "stopped at its ebreak"
-    );
+    run_to_ebreak(&mut sim, me, &p);
     for tile in [(1, 2), (2, 2), (1, 3), (2, 3)] {
         let mut got = vec![0; LEN as usize];
         sim.read_l1(tile, DST, &mut got).unwrap();
@@ -359,15 +356,7 @@ fn a_read_tagged_through_noc_packet_tag_is_counted_in_its_reqs_outstanding_count
     p.push(EBREAK);
     load(&mut sim, me, 0, &p);
     sim.write_l1((2, 3), SRC, &data).unwrap();
-    sim.spawn_firmware(me, Role::Reader).unwrap();
-    sim.run(1_000_000);
-    let faults = sim.core_faults();
-    assert_eq!(faults.len(), 1, "{faults:?}");
-    assert_eq!(
-        faults[0].pc,
-        4 * (p.len() as u32 - 1),
-        "stopped at its ebreak"
-    );
+    run_to_ebreak(&mut sim, me, &p);
     assert_eq!(
         sim.read_l1_u32(me, 0x100).unwrap(),
         1,
@@ -422,15 +411,7 @@ fn writes_are_counted_under_their_transaction_id_outgoing_until_they_leave_and_o
     p.push(EBREAK);
     load(&mut sim, me, 0, &p);
     sim.write_l1(me, SRC, &data).unwrap();
-    sim.spawn_firmware(me, Role::Reader).unwrap();
-    sim.run(1_000_000);
-    let faults = sim.core_faults();
-    assert_eq!(faults.len(), 1, "{faults:?}");
-    assert_eq!(
-        faults[0].pc,
-        4 * (p.len() as u32 - 1),
-        "stopped at its ebreak"
-    );
+    run_to_ebreak(&mut sim, me, &p);
     let word = |at| sim.read_l1_u32(me, at).unwrap();
     assert!(
         (1..=2).contains(&word(0x100)),
