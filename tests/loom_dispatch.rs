@@ -13,7 +13,8 @@
 //! * parking: a sleeper registered after looking for work is always woken by work published
 //!   concurrently (a lost wake-up would leave it asleep forever, which loom reports);
 //! * the idle handshake (`Idle::idle`, the code a worker with nothing to do runs): of two idle
-//!   workers one drives the devices and wakes the other, never two at once; a worker left
+//!   workers one drives the devices and wakes the other, never two at once (also when the drive
+//!   wakes the other, which then goes idle again as the last active worker); a worker left
 //!   active wakes an idle one with the work it makes; a stall is declared only once every
 //!   worker looked for work since the last activity.
 //!
@@ -352,6 +353,47 @@ fn of_two_idle_workers_one_drives_and_wakes_the_other() {
         // devices idle: one stall.
         assert_eq!(idle.generation(), 1);
         assert_eq!(idle.sleep().sleepers(), 0);
+    });
+}
+
+#[test]
+fn a_worker_woken_during_a_drive_never_drives_at_the_same_time() {
+    // Worker 1's loop goes on while the run does: unbounded, the interleavings of its rounds
+    // never end; two preemptions reach a wake in the middle of the drive and its second idle.
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(2);
+    builder.check(|| {
+        let idle = Arc::new(Idle::new(2));
+        let driving = Arc::new(AtomicU32::new(0));
+        let done = Arc::new(AtomicBool::new(false));
+        // Worker 1 goes idle again each time it is woken and finds nothing, until the run ends.
+        let other = {
+            let (idle, driving, done) = (idle.clone(), driving.clone(), done.clone());
+            thread::spawn(move || {
+                while !done.load(Ordering::SeqCst) {
+                    idle.idle(
+                        1,
+                        || done.load(Ordering::SeqCst),
+                        || lone_idle_drive(&driving),
+                    );
+                }
+            })
+        };
+        // Worker 0's drive publishes something (a device completion's notify), which wakes
+        // worker 1 while the drive goes on: worker 1 finds nothing and is then the last active
+        // worker, but must not drive while worker 0 does. Then the run ends, as a worker ends it
+        // (everything done: every sleeper woken).
+        idle.idle(
+            0,
+            || false,
+            || {
+                idle.sleep().notify();
+                lone_idle_drive(&driving)
+            },
+        );
+        done.store(true, Ordering::SeqCst);
+        idle.sleep().wake_all();
+        other.join().unwrap();
     });
 }
 

@@ -6,8 +6,8 @@
 //! (never by a file name) when the core is released from reset.
 //!
 //! # Boot handshake
-//! Before releasing a tile's cores the loader writes the control-block header (the tile's
-//! logical coordinates, the harvest mask and the chip word) and zeroes the three boot words at [`BOOT`]. Each
+//! Before releasing a tile's cores the loader writes the control-block header (the magic word,
+//! the ABI version, the tile's logical coordinates, the harvest mask and the chip word) and zeroes the three boot words at [`BOOT`]. Each
 //! kernel, once its checks pass and it has set itself up, writes [`BOOT_UP`] into its own boot
 //! word ([`boot_check`], then [`announce_up`]); a kernel whose checks fail writes
 //! [`boot_failed`] of a [`BootFailure`] and does not run. The loader waits

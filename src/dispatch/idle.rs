@@ -85,6 +85,11 @@ impl Idle {
     /// Counts activity of worker `me` (a pass that did something). A worker number past the
     /// run's counts nothing.
     pub fn bump(&self, me: usize) {
+        debug_assert!(
+            me < self.activity.len(),
+            "worker {me} of {}",
+            self.activity.len()
+        );
         if let Some(a) = self.activity.get(me) {
             a.fetch_add(1, Ordering::SeqCst);
         }

@@ -141,9 +141,9 @@ pub trait ProgramRecords {
         out: &mut Vec<CoreGiveUp>,
     ) -> Result<(), SessionError>;
 
-    /// Whether a kernel's own give-up with `code` repeats one of these records, so the report
+    /// Whether a kernel's own give-up `give_up` repeats one of these records, so the report
     /// leaves it out.
-    fn repeats(&self, code: abi::GiveUpCode) -> bool;
+    fn repeats(&self, give_up: &KernelGiveUp) -> bool;
 }
 
 /// What a command came to.
@@ -656,7 +656,7 @@ impl Session {
                 )?;
                 // Give-ups the program's records hold already are left out.
                 if let Some(g) = KernelGiveUp::from_words(gw, block)
-                    && !self.records.repeats(g.code)
+                    && !self.records.repeats(&g)
                 {
                     r.give_ups.push(CoreGiveUp {
                         core: [logical.x, logical.y],

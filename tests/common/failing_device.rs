@@ -132,7 +132,7 @@ impl komorebi::host::session::ProgramRecords for NoRecords {
     ) -> Result<(), komorebi::SessionError> {
         Ok(())
     }
-    fn repeats(&self, _: abi::GiveUpCode) -> bool {
+    fn repeats(&self, _: &abi::KernelGiveUp) -> bool {
         false
     }
 }

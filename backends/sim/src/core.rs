@@ -11,7 +11,8 @@
 //!   command at the NIU's next free slot), or 1 for ever once a read or unicast write during a
 //!   linked run has hung the NIU (the engine records the violation and initiates nothing
 //!   more); `NOC_CLEAR_OUTSTANDING_REQ_CNT` (0x60 from the NIU's base, not in the other
-//!   command buffers' blocks) zeroes the outstanding-read counters of the ids its mask names.
+//!   command buffers' blocks) zeroes the outstanding-request counters
+//!   (`NIU_MST_REQS_OUTSTANDING_ID`: reads and acknowledged writes) of the ids its mask names.
 //!   `NOC_NODE_ID`, `NOC_ENDPOINT_ID`,
 //!   `NIU_CFG_0` (bit 14 when `SimConfig::translation`), `NOC_ID_LOGICAL`, and the counters
 //!   `NIU_MST_WR_ACK_RECEIVED`, `NIU_MST_RD_RESP_RECEIVED`, `NIU_MST_{NON,}POSTED_WR_REQ_SENT`,

@@ -279,7 +279,9 @@ where
 /// making its broadcast calls, so it sends no more markers (or ready words). It sleeps out one
 /// wait limit, then gives up waiting itself, recording nothing in its area (a hung core records
 /// nothing); its kernel's outcome names the place its role waits at: `broadcast_done` for the
-/// sender (the markers and its own NoC), `broadcast_valid` for a receiver.
+/// sender (the markers and its own NoC), `broadcast_valid` for a receiver. A stalled sender does
+/// not stop its tile, as a sender timing out at `broadcast_done` does: a hung core commands
+/// nothing, and the cores waiting for it give up at their own limits.
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 pub(crate) async fn stall<N, K, P, C>(
     dm: &mut DataMovement<N, K, P>,
@@ -377,6 +379,11 @@ where
         .await;
         if ok.is_ok() {
             let _ = cb.push_padding(pad);
+            // Read the counters back before the kernel's done word (stored when this returns),
+            // which compute's recovery takes for "nothing more comes": a later store to another
+            // region may be processed first (ISA `BabyRISCV/MemoryOrdering.md`), and padding
+            // counted after it would be left for the next command.
+            let _ = cb.pages_free();
         }
     }
 }

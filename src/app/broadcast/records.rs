@@ -4,7 +4,7 @@
 //! records read).
 
 use komorebi_broadcast::area::{self, GiveUpRecord};
-use komorebi_kernel::abi::GiveUpCode;
+use komorebi_kernel::abi::{GiveUpCode, KernelGiveUp};
 use komorebi_kernel::{BroadcastHandler, HandshakeHandler};
 
 use crate::host::session::{Backend, CoreGiveUp, ProgramRecords, Session, SessionError};
@@ -37,9 +37,11 @@ impl ProgramRecords for BroadcastRecords {
         Ok(())
     }
 
-    /// A data-movement kernel's broadcast give-up is the one its area holds.
-    fn repeats(&self, code: GiveUpCode) -> bool {
-        matches!(code, GiveUpCode::Broadcast(_))
+    /// A data-movement kernel's broadcast give-up is the one its area holds, unless its
+    /// broadcast has no area (a refused id of 2 or more records in none: the kernel's own
+    /// give-up is then the only one).
+    fn repeats(&self, give_up: &KernelGiveUp) -> bool {
+        matches!(give_up.code, GiveUpCode::Broadcast(_)) && give_up.broadcast < area::MAX_BROADCASTS
     }
 }
 
@@ -76,6 +78,24 @@ mod tests {
             .give_ups([3, 4], sequence, &mut word, &mut out)
             .unwrap();
         out
+    }
+
+    /// A kernel's broadcast give-up is left out of the report because its area holds it; a
+    /// refused id of 2 or more has no area (da821cf), so its kernel's give-up is kept.
+    #[test]
+    fn a_broadcast_give_up_repeats_its_area_unless_its_id_has_none() {
+        use komorebi_broadcast::area::Where;
+        let g = |code, broadcast| KernelGiveUp {
+            code,
+            broadcast,
+            block: 0,
+        };
+        let begin = GiveUpCode::Broadcast(Where::BroadcastBegin);
+        assert!(BroadcastRecords.repeats(&g(begin, 0)));
+        assert!(BroadcastRecords.repeats(&g(begin, 1)));
+        assert!(!BroadcastRecords.repeats(&g(begin, 2)));
+        assert!(!BroadcastRecords.repeats(&g(begin, 255)));
+        assert!(!BroadcastRecords.repeats(&g(GiveUpCode::ComputeTimedOut, 0)));
     }
 
     #[test]
