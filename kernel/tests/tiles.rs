@@ -1899,7 +1899,8 @@ fn a_compute_stalled_after_one_broadcast_finished_waits_for_the_other_producer_a
                 give_ups: [
                     None,
                     give_up(GiveUpCode::Broadcast(Where::BroadcastFree), 1, 5),
-                    give_up(GiveUpCode::ComputeTimedOut, 0, 3),
+                    // Block 3 is W's alone (A has 2): the stall names broadcast 1.
+                    give_up(GiveUpCode::ComputeTimedOut, 1, 3),
                 ],
                 stats: [1_280, 3_200, 3_200],
             }

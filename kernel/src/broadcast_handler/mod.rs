@@ -520,7 +520,13 @@ where
         if stall == Some(block) {
             // Compute stops popping, and stays stopped until every producer has given up or
             // finished: only then does it drain its buffers so the next command can run.
-            let broadcast = inputs.iter().flatten().next().map_or(0, |s| s.broadcast);
+            // Named by the first broadcast that has the block (one that ended before it did not
+            // stall on it).
+            let broadcast = inputs
+                .iter()
+                .flatten()
+                .find(|s| block < s.blocks as u32)
+                .map_or(0, |s| s.broadcast);
             first = first.or(Some(KernelGiveUp {
                 code: GiveUpCode::ComputeTimedOut,
                 broadcast,
