@@ -8,8 +8,11 @@
 //! bottom (2, 9), receivers (2, 8) .. (2, 0); A along row 4 on NoC0: sender (0, 4), receivers
 //! (1, 4) .. (5, 4). Window 2, 8 blocks.
 
-use komorebi::app::broadcast::{self, BroadcastConfig, BroadcastSummary, FaultKind, FaultSpec};
+use komorebi::app::broadcast::{
+    self, BroadcastConfig, BroadcastSummary, DeviceChoice, FaultKind, FaultSpec,
+};
 use komorebi::dispatch::DispatchConfig;
+use komorebi::host::backend::Exec;
 use komorebi::host::session::CoreGiveUp;
 use komorebi_hal::{LogicalRect, LogicalXy};
 
@@ -229,6 +232,32 @@ fn bad_words_give_up_broadcast_begin_and_the_broadcast_stalls_at_the_first_reuse
         .collect();
     want.push(((2, 9), "broadcast_begin", 1, 0));
     assert_eq!(records(&s), want);
+}
+
+/// The tile whose data-movement kernel refused its words records the refusal and nothing else:
+/// its compute reads the refusal in the broadcast area and stops waiting for blocks at once,
+/// rather than timing out at the wait limit as if the blocks were late.
+#[test]
+fn a_refusal_of_bad_words_is_its_tile_s_only_record() {
+    for exec in [Exec::Native, Exec::Firmware] {
+        let cfg = BroadcastConfig {
+            device: DeviceChoice::PcieSim,
+            exec,
+            ..column()
+        };
+        let s = run(cfg, FaultKind::BadWords, (2, 5), 0);
+        let mine: Vec<_> = s
+            .giveups
+            .iter()
+            .filter(|g| g.core == [2, 5])
+            .map(|g| (g.kernel, g.place))
+            .collect();
+        assert_eq!(
+            mine,
+            [("broadcast area", "broadcast_begin")],
+            "{exec:?}: {s}"
+        );
+    }
 }
 
 #[test]

@@ -57,21 +57,23 @@ impl core::fmt::Display for ComputeError {
 
 impl core::error::Error for ComputeError {}
 
-/// Waits until `pages` pages are ready.
+/// Waits until `pages` pages are ready, or `gone` holds (looked at after the pages, each round).
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
-async fn wait_pages<K, P, C>(
+async fn wait_pages<K, P, C, G>(
     compute: &mut Compute<K, P>,
     cb: &mut C,
     pages: u16,
+    mut gone: G,
 ) -> Result<(), ComputeError>
 where
     K: ControlBlock,
     P: Pause,
     C: CircularBuffer,
+    G: FnMut(&mut K) -> bool,
 {
     let Compute { ctrl, pause } = compute;
-    match wait_until(ctrl, pause, |_| {
-        cb.pages_ready().map(|ready| ready >= pages)
+    match wait_until(ctrl, pause, |c| {
+        cb.pages_ready().map(|ready| ready >= pages || gone(c))
     })
     .await
     {
@@ -95,10 +97,31 @@ where
     P: Pause,
     C: CircularBuffer,
 {
+    receive_unless(compute, cb, pages, |_| false).await
+}
+
+/// [`receive`], ending early, without the pages, once `gone` holds: for a consumer that learns
+/// at once by other means that its producer will push none of them (the broadcast handler's
+/// compute reads its producer's refusal of its words from the broadcast area). `gone` is looked
+/// at each round after the pages, so pages that are ready are taken first; call it again to
+/// tell which ended the wait.
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
+pub async fn receive_unless<K, P, C, G>(
+    compute: &mut Compute<K, P>,
+    cb: &mut C,
+    pages: u16,
+    gone: G,
+) -> Result<(), ComputeError>
+where
+    K: ControlBlock,
+    P: Pause,
+    C: CircularBuffer,
+    G: FnMut(&mut K) -> bool,
+{
     if pages == 0 {
         return Err(ComputeError::Misuse);
     }
-    wait_pages(compute, cb, pages).await
+    wait_pages(compute, cb, pages, gone).await
 }
 
 /// Done with the block: pops its `pages` pages (the data-movement kernel sends the marker).
@@ -133,6 +156,6 @@ where
         return Ok(());
     }
     let pad = u16::try_from(pad).map_err(|_| ComputeError::Misuse)?;
-    wait_pages(compute, cb, pad).await?;
+    wait_pages(compute, cb, pad, |_| false).await?;
     cb.pop(pad).map_err(|e| ComputeError::Cb(e.kind()))
 }

@@ -26,6 +26,7 @@
 //! until that kernel is done. These waits ignore the stop flag; the give-up recorded first stays
 //! the one reported.
 
+use komorebi_broadcast::area::{self, GiveUpRecord, Where};
 use komorebi_broadcast::compute::{self, ComputeError};
 use komorebi_broadcast::device::{Broadcast, Cause, Context, GiveUp, refuse_without_buffer};
 use komorebi_hal::noc::PageReads;
@@ -561,8 +562,24 @@ where
             if block >= s.blocks as u32 {
                 continue;
             }
-            if let Err(e) = compute::receive(compute, cb, s.pages).await {
+            // A producer that refused its words (its area's record: `broadcast_begin` of this
+            // command, made at its start) pushes nothing: the wait ends then, not at the wait
+            // limit. Only a refusal: a give-up made at a wait limit would race compute's own.
+            let refused = GiveUpRecord {
+                place: Where::BroadcastBegin,
+                broadcast: s.broadcast,
+                block: 0,
+                sequence: command.sequence,
+            }
+            .words()[0];
+            let at = area::area(s.broadcast) + area::GIVE_UP_WHERE;
+            let gone = |c: &mut K| c.load(at).ok() == Some(refused);
+            if let Err(e) = compute::receive_unless(compute, cb, s.pages, gone).await {
                 first = first.or(Some(compute_give_up(e, s.broadcast, block)));
+                failed = true;
+                break 'blocks;
+            }
+            if gone(&mut compute.ctrl) {
                 failed = true;
                 break 'blocks;
             }
