@@ -103,8 +103,9 @@ where
 /// [`receive`], ending early, without the pages, once `gone` holds: for a consumer that learns
 /// at once by other means that its producer will push none of them (the broadcast handler's
 /// compute reads its producer's refusal of its words from the broadcast area). `gone` is looked
-/// at each round after the pages, so pages that are ready are taken first; call it again to
-/// tell which ended the wait.
+/// at each round after the pages, so pages that are ready are taken first; whether the pages
+/// are ready (`pages_ready`) tells which ended the wait (`gone` may have come to hold after
+/// the pages did).
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 pub async fn receive_unless<K, P, C, G>(
     compute: &mut Compute<K, P>,

@@ -562,9 +562,12 @@ where
             if block >= s.blocks as u32 {
                 continue;
             }
-            // A producer that refused its words (its area's record: `broadcast_begin` of this
-            // command, made at its start) pushes nothing: the wait ends then, not at the wait
-            // limit. Only a refusal: a give-up made at a wait limit would race compute's own.
+            // A producer that refused its words or a block's reads (its area's record:
+            // `broadcast_begin` of this command) pushes no more blocks: the wait ends then, not
+            // at the wait limit. Only a refusal: a give-up made at a wait limit would race
+            // compute's own. (A refusal at setup or at block 0's reads comes before any wait;
+            // one at a later block's reads may come after the producer waited for that block's
+            // slot, and then races compute's limit for the block as any give-up does.)
             let refused = GiveUpRecord {
                 place: Where::BroadcastBegin,
                 broadcast: s.broadcast,
@@ -579,7 +582,9 @@ where
                 failed = true;
                 break 'blocks;
             }
-            if gone(&mut compute.ctrl) {
+            // Ended by the refusal, not by the pages (a block pushed before a later refusal is
+            // taken as any block is, below).
+            if cb.pages_ready().map_or(true, |ready| ready < s.pages) {
                 failed = true;
                 break 'blocks;
             }
