@@ -447,7 +447,7 @@ pub fn inspect(flags: &BroadcastFlags, picture: Option<&std::path::Path>) -> Exi
         return ExitCode::from(2);
     }
     if let Some(p) = picture
-        && !matches!(p.extension().and_then(|e| e.to_str()), Some("svg" | "png"))
+        && crate::inspect::PictureFormat::of(p).is_none()
     {
         eprintln!(
             "error: --picture {}: the picture must be a .svg or .png file",

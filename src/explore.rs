@@ -57,12 +57,16 @@ pub fn shape_on(seed: u64, chip: ChipKind, harvest: bool) -> BroadcastConfig {
     }
     // The grid the harvesting leaves (the default one's cannot fail; a drawn one that did
     // would fall back to it).
+    // (`panels` finds the runs of consecutive NoC0 coordinates: given the rows' y, runs of rows.)
     let grid = cfg
         .flags_geometry()
-        .map(|g| (layout::panels(g.noc0_x()), g.rows() as u64))
+        .map(|g| {
+            let row_runs = layout::panels(g.noc0_y());
+            (layout::panels(g.noc0_x()), g.rows() as u64, row_runs)
+        })
         .ok()
-        .filter(|(p, rows)| !p.is_empty() && *rows > 0);
-    let Some((panels, rows)) = grid else {
+        .filter(|(p, rows, _)| !p.is_empty() && *rows > 0);
+    let Some((panels, rows, row_runs)) = grid else {
         return shape_on(seed, chip, false);
     };
     let panels: Vec<(u64, u64)> = panels
@@ -93,7 +97,23 @@ pub fn shape_on(seed: u64, chip: ChipKind, harvest: bool) -> BroadcastConfig {
     let fit: Vec<(u64, u64)> = panels.into_iter().filter(|p| p.1 >= w).collect();
     let (first, width) = fit[r.range(0, fit.len() as u64 - 1) as usize];
     let x0 = first + r.range(0, width - w);
-    let y0 = r.range(0, rows - h);
+    let mut y0 = r.range(0, rows - h);
+    // A column's cores are cut where NoC y skips a row (a Wormhole's Ethernet row, a harvested
+    // row): a rectangle whose rows fall one in each run multicasts nothing down its columns,
+    // and a case along columns only would test nothing. Such a case takes its rows elsewhere
+    // (other cases keep their draw, so their seeds replay as before).
+    let down_a_column = |y0: u64| {
+        row_runs.iter().any(|run| {
+            let (first, len) = (run.first_column as u64, run.columns as u64);
+            y0.max(first) + 2 <= (y0 + h).min(first + len)
+        })
+    };
+    if kind == 1 && !down_a_column(y0) {
+        let ok: Vec<u64> = (0..=rows - h).filter(|&y| down_a_column(y)).collect();
+        if let Some(&y) = ok.get(r.range(0, (ok.len() as u64).max(1) - 1) as usize) {
+            y0 = y;
+        }
+    }
     let (mut blocks, mut pages) = (r.range(0, 64) as u32, r.range(1, 8) as u16);
     let mut page_size = 64 * r.range(1, 4) as u32;
     let window = r.range(1, 8) as u8;

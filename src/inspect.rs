@@ -154,6 +154,30 @@ const CELL: u32 = 40;
 /// Colour of a core that took part in no broadcast.
 const IDLE: [u8; 3] = [200, 200, 200];
 
+/// The file format of `inspect --picture`, from the file's extension.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PictureFormat {
+    /// `.svg`: a vector picture.
+    Svg,
+    /// `.png`: a bitmap.
+    Png,
+}
+
+impl PictureFormat {
+    /// The format a picture file's extension names, in any case (`.SVG` as `.svg`); `None` for
+    /// any other extension or none.
+    pub fn of(path: &Path) -> Option<Self> {
+        let ext = path.extension()?.to_str()?;
+        if ext.eq_ignore_ascii_case("svg") {
+            Some(Self::Svg)
+        } else if ext.eq_ignore_ascii_case("png") {
+            Some(Self::Png)
+        } else {
+            None
+        }
+    }
+}
+
 /// The colour scale of a picture: wait cycles per core (both broadcast areas), viridis from
 /// the least to the most any core that took part waited.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -309,13 +333,15 @@ impl Inspection {
         canvas.png()
     }
 
-    /// Writes the picture to `path`: SVG for `.svg`, PNG for `.png`; answers its colour
-    /// scale with the range, for the user.
+    /// Writes the picture to `path`: SVG for `.svg`, PNG for `.png` (either case); answers its
+    /// colour scale with the range, for the user.
     pub fn write_picture(&self, path: &Path) -> Result<String, String> {
-        let bytes = match path.extension().and_then(|e| e.to_str()) {
-            Some("svg") => self.svg().into_bytes(),
-            Some("png") => self.png().map_err(|e| format!("{}: {e}", path.display()))?,
-            _ => {
+        let bytes = match PictureFormat::of(path) {
+            Some(PictureFormat::Svg) => self.svg().into_bytes(),
+            Some(PictureFormat::Png) => {
+                self.png().map_err(|e| format!("{}: {e}", path.display()))?
+            }
+            None => {
                 return Err(format!(
                     "{}: the picture must be a .svg or .png file",
                     path.display()

@@ -890,3 +890,32 @@ fn kernel_costs_are_the_simulators_and_take_two_names() {
         &["--kernel-costs", "with --exec native"],
     );
 }
+
+/// A picture's extension is read in any case (`.SVG` is an SVG: it was refused), and any other
+/// extension is refused before the run, naming what is allowed.
+#[test]
+fn the_picture_extension_is_read_in_any_case() {
+    let dir = std::env::temp_dir().join(format!("komorebi-ext-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let upper = dir.join("GRID.SVG");
+    let args = |p: &std::path::Path| {
+        ["inspect", "--rect", "0,0,2,2", "--jobs", "1", "--picture"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([p.to_str().unwrap().to_string()])
+            .collect::<Vec<_>>()
+    };
+    let run = |p: &std::path::Path| {
+        let a = args(p);
+        komorebi(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let (code, _, err) = run(&upper);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read_to_string(&upper).unwrap().starts_with("<svg"));
+    let jpg = dir.join("grid.jpg");
+    let (code, _, err) = run(&jpg);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("must be a .svg or .png file"), "{err}");
+    assert!(!jpg.exists());
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -306,3 +306,35 @@ fn a_replay_parses_back_into_the_case_it_replays() {
         }
     }
 }
+
+/// A case along columns only multicasts down some column: a Wormhole's columns are cut at its
+/// Ethernet row and at harvested rows, and a rectangle with one row in each run (rows 4 and 5
+/// of an unharvested Wormhole) multicast nothing (some 4% of the harvested column cases).
+#[test]
+fn column_cases_multicast_down_a_column() {
+    for chip in [ChipKind::Wormhole, ChipKind::Blackhole] {
+        let mut columns_only = 0;
+        for seed in 0..3000 {
+            let s = shape_on(seed, chip, true);
+            if s.rows || !s.columns {
+                continue;
+            }
+            columns_only += 1;
+            let g = komorebi::chip::geometry(chip, s.harvest_mask().into(), None).unwrap();
+            let casts = komorebi_broadcast::layout::broadcasts(
+                &g,
+                s.rect,
+                komorebi_broadcast::Along::Column,
+                komorebi_hal::NocId::Noc1,
+            )
+            .unwrap_or_else(|e| panic!("seed {seed} {chip:?}: {e}"));
+            assert!(
+                casts.iter().any(|b| b.receivers() > 0),
+                "seed {seed} {chip:?}: {} multicasts nothing (harvest {:#x})",
+                s.rect,
+                s.harvest_mask()
+            );
+        }
+        assert!(columns_only > 500, "{chip:?}: {columns_only}");
+    }
+}
