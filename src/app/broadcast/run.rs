@@ -654,6 +654,8 @@ pub(super) fn run_share(
     let mut extra = Some(extra);
     let mut violations = Vec::new();
     let mut run: Option<BroadcastSummary> = None;
+    // Every chip is closed, whichever fails: a chip's error does not hide another's.
+    let mut closing_errors = Vec::new();
     for (c, (_, target)) in chips.iter().enumerate() {
         let (cfg2, start, mut part) = (cfg.clone(), starts[c], summary.clone());
         let extra = extra.take().unwrap_or_default();
@@ -661,7 +663,14 @@ pub(super) fn run_share(
             .with_session(move |s| part.close(s, &cfg2, start, extra).map(|()| part))
             .map_err(BroadcastError::from)
             .and_then(|r| r)
-            .map_err(|e| on_chip(c, e))?;
+            .map_err(|e| on_chip(c, e));
+        let closed = match closed {
+            Ok(closed) => closed,
+            Err(e) => {
+                closing_errors.push(e);
+                continue;
+            }
+        };
         per_chip[c].cycles = closed.cycles;
         per_chip[c].aiclk_mhz = closed.aiclk_mhz;
         violations.extend(closed.violations.iter().map(|v| match several {
@@ -676,6 +685,9 @@ pub(super) fn run_share(
                 run.ok &= closed.ok;
             }
         }
+    }
+    if let Some(e) = BroadcastError::all_of(closing_errors) {
+        return Err(e);
     }
     let mut summary = run.ok_or_else(|| BroadcastError::Dispatch("a run without chips".into()))?;
     summary.violations = violations;
