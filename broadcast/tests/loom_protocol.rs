@@ -5,18 +5,21 @@
 //!
 //! # The chip
 //!
-//! One sender and one receiver (a column of two cores on NoC0), window 1 (3 blocks) and 2 (4
+//! One sender and one receiver (a column of two cores on NoC0; and a column of three, two
+//! receivers, window 1 and 2 blocks), window 1 (3 blocks) and 2 (4
 //! blocks, so a slot is reused twice; the sender casting block by block, and reading ahead; and 3
 //! blocks, which finish pads with an empty one), blocks of one two-word page (so a delivery can
 //! be seen half done). The shared words start as an earlier command (sequence 4) left them, with
-//! counts past this command's, so a protocol that took them for this command's would be caught. Each tile is ONE loom thread (the model's main thread is the sender, a spawned thread
-//! the receiver) running its two kernels, data movement and compute, as two futures polled
+//! counts past this command's, so a protocol that took them for this command's would be caught.
+//! Each tile is ONE loom thread (the model's main thread is the sender, a spawned thread each
+//! receiver) running its two kernels, data movement and compute, as two futures polled
 //! round-robin by a tiny executor, as the simulator runs them; which kernel a round polls first
-//! is a model parameter, and the sound chip runs with both. Loom's cost is in cross-thread interleavings, so only what crosses tiles
-//! is a loom atomic:
+//! is a model parameter, and the sound chip runs with both. Loom's cost is in cross-thread
+//! interleavings, so only what crosses tiles is a loom atomic:
 //!
-//! * the receiver's buffer words (the sender's multicasts write them) and its VALID word;
-//! * the sender's DONE-BY words (the receiver's DONE markers write them);
+//! * a receiver's buffer words (the sender's multicasts write them) and its VALID word;
+//! * the sender's DONE-BY words of its receivers' ranks (their DONE markers write them);
+//! * each tile's remote generation, bumped after every delivery into the tile by another.
 //! * each tile's remote generation, bumped after every delivery into the tile by the other one.
 //!
 //! Everything a tile only touches itself (its other control words, its buffer counters, the
@@ -48,11 +51,14 @@
 //! * after the command, the sender's DONE-BY and the receiver's VALID are clear (no marker landed
 //!   after finish cleared them; sound chips only, as the flawed ones fail earlier checks).
 //!
-//! Two flawed chips show the checks fail: a sender whose DONE-BY loads read one block ahead (it
-//! reuses a slot before the receiver's DONE), and a NoC that holds a block's data multicast
-//! until after the VALID issued behind it (VALID overtakes the data). All models run at the
-//! same preemption bound, [`BOUND`] (`LOOM_MAX_PREEMPTIONS` overrides it). Measured (release,
-//! 2 cores): 12,000-14,500 executions per sound model at bound 3, the whole file in 6-7 s;
+//! Flawed chips show the checks fail: a sender whose DONE-BY loads read one block ahead (it
+//! reuses a slot before the receiver's DONE), a NoC that holds a block's data multicast
+//! until after the VALID issued behind it (VALID overtakes the data), a NoC whose tag
+//! completion answers for the other tag, and a sender that reads its first receiver's DONE-BY
+//! word for its second's (two receivers). Models of one receiver run at preemption bound
+//! [`BOUND`], of two at [`BOUND_TWO_RECEIVERS`] (`LOOM_MAX_PREEMPTIONS` overrides both).
+//! Measured (release, 2 cores): 12,000-18,000 executions per sound model of one receiver at
+//! bound 3, 31,000 for two receivers at bound 2, the whole file in 12 s;
 //! the window-1 DONE flaw is caught from bound 0, the others from bound 1. `--nocapture` prints
 //! each model's executions.
 //!
@@ -83,13 +89,19 @@ use komorebi_hal::{
     NocMulticast, Rect, Spin, Xy, cb, control, noc,
 };
 
-/// The preemption bound every model runs at.
+/// The preemption bound every model of one receiver runs at.
 const BOUND: usize = 3;
+/// The preemption bound of the models of two receivers: three threads at bound 3 take 1.3
+/// million executions (90 s), at bound 2 some 31,000 (2 s).
+const BOUND_TWO_RECEIVERS: usize = 2;
 /// L1 address of the control block.
 const CTRL: u32 = 0x1_0000;
-/// Control-block offsets the model holds: broadcast 0's area up to DONE-BY rank 1.
+/// Most receivers a model runs.
+const MAX_RECEIVERS: u8 = 2;
+/// Control-block offsets the model holds: broadcast 0's area up to DONE-BY rank
+/// [`MAX_RECEIVERS`].
 const CTRL_FIRST: u32 = area::CONTROL_BROADCAST;
-const CTRL_END: u32 = area::done_by(0, 1) + 4;
+const CTRL_END: u32 = area::done_by(0, MAX_RECEIVERS) + 4;
 /// L1 address of the broadcast's circular buffer.
 const CB_BASE: u32 = 0x2_0000;
 /// Bytes per page: two words, so a block's delivery can be seen half done.
@@ -104,7 +116,6 @@ const WAIT_LIMIT: u64 = 100_000;
 /// What a slot holds before anything was delivered into it.
 const EMPTY: u32 = u32::MAX;
 const SENDER: usize = 0;
-const RECEIVER: usize = 1;
 
 /// Word `i` of block `block`, as DRAM holds it.
 fn data(block: u32, i: u32) -> u32 {
@@ -128,6 +139,9 @@ enum Flaw {
     /// reads of the other slot's tag (a sender reading ahead then casts a slot whose reads have
     /// not landed).
     TagsSwapped,
+    /// The sender's DONE-BY load of rank 2 answers rank 1's word (a sender that waits for its
+    /// first receiver only): only a model of two receivers can see it.
+    Rank2ReadsRank1,
 }
 
 /// A word of L1: loom-tracked if the other tile writes or reads it, else plain.
@@ -215,8 +229,9 @@ impl Chip {
             (CTRL_FIRST..CTRL_END)
                 .step_by(4)
                 .map(|off| {
+                    // The sender's DONE-BY words of its receivers' ranks, a receiver's VALID.
                     let shared = match tile {
-                        SENDER => (area::done_by(0, 1)..area::done_by(0, 1) + 4).contains(&off),
+                        SENDER => (1..nodes.len() as u8).any(|rank| off == area::done_by(0, rank)),
                         _ => off == area::area(0) + area::VALID,
                     };
                     // The shared words as an earlier command (sequence 4) left them, counts past
@@ -500,7 +515,11 @@ impl ControlBlock for LoomCtrl {
     }
 
     fn load(&mut self, offset: u32) -> Result<u32, control::ErrorKind> {
-        let word = self.chip.tiles[self.tile].word(CTRL + offset).load();
+        let read = match self.chip.flaw {
+            Flaw::Rank2ReadsRank1 if offset == area::done_by(0, 2) => area::done_by(0, 1),
+            _ => offset,
+        };
+        let word = self.chip.tiles[self.tile].word(CTRL + read).load();
         if self.chip.flaw == Flaw::DoneOneAhead
             && offset == area::done_by(0, 1)
             && marker_count(word, SEQ as u16).is_some()
@@ -648,13 +667,15 @@ fn buffer(chip: &Arc<Chip>, tile: usize) -> LoomCb {
     }
 }
 
-/// The group: a column of two cores, logical (0,0) sending to (0,1).
-const GROUP: LogicalRect = LogicalRect::new(0, 0, 1, 2);
+/// The group of a chip of `tiles` cores: a column, logical (0,0) sending to (0,1) and on.
+fn group(tiles: usize) -> LogicalRect {
+    LogicalRect::new(0, 0, 1, tiles as u8)
+}
 
-fn context() -> Context {
+fn context(tiles: usize) -> Context {
     Context {
         sequence: SEQ,
-        group: GROUP,
+        group: group(tiles),
         exclusive: true,
     }
 }
@@ -673,7 +694,13 @@ async fn mover(chip: Arc<Chip>, tile: usize, words: [u32; 11], blocks: u32, read
         ctrl: ctrl(&chip, tile),
         pause: Spin,
     };
-    let mut b = Broadcast::new(&mut dm, buffer(&chip, tile), &context(), &words, 0);
+    let mut b = Broadcast::new(
+        &mut dm,
+        buffer(&chip, tile),
+        &context(chip.tiles.len()),
+        &words,
+        0,
+    );
     assert!(b.ok() && b.included(), "tile {tile}: words refused");
     assert_eq!(b.sender(), tile == SENDER);
     let window = BroadcastArgs::decode(&words).unwrap().window as u32;
@@ -801,6 +828,8 @@ struct Model {
     first: First,
     /// The sender reads blocks ahead of the one it casts.
     reads_ahead: bool,
+    /// Receivers (1 or 2): each a loom thread of its own.
+    receivers: u8,
 }
 
 fn model(m: Model) {
@@ -817,10 +846,12 @@ fn model(m: Model) {
         window,
         pages: PAGES,
     };
-    let all = broadcast_args(&geometry, GROUP, GROUP, Along::Column, NocId::Noc0, params).unwrap();
-    let words: Vec<[u32; 11]> = [(0, 0), (0, 1)]
-        .iter()
-        .map(|&core| all.iter().find(|a| a.core == core).unwrap().words)
+    assert!((1..=MAX_RECEIVERS).contains(&m.receivers));
+    let tiles = 1 + m.receivers as usize;
+    let g = group(tiles);
+    let all = broadcast_args(&geometry, g, g, Along::Column, NocId::Noc0, params).unwrap();
+    let words: Vec<[u32; 11]> = (0..tiles as u8)
+        .map(|y| all.iter().find(|a| a.core == (0, y)).unwrap().words)
         .collect();
     let nodes: Vec<Xy> = words
         .iter()
@@ -836,7 +867,10 @@ fn model(m: Model) {
         std::env::var("LOOM_MAX_PREEMPTIONS")
             .ok()
             .and_then(|v| v.parse().ok())
-            .unwrap_or(BOUND),
+            .unwrap_or(match m.receivers {
+                1 => BOUND,
+                _ => BOUND_TWO_RECEIVERS,
+            }),
     );
     // Executions explored (printed with `--nocapture`).
     let runs = std::sync::Arc::new(StdU64::new(0));
@@ -844,14 +878,22 @@ fn model(m: Model) {
     builder.check(move || {
         counted.fetch_add(1, Relaxed);
         let chip = Arc::new(Chip::new(&nodes, window, flaw));
-        // Both handles are known before any delivery: an unpark is never lost.
+        // Every handle is known before any delivery into its tile (receivers deliver only into
+        // the sender, which runs once all are spawned): an unpark is never lost.
         *chip.tiles[SENDER].thread.lock().unwrap() = Some(thread::current());
-        let (c, w) = (chip.clone(), words[RECEIVER]);
-        let receiver = thread::spawn(move || run_tile(c, RECEIVER, w, m));
-        *chip.tiles[RECEIVER].thread.lock().unwrap() = Some(receiver.thread().clone());
+        let receivers: Vec<_> = (1..tiles)
+            .map(|tile| {
+                let (c, w) = (chip.clone(), words[tile]);
+                let receiver = thread::spawn(move || run_tile(c, tile, w, m));
+                *chip.tiles[tile].thread.lock().unwrap() = Some(receiver.thread().clone());
+                receiver
+            })
+            .collect();
         run_tile(chip.clone(), SENDER, words[SENDER], m);
-        receiver.join().unwrap();
-        // Every block reached both computes, every DONE the sender (finish waited for them).
+        for receiver in receivers {
+            receiver.join().unwrap();
+        }
+        // Every block reached every compute, every DONE the sender (finish waited for them).
         for t in &chip.tiles {
             assert_eq!(
                 t.popped.load(Relaxed),
@@ -862,11 +904,19 @@ fn model(m: Model) {
         // And finish cleared the shared words: no marker landed after the clear. (A flawed
         // sender leaves one too; its models show the check they are for.)
         if flaw == Flaw::None {
-            let done_by = chip.tiles[SENDER].word(CTRL + area::done_by(0, 1)).load();
-            let valid = chip.tiles[RECEIVER]
-                .word(CTRL + area::area(0) + area::VALID)
-                .load();
-            assert_eq!((done_by, valid), (0, 0), "a marker after finish's clear");
+            for rank in 1..tiles {
+                let done_by = chip.tiles[SENDER]
+                    .word(CTRL + area::done_by(0, rank as u8))
+                    .load();
+                let valid = chip.tiles[rank]
+                    .word(CTRL + area::area(0) + area::VALID)
+                    .load();
+                assert_eq!(
+                    (done_by, valid),
+                    (0, 0),
+                    "rank {rank}: a marker after finish's clear"
+                );
+            }
         }
     });
     eprintln!("{m:?}: {} executions", runs.load(Relaxed));
@@ -879,6 +929,7 @@ fn sound(window: u8, blocks: u32, first: First) {
         flaw: Flaw::None,
         first,
         reads_ahead: false,
+        receivers: 1,
     });
 }
 
@@ -889,6 +940,7 @@ fn reading_ahead(window: u8, blocks: u32, first: First) {
         flaw: Flaw::None,
         first,
         reads_ahead: true,
+        receivers: 1,
     });
 }
 
@@ -971,6 +1023,7 @@ fn a_sender_that_reads_done_one_block_ahead_is_caught() {
         flaw: Flaw::DoneOneAhead,
         first: First::DataMovement,
         reads_ahead: false,
+        receivers: 1,
     });
 }
 
@@ -987,6 +1040,7 @@ fn a_sender_that_reads_done_one_block_ahead_is_caught_at_window_2() {
         flaw: Flaw::DoneOneAhead,
         first: First::Compute,
         reads_ahead: true,
+        receivers: 1,
     });
 }
 
@@ -1003,6 +1057,7 @@ fn a_noc_whose_tag_completion_answers_for_the_wrong_tag_is_caught_reading_ahead(
         flaw: Flaw::TagsSwapped,
         first: First::DataMovement,
         reads_ahead: true,
+        receivers: 1,
     });
 }
 
@@ -1019,5 +1074,43 @@ fn a_noc_that_lets_valid_overtake_the_data_is_caught() {
         flaw: Flaw::ValidOvertakesData,
         first: First::DataMovement,
         reads_ahead: false,
+        receivers: 1,
+    });
+}
+
+/// Two receivers, each a thread of its own: the sender waits for both ranks' DONE-BY words
+/// before it reuses a slot, and each receiver's markers land in its own rank's word. Window 1
+/// and 2 blocks at preemption bound 2 (three threads multiply loom's interleavings).
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "loom model: slow unoptimized; run with --release (CI does)"
+)]
+fn two_receivers_deliver_every_byte_and_never_deadlock() {
+    model(Model {
+        window: 1,
+        blocks: 2,
+        flaw: Flaw::None,
+        first: First::DataMovement,
+        reads_ahead: false,
+        receivers: 2,
+    });
+}
+
+/// The model of two receivers catches a sender that waits for its first receiver only.
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "loom model: slow unoptimized; run with --release (CI does)"
+)]
+#[should_panic(expected = "before its compute popped it")]
+fn a_sender_that_waits_for_its_first_receiver_only_is_caught() {
+    model(Model {
+        window: 1,
+        blocks: 2,
+        flaw: Flaw::Rank2ReadsRank1,
+        first: First::DataMovement,
+        reads_ahead: false,
+        receivers: 2,
     });
 }
