@@ -97,6 +97,20 @@ fn windows_1_2_8_with_block_counts_at_the_edges() {
     }
 }
 
+/// Blocks of more pages than a read tag counts (Blackhole counts a transaction id's
+/// outstanding reads in 8 bits): read ahead under one tag, 500 reads in flight wrapped the
+/// count, the sender cast block 0 before its reads landed, and every compute found a data
+/// mismatch in it. Such blocks are waited for with every read instead.
+#[test]
+fn blocks_of_more_pages_than_a_read_tag_counts() {
+    for pages in [255, 256, 500] {
+        let mut c = small(LogicalRect::new(0, 0, 1, 3), 4, 2);
+        c.rows = false;
+        (c.pages, c.page_size, c.jobs) = (pages, 64, 1);
+        check(&c);
+    }
+}
+
 #[test]
 fn a_few_hundred_blocks() {
     let mut c = small(LogicalRect::new(2, 2, 2, 3), 300, 2);

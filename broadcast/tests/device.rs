@@ -2289,4 +2289,24 @@ fn a_read_of_any_block_but_the_one_reserved_last_or_after_a_give_up_is_refused()
         Err(first)
     );
     assert!(log.lock().unwrap().is_empty(), "no read issued");
+    // Block 0 reserved, its pages sent into another slot (a block there may not be popped yet)
+    // or a word off its own: misuse, and nothing read.
+    for dst in [CB_BASE + SLOT, CB_BASE + 4] {
+        let s = shared();
+        let (mut dm, mut b, log) = reading_sender(&s, vec![]);
+        let reads = PageReads {
+            dst: l1(dst),
+            ..block_0_reads(&ports, 0x1000)
+        };
+        let g = block_on(b.read(&mut dm, 0, &reads)).unwrap_err();
+        assert_eq!(
+            (g.place, g.cause),
+            (Where::BroadcastDone, Cause::Misuse),
+            "{dst:#x}"
+        );
+        assert!(
+            log.lock().unwrap().is_empty(),
+            "no read issued into {dst:#x}"
+        );
+    }
 }

@@ -71,10 +71,10 @@
 //!   a backend compares them with wrapping arithmetic, which is exact while fewer than 2^31
 //!   transfers are outstanding. A tag's counter may be narrower: Blackhole counts each
 //!   transaction id's outstanding reads in 8 bits, so `tagged_reads_done` there is exact only
-//!   while fewer than 256 reads of one tag are in flight; its backend does not hold a read
-//!   back at that count (a core issues about one page read per 40 cycles against some 1,350
-//!   of DRAM latency, so some 35 are in flight), and a caller that could issue more should
-//!   wait on `reads_done` instead.
+//!   while at most [`ReadTag::MAX_IN_FLIGHT`] (255) reads of one tag are in flight; its backend
+//!   does not hold a read back at that count, so a caller that could issue more with one tag
+//!   (a block of 256 pages or more read under one tag: a core issues them faster than DRAM
+//!   answers) must wait on `reads_done` instead.
 //! * **Resync.** `resync` forgets every transfer issued so far: afterwards the observers count
 //!   only transfers issued after it. A runtime calls it where nothing it cares about can still be
 //!   in flight (the start of a command), so an acknowledgement lost on the NoC in an earlier
@@ -209,6 +209,23 @@ pub struct ReadTag(u8);
 impl ReadTag {
     /// How many tags there are.
     pub const COUNT: u8 = 15;
+
+    /// The most reads of one tag that may be in flight for
+    /// [`tagged_reads_done`](NocMulticast::tagged_reads_done) to be exact: Blackhole counts
+    /// each transaction id's outstanding requests in 8 bits (tt-isa-documentation
+    /// `BlackholeA0/NoC/Counters.md`, `NIU_MST_REQS_OUTSTANDING_ID`), and the backend does not
+    /// hold reads back at that count. A caller that may have more in flight waits on
+    /// `reads_done` instead.
+    pub const MAX_IN_FLIGHT: u32 = 255;
+
+    /// Whether `reads` reads of `len` bytes each, all of one tag in flight at once, stay within
+    /// [`MAX_IN_FLIGHT`](Self::MAX_IN_FLIGHT) requests on every chip: a backend sends a read
+    /// longer than a packet as several requests, and a packet holds at least 8 KiB on every
+    /// chip this HAL serves (Blackhole 16 KiB, Wormhole B0 8 KiB).
+    pub const fn fits(reads: u32, len: u32) -> bool {
+        let requests = if len == 0 { 1 } else { len.div_ceil(8192) };
+        reads.saturating_mul(requests) <= Self::MAX_IN_FLIGHT
+    }
 
     /// Tag `n`; `None` unless `n < ReadTag::COUNT`.
     pub const fn new(n: u8) -> Option<Self> {

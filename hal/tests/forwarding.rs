@@ -545,3 +545,19 @@ fn load_words_loads_each_word_with_load_through_mut_ref() {
     assert_eq!(c.0, [0x30, 0x40], "stops at the refused offset");
     assert_eq!(w[0], 0x31);
 }
+
+/// A tag's reads fit its 8-bit count when at most 255 requests are in flight, a read longer
+/// than a packet (8 KiB on the smallest chip) counting as several.
+#[test]
+fn a_tag_counts_at_most_255_requests() {
+    use komorebi_hal::noc::ReadTag;
+    assert_eq!(ReadTag::MAX_IN_FLIGHT, 255);
+    assert!(ReadTag::fits(255, 64));
+    assert!(!ReadTag::fits(256, 64));
+    assert!(ReadTag::fits(255, 8192));
+    assert!(!ReadTag::fits(128, 8193), "two requests a read: 256");
+    assert!(ReadTag::fits(127, 16384));
+    assert!(ReadTag::fits(0, 1 << 20));
+    assert!(ReadTag::fits(1, 0), "an empty read is one request");
+    assert!(!ReadTag::fits(u32::MAX, u32::MAX), "no overflow");
+}

@@ -1953,6 +1953,46 @@ fn a_buffer_of_zero_byte_pages_fails_the_command_without_breaking_the_recovery()
 }
 
 #[test]
+fn pages_an_earlier_command_left_are_not_taken_for_block_0_of_a_refused_producer() {
+    // The reader's buffer still holds a whole lap of pages an earlier command left (a
+    // recovery that never ended): the reader refuses it (`broadcast_begin`), and compute, whose
+    // wait finds those pages ready at once, must not check them as block 0 (zeros, not the
+    // job's data: it reported a data mismatch beside the refusal).
+    let shape = Shape::new(LogicalRect::new(0, 0, 1, 1), [true, false]);
+    let cores = shape.cores();
+    let chip = chip(&shape, &cores);
+    let lap = shape.window as u16 * shape.pages;
+    chip.borrow_mut()
+        .tiles
+        .get_mut(&noc0_of((0, 0)))
+        .unwrap()
+        .cbs
+        .insert(
+            0,
+            Counters {
+                pushed: lap,
+                ..Counters::default()
+            },
+        );
+    let reports = run_commands(&cores, &chip, vec![Post::broadcast(&shape, 91)], |_, _| {});
+    let report = &reports[0][&(0, 0)];
+    assert_eq!(report.status, abi::STATUS_GAVE_UP, "{report:?}");
+    assert_eq!(
+        report.give_ups[0],
+        give_up(GiveUpCode::Broadcast(Where::BroadcastBegin), 0, 0),
+        "{report:?}"
+    );
+    assert!(
+        report
+            .give_ups
+            .iter()
+            .flatten()
+            .all(|g| g.code != GiveUpCode::DataMismatch),
+        "{report:?}"
+    );
+}
+
+#[test]
 fn a_buffer_whose_pages_are_not_the_program_s_is_refused_by_compute_not_taken_for_bad_data() {
     // The buffer table says CB 0 has pages of 640 bytes, the program 320: the reader packs a
     // block's pages 320 bytes apart, compute would look for them 640 apart and report data that

@@ -337,7 +337,9 @@ impl<C: Chip> SiliconNoc<C> {
         if !self.free(buf) {
             return Err(err(ErrorKind::Busy, Why::CmdBufBusy));
         }
-        if write && C::writes_outgoing(self.niu, TRANSACTION_ID) >= MAX_OUTGOING_WRITES {
+        // The counter is 8 bits (ISA `NoC/Counters.md`): the bits above it, as `writes_sent`
+        // masks them, say nothing.
+        if write && C::writes_outgoing(self.niu, TRANSACTION_ID) & 0xFF >= MAX_OUTGOING_WRITES {
             return Err(err(ErrorKind::Busy, Why::OutgoingFull));
         }
         Ok(())

@@ -155,6 +155,16 @@ fn no_write_is_issued_while_255_wait_for_their_source_bytes() {
         WriteMode::ORDERED,
     )
     .unwrap();
+    // Bits above the counter's 8 say nothing (`writes_sent` masks them too): 3 outgoing.
+    f.clear(0);
+    f.set_outgoing(0xFFFF_FF03);
+    n.write(
+        l1(0x8000),
+        NocAddr::l1(xy(2, 3), l1(0x9000)),
+        64,
+        WriteMode::ORDERED,
+    )
+    .expect("3 writes outgoing: room");
 }
 
 #[test]

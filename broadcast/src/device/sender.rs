@@ -136,8 +136,9 @@ impl<C: CircularBuffer> Broadcast<C> {
     /// or more bytes in all than the block's slot holds (pages larger than the buffer's would
     /// run into the next slot or past the buffer) are misuse, refused before any read goes
     /// (`broadcast_begin`: the words give the pages); another NoC error gives up
-    /// `broadcast_done`; any other block, or a call after a give-up, is refused as every call
-    /// is. The handshake peer reads its blocks with it too.
+    /// `broadcast_done`; any other block, reads into anywhere but the block's slot (`reads.dst`
+    /// must be the address `reserve` returned), or a call after a give-up, is refused as every
+    /// call is (`broadcast_done`). The handshake peer reads its blocks with it too.
     pub async fn read<N, K, P>(
         &mut self,
         dm: &mut DataMovement<N, K, P>,
@@ -154,7 +155,11 @@ impl<C: CircularBuffer> Broadcast<C> {
         // (`settle` returns the first). A page without addresses is refused before any read
         // goes: with whole words a page, the pages' addresses grow with their number, so if the
         // last has them every one has.
-        let other = block != self.reserved.wrapping_sub(1);
+        // Into the block's own slot only: another slot may hold a block not yet popped or
+        // still being multicast.
+        let window = self.args.map_or(1, |a| a.window.max(1)) as u32;
+        let other = block != self.reserved.wrapping_sub(1)
+            || Some(reads.dst) != self.cb.base().offset((block % window) * self.slot_bytes);
         let bad_pages = reads.len % 4 != 0
             || reads.count > 0 && reads.page(reads.count - 1).is_none()
             || reads
@@ -230,8 +235,10 @@ impl<C: CircularBuffer> Broadcast<C> {
             // Cast before reserve: the slot was never checked free.
             return Err((PLACE, CallCause::Misuse));
         }
-        // Blocks read ahead: wait for this block's tag only; else for every read.
-        let tag = (self.reserved > block + 1).then(|| self.read_tag(block));
+        // Blocks read ahead: wait for this block's tag only; else, or when the block's reads
+        // could overflow its tag's count (a block of 256 pages or more), for every read.
+        let fits = ReadTag::fits(args.pages as u32, self.cb.page_size());
+        let tag = (self.reserved > block + 1 && fits).then(|| self.read_tag(block));
         let (id, seq) = (self.id, self.sequence as u16);
         let needed = rect.and(handshake::needed(HANDSHAKE, block, args.window));
         let (slot, len, src) = (self.cb.write_ptr(), self.slot_bytes, self.valid_src);

@@ -582,9 +582,19 @@ where
                 failed = true;
                 break 'blocks;
             }
-            // Ended by the refusal, not by the pages (a block pushed before a later refusal is
-            // taken as any block is, below).
-            if cb.pages_ready().map_or(true, |ready| ready < s.pages) {
+            // Ended by the refusal, not by the pages; or pages ready that the producer never
+            // pushed in this command, as it refused at or before this block (an earlier
+            // command's, left by a recovery that did not end: the refusal's record names its
+            // block, written before its where word). A block pushed before a later refusal is
+            // taken as any block is, below.
+            let refused_here = |c: &mut K| {
+                gone(c)
+                    && c.load(area::area(s.broadcast) + area::GIVE_UP_BLOCK)
+                        .map_or(true, |b| b <= block)
+            };
+            if cb.pages_ready().map_or(true, |ready| ready < s.pages)
+                || refused_here(&mut compute.ctrl)
+            {
                 failed = true;
                 break 'blocks;
             }
