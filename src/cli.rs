@@ -305,8 +305,10 @@ pub struct ShapeFlags {
     #[arg(long)]
     pub adversarial: bool,
     /// Device cycles any single wait may last (0.., any 64-bit number, decimal or 0x-hex).
-    #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 1_000_000)]
-    pub wait_limit: u64,
+    /// Default: the shape's own, the larger of 1,000,000 and 4 x window x pages x (400 + 2 x
+    /// page size), what compute may take over a window of blocks four times over.
+    #[arg(long, value_parser = ranged::<u64>(0, u64::MAX))]
+    pub wait_limit: Option<u64>,
 }
 
 impl ShapeFlags {

@@ -140,7 +140,7 @@ pub fn shape_on(seed: u64, chip: ChipKind, harvest: bool) -> BroadcastConfig {
         columns,
         seed,
         adversarial: true,
-        wait_limit: 1_000_000,
+        wait_limit: Some(1_000_000),
         ..cfg
     }
 }
@@ -181,7 +181,7 @@ pub fn replay_command(cfg: &BroadcastConfig) -> String {
         cfg.jobs,
         cfg.harvest_mask(),
         cfg.seed,
-        cfg.wait_limit
+        cfg.run_wait_limit()
     ) + match cfg.chip {
         ChipKind::Blackhole => "",
         ChipKind::Wormhole => " --chip wormhole",

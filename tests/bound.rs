@@ -67,7 +67,7 @@ fn shapes() -> Vec<BroadcastConfig> {
             page_size: 40960,
             window: 3,
             // Checking a 40 KiB page takes compute 645,120 cycles; a receiver waits for it.
-            wait_limit: 100_000_000,
+            wait_limit: Some(100_000_000),
             ..base.clone()
         },
         // A whole row of both panels, and columns 5 and 11 harvested.
@@ -96,7 +96,7 @@ fn shapes() -> Vec<BroadcastConfig> {
             pages: 2,
             page_size: 8192,
             window: 8,
-            wait_limit: 100_000_000,
+            wait_limit: Some(100_000_000),
             jobs: 1,
             ..base.clone()
         },
@@ -105,7 +105,7 @@ fn shapes() -> Vec<BroadcastConfig> {
             pages: 8,
             window: 4,
             rows: false,
-            wait_limit: 100_000_000,
+            wait_limit: Some(100_000_000),
             jobs: 1,
             ..base.clone()
         },
@@ -132,7 +132,7 @@ fn shapes() -> Vec<BroadcastConfig> {
             page_size: 8192,
             window: 4,
             columns: false,
-            wait_limit: 100_000_000,
+            wait_limit: Some(100_000_000),
             jobs: 1,
             ..base.clone()
         },

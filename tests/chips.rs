@@ -109,7 +109,7 @@ fn uneven_jobs_run_on_every_chip_over_any_workers() {
 fn a_fault_gives_up_on_chip_0_only_and_the_report_names_the_chip() {
     let fault = |chips| BroadcastConfig {
         faults: vec!["stall-dm:1,0:2".parse().unwrap()],
-        wait_limit: 200_000,
+        wait_limit: Some(200_000),
         ..shape(chips, 4)
     };
     let one = run(&fault(1));

@@ -28,7 +28,7 @@ fn column() -> BroadcastConfig {
         pages: 2,
         page_size: 256,
         jobs: 2,
-        wait_limit: 200_000,
+        wait_limit: Some(200_000),
         ..BroadcastConfig::default()
     }
 }
@@ -370,7 +370,7 @@ fn faults_with_both_broadcasts_leave_the_next_jobs_clean() {
             blocks: 6,
             pages: 2,
             page_size: 256,
-            wait_limit: 200_000,
+            wait_limit: Some(200_000),
             ..BroadcastConfig::default()
         };
         // Bad words take no block: the core's words are bad from the start.
@@ -460,7 +460,7 @@ fn a_fault_on_a_core_that_cannot_have_it_is_refused() {
 fn wait_limits_at_the_edges() {
     // 0 cycles: every wait that does not hold at once gives up; the run times out cleanly.
     let cfg = BroadcastConfig {
-        wait_limit: 0,
+        wait_limit: Some(0),
         jobs: 1,
         ..column()
     };
@@ -472,7 +472,7 @@ fn wait_limits_at_the_edges() {
     assert!(!s.giveups.is_empty());
     // The largest the ABI holds (u64::MAX): nothing times out.
     let cfg = BroadcastConfig {
-        wait_limit: u64::MAX,
+        wait_limit: Some(u64::MAX),
         ..column()
     };
     let s = broadcast::run(&cfg, |_| {}).unwrap();

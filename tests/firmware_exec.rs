@@ -496,7 +496,7 @@ fn refused_buffer_entry(base: u32) {
         rect: LogicalRect::new(0, 0, 2, 1),
         blocks: 2,
         jobs: 1,
-        wait_limit: 200_000,
+        wait_limit: Some(200_000),
         ..small(Exec::Firmware)
     };
     let mut session = broadcast::open_session(
@@ -538,4 +538,37 @@ fn refused_buffer_entry(base: u32) {
     );
     let sim = session.device().simulator().unwrap();
     assert!(sim.core_faults().is_empty(), "{:?}", sim.core_faults());
+}
+
+/// A sound shape of many small pages at window 8: the sender's `finish` waits for its own
+/// compute to check up to a window of blocks, which on the firmware takes over 1,000,000
+/// cycles (the fixed limit all runs had: every core gave up `broadcast_free` at the end). The
+/// default limit is the shape's own; the old one still gives up, so the wait is real.
+#[test]
+fn a_shape_whose_compute_waits_past_a_million_cycles_runs_with_the_default_wait_limit() {
+    let cfg = BroadcastConfig {
+        rect: LogicalRect::new(0, 0, 1, 2),
+        blocks: 8,
+        pages: 300,
+        page_size: 64,
+        window: 8,
+        jobs: 1,
+        ..small(Exec::Firmware)
+    };
+    assert_eq!(cfg.wait_limit, None);
+    assert_eq!(cfg.run_wait_limit(), 4 * 8 * 300 * (400 + 128));
+    let s = run(&cfg);
+    assert!(s.ok && s.giveups.is_empty(), "{s}");
+    let fixed = BroadcastConfig {
+        wait_limit: Some(1_000_000),
+        ..cfg
+    };
+    let s = broadcast::run(&fixed, |_| {}).unwrap();
+    assert!(!s.ok, "{s}");
+    assert!(
+        s.giveups
+            .iter()
+            .any(|g| g.place == "broadcast_free" && g.block == 8),
+        "{s}"
+    );
 }

@@ -714,7 +714,7 @@ mod tests {
             pages: 2,
             page_size: 256,
             jobs: 2,
-            wait_limit: 200_000,
+            wait_limit: Some(200_000),
             faults: vec![FaultSpec {
                 kind: FaultKind::StallDm,
                 core: (2, 5).into(),

@@ -59,8 +59,9 @@ pub struct BroadcastConfig {
     pub seed: u64,
     /// Reorder everything the hardware does not order (seeded).
     pub adversarial: bool,
-    /// Cycles any single wait may last.
-    pub wait_limit: u64,
+    /// Cycles any single wait may last; `None` (the default): the shape's own,
+    /// [`BroadcastConfig::shape_wait_limit`].
+    pub wait_limit: Option<u64>,
     /// Write a Chrome/Perfetto trace here.
     pub trace: Option<PathBuf>,
     /// Profile the firmware cores: folded stacks here, the flame graph beside it (`.svg`
@@ -266,7 +267,7 @@ impl Default for BroadcastConfig {
             fused_dram: None,
             seed: 0,
             adversarial: false,
-            wait_limit: 1_000_000,
+            wait_limit: None,
             chips: 1,
             chip: ChipKind::Blackhole,
             trace: None,
@@ -301,7 +302,32 @@ pub(super) struct Operand {
     pub(super) base: u32,
 }
 
+/// The least wait limit a shape gets by default: 1,000,000 cycles (0.74 ms at 1,350 MHz).
+pub const MIN_WAIT_LIMIT: u64 = 1_000_000;
+
 impl BroadcastConfig {
+    /// The wait limit the run gives its tiles: [`wait_limit`](Self::wait_limit), or the shape's
+    /// own when none is set.
+    pub fn run_wait_limit(&self) -> u64 {
+        self.wait_limit.unwrap_or_else(|| self.shape_wait_limit())
+    }
+
+    /// A wait limit no wait of a sound run of this shape comes near: the larger of
+    /// [`MIN_WAIT_LIMIT`] and four times what compute may take over a window of blocks, each page
+    /// at 400 cycles and 2 a byte (compute waits on two broadcasts in turn, and a sender's
+    /// `finish` waits for its own compute to pop up to a window of blocks). The firmware's
+    /// compute checks a 64-byte page in some 470 cycles and a 2 KiB page in some 3,200 (the 03
+    /// shape with checking); a fixed limit failed larger shapes that were sound (300 pages of 64
+    /// bytes at window 8: a 1.1 M-cycle wait in `finish`).
+    pub fn shape_wait_limit(&self) -> u64 {
+        let window_pages = self.window as u64 * self.pages as u64;
+        let per_page = 400 + 2 * self.page_size as u64;
+        window_pages
+            .saturating_mul(per_page)
+            .saturating_mul(4)
+            .max(MIN_WAIT_LIMIT)
+    }
+
     pub(super) fn operands(&self) -> Vec<Operand> {
         // Saturating: `validate` asks for the operands before it refuses buffers past L1 (it
         // counts their bytes in u64), and flags allowed one by one multiply past 32 bits.

@@ -468,7 +468,7 @@ impl BroadcastPlan {
             handler,
             flags: abi::FLAG_EXCLUSIVE,
             group: cfg.rect,
-            wait_limit: cfg.wait_limit,
+            wait_limit: cfg.run_wait_limit(),
             programs,
         }
     }

@@ -198,8 +198,9 @@ pub struct BroadcastBenchReport {
     pub seed: u64,
     /// The adversary reordered what the hardware does not order.
     pub adversarial: bool,
-    /// Device cycles any single wait may last.
-    pub wait_limit: u64,
+    /// Device cycles any single wait may last; `null`: each row's shape's own
+    /// (`BroadcastConfig::shape_wait_limit`, as its window and pages give it).
+    pub wait_limit: Option<u64>,
     /// The device: `sim`, `pcie-sim` or a card's device node.
     pub device: String,
     /// What the cores ran: `native` or `firmware`.
