@@ -2,7 +2,8 @@
 //!
 //! Each case's seed fixes both its shape (window 1..=8, blocks 0..=64, pages 1..=8, page size
 //! 64..=256, or one case in eight blocks over one packet: up to 8 blocks of 5..=8 pages of 4
-//! or 8 KiB; along rows, columns or both, inside one panel of columns: on a Blackhole p150 a
+//! or 8 KiB, or one in 32 blocks of more pages than a read tag counts: up to 6 blocks of
+//! 200..=1,024 pages of 64 bytes at a window up to 4; along rows, columns or both, inside one panel of columns: on a Blackhole p150 a
 //! column of up to 10 cores or a row of up to 6; on a Wormhole B0 a row of up to 4 and a column
 //! of up to 10 rows, which the layout cuts at the Ethernet row into runs of 5; on the simulators
 //! one case in four on other harvesting, a Blackhole with 0 to 4 of its 14 columns harvested
@@ -116,7 +117,7 @@ pub fn shape_on(seed: u64, chip: ChipKind, harvest: bool) -> BroadcastConfig {
     }
     let (mut blocks, mut pages) = (r.range(0, 64) as u32, r.range(1, 8) as u16);
     let mut page_size = 64 * r.range(1, 4) as u32;
-    let window = r.range(1, 8) as u8;
+    let mut window = r.range(1, 8) as u8;
     // One case in eight moves blocks of more than one packet (16 KiB on Blackhole, 8 KiB on a
     // Wormhole): 5 to 8 pages of 4 KiB, or of 8 KiB at a window up to 4 (at most 256 KiB of
     // buffer a broadcast), and at most 8 blocks, for time.
@@ -128,6 +129,14 @@ pub fn shape_on(seed: u64, chip: ChipKind, harvest: bool) -> BroadcastConfig {
             4096
         };
         blocks = blocks.min(8);
+    }
+    // One case in 32 (drawn from a stream of its own, so the others keep their shapes) moves
+    // blocks of more pages than a read tag counts in flight (255): 200 to 1,024 pages of 64
+    // bytes, at a window up to 4 and at most 6 blocks, for time.
+    if let Some(many) = many_pages(seed) {
+        (pages, page_size) = (many, 64);
+        window = window.min(4);
+        blocks = blocks.min(6);
     }
     BroadcastConfig {
         rect: LogicalRect::new(x0 as u8, y0 as u8, w as u8, h as u8),
@@ -143,6 +152,13 @@ pub fn shape_on(seed: u64, chip: ChipKind, harvest: bool) -> BroadcastConfig {
         wait_limit: Some(1_000_000),
         ..cfg
     }
+}
+
+/// The pages of case `seed` when it is one of the one in 32 with many small pages (200 to
+/// 1,024: at most 256 KiB a buffer at window 4), else `None`.
+fn many_pages(seed: u64) -> Option<u16> {
+    let mut r = SplitMix64::new(seed ^ 0x3A6E_0000_0000_0003);
+    (r.range(0, 31) == 0).then(|| r.range(200, 1024) as u16)
 }
 
 /// The harvest word case `seed` draws, or `None` (three cases in four) for the chip's default:

@@ -103,10 +103,20 @@ fn shapes_cover_the_parameter_ranges() {
         (1..=8).collect::<Vec<_>>()
     );
     assert!(shapes.iter().any(|s| s.blocks == 0) && shapes.iter().any(|s| s.blocks == 64));
+    assert!(shapes.iter().all(|s| s.adversarial));
+    // Pages 1..=8, or (one case in 32) 200..=1,024 of 64 bytes: more reads of a block than a
+    // read tag counts, at a window up to 4 and at most 6 blocks.
+    let many: Vec<_> = shapes.iter().filter(|s| s.pages > 8).collect();
     assert!(
         shapes
             .iter()
-            .all(|s| (1..=8).contains(&s.pages) && s.adversarial)
+            .all(|s| (1..=8).contains(&s.pages) || (200..=1024).contains(&s.pages))
+    );
+    assert!((30..100).contains(&many.len()), "{}", many.len());
+    assert!(many.iter().any(|s| s.pages > 255 && s.window >= 2));
+    assert!(
+        many.iter()
+            .all(|s| s.page_size == 64 && s.window <= 4 && s.blocks <= 6)
     );
     assert!(shapes.iter().any(|s| s.rows && !s.columns));
     assert!(shapes.iter().any(|s| !s.rows && s.columns));
