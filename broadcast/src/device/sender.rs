@@ -123,6 +123,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         match slot {
             Some(a) if ahead > 0 || a == self.cb.write_ptr() => {
                 self.reserved = block + 1;
+                self.reserved_slot = a;
                 Ok(a)
             }
             _ => Err((PLACE, CallCause::NotAtSlotZero)),
@@ -157,9 +158,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         // last has them every one has.
         // Into the block's own slot only: another slot may hold a block not yet popped or
         // still being multicast.
-        let window = self.args.map_or(1, |a| a.window.max(1)) as u32;
-        let other = block != self.reserved.wrapping_sub(1)
-            || Some(reads.dst) != self.cb.base().offset((block % window) * self.slot_bytes);
+        let other = block != self.reserved.wrapping_sub(1) || reads.dst != self.reserved_slot;
         let bad_pages = reads.len % 4 != 0
             || reads.count > 0 && reads.page(reads.count - 1).is_none()
             || reads
@@ -237,8 +236,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         }
         // Blocks read ahead: wait for this block's tag only; else, or when the block's reads
         // could overflow its tag's count (a block of 256 pages or more), for every read.
-        let fits = ReadTag::fits(args.pages as u32, self.cb.page_size());
-        let tag = (self.reserved > block + 1 && fits).then(|| self.read_tag(block));
+        let tag = (self.reserved > block + 1 && self.tags_fit).then(|| self.read_tag(block));
         let (id, seq) = (self.id, self.sequence as u16);
         let needed = rect.and(handshake::needed(HANDSHAKE, block, args.window));
         let (slot, len, src) = (self.cb.write_ptr(), self.slot_bytes, self.valid_src);

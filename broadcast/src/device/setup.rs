@@ -3,7 +3,7 @@
 
 use komorebi_hal::cb::{CircularBuffer, Error as _};
 use komorebi_hal::control::ControlBlock;
-use komorebi_hal::noc::NocMulticast;
+use komorebi_hal::noc::{NocMulticast, ReadTag};
 use komorebi_hal::{DataMovement, L1Addr, Pause};
 
 use super::cause::{Cause, ctrl_cause};
@@ -77,6 +77,8 @@ impl<C: CircularBuffer> Broadcast<C> {
             wait_cycles: 0,
             failed: None,
             finished: false,
+            reserved_slot: L1Addr::ZERO,
+            tags_fit: false,
         }
     }
 
@@ -150,6 +152,7 @@ impl<C: CircularBuffer> Broadcast<C> {
             Some(_) if page % 4 == 0 => self.slot_bytes = args.pages as u32 * page,
             _ => return Err(Cause::PageSize { bytes: page }),
         }
+        self.tags_fit = ReadTag::fits(args.pages as u32, page);
         let base = area::area(args.broadcast);
         self.valid_src = dm.ctrl.addr(base + area::VALID).map_err(ctrl_cause)?;
         self.marker_src = dm

@@ -47,6 +47,11 @@ pub struct Broadcast<C> {
     pub(super) wait_cycles: u64,
     pub(super) failed: Option<GiveUp>,
     pub(super) finished: bool,
+    /// Sender: the slot of the block reserved last (`read` reads into it alone).
+    pub(super) reserved_slot: L1Addr,
+    /// Sender: a block's reads fit a read tag's count (`ReadTag::fits`), so that `cast` may
+    /// wait for them by their tag; made once, at setup.
+    pub(super) tags_fit: bool,
 }
 
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]

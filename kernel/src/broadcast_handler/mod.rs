@@ -582,18 +582,19 @@ where
                 failed = true;
                 break 'blocks;
             }
-            // Ended by the refusal, not by the pages; or pages ready that the producer never
-            // pushed in this command, as it refused at or before this block (an earlier
-            // command's, left by a recovery that did not end: the refusal's record names its
-            // block, written before its where word). A block pushed before a later refusal is
+            // Ended by the refusal, not by the pages; or, at block 0, pages ready that the
+            // producer never pushed in this command, as it refused its buffer or block 0 (an
+            // earlier command's, left by a recovery that did not end; setup refuses a buffer
+            // that is not empty, so only block 0 can meet them): the refusal's record names its
+            // block, written before its where word. A block pushed before a later refusal is
             // taken as any block is, below.
-            let refused_here = |c: &mut K| {
+            let refused_at_0 = |c: &mut K| {
                 gone(c)
                     && c.load(area::area(s.broadcast) + area::GIVE_UP_BLOCK)
-                        .map_or(true, |b| b <= block)
+                        .map_or(true, |b| b == 0)
             };
             if cb.pages_ready().map_or(true, |ready| ready < s.pages)
-                || refused_here(&mut compute.ctrl)
+                || block == 0 && refused_at_0(&mut compute.ctrl)
             {
                 failed = true;
                 break 'blocks;
