@@ -92,15 +92,18 @@ fn the_senders_reads_made_faster_shorten_the_run_and_change_no_byte() {
         fast.cycles,
         plain.cycles
     );
-    // The profile of the faster run charges the reads under half of what it did: their own
-    // code a quarter, what else they call out of line (the first batch from a DRAM port looks
-    // its tile up) and their waits for earlier results as before.
+    // The profile of the faster run charges the reads under three quarters of what it did:
+    // their own code a quarter, what else they call out of line (the first batch from a DRAM
+    // port looks its tile up) and their waits for earlier results as before, and now polls of
+    // the read command buffer, which the NIU's read pipeline holds 36 cycles a read (code four
+    // times faster issues a page's read sooner than that; under half before the buffer was
+    // held, 13,670 of 21,934 cycles since).
     let block = "komorebi_kernel::broadcast_handler::read_block";
     let (before, after) = (
         inclusive(&plain_folded, block),
         inclusive(&fast_folded, block),
     );
-    assert!(before > 0 && after * 2 < before, "{after} of {before}");
+    assert!(before > 0 && after * 4 < before * 3, "{after} of {before}");
     // The report says the cycles are not the firmware's as built, and of which functions.
     let s = fast.speed_up.as_ref().expect("a what-if summary");
     assert_eq!(

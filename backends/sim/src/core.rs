@@ -7,8 +7,11 @@
 //! * **NIU registers** of both NoCs: the command buffers' registers (held in the tile,
 //!   `mmio.rs`); writing 1 to `NOC_CMD_CTRL` hands the command to the NoC engine
 //!   (`engine.rs`), the same one the native kernels' `SimNoc` drives, so timing, counters and
-//!   faults mean the same for both; `NOC_CMD_CTRL` then reads 0 (the engine queues every
-//!   command at the NIU's next free slot), or 1 for ever once a read or unicast write during a
+//!   faults mean the same for both; `NOC_CMD_CTRL` then reads 1 until the NIU's pipeline (read
+//!   or write) starts the command, its last packet's if the engine split it, and 0 after (a
+//!   command buffer holds one command; writing any of its registers meanwhile stops the core:
+//!   ISA `NoC/MemoryMap.md`, "software must not write to any fields of the initiator" until the
+//!   NIU took the request), or 1 for ever once a read or unicast write during a
 //!   linked run has hung the NIU (the engine records the violation and initiates nothing
 //!   more); `NOC_CLEAR_OUTSTANDING_REQ_CNT` (0x60 from the NIU's base, not in the other
 //!   command buffers' blocks) zeroes the outstanding-request counters
@@ -64,6 +67,7 @@ use komorebi_hal::Role;
 use crate::engine::{self, Issuer};
 use crate::hal::{KernelEnv, Parked, SimCb};
 use crate::mmio::{self, CmdBufRegs, Reg};
+use crate::niu::Pipe;
 use crate::packet::TileIx;
 use crate::profile::CoreProfiler;
 use crate::report::{CoreFault, Violation};
@@ -136,6 +140,16 @@ impl CoreBus {
     fn logical_id(&self, w: &World) -> u32 {
         let (x, y) = self.own(w, 0);
         x as u32 | (y as u32) << 6
+    }
+
+    /// Whether the command in command buffer `buf` of NIU `noc` is a read (the NIU's read
+    /// pipeline takes it; every other request the write pipeline).
+    fn command_is_read(&self, w: &World, noc: u8, buf: usize) -> bool {
+        w.tiles[self.tile as usize].cmd_bufs[noc as usize][buf]
+            .command()
+            .ctrl
+            .request_type()
+            == request::READ
     }
 
     /// Carries out the command in command buffer `buf` of NIU `noc` at cycle `at`.
@@ -227,10 +241,14 @@ impl CoreBus {
                     return Ok(tile.cmd_bufs[noc as usize][buf as usize].get(offset));
                 }
                 match o {
-                    // 0 once the engine took the command; 1 for ever on a hung NIU, whose
-                    // requests are never initiated.
+                    // 0 once the NIU's pipeline took the command (a command buffer holds
+                    // one command: the next waits); 1 for ever on a hung NIU, whose requests
+                    // are never initiated.
                     cmd::NOC_CMD_CTRL => {
-                        Ok(u32::from(tile.niu[noc as usize].stuck_bufs >> buf & 1))
+                        let held = at < tile.cmd_bufs[noc as usize][buf as usize].taken_at;
+                        Ok(u32::from(
+                            held || tile.niu[noc as usize].stuck_bufs >> buf & 1 != 0,
+                        ))
                     }
                     cmd::NOC_NODE_ID => {
                         let (x, y) = Grid::BLACKHOLE.raw(noc, tile.xy0);
@@ -287,6 +305,21 @@ impl CoreBus {
 
     fn write_reg(&self, w: &mut World, reg: Reg, value: u32, at: u64) -> Result<(), String> {
         match reg {
+            Reg::Cmd { noc, buf, offset }
+                if (CmdBufRegs::stored(offset) || offset as usize == cmd::NOC_CMD_CTRL)
+                    && at
+                        < w.tiles[self.tile as usize].cmd_bufs[noc as usize][buf as usize]
+                            .taken_at =>
+            {
+                let taken =
+                    w.tiles[self.tile as usize].cmd_bufs[noc as usize][buf as usize].taken_at;
+                Err(format!(
+                    "NIU{noc} command buffer {buf}: register {offset:#x} written at cycle {at} \
+                     while its last command is held until cycle {taken} (NOC_CMD_CTRL reads 1 \
+                     until the NIU takes it; ISA NoC/MemoryMap.md: software must not write to \
+                     any fields of the initiator until then)"
+                ))
+            }
             Reg::Cmd { noc, buf, offset } if CmdBufRegs::stored(offset) => {
                 w.tiles[self.tile as usize].cmd_bufs[noc as usize][buf as usize].set(offset, value);
                 Ok(())
@@ -296,8 +329,13 @@ impl CoreBus {
                     return Ok(());
                 }
                 w.sched.tasks[self.task].local = at;
+                let read = self.command_is_read(w, noc, buf as usize);
                 self.send(w, noc, buf as usize, at)?;
-                let niu = &mut w.tiles[self.tile as usize].niu[noc as usize];
+                let tile = &mut w.tiles[self.tile as usize];
+                let niu = &mut tile.niu[noc as usize];
+                // Held until its pipeline starts it (its last packet, if the engine split it).
+                let pipe = if read { Pipe::Read } else { Pipe::Write };
+                tile.cmd_bufs[noc as usize][buf as usize].taken_at = niu.started[pipe as usize];
                 if niu.hung {
                     niu.stuck_bufs |= 1 << buf;
                 }

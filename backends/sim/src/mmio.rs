@@ -84,6 +84,11 @@ const CMD_WORDS: usize = cmd::CMD_BUF_OVFL / 4 + 1;
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CmdBufRegs {
     words: [u32; CMD_WORDS],
+    /// When the NIU takes the command last sent from here (its pipeline starts it): until then
+    /// `NOC_CMD_CTRL` reads 1 and software must not write the buffer (ISA `NoC/MemoryMap.md`,
+    /// `NOC_CMD_CTRL`: "Until this assignment has happened, software must not write to any
+    /// fields of the initiator").
+    pub(crate) taken_at: u64,
 }
 
 /// One request as a command buffer's registers describe it.

@@ -30,6 +30,9 @@ pub(crate) struct Niu {
     pub acks_received: u32,
     /// When each pipeline ([`Pipe`]) can start its next command.
     pub free_at: [u64; 2],
+    /// When each pipeline started (or will start) the last command it was given: a command
+    /// buffer holds its command, `NOC_CMD_CTRL` reading 1, until then.
+    pub started: [u64; 2],
     /// The earliest cycle the next write packet's head may leave the NIU: the last one's launch
     /// plus its flits.
     pub write_launch_free: u64,
@@ -91,6 +94,7 @@ impl Niu {
         let free_at = &mut self.free_at[pipe as usize];
         let start = t.max(*free_at);
         *free_at = start + busy;
+        self.started[pipe as usize] = start;
         start + issue_latency
     }
 

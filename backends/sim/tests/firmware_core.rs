@@ -514,7 +514,7 @@ enum Other {
 /// Firmware on (1, 2): a linked multicast of SRC to DST, then a closing multicast of SRC to
 /// DST + 0x1000, with `other` issued before the closing multicast (`during`) or after it; then
 /// it stores `NOC_CMD_CTRL` of `other`'s command buffer at [`OUT`] and of command buffer 0
-/// after it, and stops. Returns the simulator run to quiescence and the program.
+/// after it, each once its NIU took the command or after 10,000 polls, and stops. Returns the simulator run to quiescence and the program.
 fn linked_run_then(other: Other, during: bool) -> (Sim, Vec<u32>) {
     let me = (1, 2);
     let mut sim = Sim::new(SimConfig::default());
@@ -576,12 +576,19 @@ fn linked_run_then(other: Other, during: bool) -> (Sim, Vec<u32>) {
         issue_other(&mut p);
     }
     p.extend(li(T2, OUT));
-    p.extend(li(T0, 0xFFB2_0000 + 0x800 * buf));
-    p.push(lw(T3, T0, 0x40));
-    p.push(sw(T3, T2, 0));
-    p.extend(li(T0, 0xFFB2_0000));
-    p.push(lw(T3, T0, 0x40));
-    p.push(sw(T3, T2, 4));
+    // Each buffer's NOC_CMD_CTRL once its NIU took the command (a busy pipeline holds it a
+    // while), or 1 after 10,000 polls: a hung NIU never takes it.
+    let settled = |p: &mut Vec<u32>, base: u32, out: i32| {
+        p.extend(li(T0, base));
+        p.extend(li(T1, 10_000));
+        p.push(lw(T3, T0, 0x40)); // poll:
+        p.push(beq(T3, 0, 12));
+        p.push(addi(T1, T1, -1));
+        p.push(bne(T1, 0, -12));
+        p.push(sw(T3, T2, out));
+    };
+    settled(&mut p, 0xFFB2_0000 + 0x800 * buf, 0);
+    settled(&mut p, 0xFFB2_0000, 4);
     p.push(EBREAK);
     load(&mut sim, me, 0, &p);
     sim.write_l1(me, SRC, &pattern(3)).unwrap();
@@ -766,5 +773,81 @@ fn a_core_released_late_is_profiled_from_its_release() {
     assert!(
         (200..1_000).contains(&ran),
         "{ran} cycles for a loop of 100"
+    );
+}
+
+/// Firmware on (1, 2): a 16 KiB write through command buffer 0, then one through command
+/// buffer 2, both on NIU0's write pipeline, which is still busy with the first; then `after`.
+fn two_writes_then(after: &[u32]) -> (Sim, Vec<u32>) {
+    const BIG: u32 = 16384;
+    let me = (1, 2);
+    let mut sim = Sim::new(SimConfig::default());
+    let mut p = Vec::new();
+    for (base, dst) in [(0xFFB2_0000, 0x6_0000), (0xFFB2_1000, 0x7_0000)] {
+        store_words(
+            &mut p,
+            base,
+            &[
+                (0x00, SRC),
+                (0x08, 1 | 2 << 6),
+                (0x0C, dst),
+                (0x14, 2 | 3 << 6),
+                (0x20, BIG),
+                (0x1C, WRITE_ACKED_UNICAST),
+                (0x40, 1),
+            ],
+        );
+    }
+    p.extend_from_slice(after);
+    p.push(EBREAK);
+    load(&mut sim, me, 0, &p);
+    (sim, p)
+}
+
+/// A command buffer holds its command until the NIU's pipeline takes it: `NOC_CMD_CTRL` reads
+/// 1 until then (ISA `NoC/MemoryMap.md`), then 0, and a write of the buffer after that is
+/// taken. (It read 0 at once: firmware that wrote a buffer without polling it passed.)
+#[test]
+fn a_command_buffer_reads_busy_until_its_niu_takes_the_command() {
+    let mut after = Vec::new();
+    // T0 is buffer 2's base (store_words left it there). OUT: the first CMD_CTRL read;
+    // OUT + 4: the polls until it read 0.
+    after.push(lw(T2, T0, 0x40));
+    after.extend(li(T1, OUT));
+    after.push(sw(T2, T1, 0));
+    after.push(addi(T3, 0, 0));
+    after.push(addi(T3, T3, 1)); // poll:
+    after.push(lw(T2, T0, 0x40));
+    after.push(bne(T2, 0, -8));
+    after.push(sw(T3, T1, 4));
+    // Free again: a register write is taken.
+    after.push(sw(T1, T0, 0x0C));
+    let (mut sim, p) = two_writes_then(&after);
+    run_to_ebreak(&mut sim, (1, 2), &p);
+    assert_eq!(sim.read_l1_u32((1, 2), OUT).unwrap(), 1, "held at first");
+    let polls = sim.read_l1_u32((1, 2), OUT + 4).unwrap();
+    assert!(
+        polls > 10,
+        "held while the first write's 16 KiB leave: {polls} polls"
+    );
+}
+
+/// Writing a held command buffer stops the core and says why: software must not write an
+/// initiator's fields before the NIU took its command.
+#[test]
+fn writing_a_held_command_buffer_stops_the_core() {
+    let after = [sw(T1, T0, 0x0C)];
+    let (mut sim, _) = two_writes_then(&after);
+    sim.spawn_firmware((1, 2), Role::Reader).unwrap();
+    sim.run(1_000_000);
+    let faults = sim.core_faults();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert!(
+        faults[0].what.contains("command buffer 2")
+            && faults[0]
+                .what
+                .contains("must not write to any fields of the initiator"),
+        "{}",
+        faults[0].what
     );
 }
