@@ -31,6 +31,7 @@ fn spec(group: LogicalRect) -> CommandSpec {
         flags: 0,
         group,
         wait_limit: 1000,
+        budget: None,
         programs: vec![TileProgram::default()],
     }
 }

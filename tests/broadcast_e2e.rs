@@ -256,3 +256,30 @@ fn no_source_changes_while_its_write_is_in_flight_under_either_checked_reading()
         }
     }
 }
+
+/// A sound job longer than the session's default budget (64 times the wait limit, 64 M
+/// cycles): 3,000 blocks of the default pages on a 2 x 2 group take some 74 M cycles, and were
+/// reported as a timeout. A broadcast command's budget grows with its blocks; through the
+/// dispatcher and the test feeder alike.
+#[test]
+fn a_job_longer_than_the_default_budget_is_not_a_timeout() {
+    let cfg = BroadcastConfig {
+        rect: LogicalRect::new(0, 0, 2, 2),
+        blocks: 3000,
+        jobs: 1,
+        ..BroadcastConfig::default()
+    };
+    let default = komorebi::host::session::default_budget(cfg.run_wait_limit());
+    assert_eq!(default, 64_000_000);
+    for feeder in [false, true] {
+        let s = if feeder {
+            broadcast::run(&cfg, |_| {})
+        } else {
+            broadcast::run_dispatched(&cfg, &Default::default(), &|_| {})
+        }
+        .unwrap();
+        assert!(s.ok && s.timeouts == 0, "feeder {feeder}: {s}");
+        assert!(s.cycles > default, "{} cycles", s.cycles);
+        assert!(cfg.command_budget() > s.cycles);
+    }
+}

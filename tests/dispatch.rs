@@ -26,6 +26,7 @@ fn spec(group: LogicalRect, exclusive: bool, tag: u64) -> CommandSpec {
         flags: if exclusive { abi::FLAG_EXCLUSIVE } else { 0 },
         group,
         wait_limit: 1000,
+        budget: None,
         programs: vec![TileProgram {
             reader: vec![tag as u32, (tag >> 32) as u32],
             ..TileProgram::default()

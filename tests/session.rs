@@ -59,6 +59,7 @@ fn empty(group: LogicalRect) -> CommandSpec {
         flags: abi::FLAG_EXCLUSIVE,
         group,
         wait_limit: 100_000,
+        budget: None,
         programs: vec![no_broadcast()],
     }
 }

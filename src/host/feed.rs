@@ -179,6 +179,7 @@ impl<'s> Run<'s> {
             flags,
             group,
             wait_limit: self.wait_limit,
+            budget: None,
             programs,
         };
         loop {

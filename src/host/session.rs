@@ -55,6 +55,10 @@ pub struct CommandSpec {
     pub group: LogicalRect,
     /// Cycles any single wait may last.
     pub wait_limit: u64,
+    /// Cycles the whole command may run, from its post, before the host reports it timed out;
+    /// `None`: [`default_budget`] of the wait limit, a backstop for a tile that never reports
+    /// (the device's wait limits catch stalls), which a command of many blocks can outrun.
+    pub budget: Option<u64>,
     /// One program for every core, or one per core of the group, row by row.
     pub programs: Vec<TileProgram>,
 }
@@ -230,9 +234,10 @@ impl std::fmt::Debug for Session {
     }
 }
 
-/// Host deadline of a command: the device-side wait limits catch stalls; this only catches a
-/// tile that never reports.
-fn deadline_cycles(wait_limit: u64) -> u64 {
+/// A command's budget when its [`CommandSpec`] gives none: 64 times its wait limit, at least
+/// 64,000,000 cycles. The device-side wait limits catch stalls; this only catches a tile that
+/// never reports.
+pub fn default_budget(wait_limit: u64) -> u64 {
     wait_limit.max(1_000_000).saturating_mul(64)
 }
 
@@ -467,7 +472,10 @@ impl Session {
             exclusive: spec.flags & abi::FLAG_EXCLUSIVE != 0,
             tiles: posted,
             posted_at: now,
-            deadline: now.saturating_add(deadline_cycles(spec.wait_limit)),
+            deadline: now.saturating_add(
+                spec.budget
+                    .unwrap_or_else(|| default_budget(spec.wait_limit)),
+            ),
         };
         let mut posted: Vec<(usize, u32)> = Vec::with_capacity(tiles.len());
         for (t, index, _) in commands {

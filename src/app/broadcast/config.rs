@@ -328,6 +328,20 @@ impl BroadcastConfig {
             .max(MIN_WAIT_LIMIT)
     }
 
+    /// How long one job's command may run before the host reports it timed out: the larger
+    /// of the session's default for the wait limit (`default_budget`) and four times compute's
+    /// work on every block of every broadcast at [`shape_wait_limit`](Self::shape_wait_limit)'s
+    /// rates, padding included (a fixed 64 times the wait limit reported sound runs of a few
+    /// thousand blocks as timeouts).
+    pub fn command_budget(&self) -> u64 {
+        let broadcasts = u64::from(self.rows) + u64::from(self.columns);
+        let pages = (self.blocks as u64 + self.window as u64).saturating_mul(self.pages as u64);
+        let work = pages
+            .saturating_mul(400 + 2 * self.page_size as u64)
+            .saturating_mul(4 * broadcasts);
+        crate::host::session::default_budget(self.run_wait_limit()).max(work)
+    }
+
     pub(super) fn operands(&self) -> Vec<Operand> {
         // Saturating: `validate` asks for the operands before it refuses buffers past L1 (it
         // counts their bytes in u64), and flags allowed one by one multiply past 32 bits.

@@ -469,6 +469,7 @@ impl BroadcastPlan {
             flags: abi::FLAG_EXCLUSIVE,
             group: cfg.rect,
             wait_limit: cfg.run_wait_limit(),
+            budget: Some(cfg.command_budget()),
             programs,
         }
     }
