@@ -191,3 +191,27 @@ fn a_run_on_a_card_salts_its_data_pattern_and_a_simulated_one_does_not() {
     assert_eq!(a.pattern_job(1), a.pattern_job(0).wrapping_add(1));
     assert_eq!(a.program(3, 1).compute.job, a.pattern_job(1));
 }
+
+/// A plan counts the DRAM its jobs need with its own senders, on the device's geometry: a chip
+/// with every column (harvest 0) running its whole 14 x 10 grid under the flags' default
+/// `--harvest` (12 columns) counted no sender, and let 64 jobs' data run past the banks.
+#[test]
+fn a_plan_counts_its_dram_on_the_device_s_geometry() {
+    use komorebi::app::broadcast::{BroadcastConfig, BroadcastPlan};
+    let geometry = komorebi::chip::blackhole(0).unwrap();
+    let cfg = BroadcastConfig {
+        rect: komorebi_hal::LogicalRect::new(0, 0, 14, 10),
+        blocks: 150,
+        pages: 8,
+        page_size: 16384,
+        jobs: 64,
+        ..BroadcastConfig::default()
+    };
+    let e = BroadcastPlan::new(&cfg, &geometry).unwrap_err();
+    assert!(e.to_string().contains("--jobs"), "{e}");
+    // One job's data (34 senders' copies of 19.7 MB: 20 row broadcasts, a row being two panels,
+    // and 14 columns) fits.
+    let one = BroadcastConfig { jobs: 1, ..cfg };
+    let plan = BroadcastPlan::new(&one, &geometry).unwrap();
+    assert!(plan.dram_end() > 34 * 150 * 8 * 16384);
+}

@@ -110,8 +110,13 @@ impl BroadcastPlan {
     /// [`BroadcastPlan::prepare`] (for callers that post [`BroadcastPlan::spec`]s themselves);
     /// refuses flags that cannot run.
     pub fn new(cfg: &BroadcastConfig, geometry: &layout::Geometry) -> Result<Self, BroadcastError> {
-        let plan = Self::per_job(cfg, geometry)?;
-        let need = DRAM_BASE + cfg.region_bytes().saturating_mul(cfg.jobs as u64);
+        let plan = Self {
+            per_job: false,
+            ..Self::per_job(cfg, geometry)?
+        };
+        // The plan's own senders, on the device's geometry (the flags' `--harvest` grid may
+        // differ, and lay the rectangle out otherwise or not at all).
+        let need = plan.dram_end();
         let usable = crate::chip::dram_bank_usable(cfg.chip);
         if need > usable {
             return Err(flag(
@@ -119,10 +124,7 @@ impl BroadcastPlan {
                 format!("the jobs' data needs {need} bytes per DRAM bank (allowed: {usable})"),
             ));
         }
-        Ok(Self {
-            per_job: false,
-            ..plan
-        })
+        Ok(plan)
     }
 
     /// Lays out `cfg` on `geometry` with each job's data written just before it runs
@@ -341,8 +343,11 @@ impl BroadcastPlan {
         } else {
             self.cfg.jobs
         };
-        let region_bytes = (self.senders[0] + self.senders[1]) * self.cfg.copy_bytes();
-        self.dram_start + region_bytes * regions as u64
+        // Saturating: `new` compares it with the banks' bytes for any --jobs.
+        let region_bytes =
+            (self.senders[0] + self.senders[1]).saturating_mul(self.cfg.copy_bytes());
+        self.dram_start
+            .saturating_add(region_bytes.saturating_mul(regions as u64))
     }
 
     /// The same plan with its DRAM data from `start` in every bank, for plans that run side by
