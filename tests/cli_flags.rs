@@ -233,7 +233,7 @@ fn refusals_name_the_flags_at_fault_and_what_is_allowed() {
             ][..],
             "error: --page-size: 2 broadcast buffers of --window 1 x --pages 1 x --page-size \
              1048576 = 2097152 bytes do not fit the 1310720 bytes of L1 above 0x40000 (allowed: \
-             window x pages x page size at most 655360)",
+             window x pages x page size at most 655360, or 1310720 with --along row or column)",
         ),
         (
             // window x pages x page size is 2^32: past u32, each flag within its own range.
@@ -249,13 +249,13 @@ fn refusals_name_the_flags_at_fault_and_what_is_allowed() {
             ][..],
             "error: --pages: 2 broadcast buffers of --window 1 x --pages 4096 x --page-size \
              1048576 = 8589934592 bytes do not fit the 1310720 bytes of L1 above 0x40000 \
-             (allowed: window x pages x page size at most 655360)",
+             (allowed: window x pages x page size at most 655360, or 1310720 with --along row or column)",
         ),
         (
             &["--window", "8", "--pages", "8191"][..],
             "error: --window: 2 broadcast buffers of --window 8 x --pages 8191 x --page-size 2048 \
              = 268402688 bytes do not fit the 1310720 bytes of L1 above 0x40000 (allowed: window \
-             x pages x page size at most 655360)",
+             x pages x page size at most 655360, or 1310720 with --along row or column)",
         ),
     ] {
         let (code, out, err) = komorebi(&[&["broadcast"][..], args].concat());

@@ -256,17 +256,22 @@ impl BroadcastConfig {
             } else {
                 "--page-size"
             };
+            let operands = self.operands().len();
+            // Both broadcasts take a buffer each: one alone has the whole room.
+            let alone = match operands {
+                2 => format!(", or {room} with --along row or column"),
+                _ => String::new(),
+            };
             return Err(flag(
                 at_fault,
                 format!(
-                    "{} broadcast buffers of --window {} x --pages {} x --page-size {} = {buffers} \
-                     bytes do not fit the {room} bytes of L1 above {BUFFER_BASE:#x} (allowed: \
-                     window x pages x page size at most {})",
-                    self.operands().len(),
+                    "{operands} broadcast buffers of --window {} x --pages {} x --page-size {} = \
+                     {buffers} bytes do not fit the {room} bytes of L1 above {BUFFER_BASE:#x} \
+                     (allowed: window x pages x page size at most {}{alone})",
                     self.window,
                     self.pages,
                     self.page_size,
-                    room / self.operands().len().max(1) as u64
+                    room / operands.max(1) as u64
                 ),
             ));
         }
