@@ -49,7 +49,9 @@ mod run;
 mod summary;
 
 pub use chips::chip_seed;
-pub use config::{BUFFER_BASE, BroadcastConfig, DRAM_BASE, DeviceChoice, MAX_CHIPS, Protocol};
+pub use config::{
+    BUFFER_BASE, BroadcastConfig, DRAM_BASE, DeviceChoice, MAX_CHIPS, MIN_WAIT_LIMIT, Protocol,
+};
 pub use error::{BroadcastError, EXIT_DEVICE};
 pub use faults::{FaultKind, FaultSpec};
 pub use follow::LogFollow;
