@@ -99,7 +99,7 @@ fn a_wormhole_flag_that_cannot_run_exits_2_with_one_line_saying_what_is_allowed(
         ),
         (
             &["broadcast", "--chip", "wormhole", "--fused-dram", "1"][..],
-            "--fused-dram",
+            "error: --fused-dram: 1 with --chip wormhole: a Wormhole B0's 6 DRAM banks all work",
         ),
         (
             &["broadcast", "--chip", "wormhole", "--harvest", "0x400"][..],

@@ -63,13 +63,21 @@ impl BroadcastConfig {
                  on ttsim's `wh` build, --device ttsim:PATH, or a card)",
             ));
         }
-        if self.harvest != HarvestMask::P100_P150 || self.fused_dram.is_some() {
+        if let Some(bank) = self.fused_dram {
+            return Err(flag(
+                "--fused-dram",
+                format!(
+                    "{bank} with --chip wormhole: a Wormhole B0's 6 DRAM banks all work, and a \
+                     fused bank is a Blackhole's (allowed: --fused-dram with --chip blackhole)"
+                ),
+            ));
+        }
+        if self.harvest != HarvestMask::P100_P150 {
             return Err(flag(
                 "--chip",
-                "wormhole with a Blackhole column mask or --fused-dram: both describe the \
-                 simulated Blackhole; the simulated Wormhole harvests rows (--harvest with \
-                 --chip wormhole) and has 6 working DRAM banks (allowed: no --fused-dram with \
-                 --chip wormhole)",
+                "wormhole with a Blackhole column mask: the mask describes the simulated \
+                 Blackhole; the simulated Wormhole harvests rows (allowed: --harvest with \
+                 --chip wormhole names its rows)",
             ));
         }
         if !self.device.in_process() && self.row_harvest != wormhole_pac::harvest::HarvestMask::NONE
