@@ -138,7 +138,7 @@ pub fn shape_on(seed: u64, chip: ChipKind, harvest: bool) -> BroadcastConfig {
         window = window.min(4);
         blocks = blocks.min(6);
     }
-    BroadcastConfig {
+    let case = BroadcastConfig {
         rect: LogicalRect::new(x0 as u8, y0 as u8, w as u8, h as u8),
         blocks,
         pages,
@@ -149,8 +149,13 @@ pub fn shape_on(seed: u64, chip: ChipKind, harvest: bool) -> BroadcastConfig {
         columns,
         seed,
         adversarial: true,
-        wait_limit: Some(1_000_000),
         ..cfg
+    };
+    // The shape's own wait limit (1,000,000 for all but the many-page cases, whose firmware
+    // compute may take longer over a window), written out so that a replay names it.
+    BroadcastConfig {
+        wait_limit: Some(case.shape_wait_limit()),
+        ..case
     }
 }
 

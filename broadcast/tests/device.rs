@@ -2309,4 +2309,16 @@ fn a_read_of_any_block_but_the_one_reserved_last_or_after_a_give_up_is_refused()
             "no read issued into {dst:#x}"
         );
     }
+    // Nothing reserved: block u32::MAX is "the block reserved last" by wrapping, and L1 0 the
+    // slot never set; still misuse.
+    let s = shared();
+    let mut noc = noc_at(1, 2);
+    noc.expect_read_tagged().never();
+    let (mut dm, mut b) = ahead_sender(&s, noc, 2);
+    let reads = PageReads {
+        dst: l1(0),
+        ..block_0_reads(&ports, 0x1000)
+    };
+    let g = block_on(b.read(&mut dm, u32::MAX, &reads)).unwrap_err();
+    assert_eq!((g.place, g.cause), (Where::BroadcastDone, Cause::Misuse));
 }

@@ -1969,7 +1969,9 @@ fn pages_an_earlier_command_left_are_not_taken_for_block_0_of_a_refused_producer
     // The reader's buffer still holds a whole lap of pages an earlier command left (a
     // recovery that never ended): the reader refuses it (`broadcast_begin`), and compute, whose
     // wait finds those pages ready at once, must not check them as block 0 (zeros, not the
-    // job's data: it reported a data mismatch beside the refusal).
+    // job's data: it reported a data mismatch beside the refusal). Polled data movement first,
+    // as `run_commands` polls: the refusal is recorded before compute's first look (compute
+    // polled first still takes the pages: D52, a race a setup-done word would close).
     let shape = Shape::new(LogicalRect::new(0, 0, 1, 1), [true, false]);
     let cores = shape.cores();
     let chip = chip(&shape, &cores);

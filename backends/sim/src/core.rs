@@ -330,12 +330,18 @@ impl CoreBus {
                 }
                 w.sched.tasks[self.task].local = at;
                 let read = self.command_is_read(w, noc, buf as usize);
+                let slots = w.tiles[self.tile as usize].niu[noc as usize].slots;
                 self.send(w, noc, buf as usize, at)?;
                 let tile = &mut w.tiles[self.tile as usize];
                 let niu = &mut tile.niu[noc as usize];
-                // Held until its pipeline starts it (its last packet, if the engine split it).
+                // Held until its pipeline starts it (its last packet, if the engine split it);
+                // a command that sent no packet (a multicast to no receivers, a hung NIU's) is
+                // not held by another's.
                 let pipe = if read { Pipe::Read } else { Pipe::Write };
-                tile.cmd_bufs[noc as usize][buf as usize].taken_at = niu.started[pipe as usize];
+                tile.cmd_bufs[noc as usize][buf as usize].taken_at = match niu.slots != slots {
+                    true => niu.started[pipe as usize],
+                    false => at,
+                };
                 if niu.hung {
                     niu.stuck_bufs |= 1 << buf;
                 }

@@ -33,6 +33,8 @@ pub(crate) struct Niu {
     /// When each pipeline started (or will start) the last command it was given: a command
     /// buffer holds its command, `NOC_CMD_CTRL` reading 1, until then.
     pub started: [u64; 2],
+    /// Commands the pipelines were given (a command that sends no packet gives them none).
+    pub slots: u64,
     /// The earliest cycle the next write packet's head may leave the NIU: the last one's launch
     /// plus its flits.
     pub write_launch_free: u64,
@@ -95,6 +97,7 @@ impl Niu {
         let start = t.max(*free_at);
         *free_at = start + busy;
         self.started[pipe as usize] = start;
+        self.slots += 1;
         start + issue_latency
     }
 

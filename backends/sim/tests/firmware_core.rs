@@ -851,3 +851,32 @@ fn writing_a_held_command_buffer_stops_the_core() {
         faults[0].what
     );
 }
+
+/// A command that sends no packet (a multicast to a rectangle of no Tensix core, on command
+/// buffer 3, behind two 16 KiB writes whose second the write pipeline starts only later) is not
+/// held by them: its buffer reads free at once.
+#[test]
+fn a_command_that_sends_nothing_is_not_held_by_another() {
+    let me = (1, 2);
+    let mut after = Vec::new();
+    // A multicast to column 0 alone (DRAM and Ethernet tiles: no Tensix core receives).
+    store_words(
+        &mut after,
+        0xFFB2_1800,
+        &[
+            (0x00, SRC),
+            (0x08, 1 | 2 << 6),
+            (0x0C, 0x7_0000),
+            (0x14, 3 << 6 | 2 << 18),
+            (0x20, 64),
+            (0x1C, MCAST_4 & !(1 << 17)),
+            (0x40, 1),
+        ],
+    );
+    after.push(lw(T2, T0, 0x40));
+    after.extend(li(T1, OUT));
+    after.push(sw(T2, T1, 0));
+    let (mut sim, p) = two_writes_then(&after);
+    run_to_ebreak(&mut sim, me, &p);
+    assert_eq!(sim.read_l1_u32(me, OUT).unwrap(), 0);
+}

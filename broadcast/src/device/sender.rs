@@ -158,7 +158,11 @@ impl<C: CircularBuffer> Broadcast<C> {
         // last has them every one has.
         // Into the block's own slot only: another slot may hold a block not yet popped or
         // still being multicast.
-        let other = block != self.reserved.wrapping_sub(1) || reads.dst != self.reserved_slot;
+        // A block reserved and not cast (a receiver reserves none; a cast block's slot is
+        // compute's and the multicast's).
+        let other = self.reserved <= self.blocks
+            || block != self.reserved.wrapping_sub(1)
+            || reads.dst != self.reserved_slot;
         let bad_pages = reads.len % 4 != 0
             || reads.count > 0 && reads.page(reads.count - 1).is_none()
             || reads

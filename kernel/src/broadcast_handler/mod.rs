@@ -586,8 +586,10 @@ where
             // producer never pushed in this command, as it refused its buffer or block 0 (an
             // earlier command's, left by a recovery that did not end; setup refuses a buffer
             // that is not empty, so only block 0 can meet them): the refusal's record names its
-            // block, written before its where word. A block pushed before a later refusal is
-            // taken as any block is, below.
+            // block, written before its where word. Only a refusal recorded before this look is
+            // seen: the producer records it after decoding the program, as compute decodes it,
+            // so on separate cores the two race (no word says the producer's setup is done). A
+            // block pushed before a later refusal is taken as any block is, below.
             let refused_at_0 = |c: &mut K| {
                 gone(c)
                     && c.load(area::area(s.broadcast) + area::GIVE_UP_BLOCK)

@@ -329,15 +329,20 @@ impl BroadcastConfig {
     }
 
     /// How long one job's command may run before the host reports it timed out: the larger
-    /// of the session's default for the wait limit (`default_budget`) and four times compute's
-    /// work on every block of every broadcast at [`shape_wait_limit`](Self::shape_wait_limit)'s
-    /// rates, padding included (a fixed 64 times the wait limit reported sound runs of a few
-    /// thousand blocks as timeouts).
+    /// of the session's default for the wait limit (`default_budget`) and four times the work
+    /// of every block of every broadcast, padding included: compute's at
+    /// [`shape_wait_limit`](Self::shape_wait_limit)'s rates, and 4,000 cycles a block for the
+    /// rest (a firmware sender's code a block, some 1,700 cycles, and a DRAM read's latency,
+    /// some 1,350, which a window of 1 does not hide). A fixed 64 times the wait limit
+    /// reported sound runs of a few thousand blocks as timeouts.
     pub fn command_budget(&self) -> u64 {
         let broadcasts = u64::from(self.rows) + u64::from(self.columns);
-        let pages = (self.blocks as u64 + self.window as u64).saturating_mul(self.pages as u64);
-        let work = pages
+        let blocks = self.blocks as u64 + self.window as u64;
+        let per_block = (self.pages as u64)
             .saturating_mul(400 + 2 * self.page_size as u64)
+            .saturating_add(4_000);
+        let work = blocks
+            .saturating_mul(per_block)
             .saturating_mul(4 * broadcasts);
         crate::host::session::default_budget(self.run_wait_limit()).max(work)
     }
