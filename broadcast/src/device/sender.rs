@@ -137,9 +137,9 @@ impl<C: CircularBuffer> Broadcast<C> {
     /// or more bytes in all than the block's slot holds (pages larger than the buffer's would
     /// run into the next slot or past the buffer) are misuse, refused before any read goes
     /// (`broadcast_begin`: the words give the pages); another NoC error gives up
-    /// `broadcast_done`; any other block, reads into anywhere but the block's slot (`reads.dst`
-    /// must be the address `reserve` returned), or a call after a give-up, is refused as every
-    /// call is (`broadcast_done`). The handshake peer reads its blocks with it too.
+    /// `broadcast_done`; any other block (none before a reserve, nor a block once cast), reads
+    /// into anywhere but the block's slot (`reads.dst` must be the address `reserve` returned),
+    /// or a call after a give-up, is refused as every call is (`broadcast_done`). The handshake peer reads its blocks with it too.
     pub async fn read<N, K, P>(
         &mut self,
         dm: &mut DataMovement<N, K, P>,
@@ -156,10 +156,9 @@ impl<C: CircularBuffer> Broadcast<C> {
         // (`settle` returns the first). A page without addresses is refused before any read
         // goes: with whole words a page, the pages' addresses grow with their number, so if the
         // last has them every one has.
-        // Into the block's own slot only: another slot may hold a block not yet popped or
-        // still being multicast.
         // A block reserved and not cast (a receiver reserves none; a cast block's slot is
-        // compute's and the multicast's).
+        // compute's and the multicast's), into that block's own slot only (another may hold a
+        // block not yet popped or still being multicast).
         let other = self.reserved <= self.blocks
             || block != self.reserved.wrapping_sub(1)
             || reads.dst != self.reserved_slot;
