@@ -142,18 +142,9 @@ impl CoreBus {
         x as u32 | (y as u32) << 6
     }
 
-    /// Whether the command in command buffer `buf` of NIU `noc` is a read (the NIU's read
-    /// pipeline takes it; every other request the write pipeline).
-    fn command_is_read(&self, w: &World, noc: u8, buf: usize) -> bool {
-        w.tiles[self.tile as usize].cmd_bufs[noc as usize][buf]
-            .command()
-            .ctrl
-            .request_type()
-            == request::READ
-    }
-
-    /// Carries out the command in command buffer `buf` of NIU `noc` at cycle `at`.
-    fn send(&self, w: &mut World, noc: u8, buf: usize, at: u64) -> Result<(), String> {
+    /// Carries out the command in command buffer `buf` of NIU `noc` at cycle `at`; the NIU
+    /// pipeline that takes it (reads the read pipeline, every other request the write one).
+    fn send(&self, w: &mut World, noc: u8, buf: usize, at: u64) -> Result<Pipe, String> {
         let c = w.tiles[self.tile as usize].cmd_bufs[noc as usize][buf].command();
         let by = Issuer {
             tile: self.tile,
@@ -180,7 +171,9 @@ impl CoreBus {
                     return Err("a read's NOC_RET_ADDR must be this tile".into());
                 }
                 let src = self.node(noc, mmio::unicast_xy(c.targ.0))?;
-                engine::read(w, by, (src, c.targ.1), c.ret.1 as u32, c.len, c.id).map_err(refused)
+                engine::read(w, by, (src, c.targ.1), c.ret.1 as u32, c.len, c.id)
+                    .map(|()| Pipe::Read)
+                    .map_err(refused)
             }
             request::WRITE => {
                 if mmio::unicast_xy(c.targ.0) != own {
@@ -212,6 +205,7 @@ impl CoreBus {
                         },
                         c.id,
                     )
+                    .map(|()| Pipe::Write)
                     .map_err(refused)
                 } else {
                     let dst = self.node(noc, mmio::unicast_xy(c.ret.0))?;
@@ -225,6 +219,7 @@ impl CoreBus {
                         ctrl.vc_static(),
                         c.id,
                     )
+                    .map(|()| Pipe::Write)
                     .map_err(refused)
                 }
             }
@@ -329,15 +324,13 @@ impl CoreBus {
                     return Ok(());
                 }
                 w.sched.tasks[self.task].local = at;
-                let read = self.command_is_read(w, noc, buf as usize);
                 let slots = w.tiles[self.tile as usize].niu[noc as usize].slots;
-                self.send(w, noc, buf as usize, at)?;
+                let pipe = self.send(w, noc, buf as usize, at)?;
                 let tile = &mut w.tiles[self.tile as usize];
                 let niu = &mut tile.niu[noc as usize];
                 // Held until its pipeline starts it (its last packet, if the engine split it);
                 // a command that sent no packet (a multicast to no receivers, a hung NIU's) is
                 // not held by another's.
-                let pipe = if read { Pipe::Read } else { Pipe::Write };
                 tile.cmd_bufs[noc as usize][buf as usize].taken_at = match niu.slots != slots {
                     true => niu.started[pipe as usize],
                     false => at,

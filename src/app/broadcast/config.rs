@@ -321,11 +321,16 @@ impl BroadcastConfig {
     /// bytes at window 8: a 1.1 M-cycle wait in `finish`).
     pub fn shape_wait_limit(&self) -> u64 {
         let window_pages = self.window as u64 * self.pages as u64;
-        let per_page = 400 + 2 * self.page_size as u64;
         window_pages
-            .saturating_mul(per_page)
+            .saturating_mul(self.page_cycles())
             .saturating_mul(4)
             .max(MIN_WAIT_LIMIT)
+    }
+
+    /// Cycles compute may take over one page, as the wait limit and the command budget count
+    /// them: 400, and 2 a byte.
+    fn page_cycles(&self) -> u64 {
+        400 + 2 * self.page_size as u64
     }
 
     /// How long one job's command may run before the host reports it timed out: the larger
@@ -339,7 +344,7 @@ impl BroadcastConfig {
         let broadcasts = u64::from(self.rows) + u64::from(self.columns);
         let blocks = self.blocks as u64 + self.window as u64;
         let per_block = (self.pages as u64)
-            .saturating_mul(400 + 2 * self.page_size as u64)
+            .saturating_mul(self.page_cycles())
             .saturating_add(4_000);
         let work = blocks
             .saturating_mul(per_block)
