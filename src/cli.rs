@@ -290,12 +290,13 @@ pub struct ShapeFlags {
     pub chip: crate::chip::ChipKind,
     /// Harvest mask of the simulated chip, decimal or 0x-hex: a Blackhole's die-order Tensix
     /// columns, 0..=0x3fff (default 0x3000, a p150), or with --chip wormhole its Tensix rows in
-    /// tt-umd's order, 0..=0x3ff (default 0); at least one bit clear.
+    /// tt-umd's order, 0..=0x3ff (default 0); at least one bit clear. ttsim and a card report
+    /// their own: another mask is refused there.
     #[arg(long, value_name = "MASK")]
     pub harvest: Option<String>,
     /// The simulated chip's fused DRAM bank, 0..=7 (default: none, all 8 banks work; a p100
-    /// has one). The run reads and writes the other banks only; a card reports its own (ARC
-    /// telemetry ENABLED_GDDR).
+    /// has one). The run reads and writes the other banks only; ttsim and a card report their
+    /// own (ARC telemetry ENABLED_GDDR): refused there.
     #[arg(long, value_name = "BANK", value_parser = ranged::<u8>(0, 7))]
     pub fused_dram: Option<u8>,
     /// Seed of the simulation, decimal or 0x-hex (0.., any 64-bit number).

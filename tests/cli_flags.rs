@@ -268,3 +268,40 @@ fn refusals_name_the_flags_at_fault_and_what_is_allowed() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("without @CHIP"), "{err}");
 }
+
+#[test]
+fn a_simulated_chips_harvesting_and_fused_bank_are_refused_on_a_device() {
+    // A device reports its own columns and banks: refused before any library is opened.
+    for device in ["ttsim:/no/such/libttsim.so", "/dev/tenstorrent/9"] {
+        for (extra, named, says) in [
+            (
+                &["--harvest", "0x1"][..],
+                "--harvest: 0x0001",
+                "harvested columns",
+            ),
+            (
+                &["--fused-dram", "3"][..],
+                "--fused-dram: 3",
+                "fused DRAM bank",
+            ),
+        ] {
+            let (code, out, err) = broadcast(&[&["--device", device][..], extra].concat());
+            assert_eq!(code, 2, "{device} {extra:?}: {err}");
+            assert!(out.is_empty(), "{device} {extra:?}: {out}");
+            assert!(
+                err.starts_with(&format!("error: {named} with --device ")) && err.contains(says),
+                "{device} {extra:?}: {err}"
+            );
+            assert!(err.contains("allowed:"), "{err}");
+        }
+    }
+    // The default mask, given outright, is what a device is read with anyway: accepted as far
+    // as the flags go (the missing library is what fails).
+    let (code, _, err) = broadcast(&[
+        "--device",
+        "ttsim:/no/such/libttsim.so",
+        "--harvest",
+        "0x3000",
+    ]);
+    assert_eq!(code, 4, "{err}");
+}

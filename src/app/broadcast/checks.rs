@@ -40,7 +40,8 @@ impl BroadcastConfig {
     /// What `--chip` allows: a Blackhole takes no row mask; a Wormhole runs on the simulator
     /// directly or as a card (native kernels), ttsim's `wh` or a card (firmware), one chip, its
     /// own rows harvested (simulated only: a device's come from its ARC), no Blackhole mask or
-    /// fused bank.
+    /// fused bank; on ttsim or a card, neither chip takes a simulated chip's harvesting or fused
+    /// bank (the device reports its own).
     fn validate_chip(&self) -> Result<(), BroadcastError> {
         if self.chip == ChipKind::Blackhole {
             if self.row_harvest != wormhole_pac::harvest::HarvestMask::NONE {
@@ -52,6 +53,33 @@ impl BroadcastConfig {
                         self.row_harvest.bits()
                     ),
                 ));
+            }
+            // A device reports its own harvesting and fused bank: a simulated chip's flags
+            // would be ignored there, so they are refused rather than left unsaid.
+            if !self.device.in_process() {
+                if self.harvest != HarvestMask::P100_P150 {
+                    return Err(flag(
+                        "--harvest",
+                        format!(
+                            "{:#06x} with --device {}: a device's harvested columns come from \
+                             its ARC telemetry (allowed: --harvest with --device sim or \
+                             pcie-sim)",
+                            self.harvest.bits(),
+                            self.device
+                        ),
+                    ));
+                }
+                if let Some(bank) = self.fused_dram {
+                    return Err(flag(
+                        "--fused-dram",
+                        format!(
+                            "{bank} with --device {}: a device's fused DRAM bank comes from its \
+                             ARC telemetry (ENABLED_GDDR) (allowed: --fused-dram with --device \
+                             sim or pcie-sim)",
+                            self.device
+                        ),
+                    ));
+                }
             }
             return Ok(());
         }
