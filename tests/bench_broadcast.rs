@@ -20,7 +20,7 @@ const SHAPE: &str = "--rect 0,0,3,3 --blocks 4 --jobs 1";
 const SMALL: &str = "--rect 0,0,3,3 --blocks 4 --jobs 1 --windows 1,2 --pages 1,4";
 
 /// The row fields, sorted.
-const ROW_FIELDS: [&str; 10] = [
+const ROW_FIELDS: [&str; 11] = [
     "binding",
     "bound_cycles",
     "cycles",
@@ -30,6 +30,7 @@ const ROW_FIELDS: [&str; 10] = [
     "pages",
     "protocol",
     "speedup",
+    "wait_limit",
     "window",
 ];
 
@@ -109,6 +110,8 @@ fn json_rows_come_in_order_with_every_field_and_agree() {
         );
         let (cycles, bound) = (u(row, "cycles"), u(row, "bound_cycles"));
         assert!(bound > 0 && cycles >= bound, "{row}");
+        // No --wait-limit: each small row's own, the least there is.
+        assert_eq!(u(row, "wait_limit"), 1_000_000, "{row}");
         let e = f(row, "efficiency");
         assert!((e - bound as f64 / cycles as f64).abs() <= 1e-9, "{row}");
         assert!(
@@ -139,6 +142,26 @@ fn json_rows_come_in_order_with_every_field_and_agree() {
             assert!(row["speedup"].is_null(), "{row}");
         }
     }
+}
+
+/// Each row names the wait limit its run had: `--wait-limit` when given, else its shape's own,
+/// which grows with its window and pages (the report's `wait_limit` is then `null`).
+#[test]
+fn each_row_names_its_wait_limit() {
+    let shape = "--rect 0,0,2,1 --blocks 1 --jobs 1 --along row --protocols komorebi";
+    let (code, v) = bench(&format!("{shape} --windows 1,8 --pages 32"));
+    assert_eq!(code, 0, "{v}");
+    assert!(v["wait_limit"].is_null(), "{v}");
+    let limits: Vec<u64> = rows(&v).iter().map(|r| u(r, "wait_limit")).collect();
+    // 4 x window x 32 pages x (400 + 2 x 2048) cycles, at least 1,000,000.
+    assert_eq!(limits, [1_000_000, 4 * 8 * 32 * 4496], "{v}");
+    let (code, v) = bench(&format!(
+        "{shape} --windows 1,8 --pages 32 --wait-limit 7000000"
+    ));
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(u(&v, "wait_limit"), 7_000_000, "{v}");
+    let limits: Vec<u64> = rows(&v).iter().map(|r| u(r, "wait_limit")).collect();
+    assert_eq!(limits, [7_000_000, 7_000_000], "{v}");
 }
 
 /// Every row is the run `komorebi broadcast` makes with the same flags: the same cycles, bound,

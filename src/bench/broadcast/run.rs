@@ -59,7 +59,10 @@ impl BroadcastBench {
             .rows
             .iter()
             .zip(results.into_iter().flatten().flatten())
-            .map(|(spec, (summary, native))| BenchRow::new(spec, &summary, native.as_ref()))
+            .map(|(spec, (summary, native))| {
+                let wait_limit = self.config(spec).run_wait_limit();
+                BenchRow::new(spec, wait_limit, &summary, native.as_ref())
+            })
             .collect();
         Ok(BroadcastBenchReport::new(self, rows))
     }
@@ -100,6 +103,9 @@ pub struct BenchRow {
     pub window: u8,
     /// Pages per block.
     pub pages: u16,
+    /// Device cycles any single wait of the row's run could last: the bench's `wait_limit`, or
+    /// when that is `null` the row's shape's own.
+    pub wait_limit: u64,
     /// Simulated cycles of all jobs (on `pcie-sim` a multiple of the host's 1,350-cycle polls).
     pub cycles: u64,
     /// The resource bound of all jobs, in cycles.
@@ -135,11 +141,12 @@ pub struct BenchRow {
 }
 
 impl BenchRow {
-    /// The row of `spec` whose run came to `summary`, and `native` the same row on the native
-    /// kernels if it ran (no speedup yet: that needs the other rows,
-    /// [`BroadcastBenchReport::new`]).
+    /// The row of `spec` whose run, with waits of at most `wait_limit` cycles, came to
+    /// `summary`, and `native` the same row on the native kernels if it ran (no speedup yet:
+    /// that needs the other rows, [`BroadcastBenchReport::new`]).
     pub fn new(
         spec: &RowSpec,
+        wait_limit: u64,
         summary: &BroadcastSummary,
         native: Option<&BroadcastSummary>,
     ) -> Self {
@@ -152,6 +159,7 @@ impl BenchRow {
             protocol: spec.protocol,
             window: spec.window,
             pages: spec.pages,
+            wait_limit,
             cycles: summary.cycles,
             bound_cycles: summary.bound_cycles,
             binding: summary.binding.clone(),
@@ -198,8 +206,9 @@ pub struct BroadcastBenchReport {
     pub seed: u64,
     /// The adversary reordered what the hardware does not order.
     pub adversarial: bool,
-    /// Device cycles any single wait may last; `null`: each row's shape's own
-    /// (`BroadcastConfig::shape_wait_limit`, as its window and pages give it).
+    /// Device cycles any single wait may last (`--wait-limit`); `null`: each row's shape's own
+    /// (`BroadcastConfig::shape_wait_limit`, as its window and pages give it), which the row's
+    /// `wait_limit` names.
     pub wait_limit: Option<u64>,
     /// The device: `sim`, `pcie-sim` or a card's device node.
     pub device: String,

@@ -31,6 +31,7 @@ fn row(protocol: Protocol, window: u8, pages: u16, cycles: u64, exit_code: u8) -
         protocol,
         window,
         pages,
+        wait_limit: 1_000_000,
         cycles,
         bound_cycles,
         binding: "DRAM bank 5".into(),
