@@ -141,7 +141,7 @@ fn the_assembly_routines_are_found_by_their_symbols() {
 /// A routine without a size ends with its section: the reader's 8-byte boot stub at 0 (its
 /// `_boot`, alone in `.boot`) is its 8 bytes, not everything up to the reader's `_start` at
 /// 0x1C000, over the other kernels' code. And a profile names it `_boot`, not what stale debug
-/// information says lies at 0.
+/// information says lies at 0, and a pc past it by its address.
 #[test]
 fn the_boot_stub_is_its_own_eight_bytes() {
     // (`_boot` also names the stub's copies in the other images and `log_boot`.)
@@ -159,6 +159,8 @@ fn the_boot_stub_is_its_own_eight_bytes() {
         .unwrap();
     assert_eq!(reader.frames(0), ["_boot"]);
     assert_eq!(reader.frames(4), ["_boot"]);
+    // Past the stub's section no routine holds a pc: it is named by its address.
+    assert_eq!(reader.frames(8), ["0x8"]);
 }
 
 #[test]

@@ -137,17 +137,23 @@ impl Symbols {
             if inside.is_some_and(|(_, &(end, _))| at < end) {
                 continue;
             }
-            let next = [
-                self.functions.range(at + 1..).next().map(|(&s, _)| s),
-                self.labels.range(at + 1..).next().map(|(&s, _)| s),
-                Some(section_end),
-            ];
-            if let Some(end) = next.into_iter().flatten().min().filter(|&end| end > at) {
+            let end = self.routine_end(at, section_end);
+            if end > at {
                 ranges.push((at, end));
             }
         }
         ranges.sort_unstable();
         ranges
+    }
+
+    /// Where the assembly routine at `at` (a label whose section ends at `section_end`) ends:
+    /// at the next symbol or its section's end, whichever comes first.
+    fn routine_end(&self, at: u64, section_end: u64) -> u64 {
+        let next = [
+            self.functions.range(at + 1..).next().map(|(&s, _)| s),
+            self.labels.range(at + 1..).next().map(|(&s, _)| s),
+        ];
+        next.into_iter().flatten().fold(section_end, u64::min)
     }
 
     /// The frames at `pc`, outermost first: the function containing it, then each function
@@ -174,13 +180,16 @@ impl Symbols {
         }
         if frames.is_empty() {
             let pc = u64::from(pc);
-            // The function containing `pc`, else the nearest symbol below it (assembly
-            // routines have no size), else the address.
+            // The function containing `pc`, else the assembly routine containing it (from its
+            // label to the next symbol or its section's end: routines have no size), else the
+            // address.
             match self.functions.range(..=pc).next_back() {
                 Some((_, (end, name))) if pc < *end => frames.push(clean(name)),
                 _ => match self.labels.range(..=pc).next_back() {
-                    Some((_, (_, name))) => frames.push(clean(name)),
-                    None => frames.push(format!("{pc:#x}")),
+                    Some((&at, (section_end, name))) if pc < self.routine_end(at, *section_end) => {
+                        frames.push(clean(name))
+                    }
+                    _ => frames.push(format!("{pc:#x}")),
                 },
             }
         }
