@@ -550,3 +550,131 @@ fn the_native_kernels_log_the_firmware_s_lines_word_for_word() {
     );
     assert_eq!(native, firmware);
 }
+
+/// The native kernels' lines are kept at the level the report shows, as they are logged: the
+/// lines below it (each command's start and end at debug) are not held for the whole run.
+#[test]
+fn the_native_kernels_lines_below_the_level_are_not_kept() {
+    let level = komorebi::host::log::level_from_env();
+    let cfg = BroadcastConfig {
+        exec: Exec::Native,
+        firmware: None,
+        jobs: 2,
+        faults: vec!["stall-dm:1,0:2".parse::<FaultSpec>().unwrap()],
+        ..config(firmware())
+    };
+    let (summary, mut session) = broadcast::run_session(&cfg, |_| {}).unwrap();
+    assert_eq!(summary.exit_code(), 3, "{summary}");
+    let kept = session.device().simulator().unwrap().kernel_logs();
+    // The stalled core's give-ups, at warn.
+    assert!(kept.iter().any(|l| l.level == log::Level::Warn), "{kept:?}");
+    assert!(kept.iter().all(|l| l.level <= level), "{level}: {kept:?}");
+    // Without --log or --log-follow, nothing.
+    let cfg = BroadcastConfig { log: None, ..cfg };
+    let (_, mut session) = broadcast::run_session(&cfg, |_| {}).unwrap();
+    assert!(
+        session
+            .device()
+            .simulator()
+            .unwrap()
+            .kernel_logs()
+            .is_empty()
+    );
+}
+
+/// `--log-follow` on the native kernels, without `--log`: each job's new lines on stderr, every
+/// line once (the simulator's lines are read from where the last job's read stopped), the same
+/// lines `--log` gives at the end.
+#[test]
+fn the_native_kernels_are_followed_without_log_and_each_line_once() {
+    let shape = [
+        "broadcast",
+        "--device",
+        "sim",
+        "--rect",
+        "0,0,2,2",
+        "--blocks",
+        "2",
+        "--pages",
+        "1",
+        "--jobs",
+        "3",
+        "--check",
+        "none",
+    ];
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_komorebi"))
+            .args(shape)
+            .args(extra)
+            .env("DEFMT_LOG", "debug")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let followed = |err: &str| -> Vec<String> {
+        let mut lines: Vec<String> = err
+            .lines()
+            .filter_map(|l| l.strip_prefix("job "))
+            .filter_map(|l| l.split_once(": ").map(|(_, rest)| rest.to_string()))
+            .collect();
+        lines.sort();
+        lines
+    };
+    let (_, alone) = run(&["--log-follow"]);
+    // 4 tiles x 3 kernels x 3 commands, a start and an end each.
+    assert_eq!(followed(&alone).len(), 72, "{alone}");
+    let (out, err) = run(&["--log-follow", "--log", "--json"]);
+    assert_eq!(followed(&err), followed(&alone));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let logged: usize = v["log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["lines"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(logged, 72, "{v}");
+}
+
+/// Images whose defmt tables cannot be read (here their `.defmt` section renamed, as a strip
+/// would remove it) are refused with `--log` or `--log-follow` by the flags' checks, before the
+/// run, not after it with the run's report lost.
+#[test]
+fn images_without_a_defmt_table_are_refused_before_the_run() {
+    let dir = std::env::temp_dir().join(format!("komorebi-nolog-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for role in komorebi_hal::Role::ALL {
+        let bytes = std::fs::read(firmware().join(role.name())).unwrap();
+        let (from, to) = (b".defmt\0", b".xefmt\0");
+        let at = bytes
+            .windows(from.len())
+            .position(|w| w == from)
+            .expect("a .defmt section name");
+        let mut renamed = bytes.clone();
+        renamed[at..at + to.len()].copy_from_slice(to);
+        std::fs::write(dir.join(role.name()), renamed).unwrap();
+    }
+    let cfg = BroadcastConfig {
+        firmware: Some(dir.clone()),
+        ..config(firmware())
+    };
+    let follow = BroadcastConfig {
+        log: None,
+        log_follow: Some(broadcast::LogFollow::new(|_, _| {})),
+        ..cfg.clone()
+    };
+    for cfg in [cfg.clone(), follow] {
+        let e = cfg.check_flags().unwrap_err().to_string();
+        assert!(
+            e.starts_with("--log: ") && e.contains(&format!("{}", dir.join("reader").display())),
+            "{e}"
+        );
+    }
+    // Without either flag the same images run.
+    let plain = BroadcastConfig { log: None, ..cfg };
+    plain.check_flags().unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+}

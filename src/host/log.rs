@@ -166,7 +166,8 @@ impl Tables {
                     .ok_or_else(|| {
                         elf(
                             "it has no defmt table: the firmware was built without logging \
-                             (build it with its default features)"
+                             or its `.defmt` section was stripped (build it with its default \
+                             features, and do not strip it)"
                                 .to_string(),
                         )
                     })?;

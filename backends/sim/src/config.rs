@@ -80,9 +80,11 @@ pub struct SimConfig {
     /// what-if run: the cycles the cost rule charges that code's instructions are divided by
     /// the factor. Default: none, and then the cores run the loop without it.
     pub speed_up: Option<crate::riscv::SpeedUp>,
-    /// Keep what the native kernels log (`Sim::kernel_logs`). Default: off, and then no record
-    /// is kept and polling a kernel sets nothing up for one.
-    pub kernel_logs: bool,
+    /// Keep what the native kernels log at this level or more severe (`Sim::kernel_logs`).
+    /// Default: `Off`, and then no record is kept and polling a kernel sets nothing up for one.
+    /// Records below the level are dropped as they are logged, as a firmware image built at
+    /// that level never writes them: a long run keeps only the lines it reports.
+    pub kernel_logs: log::LevelFilter,
     /// Cycles from the ARC message `AICLK_GO_BUSY` until ARC telemetry reports the busy clock
     /// (`arc`). Default 0: at once, so a host's open lets no device time pass and a run's
     /// figures do not depend on it. A card's ramp is not modelled; a test sets one to make the
@@ -230,7 +232,7 @@ impl Default for SimConfig {
             core_cost: Cost::default(),
             profile_cores: false,
             speed_up: None,
-            kernel_logs: false,
+            kernel_logs: log::LevelFilter::Off,
             aiclk_ramp_cycles: 0,
         }
     }

@@ -1,7 +1,8 @@
 //! The native kernels' log lines. komorebi-kernel logs through the `log` facade (its `log`
 //! feature: the firmware's defmt lines, word for word); the simulator installs one process-wide
 //! logger that files each record under the kernel task this thread is polling, with that task's
-//! clock ([`Sim::kernel_logs`](crate::Sim::kernel_logs)), when `SimConfig::kernel_logs` asks.
+//! clock ([`Sim::kernel_logs`](crate::Sim::kernel_logs)), at the level `SimConfig::kernel_logs`
+//! asks (a record below it is dropped at once).
 //!
 //! A record logged outside a kernel task is dropped; so is every record when another logger was
 //! installed in the process first (the facade takes one): the lines are then missing, never
@@ -13,9 +14,12 @@ use std::rc::Weak;
 pub use crate::report::KernelLogLine;
 use crate::world::{Shared, World};
 
+/// A kernel task being polled: its world, its task and the level of the records kept.
+type Polled = (Weak<RefCell<World>>, usize, log::LevelFilter);
+
 thread_local! {
-    /// The world and task this thread is polling, if any.
-    static POLLING: RefCell<Option<(Weak<RefCell<World>>, usize)>> = const { RefCell::new(None) };
+    /// The task this thread is polling, if any.
+    static POLLING: RefCell<Option<Polled>> = const { RefCell::new(None) };
 }
 
 struct Capture;
@@ -23,15 +27,22 @@ struct Capture;
 static CAPTURE: Capture = Capture;
 
 impl log::Log for Capture {
-    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
-        POLLING.with(|p| p.borrow().is_some())
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        POLLING.with(|p| {
+            p.borrow()
+                .as_ref()
+                .is_some_and(|(_, _, level)| metadata.level() <= *level)
+        })
     }
 
     fn log(&self, record: &log::Record<'_>) {
         POLLING.with(|p| {
-            let Some((world, task)) = p.borrow().clone() else {
+            let Some((world, task, level)) = p.borrow().clone() else {
                 return;
             };
+            if record.level() > level {
+                return;
+            }
             let Some(world) = world.upgrade() else {
                 return;
             };
@@ -67,8 +78,8 @@ pub(crate) fn install() {
 pub(crate) struct Polling;
 
 impl Polling {
-    pub(crate) fn start(world: &Shared, task: usize) -> Self {
-        POLLING.with(|p| *p.borrow_mut() = Some((std::rc::Rc::downgrade(world), task)));
+    pub(crate) fn start(world: &Shared, task: usize, level: log::LevelFilter) -> Self {
+        POLLING.with(|p| *p.borrow_mut() = Some((std::rc::Rc::downgrade(world), task, level)));
         Polling
     }
 }

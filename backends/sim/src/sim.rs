@@ -203,7 +203,15 @@ impl Sim {
     /// Every line the native kernels logged so far, in the order they logged it
     /// ([`kernel_log`](crate::kernel_log)); none unless `SimConfig::kernel_logs`.
     pub fn kernel_logs(&self) -> Vec<crate::report::KernelLogLine> {
-        self.world.borrow().kernel_logs.clone()
+        self.kernel_logs_since(0)
+    }
+
+    /// The lines the native kernels logged after their first `from` (what an earlier
+    /// [`kernel_logs`](Self::kernel_logs) or call of this returned), in the order they logged
+    /// them: a reader that follows the lines as a run goes takes each once.
+    pub fn kernel_logs_since(&self, from: usize) -> Vec<crate::report::KernelLogLine> {
+        let w = self.world.borrow();
+        w.kernel_logs.get(from..).unwrap_or_default().to_vec()
     }
 
     /// The profile of every firmware core spawned so far, in spawn order (empty unless
@@ -369,8 +377,9 @@ impl Sim {
             return;
         };
         let mut cx = Context::from_waker(Waker::noop());
-        let logging = self.world.borrow().cfg.kernel_logs;
-        let polling = logging.then(|| crate::kernel_log::Polling::start(&self.world, task));
+        let level = self.world.borrow().cfg.kernel_logs;
+        let polling = (level != log::LevelFilter::Off)
+            .then(|| crate::kernel_log::Polling::start(&self.world, task, level));
         let done = fut.as_mut().poll(&mut cx).is_ready();
         drop(polling);
         let mut w = self.world.borrow_mut();

@@ -123,9 +123,20 @@ impl BroadcastConfig {
         Ok(())
     }
 
+    /// Refuses `--log` or `--log-follow` with firmware images whose log tables cannot be read
+    /// (built without logging, stripped): found before the run, not after it, when the report
+    /// would be lost with them.
+    fn validate_log(&self) -> Result<(), BroadcastError> {
+        if self.log.is_none() && self.log_follow.is_none() {
+            return Ok(());
+        }
+        super::logs::log_tables(self).map(drop)
+    }
+
     pub(super) fn validate(&self) -> Result<(), BroadcastError> {
         self.validate_chip()?;
         self.validate_firmware()?;
+        self.validate_log()?;
         if !(1..=MAX_CHIPS).contains(&self.chips) {
             return Err(flag(
                 "--chips",

@@ -54,6 +54,8 @@ impl PartialEq for LogFollow {
 #[derive(Debug, Default)]
 pub(super) struct Followed {
     seen: HashMap<([u8; 2], &'static str), Seen>,
+    /// The native kernels' lines read so far: the next read takes only those after them.
+    native_read: usize,
 }
 
 /// What was handed on of one kernel's log.
@@ -68,6 +70,28 @@ struct Seen {
 }
 
 impl Followed {
+    /// Where the next read of the native kernels' lines starts (`logs::kernel_logs_from`).
+    pub(super) fn native_read(&self) -> usize {
+        self.native_read
+    }
+
+    /// What to hand on of a read: with `native_next` (the native kernels' lines, read from
+    /// [`native_read`](Self::native_read) on) every line, each read once; else (the firmware's
+    /// rings, read whole) [`fresh`](Self::fresh).
+    pub(super) fn take(
+        &mut self,
+        logs: Vec<KernelLog>,
+        native_next: Option<usize>,
+    ) -> Vec<KernelLog> {
+        match native_next {
+            Some(next) => {
+                self.native_read = next;
+                logs
+            }
+            None => self.fresh(logs),
+        }
+    }
+
     /// The part of `logs` (every kernel's log as it stands) not handed on yet.
     pub(super) fn fresh(&mut self, logs: Vec<KernelLog>) -> Vec<KernelLog> {
         let mut out = Vec::new();

@@ -87,7 +87,12 @@ pub(super) fn sim_config(cfg: &BroadcastConfig) -> SimConfig {
         trace: cfg.trace.is_some(),
         profile_cores: cfg.profile.is_some(),
         speed_up: cfg.speed_up.as_ref().map(|w| w.code.clone()),
-        kernel_logs: cfg.log.is_some(),
+        // Lines are kept for `--log` and for `--log-follow`, at the level the report shows.
+        kernel_logs: if cfg.log.is_some() || cfg.log_follow.is_some() {
+            crate::host::log::level_from_env()
+        } else {
+            log::LevelFilter::Off
+        },
         ..SimConfig::default()
     }
 }
@@ -196,8 +201,10 @@ pub fn run_session_on(
         summary.record(job, &report);
         chip.record(&report, false);
         if let Some((sink, tables, followed)) = &mut follow {
-            let logs = super::logs::kernel_logs(&mut session, cfg, tables.as_ref())?;
-            sink.hand(job, &followed.fresh(logs));
+            let from = followed.native_read();
+            let (logs, next) =
+                super::logs::kernel_logs_from(&mut session, cfg, tables.as_ref(), from)?;
+            sink.hand(job, &followed.take(logs, next));
         }
         progress(job);
         trace_failed(&mut session, cfg)?;
@@ -335,14 +342,15 @@ impl Plugin for BroadcastJobs<'_> {
         self.summary.record(job, &report);
         if let Some(f) = self.follow {
             let (cfg, tables) = (f.cfg.clone(), f.tables.clone());
-            let read =
-                target.with_session(move |s| super::logs::kernel_logs(s, &cfg, tables.as_deref()));
+            // Read and handed on under the lock: each job's lines after the last job's, and the
+            // native lines from where the last read stopped.
+            let mut followed = f.followed.lock().unwrap_or_else(|p| p.into_inner());
+            let from = followed.native_read();
+            let read = target.with_session(move |s| {
+                super::logs::kernel_logs_from(s, &cfg, tables.as_deref(), from)
+            });
             match read {
-                Ok(Ok(logs)) => {
-                    // Handed on under the lock: each job's lines after the last job's.
-                    let mut followed = f.followed.lock().unwrap_or_else(|p| p.into_inner());
-                    f.sink.hand(job, &followed.fresh(logs));
-                }
+                Ok(Ok((logs, next))) => f.sink.hand(job, &followed.take(logs, next)),
                 Ok(Err(e)) => self.fail(chip, e),
                 Err(e) => self.fail(chip, e.into()),
             }
