@@ -203,6 +203,25 @@ fn each_fault_a_host_can_cause_gives_the_native_kernels_records_on_ttsim() {
     }
 }
 
+/// A host stop that lands where its core never looks at the flag again (a command of no blocks
+/// with nothing left to wait for: on ttsim the core's waits end at their first look) stopped
+/// nothing: the run is ok and the fault is listed as never fired, not counted as fired.
+#[test]
+fn a_host_stop_its_core_never_looks_at_is_listed_as_never_fired() {
+    let Some(lib) = bh() else { return };
+    let device = format!("ttsim:{}", lib.display());
+    let shape = ["--rect", "0,0,2,2", "--blocks", "0", "--jobs", "1"];
+    let (code, v, err) = broadcast_shape(&device, &shape, &["--fault", "host-stop:1,1:0"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(
+        v["unfired_faults"],
+        serde_json::json!(["host-stop:1,1:0"]),
+        "{v}"
+    );
+    assert!(v["giveups"].as_array().unwrap().is_empty(), "{v}");
+}
+
 #[test]
 fn drop_valid_and_drop_marker_are_refused_on_ttsim() {
     let Some(lib) = bh() else { return };

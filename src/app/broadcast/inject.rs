@@ -87,7 +87,8 @@ impl BroadcastPlan {
     /// after that clear would stop the tile's next command: once every fault is decided, the
     /// host waits for the stopped cores' reports and clears the flag of each that reported.
     /// Gives the faults that never fired, as `--fault` names them (the core reported, or the
-    /// command's time ran out, before it saw BLOCK blocks).
+    /// command's time ran out, before it saw BLOCK blocks, or its stop landed too late to stop
+    /// anything: the core reported without giving up).
     pub(super) fn host_stops(
         &self,
         session: &mut Session,
@@ -125,6 +126,15 @@ impl BroadcastPlan {
                 state: StopState::Waiting,
             });
         }
+        // A stop at block 0 is written at once, the command just posted: a device the host
+        // watches only every so often (ttsim, every 1,000 steps) could run a short command past
+        // its last look at the flag before the first watch.
+        for f in pending.iter_mut().filter(|f| f.block == 0) {
+            session
+                .device()
+                .write_l1(f.noc0, stop, &1u32.to_le_bytes())?;
+            f.state = StopState::Stopped;
+        }
         let reported =
             |peek: &dyn Peek, f: &StopFault| wrap::at_or_after(peek.peek(f.noc0, report), f.index);
         while pending.iter().any(|f| f.state == StopState::Waiting) {
@@ -136,12 +146,10 @@ impl BroadcastPlan {
                     }
                     if reported(peek, f) {
                         f.state = StopState::Passed;
-                    } else if f.block == 0
-                        || f.valids.iter().any(|&a| {
-                            area::marker_count(peek.peek(f.noc0, a), seq)
-                                .is_some_and(|n| n as u32 >= f.block)
-                        })
-                    {
+                    } else if f.valids.iter().any(|&a| {
+                        area::marker_count(peek.peek(f.noc0, a), seq)
+                            .is_some_and(|n| n as u32 >= f.block)
+                    }) {
                         fire.push(i);
                     }
                 }
@@ -157,7 +165,7 @@ impl BroadcastPlan {
                 break;
             }
         }
-        let unfired = pending
+        let mut unfired: Vec<String> = pending
             .iter()
             .filter(|f| f.state != StopState::Stopped)
             .map(|f| f.spec.to_string())
@@ -178,6 +186,14 @@ impl BroadcastPlan {
                 session
                     .device()
                     .write_l1(f.noc0, stop, &0u32.to_le_bytes())?;
+                // A stop that landed after the core's last look at the flag (a device the host
+                // watches only every so often, ttsim's 1,000 steps, and a command with nothing
+                // left to wait for) stopped nothing: the core reported without giving up.
+                let status = abi::CONTROL_BASE + abi::record_of(f.index) + abi::RECORD_STATUS;
+                session.device().read_l1(f.noc0, status, &mut word)?;
+                if u32::from_le_bytes(word) & abi::STATUS_GAVE_UP == 0 {
+                    unfired.push(f.spec.to_string());
+                }
             }
         }
         Ok(unfired)
