@@ -573,11 +573,7 @@ pub fn explore(
         return ExitCode::from(2);
     }
     // Whether the device runs this chip's cases at all: the flags every case shares.
-    let first = broadcast::BroadcastConfig {
-        device: device.clone(),
-        exec: device.default_exec(),
-        ..crate::explore::shape(start, chip)
-    };
+    let first = crate::explore::case(start, chip, device);
     if let Err(e) = first.check_flags() {
         eprintln!("error: {e}");
         return ExitCode::from(2);

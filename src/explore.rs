@@ -184,6 +184,23 @@ fn harvest_word(seed: u64, chip: ChipKind) -> Option<u32> {
     Some(word)
 }
 
+/// Case `seed` on `chip` as it runs on `device`: its shape (one case in four on other
+/// harvesting on the simulators), what the device runs (the firmware on ttsim and a card, the
+/// native kernels on the simulators), and on the simulators the seed's schedule with the
+/// adversary on. ttsim and a card keep their own schedule: they take neither seed nor
+/// adversary, so there the seed draws the shape alone.
+pub fn case(seed: u64, chip: ChipKind, device: &DeviceChoice) -> BroadcastConfig {
+    let simulated = device.in_process();
+    let shape = shape_on(seed, chip, simulated);
+    BroadcastConfig {
+        device: device.clone(),
+        exec: device.default_exec(),
+        seed: if simulated { shape.seed } else { 0 },
+        adversarial: simulated,
+        ..shape
+    }
+}
+
 /// The `komorebi broadcast` command that replays a case: through the test feeder, as the case
 /// ran ([`check_case`] runs `broadcast::run`), with the device's path quoted for a POSIX shell.
 pub fn replay_command(cfg: &BroadcastConfig) -> String {
@@ -192,8 +209,14 @@ pub fn replay_command(cfg: &BroadcastConfig) -> String {
         (false, true) => "column",
         _ => "both",
     };
+    // The simulator's schedule: ttsim and a card take neither (`case`).
+    let schedule = match cfg.adversarial {
+        true => format!(" --seed {} --adversarial", cfg.seed),
+        false if cfg.seed != 0 => format!(" --seed {}", cfg.seed),
+        false => String::new(),
+    };
     format!(
-        "komorebi broadcast --rect {} --blocks {} --pages {} --page-size {} --window {} --jobs {} --along {along} --harvest {:#x} --seed {} --adversarial --wait-limit {} --feeder",
+        "komorebi broadcast --rect {} --blocks {} --pages {} --page-size {} --window {} --jobs {} --along {along} --harvest {:#x}{schedule} --wait-limit {} --feeder",
         cfg.rect,
         cfg.blocks,
         cfg.pages,
@@ -201,7 +224,6 @@ pub fn replay_command(cfg: &BroadcastConfig) -> String {
         cfg.window,
         cfg.jobs,
         cfg.harvest_mask(),
-        cfg.seed,
         cfg.run_wait_limit()
     ) + match cfg.chip {
         ChipKind::Blackhole => "",
@@ -335,13 +357,7 @@ pub fn explore(
         checked_bytes: 0,
     };
     for seed in (0..count).map_while(|i| start.checked_add(i)) {
-        // What the device can run: the firmware on ttsim and a card, the native kernels on
-        // the simulators.
-        let cfg = BroadcastConfig {
-            device: device.clone(),
-            exec: device.default_exec(),
-            ..shape_on(seed, chip, device.in_process())
-        };
+        let cfg = case(seed, chip, device);
         match check_case(&cfg) {
             Ok(s) => {
                 out.cycles += s.cycles;

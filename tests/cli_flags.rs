@@ -305,3 +305,28 @@ fn a_simulated_chips_harvesting_and_fused_bank_are_refused_on_a_device() {
     ]);
     assert_eq!(code, 4, "{err}");
 }
+
+#[test]
+fn the_simulators_trace_seed_and_adversary_are_refused_on_a_device() {
+    for device in ["ttsim:/no/such/libttsim.so", "/dev/tenstorrent/9"] {
+        for (extra, named) in [
+            (
+                &["--trace", "/tmp/komorebi-never.json"][..],
+                "--trace: /tmp/komorebi-never.json",
+            ),
+            (&["--seed", "5"][..], "--seed: 5"),
+            (&["--adversarial"][..], "--adversarial: with"),
+        ] {
+            let (code, out, err) = broadcast(&[&["--device", device][..], extra].concat());
+            assert_eq!(code, 2, "{device} {extra:?}: {err}");
+            assert!(out.is_empty(), "{device} {extra:?}: {out}");
+            assert!(
+                err.starts_with(&format!("error: {named}"))
+                    && err.contains(&format!("--device {device}"))
+                    && err.contains("allowed:"),
+                "{device} {extra:?}: {err}"
+            );
+        }
+    }
+    assert!(!std::path::Path::new("/tmp/komorebi-never.json").exists());
+}

@@ -3,7 +3,7 @@
 
 use komorebi::app::broadcast::{DeviceChoice, FaultKind, FaultSpec};
 use komorebi::chip::ChipKind;
-use komorebi::explore::{check_case, explore, judge, replay_command, shape, shape_on};
+use komorebi::explore::{case, check_case, explore, judge, replay_command, shape, shape_on};
 
 #[test]
 fn a_sample_of_random_shapes_and_seeds_passes() {
@@ -295,12 +295,9 @@ fn a_replay_parses_back_into_the_case_it_replays() {
                 ChipKind::Blackhole,
             ),
         ] {
-            let case = komorebi::app::broadcast::BroadcastConfig {
-                exec: device.default_exec(),
-                device: device.clone(),
-                // As `explore` draws it: other harvesting on the simulators.
-                ..shape_on(seed, chip, device.in_process())
-            };
+            // As `explore` draws it: other harvesting, a seed and the adversary on the
+            // simulators.
+            let case = case(seed, chip, &device);
             let replay = replay_command(&case);
             // As a shell splits it.
             let args = shlex::split(&replay).expect("a command a shell splits");

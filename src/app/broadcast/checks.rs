@@ -133,6 +133,43 @@ impl BroadcastConfig {
         super::logs::log_tables(self).map(drop)
     }
 
+    /// Refuses, on ttsim or a card, what only the simulator has: its trace, its seed and its
+    /// adversary (a device's schedule is its own), rather than run without them unsaid.
+    fn validate_simulated_only(&self) -> Result<(), BroadcastError> {
+        if self.device.in_process() {
+            return Ok(());
+        }
+        let refused = [
+            (
+                "--trace",
+                self.trace.as_ref().map(|p| p.display().to_string()),
+                "only the simulator records every transfer and wait",
+            ),
+            (
+                "--seed",
+                (self.seed != 0).then(|| self.seed.to_string()),
+                "the seed orders the simulator's schedule; a device's is its own",
+            ),
+            (
+                "--adversarial",
+                self.adversarial.then(String::new),
+                "only the simulator's schedule can be reordered",
+            ),
+        ];
+        match refused.into_iter().find(|(_, given, _)| given.is_some()) {
+            Some((name, Some(value), why)) => Err(flag(
+                name,
+                format!(
+                    "{value}{}with --device {}: {why} (allowed: {name} with --device sim or \
+                     pcie-sim)",
+                    if value.is_empty() { "" } else { " " },
+                    self.device
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     pub(super) fn validate(&self) -> Result<(), BroadcastError> {
         self.validate_chip()?;
         self.validate_firmware()?;
@@ -175,6 +212,7 @@ impl BroadcastConfig {
                 ));
             }
         }
+        self.validate_simulated_only()?;
         if !self.device.in_process()
             && let Some(f) = self.faults.iter().find(|f| f.kind.is_noc())
         {
