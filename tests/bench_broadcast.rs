@@ -78,6 +78,7 @@ fn json_rows_come_in_order_with_every_field_and_agree() {
     assert_eq!((u(&v, "blocks"), u(&v, "jobs")), (4, 1));
     assert_eq!((u(&v, "page_size"), u(&v, "harvest")), (2048, 0x3000));
     assert_eq!(v["chip"], "blackhole");
+    assert_eq!(v["clock"], "simulated");
     assert_eq!((&v["along"], &v["check"]), (&"both".into(), &"none".into()));
     assert_eq!(
         (&v["device"], &v["runner"]),

@@ -222,6 +222,49 @@ fn a_host_stop_its_core_never_looks_at_is_listed_as_never_fired() {
     assert!(v["giveups"].as_array().unwrap().is_empty(), "{v}");
 }
 
+/// `bench broadcast` on ttsim counts its rows in ttsim's clock steps and says so: the column,
+/// the report's `clock`, and why no row has an efficiency (not that none succeeded).
+#[test]
+fn bench_rows_on_ttsim_are_counted_in_steps_and_say_why_they_have_no_efficiency() {
+    let Some(lib) = bh() else { return };
+    let device = format!("ttsim:{}", lib.display());
+    let args = [
+        "bench",
+        "broadcast",
+        "--device",
+        &device,
+        "--rect",
+        "0,0,2,2",
+        "--blocks",
+        "2",
+        "--jobs",
+        "1",
+        "--windows",
+        "1",
+        "--pages",
+        "1",
+    ];
+    let (code, out, err) = komorebi(&args);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[1].contains("  steps  "), "{out}");
+    assert_eq!(
+        lines.last().copied(),
+        Some(
+            "komorebi: no mean efficiency: the rows count ttsim clock steps, which are no device time"
+        ),
+        "{out}"
+    );
+    let (code, out, err) = komorebi(&[&args[..], &["--json"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["clock"], "ttsim-steps", "{v}");
+    assert!(
+        v["rows"][0]["efficiency"].is_null() && v["rows"][0]["ok"] == true,
+        "{v}"
+    );
+}
+
 #[test]
 fn drop_valid_and_drop_marker_are_refused_on_ttsim() {
     let Some(lib) = bh() else { return };

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::app::broadcast::{self, BroadcastSummary, Check, Protocol};
 use crate::cli::AlongFlag;
 use crate::host::backend::Exec;
+use crate::host::device::ClockKind;
 
 use super::error::BroadcastBenchError;
 use super::plan::{BroadcastBench, RowSpec, Runner};
@@ -55,16 +56,22 @@ impl BroadcastBench {
         if let Some(e) = results.iter().flatten().find_map(|r| r.as_ref().err()) {
             return Err(e.clone());
         }
+        // Every row runs on the same kind of device, so on the same clock.
+        let mut clock = ClockKind::default();
         let rows = self
             .rows
             .iter()
             .zip(results.into_iter().flatten().flatten())
             .map(|(spec, (summary, native))| {
+                clock = summary.clock;
                 let wait_limit = self.config(spec).run_wait_limit();
                 BenchRow::new(spec, wait_limit, &summary, native.as_ref())
             })
             .collect();
-        Ok(BroadcastBenchReport::new(self, rows))
+        Ok(BroadcastBenchReport {
+            clock,
+            ..BroadcastBenchReport::new(self, rows)
+        })
     }
 
     /// One row's run, and with [`Self::beside_native`] the same row on the native kernels.
@@ -212,6 +219,9 @@ pub struct BroadcastBenchReport {
     pub wait_limit: Option<u64>,
     /// The device: `sim`, `pcie-sim` or a card's device node.
     pub device: String,
+    /// What the rows' `cycles` count (as `komorebi broadcast`'s `clock`): `simulated`, `card`,
+    /// or `ttsim-steps`, which are no device time (no row then has an efficiency).
+    pub clock: ClockKind,
     /// What the cores ran: `native` or `firmware`.
     pub exec: &'static str,
     /// What the simulator charged the native kernels per call (`--kernel-costs`): `tt-metal`
@@ -257,6 +267,7 @@ impl BroadcastBenchReport {
             adversarial: shape.adversarial,
             wait_limit: shape.wait_limit,
             device: shape.device.to_string(),
+            clock: ClockKind::default(),
             exec: match shape.exec {
                 Exec::Native => "native",
                 Exec::Firmware => "firmware",
@@ -434,7 +445,14 @@ impl fmt::Display for BroadcastBenchReport {
             ("protocol", false),
             ("window", true),
             ("pages", true),
-            ("cycles", true),
+            (
+                if self.clock.is_time() {
+                    "cycles"
+                } else {
+                    "steps"
+                },
+                true,
+            ),
             ("native", true),
             ("ratio", true),
             ("bound", true),
@@ -534,6 +552,11 @@ impl fmt::Display for BroadcastBenchReport {
                     f,
                     "{protocol}: mean efficiency {m:.3} over the {n} of {total} rows that \
                      succeeded (a failed run has no efficiency)"
+                )?,
+                None if !self.clock.is_time() => write!(
+                    f,
+                    "{protocol}: no mean efficiency: the rows count {}, which are no device time",
+                    self.clock.unit()
                 )?,
                 None if self.rows.iter().all(|r| r.bound_cycles == 0) => write!(
                     f,
