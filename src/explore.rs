@@ -26,6 +26,7 @@ use wormhole_pac::harvest::HarvestMask as RowHarvestMask;
 
 use crate::app::broadcast::{self, BroadcastConfig, DeviceChoice};
 use crate::chip::ChipKind;
+use crate::host::device::ClockKind;
 
 /// The shape of case `seed` on `chip` with the chip's default harvesting (a Blackhole p150's
 /// two columns, no Wormhole row): what a case on ttsim or a card runs, whose harvesting is
@@ -257,8 +258,11 @@ pub struct Exploration {
     pub cases: u64,
     /// Failing cases.
     pub failures: Vec<Failure>,
-    /// Simulated cycles, all cases.
+    /// The device's clock counts, all cases: simulated cycles, or on ttsim its clock steps
+    /// (`clock`).
     pub cycles: u64,
+    /// What `cycles` counts, as `komorebi broadcast`'s `clock`.
+    pub clock: ClockKind,
     /// Bytes checked by compute, all cases.
     pub checked_bytes: u64,
 }
@@ -354,12 +358,14 @@ pub fn explore(
         cases: 0,
         failures: Vec::new(),
         cycles: 0,
+        clock: ClockKind::default(),
         checked_bytes: 0,
     };
     for seed in (0..count).map_while(|i| start.checked_add(i)) {
         let cfg = case(seed, chip, device);
         match check_case(&cfg) {
             Ok(s) => {
+                out.clock = s.clock;
                 out.cycles += s.cycles;
                 out.checked_bytes += s.checked_bytes;
             }
@@ -386,11 +392,12 @@ impl std::fmt::Display for Exploration {
         }
         write!(
             f,
-            "{}, {} failed; {} bytes checked, {} simulated cycles",
+            "{}, {} failed; {} bytes checked, {} {}",
             crate::num::count(self.cases, "case", "cases"),
             self.failures.len(),
             self.checked_bytes,
-            self.cycles
+            self.cycles,
+            self.clock.unit()
         )
     }
 }

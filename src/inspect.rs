@@ -10,6 +10,7 @@ use komorebi_hal::{LogicalXy, Role};
 use komorebi_kernel::abi;
 use serde::Serialize;
 
+use crate::host::device::ClockKind;
 use crate::host::session::{Session, SessionError};
 use crate::picture::{Canvas, GLYPH_ADVANCE, LINE_HEIGHT, dark, viridis};
 
@@ -38,7 +39,8 @@ pub struct AreaView {
     pub giveup: Option<AreaGiveUp>,
     /// Blocks of the last command that ran this broadcast.
     pub blocks: u32,
-    /// Cycles spent waiting in that command.
+    /// Cycles spent waiting in that command (ttsim's clock steps on ttsim: the inspection's
+    /// `clock`).
     pub wait_cycles: u32,
 }
 
@@ -66,6 +68,9 @@ pub struct Inspection {
     pub rows: u8,
     /// Cores, row by row.
     pub cores: Vec<CoreView>,
+    /// What the areas' wait counts count (as `komorebi broadcast`'s `clock`): device cycles, or
+    /// ttsim's clock steps.
+    pub clock: ClockKind,
 }
 
 /// Reads every core's areas now.
@@ -114,6 +119,7 @@ pub fn inspect(session: &Session) -> Result<Inspection, SessionError> {
         columns: g.columns(),
         rows: g.rows(),
         cores,
+        clock: session.clock_kind(),
     })
 }
 
@@ -186,6 +192,8 @@ pub struct Scale {
     pub min: u64,
     /// The most.
     pub max: u64,
+    /// What the waits count: `cycles`, or ttsim's `steps`.
+    pub word: &'static str,
 }
 
 impl Scale {
@@ -202,8 +210,8 @@ impl std::fmt::Display for Scale {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "colour: wait cycles per core (A + W), viridis from {} (dark) to {} (light); grey: no broadcast",
-            self.min, self.max
+            "colour: wait {} per core (A + W), viridis from {} (dark) to {} (light); grey: no broadcast",
+            self.word, self.min, self.max
         )
     }
 }
@@ -227,6 +235,7 @@ impl Inspection {
         let scale = Scale {
             min: seen.clone().copied().min().unwrap_or(0),
             max: seen.copied().max().unwrap_or(0),
+            word: self.clock.word(),
         };
         (waits, scale)
     }
@@ -237,7 +246,7 @@ impl Inspection {
         // Wide enough for the legend's longest line (monospace at font size 10: some 6 px a
         // character; the range starts at x = 264, the other lines at 2).
         const LABELS: &str = "labels: x,y of the core; bold: where it first gave up";
-        let range = format!("{} .. {} wait cycles", scale.min, scale.max);
+        let range = format!("{} .. {} wait {}", scale.min, scale.max, scale.word);
         let legend = (264 + 6 * range.len())
             .max(2 + 6 * scale.to_string().len())
             .max(2 + 6 * LABELS.len()) as u32
@@ -302,8 +311,8 @@ impl Inspection {
         let (waits, scale) = self.waits();
         let legend = [
             format!(
-                "wait cycles per core (a + w): {} .. {}",
-                scale.min, scale.max
+                "wait {} per core (a + w): {} .. {}",
+                scale.word, scale.min, scale.max
             ),
             "grey: no broadcast. black corner: gave up".to_string(),
         ];

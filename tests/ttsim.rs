@@ -131,6 +131,48 @@ fn explore_runs_the_firmware_on_ttsim() {
     assert_eq!(v["cases"], 2, "{v}");
     assert!(v["failures"].as_array().unwrap().is_empty(), "{v}");
     assert!(v["checked_bytes"].as_u64().unwrap() > 0, "{v}");
+    // Its count is ttsim's clock steps, and says so.
+    assert_eq!(v["clock"], "ttsim-steps", "{v}");
+}
+
+/// The reports on ttsim name its clock steps where they count them: `inspect`'s JSON and its
+/// picture's scale, and the run's wait line, aligned with the lines above it.
+#[test]
+fn reports_on_ttsim_count_steps_and_say_so() {
+    let Some(lib) = bh() else { return };
+    let device = format!("ttsim:{}", lib.display());
+    let shape = [
+        "--rect", "0,0,2,2", "--blocks", "2", "--pages", "1", "--jobs", "1",
+    ];
+    let (code, out, err) = komorebi(&[&["broadcast", "--device", &device][..], &shape].concat());
+    assert_eq!(code, 0, "{err}");
+    let ran = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("ran:"))
+        .unwrap();
+    let wait = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("wait steps:"))
+        .unwrap();
+    // The values start in one column.
+    let value_at = |l: &str| l.find(|c: char| c.is_ascii_digit() || c == 'A').unwrap();
+    assert_eq!(value_at(wait), value_at(ran), "{out}");
+    let svg = std::env::temp_dir().join(format!("komorebi-ttsim-{}.svg", std::process::id()));
+    let (code, out, err) = komorebi(
+        &[
+            &["inspect", "--device", &device, "--json", "--picture"][..],
+            &[svg.to_str().unwrap()],
+            &shape,
+        ]
+        .concat(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["clock"], "ttsim-steps", "{v}");
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(picture.contains("wait steps per core"), "{picture}");
+    assert!(!picture.contains("wait cycles"), "{picture}");
+    std::fs::remove_file(&svg).ok();
 }
 
 /// Every job's outcome in `v`: (ok, timed out).

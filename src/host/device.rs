@@ -79,6 +79,14 @@ impl ClockKind {
         !matches!(self, Self::TtsimSteps)
     }
 
+    /// One word for a count of this clock in reports' labels: `cycles`, or `steps` for ttsim's.
+    pub const fn word(self) -> &'static str {
+        match self {
+            Self::TtsimSteps => "steps",
+            Self::Simulated | Self::Card => "cycles",
+        }
+    }
+
     /// What one count is, in words, for reports.
     pub const fn unit(self) -> &'static str {
         match self {

@@ -25,7 +25,7 @@ use komorebi_kernel::handler::HandlerSet;
 use serde::Serialize;
 
 pub use crate::host::backend::{Backend, DEFAULT_FIRMWARE_DIR};
-use crate::host::device::{Advance, Device, Peek};
+use crate::host::device::{Advance, ClockKind, Device, Peek};
 use crate::host::wrap;
 
 mod error;
@@ -316,6 +316,12 @@ impl Session {
     }
 
     /// The device.
+    /// What the device's clock counts (`Device::clock_kind`).
+    pub fn clock_kind(&self) -> ClockKind {
+        self.device.clock_kind()
+    }
+
+    /// The device the session drives.
     pub fn device(&mut self) -> &mut dyn Device {
         self.device.as_mut()
     }

@@ -175,6 +175,7 @@ pub mod rng;
 pub mod route;
 mod scheduler;
 mod sim;
+mod sim_logs;
 mod task;
 mod tile;
 pub mod timing;

@@ -52,7 +52,7 @@ pub type BootHook = Box<dyn FnMut(&mut Sim, (u8, u8), Role) -> Result<(), SimErr
 
 /// One simulated Blackhole chip and its kernels.
 pub struct Sim {
-    world: Shared,
+    pub(crate) world: Shared,
     tasks: Vec<Option<Task>>,
     /// The PCIe BARs: the TLB windows' configuration and the host writes in flight.
     bars: Bars,
@@ -198,20 +198,6 @@ impl Sim {
             .regs
             .reset_pc(Core::of_role(role));
         self.spawn(tile, role, move |env| crate::core::run(env, pc))
-    }
-
-    /// Every line the native kernels logged so far, in the order they logged it
-    /// ([`kernel_log`](crate::kernel_log)); none unless `SimConfig::kernel_logs`.
-    pub fn kernel_logs(&self) -> Vec<crate::report::KernelLogLine> {
-        self.kernel_logs_since(0)
-    }
-
-    /// The lines the native kernels logged after their first `from` (what an earlier
-    /// [`kernel_logs`](Self::kernel_logs) or call of this returned), in the order they logged
-    /// them: a reader that follows the lines as a run goes takes each once.
-    pub fn kernel_logs_since(&self, from: usize) -> Vec<crate::report::KernelLogLine> {
-        let w = self.world.borrow();
-        w.kernel_logs.get(from..).unwrap_or_default().to_vec()
     }
 
     /// The profile of every firmware core spawned so far, in spawn order (empty unless

@@ -54,11 +54,7 @@ impl std::fmt::Display for BroadcastSummary {
                 self.checked_bytes
             )?;
         }
-        let unit = if self.clock.is_time() {
-            "cycles"
-        } else {
-            "steps"
-        };
+        let unit = self.clock.word();
         match self.micros {
             Some(us) => {
                 let mut clocks = self.chips.iter().map(|c| c.aiclk_mhz).filter(|&m| m > 0);
@@ -155,8 +151,11 @@ impl std::fmt::Display for BroadcastSummary {
         }
         writeln!(
             f,
-            "    wait {}:    A {}, W {} ({} cores spent waiting inside broadcast calls, summed over every core and job: cores wait at once, so this exceeds the run's)",
-            unit, self.wait_cycles[0], self.wait_cycles[1], unit
+            "    {:<16}A {}, W {} ({} cores spent waiting inside broadcast calls, summed over every core and job: cores wait at once, so this exceeds the run's)",
+            format!("wait {unit}:"),
+            self.wait_cycles[0],
+            self.wait_cycles[1],
+            unit
         )?;
         for v in &self.violations {
             writeln!(f, "  VIOLATION: {v}")?;
