@@ -397,6 +397,13 @@ fn a_missing_library_server_or_foreign_library_is_exit_4_with_one_line() {
     assert_eq!(none.0, 4, "{none:?}");
     assert_eq!(none.2.lines().count(), 1, "{}", none.2);
     assert!(none.2.contains("no such file"), "{}", none.2);
+    let dir = komorebi(&["broadcast", "--device", "ttsim:/tmp"]);
+    assert_eq!(dir.0, 4, "{dir:?}");
+    assert!(
+        dir.2.contains("/tmp: a directory, not the library file"),
+        "{}",
+        dir.2
+    );
     // A library that is not ttsim: the server says which symbol it lacks.
     let libc = [
         "/lib/x86_64-linux-gnu/libc.so.6",

@@ -238,11 +238,14 @@ impl TtsimProcess {
             why,
         };
         if !library.is_file() {
-            return Err(unavailable(
-                "no such file (build ttsim from its source, or give the path of a \
-                 libttsim.so from Tenstorrent's ttsim releases)"
-                    .into(),
-            ));
+            let what = match library.is_dir() {
+                true => "a directory, not the library file",
+                false => "no such file",
+            };
+            return Err(unavailable(format!(
+                "{what} (build ttsim from its source, or give the path of a libttsim.so from \
+                 Tenstorrent's ttsim releases)"
+            )));
         }
         let mut child = Command::new(server)
             .arg(library)
