@@ -209,7 +209,8 @@ pub struct BroadcastFlags {
     /// `--fault`.
     #[arg(long, value_enum, default_value = "komorebi")]
     pub protocol: ProtocolFlag,
-    /// Write a Chrome/Perfetto trace of every transfer and wait to FILE.
+    /// Write a Chrome/Perfetto trace of every transfer and wait to FILE (the simulator only:
+    /// refused on ttsim and a card).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// Profile the firmware cores (`--device pcie-sim --exec firmware` only): cycles by
@@ -299,10 +300,11 @@ pub struct ShapeFlags {
     /// own (ARC telemetry ENABLED_GDDR): refused there.
     #[arg(long, value_name = "BANK", value_parser = ranged::<u8>(0, 7))]
     pub fused_dram: Option<u8>,
-    /// Seed of the simulation, decimal or 0x-hex (0.., any 64-bit number).
+    /// Seed of the simulation, decimal or 0x-hex (0.., any 64-bit number); refused on ttsim and a
+    /// card, whose schedule is their own.
     #[arg(long, value_parser = ranged::<u64>(0, u64::MAX), default_value_t = 0)]
     pub seed: u64,
-    /// Reorder everything the hardware does not order (seeded by --seed).
+    /// Reorder everything the hardware does not order (seeded by --seed); the simulator only.
     #[arg(long)]
     pub adversarial: bool,
     /// Device cycles any single wait may last (0.., any 64-bit number, decimal or 0x-hex).

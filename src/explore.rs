@@ -358,14 +358,13 @@ pub fn explore(
         cases: 0,
         failures: Vec::new(),
         cycles: 0,
-        clock: ClockKind::default(),
+        clock: device.clock_kind(),
         checked_bytes: 0,
     };
     for seed in (0..count).map_while(|i| start.checked_add(i)) {
         let cfg = case(seed, chip, device);
         match check_case(&cfg) {
             Ok(s) => {
-                out.clock = s.clock;
                 out.cycles += s.cycles;
                 out.checked_bytes += s.checked_bytes;
             }

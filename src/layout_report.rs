@@ -132,8 +132,15 @@ pub fn layout_report(
             },
             ..BroadcastConfig::default()
         };
-        BroadcastPlan::per_job(&cfg, &geometry)
-            .map_err(|e| format!("the 03 program refuses this shape: {e}"))
+        BroadcastPlan::per_job(&cfg, &geometry).map_err(|e| {
+            // The placement is the program's with both broadcasts (`--along` here picks
+            // which to print): a hint of the run's `--along` must not read as this flag's.
+            let both = match e.to_string().contains("with --along row or column") {
+                true => " (layout places both broadcasts, as `broadcast --along both` runs)",
+                false => "",
+            };
+            format!("the 03 program refuses this shape: {e}{both}")
+        })
     });
     let (plan, placement_refused) = match plan {
         Ok(p) => (Some(p), None),

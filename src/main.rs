@@ -52,7 +52,7 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         picture: Option<std::path::PathBuf>,
     },
-    /// Run random seeds x random broadcast shapes with the adversary on; print failures with
+    /// Run random seeds x random broadcast shapes with the adversary on (on the simulators); print failures with
     /// the command that replays each.
     #[command(after_help = EXPLORE_EXIT_CODES)]
     Explore {

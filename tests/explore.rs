@@ -294,6 +294,13 @@ fn a_replay_parses_back_into_the_case_it_replays() {
                 },
                 ChipKind::Blackhole,
             ),
+            (
+                DeviceChoice::Ttsim {
+                    library: "/opt/tt sim/wh/libttsim.so".into(),
+                    chip: 0,
+                },
+                ChipKind::Wormhole,
+            ),
         ] {
             // As `explore` draws it: other harvesting, a seed and the adversary on the
             // simulators.
@@ -306,6 +313,10 @@ fn a_replay_parses_back_into_the_case_it_replays() {
                 .unwrap_or_else(|e| panic!("seed {seed}: {replay}: {e}"));
             let cfg = parsed.flags.config().unwrap();
             assert_eq!(cfg, case, "seed {seed}: {replay}");
+            // And the run takes it: no flag the device refuses (ttsim takes no seed, no
+            // adversary, no other harvesting).
+            cfg.check_flags()
+                .unwrap_or_else(|e| panic!("seed {seed}: {replay}: {e}"));
             assert!(
                 parsed.run.feeder,
                 "the case ran through the feeder: {replay}"
@@ -343,5 +354,23 @@ fn column_cases_multicast_down_a_column() {
             );
         }
         assert!(columns_only > 500, "{chip:?}: {columns_only}");
+    }
+}
+
+/// An exploration names its device's clock, whether or not a case ran.
+#[test]
+fn an_exploration_counts_in_its_devices_clock() {
+    use komorebi::host::device::ClockKind;
+    let ttsim = DeviceChoice::Ttsim {
+        library: "/no/such/libttsim.so".into(),
+        chip: 0,
+    };
+    for (device, clock) in [
+        (DeviceChoice::Sim, ClockKind::Simulated),
+        (ttsim, ClockKind::TtsimSteps),
+        ("/dev/tenstorrent/9".parse().unwrap(), ClockKind::Card),
+    ] {
+        let out = explore(0, 0, &device, ChipKind::Blackhole, |_| {});
+        assert_eq!((out.cases, out.clock), (0, clock), "{device}");
     }
 }

@@ -315,7 +315,6 @@ impl Session {
         self.geometry.fused_dram()
     }
 
-    /// The device.
     /// What the device's clock counts (`Device::clock_kind`).
     pub fn clock_kind(&self) -> ClockKind {
         self.device.clock_kind()

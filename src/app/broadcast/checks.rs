@@ -173,7 +173,6 @@ impl BroadcastConfig {
     pub(super) fn validate(&self) -> Result<(), BroadcastError> {
         self.validate_chip()?;
         self.validate_firmware()?;
-        self.validate_log()?;
         if !(1..=MAX_CHIPS).contains(&self.chips) {
             return Err(flag(
                 "--chips",
@@ -371,6 +370,7 @@ impl BroadcastConfig {
                 ),
             ));
         }
-        Ok(())
+        // Last: it reads the images' tables, and a flag no run can have is named first.
+        self.validate_log()
     }
 }

@@ -178,6 +178,17 @@ impl DeviceChoice {
         matches!(self, Self::Sim | Self::PcieSim)
     }
 
+    /// What the device's clock counts: the simulator's cycles, ttsim's clock steps, or a
+    /// card's tile wall clock.
+    pub fn clock_kind(&self) -> crate::host::device::ClockKind {
+        use crate::host::device::ClockKind;
+        match self {
+            Self::Sim | Self::PcieSim => ClockKind::Simulated,
+            Self::Ttsim { .. } => ClockKind::TtsimSteps,
+            Self::Card(_) => ClockKind::Card,
+        }
+    }
+
     /// Parses `ttsim[:PATH][@CHIP]`; `library_var` is `KOMOREBI_TTSIM`'s value.
     fn parse_ttsim(rest: &str, library_var: Option<std::ffi::OsString>) -> Result<Self, String> {
         let (path, chip) = match rest.rsplit_once('@') {
