@@ -108,7 +108,17 @@ pub fn one_line(e: &clap::Error) -> String {
 /// `--version` print and give 0.
 pub fn parse_or_exit<T: clap::Parser>() -> Result<T, ExitCode> {
     use clap::error::ErrorKind;
-    match T::try_parse() {
+    // A negative number is a value, so its flag's parser names the flag and what it allows
+    // (clap would take `-5` for an unknown flag).
+    fn negative_numbers_are_values(command: clap::Command) -> clap::Command {
+        command
+            .allow_negative_numbers(true)
+            .mut_subcommands(negative_numbers_are_values)
+    }
+    let parsed = negative_numbers_are_values(T::command())
+        .try_get_matches()
+        .and_then(|mut m| T::from_arg_matches_mut(&mut m));
+    match parsed {
         Ok(t) => Ok(t),
         Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let _ = e.print();

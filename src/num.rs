@@ -28,10 +28,15 @@ pub fn range_text(min: u64, max: u64) -> String {
 }
 
 /// Parses one number, decimal or `0x`-hex, in `min..=max`; the error says what is allowed (a
-/// number too large for 64 bits is out of range, not "not a number").
+/// number too large for 64 bits, or a negative one, is out of range, not "not a number").
 pub fn parse_in(s: &str, min: u64, max: u64) -> Result<u64, String> {
     let allowed = range_text(min, max);
-    let v = parse_u64(s.trim()).map_err(|e| match e.kind() {
+    let s = s.trim();
+    let negative = s.strip_prefix('-').is_some_and(|n| {
+        !n.is_empty() && (parse_u64(n).is_ok() || n.bytes().all(|b| b.is_ascii_digit()))
+    });
+    let v = parse_u64(s).map_err(|e| match e.kind() {
+        _ if negative => format!("out of range (allowed: {allowed})"),
         std::num::IntErrorKind::PosOverflow => format!("out of range (allowed: {allowed})"),
         _ => format!("not a number (allowed: {allowed}, decimal or 0x-hex)"),
     })?;
@@ -101,6 +106,25 @@ mod tests {
         assert_eq!(
             parse_in("99999999999999999999", 1, 8),
             Err("out of range (allowed: 1..=8)".into())
+        );
+        // Negative: out of range too; a lone sign is not a number.
+        assert_eq!(
+            parse_in("-5", 0, 100),
+            Err("out of range (allowed: 0..=100)".into())
+        );
+        assert_eq!(
+            parse_in("-99999999999999999999", 0, 100),
+            Err("out of range (allowed: 0..=100)".into())
+        );
+        assert!(
+            parse_in("-", 0, 100)
+                .unwrap_err()
+                .starts_with("not a number")
+        );
+        assert!(
+            parse_in("-x", 0, 100)
+                .unwrap_err()
+                .starts_with("not a number")
         );
         assert_eq!(ranged::<u8>(1, 8)("0x8"), Ok(8));
         assert!(ranged::<u8>(1, 8)("9").is_err());

@@ -330,3 +330,30 @@ fn the_simulators_trace_seed_and_adversary_are_refused_on_a_device() {
     }
     assert!(!std::path::Path::new("/tmp/komorebi-never.json").exists());
 }
+
+#[test]
+fn a_negative_number_is_out_of_its_flags_range_not_an_unknown_flag() {
+    for (args, named) in [
+        (
+            &["broadcast", "--blocks", "-5"][..],
+            "'-5' for '--blocks <BLOCKS>': out of range (allowed: 0..=32767)",
+        ),
+        (
+            &["grid", "--fused-dram", "-1"][..],
+            "'-1' for '--fused-dram <BANK>': out of range (allowed: 0..=7)",
+        ),
+        (
+            &["grid", "--harvest", "99999999999999999999"][..],
+            "for '--harvest': bits outside 0x3fff",
+        ),
+        (
+            &["bench", "noc", "--pattern", "one-to-all", "--size", "-5"][..],
+            "'-5' for '--size <BYTES>': out of range",
+        ),
+    ] {
+        let (code, out, err) = komorebi(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+        assert!(err.contains(named), "{args:?}: {err}");
+    }
+}

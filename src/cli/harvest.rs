@@ -3,14 +3,20 @@
 
 use blackhole_pac::harvest::HarvestMask;
 
-use crate::num::parse_u64;
+/// `s` as a mask's number, decimal or `0x`-hex: one too large for 64 bits, or negative, has bits
+/// outside any mask (`u64::MAX`); anything else is not a number.
+fn mask_value(s: &str, allowed: &str) -> Result<u64, String> {
+    crate::num::parse_in(s, 0, u64::MAX).or_else(|e| match e.starts_with("out of range") {
+        true => Ok(u64::MAX),
+        false => Err(format!("not a number ({allowed}, decimal or 0x-hex)")),
+    })
+}
 
 /// Parses a die-order harvest mask, decimal or `0x`-hex: 0..=0x3fff with at least one Tensix
 /// column left (the one check of every command that takes `--harvest`).
 pub fn parse_harvest(s: &str) -> Result<HarvestMask, String> {
     const ALLOWED: &str = "allowed: 0..=0x3fff, at least one bit clear";
-    let value =
-        parse_u64(s.trim()).map_err(|_| format!("not a number ({ALLOWED}, decimal or 0x-hex)"))?;
+    let value = mask_value(s, ALLOWED)?;
     let mask = u32::try_from(value)
         .ok()
         .and_then(|v| HarvestMask::new(v).ok())
@@ -29,8 +35,7 @@ pub fn parse_harvest(s: &str) -> Result<HarvestMask, String> {
 pub fn parse_row_harvest(s: &str) -> Result<wormhole_pac::harvest::HarvestMask, String> {
     const ALLOWED: &str =
         "allowed with --chip wormhole: 0..=0x3ff, the 10 Tensix rows, at least one bit clear";
-    let value =
-        parse_u64(s.trim()).map_err(|_| format!("not a number ({ALLOWED}, decimal or 0x-hex)"))?;
+    let value = mask_value(s, ALLOWED)?;
     match u32::try_from(value) {
         Ok(0x3FF) => Err(format!(
             "every row harvested: no Tensix row left ({ALLOWED})"
