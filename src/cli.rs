@@ -135,10 +135,11 @@ pub fn parse_or_exit<T: clap::Parser>() -> Result<T, ExitCode> {
     }
 }
 
-/// Prints `text` on stdout; a closed stdout (`| head`) is not an error.
+/// Prints `text` on stdout, ending in one newline whether or not it ends in one; a closed stdout
+/// (`| head`) is not an error.
 pub fn print(text: &str) -> ExitCode {
     let mut out = std::io::stdout().lock();
-    match writeln!(out, "{text}") {
+    match writeln!(out, "{}", text.strip_suffix('\n').unwrap_or(text)) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
             eprintln!("error: could not write the output: {e}");
             ExitCode::FAILURE

@@ -21,7 +21,7 @@ pub struct DeviceRow {
     pub chip: Option<&'static str>,
     /// The harvest mask: a Blackhole's die-order Tensix columns (ARC telemetry tag 34), a
     /// Wormhole's rows in tt-umd's order (ARC message 0x57).
-    pub harvest: Option<String>,
+    pub harvest: Option<u32>,
     /// The fused DRAM bank (telemetry tag 36), if the card has one (left out of the JSON when
     /// none).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -32,7 +32,7 @@ pub struct DeviceRow {
     pub aiclk_mhz: Option<u32>,
     /// A note about the clock when the open left one (whether the host could raise AICLK from
     /// idle, and why not when it could not); none for a card, whose listing raises nothing.
-    pub clock: Option<String>,
+    pub aiclk_note: Option<String>,
     /// Firmware bundle version (sysfs `tt_fw_bundle_ver`).
     pub firmware_bundle: Option<String>,
     /// Why the device cannot be used, if it cannot.
@@ -73,14 +73,14 @@ impl fmt::Display for Devices {
                 "  driver {}  {}harvest {}{}  aiclk {} MHz  firmware {}",
                 or(&d.driver),
                 d.chip.map(|c| format!("chip {c}  ")).unwrap_or_default(),
-                or(&d.harvest),
+                d.harvest.map_or("-".into(), |h| format!("{h:#06x}")),
                 d.fused_dram
                     .map(|b| format!("  fused DRAM bank {b}"))
                     .unwrap_or_default(),
                 d.aiclk_mhz.map_or("-".into(), |m| m.to_string()),
                 or(&d.firmware_bundle)
             )?;
-            if let Some(c) = &d.clock {
+            if let Some(c) = &d.aiclk_note {
                 writeln!(f, "  note: {c}")?;
             }
         }
@@ -146,10 +146,10 @@ pub fn ttsim_devices(library: &std::path::Path) -> Devices {
                     Ok((id, card)) => {
                         row.chip = Some(crate::chip::chip_flag(card.chip().kind()));
                         row.pci_address = Some(id.pci_address);
-                        row.harvest = Some(format!("{:#06x}", card.chip().harvest_word()));
+                        row.harvest = Some(card.chip().harvest_word());
                         row.fused_dram = card.fused_dram();
                         row.aiclk_mhz = card.aiclk_reported();
-                        row.clock = id.clock_note;
+                        row.aiclk_note = id.clock_note;
                     }
                     Err(e) => row.error = Some(e.to_string()),
                 }
@@ -190,10 +190,10 @@ fn row(node: komorebi_pcie::kmd::DeviceNode) -> DeviceRow {
             row.chip = Some(crate::chip::chip_flag(card.chip().kind()));
             let (ma, mi, pa) = id.driver_version;
             row.driver = Some(format!("{ma}.{mi}.{pa} (ioctl API {})", id.api_version));
-            row.harvest = Some(format!("{:#06x}", card.chip().harvest_word()));
+            row.harvest = Some(card.chip().harvest_word());
             row.fused_dram = card.fused_dram();
             row.aiclk_mhz = card.aiclk_reported();
-            row.clock = id.clock_note;
+            row.aiclk_note = id.clock_note;
             row.firmware_bundle = id.firmware_bundle;
         }
         Err(e) => row.error = Some(e.to_string()),

@@ -9,13 +9,15 @@ use serde::Serialize;
 /// The report `komorebi grid` prints.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GridReport {
+    /// Always `blackhole`.
+    pub chip: &'static str,
     /// Die-order harvest mask.
-    pub harvest_mask: u16,
+    pub harvest: u16,
     /// The fused DRAM bank, its ports `d` on the map (left out of the JSON when none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fused_dram: Option<u8>,
     /// The same mask in tt-umd's sorted order.
-    pub umd_harvest_mask: u16,
+    pub umd_harvest: u16,
     /// Enabled Tensix tiles.
     pub tensix: usize,
     /// NoC0 x of each logical column.
@@ -55,9 +57,10 @@ pub fn grid_report(mask: HarvestMask, dram: DramBanks) -> GridReport {
         })
         .collect();
     GridReport {
-        harvest_mask: mask.bits(),
+        chip: "blackhole",
+        harvest: mask.bits(),
         fused_dram: dram.fused(),
-        umd_harvest_mask: mask.to_umd(),
+        umd_harvest: mask.to_umd(),
         tensix: mask.tensix_count(),
         noc0_x,
         noc1_x,
@@ -69,11 +72,11 @@ impl std::fmt::Display for GridReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "harvest mask {:#06x} (tt-umd order {:#06x}): {} Tensix in {} columns",
-            self.harvest_mask,
-            self.umd_harvest_mask,
+            "harvest mask {:#06x} (tt-umd order {:#06x}): {} Tensix in {}",
+            self.harvest,
+            self.umd_harvest,
             self.tensix,
-            self.noc0_x.len()
+            crate::num::count(self.noc0_x.len() as u64, "column", "columns")
         )?;
         writeln!(f, "logical column -> NoC0 x: {:?}", self.noc0_x)?;
         writeln!(f, "logical column -> NoC1 x: {:?}", self.noc1_x)?;
@@ -120,7 +123,7 @@ pub struct WormholeGridReport {
     /// Always `wormhole`.
     pub chip: &'static str,
     /// The row harvest mask, tt-umd's order (bit `j`: NoC0 y `TENSIX_Y[j]`).
-    pub harvest_mask: u16,
+    pub harvest: u16,
     /// Enabled Tensix tiles.
     pub tensix: usize,
     /// NoC0 x of each logical column (all 8: Wormhole harvests rows).
@@ -155,7 +158,7 @@ pub fn wormhole_grid_report(mask: wormhole_pac::harvest::HarvestMask) -> Wormhol
         .collect();
     WormholeGridReport {
         chip: "wormhole",
-        harvest_mask: mask.bits(),
+        harvest: mask.bits(),
         tensix: TENSIX_X.len() * rows.count() as usize,
         noc0_x: TENSIX_X.to_vec(),
         noc0_y: rows.noc0_y().to_vec(),
@@ -168,11 +171,11 @@ impl std::fmt::Display for WormholeGridReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "Wormhole B0, row harvest mask {:#05x}: {} Tensix in {} columns x {} rows",
-            self.harvest_mask,
+            "Wormhole B0, row harvest mask {:#05x}: {} Tensix in {} x {}",
+            self.harvest,
             self.tensix,
-            self.noc0_x.len(),
-            self.noc0_y.len()
+            crate::num::count(self.noc0_x.len() as u64, "column", "columns"),
+            crate::num::count(self.noc0_y.len() as u64, "row", "rows")
         )?;
         writeln!(f, "logical column -> NoC0 x: {:?}", self.noc0_x)?;
         writeln!(f, "logical row -> NoC0 y: {:?}", self.noc0_y)?;
@@ -219,7 +222,7 @@ mod tests {
         assert_eq!(r.tensix, 120);
         assert_eq!(r.noc0_x, vec![1, 2, 3, 4, 5, 6, 11, 12, 13, 14, 15, 16]);
         assert_eq!(r.noc1_x, vec![15, 14, 13, 12, 11, 10, 5, 4, 3, 2, 1, 0]);
-        assert_eq!(r.umd_harvest_mask, 0xC0);
+        assert_eq!(r.umd_harvest, 0xC0);
         assert_eq!(r.map[0], "D.P.....AD.P.....");
         assert_eq!(r.map[1], "DEEEEEEE.DEEEEEEE");
         assert_eq!(r.map[2], "DTTTTTThSDhTTTTTT");

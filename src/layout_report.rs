@@ -202,8 +202,8 @@ impl std::fmt::Display for LayoutReport {
         writeln!(f, "panels [first_column, columns]: {:?}", self.panels)?;
         write!(
             f,
-            "{} broadcasts along {}s on NoC{} (rank 0 sends; start/end in NoC{} raw coordinates)",
-            self.broadcasts.len(),
+            "{} along {}s on NoC{} (rank 0 sends; start/end in NoC{} raw coordinates)",
+            crate::num::count(self.broadcasts.len() as u64, "broadcast", "broadcasts"),
             self.along.name(),
             self.noc.index(),
             self.noc.index()

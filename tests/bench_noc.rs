@@ -96,11 +96,13 @@ fn json_has_exactly_the_fields_and_they_agree() {
                 "cycles",
                 "cycles_per_transaction",
                 "destinations",
+                "harvest",
                 "micros",
                 "noc",
                 "pattern",
                 "size",
-                "transactions"
+                "transactions",
+                "what"
             ],
             "{args}"
         );
@@ -318,4 +320,21 @@ fn a_linked_run_of_small_multicasts_beats_an_unlinked_one() {
     let unlinked = u(&bench(run), "cycles");
     let linked = u(&bench(&format!("{run} --linked")), "cycles");
     assert!(linked < unlinked, "linked {linked}, unlinked {unlinked}");
+}
+
+/// The JSON says what was measured: the transfer in words, the chip's mask and fused bank.
+#[test]
+fn the_json_names_the_transfer_and_the_chip() {
+    let v = bench("--pattern dram-read --size 64 --fused-dram 0");
+    assert!(
+        v["what"].as_str().unwrap().starts_with("DRAM bank 1 -> "),
+        "{v}"
+    );
+    assert_eq!((u(&v, "harvest"), u(&v, "fused_dram")), (0x3000, 0), "{v}");
+    let v = bench("--pattern dram-read --size 64");
+    assert!(
+        v["what"].as_str().unwrap().starts_with("DRAM bank 0 -> "),
+        "{v}"
+    );
+    assert!(v.get("fused_dram").is_none(), "{v}");
 }

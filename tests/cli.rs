@@ -118,7 +118,18 @@ fn grid_prints_the_chip_map() {
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["tensix"], 140);
-    assert_eq!(v["umd_harvest_mask"], 0);
+    assert_eq!(v["umd_harvest"], 0);
+    // The same names as the other commands' JSON: `chip`, `harvest`.
+    assert_eq!(
+        (&v["chip"], &v["harvest"]),
+        (&"blackhole".into(), &0.into())
+    );
+    let (_, out, _) = komorebi(&["grid", "--harvest", "0x3000", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["harvest"].as_u64(), v["umd_harvest"].as_u64()),
+        (Some(0x3000), Some(0xC0))
+    );
 }
 
 #[test]

@@ -92,8 +92,10 @@ impl std::fmt::Display for MatmulSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "matmul schedule on the simulator: {} block groups, {} row write-backs, {} commands",
-            self.block_groups, self.row_groups, self.commands
+            "matmul schedule on the simulator: {}, {}, {}",
+            crate::num::count(self.block_groups as u64, "block group", "block groups"),
+            crate::num::count(self.row_groups as u64, "row write-back", "row write-backs"),
+            crate::num::count(self.commands as u64, "command", "commands")
         )?;
         writeln!(f, "  checked by compute: {} bytes", self.checked_bytes)?;
         writeln!(f, "  simulated:          {} cycles", self.cycles)?;

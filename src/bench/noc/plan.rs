@@ -201,8 +201,11 @@ impl NocBench {
                     return Err(NocBenchError::NoOtherCore { rect, sender });
                 }
                 let what = format!(
-                    "{sender} -> the {} cores of rect {rect} but the sender, one after another",
-                    nodes.len()
+                    "{sender} -> {} of rect {rect} but the sender, one after another",
+                    match nodes.len() {
+                        1 => "the 1 core".to_string(),
+                        n => format!("the {n} cores"),
+                    }
                 );
                 (Transfers::OneToAll(nodes), 1, what)
             }

@@ -34,6 +34,8 @@ impl NocBench {
             noc: self.noc.index(),
             size: self.job.size,
             what: self.what.clone(),
+            harvest: self.harvest.bits() as u16,
+            fused_dram: self.fused_dram,
         })
     }
 
@@ -209,9 +211,14 @@ pub struct NocBenchReport {
     pub noc: u8,
     /// Bytes of one transaction.
     pub size: u32,
-    /// Who sends to whom, in words.
-    #[serde(skip)]
+    /// Who sends to whom, in words (the text's first line: sender, target or rectangle, the
+    /// DRAM bank and its port).
     pub what: String,
+    /// The simulated chip's harvest mask (die-order columns).
+    pub harvest: u16,
+    /// The simulated chip's fused DRAM bank (left out of the JSON when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fused_dram: Option<u8>,
 }
 
 impl fmt::Display for NocBenchReport {
