@@ -95,7 +95,7 @@ impl std::fmt::Display for MatmulSummary {
             "matmul schedule on the simulator: {}, {}, {}",
             crate::num::count(self.block_groups as u64, "block group", "block groups"),
             crate::num::count(self.row_groups as u64, "row write-back", "row write-backs"),
-            crate::num::count(self.commands as u64, "command", "commands")
+            crate::num::count(self.commands, "command", "commands")
         )?;
         writeln!(f, "  checked by compute: {} bytes", self.checked_bytes)?;
         writeln!(f, "  simulated:          {} cycles", self.cycles)?;
