@@ -34,7 +34,7 @@ impl NocBench {
             noc: self.noc.index(),
             size: self.job.size,
             what: self.what.clone(),
-            harvest: self.harvest.bits() as u16,
+            harvest: self.harvest.bits(),
             fused_dram: self.fused_dram,
         })
     }
