@@ -48,16 +48,31 @@ const EXIT_CODES: &str = "Exit codes: 0 every command reported and every byte ch
      flags or a schedule that does not fit, 4 the simulator or the dispatcher could not run it.";
 
 fn parse_block(s: &str) -> Result<(u8, u8), String> {
-    const ALLOWED: &str = "allowed: COLUMNSxROWS such as 3x2, each 1..=255";
-    let (c, r) = s
-        .split_once('x')
-        .ok_or_else(|| format!("no 'x' between COLUMNS and ROWS ({ALLOWED})"))?;
+    const ALLOWED: &str = "allowed: COLUMNSxROWS such as 3x2, each 1..=255, decimal or 0x-hex";
     let n = |what: &str, v: &str| {
         komorebi::num::parse_in(v, 1, 255)
             .map(|v| v as u8)
             .map_err(|_| format!("{what} '{v}' is not a number 1..=255 ({ALLOWED})"))
     };
-    Ok((n("COLUMNS", c)?, n("ROWS", r)?))
+    // The separator is the one 'x' with a number on each side (a hex number has an 'x' too:
+    // 0x3x0x2 is 3 by 2).
+    let splits: Vec<(u8, u8)> = s
+        .match_indices('x')
+        .filter_map(|(at, _)| Some((n("", &s[..at]).ok()?, n("", &s[at + 1..]).ok()?)))
+        .collect();
+    match splits[..] {
+        [block] => Ok(block),
+        [] => {
+            // Name the side that is wrong, at the first 'x'.
+            let (c, r) = s
+                .split_once('x')
+                .ok_or_else(|| format!("no 'x' between COLUMNS and ROWS ({ALLOWED})"))?;
+            Ok((n("COLUMNS", c)?, n("ROWS", r)?))
+        }
+        _ => Err(format!(
+            "'{s}' splits into COLUMNS and ROWS more than one way ({ALLOWED})"
+        )),
+    }
 }
 
 fn main() -> ExitCode {

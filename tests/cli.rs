@@ -410,6 +410,11 @@ fn matmul_schedule_names_the_users_flag_and_value() {
             &["--block", "5x2"][..],
             "--block: 5x2 blocks do not tile the 12x10",
         ),
+        // Hex on either side: the 'x' between two numbers separates them.
+        (
+            &["--block", "0x5x0x2"][..],
+            "--block: 5x2 blocks do not tile the 12x10",
+        ),
         // Every step's data fits a DRAM bank: the flags that size it are named, with the most
         // the shape allows (3,467 steps run; a block group's plan holds its steps, a row
         // group's its write-back).
