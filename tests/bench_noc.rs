@@ -249,6 +249,10 @@ fn bad_flags_exit_2_with_one_line_naming_the_flag() {
             "--to",
         ),
         ("--pattern unicast --to 1,1 --size 64 --bank 2", "--bank"),
+        (
+            "--pattern unicast --to 1,1 --size 64 --fused-dram 2",
+            "--fused-dram",
+        ),
         ("--pattern unicast --to 12,0 --size 64", "--to"),
         ("--pattern unicast --to 0,10 --size 64 --harvest 0", "--to"),
         (

@@ -119,8 +119,8 @@ pub struct NocBenchFlags {
     /// no column (a 14 x 10 logical grid); the default 0x3000 is the p100/p150 mask (12 x 10).
     #[arg(long, value_name = "MASK", value_parser = parse_harvest, default_value = "0x3000")]
     pub harvest: HarvestMask,
-    /// The simulated chip's fused DRAM bank, 0..=7 (default: none, all 8 banks work; a p100
-    /// has one): --bank may not name it.
+    /// dram-read only: the simulated chip's fused DRAM bank, 0..=7 (default: none, all 8 banks
+    /// work; a p100 has one): --bank may not name it.
     #[arg(long, value_name = "BANK", value_parser = ranged::<u8>(0, DRAM_BANKS as u64 - 1))]
     pub fused_dram: Option<u8>,
     /// Print one JSON object instead of text.

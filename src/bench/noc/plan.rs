@@ -96,6 +96,10 @@ impl NocBench {
         if flags.bank.is_some() && pattern != Pattern::DramRead {
             return Err(not_for("--bank", "dram-read", pattern));
         }
+        // Only a DRAM read meets a bank: elsewhere a fused one changes nothing measured.
+        if flags.fused_dram.is_some() && pattern != Pattern::DramRead {
+            return Err(not_for("--fused-dram", "dram-read", pattern));
+        }
         let noc = if flags.noc == 0 {
             NocId::Noc0
         } else {
