@@ -90,7 +90,7 @@ enum Command {
         json: bool,
         /// List the chips of a ttsim library instead of tt-kmd's cards: `ttsim[:PATH]` (without
         /// a path, the one `KOMOREBI_TTSIM` names).
-        #[arg(long, value_name = "ttsim[:PATH]")]
+        #[arg(long, value_name = "ttsim[:PATH]", value_parser = listing_device)]
         device: Option<komorebi::app::broadcast::DeviceChoice>,
     },
     /// Read every firmware kernel's log ring of a card after a run, without loading or starting
@@ -219,6 +219,22 @@ enum AlongArg {
     Column,
 }
 
+/// `devices --device`: a device as `broadcast --device` takes it, but a ttsim library without
+/// `@CHIP`, `@0` included (the listing takes every chip of the library).
+fn listing_device(s: &str) -> Result<komorebi::app::broadcast::DeviceChoice, String> {
+    let chip = s
+        .strip_prefix("ttsim")
+        .and_then(|rest| rest.rsplit_once('@'))
+        .filter(|(_, chip)| !chip.is_empty() && chip.bytes().all(|b| b.is_ascii_digit()));
+    match chip {
+        Some((_, chip)) => Err(format!(
+            "@{chip}: devices lists every chip of the library (allowed: ttsim[:PATH] without \
+             @CHIP)"
+        )),
+        None => s.parse(),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = match cli::parse_or_exit::<Cli>() {
         Ok(c) => c,
@@ -235,6 +251,7 @@ fn main() -> ExitCode {
         } => cli::explore(seeds, start, &device, chip, json),
         Command::Devices { json, device } => match device {
             None => cli::print_report(&komorebi::devices::devices(), json),
+            // (`listing_device` refused any `@CHIP`.)
             Some(komorebi::app::broadcast::DeviceChoice::Ttsim { library, chip: 0 }) => {
                 cli::print_report(&komorebi::devices::ttsim_devices(&library), json)
             }

@@ -263,10 +263,12 @@ fn refusals_name_the_flags_at_fault_and_what_is_allowed() {
         assert!(out.is_empty(), "{out}");
         assert_eq!(err.trim_end(), message, "{args:?}");
     }
-    // The devices listing takes a ttsim library's every chip, not one.
-    let (code, _, err) = komorebi(&["devices", "--device", "ttsim:/x.so@3"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("without @CHIP"), "{err}");
+    // The devices listing takes a ttsim library's every chip, not one (nor chip 0 alone).
+    for device in ["ttsim:/x.so@3", "ttsim:/x.so@0"] {
+        let (code, _, err) = komorebi(&["devices", "--device", device]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("without @CHIP"), "{err}");
+    }
 }
 
 #[test]
