@@ -304,7 +304,8 @@ fn bench_rows_on_ttsim_are_counted_in_steps_and_say_why_they_have_no_efficiency(
     assert!(
         v["rows"][0]["efficiency"].is_null() && v["rows"][0]["ok"] == true,
         "{v}"
-    );
+    ); // ttsim's mask is its own, not the flag's default: none is claimed.
+    assert!(v.get("harvest").is_none(), "{v}");
 }
 
 #[test]

@@ -204,8 +204,10 @@ pub struct BroadcastBenchReport {
     pub check: &'static str,
     /// The chip: `blackhole` or `wormhole`.
     pub chip: &'static str,
-    /// The simulated chip's harvest mask: a Blackhole's die-order columns, a Wormhole's rows.
-    pub harvest: u16,
+    /// The simulated chip's harvest mask: a Blackhole's die-order columns, a Wormhole's rows
+    /// (left out of the JSON on ttsim or a card, whose mask is their own: `komorebi devices`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub harvest: Option<u16>,
     /// The simulated chip's fused DRAM bank (left out of the JSON when none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fused_dram: Option<u8>,
@@ -261,7 +263,7 @@ impl BroadcastBenchReport {
                 Check::None => "none",
             },
             chip: crate::chip::chip_flag(shape.chip),
-            harvest: shape.harvest_mask(),
+            harvest: shape.device.in_process().then(|| shape.harvest_mask()),
             fused_dram: shape.fused_dram,
             seed: shape.seed,
             adversarial: shape.adversarial,
