@@ -247,13 +247,14 @@ fn refusals_name_the_flags_at_fault_and_what_is_allowed() {
                 "--rect",
                 "0,0,1,1",
             ][..],
-            "error: --pages: 2 broadcast buffers of --window 1 x --pages 4096 x --page-size \
+            "error: --page-size: 2 broadcast buffers of --window 1 x --pages 4096 x --page-size \
              1048576 = 8589934592 bytes do not fit the 1310720 bytes of L1 above 0x40000 \
              (allowed: window x pages x page size at most 655360, or 1310720 with --along row or column)",
         ),
+        // The flag named is the one out of proportion: here only fewer pages alone would fit.
         (
             &["--window", "8", "--pages", "8191"][..],
-            "error: --window: 2 broadcast buffers of --window 8 x --pages 8191 x --page-size 2048 \
+            "error: --pages: 2 broadcast buffers of --window 8 x --pages 8191 x --page-size 2048 \
              = 268402688 bytes do not fit the 1310720 bytes of L1 above 0x40000 (allowed: window \
              x pages x page size at most 655360, or 1310720 with --along row or column)",
         ),
@@ -357,5 +358,33 @@ fn a_negative_number_is_out_of_its_flags_range_not_an_unknown_flag() {
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(out.is_empty(), "{args:?}: {out}");
         assert!(err.contains(named), "{args:?}: {err}");
+    }
+}
+
+/// The L1 refusal names the flag out of proportion: of those that alone brought to their least
+/// would let the buffers fit, the one furthest above its default.
+#[test]
+fn the_l1_refusal_names_the_flag_out_of_proportion() {
+    for (args, named) in [
+        (
+            &["--window", "2", "--pages", "4", "--page-size", "262144"][..],
+            "--page-size",
+        ),
+        (&["--window", "8", "--pages", "100"][..], "--pages"),
+        (
+            &["--window", "8", "--pages", "1", "--page-size", "131072"][..],
+            "--page-size",
+        ),
+        (
+            &["--window", "8", "--pages", "40", "--page-size", "4096"][..],
+            "--pages",
+        ),
+    ] {
+        let (code, _, err) = komorebi(&[&["broadcast"][..], args].concat());
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.starts_with(&format!("error: {named}: 2 broadcast buffers of")),
+            "{args:?}: {err}"
+        );
     }
 }

@@ -332,15 +332,40 @@ impl BroadcastConfig {
         let room = crate::chip::l1_size(self.chip) as u64 - BUFFER_BASE as u64;
         if buffers > room {
             // Window, pages and page size all make the buffers: the message gives their product
-            // and names the first of them that is more than its least.
-            let at_fault = if self.window > 1 {
-                "--window"
-            } else if self.pages > 1 {
-                "--pages"
-            } else {
-                "--page-size"
-            };
+            // and names the one out of proportion: of those that alone brought to their least
+            // would let the buffers fit (else of all three), the one furthest above its default.
             let operands = self.operands().len();
+            let (window, pages, page) =
+                (self.window as u64, self.pages as u64, self.page_size as u64);
+            let fits = |w: u64, p: u64, b: u64| operands as u64 * w * p * b <= room;
+            let default = BroadcastConfig::default();
+            let flags = [
+                (
+                    "--window",
+                    fits(1, pages, page),
+                    window,
+                    default.window as u64,
+                ),
+                (
+                    "--pages",
+                    fits(window, 1, page),
+                    pages,
+                    default.pages as u64,
+                ),
+                (
+                    "--page-size",
+                    fits(window, pages, 64),
+                    page,
+                    default.page_size as u64,
+                ),
+            ];
+            let alone = flags.iter().any(|f| f.1);
+            let at_fault = flags
+                .iter()
+                .filter(|f| f.1 || !alone)
+                // value / default, compared without division: a/b > c/d as a*d > c*b.
+                .reduce(|best, f| if f.2 * best.3 > best.2 * f.3 { f } else { best })
+                .map_or("--window", |f| f.0);
             // Both broadcasts take a buffer each: one alone has the whole room.
             let alone = match operands {
                 2 => format!(", or {room} with --along row or column"),

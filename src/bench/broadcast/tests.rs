@@ -256,7 +256,7 @@ fn a_refused_run_names_the_benchs_flag() {
     let e = BroadcastBench::new(&f).unwrap_err();
     assert!(
         e.to_string()
-            .starts_with("--pages: 2 broadcast buffers of --window 1 x --pages 100 x"),
+            .starts_with("--page-size: 2 broadcast buffers of --window 1 x --pages 100 x"),
         "{e}"
     );
 }
