@@ -429,12 +429,16 @@ fn a_fault_on_a_core_that_cannot_have_it_is_refused() {
         "--fault: stall-dm:2,5:3: core (2,5) has bad-words too, so it runs no block and the fault \
          would never fire (allowed: bad-words with drop-valid or host-stop on one core)"
     );
-    cfg.faults = vec![fault("stall-dm:2,5:3"), fault("stall-dm:2,5:3")];
-    let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
-    assert_eq!(
-        e,
-        "--fault: stall-dm:2,5:3 is given twice (allowed: one stall per kernel of a core)"
-    );
+    // Any fault given twice (a NoC drop's two filters would match one transaction and the
+    // second never act alone).
+    for twice in ["stall-dm:2,5:3", "drop-marker:2,5:1", "host-stop:2,5:1"] {
+        cfg.faults = vec![fault(twice), fault(twice)];
+        let e = broadcast::run(&cfg, |_| {}).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!("--fault: {twice} is given twice (allowed: each fault once)")
+        );
+    }
     // A host stop counts the blocks a core sees in its broadcasts with receivers: a core in
     // none (a row of one core) sees none, so only a stop at once can come.
     cfg.rect = komorebi_hal::LogicalRect::new(0, 0, 1, 2);

@@ -670,6 +670,13 @@ impl BroadcastPlan {
                     ),
                 ));
             }
+            // The same fault twice acts once (a drop's two filters match one transaction).
+            if self.cfg.faults[..i].contains(f) {
+                return Err(flag(
+                    "--fault",
+                    format!("{f} is given twice (allowed: each fault once)"),
+                ));
+            }
             // One stall per kernel: a second would replace the first.
             let kernel = |k: FaultKind| match k {
                 FaultKind::StallDm => Some(0),
@@ -680,14 +687,13 @@ impl BroadcastPlan {
                 g.core == f.core && kernel(f.kind).is_some_and(|k| kernel(g.kind) == Some(k))
             };
             if let Some(before) = self.cfg.faults[..i].iter().find(same_kernel) {
-                let what = if before == f {
-                    format!("{f} is given twice")
-                } else {
-                    format!("{before} and {f} stall the same kernel of core {}", f.core)
-                };
                 return Err(flag(
                     "--fault",
-                    format!("{what} (allowed: one stall per kernel of a core)"),
+                    format!(
+                        "{before} and {f} stall the same kernel of core {} (allowed: one stall \
+                         per kernel of a core)",
+                        f.core
+                    ),
                 ));
             }
             // Bad words stop the core's data-movement kernels before any block: a fault of its
