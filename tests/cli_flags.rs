@@ -388,3 +388,27 @@ fn the_l1_refusal_names_the_flag_out_of_proportion() {
         );
     }
 }
+
+/// Several chips from a card node that does not exist: the node's own error (exit 4), as with
+/// one chip, not a count of the usable chips tt-kmd presents.
+#[cfg(target_os = "linux")]
+#[test]
+fn several_chips_from_a_missing_card_node_say_it_is_missing() {
+    for chips in ["1", "2"] {
+        let (code, out, err) = komorebi(&[
+            "broadcast",
+            "--rect",
+            "0,0,2,2",
+            "--device",
+            "/dev/tenstorrent/97",
+            "--chips",
+            chips,
+        ]);
+        assert_eq!(code, 4, "--chips {chips}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(
+            err.contains("/dev/tenstorrent/97: no such device"),
+            "--chips {chips}: {err}"
+        );
+    }
+}

@@ -155,36 +155,39 @@ fn card_chips(
         .position(|p| std::path::Path::new(p) == first)
         .unwrap_or(nodes.len());
     let chosen = &nodes[from..];
+    let card = |path: &str| ChipDevice {
+        backend: Backend::Card {
+            path: path.into(),
+            firmware: cfg.firmware.clone(),
+        },
+        name: path.to_string(),
+        seed: None,
+    };
+    if chosen.is_empty() && !first.exists() {
+        // No such node: opening it says so (exit 4), as it does for one chip.
+        return Ok(vec![card(&first.display().to_string())]);
+    }
     if chosen.len() < cfg.chips as usize {
+        let (found, allowed) = match chosen.len() {
+            0 => ("none".to_string(), "none from there on".to_string()),
+            n => (chosen.join(", "), format!("--chips 1..={n}")),
+        };
         return Err(flag(
             "--chips",
             format!(
-                "{} from {}: tt-kmd presents {} usable Blackhole chip(s) from there on ({}) \
-                 (allowed: --chips 1..={}; `komorebi devices` lists them, TT_VISIBLE_DEVICES \
-                 picks which)",
+                "{} from {}: tt-kmd presents {} usable Blackhole chip(s) from there on ({found}) \
+                 (allowed: {allowed}; `komorebi devices` lists them, TT_VISIBLE_DEVICES picks \
+                 which)",
                 cfg.chips,
                 first.display(),
                 chosen.len(),
-                if chosen.is_empty() {
-                    "none".to_string()
-                } else {
-                    chosen.join(", ")
-                },
-                chosen.len().max(1)
             ),
         ));
     }
     Ok(chosen
         .iter()
         .take(cfg.chips as usize)
-        .map(|path| ChipDevice {
-            backend: Backend::Card {
-                path: path.into(),
-                firmware: cfg.firmware.clone(),
-            },
-            name: path.clone(),
-            seed: None,
-        })
+        .map(|path| card(path))
         .collect())
 }
 
