@@ -139,15 +139,16 @@ impl BroadcastConfig {
         if self.device.in_process() {
             return Ok(());
         }
+        // Each flag given, with its value as the message shows it (a switch has none).
         let refused = [
             (
                 "--trace",
-                self.trace.as_ref().map(|p| p.display().to_string()),
+                self.trace.as_ref().map(|p| format!("{} ", p.display())),
                 "only the simulator records every transfer and wait",
             ),
             (
                 "--seed",
-                (self.seed != 0).then(|| self.seed.to_string()),
+                (self.seed != 0).then(|| format!("{} ", self.seed)),
                 "the seed orders the simulator's schedule; a device's is its own",
             ),
             (
@@ -156,17 +157,19 @@ impl BroadcastConfig {
                 "only the simulator's schedule can be reordered",
             ),
         ];
-        match refused.into_iter().find(|(_, given, _)| given.is_some()) {
-            Some((name, Some(value), why)) => Err(flag(
+        let given = refused
+            .into_iter()
+            .find_map(|(name, value, why)| Some((name, value?, why)));
+        match given {
+            Some((name, value, why)) => Err(flag(
                 name,
                 format!(
-                    "{value}{}with --device {}: {why} (allowed: {name} with --device sim or \
+                    "{value}with --device {}: {why} (allowed: {name} with --device sim or \
                      pcie-sim)",
-                    if value.is_empty() { "" } else { " " },
                     self.device
                 ),
             )),
-            _ => Ok(()),
+            None => Ok(()),
         }
     }
 

@@ -56,22 +56,16 @@ impl BroadcastBench {
         if let Some(e) = results.iter().flatten().find_map(|r| r.as_ref().err()) {
             return Err(e.clone());
         }
-        // Every row runs on the same kind of device, so on the same clock.
-        let mut clock = ClockKind::default();
         let rows = self
             .rows
             .iter()
             .zip(results.into_iter().flatten().flatten())
             .map(|(spec, (summary, native))| {
-                clock = summary.clock;
                 let wait_limit = self.config(spec).run_wait_limit();
                 BenchRow::new(spec, wait_limit, &summary, native.as_ref())
             })
             .collect();
-        Ok(BroadcastBenchReport {
-            clock,
-            ..BroadcastBenchReport::new(self, rows)
-        })
+        Ok(BroadcastBenchReport::new(self, rows))
     }
 
     /// One row's run, and with [`Self::beside_native`] the same row on the native kernels.
@@ -269,7 +263,8 @@ impl BroadcastBenchReport {
             adversarial: shape.adversarial,
             wait_limit: shape.wait_limit,
             device: shape.device.to_string(),
-            clock: ClockKind::default(),
+            // Every row runs on the device of the shape, so on its clock.
+            clock: shape.device.clock_kind(),
             exec: match shape.exec {
                 Exec::Native => "native",
                 Exec::Firmware => "firmware",
