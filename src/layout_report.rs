@@ -25,6 +25,9 @@ pub struct BroadcastReport {
     /// as the 03 program places them (`placement` of [`LayoutReport`]); `null` when the
     /// broadcast is not one the 03 program runs (rows on NoC0, columns on NoC1).
     pub banks: Option<[u8; 8]>,
+    /// The layer of the bank address space the sender's own copy of the pages lies in
+    /// (`dram_layers` of [`LayoutReport`]); `null` with `banks`.
+    pub layer: Option<u32>,
 }
 
 /// The shape the DRAM placement of `komorebi layout` is computed for: the 03 program on the
@@ -67,6 +70,13 @@ pub struct LayoutReport {
     /// The shape the senders' DRAM banks (`banks`) are placed for; `null` when the 03 program
     /// refuses the rectangle or the shape (`placement_refused` says why).
     pub placement: Option<PlacementShape>,
+    /// How many layers deep the senders' copies lie in each bank (senders whose streams never
+    /// read one bank at the same stream number share a layer, each layer one copy's span);
+    /// `null` without a placement.
+    pub dram_layers: Option<u32>,
+    /// Bytes of each DRAM bank's address space the jobs' data takes: the layers of every job
+    /// in the ring of at most four; `null` without a placement.
+    pub dram_bytes_per_bank: Option<u64>,
     /// Why there is no placement, when the 03 program refuses the rectangle or the shape.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement_refused: Option<String>,
@@ -153,6 +163,12 @@ pub fn layout_report(
     let mut broadcasts = Vec::new();
     for b in layout::broadcasts(&geometry, rect, along, noc)? {
         let corners = layout::broadcast_rect(&geometry, &b, noc)?;
+        let copy = b.cores().first().and_then(|&(x, y)| {
+            placed
+                .iter()
+                .find(|(c, _, _)| (c.x, c.y) == (x, y))
+                .map(|&(_, banks, layer)| (banks, layer))
+        });
         broadcasts.push(BroadcastReport {
             cores: b.cores().iter().map(|&(x, y)| [x, y]).collect(),
             noc0: b
@@ -163,12 +179,8 @@ pub fn layout_report(
                 .collect(),
             start: corners.map(|(s, _)| [s.0, s.1]),
             end: corners.map(|(_, e)| [e.0, e.1]),
-            banks: b.cores().first().and_then(|&(x, y)| {
-                placed
-                    .iter()
-                    .find(|(c, _)| (c.x, c.y) == (x, y))
-                    .map(|&(_, banks)| banks)
-            }),
+            banks: copy.map(|c| c.0),
+            layer: copy.map(|c| c.1),
         });
     }
     Ok(LayoutReport {
@@ -182,6 +194,10 @@ pub fn layout_report(
             .map(|p| [p.first_column, p.columns])
             .collect(),
         broadcasts,
+        dram_layers: plan.as_ref().map(|p| p.dram_layers()),
+        dram_bytes_per_bank: plan
+            .as_ref()
+            .map(|p| p.dram_end() - crate::app::broadcast::DRAM_BASE),
         placement: plan.map(|_| shape),
         placement_refused,
         along,
@@ -230,6 +246,9 @@ impl std::fmt::Display for LayoutReport {
                     "\n      DRAM banks of page streams 0..7: {}",
                     banks.join(" ")
                 )?;
+                if let Some(layer) = b.layer {
+                    write!(f, " (its copy in layer {layer})")?;
+                }
             }
         }
         if let Some(why) = &self.placement_refused {
@@ -241,13 +260,16 @@ impl std::fmt::Display for LayoutReport {
                     f,
                     "\nDRAM banks as the 03 program places them for {} job{} of {} blocks of {} pages of {} \
                      bytes at window {} with both its broadcasts of this rectangle (page g of a sender is \
-                     in stream g % 8; each sender reads its own copy)",
+                     in stream g % 8; each sender reads its own copy, the copies {} layers deep: {} bytes \
+                     of each bank)",
                     p.jobs,
                     if p.jobs == 1 { "" } else { "s" },
                     p.blocks,
                     p.pages,
                     p.page_size,
-                    p.window
+                    p.window,
+                    self.dram_layers.unwrap_or(0),
+                    self.dram_bytes_per_bank.unwrap_or(0)
                 )?;
                 if let Some(b) = self.fused_dram {
                     write!(f, "; DRAM bank {b} is fused off: no stream reads it")?;
@@ -317,11 +339,16 @@ mod tests {
                 "panels": [[0, 6], [6, 6]],
                 "broadcasts": [
                     {"cores": [[5, 0]], "noc0": [[6, 2]], "start": null, "end": null,
-                     "banks": [1, 0, 1, 0, 3, 0, 3, 0]},
+                     "banks": [1, 0, 1, 0, 3, 0, 3, 0], "layer": 0},
                     {"cores": [[6, 0]], "noc0": [[11, 2]], "start": null, "end": null,
-                     "banks": [4, 7, 4, 1, 4, 7, 1, 4]}
+                     "banks": [4, 7, 4, 1, 4, 7, 1, 4], "layer": 0}
                 ],
-                "placement": {"jobs": 8, "window": 2, "blocks": 16, "pages": 4, "page_size": 2048}
+                "placement": {"jobs": 8, "window": 2, "blocks": 16, "pages": 4, "page_size": 2048},
+                // Both A senders share layer 0 (their streams never meet in a bank); the W
+                // senders' copies take a second: 2 layers of 128 KiB, in each of the ring's
+                // four regions.
+                "dram_layers": 2,
+                "dram_bytes_per_bank": 4 * 2 * 16 * 4 * 2048
             })
         );
         let r = on_blackhole(
@@ -342,9 +369,13 @@ mod tests {
                 "noc0": [[1, 4], [1, 3], [1, 2]],
                 "start": [15, 8],
                 "end": [15, 9],
-                "banks": [6, 6, 7, 6, 6, 7, 6, 6]
+                "banks": [6, 6, 7, 6, 6, 7, 6, 6],
+                "layer": 0
             })
         );
+        // The three one-core A senders and the W sender never read one stream number from one
+        // bank: all four copies share one layer.
+        assert_eq!(json["dram_layers"], 1);
     }
 
     #[test]
@@ -470,8 +501,9 @@ mod tests {
             )
             .unwrap()
         };
-        // Each job's data takes a region of a ring of at most four: 1,000 blocks of 512 KiB fit
-        // a bank twice, not four times.
+        // Each job's data takes a region of a ring of at most four: the four senders' copies
+        // of 1,000 blocks of 512 KiB lie 3 layers deep, which fit a bank twice, not four
+        // times.
         let big = PlacementShape {
             jobs: 2,
             window: 1,
@@ -484,14 +516,16 @@ mod tests {
         assert!(r.broadcasts.iter().any(|b| b.banks.is_some()));
         assert!(
             r.to_string()
-                .contains("for 2 jobs of 1000 blocks of 16 pages of 32768 bytes at window 1"),
+                .contains("for 2 jobs of 1000 blocks of 16 pages of 32768 bytes at window 1")
+                && r.to_string()
+                    .contains("the copies 3 layers deep: 3145728000 bytes of each bank"),
             "{r}"
         );
         let r = report(PlacementShape { jobs: 4, ..big });
         assert_eq!(r.placement, None);
         assert!(
             r.to_string()
-                .contains("need 8405385216 bytes per DRAM bank (allowed: at most 4278190080)"),
+                .contains("for 4 senders, their copies 3 layers deep, need 6308233216 bytes per DRAM bank (allowed: at most 4278190080)"),
             "{r}"
         );
         // The window sizes the buffers in L1: eight slots of 4,096 pages of 64 bytes do not fit

@@ -416,17 +416,17 @@ fn matmul_schedule_names_the_users_flag_and_value() {
             "--block: 5x2 blocks do not tile the 12x10",
         ),
         // Every step's data fits a DRAM bank: the flags that size it are named, with the most
-        // the shape allows (3,467 steps run; a block group's plan holds its steps, a row
-        // group's its write-back).
+        // the shape allows (a block group's plan holds its steps, a row group's its
+        // write-back; the senders' copies lie in layers of each bank, `placement::Layers`).
         (
-            &["--steps", "4096", "--blocks-per-step", "6"][..],
-            "--steps: 4096 steps of --blocks-per-step 6 need 5050925056 bytes of each DRAM \
-             bank for every group's data (allowed: at most 4278190080: --steps up to 3467 with \
-             --blocks-per-step 6)",
+            &["--steps", "4096", "--blocks-per-step", "12"][..],
+            "--steps: 4096 steps of --blocks-per-step 12 need 6057287680 bytes of each DRAM \
+             bank for every group's data (allowed: at most 4278190080: --steps up to 2889 with \
+             --blocks-per-step 12)",
         ),
         (
             &["--steps", "2", "--blocks-per-step", "32767"][..],
-            "--blocks-per-step: 32767 blocks a step for --steps 2 need 18806685696 bytes",
+            "--blocks-per-step: 32767 blocks a step for --steps 2 need 10082799616 bytes",
         ),
     ] {
         let (code, out, err) = example("matmul_schedule", args);

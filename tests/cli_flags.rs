@@ -146,7 +146,32 @@ fn host_memory_refusals_name_the_flag_that_needs_it_after_the_flags_own_checks()
         "1",
     ]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("per DRAM bank (allowed: at most"), "{err}");
+    assert!(
+        err.contains("--blocks: 32767 blocks of 16 pages of 4096 bytes need at least")
+            && err.contains("per DRAM bank (allowed: at most 4278190080)"),
+        "{err}"
+    );
+    // When one job's data fits, the jobs are what does not: `--jobs` is named. Before the
+    // banks are placed (the flags' checks) as the least the data needs; once placed (the
+    // plan's), exactly, with the most jobs that fit.
+    for (jobs, said) in [
+        (
+            "8",
+            "--jobs: 8 jobs: 32767 blocks of 4 pages of 2048 bytes need at least 4311613440 \
+             bytes per DRAM bank, each job's data one region of a ring of at most 4 (allowed: at \
+             most 4278190080: fewer jobs)",
+        ),
+        (
+            "2",
+            "--jobs: 2 jobs: 32767 blocks of 4 pages of 2048 bytes for 32 senders, their copies \
+             9 layers deep, need 4848467968 bytes per DRAM bank, each job's data one region of a \
+             ring of at most 4 (allowed: at most 4278190080: --jobs up to 1)",
+        ),
+    ] {
+        let (code, _, err) = komorebi(&["broadcast", "--blocks", "32767", "--jobs", jobs]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(said), "{err}");
+    }
 }
 
 #[test]

@@ -45,7 +45,7 @@ fn ports(bank: u8, noc: NocId) -> Vec<(u8, u8)> {
 fn never_names(plan: &BroadcastPlan, cfg: &BroadcastConfig, fused: u8) {
     assert_eq!(plan.fused_dram(), Some(fused));
     for id in [0, 1] {
-        for (core, banks) in plan.sender_banks(id) {
+        for (core, banks, _) in plan.sender_banks(id) {
             assert!(
                 !banks.contains(&fused),
                 "bank {fused} fused: sender {core} of broadcast {id} reads {banks:?}"
@@ -81,7 +81,7 @@ fn the_placement_never_picks_the_fused_bank_of_the_03_default() {
         // Every working bank still serves some stream: 7 banks share the reads.
         let mut used = [false; 8];
         for id in [0, 1] {
-            for (_, banks) in p.sender_banks(id) {
+            for (_, banks, _) in p.sender_banks(id) {
                 for b in banks {
                     used[b as usize] = true;
                 }

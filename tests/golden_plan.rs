@@ -210,8 +210,36 @@ fn a_plan_counts_its_dram_on_the_device_s_geometry() {
     let e = BroadcastPlan::new(&cfg, &geometry).unwrap_err();
     assert!(e.to_string().contains("--jobs"), "{e}");
     // One job's data (34 senders' copies of 19.7 MB: 20 row broadcasts, a row being two panels,
-    // and 14 columns) fits.
+    // and 14 columns) fits, the copies in layers that senders share (fewer than the copies, at
+    // least the 34 senders over the 8 banks, rounded up).
     let one = BroadcastConfig { jobs: 1, ..cfg };
     let plan = BroadcastPlan::new(&one, &geometry).unwrap();
-    assert!(plan.dram_end() > 34 * 150 * 8 * 16384);
+    let layers = u64::from(plan.dram_layers());
+    assert!((5..34).contains(&layers), "{layers} layers");
+    assert_eq!(
+        plan.dram_end(),
+        komorebi::app::broadcast::DRAM_BASE + layers * 150 * 8 * 16384
+    );
+}
+
+/// The specification's most blocks (32,767) of the 03 default fit a DRAM bank at one job: the
+/// 32 senders' copies (268 MB each) lie 9 layers deep in each bank, where a span a copy (8.6
+/// GB) did not fit.
+#[test]
+fn the_most_blocks_of_the_03_default_fit_the_banks_at_one_job() {
+    let geometry = komorebi::chip::blackhole(0x3000).unwrap();
+    let cfg = BroadcastConfig {
+        blocks: 32767,
+        jobs: 1,
+        ..BroadcastConfig::default()
+    };
+    let plan = BroadcastPlan::per_job(&cfg, &geometry).unwrap();
+    let copy = 32767 * 4 * 2048u64;
+    assert_eq!(plan.dram_layers(), 9);
+    assert_eq!(
+        plan.dram_end(),
+        komorebi::app::broadcast::DRAM_BASE + 9 * copy
+    );
+    let usable = komorebi::chip::dram_bank_usable(cfg.chip);
+    assert!(plan.dram_end() <= usable && 32 * copy > usable);
 }

@@ -8,7 +8,7 @@ use komorebi_broadcast::args::{MAX_BLOCKS, MAX_BUFFER_PAGES, MAX_WINDOW};
 use crate::chip::ChipKind;
 use crate::host::backend::Exec;
 
-use super::config::{BUFFER_BASE, BroadcastConfig, DRAM_BASE, DeviceChoice, MAX_CHIPS, Protocol};
+use super::config::{BUFFER_BASE, BroadcastConfig, DeviceChoice, MAX_CHIPS, Protocol};
 use super::error::{BroadcastError, flag};
 
 impl BroadcastConfig {
@@ -387,16 +387,12 @@ impl BroadcastConfig {
                 ),
             ));
         }
-        let need = DRAM_BASE + self.dram_bytes_per_bank();
-        let usable = crate::chip::dram_bank_usable(self.chip);
-        if need > usable {
-            return Err(flag(
-                "--blocks",
-                format!(
-                    "{} blocks of {} pages of {} bytes need {need} bytes per DRAM bank (allowed: at most {usable})",
-                    self.blocks, self.pages, self.page_size,
-                ),
-            ));
+        let what = format!(
+            "{} blocks of {} pages of {} bytes",
+            self.blocks, self.pages, self.page_size
+        );
+        if let Some(refused) = self.dram_refusal(&what, self.region_bytes(), true) {
+            return Err(refused);
         }
         // Last: it reads the images' tables, and a flag no run can have is named first.
         self.validate_log()

@@ -529,8 +529,10 @@ impl BroadcastConfig {
         }
     }
 
-    /// Bytes of DRAM address space, per bank, the jobs' data takes when each job's data is
-    /// written as it runs (the regions of the ring in use).
+    /// Bytes of DRAM address space, per bank, the jobs' data takes at least when each job's
+    /// data is written as it runs (the regions of the ring in use, each the least layers of
+    /// the senders' copies any placement of their banks needs; the plan, once its banks are
+    /// placed, counts its own).
     pub fn dram_bytes_per_bank(&self) -> u64 {
         self.region_bytes()
             .saturating_mul(self.jobs.min(DRAM_RING) as u64)
@@ -576,24 +578,71 @@ impl BroadcastConfig {
         self.blocks as u64 * self.pages as u64 * self.page_size as u64
     }
 
-    /// Bytes of bank address space the data of one job takes: one copy per sender (each sender
-    /// reads its own copy, as the broadcasts of a program with different data per row and
-    /// column would; shared copies would have senders of one broadcast read the same DRAM rows
-    /// at the same time), A's senders first. A page is written only into the bank its stream
-    /// is read from (`placement`), so each bank holds a part of each copy at the copy's
-    /// addresses.
+    /// Bytes of bank address space the data of one job takes at least, before the banks are
+    /// placed: one copy per sender (each sender reads its own copy, as the broadcasts of a
+    /// program with different data per row and column would; shared copies would have senders
+    /// of one broadcast read the same DRAM rows at the same time), laid in layers that senders
+    /// share when their streams use different banks (`placement::Layers`). However the
+    /// streams are placed, some bank serves one stream number for at least `senders / banks`
+    /// of them (rounded up), each in a layer of its own: so many layers at least. The plan
+    /// counts its own ([`BroadcastPlan::dram_end`](super::BroadcastPlan::dram_end)).
     pub(super) fn region_bytes(&self) -> u64 {
         let [a, w] = self.senders();
-        (a + w).saturating_mul(self.copy_bytes())
+        let banks = crate::chip::DramSet::new(self.chip, self.fused_dram)
+            .iter()
+            .count()
+            .max(1) as u64;
+        (a + w).div_ceil(banks).saturating_mul(self.copy_bytes())
     }
+}
 
-    /// Where, from the start of the run's DRAM data, the `sender`-th sender (in layout order)
-    /// of broadcast `id` reads its copy of the job's pages in DRAM region `region`, with
-    /// `senders` ([`Self::senders`]) of A and W.
-    pub(super) fn dram_offset(&self, senders: [u64; 2], region: u32, id: u8, sender: u64) -> u64 {
-        let before = if id == 0 { 0 } else { senders[0] };
-        let region_bytes = (senders[0] + senders[1]) * self.copy_bytes();
-        region as u64 * region_bytes + (before + sender) * self.copy_bytes()
+impl BroadcastConfig {
+    /// The refusal of data that does not fit a DRAM bank: `what` (the data, as the caller
+    /// counted it) needs `region` bytes a job in each of the ring's regions in use, or with
+    /// `least` at least that many (before the banks are placed: then no count of jobs is
+    /// promised). It names `--jobs` when one job's region fits (the ring holds up to
+    /// [`DRAM_RING`] jobs' data at once), else `--blocks`.
+    pub(super) fn dram_refusal(
+        &self,
+        what: &str,
+        region: u64,
+        least: bool,
+    ) -> Option<BroadcastError> {
+        let usable = crate::chip::dram_bank_usable(self.chip);
+        let regions = u64::from(self.jobs.min(DRAM_RING));
+        let need = DRAM_BASE.saturating_add(region.saturating_mul(regions));
+        if need <= usable {
+            return None;
+        }
+        let need = match least {
+            true => format!("at least {need}"),
+            false => need.to_string(),
+        };
+        let fit = usable.saturating_sub(DRAM_BASE) / region.max(1);
+        Some(match (fit, least) {
+            (0, _) => super::error::flag(
+                "--blocks",
+                format!("{what} need {need} bytes per DRAM bank (allowed: at most {usable})"),
+            ),
+            (_, true) => super::error::flag(
+                "--jobs",
+                format!(
+                    "{} jobs: {what} need {need} bytes per DRAM bank, each job's data one \
+                     region of a ring of at most {DRAM_RING} (allowed: at most {usable}: fewer \
+                     jobs)",
+                    self.jobs
+                ),
+            ),
+            (_, false) => super::error::flag(
+                "--jobs",
+                format!(
+                    "{} jobs: {what} need {need} bytes per DRAM bank, each job's data one \
+                     region of a ring of at most {DRAM_RING} (allowed: at most {usable}: --jobs \
+                     up to {fit})",
+                    self.jobs
+                ),
+            ),
+        })
     }
 }
 

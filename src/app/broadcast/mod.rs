@@ -32,6 +32,7 @@ mod bound;
 mod checks;
 mod chips;
 mod config;
+mod copies;
 mod error;
 mod faults;
 mod follow;
@@ -57,7 +58,7 @@ pub use faults::{FaultKind, FaultSpec};
 pub use follow::LogFollow;
 pub use komorebi_kernel::broadcast_handler::program::Check;
 pub use load::{JobBound, NiuPipe, Resource};
-pub use placement::Placement;
+pub use placement::{Layers, Placement};
 pub use plan::BroadcastPlan;
 #[cfg(feature = "mpi")]
 pub use ranks::{RankEnd, RankRun, run_ranks};

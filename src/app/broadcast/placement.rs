@@ -4,7 +4,9 @@
 //! stream is read from one bank, through the port tt-metal's kernels use for that bank on the
 //! sender's NoC ([`blackhole_pac::grid::dram_endpoint`]). The bank of every stream of every
 //! sender is the host's choice; each sender reads its own copy of the pages, and the host
-//! writes each page of a copy into the bank its stream is read from (`plan::fill_dram`).
+//! writes each page of a copy into the bank its stream is read from (`plan::fill_dram`). Copies
+//! whose streams never share a bank at one stream number share a span of the banks' addresses,
+//! a layer ([`Layers`]), so the data takes a few layers of each bank rather than a span a copy.
 //!
 //! Every bank it chooses is a working one: on a chip with a fused DRAM bank (the plan's
 //! geometry says which) the candidates are the other 7, and the plain interleave goes round
@@ -69,6 +71,8 @@ pub struct Placement {
     dram_banks: DramSet,
     /// The chip the banks are on.
     chip: ChipKind,
+    /// Where each sender's copy lies in its banks, from `banks` (kept with them).
+    layers: Layers,
 }
 
 impl Placement {
@@ -79,6 +83,7 @@ impl Placement {
             nocs: Vec::new(),
             dram_banks: DramSet::new(ChipKind::Blackhole, None),
             chip: ChipKind::Blackhole,
+            layers: Layers::default(),
         }
     }
 
@@ -91,11 +96,13 @@ impl Placement {
         dram_banks: DramSet,
     ) -> Self {
         let every = interleave(dram_banks);
+        let banks: Vec<Vec<_>> = operands
+            .iter()
+            .map(|(_, senders)| senders.iter().map(|&s| s.then_some(every)).collect())
+            .collect();
         Self {
-            banks: operands
-                .iter()
-                .map(|(_, senders)| senders.iter().map(|&s| s.then_some(every)).collect())
-                .collect(),
+            layers: layers(&banks),
+            banks,
             nocs: operands.iter().map(|&(noc, _)| noc).collect(),
             dram_banks,
             chip,
@@ -151,7 +158,13 @@ impl Placement {
                 banks[s.stream] = b;
             }
         }
+        placement.layers = layers(&placement.banks);
         placement
+    }
+
+    /// Where each sender's copy lies in its banks.
+    pub fn layers(&self) -> &Layers {
+        &self.layers
     }
 
     /// The banks of the streams of core `core` (the plan's word order) of operand `operand`;
@@ -180,6 +193,77 @@ impl Placement {
             // DRAM ports sit inside the grid: always valid coordinates.
             Xy::new(x, y).unwrap_or_default()
         })
+    }
+}
+
+/// Where in its banks each sender's copy of the pages lies: in one of a number of layers, each
+/// as large as one copy ([`BroadcastConfig::copy_bytes`](super::BroadcastConfig)).
+///
+/// A sender's page `g` lies at `base + g * page_size` of the bank it reads stream `g % 8` from,
+/// so of a copy's span each bank holds only the pages of its streams, every eighth page or
+/// some of them. Two senders whose streams never share a bank at the same stream number write
+/// disjoint pages of the same span, so they share a layer (the same base): a bank holds one
+/// page of every eighth of a layer per stream number, from whichever sender reads that stream
+/// from it. With the banks the placement chooses, the 03 default's 32 copies fit in a handful
+/// of layers, not 32 spans: far longer jobs fit the banks, and the host writes less address
+/// space.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Layers {
+    /// Per operand, per sender (in the plan's word order): its layer.
+    of: Vec<Vec<u32>>,
+    /// Layers in all: at least 1 once any core sends.
+    count: u32,
+}
+
+impl Layers {
+    /// The layer of the `sender`-th sender (in the plan's word order) of operand `operand`; 0
+    /// for one there is not.
+    pub(super) fn of(&self, operand: usize, sender: u64) -> u32 {
+        self.of
+            .get(operand)
+            .and_then(|s| s.get(sender as usize))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Layers in all.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+}
+
+/// Each sender's layer (see [`Layers`]) with the banks `banks` of every operand's cores: the
+/// senders taken in order (A's, then W's, each in the plan's word order), each into the first
+/// layer where none of its (bank, stream) pairs is taken. At most one layer a sender (one span
+/// each, as when every copy had its own); at least as many as the most senders reading one
+/// stream number from one bank.
+fn layers(banks: &[Vec<Option<[u8; STREAMS]>>]) -> Layers {
+    // Per layer, its (bank, stream) pairs taken: bit `bank * STREAMS + stream`. A bank
+    // past the mask's 16 (none has more than 8) takes every pair: a layer of its own.
+    let mut taken: Vec<u128> = Vec::new();
+    let mut of = Vec::with_capacity(banks.len());
+    for cores in banks {
+        let mut layers = Vec::new();
+        for banks in cores.iter().flatten() {
+            let pairs = banks.iter().enumerate().fold(0u128, |m, (s, &b)| {
+                let bit = u32::from(b) * STREAMS as u32 + s as u32;
+                m | 1u128.checked_shl(bit).unwrap_or(u128::MAX)
+            });
+            let layer = match taken.iter().position(|&t| t & pairs == 0) {
+                Some(l) => l,
+                None => {
+                    taken.push(0);
+                    taken.len() - 1
+                }
+            };
+            taken[layer] |= pairs;
+            layers.push(layer as u32);
+        }
+        of.push(layers);
+    }
+    Layers {
+        of,
+        count: taken.len() as u32,
     }
 }
 
@@ -375,5 +459,70 @@ mod tests {
         assert_eq!(interleaved.cycles, 3341);
         assert_eq!(chosen.cycles, 2056);
         assert_eq!(chosen.binding.to_string(), "ejection port NoC0 of (0,0)");
+    }
+    /// Every page of every sender's copy, in every region of the ring, at its own bank and
+    /// address: the layers never let two copies share a page's bytes, on Blackhole (every bank
+    /// and one fused), on a Wormhole, and over shapes whose senders crowd a few banks.
+    #[test]
+    fn copies_that_share_a_layer_never_share_a_page() {
+        let (bh, wh) = (ChipKind::Blackhole, ChipKind::Wormhole);
+        let shapes = [
+            (bh, None, LogicalRect::new(0, 0, 12, 10), 16, 4, 2048, 9),
+            (bh, Some(3), LogicalRect::new(0, 0, 12, 10), 16, 4, 2048, 11),
+            (bh, None, LogicalRect::new(0, 0, 12, 10), 5, 3, 64, 8),
+            (bh, None, LogicalRect::new(2, 3, 4, 5), 3, 8, 1024, 4),
+            (bh, None, LogicalRect::new(0, 0, 1, 2), 8, 1, 16384, 1),
+            (wh, None, LogicalRect::new(0, 0, 8, 10), 16, 4, 2048, 12),
+        ];
+        for (chip, fused, rect, blocks, pages, page_size, layers) in shapes {
+            let cfg = BroadcastConfig {
+                chip,
+                rect,
+                blocks,
+                pages,
+                page_size,
+                fused_dram: fused,
+                jobs: 3,
+                ..BroadcastConfig::default()
+            };
+            let harvest = if chip == bh { 0x3000 } else { 0 };
+            let geometry = crate::chip::geometry(chip, harvest, fused).unwrap();
+            let plan = BroadcastPlan::per_job(&cfg, &geometry).unwrap();
+            let senders = plan.senders[0] + plan.senders[1];
+            let what = format!("{chip} fused {fused:?} {rect} {blocks}x{pages}x{page_size}");
+            assert_eq!(plan.placement.layers().count(), layers, "{what}");
+            assert!(
+                u64::from(plan.placement.layers().count()) < senders,
+                "{what}: {senders} senders"
+            );
+            let mut written = std::collections::HashMap::new();
+            for region in 0..3 {
+                for (i, cores) in plan.decoded.iter().enumerate() {
+                    for core in 0..cores.len() {
+                        let Some(banks) = plan.placement.banks(i, core) else {
+                            continue;
+                        };
+                        let base = plan.dram_base(region, i, core);
+                        for g in 0..u64::from(blocks) * u64::from(pages) {
+                            let at = (banks[g as usize % STREAMS], base + g * u64::from(page_size));
+                            if let Some(other) = written.insert(at, (region, i, core, g)) {
+                                panic!(
+                                    "{what}: {at:?} of {other:?} again for {:?}",
+                                    (region, i, core, g)
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            // Each page a whole page apart from every other in its bank, within the plan's end.
+            let end = plan.dram_end();
+            assert!(
+                written
+                    .keys()
+                    .all(|&(_, a)| a + u64::from(page_size) <= end),
+                "{what}"
+            );
+        }
     }
 }

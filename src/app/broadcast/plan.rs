@@ -23,8 +23,8 @@ use super::summary::BroadcastSummary;
 
 /// Writes job `job`'s pattern into DRAM region `region` (a function of job
 /// ([`BroadcastPlan::pattern_job`]), broadcast, block, page and word: nothing is kept between
-/// jobs): every sender's copy, its page `g` at
-/// `base + g * page_size` of the bank it reads its stream `g % 8` from (`placement`).
+/// jobs): every sender's copy, its page `g` at `base + g * page_size` of the bank it reads its
+/// stream `g % 8` from, `base` its layer's (`placement`).
 pub(super) fn fill_dram(
     session: &mut Session,
     plan: &BroadcastPlan,
@@ -222,19 +222,16 @@ impl BroadcastPlan {
         plan.placement = plan.chosen_placement(&crate::chip::sim_timing(cfg.chip));
         // `validate` sized the data from the flags' harvest mask; the plan's senders come from
         // the device's geometry, which may lay out other panels: check the plan's own end too.
-        let end = plan.dram_end();
-        let usable = crate::chip::dram_bank_usable(cfg.chip);
-        if end > usable {
-            return Err(flag(
-                "--blocks",
-                format!(
-                    "{} blocks of {} pages of {} bytes for {} senders need {end} bytes per DRAM bank (allowed: at most {usable})",
-                    cfg.blocks,
-                    cfg.pages,
-                    cfg.page_size,
-                    plan.senders[0] + plan.senders[1]
-                ),
-            ));
+        let what = format!(
+            "{} blocks of {} pages of {} bytes for {} senders, their copies {} layers deep,",
+            cfg.blocks,
+            cfg.pages,
+            cfg.page_size,
+            plan.senders[0] + plan.senders[1],
+            plan.placement.layers().count()
+        );
+        if let Some(refused) = cfg.dram_refusal(&what, plan.layers_bytes(), false) {
+            return Err(refused);
         }
         Ok(plan)
     }
@@ -290,24 +287,16 @@ impl BroadcastPlan {
     /// copy if it sends (a receiver reads nothing: its sender's).
     pub(super) fn dram_base(&self, region: u32, operand: usize, core: usize) -> u64 {
         let sender = self.sender_of[operand].get(core).copied().unwrap_or(0);
+        let layer = self.placement.layers().of(operand, sender);
         self.dram_start
-            + self
-                .cfg
-                .dram_offset(self.senders, region, self.operands[operand].id, sender)
+            + (self.layers_bytes() * u64::from(region))
+            + u64::from(layer) * self.cfg.copy_bytes()
     }
 
-    /// The senders of broadcast `id` (0: A, 1: W), logical, in layout order, each with the
-    /// bank of each of its page streams (the DRAM placement); empty when the plan does not run
-    /// that broadcast.
-    pub fn sender_banks(&self, id: u8) -> Vec<(LogicalXy, [u8; STREAMS])> {
-        let Some(i) = self.operands.iter().position(|s| s.id == id) else {
-            return Vec::new();
-        };
-        self.words[i]
-            .iter()
-            .enumerate()
-            .filter_map(|(core, c)| Some((c.core.into(), self.placement.banks(i, core)?)))
-            .collect()
+    /// Bytes of every bank one job's data takes: its layers ([`super::placement::Layers`]),
+    /// each one copy's span.
+    fn layers_bytes(&self) -> u64 {
+        u64::from(self.placement.layers().count()).saturating_mul(self.cfg.copy_bytes())
     }
 
     /// Every sender reading stream `i` from the `i`-th working bank (bank `i` when every bank
@@ -344,10 +333,8 @@ impl BroadcastPlan {
             self.cfg.jobs
         };
         // Saturating: `new` compares it with the banks' bytes for any --jobs.
-        let region_bytes =
-            (self.senders[0] + self.senders[1]).saturating_mul(self.cfg.copy_bytes());
         self.dram_start
-            .saturating_add(region_bytes.saturating_mul(regions as u64))
+            .saturating_add(self.layers_bytes().saturating_mul(regions as u64))
     }
 
     /// The same plan with its DRAM data from `start` in every bank, for plans that run side by
