@@ -18,7 +18,7 @@ pub use harvest::{
     chip_harvest, harvest_word, no_wormhole_fused_dram, parse_harvest, parse_row_harvest,
 };
 pub use resources::{check_disk, check_memory, check_output, check_outputs};
-pub use run_flags::{ChipFlags, RunFlags};
+pub use run_flags::{ChipFlags, DEFAULT_RANK_LIMIT, RunFlags};
 
 pub use crate::num::parse_u64;
 use crate::num::ranged;
@@ -633,7 +633,13 @@ fn follow_sink(bar: Option<indicatif::ProgressBar>) -> broadcast::LogFollow {
 pub fn broadcast(flags: &BroadcastFlags, run: &RunFlags, spread: &ChipFlags) -> ExitCode {
     let checked = match checked_config(flags, None, spread.chips) {
         Ok(cfg) => cfg,
-        Err(code) => return code,
+        Err(code) => {
+            // (`checked_config` refuses with 2.)
+            if spread.mpi {
+                abort_refused_rank(2, spread.rank_limit);
+            }
+            return code;
+        }
     };
     let bar = progress_bar(flags.shape.jobs as u64, "jobs", !flags.json);
     let cfg = BroadcastConfig {
@@ -684,12 +690,17 @@ fn broadcast_ranks(
         eprintln!(
             "error: --mpi: the ranks run their jobs through the dispatcher (allowed: --mpi without --feeder)"
         );
+        abort_refused_rank(2, spread.rank_limit);
         return ExitCode::from(2);
     }
     let limit = std::time::Duration::from_secs(spread.rank_limit);
     let ran = match broadcast::run_ranks(cfg, &run.dispatch(), limit, &|_| {}) {
         Ok(ran) => ran,
-        Err(e) => return run_error(&e),
+        Err(e) => {
+            eprintln!("error: {e}");
+            abort_refused_rank(error_code(&e), spread.rank_limit);
+            return ExitCode::from(error_code(&e));
+        }
     };
     let (code, printed) = match &ran.outcome {
         Ok(Some(summary)) => (summary.exit_code(), print_report(summary, flags.json)),
@@ -698,7 +709,7 @@ fn broadcast_ranks(
             ExitCode::SUCCESS,
         ),
         Err(e) => {
-            let code = if e.device_unusable() { EXIT_DEVICE } else { 2 };
+            let code = error_code(e);
             eprintln!("error: {e}");
             (code, ExitCode::SUCCESS)
         }
@@ -709,6 +720,16 @@ fn broadcast_ranks(
         return printed;
     }
     ExitCode::from(code)
+}
+
+/// A rank of `broadcast --mpi` that refused before MPI started, under an MPI launcher: ends
+/// the MPI job with `code` ([`broadcast::abort_refused`]); returns otherwise, and at once in
+/// a build without MPI (where `--mpi` itself is refused).
+pub fn abort_refused_rank(code: u8, rank_limit: u64) {
+    #[cfg(feature = "mpi")]
+    broadcast::abort_refused(code, std::time::Duration::from_secs(rank_limit));
+    #[cfg(not(feature = "mpi"))]
+    let _ = (code, rank_limit);
 }
 
 /// `komorebi broadcast --mpi` in a build without MPI.
@@ -733,9 +754,10 @@ pub const EXIT_DEVICE: u8 = broadcast::EXIT_DEVICE;
 /// Prints a run's error on one line; exit 4 when the device cannot be used, 2 otherwise.
 pub fn run_error(e: &broadcast::BroadcastError) -> ExitCode {
     eprintln!("error: {e}");
-    if e.device_unusable() {
-        ExitCode::from(EXIT_DEVICE)
-    } else {
-        ExitCode::from(2)
-    }
+    ExitCode::from(error_code(e))
+}
+
+/// The exit code of a run that ended with `e`: 4 for a device it could not use, else 2.
+fn error_code(e: &broadcast::BroadcastError) -> u8 {
+    if e.device_unusable() { EXIT_DEVICE } else { 2 }
 }

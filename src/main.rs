@@ -238,7 +238,14 @@ fn listing_device(s: &str) -> Result<komorebi::app::broadcast::DeviceChoice, Str
 fn main() -> ExitCode {
     let cli = match cli::parse_or_exit::<Cli>() {
         Ok(c) => c,
-        Err(code) => return code,
+        Err(code) => {
+            // A rank of an MPI job whose flags do not parse ends the job with the refusal's
+            // code (the rank limit is not known: its default bounds MPI's start).
+            if code != ExitCode::SUCCESS && std::env::args().any(|a| a == "--mpi") {
+                cli::abort_refused_rank(2, cli::DEFAULT_RANK_LIMIT);
+            }
+            return code;
+        }
     };
     match cli.command {
         Command::Broadcast { flags, run, spread } => cli::broadcast(&flags, &run, &spread),

@@ -450,6 +450,32 @@ fn two_ranks_of_one_wormhole_are_refused_as_two_wormholes() {
     );
 }
 
+/// A flag refused before MPI starts (one clap refuses, one the flags' checks refuse, one the
+/// ranks refuse) ends the MPI job with its code: under the guide's `mpirun --mca
+/// orte_abort_on_non_zero_status 0`, ranks that merely exited 2 let mpirun exit 0.
+#[test]
+fn a_flag_refused_before_mpi_starts_is_mpirun_s_exit_code() {
+    let Some(_one) = one_mpirun() else {
+        return;
+    };
+    for (extra, said) in [
+        (
+            &["--page-size", "65"][..],
+            "'--page-size <PAGE_SIZE>': not a multiple of 64",
+        ),
+        (&["--page-size", "1048576"][..], "do not fit the"),
+        (
+            &["--feeder"][..],
+            "--mpi: the ranks run their jobs through the dispatcher",
+        ),
+    ] {
+        let out = bounded(mpirun(2, extra), None).out;
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(said), "{extra:?}: {err}");
+    }
+}
+
 #[test]
 fn without_mpirun_a_single_rank_is_the_whole_run() {
     // `--mpi` started alone (MPI's singleton): rank 0 of 1 runs every job.

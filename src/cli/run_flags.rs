@@ -38,9 +38,12 @@ pub struct ChipFlags {
     pub mpi: bool,
     /// With --mpi: seconds rank 0 waits, from the start, for another rank's results (1..=86400);
     /// a rank that has not answered by then has its jobs reported abandoned under its name.
-    #[arg(long, value_name = "SECONDS", value_parser = ranged::<u64>(1, 86_400), default_value_t = 600, requires = "mpi")]
+    #[arg(long, value_name = "SECONDS", value_parser = ranged::<u64>(1, 86_400), default_value_t = DEFAULT_RANK_LIMIT, requires = "mpi")]
     pub rank_limit: u64,
 }
+
+/// `--rank-limit`'s default, seconds.
+pub const DEFAULT_RANK_LIMIT: u64 = 600;
 
 impl RunFlags {
     /// The dispatcher configuration these flags describe.

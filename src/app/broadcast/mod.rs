@@ -61,7 +61,7 @@ pub use load::{JobBound, NiuPipe, Resource};
 pub use placement::{Layers, Placement};
 pub use plan::BroadcastPlan;
 #[cfg(feature = "mpi")]
-pub use ranks::{RankEnd, RankRun, run_ranks};
+pub use ranks::{RankEnd, RankRun, abort_refused, run_ranks};
 pub use records::{BroadcastRecords, open_session};
 pub(crate) use report_text::kernel_costs_note;
 pub use run::{JobRun, run, run_dispatched, run_session, run_session_on};

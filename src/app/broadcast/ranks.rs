@@ -14,7 +14,9 @@
 //! with `MPI_Abort`, since a finalize would wait for the missing rank. (Under Open MPI,
 //! `mpirun --mca orte_abort_on_non_zero_status 0` keeps rank 0 alive when another rank dies,
 //! so that it can say so; without it, `mpirun` ends every rank.) A rank whose run fails reports its error, which
-//! rank 0 reports under that rank's name, its jobs failed.
+//! rank 0 reports under that rank's name, its jobs failed. A rank that refuses its flags
+//! before MPI starts ends the job the same way ([`abort_refused`]), so that `mpirun`'s exit
+//! code is the refusal's under either setting.
 
 use std::time::{Duration, Instant};
 
@@ -63,6 +65,31 @@ impl Watchdog {
     fn disarm(&self) {
         self.generation
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Environment variables an MPI launcher gives each process it starts: Open MPI's, MPICH's
+/// and Intel MPI's (Hydra's PMI), and PMIx's (Slurm's `srun`, Open MPI 5).
+const LAUNCHED: [&str; 3] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"];
+
+/// Ends a process of an MPI job that refused its flags before MPI started (`code`, not 0):
+/// started by a launcher, it starts MPI only to end the job with `MPI_Abort(code)`, so that
+/// the launcher's own exit code is the refusal's. A rank that merely exits non-zero without
+/// MPI leaves that to the launcher, and `mpirun --mca orte_abort_on_non_zero_status 0` (the
+/// way the guide runs it) then exits 0. Every rank refuses the same flags alike, so every rank
+/// starts MPI here; one that does not within `limit` ends the process with `code` anyway.
+/// Returns (for the caller to exit with `code`) when no launcher started the process.
+pub fn abort_refused(code: u8, limit: Duration) {
+    if code == 0 || !LAUNCHED.iter().any(|v| std::env::var_os(v).is_some()) {
+        return;
+    }
+    let watchdog = Watchdog::default();
+    watchdog.arm("MPI_Init", limit, i32::from(code));
+    if let Some(universe) = mpi::initialize() {
+        // mpirun forwards a rank's output as it comes, but an abort tears the job down at
+        // once: give it the refusal's line first (as `RankEnd::finish` does the report).
+        std::thread::sleep(Duration::from_millis(500));
+        universe.world().abort(i32::from(code));
     }
 }
 
