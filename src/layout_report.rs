@@ -260,7 +260,7 @@ impl std::fmt::Display for LayoutReport {
                     f,
                     "\nDRAM banks as the 03 program places them for {} job{} of {} blocks of {} pages of {} \
                      bytes at window {} with both its broadcasts of this rectangle (page g of a sender is \
-                     in stream g % 8; each sender reads its own copy, the copies {} layers deep: {} bytes \
+                     in stream g % 8; each sender reads its own copy, the copies {} deep: {} bytes \
                      of each bank)",
                     p.jobs,
                     if p.jobs == 1 { "" } else { "s" },
@@ -268,7 +268,7 @@ impl std::fmt::Display for LayoutReport {
                     p.pages,
                     p.page_size,
                     p.window,
-                    self.dram_layers.unwrap_or(0),
+                    crate::num::count(u64::from(self.dram_layers.unwrap_or(0)), "layer", "layers"),
                     self.dram_bytes_per_bank.unwrap_or(0)
                 )?;
                 if let Some(b) = self.fused_dram {
@@ -525,7 +525,7 @@ mod tests {
         assert_eq!(r.placement, None);
         assert!(
             r.to_string()
-                .contains("for 4 senders, their copies 3 layers deep, need 6308233216 bytes per DRAM bank (allowed: at most 4278190080)"),
+                .contains("--jobs: 4 jobs: 1000 blocks of 16 pages of 32768 bytes for 4 senders, their copies 3 layers deep, need 6308233216 bytes per DRAM bank, each job's data one region of a ring of at most 4 (allowed: at most 4278190080: --jobs up to 2)"),
             "{r}"
         );
         // The window sizes the buffers in L1: eight slots of 4,096 pages of 64 bytes do not fit

@@ -147,19 +147,21 @@ fn host_memory_refusals_name_the_flag_that_needs_it_after_the_flags_own_checks()
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("--blocks: 32767 blocks of 16 pages of 4096 bytes need at least")
-            && err.contains("per DRAM bank (allowed: at most 4278190080)"),
+        err.contains(
+            "--blocks: 32767 blocks of 16 pages of 4096 bytes for 32 senders, their copies 8 \
+             layers deep, need 17196122112 bytes per DRAM bank (allowed: at most 4278190080)"
+        ),
         "{err}"
     );
-    // When one job's data fits, the jobs are what does not: `--jobs` is named. Before the
-    // banks are placed (the flags' checks) as the least the data needs; once placed (the
-    // plan's), exactly, with the most jobs that fit.
+    // When one job's data fits, the jobs are what does not: `--jobs` is named, with the most
+    // that fit (the placement's layers do not depend on the jobs), by the flags' checks
+    // before any device opens (the plan of the flags' own chip counts the layers).
     for (jobs, said) in [
         (
             "8",
-            "--jobs: 8 jobs: 32767 blocks of 4 pages of 2048 bytes need at least 4311613440 \
-             bytes per DRAM bank, each job's data one region of a ring of at most 4 (allowed: at \
-             most 4278190080: fewer jobs)",
+            "--jobs: 8 jobs: 32767 blocks of 4 pages of 2048 bytes for 32 senders, their copies \
+             9 layers deep, need 9680158720 bytes per DRAM bank, each job's data one region of a \
+             ring of at most 4 (allowed: at most 4278190080: --jobs up to 1)",
         ),
         (
             "2",

@@ -294,7 +294,11 @@ impl DataSize {
 
 /// Refuses a schedule whose data does not fit a DRAM bank (`size`), naming `--steps` and the
 /// most the shape allows.
-fn check_dram(cfg: &MatmulConfig, size: DataSize) -> Result<(), BroadcastError> {
+fn check_dram(
+    cfg: &MatmulConfig,
+    size: DataSize,
+    dram_at: &dyn Fn(u32) -> Result<DataSize, BroadcastError>,
+) -> Result<(), BroadcastError> {
     let base = crate::app::broadcast::DRAM_BASE;
     let usable = crate::chip::dram_bank_usable(crate::chip::ChipKind::Blackhole);
     let need = base.saturating_add(size.of(cfg.steps));
@@ -314,17 +318,33 @@ fn check_dram(cfg: &MatmulConfig, size: DataSize) -> Result<(), BroadcastError> 
             ),
         });
     }
-    // Not even one step fits: the blocks a step are what to lower (their data is
-    // proportional to them).
-    let per_block = size.of(cfg.steps) / cfg.blocks_per_step.max(1) as u64;
-    let blocks = room / per_block.max(1);
+    // Not even one step fits: the blocks a step are what to lower. Their data is nearly
+    // proportional to them (the copies' layers follow the placement, which the blocks move):
+    // a count found so is checked, and lowered by the bytes it still needs until one fits.
+    let mut blocks = cfg.blocks_per_step;
+    let mut bytes = size.of(cfg.steps);
+    let fits = loop {
+        let per_block = bytes.div_ceil(u64::from(blocks.max(1)));
+        let fewer = (room / per_block.max(1)).min(u64::from(blocks.saturating_sub(1))) as u32;
+        if fewer == 0 {
+            break None;
+        }
+        blocks = fewer;
+        bytes = dram_at(blocks)?.of(cfg.steps);
+        if bytes <= room {
+            break Some(blocks);
+        }
+    };
+    let allowed = match fits {
+        Some(b) => format!("--blocks-per-step {b} fits with --steps {}", cfg.steps),
+        None => "no --blocks-per-step fits".to_string(),
+    };
     Err(BroadcastError::Flag {
         flag: "--blocks-per-step",
         why: format!(
             "{} blocks a step for --steps {} need {need} bytes of each DRAM bank for every \
-             group's data (allowed: at most {usable}: --blocks-per-step up to {blocks} with \
-             --steps {})",
-            cfg.blocks_per_step, cfg.steps, cfg.steps
+             group's data (allowed: at most {usable}: {allowed})",
+            cfg.blocks_per_step, cfg.steps
         ),
     })
 }
@@ -427,7 +447,26 @@ pub fn run_with_progress(
         size.add(row.is_some(), bytes);
         held.add(row.is_some(), host);
     }
-    check_dram(cfg, size)?;
+    // The DRAM of every group's one job at `blocks` a step: the senders' copies lie in layers
+    // whose count follows the placement, which the blocks move (`placement::Layers`).
+    let dram_at = |blocks: u32| {
+        let mut at = nothing;
+        for (&g, row) in groups.iter().zip(&block_row) {
+            let one = group_plan(
+                g,
+                &BroadcastConfig {
+                    blocks,
+                    ..broadcast(g, 1)
+                },
+            )?;
+            at.add(
+                row.is_some(),
+                one.dram_end() - crate::app::broadcast::DRAM_BASE,
+            );
+        }
+        Ok(at)
+    };
+    check_dram(cfg, size, &dram_at)?;
     check_host_memory(cfg, held, crate::host::memory::available())?;
     let mut start = crate::app::broadcast::DRAM_BASE;
     // Groups run side by side: each its own data pattern (its jobs' patterns after the last

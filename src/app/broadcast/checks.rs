@@ -387,14 +387,39 @@ impl BroadcastConfig {
                 ),
             ));
         }
-        let what = format!(
-            "{} blocks of {} pages of {} bytes",
-            self.blocks, self.pages, self.page_size
-        );
-        if let Some(refused) = self.dram_refusal(&what, self.region_bytes(), true) {
-            return Err(refused);
-        }
+        self.validate_dram()?;
         // Last: it reads the images' tables, and a flag no run can have is named first.
         self.validate_log()
+    }
+
+    /// The jobs' data fits a DRAM bank. Sure when a span a sender fits; else the plan on the
+    /// flags' own geometry counts its layers and refuses exactly what it would refuse; with a
+    /// rectangle that does not lay out there (refused elsewhere), the least layers any
+    /// placement needs are counted, naming no count of jobs.
+    fn validate_dram(&self) -> Result<(), BroadcastError> {
+        let [a, w] = self.senders();
+        let each = (a + w).saturating_mul(self.copy_bytes());
+        if self.dram_refusal("", each, false).is_none() {
+            return Ok(());
+        }
+        match crate::chip::geometry(self.chip, self.harvest_word(), self.fused_dram) {
+            Ok(g) => match super::plan::BroadcastPlan::lay_out(self, &g) {
+                Err(
+                    e @ BroadcastError::Flag {
+                        flag: "--blocks" | "--jobs",
+                        ..
+                    },
+                ) => Err(e),
+                _ => Ok(()),
+            },
+            Err(_) => {
+                let what = format!(
+                    "{} blocks of {} pages of {} bytes",
+                    self.blocks, self.pages, self.page_size
+                );
+                self.dram_refusal(&what, self.region_bytes(), true)
+                    .map_or(Ok(()), Err)
+            }
+        }
     }
 }

@@ -84,7 +84,7 @@ impl BroadcastPlan {
         if per_copy.saturating_mul(copies.len() as u64) > MAX_COUNTED_PAGES {
             let most_per_page = page.div_ceil(chunk) + 1;
             let pages = per_copy.saturating_mul(copies.len() as u64);
-            let everything = self.cfg.region_bytes().div_ceil(chunk) + 1;
+            let everything = self.layers_bytes().div_ceil(chunk) + 1;
             return pages
                 .saturating_mul(most_per_page)
                 .min(everything.saturating_mul(STREAMS as u64))

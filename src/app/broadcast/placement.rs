@@ -73,6 +73,8 @@ pub struct Placement {
     chip: ChipKind,
     /// Where each sender's copy lies in its banks, from `banks` (kept with them).
     layers: Layers,
+    /// The streams that hold pages: all 8, or the pages of a copy when it has fewer.
+    streams_used: usize,
 }
 
 impl Placement {
@@ -84,25 +86,29 @@ impl Placement {
             dram_banks: DramSet::new(ChipKind::Blackhole, None),
             chip: ChipKind::Blackhole,
             layers: Layers::default(),
+            streams_used: STREAMS,
         }
     }
 
     /// Stream `i` of every sender from the `i`-th working bank, counting round (with every
     /// bank working, bank `i`: program version 1's only layout): for each operand its NoC
-    /// and, per core in the plan's word order, whether it sends.
+    /// and, per core in the plan's word order, whether it sends; `pages` in each copy.
     pub(super) fn interleaved(
         operands: &[(NocId, Vec<bool>)],
         chip: ChipKind,
         dram_banks: DramSet,
+        pages: u64,
     ) -> Self {
+        let streams_used = pages.min(STREAMS as u64) as usize;
         let every = interleave(dram_banks);
         let banks: Vec<Vec<_>> = operands
             .iter()
             .map(|(_, senders)| senders.iter().map(|&s| s.then_some(every)).collect())
             .collect();
         Self {
-            layers: layers(&banks),
+            layers: layers(&banks, streams_used),
             banks,
+            streams_used,
             nocs: operands.iter().map(|&(noc, _)| noc).collect(),
             dram_banks,
             chip,
@@ -158,7 +164,7 @@ impl Placement {
                 banks[s.stream] = b;
             }
         }
-        placement.layers = layers(&placement.banks);
+        placement.layers = layers(&placement.banks, placement.streams_used);
         placement
     }
 
@@ -232,12 +238,13 @@ impl Layers {
     }
 }
 
-/// Each sender's layer (see [`Layers`]) with the banks `banks` of every operand's cores: the
-/// senders taken in order (A's, then W's, each in the plan's word order), each into the first
-/// layer where none of its (bank, stream) pairs is taken. At most one layer a sender (one span
+/// Each sender's layer (see [`Layers`]) with the banks `banks` of every operand's cores, of
+/// which the first `used` streams hold pages: the senders taken in order (A's, then W's, each
+/// in the plan's word order), each into the first layer where none of its (bank, stream) pairs
+/// of those streams is taken. At most one layer a sender (one span
 /// each, as when every copy had its own); at least as many as the most senders reading one
 /// stream number from one bank.
-fn layers(banks: &[Vec<Option<[u8; STREAMS]>>]) -> Layers {
+fn layers(banks: &[Vec<Option<[u8; STREAMS]>>], used: usize) -> Layers {
     // Per layer, its (bank, stream) pairs taken: bit `bank * STREAMS + stream`. A bank
     // past the mask's 16 (none has more than 8) takes every pair: a layer of its own.
     let mut taken: Vec<u128> = Vec::new();
@@ -245,10 +252,14 @@ fn layers(banks: &[Vec<Option<[u8; STREAMS]>>]) -> Layers {
     for cores in banks {
         let mut layers = Vec::new();
         for banks in cores.iter().flatten() {
-            let pairs = banks.iter().enumerate().fold(0u128, |m, (s, &b)| {
-                let bit = u32::from(b) * STREAMS as u32 + s as u32;
-                m | 1u128.checked_shl(bit).unwrap_or(u128::MAX)
-            });
+            let pairs = banks
+                .iter()
+                .take(used)
+                .enumerate()
+                .fold(0u128, |m, (s, &b)| {
+                    let bit = u32::from(b) * STREAMS as u32 + s as u32;
+                    m | 1u128.checked_shl(bit).unwrap_or(u128::MAX)
+                });
             let layer = match taken.iter().position(|&t| t & pairs == 0) {
                 Some(l) => l,
                 None => {
@@ -472,6 +483,8 @@ mod tests {
             (bh, None, LogicalRect::new(0, 0, 12, 10), 5, 3, 64, 8),
             (bh, None, LogicalRect::new(2, 3, 4, 5), 3, 8, 1024, 4),
             (bh, None, LogicalRect::new(0, 0, 1, 2), 8, 1, 16384, 1),
+            // Three pages a copy: streams 3..=7 hold none and take no bank's place.
+            (bh, None, LogicalRect::new(0, 0, 12, 10), 1, 3, 2048, 7),
             (wh, None, LogicalRect::new(0, 0, 8, 10), 16, 4, 2048, 12),
         ];
         for (chip, fused, rect, blocks, pages, page_size, layers) in shapes {

@@ -135,6 +135,15 @@ impl BroadcastPlan {
         geometry: &layout::Geometry,
     ) -> Result<Self, BroadcastError> {
         cfg.validate()?;
+        Self::lay_out(cfg, geometry)
+    }
+
+    /// [`Self::per_job`] without the flags' own checks (which call it to count the DRAM a
+    /// placement takes).
+    pub(super) fn lay_out(
+        cfg: &BroadcastConfig,
+        geometry: &layout::Geometry,
+    ) -> Result<Self, BroadcastError> {
         if geometry.grid() != cfg.chip.grid() {
             let device = [
                 crate::chip::ChipKind::Blackhole,
@@ -223,12 +232,12 @@ impl BroadcastPlan {
         // `validate` sized the data from the flags' harvest mask; the plan's senders come from
         // the device's geometry, which may lay out other panels: check the plan's own end too.
         let what = format!(
-            "{} blocks of {} pages of {} bytes for {} senders, their copies {} layers deep,",
+            "{} blocks of {} pages of {} bytes for {} senders, their copies {} deep,",
             cfg.blocks,
             cfg.pages,
             cfg.page_size,
             plan.senders[0] + plan.senders[1],
-            plan.placement.layers().count()
+            crate::num::count(plan.placement.layers().count().into(), "layer", "layers")
         );
         if let Some(refused) = cfg.dram_refusal(&what, plan.layers_bytes(), false) {
             return Err(refused);
@@ -295,7 +304,7 @@ impl BroadcastPlan {
 
     /// Bytes of every bank one job's data takes: its layers ([`super::placement::Layers`]),
     /// each one copy's span.
-    fn layers_bytes(&self) -> u64 {
+    pub(super) fn layers_bytes(&self) -> u64 {
         u64::from(self.placement.layers().count()).saturating_mul(self.cfg.copy_bytes())
     }
 
@@ -311,7 +320,8 @@ impl BroadcastPlan {
                 (s.noc, senders.collect())
             })
             .collect();
-        Placement::interleaved(&operands, self.cfg.chip, self.dram_banks)
+        let pages = u64::from(self.cfg.blocks) * u64::from(self.cfg.pages);
+        Placement::interleaved(&operands, self.cfg.chip, self.dram_banks, pages)
     }
 
     /// The placement `placement` chooses for this plan, priced with `timing`.
