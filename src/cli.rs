@@ -723,7 +723,7 @@ fn broadcast_ranks(
 }
 
 /// A rank of `broadcast --mpi` that refused before MPI started, under an MPI launcher: ends
-/// the MPI job with `code` ([`broadcast::abort_refused`]); returns otherwise, and at once in
+/// the MPI job with `code` (`broadcast::abort_refused`, feature `mpi`); returns otherwise, and at once in
 /// a build without MPI (where `--mpi` itself is refused).
 pub fn abort_refused_rank(code: u8, rank_limit: u64) {
     #[cfg(feature = "mpi")]
