@@ -241,7 +241,7 @@ fn main() -> ExitCode {
         Err(code) => {
             // A rank of an MPI job whose flags do not parse ends the job with the refusal's
             // code (the rank limit is not known: its default bounds MPI's start).
-            if code != ExitCode::SUCCESS && std::env::args().any(|a| a == "--mpi") {
+            if code != ExitCode::SUCCESS && std::env::args_os().any(|a| a == "--mpi") {
                 cli::abort_refused_rank(2, cli::DEFAULT_RANK_LIMIT);
             }
             return code;
