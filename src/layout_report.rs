@@ -28,6 +28,9 @@ pub struct BroadcastReport {
     /// The layer of the bank address space the sender's own copy of the pages lies in
     /// (`dram_layers` of [`LayoutReport`]); `null` with `banks`.
     pub layer: Option<u32>,
+    /// How many pages into its layer the copy starts (0 to 7: copies of one layer keep their
+    /// pages apart so); `null` with `banks`.
+    pub shift: Option<u8>,
 }
 
 /// The shape the DRAM placement of `komorebi layout` is computed for: the 03 program on the
@@ -167,7 +170,7 @@ pub fn layout_report(
             placed
                 .iter()
                 .find(|(c, _, _)| (c.x, c.y) == (x, y))
-                .map(|&(_, banks, layer)| (banks, layer))
+                .map(|&(_, banks, place)| (banks, place))
         });
         broadcasts.push(BroadcastReport {
             cores: b.cores().iter().map(|&(x, y)| [x, y]).collect(),
@@ -180,7 +183,8 @@ pub fn layout_report(
             start: corners.map(|(s, _)| [s.0, s.1]),
             end: corners.map(|(_, e)| [e.0, e.1]),
             banks: copy.map(|c| c.0),
-            layer: copy.map(|c| c.1),
+            layer: copy.map(|c| c.1.0),
+            shift: copy.map(|c| c.1.1),
         });
     }
     Ok(LayoutReport {
@@ -246,8 +250,8 @@ impl std::fmt::Display for LayoutReport {
                     "\n      DRAM banks of page streams 0..7: {}",
                     banks.join(" ")
                 )?;
-                if let Some(layer) = b.layer {
-                    write!(f, " (its copy in layer {layer})")?;
+                if let (Some(layer), Some(shift)) = (b.layer, b.shift) {
+                    write!(f, " (its copy in layer {layer}, {shift} pages in)")?;
                 }
             }
         }
@@ -339,16 +343,17 @@ mod tests {
                 "panels": [[0, 6], [6, 6]],
                 "broadcasts": [
                     {"cores": [[5, 0]], "noc0": [[6, 2]], "start": null, "end": null,
-                     "banks": [1, 0, 1, 0, 3, 0, 3, 0], "layer": 0},
+                     "banks": [1, 0, 1, 0, 3, 0, 3, 0], "layer": 0, "shift": 0},
                     {"cores": [[6, 0]], "noc0": [[11, 2]], "start": null, "end": null,
-                     "banks": [4, 7, 4, 1, 4, 7, 1, 4], "layer": 0}
+                     "banks": [4, 7, 4, 1, 4, 7, 1, 4], "layer": 0, "shift": 0}
                 ],
                 "placement": {"jobs": 8, "window": 2, "blocks": 16, "pages": 4, "page_size": 2048},
-                // Both A senders share layer 0 (their streams never meet in a bank); the W
-                // senders' copies take a second: 2 layers of 128 KiB, in each of the ring's
-                // four regions.
-                "dram_layers": 2,
-                "dram_bytes_per_bank": 4 * 2 * 16 * 4 * 2048
+                // Both A senders share layer 0 (their streams never meet in a bank), and so do
+                // the two W senders, shifted (the furthest 2 pages) so that their pages keep
+                // off the others': one layer of 128 KiB and 2 pages, in each of the ring's four
+                // regions.
+                "dram_layers": 1,
+                "dram_bytes_per_bank": 4 * (16 * 4 * 2048 + 2 * 2048)
             })
         );
         let r = on_blackhole(
@@ -370,7 +375,8 @@ mod tests {
                 "start": [15, 8],
                 "end": [15, 9],
                 "banks": [6, 6, 7, 6, 6, 7, 6, 6],
-                "layer": 0
+                "layer": 0,
+                "shift": 0
             })
         );
         // The three one-core A senders and the W sender never read one stream number from one

@@ -426,9 +426,9 @@ fn matmul_schedule_names_the_users_flag_and_value() {
         ),
         (
             &["--steps", "2", "--blocks-per-step", "32767"][..],
-            "--blocks-per-step: 32767 blocks a step for --steps 2 need 10082799616 bytes of each \
+            "--blocks-per-step: 32767 blocks a step for --steps 2 need 10015723520 bytes of each \
              DRAM bank for every group's data (allowed: at most 4278190080: --blocks-per-step \
-             13871 fits with --steps 2)",
+             13964 fits with --steps 2)",
         ),
     ] {
         let (code, out, err) = example("matmul_schedule", args);

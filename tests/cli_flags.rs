@@ -148,8 +148,8 @@ fn host_memory_refusals_name_the_flag_that_needs_it_after_the_flags_own_checks()
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains(
-            "--blocks: 32767 blocks of 16 pages of 4096 bytes for 32 senders, their copies 8 \
-             layers deep, need 17196122112 bytes per DRAM bank (allowed: at most 4278190080)"
+            "--blocks: 32767 blocks of 16 pages of 4096 bytes for 32 senders, their copies 7 \
+             layers deep, need 15048818688 bytes per DRAM bank (allowed: at most 4278190080)"
         ),
         "{err}"
     );
@@ -160,14 +160,14 @@ fn host_memory_refusals_name_the_flag_that_needs_it_after_the_flags_own_checks()
         (
             "8",
             "--jobs: 8 jobs: 32767 blocks of 4 pages of 2048 bytes for 32 senders, their copies \
-             9 layers deep, need 9680158720 bytes per DRAM bank, each job's data one region of a \
-             ring of at most 4 (allowed: at most 4278190080: --jobs up to 1)",
+             7 layers deep, need 7533084672 bytes per DRAM bank, each job's data one region of a \
+             ring of at most 4 (allowed: at most 4278190080: --jobs up to 2)",
         ),
         (
-            "2",
-            "--jobs: 2 jobs: 32767 blocks of 4 pages of 2048 bytes for 32 senders, their copies \
-             9 layers deep, need 4848467968 bytes per DRAM bank, each job's data one region of a \
-             ring of at most 4 (allowed: at most 4278190080: --jobs up to 1)",
+            "3",
+            "--jobs: 3 jobs: 32767 blocks of 4 pages of 2048 bytes for 32 senders, their copies \
+             7 layers deep, need 5654007808 bytes per DRAM bank, each job's data one region of a \
+             ring of at most 4 (allowed: at most 4278190080: --jobs up to 2)",
         ),
     ] {
         let (code, _, err) = komorebi(&["broadcast", "--blocks", "32767", "--jobs", jobs]);

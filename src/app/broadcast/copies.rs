@@ -9,9 +9,10 @@ use super::plan::BroadcastPlan;
 
 impl BroadcastPlan {
     /// The senders of broadcast `id` (0: A, 1: W), logical, in layout order, each with the
-    /// bank of each of its page streams (the DRAM placement) and the layer its copy lies in
-    /// ([`Layers`](super::Layers)); empty when the plan does not run that broadcast.
-    pub fn sender_banks(&self, id: u8) -> Vec<(LogicalXy, [u8; STREAMS], u32)> {
+    /// bank of each of its page streams (the DRAM placement) and the layer its copy lies in with
+    /// its shift into it in pages ([`Layers`](super::Layers)); empty when the plan does not run
+    /// that broadcast.
+    pub fn sender_banks(&self, id: u8) -> Vec<(LogicalXy, [u8; STREAMS], (u32, u8))> {
         let Some(i) = self.operands.iter().position(|s| s.id == id) else {
             return Vec::new();
         };

@@ -5,8 +5,9 @@
 //! sender's NoC ([`blackhole_pac::grid::dram_endpoint`]). The bank of every stream of every
 //! sender is the host's choice; each sender reads its own copy of the pages, and the host
 //! writes each page of a copy into the bank its stream is read from (`plan::fill_dram`). Copies
-//! whose streams never share a bank at one stream number share a span of the banks' addresses,
-//! a layer ([`Layers`]), so the data takes a few layers of each bank rather than a span a copy.
+//! share spans of the banks' addresses, layers, each at a shift of whole pages into its layer
+//! that keeps its pages off the others' ([`Layers`]): the data takes a few layers of each bank
+//! rather than a span a copy.
 //!
 //! Every bank it chooses is a working one: on a chip with a fused DRAM bank (the plan's
 //! geometry says which) the candidates are the other 7, and the plain interleave goes round
@@ -73,8 +74,8 @@ pub struct Placement {
     chip: ChipKind,
     /// Where each sender's copy lies in its banks, from `banks` (kept with them).
     layers: Layers,
-    /// The streams that hold pages: all 8, or the pages of a copy when it has fewer.
-    streams_used: usize,
+    /// Pages in each sender's copy.
+    pages: u64,
 }
 
 impl Placement {
@@ -86,7 +87,7 @@ impl Placement {
             dram_banks: DramSet::new(ChipKind::Blackhole, None),
             chip: ChipKind::Blackhole,
             layers: Layers::default(),
-            streams_used: STREAMS,
+            pages: 0,
         }
     }
 
@@ -99,16 +100,15 @@ impl Placement {
         dram_banks: DramSet,
         pages: u64,
     ) -> Self {
-        let streams_used = pages.min(STREAMS as u64) as usize;
         let every = interleave(dram_banks);
         let banks: Vec<Vec<_>> = operands
             .iter()
             .map(|(_, senders)| senders.iter().map(|&s| s.then_some(every)).collect())
             .collect();
         Self {
-            layers: layers(&banks, streams_used),
+            layers: layers(&banks, pages),
             banks,
-            streams_used,
+            pages,
             nocs: operands.iter().map(|&(noc, _)| noc).collect(),
             dram_banks,
             chip,
@@ -164,7 +164,7 @@ impl Placement {
                 banks[s.stream] = b;
             }
         }
-        placement.layers = layers(&placement.banks, placement.streams_used);
+        placement.layers = layers(&placement.banks, placement.pages);
         placement
     }
 
@@ -203,78 +203,110 @@ impl Placement {
 }
 
 /// Where in its banks each sender's copy of the pages lies: in one of a number of layers, each
-/// as large as one copy ([`BroadcastConfig::copy_bytes`](super::BroadcastConfig)).
+/// one copy's span ([`BroadcastConfig::copy_bytes`](super::BroadcastConfig)) and up to 7 pages
+/// more, at a shift of 0 to 7 pages into it.
 ///
 /// A sender's page `g` lies at `base + g * page_size` of the bank it reads stream `g % 8` from,
-/// so of a copy's span each bank holds only the pages of its streams, every eighth page or
-/// some of them. Two senders whose streams never share a bank at the same stream number write
-/// disjoint pages of the same span, so they share a layer (the same base): a bank holds one
-/// page of every eighth of a layer per stream number, from whichever sender reads that stream
-/// from it. With the banks the placement chooses, the 03 default's 32 copies fit in a handful
-/// of layers, not 32 spans: far longer jobs fit the banks, and the host writes less address
-/// space.
+/// so of a copy's span each bank holds only the pages of its streams, every eighth page or some
+/// of them: counted in pages from its layer's start, a copy at shift `k` holds in that bank the
+/// pages of residues `(s + k) % 8` of its streams `s` there. Two copies whose residues never meet
+/// in one bank write disjoint pages of one layer. The host puts each sender, in order, at the
+/// first layer and shift where none of its (bank, residue) pairs is taken: a layer holds eight
+/// residues of every bank (the 03 default's 32 copies: 7 layers, not 32 spans; at least 5, its
+/// busiest bank serving 36 streams). Shifts make a layer up to 7 pages longer, so a plan whose
+/// copies are small packs without them when that takes fewer bytes. Far longer jobs fit the
+/// banks, and the host writes less address space.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Layers {
-    /// Per operand, per sender (in the plan's word order): its layer.
-    of: Vec<Vec<u32>>,
+    /// Per operand, per sender (in the plan's word order): its layer and shift in pages.
+    of: Vec<Vec<(u32, u8)>>,
     /// Layers in all: at least 1 once any core sends.
     count: u32,
+    /// The largest shift of any copy: a layer is a copy's span and this many pages.
+    max_shift: u8,
 }
 
 impl Layers {
-    /// The layer of the `sender`-th sender (in the plan's word order) of operand `operand`; 0
-    /// for one there is not.
-    pub(super) fn of(&self, operand: usize, sender: u64) -> u32 {
+    /// The layer and shift (in pages) of the `sender`-th sender (in the plan's word order) of
+    /// operand `operand`; `(0, 0)` for one there is not.
+    pub(super) fn of(&self, operand: usize, sender: u64) -> (u32, u8) {
         self.of
             .get(operand)
             .and_then(|s| s.get(sender as usize))
             .copied()
-            .unwrap_or(0)
+            .unwrap_or((0, 0))
     }
 
     /// Layers in all.
     pub fn count(&self) -> u32 {
         self.count
     }
+
+    /// The largest shift of any copy, in pages.
+    pub fn max_shift(&self) -> u8 {
+        self.max_shift
+    }
 }
 
-/// Each sender's layer (see [`Layers`]) with the banks `banks` of every operand's cores, of
-/// which the first `used` streams hold pages: the senders taken in order (A's, then W's, each
-/// in the plan's word order), each into the first layer where none of its (bank, stream) pairs
-/// of those streams is taken. At most one layer a sender (one span
-/// each, as when every copy had its own); at least as many as the most senders reading one
-/// stream number from one bank.
-fn layers(banks: &[Vec<Option<[u8; STREAMS]>>], used: usize) -> Layers {
-    // Per layer, its (bank, stream) pairs taken: bit `bank * STREAMS + stream`. A bank
-    // past the mask's 16 (none has more than 8) takes every pair: a layer of its own.
+/// Each sender's layer and shift (see [`Layers`]) with the banks `banks` of every operand's
+/// cores, their copies of `pages` pages: packed with shifts and without (`pack`), whichever
+/// takes fewer bytes of each bank (a shift costs up to 7 pages a layer, much for small copies),
+/// without on a tie.
+fn layers(banks: &[Vec<Option<[u8; STREAMS]>>], pages: u64) -> Layers {
+    let used = pages.min(STREAMS as u64) as usize;
+    let (flat, shifted) = (pack(banks, used, 1), pack(banks, used, STREAMS));
+    let bytes = |l: &Layers| u64::from(l.count) * (pages + u64::from(l.max_shift));
+    if bytes(&shifted) < bytes(&flat) {
+        shifted
+    } else {
+        flat
+    }
+}
+
+/// The senders, with the banks `banks` of every operand's cores of which the first `used`
+/// streams hold pages, taken in order (A's, then W's, each in the plan's word order), each at
+/// the first layer, then the least of `shifts` shifts, where none of its (bank, residue) pairs
+/// is taken. At most one layer a sender (one span each, as when every copy had its own); at
+/// least as many as the most (bank, stream) pairs of one bank over eight (over one unshifted).
+fn pack(banks: &[Vec<Option<[u8; STREAMS]>>], used: usize, shifts: usize) -> Layers {
+    // The (bank, residue) pairs of a copy's streams at shift `k`: bit `bank * 8 + residue`. A
+    // bank past the mask's 16 (none has more than 8) takes every pair: a layer of its own.
+    let pairs = |banks: &[u8; STREAMS], k: usize| {
+        banks
+            .iter()
+            .take(used)
+            .enumerate()
+            .fold(0u128, |m, (s, &b)| {
+                let bit = u32::from(b) * STREAMS as u32 + ((s + k) % STREAMS) as u32;
+                m | 1u128.checked_shl(bit).unwrap_or(u128::MAX)
+            })
+    };
+    // Per layer, its (bank, residue) pairs taken.
     let mut taken: Vec<u128> = Vec::new();
-    let mut of = Vec::with_capacity(banks.len());
+    let (mut of, mut max_shift) = (Vec::with_capacity(banks.len()), 0u8);
     for cores in banks {
-        let mut layers = Vec::new();
+        let mut places = Vec::new();
         for banks in cores.iter().flatten() {
-            let pairs = banks
-                .iter()
-                .take(used)
-                .enumerate()
-                .fold(0u128, |m, (s, &b)| {
-                    let bit = u32::from(b) * STREAMS as u32 + s as u32;
-                    m | 1u128.checked_shl(bit).unwrap_or(u128::MAX)
-                });
-            let layer = match taken.iter().position(|&t| t & pairs == 0) {
-                Some(l) => l,
-                None => {
-                    taken.push(0);
-                    taken.len() - 1
-                }
-            };
-            taken[layer] |= pairs;
-            layers.push(layer as u32);
+            let fit = taken.iter().enumerate().find_map(|(layer, &t)| {
+                (0..shifts).find_map(|k| {
+                    let p = pairs(banks, k);
+                    (t & p == 0).then_some((layer, k, p))
+                })
+            });
+            let (layer, k, p) = fit.unwrap_or_else(|| {
+                taken.push(0);
+                (taken.len() - 1, 0, pairs(banks, 0))
+            });
+            taken[layer] |= p;
+            max_shift = max_shift.max(k as u8);
+            places.push((layer as u32, k as u8));
         }
-        of.push(layers);
+        of.push(places);
     }
     Layers {
         of,
         count: taken.len() as u32,
+        max_shift,
     }
 }
 
@@ -478,13 +510,13 @@ mod tests {
     fn copies_that_share_a_layer_never_share_a_page() {
         let (bh, wh) = (ChipKind::Blackhole, ChipKind::Wormhole);
         let shapes = [
-            (bh, None, LogicalRect::new(0, 0, 12, 10), 16, 4, 2048, 9),
-            (bh, Some(3), LogicalRect::new(0, 0, 12, 10), 16, 4, 2048, 11),
+            (bh, None, LogicalRect::new(0, 0, 12, 10), 16, 4, 2048, 7),
+            (bh, Some(3), LogicalRect::new(0, 0, 12, 10), 16, 4, 2048, 8),
             (bh, None, LogicalRect::new(0, 0, 12, 10), 5, 3, 64, 8),
             (bh, None, LogicalRect::new(2, 3, 4, 5), 3, 8, 1024, 4),
             (bh, None, LogicalRect::new(0, 0, 1, 2), 8, 1, 16384, 1),
             // Three pages a copy: streams 3..=7 hold none and take no bank's place.
-            (bh, None, LogicalRect::new(0, 0, 12, 10), 1, 3, 2048, 7),
+            (bh, None, LogicalRect::new(0, 0, 12, 10), 1, 3, 2048, 2),
             (wh, None, LogicalRect::new(0, 0, 8, 10), 16, 4, 2048, 12),
         ];
         for (chip, fused, rect, blocks, pages, page_size, layers) in shapes {

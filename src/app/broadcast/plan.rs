@@ -296,16 +296,22 @@ impl BroadcastPlan {
     /// copy if it sends (a receiver reads nothing: its sender's).
     pub(super) fn dram_base(&self, region: u32, operand: usize, core: usize) -> u64 {
         let sender = self.sender_of[operand].get(core).copied().unwrap_or(0);
-        let layer = self.placement.layers().of(operand, sender);
+        let (layer, shift) = self.placement.layers().of(operand, sender);
         self.dram_start
             + (self.layers_bytes() * u64::from(region))
-            + u64::from(layer) * self.cfg.copy_bytes()
+            + u64::from(layer) * self.layer_bytes()
+            + u64::from(shift) * u64::from(self.cfg.page_size)
     }
 
-    /// Bytes of every bank one job's data takes: its layers ([`super::placement::Layers`]),
-    /// each one copy's span.
+    /// Bytes of one layer ([`super::placement::Layers`]): a copy's span and the largest shift.
+    fn layer_bytes(&self) -> u64 {
+        let shift = u64::from(self.placement.layers().max_shift());
+        (self.cfg.copy_bytes()).saturating_add(shift * u64::from(self.cfg.page_size))
+    }
+
+    /// Bytes of every bank one job's data takes: its layers.
     pub(super) fn layers_bytes(&self) -> u64 {
-        u64::from(self.placement.layers().count()).saturating_mul(self.cfg.copy_bytes())
+        u64::from(self.placement.layers().count()).saturating_mul(self.layer_bytes())
     }
 
     /// Every sender reading stream `i` from the `i`-th working bank (bank `i` when every bank
