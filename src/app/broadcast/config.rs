@@ -575,16 +575,21 @@ impl BroadcastConfig {
 
     /// Bytes of one sender's copy of its broadcast's pages: page `g` at `g * page_size`.
     pub(super) fn copy_bytes(&self) -> u64 {
-        self.blocks as u64 * self.pages as u64 * self.page_size as u64
+        self.copy_pages() * self.page_size as u64
+    }
+
+    /// Pages of one sender's copy.
+    fn copy_pages(&self) -> u64 {
+        self.blocks as u64 * self.pages as u64
     }
 
     /// Bytes of bank address space the data of one job takes at least, before the banks are
     /// placed: one copy per sender (each sender reads its own copy, as the broadcasts of a
     /// program with different data per row and column would; shared copies would have senders
-    /// of one broadcast read the same DRAM rows at the same time), laid in layers that senders
-    /// share when their streams use different banks (`placement::Layers`). However the
-    /// streams are placed, some bank serves one stream number for at least `senders / banks`
-    /// of them (rounded up), each in a layer of its own: so many layers at least. The plan
+    /// of one broadcast read the same DRAM rows at once), laid in layers that copies share
+    /// (`placement::Layers`): a layer holds 8 pages of every 8 of each bank, so however the
+    /// streams are placed, the busiest bank needs at least its (sender, stream) pairs over 8
+    /// layers, and it serves at least the average, the pairs over the working banks. The plan
     /// counts its own ([`BroadcastPlan::dram_end`](super::BroadcastPlan::dram_end)).
     pub(super) fn region_bytes(&self) -> u64 {
         let [a, w] = self.senders();
@@ -592,7 +597,12 @@ impl BroadcastConfig {
             .iter()
             .count()
             .max(1) as u64;
-        (a + w).div_ceil(banks).saturating_mul(self.copy_bytes())
+        use komorebi_kernel::broadcast_handler::program::STREAMS;
+        let streams = self.copy_pages().min(STREAMS as u64);
+        let least = (a + w)
+            .saturating_mul(streams)
+            .div_ceil(banks * STREAMS as u64);
+        least.saturating_mul(self.copy_bytes())
     }
 }
 
