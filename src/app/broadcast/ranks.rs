@@ -34,12 +34,6 @@ use crate::dispatch::DispatchConfig;
 /// How often a rank looks for a message it waits for.
 const POLL: Duration = Duration::from_millis(5);
 
-/// How long a rank whose share ended past the run's deadline gives rank 0 to take its report
-/// (rank 0 looks every [`POLL`] while it runs its own share, and takes it at once if it is
-/// still waiting for it). Longer than rank 0 waits before it aborts a run with a lost rank, so
-/// that a rank late in earnest is ended by rank 0's abort (exit 3), not its own (exit 4).
-const REPORT_GRACE: Duration = Duration::from_secs(1);
-
 /// Ends the process if MPI itself does not return in time: `MPI_Init` waits for every rank to
 /// start (a rank that died before it waits forever under `orte_abort_on_non_zero_status 0`),
 /// and a finalize for every rank to finalize. Armed around those calls only: a share's run and
@@ -181,24 +175,18 @@ fn receive_all(
 ) -> Vec<Option<Vec<u8>>> {
     let mut got: Vec<Option<Vec<u8>>> = vec![None; from.len()];
     loop {
-        take_messages(world, from, &mut got);
+        for (i, &rank) in from.iter().enumerate() {
+            if got[i].is_none() {
+                let peer = world.process_at_rank(rank);
+                if peer.immediate_probe().is_some() {
+                    got[i] = Some(peer.receive_vec::<u8>().0);
+                }
+            }
+        }
         if got.iter().all(Option::is_some) || Instant::now() >= deadline {
             return got;
         }
         std::thread::sleep(POLL);
-    }
-}
-
-/// One look for a message from each rank of `from` whose place in `got` is empty, taking each
-/// that has come.
-fn take_messages(world: &SimpleCommunicator, from: &[i32], got: &mut [Option<Vec<u8>>]) {
-    for (slot, &rank) in got.iter_mut().zip(from) {
-        if slot.is_none() {
-            let peer = world.process_at_rank(rank);
-            if peer.immediate_probe().is_some() {
-                *slot = Some(peer.receive_vec::<u8>().0);
-            }
-        }
     }
 }
 
@@ -341,10 +329,7 @@ fn serve(
             return (Err(flag("--mpi", why)), false);
         }
     };
-    // Rank 0 takes each report as it comes: past the deadline (a share that ran longer), a
-    // report still has `REPORT_GRACE` to be taken, rather than one look.
-    let by = deadline.max(Instant::now() + REPORT_GRACE);
-    let sent = send_all(world, vec![(0, bytes)], by);
+    let sent = send_all(world, vec![(0, bytes)], deadline);
     (Ok(None), sent.contains(&false))
 }
 
@@ -391,35 +376,7 @@ fn gather(
         }
     }
     let own = share_of(0, ranks, cfg.chips, cfg.jobs);
-    let delivered: Vec<i32> = (1..ranks as i32)
-        .filter(|&r| undelivered[r as usize].is_none())
-        .collect();
-    // Its own share on a thread of its own (which makes no MPI call: MPI is funneled through
-    // this one), while this thread takes each report as it comes: a rank that is done never
-    // waits for rank 0's share (a report larger than MPI sends at once completes only once it
-    // is received), so none runs past the limit, and aborts the job, waiting for it.
-    let (own_run, reports) = std::thread::scope(|scope| {
-        let runner = scope.spawn(|| run_share(cfg, dispatch, &own, progress));
-        let mut got: Vec<Option<Vec<u8>>> = vec![None; delivered.len()];
-        while !runner.is_finished() {
-            take_messages(world, &delivered, &mut got);
-            std::thread::sleep(POLL);
-        }
-        let own_run = runner
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        // Then every report not in yet, until the run's deadline (none once its own share
-        // failed: that error is the run's).
-        loop {
-            take_messages(world, &delivered, &mut got);
-            let all = got.iter().all(Option::is_some);
-            if all || own_run.is_err() || Instant::now() >= deadline {
-                break (own_run, got);
-            }
-            std::thread::sleep(POLL);
-        }
-    });
-    let mut summary = match own_run {
+    let mut summary = match run_share(cfg, dispatch, &own, progress) {
         Ok(s) => s,
         Err(e) => return (Err(e), lost),
     };
@@ -431,7 +388,10 @@ fn gather(
         error: None,
         exit_code: 0,
     }];
-    let mut reports = reports.into_iter();
+    let delivered: Vec<i32> = (1..ranks as i32)
+        .filter(|&r| undelivered[r as usize].is_none())
+        .collect();
+    let mut reports = receive_all(world, &delivered, deadline).into_iter();
     for r in 1..ranks {
         let share = share_of(r, ranks, cfg.chips, cfg.jobs);
         let report = match undelivered[r as usize].take() {
