@@ -241,7 +241,11 @@ fn main() -> ExitCode {
         Err(code) => {
             // A rank of an MPI job whose flags do not parse ends the job with the refusal's
             // code (the rank limit is not known: its default bounds MPI's start).
-            if code != ExitCode::SUCCESS && std::env::args_os().any(|a| a == "--mpi") {
+            let mpi = |a: std::ffi::OsString| {
+                a.to_str()
+                    .is_some_and(|a| a == "--mpi" || a.starts_with("--mpi="))
+            };
+            if code != ExitCode::SUCCESS && std::env::args_os().any(mpi) {
                 cli::abort_refused_rank(2, cli::DEFAULT_RANK_LIMIT);
             }
             return code;

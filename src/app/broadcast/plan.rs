@@ -231,12 +231,13 @@ impl BroadcastPlan {
         plan.placement = plan.chosen_placement(&crate::chip::sim_timing(cfg.chip));
         // `validate` sized the data from the flags' harvest mask; the plan's senders come from
         // the device's geometry, which may lay out other panels: check the plan's own end too.
+        use crate::num::count;
         let what = format!(
-            "{} blocks of {} pages of {} bytes for {} senders, their copies {} deep,",
-            cfg.blocks,
-            cfg.pages,
+            "{} of {} of {} bytes for {}, their copies {} deep,",
+            count(cfg.blocks.into(), "block", "blocks"),
+            count(cfg.pages.into(), "page", "pages"),
             cfg.page_size,
-            plan.senders[0] + plan.senders[1],
+            count(plan.senders[0] + plan.senders[1], "sender", "senders"),
             crate::num::count(plan.placement.layers().count().into(), "layer", "layers")
         );
         if let Some(refused) = cfg.dram_refusal(&what, plan.layers_bytes(), false) {
