@@ -393,33 +393,25 @@ impl BroadcastConfig {
     }
 
     /// The jobs' data fits a DRAM bank. Sure when a span a sender fits; else the plan on the
-    /// flags' own geometry counts its layers and refuses exactly what it would refuse; with a
-    /// rectangle that does not lay out there (refused elsewhere), the least layers any
-    /// placement needs are counted, naming no count of jobs.
+    /// flags' own geometry counts its layers and refuses exactly what it would refuse (a
+    /// rectangle that does not lay out there is refused elsewhere).
     fn validate_dram(&self) -> Result<(), BroadcastError> {
         let [a, w] = self.senders();
-        let each = (a + w).saturating_mul(self.copy_bytes());
-        if self.dram_refusal("", each, false).is_none() {
+        let (need, usable) = self.dram_need((a + w).saturating_mul(self.copy_bytes()));
+        if need <= usable {
             return Ok(());
         }
-        match crate::chip::geometry(self.chip, self.harvest_word(), self.fused_dram) {
-            Ok(g) => match super::plan::BroadcastPlan::lay_out(self, &g) {
-                Err(
-                    e @ BroadcastError::Flag {
-                        flag: "--blocks" | "--jobs",
-                        ..
-                    },
-                ) => Err(e),
-                _ => Ok(()),
-            },
-            Err(_) => {
-                let what = format!(
-                    "{} blocks of {} pages of {} bytes",
-                    self.blocks, self.pages, self.page_size
-                );
-                self.dram_refusal(&what, self.region_bytes(), true)
-                    .map_or(Ok(()), Err)
-            }
+        let Ok(g) = crate::chip::geometry(self.chip, self.harvest_word(), self.fused_dram) else {
+            return Ok(());
+        };
+        match super::plan::BroadcastPlan::lay_out(self, &g) {
+            Err(
+                e @ BroadcastError::Flag {
+                    flag: "--blocks" | "--jobs",
+                    ..
+                },
+            ) => Err(e),
+            _ => Ok(()),
         }
     }
 }

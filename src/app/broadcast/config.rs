@@ -9,7 +9,7 @@ use crate::chip::ChipKind;
 use komorebi_broadcast::args::Along;
 use komorebi_broadcast::layout;
 use komorebi_hal::{LogicalRect, NocId};
-use komorebi_kernel::broadcast_handler::program::Check;
+use komorebi_kernel::broadcast_handler::program::{Check, STREAMS};
 
 use super::error::{BroadcastError, flag};
 use super::faults::FaultSpec;
@@ -597,53 +597,39 @@ impl BroadcastConfig {
             .iter()
             .count()
             .max(1) as u64;
-        use komorebi_kernel::broadcast_handler::program::STREAMS;
         let streams = self.copy_pages().min(STREAMS as u64);
         let least = (a + w)
             .saturating_mul(streams)
             .div_ceil(banks * STREAMS as u64);
         least.saturating_mul(self.copy_bytes())
     }
-}
 
-impl BroadcastConfig {
-    /// The refusal of data that does not fit a DRAM bank: `what` (the data, as the caller
-    /// counted it) needs `region` bytes a job in each of the ring's regions in use, or with
-    /// `least` at least that many (before the banks are placed: then no count of jobs is
-    /// promised). It names `--jobs` when one job's region fits (the ring holds up to
-    /// [`DRAM_RING`] jobs' data at once), else `--blocks`.
-    pub(super) fn dram_refusal(
-        &self,
-        what: &str,
-        region: u64,
-        least: bool,
-    ) -> Option<BroadcastError> {
-        let usable = crate::chip::dram_bank_usable(self.chip);
+    /// What the jobs' data takes of each DRAM bank, `region` bytes a job in each of the
+    /// ring's regions in use, and what a bank holds: `(need, usable)`.
+    pub(super) fn dram_need(&self, region: u64) -> (u64, u64) {
         let regions = u64::from(self.jobs.min(DRAM_RING));
-        let need = DRAM_BASE.saturating_add(region.saturating_mul(regions));
+        (
+            DRAM_BASE.saturating_add(region.saturating_mul(regions)),
+            crate::chip::dram_bank_usable(self.chip),
+        )
+    }
+
+    /// The refusal of data that does not fit a DRAM bank: `what` (the data, as the caller
+    /// counted it) needs `region` bytes a job ([`Self::dram_need`]). It names `--jobs`, with
+    /// the most that fit, when one job's region fits (the ring holds up to [`DRAM_RING`] jobs'
+    /// data at once), else `--blocks`.
+    pub(super) fn dram_refusal(&self, what: &str, region: u64) -> Option<BroadcastError> {
+        let (need, usable) = self.dram_need(region);
         if need <= usable {
             return None;
         }
-        let need = match least {
-            true => format!("at least {need}"),
-            false => need.to_string(),
-        };
         let fit = usable.saturating_sub(DRAM_BASE) / region.max(1);
-        Some(match (fit, least) {
-            (0, _) => super::error::flag(
+        Some(match fit {
+            0 => flag(
                 "--blocks",
                 format!("{what} need {need} bytes per DRAM bank (allowed: at most {usable})"),
             ),
-            (_, true) => super::error::flag(
-                "--jobs",
-                format!(
-                    "{} jobs: {what} need {need} bytes per DRAM bank, each job's data one \
-                     region of a ring of at most {DRAM_RING} (allowed: at most {usable}: fewer \
-                     jobs)",
-                    self.jobs
-                ),
-            ),
-            (_, false) => super::error::flag(
+            _ => flag(
                 "--jobs",
                 format!(
                     "{} jobs: {what} need {need} bytes per DRAM bank, each job's data one \

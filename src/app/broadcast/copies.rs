@@ -1,6 +1,7 @@
 //! Where each sender's copy of a plan's pages lies in DRAM, as `komorebi layout` prints it: the
 //! bank of each of its page streams and the layer of the banks' address space the copy takes
-//! (`placement`). Read-only views of the plan; the plan itself writes and addresses the copies.
+//! (`placement`), and the bytes the layers take. Read-only views of the plan; the plan itself
+//! writes and addresses the copies.
 
 use komorebi_hal::LogicalXy;
 use komorebi_kernel::broadcast_handler::program::STREAMS;
@@ -28,5 +29,18 @@ impl BroadcastPlan {
     /// How many layers deep the senders' copies lie in each bank ([`Layers`](super::Layers)).
     pub fn dram_layers(&self) -> u32 {
         self.placement.layers().count()
+    }
+
+    /// Bytes of one layer ([`super::placement::Layers`]): a copy's span and the largest shift.
+    pub(super) fn layer_bytes(&self) -> u64 {
+        let shift = u64::from(self.placement.layers().max_shift());
+        self.cfg
+            .copy_bytes()
+            .saturating_add(shift * u64::from(self.cfg.page_size))
+    }
+
+    /// Bytes of every bank one job's data takes: its layers.
+    pub(super) fn layers_bytes(&self) -> u64 {
+        u64::from(self.placement.layers().count()).saturating_mul(self.layer_bytes())
     }
 }

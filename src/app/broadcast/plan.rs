@@ -238,9 +238,9 @@ impl BroadcastPlan {
             count(cfg.pages.into(), "page", "pages"),
             cfg.page_size,
             count(plan.senders[0] + plan.senders[1], "sender", "senders"),
-            crate::num::count(plan.placement.layers().count().into(), "layer", "layers")
+            count(plan.placement.layers().count().into(), "layer", "layers")
         );
-        if let Some(refused) = cfg.dram_refusal(&what, plan.layers_bytes(), false) {
+        if let Some(refused) = cfg.dram_refusal(&what, plan.layers_bytes()) {
             return Err(refused);
         }
         Ok(plan)
@@ -302,17 +302,6 @@ impl BroadcastPlan {
             + (self.layers_bytes() * u64::from(region))
             + u64::from(layer) * self.layer_bytes()
             + u64::from(shift) * u64::from(self.cfg.page_size)
-    }
-
-    /// Bytes of one layer ([`super::placement::Layers`]): a copy's span and the largest shift.
-    fn layer_bytes(&self) -> u64 {
-        let shift = u64::from(self.placement.layers().max_shift());
-        (self.cfg.copy_bytes()).saturating_add(shift * u64::from(self.cfg.page_size))
-    }
-
-    /// Bytes of every bank one job's data takes: its layers.
-    pub(super) fn layers_bytes(&self) -> u64 {
-        u64::from(self.placement.layers().count()).saturating_mul(self.layer_bytes())
     }
 
     /// Every sender reading stream `i` from the `i`-th working bank (bank `i` when every bank
