@@ -252,3 +252,33 @@ fn the_most_blocks_of_the_03_default_fit_the_banks_at_one_job() {
     let plan = BroadcastPlan::per_job(&two, &geometry).unwrap();
     assert!(plan.dram_end() <= usable);
 }
+
+/// On ttsim or a card the flags' own grid (`--harvest`'s default) is not the device's, and
+/// another grid may lay the senders' copies out in fewer layers: the DRAM is counted by the
+/// plan on the device's geometry alone. The rectangle 3,0,9,10 at 20,000 blocks takes 7 layers
+/// on the default grid (refused at 8 jobs) and 6 on a chip with every column, where it fits.
+#[test]
+fn on_a_card_the_dram_is_counted_on_the_card_s_grid_not_on_the_flags_default() {
+    use komorebi::app::broadcast::DeviceChoice;
+    let cfg = BroadcastConfig {
+        rect: komorebi_hal::LogicalRect::new(3, 0, 9, 10),
+        blocks: 20000,
+        ..BroadcastConfig::default()
+    };
+    let default_grid = komorebi::chip::blackhole(0x3000).unwrap();
+    let e = BroadcastPlan::per_job(&cfg, &default_grid).unwrap_err();
+    assert!(e.to_string().contains("7 layers deep"), "{e}");
+    assert!(e.to_string().contains("--jobs up to 3"), "{e}");
+    let device = DeviceChoice::Card("/dev/tenstorrent/0".into());
+    let card = BroadcastConfig {
+        exec: device.default_exec(),
+        device,
+        ..cfg
+    };
+    let plan = BroadcastPlan::per_job(&card, &komorebi::chip::blackhole(0).unwrap()).unwrap();
+    assert_eq!(plan.dram_layers(), 6);
+    assert!(plan.dram_end() <= komorebi::chip::dram_bank_usable(card.chip));
+    // On the default grid the card's plan refuses as the flags' check did.
+    let e = BroadcastPlan::per_job(&card, &default_grid).unwrap_err();
+    assert!(e.to_string().contains("--jobs up to 3"), "{e}");
+}

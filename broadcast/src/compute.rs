@@ -57,23 +57,24 @@ impl core::fmt::Display for ComputeError {
 
 impl core::error::Error for ComputeError {}
 
-/// Waits until `pages` pages are ready, or `gone` holds (looked at after the pages, each round).
+/// Waits until `ends(ctrl, ready)` holds, `ready` saying each round whether `pages` pages are
+/// ready.
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
-async fn wait_pages<K, P, C, G>(
+async fn wait_pages<K, P, C, E>(
     compute: &mut Compute<K, P>,
     cb: &mut C,
     pages: u16,
-    mut gone: G,
+    mut ends: E,
 ) -> Result<(), ComputeError>
 where
     K: ControlBlock,
     P: Pause,
     C: CircularBuffer,
-    G: FnMut(&mut K) -> bool,
+    E: FnMut(&mut K, bool) -> bool,
 {
     let Compute { ctrl, pause } = compute;
     match wait_until(ctrl, pause, |c| {
-        cb.pages_ready().map(|ready| ready >= pages || gone(c))
+        cb.pages_ready().map(|ready| ends(c, ready >= pages))
     })
     .await
     {
@@ -111,7 +112,7 @@ pub async fn receive_unless<K, P, C, G>(
     compute: &mut Compute<K, P>,
     cb: &mut C,
     pages: u16,
-    gone: G,
+    mut gone: G,
 ) -> Result<(), ComputeError>
 where
     K: ControlBlock,
@@ -119,10 +120,32 @@ where
     C: CircularBuffer,
     G: FnMut(&mut K) -> bool,
 {
+    receive_when(compute, cb, pages, |c, ready| ready || gone(c)).await
+}
+
+/// The most general wait for a block: until `ends(ctrl, ready)` holds, `ready` saying whether
+/// the block's `pages` pages are ready; within the wait limit and while the tile runs, as
+/// [`receive`]. `ends(c, ready)` = `ready || gone(c)` is [`receive_unless`]; the broadcast
+/// handler's compute also holds a command's first block back until its producer's set-up
+/// word says the pages in the buffer are this command's. One closure for every block keeps
+/// one copy of the wait in the firmware's compute image.
+#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
+pub async fn receive_when<K, P, C, E>(
+    compute: &mut Compute<K, P>,
+    cb: &mut C,
+    pages: u16,
+    ends: E,
+) -> Result<(), ComputeError>
+where
+    K: ControlBlock,
+    P: Pause,
+    C: CircularBuffer,
+    E: FnMut(&mut K, bool) -> bool,
+{
     if pages == 0 {
         return Err(ComputeError::Misuse);
     }
-    wait_pages(compute, cb, pages, gone).await
+    wait_pages(compute, cb, pages, ends).await
 }
 
 /// Done with the block: pops its `pages` pages (the data-movement kernel sends the marker).
@@ -157,6 +180,6 @@ where
         return Ok(());
     }
     let pad = u16::try_from(pad).map_err(|_| ComputeError::Misuse)?;
-    wait_pages(compute, cb, pad, |_| false).await?;
+    wait_pages(compute, cb, pad, |_, ready| ready).await?;
     cb.pop(pad).map_err(|e| ComputeError::Cb(e.kind()))
 }

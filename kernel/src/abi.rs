@@ -15,6 +15,7 @@
 //! | 0x030 | boot word of reader, writer, compute | the loader zeroes them; each kernel at boot | `BOOT_UP` or a boot failure ([`crate::image`]) |
 //! | 0x040 | done index of reader, writer, compute | each kernel | the per-tile index of the last command the kernel finished |
 //! | 0x050 | recovering index of reader, writer, compute | each kernel | the index of a command the kernel gave up and is recovering from: pages it pushes from then on are padding, not data |
+//! | 0x060 | set-up index of reader, writer, compute | each data-movement kernel (compute's word unused) | the index of the last command whose broadcast the kernel set up or refused (its refusal recorded first): pages in its buffer before then are not this command's |
 //! | 0x080 | reported index | the reporter (reader) | the index of the last command the tile reported |
 //! | 0x0C0 | report record 0 ([`RECORD_BYTES`]) | kernels, then the reporter | the report of the command in slot 0 |
 //! | 0x100 | report record 1 | | the report of the command in slot 1 |
@@ -60,8 +61,10 @@ pub const CONTROL_BYTES: u32 = 0x1000;
 /// `KMRB`.
 pub const MAGIC: u32 = 0x4B4D_5242;
 /// This ABI's version (2: the chip word at [`HEADER_CHIP`]; 3: the images' check word a word
-/// at a time, decisions D32).
-pub const ABI_VERSION: u32 = 3;
+/// at a time, decisions D32; 4: the data-movement kernels' set-up indices at
+/// [`KERNEL_SET_UP`], which compute waits for before it takes a command's first block,
+/// decisions D56).
+pub const ABI_VERSION: u32 = 4;
 
 /// Offset of the magic word.
 pub const HEADER_MAGIC: u32 = 0x000;
@@ -92,6 +95,11 @@ pub const IDLE_WAIT_LIMIT: u32 = 0x018;
 pub const KERNEL_DONE: u32 = 0x040;
 /// Offset of the kernels' recovering indices (reader, writer, compute).
 pub const KERNEL_RECOVERING: u32 = 0x050;
+/// Offset of the kernels' set-up indices (reader, writer, compute): a data-movement kernel
+/// stores the command's index once its broadcast is set up or refused (the refusal recorded
+/// first), before it pushes any page; compute takes no page as a command's first block before
+/// its producer's word (or done index) says this command. Compute's own word is not written.
+pub const KERNEL_SET_UP: u32 = 0x060;
 /// Offset of the index of the last command the tile reported.
 pub const REPORT_INDEX: u32 = 0x080;
 /// Offset of report record 0.
@@ -211,7 +219,7 @@ impl ChipWord {
 }
 
 /// Offset of `role`'s word in a per-kernel table at `table` (three words in [`Role`] order:
-/// [`KERNEL_DONE`], [`KERNEL_RECOVERING`], [`PANIC`]).
+/// [`KERNEL_DONE`], [`KERNEL_RECOVERING`], [`KERNEL_SET_UP`], [`PANIC`]).
 pub const fn kernel_word(table: u32, role: Role) -> u32 {
     table + 4 * role.index() as u32
 }

@@ -6,7 +6,7 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`abi`] | the tile control block ABI (version 3, [`abi::ABI_VERSION`]): header, stop flag, wait limit, command slots, reports, broadcast areas |
+//! | [`abi`] | the tile control block ABI (version 4, [`abi::ABI_VERSION`]): header, stop flag, wait limit, command slots, reports, broadcast areas |
 //! | [`command`] | a command read from its slot; the control block a handler sees |
 //! | [`handler`] | `Handler` (the three bodies of one command kind), `HandlerSet`, `Buffers` |
 //! | [`persistent`] | the persistent loops `reader`, `writer`, `compute` |

@@ -16,12 +16,17 @@ fn the_control_block_is_4_kib_at_l1_0x4000_with_the_header_kmrb_version_tile_har
     assert_eq!(abi::CONTROL_BYTES, 0x1000);
     // "KMRB", K in the top byte.
     assert_eq!(abi::MAGIC, 0x4B4D_5242);
-    assert_eq!(abi::ABI_VERSION, 3);
+    assert_eq!(abi::ABI_VERSION, 4);
     assert_eq!(abi::HEADER_MAGIC, 0x000);
     assert_eq!(abi::HEADER_VERSION, 0x004);
     assert_eq!(abi::HEADER_TILE, 0x008);
     assert_eq!(abi::HEADER_HARVEST, 0x00C);
     assert_eq!(abi::HEADER_CHIP, 0x014);
+    // The kernels' tables, a word each for reader, writer and compute.
+    assert_eq!(abi::KERNEL_DONE, 0x040);
+    assert_eq!(abi::KERNEL_RECOVERING, 0x050);
+    assert_eq!(abi::KERNEL_SET_UP, 0x060);
+    assert_eq!(abi::REPORT_INDEX, 0x080);
 }
 
 #[test]
@@ -177,21 +182,21 @@ fn an_image_header_s_words_and_bytes_are_the_hand_computed_ones() {
     };
     let words = [
         0x5746_4D4B,
-        0x0000_0003,
+        0x0000_0004,
         0x0000_0001,
         0x0001_2000,
         0x0001_2000,
         0x0000_5DC0,
         0x0000_0000,
-        // `check_word` of words 0..=6 (ABI version 3), from an implementation of its documented
+        // `check_word` of words 0..=6 (ABI version 4), from an implementation of its documented
         // steps written outside this crate (Python).
-        0x2BDD_0F1D,
+        0xB242_A383,
     ];
     assert_eq!(h.encode(), words);
     assert_eq!(ImageHeader::decode(&words), Ok(h));
     let bytes = h.to_bytes();
     assert_eq!(&bytes[..4], b"KMFW");
-    assert_eq!(&bytes[28..], &[0x1D, 0x0F, 0xDD, 0x2B]);
+    assert_eq!(&bytes[28..], &[0x83, 0xA3, 0x42, 0xB2]);
 }
 
 #[test]

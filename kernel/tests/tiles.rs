@@ -1969,34 +1969,43 @@ fn pages_an_earlier_command_left_are_not_taken_for_block_0_of_a_refused_producer
     // The reader's buffer still holds a whole lap of pages an earlier command left (a
     // recovery that never ended): the reader refuses it (`broadcast_begin`), and compute, whose
     // wait finds those pages ready at once, must not check them as block 0 (zeros, not the
-    // job's data: it reported a data mismatch beside the refusal). Polled data movement first,
-    // as `run_commands` polls: the refusal is recorded before compute's first look (compute
-    // polled first still takes the pages: D52, a race a setup-done word would close).
+    // job's data: it reported a data mismatch beside the refusal). In both polling orders:
+    // compute polled first finds the pages before the reader has looked at its buffer, and
+    // must wait for the reader's set-up word (`abi::KERNEL_SET_UP`) before it takes them.
     let shape = Shape::new(LogicalRect::new(0, 0, 1, 1), [true, false]);
     let cores = shape.cores();
-    let chip = chip(&shape, &cores);
-    let lap = shape.window as u16 * shape.pages;
-    chip.borrow_mut()
-        .tiles
-        .get_mut(&noc0_of((0, 0)))
-        .unwrap()
-        .cbs
-        .insert(
-            0,
-            Counters {
-                pushed: lap,
-                ..Counters::default()
-            },
+    for order in ORDERS {
+        let _order = InOrder(order);
+        let chip = chip(&shape, &cores);
+        let lap = shape.window as u16 * shape.pages;
+        chip.borrow_mut()
+            .tiles
+            .get_mut(&noc0_of((0, 0)))
+            .unwrap()
+            .cbs
+            .insert(
+                0,
+                Counters {
+                    pushed: lap,
+                    ..Counters::default()
+                },
+            );
+        let reports = run_commands_in(
+            order,
+            &cores,
+            &chip,
+            vec![Post::broadcast(&shape, 91)],
+            |_, _| {},
         );
-    let reports = run_commands(&cores, &chip, vec![Post::broadcast(&shape, 91)], |_, _| {});
-    let report = &reports[0][&(0, 0)];
-    assert_eq!(report.status, abi::STATUS_GAVE_UP, "{report:?}");
-    assert_eq!(
-        report.give_ups[0],
-        give_up(GiveUpCode::Broadcast(Where::BroadcastBegin), 0, 0),
-        "{report:?}"
-    );
-    assert_no_mismatch(report);
+        let report = &reports[0][&(0, 0)];
+        assert_eq!(report.status, abi::STATUS_GAVE_UP, "{report:?}");
+        assert_eq!(
+            report.give_ups[0],
+            give_up(GiveUpCode::Broadcast(Where::BroadcastBegin), 0, 0),
+            "{report:?}"
+        );
+        assert_no_mismatch(report);
+    }
 }
 
 #[test]

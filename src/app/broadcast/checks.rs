@@ -394,11 +394,14 @@ impl BroadcastConfig {
 
     /// The jobs' data fits a DRAM bank. Sure when a span a sender fits; else the plan on the
     /// flags' own geometry counts its layers and refuses exactly what it would refuse (a
-    /// rectangle that does not lay out there is refused elsewhere).
+    /// rectangle that does not lay out there is refused elsewhere). On ttsim or a card the
+    /// flags' geometry is not the device's (its harvest and fused bank are read once it is
+    /// open), and another grid may lay the copies out in other layers: the plan laid out on the
+    /// device's own geometry refuses then, with the same words (`BroadcastPlan::per_job`).
     fn validate_dram(&self) -> Result<(), BroadcastError> {
         let [a, w] = self.senders();
         let (need, usable) = self.dram_need((a + w).saturating_mul(self.copy_bytes()));
-        if need <= usable {
+        if need <= usable || !self.device.in_process() {
             return Ok(());
         }
         let Ok(g) = crate::chip::geometry(self.chip, self.harvest_word(), self.fused_dram) else {
