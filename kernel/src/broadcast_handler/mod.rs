@@ -508,9 +508,10 @@ where
             let index = command.index;
             let set_up =
                 [abi::KERNEL_SET_UP, abi::KERNEL_DONE].map(|t| abi::kernel_word(t, s.producer));
+            // (Looked at only once the pages are ready: a wait's rounds before cost nothing more.)
             let ends = |c: &mut K, ready: bool| {
-                let held = block == 0 && !set_up.iter().any(|&w| c.load(w).ok() == Some(index));
-                ready && !held || gone(c)
+                ready && (block > 0 || set_up.iter().any(|&w| c.load(w).ok() == Some(index)))
+                    || gone(c)
             };
             if let Err(e) = compute::receive_when(compute, cb, s.pages, ends).await {
                 first = first.or(Some(compute_give_up(e, s.broadcast, block)));
