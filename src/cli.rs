@@ -215,9 +215,8 @@ pub struct BroadcastFlags {
     /// Which protocol moves the blocks: `komorebi` (this crate's broadcast: VALID and DONE
     /// markers over a window of slots) or `handshake` (the peer: a tt-metal-style handshake,
     /// receivers signal ready per block, the sender waits for all, multicasts the data and then
-    /// a flag). The same shape, buffers, data and checks either way. `handshake` runs on the
-    /// simulator's native kernels only (not with `--exec firmware` or a card) and without
-    /// `--fault`.
+    /// a flag). The same shape, buffers, data and checks either way. `handshake` runs without
+    /// `--fault`; on the firmware it loads images of its own, built without logging.
     #[arg(long, value_enum, default_value = "komorebi")]
     pub protocol: ProtocolFlag,
     /// Write a Chrome/Perfetto trace of every transfer and wait to FILE (the simulator only:

@@ -447,13 +447,21 @@ fn on_the_firmware_each_row_gives_the_native_cycles_and_the_ratio_beside_it() {
         (&v["exec"], &v["device"]),
         (&"firmware".into(), &"pcie-sim".into())
     );
-    // The firmware carries komorebi's handler only: its rows, by default.
+    // Both protocols' rows, each on its own images (the handshake's carry its handler).
     let rows = rows(&v);
-    assert_eq!(rows.len(), 2, "{v}");
-    let (_, native) = bench(&format!("{shape} --exec native --protocols komorebi"));
+    assert_eq!(rows.len(), 4, "{v}");
+    let (_, native) = bench(&format!("{shape} --exec native"));
     assert_eq!(native["exec"], "native");
-    for (row, native_row) in rows.iter().zip(self::rows(&native)) {
-        assert_eq!(row["protocol"], "komorebi", "{row}");
+    for (i, (row, native_row)) in rows.iter().zip(self::rows(&native)).enumerate() {
+        let protocol = if i < 2 { "komorebi" } else { "handshake" };
+        assert_eq!(row["protocol"], protocol, "{row}");
+        assert_eq!(native_row["protocol"], protocol, "{native_row}");
+        assert_eq!(row["ok"], true, "{row}");
+        if i < 2 {
+            // komorebi's speedup over the handshake row of the same window, on the firmware.
+            let over = u(&rows[i + 2], "cycles") as f64 / u(row, "cycles") as f64;
+            assert!((f(row, "speedup") - over).abs() <= 1e-9, "{row}");
+        }
         // The native cycles beside a firmware row are the native bench's own figure.
         assert_eq!(u(row, "native_cycles"), u(native_row, "cycles"), "{row}");
         assert!(native_row.get("native_cycles").is_none(), "{native_row}");
@@ -476,7 +484,9 @@ fn on_the_firmware_each_row_gives_the_native_cycles_and_the_ratio_beside_it() {
     );
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(
-        svg.contains("komorebi firmware, 1 page") && svg.contains("komorebi native, 1 page"),
+        svg.contains("komorebi firmware, 1 page")
+            && svg.contains("komorebi native, 1 page")
+            && svg.contains("handshake firmware, 1 page"),
         "{svg}"
     );
     std::fs::remove_dir_all(&dir).ok();
@@ -486,9 +496,7 @@ fn on_the_firmware_each_row_gives_the_native_cycles_and_the_ratio_beside_it() {
     let (code, priced) = bench(&format!("{shape} --exec firmware {costs}"));
     assert_eq!(code, 0, "{priced}");
     assert_eq!(priced["kernel_costs"], "firmware");
-    let (code, native) = bench(&format!(
-        "{shape} --exec native --protocols komorebi {costs}"
-    ));
+    let (code, native) = bench(&format!("{shape} --exec native {costs}"));
     assert_eq!(code, 0, "{native}");
     assert_eq!(
         (self::rows(&priced).len(), self::rows(&native).len()),

@@ -83,38 +83,44 @@ fn every_window_runs() {
 }
 
 #[test]
-fn the_firmware_and_faults_are_refused_with_one_line() {
-    let refusals: [(&[&str], &str); 3] = [
-        (
-            &["--device", "pcie-sim", "--exec", "firmware"],
-            "the firmware images carry only the komorebi handler",
-        ),
+fn faults_and_the_firmware_s_logs_are_refused_with_one_line() {
+    let refusals: [(&[&str], &str, &str); 3] = [
         (
             &["--fault", "stall-dm:1,1:0"],
+            "--protocol",
             "faults are injected through komorebi's program and broadcast area",
         ),
         (
             &["--fault", "drop-valid:1,0:0"],
+            "--protocol",
             "(allowed: --fault with --protocol komorebi)",
         ),
+        (
+            &["--device", "pcie-sim", "--exec", "firmware", "--log"],
+            "--log",
+            "the handshake images are built without logging",
+        ),
     ];
-    for (flags, says) in refusals {
+    for (flags, flag, says) in refusals {
         let (code, out, err) =
             komorebi(&[&["broadcast", "--protocol", "handshake"][..], flags].concat());
         assert_eq!(code, 2, "{flags:?}: {out} {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-        assert!(err.contains("--protocol") && err.contains(says), "{err}");
+        assert!(err.contains(flag) && err.contains(says), "{err}");
         assert!(err.contains("(allowed: "), "{err}");
     }
-    // The pcie-sim card with native kernels runs it.
-    let (code, v) = run(
-        "handshake",
-        &[
-            "--device", "pcie-sim", "--rect", "0,0,2,2", "--blocks", "2", "--jobs", "1",
-        ],
-    );
-    assert_eq!(code, 0, "{v}");
-    assert!(v["checked_bytes"].as_u64().is_some_and(|b| b > 0), "{v}");
+    // The pcie-sim card runs it with native kernels, and on the firmware (its own images).
+    for exec in ["native", "firmware"] {
+        let (code, v) = run(
+            "handshake",
+            &[
+                "--device", "pcie-sim", "--exec", exec, "--rect", "0,0,2,2", "--blocks", "2",
+                "--jobs", "1",
+            ],
+        );
+        assert_eq!(code, 0, "{v}");
+        assert!(v["checked_bytes"].as_u64().is_some_and(|b| b > 0), "{v}");
+    }
 }
 
 /// A receiver's compute pops a 16-bit count: with 65,536 pages popped before `finish` first read

@@ -1029,6 +1029,7 @@ fn card_target(freeze: bool) -> komorebi::dispatch::SimTarget {
             komorebi::app::broadcast::open_session(Backend::PcieSim {
                 config: komorebi_sim::SimConfig::default(),
                 firmware: None,
+                handler: Default::default(),
                 exec: Exec::Native,
                 bar: Default::default(),
                 card: Default::default(),

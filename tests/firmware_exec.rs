@@ -572,3 +572,52 @@ fn a_shape_whose_compute_waits_past_a_million_cycles_runs_with_the_default_wait_
         "{s}"
     );
 }
+
+/// The handshake baseline on the firmware: its own images (the firmware's `handshake`
+/// feature, built by the run itself when no `--firmware` is given) check every byte of the
+/// small 03 run as its native kernels do; komorebi's images, which carry only komorebi's
+/// handler, refuse its commands on every tile rather than run them.
+#[test]
+fn the_handshake_runs_on_its_own_images_and_komorebi_s_refuse_its_commands() {
+    use broadcast::Protocol;
+    let handshake = |exec: Exec| BroadcastConfig {
+        protocol: Protocol::Handshake,
+        firmware: None,
+        ..small(exec)
+    };
+    let native = run(&handshake(Exec::Native));
+    let fw = run(&handshake(Exec::Firmware));
+    assert!(native.ok && fw.ok, "native: {native}\nfirmware: {fw}");
+    assert!(fw.checked_bytes > 0);
+    assert_eq!(
+        (fw.received_bytes, fw.checked_bytes),
+        (native.received_bytes, native.checked_bytes)
+    );
+    // The images it loaded are the handshake build's, not komorebi's.
+    let dir = handshake(Exec::Firmware).firmware_dir();
+    assert!(
+        dir.ends_with("target/handshake/riscv32im-unknown-none-elf/release"),
+        "{dir:?}"
+    );
+    assert_ne!(dir, firmware());
+    // Komorebi's images given for the handshake: every tile refuses the unknown handler.
+    let on_komorebi_images = BroadcastConfig {
+        firmware: Some(firmware()),
+        jobs: 1,
+        ..handshake(Exec::Firmware)
+    };
+    let refused = run(&on_komorebi_images);
+    assert!(!refused.ok, "{refused}");
+    assert_eq!(refused.checked_bytes, 0, "{refused}");
+    // Each kernel of each of the 16 cores: `unknown_handler`, and nothing else.
+    let text = refused.to_string();
+    let give_ups: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("give-up: core"))
+        .collect();
+    assert_eq!(give_ups.len(), 16 * 3, "{text}");
+    assert!(
+        give_ups.iter().all(|l| l.contains(" unknown_handler ")),
+        "{text}"
+    );
+}

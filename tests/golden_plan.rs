@@ -282,3 +282,44 @@ fn on_a_card_the_dram_is_counted_on_the_card_s_grid_not_on_the_flags_default() {
     let e = BroadcastPlan::per_job(&card, &default_grid).unwrap_err();
     assert!(e.to_string().contains("--jobs up to 3"), "{e}");
 }
+
+/// Before a card or ttsim is open (a bench's rows, the ranks of `--mpi`), its flags' check
+/// refuses data that no grid of the chip holds, counted at its least (one sender a row or
+/// column of the rectangle, every bank, the pairs over 8 layers); what some grid may hold is
+/// left to the plan on the device's own.
+#[test]
+fn before_a_card_is_open_only_data_no_grid_holds_is_refused() {
+    use komorebi::app::broadcast::DeviceChoice;
+    let device = DeviceChoice::Card("/dev/tenstorrent/0".into());
+    let card = |blocks: u32, pages: u16, page_size: u32, jobs: u32| BroadcastConfig {
+        blocks,
+        pages,
+        page_size,
+        jobs,
+        exec: device.default_exec(),
+        device: device.clone(),
+        ..BroadcastConfig::default()
+    };
+    // 22 senders (10 rows, 12 columns) at least, 3 layers of 2.1 GB copies: no grid holds one
+    // job.
+    let e = card(32767, 16, 4096, 1).check_flags().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "--blocks: 32767 blocks of 16 pages of 4096 bytes for at least 22 senders on any grid \
+         of the chip, their copies at least 3 layers deep, need 6459031552 bytes per DRAM bank \
+         (allowed: at most 4278190080)"
+    );
+    // 3 layers of 268 MB copies fit 4 jobs' regions at least: the device's grid decides (here
+    // the default grid and one with every column both refuse, counting their own layers).
+    let eight = card(32767, 4, 2048, 8);
+    assert!(eight.check_flags().is_ok());
+    for harvest in [0x3000, 0] {
+        let grid = komorebi::chip::blackhole(harvest).unwrap();
+        let e = BroadcastPlan::per_job(&eight, &grid).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("(allowed: at most 4278190080: --jobs up to"),
+            "{e}"
+        );
+    }
+}

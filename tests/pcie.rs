@@ -106,6 +106,7 @@ fn reordering(seed: u64, read_back: bool) -> Session {
             ..SimConfig::default()
         },
         firmware: None,
+        handler: Default::default(),
         exec: Exec::Native,
         bar: SimBarOptions::default(),
         card: CardOptions {
@@ -155,6 +156,7 @@ fn with_fewer_windows_than_tiles_and_another_harvest_every_byte_still_checks() {
             ..SimConfig::default()
         },
         firmware: None,
+        handler: Default::default(),
         exec: Exec::Native,
         bar: SimBarOptions {
             windows_2m: 16,
@@ -177,6 +179,7 @@ fn no_window_left_is_an_unusable_device() {
     let e = open_error(Backend::PcieSim {
         config: SimConfig::default(),
         firmware: None,
+        handler: Default::default(),
         exec: Exec::Native,
         bar: SimBarOptions {
             windows_2m: 0,
@@ -206,6 +209,7 @@ fn a_missing_path_a_regular_file_and_dev_null_are_not_cards() {
     let card = |path: &str| Backend::Card {
         path: path.into(),
         firmware: None,
+        handler: Default::default(),
     };
     assert_eq!(
         open_error(card("/nonexistent/tenstorrent/9")),

@@ -288,23 +288,29 @@ fn bench_rows_on_ttsim_are_counted_in_steps_and_say_why_they_have_no_efficiency(
     ];
     let (code, out, err) = komorebi(&args);
     assert_eq!(code, 0, "{err}");
+    // Both protocols' rows, each on its own images (the handshake's carry its handler).
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines[1].contains("  steps  "), "{out}");
     assert_eq!(
-        lines.last().copied(),
-        Some(
-            "komorebi: no mean efficiency: the rows count ttsim clock steps, which are no device time"
-        ),
+        lines[lines.len() - 2..],
+        [
+            "komorebi: no mean efficiency: the rows count ttsim clock steps, which are no device time",
+            "handshake: no mean efficiency: the rows count ttsim clock steps, which are no device time"
+        ],
         "{out}"
     );
     let (code, out, err) = komorebi(&[&args[..], &["--json"]].concat());
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["clock"], "ttsim-steps", "{v}");
-    assert!(
-        v["rows"][0]["efficiency"].is_null() && v["rows"][0]["ok"] == true,
-        "{v}"
-    ); // ttsim's mask is its own, not the flag's default: none is claimed.
+    for row in 0..2 {
+        let r = &v["rows"][row];
+        assert!(r["efficiency"].is_null() && r["ok"] == true, "{v}");
+        // Nor a speedup from steps.
+        assert!(r["speedup"].is_null(), "{v}");
+    }
+    assert_eq!(v["rows"][1]["protocol"], "handshake", "{v}");
+    // ttsim's mask is its own, not the flag's default: none is claimed.
     assert!(v.get("harvest").is_none(), "{v}");
 }
 
@@ -702,6 +708,7 @@ fn a_host_that_starts_nothing_reads_the_rings_a_run_left() {
         library: lib.clone(),
         chip: 0,
         firmware: None,
+        handler: Default::default(),
         server: Some(server.clone()),
     };
     let (summary, session) = run_session_on(&cfg, backend, |_| {}).unwrap();

@@ -15,7 +15,7 @@
 //! | 0x030 | boot word of reader, writer, compute | the loader zeroes them; each kernel at boot | `BOOT_UP` or a boot failure ([`crate::image`]) |
 //! | 0x040 | done index of reader, writer, compute | each kernel | the per-tile index of the last command the kernel finished |
 //! | 0x050 | recovering index of reader, writer, compute | each kernel | the index of a command the kernel gave up and is recovering from: pages it pushes from then on are padding, not data |
-//! | 0x060 | set-up index of reader, writer, compute | each data-movement kernel (compute's word unused) | the index of the last command whose broadcast the kernel set up or refused (its refusal recorded first): pages in its buffer before then are not this command's |
+//! | 0x060 | set-up index of reader, writer, compute | each data-movement kernel with words (compute's word unused) | the index of the last command whose broadcast the kernel set up or refused (its refusal recorded first): pages in its buffer before then are not this command's |
 //! | 0x080 | reported index | the reporter (reader) | the index of the last command the tile reported |
 //! | 0x0C0 | report record 0 ([`RECORD_BYTES`]) | kernels, then the reporter | the report of the command in slot 0 |
 //! | 0x100 | report record 1 | | the report of the command in slot 1 |
@@ -96,9 +96,10 @@ pub const KERNEL_DONE: u32 = 0x040;
 /// Offset of the kernels' recovering indices (reader, writer, compute).
 pub const KERNEL_RECOVERING: u32 = 0x050;
 /// Offset of the kernels' set-up indices (reader, writer, compute): a data-movement kernel
-/// stores the command's index once its broadcast is set up or refused (the refusal recorded
-/// first), before it pushes any page; compute takes no page as a command's first block before
-/// its producer's word (or done index) says this command. Compute's own word is not written.
+/// with words for a command stores the command's index once its broadcast is set up or refused
+/// (the refusal recorded first, whether its words, its buffer or its program were refused),
+/// before it pushes any page; compute takes no page as a command's first block before its
+/// producer's word says this command. Compute's own word is not written.
 pub const KERNEL_SET_UP: u32 = 0x060;
 /// Offset of the index of the last command the tile reported.
 pub const REPORT_INDEX: u32 = 0x080;

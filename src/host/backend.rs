@@ -29,12 +29,40 @@ pub fn built_firmware() -> Result<PathBuf, String> {
 /// `wormhole` feature and its `wormhole.toml` settings into their own target directory
 /// ([`WORMHOLE_FIRMWARE_DIR`]), so both sets stay.
 pub fn built_firmware_for(kind: ChipKind) -> Result<PathBuf, String> {
-    built_firmware_in(std::path::Path::new(env!("CARGO_MANIFEST_DIR")), kind)
+    built_firmware_with(kind, ImageHandler::Broadcast)
 }
 
-/// [`built_firmware_for`] in the source tree at `root`.
-fn built_firmware_in(root: &std::path::Path, kind: ChipKind) -> Result<PathBuf, String> {
-    let dir = root.join(firmware_subdir(kind));
+/// [`built_firmware_for`] with the images carrying `handler`: the handshake's are built with
+/// the firmware's `handshake` feature, without logging, into directories of their own
+/// ([`HANDSHAKE_FIRMWARE_DIR`], [`WORMHOLE_HANDSHAKE_FIRMWARE_DIR`]).
+pub fn built_firmware_with(kind: ChipKind, handler: ImageHandler) -> Result<PathBuf, String> {
+    built_firmware_in(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
+        kind,
+        handler,
+    )
+}
+
+/// The handler a firmware image set carries: each set holds one, for code room (the handshake
+/// handler beside komorebi's is some 2 KiB over the reader's 24 KiB).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum ImageHandler {
+    /// komorebi's broadcast handler (`komorebi_kernel::BroadcastHandler`): the default images.
+    #[default]
+    Broadcast,
+    /// The handshake baseline (`komorebi_kernel::HandshakeHandler`, `--protocol handshake`),
+    /// built without logging: with defmt's ring and call sites its reader is 178 bytes over its
+    /// 24 KiB (measured 2026-12-07).
+    Handshake,
+}
+
+/// [`built_firmware_with`] in the source tree at `root`.
+fn built_firmware_in(
+    root: &std::path::Path,
+    kind: ChipKind,
+    handler: ImageHandler,
+) -> Result<PathBuf, String> {
+    let dir = root.join(firmware_subdir(kind, handler));
     // A program copied to another host (an MPI rank's) has no source tree to build in.
     if !root.join("examples/firmware").is_dir() {
         return Err(format!(
@@ -44,18 +72,7 @@ fn built_firmware_in(root: &std::path::Path, kind: ChipKind) -> Result<PathBuf, 
         ));
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut args = vec!["build", "--release", "--quiet"];
-    if kind == ChipKind::Wormhole {
-        // `wormhole.toml` turns Blackhole's Zba and Zbb off: a Wormhole core is RV32IM alone.
-        args.extend([
-            "--features",
-            "wormhole",
-            "--config",
-            "wormhole.toml",
-            "--target-dir",
-            "target/wormhole",
-        ]);
-    }
+    let args = firmware_build_args(kind, handler);
     // cargo's output is kept and printed only when the build fails: a build that succeeds says
     // nothing in a run's output (rustc warns of the images' unstable `relax` target feature on
     // every rebuild: examples/firmware/.cargo/config.toml says why it is used).
@@ -92,12 +109,12 @@ fn built_firmware_in(root: &std::path::Path, kind: ChipKind) -> Result<PathBuf, 
             } else {
                 ""
             },
-            firmware_build_hint(kind)
+            firmware_build_hint_with(kind, handler)
         )),
         Err(_) if present => Ok(dir),
         Err(e) => Err(format!(
             "cannot run cargo to build the {kind} firmware: {e}; {}",
-            firmware_build_hint(kind)
+            firmware_build_hint_with(kind, handler)
         )),
     }
 }
@@ -109,15 +126,58 @@ pub fn default_firmware_dir() -> PathBuf {
 
 /// Where the firmware build of this source tree puts chip `kind`'s ELF files.
 pub fn default_firmware_dir_for(kind: ChipKind) -> PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(firmware_subdir(kind))
+    default_firmware_dir_with(kind, ImageHandler::Broadcast)
 }
 
-/// Where in a source tree the firmware build puts chip `kind`'s ELF files.
-const fn firmware_subdir(kind: ChipKind) -> &'static str {
-    match kind {
-        ChipKind::Blackhole => DEFAULT_FIRMWARE_DIR,
-        ChipKind::Wormhole => WORMHOLE_FIRMWARE_DIR,
+/// Where the firmware build of this source tree puts chip `kind`'s ELF files carrying
+/// `handler`.
+pub fn default_firmware_dir_with(kind: ChipKind, handler: ImageHandler) -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(firmware_subdir(kind, handler))
+}
+
+/// Where in a source tree the firmware build puts chip `kind`'s ELF files carrying `handler`.
+const fn firmware_subdir(kind: ChipKind, handler: ImageHandler) -> &'static str {
+    match (kind, handler) {
+        (ChipKind::Blackhole, ImageHandler::Broadcast) => DEFAULT_FIRMWARE_DIR,
+        (ChipKind::Wormhole, ImageHandler::Broadcast) => WORMHOLE_FIRMWARE_DIR,
+        (ChipKind::Blackhole, ImageHandler::Handshake) => HANDSHAKE_FIRMWARE_DIR,
+        (ChipKind::Wormhole, ImageHandler::Handshake) => WORMHOLE_HANDSHAKE_FIRMWARE_DIR,
     }
+}
+
+/// The arguments of the `cargo` build in `examples/firmware` that makes chip `kind`'s images
+/// carrying `handler`.
+fn firmware_build_args(kind: ChipKind, handler: ImageHandler) -> Vec<&'static str> {
+    let mut args = vec!["build", "--release", "--quiet"];
+    // `wormhole.toml` turns Blackhole's Zba and Zbb off: a Wormhole core is RV32IM alone.
+    match (kind, handler) {
+        (ChipKind::Blackhole, ImageHandler::Broadcast) => {}
+        (ChipKind::Wormhole, ImageHandler::Broadcast) => args.extend([
+            "--features",
+            "wormhole",
+            "--config",
+            "wormhole.toml",
+            "--target-dir",
+            "target/wormhole",
+        ]),
+        (ChipKind::Blackhole, ImageHandler::Handshake) => args.extend([
+            "--no-default-features",
+            "--features",
+            "handshake",
+            "--target-dir",
+            "target/handshake",
+        ]),
+        (ChipKind::Wormhole, ImageHandler::Handshake) => args.extend([
+            "--no-default-features",
+            "--features",
+            "wormhole,handshake",
+            "--config",
+            "wormhole.toml",
+            "--target-dir",
+            "target/wormhole-handshake",
+        ]),
+    }
+    args
 }
 
 /// How to build the firmware ELF files the loader needs (a Blackhole's; [`firmware_build_hint`]
@@ -126,14 +186,21 @@ pub const FIRMWARE_BUILD_HINT: &str =
     "build them with `(cd examples/firmware && cargo build --release)`, or give --firmware DIR";
 
 /// How to build chip `kind`'s firmware ELF files.
-pub fn firmware_build_hint(kind: ChipKind) -> &'static str {
-    match kind {
-        ChipKind::Blackhole => FIRMWARE_BUILD_HINT,
-        ChipKind::Wormhole => {
-            "build them with `(cd examples/firmware && cargo build --release --features wormhole \
-             --config wormhole.toml --target-dir target/wormhole)`, or give --firmware DIR"
-        }
+pub fn firmware_build_hint(kind: ChipKind) -> String {
+    firmware_build_hint_with(kind, ImageHandler::Broadcast)
+}
+
+/// How to build chip `kind`'s firmware ELF files carrying `handler`.
+pub fn firmware_build_hint_with(kind: ChipKind, handler: ImageHandler) -> String {
+    if (kind, handler) == (ChipKind::Blackhole, ImageHandler::Broadcast) {
+        return FIRMWARE_BUILD_HINT.to_string();
     }
+    let args = firmware_build_args(kind, handler);
+    let args: Vec<&str> = args.into_iter().filter(|a| *a != "--quiet").collect();
+    format!(
+        "build them with `(cd examples/firmware && cargo {})`, or give --firmware DIR",
+        args.join(" ")
+    )
 }
 
 /// Which chip a session opens.
@@ -151,6 +218,8 @@ pub enum Backend {
         /// Firmware ELF directory, or the native images ([`DEFAULT_FIRMWARE_DIR`] when `exec`
         /// is [`Exec::Firmware`]).
         firmware: Option<PathBuf>,
+        /// The handler of the images built when `firmware` is `None` and `exec` the firmware.
+        handler: ImageHandler,
         /// What the cores run.
         exec: Exec,
         /// How the simulated card's BARs are cut.
@@ -168,6 +237,8 @@ pub enum Backend {
         chip: u32,
         /// Firmware ELF directory.
         firmware: Option<PathBuf>,
+        /// The handler of the images built for the chip when `firmware` is `None`.
+        handler: ImageHandler,
         /// A server already running `library`, to share (the other chips of a multi-chip
         /// build are one simulation: one server runs them all), or `None` to start one.
         server: Option<komorebi_pcie::ttsim::TtsimProcess>,
@@ -179,6 +250,8 @@ pub enum Backend {
         path: PathBuf,
         /// Firmware ELF directory.
         firmware: Option<PathBuf>,
+        /// The handler of the images built for the chip when `firmware` is `None`.
+        handler: ImageHandler,
     },
 }
 
@@ -189,6 +262,14 @@ pub const DEFAULT_FIRMWARE_DIR: &str =
 /// target/wormhole` in `examples/firmware` puts the Wormhole images.
 pub const WORMHOLE_FIRMWARE_DIR: &str =
     "examples/firmware/target/wormhole/riscv32im-unknown-none-elf/release";
+/// Where `cargo build --release --no-default-features --features handshake --target-dir
+/// target/handshake` in `examples/firmware` puts the images carrying the handshake handler.
+pub const HANDSHAKE_FIRMWARE_DIR: &str =
+    "examples/firmware/target/handshake/riscv32im-unknown-none-elf/release";
+/// Where the Wormhole images carrying the handshake handler go (`--features
+/// wormhole,handshake --config wormhole.toml --target-dir target/wormhole-handshake`).
+pub const WORMHOLE_HANDSHAKE_FIRMWARE_DIR: &str =
+    "examples/firmware/target/wormhole-handshake/riscv32im-unknown-none-elf/release";
 
 impl Default for Backend {
     fn default() -> Self {
@@ -203,6 +284,7 @@ impl Backend {
         Self::PcieSim {
             config,
             firmware: None,
+            handler: ImageHandler::Broadcast,
             exec: Exec::Native,
             bar: SimBarOptions::default(),
             card: CardOptions::default(),
@@ -216,6 +298,18 @@ impl Backend {
             Self::PcieSim { firmware, .. }
             | Self::Ttsim { firmware, .. }
             | Self::Card { firmware, .. } => *firmware = dir,
+            Self::Simulator(_) => {}
+        }
+        self
+    }
+
+    /// The same backend building, when it loads this tree's firmware (no directory given), the
+    /// images that carry `handler`. The simulator driven directly loads nothing.
+    pub fn with_handler(mut self, images: ImageHandler) -> Self {
+        match &mut self {
+            Self::PcieSim { handler, .. }
+            | Self::Ttsim { handler, .. }
+            | Self::Card { handler, .. } => *handler = images,
             Self::Simulator(_) => {}
         }
         self
@@ -253,17 +347,23 @@ impl Backend {
             Self::PcieSim {
                 config,
                 firmware,
+                handler,
                 exec,
                 bar,
                 card,
             } => {
+                // The simulated card runs the firmware as a Blackhole only (a Wormhole's native
+                // kernels alone: refused before here).
+                let kind = ChipKind::Blackhole;
                 let firmware = match (firmware, exec) {
-                    (None, Exec::Firmware) => Some(built_firmware().map_err(|why| {
-                        OpenError::Unusable(PcieError::Firmware {
-                            image: "examples/firmware".into(),
-                            why,
-                        })
-                    })?),
+                    (None, Exec::Firmware) => {
+                        Some(built_firmware_with(kind, handler).map_err(|why| {
+                            OpenError::Unusable(PcieError::Firmware {
+                                image: "examples/firmware".into(),
+                                why,
+                            })
+                        })?)
+                    }
                     (dir, _) => dir,
                 };
                 let firmware = firmware
@@ -286,6 +386,7 @@ impl Backend {
                 library,
                 chip,
                 firmware,
+                handler,
                 server,
             } => {
                 let _ = &handlers;
@@ -295,27 +396,31 @@ impl Backend {
                         Some(p) => p,
                         None => ttsim_process(&library).map_err(OpenError::Unusable)?,
                     };
-                    let device = pcie::open_ttsim(process, chip, chip_images(firmware))
+                    let device = pcie::open_ttsim(process, chip, chip_images(firmware, handler))
                         .map_err(OpenError::Unusable)?;
                     Ok(Box::new(device))
                 }
                 #[cfg(not(target_os = "linux"))]
                 {
-                    let _ = (library, chip, firmware, server);
+                    let _ = (library, chip, firmware, handler, server);
                     Err(OpenError::Unusable(PcieError::Unsupported))
                 }
             }
-            Self::Card { path, firmware } => {
+            Self::Card {
+                path,
+                firmware,
+                handler,
+            } => {
                 let _ = &handlers;
                 #[cfg(target_os = "linux")]
                 {
-                    let device = pcie::open_card(&path, chip_images(firmware))
+                    let device = pcie::open_card(&path, chip_images(firmware, handler))
                         .map_err(OpenError::Unusable)?;
                     Ok(Box::new(device))
                 }
                 #[cfg(not(target_os = "linux"))]
                 {
-                    let _ = (path, firmware);
+                    let _ = (path, firmware, handler);
                     Err(OpenError::Unusable(PcieError::Unsupported))
                 }
             }
@@ -324,13 +429,17 @@ impl Backend {
 }
 
 /// The images a device of chip `kind` loads: `firmware` (`--firmware`), or this source tree's
-/// build for that chip, built first ([`built_firmware_for`]), at the same absolute path the
-/// log reader takes its defmt tables from. The device's PCI id says which chip it is.
+/// build for that chip carrying `handler`, built first ([`built_firmware_with`]), at the same
+/// absolute path the log reader takes its defmt tables from. The device's PCI id says which
+/// chip it is.
 #[cfg(target_os = "linux")]
-fn chip_images(firmware: Option<PathBuf>) -> impl FnOnce(ChipKind) -> Result<PathBuf, PcieError> {
+fn chip_images(
+    firmware: Option<PathBuf>,
+    handler: ImageHandler,
+) -> impl FnOnce(ChipKind) -> Result<PathBuf, PcieError> {
     move |kind| match firmware {
         Some(d) => Ok(d),
-        None => built_firmware_for(kind).map_err(|why| PcieError::Firmware {
+        None => built_firmware_with(kind, handler).map_err(|why| PcieError::Firmware {
             image: "examples/firmware".into(),
             why,
         }),
@@ -450,9 +559,50 @@ mod tests {
     use super::cargo_dirs_of;
 
     #[test]
+    fn each_image_set_has_its_own_directory_and_build_command() {
+        use super::{ChipKind, ImageHandler, firmware_build_hint_with, firmware_subdir};
+        let sets = [
+            (ChipKind::Blackhole, ImageHandler::Broadcast),
+            (ChipKind::Wormhole, ImageHandler::Broadcast),
+            (ChipKind::Blackhole, ImageHandler::Handshake),
+            (ChipKind::Wormhole, ImageHandler::Handshake),
+        ];
+        let dirs: std::collections::BTreeSet<_> =
+            sets.iter().map(|&(k, h)| firmware_subdir(k, h)).collect();
+        assert_eq!(dirs.len(), 4, "{dirs:?}");
+        assert_eq!(
+            firmware_build_hint_with(ChipKind::Blackhole, ImageHandler::Handshake),
+            "build them with `(cd examples/firmware && cargo build --release \
+             --no-default-features --features handshake --target-dir target/handshake)`, or \
+             give --firmware DIR"
+        );
+        assert_eq!(
+            firmware_build_hint_with(ChipKind::Wormhole, ImageHandler::Broadcast),
+            "build them with `(cd examples/firmware && cargo build --release --features wormhole \
+             --config wormhole.toml --target-dir target/wormhole)`, or give --firmware DIR"
+        );
+        // Each command's target directory is the one its images are looked for in.
+        for (kind, handler) in sets {
+            let hint = firmware_build_hint_with(kind, handler);
+            let target = firmware_subdir(kind, handler)
+                .trim_start_matches("examples/firmware/")
+                .trim_end_matches("/riscv32im-unknown-none-elf/release");
+            assert!(
+                hint.contains(&format!("--target-dir {target})")) || target == "target",
+                "{hint} / {target}"
+            );
+        }
+    }
+
+    #[test]
     fn a_program_away_from_its_source_tree_says_so_and_names_the_chip() {
         let root = std::path::Path::new("/nonexistent/komorebi");
-        let e = super::built_firmware_in(root, super::ChipKind::Wormhole).unwrap_err();
+        let e = super::built_firmware_in(
+            root,
+            super::ChipKind::Wormhole,
+            super::ImageHandler::Broadcast,
+        )
+        .unwrap_err();
         assert_eq!(
             e,
             "this program's source tree /nonexistent/komorebi is not on this host, so the \
@@ -467,12 +617,13 @@ mod tests {
         // Without --firmware: this tree's build, at the absolute path `log_tables` reads (a
         // relative default loaded the current directory's images, another tree's from
         // elsewhere); with it, the directory given.
-        let dir = chip_images(None)(ChipKind::Blackhole).unwrap();
+        let dir = chip_images(None, super::ImageHandler::Broadcast)(ChipKind::Blackhole).unwrap();
         assert_eq!(dir, default_firmware_dir_for(ChipKind::Blackhole));
         assert!(dir.is_absolute(), "{}", dir.display());
         let given = std::path::PathBuf::from("/some/images");
         assert_eq!(
-            chip_images(Some(given.clone()))(ChipKind::Wormhole).unwrap(),
+            chip_images(Some(given.clone()), super::ImageHandler::Broadcast)(ChipKind::Wormhole)
+                .unwrap(),
             given
         );
     }

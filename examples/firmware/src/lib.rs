@@ -416,7 +416,11 @@ macro_rules! kernel_main {
             }
             // What the kernel runs with, built before its boot word says it is up.
             let ready = $setup;
+            // One handler an image (code room): komorebi's, or the handshake baseline's.
+            #[cfg(not(feature = "handshake"))]
             let mut handlers = (komorebi_kernel::BroadcastHandler::new(),);
+            #[cfg(feature = "handshake")]
+            let mut handlers = (komorebi_kernel::HandshakeHandler,);
             $crate::announce_up(komorebi_hal::Role::$role);
             let run = $run;
             // An exit command (or a control block that failed): park.

@@ -186,12 +186,13 @@ where
         (Some(_), None) => Cause::Refused,
     };
     let id = words.first().map_or(0, |&w| w as u8);
-    gave_up(Some(refuse_without_buffer(
-        &mut dm.ctrl,
-        &context,
-        id,
-        cause,
-    )))
+    let refused = refuse_without_buffer(&mut dm.ctrl, &context, id, cause);
+    // Refused, the refusal recorded: compute's wait for block 0 ends (as after `run_mover`'s
+    // set-up).
+    let _ = dm
+        .ctrl
+        .store(abi::kernel_word(abi::KERNEL_SET_UP, role), command.index);
+    gave_up(Some(refused))
 }
 
 /// [`BroadcastProgram::decode_into`] for a data-movement kernel, not inlined: in the firmware's reader
@@ -503,15 +504,13 @@ where
             // that did not end), in a buffer the producer refuses as not empty (setup refuses
             // such a buffer, so only block 0 can meet them). The producer records that refusal
             // (its block word before its where word) before its set-up word: block 0's pages
-            // are taken only once the set-up word (or the producer's done index, for one that
-            // never got to its set-up) names this command, and then the refusal is seen.
+            // are taken only once the set-up word names this command, and then the refusal is
+            // seen.
             let index = command.index;
-            let set_up =
-                [abi::KERNEL_SET_UP, abi::KERNEL_DONE].map(|t| abi::kernel_word(t, s.producer));
+            let set_up = abi::kernel_word(abi::KERNEL_SET_UP, s.producer);
             // (Looked at only once the pages are ready: a wait's rounds before cost nothing more.)
             let ends = |c: &mut K, ready: bool| {
-                ready && (block > 0 || set_up.iter().any(|&w| c.load(w).ok() == Some(index)))
-                    || gone(c)
+                ready && (block > 0 || c.load(set_up).ok() == Some(index)) || gone(c)
             };
             if let Err(e) = compute::receive_when(compute, cb, s.pages, ends).await {
                 first = first.or(Some(compute_give_up(e, s.broadcast, block)));

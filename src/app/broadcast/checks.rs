@@ -130,6 +130,20 @@ impl BroadcastConfig {
         if self.log.is_none() && self.log_follow.is_none() {
             return Ok(());
         }
+        let native = self.exec == Exec::Native && self.device.in_process();
+        if self.protocol == Protocol::Handshake && !native && self.firmware.is_none() {
+            let which = if self.log.is_some() {
+                "--log"
+            } else {
+                "--log-follow"
+            };
+            return Err(flag(
+                which,
+                "with --protocol handshake on the firmware: the handshake images are built \
+                 without logging (code room) (allowed: --log with --protocol komorebi, or with \
+                 the handshake's native kernels, --device sim)",
+            ));
+        }
         super::logs::log_tables(self).map(drop)
     }
 
@@ -196,23 +210,13 @@ impl BroadcastConfig {
                 ),
             ));
         }
-        if self.protocol == Protocol::Handshake {
-            if self.exec == Exec::Firmware || !self.device.in_process() {
-                return Err(flag(
-                    "--protocol",
-                    "handshake runs on the simulator's native kernels only: the firmware \
-                     images carry only the komorebi handler (code room) (allowed: --protocol \
-                     handshake with --device sim, or pcie-sim with --exec native)",
-                ));
-            }
-            if !self.faults.is_empty() {
-                return Err(flag(
-                    "--protocol",
-                    "handshake with --fault: faults are injected through komorebi's program \
-                     and broadcast area, and their expected outcomes are komorebi's (allowed: \
-                     --fault with --protocol komorebi)",
-                ));
-            }
+        if self.protocol == Protocol::Handshake && !self.faults.is_empty() {
+            return Err(flag(
+                "--protocol",
+                "handshake with --fault: faults are injected through komorebi's program and \
+                 broadcast area, and their expected outcomes are komorebi's (allowed: --fault \
+                 with --protocol komorebi)",
+            ));
         }
         self.validate_simulated_only()?;
         if !self.device.in_process()
@@ -396,13 +400,33 @@ impl BroadcastConfig {
     /// flags' own geometry counts its layers and refuses exactly what it would refuse (a
     /// rectangle that does not lay out there is refused elsewhere). On ttsim or a card the
     /// flags' geometry is not the device's (its harvest and fused bank are read once it is
-    /// open), and another grid may lay the copies out in other layers: the plan laid out on the
-    /// device's own geometry refuses then, with the same words (`BroadcastPlan::per_job`).
+    /// open), and another grid may lay the copies out in other layers: here only data that no
+    /// grid of the chip holds is refused (so that a bench or the ranks of `--mpi` refuse it
+    /// before any run), and the plan laid out on the device's own geometry refuses the rest,
+    /// with the same words (`BroadcastPlan::per_job`).
     fn validate_dram(&self) -> Result<(), BroadcastError> {
         let [a, w] = self.senders();
         let (need, usable) = self.dram_need((a + w).saturating_mul(self.copy_bytes()));
-        if need <= usable || !self.device.in_process() {
+        if need <= usable {
             return Ok(());
+        }
+        if !self.device.in_process() {
+            use crate::num::count;
+            let (senders, layers) = self.least_on_any_grid();
+            let what = format!(
+                "{} of {} of {} bytes for at least {} on any grid of the chip, their copies at \
+                 least {} deep,",
+                count(self.blocks.into(), "block", "blocks"),
+                count(self.pages.into(), "page", "pages"),
+                self.page_size,
+                count(senders, "sender", "senders"),
+                count(layers, "layer", "layers"),
+            );
+            let region = layers.saturating_mul(self.copy_bytes());
+            return match self.dram_refusal(&what, region) {
+                Some(refused) => Err(refused),
+                None => Ok(()),
+            };
         }
         let Ok(g) = crate::chip::geometry(self.chip, self.harvest_word(), self.fused_dram) else {
             return Ok(());

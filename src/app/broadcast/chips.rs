@@ -38,16 +38,19 @@ pub(super) fn backend(cfg: &BroadcastConfig, sim: SimConfig) -> Backend {
         DeviceChoice::Sim => Backend::Simulator(sim),
         DeviceChoice::PcieSim => Backend::pcie_sim(sim)
             .with_firmware(cfg.firmware.clone())
+            .with_handler(cfg.image_handler())
             .with_exec(cfg.exec),
         DeviceChoice::Ttsim { library, chip } => Backend::Ttsim {
             library: library.clone(),
             chip: *chip,
             firmware: cfg.firmware.clone(),
+            handler: cfg.image_handler(),
             server: None,
         },
         DeviceChoice::Card(path) => Backend::Card {
             path: path.clone(),
             firmware: cfg.firmware.clone(),
+            handler: cfg.image_handler(),
         },
     }
 }
@@ -123,6 +126,7 @@ fn ttsim_chips(
                 library: library.to_path_buf(),
                 chip,
                 firmware: cfg.firmware.clone(),
+                handler: cfg.image_handler(),
                 server: Some(server.clone()),
             },
             name: format!("ttsim:{}@{chip}", library.display()),
@@ -159,6 +163,7 @@ fn card_chips(
         backend: Backend::Card {
             path: path.into(),
             firmware: cfg.firmware.clone(),
+            handler: cfg.image_handler(),
         },
         name: path.to_string(),
         seed: None,

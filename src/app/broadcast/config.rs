@@ -397,6 +397,24 @@ impl BroadcastConfig {
         self.device == DeviceChoice::PcieSim && self.exec == Exec::Firmware
     }
 
+    /// The handler the firmware images of this run carry (`--protocol`): the images hold one
+    /// each (code room), so the handshake runs on images of its own.
+    pub fn image_handler(&self) -> crate::host::backend::ImageHandler {
+        match self.protocol {
+            Protocol::Komorebi => crate::host::backend::ImageHandler::Broadcast,
+            Protocol::Handshake => crate::host::backend::ImageHandler::Handshake,
+        }
+    }
+
+    /// The firmware directory a run of this configuration loads its images from when it runs
+    /// the firmware: `--firmware`, else where this tree's build for the chip and the protocol
+    /// puts them (built by the run itself if they are not yet).
+    pub fn firmware_dir(&self) -> PathBuf {
+        self.firmware.clone().unwrap_or_else(|| {
+            crate::host::backend::default_firmware_dir_with(self.chip, self.image_handler())
+        })
+    }
+
     /// This configuration with the code of the functions named like `names` made `factor`
     /// times faster (`--speed-up`; none: unchanged), found in the images the run will load:
     /// `firmware`, else this tree's build (made now if it is not yet, as the run would), which
@@ -409,7 +427,7 @@ impl BroadcastConfig {
         self.speed_up_allowed()?;
         let dir = match &self.firmware {
             Some(dir) => dir.clone(),
-            None => crate::host::backend::built_firmware_for(self.chip)
+            None => crate::host::backend::built_firmware_with(self.chip, self.image_handler())
                 .map_err(BroadcastError::Firmware)?,
         };
         self.speed_up = Some(crate::host::what_if::resolve(&dir, names, factor)?);
@@ -602,6 +620,32 @@ impl BroadcastConfig {
             .saturating_mul(streams)
             .div_ceil(banks * STREAMS as u64);
         least.saturating_mul(self.copy_bytes())
+    }
+
+    /// The least senders and layers of one job's data on any grid of the chip, for a device
+    /// whose grid is read only once it is open (ttsim, a card): one sender a row (or column) of
+    /// the rectangle that a broadcast runs along, at least (a line cut into panels has more),
+    /// every bank working, and the (sender, stream) pairs over 8 layers as in
+    /// [`Self::region_bytes`]. A job's data takes at least the layers times a copy's bytes of
+    /// each bank.
+    pub(super) fn least_on_any_grid(&self) -> (u64, u64) {
+        let senders: u64 = self
+            .operands()
+            .iter()
+            .map(|o| match o.along {
+                Along::Row => u64::from(self.rect.rows),
+                Along::Column => u64::from(self.rect.columns),
+            })
+            .sum();
+        let banks = crate::chip::DramSet::new(self.chip, None)
+            .iter()
+            .count()
+            .max(1) as u64;
+        let streams = self.copy_pages().min(STREAMS as u64);
+        let layers = senders
+            .saturating_mul(streams)
+            .div_ceil(banks * STREAMS as u64);
+        (senders, layers)
     }
 
     /// What the jobs' data takes of each DRAM bank, `region` bytes a job in each of the

@@ -19,10 +19,7 @@ pub(super) fn log_tables(
     if cfg.exec == crate::host::backend::Exec::Native && cfg.device.in_process() {
         return Ok(None);
     }
-    let dir = cfg
-        .firmware
-        .clone()
-        .unwrap_or_else(|| crate::host::backend::default_firmware_dir_for(cfg.chip));
+    let dir = cfg.firmware_dir();
     firmware_log::Tables::from_dir(&dir)
         .map(Some)
         .map_err(|e| BroadcastError::Log(e.to_string()))

@@ -446,10 +446,7 @@ impl BroadcastSummary {
                 })?;
             }
             if let Some(path) = &cfg.profile {
-                let dir = cfg
-                    .firmware
-                    .clone()
-                    .unwrap_or_else(crate::host::backend::default_firmware_dir);
+                let dir = cfg.firmware_dir();
                 let symbols = profile::load_symbols(&dir)
                     .map_err(|e| BroadcastError::Profile(e.to_string()))?;
                 let mut cores = sim.core_profiles();

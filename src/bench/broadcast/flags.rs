@@ -99,17 +99,11 @@ pub fn parse_pages(s: &str) -> Result<ValueList<u16>, ListError> {
 }
 
 impl BroadcastBenchFlags {
-    /// The protocols of the rows: `--protocols`, or its default for the executor the run uses
-    /// (`--exec`, else the device's: the firmware, which ttsim and a card always run, has
-    /// komorebi's handler only).
+    /// The protocols of the rows: `--protocols`, or every protocol (on the firmware each
+    /// protocol's rows load its own images).
     pub fn protocols(&self) -> Vec<Protocol> {
-        let exec = self
-            .device
-            .exec
-            .unwrap_or_else(|| self.device.device.default_exec());
         match &self.protocols {
             Some(list) => list.values().to_vec(),
-            None if exec == crate::host::backend::Exec::Firmware => vec![Protocol::Komorebi],
             None => Protocol::ALL.to_vec(),
         }
     }

@@ -26,8 +26,9 @@
 //! With `--device pcie-sim --exec firmware` every row runs the firmware ELF files on the
 //! simulator's RISC-V cores, and then again on the native kernels: the row gives both
 //! (`native_cycles`) and `firmware_ratio` (firmware cycles / native cycles), the table two more
-//! columns, the plot a grey native line beside each firmware line. `--protocols` defaults to
-//! `komorebi` there (the images carry komorebi's handler only).
+//! columns, the plot a grey native line beside each firmware line. Each protocol's rows load
+//! its own images (an image carries one handler: code room), the handshake's built without
+//! logging.
 //!
 //! # Why `--check none` by default
 //! With `--check full` compute reads and checks every word it receives, at 6 cycles a word

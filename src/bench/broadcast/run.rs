@@ -118,7 +118,7 @@ pub struct BenchRow {
     pub efficiency: Option<f64>,
     /// On a komorebi row: the handshake row's cycles / this row's cycles at the same window and
     /// pages (how many times faster komorebi is), when that row exists and both succeeded;
-    /// `null` otherwise, and on every handshake row.
+    /// `null` otherwise, on every handshake row, and on ttsim (its steps are no device time).
     pub speedup: Option<f64>,
     /// With `--exec firmware` on `pcie-sim`: the same row's cycles on the native kernels
     /// (left out of the JSON otherwise).
@@ -233,10 +233,13 @@ pub struct BroadcastBenchReport {
 
 impl BroadcastBenchReport {
     /// The report of `bench` with `rows` (in `bench`'s row order), every komorebi row's
-    /// speedup filled in.
+    /// speedup filled in where the rows count device time.
     pub fn new(bench: &BroadcastBench, mut rows: Vec<BenchRow>) -> Self {
-        set_speedups(&mut rows);
         let shape = &bench.shape;
+        // ttsim's clock steps are no device time: no speedup from them, as no efficiency.
+        if shape.device.clock_kind().is_time() {
+            set_speedups(&mut rows);
+        }
         let (runner, workers) = match &bench.runner {
             Runner::Dispatcher(d) => ("dispatcher", d.workers),
             Runner::Feeder => ("feeder", 0),

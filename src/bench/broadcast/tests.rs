@@ -145,15 +145,20 @@ fn defaults_are_the_issues_sweep_with_check_none() {
     assert_eq!(f.windows.values(), [1, 2, 4, 8]);
     assert_eq!(f.pages.values(), [1, 4, 8]);
     assert_eq!(f.protocols(), Protocol::ALL);
-    // Where the firmware runs (asked for, or the only thing the device runs) komorebi alone.
+    // Where the firmware runs (asked for, or the only thing the device runs) both too, each
+    // protocol's rows on its own images.
     for device in [
         "--exec firmware --device pcie-sim",
         "--device ttsim:/x.so",
         "--device /dev/tenstorrent/9",
+        "--device pcie-sim",
     ] {
-        assert_eq!(flags(device).protocols(), [Protocol::Komorebi], "{device}");
+        assert_eq!(flags(device).protocols(), Protocol::ALL, "{device}");
     }
-    assert_eq!(flags("--device pcie-sim").protocols(), Protocol::ALL);
+    assert_eq!(
+        flags("--exec firmware --protocols komorebi").protocols(),
+        [Protocol::Komorebi]
+    );
     assert_eq!(f.threads, 2);
     assert!(f.plot.is_none() && !f.json && !f.run.feeder);
     let bench = small_bench("");
@@ -226,15 +231,9 @@ fn a_refused_run_names_the_benchs_flag() {
         Protocol::Handshake,
         1,
         1,
-        refused(
-            "--protocol",
-            "handshake runs on the simulator's native kernels only",
-        ),
+        refused("--protocol", "handshake with --fault"),
     );
-    assert_eq!(
-        e.to_string(),
-        "--protocols: handshake runs on the simulator's native kernels only"
-    );
+    assert_eq!(e.to_string(), "--protocols: handshake with --fault");
     assert_eq!(e.exit_code(), 2);
     let e = BroadcastBenchError::of_run(Protocol::Komorebi, 3, 1, refused("--window", "3"));
     assert_eq!(e.to_string(), "--windows: 3");
