@@ -84,7 +84,7 @@ fn every_window_runs() {
 
 #[test]
 fn faults_and_the_firmware_s_logs_are_refused_with_one_line() {
-    let refusals: [(&[&str], &str, &str); 3] = [
+    let refusals: [(&[&str], &str, &str); 4] = [
         (
             &["--fault", "stall-dm:1,1:0"],
             "--protocol",
@@ -98,7 +98,13 @@ fn faults_and_the_firmware_s_logs_are_refused_with_one_line() {
         (
             &["--device", "pcie-sim", "--exec", "firmware", "--log"],
             "--log",
-            "the handshake images are built without logging",
+            "the handshake images are built without logging (code room) (allowed: --log with",
+        ),
+        (
+            &["--device", "pcie-sim", "--exec", "firmware", "--log-follow"],
+            "--log-follow",
+            "(allowed: --log-follow with --protocol komorebi, or with the handshake's native \
+             kernels: --device sim, or pcie-sim with --exec native)",
         ),
     ];
     for (flags, flag, says) in refusals {

@@ -575,10 +575,10 @@ fn a_shape_whose_compute_waits_past_a_million_cycles_runs_with_the_default_wait_
 
 /// The handshake baseline on the firmware: its own images (the firmware's `handshake`
 /// feature, built by the run itself when no `--firmware` is given) check every byte of the
-/// small 03 run as its native kernels do; komorebi's images, which carry only komorebi's
-/// handler, refuse its commands on every tile rather than run them.
+/// small 03 run as its native kernels do; images whose header names the other handler (an
+/// image carries one) are refused before anything is loaded, either way round.
 #[test]
-fn the_handshake_runs_on_its_own_images_and_komorebi_s_refuse_its_commands() {
+fn the_handshake_runs_on_its_own_images_and_images_of_the_other_handler_are_refused() {
     use broadcast::Protocol;
     let handshake = |exec: Exec| BroadcastConfig {
         protocol: Protocol::Handshake,
@@ -593,31 +593,38 @@ fn the_handshake_runs_on_its_own_images_and_komorebi_s_refuse_its_commands() {
         (fw.received_bytes, fw.checked_bytes),
         (native.received_bytes, native.checked_bytes)
     );
-    // The images it loaded are the handshake build's, not komorebi's.
+    // The images it loaded are the handshake build's, not komorebi's, and say so.
     let dir = handshake(Exec::Firmware).firmware_dir();
     assert!(
         dir.ends_with("target/handshake/riscv32im-unknown-none-elf/release"),
         "{dir:?}"
     );
-    assert_ne!(dir, firmware());
-    // Komorebi's images given for the handshake: every tile refuses the unknown handler.
+    assert_eq!(Protocol::of_images(&dir), Some(Protocol::Handshake));
+    assert_eq!(Protocol::of_images(&firmware()), Some(Protocol::Komorebi));
+    // Komorebi's images given for the handshake, and the handshake's for komorebi: refused.
     let on_komorebi_images = BroadcastConfig {
         firmware: Some(firmware()),
-        jobs: 1,
         ..handshake(Exec::Firmware)
     };
-    let refused = run(&on_komorebi_images);
-    assert!(!refused.ok, "{refused}");
-    assert_eq!(refused.checked_bytes, 0, "{refused}");
-    // Each kernel of each of the 16 cores: `unknown_handler`, and nothing else.
-    let text = refused.to_string();
-    let give_ups: Vec<&str> = text
-        .lines()
-        .filter(|l| l.contains("give-up: core"))
-        .collect();
-    assert_eq!(give_ups.len(), 16 * 3, "{text}");
+    let e = on_komorebi_images.check_flags().unwrap_err().to_string();
     assert!(
-        give_ups.iter().all(|l| l.contains(" unknown_handler ")),
-        "{text}"
+        e.starts_with("--firmware: ")
+            && e.contains(
+                "its images carry the komorebi handler, and --protocol handshake posts the \
+                 handshake handler's commands (allowed: --protocol komorebi, or images with the \
+                 handshake handler: build them with `(cd examples/firmware && cargo build \
+                 --release --no-default-features --features handshake --target-dir \
+                 target/handshake)`"
+            ),
+        "{e}"
+    );
+    let on_handshake_images = BroadcastConfig {
+        firmware: Some(dir),
+        ..small(Exec::Firmware)
+    };
+    let e = on_handshake_images.check_flags().unwrap_err().to_string();
+    assert!(
+        e.contains("its images carry the handshake handler, and --protocol komorebi posts"),
+        "{e}"
     );
 }

@@ -309,6 +309,20 @@ fn before_a_card_is_open_only_data_no_grid_holds_is_refused() {
          of the chip, their copies at least 3 layers deep, need 6459031552 bytes per DRAM bank \
          (allowed: at most 4278190080)"
     );
+    // A rectangle the flags' default grid cannot lay out (14 columns) is counted all the same:
+    // its least (24 senders, 3 layers of 537 MB copies) fits 2 jobs' regions, not 4.
+    let wide = BroadcastConfig {
+        rect: komorebi_hal::LogicalRect::new(0, 0, 14, 10),
+        ..card(32767, 8, 2048, 4)
+    };
+    let e = wide.check_flags().unwrap_err();
+    assert!(
+        e.to_string().ends_with(
+            "(allowed: at most 4278190080: --jobs up to 2, fewer on a grid whose copies lie \
+             deeper)"
+        ),
+        "{e}"
+    );
     // 3 layers of 268 MB copies fit 4 jobs' regions at least: the device's grid decides (here
     // the default grid and one with every column both refuse, counting their own layers).
     let eight = card(32767, 4, 2048, 8);

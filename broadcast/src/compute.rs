@@ -57,35 +57,6 @@ impl core::fmt::Display for ComputeError {
 
 impl core::error::Error for ComputeError {}
 
-/// Waits until `ends(ctrl, ready)` holds, `ready` saying each round whether `pages` pages are
-/// ready.
-#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
-async fn wait_pages<K, P, C, E>(
-    compute: &mut Compute<K, P>,
-    cb: &mut C,
-    pages: u16,
-    mut ends: E,
-) -> Result<(), ComputeError>
-where
-    K: ControlBlock,
-    P: Pause,
-    C: CircularBuffer,
-    E: FnMut(&mut K, bool) -> bool,
-{
-    let Compute { ctrl, pause } = compute;
-    match wait_until(ctrl, pause, |c| {
-        cb.pages_ready().map(|ready| ends(c, ready >= pages))
-    })
-    .await
-    {
-        Ok(_) => Ok(()),
-        Err(WaitError::TimedOut { waited }) => Err(ComputeError::TimedOut { waited }),
-        Err(WaitError::Stopped { waited }) => Err(ComputeError::Stopped { waited }),
-        Err(WaitError::Control(k)) => Err(ComputeError::Control(k)),
-        Err(WaitError::Condition(e)) => Err(ComputeError::Cb(e.kind())),
-    }
-}
-
 /// Waits until the next block's `pages` pages are ready; read them by index 0..pages.
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 pub async fn receive<K, P, C>(
@@ -134,7 +105,7 @@ pub async fn receive_when<K, P, C, E>(
     compute: &mut Compute<K, P>,
     cb: &mut C,
     pages: u16,
-    ends: E,
+    mut ends: E,
 ) -> Result<(), ComputeError>
 where
     K: ControlBlock,
@@ -145,7 +116,18 @@ where
     if pages == 0 {
         return Err(ComputeError::Misuse);
     }
-    wait_pages(compute, cb, pages, ends).await
+    let Compute { ctrl, pause } = compute;
+    match wait_until(ctrl, pause, |c| {
+        cb.pages_ready().map(|ready| ends(c, ready >= pages))
+    })
+    .await
+    {
+        Ok(_) => Ok(()),
+        Err(WaitError::TimedOut { waited }) => Err(ComputeError::TimedOut { waited }),
+        Err(WaitError::Stopped { waited }) => Err(ComputeError::Stopped { waited }),
+        Err(WaitError::Control(k)) => Err(ComputeError::Control(k)),
+        Err(WaitError::Condition(e)) => Err(ComputeError::Cb(e.kind())),
+    }
 }
 
 /// Done with the block: pops its `pages` pages (the data-movement kernel sends the marker).
@@ -180,6 +162,6 @@ where
         return Ok(());
     }
     let pad = u16::try_from(pad).map_err(|_| ComputeError::Misuse)?;
-    wait_pages(compute, cb, pad, |_, ready| ready).await?;
+    receive_when(compute, cb, pad, |_, ready| ready).await?;
     cb.pop(pad).map_err(|e| ComputeError::Cb(e.kind()))
 }

@@ -23,7 +23,7 @@
 //! | 3 | entry: the reset PC the core must start at |
 //! | 4 | code start (L1) |
 //! | 5 | code bytes |
-//! | 6 | the PCI device id of the chip the image was built for (0: any chip) |
+//! | 6 | bits 0..15: the PCI device id of the chip the image was built for (0: any chip); bits 16..31: the id of the handler the image carries (0: any) |
 //! | 7 | check: `komorebi_broadcast::args::check_word` over words 0..7 |
 
 use komorebi_hal::{ControlBlock, LogicalXy, Role};
@@ -235,6 +235,10 @@ pub struct ImageHeader {
     /// device's (an image's code drives one chip's registers); 0: any chip (the header-only
     /// images a simulator runs its native kernels for).
     pub device_id: u16,
+    /// The id of the handler the image carries (an image has room for one: the broadcast
+    /// handler's or the handshake's), which a host compares with the commands it will post;
+    /// 0: any (the header-only images of the native kernels, which carry every handler).
+    pub handler: u16,
 }
 
 /// Why header words are not a komorebi image header.
@@ -297,7 +301,7 @@ impl ImageHeader {
             self.entry,
             self.code_start,
             self.code_bytes,
-            self.device_id as u32,
+            self.device_id as u32 | (self.handler as u32) << 16,
             0,
         ];
         let (body, _) = w.split_at(7);
@@ -332,6 +336,7 @@ impl ImageHeader {
             code_start: words[4],
             code_bytes: words[5],
             device_id: words[6] as u16,
+            handler: (words[6] >> 16) as u16,
         })
     }
 
@@ -367,8 +372,10 @@ mod tests {
             code_start: 0x1_2000,
             code_bytes: 24_000,
             device_id: 0x401E,
+            handler: 2,
         };
         assert_eq!(ImageHeader::from_bytes(&h.to_bytes()), Ok(h));
+        assert_eq!(h.encode()[6], 0x0002_401E);
         let mut w = h.encode();
         w[3] ^= 4;
         assert!(matches!(

@@ -179,6 +179,8 @@ fn an_image_header_s_words_and_bytes_are_the_hand_computed_ones() {
         code_start: 0x1_2000,
         code_bytes: 24_000,
         device_id: 0,
+        // The broadcast handler's id, in word 6's high half.
+        handler: 1,
     };
     let words = [
         0x5746_4D4B,
@@ -187,16 +189,16 @@ fn an_image_header_s_words_and_bytes_are_the_hand_computed_ones() {
         0x0001_2000,
         0x0001_2000,
         0x0000_5DC0,
-        0x0000_0000,
+        0x0001_0000,
         // `check_word` of words 0..=6 (ABI version 4), from an implementation of its documented
         // steps written outside this crate (Python).
-        0xB242_A383,
+        0xB3D7_A0A9,
     ];
     assert_eq!(h.encode(), words);
     assert_eq!(ImageHeader::decode(&words), Ok(h));
     let bytes = h.to_bytes();
     assert_eq!(&bytes[..4], b"KMFW");
-    assert_eq!(&bytes[28..], &[0x83, 0xA3, 0x42, 0xB2]);
+    assert_eq!(&bytes[28..], &[0xA9, 0xA0, 0xD7, 0xB3]);
 }
 
 #[test]

@@ -94,6 +94,7 @@ impl FirmwareImage {
             code_start: entry,
             code_bytes: 0,
             device_id: 0,
+            handler: 0,
         };
         Self {
             name: format!("native {role}"),

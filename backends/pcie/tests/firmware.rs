@@ -64,6 +64,7 @@ fn header(role: Role, entry: u32) -> Vec<u8> {
         code_start: entry,
         code_bytes: 8,
         device_id: 0,
+        handler: 0,
     }
     .to_bytes()
     .to_vec()

@@ -187,6 +187,7 @@ mod tests {
             code_start: 0x1_2000,
             code_bytes: 64,
             device_id: 0,
+            handler: 0,
         };
         let b = h.to_bytes();
         assert_eq!(check(Core::Ncrisc, &b, 0x1_2000), Ok(Role::Writer));

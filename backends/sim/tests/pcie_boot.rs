@@ -89,6 +89,7 @@ impl Card {
             code_start: entry,
             code_bytes: 1024,
             device_id: 0,
+            handler: 0,
         };
         let at = plus(self.l1, header_addr(at_role) as u64);
         self.s.bar_write(at.0, at.1, &h.to_bytes()).unwrap();
@@ -489,6 +490,7 @@ fn a_multicast_to_the_registers_releases_every_tile_of_the_rectangle() {
         code_start: 0x2_0000,
         code_bytes: 64,
         device_id: 0,
+        handler: 0,
     };
     let l1 = window(&mut s, 0, mcast((6, 3), (7, 4), 0, Strict), 0);
     let at = plus(l1, header_addr(Role::Writer) as u64);

@@ -313,9 +313,17 @@ pub const fn image_header(role: Role) -> [u32; komorebi_kernel::image::IMAGE_HEA
         code_start: entry(role),
         code_bytes: 0,
         device_id: Chip::PCI_DEVICE_ID,
+        handler: HANDLER,
     }
     .encode()
 }
+
+/// The id of the one handler this build's images carry (`image_header`'s `handler`): the
+/// broadcast handler's, or with the `handshake` feature the handshake's.
+#[cfg(not(feature = "handshake"))]
+const HANDLER: u16 = komorebi_kernel::broadcast_handler::BROADCAST_HANDLER;
+#[cfg(feature = "handshake")]
+const HANDLER: u16 = komorebi_kernel::handshake_handler::HANDSHAKE_HANDLER;
 
 /// The boot check before the persistent loop: ABI version, harvest mask and chip word and, for
 /// the data-movement kernels, the tile's identity from the chip (NIU0's `NOC_NODE_ID`, and

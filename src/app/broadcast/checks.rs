@@ -29,12 +29,33 @@ impl BroadcastConfig {
                 ),
             ));
         }
-        komorebi_pcie::firmware::Firmware::from_dir(dir)
-            .map(drop)
-            .map_err(|e| {
-                let hint = crate::host::backend::FIRMWARE_BUILD_HINT;
-                flag("--firmware", format!("{}: {e}; {hint}", dir.display()))
-            })
+        let hint = crate::host::backend::firmware_build_hint_with(self.chip, self.image_handler());
+        let firmware = komorebi_pcie::firmware::Firmware::from_dir(dir)
+            .map_err(|e| flag("--firmware", format!("{}: {e}; {hint}", dir.display())))?;
+        // An image carries one handler (code room): the protocol's commands must be its.
+        let native = self.exec == Exec::Native && self.device.in_process();
+        let wanted = self.protocol.handler();
+        let mut carried = firmware.images.iter().map(|i| i.header.handler);
+        match carried.find(|&h| h != 0 && h != wanted) {
+            Some(other) if !native => {
+                let theirs = Protocol::of_handler(other)
+                    .map_or(format!("handler {other}"), |p| format!("the {p} handler"));
+                Err(flag(
+                    "--firmware",
+                    format!(
+                        "{}: its images carry {theirs}, and --protocol {} posts the {} \
+                         handler's commands (allowed: --protocol {}, or images with the {} \
+                         handler: {hint})",
+                        dir.display(),
+                        self.protocol,
+                        self.protocol,
+                        Protocol::of_handler(other).map_or("komorebi", Protocol::name),
+                        self.protocol
+                    ),
+                ))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// What `--chip` allows: a Blackhole takes no row mask; a Wormhole runs on the simulator
@@ -139,9 +160,12 @@ impl BroadcastConfig {
             };
             return Err(flag(
                 which,
-                "with --protocol handshake on the firmware: the handshake images are built \
-                 without logging (code room) (allowed: --log with --protocol komorebi, or with \
-                 the handshake's native kernels, --device sim)",
+                format!(
+                    "with --protocol handshake on the firmware: the handshake images are built \
+                     without logging (code room) (allowed: {which} with --protocol komorebi, \
+                     or with the handshake's native kernels: --device sim, or pcie-sim with \
+                     --exec native)"
+                ),
             ));
         }
         super::logs::log_tables(self).map(drop)
@@ -405,11 +429,6 @@ impl BroadcastConfig {
     /// before any run), and the plan laid out on the device's own geometry refuses the rest,
     /// with the same words (`BroadcastPlan::per_job`).
     fn validate_dram(&self) -> Result<(), BroadcastError> {
-        let [a, w] = self.senders();
-        let (need, usable) = self.dram_need((a + w).saturating_mul(self.copy_bytes()));
-        if need <= usable {
-            return Ok(());
-        }
         if !self.device.in_process() {
             use crate::num::count;
             let (senders, layers) = self.least_on_any_grid();
@@ -423,10 +442,15 @@ impl BroadcastConfig {
                 count(layers, "layer", "layers"),
             );
             let region = layers.saturating_mul(self.copy_bytes());
-            return match self.dram_refusal(&what, region) {
+            return match self.dram_refusal(&what, region, true) {
                 Some(refused) => Err(refused),
                 None => Ok(()),
             };
+        }
+        let [a, w] = self.senders();
+        let (need, usable) = self.dram_need((a + w).saturating_mul(self.copy_bytes()));
+        if need <= usable {
+            return Ok(());
         }
         let Ok(g) = crate::chip::geometry(self.chip, self.harvest_word(), self.fused_dram) else {
             return Ok(());

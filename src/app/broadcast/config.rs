@@ -135,6 +135,28 @@ impl Protocol {
             Protocol::Handshake => "handshake",
         }
     }
+
+    /// The id of the handler whose commands the protocol posts (the same program words either
+    /// way: only the handler differs).
+    pub fn handler(self) -> u16 {
+        match self {
+            Protocol::Komorebi => komorebi_kernel::broadcast_handler::BROADCAST_HANDLER,
+            Protocol::Handshake => komorebi_kernel::handshake_handler::HANDSHAKE_HANDLER,
+        }
+    }
+
+    /// The protocol whose commands handler `id` runs, if any.
+    pub fn of_handler(id: u16) -> Option<Protocol> {
+        Protocol::ALL.into_iter().find(|p| p.handler() == id)
+    }
+
+    /// The protocol of the images in `dir`: the handler their headers name, when they can be
+    /// read and name one (`None` for images that carry any handler, or none that is a
+    /// protocol's).
+    pub fn of_images(dir: &std::path::Path) -> Option<Protocol> {
+        let firmware = komorebi_pcie::firmware::Firmware::from_dir(dir).ok()?;
+        Protocol::of_handler(firmware.images[0].header.handler)
+    }
 }
 
 impl std::fmt::Display for Protocol {
@@ -661,8 +683,15 @@ impl BroadcastConfig {
     /// The refusal of data that does not fit a DRAM bank: `what` (the data, as the caller
     /// counted it) needs `region` bytes a job ([`Self::dram_need`]). It names `--jobs`, with
     /// the most that fit, when one job's region fits (the ring holds up to [`DRAM_RING`] jobs'
-    /// data at once), else `--blocks`.
-    pub(super) fn dram_refusal(&self, what: &str, region: u64) -> Option<BroadcastError> {
+    /// data at once), else `--blocks`. `at_least`: `region` is the least any grid of the chip
+    /// takes, so the most jobs that fit is a bound, not a count (the device's grid may hold
+    /// fewer).
+    pub(super) fn dram_refusal(
+        &self,
+        what: &str,
+        region: u64,
+        at_least: bool,
+    ) -> Option<BroadcastError> {
         let (need, usable) = self.dram_need(region);
         if need <= usable {
             return None;
@@ -678,8 +707,13 @@ impl BroadcastConfig {
                 format!(
                     "{} jobs: {what} need {need} bytes per DRAM bank, each job's data one \
                      region of a ring of at most {DRAM_RING} (allowed: at most {usable}: --jobs \
-                     up to {fit})",
-                    self.jobs
+                     up to {fit}{})",
+                    self.jobs,
+                    if at_least {
+                        ", fewer on a grid whose copies lie deeper"
+                    } else {
+                        ""
+                    }
                 ),
             ),
         })

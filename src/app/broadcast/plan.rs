@@ -9,13 +9,12 @@ use komorebi_kernel::abi;
 use komorebi_kernel::broadcast_handler::program::{
     BroadcastProgram, Check, ComputeInput, MoverProgram, STREAMS,
 };
-use komorebi_kernel::broadcast_handler::{BROADCAST_HANDLER, PATTERN_STRIDE, pattern_base};
-use komorebi_kernel::handshake_handler::HANDSHAKE_HANDLER;
+use komorebi_kernel::broadcast_handler::{PATTERN_STRIDE, pattern_base};
 use komorebi_sim::Timing;
 
 use crate::host::session::{CommandSpec, Session, SessionError, TileProgram};
 
-use super::config::{BroadcastConfig, DRAM_BASE, DRAM_RING, DeviceChoice, Operand, Protocol};
+use super::config::{BroadcastConfig, DRAM_BASE, DRAM_RING, DeviceChoice, Operand};
 use super::error::{BroadcastError, flag};
 use super::faults::{FaultKind, FaultSpec};
 use super::placement::Placement;
@@ -240,7 +239,7 @@ impl BroadcastPlan {
             count(plan.senders[0] + plan.senders[1], "sender", "senders"),
             count(plan.placement.layers().count().into(), "layer", "layers")
         );
-        if let Some(refused) = cfg.dram_refusal(&what, plan.layers_bytes()) {
+        if let Some(refused) = cfg.dram_refusal(&what, plan.layers_bytes(), false) {
             return Err(refused);
         }
         Ok(plan)
@@ -457,13 +456,8 @@ impl BroadcastPlan {
                 }
             })
             .collect();
-        // The same program words either way: only the handler differs.
-        let handler = match cfg.protocol {
-            Protocol::Komorebi => BROADCAST_HANDLER,
-            Protocol::Handshake => HANDSHAKE_HANDLER,
-        };
         CommandSpec {
-            handler,
+            handler: cfg.protocol.handler(),
             flags: abi::FLAG_EXCLUSIVE,
             group: cfg.rect,
             wait_limit: cfg.run_wait_limit(),

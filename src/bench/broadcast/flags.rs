@@ -100,11 +100,16 @@ pub fn parse_pages(s: &str) -> Result<ValueList<u16>, ListError> {
 
 impl BroadcastBenchFlags {
     /// The protocols of the rows: `--protocols`, or every protocol (on the firmware each
-    /// protocol's rows load its own images).
+    /// protocol's rows load its own images), but with `--firmware DIR` the one whose handler
+    /// those images carry (an image carries one; images that cannot be read or carry any
+    /// handler leave every protocol, for the rows' checks to refuse or run).
     pub fn protocols(&self) -> Vec<Protocol> {
-        match &self.protocols {
-            Some(list) => list.values().to_vec(),
-            None => Protocol::ALL.to_vec(),
+        match (&self.protocols, &self.device.firmware) {
+            (Some(list), _) => list.values().to_vec(),
+            (None, Some(dir)) => {
+                Protocol::of_images(dir).map_or_else(|| Protocol::ALL.to_vec(), |p| vec![p])
+            }
+            (None, None) => Protocol::ALL.to_vec(),
         }
     }
 }
@@ -144,8 +149,8 @@ pub struct BroadcastBenchFlags {
     #[arg(long, value_name = "LIST", value_parser = parse_pages, default_value = "1,4,8")]
     pub pages: ValueList<u16>,
     /// Protocols to compare: comma separated, each of komorebi, handshake and given once
-    /// (default komorebi,handshake; komorebi where the firmware runs, with --exec firmware, on
-    /// ttsim and on a card: its images carry only the komorebi handler).
+    /// (default komorebi,handshake, on the firmware each protocol's rows on its own images;
+    /// with --firmware DIR the protocol whose handler those images carry).
     #[arg(long, value_name = "LIST", value_parser = parse_protocols)]
     pub protocols: Option<ValueList<Protocol>>,
     /// What compute does with the blocks it receives, as `komorebi broadcast --check`, but

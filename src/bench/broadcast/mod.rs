@@ -42,8 +42,9 @@
 //! # What it refuses
 //! Everything before the first run, exit 2 with one line naming the flag: a bad list (empty,
 //! a value out of range, not a number or protocol, given twice; [`ListError`]), a window x
-//! pages over the buffer's limit, a row the program refuses (the handshake on the firmware, a
-//! buffer too large for L1, ...), a `--plot` that is not an `.svg` path or cannot be written.
+//! pages over the buffer's limit, a row the program refuses (a protocol whose handler the
+//! `--firmware` images do not carry, a buffer too large for L1, ...), a `--plot` that is not an
+//! `.svg` path or cannot be written.
 //! `--trace` and `--fault` (one run's outputs and faults) are not flags of the bench.
 //!
 //! # Output
