@@ -43,8 +43,9 @@ pub fn built_firmware_with(kind: ChipKind, handler: ImageHandler) -> Result<Path
     )
 }
 
-/// The handler a firmware image set carries: each set holds one, for code room (the handshake
-/// handler beside komorebi's is some 2 KiB over the reader's 24 KiB).
+/// The handler a firmware image set carries, which its headers name: each set holds one, for
+/// code room (komorebi's reader is within some 450 bytes of its 24 KiB; the handshake's block
+/// loop would come on top of it).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum ImageHandler {
     /// komorebi's broadcast handler (`komorebi_kernel::BroadcastHandler`): the default images.
