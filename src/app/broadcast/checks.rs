@@ -38,19 +38,19 @@ impl BroadcastConfig {
         let mut carried = firmware.images.iter().map(|i| i.header.handler);
         match carried.find(|&h| h != 0 && h != wanted) {
             Some(other) if !native => {
-                let theirs = Protocol::of_handler(other)
-                    .map_or(format!("handler {other}"), |p| format!("the {p} handler"));
+                let theirs = Protocol::of_handler(other);
+                let carried = theirs.map_or(format!("handler {other}, no protocol's"), |p| {
+                    format!("the {p} handler")
+                });
+                let instead = theirs.map_or(String::new(), |p| format!("--protocol {p}, or "));
+                let protocol = self.protocol;
                 Err(flag(
                     "--firmware",
                     format!(
-                        "{}: its images carry {theirs}, and --protocol {} posts the {} \
-                         handler's commands (allowed: --protocol {}, or images with the {} \
-                         handler: {hint})",
+                        "{}: its images carry {carried}, and --protocol {protocol} posts the \
+                         {protocol} handler's commands (allowed: {instead}images with the \
+                         {protocol} handler: {hint})",
                         dir.display(),
-                        self.protocol,
-                        self.protocol,
-                        Protocol::of_handler(other).map_or("komorebi", Protocol::name),
-                        self.protocol
                     ),
                 ))
             }
@@ -420,14 +420,14 @@ impl BroadcastConfig {
         self.validate_log()
     }
 
-    /// The jobs' data fits a DRAM bank. Sure when a span a sender fits; else the plan on the
-    /// flags' own geometry counts its layers and refuses exactly what it would refuse (a
-    /// rectangle that does not lay out there is refused elsewhere). On ttsim or a card the
-    /// flags' geometry is not the device's (its harvest and fused bank are read once it is
-    /// open), and another grid may lay the copies out in other layers: here only data that no
-    /// grid of the chip holds is refused (so that a bench or the ranks of `--mpi` refuse it
-    /// before any run), and the plan laid out on the device's own geometry refuses the rest,
-    /// with the same words (`BroadcastPlan::per_job`).
+    /// The jobs' data fits a DRAM bank. On the simulator (whose grid is the flags'): sure when a
+    /// span a sender fits; else the plan on that grid counts its layers and refuses exactly
+    /// what it would refuse (a rectangle that does not lay out there is refused elsewhere). On
+    /// ttsim or a card the grid is read only once the device is open, and another grid may lay
+    /// the copies out in other layers: here only data that no grid of the chip holds is refused
+    /// (so that a bench or the ranks of `--mpi` refuse it before any run), and the plan laid
+    /// out on the device's own geometry refuses the rest, with the same words
+    /// (`BroadcastPlan::per_job`).
     fn validate_dram(&self) -> Result<(), BroadcastError> {
         if !self.device.in_process() {
             use crate::num::count;
