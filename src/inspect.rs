@@ -55,6 +55,14 @@ pub struct CoreView {
     pub reported: u32,
     /// The index of the last command each kernel finished (reader, writer, compute).
     pub done: [u32; 3],
+    /// The index of the last command each data-movement kernel (reader, writer) set its
+    /// broadcast up for or refused (`abi::KERNEL_SET_UP`): compute takes no page as a command's
+    /// first block before its producer's names the command, so a compute stuck there waits for
+    /// this word.
+    pub set_up: [u32; 2],
+    /// The index of the last command each data-movement kernel (reader, writer) gave up and
+    /// recovered from (`abi::KERNEL_RECOVERING`): pages it pushed after that were padding.
+    pub recovering: [u32; 2],
     /// Broadcast areas 0 and 1.
     pub areas: [AreaView; 2],
 }
@@ -105,12 +113,20 @@ pub fn inspect(session: &Session) -> Result<Inspection, SessionError> {
                 w(abi::kernel_word(abi::KERNEL_DONE, Role::Writer))?,
                 w(abi::kernel_word(abi::KERNEL_DONE, Role::Compute))?,
             ];
+            let movers = |table: u32| -> Result<[u32; 2], SessionError> {
+                Ok([
+                    w(abi::kernel_word(table, Role::Reader))?,
+                    w(abi::kernel_word(table, Role::Writer))?,
+                ])
+            };
             let areas = [areas[0].clone(), areas[1].clone()];
             cores.push(CoreView {
                 core: [x, y],
                 noc0: [noc0.0, noc0.1],
                 reported: w(abi::REPORT_INDEX)?,
                 done,
+                set_up: movers(abi::KERNEL_SET_UP)?,
+                recovering: movers(abi::KERNEL_RECOVERING)?,
                 areas,
             });
         }

@@ -225,6 +225,27 @@ fn inspect_prints_every_core_and_draws_the_grid() {
     assert_eq!(core["core"], serde_json::json!([1, 0]));
     assert_eq!(core["areas"][0]["blocks"], 4);
     assert!(core["areas"][0]["giveup"].is_null());
+    // Command 1 set up by both data-movement kernels, none recovered from; a core outside the
+    // rectangle ran none.
+    let words = |core: &serde_json::Value| (core["set_up"].clone(), core["recovering"].clone());
+    assert_eq!(
+        words(core),
+        (serde_json::json!([1, 1]), serde_json::json!([0, 0]))
+    );
+    assert_eq!(v["cores"][5]["core"], serde_json::json!([5, 0]));
+    assert_eq!(
+        words(&v["cores"][5]),
+        (serde_json::json!([0, 0]), serde_json::json!([0, 0]))
+    );
+    // A stalled data-movement kernel at (1,0): the cores that gave the command up recovered
+    // from it, and say so.
+    let (_, out, err) =
+        komorebi(&[&args[..args.len() - 1], &["--fault", "stall-dm:1,0:2"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("{err}"));
+    assert_eq!(
+        words(&v["cores"][1]),
+        (serde_json::json!([1, 1]), serde_json::json!([1, 1]))
+    );
     assert_eq!(&std::fs::read(&png).unwrap()[..8], b"\x89PNG\r\n\x1a\n");
     let (code, _, _) = komorebi(&[&args[..], &[svg.to_str().unwrap()]].concat());
     assert_eq!(code, 0);
