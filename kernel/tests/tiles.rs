@@ -166,6 +166,9 @@ struct Chip {
     /// For each announcement of a data-movement kernel's recovery (by tile and role), the
     /// destinations of the tile's reads in flight at that moment.
     in_flight_at_recovery: BTreeMap<((u8, u8), Role), Vec<u32>>,
+    /// For each set-up word a data-movement kernel stored (by tile and role), the where words
+    /// of the tile's broadcast areas 0 and 1 at that moment (a refusal is recorded first).
+    where_at_set_up: BTreeMap<((u8, u8), Role), [u32; 2]>,
 }
 
 type Shared = Rc<RefCell<Chip>>;
@@ -259,6 +262,12 @@ impl ControlBlock for Ctrl {
                 let reads = chip.in_flight.iter().filter(|r| r.tile == tile);
                 let dsts = reads.map(|r| r.dst).collect();
                 chip.in_flight_at_recovery.insert((tile, role), dsts);
+            }
+            if offset == abi::kernel_word(abi::KERNEL_SET_UP, role) {
+                let tile = self.tile;
+                let at = |id: u8| chip.control(tile, area::area(id) + area::GIVE_UP_WHERE);
+                let words = [at(0), at(1)];
+                chip.where_at_set_up.insert((tile, role), words);
             }
         }
         chip.set_control(self.tile, offset, value);
@@ -2005,6 +2014,17 @@ fn pages_an_earlier_command_left_are_not_taken_for_block_0_of_a_refused_producer
             "{report:?}"
         );
         assert_no_mismatch(report);
+        // The reader recorded its refusal before it stored its set-up word: the order compute
+        // relies on (no polling order interleaves the two, so it is checked at the store).
+        let refused = komorebi_broadcast::area::GiveUpRecord {
+            place: Where::BroadcastBegin,
+            broadcast: 0,
+            block: 0,
+            sequence: 91,
+        }
+        .words()[0];
+        let at_set_up = chip.borrow().where_at_set_up[&(noc0_of((0, 0)), Role::Reader)];
+        assert_eq!(at_set_up[0], refused, "{at_set_up:x?}");
     }
 }
 
