@@ -33,11 +33,10 @@ impl BroadcastConfig {
         let firmware = komorebi_pcie::firmware::Firmware::from_dir(dir)
             .map_err(|e| flag("--firmware", format!("{}: {e}; {hint}", dir.display())))?;
         // An image carries one handler (code room): the protocol's commands must be its.
-        let native = self.exec == Exec::Native && self.device.in_process();
         let wanted = self.protocol.handler();
         let mut carried = firmware.images.iter().map(|i| i.header.handler);
         match carried.find(|&h| h != 0 && h != wanted) {
-            Some(other) if !native => {
+            Some(other) if !self.runs_native() => {
                 let theirs = Protocol::of_handler(other);
                 let carried = theirs.map_or(format!("handler {other}, no protocol's"), |p| {
                     format!("the {p} handler")
@@ -151,8 +150,7 @@ impl BroadcastConfig {
         if self.log.is_none() && self.log_follow.is_none() {
             return Ok(());
         }
-        let native = self.exec == Exec::Native && self.device.in_process();
-        if self.protocol == Protocol::Handshake && !native && self.firmware.is_none() {
+        if self.protocol == Protocol::Handshake && !self.runs_native() && self.firmware.is_none() {
             let which = if self.log.is_some() {
                 "--log"
             } else {

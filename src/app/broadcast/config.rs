@@ -419,6 +419,12 @@ impl BroadcastConfig {
         self.device == DeviceChoice::PcieSim && self.exec == Exec::Firmware
     }
 
+    /// Whether the cores run the native kernels in this process (the simulator, directly or as
+    /// a card): no image is loaded for them, so none carries logs or a handler.
+    pub(super) fn runs_native(&self) -> bool {
+        self.exec == crate::host::backend::Exec::Native && self.device.in_process()
+    }
+
     /// The handler the firmware images of this run carry (`--protocol`): the images hold one
     /// each (code room), so the handshake runs on images of its own.
     pub fn image_handler(&self) -> crate::host::backend::ImageHandler {
@@ -633,15 +639,21 @@ impl BroadcastConfig {
     /// counts its own ([`BroadcastPlan::dram_end`](super::BroadcastPlan::dram_end)).
     pub(super) fn region_bytes(&self) -> u64 {
         let [a, w] = self.senders();
-        let banks = crate::chip::DramSet::new(self.chip, self.fused_dram)
+        self.least_layers(a + w, self.fused_dram)
+            .saturating_mul(self.copy_bytes())
+    }
+
+    /// The least layers `senders` copies take in the busiest working bank (the chip's banks
+    /// without `fused`): their (sender, stream) pairs over the banks, 8 a layer.
+    fn least_layers(&self, senders: u64, fused: Option<u8>) -> u64 {
+        let banks = crate::chip::DramSet::new(self.chip, fused)
             .iter()
             .count()
             .max(1) as u64;
         let streams = self.copy_pages().min(STREAMS as u64);
-        let least = (a + w)
+        senders
             .saturating_mul(streams)
-            .div_ceil(banks * STREAMS as u64);
-        least.saturating_mul(self.copy_bytes())
+            .div_ceil(banks * STREAMS as u64)
     }
 
     /// The least senders and layers of one job's data on any grid of the chip, for a device
@@ -659,15 +671,7 @@ impl BroadcastConfig {
                 Along::Column => u64::from(self.rect.columns),
             })
             .sum();
-        let banks = crate::chip::DramSet::new(self.chip, None)
-            .iter()
-            .count()
-            .max(1) as u64;
-        let streams = self.copy_pages().min(STREAMS as u64);
-        let layers = senders
-            .saturating_mul(streams)
-            .div_ceil(banks * STREAMS as u64);
-        (senders, layers)
+        (senders, self.least_layers(senders, None))
     }
 
     /// What the jobs' data takes of each DRAM bank, `region` bytes a job in each of the

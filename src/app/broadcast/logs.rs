@@ -16,7 +16,7 @@ pub(super) fn log_tables(
     cfg: &BroadcastConfig,
 ) -> Result<Option<firmware_log::Tables>, BroadcastError> {
     // The native kernels run only on the simulator (as a chip or as a card).
-    if cfg.exec == crate::host::backend::Exec::Native && cfg.device.in_process() {
+    if cfg.runs_native() {
         return Ok(None);
     }
     let dir = cfg.firmware_dir();
