@@ -2029,6 +2029,41 @@ fn pages_an_earlier_command_left_are_not_taken_for_block_0_of_a_refused_producer
 }
 
 #[test]
+fn a_producer_whose_words_fail_their_check_records_its_refusal_then_stores_its_set_up_word() {
+    // The reader's words with one bit of its page size changed: its program fails the check word
+    // before any broadcast is built (`dm_body`'s refusal, not `Broadcast::new`'s). It records
+    // `broadcast_begin` and then stores its set-up word, as a producer that set up does: a
+    // compute that took the program would wait for that word before block 0.
+    let shape = Shape::new(LogicalRect::new(0, 0, 1, 1), [true, false]);
+    let cores = shape.cores();
+    let chip = chip(&shape, &cores);
+    let mut post = Post::broadcast(&shape, 61);
+    let words = post.words.get_mut(&(0, 0)).unwrap();
+    words.0[12] ^= 4;
+    let reports = run_commands(&cores, &chip, vec![post], |_, _| {});
+    let report = &reports[0][&(0, 0)];
+    assert_eq!(report.status, abi::STATUS_GAVE_UP, "{report:?}");
+    assert_eq!(
+        report.give_ups[0],
+        give_up(GiveUpCode::Broadcast(Where::BroadcastBegin), 0, 0),
+        "{report:?}"
+    );
+    let tile = noc0_of((0, 0));
+    let c = chip.borrow();
+    let set_up = abi::kernel_word(abi::KERNEL_SET_UP, Role::Reader);
+    assert_eq!(c.control(tile, set_up), report.index);
+    let refused = komorebi_broadcast::area::GiveUpRecord {
+        place: Where::BroadcastBegin,
+        broadcast: 0,
+        block: 0,
+        sequence: 61,
+    }
+    .words()[0];
+    let at_set_up = c.where_at_set_up[&(tile, Role::Reader)];
+    assert_eq!(at_set_up[0], refused, "{at_set_up:x?}");
+}
+
+#[test]
 fn a_buffer_whose_pages_are_not_the_program_s_is_refused_by_compute_not_taken_for_bad_data() {
     // The buffer table says CB 0 has pages of 640 bytes, the program 320: the reader packs a
     // block's pages 320 bytes apart, compute would look for them 640 apart and report data that
