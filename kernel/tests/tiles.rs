@@ -1063,8 +1063,12 @@ fn run_commands_in(
     mut before: impl FnMut(u32, &mut Chip),
 ) -> Vec<BTreeMap<(u8, u8), Report>> {
     let reports = Rc::new(RefCell::new(Vec::new()));
-    let mut handlers: Vec<(BroadcastHandler, HandshakeHandler)> =
-        vec![(BroadcastHandler::new(), HandshakeHandler); 3 * cores.len()];
+    // Each kernel's handler as the firmware makes it (for its role), in the order the tiles
+    // take them below: reader, writer, compute.
+    let roles = [Role::Reader, Role::Writer, Role::Compute];
+    let mut handlers: Vec<(BroadcastHandler, HandshakeHandler)> = (0..3 * cores.len())
+        .map(|i| (BroadcastHandler::for_kernel(roles[i % 3]), HandshakeHandler))
+        .collect();
     let mut tasks: Vec<Task<'_>> = Vec::new();
     let host_chip = chip.clone();
     let host_reports = reports.clone();

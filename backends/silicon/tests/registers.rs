@@ -859,6 +859,14 @@ fn read_pages_programs_each_page_as_a_tagged_read_from_its_port_and_stops_at_a_b
         .unwrap_err();
     assert_eq!(e.kind, ErrorKind::InvalidAddress);
     assert_eq!(f.reg(1, cmd::NOC_CMD_CTRL), 0);
+    // The ports learnt up to the one that failed are not taken for a table: the first ports
+    // again are learnt again, each page from its own port.
+    assert_eq!(n.read_pages(0, &reads), Ok(1));
+    assert_eq!(f.command(1), command(0));
+    f.clear(1);
+    assert_eq!(n.read_pages(1, &reads), Ok(2));
+    assert_eq!(f.command(1), command(1));
+    f.clear(1);
     // A destination range leaving L1 fails at its first page beyond L1, as `read_tagged`.
     let e = n
         .read_pages(

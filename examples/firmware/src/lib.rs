@@ -426,7 +426,9 @@ macro_rules! kernel_main {
             let ready = $setup;
             // One handler an image (code room): komorebi's, or the handshake baseline's.
             #[cfg(not(feature = "handshake"))]
-            let mut handlers = (komorebi_kernel::BroadcastHandler::new(),);
+            let mut handlers = (komorebi_kernel::BroadcastHandler::for_kernel(
+                komorebi_hal::Role::$role,
+            ),);
             #[cfg(feature = "handshake")]
             let mut handlers = (komorebi_kernel::HandshakeHandler,);
             $crate::announce_up(komorebi_hal::Role::$role);

@@ -68,6 +68,22 @@ impl BroadcastHandler {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// A handler for the kernel `role`, made before its first command: a data-movement
+    /// kernel's has both movers' places made, which its first command's decode writes into
+    /// rather than building each aside and moving it into place (some 430 cycles of that
+    /// command's start on the baby cores, decisions D57). Compute's is [`Self::new`]'s: its
+    /// start is not what its first block waits for, and its image has no bytes to spare.
+    /// The places' contents mean nothing until a command is decoded.
+    pub fn for_kernel(role: Role) -> Self {
+        let mut handler = Self::default();
+        if role != Role::Compute {
+            for mover in [&mut handler.program.reader, &mut handler.program.writer] {
+                *mover = Some(MoverProgram::default());
+            }
+        }
+        handler
+    }
 }
 
 fn gave_up(g: Option<GiveUp>) -> Outcome {
