@@ -302,7 +302,13 @@ pub fn judge(cfg: &BroadcastConfig, s: &broadcast::BroadcastSummary) -> Result<(
     if s.mismatches > 0 || !s.ok {
         return Err("data mismatch".into());
     }
-    let g = cfg.flags_geometry().map_err(|e| e.to_string())?;
+    // The grid the run laid the rectangle out on: on ttsim and a card the device's own, whose
+    // harvesting the flags' `--harvest` does not set (a rectangle can cross a panel's edge on
+    // one grid and not on the other).
+    let g = match &s.laid_out_on {
+        Some(g) => g.clone(),
+        None => cfg.flags_geometry().map_err(|e| e.to_string())?,
+    };
     let block = cfg.pages as u64 * cfg.page_size as u64;
     let (mut streams, mut receivers) = (0, 0);
     for (on, along, noc) in [

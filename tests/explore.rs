@@ -374,3 +374,38 @@ fn an_exploration_counts_in_its_devices_clock() {
         assert_eq!((out.cases, out.clock), (0, clock), "{device}");
     }
 }
+
+/// A case is judged on the grid its run laid the rectangle out on: on ttsim and a card the
+/// device's own, whose harvesting the flags do not set. A row from logical column 6 to 7 is one
+/// broadcast on the flags' grid (`--harvest 0x3000`: NoC0 x 7 and 10 harvested, so columns 6
+/// and 7 are x 11 and 12) and two of one core on a grid with every column (x 7 and 10, a panel's
+/// edge between them): no byte is received there, and that is right there.
+#[test]
+fn a_case_is_judged_on_the_grid_its_run_was_laid_out_on() {
+    let mut cfg = shape(3, ChipKind::Blackhole);
+    cfg.rect = komorebi_hal::LogicalRect::new(6, 4, 2, 1);
+    cfg.rows = true;
+    cfg.columns = false;
+    cfg.blocks = 3;
+    let good = check_case(&cfg).expect("the case passes on the flags' grid");
+    let received = good.received_bytes;
+    assert!(received > 0, "{good}");
+    let every_column = komorebi::chip::geometry(ChipKind::Blackhole, 0, None).unwrap();
+    let on_device = |s: &mut komorebi::app::broadcast::BroadcastSummary| {
+        s.laid_out_on = Some(every_column.clone());
+        s.received_bytes = 0;
+    };
+    let mut s = good.clone();
+    on_device(&mut s);
+    assert_eq!(judge(&cfg, &s), Ok(()));
+    // The same counts judged on the flags' grid fail, as they did before the run's grid was
+    // kept (every such case on ttsim failed).
+    s.laid_out_on = None;
+    let e = judge(&cfg, &s).expect_err("one receiver on the flags' grid");
+    assert!(e.contains(&format!("received 0 of {received}")), "{e}");
+    // And a byte received where the device's grid has no receiver fails.
+    let mut s = good.clone();
+    on_device(&mut s);
+    s.received_bytes = 4;
+    assert!(judge(&cfg, &s).is_err());
+}

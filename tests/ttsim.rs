@@ -135,6 +135,24 @@ fn explore_runs_the_firmware_on_ttsim() {
     assert_eq!(v["clock"], "ttsim-steps", "{v}");
 }
 
+/// A case whose rectangle crosses a panel's edge on ttsim's grid (every column: NoC0 x 7 and 10
+/// are logical columns 6 and 7) and not on the flags' (`--harvest 0x3000`) is judged on ttsim's
+/// grid, where its rows are broadcasts of one core and nothing is received. Seed 777076 draws
+/// `--rect 6,4,2,1 --along both`; judged on the flags' grid it failed ("received 0 of 30720"),
+/// as did 38 of 300 seeds from 777000 (every one starting at column 6).
+#[test]
+fn explore_judges_a_case_on_ttsim_s_own_grid() {
+    let Some(lib) = bh() else { return };
+    let device = format!("ttsim:{}", lib.display());
+    let (code, out, err) = komorebi(&[
+        "explore", "--seeds", "1", "--start", "777076", "--device", &device, "--json",
+    ]);
+    assert_eq!(code, 0, "{err}{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["failures"].as_array().unwrap().is_empty(), "{v}");
+    assert_eq!(v["checked_bytes"], 122_880, "{v}");
+}
+
 /// The reports on ttsim name its clock steps where they count them: `inspect`'s JSON and its
 /// picture's scale, and the run's wait line, aligned with the lines above it.
 #[test]

@@ -102,6 +102,9 @@ pub struct BroadcastPlan {
     pub(super) dram_banks: crate::chip::DramSet,
     /// Added to every job's number in its data pattern ([`Self::pattern_job`]).
     pattern_salt: u32,
+    /// The grid the plan was laid out on: the flags' on the simulators, the device's own on
+    /// ttsim and a card.
+    geometry: layout::Geometry,
 }
 
 impl BroadcastPlan {
@@ -124,6 +127,12 @@ impl BroadcastPlan {
             ));
         }
         Ok(plan)
+    }
+
+    /// The grid the plan was laid out on (the flags' on the simulators, the device's own on
+    /// ttsim and a card, whose harvesting the flags do not set).
+    pub fn geometry(&self) -> &layout::Geometry {
+        &self.geometry
     }
 
     /// Lays out `cfg` on `geometry` with each job's data written just before it runs
@@ -226,6 +235,7 @@ impl BroadcastPlan {
             // A geometry only carries a bank `with_fused_dram` accepted.
             dram_banks: crate::chip::DramSet::new(cfg.chip, geometry.fused_dram()),
             pattern_salt: pattern_salt(&cfg.device),
+            geometry: geometry.clone(),
         };
         plan.placement = plan.chosen_placement(&crate::chip::sim_timing(cfg.chip));
         // `validate` sized the data from the flags' harvest mask; the plan's senders come from

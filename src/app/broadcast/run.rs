@@ -178,6 +178,7 @@ pub fn run_session_on(
         bound.binding.to_string(),
     );
     summary.fused_dram = plan.fused_dram();
+    summary.laid_out_on = Some(plan.geometry().clone());
     let mut held = false;
     let mut follow = match &cfg.log_follow {
         Some(sink) => Some((sink, super::logs::log_tables(cfg)?, Followed::default())),
@@ -548,6 +549,7 @@ pub(super) fn run_share(
     let bound = chips[0].0.job_bound(&timing);
     let empty = || BroadcastSummary {
         fused_dram: chips[0].0.fused_dram(),
+        laid_out_on: Some(chips[0].0.geometry().clone()),
         ..BroadcastSummary::empty(
             cfg,
             chips[0].0.broadcasts(),

@@ -142,6 +142,12 @@ pub struct BroadcastSummary {
     pub blocks: u32,
     /// Broadcasts of A and of W per job.
     pub broadcasts: [usize; 2],
+    /// The grid the jobs were laid out on: the flags' on the simulators, the device's own on
+    /// ttsim and a card (chip 0's on several chips). What a judge of the byte counts lays the
+    /// rectangle out on again (`komorebi explore`); not in the JSON, whose `broadcasts` give
+    /// the layout's counts.
+    #[serde(skip)]
+    pub laid_out_on: Option<komorebi_broadcast::layout::Geometry>,
     /// Bytes receivers got by multicast (all jobs).
     pub received_bytes: u64,
     /// Bytes compute kernels checked (all jobs; senders' own compute included); 0 with
@@ -334,6 +340,7 @@ impl BroadcastSummary {
             jobs: cfg.jobs,
             blocks: cfg.blocks,
             broadcasts,
+            laid_out_on: None,
             received_bytes: 0,
             checked_bytes: 0,
             cycles: 0,
