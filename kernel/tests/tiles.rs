@@ -2020,15 +2020,7 @@ fn pages_an_earlier_command_left_are_not_taken_for_block_0_of_a_refused_producer
         assert_no_mismatch(report);
         // The reader recorded its refusal before it stored its set-up word: the order compute
         // relies on (no polling order interleaves the two, so it is checked at the store).
-        let refused = komorebi_broadcast::area::GiveUpRecord {
-            place: Where::BroadcastBegin,
-            broadcast: 0,
-            block: 0,
-            sequence: 91,
-        }
-        .words()[0];
-        let at_set_up = chip.borrow().where_at_set_up[&(noc0_of((0, 0)), Role::Reader)];
-        assert_eq!(at_set_up[0], refused, "{at_set_up:x?}");
+        assert_refused_before_set_up(&chip.borrow(), noc0_of((0, 0)), 91);
     }
 }
 
@@ -2056,14 +2048,20 @@ fn a_producer_whose_words_fail_their_check_records_its_refusal_then_stores_its_s
     let c = chip.borrow();
     let set_up = abi::kernel_word(abi::KERNEL_SET_UP, Role::Reader);
     assert_eq!(c.control(tile, set_up), report.index);
+    assert_refused_before_set_up(&c, tile, 61);
+}
+
+/// Broadcast 0's area of `tile` (NoC0) held the reader's `broadcast_begin` refusal of command
+/// `sequence` when the reader stored its set-up word.
+fn assert_refused_before_set_up(chip: &Chip, tile: (u8, u8), sequence: u32) {
     let refused = komorebi_broadcast::area::GiveUpRecord {
         place: Where::BroadcastBegin,
         broadcast: 0,
         block: 0,
-        sequence: 61,
+        sequence,
     }
     .words()[0];
-    let at_set_up = c.where_at_set_up[&(tile, Role::Reader)];
+    let at_set_up = chip.where_at_set_up[&(tile, Role::Reader)];
     assert_eq!(at_set_up[0], refused, "{at_set_up:x?}");
 }
 
