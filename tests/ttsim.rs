@@ -263,23 +263,30 @@ fn each_fault_a_host_can_cause_gives_the_native_kernels_records_on_ttsim() {
     }
 }
 
-/// A host stop that lands where its core never looks at the flag again (a command of no blocks
-/// with nothing left to wait for: on ttsim the core's waits end at their first look) stopped
-/// nothing: the run is ok and the fault is listed as never fired, not counted as fired.
+/// A host stop at block 0 of a command of no blocks lands before the core's `finish`, which
+/// checks the tile's stop flag as every broadcast call does (the specification: "Every call
+/// ... checks the tile's stop flag"): the stop fires, with the same records on ttsim as on the
+/// simulator. Until 2026-12-07 only a wait looked at the flag, and only while its condition did
+/// not hold: on ttsim that core's waits held at once, the stop was listed as never fired and
+/// the run was ok, while the simulator's core stopped (decisions D58).
 #[test]
-fn a_host_stop_its_core_never_looks_at_is_listed_as_never_fired() {
+fn a_host_stop_at_a_command_of_no_blocks_stops_its_core_as_on_the_simulator() {
     let Some(lib) = bh() else { return };
     let device = format!("ttsim:{}", lib.display());
     let shape = ["--rect", "0,0,2,2", "--blocks", "0", "--jobs", "1"];
-    let (code, v, err) = broadcast_shape(&device, &shape, &["--fault", "host-stop:1,1:0"]);
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(v["ok"], true, "{v}");
-    assert_eq!(
-        v["unfired_faults"],
-        serde_json::json!(["host-stop:1,1:0"]),
-        "{v}"
-    );
-    assert!(v["giveups"].as_array().unwrap().is_empty(), "{v}");
+    let fault = ["--fault", "host-stop:1,1:0"];
+    let (code, v, err) = broadcast_shape(&device, &shape, &fault);
+    let (sim_code, sim, sim_err) =
+        broadcast_shape("sim", &[&shape[..], &["--harvest", "0"]].concat(), &fault);
+    assert_eq!((code, sim_code), (3, 3), "{err}{sim_err}");
+    assert_eq!(v["ok"], false, "{v}");
+    assert_eq!(v["unfired_faults"], Value::Null, "{v}");
+    let records = serde_json::json!([
+        {"core": [1, 1], "where": "broadcast_valid", "broadcast": 0, "block": 0, "kernel": "broadcast area"},
+        {"core": [1, 1], "where": "broadcast_done", "broadcast": 1, "block": 0, "kernel": "broadcast area"},
+    ]);
+    assert_eq!(v["giveups"], records, "{v}");
+    assert_eq!(sim["giveups"], records, "{sim}");
 }
 
 /// `bench broadcast` on ttsim counts its rows in ttsim's clock steps and says so: the column,

@@ -47,7 +47,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         } else {
             Where::BroadcastValid
         };
-        let args = self.admit(sender, self.blocks, MAX_BLOCKS, place)?;
+        let args = self.admit(&mut dm.ctrl, sender, self.blocks, MAX_BLOCKS, place)?;
         if self.reserved > self.blocks {
             // A block reserved and never cast: its reads may still be landing in the slot.
             return Err((place, CallCause::Misuse));

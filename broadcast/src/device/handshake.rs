@@ -178,7 +178,10 @@ impl<C: CircularBuffer> Broadcast<C> {
         P: Pause,
     {
         let valid = Where::BroadcastValid;
-        let r = match (self.part, self.admit(false, block, MAX_BLOCKS - 1, valid)) {
+        let r = match (
+            self.part,
+            self.admit(&mut dm.ctrl, false, block, MAX_BLOCKS - 1, valid),
+        ) {
             (Part::Sender { .. }, _) => self.cast_inner::<true, N, K, P>(dm, block).await,
             (Part::Receiver { done_dst }, Ok(_)) => 'receiver: {
                 // Admitted, so the words are there (`admit` refuses a call without them).

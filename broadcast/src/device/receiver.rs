@@ -41,7 +41,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         P: Pause,
     {
         const PLACE: Where = Where::BroadcastValid;
-        let args = self.admit(false, block, MAX_BLOCKS - 1, PLACE)?;
+        let args = self.admit(&mut dm.ctrl, false, block, MAX_BLOCKS - 1, PLACE)?;
         let seq = self.sequence as u16;
         let valid = area::area(self.id) + area::VALID;
         let needed = block + 1;

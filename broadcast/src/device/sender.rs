@@ -78,7 +78,14 @@ impl<C: CircularBuffer> Broadcast<C> {
         P: Pause,
     {
         const PLACE: Where = Where::BroadcastFree;
-        let args = self.admit_next(true, block, self.reserved, MAX_BLOCKS - 1, PLACE)?;
+        let args = self.admit_next(
+            &mut dm.ctrl,
+            true,
+            block,
+            self.reserved,
+            MAX_BLOCKS - 1,
+            PLACE,
+        )?;
         let window = args.window as u32;
         // Blocks reserved and not cast: `self.blocks..block`; this one makes one more.
         let ahead = block - self.blocks;
@@ -229,7 +236,7 @@ impl<C: CircularBuffer> Broadcast<C> {
         P: Pause,
     {
         const PLACE: Where = Where::BroadcastDone;
-        let args = self.admit(true, block, MAX_BLOCKS - 1, PLACE)?;
+        let args = self.admit(&mut dm.ctrl, true, block, MAX_BLOCKS - 1, PLACE)?;
         let Part::Sender { rect, receivers } = self.part else {
             return Err((PLACE, CallCause::Misuse));
         };

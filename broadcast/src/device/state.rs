@@ -6,7 +6,7 @@ use komorebi_hal::L1Addr;
 use komorebi_hal::cb::CircularBuffer;
 use komorebi_hal::control::ControlBlock;
 
-use super::cause::{CallCause, Cause, Fail, GiveUp};
+use super::cause::{CallCause, Cause, Fail, GiveUp, ctrl_fail};
 use super::part::Part;
 use super::pump::{Popped, Pump};
 use super::wait::record_first;
@@ -176,20 +176,22 @@ impl<C: CircularBuffer> Broadcast<C> {
     /// block with `last` = `MAX_BLOCKS - 1`, `finish` the number of blocks with `MAX_BLOCKS`.
     /// The next block is the next to reserve for `reserve`, the next to cast or hand over for
     /// the others.
-    pub(super) fn admit(
+    pub(super) fn admit<K: ControlBlock>(
         &self,
+        ctrl: &mut K,
         sender: bool,
         block: u32,
         last: u32,
         place: Where,
     ) -> Result<Admitted, Fail> {
-        self.admit_next(sender, block, self.blocks, last, place)
+        self.admit_next(ctrl, sender, block, self.blocks, last, place)
     }
 
     /// [`Self::admit`] with the next block given. Returns the two fields every call uses, not
     /// the whole words: a copy of them at every call cost the baby cores some 20 instructions.
-    pub(super) fn admit_next(
+    pub(super) fn admit_next<K: ControlBlock>(
         &self,
+        ctrl: &mut K,
         sender: bool,
         block: u32,
         next: u32,
@@ -210,6 +212,13 @@ impl<C: CircularBuffer> Broadcast<C> {
         };
         if !role_ok || self.finished || block != next || block > last {
             return Err((place, CallCause::Misuse));
+        }
+        // "Every call ... checks the tile's stop flag" (the specification): here, once a call,
+        // whether or not it then waits. A wait looks at the flag only while its condition does
+        // not hold, so a call whose waits all held at once went on past a stop, and where a
+        // stop ended a broadcast depended on how fast the cores ran (decisions D58).
+        if ctrl.stop_requested().map_err(|e| (place, ctrl_fail(e)))? {
+            return Err((place, CallCause::Stopped));
         }
         Ok(Admitted {
             window: args.window,
