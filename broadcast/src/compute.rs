@@ -117,6 +117,14 @@ where
         return Err(ComputeError::Misuse);
     }
     let Compute { ctrl, pause } = compute;
+    // "Every call ... checks the tile's stop flag" (the specification): once a call, whether
+    // or not the pages are ready at once (the wait looks only while they are not; decisions
+    // D58). `done` takes no handle to look with, as the specification's `broadcast_done`.
+    match ctrl.stop_requested() {
+        Ok(false) => {}
+        Ok(true) => return Err(ComputeError::Stopped { waited: 0 }),
+        Err(e) => return Err(ComputeError::Control(control::Error::kind(&e))),
+    }
     match wait_until(ctrl, pause, |c| {
         cb.pages_ready().map(|ready| ends(c, ready >= pages))
     })

@@ -119,3 +119,23 @@ fn end_takes_a_window_of_8_and_refuses_no_pages_or_no_window_on_their_own() {
         );
     }
 }
+
+/// "Every call ... checks the tile's stop flag": a block whose pages are ready at once is not
+/// taken on a stopped tile (the wait alone would look at the flag only while they are not
+/// ready), nor is `end`'s padding; neither reads the buffer (decisions D58).
+#[test]
+fn receive_and_end_give_up_on_a_stopped_tile_even_with_their_pages_ready() {
+    let mut k = compute(100);
+    k.ctrl.checkpoint();
+    k.ctrl.expect_stop_requested().returning(|| Ok(true));
+    // No expectation on the buffer: any read of it fails the test.
+    let mut cb = MockCircularBuffer::new();
+    assert_eq!(
+        block_on(receive(&mut k, &mut cb, 2)),
+        Err(ComputeError::Stopped { waited: 0 })
+    );
+    assert_eq!(
+        block_on(end(&mut k, &mut cb, 2, 2, 1)),
+        Err(ComputeError::Stopped { waited: 0 })
+    );
+}

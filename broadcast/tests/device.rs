@@ -843,6 +843,47 @@ fn a_stopped_tile_ends_the_wait_without_a_further_stop_request() {
     assert_eq!(s.lock().unwrap().stops_requested, 0);
 }
 
+/// "Every call ... checks the tile's stop flag" (the specification), not only a wait whose
+/// condition does not hold: on a stopped tile a sender's `reserve` with its slot free and a
+/// `finish` of no block give up `Stopped` at their places before any NoC traffic (the NoC
+/// mock expects nothing), and a call after an earlier give-up returns that one first
+/// (decisions D58).
+#[test]
+fn a_stopped_tile_stops_every_call_even_one_whose_waits_hold_at_once() {
+    let stopped = |place, block| GiveUp {
+        place,
+        broadcast: 0,
+        block,
+        cause: Cause::Stopped,
+    };
+    let w = column_words((0, 0));
+    let s = shared();
+    let mut d = dm(noc_at(1, 2), ctrl(&s, 1_000_000));
+    let mut b = Broadcast::new(&mut d, cb(&s), &context(), &w, 0);
+    s.lock().unwrap().stop = true;
+    assert_eq!(
+        block_on(b.reserve(&mut d, 0)),
+        Err(stopped(Where::BroadcastFree, 0))
+    );
+    let s = shared();
+    let mut d = dm(noc_at(1, 2), ctrl(&s, 1_000_000));
+    let mut b = Broadcast::new(&mut d, cb(&s), &context(), &w, 0);
+    s.lock().unwrap().stop = true;
+    assert_eq!(
+        block_on(b.finish(&mut d)),
+        Err(stopped(Where::BroadcastDone, 0))
+    );
+    // An earlier give-up (a cast before any reserve) is what a later call returns.
+    let s = shared();
+    let mut d = dm(noc_at(1, 2), ctrl(&s, 1_000_000));
+    let mut b = Broadcast::new(&mut d, cb(&s), &context(), &w, 0);
+    let misuse = block_on(b.cast(&mut d, 0)).unwrap_err();
+    assert_eq!(misuse.cause, Cause::Misuse);
+    s.lock().unwrap().stop = true;
+    assert_eq!(block_on(b.reserve(&mut d, 0)), Err(misuse));
+    assert_eq!(s.lock().unwrap().stops_requested, 0);
+}
+
 // ---- two broadcasts ------------------------------------------------------------------------
 
 #[test]

@@ -66,8 +66,9 @@
 //!   marker then says 0 blocks, which no wait of any command takes, and the sender does not
 //!   wait for it); it then clears its DONE-BY table and a receiver its VALID word.
 //! * Every call gives up within one run's wait limit, or on the tile's stop flag, which every
-//!   call (`reserve`, `cast`, `arrive`, `finish`, `handshake`) reads once, after its own
-//!   checks (an earlier give-up or a misuse is returned first), whether or not it then waits; a wait also reads it while its condition does not hold. The call takes its
+//!   call (`reserve`, `cast`, `arrive`, `finish`, `handshake`) reads once, after the checks
+//!   every call shares (an earlier give-up, the wrong role or block, a call after `finish`
+//!   are returned first), whether or not it then waits; a wait also reads it while its condition does not hold. The call takes its
 //!   deadline (now + the limit) once, at its first wait that does not hold at once, and every
 //!   wait inside it ends by that deadline, not one limit after the wait's own start (a call
 //!   whose waits all hold at once reads neither the clock nor the limit). The slack past the deadline is bounded

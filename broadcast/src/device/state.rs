@@ -214,9 +214,11 @@ impl<C: CircularBuffer> Broadcast<C> {
             return Err((place, CallCause::Misuse));
         }
         // "Every call ... checks the tile's stop flag" (the specification): here, once a call,
-        // whether or not it then waits. A wait looks at the flag only while its condition does
-        // not hold, so a call whose waits all held at once went on past a stop, and where a
-        // stop ended a broadcast depended on how fast the cores ran (decisions D58).
+        // whether or not it then waits, after the checks above (an earlier give-up and these
+        // misuses come first; a call's own later checks, such as `cast` before `reserve`,
+        // come after it). A wait looks at the flag only while its condition does not hold, so
+        // a call whose waits all held at once went on past a stop, and where a stop ended a
+        // broadcast depended on how fast the cores ran (decisions D58).
         if ctrl.stop_requested().map_err(|e| (place, ctrl_fail(e)))? {
             return Err((place, CallCause::Stopped));
         }

@@ -186,9 +186,9 @@ impl BroadcastPlan {
                 session
                     .device()
                     .write_l1(f.noc0, stop, &0u32.to_le_bytes())?;
-                // A stop that landed after the core's last look at the flag (a device the host
-                // watches only every so often, ttsim's 1,000 steps, and a command with nothing
-                // left to wait for) stopped nothing: the core reported without giving up.
+                // A stop that landed after the core's last broadcast call (a device the host
+                // watches only every so often, ttsim's 1,000 steps; every call reads the flag,
+                // decisions D58) stopped nothing: the core reported without giving up.
                 let status = abi::CONTROL_BASE + abi::record_of(f.index) + abi::RECORD_STATUS;
                 session.device().read_l1(f.noc0, status, &mut word)?;
                 if u32::from_le_bytes(word) & abi::STATUS_GAVE_UP == 0 {
