@@ -11,7 +11,9 @@
 //!
 //! Compute gives up like every other wait (wait limit, stop flag) but records nothing: the
 //! broadcast area of a core has one writer, the data-movement kernel running the broadcast.
-//! The runtime reports a compute give-up with the tile's report.
+//! The runtime reports a compute give-up with the tile's report. `receive` (and its variants)
+//! and `end` read the tile's stop flag once a call, whether or not their pages are ready at
+//! once; `done` only pops and takes no handle to read it with.
 
 use komorebi_hal::cb::{self, CircularBuffer, Error as _};
 use komorebi_hal::control::{self, ControlBlock};
