@@ -305,9 +305,13 @@ pub fn judge(cfg: &BroadcastConfig, s: &broadcast::BroadcastSummary) -> Result<(
     // The grid the run laid the rectangle out on: on ttsim and a card the device's own, whose
     // harvesting the flags' `--harvest` does not set (a rectangle can cross a panel's edge on
     // one grid and not on the other).
+    let flags;
     let g = match &s.laid_out_on {
-        Some(g) => g.clone(),
-        None => cfg.flags_geometry().map_err(|e| e.to_string())?,
+        Some(g) => g,
+        None => {
+            flags = cfg.flags_geometry().map_err(|e| e.to_string())?;
+            &flags
+        }
     };
     let block = cfg.pages as u64 * cfg.page_size as u64;
     let (mut streams, mut receivers) = (0, 0);
@@ -317,7 +321,7 @@ pub fn judge(cfg: &BroadcastConfig, s: &broadcast::BroadcastSummary) -> Result<(
     ] {
         if on {
             streams += 1;
-            receivers += layout::broadcasts(&g, cfg.rect, along, noc)
+            receivers += layout::broadcasts(g, cfg.rect, along, noc)
                 .map_err(|e| e.to_string())?
                 .iter()
                 .map(|b| b.receivers() as u64)

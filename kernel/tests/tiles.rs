@@ -2011,12 +2011,7 @@ fn pages_an_earlier_command_left_are_not_taken_for_block_0_of_a_refused_producer
             |_, _| {},
         );
         let report = &reports[0][&(0, 0)];
-        assert_eq!(report.status, abi::STATUS_GAVE_UP, "{report:?}");
-        assert_eq!(
-            report.give_ups[0],
-            give_up(GiveUpCode::Broadcast(Where::BroadcastBegin), 0, 0),
-            "{report:?}"
-        );
+        assert_reader_refused(report);
         assert_no_mismatch(report);
         // The reader recorded its refusal before it stored its set-up word: the order compute
         // relies on (no polling order interleaves the two, so it is checked at the store).
@@ -2038,17 +2033,22 @@ fn a_producer_whose_words_fail_their_check_records_its_refusal_then_stores_its_s
     words.0[12] ^= 4;
     let reports = run_commands(&cores, &chip, vec![post], |_, _| {});
     let report = &reports[0][&(0, 0)];
+    assert_reader_refused(report);
+    let tile = noc0_of((0, 0));
+    let c = chip.borrow();
+    let set_up = abi::kernel_word(abi::KERNEL_SET_UP, Role::Reader);
+    assert_eq!(c.control(tile, set_up), report.index);
+    assert_refused_before_set_up(&c, tile, 61);
+}
+
+/// The tile gave up, its reader's first give-up `broadcast_begin` of broadcast 0 at block 0.
+fn assert_reader_refused(report: &Report) {
     assert_eq!(report.status, abi::STATUS_GAVE_UP, "{report:?}");
     assert_eq!(
         report.give_ups[0],
         give_up(GiveUpCode::Broadcast(Where::BroadcastBegin), 0, 0),
         "{report:?}"
     );
-    let tile = noc0_of((0, 0));
-    let c = chip.borrow();
-    let set_up = abi::kernel_word(abi::KERNEL_SET_UP, Role::Reader);
-    assert_eq!(c.control(tile, set_up), report.index);
-    assert_refused_before_set_up(&c, tile, 61);
 }
 
 /// Broadcast 0's area of `tile` (NoC0) held the reader's `broadcast_begin` refusal of command

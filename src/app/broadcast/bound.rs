@@ -170,7 +170,7 @@ impl BroadcastPlan {
     /// placement must not (both protocols and every window read the same data).
     pub(super) fn load_without_dram(&self, timing: &Timing, markers: bool) -> Load {
         let cfg = &self.cfg;
-        let mut load = Load::new(crate::chip::route_grid(cfg.chip), self.dram_banks);
+        let mut load = Load::new(crate::chip::route_grid(cfg.chip), self.dram_banks());
         let grid = load.grid();
         let page_words = cfg.page_size.div_ceil(4) as u64;
         // `validate` keeps a block inside L1: at most 1.5 MiB.

@@ -97,9 +97,6 @@ pub struct BroadcastPlan {
     pub(super) senders: [u64; 2],
     /// Where the plan's DRAM data starts in every bank.
     pub(super) dram_start: u64,
-    /// The chip's working DRAM banks (its geometry's fused DRAM bank left out): the only ones
-    /// the placement chooses, so the only ones the plan writes, reads and prices.
-    pub(super) dram_banks: crate::chip::DramSet,
     /// Added to every job's number in its data pattern ([`Self::pattern_job`]).
     pattern_salt: u32,
     /// The grid the plan was laid out on: the flags' on the simulators, the device's own on
@@ -133,6 +130,13 @@ impl BroadcastPlan {
     /// ttsim and a card, whose harvesting the flags do not set).
     pub fn geometry(&self) -> &layout::Geometry {
         &self.geometry
+    }
+
+    /// The chip's working DRAM banks (its geometry's fused DRAM bank left out): the only ones
+    /// the placement chooses, so the only ones the plan writes, reads and prices. (A geometry
+    /// only carries a bank `with_fused_dram` accepted.)
+    pub(super) fn dram_banks(&self) -> crate::chip::DramSet {
+        crate::chip::DramSet::new(self.cfg.chip, self.geometry.fused_dram())
     }
 
     /// Lays out `cfg` on `geometry` with each job's data written just before it runs
@@ -232,8 +236,6 @@ impl BroadcastPlan {
             placement: Placement::empty(),
             senders: [counts[0] as u64, counts[1] as u64],
             dram_start: DRAM_BASE,
-            // A geometry only carries a bank `with_fused_dram` accepted.
-            dram_banks: crate::chip::DramSet::new(cfg.chip, geometry.fused_dram()),
             pattern_salt: pattern_salt(&cfg.device),
             geometry: geometry.clone(),
         };
@@ -326,7 +328,7 @@ impl BroadcastPlan {
             })
             .collect();
         let pages = u64::from(self.cfg.blocks) * u64::from(self.cfg.pages);
-        Placement::interleaved(&operands, self.cfg.chip, self.dram_banks, pages)
+        Placement::interleaved(&operands, self.cfg.chip, self.dram_banks(), pages)
     }
 
     /// The placement `placement` chooses for this plan, priced with `timing`.
@@ -584,7 +586,7 @@ impl BroadcastPlan {
 
     /// The fused DRAM bank of the plan's chip, if it has one: no stream reads it.
     pub fn fused_dram(&self) -> Option<u8> {
-        self.dram_banks.fused()
+        self.dram_banks().fused()
     }
 
     /// Adds what the cores' broadcast areas say of the job just run to `summary`.
