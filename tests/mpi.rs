@@ -234,11 +234,42 @@ const RUN_LIMIT: Duration = Duration::from_secs(150);
 /// every rank (its status then has no code, as when it crashes), and checks the report.
 const TEARDOWN_LIMIT: Duration = Duration::from_secs(30);
 
+/// Sends `signal` (`KILL`, `STOP`, `CONT`) to `pid`; whether it went.
+fn signal(pid: u32, signal: &str) -> bool {
+    Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// What a test does to the ranks of a running `mpirun` (its pid, and when the test started
+/// it): the pids it signalled, or why it could not.
+type Act = Box<dyn FnOnce(u32, Instant) -> Result<Vec<u32>, String>>;
+
 /// Runs `mpirun` with its output read as it comes; sends rank 1 `signal` (`KILL`, `STOP`), if
-/// given, once that rank runs its share. Never hangs: `mpirun` and every process below it are
-/// killed [`TEARDOWN_LIMIT`] after a whole JSON report is out, or [`RUN_LIMIT`] after the start
-/// (a failure, with what `mpirun` printed).
-fn bounded(mut mpirun: Command, signal: Option<&str>) -> Ran {
+/// given, once that rank runs its share ([`bounded_with`]).
+fn bounded(mpirun: Command, signal_rank_1: Option<&'static str>) -> Ran {
+    let act = signal_rank_1.map(|sig| -> Act {
+        Box::new(move |mpirun, start| {
+            let Some(pid) = rank_pid(mpirun, 1, start + Duration::from_secs(20)) else {
+                return Err("rank 1 did not start within 20 s".into());
+            };
+            if !signal(pid, sig) {
+                return Err(format!(
+                    "kill -{sig} {pid} (rank 1) failed: it ended before its share ran?"
+                ));
+            }
+            Ok(vec![pid])
+        })
+    });
+    bounded_with(mpirun, act)
+}
+
+/// Runs `mpirun` with its output read as it comes, `act` done to its ranks once it started.
+/// Never hangs: `mpirun` and every process below it are killed [`TEARDOWN_LIMIT`] after a
+/// whole JSON report is out, or [`RUN_LIMIT`] after the start (a failure, with what `mpirun`
+/// printed).
+fn bounded_with(mut mpirun: Command, act: Option<Act>) -> Ran {
     let start = Instant::now();
     let mut child: Child = mpirun
         .stdout(Stdio::piped())
@@ -270,21 +301,14 @@ fn bounded(mut mpirun: Command, signal: Option<&str>) -> Ran {
                 .status();
         }
     };
-    let signalled = signal.map(|signal| {
-        let Some(pid) = rank_pid(child.id(), 1, start + Duration::from_secs(20)) else {
+    let signalled = match act.map(|act| act(child.id(), start)) {
+        None => Vec::new(),
+        Some(Ok(pids)) => pids,
+        Some(Err(why)) => {
             end_all(&mut child);
-            panic!("rank 1 did not start within 20 s: {}", printed(&stderr));
-        };
-        let sent = Command::new("kill")
-            .args([&format!("-{signal}"), &pid.to_string()])
-            .status()
-            .is_ok_and(|s| s.success());
-        if !sent {
-            end_all(&mut child);
-            panic!("kill -{signal} {pid} (rank 1) failed: it ended before its share ran?");
+            panic!("{why}: {}", printed(&stderr));
         }
-        pid
-    });
+    };
     let mut report_out: Option<Instant> = None;
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -311,13 +335,12 @@ fn bounded(mut mpirun: Command, signal: Option<&str>) -> Ran {
     };
     // A stopped rank that mpirun left behind would hold its output open: ended too (killing a
     // process that has gone fails harmlessly; its pid is not reused within these few seconds).
-    if let Some(pid) = signalled
-        && std::fs::read_link(format!("/proc/{pid}/exe"))
+    for pid in signalled {
+        if std::fs::read_link(format!("/proc/{pid}/exe"))
             .is_ok_and(|p| p == std::path::Path::new(env!("CARGO_BIN_EXE_komorebi")))
-    {
-        let _ = Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status();
+        {
+            signal(pid, "KILL");
+        }
     }
     let readers_end = Instant::now() + Duration::from_secs(10);
     while !(out_reader.is_finished() && err_reader.is_finished()) {
@@ -432,6 +455,52 @@ fn a_stopped_rank_of_four_delays_no_other_rank_s_report() {
         v["chips"][1]["seed"].is_u64(),
         "a lost rank's chip keeps its seed: {v}"
     );
+}
+
+/// Rank 0 alone decides how a run ends. Both ranks are stopped mid-share until past the
+/// deadline; rank 1 goes on first, so its report goes out late, and rank 0 a while after, so
+/// that the report is there when rank 0 looks: rank 0 counts it and the run ends 0, every job
+/// checked. A rank whose report went out late once aborted the job itself with 4, whatever
+/// rank 0 then found (decisions D59: the same run exited 4 three times in four, 3 once); it now
+/// waits for rank 0's word.
+#[test]
+fn a_report_out_after_the_deadline_is_rank_0_s_to_count_not_a_lost_rank() {
+    let Some(_one) = one_mpirun() else {
+        return;
+    };
+    const LIMIT: u64 = 4;
+    let act: Act = Box::new(|mpirun, start| {
+        let started = start + Duration::from_secs(20);
+        let rank = |r| rank_pid(mpirun, r, started).ok_or(format!("rank {r} did not start"));
+        let (zero, one) = (rank(0)?, rank(1)?);
+        let stopped = Instant::now();
+        for pid in [zero, one] {
+            if !signal(pid, "STOP") {
+                return Err(format!("kill -STOP {pid} failed: its share ended first?"));
+            }
+        }
+        // Each rank's deadline is its start plus the limit, and each started before it was
+        // found running its share.
+        std::thread::sleep(
+            stopped + Duration::from_secs(LIMIT) + Duration::from_millis(500) - Instant::now(),
+        );
+        signal(one, "CONT");
+        std::thread::sleep(Duration::from_millis(1500));
+        signal(zero, "CONT");
+        Ok(vec![zero, one])
+    });
+    let limit = LIMIT.to_string();
+    let Ran { out, .. } = bounded_with(
+        mpirun(2, &["--jobs", "16", "--rank-limit", &limit]),
+        Some(act),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let v = json(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{err} {}", v["ranks"]);
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["ranks"][1]["error"], Value::Null, "{v}");
+    assert_eq!(v["results"].as_array().map(Vec::len), Some(16), "{v}");
+    assert_eq!(v["abandoned"], 0, "{v}");
 }
 
 /// What one chip only can do is refused on the chips of every rank: two ranks of one Wormhole

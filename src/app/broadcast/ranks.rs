@@ -11,7 +11,17 @@
 //! **Never a hang.** Every wait for another rank polls until `--rank-limit` seconds from the
 //! run's start. A rank that has not answered by then (it died, hangs, or is stopped) has its
 //! jobs reported abandoned under its name; rank 0 then prints the report and ends the MPI job
-//! with `MPI_Abort`, since a finalize would wait for the missing rank. (Under Open MPI,
+//! with `MPI_Abort`, since a finalize would wait for the missing rank.
+//!
+//! **One judge.** Rank 0 alone decides how the run ends. Every other rank, once its report is
+//! out, waits for rank 0's word that the run is over ([`FINALIZE`]) before it finalizes, and
+//! never ends the job itself while rank 0 may still answer: rank 0 either sends that word (the
+//! run's code is 0) or aborts the job with the run's code. A rank whose report went out late
+//! (after the deadline) so leaves the verdict to rank 0, which counts the report if it is there
+//! when rank 0 looks and abandons the rank's jobs otherwise; the late rank once aborted the job
+//! itself with 4, racing rank 0's 3 (decisions D59). A rank ends the job itself (exit 4) only
+//! when rank 0 sent no assignment by the deadline, or no word within `--rank-limit` of the
+//! later of the deadline and its own report (rank 0 died or hangs). (Under Open MPI,
 //! `mpirun --mca orte_abort_on_non_zero_status 0` keeps rank 0 alive when another rank dies,
 //! so that it can say so; without it, `mpirun` ends every rank.) A rank whose run fails reports its error, which
 //! rank 0 reports under that rank's name, its jobs failed. A rank that refuses its flags
@@ -33,6 +43,16 @@ use crate::dispatch::DispatchConfig;
 
 /// How often a rank looks for a message it waits for.
 const POLL: Duration = Duration::from_millis(5);
+
+/// How long a rank looks for messages that may have come already, past its deadline too: MPI
+/// sees a message only as its progress engine runs, which one probe may not do (Open MPI 4.1
+/// found a report sent 1.5 s before on its second probe, 5 ms after the first, and none on
+/// the first; decisions D59).
+const LOOK: Duration = Duration::from_millis(250);
+
+/// Rank 0's word to every other rank that the run is over and every report counted: finalize.
+/// Sent only when the run's code is 0; any other end is rank 0's `MPI_Abort`.
+const FINALIZE: &[u8] = b"finalize";
 
 /// Ends the process if MPI itself does not return in time: `MPI_Init` waits for every rank to
 /// start (a rank that died before it waits forever under `orte_abort_on_non_zero_status 0`),
@@ -165,15 +185,16 @@ fn send_all(
     }
 }
 
-/// Waits for a message from each rank of `from` until `deadline`, looking at each in turn (a
-/// rank whose message has not come delays no other's: a large message completes only once its
-/// receive is posted); for each, `None` if none came.
+/// Waits for a message from each rank of `from` until `deadline`, or for [`LOOK`] if that is
+/// later, looking at each in turn (a rank whose message has not come delays no other's: a
+/// large message completes only once its receive is posted); for each, `None` if none came.
 fn receive_all(
     world: &SimpleCommunicator,
     from: &[i32],
     deadline: Instant,
 ) -> Vec<Option<Vec<u8>>> {
     let mut got: Vec<Option<Vec<u8>>> = vec![None; from.len()];
+    let until = deadline.max(Instant::now() + LOOK);
     loop {
         for (i, &rank) in from.iter().enumerate() {
             if got[i].is_none() {
@@ -183,7 +204,7 @@ fn receive_all(
                 }
             }
         }
-        if got.iter().all(Option::is_some) || Instant::now() >= deadline {
+        if got.iter().all(Option::is_some) || Instant::now() >= until {
             return got;
         }
         std::thread::sleep(POLL);
@@ -195,6 +216,9 @@ fn receive_all(
 pub struct RankEnd {
     universe: mpi::environment::Universe,
     lost: bool,
+    /// The ranks to send [`FINALIZE`] before finalizing: every other rank on rank 0, none on
+    /// the others.
+    peers: Vec<i32>,
     watchdog: Watchdog,
     limit: Duration,
 }
@@ -208,16 +232,17 @@ impl std::fmt::Debug for RankEnd {
 }
 
 impl RankEnd {
-    /// Whether a rank this one waited for, or sent to, never answered.
+    /// Whether a rank this one waited for, or sent to, never answered (on a rank other than
+    /// 0: rank 0 sent no assignment, or no word that the run is over).
     pub fn lost(&self) -> bool {
         self.lost
     }
 
-    /// Ends MPI: finalizes when `code` is 0 and every rank answered; else aborts the MPI job
-    /// with `code` (a finalize would wait for a lost rank, and under `--mca
-    /// orte_abort_on_non_zero_status 0` mpirun exits 0 for a rank that merely exits non-zero:
-    /// an abort's code is mpirun's either way). A finalize that does not return within the
-    /// rank limit ends the process with exit 4.
+    /// Ends MPI: finalizes when `code` is 0 and every rank answered (rank 0 first tells every
+    /// other rank to, [`FINALIZE`]); else aborts the MPI job with `code` (a finalize would wait
+    /// for a lost rank, and under `--mca orte_abort_on_non_zero_status 0` mpirun exits 0 for a
+    /// rank that merely exits non-zero: an abort's code is mpirun's either way). A finalize
+    /// that does not return within the rank limit ends the process with exit 4.
     pub fn finish(self, code: i32) {
         if self.lost || code != 0 {
             // mpirun forwards a rank's output from its pipe as it comes, but an abort tears the
@@ -225,6 +250,11 @@ impl RankEnd {
             std::thread::sleep(Duration::from_millis(500));
             self.universe.world().abort(code);
         }
+        let world = self.universe.world();
+        let words = self.peers.iter().map(|&r| (r, FINALIZE.to_vec())).collect();
+        // A peer that reported but cannot take its word has died since: its finalize never
+        // comes, and the watchdog below ends this one.
+        send_all(&world, words, Instant::now() + self.limit);
         self.watchdog
             .arm("MPI_Finalize", self.limit, EXIT_DEVICE as i32);
         drop(self.universe);
@@ -271,26 +301,36 @@ pub fn run_ranks(
             cfg, dispatch, &world, ranks, host, deadline, limit, progress,
         )
     } else {
-        serve(cfg, dispatch, &world, host, deadline, progress)
+        serve(cfg, dispatch, &world, host, deadline, limit, progress)
+    };
+    let peers = if rank == 0 {
+        (1..ranks as i32).collect()
+    } else {
+        Vec::new()
     };
     Ok(RankRun {
         outcome,
         end: RankEnd {
             universe,
             lost,
+            peers,
             watchdog,
             limit,
         },
     })
 }
 
-/// A rank other than 0: its share from rank 0, run, reported back. `(outcome, lost)`.
+/// A rank other than 0: its share from rank 0, run, reported back, then rank 0's word that
+/// the run is over awaited ([`await_verdict`]). `(outcome, lost)`: `lost` when rank 0 sent no
+/// assignment or no word; a failure of this rank's own goes to rank 0 in its report, which
+/// decides the run's code.
 fn serve(
     cfg: &BroadcastConfig,
     dispatch: &DispatchConfig,
     world: &SimpleCommunicator,
     host: String,
     deadline: Instant,
+    limit: Duration,
     progress: &(dyn Fn(u32) + Sync),
 ) -> (Result<Option<BroadcastSummary>, BroadcastError>, bool) {
     let Some(bytes) = receive_all(world, &[0], deadline).pop().flatten() else {
@@ -302,25 +342,26 @@ fn serve(
             true,
         );
     };
-    let assignment: Assignment = match serde_json::from_slice(&bytes) {
-        Ok(a) => a,
-        Err(e) => {
-            let why = format!("rank 0 sent an assignment that does not read: {e}");
-            return (Err(flag("--mpi", why)), false);
+    let outcome = match serde_json::from_slice::<Assignment>(&bytes) {
+        Ok(assignment) => {
+            let cfg = BroadcastConfig {
+                seed: assignment.seed,
+                // Job 0 and its faults belong to rank 0's first chip.
+                faults: Vec::new(),
+                ..cfg.clone()
+            };
+            run_share(&cfg, dispatch, &assignment.share, progress)
+                .map(SummaryCounts::from)
+                .map_err(|e| {
+                    let code = if e.device_unusable() { EXIT_DEVICE } else { 2 };
+                    (e.to_string(), code)
+                })
         }
+        Err(e) => Err((
+            format!("rank 0 sent an assignment that does not read: {e}"),
+            2,
+        )),
     };
-    let cfg = BroadcastConfig {
-        seed: assignment.seed,
-        // Job 0 and its faults belong to rank 0's first chip.
-        faults: Vec::new(),
-        ..cfg.clone()
-    };
-    let outcome = run_share(&cfg, dispatch, &assignment.share, progress)
-        .map(SummaryCounts::from)
-        .map_err(|e| {
-            let code = if e.device_unusable() { EXIT_DEVICE } else { 2 };
-            (e.to_string(), code)
-        });
     let report = RankReport { host, outcome };
     let bytes = match serde_json::to_vec(&report) {
         Ok(b) => b,
@@ -329,8 +370,42 @@ fn serve(
             return (Err(flag("--mpi", why)), false);
         }
     };
-    let sent = send_all(world, vec![(0, bytes)], deadline);
-    (Ok(None), sent.contains(&false))
+    let heard = await_verdict(world, bytes, deadline.max(Instant::now()) + limit);
+    (Ok(None), !heard)
+}
+
+/// Sends this rank's report to rank 0 and waits until `until` for rank 0's word that the run
+/// is over ([`FINALIZE`]), sending all the while: a report still out at the run's deadline is
+/// left for rank 0 to take or not when it looks (its verdict), not given up (a rank that gave
+/// up and aborted raced rank 0's own end, D59). Rank 0 sends the word only once it has every
+/// report, and otherwise aborts the job, which ends this rank here. Whether the word came.
+fn await_verdict(world: &SimpleCommunicator, report: Vec<u8>, until: Instant) -> bool {
+    let buffer: &'static [u8] = Box::leak(report.into_boxed_slice());
+    let root = world.process_at_rank(0);
+    let mut send = Some(root.immediate_send(mpi::request::StaticScope, buffer));
+    loop {
+        if let Some(request) = send.take()
+            && let Err(still) = request.test()
+        {
+            send = Some(still);
+        }
+        if root.immediate_probe().is_some() {
+            let (word, _) = root.receive_vec::<u8>();
+            // The word comes after rank 0 took the report, so the send is complete.
+            if let Some(request) = send.take() {
+                request.wait();
+            }
+            return word == FINALIZE;
+        }
+        if Instant::now() >= until {
+            // Forgotten, not dropped (a dropped request panics): this rank aborts the job.
+            if let Some(request) = send {
+                std::mem::forget(request);
+            }
+            return false;
+        }
+        std::thread::sleep(POLL);
+    }
 }
 
 /// Rank 0: every rank's share sent, its own run, every report gathered. `(outcome, lost)`.
