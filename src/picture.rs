@@ -347,11 +347,14 @@ impl Canvas {
         }
     }
 
-    /// Fills the rectangle at `(x, y)` of `w` x `h` pixels.
+    /// Fills the rectangle at `(x, y)` of `w` x `h` pixels: its part on the canvas (a part
+    /// past `u32::MAX` is off it, never wrapped round to the other side).
     pub fn fill(&mut self, x: u32, y: u32, w: u32, h: u32, colour: [u8; 3]) {
-        for dy in 0..h {
-            for dx in 0..w {
-                self.set(x + dx, y + dy, colour);
+        let x_end = x.saturating_add(w).min(self.width);
+        let y_end = y.saturating_add(h).min(self.height);
+        for py in y..y_end {
+            for px in x..x_end {
+                self.set(px, py, colour);
             }
         }
     }
@@ -363,11 +366,13 @@ impl Canvas {
             let Some((_, rows)) = FONT.iter().find(|(c, _)| *c == ch) else {
                 continue;
             };
-            let gx = x + i as u32 * GLYPH_ADVANCE * scale;
+            let at = |base: u32, step: u32, n: u32| base.saturating_add(step.saturating_mul(n));
+            let gx = at(x, GLYPH_ADVANCE.saturating_mul(scale), i as u32);
             for (r, bits) in rows.iter().enumerate() {
                 for c in 0..5u32 {
                     if bits & (0b10000 >> c) != 0 {
-                        self.fill(gx + c * scale, y + r as u32 * scale, scale, scale, colour);
+                        let (px, py) = (at(gx, scale, c), at(y, scale, r as u32));
+                        self.fill(px, py, scale, scale, colour);
                     }
                 }
             }
@@ -392,6 +397,17 @@ impl Canvas {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_lies_past_the_edge_is_off_the_canvas_never_wrapped_round() {
+        let mut c = Canvas::new(4, 1, [0; 3]);
+        c.fill(u32::MAX, 0, 2, 1, [9, 9, 9]);
+        c.text(u32::MAX - 3, 0, "ab", 2, [9, 9, 9]);
+        assert!(c.pixels.iter().all(|&p| p == 0), "nothing painted");
+        c.fill(3, 0, 5, 5, [1, 2, 3]);
+        assert_eq!(&c.pixels[9..], &[1, 2, 3]);
+        assert!(c.pixels[..9].iter().all(|&p| p == 0));
+    }
 
     #[test]
     fn viridis_ends_and_middle() {

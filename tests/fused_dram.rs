@@ -53,7 +53,7 @@ fn never_names(plan: &BroadcastPlan, cfg: &BroadcastConfig, fused: u8) {
         }
     }
     for core in 0..cfg.rect.len() {
-        let p = plan.program(core, 0);
+        let p = plan.program(core, 0).unwrap();
         for (mover, noc) in [(p.reader, NocId::Noc0), (p.writer, NocId::Noc1)] {
             let Some(m) = mover else { continue };
             let bad = ports(fused, noc);

@@ -127,7 +127,7 @@ fn the_03_plan_gives_each_core_the_hand_computed_broadcast_words() {
         ),
     ];
     for (core, reader, writer) in cases {
-        let p = plan.program(core, 0);
+        let p = plan.program(core, 0).unwrap();
         let (r, w) = (p.reader.unwrap(), p.writer.unwrap());
         assert_eq!(r.args, reader, "reader of core {core}");
         assert_eq!(w.args, writer, "writer of core {core}");
@@ -158,7 +158,9 @@ fn the_03_plan_gives_each_core_the_hand_computed_broadcast_words() {
             ]
         );
     }
-    assert_eq!(plan.core(119), LogicalXy::new(11, 9));
+    assert_eq!(plan.core(119), Some(LogicalXy::new(11, 9)));
+    assert_eq!(plan.core(120), None, "past the rectangle's cores");
+    assert!(plan.program(120, 0).is_none());
 }
 
 /// A card keeps L1 between runs: each run's data pattern is its own there, so a block that never
@@ -180,7 +182,7 @@ fn a_run_on_a_card_salts_its_data_pattern_and_a_simulated_one_does_not() {
         let plan = on(device);
         for job in [0, 1, 7] {
             assert_eq!(plan.pattern_job(job), job);
-            assert_eq!(plan.program(0, job).compute.job, job);
+            assert_eq!(plan.program(0, job).unwrap().compute.job, job);
         }
     }
     let card = || on(DeviceChoice::Card("/dev/tenstorrent/0".into()));
@@ -189,7 +191,7 @@ fn a_run_on_a_card_salts_its_data_pattern_and_a_simulated_one_does_not() {
     assert_ne!(a.pattern_job(0), b.pattern_job(0));
     // Within a run, jobs still differ, and the compute program carries the salted number.
     assert_eq!(a.pattern_job(1), a.pattern_job(0).wrapping_add(1));
-    assert_eq!(a.program(3, 1).compute.job, a.pattern_job(1));
+    assert_eq!(a.program(3, 1).unwrap().compute.job, a.pattern_job(1));
 }
 
 /// A plan counts the DRAM its jobs need with its own senders, on the device's geometry: a chip

@@ -423,7 +423,16 @@ fn a_ring_that_is_not_what_a_kernel_writes_is_an_error_not_a_panic() {
                 bytes: LOG_DATA_BYTES + 1,
                 ..empty.clone()
             },
-            "more than its",
+            "more than the 1264 of its data (allowed: 0 to 1264)",
+        ),
+        (
+            // Fewer bytes read than the ring holds: the message counts those.
+            Ring {
+                bytes: 100,
+                data: vec![0; 10],
+                ..empty.clone()
+            },
+            "counts 100 bytes of frames, more than the 10 of the data read (allowed: 0 to 10)",
         ),
         (
             Ring {

@@ -94,7 +94,7 @@ fn a_record_of_another_sequence_under_the_same_index_is_not_this_command_s_repor
     let mut s = session();
     let group = LogicalRect::new(1, 1, 2, 1);
     let ticket = s.post(&empty(group)).unwrap();
-    s.wait(&[&ticket]);
+    s.wait(&[&ticket]).unwrap();
     let ran = s.report(&ticket).unwrap();
     assert!(ran.ok && ran.unreported.is_empty(), "{ran:?}");
     let mut other: Ticket = ticket.clone();
@@ -358,7 +358,7 @@ fn commands_that_report_after_their_deadline_free_their_slots() {
             (true, vec![[0, 0]]),
             "command {late}"
         );
-        s.wait_any(&[&t], u64::MAX);
+        s.wait_any(&[&t], u64::MAX).unwrap();
         assert!(s.is_reported(&t).unwrap(), "command {late} reported late");
     }
     let r = Feeder::new(&mut s).run(&empty(group)).unwrap();
@@ -574,4 +574,65 @@ fn submit_exclusive(run: &mut Run, group: LogicalRect) -> Result<u32, komorebi::
         group,
         empty(group).programs,
     )
+}
+
+/// A ticket names its session's tiles: another session (a chip of a multi-chip run) refuses it
+/// at every call that reads them, rather than index past its own grid (a panic, when the
+/// ticket's session had more tiles) or read its own tiles of the same indices as the ticket's.
+#[test]
+fn a_ticket_is_refused_by_every_session_but_its_own() {
+    let larger = SimConfig {
+        harvest: blackhole_pac::harvest::HarvestMask::NONE,
+        ..SimConfig::default()
+    };
+    let mut a = open_session(Backend::Simulator(larger)).unwrap();
+    assert_eq!((a.geometry().columns(), a.geometry().rows()), (14, 10));
+    let mut b = session();
+    let ticket = a.post(&empty(a.geometry().full())).unwrap();
+    let mut same = session();
+    let of_same = same.post(&empty(LogicalRect::new(0, 0, 2, 2))).unwrap();
+    for t in [&ticket, &of_same] {
+        let s = &mut b;
+        let foreign = |e: komorebi::SessionError| {
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "command {} was posted on another session (allowed: the tickets this \
+                     session's post returned)",
+                    t.sequence
+                )
+            );
+        };
+        foreign(s.report(t).unwrap_err());
+        foreign(s.is_reported(t).unwrap_err());
+        foreign(s.wait(&[t]).unwrap_err());
+        foreign(s.wait_any(&[t], u64::MAX).unwrap_err());
+        assert_eq!(s.command_index(t, LogicalXy::new(0, 0)), None);
+    }
+    // Its own session takes it.
+    a.wait(&[&ticket]).unwrap();
+    assert!(a.report(&ticket).unwrap().ok);
+    assert_eq!(a.command_index(&ticket, LogicalXy::new(13, 9)), Some(1));
+}
+
+/// A control word is read only inside the control block, at a word's offset: an offset past it
+/// once read other L1 (an offset near 2^32 wrapped round to L1 address 0).
+#[test]
+fn a_control_word_past_the_block_or_between_words_is_refused() {
+    let s = session();
+    let core = LogicalXy::new(0, 0);
+    for offset in [abi::CONTROL_BYTES, 0x2_0000, 0xFFFF_C000, u32::MAX - 3, 2] {
+        let e = s.control_word(core, offset).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "control offset {offset:#x} (allowed: a multiple of 4 below 0x1000, the control \
+                 block's bytes)"
+            )
+        );
+    }
+    assert_eq!(
+        s.control_word(core, abi::CONTROL_BYTES - 4).map(|_| ()),
+        Ok(())
+    );
 }

@@ -190,13 +190,15 @@ pub struct ChipWord {
 }
 
 impl ChipWord {
-    /// The word.
-    pub const fn encode(self) -> u32 {
+    /// The word; `None` for a fused bank above 7, which the word cannot name (a bank of 16
+    /// once came out as bank 0).
+    pub const fn encode(self) -> Option<u32> {
         let fused = match self.fused_dram {
-            Some(b) => (b as u32 & 0xF) + 1,
+            Some(b) if b > 7 => return None,
+            Some(b) => b as u32 + 1,
             None => 0,
         };
-        self.translated as u32 | fused << 8
+        Some(self.translated as u32 | fused << 8)
     }
 
     /// The chip word `word` encodes; `None` if a reserved bit is set or the bank is above 7.

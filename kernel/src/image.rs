@@ -246,6 +246,9 @@ pub struct ImageHeader {
 pub enum ImageError {
     /// Word 0 is not [`IMAGE_MAGIC`].
     Magic(u32),
+    /// The bytes end before the header does (word 0 is [`IMAGE_MAGIC`], or there is no whole
+    /// word 0): how many there are.
+    Short(u32),
     /// Built for another control-block ABI.
     Version {
         /// The image's.
@@ -280,6 +283,10 @@ impl core::fmt::Display for ImageError {
             Self::Role(r) => write!(
                 f,
                 "role word {r} is not 0 (reader), 1 (writer) or 2 (compute)"
+            ),
+            Self::Short(n) => write!(
+                f,
+                "the header ends after {n} bytes (a header has {IMAGE_HEADER_BYTES})"
             ),
             Self::Check { found, expected } => write!(
                 f,
@@ -353,7 +360,13 @@ impl ImageHeader {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ImageError> {
         let mut w = [0u32; IMAGE_HEADER_WORDS];
         for (i, word) in w.iter_mut().enumerate() {
-            let b = bytes.get(4 * i..4 * i + 4).ok_or(ImageError::Magic(0))?;
+            let Some(b) = bytes.get(4 * i..4 * i + 4) else {
+                // Bytes that do not start like a header are none; a header cut short is one.
+                return Err(match w[0] {
+                    first if i > 0 && first != IMAGE_MAGIC => ImageError::Magic(first),
+                    _ => ImageError::Short(bytes.len() as u32),
+                });
+            };
             *word = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         }
         Self::decode(&w)
@@ -398,6 +411,22 @@ mod tests {
         w[2] = 3;
         w[7] = check_word(&w[..7]);
         assert_eq!(ImageHeader::decode(&w), Err(ImageError::Role(3)));
+        // Cut short: a header's start is one whose bytes end early; other bytes are none.
+        let bytes = h.to_bytes();
+        assert_eq!(
+            ImageHeader::from_bytes(&bytes[..28]),
+            Err(ImageError::Short(28))
+        );
+        assert_eq!(
+            ImageHeader::from_bytes(&bytes[..2]),
+            Err(ImageError::Short(2))
+        );
+        let mut other = bytes;
+        other[0] = 0x13;
+        assert!(matches!(
+            ImageHeader::from_bytes(&other[..28]),
+            Err(ImageError::Magic(_))
+        ));
         assert_eq!(header_addr(Role::Compute), 0x3F40);
         assert_eq!(boot_word(Role::Writer), 0x034);
     }

@@ -300,6 +300,54 @@ fn lengths_and_ranges_are_refused_with_what_is_allowed() {
     assert_eq!(ComputeProgram::decode(&bad), Err(ProgramError::Inputs(3)));
 }
 
+/// What the words cannot hold as given is refused on the host, by `encode`: blocks past
+/// `MAX_BLOCKS` (which the device's decode refuses) and a stall before block 65,535 (kept plus
+/// one in 16 bits, it came out as no stall at all).
+#[test]
+fn encode_refuses_what_the_words_cannot_hold_as_given() {
+    let blocks = args::MAX_BLOCKS + 1;
+    let mut p = program();
+    p.reader.as_mut().unwrap().blocks = blocks as u16;
+    p.compute.inputs[0].blocks = blocks as u16;
+    let field = |role, field, value| Err(ProgramError::Field { role, field, value });
+    assert_eq!(p.encode(), field(Role::Reader, Field::Blocks, blocks));
+    assert_eq!(
+        p.encode().unwrap_err().to_string(),
+        format!("reader program: blocks {blocks} is out of range (allowed: at most 32767)")
+    );
+    // The device refuses the same words.
+    assert_eq!(
+        BroadcastProgram::decode(&command(&p)).unwrap_err(),
+        ProgramError::Field {
+            role: Role::Reader,
+            field: Field::Blocks,
+            value: blocks
+        }
+    );
+    let mut p = program();
+    p.compute.inputs[1].blocks = blocks as u16;
+    p.writer.as_mut().unwrap().blocks = 16;
+    assert_eq!(p.encode(), field(Role::Compute, Field::Blocks, blocks));
+    let set = |p: &mut BroadcastProgram, role, stall| match role {
+        Role::Reader => p.reader.as_mut().unwrap().stall_before = stall,
+        Role::Writer => p.writer.as_mut().unwrap().stall_before = stall,
+        Role::Compute => p.compute.stall_before = stall,
+    };
+    for role in [Role::Reader, Role::Writer, Role::Compute] {
+        let mut p = program();
+        set(&mut p, role, Some(u16::MAX));
+        assert_eq!(
+            p.encode(),
+            field(role, Field::StallBefore, 65_535),
+            "{role:?}"
+        );
+        // One below is held: decoded as given.
+        set(&mut p, role, Some(u16::MAX - 1));
+        let back = BroadcastProgram::decode(&command(&p)).unwrap();
+        assert_eq!(back, p, "{role:?}");
+    }
+}
+
 #[test]
 fn corrupted_arguments_still_decode_as_a_program_so_the_protocol_refuses_them() {
     // The bad-words fault: the arguments' check no longer matches, the program's does.

@@ -170,7 +170,7 @@ fn a_program_carries_32_767_blocks_and_refuses_32_768() {
     );
     assert_eq!(
         e.to_string(),
-        "compute program: blocks 32768 is out of range"
+        "compute program: blocks 32768 is out of range (allowed: at most 32767)"
     );
 }
 
@@ -446,5 +446,9 @@ fn image_errors_print_what_was_found_and_what_was_expected() {
         }
         .to_string(),
         "check word 0xdeadbeef does not match the header (0x156f2e51)"
+    );
+    assert_eq!(
+        ImageError::Short(28).to_string(),
+        "the header ends after 28 bytes (a header has 32)"
     );
 }

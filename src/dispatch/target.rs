@@ -401,7 +401,7 @@ fn drive(session: &mut Session, watched: &mut Vec<Watched>) -> Result<Drive, Ses
         .unwrap_or_else(|| watched.iter().map(|w| w.quiet_by).max().unwrap_or(u64::MAX));
     let advance = {
         let tickets: Vec<&Ticket> = watched.iter().map(|w| &w.ticket).collect();
-        session.wait_any(&tickets, deadline)
+        session.wait_any(&tickets, deadline)?
     };
     let idle = advance == crate::host::device::Advance::Idle;
     let now = session.device().now();

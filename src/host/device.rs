@@ -245,7 +245,13 @@ impl SimDevice {
                         translated: sim.config().translated(),
                         fused_dram: sim.config().dram_banks().fused(),
                     }
-                    .encode(),
+                    .encode()
+                    .ok_or_else(|| {
+                        DeviceError::new(format!(
+                            "the chip word cannot name fused DRAM bank {:?} (allowed: 0 to 7)",
+                            sim.config().dram_banks().fused()
+                        ))
+                    })?,
                 ),
                 (abi::STOP, 0),
                 (abi::IDLE_WAIT_LIMIT, u32::MAX),

@@ -26,7 +26,7 @@ impl<'s> Feeder<'s> {
     /// Runs one command to its report.
     pub fn run(&mut self, spec: &CommandSpec) -> Result<Report, SessionError> {
         let ticket = self.session.post(spec)?;
-        self.session.wait(&[&ticket]);
+        self.session.wait(&[&ticket])?;
         self.session.report(&ticket)
     }
 
@@ -101,7 +101,7 @@ impl<'s> Run<'s> {
         let Some(t) = self.in_flight.first() else {
             return Ok(());
         };
-        self.session.wait(&[t]);
+        self.session.wait(&[t])?;
         let r = self.session.report(t)?;
         let t = self.in_flight.remove(0);
         if !r.unreported.is_empty() {
@@ -137,7 +137,7 @@ impl<'s> Run<'s> {
             let t = &late.ticket;
             if !self.session.is_reported(t)? {
                 let deadline = self.session.quiet_deadline(&[t]);
-                self.session.wait_any(&[t], deadline);
+                self.session.wait_any(&[t], deadline)?;
             }
             if !self.session.is_reported(t)? {
                 return Err(SessionError::StillRunning {

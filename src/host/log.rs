@@ -209,9 +209,16 @@ impl Ring {
                 self.magic
             ));
         }
-        if self.bytes > LOG_DATA_BYTES || self.bytes as usize > self.data.len() {
+        let holds = self.data.len().min(LOG_DATA_BYTES as usize);
+        if self.bytes as usize > holds {
+            let of = if holds < LOG_DATA_BYTES as usize {
+                "the data read"
+            } else {
+                "its data"
+            };
             return Err(format!(
-                "it counts {} bytes of frames, more than its {LOG_DATA_BYTES}",
+                "it counts {} bytes of frames, more than the {holds} of {of} (allowed: 0 to \
+                 {holds})",
                 self.bytes
             ));
         }

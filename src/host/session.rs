@@ -223,7 +223,12 @@ pub struct Session {
     /// a command that completes clears them), which a later command with the same low bits
     /// would count as its own; no later command gets them while they are held.
     held_low: std::collections::HashSet<u16>,
+    /// This session's id, which its tickets carry (`Ticket::session`): unique in the process.
+    id: u64,
 }
+
+/// The next session's id.
+static NEXT_SESSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -291,6 +296,7 @@ impl Session {
             by_logical,
             next_sequence: 1,
             held_low: Default::default(),
+            id: NEXT_SESSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
     }
 
@@ -394,21 +400,29 @@ impl Session {
         Ok(())
     }
 
-    /// Reads the word at control-block offset `offset` of logical `core`.
+    /// Reads the word at control-block offset `offset` of logical `core`: a multiple of 4 below
+    /// [`abi::CONTROL_BYTES`](komorebi_kernel::abi::CONTROL_BYTES), else refused.
     pub fn control_word(&self, core: LogicalXy, offset: u32) -> Result<u32, SessionError> {
         let noc0 = self.noc0(core).ok_or(SessionError::Group {
             group: LogicalRect::new(core.x, core.y, 1, 1),
             columns: self.geometry.columns(),
             rows: self.geometry.rows(),
         })?;
+        if !offset.is_multiple_of(4) || offset >= abi::CONTROL_BYTES {
+            return Err(SessionError::ControlOffset { offset });
+        }
         let mut b = [0; 4];
         self.device
             .read_l1(noc0, abi::CONTROL_BASE + offset, &mut b)?;
         Ok(u32::from_le_bytes(b))
     }
 
-    /// The index `ticket`'s command has on logical `core`, if the core is in its group.
+    /// The index `ticket`'s command has on logical `core`, if the core is in its group (and
+    /// the ticket this session's).
     pub fn command_index(&self, ticket: &Ticket, core: LogicalXy) -> Option<u32> {
+        if ticket.session != self.id {
+            return None;
+        }
         let t = *self.by_logical.get(&core)?;
         ticket.tiles.iter().find(|&&(u, _)| u == t).map(|&(_, i)| i)
     }
@@ -472,6 +486,7 @@ impl Session {
         }
         // The command on the cores in `posted`: all of them, or those that took it.
         let ticket = |posted| Ticket {
+            session: self.id,
             sequence,
             group: spec.group,
             exclusive: spec.flags & abi::FLAG_EXCLUSIVE != 0,
@@ -517,12 +532,26 @@ impl Session {
         quiet_deadline(budgets, self.device.now(), self.device.knows_idle())
     }
 
+    /// Refuses a ticket another session posted.
+    fn own(&self, ticket: &Ticket) -> Result<(), SessionError> {
+        if ticket.session == self.id {
+            Ok(())
+        } else {
+            Err(SessionError::ForeignTicket {
+                sequence: ticket.sequence,
+            })
+        }
+    }
+
     /// Lets the device run until every core of every ticket has reported, or the earliest
-    /// ticket's deadline.
-    pub fn wait(&mut self, tickets: &[&Ticket]) -> Advance {
+    /// ticket's deadline. Refuses, before running, a ticket another session posted.
+    pub fn wait(&mut self, tickets: &[&Ticket]) -> Result<Advance, SessionError> {
+        for t in tickets {
+            self.own(t)?;
+        }
         let deadline = tickets.iter().map(|t| t.deadline).min().unwrap_or(0);
         let mut pending: Vec<(Xy, u32)> = tickets.iter().flat_map(|t| self.watch(t)).collect();
-        self.device.advance(deadline, &mut |peek| {
+        Ok(self.device.advance(deadline, &mut |peek| {
             while let Some(&(tile, index)) = pending.last() {
                 if reported(peek, tile, index) {
                     pending.pop();
@@ -531,22 +560,30 @@ impl Session {
                 }
             }
             true
-        })
+        }))
     }
 
     /// Lets the device run until every core of at least one of `tickets` has reported, or cycle
-    /// `deadline`. With no tickets, returns at once.
-    pub fn wait_any(&mut self, tickets: &[&Ticket], deadline: u64) -> Advance {
+    /// `deadline`. With no tickets, returns at once. Refuses, before running, a ticket another
+    /// session posted.
+    pub fn wait_any(
+        &mut self,
+        tickets: &[&Ticket],
+        deadline: u64,
+    ) -> Result<Advance, SessionError> {
+        for t in tickets {
+            self.own(t)?;
+        }
         if tickets.is_empty() {
-            return Advance::Done;
+            return Ok(Advance::Done);
         }
         let watched: Vec<Vec<(Xy, u32)>> =
             tickets.iter().map(|t| self.watch(t).collect()).collect();
-        self.device.advance(deadline, &mut |peek| {
+        Ok(self.device.advance(deadline, &mut |peek| {
             watched
                 .iter()
                 .any(|w| w.iter().all(|&(tile, index)| reported(peek, tile, index)))
-        })
+        }))
     }
 
     /// Whether every core of `ticket` has reported it (the tiles are quiet again). When all
@@ -555,6 +592,7 @@ impl Session {
     /// must not keep its slots taken for good. Not before all have: a tile's slot freed early
     /// could take a command whose record overwrites this one's before it is read.
     pub fn is_reported(&mut self, ticket: &Ticket) -> Result<bool, SessionError> {
+        self.own(ticket)?;
         for &(t, index) in &ticket.tiles {
             let mut b = [0; 4];
             self.device.read_l1(
@@ -596,6 +634,7 @@ impl Session {
 
     /// Reads and decodes the report of `ticket` as it stands now.
     pub fn report(&mut self, ticket: &Ticket) -> Result<Report, SessionError> {
+        self.own(ticket)?;
         let now = self.device.now();
         let mut r = Report {
             cycles: now.saturating_sub(ticket.posted_at),
@@ -755,7 +794,7 @@ mod tests {
         plan.write_job_data(&mut s, 2).unwrap();
         let ticket = s.post(&plan.spec(2)).unwrap();
         assert!(s.held_low.contains(&(ticket.sequence as u16)));
-        s.wait(&[&ticket]);
+        s.wait(&[&ticket]).unwrap();
         assert!(s.report(&ticket).unwrap().ok);
         assert!(!s.held_low.contains(&(ticket.sequence as u16)));
     }

@@ -435,7 +435,16 @@ pub fn boot<B: Bar>(
         translated: card.chip().translated(),
         fused_dram: card.fused_dram(),
     }
-    .encode();
+    .encode()
+    .ok_or_else(|| {
+        bad(
+            "every image",
+            format!(
+                "the chip word cannot name fused DRAM bank {:?} (allowed: 0 to 7)",
+                card.fused_dram()
+            ),
+        )
+    })?;
     for &t in &tiles {
         let (lx, ly) = logical(t);
         for (offset, value) in [

@@ -49,16 +49,21 @@ impl Telemetry {
         }
         let table = arc.arc_read32(arc::SCRATCH_RAM_13)?;
         let data = arc.arc_read32(arc::SCRATCH_RAM_12)?;
-        for (name, p) in [("table", table), ("data", data)] {
-            if !(arc::ARC_CSM_BASE..arc::ARC_CSM_BASE + arc::ARC_CSM_BYTES).contains(&p) {
-                return Err(PcieError::Telemetry(format!(
-                    "the {name} pointer {p:#x} is outside ARC CSM ({:#x}..{:#x})",
-                    arc::ARC_CSM_BASE,
-                    arc::ARC_CSM_BASE + arc::ARC_CSM_BYTES
-                )));
+        let csm = arc::ARC_CSM_BASE as u64..(arc::ARC_CSM_BASE + arc::ARC_CSM_BYTES) as u64;
+        // Every word read lies wholly in ARC CSM: the pointers, counts and offsets are the
+        // card's, and a word past the table would be taken for a value (a harvest mask).
+        let inside = |what: &str, at: u64| -> Result<u64, PcieError> {
+            if csm.contains(&at) && at + 4 <= csm.end {
+                return Ok(at);
             }
-        }
-        let version = arc.arc_read32(table as u64)?;
+            Err(PcieError::Telemetry(format!(
+                "{what} {at:#x} is outside ARC CSM ({:#x}..{:#x})",
+                csm.start, csm.end
+            )))
+        };
+        let word = |what: &str, at: u64| arc.arc_read32(inside(what, at)?);
+        inside("the data pointer", data as u64)?;
+        let version = word("the table pointer", table as u64)?;
         let major = (version >> 16) & 0xFF;
         if major > arc::TELEMETRY_MAJOR_MAX {
             return Err(PcieError::Telemetry(format!(
@@ -66,7 +71,7 @@ impl Telemetry {
                 arc::TELEMETRY_MAJOR_MAX
             )));
         }
-        let count = arc.arc_read32(table as u64 + 4)?;
+        let count = word("the table's entry count, at", table as u64 + 4)?;
         if count > MAX_ENTRIES {
             return Err(PcieError::Telemetry(format!(
                 "table claims {count} entries (at most {MAX_ENTRIES} are believed)"
@@ -74,9 +79,15 @@ impl Telemetry {
         }
         let mut values = BTreeMap::new();
         for i in 0..count as u64 {
-            let entry = arc.arc_read32(table as u64 + 8 + 4 * i)?;
+            let entry = word(
+                &format!("the table's entry {i}, at"),
+                table as u64 + 8 + 4 * i,
+            )?;
             let (tag, offset) = (entry as u16, (entry >> 16) as u64);
-            let value = arc.arc_read32(data as u64 + 4 * offset)?;
+            let value = word(
+                &format!("the value of tag {tag}, at"),
+                data as u64 + 4 * offset,
+            )?;
             values.insert(tag, value);
         }
         Ok(Self { version, values })
@@ -122,5 +133,52 @@ mod tests {
         assert_eq!(t.harvest(), HarvestMask::NONE);
         t.values.insert(tag::ENABLED_TENSIX_COL, 0x0FFF);
         assert_eq!(t.harvest(), HarvestMask::P100_P150);
+    }
+
+    /// ARC's words by address; every other address reads 0.
+    struct Arc(BTreeMap<u64, u32>);
+
+    impl ArcRead for Arc {
+        fn arc_read32(&self, addr: u64) -> Result<u32, PcieError> {
+            Ok(self.0.get(&addr).copied().unwrap_or(0))
+        }
+    }
+
+    /// A card whose table is at `table` and data at `data`, with one entry: tag 34 at value
+    /// offset `offset`, worth 0x1234.
+    fn card(table: u32, data: u32, offset: u32) -> Arc {
+        let mut words = BTreeMap::new();
+        words.insert(arc::SCRATCH_RAM_2, arc::ARC_BOOT_READY);
+        words.insert(arc::SCRATCH_RAM_13, table);
+        words.insert(arc::SCRATCH_RAM_12, data);
+        words.insert(table as u64 + 4, 1);
+        words.insert(
+            table as u64 + 8,
+            tag::ENABLED_TENSIX_COL as u32 | offset << 16,
+        );
+        words.insert(data as u64 + 4 * offset as u64, 0x1234);
+        Arc(words)
+    }
+
+    #[test]
+    fn every_word_of_the_table_is_read_inside_arc_csm() {
+        let (base, end) = (arc::ARC_CSM_BASE, arc::ARC_CSM_BASE + arc::ARC_CSM_BYTES);
+        let good = Telemetry::read(&card(base, base + 0x100, 2)).unwrap();
+        assert_eq!(good.get(tag::ENABLED_TENSIX_COL), Some(0x1234));
+        // The pointers inside CSM, the count, the entry or the value past it: each refused,
+        // naming the word (a table at its last word once read its count, its entry and a
+        // value from past CSM and took that for the harvest mask).
+        for (table, data, offset, said) in [
+            (end - 4, base, 0, "the table's entry count, at"),
+            (end - 8, base, 0, "the table's entry 0, at"),
+            (base, end - 4, 0xFFFF, "the value of tag 34, at"),
+            (end, base, 0, "the table pointer 0x"),
+            (base, end, 0, "the data pointer 0x"),
+        ] {
+            let e = Telemetry::read(&card(table, data, offset))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(said) && e.contains("outside ARC CSM"), "{e}");
+        }
     }
 }

@@ -118,6 +118,8 @@ pub enum Field {
     PageSize,
     /// `NoC`.
     Noc,
+    /// `stall before` (an injected fault's block).
+    StallBefore,
 }
 
 impl Field {
@@ -133,6 +135,7 @@ impl Field {
             Self::BroadcastId => "broadcast id",
             Self::PageSize => "page size",
             Self::Noc => "NoC",
+            Self::StallBefore => "stall before",
         }
     }
 }
@@ -221,7 +224,12 @@ impl fmt::Display for ProgramError {
                 "compute program of {n} broadcasts (allowed: 0..={MAX_INPUTS})"
             ),
             Self::Field { role, field, value } => {
-                write!(f, "{role} program: {field} {value} is out of range")
+                write!(f, "{role} program: {field} {value} is out of range")?;
+                match field {
+                    Field::Blocks => write!(f, " (allowed: at most {MAX_BLOCKS})"),
+                    Field::StallBefore => write!(f, " (allowed: below {})", u16::MAX),
+                    _ => Ok(()),
+                }
             }
             Self::Disagree { broadcast, field } => write!(
                 f,
@@ -604,10 +612,37 @@ impl BroadcastProgram {
         Ok(())
     }
 
-    /// The words of every kernel, after [`check`](Self::check).
+    /// The words of every kernel, after [`check`](Self::check) and a check that the words
+    /// hold every field as given (blocks at most `MAX_BLOCKS`, as decoding requires; a stall
+    /// block below `u16::MAX`, which the words keep plus one).
     pub fn encode(&self) -> Result<ProgramWords, ProgramError> {
+        self.encodable()?;
         self.check()?;
         Ok(self.words())
+    }
+
+    /// The fields a decoded program always has in range and a program built by hand may not:
+    /// refused here, on the host, rather than by the device's decode (blocks) or not at all (a
+    /// stall before block 65,535 came out as no stall).
+    fn encodable(&self) -> Result<(), ProgramError> {
+        let stall = |role, stall_before: Option<u16>| match stall_before {
+            Some(u16::MAX) => Err(ProgramError::Field {
+                role,
+                field: Field::StallBefore,
+                value: u16::MAX as u32,
+            }),
+            _ => Ok(()),
+        };
+        for (role, mover) in [(Role::Reader, &self.reader), (Role::Writer, &self.writer)] {
+            if let Some(m) = mover {
+                blocks_field(role, m.blocks as u32)?;
+                stall(role, m.stall_before)?;
+            }
+        }
+        for s in &self.compute.inputs {
+            blocks_field(Role::Compute, s.blocks as u32)?;
+        }
+        stall(Role::Compute, self.compute.stall_before)
     }
 
     /// The words of every kernel, unchecked: for a host that has already checked programs of

@@ -599,7 +599,8 @@ impl BroadcastConfig {
             return 0;
         }
         let per = 1280 + 96 * self.pages as u64;
-        (per * self.rect.len() as u64 * self.blocks.max(1) as u64)
+        per.saturating_mul(self.rect.len() as u64)
+            .saturating_mul(self.blocks.max(1) as u64)
             .saturating_mul(self.operands().len() as u64)
             .saturating_mul(self.jobs as u64)
             .saturating_add(64 * 1024)
@@ -621,7 +622,7 @@ impl BroadcastConfig {
 
     /// Bytes of one sender's copy of its broadcast's pages: page `g` at `g * page_size`.
     pub(super) fn copy_bytes(&self) -> u64 {
-        self.copy_pages() * self.page_size as u64
+        self.copy_pages().saturating_mul(self.page_size as u64)
     }
 
     /// Pages of one sender's copy.
@@ -731,5 +732,27 @@ impl BroadcastConfig {
     /// broadcast`) checks every one before it runs the first.
     pub fn check_flags(&self) -> Result<(), BroadcastError> {
         self.validate()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The estimates are public and take any flags, validated or not: they saturate, never
+    /// wrap to a small figure (2^66 bytes of trace once came to 65,536).
+    #[test]
+    fn the_size_estimates_saturate_on_flags_not_yet_validated() {
+        let cfg = BroadcastConfig {
+            rect: LogicalRect::new(0, 0, 128, 128),
+            pages: 21_832,
+            blocks: 1 << 31,
+            jobs: 1,
+            page_size: 1 << 20,
+            trace: Some(PathBuf::from("t.json")),
+            ..BroadcastConfig::default()
+        };
+        assert_eq!(cfg.trace_bytes(), u64::MAX);
+        assert_eq!(cfg.copy_bytes(), u64::MAX);
     }
 }

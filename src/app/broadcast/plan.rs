@@ -413,9 +413,10 @@ impl BroadcastPlan {
         job.wrapping_add(self.pattern_salt)
     }
 
-    /// The program of core `core` (row by row in the rectangle) in job `job`, without faults.
-    pub fn program(&self, core: usize, job: u32) -> BroadcastProgram {
-        self.program_in(core, job, self.region(job))
+    /// The program of core `core` (row by row in the rectangle) in job `job`, without faults;
+    /// `None` for a core past the rectangle's.
+    pub fn program(&self, core: usize, job: u32) -> Option<BroadcastProgram> {
+        (core < self.cfg.rect.len()).then(|| self.program_in(core, job, self.region(job)))
     }
 
     /// [`Self::program`] reading its data from DRAM region `region`.
@@ -480,7 +481,8 @@ impl BroadcastPlan {
 
     /// The command of job `job`: one program per core of the rectangle, row by row.
     pub fn spec(&self, job: u32) -> CommandSpec {
-        self.command((0..self.cfg.rect.len()).map(|core| self.program(core, job)))
+        let region = self.region(job);
+        self.command((0..self.cfg.rect.len()).map(|core| self.program_in(core, job, region)))
     }
 
     /// Checks every core's program (job 0's, with the faults: the other jobs differ only in
@@ -490,7 +492,7 @@ impl BroadcastPlan {
             self.faulty_program(core, 0)
                 .check()
                 .map_err(|e| BroadcastError::Program {
-                    core: self.core(core),
+                    core: self.core_at(core),
                     error: e,
                 })?;
         }
@@ -508,7 +510,12 @@ impl BroadcastPlan {
         if job != 0 {
             return p;
         }
-        for f in self.cfg.faults.iter().filter(|f| f.core == self.core(core)) {
+        for f in self
+            .cfg
+            .faults
+            .iter()
+            .filter(|f| f.core == self.core_at(core))
+        {
             // `check_faults` keeps stall blocks below --blocks (at most MAX_BLOCKS).
             let stall = Some(f.block as u16);
             match f.kind {
@@ -570,8 +577,13 @@ impl BroadcastPlan {
         }
         out
     }
-    /// Logical coordinates of core `i` of the group (row by row).
-    pub fn core(&self, i: usize) -> LogicalXy {
+    /// Logical coordinates of core `i` of the group (row by row); `None` past its cores.
+    pub fn core(&self, i: usize) -> Option<LogicalXy> {
+        (i < self.cfg.rect.len()).then(|| self.core_at(i))
+    }
+
+    /// [`Self::core`] of a core of the group (`i` below its cores).
+    fn core_at(&self, i: usize) -> LogicalXy {
         let r = self.cfg.rect;
         LogicalXy::new(
             r.x0 + (i % r.columns as usize) as u8,
@@ -650,7 +662,7 @@ impl BroadcastPlan {
                 && !takes_part(&ranks, receiver)
             {
                 let some: Vec<String> = (0..r.len())
-                    .map(|i| self.core(i))
+                    .map(|i| self.core_at(i))
                     .filter(|&c| takes_part(&self.ranks(c), receiver))
                     .take(4)
                     .map(|c| c.to_string())

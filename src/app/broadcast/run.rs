@@ -47,7 +47,7 @@ impl BroadcastPlan {
         if job == 0 {
             unfired_faults = self.host_stops(session, &ticket)?;
         }
-        session.wait(&[&ticket]);
+        session.wait(&[&ticket])?;
         let report = session.report(&ticket)?;
         if job == 0 {
             unfired_faults.extend(self.disarm(session));
@@ -55,7 +55,7 @@ impl BroadcastPlan {
         let mut quiet = !report.timeout || session.is_reported(&ticket)?;
         if !quiet {
             let until = session.quiet_deadline(&[&ticket]);
-            session.wait_any(&[&ticket], until);
+            session.wait_any(&[&ticket], until)?;
             quiet = session.is_reported(&ticket)?;
         }
         Ok(JobRun {

@@ -87,6 +87,25 @@ pub enum SessionError {
         /// The cores that have not reported it.
         cores: Vec<LogicalXy>,
     },
+    /// A control-block offset past the block or not a word's.
+    #[error(
+        "control offset {offset:#x} (allowed: a multiple of 4 below {:#x}, the control block's \
+         bytes)",
+        komorebi_kernel::abi::CONTROL_BYTES
+    )]
+    ControlOffset {
+        /// The offset asked for.
+        offset: u32,
+    },
+    /// A ticket that another session posted (each session's tickets name its own tiles).
+    #[error(
+        "command {sequence} was posted on another session (allowed: the tickets this session's \
+         post returned)"
+    )]
+    ForeignTicket {
+        /// The ticket's sequence number.
+        sequence: u32,
+    },
     /// Every slot of a core holds a command not yet reported.
     #[error("core {core} has no free command slot: collect reports first")]
     SlotsFull {

@@ -13,6 +13,9 @@ pub struct Ticket {
     pub exclusive: bool,
     /// `(tile, index)` of every core.
     pub(crate) tiles: Vec<(usize, u32)>,
+    /// The session that posted it ([`Session`](super::Session)'s id): its tiles are indices
+    /// into that session's grid, which another session's may not match.
+    pub(crate) session: u64,
     /// Device cycle it was posted at.
     pub posted_at: u64,
     /// Device cycle by which every core must have reported.
