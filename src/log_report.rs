@@ -98,6 +98,17 @@ pub fn card_logs(
              with `broadcast --log` (allowed: a card's device node, such as /dev/tenstorrent/0)"
         )));
     };
+    // Flags no card makes right, refused before any opens (exit 2 whatever the device).
+    if let Some(r) = rect.filter(|r| r.is_empty()) {
+        return Err(LogReportError::Flag(format!(
+            "--rect {r}: empty (allowed: a rectangle of at least one tile inside the card's \
+             logical grid)"
+        )));
+    }
+    if let Some(dir) = firmware {
+        Tables::from_dir(dir)
+            .map_err(|e| unreadable_tables(format!("--firmware {}", dir.display()), e))?;
+    }
     #[cfg(target_os = "linux")]
     {
         let card = crate::host::pcie::attach_card(path)
@@ -112,6 +123,14 @@ pub fn card_logs(
             path.display()
         )))
     }
+}
+
+/// The refusal of firmware ELF files (`given`: the flag, or the default directory) whose defmt
+/// tables cannot be read.
+fn unreadable_tables(given: String, e: impl std::fmt::Display) -> LogReportError {
+    LogReportError::Flag(format!(
+        "{given}: {e} (give --firmware the directory of the ELF files the card ran)"
+    ))
 }
 
 /// The logs of an opened `device` (a card or ttsim chip attached without starting anything,
@@ -156,9 +175,7 @@ pub fn read_all(
             Some(_) => format!("--firmware {}", dir.display()),
             None => format!("the default firmware directory {}", dir.display()),
         };
-        LogReportError::Flag(format!(
-            "{given}: {e} (give --firmware the directory of the ELF files the card ran)"
-        ))
+        unreadable_tables(given, e)
     })?;
     let read = log::read_device_logs(device, &tiles, &tables)
         .map_err(|e| LogReportError::Device(format!("{name}: {e}")))?;

@@ -380,6 +380,32 @@ fn a_negative_number_is_out_of_its_flags_range_not_an_unknown_flag() {
             &["bench", "noc", "--pattern", "one-to-all", "--size", "-5"][..],
             "'-5' for '--size <BYTES>': out of range",
         ),
+        // Negative coordinates and hex are values too (clap took them for unknown flags).
+        (
+            &["broadcast", "--rect", "-1,0,1,1"][..],
+            "invalid value '-1,0,1,1' for '--rect <RECT>': expected X0,Y0,COLUMNS,ROWS",
+        ),
+        (
+            &["layout", "--along", "row", "--rect", "-1,0,1,1"][..],
+            "invalid value '-1,0,1,1' for '--rect <RECT>'",
+        ),
+        (
+            &[
+                "bench",
+                "noc",
+                "--pattern",
+                "unicast",
+                "--size",
+                "64",
+                "--to",
+                "-1,0",
+            ][..],
+            "invalid value '-1,0' for '--to <X,Y>'",
+        ),
+        (
+            &["grid", "--harvest", "-0x1"][..],
+            "invalid value '-0x1' for '--harvest'",
+        ),
     ] {
         let (code, out, err) = komorebi(args);
         assert_eq!(code, 2, "{args:?}: {err}");
@@ -437,5 +463,84 @@ fn several_chips_from_a_missing_card_node_say_it_is_missing() {
             err.contains("/dev/tenstorrent/97: no such device"),
             "--chips {chips}: {err}"
         );
+    }
+}
+
+/// `--help` and `--version` whose output cannot be written exit 1, as every other command's.
+#[test]
+fn help_that_cannot_be_written_exits_1() {
+    for flag in ["--help", "--version"] {
+        let full = std::fs::File::create("/dev/full").unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_komorebi"))
+            .arg(flag)
+            .stdout(full)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{flag}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("could not write the output"),
+            "{flag}"
+        );
+    }
+}
+
+/// Flags that no device makes right are refused before any device opens: exit 2 whatever the
+/// device (a device that could not be opened came first and gave exit 4).
+#[test]
+fn flags_no_device_makes_right_are_refused_before_a_device_opens() {
+    for (args, said) in [
+        (
+            &[
+                "broadcast",
+                "--jobs",
+                "1",
+                "--device",
+                "/dev/null",
+                "--rect",
+                "0,0,0,0",
+            ][..],
+            "--rect: 0,0,0,0 is empty",
+        ),
+        (
+            &[
+                "broadcast",
+                "--jobs",
+                "1",
+                "--device",
+                "/dev/null",
+                "--fault",
+                "stall-dm:99,99",
+            ],
+            "--fault: stall-dm: core (99,99) is not in --rect",
+        ),
+        (
+            &[
+                "broadcast",
+                "--jobs",
+                "1",
+                "--device",
+                "/dev/null",
+                "--rect",
+                "0,0,2,2",
+                "--blocks",
+                "2",
+                "--fault",
+                "stall-dm:1,1:5",
+            ],
+            "--fault: stall-dm: block 5 never comes (allowed: 0..2 with --blocks 2)",
+        ),
+        (
+            &["log", "--device", "/dev/null", "--rect", "0,0,0,0"],
+            "--rect 0,0,0,0: empty",
+        ),
+        (
+            &["log", "--device", "/dev/null", "--firmware", "/nonexistent"],
+            "--firmware /nonexistent: /nonexistent/reader",
+        ),
+    ] {
+        let (code, out, err) = komorebi(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+        assert!(err.contains(said), "{args:?}: {err}");
     }
 }

@@ -657,3 +657,76 @@ fn the_handshake_runs_on_its_own_images_and_images_of_the_other_handler_are_refu
         "{e}"
     );
 }
+
+/// Images the run could not use are a flag refused before anything opens (exit 2, naming
+/// `--firmware`), not a device that cannot be used (exit 4): images built for another chip
+/// (the loader refused them only once the card was open), and images of no handler (built
+/// before images named theirs: accepted for either protocol, they ran into `unknown_handler`).
+#[test]
+fn images_for_another_chip_or_of_no_handler_are_a_flag_refused_before_any_device() {
+    use komorebi::chip::ChipKind;
+    use komorebi_kernel::image::ImageHeader;
+    for exec in [Exec::Native, Exec::Firmware] {
+        let wormhole = komorebi::host::backend::built_firmware_for(ChipKind::Wormhole).unwrap();
+        let e = BroadcastConfig {
+            firmware: Some(wormhole.clone()),
+            ..small(exec)
+        }
+        .check_flags()
+        .unwrap_err();
+        assert!(!e.device_unusable(), "{exec:?}: {e}");
+        let reader = wormhole.join("reader");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "--firmware: {} is built for Wormhole B0, and the run is on a Blackhole \
+                 (allowed: images built for the Blackhole: build them with `(cd \
+                 examples/firmware && cargo build --release)`, or give --firmware DIR)",
+                reader.display()
+            ),
+            "{exec:?}"
+        );
+    }
+    // This tree's images with their headers' handler set to 0 (the check word made anew).
+    let dir = std::env::temp_dir().join(format!("komorebi-no-handler-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let images = komorebi_pcie::firmware::Firmware::from_dir(&firmware()).unwrap();
+    for image in &images.images {
+        let name = image.header.role.name();
+        let mut bytes = std::fs::read(firmware().join(name)).unwrap();
+        let old = image.header.to_bytes();
+        let at = bytes
+            .windows(old.len())
+            .position(|w| w == old)
+            .expect("the header's bytes in its file");
+        let none = ImageHeader {
+            handler: 0,
+            ..image.header
+        };
+        bytes[at..at + old.len()].copy_from_slice(&none.to_bytes());
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+    let e = BroadcastConfig {
+        firmware: Some(dir.clone()),
+        ..small(Exec::Firmware)
+    }
+    .check_flags()
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with(&format!(
+            "--firmware: {}: its images name no handler: they were built before images named \
+             the one they carry",
+            dir.display()
+        )),
+        "{e}"
+    );
+    // The native kernels carry every handler: their run loads the images all the same.
+    BroadcastConfig {
+        firmware: Some(dir.clone()),
+        ..small(Exec::Native)
+    }
+    .check_flags()
+    .unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+}

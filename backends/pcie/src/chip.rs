@@ -36,6 +36,14 @@ impl ChipKind {
         }
     }
 
+    /// Its PCI device id.
+    pub const fn device_id(self) -> u16 {
+        match self {
+            Self::Blackhole => DEVICE_ID_BLACKHOLE,
+            Self::Wormhole => DEVICE_ID_WORMHOLE,
+        }
+    }
+
     /// Its name.
     pub const fn name(self) -> &'static str {
         match self {

@@ -11,6 +11,14 @@ use crate::host::backend::Exec;
 use super::config::{BUFFER_BASE, BroadcastConfig, DeviceChoice, MAX_CHIPS, Protocol};
 use super::error::{BroadcastError, flag};
 
+/// The refusal of an empty `--rect`.
+pub(super) fn empty_rect(rect: komorebi_hal::LogicalRect) -> BroadcastError {
+    flag(
+        "--rect",
+        format!("{rect} is empty (allowed: at least 1 column and 1 row)"),
+    )
+}
+
 impl BroadcastConfig {
     /// Refuses a `--firmware` directory the run would not load (`--device sim` loads no image)
     /// or whose images cannot be read: a bad flag, found before the run, rather than a device
@@ -32,11 +40,46 @@ impl BroadcastConfig {
         let hint = crate::host::backend::firmware_build_hint_with(self.chip, self.image_handler());
         let firmware = komorebi_pcie::firmware::Firmware::from_dir(dir)
             .map_err(|e| flag("--firmware", format!("{}: {e}; {hint}", dir.display())))?;
-        // An image carries one handler (code room): the protocol's commands must be its.
+        // Each image drives one chip's registers (its header names the chip): the chip the run
+        // is on (`--chip`, which every device is checked against when it opens). The images
+        // are loaded with the native kernels too (`pcie-sim`'s loader is a card's).
+        let chip = self.chip;
+        if let Some(other) = firmware.images.iter().find(|i| {
+            let built_for = i.header.device_id;
+            built_for != 0 && built_for != chip.device_id()
+        }) {
+            let built_for = other.header.device_id;
+            let theirs = ChipKind::from_device_id(built_for)
+                .map_or_else(|| format!("PCI device {built_for:#06x}"), |k| k.to_string());
+            return Err(flag(
+                "--firmware",
+                format!(
+                    "{} is built for {theirs}, and the run is on a {chip} (allowed: images \
+                     built for the {chip}: {hint})",
+                    other.name,
+                ),
+            ));
+        }
+        if self.runs_native() {
+            // The native kernels carry every handler.
+            return Ok(());
+        }
+        // An image carries one handler (code room): the protocol's commands must be its. An
+        // image of no handler was built before images named theirs.
         let wanted = self.protocol.handler();
         let mut carried = firmware.images.iter().map(|i| i.header.handler);
-        match carried.find(|&h| h != 0 && h != wanted) {
-            Some(other) if !self.runs_native() => {
+        if carried.clone().any(|h| h == 0) {
+            return Err(flag(
+                "--firmware",
+                format!(
+                    "{}: its images name no handler: they were built before images named the \
+                     one they carry (allowed: images built from this source: {hint})",
+                    dir.display(),
+                ),
+            ));
+        }
+        match carried.find(|&h| h != wanted) {
+            Some(other) => {
                 let theirs = Protocol::of_handler(other);
                 let carried = theirs.map_or(format!("handler {other}, no protocol's"), |p| {
                     format!("the {p} handler")
@@ -413,6 +456,12 @@ impl BroadcastConfig {
                 ),
             ));
         }
+        // What no grid makes right is refused before any device opens, so that the exit code
+        // (2) does not depend on the device (the plan checks the rest on the device's grid).
+        if self.rect.is_empty() {
+            return Err(empty_rect(self.rect));
+        }
+        self.check_faults_on_the_rect()?;
         self.validate_dram()?;
         // Last: it reads the images' tables, and a flag no run can have is named first.
         self.validate_log()

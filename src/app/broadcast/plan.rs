@@ -188,17 +188,18 @@ impl BroadcastPlan {
             } else {
                 format!("device's {} (its own harvesting)", cfg.chip.name())
             };
-            let why = if rect.is_empty() {
-                "is empty (allowed: at least 1 column and 1 row)".to_string()
-            } else {
+            if rect.is_empty() {
+                return Err(super::checks::empty_rect(rect));
+            }
+            return Err(flag(
+                "--rect",
                 format!(
-                    "reaches outside the {c}x{r} logical grid of this {whose} (allowed: X0 + \
-                     COLUMNS <= {c} and Y0 + ROWS <= {r})",
+                    "{rect} reaches outside the {c}x{r} logical grid of this {whose} (allowed: \
+                     X0 + COLUMNS <= {c} and Y0 + ROWS <= {r})",
                     c = full.columns,
                     r = full.rows,
-                )
-            };
-            return Err(flag("--rect", format!("{rect} {why}")));
+                ),
+            ));
         }
         let operands = cfg.operands();
         let (mut words, mut decoded, mut counts) = (Vec::new(), Vec::new(), [0usize; 2]);
@@ -624,12 +625,15 @@ impl BroadcastPlan {
     }
 }
 
-impl BroadcastPlan {
-    /// Refuses faults that name a core outside the rectangle, a core that does not take part
-    /// as the kind needs, or a stall block that never comes.
-    pub(super) fn check_faults(&self) -> Result<(), BroadcastError> {
-        let r = self.cfg.rect;
-        for (i, f) in self.cfg.faults.iter().enumerate() {
+impl BroadcastConfig {
+    /// Refuses what of the faults no grid can make right, before any device opens (so the
+    /// refusal is the same, exit 2, whatever the device): a core outside the rectangle, a fault
+    /// given twice, two stalls of one kernel, a fault of a core with bad words that could never
+    /// fire, a BLOCK bad words do not take, and a stall block that never comes. What depends
+    /// on the broadcasts laid out on the device's grid is [`BroadcastPlan::check_faults`]'s.
+    pub(super) fn check_faults_on_the_rect(&self) -> Result<(), BroadcastError> {
+        let r = self.rect;
+        for (i, f) in self.faults.iter().enumerate() {
             if !r.contains_xy(f.core) {
                 return Err(flag(
                     "--fault",
@@ -644,6 +648,109 @@ impl BroadcastPlan {
                     ),
                 ));
             }
+            // The same fault twice acts once (a drop's two filters match one transaction).
+            if self.faults[..i].contains(f) {
+                return Err(flag(
+                    "--fault",
+                    format!("{f} is given twice (allowed: each fault once)"),
+                ));
+            }
+            // One stall per kernel: a second would replace the first.
+            let kernel = |k: FaultKind| match k {
+                FaultKind::StallDm => Some(0),
+                FaultKind::StallCompute | FaultKind::StallSenderCompute => Some(1),
+                _ => None,
+            };
+            let same_kernel = |g: &&FaultSpec| {
+                g.core == f.core && kernel(f.kind).is_some_and(|k| kernel(g.kind) == Some(k))
+            };
+            if let Some(before) = self.faults[..i].iter().find(same_kernel) {
+                return Err(flag(
+                    "--fault",
+                    format!(
+                        "{before} and {f} stall the same kernel of core {} (allowed: one stall \
+                         per kernel of a core)",
+                        f.core
+                    ),
+                ));
+            }
+            // Bad words stop the core's data-movement kernels before any block: a fault of its
+            // broadcast calls or blocks there could never fire (a drop of a VALID to it or a
+            // host stop at block 0 still can).
+            let reaches_blocks = |k: FaultKind| {
+                !matches!(
+                    k,
+                    FaultKind::BadWords | FaultKind::DropValid | FaultKind::HostStop
+                )
+            };
+            let bad = |g: &FaultSpec| g.core == f.core && g.kind == FaultKind::BadWords;
+            if reaches_blocks(f.kind) && self.faults.iter().any(bad) {
+                return Err(flag(
+                    "--fault",
+                    format!(
+                        "{f}: core {} has bad-words too, so it runs no block and the fault would \
+                         never fire (allowed: bad-words with drop-valid or host-stop on one core)",
+                        f.core
+                    ),
+                ));
+            }
+            match f.kind {
+                FaultKind::BadWords if f.block != 0 => {
+                    return Err(flag(
+                        "--fault",
+                        format!(
+                            "bad-words:{},{}:{}: bad-words takes no BLOCK (allowed: \
+                             bad-words:{},{})",
+                            f.core.x, f.core.y, f.block, f.core.x, f.core.y
+                        ),
+                    ));
+                }
+                FaultKind::StallDm | FaultKind::StallCompute | FaultKind::StallSenderCompute => {
+                    self.check_fault_block(f, self.blocks as u64, "block")?
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses fault `f` when its BLOCK is not below `count`, the things of its kind (`what`)
+    /// job 0 has: the fault would never fire.
+    fn check_fault_block(
+        &self,
+        f: &FaultSpec,
+        count: u64,
+        what: &str,
+    ) -> Result<(), BroadcastError> {
+        if (f.block as u64) < count {
+            return Ok(());
+        }
+        let allowed = if count == 0 {
+            "none: nothing of that kind happens".to_string()
+        } else {
+            format!("0..{count}")
+        };
+        Err(flag(
+            "--fault",
+            format!(
+                "{}: {what} {} never comes (allowed: {allowed} with --blocks {}), so the fault \
+                 would never fire",
+                f.kind.name(),
+                f.block,
+                self.blocks
+            ),
+        ))
+    }
+}
+
+impl BroadcastPlan {
+    /// Refuses faults [`BroadcastConfig::check_faults_on_the_rect`] refuses, and those the
+    /// broadcasts laid out on this plan's grid make impossible: a core that does not take part
+    /// as the kind needs, or a marker or block count that never comes.
+    pub(super) fn check_faults(&self) -> Result<(), BroadcastError> {
+        self.cfg.check_faults_on_the_rect()?;
+        let r = self.cfg.rect;
+        for f in &self.cfg.faults {
             // Whether a core's ranks take part as the kind needs: receiving (rank > 0), or
             // sending to receivers (rank 0 in a broadcast with receivers); and why not.
             let needs: Option<(bool, &str)> = match f.kind {
@@ -681,68 +788,18 @@ impl BroadcastPlan {
                     ),
                 ));
             }
-            // The same fault twice acts once (a drop's two filters match one transaction).
-            if self.cfg.faults[..i].contains(f) {
-                return Err(flag(
-                    "--fault",
-                    format!("{f} is given twice (allowed: each fault once)"),
-                ));
-            }
-            // One stall per kernel: a second would replace the first.
-            let kernel = |k: FaultKind| match k {
-                FaultKind::StallDm => Some(0),
-                FaultKind::StallCompute | FaultKind::StallSenderCompute => Some(1),
-                _ => None,
-            };
-            let same_kernel = |g: &&FaultSpec| {
-                g.core == f.core && kernel(f.kind).is_some_and(|k| kernel(g.kind) == Some(k))
-            };
-            if let Some(before) = self.cfg.faults[..i].iter().find(same_kernel) {
-                return Err(flag(
-                    "--fault",
-                    format!(
-                        "{before} and {f} stall the same kernel of core {} (allowed: one stall \
-                         per kernel of a core)",
-                        f.core
-                    ),
-                ));
-            }
-            // Bad words stop the core's data-movement kernels before any block: a fault of its
-            // broadcast calls or blocks there could never fire (a drop of a VALID to it or a
-            // host stop at block 0 still can).
-            let reaches_blocks = |k: FaultKind| {
-                !matches!(
-                    k,
-                    FaultKind::BadWords | FaultKind::DropValid | FaultKind::HostStop
-                )
-            };
-            let bad = |g: &FaultSpec| g.core == f.core && g.kind == FaultKind::BadWords;
-            if reaches_blocks(f.kind) && self.cfg.faults.iter().any(bad) {
-                return Err(flag(
-                    "--fault",
-                    format!(
-                        "{f}: core {} has bad-words too, so it runs no block and the fault would \
-                         never fire (allowed: bad-words with drop-valid or host-stop on one core)",
-                        f.core
-                    ),
-                ));
-            }
             self.check_fault_fires(f, &ranks)?;
         }
         Ok(())
     }
-}
 
-impl BroadcastPlan {
-    /// Refuses a fault whose BLOCK never comes in job 0 (so the fault could never fire), or
-    /// that gives a BLOCK its kind does not use; `ranks` are the core's ([`Self::ranks`]).
+    /// Refuses a fault whose marker or block count never comes in job 0 (so the fault could
+    /// never fire); `ranks` are the core's ([`Self::ranks`]). The stalls' blocks and bad
+    /// words' BLOCK need no layout: [`BroadcastConfig::check_faults_on_the_rect`].
     fn check_fault_fires(&self, f: &FaultSpec, ranks: &[(u8, u8)]) -> Result<(), BroadcastError> {
         let blocks = self.cfg.blocks as u64;
         let receives = ranks.iter().filter(|&&(_, r)| r > 0).count();
         let (count, what) = match f.kind {
-            FaultKind::StallDm | FaultKind::StallCompute | FaultKind::StallSenderCompute => {
-                (blocks, "block")
-            }
             // One DONE marker per block of every broadcast the core receives.
             FaultKind::DropMarker => (blocks * receives as u64, "marker"),
             // One VALID per block of the first broadcast it receives.
@@ -763,34 +820,12 @@ impl BroadcastPlan {
                 ));
             }
             FaultKind::HostStop => (blocks + 1, "block count"),
-            FaultKind::BadWords if f.block != 0 => {
-                return Err(flag(
-                    "--fault",
-                    format!(
-                        "bad-words:{},{}:{}: bad-words takes no BLOCK (allowed: bad-words:{},{})",
-                        f.core.x, f.core.y, f.block, f.core.x, f.core.y
-                    ),
-                ));
-            }
-            FaultKind::BadWords => return Ok(()),
+            FaultKind::StallDm
+            | FaultKind::StallCompute
+            | FaultKind::StallSenderCompute
+            | FaultKind::BadWords => return Ok(()),
         };
-        if f.block as u64 >= count {
-            let allowed = if count == 0 {
-                "none: nothing of that kind happens".to_string()
-            } else {
-                format!("0..{count}")
-            };
-            return Err(flag(
-                "--fault",
-                format!(
-                    "{}: {what} {} never comes (allowed: {allowed} with --blocks {}), so the fault would never fire",
-                    f.kind.name(),
-                    f.block,
-                    self.cfg.blocks
-                ),
-            ));
-        }
-        Ok(())
+        self.cfg.check_fault_block(f, count, what)
     }
 }
 
