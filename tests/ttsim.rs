@@ -413,7 +413,7 @@ fn both_chips_of_a_two_chip_build_are_listed_and_run_the_small_case_alone_and_to
     // Three chips of a two-chip build.
     let (code, _, err) = broadcast(&both, &["--chips", "3"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("the build presents 2 chip(s)"), "{err}");
+    assert!(err.contains("the build presents 2 chips"), "{err}");
     // A chip the build does not have.
     let (code, _, err) = broadcast(&format!("ttsim:{}@2", lib.display()), &[]);
     assert_eq!(code, 4);

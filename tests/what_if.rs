@@ -179,6 +179,13 @@ fn a_name_no_function_has_and_a_factor_outside_2_to_64_are_refused() {
     // An empty name would match every function.
     let e = what_if::resolve(&firmware(), &["".into()], 2).unwrap_err();
     assert!(matches!(e, WhatIfError::EmptyName), "{e}");
+    // The same name twice says nothing more (as the same fault twice is refused).
+    let twice = ["read_block".into(), "memcpy".into(), "read_block".into()];
+    let e = what_if::resolve(&firmware(), &twice, 2).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "--speed-up read_block is given twice (allowed: each name once)"
+    );
     for factor in [0, 1, 65] {
         let e = what_if::resolve(&firmware(), &["read_block".into()], factor).unwrap_err();
         assert_eq!(

@@ -46,6 +46,12 @@ pub enum WhatIfError {
          demangled name, for example read_block)"
     )]
     EmptyName,
+    /// The same name twice (as the same `--fault` twice is refused: it would say nothing more).
+    #[error("--speed-up {name} is given twice (allowed: each name once)")]
+    Twice {
+        /// The name.
+        name: String,
+    },
     /// No function of the images has a name containing `name`.
     #[error(
         "--speed-up {name}: no function of the firmware images in {dir} (reader, writer, \
@@ -82,6 +88,13 @@ pub fn resolve(dir: &Path, names: &[String], factor: u32) -> Result<NamedSpeedUp
     SpeedUp::check_factor(factor)?;
     if names.iter().any(String::is_empty) {
         return Err(WhatIfError::EmptyName);
+    }
+    if let Some((_, name)) = names
+        .iter()
+        .enumerate()
+        .find(|&(i, n)| names[..i].contains(n))
+    {
+        return Err(WhatIfError::Twice { name: name.clone() });
     }
     let images = load_symbols(dir).map_err(|e| match e {
         ProfileError::Elf { path, why } => WhatIfError::Image { path, why },

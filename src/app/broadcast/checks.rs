@@ -446,9 +446,10 @@ impl BroadcastConfig {
             return Err(flag(
                 at_fault,
                 format!(
-                    "{operands} broadcast buffers of --window {} x --pages {} x --page-size {} = \
-                     {buffers} bytes do not fit the {room} bytes of L1 above {BUFFER_BASE:#x} \
-                     (allowed: window x pages x page size at most {}{alone})",
+                    "{} of --window {} x --pages {} x --page-size {} = {buffers} bytes do not \
+                     fit the {room} bytes of L1 above {BUFFER_BASE:#x} (allowed: window x pages \
+                     x page size at most {}{alone})",
+                    crate::num::count(operands as u64, "broadcast buffer", "broadcast buffers"),
                     self.window,
                     self.pages,
                     self.page_size,

@@ -109,11 +109,11 @@ fn ttsim_chips(
         return Err(flag(
             "--chips",
             format!(
-                "{} with --device {}: the build presents {} chip(s) (allowed: --chips 1..={}; \
-                 ttsim's bh_x2 and bh_x4 builds present 2 and 4)",
+                "{} with --device {}: the build presents {} (allowed: --chips 1..={}; ttsim's \
+                 bh_x2 and bh_x4 builds present 2 and 4)",
                 cfg.chips,
                 cfg.device,
-                present.len(),
+                crate::num::count(present.len() as u64, "chip", "chips"),
                 present.len().max(1)
             ),
         ));
@@ -180,12 +180,15 @@ fn card_chips(
         return Err(flag(
             "--chips",
             format!(
-                "{} from {}: tt-kmd presents {} usable Blackhole chip(s) from there on ({found}) \
-                 (allowed: {allowed}; `komorebi devices` lists them, TT_VISIBLE_DEVICES picks \
-                 which)",
+                "{} from {}: tt-kmd presents {} from there on ({found}) (allowed: {allowed}; \
+                 `komorebi devices` lists them, TT_VISIBLE_DEVICES picks which)",
                 cfg.chips,
                 first.display(),
-                chosen.len(),
+                crate::num::count(
+                    chosen.len() as u64,
+                    "usable Blackhole chip",
+                    "usable Blackhole chips"
+                ),
             ),
         ));
     }

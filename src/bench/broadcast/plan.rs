@@ -115,7 +115,12 @@ impl BroadcastBench {
             check_memory(&cfg).map_err(BroadcastBenchError::Host)?;
         }
         if let Some(path) = &bench.plot {
-            if path.extension().and_then(|e| e.to_str()) != Some("svg") {
+            // In any case, as `inspect --picture` takes it.
+            if !path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| e.eq_ignore_ascii_case("svg"))
+            {
                 return Err(BroadcastBenchError::PlotNotSvg { path: path.clone() });
             }
             check_output("--plot", path).map_err(BroadcastBenchError::Host)?;

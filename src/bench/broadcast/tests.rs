@@ -274,6 +274,14 @@ fn a_plot_must_be_an_svg_path_that_can_be_written() {
             .starts_with("--plot /nonexistent-dir/out.svg: cannot be written"),
         "{e}"
     );
+    // The extension in any case, as `inspect --picture` takes it (the path is checked next).
+    let f = flags("--protocols komorebi --plot /nonexistent-dir/out.SVG");
+    let e = BroadcastBench::new(&f).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("--plot /nonexistent-dir/out.SVG: cannot be written"),
+        "{e}"
+    );
     assert_eq!(e.exit_code(), 2);
 }
 
