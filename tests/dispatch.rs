@@ -1442,3 +1442,52 @@ fn a_report_that_cannot_be_read_ends_the_run_with_device_lost_and_its_cause() {
     assert!(reason.contains("the test's failing read"), "{reason}");
     assert!(seen.is_empty(), "{seen:?}");
 }
+
+/// A device (a caller's) whose `advance` says the deadline came while its clock stands still:
+/// the command is published as timed out all the same and the run ends (its commands stayed
+/// watched, the run looping for good, while the clock read below the deadline).
+#[test]
+fn a_deadline_the_device_says_came_ends_a_command_whatever_its_clock_reads() {
+    let mut device = failing_device::FailingWrite::new(Default::default(), usize::MAX, false);
+    device.deadline_comes = true;
+    let (r, seen) = run_on_failing(device, vec![LogicalRect::new(0, 0, 1, 1)], vec![(0, 0)]);
+    let summary = r.map(|r| r.summary).expect("the run ends");
+    assert_eq!(
+        (summary.commands, summary.timed_out, summary.held_at_end),
+        (1, 1, 1)
+    );
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(
+        seen[0].1.starts_with("TimedOut(") && seen[0].1.contains("unreported: [[0, 0]]"),
+        "{seen:?}"
+    );
+}
+
+/// A mailbox keeps its epoch beside the state in one word: an epoch whose top bits would be
+/// lost is refused (it armed, and read back as epoch 0).
+#[test]
+fn a_mailbox_refuses_an_epoch_it_cannot_hold() {
+    use komorebi::dispatch::mailbox::Mailbox;
+    let m = Mailbox::new();
+    assert!(!m.arm(Mailbox::MAX_EPOCH + 1));
+    assert!(!m.arm(1 << 61));
+    assert_eq!(m.settled(), (0, true));
+    assert!(m.arm(Mailbox::MAX_EPOCH));
+    assert_eq!(m.settled(), (Mailbox::MAX_EPOCH, false));
+}
+
+/// A caller that is not one of the run's workers is not counted among the active: it is told
+/// to look again (it took itself off a count it was never on, which wrapped, and every real
+/// worker then slept for good).
+#[test]
+fn idle_tells_a_caller_that_is_no_worker_to_look_again() {
+    use komorebi::dispatch::idle::{Idle, Idled};
+    let never = || -> komorebi::dispatch::Drive { panic!("no worker drives") };
+    let none = Idle::new(0);
+    assert!(matches!(none.idle(0, || false, never), Idled::Found));
+    let one = Idle::new(1);
+    assert!(matches!(one.idle(1, || false, never), Idled::Found));
+    // Worker 0, the last active, drives.
+    let drove = one.idle(0, || false, || komorebi::dispatch::Drive::Progress);
+    assert!(matches!(drove, Idled::Drove(_)));
+}

@@ -597,8 +597,8 @@ fn a_ticket_is_refused_by_every_session_but_its_own() {
             assert_eq!(
                 e.to_string(),
                 format!(
-                    "command {} was posted on another session (allowed: the tickets this \
-                     session's post returned)",
+                    "command {} was posted on another Session (allowed: the tickets its own \
+                     post returned)",
                     t.sequence
                 )
             );
@@ -634,5 +634,23 @@ fn a_control_word_past_the_block_or_between_words_is_refused() {
     assert_eq!(
         s.control_word(core, abi::CONTROL_BYTES - 4).map(|_| ()),
         Ok(())
+    );
+}
+
+/// A simulator configuration it cannot run is the session's typed error, not a panic.
+#[test]
+fn a_simulator_configuration_it_cannot_run_is_refused_by_the_open() {
+    let config = SimConfig {
+        timing: komorebi_sim::Timing {
+            flit_bytes: 0,
+            ..komorebi_sim::Timing::default()
+        },
+        ..SimConfig::default()
+    };
+    let e = open_session(Backend::Simulator(config)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("simulator configuration: timing.flit_bytes is 0 (allowed: at least 1)"),
+        "{e}"
     );
 }

@@ -354,9 +354,10 @@ pub const fn noc1_to_noc0(x: u8, y: u8) -> Option<(u8, u8)> {
 /// Routers a unicast packet passes on a one-directional torus axis from `from` to `to`
 /// (`len` positions), moving in the + direction of that NoC's raw coordinates.
 pub const fn forward_hops(from: u8, to: u8, len: u8) -> u8 {
-    if to >= from {
-        to - from
-    } else {
-        len - from + to
+    if len == 0 {
+        return 0;
     }
+    // Points off the ring count as their place on it (`% len`): the hops stay below `len`.
+    let (from, to) = ((from % len) as u16, (to % len) as u16);
+    ((to + len as u16 - from) % len as u16) as u8
 }

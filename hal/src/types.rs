@@ -476,7 +476,9 @@ impl LogicalRect {
             && (other.y0 as u16) < self.y0 as u16 + self.rows as u16
     }
 
-    /// Cores inside.
+    /// Cores inside: columns x rows. A rectangle reaching past coordinate 255, which no grid
+    /// has, counts places [`Self::contains`] does not (every caller bounds its rectangles by a
+    /// grid first).
     pub const fn len(self) -> usize {
         self.columns as usize * self.rows as usize
     }

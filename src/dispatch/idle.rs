@@ -103,13 +103,19 @@ impl Idle {
 
     /// Worker `me` found nothing to do. `look` looks for work once more (true: found some);
     /// `drive` drives the devices, if this worker turns out to be the last active one and no
-    /// other is driving. Returns when the worker should look for work again.
+    /// other is driving. Returns when the worker should look for work again. A `me` that is not
+    /// one of the run's workers (`new`'s count) gets [`Idled::Found`] at once: it is not
+    /// counted among the active, and taking it off them would let the count wrap, every real
+    /// worker then sleeping for good.
     pub fn idle(
         &self,
         me: usize,
         look: impl FnOnce() -> bool,
         drive: impl FnOnce() -> Drive,
     ) -> Idled {
+        if me >= self.activity.len() {
+            return Idled::Found;
+        }
         let ticket = self.sleep.prepare();
         let activity = self.activity();
         // (An abort after the ticket was taken wakes it: the sleep below returns at once.)

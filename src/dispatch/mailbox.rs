@@ -80,9 +80,16 @@ impl Mailbox {
         Self::default()
     }
 
-    /// Arms the mailbox for command `epoch` (which must be newer than any before); `false`, and
-    /// nothing changed, if the last command's state is not final yet.
+    /// The largest epoch a mailbox holds: the word keeps the state in its low bits.
+    pub const MAX_EPOCH: u64 = u64::MAX >> STATE_BITS;
+
+    /// Arms the mailbox for command `epoch` (which must be newer than any before, and at most
+    /// [`Self::MAX_EPOCH`]); `false`, and nothing changed, if the last command's state is not
+    /// final yet or `epoch` is past the largest (its top bits would be lost).
     pub fn arm(&self, epoch: u64) -> bool {
+        if epoch > Self::MAX_EPOCH {
+            return false;
+        }
         let _payload = lock(&self.payload);
         let (last, state) = unpack(self.word.load(Ordering::Acquire));
         if epoch <= last || !matches!(state, FREE | REPORTED | QUIET | REFUSED) {

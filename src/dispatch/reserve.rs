@@ -42,7 +42,12 @@ pub struct Reservations {
     // One cache line per region: neighbouring groups belong to different workers, and sharing
     // lines made every reservation a cache miss (20% of the host overhead with 2 workers).
     words: Box<[CachePadded<AtomicU32>]>,
+    /// Unique in the process: the [`Held`]s it gives carry it, so that another set's is refused.
+    id: u64,
 }
+
+/// The next [`Reservations`]' id (a plain counter: no part of what loom models).
+static NEXT_SET: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Why [`Reservations::try_reserve`] holds nothing.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -69,6 +74,8 @@ impl Blocked {
 pub struct Held<'a> {
     regions: &'a [u32],
     exclusive: bool,
+    /// The id of the [`Reservations`] that gave it.
+    owner: u64,
 }
 
 impl Held<'_> {
@@ -90,6 +97,7 @@ impl Reservations {
             words: (0..regions)
                 .map(|_| CachePadded::new(AtomicU32::new(0)))
                 .collect(),
+            id: NEXT_SET.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 
@@ -131,7 +139,11 @@ impl Reservations {
                 });
             }
         }
-        Ok(Held { regions, exclusive })
+        Ok(Held {
+            regions,
+            exclusive,
+            owner: self.id,
+        })
     }
 
     /// Whether a region whose word is `word` can be taken that way.
@@ -144,11 +156,17 @@ impl Reservations {
         }
     }
 
-    /// Gives back every region of `held`.
-    pub fn release(&self, held: Held<'_>) {
+    /// Gives back every region of `held`; `false`, and nothing given back, when `held` came
+    /// from another set of reservations (its regions are not this set's: giving them back here
+    /// indexed past this set's words, or wrapped a free word round to [`EXCLUSIVE`] for good).
+    pub fn release(&self, held: Held<'_>) -> bool {
+        if held.owner != self.id {
+            return false;
+        }
         for &r in held.regions.iter().rev() {
             Self::give_back(&self.words[r as usize], held.exclusive);
         }
+        true
     }
 
     /// The word of region `region`: holders of a shared reservation, or [`EXCLUSIVE`]. For tests
@@ -206,10 +224,16 @@ mod tests {
         // took of its other regions (4) is given back.
         assert!(r.try_reserve(&[4, 5], false).is_err());
         assert_eq!((r.word(4), r.word(5)), (Some(1), Some(2)));
-        r.release(a);
-        r.release(b);
-        r.release(c);
-        assert!((0..8).all(|t| r.word(t) == Some(0)));
+        // Another set's reservation is refused, nothing given back (it indexed past this
+        // set's words, or wrapped a free word round to EXCLUSIVE).
+        let other = Reservations::new(2);
+        assert!(!other.release(r.try_reserve(&[7], false).expect("free")));
+        assert!(!other.release(r.try_reserve(&[0], true).expect("free")));
+        assert_eq!((other.word(0), other.word(1)), (Some(0), Some(0)));
+        assert!(r.release(a));
+        assert!(r.release(b));
+        assert!(r.release(c));
+        assert_eq!((r.word(0), r.word(7)), (Some(EXCLUSIVE), Some(1)));
     }
 
     #[test]

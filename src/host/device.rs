@@ -230,7 +230,7 @@ impl SimDevice {
         F: Fn() -> H,
     {
         config.control = abi::CONTROL_LAYOUT;
-        let mut sim = Sim::new(config);
+        let mut sim = Sim::try_new(config).map_err(|e| DeviceError::new(e.to_string()))?;
         for tile in sim.tensix() {
             let (lx, ly) = logical(tile);
             let base = abi::CONTROL_BASE;

@@ -307,11 +307,12 @@ where
     F: Fn() -> H + 'static,
 {
     let harvest = card_chip_of(&config);
-    let mut sim = Sim::new(SimConfig {
+    let mut sim = Sim::try_new(SimConfig {
         boot: Boot::HeldInReset,
         control: komorebi_kernel::abi::CONTROL_LAYOUT,
         ..config
-    });
+    })
+    .map_err(|e| PcieError::Simulator(e.to_string()))?;
     let logical = logical_of(&harvest);
     sim.set_boot_hook(Box::new(
         move |sim: &mut Sim, tile: (u8, u8), role: Role| {

@@ -223,11 +223,11 @@ pub struct Session {
     /// a command that completes clears them), which a later command with the same low bits
     /// would count as its own; no later command gets them while they are held.
     held_low: std::collections::HashSet<u16>,
-    /// This session's id, which its tickets carry (`Ticket::session`): unique in the process.
+    /// Its id, which its tickets carry (`Ticket::session`): unique in the process.
     id: u64,
 }
 
-/// The next session's id.
+/// The id the next [`Session`] gets.
 static NEXT_SESSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl std::fmt::Debug for Session {
@@ -401,7 +401,7 @@ impl Session {
     }
 
     /// Reads the word at control-block offset `offset` of logical `core`: a multiple of 4 below
-    /// [`abi::CONTROL_BYTES`](komorebi_kernel::abi::CONTROL_BYTES), else refused.
+    /// [`abi::CONTROL_BYTES`], else refused.
     pub fn control_word(&self, core: LogicalXy, offset: u32) -> Result<u32, SessionError> {
         let noc0 = self.noc0(core).ok_or(SessionError::Group {
             group: LogicalRect::new(core.x, core.y, 1, 1),
@@ -418,7 +418,7 @@ impl Session {
     }
 
     /// The index `ticket`'s command has on logical `core`, if the core is in its group (and
-    /// the ticket this session's).
+    /// the ticket its own post's).
     pub fn command_index(&self, ticket: &Ticket, core: LogicalXy) -> Option<u32> {
         if ticket.session != self.id {
             return None;
@@ -564,8 +564,7 @@ impl Session {
     }
 
     /// Lets the device run until every core of at least one of `tickets` has reported, or cycle
-    /// `deadline`. With no tickets, returns at once. Refuses, before running, a ticket another
-    /// session posted.
+    /// `deadline` ([`wait`](Self::wait)'s refusals). With no tickets, returns at once.
     pub fn wait_any(
         &mut self,
         tickets: &[&Ticket],

@@ -17,6 +17,9 @@ pub struct FailingWrite {
     pub failed: bool,
     /// Whether every read of L1 fails (a device that stopped answering).
     pub reads_fail: bool,
+    /// Whether `advance` says its deadline came (its clock stands at 0 all the same); else it
+    /// says nothing can change.
+    pub deadline_comes: bool,
 }
 
 impl FailingWrite {
@@ -28,6 +31,7 @@ impl FailingWrite {
             fail_at,
             failed: false,
             reads_fail,
+            deadline_comes: false,
         }
     }
 
@@ -115,7 +119,11 @@ impl komorebi::host::device::Device for FailingWrite {
         _: u64,
         _: &mut dyn FnMut(&dyn komorebi::host::device::Peek) -> bool,
     ) -> komorebi::host::device::Advance {
-        komorebi::host::device::Advance::Idle
+        if self.deadline_comes {
+            komorebi::host::device::Advance::Deadline
+        } else {
+            komorebi::host::device::Advance::Idle
+        }
     }
 }
 

@@ -71,7 +71,10 @@ impl Landing {
 
 /// Refuses an L1 access beyond an L1 of `l1_size` bytes.
 pub(crate) fn check_l1(l1_size: u32, addr: u64, len: usize) -> Result<(), SimError> {
-    if addr + len as u64 > l1_size as u64 {
+    if addr
+        .checked_add(len as u64)
+        .is_none_or(|end| end > l1_size as u64)
+    {
         return Err(SimError::OutOfRange(format!(
             "L1 {addr:#x}+{len} is beyond L1 ({l1_size} bytes)"
         )));
@@ -88,7 +91,10 @@ pub(crate) fn check_dram(
     len: usize,
 ) -> Result<(), SimError> {
     let banks = chip.dram_ports.len();
-    if bank as usize >= banks || addr + len as u64 > chip.dram_bank_size {
+    let ends_inside = addr
+        .checked_add(len as u64)
+        .is_some_and(|end| end <= chip.dram_bank_size);
+    if bank as usize >= banks || !ends_inside {
         return Err(SimError::OutOfRange(format!(
             "DRAM bank {bank} {addr:#x}+{len} (allowed: banks 0..={}, {} GiB each)",
             banks - 1,

@@ -8,8 +8,10 @@ use komorebi_hal::ControlLayout;
 use komorebi_kernel::abi::CONTROL_LAYOUT;
 
 use crate::boot::Boot;
+use crate::error::SimError;
 use crate::riscv::Cost;
 use crate::route::Grid;
+use crate::timing::MAX_DELAY;
 use crate::timing::Timing;
 
 /// The configuration of one simulated chip.
@@ -139,6 +141,62 @@ impl ChipModel {
 }
 
 impl SimConfig {
+    /// Refuses a configuration the simulator cannot run ([`crate::Sim::try_new`]): its
+    /// timing (no clock, flits or packets of no bytes, a DRAM bank of no bandwidth, a latency
+    /// or cost above [`MAX_DELAY`]), an adversary's jitter or ARC's clock ramp above
+    /// [`crate::timing::MAX_DELAY`], an instruction of no cycles (a loop of them never lets
+    /// time pass), and a control block that does not lie in L1 or whose stop flag or wait
+    /// limit words do not lie in it.
+    pub fn check(&self) -> Result<(), SimError> {
+        let bad = |field, why: String| Err(SimError::Config { field, why });
+        check_timing(&self.timing)?;
+        for (field, v) in [
+            ("jitter_cycles", self.jitter_cycles),
+            ("aiclk_ramp_cycles", self.aiclk_ramp_cycles),
+        ] {
+            if v > MAX_DELAY {
+                return bad(field, format!("{v} (allowed: 0..={MAX_DELAY} cycles)"));
+            }
+        }
+        if self.core_cost.base == 0 {
+            return bad(
+                "core_cost.base",
+                "is 0: a loop of such instructions never lets time pass (allowed: at least 1)"
+                    .into(),
+            );
+        }
+        let l1 = self.chip_model().l1_size;
+        let c = self.control;
+        let in_l1 = c.base.checked_add(c.len).is_some_and(|end| end <= l1);
+        if c.base % 4 != 0 || !in_l1 {
+            return bad(
+                "control",
+                format!(
+                    "{:#x}+{:#x} (allowed: a block at a multiple of 4, wholly in the {l1:#x} \
+                     bytes of L1)",
+                    c.base, c.len
+                ),
+            );
+        }
+        for (field, at, words) in [
+            ("control.stop_offset", c.stop_offset, 1),
+            ("control.wait_limit_offset", c.wait_limit_offset, 2),
+        ] {
+            let inside = at.checked_add(4 * words).is_some_and(|end| end <= c.len);
+            if at % 4 != 0 || !inside {
+                return bad(
+                    field,
+                    format!(
+                        "{at:#x} (allowed: a multiple of 4 with its {words} word(s) in the block's \
+                         {:#x} bytes)",
+                        c.len
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// The chip this configuration models: a Blackhole with `harvest`, or a Wormhole B0 with
     /// `wormhole`'s rows harvested.
     pub fn chip_model(&self) -> ChipModel {
@@ -236,4 +294,77 @@ impl Default for SimConfig {
             aiclk_ramp_cycles: 0,
         }
     }
+}
+
+/// Refuses timing the simulator cannot run ([`SimConfig::check`]): no clock, flits or packets of no bytes, a DRAM
+/// bank of no (or no finite) bandwidth, a latency or cost above [`MAX_DELAY`], a
+/// reservation figure that is negative or not finite. A flit of 0 bytes divided by zero, a
+/// packet of 0 bytes split a transfer for good, and latencies near 2^64 wrapped round.
+fn check_timing(t: &Timing) -> Result<(), SimError> {
+    let bad = |field, why: String| Err(SimError::Config { field, why });
+    for (field, v) in [
+        ("timing.aiclk_mhz", t.aiclk_mhz),
+        ("timing.flit_bytes", t.flit_bytes),
+        ("timing.dram_row_bytes", t.dram_row_bytes),
+    ] {
+        if v == 0 {
+            return bad(field, "is 0 (allowed: at least 1)".into());
+        }
+    }
+    if t.max_packet_bytes < t.flit_bytes {
+        return bad(
+            "timing.max_packet_bytes",
+            format!(
+                "{} is below a flit's {} bytes (allowed: at least one flit)",
+                t.max_packet_bytes, t.flit_bytes
+            ),
+        );
+    }
+    for (field, v) in [
+        ("timing.reserve_base", t.reserve_base),
+        ("timing.reserve_per_hop", t.reserve_per_hop),
+        (
+            "timing.dram_bank_bytes_per_cycle",
+            t.dram_bank_bytes_per_cycle,
+        ),
+    ] {
+        let least = if field == "timing.dram_bank_bytes_per_cycle" {
+            f64::MIN_POSITIVE
+        } else {
+            0.0
+        };
+        if !(v.is_finite() && v >= least && v <= MAX_DELAY as f64) {
+            return bad(
+                field,
+                format!("{v} (allowed: a finite figure from {least} to {MAX_DELAY})"),
+            );
+        }
+    }
+    for (field, v) in [
+        ("timing.router_hop", t.router_hop),
+        ("timing.niu_hop", t.niu_hop),
+        ("timing.issue_latency", t.issue_latency),
+        ("timing.ack_turnaround", t.ack_turnaround),
+        ("timing.read_turnaround", t.read_turnaround),
+        ("timing.write_issue_floor", t.write_issue_floor),
+        ("timing.read_issue_floor", t.read_issue_floor),
+        ("timing.dram_read_latency", t.dram_read_latency),
+        ("timing.dram_write_latency", t.dram_write_latency),
+        ("timing.kernel_issue_cycles", t.kernel_issue_cycles),
+        ("timing.kernel_call_cycles", t.kernel_call_cycles),
+        ("timing.compute_call_cycles", t.compute_call_cycles),
+        (
+            "timing.compute_read_word_cycles",
+            t.compute_read_word_cycles,
+        ),
+        (
+            "timing.compute_scan_word_cycles",
+            t.compute_scan_word_cycles,
+        ),
+    ] {
+        if v > MAX_DELAY {
+            return bad(field, format!("{v} (allowed: 0..={MAX_DELAY} cycles)"));
+        }
+    }
+    Ok(())
 }

@@ -33,6 +33,14 @@ pub enum SimError {
     /// A BAR access that is not a TLB window or configuration register.
     #[error("{0}")]
     BadBar(String),
+    /// A configuration the simulator cannot run: which field, and what is allowed.
+    #[error("simulator configuration: {field} {why}")]
+    Config {
+        /// The field (`timing.flit_bytes`, `control.base`, ...).
+        field: &'static str,
+        /// What is wrong and what is allowed.
+        why: String,
+    },
     /// A TLB window names translated coordinates (NoC translation on) that translate to no
     /// tile the simulator models.
     #[error("translated coordinates {0:?} name no tile (NoC translation is on)")]

@@ -184,7 +184,7 @@ impl Faults {
                     effect.drop = true;
                     effect.ack_anyway |= ack;
                 }
-                TxAction::Delay(d) => effect.delay += d,
+                TxAction::Delay(d) => effect.delay = effect.delay.saturating_add(d),
             }
         }
         effect

@@ -176,6 +176,7 @@ pub mod route;
 mod scheduler;
 mod sim;
 mod sim_logs;
+mod sim_trace;
 mod task;
 mod tile;
 pub mod timing;

@@ -106,8 +106,10 @@ impl Tlbs {
     fn config_reg(&self, offset: u64, len: usize) -> Option<usize> {
         let base = tlb::TLB_CONFIG_BASE as u64;
         let end = base + 4 * self.regs.len() as u64;
-        (offset >= base && offset + len as u64 <= end && offset % 4 == 0 && len % 4 == 0)
-            .then(|| ((offset - base) / 4) as usize)
+        let inside = offset
+            .checked_add(len as u64)
+            .is_some_and(|last| offset >= base && last <= end);
+        (inside && offset % 4 == 0 && len % 4 == 0).then(|| ((offset - base) / 4) as usize)
     }
 
     /// Writes configuration registers when BAR0 `offset..+data.len()` is some (BAR0

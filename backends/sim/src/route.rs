@@ -51,10 +51,13 @@ impl Grid {
 
     /// The next router from `p` in direction `dir`.
     pub fn step(self, p: (u8, u8), dir: Dir) -> (u8, u8) {
+        // (In 16 bits, and a grid of no columns or rows taken as one: a point off the grid
+        // steps onto it rather than overflow or divide by zero.)
+        let next = |v: u8, len: u8| ((v as u16 + 1) % len.max(1) as u16) as u8;
         if dir == 0 {
-            ((p.0 + 1) % self.width, p.1)
+            (next(p.0, self.width), p.1)
         } else {
-            (p.0, (p.1 + 1) % self.height)
+            (p.0, next(p.1, self.height))
         }
     }
 

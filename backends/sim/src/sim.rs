@@ -29,7 +29,6 @@ use crate::profile::CoreProfile;
 use crate::report::{CbState, CoreFault, NiuCounters, Stats, TaskInfo, Violation};
 use crate::task::{TaskMeta, TaskState};
 use crate::tile::Cb;
-use crate::trace::{Trace, TraceError, TraceStats};
 use crate::world::{Shared, World};
 
 /// Why [`Sim::run_until`] returned.
@@ -74,8 +73,23 @@ impl std::fmt::Debug for Sim {
 }
 
 impl Sim {
+    /// A chip as `config` says, at cycle 0, with no kernel, or why the simulator cannot run
+    /// that configuration ([`SimConfig::check`]).
+    pub fn try_new(config: SimConfig) -> Result<Self, SimError> {
+        config.check()?;
+        Ok(Self::new(config))
+    }
+
     /// A chip as `config` says, at cycle 0, with no kernel.
+    ///
+    /// # Panics
+    ///
+    /// If [`SimConfig::check`] refuses `config` (its defaults and every configuration a
+    /// command line builds pass): [`Self::try_new`] returns the refusal instead.
     pub fn new(config: SimConfig) -> Self {
+        if let Err(e) = config.check() {
+            panic!("{e}");
+        }
         crate::kernel_log::install();
         Self {
             bars: Bars::new(&config),
@@ -279,6 +293,9 @@ impl Sim {
     /// (checked after every step). Host writes held by `SimConfig::reorder_posted_writes` are
     /// sent on their way first: they land one cycle apart from the next cycle on.
     pub fn run_until(&mut self, deadline: u64, mut stop: impl FnMut(&Sim) -> bool) -> RunOutcome {
+        // Time stops short of 64 bits' end, so that no sum of a time and a few latencies
+        // overflows (`timing::TIME_LIMIT`).
+        let deadline = deadline.min(crate::timing::TIME_LIMIT);
         self.bars.schedule(&mut self.world.borrow_mut());
         loop {
             let next = self.world.borrow().peek_time();
@@ -307,7 +324,10 @@ impl Sim {
     /// later even when the chip was idle ([`Sim::run`] leaves an idle chip's clock where it
     /// is).
     pub fn advance(&mut self, cycles: u64) -> RunOutcome {
-        let deadline = self.now().saturating_add(cycles);
+        let deadline = self
+            .now()
+            .saturating_add(cycles)
+            .min(crate::timing::TIME_LIMIT);
         let outcome = self.run(deadline);
         let mut w = self.world.borrow_mut();
         w.now = w.now.max(deadline);
@@ -477,7 +497,17 @@ impl Sim {
     pub fn inject(&mut self, fault: Fault) -> Result<(), SimError> {
         let mut w = self.world.borrow_mut();
         match fault {
-            Fault::Transaction { filter, action } => w.faults.add_tx(filter, action),
+            Fault::Transaction { filter, action } => {
+                if let crate::fault::TxAction::Delay(d) = action
+                    && d > crate::timing::MAX_DELAY
+                {
+                    return Err(SimError::OutOfRange(format!(
+                        "a transaction delayed {d} cycles (allowed: 0..={})",
+                        crate::timing::MAX_DELAY
+                    )));
+                }
+                w.faults.add_tx(filter, action)
+            }
             Fault::Hung => w.faults.hung = true,
             Fault::DeadTile(tile) => {
                 let g = w.tiles.grid;
@@ -540,52 +570,6 @@ impl Sim {
     /// Counts of what happened so far.
     pub fn stats(&self) -> Stats {
         self.world.borrow().stats.clone()
-    }
-
-    /// The trace so far as Chrome/Perfetto JSON, when `SimConfig::trace` holds it in memory;
-    /// `None` when tracing is off or the trace streams to a writer ([`Sim::trace_to`]).
-    pub fn trace_json(&self) -> Option<serde_json::Value> {
-        let w = self.world.borrow();
-        let trace = w.trace.as_ref()?;
-        (!trace.is_streaming()).then(|| trace.to_json())
-    }
-
-    /// Streams the trace to `out` from now on, each event as it is recorded (through a 64 KiB
-    /// buffer of its own) and not kept: memory does not grow (`trace` module docs). Events held
-    /// so far go first; tracing starts if it was off. A write error does not stop the run: the
-    /// first is kept ([`Sim::trace_error`], [`Sim::finish_trace`]); `Err` is an open stream's.
-    pub fn trace_to(&self, out: impl std::io::Write + 'static) -> Result<(), TraceError> {
-        let mut w = self.world.borrow_mut();
-        w.trace
-            .get_or_insert_with(Trace::new)
-            .stream_to(Box::new(out))
-    }
-
-    /// Finishes the stream [`Sim::trace_to`] opened: writes `extra` events (the host's own, any
-    /// Trace Event Format objects), closes the JSON and flushes; tracing is off afterwards. What
-    /// was written or the first write error; `None` with no stream (dropping closes one).
-    pub fn finish_trace(
-        &self,
-        extra: impl IntoIterator<Item = serde_json::Value>,
-    ) -> Option<Result<TraceStats, TraceError>> {
-        let mut w = self.world.borrow_mut();
-        // Waits still open are written up to now: the trace shows those a run ended in too.
-        let (now, mhz) = (w.now, w.cfg.timing.aiclk_mhz);
-        let open = w.sched.open_waits(now);
-        let trace = w.trace.as_mut().filter(|t| t.is_streaming())?;
-        for (task, from) in open {
-            trace.wait(task, from, now, mhz);
-        }
-        let done = trace.finish(extra);
-        if done.is_some() {
-            w.trace = None;
-        }
-        done
-    }
-
-    /// The stream's first write error, once a write has failed.
-    pub fn trace_error(&self) -> Option<TraceError> {
-        self.world.borrow().trace.as_ref()?.error().cloned()
     }
 
     /// Every task's state.

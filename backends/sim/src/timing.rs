@@ -220,6 +220,15 @@ impl std::str::FromStr for KernelCosts {
     }
 }
 
+/// The most cycles any one latency, cost, floor or delay of the model may be (some 13 minutes
+/// at 1.35 GHz): with simulated time kept below [`TIME_LIMIT`], sums of a few of them never
+/// overflow 64 bits.
+pub const MAX_DELAY: u64 = 1 << 40;
+
+/// The simulated time no run passes (some 108 years at 1.35 GHz): [`crate::Sim::run`] and
+/// [`crate::Sim::advance`] stop there.
+pub const TIME_LIMIT: u64 = 1 << 62;
+
 impl Timing {
     /// This timing with the native kernels charged `costs` per call; everything else is kept.
     pub fn with_kernel_costs(self, costs: KernelCosts) -> Self {
@@ -260,7 +269,8 @@ impl Timing {
 
     /// Cycles of `ns` nanoseconds at AICLK, rounded up.
     pub fn cycles_of_ns(&self, ns: u64) -> u64 {
-        (ns as u128 * self.aiclk_mhz as u128).div_ceil(1000) as u64
+        let cycles = (ns as u128 * self.aiclk_mhz as u128).div_ceil(1000);
+        u64::try_from(cycles).unwrap_or(u64::MAX)
     }
 }
 

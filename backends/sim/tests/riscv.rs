@@ -1384,3 +1384,19 @@ fn a_speed_up_takes_its_ranges_in_any_order_and_refuses_what_it_cannot_do() {
         "speed-up factor 1: allowed 2..=64"
     );
 }
+
+/// An instruction costs at least a cycle whatever the cost rule says: a loop of free
+/// instructions (`base: 0`) never let `run` reach its cycle, and it never returned.
+#[test]
+fn a_loop_of_instructions_priced_at_nothing_still_lets_time_pass() {
+    for pipelined in [false, true] {
+        let free = Cost {
+            base: 0,
+            pipelined,
+            ..Cost::default()
+        };
+        let (mut hart, mut bus) = machine_with(&[enc::jal(0, 0)], free);
+        assert!(matches!(hart.run(&mut bus, 1000), Stop::Cycle));
+        assert!(hart.cycle() >= 1000, "pipelined {pipelined}");
+    }
+}

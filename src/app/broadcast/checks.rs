@@ -10,14 +10,7 @@ use crate::host::backend::Exec;
 
 use super::config::{BUFFER_BASE, BroadcastConfig, DeviceChoice, MAX_CHIPS, Protocol};
 use super::error::{BroadcastError, flag};
-
-/// The refusal of an empty `--rect`.
-pub(super) fn empty_rect(rect: komorebi_hal::LogicalRect) -> BroadcastError {
-    flag(
-        "--rect",
-        format!("{rect} is empty (allowed: at least 1 column and 1 row)"),
-    )
-}
+use super::faults::{FaultKind, FaultSpec};
 
 impl BroadcastConfig {
     /// Refuses a `--firmware` directory the run would not load (`--device sim` loads no image)
@@ -460,7 +453,7 @@ impl BroadcastConfig {
         // What no grid makes right is refused before any device opens, so that the exit code
         // (2) does not depend on the device (the plan checks the rest on the device's grid).
         if self.rect.is_empty() {
-            return Err(empty_rect(self.rect));
+            return Err(super::error::empty_rect(self.rect));
         }
         self.check_faults_on_the_rect()?;
         self.validate_dram()?;
@@ -512,5 +505,123 @@ impl BroadcastConfig {
             ) => Err(e),
             _ => Ok(()),
         }
+    }
+}
+
+impl BroadcastConfig {
+    /// Refuses what of the faults no grid can make right, before any device opens (so the
+    /// refusal is the same, exit 2, whatever the device): a core outside the rectangle, a fault
+    /// given twice, two stalls of one kernel, a fault of a core with bad words that could never
+    /// fire, a BLOCK bad words do not take, and a stall block that never comes. What depends
+    /// on the broadcasts laid out on the device's grid is [`BroadcastPlan::check_faults`]'s.
+    pub(super) fn check_faults_on_the_rect(&self) -> Result<(), BroadcastError> {
+        let r = self.rect;
+        for (i, f) in self.faults.iter().enumerate() {
+            if !r.contains_xy(f.core) {
+                return Err(flag(
+                    "--fault",
+                    format!(
+                        "{}: core {} is not in --rect {r} (allowed: X {}..={}, Y {}..={})",
+                        f.kind.name(),
+                        f.core,
+                        r.x0,
+                        r.x0 as u32 + r.columns as u32 - 1,
+                        r.y0,
+                        r.y0 as u32 + r.rows as u32 - 1,
+                    ),
+                ));
+            }
+            // The same fault twice acts once (a drop's two filters match one transaction).
+            if self.faults[..i].contains(f) {
+                return Err(flag(
+                    "--fault",
+                    format!("{f} is given twice (allowed: each fault once)"),
+                ));
+            }
+            // One stall per kernel: a second would replace the first.
+            let kernel = |k: FaultKind| match k {
+                FaultKind::StallDm => Some(0),
+                FaultKind::StallCompute | FaultKind::StallSenderCompute => Some(1),
+                _ => None,
+            };
+            let same_kernel = |g: &&FaultSpec| {
+                g.core == f.core && kernel(f.kind).is_some_and(|k| kernel(g.kind) == Some(k))
+            };
+            if let Some(before) = self.faults[..i].iter().find(same_kernel) {
+                return Err(flag(
+                    "--fault",
+                    format!(
+                        "{before} and {f} stall the same kernel of core {} (allowed: one stall \
+                         per kernel of a core)",
+                        f.core
+                    ),
+                ));
+            }
+            // Bad words stop the core's data-movement kernels before any block: a fault of its
+            // broadcast calls or blocks there could never fire (a drop of a VALID to it or a
+            // host stop at block 0 still can).
+            let reaches_blocks = |k: FaultKind| {
+                !matches!(
+                    k,
+                    FaultKind::BadWords | FaultKind::DropValid | FaultKind::HostStop
+                )
+            };
+            let bad = |g: &FaultSpec| g.core == f.core && g.kind == FaultKind::BadWords;
+            if reaches_blocks(f.kind) && self.faults.iter().any(bad) {
+                return Err(flag(
+                    "--fault",
+                    format!(
+                        "{f}: core {} has bad-words too, so it runs no block and the fault would \
+                         never fire (allowed: bad-words with drop-valid or host-stop on one core)",
+                        f.core
+                    ),
+                ));
+            }
+            match f.kind {
+                FaultKind::BadWords if f.block != 0 => {
+                    return Err(flag(
+                        "--fault",
+                        format!(
+                            "bad-words:{},{}:{}: bad-words takes no BLOCK (allowed: \
+                             bad-words:{},{})",
+                            f.core.x, f.core.y, f.block, f.core.x, f.core.y
+                        ),
+                    ));
+                }
+                FaultKind::StallDm | FaultKind::StallCompute | FaultKind::StallSenderCompute => {
+                    self.check_fault_block(f, self.blocks as u64, "block")?
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses fault `f` when its BLOCK is not below `count`, the things of its kind (`what`)
+    /// job 0 has: the fault would never fire.
+    pub(super) fn check_fault_block(
+        &self,
+        f: &FaultSpec,
+        count: u64,
+        what: &str,
+    ) -> Result<(), BroadcastError> {
+        if (f.block as u64) < count {
+            return Ok(());
+        }
+        let allowed = if count == 0 {
+            "none: nothing of that kind happens".to_string()
+        } else {
+            format!("0..{count}")
+        };
+        Err(flag(
+            "--fault",
+            format!(
+                "{}: {what} {} never comes (allowed: {allowed} with --blocks {}), so the fault \
+                 would never fire",
+                f.kind.name(),
+                f.block,
+                self.blocks
+            ),
+        ))
     }
 }

@@ -123,6 +123,14 @@ pub(super) fn flag(flag: &'static str, why: impl Into<String>) -> BroadcastError
     }
 }
 
+/// The refusal of an empty `--rect`.
+pub(super) fn empty_rect(rect: komorebi_hal::LogicalRect) -> BroadcastError {
+    flag(
+        "--rect",
+        format!("{rect} is empty (allowed: at least 1 column and 1 row)"),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,11 +46,12 @@ impl NocBench {
         prepare: impl FnOnce(&mut Sim) -> Result<(), SimError>,
     ) -> Result<(Sim, u64), NocBenchError> {
         let failed = |e: SimError| NocBenchError::Run(e.to_string());
-        let mut sim = Sim::new(SimConfig {
+        let mut sim = Sim::try_new(SimConfig {
             harvest: self.harvest,
             fused_dram: self.fused_dram,
             ..SimConfig::default()
-        });
+        })
+        .map_err(failed)?;
         prepare(&mut sim).map_err(failed)?;
         let config = sim.config();
         // The barrier must never give up: the largest wait limit (the runtime's "never").

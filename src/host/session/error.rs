@@ -99,8 +99,8 @@ pub enum SessionError {
     },
     /// A ticket that another session posted (each session's tickets name its own tiles).
     #[error(
-        "command {sequence} was posted on another session (allowed: the tickets this session's \
-         post returned)"
+        "command {sequence} was posted on another Session (allowed: the tickets its own post \
+         returned)"
     )]
     ForeignTicket {
         /// The ticket's sequence number.

@@ -206,8 +206,11 @@ fn uses(op: &Op) -> Uses {
 
 impl Hart {
     /// A hart in its reset state: registers 0, `pc` at `config.reset_pc`, counts 0, local RAM
-    /// zero (as silicon clears it after reset, BH README "Local Data RAM").
-    pub fn new(config: HartConfig) -> Self {
+    /// zero (as silicon clears it after reset, BH README "Local Data RAM"). An instruction
+    /// costs at least a cycle whatever `config.cost.base` says: a loop of free instructions
+    /// never let [`Hart::run`] reach its cycle, and it never returned.
+    pub fn new(mut config: HartConfig) -> Self {
+        config.cost.base = config.cost.base.max(1);
         let cache: Box<[Entry; CACHE_ENTRIES]> = Box::new(
             [Entry {
                 word: 0,
