@@ -687,6 +687,21 @@ fn images_for_another_chip_or_of_no_handler_are_a_flag_refused_before_any_device
             "{exec:?}"
         );
     }
+    // A caller's own backend skips the flags' checks: the loader still refuses them, naming
+    // both chips (the device cannot be used with them: the session's Unusable).
+    let wormhole = komorebi::host::backend::built_firmware_for(ChipKind::Wormhole).unwrap();
+    let e = broadcast::open_session(
+        komorebi::Backend::pcie_sim(komorebi_sim::SimConfig::default())
+            .with_firmware(Some(wormhole))
+            .with_exec(Exec::Firmware),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "is built for PCI device 0x401e (Wormhole B0); this device is 0xb140 (Blackhole)"
+        ),
+        "{e}"
+    );
     // This tree's images with their headers' handler set to 0 (the check word made anew).
     let dir = std::env::temp_dir().join(format!("komorebi-no-handler-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -889,8 +889,10 @@ fn on_wormhole_the_faulted_core_gives_up_as_the_simulator_s_native_kernels_do() 
     }
 }
 
+/// Refused as a flag before ttsim starts (exit 2, naming `--firmware` and both chips), as on
+/// every device (D60); the loader's own check stays for a caller's `Backend`.
 #[test]
-fn a_blackhole_image_on_a_wormhole_is_refused_by_the_loader_with_both_chips_named() {
+fn a_blackhole_image_on_a_wormhole_is_refused_before_the_device_with_both_chips_named() {
     let Some(lib) = wh() else { return };
     let blackhole = komorebi::host::backend::built_firmware().unwrap();
     let (code, out, err) = komorebi(&[
@@ -904,12 +906,11 @@ fn a_blackhole_image_on_a_wormhole_is_refused_by_the_loader_with_both_chips_name
         "--jobs",
         "1",
     ]);
-    assert_eq!(code, 4, "{out}{err}");
+    assert_eq!(code, 2, "{out}{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
-        err.contains(
-            "is built for PCI device 0xb140 (Blackhole); this device is 0x401e (Wormhole B0)"
-        ),
+        err.starts_with("error: --firmware: ")
+            && err.contains("reader is built for Blackhole, and the run is on a Wormhole B0"),
         "{err}"
     );
 }
