@@ -11,6 +11,7 @@ use komorebi_sim::riscv::SpeedUp;
 
 use crate::app::broadcast::{self, BroadcastConfig};
 
+mod args;
 mod harvest;
 mod resources;
 mod run_flags;
@@ -105,7 +106,7 @@ pub fn one_line(e: &clap::Error) -> String {
 
 /// Parses `T` from the process arguments; on bad flags prints one line and gives exit code 2;
 /// with no arguments at all prints the usage and the subcommands (exit 2); `--help` and
-/// `--version` print and give 0.
+/// `--version` print and give 0, or 1 when their output cannot be written.
 pub fn parse_or_exit<T: clap::Parser>() -> Result<T, ExitCode> {
     use clap::error::ErrorKind;
     // A negative number is a value, so its flag's parser names the flag and what it allows
@@ -116,7 +117,7 @@ pub fn parse_or_exit<T: clap::Parser>() -> Result<T, ExitCode> {
             .mut_subcommands(negative_numbers_are_values)
     }
     let parsed = negative_numbers_are_values(T::command())
-        .try_get_matches_from(values_joined(std::env::args_os()))
+        .try_get_matches_from(args::values_joined(std::env::args_os()))
         .and_then(|mut m| T::from_arg_matches_mut(&mut m));
     match parsed {
         Ok(t) => Ok(t),
@@ -137,33 +138,6 @@ pub fn parse_or_exit<T: clap::Parser>() -> Result<T, ExitCode> {
             _ => Err(ExitCode::SUCCESS),
         },
     }
-}
-
-/// The arguments with every value that starts with a minus and a digit (`-1,0,1,1`, `-0x1`)
-/// joined to the long flag before it (`--rect=-1,0,1,1`), so that the flag's parser refuses it
-/// naming the flag and what it allows: clap takes a negative number for a value
-/// (`allow_negative_numbers`), but a negative coordinate list or hex number for an unknown flag.
-/// No flag of komorebi starts with a digit.
-fn values_joined(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
-    let mut out: Vec<std::ffi::OsString> = Vec::new();
-    for arg in args {
-        let negative = arg
-            .to_str()
-            .and_then(|a| a.strip_prefix('-'))
-            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
-        if let Some(flag) = out.last_mut().filter(|_| negative)
-            && let Some(f) = flag.to_str()
-            && f.starts_with("--")
-            && !f.contains('=')
-            && f != "--"
-        {
-            let joined = format!("{f}={}", arg.to_string_lossy());
-            *flag = joined.into();
-            continue;
-        }
-        out.push(arg);
-    }
-    out
 }
 
 /// Prints `text` on stdout, ending in one newline whether or not it ends in one; a closed stdout

@@ -730,8 +730,8 @@ fn images_for_another_chip_or_of_no_handler_are_a_flag_refused_before_any_device
     .to_string();
     assert!(
         e.starts_with(&format!(
-            "--firmware: {}: its images name no handler: they were built before images named \
-             the one they carry",
+            "--firmware: {}: its images name no handler (0, which only the native kernels' \
+             header-only images carry",
             dir.display()
         )),
         "{e}"

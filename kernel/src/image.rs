@@ -246,8 +246,8 @@ pub struct ImageHeader {
 pub enum ImageError {
     /// Word 0 is not [`IMAGE_MAGIC`].
     Magic(u32),
-    /// The bytes end before the header does (word 0 is [`IMAGE_MAGIC`], or there is no whole
-    /// word 0): how many there are.
+    /// Word 0 is [`IMAGE_MAGIC`] but the bytes end before the header does: how many there
+    /// are.
     Short(u32),
     /// Built for another control-block ABI.
     Version {
@@ -362,9 +362,11 @@ impl ImageHeader {
         for (i, word) in w.iter_mut().enumerate() {
             let Some(b) = bytes.get(4 * i..4 * i + 4) else {
                 // Bytes that do not start like a header are none; a header cut short is one.
+                // (Fewer than four bytes are no header: a loader looks at every role's place,
+                // and a segment may end just past one.)
                 return Err(match w[0] {
-                    first if i > 0 && first != IMAGE_MAGIC => ImageError::Magic(first),
-                    _ => ImageError::Short(bytes.len() as u32),
+                    IMAGE_MAGIC if i > 0 => ImageError::Short(bytes.len() as u32),
+                    first => ImageError::Magic(first),
                 });
             };
             *word = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
@@ -419,8 +421,9 @@ mod tests {
         );
         assert_eq!(
             ImageHeader::from_bytes(&bytes[..2]),
-            Err(ImageError::Short(2))
+            Err(ImageError::Magic(0))
         );
+        assert_eq!(ImageHeader::from_bytes(&[]), Err(ImageError::Magic(0)));
         let mut other = bytes;
         other[0] = 0x13;
         assert!(matches!(

@@ -241,17 +241,11 @@ impl SimDevice {
                 (abi::HEADER_HARVEST, sim.config().harvest_word()),
                 (
                     abi::HEADER_CHIP,
-                    abi::ChipWord {
-                        translated: sim.config().translated(),
-                        fused_dram: sim.config().dram_banks().fused(),
-                    }
-                    .encode()
-                    .ok_or_else(|| {
-                        DeviceError::new(format!(
-                            "the chip word cannot name fused DRAM bank {:?} (allowed: 0 to 7)",
-                            sim.config().dram_banks().fused()
-                        ))
-                    })?,
+                    komorebi_pcie::firmware::chip_word(
+                        sim.config().translated(),
+                        sim.config().dram_banks().fused(),
+                    )
+                    .map_err(DeviceError::new)?,
                 ),
                 (abi::STOP, 0),
                 (abi::IDLE_WAIT_LIMIT, u32::MAX),

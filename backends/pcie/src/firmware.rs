@@ -77,6 +77,20 @@ pub struct FirmwareImage {
 
 const EM_RISCV: u16 = 243;
 
+/// A tile header's chip word ([`abi::ChipWord`]), or why it cannot be written: a fused bank the
+/// word cannot name.
+pub fn chip_word(translated: bool, fused_dram: Option<u8>) -> Result<u32, String> {
+    abi::ChipWord {
+        translated,
+        fused_dram,
+    }
+    .encode()
+    .ok_or_else(|| {
+        let bank = fused_dram.map_or(String::new(), |b| b.to_string());
+        format!("the chip word cannot name fused DRAM bank {bank} (allowed: 0 to 7)")
+    })
+}
+
 fn bad(image: &str, why: impl Into<String>) -> PcieError {
     PcieError::Firmware {
         image: image.into(),
@@ -431,20 +445,8 @@ pub fn boot<B: Bar>(
     card.landed()?;
     // 3. Each tile's header.
     let harvest = card.chip().harvest_word();
-    let chip = abi::ChipWord {
-        translated: card.chip().translated(),
-        fused_dram: card.fused_dram(),
-    }
-    .encode()
-    .ok_or_else(|| {
-        bad(
-            "every image",
-            format!(
-                "the chip word cannot name fused DRAM bank {:?} (allowed: 0 to 7)",
-                card.fused_dram()
-            ),
-        )
-    })?;
+    let chip = chip_word(card.chip().translated(), card.fused_dram())
+        .map_err(|why| bad("every image", why))?;
     for &t in &tiles {
         let (lx, ly) = logical(t);
         for (offset, value) in [

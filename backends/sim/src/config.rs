@@ -168,11 +168,11 @@ impl SimConfig {
         let l1 = self.chip_model().l1_size;
         let c = self.control;
         let in_l1 = c.base.checked_add(c.len).is_some_and(|end| end <= l1);
-        if c.base % 4 != 0 || !in_l1 {
+        if c.base % 16 != 0 || !in_l1 {
             return bad(
                 "control",
                 format!(
-                    "{:#x}+{:#x} (allowed: a block at a multiple of 4, wholly in the {l1:#x} \
+                    "{:#x}+{:#x} (allowed: a block at a multiple of 16, wholly in the {l1:#x} \
                      bytes of L1)",
                     c.base, c.len
                 ),
@@ -320,24 +320,35 @@ fn check_timing(t: &Timing) -> Result<(), SimError> {
             ),
         );
     }
-    for (field, v) in [
-        ("timing.reserve_base", t.reserve_base),
-        ("timing.reserve_per_hop", t.reserve_per_hop),
+    // Cycles of a reservation: finite, 0 or more, at most MAX_DELAY; a bank's rate: finite and
+    // above 0 (a rate of 0 served in "infinite" cycles).
+    for (field, v, above_zero, allowed) in [
+        (
+            "timing.reserve_base",
+            t.reserve_base,
+            false,
+            "0 to 2^40 cycles",
+        ),
+        (
+            "timing.reserve_per_hop",
+            t.reserve_per_hop,
+            false,
+            "0 to 2^40 cycles",
+        ),
         (
             "timing.dram_bank_bytes_per_cycle",
             t.dram_bank_bytes_per_cycle,
+            true,
+            "a finite rate above 0 bytes a cycle",
         ),
     ] {
-        let least = if field == "timing.dram_bank_bytes_per_cycle" {
-            f64::MIN_POSITIVE
+        let in_range = if above_zero {
+            v > 0.0
         } else {
-            0.0
+            (0.0..=MAX_DELAY as f64).contains(&v)
         };
-        if !(v.is_finite() && v >= least && v <= MAX_DELAY as f64) {
-            return bad(
-                field,
-                format!("{v} (allowed: a finite figure from {least} to {MAX_DELAY})"),
-            );
+        if !(v.is_finite() && in_range) {
+            return bad(field, format!("{v} (allowed: {allowed})"));
         }
     }
     for (field, v) in [

@@ -65,8 +65,9 @@ impl BroadcastConfig {
             return Err(flag(
                 "--firmware",
                 format!(
-                    "{}: its images name no handler: they were built before images named the \
-                     one they carry (allowed: images built from this source: {hint})",
+                    "{}: its images name no handler (0, which only the native kernels' \
+                     header-only images carry: firmware built before images named their \
+                     handler) (allowed: images built from this source: {hint})",
                     dir.display(),
                 ),
             ));

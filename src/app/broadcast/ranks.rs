@@ -8,10 +8,15 @@
 //! so the bytes checked and the give-ups are the same. Rank 0 sends each rank its [`Share`],
 //! runs its own, and gathers every rank's [`RankReport`] into one summary.
 //!
-//! **Never a hang.** Every wait for another rank polls until `--rank-limit` seconds from the
-//! run's start. A rank that has not answered by then (it died, hangs, or is stopped) has its
-//! jobs reported abandoned under its name; rank 0 then prints the report and ends the MPI job
-//! with `MPI_Abort`, since a finalize would wait for the missing rank.
+//! **Never a hang.** Rank 0 waits for the ranks' reports until `--rank-limit` seconds from the
+//! run's start (and looks [`LOOK`] past it for reports that came already). A rank that has not
+//! answered by then (it died, hangs, or is stopped) has its jobs reported abandoned under its
+//! name; rank 0 then prints the report and ends the MPI job with `MPI_Abort`, since a finalize
+//! would wait for the missing rank. Every other wait is bounded too: a rank waits for its
+//! assignment until the limit, and for rank 0's word up to the limit past the later of the
+//! limit and its own report; a message whose receive began but never completes (its sender
+//! died mid-transfer) ends the process with exit 4 a limit after the wait's end; `MPI_Init`
+//! and `MPI_Finalize` are bounded by the limit (the watchdog).
 //!
 //! **One judge.** Rank 0 alone decides how the run ends. Every other rank, once its report is
 //! out, waits for rank 0's word that the run is over ([`FINALIZE`]) before it finalizes, and
@@ -188,13 +193,19 @@ fn send_all(
 /// Waits for a message from each rank of `from` until `deadline`, or for [`LOOK`] if that is
 /// later, looking at each in turn (a rank whose message has not come delays no other's: a
 /// large message completes only once its receive is posted); for each, `None` if none came.
+/// A message whose receive began but never completes (its sender died mid-transfer, which
+/// MPI's receive does not notice: it spun for good) ends the process with exit 4 through
+/// `watchdog`, `limit` after the wait's end.
 fn receive_all(
     world: &SimpleCommunicator,
     from: &[i32],
     deadline: Instant,
+    (watchdog, limit): (&Watchdog, Duration),
 ) -> Vec<Option<Vec<u8>>> {
     let mut got: Vec<Option<Vec<u8>>> = vec![None; from.len()];
-    let until = deadline.max(Instant::now() + LOOK);
+    let now = Instant::now();
+    let until = deadline.max(now + LOOK);
+    watchdog.arm("a rank's message", until - now + limit, EXIT_DEVICE as i32);
     loop {
         for (i, &rank) in from.iter().enumerate() {
             if got[i].is_none() {
@@ -205,6 +216,7 @@ fn receive_all(
             }
         }
         if got.iter().all(Option::is_some) || Instant::now() >= until {
+            watchdog.disarm();
             return got;
         }
         std::thread::sleep(POLL);
@@ -296,12 +308,13 @@ pub fn run_ranks(
     let world = universe.world();
     let (rank, ranks) = (world.rank() as u32, world.size() as u32);
     let host = mpi::environment::processor_name().unwrap_or_else(|_| "-".into());
+    let guard = (&watchdog, limit);
     let (outcome, lost) = if rank == 0 {
         gather(
-            cfg, dispatch, &world, ranks, host, deadline, limit, progress,
+            cfg, dispatch, &world, ranks, host, deadline, guard, progress,
         )
     } else {
-        serve(cfg, dispatch, &world, host, deadline, limit, progress)
+        serve(cfg, dispatch, &world, host, deadline, guard, progress)
     };
     let peers = if rank == 0 {
         (1..ranks as i32).collect()
@@ -330,17 +343,13 @@ fn serve(
     world: &SimpleCommunicator,
     host: String,
     deadline: Instant,
-    limit: Duration,
+    guard: (&Watchdog, Duration),
     progress: &(dyn Fn(u32) + Sync),
 ) -> (Result<Option<BroadcastSummary>, BroadcastError>, bool) {
-    let Some(bytes) = receive_all(world, &[0], deadline).pop().flatten() else {
-        return (
-            Err(flag(
-                "--mpi",
-                "rank 0 sent no assignment within --rank-limit (it died or hangs)",
-            )),
-            true,
-        );
+    let Some(bytes) = receive_all(world, &[0], deadline, guard).pop().flatten() else {
+        // A lost rank 0, not a flag: this rank ends the job with 4 (`RankEnd::finish`).
+        eprintln!("error: --mpi: rank 0 sent no assignment within --rank-limit (it died or hangs)");
+        return (Ok(None), true);
     };
     let outcome = match serde_json::from_slice::<Assignment>(&bytes) {
         Ok(assignment) => {
@@ -370,7 +379,8 @@ fn serve(
             return (Err(flag("--mpi", why)), false);
         }
     };
-    let heard = await_verdict(world, bytes, deadline.max(Instant::now()) + limit);
+    let until = deadline.max(Instant::now()) + guard.1;
+    let heard = await_verdict(world, bytes, until, guard);
     (Ok(None), !heard)
 }
 
@@ -379,32 +389,28 @@ fn serve(
 /// left for rank 0 to take or not when it looks (its verdict), not given up (a rank that gave
 /// up and aborted raced rank 0's own end, D59). Rank 0 sends the word only once it has every
 /// report, and otherwise aborts the job, which ends this rank here. Whether the word came.
-fn await_verdict(world: &SimpleCommunicator, report: Vec<u8>, until: Instant) -> bool {
+fn await_verdict(
+    world: &SimpleCommunicator,
+    report: Vec<u8>,
+    until: Instant,
+    guard: (&Watchdog, Duration),
+) -> bool {
     let buffer: &'static [u8] = Box::leak(report.into_boxed_slice());
-    let root = world.process_at_rank(0);
-    let mut send = Some(root.immediate_send(mpi::request::StaticScope, buffer));
-    loop {
-        if let Some(request) = send.take()
-            && let Err(still) = request.test()
-        {
-            send = Some(still);
-        }
-        if root.immediate_probe().is_some() {
-            let (word, _) = root.receive_vec::<u8>();
+    let send = world
+        .process_at_rank(0)
+        .immediate_send(mpi::request::StaticScope, buffer);
+    // (Each probe of the wait runs MPI's progress, the pending send's too.)
+    match receive_all(world, &[0], until, guard).pop().flatten() {
+        Some(word) => {
             // The word comes after rank 0 took the report, so the send is complete.
-            if let Some(request) = send.take() {
-                request.wait();
-            }
-            return word == FINALIZE;
+            send.wait();
+            word == FINALIZE
         }
-        if Instant::now() >= until {
+        None => {
             // Forgotten, not dropped (a dropped request panics): this rank aborts the job.
-            if let Some(request) = send {
-                std::mem::forget(request);
-            }
-            return false;
+            std::mem::forget(send);
+            false
         }
-        std::thread::sleep(POLL);
     }
 }
 
@@ -417,9 +423,10 @@ fn gather(
     ranks: u32,
     host: String,
     deadline: Instant,
-    limit: Duration,
+    guard: (&Watchdog, Duration),
     progress: &(dyn Fn(u32) + Sync),
 ) -> (Result<Option<BroadcastSummary>, BroadcastError>, bool) {
+    let limit = guard.1;
     let no_answer = || {
         format!(
             "no answer within {} s of the run's start (--rank-limit): it died, hangs or was \
@@ -466,7 +473,7 @@ fn gather(
     let delivered: Vec<i32> = (1..ranks as i32)
         .filter(|&r| undelivered[r as usize].is_none())
         .collect();
-    let mut reports = receive_all(world, &delivered, deadline).into_iter();
+    let mut reports = receive_all(world, &delivered, deadline, guard).into_iter();
     for r in 1..ranks {
         let share = share_of(r, ranks, cfg.chips, cfg.jobs);
         let report = match undelivered[r as usize].take() {
