@@ -532,23 +532,20 @@ impl Session {
         quiet_deadline(budgets, self.device.now(), self.device.knows_idle())
     }
 
-    /// Refuses a ticket another session posted.
-    fn own(&self, ticket: &Ticket) -> Result<(), SessionError> {
-        if ticket.session == self.id {
-            Ok(())
-        } else {
-            Err(SessionError::ForeignTicket {
-                sequence: ticket.sequence,
-            })
+    /// Refuses tickets of which one another `Session` posted.
+    fn own(&self, tickets: &[&Ticket]) -> Result<(), SessionError> {
+        match tickets.iter().find(|t| t.session != self.id) {
+            None => Ok(()),
+            Some(t) => Err(SessionError::ForeignTicket {
+                sequence: t.sequence,
+            }),
         }
     }
 
     /// Lets the device run until every core of every ticket has reported, or the earliest
     /// ticket's deadline. Refuses, before running, a ticket another session posted.
     pub fn wait(&mut self, tickets: &[&Ticket]) -> Result<Advance, SessionError> {
-        for t in tickets {
-            self.own(t)?;
-        }
+        self.own(tickets)?;
         let deadline = tickets.iter().map(|t| t.deadline).min().unwrap_or(0);
         let mut pending: Vec<(Xy, u32)> = tickets.iter().flat_map(|t| self.watch(t)).collect();
         Ok(self.device.advance(deadline, &mut |peek| {
@@ -570,9 +567,7 @@ impl Session {
         tickets: &[&Ticket],
         deadline: u64,
     ) -> Result<Advance, SessionError> {
-        for t in tickets {
-            self.own(t)?;
-        }
+        self.own(tickets)?;
         if tickets.is_empty() {
             return Ok(Advance::Done);
         }
@@ -591,7 +586,7 @@ impl Session {
     /// must not keep its slots taken for good. Not before all have: a tile's slot freed early
     /// could take a command whose record overwrites this one's before it is read.
     pub fn is_reported(&mut self, ticket: &Ticket) -> Result<bool, SessionError> {
-        self.own(ticket)?;
+        self.own(&[ticket])?;
         for &(t, index) in &ticket.tiles {
             let mut b = [0; 4];
             self.device.read_l1(
@@ -633,7 +628,7 @@ impl Session {
 
     /// Reads and decodes the report of `ticket` as it stands now.
     pub fn report(&mut self, ticket: &Ticket) -> Result<Report, SessionError> {
-        self.own(ticket)?;
+        self.own(&[ticket])?;
         let now = self.device.now();
         let mut r = Report {
             cycles: now.saturating_sub(ticket.posted_at),

@@ -52,18 +52,21 @@ impl Telemetry {
         let csm = arc::ARC_CSM_BASE as u64..(arc::ARC_CSM_BASE + arc::ARC_CSM_BYTES) as u64;
         // Every word read lies wholly in ARC CSM: the pointers, counts and offsets are the
         // card's, and a word past the table would be taken for a value (a harvest mask).
-        let inside = |what: &str, at: u64| -> Result<u64, PcieError> {
+        // (`what` is named only for a refusal: no text is made for the words that are read.)
+        let inside = |what: &dyn Fn() -> String, at: u64| -> Result<u64, PcieError> {
             if csm.contains(&at) && at + 4 <= csm.end {
                 return Ok(at);
             }
             Err(PcieError::Telemetry(format!(
-                "{what} {at:#x} is outside ARC CSM ({:#x}..{:#x})",
-                csm.start, csm.end
+                "{} {at:#x} is outside ARC CSM ({:#x}..{:#x})",
+                what(),
+                csm.start,
+                csm.end
             )))
         };
-        let word = |what: &str, at: u64| arc.arc_read32(inside(what, at)?);
-        inside("the data pointer", data as u64)?;
-        let version = word("the table pointer", table as u64)?;
+        let word = |what: &dyn Fn() -> String, at: u64| arc.arc_read32(inside(what, at)?);
+        inside(&|| "the data pointer".into(), data as u64)?;
+        let version = word(&|| "the table pointer".into(), table as u64)?;
         let major = (version >> 16) & 0xFF;
         if major > arc::TELEMETRY_MAJOR_MAX {
             return Err(PcieError::Telemetry(format!(
@@ -71,7 +74,7 @@ impl Telemetry {
                 arc::TELEMETRY_MAJOR_MAX
             )));
         }
-        let count = word("the table's entry count, at", table as u64 + 4)?;
+        let count = word(&|| "the table's entry count, at".into(), table as u64 + 4)?;
         if count > MAX_ENTRIES {
             return Err(PcieError::Telemetry(format!(
                 "table claims {count} entries (at most {MAX_ENTRIES} are believed)"
@@ -80,12 +83,12 @@ impl Telemetry {
         let mut values = BTreeMap::new();
         for i in 0..count as u64 {
             let entry = word(
-                &format!("the table's entry {i}, at"),
+                &|| format!("the table's entry {i}, at"),
                 table as u64 + 8 + 4 * i,
             )?;
             let (tag, offset) = (entry as u16, (entry >> 16) as u64);
             let value = word(
-                &format!("the value of tag {tag}, at"),
+                &|| format!("the value of tag {tag}, at"),
                 data as u64 + 4 * offset,
             )?;
             values.insert(tag, value);

@@ -150,14 +150,10 @@ impl SimConfig {
     pub fn check(&self) -> Result<(), SimError> {
         let bad = |field, why: String| Err(SimError::Config { field, why });
         check_timing(&self.timing)?;
-        for (field, v) in [
+        at_most_max_delay(&[
             ("jitter_cycles", self.jitter_cycles),
             ("aiclk_ramp_cycles", self.aiclk_ramp_cycles),
-        ] {
-            if v > MAX_DELAY {
-                return bad(field, format!("{v} (allowed: 0..={MAX_DELAY} cycles)"));
-            }
-        }
+        ])?;
         if self.core_cost.base == 0 {
             return bad(
                 "core_cost.base",
@@ -296,9 +292,9 @@ impl Default for SimConfig {
     }
 }
 
-/// Refuses timing the simulator cannot run ([`SimConfig::check`]): no clock, flits or packets of no bytes, a DRAM
-/// bank of no (or no finite) bandwidth, a latency or cost above [`MAX_DELAY`], a
-/// reservation figure that is negative or not finite. A flit of 0 bytes divided by zero, a
+/// Refuses timing the simulator cannot run ([`SimConfig::check`]): no clock, flits or packets
+/// of no bytes, a DRAM bank of no (or no finite) bandwidth, a latency or cost above
+/// [`MAX_DELAY`], a reservation figure that is negative or not finite. A flit of 0 bytes divided by zero, a
 /// packet of 0 bytes split a transfer for good, and latencies near 2^64 wrapped round.
 fn check_timing(t: &Timing) -> Result<(), SimError> {
     let bad = |field, why: String| Err(SimError::Config { field, why });
@@ -351,7 +347,7 @@ fn check_timing(t: &Timing) -> Result<(), SimError> {
             return bad(field, format!("{v} (allowed: {allowed})"));
         }
     }
-    for (field, v) in [
+    at_most_max_delay(&[
         ("timing.router_hop", t.router_hop),
         ("timing.niu_hop", t.niu_hop),
         ("timing.issue_latency", t.issue_latency),
@@ -372,10 +368,16 @@ fn check_timing(t: &Timing) -> Result<(), SimError> {
             "timing.compute_scan_word_cycles",
             t.compute_scan_word_cycles,
         ),
-    ] {
-        if v > MAX_DELAY {
-            return bad(field, format!("{v} (allowed: 0..={MAX_DELAY} cycles)"));
-        }
+    ])
+}
+
+/// Refuses the first of `fields` (name, cycles) above [`MAX_DELAY`].
+fn at_most_max_delay(fields: &[(&'static str, u64)]) -> Result<(), SimError> {
+    match fields.iter().find(|&&(_, v)| v > MAX_DELAY) {
+        Some(&(field, v)) => Err(SimError::Config {
+            field,
+            why: format!("{v} (allowed: 0..={MAX_DELAY} cycles)"),
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }

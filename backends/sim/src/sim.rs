@@ -77,7 +77,16 @@ impl Sim {
     /// that configuration ([`SimConfig::check`]).
     pub fn try_new(config: SimConfig) -> Result<Self, SimError> {
         config.check()?;
-        Ok(Self::new(config))
+        crate::kernel_log::install();
+        Ok(Self {
+            bars: Bars::new(&config),
+            world: Rc::new(RefCell::new(World::new(config))),
+            tasks: Vec::new(),
+            boot_hook: None,
+            resets: VecDeque::new(),
+            booting: false,
+            boot_failures: Vec::new(),
+        })
     }
 
     /// A chip as `config` says, at cycle 0, with no kernel.
@@ -87,19 +96,7 @@ impl Sim {
     /// If [`SimConfig::check`] refuses `config` (its defaults and every configuration a
     /// command line builds pass): [`Self::try_new`] returns the refusal instead.
     pub fn new(config: SimConfig) -> Self {
-        if let Err(e) = config.check() {
-            panic!("{e}");
-        }
-        crate::kernel_log::install();
-        Self {
-            bars: Bars::new(&config),
-            world: Rc::new(RefCell::new(World::new(config))),
-            tasks: Vec::new(),
-            boot_hook: None,
-            resets: VecDeque::new(),
-            booting: false,
-            boot_failures: Vec::new(),
-        }
+        Self::try_new(config).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// The configuration.
