@@ -131,8 +131,8 @@ fn a_fault_gives_up_on_chip_0_only_and_the_report_names_the_chip() {
     let text = two.to_string();
     let g = &one.giveups[0];
     let line = format!(
-        "give-up: chip 0 core ({},{}) {} broadcast {} block {}",
-        g.core[0], g.core[1], g.place, g.broadcast, g.block
+        "give-up: job {} chip 0 core ({},{}) {} broadcast {} block {}",
+        g.job, g.core[0], g.core[1], g.place, g.broadcast, g.block
     );
     assert!(text.contains(&line), "{line}\n{text}");
 }
@@ -227,4 +227,50 @@ fn the_cli_spreads_the_jobs_and_its_json_keeps_every_field_and_adds_the_chips() 
     let (code, _, err) = komorebi(&["broadcast", "--chips", "40"]);
     assert_eq!(code, 2);
     assert!(err.contains("--chips"), "{err}");
+}
+
+#[test]
+fn every_give_up_names_its_job_and_every_job_the_chip_that_ran_it() {
+    // A wait limit of 0 gives up any wait that does not hold at once: every job gives up.
+    let cfg = BroadcastConfig {
+        wait_limit: Some(0),
+        ..shape(2, 6)
+    };
+    let s = run(&cfg);
+    assert_eq!(s.exit_code(), 3);
+    let jobs: Vec<u32> = s.results.iter().map(|r| r.job).collect();
+    assert_eq!(jobs, (0..6).collect::<Vec<_>>());
+    for c in 0..2 {
+        let ran = s.results.iter().filter(|r| r.chip == Some(c)).count() as u32;
+        assert_eq!(ran, s.chips[c as usize].jobs, "chip {c}");
+    }
+    // The run's list in job order, each job's give-ups under the chip its result names.
+    let order: Vec<u32> = s.giveups.iter().map(|g| g.job).collect();
+    assert!(order.windows(2).all(|w| w[0] <= w[1]), "{order:?}");
+    for r in &s.results {
+        let of_job = |list: &[broadcast::JobGiveUp]| -> Vec<broadcast::JobGiveUp> {
+            list.iter().filter(|g| g.job == r.job).cloned().collect()
+        };
+        let all = of_job(&s.giveups);
+        assert!(!all.is_empty(), "job {} gave up nowhere", r.job);
+        let chip = r.chip.expect("a job that ran names its chip") as usize;
+        assert_eq!(of_job(&s.chips[chip].giveups), all, "job {}", r.job);
+        assert!(
+            of_job(&s.chips[1 - chip].giveups).is_empty(),
+            "job {}",
+            r.job
+        );
+    }
+    let last = s.giveups.last().unwrap();
+    let line = format!(
+        "give-up: job 5 chip {} core ({},{}) {}",
+        s.results[5].chip.unwrap(),
+        last.core[0],
+        last.core[1],
+        last.place
+    );
+    assert!(s.to_string().contains(&line), "{line}\n{s}");
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["giveups"][0]["job"], 0);
+    assert_eq!(json["results"][5]["chip"], s.results[5].chip.unwrap());
 }

@@ -147,8 +147,8 @@ fn broadcast_with_a_fault_exits_3_and_lists_give_ups_and_results() {
     assert_eq!(
         v["results"],
         serde_json::json!([
-            {"job": 0, "ok": false, "timeout": true, "abandoned": false},
-            {"job": 1, "ok": true, "timeout": false, "abandoned": false}
+            {"job": 0, "chip": 0, "ok": false, "timeout": true, "abandoned": false},
+            {"job": 1, "chip": 0, "ok": true, "timeout": false, "abandoned": false}
         ])
     );
     let sender = v["giveups"]
@@ -164,6 +164,15 @@ fn broadcast_with_a_fault_exits_3_and_lists_give_ups_and_results() {
             sender["block"].as_u64()
         ),
         (Some("broadcast_done"), Some(1), Some(5))
+    );
+    // The fault is job 0's: every give-up names it.
+    assert!(
+        v["giveups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|g| g["job"] == 0),
+        "{out}"
     );
 }
 
@@ -313,7 +322,7 @@ fn dispatcher_and_feeder_agree_when_a_job_never_finishes() {
     );
     assert_eq!(
         fed["results"][1],
-        serde_json::json!({"job": 1, "ok": false, "timeout": false, "abandoned": true})
+        serde_json::json!({"job": 1, "chip": null, "ok": false, "timeout": false, "abandoned": true})
     );
     assert!(fed["efficiency"].is_null());
     assert_eq!(

@@ -81,6 +81,7 @@ fn areas(s: &BroadcastSummary) -> Vec<&CoreGiveUp> {
     s.giveups
         .iter()
         .filter(|g| g.kernel == "broadcast area")
+        .map(|g| &g.record)
         .collect()
 }
 

@@ -65,4 +65,4 @@ pub use ranks::{RankEnd, RankRun, abort_refused, run_ranks};
 pub use records::{BroadcastRecords, open_session};
 pub(crate) use report_text::kernel_costs_note;
 pub use run::{JobRun, run, run_dispatched, run_session, run_session_on};
-pub use summary::{BroadcastSummary, ChipSummary, JobResult, RankSummary};
+pub use summary::{BroadcastSummary, ChipSummary, JobGiveUp, JobResult, RankSummary};

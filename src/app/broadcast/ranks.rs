@@ -531,8 +531,8 @@ fn gather(
             exit_code,
         });
     }
-    summary.results.sort_by_key(|r| r.job);
     summary.chips.sort_by_key(|c| c.chip);
+    summary.order_by_job();
     // The bound of the whole run: a chip's even share of every job.
     let per_chip = |chips: u32| cfg.jobs.div_ceil(chips.max(1)) as u64;
     summary.bound_cycles =
@@ -550,6 +550,7 @@ fn fail(summary: &mut BroadcastSummary, share: &Share, abandoned: bool) {
         summary.abandoned += abandoned as u32;
         summary.results.push(JobResult {
             job,
+            chip: None,
             ok: false,
             timeout: false,
             abandoned,

@@ -1,10 +1,9 @@
 //! The text a run's summary prints: its lines ([`BroadcastSummary`]'s `Display`) and its verdict
 //! ([`BroadcastSummary::result_line`]).
 
-use crate::host::session::CoreGiveUp;
 use crate::num::{count, duration};
 
-use super::summary::BroadcastSummary;
+use super::summary::{BroadcastSummary, JobGiveUp};
 
 /// What a report's first line adds for the native kernels' costs a call: nothing for the
 /// default (tt-metal's), else which table charged them.
@@ -245,7 +244,7 @@ impl std::fmt::Display for BroadcastSummary {
             }
         }
         // Each give-up under its chip's name when there are several.
-        let chipped: Vec<(Option<u32>, &CoreGiveUp)> = if self.chips.len() > 1 {
+        let chipped: Vec<(Option<u32>, &JobGiveUp)> = if self.chips.len() > 1 {
             self.chips
                 .iter()
                 .flat_map(|c| c.giveups.iter().map(move |g| (Some(c.chip), g)))
@@ -256,7 +255,8 @@ impl std::fmt::Display for BroadcastSummary {
         for (chip, g) in chipped {
             writeln!(
                 f,
-                "  give-up: {}core ({},{}) {} broadcast {} block {} ({})",
+                "  give-up: job {} {}core ({},{}) {} broadcast {} block {} ({})",
+                g.job,
                 chip.map(|c| format!("chip {c} ")).unwrap_or_default(),
                 g.core[0],
                 g.core[1],
@@ -373,6 +373,7 @@ mod tests {
         s.ok = false;
         s.results = vec![crate::app::broadcast::summary::JobResult {
             job: 0,
+            chip: Some(0),
             ok: true,
             timeout: false,
             abandoned: false,

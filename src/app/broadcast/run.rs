@@ -199,8 +199,8 @@ pub fn run_session_on(
         held = !quiet;
         summary.unfired_faults.extend(unfired_faults);
         plan.account(&session, &mut summary)?;
-        summary.record(job, &report);
-        chip.record(&report, false);
+        summary.record(job, 0, &report);
+        chip.record(job, &report, false);
         if let Some((sink, tables, followed)) = &mut follow {
             let from = followed.native_read();
             let (logs, next) =
@@ -340,7 +340,8 @@ impl Plugin for BroadcastJobs<'_> {
             Ok(Ok(s)) => self.summary = s,
             Ok(Err(e)) | Err(e) => self.fail(chip, e.into()),
         }
-        self.summary.record(job, &report);
+        self.summary
+            .record(job, self.share.first_chip + chip as u32, &report);
         if let Some(f) = self.follow {
             let (cfg, tables) = (f.cfg.clone(), f.tables.clone());
             // Read and handed on under the lock: each job's lines after the last job's, and the
@@ -357,7 +358,7 @@ impl Plugin for BroadcastJobs<'_> {
             }
         }
         let moved = self.home(job) != chip;
-        self.tallies[chip].record(&report, moved);
+        self.tallies[chip].record(job, &report, moved);
         (self.progress)(job);
     }
 
@@ -651,7 +652,6 @@ pub(super) fn run_share(
     if let Some(e) = BroadcastError::all_of(errors) {
         return Err(e);
     }
-    summary.results.sort_by_key(|r| r.job);
     summary.ok &= summary.results.len() == share.jobs.len();
     // The dispatcher's slices only when a trace is written: they take kilobytes per job.
     let extra = if cfg.trace.is_some() {
@@ -705,6 +705,7 @@ pub(super) fn run_share(
     let stops = std::mem::take(&mut *unfired_stops.lock().unwrap_or_else(|e| e.into_inner()));
     summary.unfired_faults.splice(0..0, stops);
     summary.chips = per_chip;
+    summary.order_by_job();
     summary.set_micros();
     summary.set_efficiency();
     summary.dispatch = Some(result.summary);

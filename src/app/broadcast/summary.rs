@@ -20,6 +20,9 @@ pub const PROFILE_TOP: usize = 10;
 pub struct JobResult {
     /// Job number.
     pub job: u32,
+    /// The chip that ran it, as [`ChipSummary::chip`] numbers them; `null` for a job run nowhere
+    /// (abandoned, or its rank's run failed).
+    pub chip: Option<u32>,
     /// Every core reported success.
     pub ok: bool,
     /// The command timed out.
@@ -27,6 +30,33 @@ pub struct JobResult {
     /// Not run: cores of an earlier job never finished it, so this job's command could never
     /// start on them.
     pub abandoned: bool,
+}
+
+/// A core's give-up in a run: the job it gave up in, and its record (in the JSON, `job` beside
+/// the record's fields).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct JobGiveUp {
+    /// The job's number, as [`JobResult::job`] names it.
+    pub job: u32,
+    /// What the core recorded.
+    #[serde(flatten)]
+    pub record: CoreGiveUp,
+}
+
+impl core::ops::Deref for JobGiveUp {
+    type Target = CoreGiveUp;
+
+    fn deref(&self) -> &CoreGiveUp {
+        &self.record
+    }
+}
+
+/// Job `job`'s give-ups, as a run's lists hold them.
+fn job_give_ups(job: u32, report: &Report) -> impl Iterator<Item = JobGiveUp> + '_ {
+    report.give_ups.iter().map(move |g| JobGiveUp {
+        job,
+        record: g.clone(),
+    })
 }
 
 /// What one chip of a run did (`--chips`): the JSON's `chips` array, one entry a chip (one for a
@@ -58,8 +88,8 @@ pub struct ChipSummary {
     pub timeouts: u32,
     /// Jobs on it with a data mismatch.
     pub mismatches: u32,
-    /// Every core's first give-ups of its jobs.
-    pub giveups: Vec<CoreGiveUp>,
+    /// Every core's first give-ups of its jobs, by job.
+    pub giveups: Vec<JobGiveUp>,
 }
 
 impl ChipSummary {
@@ -79,13 +109,13 @@ impl ChipSummary {
         }
     }
 
-    /// Adds a job's report; `moved` when the job's home is another chip.
-    pub(super) fn record(&mut self, report: &Report, moved: bool) {
+    /// Adds job `job`'s report; `moved` when the job's home is another chip.
+    pub(super) fn record(&mut self, job: u32, report: &Report, moved: bool) {
         self.jobs += 1;
         self.moved += moved as u32;
         self.timeouts += report.timeout as u32;
         self.mismatches += report.mismatch as u32;
-        self.giveups.extend(report.give_ups.iter().cloned());
+        self.giveups.extend(job_give_ups(job, report));
     }
 
     /// Adds what `other` (the same chip, counted by another worker) holds.
@@ -190,8 +220,8 @@ pub struct BroadcastSummary {
     pub abandoned: u32,
     /// Jobs with a data mismatch.
     pub mismatches: u32,
-    /// Every core's first give-ups, all jobs.
-    pub giveups: Vec<CoreGiveUp>,
+    /// Every core's first give-ups, all jobs, by job.
+    pub giveups: Vec<JobGiveUp>,
     /// Per job.
     pub results: Vec<JobResult>,
     /// Per chip (`--chips`; one entry on one chip): its jobs, cycles and give-ups.
@@ -264,7 +294,7 @@ pub struct SummaryCounts {
     abandoned: u32,
     mismatches: u32,
     ok: bool,
-    giveups: Vec<CoreGiveUp>,
+    giveups: Vec<JobGiveUp>,
     results: Vec<JobResult>,
     chips: Vec<ChipSummary>,
     violations: Vec<String>,
@@ -368,20 +398,32 @@ impl BroadcastSummary {
         }
     }
 
+    /// Puts the per-job lists in job order, whichever worker or rank recorded them first: the
+    /// results, and the give-ups of the run and of each chip (a job's own in the order its
+    /// report gave them).
+    pub(super) fn order_by_job(&mut self) {
+        self.results.sort_by_key(|r| r.job);
+        self.giveups.sort_by_key(|g| g.job);
+        for chip in &mut self.chips {
+            chip.giveups.sort_by_key(|g| g.job);
+        }
+    }
+
     /// Whether every job ran to its end: none timed out, none was abandoned.
     pub fn completed(&self) -> bool {
         self.timeouts == 0 && self.abandoned == 0
     }
 
-    /// Adds job `job`'s report.
-    pub(super) fn record(&mut self, job: u32, report: &Report) {
+    /// Adds job `job`'s report, as chip `chip` ran it.
+    pub(super) fn record(&mut self, job: u32, chip: u32, report: &Report) {
         self.checked_bytes += report.stats.iter().map(|(_, s)| s[2] as u64).sum::<u64>();
         self.timeouts += report.timeout as u32;
         self.mismatches += report.mismatch as u32;
         self.ok &= report.ok;
-        self.giveups.extend(report.give_ups.iter().cloned());
+        self.giveups.extend(job_give_ups(job, report));
         self.results.push(JobResult {
             job,
+            chip: Some(chip),
             ok: report.ok,
             timeout: report.timeout,
             abandoned: false,
@@ -394,6 +436,7 @@ impl BroadcastSummary {
         self.ok = false;
         self.results.push(JobResult {
             job,
+            chip: None,
             ok: false,
             timeout: false,
             abandoned: true,
@@ -509,5 +552,30 @@ impl BroadcastSummary {
         }
         self.log = Some(logs);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_s_give_up_is_one_flat_object_and_reads_back_as_a_rank_sends_it() {
+        let g = JobGiveUp {
+            job: 7,
+            record: CoreGiveUp {
+                core: [3, 2],
+                place: "broadcast_valid",
+                broadcast: 1,
+                block: 40_000,
+                kernel: "broadcast area",
+            },
+        };
+        let text = serde_json::to_string(&g).unwrap();
+        assert_eq!(
+            text,
+            r#"{"job":7,"core":[3,2],"where":"broadcast_valid","broadcast":1,"block":40000,"kernel":"broadcast area"}"#
+        );
+        assert_eq!(serde_json::from_str::<JobGiveUp>(&text).unwrap(), g);
     }
 }
