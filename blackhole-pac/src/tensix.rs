@@ -1,8 +1,9 @@
 //! Tensix tile facts: L1, local memories, soft reset, reset PCs, debug registers.
 //!
-//! Sources: tt-isa-documentation `BlackholeA0/TensixTile/BabyRISCV/README.md` and (fork)
-//! `TensixTile/SoftReset.md`; tt-umd `blackhole_implementation.hpp`; tt-metal `dev_mem_map.h`
-//! (docs/blackhole.md, "Tensix cores" and "tt-metal L1 map").
+//! Sources: tt-isa-documentation `BlackholeA0/TensixTile/BabyRISCV/README.md` and
+//! `BlackholeA0/TensixTile/SoftReset.md` (both upstream; `SoftReset.md` read at 585749d);
+//! tt-umd `blackhole_implementation.hpp`; tt-metal `dev_mem_map.h` (docs/blackhole.md, "Tensix
+//! cores" and "tt-metal L1 map").
 
 use tt_reg::fieldset;
 
@@ -90,7 +91,7 @@ pub const CSR_CFG0: u32 = 0x7C0;
 pub const CFG0_L0_DATA_CACHE_OFF: u32 = 1 << 3;
 /// `cfg0` at reset: every field clear except `StMergeTimer` (bits 13..17), 16
 /// (tt-isa-documentation `BlackholeA0/TensixTile/BabyRISCV/CSRs.md`, `cfg0`: "At reset, all
-/// fields are initialised to zero/clear, except for `StMergeTimer`, which is initialised to
+/// fields are initialized to zero/clear, except for `StMergeTimer`, which is initialized to
 /// `16`"). The L0 data cache is on until firmware sets [`CFG0_L0_DATA_CACHE_OFF`].
 pub const CFG0_RESET: u32 = 16 << 13;
 /// The Tensix NIU0's `NOC_ID_LOGICAL` as a NoC address within the tile (bits 0..5 x, 6..11 y:
