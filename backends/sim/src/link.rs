@@ -12,11 +12,13 @@
 //!   NIU, so a packet never waits behind one that arrives later. Requests of the same virtual
 //!   channel class (unicast requests, multicast requests, responses: the ISA's VC class bits)
 //!   wait for each other, first come first served; packets of different classes interleave
-//!   flit by flit on the physical link (ISA `RoutingPaths.md`: "if the two packets have the same
-//!   virtual circuit number, then one packet will wait for the other. Otherwise, the two packets
-//!   will be interleaved onto the link"). Interleaving is modelled by the link's flit budget:
-//!   a packet that finds `b` flits of other classes still to cross gets round-robin turns, so
-//!   its tail leaves `min(b, F)` cycles later than alone. The packets it interleaves with are not
+//!   flit by flit on the physical link (`BlackholeA0/NoC/RoutingPaths.md` of the
+//!   `jasondavies/tt-isa-documentation` fork: "if the two packets have the same virtual circuit
+//!   number, then one packet will wait for the other. Otherwise, the two packets will be
+//!   interleaved onto the link"; the number there is the whole four-bit one, dateline, class and
+//!   buddy bits, which the model takes at the granularity of the class). Interleaving is
+//!   modelled by the link's flit budget: a packet that finds `b` flits of other classes still to
+//!   cross gets round-robin turns, so its tail leaves `min(b, F)` cycles later than alone. The packets it interleaves with are not
 //!   delayed, so where classes mix a link can carry a little more than one flit per cycle in
 //!   total (never more than one of a class); the host's resource bound counts links per class
 //!   for that reason (decisions D15).
