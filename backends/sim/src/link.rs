@@ -18,11 +18,12 @@
 //!   interleaved onto the link"; the number there is the whole four-bit one, dateline, class and
 //!   buddy bits, which the model takes at the granularity of the class). Interleaving is
 //!   modelled by the link's flit budget: a packet that finds `b` flits of other classes still to
-//!   cross gets round-robin turns, so its tail leaves `min(b, F)` cycles later than alone. The packets it interleaves with are not
-//!   delayed, so where classes mix a link can carry a little more than one flit per cycle in
-//!   total (never more than one of a class); the host's resource bound counts links per class
-//!   for that reason (decisions D15).
-//! * **Wormhole.** "NoC routers always operate in cut-through mode" (ISA): the head goes on as
+//!   cross gets round-robin turns, so its tail leaves `min(b, F)` cycles later than alone. The
+//!   packets it interleaves with are not delayed, so where classes mix a link can carry a little
+//!   more than one flit per cycle in total (never more than one of a class); the host's resource
+//!   bound counts links per class for that reason (decisions D15).
+//! * **Wormhole.** "NoC routers always operate in cut-through mode" (`RoutingPaths.md`, same
+//!   fork): the head goes on as
 //!   soon as it has a link, the flits follow one per cycle, and a packet holds its class on a
 //!   link until its tail has crossed. A packet whose upstream tail is late (it waited further
 //!   back, or shares a link) cannot leave its tail earlier downstream. Router buffers are taken
