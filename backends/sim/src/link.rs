@@ -22,12 +22,12 @@
 //!   packets it interleaves with are not delayed, so where classes mix a link can carry a little
 //!   more than one flit per cycle in total (never more than one of a class); the host's resource
 //!   bound counts links per class for that reason (decisions D15).
-//! * **Wormhole.** "NoC routers always operate in cut-through mode" (`RoutingPaths.md`, same
-//!   fork): the head goes on as soon as it has a link, the flits follow one per cycle, and a
-//!   packet holds its class on a link until its tail has crossed. A packet whose upstream tail is late (it waited further
-//!   back, or shares a link) cannot leave its tail earlier downstream. Router buffers are taken
-//!   to be deep enough that a packet blocked at one hop does not hold the links behind it: the
-//!   sources read give no buffer depth (stated approximation).
+//! * **Wormhole.** "NoC routers always operate in cut-through mode" (`RoutingPaths.md`, same fork):
+//!   the head goes on as soon as it has a link, the flits follow one per cycle, and a packet holds
+//!   its class on a link until its tail has crossed. A packet whose upstream tail is late (it
+//!   waited further back, or shares a link) cannot leave its tail earlier downstream. Router
+//!   buffers are taken to be deep enough that a packet blocked at one hop does not hold the links
+//!   behind it: the sources read give no buffer depth (stated approximation).
 //! * **Path reservation.** A multicast sets `NOC_CMD_PATH_RESERVE`: "all routers in the
 //!   broadcast tree must inform the initiating tile that they're ready to receive the broadcast
 //!   before any data can leave" (ISA README). The cost of that handshake is the NIU's (see
