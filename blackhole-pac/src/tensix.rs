@@ -76,7 +76,9 @@ pub const PC_SNAPSHOT: [u32; 5] = [
 /// the high half into [`WALL_CLOCK_H_LATCHED`] (tt-metal and tt-llk headers,
 /// `RISCV_DEBUG_REGS_START_ADDR | 0x1F0`).
 pub const WALL_CLOCK_L: u32 = 0xFFB1_21F0;
-/// The live high half of the wall clock.
+/// The live high half of the wall clock (`RISCV_DEBUG_REG_WALL_CLOCK_L+4`, which tt-metal's
+/// headers do not name: tt-isa-documentation `WormholeB0/TensixTile/DebugTimestamper.md`, to
+/// which `BlackholeA0/TensixTile/DebugTimestamper.md` defers, "The behavior is identical").
 pub const WALL_CLOCK_H_LIVE: u32 = 0xFFB1_21F4;
 /// The high half latched by the last read of [`WALL_CLOCK_L`].
 pub const WALL_CLOCK_H_LATCHED: u32 = 0xFFB1_21F8;
