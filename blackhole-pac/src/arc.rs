@@ -13,11 +13,13 @@ pub const ARC_XY: (u8, u8) = crate::grid::ARC;
 pub const ARC_APB_NOC_BASE: u64 = 0x8000_0000;
 /// ARC's APB space in BAR0, usable only when the PCIe tile in use is at NoC0 x = 11 (p100).
 pub const ARC_APB_BAR0: u32 = 0x1FF0_0000;
-/// The ARC reset unit's `SCRATCH_RAM(0)`: `SCRATCH_RAM(n)` = `RESET_SCRATCH_BASE + 4 n`, n < 16
+/// The ARC reset unit's `SCRATCH_RAM(0)`: `SCRATCH_RAM(n)` = `RESET_SCRATCH_BASE + 4 n`, n < 64
 /// (ARC NoC address: APB space `0x8000_0000` + reset unit `0x3_0000` + `0x400`; tt-umd
-/// `device/api/umd/device/arch/blackhole_implementation.hpp`, `SCRATCH_RAM_0`; 16 words in ttsim
-/// `data/bh/tile_regs.json`). Despite the name, not the reset unit's `SCRATCH(n)` words, which sit
-/// at `+ 0x60` (tt-umd `ARC_RESET_SCRATCH_OFFSET`).
+/// `device/api/umd/device/arch/blackhole_implementation.hpp`, `SCRATCH_RAM_0`; the firmware's
+/// `SCRATCH_RAM[0-63]`, tt-zephyr-platforms `lib/tenstorrent/bh_arc/status_reg.h` at 74122be,
+/// which uses words up to 63; ttsim's `data/bh/tile_regs.json` models only the first 16).
+/// Despite the name, not the reset unit's `SCRATCH(n)` words, which sit at `+ 0x60` (tt-umd
+/// `ARC_RESET_SCRATCH_OFFSET`).
 pub const RESET_SCRATCH_BASE: u64 = 0x8003_0400;
 /// `SCRATCH_RAM_2`: ARC boot status; ready when `value & 7 == ARC_BOOT_READY`.
 pub const SCRATCH_RAM_2: u64 = RESET_SCRATCH_BASE + 4 * 2;
@@ -126,9 +128,10 @@ pub mod msg {
     /// Message codes (tt-umd `blackhole::ArcMessageType`).
     pub mod code {
         /// A no-op in tt-umd's list, which the firmware does not support: it answers
-        /// [`STATUS_UNKNOWN_CODE`](super::STATUS_UNKNOWN_CODE) (tt-zephyr-platforms `smc_msg.h`,
-        /// `TT_SMC_MSG_NOP`, "not supported"; no handler is registered for it). komorebi sends
-        /// it to no card.
+        /// [`STATUS_UNKNOWN_CODE`](super::STATUS_UNKNOWN_CODE) (tt-zephyr-platforms
+        /// `include/tenstorrent/smc_msg.h` listed `TT_SMC_MSG_NOP`, "not supported", with no
+        /// handler registered, until 04e4e3b of 2026-04-07 dropped the code). komorebi sends it
+        /// to no card.
         pub const NOP: u32 = 0x11;
         /// Raise AICLK to the busy clock.
         pub const AICLK_GO_BUSY: u32 = 0x52;

@@ -1,8 +1,9 @@
 //! Tensix tile facts: L1, local memories, soft reset, reset PCs, debug registers.
 //!
-//! Sources: tt-isa-documentation `BlackholeA0/TensixTile/BabyRISCV/README.md` and (fork)
-//! `TensixTile/SoftReset.md`; tt-umd `blackhole_implementation.hpp`; tt-metal `dev_mem_map.h`
-//! (docs/blackhole.md, "Tensix cores" and "tt-metal L1 map").
+//! Sources: tt-isa-documentation `BlackholeA0/TensixTile/BabyRISCV/README.md` and
+//! `BlackholeA0/TensixTile/SoftReset.md` (both upstream; `SoftReset.md` read at 585749d);
+//! tt-umd `blackhole_implementation.hpp`; tt-metal `dev_mem_map.h` (docs/blackhole.md, "Tensix
+//! cores" and "tt-metal L1 map").
 
 use tt_reg::fieldset;
 
@@ -75,7 +76,9 @@ pub const PC_SNAPSHOT: [u32; 5] = [
 /// the high half into [`WALL_CLOCK_H_LATCHED`] (tt-metal and tt-llk headers,
 /// `RISCV_DEBUG_REGS_START_ADDR | 0x1F0`).
 pub const WALL_CLOCK_L: u32 = 0xFFB1_21F0;
-/// The live high half of the wall clock.
+/// The live high half of the wall clock (`RISCV_DEBUG_REG_WALL_CLOCK_L+4`, which tt-metal's
+/// headers do not name: tt-isa-documentation `WormholeB0/TensixTile/DebugTimestamper.md`, to
+/// which `BlackholeA0/TensixTile/DebugTimestamper.md` defers, "The behavior is identical").
 pub const WALL_CLOCK_H_LIVE: u32 = 0xFFB1_21F4;
 /// The high half latched by the last read of [`WALL_CLOCK_L`].
 pub const WALL_CLOCK_H_LATCHED: u32 = 0xFFB1_21F8;
@@ -90,7 +93,7 @@ pub const CSR_CFG0: u32 = 0x7C0;
 pub const CFG0_L0_DATA_CACHE_OFF: u32 = 1 << 3;
 /// `cfg0` at reset: every field clear except `StMergeTimer` (bits 13..17), 16
 /// (tt-isa-documentation `BlackholeA0/TensixTile/BabyRISCV/CSRs.md`, `cfg0`: "At reset, all
-/// fields are initialised to zero/clear, except for `StMergeTimer`, which is initialised to
+/// fields are initialized to zero/clear, except for `StMergeTimer`, which is initialized to
 /// `16`"). The L0 data cache is on until firmware sets [`CFG0_L0_DATA_CACHE_OFF`].
 pub const CFG0_RESET: u32 = 16 << 13;
 /// The Tensix NIU0's `NOC_ID_LOGICAL` as a NoC address within the tile (bits 0..5 x, 6..11 y:

@@ -1,8 +1,8 @@
 //! The host's messages to Wormhole's ARC: a code into a reset-unit scratch register, an
 //! interrupt, and the answer in two others. Sources: tt-umd
 //! `device/api/umd/device/arch/wormhole_implementation.hpp` (`ARC_MSG_COMMON_PREFIX`,
-//! `ARC_RESET_SCRATCH_OFFSET`, `ARC_RESET_ARC_MISC_CNTL_OFFSET`, `ARC_SCRATCH_RES0_OFFSET`,
-//! `ARC_SCRATCH_RES1_OFFSET`, `ARC_SCRATCH_STATUS_OFFSET`, `arc_message_type`); ttsim
+//! `ARC_RESET_SCRATCH_OFFSET`, `ARC_RESET_ARC_MISC_CNTL_OFFSET`, `ARC_RESET_SCRATCH_RES0_OFFSET`,
+//! `ARC_RESET_SCRATCH_RES1_OFFSET`, `ARC_RESET_SCRATCH_STATUS_OFFSET`, `arc_message_type`); ttsim
 //! `data/wh/tile_regs.json` (`arc_apb_reset_unit` at APB 0x30000: `scratch` at 0x60,
 //! `arc_misc_cntl` at 0x100) and `src/tile.cpp` (`arc_reset_unit_wr32`: the interrupt serves
 //! the code in scratch 5, the answer in scratch 3, the status back in scratch 5).

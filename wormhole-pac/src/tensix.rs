@@ -45,8 +45,10 @@ pub const fn cfg_addr(word: u32) -> u32 {
 
 /// The wall clock, low word (reading it latches the high word at `+8`).
 pub const WALL_CLOCK_L: usize = 0xFFB1_21F0;
-/// The live high word of the wall clock (ttsim `data/wh/tile_regs.json` `wall_clock_1`, at the
-/// same place as Blackhole's `RISCV_DEBUG_REG_WALL_CLOCK_H`).
+/// The live high word of the wall clock (ttsim `data/wh/tile_regs.json` `wall_clock_1`;
+/// `RISCV_DEBUG_REG_WALL_CLOCK_L+4` in ISA `WormholeB0/TensixTile/DebugTimestamper.md`), at the
+/// same place as Blackhole's live high half (`RISCV_DEBUG_REG_WALL_CLOCK_H`, at `+8` on both
+/// chips, is the latched one).
 pub const WALL_CLOCK_H_LIVE: usize = 0xFFB1_21F4;
 /// The latched high word of the wall clock.
 pub const WALL_CLOCK_H: usize = 0xFFB1_21F8;

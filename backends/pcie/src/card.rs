@@ -1,12 +1,13 @@
 //! A card as the host sees it: the window plan, translated coordinates, telemetry, and every
 //! host access (tile L1 and registers, DRAM, multicast) over one [`Bar`].
 //!
-//! # Window plan (tt-metal's `tlb_config.cpp`)
+//! # Window plan (after tt-metal's `tt_metal/llrt/tlb_config.cpp`)
 //! * One 2 MiB window per enabled Tensix tile at local address 0, covering its whole L1, for
 //!   the control block, program words and reports; uncached, with the ordering of
-//!   [`CardOptions::tile_ordering`] (default Strict: "the kernel config needs to arrive prior
-//!   to the go message").
-//! * One 4 GiB window per working DRAM bank, write-combined, Strict; none for the fused DRAM
+//!   [`CardOptions::tile_ordering`] (default Strict, as tt-metal's: 'the launch_msg "kernel
+//!   config" needs to arrive prior to the "go" message', `configure_static_tlbs`).
+//! * One 4 GiB window per working DRAM bank, write-combined, Strict (tt-metal, at 040a27c,
+//!   programs its DRAM windows Posted, and only when all 8 banks work); none for the fused DRAM
 //!   bank, whose every access is refused ([`PcieError::FusedDram`]): nothing answers at its
 //!   ports on a card.
 //! * One write-combined window reprogrammed per multicast rectangle (firmware images).

@@ -752,9 +752,10 @@ impl<C: Chip> noc::NocMulticast for SiliconNoc<C> {
     }
 
     /// Sent means the source bytes have been read: `NIU_MST_WRITE_REQS_OUTGOING_ID` of the
-    /// transaction id is back at 0, which the NIU decrements "after the data reads from L1 are
-    /// complete". `NIU_MST_*_WR_REQ_SENT` is not enough: it counts "before the data reads from L1
-    /// are complete" (ISA `NoC/Counters.md`, "Write requests with `NOC_CMD_WR_INLINE=false`").
+    /// transaction id is back at 0, which the NIU decrements "after the data reads from L1 or
+    /// register space are complete". `NIU_MST_*_WR_REQ_SENT` is not enough: it counts "before the
+    /// data reads from L1 or register space are complete" (ISA `NoC/Counters.md`, "Write requests
+    /// with `NOC_CMD_WR_INLINE=false`").
     /// tt-metal reads the same per-id counter in
     /// `ncrisc_noc_nonposted_write_with_transaction_id_sent`; its plain
     /// `ncrisc_noc_nonposted_writes_sent` compares `NIU_MST_NONPOSTED_WR_REQ_SENT` with its

@@ -34,8 +34,9 @@
 //! timing model's clock.
 //!
 //! Messages: `AICLK_GO_BUSY` and `AICLK_GO_LONG_IDLE` succeed (status 0); any other code, `NOP`
-//! included (the firmware registers no handler for it: tt-zephyr-platforms `smc_msg.h`), gets
-//! status 0xFF, the firmware's "message code not recognized" (tt-umd `send_message`).
+//! included (the firmware registers no handler for it: tt-zephyr-platforms `smc_msg.h` listed
+//! `TT_SMC_MSG_NOP` as "not supported" until 04e4e3b of 2026-04-07 dropped it), gets status
+//! 0xFF, the firmware's "message code not recognized" (tt-umd `send_message`).
 //!
 //! Leaf module: imports only the leaf `config`.
 

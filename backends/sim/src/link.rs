@@ -12,20 +12,22 @@
 //!   NIU, so a packet never waits behind one that arrives later. Requests of the same virtual
 //!   channel class (unicast requests, multicast requests, responses: the ISA's VC class bits)
 //!   wait for each other, first come first served; packets of different classes interleave
-//!   flit by flit on the physical link (ISA `RoutingPaths.md`: "if the two packets have the same
-//!   virtual circuit number, then one packet will wait for the other. Otherwise, the two packets
-//!   will be interleaved onto the link"). Interleaving is modelled by the link's flit budget:
-//!   a packet that finds `b` flits of other classes still to cross gets round-robin turns, so
-//!   its tail leaves `min(b, F)` cycles later than alone. The packets it interleaves with are not
-//!   delayed, so where classes mix a link can carry a little more than one flit per cycle in
-//!   total (never more than one of a class); the host's resource bound counts links per class
-//!   for that reason (decisions D15).
-//! * **Wormhole.** "NoC routers always operate in cut-through mode" (ISA): the head goes on as
-//!   soon as it has a link, the flits follow one per cycle, and a packet holds its class on a
-//!   link until its tail has crossed. A packet whose upstream tail is late (it waited further
-//!   back, or shares a link) cannot leave its tail earlier downstream. Router buffers are taken
-//!   to be deep enough that a packet blocked at one hop does not hold the links behind it: the
-//!   sources read give no buffer depth (stated approximation).
+//!   flit by flit on the physical link (`BlackholeA0/NoC/RoutingPaths.md` of the
+//!   `jasondavies/tt-isa-documentation` fork: "if the two packets have the same virtual circuit
+//!   number, then one packet will wait for the other. Otherwise, the two packets will be
+//!   interleaved onto the link"; the number there is the whole four-bit one, dateline, class and
+//!   buddy bits, which the model takes at the granularity of the class). Interleaving is
+//!   modelled by the link's flit budget: a packet that finds `b` flits of other classes still to
+//!   cross gets round-robin turns, so its tail leaves `min(b, F)` cycles later than alone. The
+//!   packets it interleaves with are not delayed, so where classes mix a link can carry a little
+//!   more than one flit per cycle in total (never more than one of a class); the host's resource
+//!   bound counts links per class for that reason (decisions D15).
+//! * **Wormhole.** "NoC routers always operate in cut-through mode" (`RoutingPaths.md`, same fork):
+//!   the head goes on as soon as it has a link, the flits follow one per cycle, and a packet holds
+//!   its class on a link until its tail has crossed. A packet whose upstream tail is late (it
+//!   waited further back, or shares a link) cannot leave its tail earlier downstream. Router
+//!   buffers are taken to be deep enough that a packet blocked at one hop does not hold the links
+//!   behind it: the sources read give no buffer depth (stated approximation).
 //! * **Path reservation.** A multicast sets `NOC_CMD_PATH_RESERVE`: "all routers in the
 //!   broadcast tree must inform the initiating tile that they're ready to receive the broadcast
 //!   before any data can leave" (ISA README). The cost of that handshake is the NIU's (see

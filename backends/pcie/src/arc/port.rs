@@ -27,7 +27,8 @@ pub trait ArcPort: ArcRead {
 }
 
 /// The device's resource lock that serialises ARC messages between processes: tt-umd's
-/// `ARC_MSG` (`device/utils/lock_manager.cpp`, `MUTEX_TYPE_TO_KMD_LOCK_INDEX`; 0 to 15 are the
+/// `ARC_MSG` (`device/utils/lock_manager.cpp`, `MUTEX_TYPE_TO_KMD_LOCK_INDEX`, added by tt-umd
+/// 07b7159 of 2026-08-22, after the 3ed9cb6 snapshot docs/blackhole.md names; 0 to 15 are the
 /// Ethernet cores' locks). Two processes messaging ARC at once would interleave their entries
 /// and pointers in the one queue.
 pub const MESSAGE_LOCK: u8 = 16;

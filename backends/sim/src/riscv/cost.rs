@@ -35,7 +35,8 @@
 //! access, `fence`, `ecall` and `ebreak` has retired ("All previous `csrrw` / ... / `fence` /
 //! `ecall` / `ebreak` instructions have retired", BH README, "EX1"): those four hold back what
 //! follows them, not themselves; a `fence` alone also waits for every earlier instruction
-//! (its loads: `InstructionSet.md`). Until 2026-12-06 each of the four waited for everything
+//! (its loads: `InstructionSet.md` of the `jasondavies/tt-isa-documentation` fork, and
+//! `MemoryOrdering.md`, "Fences"). Until 2026-12-06 each of the four waited for everything
 //! before it (decisions D49). The clock a profile charges to an instruction is its wait to
 //! enter EX1 plus the cycles it holds EX1.
 //!

@@ -4,11 +4,11 @@
 //! compressed encodings (low bits not `0b11`), RV64 forms, other extensions (A, F, Zbs, Zbkb's
 //! `pack` with a second register, Zifencei's `fence.i`: the baby cores do not implement it
 //! (tt-isa-documentation `WormholeB0/TensixTile/BabyRISCV/InstructionCache.md`: it runs "as if
-//! it were a `nop`"; Blackhole's `InstructionSet.md` lists no Zifencei, and its README has
-//! unsupported instructions "result in UndefinedBehavior"), so firmware that used it would
-//! not get what it asked for, ...), Zicsr, Zba and Zbb words on a hart without them,
-//! `mret`/`wfi`, reserved `funct` values, shifts by an immediate with bit 5 set, unknown CSRs,
-//! and every CSR access that would write a read-only CSR.
+//! it were a `nop`"; Blackhole's `InstructionSet.md`, in the `jasondavies` fork, lists no
+//! Zifencei, and its README has unsupported instructions "result in UndefinedBehavior"), so
+//! firmware that used it would not get what it asked for, ...), Zicsr, Zba and Zbb words on a
+//! hart without them, `mret`/`wfi`, reserved `funct` values, shifts by an immediate with bit 5
+//! set, unknown CSRs, and every CSR access that would write a read-only CSR.
 //!
 //! Why a decoder of our own and not a crate: `raki` 1.3 accepts
 //! Zbb words such as `andn`/`rol`/`min` as plain `and`/`sll`/`xor` (it does not check `funct7`
@@ -48,10 +48,11 @@ impl Isa {
         cfg0: false,
     };
 
-    /// RV32IM + Zicsr + Zba + Zbb: a Blackhole baby core's integer instructions
-    /// (tt-isa-documentation `BlackholeA0/TensixTile/BabyRISCV/InstructionSet.md`, which lists
-    /// Zaamo and parts of F, Zfh and Zbkb too: the firmware is not built for those, so they
-    /// stay illegal here), and its `cfg0` CSR.
+    /// RV32IM + Zicsr + Zba + Zbb: a Blackhole baby core's integer instructions (the
+    /// `jasondavies/tt-isa-documentation` fork's
+    /// `BlackholeA0/TensixTile/BabyRISCV/InstructionSet.md`, a page the upstream repository does
+    /// not have, which lists Zaamo and parts of F, Zfh and Zbkb too: the firmware is not built
+    /// for those, so they stay illegal here), and its `cfg0` CSR.
     pub const BLACKHOLE: Isa = Isa {
         zicsr: true,
         zba: true,
