@@ -3,7 +3,7 @@
 //! All coordinates here are *raw* NoC coordinates (no hardware coordinate translation).
 //! Sources: tt-umd `blackhole_implementation.hpp` (`GRID_SIZE`, `TENSIX_CORES_NOC0`,
 //! `DRAM_CORES_NOC0`, `ETH_CORES_NOC0`, ...), tt-isa-documentation `BlackholeA0/NoC/MemoryMap.md`
-//! and (only in the `jasondavies` fork) `BlackholeA0/NoC/RoutingPaths.md`.
+//! and (in the `jasondavies` fork) `BlackholeA0/NoC/RoutingPaths.md`.
 
 /// Grid width: NoC0 x runs 0..=16.
 pub const GRID_X: u8 = 17;
