@@ -3,7 +3,8 @@
 //! BAR0 holds 202 windows of 2 MiB (window 201 belongs to the kernel driver), BAR4 holds 8 of
 //! 4 GiB (indices 202..210). Each window's configuration is a 96-bit value in three `u32`s at
 //! [`TLB_CONFIG_BASE`]` + 12 * index`. Sources: the `jasondavies/tt-isa-documentation`
-//! fork's `BlackholeA0/PCIExpressTile/HostToDeviceTLBs.md`; tt-kmd `blackhole.c` (`struct TLB_2M_REG`, `TLB_4G_REG`); docs/blackhole.md, "TLB windows".
+//! fork's `BlackholeA0/PCIExpressTile/HostToDeviceTLBs.md`; tt-kmd `blackhole.c` (`struct
+//! TLB_2M_REG`, `TLB_4G_REG`); docs/blackhole.md, "TLB windows".
 
 /// 2 MiB windows in BAR0.
 pub const TLB_2M_COUNT: u32 = 202;
