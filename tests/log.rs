@@ -94,6 +94,8 @@ fn every_give_up_of_a_stalled_run_is_logged_as_its_record_says() {
             assert!(line.message.starts_with("command 1 gave up: "), "{l}");
         }
     }
+    // One chip: no chip named.
+    assert!(logs.iter().all(|l| l.chip.is_none()));
     // The text report prints them.
     let text = s.to_string();
     assert!(text.contains("kernel log:"), "{text}");
@@ -101,6 +103,69 @@ fn every_give_up_of_a_stalled_run_is_logged_as_its_record_says() {
         text.contains("warn  command 1 gave up: broadcast_done"),
         "{text}"
     );
+}
+
+#[test]
+fn every_chip_s_logs_are_read_each_naming_its_chip_and_holding_its_jobs_give_ups() {
+    let file = std::env::temp_dir().join(format!("komorebi-log-chips-{}.txt", std::process::id()));
+    for exec in [Exec::Firmware, Exec::Native] {
+        let cfg = BroadcastConfig {
+            chips: 2,
+            jobs: 4,
+            // Every wait that does not hold at once gives up: every job, on both chips.
+            wait_limit: Some(0),
+            exec,
+            log: Some(file.clone()),
+            ..config(firmware())
+        };
+        let s = broadcast::run_dispatched(
+            &cfg,
+            &komorebi::dispatch::DispatchConfig::default(),
+            &|_| {},
+        )
+        .unwrap();
+        assert_eq!(s.exit_code(), 3, "{exec:?}: {s}");
+        let logs = s.log.as_ref().expect("--log asked for");
+        for chip in [0, 1] {
+            assert!(
+                logs.iter()
+                    .any(|l| l.chip == Some(chip) && !l.lines.is_empty()),
+                "{exec:?}: nothing logged on chip {chip}"
+            );
+        }
+        // Each give-up is a line of its job's chip and tile (the command's number is its
+        // chip's own, so only what, broadcast and block are compared).
+        for g in &s.giveups {
+            let chip = s.results[g.job as usize].chip;
+            let want = format!(
+                " gave up: {} (broadcast {}, block {})",
+                g.place, g.broadcast, g.block
+            );
+            assert!(
+                logs.iter()
+                    .filter(|l| l.chip == chip && l.tile == g.core)
+                    .flat_map(|l| &l.lines)
+                    .any(|l| l.message.ends_with(&want)),
+                "{exec:?}: job {} chip {chip:?} core {:?}: no line ending {want:?}",
+                g.job,
+                g.core
+            );
+        }
+        // FILE holds every chip's lines, each naming its chip.
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: usize = logs.iter().map(|l| l.lines.len()).sum();
+        assert_eq!(text.lines().count(), lines, "{exec:?}");
+        for chip in [0, 1] {
+            assert!(
+                text.lines()
+                    .any(|l| l.starts_with(&format!("chip {chip} ("))),
+                "{exec:?}: {text}"
+            );
+        }
+        assert!(text.lines().all(|l| l.starts_with("chip ")), "{exec:?}");
+        assert_eq!(s.log_file.as_deref(), Some(file.as_path()));
+    }
+    let _ = std::fs::remove_file(&file);
 }
 
 /// `komorebi log`'s reading (`log_report::read_all`) of a device after a run: the lines the

@@ -410,6 +410,20 @@ fn both_chips_of_a_two_chip_build_are_listed_and_run_the_small_case_alone_and_to
         assert_eq!(chip["device"], format!("{both}@{i}"));
         assert_eq!(chip["jobs"], 1, "{run}");
     }
+    // Every chip's log rings, each naming its chip: a wait limit of 0 gives up on both.
+    let (code, run, err) = broadcast(&both, &["--chips", "2", "--wait-limit", "0", "--log"]);
+    assert_eq!(code, 3, "--log: {err}");
+    for chip in [0, 1] {
+        let logged = run["log"].as_array().unwrap().iter().any(|k| {
+            k["chip"] == chip
+                && k["lines"].as_array().unwrap().iter().any(|l| {
+                    l["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains(" gave up: "))
+                })
+        });
+        assert!(logged, "chip {chip} logged no give-up: {run}");
+    }
     // Three chips of a two-chip build.
     let (code, _, err) = broadcast(&both, &["--chips", "3"]);
     assert_eq!(code, 2, "{err}");

@@ -66,6 +66,10 @@ pub struct LogLine {
 /// One kernel's ring, decoded.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct KernelLog {
+    /// The chip of a run on several (`--chips`), as the run numbers them; `None` (and left out
+    /// of the JSON) on one chip.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chip: Option<u32>,
     /// The tile, logical coordinates.
     pub tile: [u8; 2],
     /// `reader`, `writer` or `compute`.
@@ -86,8 +90,10 @@ pub struct KernelLog {
 impl std::fmt::Display for KernelLog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let [x, y] = self.tile;
+        // Every line names its chip on a run of several.
+        let chip = self.chip.map(|c| format!("chip {c} ")).unwrap_or_default();
         if let Some(e) = &self.error {
-            writeln!(f, "({x},{y}) {:<7} {e}", self.kernel)?;
+            writeln!(f, "{chip}({x},{y}) {:<7} {e}", self.kernel)?;
         }
         for line in &self.lines {
             let at = line
@@ -95,7 +101,7 @@ impl std::fmt::Display for KernelLog {
                 .map_or_else(|| "-".to_string(), |c| c.to_string());
             writeln!(
                 f,
-                "({x},{y}) {:<7} {at:>12} {:<5} {}",
+                "{chip}({x},{y}) {:<7} {at:>12} {:<5} {}",
                 self.kernel, line.level, line.message
             )?;
         }
@@ -103,7 +109,7 @@ impl std::fmt::Display for KernelLog {
             let frames = if self.lost == 1 { "line" } else { "lines" };
             writeln!(
                 f,
-                "({x},{y}) {:<7} {} later {frames} lost: the ring holds {} bytes",
+                "{chip}({x},{y}) {:<7} {} later {frames} lost: the ring holds {} bytes",
                 self.kernel, self.lost, LOG_DATA_BYTES
             )?;
         }
@@ -360,6 +366,7 @@ pub fn read_device_logs(
             };
             if !lines.is_empty() || ring.lost > 0 || error.is_some() {
                 out.push(KernelLog {
+                    chip: None,
                     tile,
                     kernel: role.name(),
                     lost: if error.is_some() { 0 } else { ring.lost },

@@ -508,7 +508,8 @@ impl BroadcastConfig {
 
     /// Refuses what holds for one chip only on a run of `chips` chips in all (a rank's run
     /// counts every rank's chips): the outputs that cover one chip (`--trace`, `--profile`,
-    /// `--log`, `--log-follow`), and a Wormhole (several are not built).
+    /// `--log-follow`), `--log` over the chips of other hosts (it reads this host's chips), and
+    /// a Wormhole (several are not built).
     pub(super) fn chips_in_all(&self, chips: u32) -> Result<(), BroadcastError> {
         if self.chip == ChipKind::Wormhole && chips > 1 {
             return Err(flag(
@@ -519,10 +520,18 @@ impl BroadcastConfig {
                 ),
             ));
         }
+        if self.log.is_some() && chips > self.chips {
+            return Err(flag(
+                "--mpi",
+                format!(
+                    "with --log: --log reads the chips of this host only, and the run has {chips} \
+                     chips on several hosts (allowed: --log without --mpi, on any --chips)"
+                ),
+            ));
+        }
         let one_chip = [
             ("--trace", self.trace.is_some()),
             ("--profile", self.profile.is_some()),
-            ("--log", self.log.is_some()),
             ("--log-follow", self.log_follow.is_some()),
         ];
         match one_chip.iter().find(|(_, given)| *given) {

@@ -124,6 +124,7 @@ mod tests {
 
     fn log(tile: [u8; 2], lines: &[&str], lost: u32, error: Option<&str>) -> KernelLog {
         KernelLog {
+            chip: None,
             tile,
             kernel: "reader",
             lines: lines

@@ -95,6 +95,7 @@ fn native_logs(
         for role in komorebi_hal::Role::ALL {
             if let Some(kept) = by_kernel.remove(&(noc0.get(), role)) {
                 out.push(KernelLog {
+                    chip: None,
                     tile: [core.x, core.y],
                     kernel: role.name(),
                     lines: kept,

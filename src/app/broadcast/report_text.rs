@@ -197,9 +197,13 @@ impl std::fmt::Display for BroadcastSummary {
                     path.display()
                 )?,
                 None => {
+                    let chip = match logs.iter().any(|l| l.chip.is_some()) {
+                        true => "chip, ",
+                        false => "",
+                    };
                     writeln!(
                         f,
-                        "  kernel log: {lines} lines ({lost} lost) from {} kernels{unreadable} (tile, kernel, core cycle, level, message):",
+                        "  kernel log: {lines} lines ({lost} lost) from {} kernels{unreadable} ({chip}tile, kernel, core cycle, level, message):",
                         logs.len()
                     )?;
                     for log in logs {

@@ -211,6 +211,7 @@ pub fn run_session_on(
         trace_failed(&mut session, cfg)?;
     }
     summary.close(&mut session, cfg, start, Vec::new())?;
+    summary.write_log(cfg)?;
     chip.cycles = summary.cycles;
     chip.aiclk_mhz = summary.aiclk_mhz;
     summary.chips = vec![chip];
@@ -660,7 +661,8 @@ pub(super) fn run_share(
         Vec::new()
     };
     // Each chip's clock from its own start; the run lasts as long as its longest chip. The
-    // trace, the profile and the logs (one chip only) are closed on chip 0.
+    // trace and the profile (one chip only) are closed on chip 0; every chip's logs are kept,
+    // each naming its chip on a run of several.
     let mut extra = Some(extra);
     let mut violations = Vec::new();
     let mut run: Option<BroadcastSummary> = None;
@@ -674,13 +676,18 @@ pub(super) fn run_share(
             .map_err(BroadcastError::from)
             .and_then(|r| r)
             .map_err(|e| on_chip(c, e));
-        let closed = match closed {
+        let mut closed = match closed {
             Ok(closed) => closed,
             Err(e) => {
                 closing_errors.push(e);
                 continue;
             }
         };
+        if several {
+            for log in closed.log.iter_mut().flatten() {
+                log.chip = Some(share.first_chip + c as u32);
+            }
+        }
         per_chip[c].cycles = closed.cycles;
         per_chip[c].aiclk_mhz = closed.aiclk_mhz;
         violations.extend(closed.violations.iter().map(|v| match several {
@@ -688,11 +695,14 @@ pub(super) fn run_share(
             false => v.clone(),
         }));
         match &mut run {
-            // Chip 0's: its clock, and the trace, profile and logs of a one-chip run.
+            // Chip 0's: its clock, and the trace and profile of a one-chip run.
             None => run = Some(closed),
             Some(run) => {
                 run.cycles = run.cycles.max(closed.cycles);
                 run.ok &= closed.ok;
+                if let (Some(all), Some(more)) = (&mut run.log, closed.log) {
+                    all.extend(more);
+                }
             }
         }
     }
@@ -706,6 +716,7 @@ pub(super) fn run_share(
     summary.unfired_faults.splice(0..0, stops);
     summary.chips = per_chip;
     summary.order_by_job();
+    summary.write_log(cfg)?;
     summary.set_micros();
     summary.set_efficiency();
     summary.dispatch = Some(result.summary);
@@ -737,12 +748,31 @@ mod tests {
         let s = run_share(&cfg, &DispatchConfig::default(), &share, &|_| {}).unwrap();
         assert!(s.ok && s.mismatches == 0, "{s}");
         assert_eq!(
-            s.results.iter().map(|r| r.job).collect::<Vec<_>>(),
-            share.jobs
+            s.results
+                .iter()
+                .map(|r| (r.job, r.chip))
+                .collect::<Vec<_>>(),
+            share.jobs.iter().map(|&j| (j, Some(1))).collect::<Vec<_>>()
         );
         assert_eq!(s.chips.len(), 1);
         let chip = &s.chips[0];
         assert_eq!((chip.chip, chip.jobs, chip.moved), (1, 4, 0));
         assert_eq!(chip.seed, Some(super::super::chips::chip_seed(0, 1)));
+        // `--log` reads this host's chips: refused when the run has chips on other hosts.
+        let logged = BroadcastConfig {
+            log: Some("-".into()),
+            ..cfg
+        };
+        match run_share(&logged, &DispatchConfig::default(), &share, &|_| {}) {
+            Err(BroadcastError::Flag { flag, why }) => assert_eq!(
+                (flag, why.as_str()),
+                (
+                    "--mpi",
+                    "with --log: --log reads the chips of this host only, and the run has 4 \
+                     chips on several hosts (allowed: --log without --mpi, on any --chips)"
+                )
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -513,8 +513,9 @@ impl BroadcastSummary {
                 );
             }
         }
-        if let Some(to) = &cfg.log {
-            self.read_log(session, cfg, to)?;
+        if cfg.log.is_some() {
+            let tables = super::logs::log_tables(cfg)?;
+            self.log = Some(super::logs::kernel_logs(session, cfg, tables.as_ref())?);
         }
         self.set_efficiency();
         Ok(())
@@ -533,24 +534,20 @@ impl BroadcastSummary {
 }
 
 impl BroadcastSummary {
-    /// The logs of the rectangle's cores (`--log`): the firmware's log rings decoded against its
-    /// ELF files, or the native kernels' lines the simulator kept, at the level the images ship
-    /// with (warnings and errors); written to `to` unless it is `-`.
-    fn read_log(
-        &mut self,
-        session: &mut Session,
-        cfg: &BroadcastConfig,
-        to: &std::path::Path,
-    ) -> Result<(), BroadcastError> {
-        let tables = super::logs::log_tables(cfg)?;
-        let logs = super::logs::kernel_logs(session, cfg, tables.as_ref())?;
+    /// Writes the logs [`Self::close`] read (`--log FILE`: the firmware's log rings decoded
+    /// against its ELF files, or the native kernels' lines the simulator kept, at the level the
+    /// images ship with) to FILE, every chip's of a run on several; nothing for `--log -` or
+    /// none.
+    pub(super) fn write_log(&mut self, cfg: &BroadcastConfig) -> Result<(), BroadcastError> {
+        let (Some(to), Some(logs)) = (&cfg.log, &self.log) else {
+            return Ok(());
+        };
         if to != std::path::Path::new("-") {
             let text: String = logs.iter().map(|l| l.to_string()).collect();
             std::fs::write(to, text)
                 .map_err(|e| BroadcastError::Log(format!("{}: {e}", to.display())))?;
             self.log_file = Some(to.to_path_buf());
         }
-        self.log = Some(logs);
         Ok(())
     }
 }
