@@ -24,7 +24,8 @@ pub const fn route_grid(kind: ChipKind) -> komorebi_sim::route::Grid {
     }
 }
 
-/// The simulator's timing of `kind`: Blackhole's calibrated one, or Wormhole's assumed one.
+/// The simulator's timing of `kind`: Blackhole's or Wormhole's, each calibrated
+/// (docs/calibration.md).
 pub fn sim_timing(kind: ChipKind) -> komorebi_sim::Timing {
     match kind {
         ChipKind::Blackhole => komorebi_sim::Timing::default(),

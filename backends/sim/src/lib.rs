@@ -4,9 +4,9 @@
 //! komorebi HAL. It is the default backend of every example and test: no Blackhole card is
 //! needed. For the native kernels it also models a Wormhole B0 ([`SimConfig::wormhole`],
 //! [`ChipModel`]): its grid, row harvesting, DRAM banks, L1 and circular buffers, its own PCIe
-//! windows and its ARC in BAR0 ([`arc_wormhole`]), with **assumed** timing
-//! ([`Timing::wormhole`]). What follows describes the Blackhole; the firmware cores model only
-//! it.
+//! windows and its ARC in BAR0 ([`arc_wormhole`]), with timing calibrated against tt-metal's
+//! measured Wormhole figures ([`Timing::wormhole`]). What follows describes the Blackhole; the
+//! firmware cores model only it.
 //!
 //! ## What it models
 //! * **The chip**: the 17 x 12 NoC0 and NoC1 tori with real raw coordinates; the Tensix tiles of a

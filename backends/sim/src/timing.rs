@@ -241,17 +241,32 @@ impl Timing {
         }
     }
 
-    /// Wormhole B0's timing, **assumed, not calibrated**: its own AICLK (1,000 MHz, tt-umd
-    /// `AICLK_BUSY_VAL`), flit (32 bytes, tt-metal Wormhole `NOC_WORD_BYTES`) and packet (8 KiB,
-    /// `NOC_MAX_BURST_SIZE`), and DRAM rate (288 GB/s over its 6 banks, Tenstorrent's n150
-    /// figure: 48 bytes a cycle a bank); every latency, floor and cost in cycles is Blackhole's
-    /// (no measured Wormhole figures were at hand to calibrate against). The simulator's
-    /// Wormhole figures are shapes, not predictions.
+    /// Wormhole B0's timing, calibrated (2026-12-07) against the Wormhole rows of tt-metal's NoC
+    /// estimator table, the rows with no `arch` key (docs/calibration.md, "Wormhole B0";
+    /// `tests/calibration_wormhole.rs` holds 83 of them, each to its own bound). Wormhole's own
+    /// AICLK (1,000 MHz, tt-umd `AICLK_BUSY_VAL`), flit (32 bytes, tt-metal Wormhole
+    /// `NOC_WORD_BYTES`) and packet (8 KiB, `NOC_MAX_BURST_SIZE`), and DRAM rate (288 GB/s over
+    /// its 6 banks, Tenstorrent's n150 figure: 48 bytes a cycle a bank). Set from the table: the
+    /// write and read turnarounds (25 and 28, from the 64 B latencies' intercept), the issue
+    /// floors (22 a write, 25 a read, from back-to-back 64 B transfers) and the DRAM latencies
+    /// (85 a read, 128 a write, from one 64 B access of channel 0). Kept at Blackhole's values:
+    /// the router and NIU hops (9 and 5, which tt-isa-documentation gives for Wormhole too and
+    /// the table's same-axis and diagonal rows confirm), `issue_latency` (the table gives only
+    /// its sums with the turnarounds), the multicast reservation (Blackhole's fit is within 6%
+    /// of every Wormhole multicast row but the 5 x 5 ones) and the kernel and compute costs.
+    /// Not met: reads of 1 KiB and more stream 10% faster in the model than on the chip, whose
+    /// reads move 8/9 of a flit a cycle.
     pub fn wormhole() -> Self {
         Self {
             aiclk_mhz: 1000,
             flit_bytes: 32,
             max_packet_bytes: 8192,
+            ack_turnaround: 25,
+            read_turnaround: 28,
+            write_issue_floor: 22,
+            read_issue_floor: 25,
+            dram_read_latency: 85,
+            dram_write_latency: 128,
             dram_bank_bytes_per_cycle: 288.0e9 / 6.0 / 1.0e9,
             ..Self::default()
         }
