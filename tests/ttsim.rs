@@ -282,8 +282,8 @@ fn a_host_stop_at_a_command_of_no_blocks_stops_its_core_as_on_the_simulator() {
     assert_eq!(v["ok"], false, "{v}");
     assert_eq!(v["unfired_faults"], Value::Null, "{v}");
     let records = serde_json::json!([
-        {"core": [1, 1], "where": "broadcast_valid", "broadcast": 0, "block": 0, "kernel": "broadcast area"},
-        {"core": [1, 1], "where": "broadcast_done", "broadcast": 1, "block": 0, "kernel": "broadcast area"},
+        {"job": 0, "core": [1, 1], "where": "broadcast_valid", "broadcast": 0, "block": 0, "kernel": "broadcast area"},
+        {"job": 0, "core": [1, 1], "where": "broadcast_done", "broadcast": 1, "block": 0, "kernel": "broadcast area"},
     ]);
     assert_eq!(v["giveups"], records, "{v}");
     assert_eq!(sim["giveups"], records, "{sim}");
