@@ -129,6 +129,19 @@ fn words_whose_sender_rectangle_and_rank_disagree_are_refused() {
             start: (15, 7),
             ..s
         },
+        // A start off the sender's line, the end and this core on it: one column over for a
+        // column, one row up for a row (each field of the line checked on its own).
+        BroadcastArgs {
+            start: (14, 6),
+            ..s
+        },
+        BroadcastArgs {
+            core: (17, 5),
+            start: (16, 4),
+            end: (19, 5),
+            along: Along::Row,
+            ..s
+        },
         // This core not `rank` steps from the sender (its markers' slot would be another's).
         BroadcastArgs { core: (15, 8), ..s },
         BroadcastArgs { core: (16, 7), ..s },

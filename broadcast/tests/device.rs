@@ -40,6 +40,8 @@ enum ComputeMode {
     Idle,
     /// Every read of `popped` first pops everything pushed.
     PopsAll,
+    /// Every read of `pages_ready` first pops one block (`PAGES` pages), if one is there.
+    PopsABlockPerReady,
 }
 
 struct State {
@@ -185,6 +187,9 @@ fn cb_of_window(s: &Shared, window: u8) -> MockCircularBuffer {
         let mut g = st.lock().unwrap();
         if g.compute == ComputeMode::PopsAll {
             g.popped = g.pushed;
+        }
+        if g.compute == ComputeMode::PopsABlockPerReady && g.pushed != g.popped {
+            g.popped = g.popped.wrapping_add(PAGES);
         }
         Ok(g.pushed.wrapping_sub(g.popped))
     });
@@ -795,6 +800,58 @@ fn finish_waiting_for_own_compute_gives_up_broadcast_free() {
             cause: Cause::TimedOut
         })
     );
+}
+
+/// A receiver's `finish` keeps its markers going while it waits for its own compute, as `arrive`
+/// does: a block popped during that wait is marked then, and the last marker follows.
+#[test]
+fn a_receiver_marks_a_block_its_compute_pops_while_finish_waits_for_the_rest() {
+    let s = shared();
+    s.lock().unwrap().words.insert(VALID0, marker(S16, 2));
+    let mut noc = noc_at(1, 3);
+    let mut seq = Sequence::new();
+    let st = s.clone();
+    // The marker of block 0: while the receiver waits for its compute (which pops block 1 on
+    // the next poll), so before that compute popped the last block.
+    noc.expect_writes_sent()
+        .times(1)
+        .in_sequence(&mut seq)
+        .returning(move || {
+            let g = st.lock().unwrap();
+            assert_eq!(
+                (g.pushed, g.popped),
+                (2 * PAGES, PAGES),
+                "compute popped block 0 only"
+            );
+            Ok(true)
+        });
+    noc.expect_write()
+        .with(
+            eq(l1(CTRL + MARKER_SRC0)),
+            eq(marker_dst(1)),
+            eq(4),
+            eq(WriteMode::ORDERED),
+        )
+        .times(2)
+        .in_sequence(&mut seq)
+        .returning(|_, _, _, _| Ok(()));
+    noc.expect_writes_sent().returning(|| Ok(true));
+    noc.expect_writes_acked().times(1).returning(|| Ok(true));
+    let mut dm = dm(noc, ctrl(&s, 1_000));
+    let w = column_words((0, 1));
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context(), &w, 0);
+    block_on(b.arrive(&mut dm, 0)).unwrap();
+    block_on(b.arrive(&mut dm, 1)).unwrap();
+    s.lock().unwrap().compute = ComputeMode::PopsABlockPerReady;
+    block_on(b.finish(&mut dm)).unwrap();
+    let g = s.lock().unwrap();
+    let markers: Vec<_> = g
+        .stores
+        .iter()
+        .filter(|(o, _)| *o == MARKER_SRC0)
+        .map(|&(_, v)| v)
+        .collect();
+    assert_eq!(markers, vec![marker(S16, 1), marker(S16, 2)]);
 }
 
 #[test]
@@ -1902,6 +1959,71 @@ fn a_sender_reads_into_a_slot_only_once_the_multicast_that_sent_its_last_block_l
 }
 
 #[test]
+fn a_sender_whose_valid_waited_for_its_data_to_leave_reads_the_next_block_into_that_slot_at_once() {
+    // Window 1: block 0's data goes while an earlier write is still outgoing, so VALID waits for
+    // `writes_sent`, which then says the data left too: block 1's reads may land in slot 0
+    // without asking the NoC again.
+    let s = shared();
+    s.lock().unwrap().compute = ComputeMode::PopsAll;
+    let r = Arc::new(Mutex::new(Reads::default()));
+    let (mut dm, mut b) = ahead_sender(&s, logging_noc(&r), 1);
+    let slot = block_on(b.reserve(&mut dm, 0)).unwrap();
+    read_ahead(&mut dm, &b, 0, slot);
+    take_calls(&r);
+    r.lock().unwrap().unsent = 1;
+    block_on(b.cast(&mut dm, 0)).unwrap();
+    assert_eq!(
+        take_calls(&r),
+        [
+            Call::AllDone(true),
+            Call::WritesSent,
+            Call::Multicast {
+                src: CB_BASE,
+                len: SLOT
+            },
+            Call::WritesSent,
+            Call::Multicast {
+                src: CTRL + VALID0,
+                len: 4
+            },
+        ]
+    );
+    assert_eq!(block_on(b.reserve(&mut dm, 1)), Ok(l1(CB_BASE)));
+    assert_eq!(take_calls(&r), []);
+}
+
+#[test]
+fn a_sender_without_receivers_stores_valid_multicasts_nothing_and_reuses_its_slot_at_once() {
+    // A column of one core, window 1: every cast waits for its reads and stores VALID; there
+    // is no multicast to leave, so the next reserve asks the NoC nothing.
+    let s = shared();
+    s.lock().unwrap().compute = ComputeMode::PopsAll;
+    let r = Arc::new(Mutex::new(Reads::default()));
+    let mut dm = dm(logging_noc(&r), ctrl(&s, 1_000));
+    let one = LogicalRect::new(0, 0, 1, 1);
+    let w = words_of_window(0, one, Along::Column, (0, 0), 1);
+    let mut b = Broadcast::new(&mut dm, cb_of_window(&s, 1), &context(), &w, 0);
+    assert!(b.sender());
+    assert_eq!(b.args().map(|a| a.receivers), Some(0));
+    for block in 0..3 {
+        assert_eq!(block_on(b.reserve(&mut dm, block)), Ok(l1(CB_BASE)));
+        assert_eq!(take_calls(&r), [], "block {block}");
+        block_on(b.cast(&mut dm, block)).unwrap();
+        assert_eq!(take_calls(&r), [Call::AllDone(true)], "block {block}");
+    }
+    let valid: Vec<_> = s
+        .lock()
+        .unwrap()
+        .stores
+        .iter()
+        .filter(|(o, _)| *o == VALID0)
+        .map(|&(_, v)| v)
+        .collect();
+    assert_eq!(valid, [marker(S16, 1), marker(S16, 2), marker(S16, 3)]);
+    assert_eq!(s.lock().unwrap().pushes, [PAGES, PAGES, PAGES]);
+}
+
+#[test]
 fn a_sender_whose_multicast_never_leaves_its_slot_gives_up_broadcast_done_and_stops_its_tile() {
     let s = shared();
     let r = Arc::new(Mutex::new(Reads::default()));
@@ -2308,6 +2430,123 @@ fn a_read_refused_by_the_noc_or_of_a_page_without_addresses_gives_up_the_block()
     };
     assert_eq!(block_on(b.read(&mut dm, 0, &small)), Ok(()));
     assert_eq!(log.lock().unwrap().len(), PAGES as usize);
+}
+
+/// A NoC that logs where each `read_pages` call starts (the mock's `read_pages` is the trait's
+/// provided one, which issues `read_tagged` per page), and hands every call to a mock.
+struct PagesLogged {
+    inner: MockNocMulticast,
+    read_pages_from: Vec<u32>,
+}
+
+impl noc::ErrorType for PagesLogged {
+    type Error = noc::ErrorKind;
+}
+
+impl NocMulticast for PagesLogged {
+    fn noc(&self) -> NocId {
+        self.inner.noc()
+    }
+    fn node(&self) -> Xy {
+        self.inner.node()
+    }
+    fn read(&mut self, src: NocAddr, dst: L1Addr, len: u32) -> Result<(), noc::ErrorKind> {
+        self.inner.read(src, dst, len)
+    }
+    fn write(
+        &mut self,
+        src: L1Addr,
+        dst: NocAddr,
+        len: u32,
+        mode: WriteMode,
+    ) -> Result<(), noc::ErrorKind> {
+        self.inner.write(src, dst, len, mode)
+    }
+    fn multicast(
+        &mut self,
+        src: L1Addr,
+        rect: Rect,
+        dst: L1Addr,
+        len: u32,
+        mode: WriteMode,
+    ) -> Result<(), noc::ErrorKind> {
+        self.inner.multicast(src, rect, dst, len, mode)
+    }
+    fn reads_done(&mut self) -> Result<bool, noc::ErrorKind> {
+        self.inner.reads_done()
+    }
+    fn read_tagged(
+        &mut self,
+        src: NocAddr,
+        dst: L1Addr,
+        len: u32,
+        tag: ReadTag,
+    ) -> Result<(), noc::ErrorKind> {
+        self.inner.read_tagged(src, dst, len, tag)
+    }
+    fn read_pages(&mut self, from: u32, reads: &PageReads<'_>) -> Result<u32, noc::ErrorKind> {
+        self.read_pages_from.push(from);
+        self.inner.read_pages(from, reads)
+    }
+    fn writes_sent(&mut self) -> Result<bool, noc::ErrorKind> {
+        self.inner.writes_sent()
+    }
+    fn writes_acked(&mut self) -> Result<bool, noc::ErrorKind> {
+        self.inner.writes_acked()
+    }
+    fn resync(&mut self) -> Result<(), noc::ErrorKind> {
+        self.inner.resync()
+    }
+}
+
+/// "Most blocks' pages are all taken at once: then no wait is entered": a block whose pages the
+/// NoC takes in one `read_pages` is asked of it once; a busy NoC is asked again from the first
+/// page it did not take.
+#[test]
+fn a_read_asks_the_noc_for_its_pages_once_when_it_takes_them_all() {
+    for (answers, froms) in [
+        (vec![], vec![0]),
+        (vec![Ok(()), Err(noc::ErrorKind::Busy)], vec![0, 1]),
+    ] {
+        let s = shared();
+        let mut inner = noc_at(1, 2);
+        let answers = Mutex::new(answers.into_iter());
+        inner
+            .expect_read_tagged()
+            .returning(move |_, _, _, _| answers.lock().unwrap().next().unwrap_or(Ok(())));
+        let mut dm = DataMovement {
+            noc: PagesLogged {
+                inner,
+                read_pages_from: Vec::new(),
+            },
+            ctrl: ctrl(&s, 1_000),
+            pause: Spin,
+        };
+        let column = LogicalRect::new(0, 0, 1, 3);
+        let w = words_of_window(0, column, Along::Column, (0, 0), 2);
+        let mut b = Broadcast::new(&mut dm, cb_of_window(&s, 2), &context(), &w, 0);
+        assert_eq!(block_on(b.reserve(&mut dm, 0)), Ok(l1(CB_BASE)));
+        let ports = [xy(0, 11)];
+        assert_eq!(
+            block_on(b.read(&mut dm, 0, &block_0_reads(&ports, 0x1000))),
+            Ok(())
+        );
+        assert_eq!(dm.noc.read_pages_from, froms);
+    }
+}
+
+#[test]
+fn a_read_of_no_page_is_done_at_once() {
+    let s = shared();
+    let (mut dm, mut b, log) = reading_sender(&s, vec![]);
+    let ports = [xy(0, 11)];
+    let none = PageReads {
+        count: 0,
+        ..block_0_reads(&ports, 0x1000)
+    };
+    assert_eq!(block_on(b.read(&mut dm, 0, &none)), Ok(()));
+    assert!(log.lock().unwrap().is_empty());
+    assert_eq!(b.give_up(), None);
 }
 
 #[test]

@@ -407,6 +407,110 @@ fn a_give_up_record_of_broadcast_1_reads_the_broadcast_from_bits_8_to_15() {
     );
 }
 
+// ---- reading a record while its core may be writing it ----------------------------------
+
+/// `GiveUpRecord::read` of broadcast `id` over `script`: the `n`th load returns `script(n,
+/// offset)`. Returns the result and the offsets loaded, in order.
+fn read_with(
+    id: u8,
+    mut script: impl FnMut(usize, u32) -> Result<u32, &'static str>,
+) -> (Result<Option<GiveUpRecord>, &'static str>, Vec<u32>) {
+    let mut loads = Vec::new();
+    let r = GiveUpRecord::read(id, |off| {
+        loads.push(off);
+        script(loads.len() - 1, off)
+    });
+    (r, loads)
+}
+
+#[test]
+fn a_record_that_holds_still_is_read_where_block_sequence_then_where_again() {
+    // Broadcast 1's area is at 0xB40: where 0xB60, block 0xB64, sequence 0xB68.
+    let still = |_, off| match off {
+        0xB60 => Ok(0x0007_0102),
+        0xB64 => Ok(5),
+        0xB68 => Ok(0x0001_0007),
+        _ => Err("no such word"),
+    };
+    let (r, loads) = read_with(1, still);
+    assert_eq!(
+        r,
+        Ok(Some(GiveUpRecord {
+            place: Where::BroadcastValid,
+            broadcast: 1,
+            block: 5,
+            sequence: 0x0001_0007,
+        }))
+    );
+    assert_eq!(loads, [0xB60, 0xB64, 0xB68, 0xB60]);
+    // Broadcast 0's at 0xA00; no give-up (where word 0) reads as none, at once.
+    let (r, loads) = read_with(0, |_, off| match off {
+        0xA20 | 0xA24 | 0xA28 => Ok(0),
+        _ => Err("no such word"),
+    });
+    assert_eq!(r, Ok(None));
+    assert_eq!(loads, [0xA20, 0xA24, 0xA28, 0xA20]);
+}
+
+#[test]
+fn a_record_being_written_is_read_again_and_one_that_never_holds_still_reads_as_none() {
+    // The core replaces an old record (command 6, broadcast_done block 9) with a new one
+    // (command 7, broadcast_valid block 5) while the host reads: the first round sees the old
+    // where word, then the new block and sequence, then the where word cleared (0). The where
+    // words differ, so that round is read again, and the second sees the new record whole.
+    let (old_where, new_where) = (0x0006_0001, 0x0007_0002);
+    let script = |n: usize, off| match (n, off) {
+        (0, 0xA20) => Ok(old_where),
+        (3, 0xA20) => Ok(0),
+        (_, 0xA20) => Ok(new_where),
+        (_, 0xA24) => Ok(5),
+        (_, 0xA28) => Ok(7),
+        _ => Err("no such word"),
+    };
+    let (r, loads) = read_with(0, script);
+    assert_eq!(
+        r,
+        Ok(Some(GiveUpRecord {
+            place: Where::BroadcastValid,
+            broadcast: 0,
+            block: 5,
+            sequence: 7,
+        }))
+    );
+    assert_eq!(
+        loads,
+        [0xA20, 0xA24, 0xA28, 0xA20, 0xA20, 0xA24, 0xA28, 0xA20]
+    );
+    // A where word that changes between every two loads: three rounds, then none.
+    let (r, loads) = read_with(0, |n, off| match off {
+        0xA20 => Ok(0x0007_0001 + (n as u32 % 2)),
+        0xA24 | 0xA28 => Ok(1),
+        _ => Err("no such word"),
+    });
+    assert_eq!(r, Ok(None));
+    assert_eq!(loads.len(), 12);
+    assert_eq!(loads[8..], [0xA20, 0xA24, 0xA28, 0xA20]);
+}
+
+#[test]
+fn a_record_whose_words_cannot_be_read_is_that_error() {
+    for failing in [0xA20, 0xA24, 0xA28] {
+        let (r, loads) = read_with(0, |_, off| {
+            if off == failing {
+                Err("refused")
+            } else {
+                Ok(0x0007_0003)
+            }
+        });
+        assert_eq!(r, Err("refused"));
+        assert_eq!(loads.last(), Some(&failing));
+    }
+    // The where word's second load refused.
+    let (r, loads) = read_with(0, |n, _| if n == 3 { Err("refused") } else { Ok(3) });
+    assert_eq!(r, Err("refused"));
+    assert_eq!(loads.len(), 4);
+}
+
 // ---- stale words ---------------------------------------------------------------------------
 
 #[test]

@@ -453,3 +453,33 @@ fn broadcast_args_report_the_window_then_pages_then_buffer_then_broadcast_id() {
     );
     assert_eq!(args(2, 8, 8_191), refused(ArgsError::BroadcastId(2)));
 }
+
+#[test]
+fn a_geometry_keeps_its_grid_and_the_fused_dram_bank_it_was_given_and_refuses_a_bank_it_lacks() {
+    // A 4 x 3 grid, columns at x 1 and 3, rows at y 0 and 2.
+    let g = Geometry::new(&[1, 3], &[0, 2], (4, 3)).unwrap();
+    assert_eq!(g.grid(), (4, 3));
+    assert_eq!(g.fused_dram(), None);
+    // Of 8 banks, bank 7 is the last that can be fused; 8 is no bank.
+    let fused = g.clone().with_fused_dram(Some(7), 8).unwrap();
+    assert_eq!(fused.fused_dram(), Some(7));
+    assert_eq!(
+        (fused.grid(), fused.columns(), fused.rows()),
+        ((4, 3), 2, 2)
+    );
+    assert_eq!(
+        g.clone().with_fused_dram(Some(2), 8).unwrap().fused_dram(),
+        Some(2)
+    );
+    assert_eq!(
+        g.clone().with_fused_dram(Some(8), 8),
+        Err(LayoutError::FusedDram { bank: 8, banks: 8 })
+    );
+    assert_eq!(
+        g.clone().with_fused_dram(Some(0), 0),
+        Err(LayoutError::FusedDram { bank: 0, banks: 0 })
+    );
+    // None on a chip of no banks, and none again over a fused one.
+    assert_eq!(g.clone().with_fused_dram(None, 0), Ok(g.clone()));
+    assert_eq!(fused.with_fused_dram(None, 8), Ok(g));
+}

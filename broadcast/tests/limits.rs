@@ -51,6 +51,8 @@ struct State {
     done_at: u64,
     /// The count of those DONE words.
     done_count: u16,
+    /// The tile's stop flag.
+    stop: bool,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -103,7 +105,9 @@ fn ctrl(s: &Shared) -> MockControlBlock {
         g.clock
     });
     c.expect_wait_limit().returning(|| Ok(LIMIT));
-    c.expect_stop_requested().returning(|| Ok(false));
+    let st = s.clone();
+    c.expect_stop_requested()
+        .returning(move || Ok(st.lock().unwrap().stop));
     c.expect_request_stop().returning(|| Ok(()));
     c
 }
@@ -426,6 +430,37 @@ fn after_max_blocks_the_senders_cast_of_one_more_is_refused_on_its_own() {
 }
 
 #[test]
+fn after_max_blocks_a_cast_of_one_more_on_a_stopped_tile_is_misuse_not_a_stop() {
+    // A call's own misuse comes before the stop flag (the device module's docs): `cast` of
+    // block 32,767 on a stopped tile is misuse, as it is with no stop, for both protocols'
+    // senders (the handshake peer's casts through the same checks).
+    let s = shared_state();
+    s.lock().unwrap().done_count = u16::MAX;
+    let (mut dm, mut b) = sender(&s);
+    for block in 0..MAX_BLOCKS {
+        block_on(b.reserve(&mut dm, block)).unwrap();
+        block_on(b.cast(&mut dm, block)).unwrap();
+    }
+    s.lock().unwrap().stop = true;
+    let misuse = GiveUp {
+        place: Where::BroadcastDone,
+        broadcast: 0,
+        block: 32_767,
+        cause: Cause::Misuse,
+    };
+    assert_eq!(block_on(b.cast(&mut dm, MAX_BLOCKS)), Err(misuse));
+    let s = shared_state();
+    s.lock().unwrap().done_count = u16::MAX;
+    let (mut dm, mut b) = sender(&s);
+    for block in 0..MAX_BLOCKS {
+        block_on(b.reserve(&mut dm, block)).unwrap();
+        block_on(b.handshake(&mut dm, block)).unwrap();
+    }
+    s.lock().unwrap().stop = true;
+    assert_eq!(block_on(b.handshake(&mut dm, MAX_BLOCKS)), Err(misuse));
+}
+
+#[test]
 fn a_receiver_arrives_max_blocks_and_is_refused_one_more() {
     // The first receiver of the column: logical (0,1), NoC0 (1,3). VALID says 32,767 blocks
     // of this command, so block 32,767 would time out if it were admitted: it is misuse.
@@ -467,6 +502,56 @@ fn a_receiver_arrives_max_blocks_and_is_refused_one_more() {
     assert_eq!(b.blocks(), 32_767);
     assert_eq!(
         block_on(b.arrive(&mut dm, MAX_BLOCKS)),
+        Err(GiveUp {
+            place: Where::BroadcastValid,
+            broadcast: 0,
+            block: 32_767,
+            cause: Cause::Misuse,
+        })
+    );
+}
+
+#[test]
+fn a_handshake_receiver_takes_max_blocks_and_is_refused_one_more() {
+    // The handshake peer's receiver at logical (0,1), NoC0 (1,3): its flag says 32,767 blocks
+    // of this command, so block 32,767 would time out if it were admitted: it is misuse.
+    let s = shared_state();
+    s.lock()
+        .unwrap()
+        .words
+        .insert(area::area(0) + area::VALID, marker(S16, 32_767));
+    let mut n = MockNocMulticast::new();
+    n.expect_noc().return_const(NocId::Noc0);
+    n.expect_node().return_const(Xy::new(1, 3).unwrap());
+    n.expect_writes_sent().returning(|| Ok(true));
+    n.expect_write().returning(|_, _, _, _| Ok(()));
+    let mut dm = DataMovement {
+        noc: n,
+        ctrl: ctrl(&s),
+        pause: Spin,
+    };
+    let context = Context {
+        sequence: SEQ,
+        group: group(),
+        exclusive: true,
+    };
+    let params = BroadcastParams {
+        broadcast: 0,
+        cb: 5,
+        window: WINDOW,
+        pages: PAGES,
+    };
+    let rect = LogicalRect::new(0, 0, 1, 3);
+    let g = common::blackhole(0);
+    let all = broadcast_args(&g, group(), rect, Along::Column, NocId::Noc0, params).unwrap();
+    let words = all.iter().find(|a| a.core == (0, 1)).unwrap().words;
+    let mut b = Broadcast::new(&mut dm, cb(&s), &context, &words, 0);
+    for block in 0..MAX_BLOCKS {
+        block_on(b.handshake(&mut dm, block)).unwrap();
+    }
+    assert_eq!(b.blocks(), 32_767);
+    assert_eq!(
+        block_on(b.handshake(&mut dm, MAX_BLOCKS)),
         Err(GiveUp {
             place: Where::BroadcastValid,
             broadcast: 0,
