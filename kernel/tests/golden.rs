@@ -107,6 +107,58 @@ fn control_block_offsets_are_the_abi_table_s() {
     assert_eq!(image::boot_word(Role::Compute), 0x038);
 }
 
+/// A circular buffer fits between the firmware's end (0x3_0000) and L1's end, with at least one
+/// page of at least one byte, its base and page size multiples of 16; the rules one at a time,
+/// each at its edge (Blackhole's L1 is 0x18_0000 bytes).
+#[test]
+fn a_buffer_fits_above_the_firmware_inside_l1_on_16_byte_units_with_a_byte_in_it() {
+    const L1: u32 = 0x18_0000;
+    assert_eq!(abi::FIRMWARE_L1_END, 0x3_0000);
+    assert_eq!(abi::BUFFER_ALIGN, 16);
+    // At the firmware's end, and ending at L1's end exactly (0x100 pages of 0x1000 bytes
+    // ending at 0x3_0000 + 0x10_0000 = 0x13_0000; 0x1_5000 pages of 0x10 end at 0x18_0000).
+    assert!(abi::buffer_fits(0x3_0000, 0x1000, 0x100, L1));
+    assert!(abi::buffer_fits(0x3_0000, 0x10, 0x1_5000, L1));
+    // One unit lower: over the reader's image.
+    assert!(!abi::buffer_fits(0x2_FFF0, 0x10, 1, L1));
+    // One page more than L1 holds, and the pages' bytes (not their count plus their size)
+    // against L1: 0x100 pages of 0x100 bytes end at 0x4_0000.
+    assert!(!abi::buffer_fits(0x3_0000, 0x10, 0x1_5001, L1));
+    assert!(abi::buffer_fits(0x3_0000, 0x100, 0x100, 0x4_0000));
+    assert!(!abi::buffer_fits(0x3_0000, 0x100, 0x100, 0x3_FFF0));
+    assert!(!abi::buffer_fits(0x3_0100, 0x100, 0x100, 0x4_0000));
+    // Bytes that overflow 32 bits do not wrap into a fit.
+    assert!(!abi::buffer_fits(0x3_0000, 0x1000_0000, 0x10, u32::MAX));
+    // Off the 16-byte units: the base, the page size, or both by the same 8 bytes.
+    assert!(!abi::buffer_fits(0x3_0008, 0x20, 1, L1));
+    assert!(!abi::buffer_fits(0x3_0000, 0x18, 1, L1));
+    assert!(!abi::buffer_fits(0x3_0000, 0x4, 4, L1));
+    assert!(!abi::buffer_fits(0x3_0008, 0x8, 2, L1));
+    // No page, or pages of no byte.
+    assert!(!abi::buffer_fits(0x3_0000, 0x20, 0, L1));
+    assert!(!abi::buffer_fits(0x3_0000, 0, 8, L1));
+    assert!(abi::buffer_fits(0x3_0000, 0x10, 1, L1));
+}
+
+/// The kernels' log rings: 0x500 bytes each from 0x5000 in reader, writer, compute order, between
+/// the control block's end (0x5000) and compute's reset PC (0x6000); a ring's 16-byte header,
+/// then 0x4F0 bytes of frames.
+#[test]
+fn log_rings_are_0x500_bytes_each_from_0x5000_with_a_16_byte_header() {
+    assert_eq!(abi::LOG_BASE, 0x5000);
+    assert_eq!(abi::LOG_RING_BYTES, 0x500);
+    assert_eq!(abi::log_ring(Role::Reader), 0x5000);
+    assert_eq!(abi::log_ring(Role::Writer), 0x5500);
+    assert_eq!(abi::log_ring(Role::Compute), 0x5A00);
+    // "KLOG", K in the top byte.
+    assert_eq!(abi::LOG_MAGIC, 0x4B4C_4F47);
+    assert_eq!(abi::LOG_FRAMES, 0x4);
+    assert_eq!(abi::LOG_BYTES, 0x8);
+    assert_eq!(abi::LOG_LOST, 0xC);
+    assert_eq!(abi::LOG_DATA, 0x10);
+    assert_eq!(abi::LOG_DATA_BYTES, 0x4F0);
+}
+
 #[test]
 fn commands_take_slots_in_turn_with_an_8_word_header_and_reports_their_records() {
     assert_eq!(abi::SLOT_HEADER_WORDS, 8);

@@ -1946,6 +1946,52 @@ fn a_compute_stalled_after_one_broadcast_finished_waits_for_the_other_producer_a
 }
 
 #[test]
+fn a_compute_stalled_at_the_block_one_broadcast_ended_at_names_the_other_broadcast() {
+    // One tile, both broadcasts without receivers: A of 4 blocks, W of 6. Compute stops before
+    // block 4, the first block A does not have (A's blocks are 0..=3): the stall is named by W,
+    // the first broadcast that has the block. Compute popped A's 4 blocks and W's 0..=3. The
+    // reader finishes A cleanly (4 blocks of 2 pages: two whole laps of 4, nothing to pad). The
+    // writer casts all 6 of W's blocks (blocks 4 and 5 into the slots the pops of 2 and 3
+    // freed) and waits in vain in `finish` for its compute to pop 4 and 5: broadcast_free at
+    // block 6. Its lap is whole (12 pages), so it pads nothing; compute drains 4 and 5.
+    let mut shape = Shape::new(LogicalRect::new(0, 0, 1, 1), [true, true]);
+    shape.blocks = [4, 6];
+    let cores = shape.cores();
+    for order in ORDERS {
+        let _order = InOrder(order);
+        let faulty = Shape {
+            stalls: vec![((0, 0), Role::Compute, 4)],
+            ..shape.clone()
+        };
+        let chip = chip(&shape, &cores);
+        let posts = vec![Post::broadcast(&faulty, 63), Post::broadcast(&shape, 64)];
+        let reports = run_commands_in(order, &cores, &chip, posts, |_, _| {});
+        assert_eq!(
+            reports[0][&(0, 0)],
+            Report {
+                index: 1,
+                sequence: 63,
+                status: abi::STATUS_GAVE_UP,
+                give_ups: [
+                    None,
+                    give_up(GiveUpCode::Broadcast(Where::BroadcastFree), 1, 6),
+                    give_up(GiveUpCode::ComputeTimedOut, 1, 4),
+                ],
+                // 4 and 6 blocks of 640 bytes moved; 8 blocks checked.
+                stats: [2_560, 3_840, 5_120],
+            }
+        );
+        assert!(
+            chip.borrow().padding.is_empty(),
+            "{:?}",
+            chip.borrow().padding
+        );
+        assert_eq!(reports[1][&(0, 0)], shape.clean(2, 64));
+        assert_buffers_at_slot_0(&chip);
+    }
+}
+
+#[test]
 fn a_buffer_of_zero_byte_pages_fails_the_command_without_breaking_the_recovery() {
     // The buffer table says CB 0 has pages of 0 bytes: the words still fit it (4 pages), but
     // block 0's pages (320 bytes each) do not fit its slot of 0 bytes: the reader refuses its

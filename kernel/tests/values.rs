@@ -8,10 +8,10 @@ use komorebi_broadcast::Where;
 use komorebi_hal::{ControlBlock, L1Addr, LogicalRect, Role, control};
 use komorebi_kernel::abi::{GiveUpCode, KernelGiveUp};
 use komorebi_kernel::broadcast_handler::program::{
-    ComputeInput, ComputeProgram, Field, MoverProgram, ProgramError,
+    BroadcastProgram, ComputeInput, ComputeProgram, Field, MoverProgram, ProgramError,
 };
 use komorebi_kernel::image::{self, BootFailure, BootState, ImageError};
-use komorebi_kernel::{Command, CommandCtrl};
+use komorebi_kernel::{BroadcastHandler, Command, CommandCtrl};
 
 // ---- give-up codes -------------------------------------------------------------------------
 
@@ -103,6 +103,7 @@ fn program_fields_are_named_in_words() {
         (Field::BroadcastId, "broadcast id"),
         (Field::PageSize, "page size"),
         (Field::Noc, "NoC"),
+        (Field::StallBefore, "stall before"),
     ];
     for (field, name) in names {
         assert_eq!(field.name(), name);
@@ -115,6 +116,44 @@ fn program_fields_are_named_in_words() {
     assert_eq!(
         e.to_string(),
         "compute's copy of broadcast 1 disagrees with its producer on page size"
+    );
+    // A stall block says what it must stay below; a field with no bound of its own says none.
+    let e = ProgramError::Field {
+        role: Role::Reader,
+        field: Field::StallBefore,
+        value: 65_535,
+    };
+    assert_eq!(
+        e.to_string(),
+        "reader program: stall before 65535 is out of range (allowed: below 65535)"
+    );
+    let e = ProgramError::Field {
+        role: Role::Compute,
+        field: Field::Producer,
+        value: 2,
+    };
+    assert_eq!(e.to_string(), "compute program: producer 2 is out of range");
+}
+
+/// `ProgramError::Inputs` holds bits 0..15 of compute's word 0 without the check bit: up to
+/// 0xFF it is a count of broadcasts (bits 0..7), above it a reserved bit (9..15) is set.
+#[test]
+fn too_many_broadcasts_and_a_reserved_bit_print_apart() {
+    assert_eq!(
+        ProgramError::Inputs(3).to_string(),
+        "compute program of 3 broadcasts (allowed: 0..=2)"
+    );
+    assert_eq!(
+        ProgramError::Inputs(0xFF).to_string(),
+        "compute program of 255 broadcasts (allowed: 0..=2)"
+    );
+    assert_eq!(
+        ProgramError::Inputs(0x200).to_string(),
+        "compute program word 0 has reserved bits 0x200 set (bits 9..15; allowed: 0)"
+    );
+    assert_eq!(
+        ProgramError::Inputs(0x8203).to_string(),
+        "compute program word 0 has reserved bits 0x8200 set (bits 9..15; allowed: 0)"
     );
 }
 
@@ -171,6 +210,34 @@ fn a_program_carries_32_767_blocks_and_refuses_32_768() {
     assert_eq!(
         e.to_string(),
         "compute program: blocks 32768 is out of range (allowed: at most 32767)"
+    );
+}
+
+/// A data-movement kernel's handler is made with both movers' places in it (its first command
+/// decodes into them, decisions D57); compute's is a plain `BroadcastHandler::new()`. The
+/// handler prints its program, so its `Debug` shows which places it holds.
+#[test]
+fn a_data_movement_kernel_s_handler_holds_both_movers_places_and_compute_s_none() {
+    let with_places = BroadcastProgram {
+        reader: Some(MoverProgram::default()),
+        writer: Some(MoverProgram::default()),
+        compute: ComputeProgram::default(),
+    };
+    let printed = |p: &BroadcastProgram| format!("BroadcastHandler {{ program: {p:?} }}");
+    for role in [Role::Reader, Role::Writer] {
+        assert_eq!(
+            format!("{:?}", BroadcastHandler::for_kernel(role)),
+            printed(&with_places),
+            "{role:?}"
+        );
+    }
+    assert_eq!(
+        format!("{:?}", BroadcastHandler::for_kernel(Role::Compute)),
+        printed(&BroadcastProgram::default())
+    );
+    assert_eq!(
+        format!("{:?}", BroadcastHandler::new()),
+        printed(&BroadcastProgram::default())
     );
 }
 
@@ -339,6 +406,10 @@ fn a_handler_body_s_control_block_is_the_tile_s_with_the_command_s_wait_limit() 
         assert_eq!(cc.addr(0x10), Ok(L1Addr::new(0x4010).unwrap()));
         assert_eq!(cc.load(0x40), Ok(0xABCD));
         assert_eq!(cc.store(0x44, 9), Ok(()));
+        // Words a stride apart, as a command's slot is read: the tile's, through its loads.
+        let mut words = [7; 2];
+        assert_eq!(cc.load_words(0x40, 4, &mut words), Ok(()));
+        assert_eq!(words, [0xABCD, 9]);
         assert_eq!(cc.stop_requested(), Ok(true));
         assert_eq!(cc.request_stop(), Ok(()));
         assert_eq!(cc.wait_limit(), Ok(77));
@@ -350,6 +421,8 @@ fn a_handler_body_s_control_block_is_the_tile_s_with_the_command_s_wait_limit() 
         [
             "load 0x40",
             "store 0x44 0x9",
+            "load 0x40",
+            "load 0x44",
             "stop_requested",
             "request_stop"
         ]

@@ -124,7 +124,18 @@ pub(crate) fn check_l1<C: Chip>(a: u32, len: u32) -> Result<(), Error<ErrorKind>
 
 #[cfg(test)]
 mod tests {
+    use komorebi_hal::L1Addr;
+    use komorebi_hal::noc::ReadTag;
+
     use super::*;
+    use crate::chip::Blackhole;
+
+    /// Blackhole's L1: 1.5 MiB.
+    const L1: u32 = 0x18_0000;
+
+    fn l1(a: u32) -> L1Addr {
+        L1Addr::new(a).unwrap()
+    }
 
     fn xy(x: u8, y: u8) -> Xy {
         Xy::new(x, y).unwrap()
@@ -173,5 +184,128 @@ mod tests {
             // Another number of ports is never the same.
             assert!(!table.same(&ports[..n - 1], 0, 0));
         }
+    }
+
+    /// Pages 3..8 of 2 KiB from one DRAM port at 0x1_0000 + 2048 g, into L1 at 0x2_0000.
+    fn reads(ports: &[Xy]) -> PageReads<'_> {
+        PageReads {
+            ports,
+            base: 0x1_0000,
+            first: 3,
+            count: 5,
+            len: 2048,
+            dst: l1(0x2_0000),
+            tag: ReadTag::new(2).unwrap(),
+        }
+    }
+
+    /// `shared` gives page `from`'s own source and destination: page `first + from` at
+    /// `base + (first + from) len`, landing `from len` into the destination.
+    #[test]
+    fn a_batch_starts_at_page_from_s_own_source_and_destination() {
+        let ports = [xy(0, 5)];
+        let r = reads(&ports);
+        assert_eq!(shared::<Blackhole>(0, &r), Some((0x1_1800, 0x2_0000)));
+        assert_eq!(shared::<Blackhole>(2, &r), Some((0x1_2800, 0x2_1000)));
+        assert_eq!(shared::<Blackhole>(4, &r), Some((0x1_3800, 0x2_2000)));
+    }
+
+    /// A page is a whole number of DRAM words (64 bytes) and at most one packet (16 KiB): a
+    /// length that is neither is left to the page-by-page reads (which split a page over
+    /// packets).
+    #[test]
+    fn a_batch_s_pages_are_whole_dram_words_and_one_packet_at_most() {
+        let ports = [xy(0, 5)];
+        let with = |len| PageReads {
+            len,
+            ..reads(&ports)
+        };
+        assert_eq!(shared::<Blackhole>(0, &with(32)), None);
+        assert_eq!(shared::<Blackhole>(0, &with(2048 + 16)), None);
+        assert_eq!(
+            shared::<Blackhole>(0, &with(64)),
+            Some((0x1_00C0, 0x2_0000))
+        );
+        assert_eq!(
+            shared::<Blackhole>(0, &with(16_384)),
+            Some((0x1_C000, 0x2_0000))
+        );
+        assert_eq!(shared::<Blackhole>(0, &with(16_384 + 64)), None);
+        assert_eq!(shared::<Blackhole>(0, &with(32_768)), None);
+    }
+
+    /// The last page's source must fit 36 bits, whichever page the batch starts at: pages 3..8
+    /// from 2^36 - 8 pages, the last starting one page below 2^36, pass; one page more does
+    /// not, and neither does a page number past `u32`.
+    #[test]
+    fn a_batch_s_last_page_must_start_within_36_bits() {
+        let ports = [xy(0, 5)];
+        let top = PageReads {
+            base: (1 << 36) - 8 * 2048,
+            ..reads(&ports)
+        };
+        assert_eq!(
+            shared::<Blackhole>(0, &top),
+            Some(((1 << 36) - 5 * 2048, 0x2_0000))
+        );
+        assert_eq!(
+            shared::<Blackhole>(4, &top),
+            Some(((1 << 36) - 2048, 0x2_2000))
+        );
+        assert_eq!(shared::<Blackhole>(0, &PageReads { count: 6, ..top }), None);
+        let past = PageReads {
+            first: u32::MAX - 2,
+            ..reads(&ports)
+        };
+        assert_eq!(shared::<Blackhole>(0, &past), None);
+    }
+
+    /// The pages from `from` on, and only those, must land in L1: ending at L1's end they
+    /// pass, one L1 unit further they do not.
+    #[test]
+    fn a_batch_s_remaining_pages_must_land_in_l1() {
+        let ports = [xy(0, 5)];
+        // Pages 2..5 of the batch (3 of 2 KiB) end at L1's end.
+        let at_end = PageReads {
+            dst: l1(L1 - 5 * 2048),
+            ..reads(&ports)
+        };
+        assert_eq!(
+            shared::<Blackhole>(2, &at_end),
+            Some((0x1_2800, L1 - 3 * 2048))
+        );
+        assert_eq!(
+            shared::<Blackhole>(0, &at_end),
+            Some((0x1_1800, L1 - 5 * 2048))
+        );
+        let past = PageReads {
+            dst: l1(L1 - 5 * 2048 + 16),
+            ..reads(&ports)
+        };
+        assert_eq!(shared::<Blackhole>(2, &past), None);
+        assert_eq!(shared::<Blackhole>(0, &past), None);
+    }
+
+    /// L1's whole size from 0 fits; a byte range past L1's end, or longer than L1 itself, is
+    /// beyond L1 (without wrapping); an address off the 16-byte units is misaligned.
+    #[test]
+    fn l1_ranges_end_within_l1_and_start_on_its_units() {
+        let beyond = Err(Error {
+            kind: ErrorKind::InvalidAddress,
+            why: Why::BeyondL1,
+        });
+        assert_eq!(check_l1::<Blackhole>(0, L1), Ok(()));
+        assert_eq!(check_l1::<Blackhole>(L1 - 16, 16), Ok(()));
+        assert_eq!(check_l1::<Blackhole>(16, L1), beyond);
+        assert_eq!(check_l1::<Blackhole>(L1 - 16, 32), beyond);
+        assert_eq!(check_l1::<Blackhole>(0, L1 + 16), beyond);
+        assert_eq!(check_l1::<Blackhole>(0, u32::MAX), beyond);
+        assert_eq!(
+            check_l1::<Blackhole>(8, 16),
+            Err(Error {
+                kind: ErrorKind::Misaligned,
+                why: Why::L1Misaligned,
+            })
+        );
     }
 }

@@ -926,6 +926,99 @@ fn a_port_table_that_failed_half_way_is_never_taken_for_one() {
     assert_eq!(f.reg(1, cmd::NOC_CMD_CTRL), 0, "nothing was sent");
 }
 
+/// Pages the batch path does not take (here: more ports than the handle remembers, 9) go page
+/// by page, as `read_tagged` reads them; a busy read command buffer stops them at the page it
+/// would take, which is not an error.
+#[test]
+fn read_pages_over_more_ports_than_a_batch_goes_page_by_page_and_stops_at_a_busy_buffer() {
+    use komorebi_hal::noc::{PageReads, ReadTag};
+    let mut f = Fake::new();
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(2, 5), HarvestMask::NONE, None);
+    let banks = [xy(0, 5); 9];
+    let reads = PageReads {
+        ports: &banks,
+        base: 0x1_0000,
+        first: 3,
+        count: 5,
+        len: 2048,
+        dst: l1(0x2_0000),
+        tag: ReadTag::new(2).unwrap(),
+    };
+    assert_eq!(n.read_pages(0, &reads), Ok(1));
+    assert_eq!(
+        (f.command(1)[0], f.command(1)[3]),
+        (0x1_0000 + 3 * 2048, 0x2_0000)
+    );
+    assert_eq!(n.read_pages(1, &reads), Ok(1), "busy");
+    f.clear(1);
+    assert_eq!(n.read_pages(1, &reads), Ok(2));
+    assert_eq!(
+        (f.command(1)[0], f.command(1)[3]),
+        (0x1_0000 + 4 * 2048, 0x2_0000 + 2048)
+    );
+    assert_eq!(f.reg(1, cmd::NOC_PACKET_TAG), 3 << 10, "transaction id 3");
+}
+
+/// A batch whose first page's source is off its memory's alignment (16 bytes for L1, 64 for
+/// DRAM, on both sides for DRAM) fails as `read_tagged` fails, nothing sent, however its
+/// misaligned bits fall: 8 off, 15 off (into L1 address 0), or 16 off on both sides.
+#[test]
+fn read_pages_from_a_misaligned_source_fails_whatever_its_low_bits() {
+    use komorebi_hal::noc::{PageReads, ReadTag};
+    let l1_port = [xy(3, 3)];
+    let dram_port = [xy(0, 5)];
+    let cases = [
+        (&l1_port, 0x1_0008, 0x2_0000),
+        (&l1_port, 0xF, 0),
+        (&dram_port, 0x1_0010, 0x2_0010),
+    ];
+    for (ports, base, dst) in cases {
+        let mut f = Fake::new();
+        let mut n =
+            SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(2, 5), HarvestMask::NONE, None);
+        let reads = PageReads {
+            ports,
+            base,
+            first: 0,
+            count: 1,
+            len: 64,
+            dst: l1(dst),
+            tag: ReadTag::new(2).unwrap(),
+        };
+        let e = n.read_pages(0, &reads).unwrap_err();
+        assert_eq!(
+            (e.kind, e.why),
+            (ErrorKind::Misaligned, Why::ReadSourceMisaligned),
+            "{base:#x} into {dst:#x}"
+        );
+        assert_eq!(f.reg(1, cmd::NOC_CMD_CTRL), 0, "nothing was sent");
+    }
+}
+
+/// A posted write awaits no acknowledgement: `writes_acked` holds at once after it; an
+/// acknowledged write after it awaits its one.
+#[test]
+fn a_posted_write_awaits_no_acknowledgement() {
+    use komorebi_hal::noc::Ack;
+    let mut f = Fake::new();
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(2, 5), HarvestMask::NONE, None);
+    let dst = NocAddr::l1(xy(3, 5), l1(0x9000));
+    let posted = WriteMode {
+        ack: Ack::Posted,
+        ..WriteMode::RELAXED
+    };
+    n.write(l1(0x8000), dst, 64, posted).unwrap();
+    assert_eq!((f.command(0)[0], f.command(0)[3]), (0x8000, 0x9000));
+    assert!(n.writes_acked().unwrap(), "nothing to await");
+    f.clear(0);
+    n.write(l1(0x8000), dst, 64, WriteMode::RELAXED).unwrap();
+    assert!(!n.writes_acked().unwrap());
+    f.set_status(Counter::MstWrAckReceived, 1);
+    assert!(n.writes_acked().unwrap());
+}
+
 #[test]
 fn a_busy_command_buffer_is_busy_and_nothing_is_written() {
     let mut f = Fake::new();

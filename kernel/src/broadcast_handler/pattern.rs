@@ -130,4 +130,23 @@ mod tests {
             }
         }
     }
+
+    /// Two words wrong in the same bit are still wrong, wherever they are in a quad or across
+    /// quads: the differences are OR-ed, so one cannot cancel the other.
+    #[test]
+    fn two_words_wrong_in_the_same_bit_do_not_cancel() {
+        let start = 0x1234_5678u32;
+        let mut words = [0u32; 8];
+        for (i, w) in words.iter_mut().enumerate() {
+            *w = start.wrapping_add((i as u32).wrapping_mul(PATTERN_STRIDE));
+        }
+        for i in 0..words.len() {
+            for j in i + 1..words.len() {
+                let mut bad = words;
+                bad[i] ^= 1 << 5;
+                bad[j] ^= 1 << 5;
+                assert!(!words_follow(&bad, start), "words {i} and {j}");
+            }
+        }
+    }
 }
