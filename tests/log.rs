@@ -165,6 +165,29 @@ fn every_chip_s_logs_are_read_each_naming_its_chip_and_holding_its_jobs_give_ups
         assert!(text.lines().all(|l| l.starts_with("chip ")), "{exec:?}");
         assert_eq!(s.log_file.as_deref(), Some(file.as_path()));
     }
+    // One chip through the dispatcher: no chip named, in the logs or in FILE.
+    let cfg = BroadcastConfig {
+        jobs: 2,
+        wait_limit: Some(0),
+        log: Some(file.clone()),
+        ..config(firmware())
+    };
+    let s = broadcast::run_dispatched(
+        &cfg,
+        &komorebi::dispatch::DispatchConfig::default(),
+        &|_| {},
+    )
+    .unwrap();
+    let logs = s.log.as_ref().expect("--log asked for");
+    assert!(
+        !logs.is_empty() && logs.iter().all(|l| l.chip.is_none()),
+        "{s}"
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        !text.is_empty() && text.lines().all(|l| l.starts_with('(')),
+        "{text}"
+    );
     let _ = std::fs::remove_file(&file);
 }
 

@@ -247,8 +247,10 @@ impl std::fmt::Display for BroadcastSummary {
                 )?,
             }
         }
-        // Each give-up under its chip's name when there are several.
-        let chipped: Vec<(Option<u32>, &JobGiveUp)> = if self.chips.len() > 1 {
+        // Each give-up under its chip's name when there are several, in job order as the
+        // JSON's list (a job runs on one chip: each chip's list is in job order, and a job's
+        // own give-ups stay in the order its report gave them).
+        let mut chipped: Vec<(Option<u32>, &JobGiveUp)> = if self.chips.len() > 1 {
             self.chips
                 .iter()
                 .flat_map(|c| c.giveups.iter().map(move |g| (Some(c.chip), g)))
@@ -256,6 +258,7 @@ impl std::fmt::Display for BroadcastSummary {
         } else {
             self.giveups.iter().map(|g| (None, g)).collect()
         };
+        chipped.sort_by_key(|(_, g)| g.job);
         for (chip, g) in chipped {
             writeln!(
                 f,
@@ -457,6 +460,50 @@ mod tests {
             s.to_string()
                 .contains("the device reported no AICLK, so no microseconds"),
             "{s}"
+        );
+    }
+
+    /// Several chips: the give-ups print in job order, as the guide and the JSON's list have
+    /// them, each under the chip that ran its job (chip 0 ran jobs 0 and 2, chip 1 job 1).
+    #[test]
+    fn several_chips_print_their_give_ups_in_job_order() {
+        use crate::app::broadcast::summary::JobGiveUp;
+        use crate::host::session::CoreGiveUp;
+        let cfg = BroadcastConfig::default();
+        let mut s = BroadcastSummary::empty(&cfg, [20, 12], 10, "DRAM bank 5".into());
+        let give_up = |job, x| JobGiveUp {
+            job,
+            record: CoreGiveUp {
+                core: [x, 0],
+                place: "broadcast_valid",
+                broadcast: 0,
+                block: 0,
+                kernel: "broadcast area",
+            },
+        };
+        let chip = |n, giveups| ChipSummary {
+            giveups,
+            ..ChipSummary::new(n, "sim".into(), None)
+        };
+        s.chips = vec![
+            chip(0, vec![give_up(0, 0), give_up(0, 1), give_up(2, 0)]),
+            chip(1, vec![give_up(1, 0)]),
+        ];
+        s.giveups = vec![give_up(0, 0), give_up(0, 1), give_up(1, 0), give_up(2, 0)];
+        let text = s.to_string();
+        let lines: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("give-up: "))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "job 0 chip 0 core (0,0) broadcast_valid broadcast 0 block 0 (broadcast area)",
+                "job 0 chip 0 core (1,0) broadcast_valid broadcast 0 block 0 (broadcast area)",
+                "job 1 chip 1 core (0,0) broadcast_valid broadcast 0 block 0 (broadcast area)",
+                "job 2 chip 0 core (0,0) broadcast_valid broadcast 0 block 0 (broadcast area)",
+            ],
+            "{text}"
         );
     }
 
