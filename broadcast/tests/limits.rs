@@ -460,10 +460,9 @@ fn after_max_blocks_a_cast_of_one_more_on_a_stopped_tile_is_misuse_not_a_stop() 
     assert_eq!(block_on(b.handshake(&mut dm, MAX_BLOCKS)), Err(misuse));
 }
 
-#[test]
-fn a_receiver_arrives_max_blocks_and_is_refused_one_more() {
-    // The first receiver of the column: logical (0,1), NoC0 (1,3). VALID says 32,767 blocks
-    // of this command, so block 32,767 would time out if it were admitted: it is misuse.
+/// The first receiver of the column, logical (0,1), NoC0 (1,3), whose VALID word says 32,767
+/// blocks of this command (so block 32,767 would time out if it were admitted: it is misuse).
+fn receiver_told_max_blocks() -> (Shared, Dm, Broadcast<MockCircularBuffer>) {
     let s = shared_state();
     s.lock()
         .unwrap()
@@ -494,7 +493,21 @@ fn a_receiver_arrives_max_blocks_and_is_refused_one_more() {
     let rect = LogicalRect::new(0, 0, 1, 3);
     let all = broadcast_args(&g, group(), rect, Along::Column, NocId::Noc0, params).unwrap();
     let words = all.iter().find(|a| a.core == (0, 1)).unwrap().words;
-    let mut b = Broadcast::new(&mut dm, cb(&s), &context, &words, 0);
+    let b = Broadcast::new(&mut dm, cb(&s), &context, &words, 0);
+    (s, dm, b)
+}
+
+/// What a receiver's call of block 32,767 gives up with, VALID having said 32,767 blocks.
+const PAST_MAX_BLOCKS: GiveUp = GiveUp {
+    place: Where::BroadcastValid,
+    broadcast: 0,
+    block: 32_767,
+    cause: Cause::Misuse,
+};
+
+#[test]
+fn a_receiver_arrives_max_blocks_and_is_refused_one_more() {
+    let (_s, mut dm, mut b) = receiver_told_max_blocks();
     assert!(b.included() && !b.sender());
     for block in 0..MAX_BLOCKS {
         block_on(b.arrive(&mut dm, block)).unwrap();
@@ -502,61 +515,20 @@ fn a_receiver_arrives_max_blocks_and_is_refused_one_more() {
     assert_eq!(b.blocks(), 32_767);
     assert_eq!(
         block_on(b.arrive(&mut dm, MAX_BLOCKS)),
-        Err(GiveUp {
-            place: Where::BroadcastValid,
-            broadcast: 0,
-            block: 32_767,
-            cause: Cause::Misuse,
-        })
+        Err(PAST_MAX_BLOCKS)
     );
 }
 
 #[test]
 fn a_handshake_receiver_takes_max_blocks_and_is_refused_one_more() {
-    // The handshake peer's receiver at logical (0,1), NoC0 (1,3): its flag says 32,767 blocks
-    // of this command, so block 32,767 would time out if it were admitted: it is misuse.
-    let s = shared_state();
-    s.lock()
-        .unwrap()
-        .words
-        .insert(area::area(0) + area::VALID, marker(S16, 32_767));
-    let mut n = MockNocMulticast::new();
-    n.expect_noc().return_const(NocId::Noc0);
-    n.expect_node().return_const(Xy::new(1, 3).unwrap());
-    n.expect_writes_sent().returning(|| Ok(true));
-    n.expect_write().returning(|_, _, _, _| Ok(()));
-    let mut dm = DataMovement {
-        noc: n,
-        ctrl: ctrl(&s),
-        pause: Spin,
-    };
-    let context = Context {
-        sequence: SEQ,
-        group: group(),
-        exclusive: true,
-    };
-    let params = BroadcastParams {
-        broadcast: 0,
-        cb: 5,
-        window: WINDOW,
-        pages: PAGES,
-    };
-    let rect = LogicalRect::new(0, 0, 1, 3);
-    let g = common::blackhole(0);
-    let all = broadcast_args(&g, group(), rect, Along::Column, NocId::Noc0, params).unwrap();
-    let words = all.iter().find(|a| a.core == (0, 1)).unwrap().words;
-    let mut b = Broadcast::new(&mut dm, cb(&s), &context, &words, 0);
+    // The handshake peer's receiver: its flag is the VALID word.
+    let (_s, mut dm, mut b) = receiver_told_max_blocks();
     for block in 0..MAX_BLOCKS {
         block_on(b.handshake(&mut dm, block)).unwrap();
     }
     assert_eq!(b.blocks(), 32_767);
     assert_eq!(
         block_on(b.handshake(&mut dm, MAX_BLOCKS)),
-        Err(GiveUp {
-            place: Where::BroadcastValid,
-            broadcast: 0,
-            block: 32_767,
-            cause: Cause::Misuse,
-        })
+        Err(PAST_MAX_BLOCKS)
     );
 }

@@ -23,7 +23,7 @@ use blackhole_pac::grid::dram_endpoint;
 use blackhole_pac::harvest::HarvestMask;
 use common::*;
 use komorebi_hal::noc::{NocMulticast, WriteMode};
-use komorebi_hal::{ControlBlock, NocAddr, Rect, Role};
+use komorebi_hal::{ControlBlock, NocAddr, Role};
 use komorebi_sim::*;
 
 /// The NoC0 coordinates of logical core `(x, y)` of the unharvested chip.
@@ -103,19 +103,6 @@ fn meets_bound(name: &str, got: f64, bound: f64) {
         got >= 0.95 * bound,
         "{name}: simulated {got:.1} B/cycle, below 95% of tt-metal's bound {bound:.0}"
     );
-}
-
-async fn barrier(noc: &mut SimNoc, ctrl: &mut SimCtrl, pause: &mut SimPause, acked: bool) {
-    wait(ctrl, pause, |_| {
-        let r = if acked {
-            noc.writes_acked()
-        } else {
-            noc.reads_done()
-        };
-        r.map_err(|e| e.to_string())
-    })
-    .await
-    .unwrap();
 }
 
 /// `count` writes of `size` bytes from core (0, 0) to each of `to` in turn (destinations outer),
@@ -508,21 +495,9 @@ fn multicasts(shape: Shape, size: u32, count: u32, linked: bool) -> u64 {
         shape.sender,
         0,
         move |mut noc, mut ctrl, mut pause| async move {
-            let rect = Rect::new(xy(shape.start), xy(shape.end)).unwrap();
-            let mut mode = WriteMode::ORDERED;
-            if shape.loopback {
-                mode = mode.with_loopback();
-            }
-            for i in 0..count {
-                let mode = if linked && i + 1 < count {
-                    mode.linked()
-                } else {
-                    mode
-                };
-                noc.multicast(l1(0x2_0000), rect, l1(0x2_0000), size, mode)
-                    .unwrap();
-            }
-            barrier(&mut noc, &mut ctrl, &mut pause, true).await;
+            let kernel = (&mut noc, &mut ctrl, &mut pause);
+            let rect = (shape.start, shape.end);
+            multicast_burst(kernel, rect, size, count, shape.loopback, linked).await;
         },
     )
 }

@@ -28,7 +28,7 @@ mod common;
 
 use common::*;
 use komorebi_hal::noc::{NocMulticast, WriteMode};
-use komorebi_hal::{ControlBlock, NocAddr, Rect, Role};
+use komorebi_hal::{ControlBlock, NocAddr, Role};
 use komorebi_sim::route::Grid;
 use komorebi_sim::*;
 use wormhole_pac::grid::{TENSIX_X, TENSIX_Y};
@@ -73,19 +73,6 @@ where
     .unwrap();
     assert_eq!(sim.run(u64::MAX), RunOutcome::Quiescent);
     out.borrow()[0]
-}
-
-async fn barrier(noc: &mut SimNoc, ctrl: &mut SimCtrl, pause: &mut SimPause, acked: bool) {
-    wait(ctrl, pause, |_| {
-        let r = if acked {
-            noc.writes_acked()
-        } else {
-            noc.reads_done()
-        };
-        r.map_err(|e| e.to_string())
-    })
-    .await
-    .unwrap();
 }
 
 /// `count` writes of `size` bytes from logical (0, 0) to NoC0 `to` at `addr`, one barrier.
@@ -331,21 +318,8 @@ fn multicasts(
 ) -> f64 {
     let (start, end) = (core(0, 0), core(w - 1, h - 1));
     measure(sender, 0, move |mut noc, mut ctrl, mut pause| async move {
-        let rect = Rect::new(xy(start), xy(end)).unwrap();
-        let mut mode = WriteMode::ORDERED;
-        if lb {
-            mode = mode.with_loopback();
-        }
-        for i in 0..count {
-            let mode = if linked && i + 1 < count {
-                mode.linked()
-            } else {
-                mode
-            };
-            noc.multicast(l1(0x2_0000), rect, l1(0x2_0000), size, mode)
-                .unwrap();
-        }
-        barrier(&mut noc, &mut ctrl, &mut pause, true).await;
+        let kernel = (&mut noc, &mut ctrl, &mut pause);
+        multicast_burst(kernel, (start, end), size, count, lb, linked).await;
     }) as f64
 }
 

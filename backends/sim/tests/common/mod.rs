@@ -8,10 +8,12 @@ use std::rc::Rc;
 
 use blackhole_pac::grid::Noc0Xy;
 use komorebi_hal::ControlLayout;
+use komorebi_hal::Rect;
 use komorebi_hal::control::{self, ControlBlock, Error as _};
+use komorebi_hal::noc::{NocMulticast, WriteMode};
 use komorebi_hal::wait::WaitError;
 use komorebi_hal::{L1Addr, NocAddr, Xy, wait_until};
-use komorebi_sim::{Sim, SimConfig, SimCtrl, SimPause};
+use komorebi_sim::{Sim, SimConfig, SimCtrl, SimNoc, SimPause};
 
 pub const CTRL: ControlLayout = komorebi_kernel::abi::CONTROL_LAYOUT;
 
@@ -84,4 +86,47 @@ pub fn word(ctrl: &mut SimCtrl, offset: u32) -> Result<u32, String> {
 
 pub fn kind<E: control::Error>(e: E) -> String {
     format!("{:?}", e.kind())
+}
+
+/// tt-metal's barrier after a burst: until every write is acknowledged (`acked`) or every read
+/// has landed.
+pub async fn barrier(noc: &mut SimNoc, ctrl: &mut SimCtrl, pause: &mut SimPause, acked: bool) {
+    wait(ctrl, pause, |_| {
+        let r = if acked {
+            noc.writes_acked()
+        } else {
+            noc.reads_done()
+        };
+        r.map_err(|e| e.to_string())
+    })
+    .await
+    .unwrap();
+}
+
+/// tt-metal's multicast pattern: `count` multicasts of `size` bytes from L1 0x2_0000 to the same
+/// address over NoC0 `start ..= end` (delivered to the sender too when `loopback`), all but the
+/// last linked when `linked`, then one barrier.
+pub async fn multicast_burst(
+    (noc, ctrl, pause): (&mut SimNoc, &mut SimCtrl, &mut SimPause),
+    (start, end): ((u8, u8), (u8, u8)),
+    size: u32,
+    count: u32,
+    loopback: bool,
+    linked: bool,
+) {
+    let rect = Rect::new(xy(start), xy(end)).unwrap();
+    let mut mode = WriteMode::ORDERED;
+    if loopback {
+        mode = mode.with_loopback();
+    }
+    for i in 0..count {
+        let mode = if linked && i + 1 < count {
+            mode.linked()
+        } else {
+            mode
+        };
+        noc.multicast(l1(0x2_0000), rect, l1(0x2_0000), size, mode)
+            .unwrap();
+    }
+    barrier(noc, ctrl, pause, true).await;
 }
