@@ -561,3 +561,125 @@ fn a_tag_counts_at_most_255_requests() {
     assert!(ReadTag::fits(1, 0), "an empty read is one request");
     assert!(!ReadTag::fits(u32::MAX, u32::MAX), "no overflow");
 }
+
+/// A buffer of one page size whose `read_page` logs its reads and fills each byte with its
+/// offset in the page (mod 256).
+struct Sized(u32, Vec<(u32, usize)>);
+impl cb::ErrorType for Sized {
+    type Error = Infallible;
+}
+impl CircularBuffer for Sized {
+    fn capacity(&self) -> u16 {
+        1
+    }
+    fn page_size(&self) -> u32 {
+        self.0
+    }
+    fn base(&self) -> L1Addr {
+        l1(0)
+    }
+    fn pushed(&mut self) -> Result<u16, Infallible> {
+        Ok(1)
+    }
+    fn popped(&mut self) -> Result<u16, Infallible> {
+        Ok(0)
+    }
+    fn write_ptr(&self) -> L1Addr {
+        l1(0)
+    }
+    fn push(&mut self, _: u16) -> Result<(), Infallible> {
+        Ok(())
+    }
+    fn read_ptr(&self) -> L1Addr {
+        l1(0)
+    }
+    fn pop(&mut self, _: u16) -> Result<(), Infallible> {
+        Ok(())
+    }
+    fn read_page(&mut self, _: u16, offset: u32, buf: &mut [u8]) -> Result<(), Infallible> {
+        self.1.push((offset, buf.len()));
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = (offset as usize + i) as u8;
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_default_scan_reads_a_short_last_run_and_an_empty_page_once() {
+    // 302 bytes: 75 whole words, a run of 64 then one of 11; the last 2 bytes left out.
+    let mut b = Sized(302, Vec::new());
+    let mut runs = Vec::new();
+    let all = komorebi_hal::cb::scan_page_by_reads(&mut b, 0, &mut |first, run| {
+        runs.push((first, run.len(), run[run.len() - 1]));
+        true
+    });
+    assert_eq!(all, Ok(true));
+    assert_eq!(b.1, [(0, 256), (256, 44)]);
+    // Word 63 is bytes 252..=255; word 74 bytes 296..=299 (mod 256: 40..=43).
+    assert_eq!(runs, [(0, 64, 0xFFFE_FDFC), (64, 11, 0x2B2A_2928)]);
+    // A page of less than a word: one read of no byte (so that a page not ready is an
+    // error), and no run to scan.
+    let mut b = Sized(3, Vec::new());
+    let mut scanned = 0;
+    let all = komorebi_hal::cb::scan_page_by_reads(&mut b, 0, &mut |_, _| {
+        scanned += 1;
+        false
+    });
+    assert_eq!((all, scanned), (Ok(true), 0));
+    assert_eq!(b.1, [(0, 0)]);
+}
+
+/// A control block of `len` bytes whose stop flag is set once `request_stop` is called.
+struct Flag {
+    len: u32,
+    stop: bool,
+}
+impl control::ErrorType for Flag {
+    type Error = Infallible;
+}
+impl ControlBlock for Flag {
+    fn len(&self) -> u32 {
+        self.len
+    }
+    fn addr(&self, offset: u32) -> Result<L1Addr, Infallible> {
+        Ok(l1(offset))
+    }
+    fn load(&mut self, _: u32) -> Result<u32, Infallible> {
+        Ok(0)
+    }
+    fn store(&mut self, _: u32, _: u32) -> Result<(), Infallible> {
+        Ok(())
+    }
+    fn stop_requested(&mut self) -> Result<bool, Infallible> {
+        Ok(self.stop)
+    }
+    fn request_stop(&mut self) -> Result<(), Infallible> {
+        self.stop = true;
+        Ok(())
+    }
+    fn wait_limit(&mut self) -> Result<u64, Infallible> {
+        Ok(0)
+    }
+    fn now(&mut self) -> u64 {
+        0
+    }
+}
+
+#[test]
+fn a_control_block_of_no_byte_is_empty_and_the_stop_flag_is_forwarded_as_it_changes() {
+    let mut c = Flag {
+        len: 0,
+        stop: false,
+    };
+    let r = &mut &mut c;
+    assert_eq!((r.len(), r.is_empty()), (0, true));
+    assert_eq!(r.stop_requested(), Ok(false));
+    r.request_stop().unwrap();
+    assert_eq!(r.stop_requested(), Ok(true));
+    let c = Flag {
+        len: 4,
+        stop: false,
+    };
+    assert_eq!((c.len(), c.is_empty()), (4, false));
+}

@@ -162,3 +162,49 @@ fn write_modes_link_and_loop_back_only_when_asked_and_only_plain_modes_are_unica
     assert!(!looped.is_unicast());
     assert!(!both.is_unicast());
 }
+
+/// Every backend names a buffer's slots with `slot_after`: round the buffer, in `u32` past
+/// `u16::MAX`, and slot 0 of a buffer of no pages.
+#[test]
+fn a_slot_after_goes_round_the_buffer() {
+    use komorebi_hal::cb::slot_after;
+    assert_eq!(slot_after(2, 3, 8), 5);
+    assert_eq!(slot_after(5, 3, 8), 0, "the last slot then slot 0");
+    assert_eq!(slot_after(6, 5, 8), 3);
+    assert_eq!(slot_after(7, 0, 8), 7);
+    assert_eq!(slot_after(0, 0, 1), 0);
+    // 65,000 + 40,000 passes u16::MAX: 105,000 % 65,535 = 39,465.
+    assert_eq!(slot_after(65_000, 40_000, 65_535), 39_465);
+    assert_eq!(slot_after(65_534, 65_535, u16::MAX), 65_534);
+    assert_eq!(slot_after(3, 4, 0), 0, "no pages: slot 0");
+    assert_eq!(slot_after(0, 0, 0), 0);
+}
+
+/// NoC1 runs the other way: its `(x, y)` is NoC0's `(w - 1 - x, h - 1 - y)`; off the grid, or on
+/// a grid larger than the coordinate space (64 x 64), there is no NoC0 coordinate. Each of the
+/// four refusals alone.
+#[test]
+fn a_noc1_node_mirrors_into_noc0_within_its_grid() {
+    let g = (17, 12);
+    assert_eq!(NocId::Noc1.noc0_of(xy(3, 2), g), Some(xy(13, 9)));
+    assert_eq!(NocId::Noc0.noc0_of(xy(3, 2), g), Some(xy(3, 2)));
+    assert_eq!(NocId::Noc1.noc0_of(xy(16, 11), g), Some(xy(0, 0)));
+    assert_eq!(NocId::Noc1.noc0_of(xy(0, 0), g), Some(xy(16, 11)));
+    assert_eq!(NocId::Noc0.noc0_of(xy(16, 11), g), Some(xy(16, 11)));
+    for noc in [NocId::Noc0, NocId::Noc1] {
+        assert_eq!(noc.noc0_of(xy(17, 0), g), None, "x off the grid");
+        assert_eq!(noc.noc0_of(xy(0, 12), g), None, "y off the grid");
+        assert_eq!(noc.noc0_of(xy(1, 2), (65, 12)), None, "too wide");
+        assert_eq!(noc.noc0_of(xy(1, 2), (17, 65)), None, "too tall");
+    }
+    // The whole coordinate space is a grid.
+    assert_eq!(NocId::Noc1.noc0_of(xy(63, 63), (64, 64)), Some(xy(0, 0)));
+    assert_eq!(NocId::Noc1.noc0_of(xy(0, 1), (64, 64)), Some(xy(63, 62)));
+    assert_eq!(NocId::Noc0.noc0_of(xy(63, 63), (64, 64)), Some(xy(63, 63)));
+}
+
+#[test]
+fn a_node_gives_back_its_coordinates() {
+    assert_eq!(xy(3, 5).get(), (3, 5));
+    assert_eq!(xy(63, 0).get(), (63, 0));
+}
