@@ -1327,6 +1327,10 @@ fn load_words_reads_a_strided_run_and_refuses_what_load_refuses() {
     let mut last = [0u32; 1];
     c.load_words(0xFFC, 4, &mut last).unwrap();
     assert_eq!(last, [0x4FF], "the block's last word");
+    // One word has no stride to check: any stride loads it.
+    last = [0];
+    c.load_words(0xFFC, 3, &mut last).unwrap();
+    assert_eq!(last, [0x4FF], "one word, stride 3");
     assert_eq!(kind(&mut c, 0x102, 4, 2), CtrlKind::Misaligned);
     assert_eq!(kind(&mut c, 0x100, 6, 2), CtrlKind::Misaligned);
     assert_eq!(kind(&mut c, 0x100, 0x8000_0000, 3), CtrlKind::OutOfRange);
@@ -1625,4 +1629,42 @@ fn a_buffer_of_more_than_32768_pages_names_its_slots_past_u16() {
     assert_eq!(u32::from_le_bytes(first), 25_536);
     let scanned = scanned(&mut consumer, 35_536);
     assert_eq!(scanned[0].1[..4], 25_536u32.to_le_bytes());
+}
+
+/// Local address bits 35:32 (DRAM above 4 GiB) go into `MID`, the low 32 bits into `LO`: a
+/// write's destination (the `RET` words), a read's source (the `TARG` words).
+#[test]
+fn a_local_address_above_4_gib_puts_its_bits_35_to_32_in_mid() {
+    let mut f = Fake::new();
+    let mut n =
+        SiliconNoc::<Blackhole>::new(f.niu(), NocId::Noc0, xy(1, 2), HarvestMask::NONE, None);
+    let far = NocAddr::new(xy(2, 3), 0x9_1234_5640).unwrap();
+    n.write(l1(0x8000), far, 64, WriteMode::ORDERED).unwrap();
+    assert_eq!(f.command(0)[3..5], [0x1234_5640, 9]);
+    n.read(far, l1(0x8000), 64).unwrap();
+    assert_eq!(f.command(1)[..2], [0x1234_5640, 9]);
+    // And a batch's page: page 1 of 2 KiB pages at 0x9_0000_0000.
+    use komorebi_hal::noc::{PageReads, ReadTag};
+    f.clear(1);
+    let reads = PageReads {
+        ports: &[xy(2, 3)],
+        base: 0x9_0000_0000,
+        first: 1,
+        count: 1,
+        len: 2048,
+        dst: l1(0x2_0000),
+        tag: ReadTag::new(0).unwrap(),
+    };
+    assert_eq!(n.read_pages(0, &reads), Ok(1));
+    assert_eq!(f.command(1)[..2], [0x800, 9]);
+}
+
+/// The control block's harvest word is the chip's harvest mask as `HarvestMask::new` reads it.
+#[test]
+fn the_harvest_word_is_read_as_a_harvest_mask() {
+    use komorebi_silicon::Chip;
+    for w in [0, 1, 2, 0x41, u32::MAX] {
+        assert_eq!(Blackhole::harvest(w), HarvestMask::new(w).ok(), "{w:#x}");
+    }
+    assert!(Blackhole::harvest(1).is_some_and(|m| m != HarvestMask::NONE));
 }

@@ -420,3 +420,51 @@ fn the_request_bits_are_the_same_on_both_chips() {
     assert_eq!(niu::ctrl::static_vc(ctrl::MULTICAST_VC), c.0);
     assert_eq!(ctrl::UNICAST_VC, blackhole_pac::niu::UNICAST_VC);
 }
+
+/// Local address bits 35:32 (DRAM above 4 GiB) go into `MID`'s low 4 bits, beside the
+/// coordinates: a write's destination (the `RET` words), a read's source (the `TARG` words).
+#[test]
+fn a_local_address_above_4_gib_puts_its_bits_35_to_32_beside_the_coordinates() {
+    let mut f = Fake::new();
+    let mut n = noc(&mut f, NocId::Noc0, xy(1, 1), HarvestMask::NONE);
+    let far = NocAddr::new(xy(2, 3), 0x9_1234_5640).unwrap();
+    let coord = unicast_coord(2, 3).unwrap();
+    n.write(l1(0x8000), far, 64, WriteMode::ORDERED).unwrap();
+    assert_eq!(f.command(0)[2..4], [0x1234_5640, coord | 9]);
+    n.read(far, l1(0x8000), 64).unwrap();
+    assert_eq!(f.command(1)[..2], [0x1234_5640, coord | 9]);
+    // And a batch's page: page 1 of 2 KiB pages at 0x9_0000_0000, into L1 0x2_0000, back to
+    // this core, 2048 bytes.
+    use komorebi_hal::noc::{PageReads, ReadTag};
+    f.clear(1);
+    let reads = PageReads {
+        ports: &[xy(2, 3)],
+        base: 0x9_0000_0000,
+        first: 1,
+        count: 1,
+        len: 2048,
+        dst: l1(0x2_0000),
+        tag: ReadTag::new(0).unwrap(),
+    };
+    assert_eq!(n.read_pages(0, &reads), Ok(1));
+    assert_eq!(
+        f.command(1)[..5],
+        [
+            0x800,
+            coord | 9,
+            0x2_0000,
+            unicast_coord(1, 1).unwrap(),
+            2048
+        ]
+    );
+}
+
+/// The control block's harvest word is the chip's harvest mask as `HarvestMask::new` reads it.
+#[test]
+fn the_harvest_word_is_read_as_a_harvest_mask() {
+    use komorebi_silicon::Chip;
+    for w in [0, 1, 2, 0x41, u32::MAX] {
+        assert_eq!(Wormhole::harvest(w), HarvestMask::new(w).ok(), "{w:#x}");
+    }
+    assert!(Wormhole::harvest(1).is_some_and(|m| m != HarvestMask::NONE));
+}
