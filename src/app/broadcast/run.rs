@@ -180,10 +180,15 @@ pub fn run_session_on(
     summary.fused_dram = plan.fused_dram();
     summary.laid_out_on = Some(plan.geometry().clone());
     let mut held = false;
-    let mut follow = match &cfg.log_follow {
-        Some(sink) => Some((sink, super::logs::log_tables(cfg)?, Followed::default())),
-        None => None,
+    // The firmware's defmt tables, loaded once for the logs followed and read at the end.
+    let tables = match cfg.log.is_some() || cfg.log_follow.is_some() {
+        true => super::logs::log_tables(cfg)?,
+        false => None,
     };
+    let mut follow = cfg
+        .log_follow
+        .as_ref()
+        .map(|sink| (sink, Followed::default()));
     for job in 0..cfg.jobs {
         if held {
             // As the dispatcher does: a job whose tiles are never free again is abandoned.
@@ -201,7 +206,7 @@ pub fn run_session_on(
         plan.account(&session, &mut summary)?;
         summary.record(job, 0, &report);
         chip.record(job, &report, false);
-        if let Some((sink, tables, followed)) = &mut follow {
+        if let Some((sink, followed)) = &mut follow {
             let from = followed.native_read();
             let (logs, next) =
                 super::logs::kernel_logs_from(&mut session, cfg, tables.as_ref(), from)?;
@@ -210,7 +215,7 @@ pub fn run_session_on(
         progress(job);
         trace_failed(&mut session, cfg)?;
     }
-    summary.close(&mut session, cfg, start, Vec::new())?;
+    summary.close(&mut session, cfg, start, Vec::new(), tables.as_ref())?;
     summary.write_log(cfg)?;
     chip.cycles = summary.cycles;
     chip.aiclk_mhz = summary.aiclk_mhz;
@@ -596,9 +601,10 @@ pub(super) fn run_share(
         d.seed(job, place)
             .map_err(|e| BroadcastError::Dispatch(e.to_string()))?;
     }
-    let tables = match cfg.log_follow {
-        Some(_) => super::logs::log_tables(cfg)?.map(Arc::new),
-        None => None,
+    // The firmware's defmt tables, loaded once for every chip's logs, followed and at the end.
+    let tables = match cfg.log.is_some() || cfg.log_follow.is_some() {
+        true => super::logs::log_tables(cfg)?.map(Arc::new),
+        false => None,
     };
     let followed = Mutex::new(Followed::default());
     let follow = cfg.log_follow.as_ref().map(|sink| Follow {
@@ -670,9 +676,12 @@ pub(super) fn run_share(
     let mut closing_errors = Vec::new();
     for (c, (_, target)) in chips.iter().enumerate() {
         let (cfg2, start, mut part) = (cfg.clone(), starts[c], summary.clone());
-        let extra = extra.take().unwrap_or_default();
+        let (extra, tables) = (extra.take().unwrap_or_default(), tables.clone());
         let closed = target
-            .with_session(move |s| part.close(s, &cfg2, start, extra).map(|()| part))
+            .with_session(move |s| {
+                part.close(s, &cfg2, start, extra, tables.as_deref())
+                    .map(|()| part)
+            })
             .map_err(BroadcastError::from)
             .and_then(|r| r)
             .map_err(|e| on_chip(c, e));

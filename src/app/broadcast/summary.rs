@@ -457,14 +457,16 @@ impl BroadcastSummary {
         self.micros = longest.filter(|_| self.clock.is_time());
     }
 
-    /// Cycles since `start`, the simulator's violations, and the end of the trace (`extra`
-    /// events, then the JSON closed).
+    /// Cycles since `start`, the simulator's violations, the end of the trace (`extra`
+    /// events, then the JSON closed), and with `--log` the cores' logs, decoded with `tables`
+    /// (the run's, loaded once: `None` for the native kernels).
     pub(super) fn close(
         &mut self,
         session: &mut Session,
         cfg: &BroadcastConfig,
         start: u64,
         extra: Vec<serde_json::Value>,
+        tables: Option<&crate::host::log::Tables>,
     ) -> Result<(), BroadcastError> {
         self.cycles = session.device().now() - start;
         self.clock = session.device().clock_kind();
@@ -514,8 +516,7 @@ impl BroadcastSummary {
             }
         }
         if cfg.log.is_some() {
-            let tables = super::logs::log_tables(cfg)?;
-            self.log = Some(super::logs::kernel_logs(session, cfg, tables.as_ref())?);
+            self.log = Some(super::logs::kernel_logs(session, cfg, tables)?);
         }
         self.set_efficiency();
         Ok(())
