@@ -6,10 +6,11 @@ use komorebi_hal::control::ControlBlock;
 use komorebi_hal::noc::NocMulticast;
 use komorebi_hal::{DataMovement, Pause};
 
-use super::cause::{CallCause, Fail, GiveUp, cb_cause, ctrl_cause, ctrl_fail, noc_cause};
+use super::cause::{CallCause, Fail, GiveUp, cb_cause, ctrl_cause, ctrl_fail};
 use super::part::Part;
+use super::pump::Pump;
 use super::state::Broadcast;
-use super::wait::{receivers_done, wait_for};
+use super::wait::{all_receivers_done, wait_for, writes_acked};
 use crate::area::{self, Where, padding_blocks};
 use crate::args::MAX_BLOCKS;
 
@@ -66,12 +67,7 @@ impl<C: CircularBuffer> Broadcast<C> {
             &mut until,
             &mut self.wait_cycles,
             Where::BroadcastFree,
-            &mut |c| {
-                if !sender {
-                    pump.pump(noc, cb, c, pages, blocks, false)?;
-                }
-                Ok(cb.pages_ready().map_err(cb_cause)? == 0)
-            },
+            &mut all_popped(sender, &mut pump, noc, cb, pages, blocks),
         )
         .await;
         if let Err(e) = r {
@@ -96,7 +92,7 @@ impl<C: CircularBuffer> Broadcast<C> {
                         &mut until,
                         &mut self.wait_cycles,
                         w,
-                        &mut |c| receivers_done(c, id, seq, receivers, blocks, known),
+                        &mut all_receivers_done(id, seq, receivers, blocks, known),
                     )
                     .await?;
                 }
@@ -106,7 +102,7 @@ impl<C: CircularBuffer> Broadcast<C> {
                     &mut until,
                     &mut self.wait_cycles,
                     w,
-                    &mut |_| noc.writes_acked().map_err(noc_cause),
+                    &mut writes_acked(noc),
                 )
                 .await?;
                 for rank in 1..=receivers {
@@ -124,10 +120,7 @@ impl<C: CircularBuffer> Broadcast<C> {
                     &mut until,
                     &mut self.wait_cycles,
                     w,
-                    &mut |c| {
-                        pump.pump(noc, cb, c, pages, blocks, true)?;
-                        Ok(pump.sent == Some(blocks as u16))
-                    },
+                    &mut last_marker_sent(&mut pump, noc, cb, pages, blocks),
                 )
                 .await;
                 self.apply(pump);
@@ -138,7 +131,7 @@ impl<C: CircularBuffer> Broadcast<C> {
                     &mut until,
                     &mut self.wait_cycles,
                     w,
-                    &mut |_| noc.writes_acked().map_err(noc_cause),
+                    &mut writes_acked(noc),
                 )
                 .await?;
                 ctrl.store(area::area(id) + area::VALID, 0)
@@ -148,5 +141,37 @@ impl<C: CircularBuffer> Broadcast<C> {
         };
         self.apply(pump);
         r
+    }
+}
+
+/// `finish`'s first condition: compute popped every block, a receiver's markers kept going
+/// meanwhile (a named function, not a closure: `wait`'s note says why).
+fn all_popped<'a, K: ControlBlock, N: NocMulticast, C: CircularBuffer>(
+    sender: bool,
+    pump: &'a mut Pump,
+    noc: &'a mut N,
+    cb: &'a mut C,
+    pages: u16,
+    blocks: u32,
+) -> impl FnMut(&mut K) -> Result<bool, CallCause> + 'a {
+    move |c| {
+        if !sender {
+            pump.pump(noc, cb, c, pages, blocks, false)?;
+        }
+        Ok(cb.pages_ready().map_err(cb_cause)? == 0)
+    }
+}
+
+/// A receiver's last condition in `finish`: its marker saying every block has gone out.
+fn last_marker_sent<'a, K: ControlBlock, N: NocMulticast, C: CircularBuffer>(
+    pump: &'a mut Pump,
+    noc: &'a mut N,
+    cb: &'a mut C,
+    pages: u16,
+    blocks: u32,
+) -> impl FnMut(&mut K) -> Result<bool, CallCause> + 'a {
+    move |c| {
+        pump.pump(noc, cb, c, pages, blocks, true)?;
+        Ok(pump.sent == Some(blocks as u16))
     }
 }

@@ -66,10 +66,10 @@ use komorebi_hal::control::ControlBlock;
 use komorebi_hal::noc::{NocMulticast, WriteMode};
 use komorebi_hal::{DataMovement, L1Addr, NocAddr, Pause};
 
-use super::cause::{CallCause, Fail, GiveUp, cb_cause, ctrl_fail, issued, noc_cause};
+use super::cause::{CallCause, Fail, GiveUp, cb_cause, ctrl_fail, issued};
 use super::part::Part;
 use super::state::Broadcast;
-use super::wait::wait_for;
+use super::wait::{wait_for, writes_sent};
 use crate::area::{self, Where, marker, marker_count};
 use crate::args::{BroadcastArgs, MAX_BLOCKS};
 
@@ -131,7 +131,7 @@ where
         &mut until,
         wait_cycles,
         Where::BroadcastFree,
-        &mut |_| Ok(cb.pages_free().map_err(cb_cause)? >= pages),
+        &mut pages_free(cb, pages),
     )
     .await?;
     let slot = cb
@@ -141,26 +141,71 @@ where
         return Err((Where::BroadcastFree, CallCause::NotAtSlotZero));
     }
     // Ready: the marker source changes only once the previous ready write left.
-    wait_for(ctrl, pause, &mut until, wait_cycles, PLACE, &mut |_| {
-        noc.writes_sent().map_err(noc_cause)
-    })
+    wait_for(
+        ctrl,
+        pause,
+        &mut until,
+        wait_cycles,
+        PLACE,
+        &mut writes_sent(noc),
+    )
     .await?;
     let count = (r.block + 1) as u16;
     ctrl.store(area::area(id) + area::MARKER_SOURCE, marker(r.seq, count))
         .map_err(|e| (PLACE, ctrl_fail(e)))?;
     let (src, dst) = (r.src, r.dst);
-    wait_for(ctrl, pause, &mut until, wait_cycles, PLACE, &mut |_| {
-        issued(noc.write(src, dst, 4, WriteMode::ORDERED))
-    })
+    wait_for(
+        ctrl,
+        pause,
+        &mut until,
+        wait_cycles,
+        PLACE,
+        &mut write_issued(noc, src, dst),
+    )
     .await?;
     // The flag: VALID of this command says the block was cast.
     let (valid, seq, block) = (area::area(id) + area::VALID, r.seq, r.block);
-    wait_for(ctrl, pause, &mut until, wait_cycles, PLACE, &mut |c| {
-        let word = c.load(valid).map_err(ctrl_fail)?;
-        Ok(marker_count(word, seq).is_some_and(|n| n as u32 > block))
-    })
+    wait_for(
+        ctrl,
+        pause,
+        &mut until,
+        wait_cycles,
+        PLACE,
+        &mut flag_after(valid, seq, block),
+    )
     .await?;
     cb.push(pages).map_err(|e| (PLACE, cb_cause(e)))
+}
+
+// `ready`'s conditions, named functions rather than closures (`wait`'s note says why).
+
+/// Condition: `cb` has room for `pages` pages.
+fn pages_free<K, C: CircularBuffer>(
+    cb: &mut C,
+    pages: u16,
+) -> impl FnMut(&mut K) -> Result<bool, CallCause> {
+    move |_| Ok(cb.pages_free().map_err(cb_cause)? >= pages)
+}
+
+/// Condition: the NoC took the 4-byte write from `src` to `dst` (asked again while busy).
+fn write_issued<K, N: NocMulticast>(
+    noc: &mut N,
+    src: L1Addr,
+    dst: NocAddr,
+) -> impl FnMut(&mut K) -> Result<bool, CallCause> {
+    move |_| issued(noc.write(src, dst, 4, WriteMode::ORDERED))
+}
+
+/// Condition: the word at control offset `valid` is a marker of sequence `seq` past `block`.
+fn flag_after<K: ControlBlock>(
+    valid: u32,
+    seq: u16,
+    block: u32,
+) -> impl FnMut(&mut K) -> Result<bool, CallCause> {
+    move |c| {
+        let word = c.load(valid).map_err(ctrl_fail)?;
+        Ok(marker_count(word, seq).is_some_and(|n| n as u32 > block))
+    }
 }
 
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]

@@ -4,7 +4,9 @@ use komorebi_hal::Pause;
 use komorebi_hal::control::ControlBlock;
 use komorebi_hal::wait::{WaitError, call_deadline, wait_until_deadline};
 
-use super::cause::{CallCause, Fail, ctrl_fail};
+use komorebi_hal::noc::NocMulticast;
+
+use super::cause::{CallCause, Fail, ctrl_fail, noc_cause};
 use crate::area::{self, GiveUpRecord, Where, marker_count};
 
 /// Waits for `ready` until the call's deadline, adding the cycles waited to `wait_cycles`; a
@@ -81,6 +83,39 @@ where
         Err(WaitError::Condition(c)) => c,
     };
     Err((place, cause))
+}
+
+// The conditions below are built by named functions, not written as closures in the calls
+// that wait: closures are named after the function they are written in, and those of one
+// function differ only in the hash the symbol mangling appends, which takes in the absolute path
+// of the source tree. The firmware's linker lays functions out in name order, so several such
+// closures in one function were laid out in a different order in another checkout, and the
+// simulated cores' branch predictor, indexed by address, ran the same code some 0.5% faster or
+// slower (decisions D64). `tests/firmware_layout.rs` holds every image to one function a name.
+
+/// Condition: every acknowledged write this core's NoC issued has been acknowledged.
+pub(super) fn writes_acked<K, N: NocMulticast>(
+    noc: &mut N,
+) -> impl FnMut(&mut K) -> Result<bool, CallCause> {
+    move |_| noc.writes_acked().map_err(noc_cause)
+}
+
+/// Condition: every write this core's NoC issued has left its source.
+pub(super) fn writes_sent<K, N: NocMulticast>(
+    noc: &mut N,
+) -> impl FnMut(&mut K) -> Result<bool, CallCause> {
+    move |_| noc.writes_sent().map_err(noc_cause)
+}
+
+/// Condition: [`receivers_done`] with `needed`.
+pub(super) fn all_receivers_done<K: ControlBlock>(
+    id: u8,
+    seq: u16,
+    receivers: u8,
+    needed: u32,
+    known: &mut u32,
+) -> impl FnMut(&mut K) -> Result<bool, CallCause> {
+    move |c| receivers_done(c, id, seq, receivers, needed, known)
 }
 
 /// True when every rank 1..=receivers has a DONE word of this command with count >= `needed`.

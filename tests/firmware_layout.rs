@@ -1,0 +1,89 @@
+//! The firmware images are laid out the same wherever the source tree is checked out.
+//!
+//! The firmware's linker places functions in the order of their symbol names. Rust's symbols
+//! end in a hash (`17h` and sixteen hex digits) that takes in each crate's metadata, which cargo
+//! derives from the absolute path of every path dependency outside the firmware's own
+//! workspace (`examples/firmware`): all of `hal`, `broadcast`, `kernel` and `backends/silicon`.
+//! Two functions whose names differ only in that hash (closures of one function, which are all
+//! `{{closure}}`) are therefore placed in an order that depends on the checkout's path, and the
+//! simulated cores' branch predictor, indexed by address, runs them a little faster or slower:
+//! before this test, the 03 default on `pcie-sim` took 241,650 cycles built in one directory and
+//! 240,300 in another (docs/decisions.md, D64). With one function a name, the order no longer
+//! depends on the hash. The test builds every image set (both chips, both handlers), which needs
+//! the `riscv32im-unknown-none-elf` target.
+
+use std::collections::BTreeMap;
+
+use komorebi::host::backend::{ImageHandler, built_firmware_with};
+use komorebi_hal::Role;
+use komorebi_pcie::chip::ChipKind;
+use object::{Object, ObjectSymbol, SymbolKind};
+
+/// `name` without the hash Rust's legacy mangling appends (`17h<16 hex digits>E` at the end).
+fn without_hash(name: &str) -> &str {
+    const HASH: usize = "17h0123456789abcdefE".len();
+    let Some(start) = name.len().checked_sub(HASH) else {
+        return name;
+    };
+    let tail = &name.as_bytes()[start..];
+    let is_hash = tail.starts_with(b"17h")
+        && tail.ends_with(b"E")
+        && tail[3..HASH - 1].iter().all(u8::is_ascii_hexdigit);
+    if is_hash { &name[..start] } else { name }
+}
+
+/// The function names of the ELF image `bytes` (hash removed) that name more than one function.
+fn shared_names(bytes: &[u8]) -> Vec<String> {
+    let file = object::File::parse(bytes).expect("an ELF image");
+    let mut count: BTreeMap<&str, u32> = BTreeMap::new();
+    for sym in file.symbols() {
+        if let (SymbolKind::Text, true, Ok(name)) = (sym.kind(), sym.size() > 0, sym.name()) {
+            *count.entry(without_hash(name)).or_default() += 1;
+        }
+    }
+    count
+        .into_iter()
+        .filter(|&(_, n)| n > 1)
+        .map(|(name, n)| format!("{n} x {name}"))
+        .collect()
+}
+
+#[test]
+fn the_hash_is_taken_off_a_mangled_name_and_nothing_else() {
+    assert_eq!(
+        without_hash("_ZN4core3ptr13read_volatile17h0123456789abcdefE"),
+        "_ZN4core3ptr13read_volatile"
+    );
+    // Not a hash: too short, not hex, no `E`.
+    for name in [
+        "memcpy",
+        "_ZN1a17h0123E",
+        "_ZN1a17h0123456789abcdeXE",
+        "x17h0123456789abcdef",
+    ] {
+        assert_eq!(without_hash(name), name);
+    }
+}
+
+#[test]
+fn no_two_functions_of_any_firmware_image_share_a_name() {
+    for kind in [ChipKind::Blackhole, ChipKind::Wormhole] {
+        for handler in [ImageHandler::Broadcast, ImageHandler::Handshake] {
+            let dir = built_firmware_with(kind, handler).unwrap_or_else(|e| panic!("{e}"));
+            for role in Role::ALL {
+                let path = dir.join(role.name());
+                let bytes =
+                    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let shared = shared_names(&bytes);
+                assert!(
+                    shared.is_empty(),
+                    "{}: functions whose names differ only in their hash, so their order \
+                     depends on the checkout's path (write each closure that is not inlined \
+                     in a function of its own, as `broadcast/src/device/wait.rs` says):\n{}",
+                    path.display(),
+                    shared.join("\n")
+                );
+            }
+        }
+    }
+}
