@@ -1296,6 +1296,51 @@ impl Target for LostSilently {
     }
 }
 
+/// A chip whose clock runs at `mhz` and whose every command runs 1,000 cycles, reported the
+/// moment it is posted.
+struct Clocked {
+    mhz: u32,
+}
+
+impl Target for Clocked {
+    fn post(&self, _command: CommandSpec, posting: Posting) -> Result<(), SessionError> {
+        let mut r = Report::success(0);
+        (r.started_at, r.finished_at) = (100, 1100);
+        assert!(posting.publish(Published::Reported(r)));
+        Ok(())
+    }
+
+    fn drive(&self) -> Drive {
+        Drive::Idle
+    }
+
+    fn aiclk_mhz(&self) -> u32 {
+        self.mhz
+    }
+}
+
+/// Each command's run time is its own chip's cycles at that chip's clock (cards of one run may
+/// run at different clocks): it was chip 0's clock for every command.
+#[test]
+fn a_command_s_run_time_is_taken_at_the_clock_of_the_chip_that_ran_it() {
+    let (fast, slow) = (Clocked { mhz: 1000 }, Clocked { mhz: 500 });
+    let rect = LogicalRect::new(0, 0, 1, 1);
+    let chips = [(&fast, GRID), (&slow, GRID)];
+    let mut d =
+        Dispatcher::with_chips(&chips, &[(0, rect), (1, rect)], DispatchConfig::default()).unwrap();
+    for w in 0..4 {
+        d.seed(w, Place::Group(GroupId(w % 2))).unwrap();
+    }
+    let r = d
+        .run(|_| Panicky {
+            panics_on: usize::MAX,
+        })
+        .unwrap();
+    let run = &r.summary.run_time;
+    // 1,000 cycles: 1 us at 1,000 MHz on chip 0, 2 us at 500 MHz on chip 1.
+    assert_eq!((run.count, run.min, run.max), (4, 1000, 2000), "{run:?}");
+}
+
 #[test]
 fn a_device_lost_without_a_reason_is_named_only_when_it_is_the_only_chip() {
     let rect = LogicalRect::new(0, 0, 1, 1);

@@ -669,16 +669,20 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
 
     pub(super) fn into_outcome(self) -> WorkerOutcome<P> {
         let slots = || self.groups.iter().flat_map(|g| &g.slots);
+        // Each command's device cycles at the clock of the chip that ran it.
+        let clocks: Vec<Option<u32>> = (self.targets.iter())
+            .map(|t| t.clock_kind().is_time().then(|| t.aiclk_mhz()))
+            .collect();
+        let (groups, first) = (&self.shared.groups, clocks[0]);
+        let recorded = Recorded::of_each(&self.times, |t| {
+            t.group
+                .and_then(|g| groups.get(g as usize))
+                .map_or(first, |g| clocks[g.chip])
+        });
         WorkerOutcome {
             held: slots().filter(|s| s.busy.is_some()).count(),
             dropped: slots().map(|s| s.mailbox.dropped()).sum(),
-            recorded: Recorded::of(
-                &self.times,
-                self.targets[0]
-                    .clock_kind()
-                    .is_time()
-                    .then(|| self.targets[0].aiclk_mhz()),
-            ),
+            recorded,
             plugin: self.plugin,
             times: self.times,
             stats: self.stats,
