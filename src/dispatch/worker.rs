@@ -322,18 +322,19 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
     fn assign(&mut self) -> bool {
         let mut progressed = false;
         for gi in 0..self.groups.len() {
-            // A group one of its own commands holds exclusively can post nothing until that
-            // command ends: it is offered nothing. (Taking stealable commands out of the deque
-            // for it, pass after pass, hid them from a thief, which then slept through them,
-            // and the stall that followed abandoned work the thief's group could run.)
-            if self.groups[gi]
-                .slots
-                .iter()
-                .any(|s| s.busy.as_ref().is_some_and(|b| b.held.exclusive()))
-            {
-                continue;
-            }
             while let Some(si) = self.groups[gi].slots.iter().position(|s| s.busy.is_none()) {
+                // A group one of its own commands holds exclusively (one just posted too) can
+                // post nothing until that command ends: it is offered nothing. (Taking
+                // stealable commands out of the deque for it, pass after pass, hid them from a
+                // thief, which then slept through them, and the stall that followed abandoned
+                // work the thief's group could run.)
+                let slots = &self.groups[gi].slots;
+                if slots
+                    .iter()
+                    .any(|s| s.busy.as_ref().is_some_and(|b| b.held.exclusive()))
+                {
+                    break;
+                }
                 match self.fill(gi, si) {
                     Fill::Posted => progressed = true,
                     Fill::Refused => progressed = true,
