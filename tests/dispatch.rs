@@ -469,6 +469,109 @@ fn an_idle_worker_steals_ready_work_from_a_busy_one() {
     );
 }
 
+/// A device on which command 0 times out at once and never goes quiet (a core stuck for good),
+/// and every other command reports at once.
+#[derive(Default)]
+struct StuckZero {
+    /// Something was published since the last drive (the posts publish outside the drives).
+    published: std::sync::atomic::AtomicBool,
+}
+
+impl Target for StuckZero {
+    fn post(&self, command: CommandSpec, posting: Posting) -> Result<(), SessionError> {
+        let what = if command.programs[0].reader[0] == 0 {
+            let mut r = Report::success(0);
+            (r.ok, r.timeout) = (false, true);
+            r.unreported.push([command.group.x0, command.group.y0]);
+            Published::Overdue(r)
+        } else {
+            Published::Reported(Report::success(0))
+        };
+        assert!(posting.publish(what));
+        self.published.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn drive(&self) -> Drive {
+        match self.published.swap(false, Ordering::SeqCst) {
+            true => Drive::Progress,
+            false => Drive::Idle,
+        }
+    }
+
+    fn aiclk_mhz(&self) -> u32 {
+        1350
+    }
+}
+
+/// Exclusive commands; worker 0's plugin takes its time to make any command but command 0
+/// (as the broadcast's writes a job's data first), and worker 1's starts late.
+struct SlowOwner {
+    me: usize,
+    ends: Vec<(u32, &'static str, Option<u32>)>,
+}
+
+impl Plugin for SlowOwner {
+    type Work = u32;
+    type Message = ();
+
+    fn handle(&mut self, f: Finished<u32>, _cx: &mut Cx<'_, u32, ()>) {
+        let kind = match f.outcome {
+            Outcome::Reported(_) => "reported",
+            Outcome::TimedOut(_) => "timed_out",
+            Outcome::Refused(_) => "refused",
+            Outcome::Abandoned => "abandoned",
+        };
+        self.ends.push((f.work, kind, f.group.map(|g| g.0)));
+    }
+
+    fn assign(&mut self, _slot: &SlotView<'_>, candidates: &[Ready<u32>]) -> Option<usize> {
+        (!candidates.is_empty()).then_some(0)
+    }
+
+    fn command(&mut self, work: &u32, group: &GroupInfo) -> CommandSpec {
+        if self.me == 0 && *work != 0 {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+        spec(group.rect, true, *work as u64)
+    }
+}
+
+/// A group whose own slot holds it exclusively can post nothing until that command ends (here
+/// never: a core stuck for good). Its worker once took its stealable commands out of its deque
+/// for that group's free slot on every pass and put them back, so the idle worker of another
+/// group looked for work while they were held aside, slept, and the stall that followed
+/// abandoned them, though its group could run them (`--chips 2` with a stuck chip abandoned
+/// jobs the other chip could run, in 2 runs of 60). Worker 0 now offers such a group nothing.
+#[test]
+fn work_a_group_held_for_good_cannot_run_is_left_for_an_idle_worker_to_steal() {
+    let groups = [LogicalRect::new(0, 0, 2, 2), LogicalRect::new(2, 0, 2, 2)];
+    let target = StuckZero::default();
+    let mut d = Dispatcher::new(&target, GRID, &groups, DispatchConfig::default()).unwrap();
+    d.seed(0, Place::Group(GroupId(0))).unwrap();
+    d.seed(1, Place::Near(GroupId(0))).unwrap();
+    let r = d
+        .run(|me| {
+            if me == 1 {
+                // Worker 0 has posted command 0 by then and works on its group's free slot.
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            SlowOwner {
+                me,
+                ends: Vec::new(),
+            }
+        })
+        .unwrap();
+    let mut ends: Vec<_> = r.plugins.iter().flat_map(|p| p.ends.clone()).collect();
+    ends.sort();
+    assert_eq!(
+        ends,
+        [(0, "timed_out", Some(0)), (1, "reported", Some(1))],
+        "command 1 runs on group 1, whose worker steals it"
+    );
+    assert_eq!(r.summary.held_at_end, 1, "command 0's slot, held for good");
+}
+
 #[test]
 fn refusals_and_bad_configuration_are_typed() {
     let g = [LogicalRect::new(0, 0, 1, 1)];
@@ -1191,6 +1294,51 @@ impl Target for LostSilently {
     fn aiclk_mhz(&self) -> u32 {
         1350
     }
+}
+
+/// A chip whose clock runs at `mhz` and whose every command runs 1,000 cycles, reported the
+/// moment it is posted.
+struct Clocked {
+    mhz: u32,
+}
+
+impl Target for Clocked {
+    fn post(&self, _command: CommandSpec, posting: Posting) -> Result<(), SessionError> {
+        let mut r = Report::success(0);
+        (r.started_at, r.finished_at) = (100, 1100);
+        assert!(posting.publish(Published::Reported(r)));
+        Ok(())
+    }
+
+    fn drive(&self) -> Drive {
+        Drive::Idle
+    }
+
+    fn aiclk_mhz(&self) -> u32 {
+        self.mhz
+    }
+}
+
+/// Each command's run time is its own chip's cycles at that chip's clock (cards of one run may
+/// run at different clocks): it was chip 0's clock for every command.
+#[test]
+fn a_command_s_run_time_is_taken_at_the_clock_of_the_chip_that_ran_it() {
+    let (fast, slow) = (Clocked { mhz: 1000 }, Clocked { mhz: 500 });
+    let rect = LogicalRect::new(0, 0, 1, 1);
+    let chips = [(&fast, GRID), (&slow, GRID)];
+    let mut d =
+        Dispatcher::with_chips(&chips, &[(0, rect), (1, rect)], DispatchConfig::default()).unwrap();
+    for w in 0..4 {
+        d.seed(w, Place::Group(GroupId(w % 2))).unwrap();
+    }
+    let r = d
+        .run(|_| Panicky {
+            panics_on: usize::MAX,
+        })
+        .unwrap();
+    let run = &r.summary.run_time;
+    // 1,000 cycles: 1 us at 1,000 MHz on chip 0, 2 us at 500 MHz on chip 1.
+    assert_eq!((run.count, run.min, run.max), (4, 1000, 2000), "{run:?}");
 }
 
 #[test]

@@ -268,8 +268,8 @@ fn the_rings_a_run_left_read_again_as_komorebi_log_reads_them() {
 
 /// `--log-follow`: the firmware built at debug level logs each command's start and end, so every
 /// job has lines of its own. Each line of the run's final log is handed on once, after the job at
-/// whose end it was first read; through the feeder that is exactly its own job's (job `j` is
-/// command `j + 1`).
+/// whose end it was first read, which is exactly its own job's (job `j` is command `j + 1`),
+/// through the feeder and the dispatcher alike.
 #[test]
 fn log_follow_hands_each_line_on_once_after_its_job() {
     use std::sync::{Arc, Mutex};
@@ -331,11 +331,13 @@ fn log_follow_hands_each_line_on_once_after_its_job() {
                 continue;
             };
             commands += 1;
-            // The dispatcher's workers read the logs after their jobs concurrently, and the next
-            // job may have started by then: which job's end hands a line on is not fixed there.
-            if !dispatched {
-                assert_eq!(n, job + 1, "{tile:?} {kernel}: {m:?} after job {job}");
-            }
+            // Through the dispatcher too: each job is one exclusive command, and the next is
+            // posted only after this one's end was handled (its logs read).
+            assert_eq!(
+                n,
+                job + 1,
+                "dispatched {dispatched}: {tile:?} {kernel}: {m:?} after job {job}"
+            );
         }
         // Three commands, a start and an end line from each of 16 tiles' three kernels.
         assert_eq!(commands, 3 * 2 * 16 * 3, "dispatched {dispatched}");

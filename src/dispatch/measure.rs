@@ -184,6 +184,15 @@ impl Recorded {
     /// Counts and records `times`; device cycles become nanoseconds at `aiclk_mhz`, or stay
     /// counts when the device clock is no time (`None`: ttsim's steps).
     pub(crate) fn of(times: &[CommandTimes], aiclk_mhz: Option<u32>) -> Self {
+        Self::of_each(times, |_| aiclk_mhz)
+    }
+
+    /// [`Self::of`], each command's device cycles at its own chip's clock, `aiclk_mhz(t)`
+    /// (chips of one run may run at different clocks).
+    pub(crate) fn of_each(
+        times: &[CommandTimes],
+        aiclk_mhz: impl Fn(&CommandTimes) -> Option<u32>,
+    ) -> Self {
         let mut r = Self {
             commands: times.len() as u64,
             reported: 0,
@@ -196,7 +205,7 @@ impl Recorded {
             round_trip: histogram(),
             handler_time: histogram(),
         };
-        let cycles_ns = |c: u64| match aiclk_mhz {
+        let cycles_ns = |c: u64, t: &CommandTimes| match aiclk_mhz(t) {
             Some(mhz) => c.saturating_mul(1000) / mhz.max(1) as u64,
             None => c,
         };
@@ -215,7 +224,7 @@ impl Recorded {
                 let _ = r.round_trip.record(t.noticed.saturating_sub(p));
             }
             if let (Some(s), Some(e)) = (t.started, t.reported) {
-                let _ = r.run_time.record(cycles_ns(e.saturating_sub(s)));
+                let _ = r.run_time.record(cycles_ns(e.saturating_sub(s), t));
             }
             let _ = r.handler_time.record(t.handled.saturating_sub(t.noticed));
         }

@@ -15,7 +15,9 @@
 //! 3. offers every empty slot to the plugin's **assigner**, which picks among the ready
 //!    commands pinned to that group and the first few of the worker's stealable ones; the
 //!    chosen command is posted once it has **reserved** its tiles (see [`reserve`]; tiles that
-//!    exactly the same groups cover share one reservation word);
+//!    exactly the same groups cover share one reservation word); a group one of its own
+//!    commands holds exclusively can post nothing until that command ends, so its slots are
+//!    offered nothing (its stealable commands stay in the deque, where thieves see them);
 //! 4. with nothing of its own left, **steals** ready commands from the seed queue (for a free
 //!    slot) or from another worker (for a free slot of a group no exclusive command holds:
 //!    work that could only queue behind an exclusive command would wait while its owner may be

@@ -323,6 +323,18 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
         let mut progressed = false;
         for gi in 0..self.groups.len() {
             while let Some(si) = self.groups[gi].slots.iter().position(|s| s.busy.is_none()) {
+                // A group one of its own commands holds exclusively (one just posted too) can
+                // post nothing until that command ends: it is offered nothing. (Taking
+                // stealable commands out of the deque for it, pass after pass, hid them from a
+                // thief, which then slept through them, and the stall that followed abandoned
+                // work the thief's group could run.)
+                let slots = &self.groups[gi].slots;
+                if slots
+                    .iter()
+                    .any(|s| s.busy.as_ref().is_some_and(|b| b.held.exclusive()))
+                {
+                    break;
+                }
                 match self.fill(gi, si) {
                     Fill::Posted => progressed = true,
                     Fill::Refused => progressed = true,
@@ -658,16 +670,20 @@ impl<'s, P: Plugin, T: Target> WorkerState<'s, P, T> {
 
     pub(super) fn into_outcome(self) -> WorkerOutcome<P> {
         let slots = || self.groups.iter().flat_map(|g| &g.slots);
+        // Each command's device cycles at the clock of the chip that ran it.
+        let clocks: Vec<Option<u32>> = (self.targets.iter())
+            .map(|t| t.clock_kind().is_time().then(|| t.aiclk_mhz()))
+            .collect();
+        let (groups, first) = (&self.shared.groups, clocks[0]);
+        let recorded = Recorded::of_each(&self.times, |t| {
+            t.group
+                .and_then(|g| groups.get(g as usize))
+                .map_or(first, |g| clocks[g.chip])
+        });
         WorkerOutcome {
             held: slots().filter(|s| s.busy.is_some()).count(),
             dropped: slots().map(|s| s.mailbox.dropped()).sum(),
-            recorded: Recorded::of(
-                &self.times,
-                self.targets[0]
-                    .clock_kind()
-                    .is_time()
-                    .then(|| self.targets[0].aiclk_mhz()),
-            ),
+            recorded,
             plugin: self.plugin,
             times: self.times,
             stats: self.stats,
