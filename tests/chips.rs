@@ -156,7 +156,7 @@ fn flags_that_cover_one_chip_are_refused_with_what_is_allowed() {
     assert_eq!(
         refused(traced),
         "--chips: 2 chips in all with --trace: --trace covers one chip (allowed: --trace with \
-         --chips 1 and no --mpi)"
+         one chip in all: --chips 1, without --mpi or on one rank)"
     );
     match broadcast::run(&shape(2, 2), |_| {}) {
         Err(e) => assert_eq!(

@@ -525,7 +525,7 @@ impl BroadcastConfig {
                 "--mpi",
                 format!(
                     "with --log: --log reads the chips of this host only, and the run has {chips} \
-                     chips on several hosts (allowed: --log without --mpi, on any --chips)"
+                     chips on several hosts (allowed: --log on one host's chips, any --chips without --mpi or on one rank)"
                 ),
             ));
         }
@@ -539,7 +539,7 @@ impl BroadcastConfig {
                 "--chips",
                 format!(
                     "{chips} chips in all with {what}: {what} covers one chip (allowed: {what} \
-                     with --chips 1 and no --mpi)"
+                     with one chip in all: --chips 1, without --mpi or on one rank)"
                 ),
             )),
             _ => Ok(()),

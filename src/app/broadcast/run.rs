@@ -778,7 +778,7 @@ mod tests {
                 (
                     "--mpi",
                     "with --log: --log reads the chips of this host only, and the run has 4 \
-                     chips on several hosts (allowed: --log without --mpi, on any --chips)"
+                     chips on several hosts (allowed: --log on one host's chips, any --chips without --mpi or on one rank)"
                 )
             ),
             other => panic!("{other:?}"),
