@@ -9,15 +9,18 @@
 //! simulated cores' branch predictor, indexed by address, runs them a little faster or slower:
 //! before this test, the 03 default on `pcie-sim` took 241,650 cycles built in one directory and
 //! 240,300 in another (docs/decisions.md, D64). With one function a name, the order no longer
-//! depends on the hash. The test builds every image set (both chips, both handlers), which needs
-//! the `riscv32im-unknown-none-elf` target.
+//! depends on the hash. The tests build every image set (both chips, both handlers) and the
+//! default set once more in a copy of the tree under a longer path, which needs the
+//! `riscv32im-unknown-none-elf` target.
 
 use std::collections::BTreeMap;
 
-use komorebi::host::backend::{ImageHandler, built_firmware_with};
+use std::path::{Path, PathBuf};
+
+use komorebi::host::backend::{ImageHandler, built_firmware_in, built_firmware_with};
 use komorebi_hal::Role;
 use komorebi_pcie::chip::ChipKind;
-use object::{Object, ObjectSymbol, SymbolKind};
+use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
 
 /// `name` without the hash Rust's legacy mangling appends (`17h<16 hex digits>E` at the end).
 fn without_hash(name: &str) -> &str {
@@ -86,4 +89,58 @@ fn no_two_functions_of_any_firmware_image_share_a_name() {
             }
         }
     }
+}
+
+/// Copies the source tree at `from` into `to`, leaving out build outputs (`target`) and `.git`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        let kind = entry.file_type().unwrap();
+        if kind.is_dir() {
+            if name != "target" && name != ".git" {
+                copy_tree(&entry.path(), &to.join(&name));
+            }
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), to.join(&name)).unwrap();
+        }
+    }
+}
+
+/// What a loader puts in memory: each loadable segment's address and bytes.
+fn loaded(path: &Path) -> Vec<(u64, Vec<u8>)> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let file = object::File::parse(&*bytes).expect("an ELF image");
+    file.segments()
+        .map(|s| (s.address(), s.data().expect("segment bytes").to_vec()))
+        .collect()
+}
+
+/// The property itself, whatever the mechanism: the default images built in a copy of the tree
+/// under another, longer path are byte for byte the ones built here.
+#[test]
+fn the_images_built_under_another_path_are_the_same_bytes() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let here = built_firmware_with(ChipKind::Blackhole, ImageHandler::Broadcast)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let copy = root
+        .join("target")
+        .join("firmware-layout-check")
+        .join("a-checkout-under-a-longer-path-than-this-one");
+    let _ = std::fs::remove_dir_all(&copy);
+    copy_tree(&root, &copy);
+    let there = built_firmware_in(&copy, ChipKind::Blackhole, ImageHandler::Broadcast)
+        .unwrap_or_else(|e| panic!("{e}"));
+    for role in Role::ALL {
+        let (a, b) = (here.join(role.name()), there.join(role.name()));
+        assert!(
+            loaded(&a) == loaded(&b),
+            "{} and {} load different bytes: the firmware's layout depends on the checkout's \
+             path",
+            a.display(),
+            b.display()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&copy);
 }

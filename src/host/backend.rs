@@ -57,8 +57,9 @@ pub enum ImageHandler {
     Handshake,
 }
 
-/// [`built_firmware_with`] in the source tree at `root`.
-fn built_firmware_in(
+/// [`built_firmware_with`] in the source tree at `root` (a copy of this one elsewhere, say: the
+/// test that the images are the same wherever the tree lies builds one).
+pub fn built_firmware_in(
     root: &std::path::Path,
     kind: ChipKind,
     handler: ImageHandler,
