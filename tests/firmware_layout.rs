@@ -16,6 +16,7 @@
 use std::collections::BTreeMap;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use komorebi::host::backend::{ImageHandler, built_firmware_in, built_firmware_with};
 use komorebi_hal::Role;
@@ -124,13 +125,8 @@ fn the_images_built_under_another_path_are_the_same_bytes() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let here = built_firmware_with(ChipKind::Blackhole, ImageHandler::Broadcast)
         .unwrap_or_else(|e| panic!("{e}"));
-    let copy = root
-        .join("target")
-        .join("firmware-layout-check")
-        .join("a-checkout-under-a-longer-path-than-this-one");
-    let _ = std::fs::remove_dir_all(&copy);
-    copy_tree(&root, &copy);
-    let there = built_firmware_in(&copy, ChipKind::Blackhole, ImageHandler::Broadcast)
+    let copy = TreeCopy::of(&root);
+    let there = built_firmware_in(&copy.0, ChipKind::Blackhole, ImageHandler::Broadcast)
         .unwrap_or_else(|e| panic!("{e}"));
     for role in Role::ALL {
         let (a, b) = (here.join(role.name()), there.join(role.name()));
@@ -142,5 +138,51 @@ fn the_images_built_under_another_path_are_the_same_bytes() {
             b.display()
         );
     }
-    let _ = std::fs::remove_dir_all(&copy);
+}
+
+/// A copy of the source tree at `root` ([`copy_tree`]) in a directory of its own (named by
+/// the process and a count) under `target`, removed when dropped, a failed assertion's
+/// unwinding included. One directory for every run let two runs in one checkout (a debug and
+/// a release `cargo test`, say) remove each other's copy while its firmware built, failing one
+/// of them with a build error.
+struct TreeCopy(PathBuf);
+
+impl TreeCopy {
+    fn of(root: &Path) -> Self {
+        static MADE: AtomicUsize = AtomicUsize::new(0);
+        let dir = root
+            .join("target")
+            .join("firmware-layout-check")
+            .join(format!(
+                "a-checkout-under-a-longer-path-than-this-one-{}-{}",
+                std::process::id(),
+                MADE.fetch_add(1, Ordering::Relaxed)
+            ));
+        // A copy left by a killed run whose process had this id.
+        let _ = std::fs::remove_dir_all(&dir);
+        copy_tree(root, &dir);
+        Self(dir)
+    }
+}
+
+impl Drop for TreeCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn a_tree_copy_is_its_own_and_goes_when_its_test_fails() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let failed = std::thread::spawn(move || {
+        let copy = TreeCopy::of(&root);
+        assert!(copy.0.join("examples/firmware/Cargo.toml").is_file());
+        panic!("{}", copy.0.display());
+    })
+    .join();
+    let message = failed.expect_err("the thread panicked");
+    let dir = PathBuf::from(message.downcast_ref::<String>().expect("the copy's path"));
+    let own = format!("-{}-", std::process::id());
+    assert!(dir.to_string_lossy().contains(&own), "{}", dir.display());
+    assert!(!dir.exists(), "{} left behind", dir.display());
 }
