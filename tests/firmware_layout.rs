@@ -36,20 +36,26 @@ fn without_hash(name: &str) -> &str {
     if is_hash { &name[..start] } else { name }
 }
 
-/// The function names of the ELF image `bytes` (hash removed) that name more than one function.
-fn shared_names(bytes: &[u8]) -> Vec<String> {
+/// The function names of the ELF image `bytes` (hash removed) that name more than one function,
+/// and how many function names carried a hash (none: the check would see nothing, as in an
+/// image without symbols or with another mangling).
+fn shared_names(bytes: &[u8]) -> (Vec<String>, usize) {
     let file = object::File::parse(bytes).expect("an ELF image");
     let mut count: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut hashed = 0;
     for sym in file.symbols() {
         if let (SymbolKind::Text, true, Ok(name)) = (sym.kind(), sym.size() > 0, sym.name()) {
-            *count.entry(without_hash(name)).or_default() += 1;
+            let bare = without_hash(name);
+            hashed += usize::from(bare.len() != name.len());
+            *count.entry(bare).or_default() += 1;
         }
     }
-    count
+    let shared = count
         .into_iter()
         .filter(|&(_, n)| n > 1)
         .map(|(name, n)| format!("{n} x {name}"))
-        .collect()
+        .collect();
+    (shared, hashed)
 }
 
 #[test]
@@ -78,7 +84,14 @@ fn no_two_functions_of_any_firmware_image_share_a_name() {
                 let path = dir.join(role.name());
                 let bytes =
                     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                let shared = shared_names(&bytes);
+                let (shared, hashed) = shared_names(&bytes);
+                assert!(
+                    hashed > 0,
+                    "{}: no function name carries the legacy mangling's hash, so this check \
+                     would see no two functions of one name (an image without symbols, or v0 \
+                     mangling): look at the image's names and adapt `without_hash`",
+                    path.display()
+                );
                 assert!(
                     shared.is_empty(),
                     "{}: functions whose names differ only in their hash, so their order \
