@@ -1046,7 +1046,7 @@ fn a_device_thread_that_ends_ends_the_run_with_device_lost() {
         e,
         Some(DispatchError::DeviceLost {
             chip: Some(0),
-            reason: "its device thread ended".into()
+            reason: "its device thread panicked: the post hook stops the device thread".into()
         })
     );
 }
@@ -1082,12 +1082,14 @@ fn a_device_lost_among_several_chips_is_named_by_its_chip() {
         e,
         DispatchError::DeviceLost {
             chip: Some(1),
-            reason: "its device thread ended".into()
+            reason: "its device thread panicked: the post hook stops chip 1's device thread".into()
         }
     );
     assert!(
-        e.to_string()
-            .starts_with("chip 1 stopped answering during the run (its device thread ended)"),
+        e.to_string().starts_with(
+            "chip 1 stopped answering during the run (its device thread panicked: the post \
+             hook stops chip 1's device thread)"
+        ),
         "{e}"
     );
 }

@@ -164,9 +164,10 @@ pub enum DispatchError {
         /// The panic message.
         message: String,
     },
-    /// A device stopped answering during the run ([`Drive::Lost`]: its device thread ended, a
-    /// command was published on some of its cores only, or a report could not be read); the
-    /// commands in flight on it could never end.
+    /// A device stopped answering during the run ([`Drive::Lost`]: its device thread ended or
+    /// panicked, the reason then carrying the panic's message; a command was published on some
+    /// of its cores only; or a report could not be read): the commands in flight on it could
+    /// never end.
     #[error(
         "{} stopped answering during the run ({reason}): the commands in flight on it can never end",
         lost_device(*.chip)
@@ -469,6 +470,7 @@ impl<W, M> Drop for AbortOnUnwind<'_, W, M> {
     }
 }
 
+/// The message of a panic's payload (`panic!`'s text), for a worker's or a device thread's panic.
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>()
         .map(|s| s.to_string())

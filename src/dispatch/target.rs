@@ -202,7 +202,24 @@ impl SimTarget {
                 };
                 let clock = (session.device().aiclk_mhz(), session.device().clock_kind());
                 let _ = ready_tx.send(Ok(clock));
-                device_thread(&mut session, rx, hook, &lost_on_thread);
+                // A panic (a post hook's, or the session's) ends the thread; its message is why
+                // the device is lost, which the run's `DeviceLost` then carries. Recorded before
+                // the requests' channel closes (`rx` outlives the call), so a drive waiting in
+                // it is answered only once the reason is there (see `await_end` for a drive
+                // the panic interrupted).
+                let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    device_thread(&mut session, &rx, hook, &lost_on_thread)
+                }));
+                if let Err(payload) = ran {
+                    let mut lost = lost_on_thread.lock().unwrap_or_else(|p| p.into_inner());
+                    lost.get_or_insert_with(|| {
+                        format!(
+                            "its device thread panicked: {}",
+                            super::panic_message(&*payload)
+                        )
+                    });
+                }
+                drop(rx);
             })
             .map_err(|e| {
                 SessionError::Device(crate::host::device::DeviceError::new(format!(
@@ -235,6 +252,19 @@ impl SimTarget {
             let _ = tx.send(f(s));
         })))?;
         rx.recv().map_err(|_| gone())
+    }
+
+    /// Waits (at most a second) for a device thread whose channels closed to end: a panic in
+    /// the middle of a drive drops that drive's reply while unwinding, before the thread
+    /// records why it ended.
+    fn await_end(&self) {
+        let Some(thread) = &self.thread else {
+            return;
+        };
+        let since = std::time::Instant::now();
+        while !thread.is_finished() && since.elapsed() < std::time::Duration::from_secs(1) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     fn send(&self, r: Request) -> Result<(), SessionError> {
@@ -288,6 +318,7 @@ impl Target for SimTarget {
                     .as_ref()
                     .and_then(|rx| rx.recv().ok())
                     .unwrap_or_else(|| {
+                        chip.await_end();
                         let mut lost = chip.lost.lock().unwrap_or_else(|p| p.into_inner());
                         lost.get_or_insert_with(|| "its device thread ended".into());
                         Drive::Lost
@@ -311,7 +342,7 @@ impl Target for SimTarget {
 
 fn device_thread(
     session: &mut Session,
-    rx: mpsc::Receiver<Request>,
+    rx: &mpsc::Receiver<Request>,
     mut hook: Option<PostHook>,
     lost: &std::sync::Mutex<Option<String>>,
 ) {

@@ -109,7 +109,7 @@ impl BroadcastBenchError {
         match error {
             BroadcastError::Flag { flag, why } => Self::Refused {
                 flag: bench_flag(flag),
-                why,
+                why: bench_words(&why),
             },
             error => Self::Run {
                 protocol,
@@ -131,10 +131,30 @@ impl BroadcastBenchError {
 }
 
 /// The bench's name of a flag of `komorebi broadcast`: its swept flags are lists.
-fn bench_flag(flag: &'static str) -> &'static str {
+fn bench_flag(flag: &str) -> &str {
     match flag {
         "--protocol" => "--protocols",
         "--window" => "--windows",
         flag => flag,
     }
+}
+
+/// A refusal's text in the bench's words: every `--protocol` and `--window` it names (a whole
+/// flag, not the start of a longer one) becomes the bench's list flag, so that what it says is
+/// allowed is a flag the bench takes.
+fn bench_words(why: &str) -> String {
+    let mut out = String::with_capacity(why.len() + 8);
+    let mut rest = why;
+    while let Some(at) = rest.find("--") {
+        let (before, from) = rest.split_at(at);
+        out.push_str(before);
+        let flag_len = from[2..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .map_or(from.len(), |n| n + 2);
+        let (flag, after) = from.split_at(flag_len);
+        out.push_str(bench_flag(flag));
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }

@@ -239,6 +239,23 @@ fn a_refused_run_names_the_benchs_flag() {
     assert_eq!(e.to_string(), "--windows: 3");
     let e = BroadcastBenchError::of_run(Protocol::Komorebi, 1, 1, refused("--rect", "outside"));
     assert_eq!(e.to_string(), "--rect: outside");
+    // The text names the bench's flags too (whole flags only: `--windows`, `--window-x` and
+    // `--protocols` stay), so what it allows is a flag the bench takes.
+    let e = BroadcastBenchError::of_run(
+        Protocol::Komorebi,
+        2,
+        1,
+        refused(
+            "--firmware",
+            "--protocol komorebi posts (allowed: --protocol handshake, or --window 2; \
+             --windows --protocols --window-x --protocol)",
+        ),
+    );
+    assert_eq!(
+        e.to_string(),
+        "--firmware: --protocols komorebi posts (allowed: --protocols handshake, or --windows 2; \
+         --windows --protocols --window-x --protocols)"
+    );
     let e = BroadcastBenchError::of_run(
         Protocol::Komorebi,
         2,
@@ -255,7 +272,7 @@ fn a_refused_run_names_the_benchs_flag() {
     let e = BroadcastBench::new(&f).unwrap_err();
     assert!(
         e.to_string()
-            .starts_with("--page-size: 2 broadcast buffers of --window 1 x --pages 100 x"),
+            .starts_with("--page-size: 2 broadcast buffers of --windows 1 x --pages 100 x"),
         "{e}"
     );
 }
