@@ -147,9 +147,11 @@ impl<C: CircularBuffer> Broadcast<C> {
         }
         // The whole buffer's bytes, not only a slot's: every slot's offset then fits (the
         // window's slots are `capacity` pages), and a slot must keep the next one word-aligned.
+        // A page of no bytes would put every slot at the base, and only the first read or
+        // multicast of one (a zero length, refused by the NoC) would give up, in the wrong place.
         let page = self.cb.page_size();
         match expected.checked_mul(page) {
-            Some(_) if page % 4 == 0 => self.slot_bytes = args.pages as u32 * page,
+            Some(_) if page != 0 && page % 4 == 0 => self.slot_bytes = args.pages as u32 * page,
             _ => return Err(Cause::PageSize { bytes: page }),
         }
         self.tags_fit = ReadTag::fits(args.pages as u32, page);
