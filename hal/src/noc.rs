@@ -12,10 +12,12 @@
 //!   [`ErrorKind::Misaligned`]) up to the local memory's size, whatever the NoC's largest
 //!   packet: splitting a transfer into packets is
 //!   the backend's job (the broadcast multicasts a whole slot, up to 65,535 pages, in one
-//!   call). [`ErrorKind::InvalidLength`] is for a length no transfer can have (0, or beyond
-//!   the memory). A backend may hand the packets after the first to the NoC later, from its
-//!   observers: until the last has gone, `reads_done`, `writes_sent` and `writes_acked` say
-//!   false, and each call of them may issue more of it (the Blackhole backend does).
+//!   call). [`ErrorKind::InvalidLength`] is for a length no transfer can have (0); a transfer
+//!   that runs past the end of its source's or destination's memory, however long, is
+//!   [`ErrorKind::InvalidAddress`] (the silicon backend and the simulator refuse it so). A
+//!   backend may hand the packets after the first to the NoC later, from its observers: until
+//!   the last has gone, `reads_done`, `writes_sent` and `writes_acked` say false, and each call
+//!   of them may issue more of it (the Blackhole backend does).
 //! * **Reads.** [`NocMulticast::reads_done`] is true when every read this core issued on this NoC
 //!   has landed in local L1 and is visible to the core's own loads.
 //! * **Writes sent.** [`NocMulticast::writes_sent`] is true when every write and multicast this
@@ -96,11 +98,14 @@ use crate::types::{L1Addr, NocAddr, NocId, Rect, Xy};
 pub enum ErrorKind {
     /// The backend cannot take a request now; nothing was issued. Try again.
     Busy,
-    /// A coordinate or local address this NoC has no node or memory for.
+    /// A coordinate or local address this NoC has no node or memory for, or a transfer that
+    /// runs past the end of its source's or destination's memory.
     InvalidAddress,
     /// An address or length that is not a multiple of what the NoC needs.
     Misaligned,
-    /// A zero length, or one larger than the backend can transfer at once.
+    /// A zero length. (A length longer than the NoC's largest packet is not an error: the
+    /// backend splits the transfer, see "Any length" in the module docs; one that runs past the
+    /// end of a memory is [`InvalidAddress`](Self::InvalidAddress).)
     InvalidLength,
     /// A request the hardware would carry out wrongly (e.g. an inline write to L1 on Blackhole).
     HardwareHazard,
@@ -121,7 +126,7 @@ impl core::fmt::Display for ErrorKind {
             Self::Busy => "the NoC cannot take a request now",
             Self::InvalidAddress => "no such node or local address on this NoC",
             Self::Misaligned => "address or length not aligned as the NoC requires",
-            Self::InvalidLength => "transfer length is zero or too large",
+            Self::InvalidLength => "transfer length is zero",
             Self::HardwareHazard => "request would trigger a known hardware bug",
             Self::Fault => "NoC fault",
             Self::InvalidMode => "mode not allowed for this request, or a linked run is open",
