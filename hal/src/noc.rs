@@ -77,12 +77,16 @@
 //!   does not hold a read back at that count, so a caller that could issue more with one tag
 //!   (a block of 256 pages or more read under one tag: a core issues them faster than DRAM
 //!   answers) must wait on `reads_done` instead.
-//! * **Resync.** `resync` forgets every transfer issued so far: afterwards the observers count
-//!   only transfers issued after it. A runtime calls it where nothing it cares about can still be
-//!   in flight (the start of a command), so an acknowledgement lost on the NoC in an earlier
-//!   command does not keep `writes_acked` false for ever. A transfer of before that completes
-//!   late never makes a later one look unfinished, but can make it look finished early, so do
-//!   not resync with transfers of interest in flight.
+//! * **Resync.** `resync` forgets every transfer issued so far: afterwards `reads_done` and
+//!   `writes_acked` count only transfers issued after it. A runtime calls it where nothing it
+//!   cares about can still be in flight (the start of a command), so an acknowledgement lost on
+//!   the NoC in an earlier command does not keep `writes_acked` false for ever. A transfer of
+//!   before that completes late never makes a later one look unfinished to those two, but can
+//!   make it look finished early, so do not resync with transfers of interest in flight.
+//!   `writes_sent` and `tagged_reads_done` may still wait for transfers issued before it: the
+//!   silicon backend reads them from the NIU's counts of requests outstanding, which software
+//!   cannot reset (the simulator does the same for `tagged_reads_done`), so a read of a tag
+//!   lost on the NoC keeps that tag unfinished after a resync.
 //! * **Stronger is allowed.** A backend may deliver a stronger mode than asked (an acked write
 //!   where posted was asked; Blackhole must, since posted multicast is broken there), never a
 //!   weaker one.
@@ -439,7 +443,8 @@ pub trait NocMulticast: ErrorType {
     /// True when every acked write issued so far is acknowledged by all its destinations.
     fn writes_acked(&mut self) -> Result<bool, Self::Error>;
 
-    /// Forgets every transfer issued so far (see the module docs).
+    /// Forgets every transfer issued so far, as far as `reads_done` and `writes_acked` see
+    /// (see "Resync" in the module docs).
     fn resync(&mut self) -> Result<(), Self::Error>;
 }
 
