@@ -19,6 +19,10 @@ impl<C: CircularBuffer> Broadcast<C> {
     /// Reads this core's broadcast words at `words[first..first + 11]` and checks them against
     /// the command, this kernel's NoC and core, and the buffer `cb`. On any mismatch the
     /// broadcast is not [`ok`](Self::ok) and a `broadcast_begin` give-up is recorded.
+    ///
+    /// The broadcast keeps `cb` (lent back by [`buffer`](Self::buffer)) and never returns it: a
+    /// kernel that keeps one buffer handle across commands passes `&mut` it, a
+    /// [`CircularBuffer`] too.
     pub fn new<N, K, P>(
         dm: &mut DataMovement<N, K, P>,
         cb: C,
