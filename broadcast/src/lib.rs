@@ -23,6 +23,32 @@
 //! the rules of it that the module keeps (the binary layout in [`area`] and [`args`]), so the
 //! crate's docs are the specification as implemented.
 //!
+//! # What the protocol asks of a backend
+//!
+//! Beyond the HAL's contracts, a backend (a port to another chip included) must give the
+//! protocol these, or `Broadcast::new` and the calls give up (never panic) with the HAL error
+//! they hit:
+//!
+//! * **Control block.** At least [`area::CONTROL_BROADCAST`] + [`area::MAX_BROADCASTS`] x
+//!   [`area::AREA_BYTES`] bytes (0xC80): the protocol stores to and sends from both areas. The
+//!   backend's own words (the stop flag, the wait limit) lie outside `0xA00..0xC80`; the runtime's
+//!   ABI (`komorebi-kernel`'s `abi`) puts them at 0x10 and 0x18. A shorter block gives up at
+//!   `broadcast_begin` with `Cause::Control(OutOfRange)`. A wait limit of 0 makes every wait
+//!   that does not hold at once time out.
+//! * **NoC transfers.** The protocol issues, all in mode
+//!   [`WriteMode::ORDERED`](komorebi_hal::noc::WriteMode::ORDERED): 4-byte unicast writes
+//!   (DONE markers) from one 16-byte-aligned control word to another;
+//!   4-byte multicasts (VALID) and multicasts of a whole slot (`pages x page size` bytes) from
+//!   an L1 address to the same address on the receivers; and the sender's reads of the pages
+//!   its caller names. A NoC that refuses a 4-byte write or multicast
+//!   ([`ErrorKind::Misaligned`](komorebi_hal::noc::ErrorKind::Misaligned)) cannot carry the
+//!   protocol; one that needs L1 addresses aligned beyond 4 bytes needs the buffer's base and
+//!   its slots (`pages x page size`) aligned so too.
+//! * **Buffer.** Capacity `window x pages` (the words' shape), a page size that is a nonzero
+//!   multiple of 4, and, at `Broadcast::new`, the write pointer at the base and no page in the
+//!   buffer. The data-movement kernel's handle and compute's are two handles on one buffer:
+//!   they share the `pushed` and `popped` counters and keep their own pointers.
+//!
 //! Which kernel runs a broadcast: NoC0 -> the reader (RISCV_0), sender at the top of a column or
 //! the left end of a row, multicast +y / +x; NoC1 -> the writer (RISCV_1), sender at the bottom /
 //! right end, -y / -x. Every core of a broadcast runs it in the same kernel.

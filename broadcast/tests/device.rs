@@ -1130,9 +1130,10 @@ fn words_for_another_group_noc_core_or_buffer_give_up_broadcast_begin() {
         (g.place, g.cause),
         (Where::BroadcastBegin, Cause::BufferNotEmpty { pages: 1 })
     );
-    // Pages that are not whole words (the next slot would not be word-aligned), and a buffer
-    // beyond 32-bit addresses (a slot's offset would overflow): refused at the start.
-    for bytes in [6, 0x4000_0000] {
+    // Pages of no bytes (every slot would lie at the buffer's base), pages that are not whole
+    // words (the next slot would not be word-aligned), and a buffer beyond 32-bit addresses (a
+    // slot's offset would overflow): refused at the start.
+    for bytes in [0, 6, 0x4000_0000] {
         let mut buf = MockCircularBuffer::new();
         buf.expect_capacity().return_const(4u16);
         buf.expect_base().return_const(l1(CB_BASE));

@@ -43,8 +43,8 @@ fn every_cause_of_a_give_up_prints_what_went_wrong() {
         ),
         (
             Cause::PageSize { bytes: 6 },
-            "broadcast buffer has pages of 6 bytes (allowed: a multiple of 4, the whole buffer \
-             within 32-bit addresses)",
+            "broadcast buffer has pages of 6 bytes (allowed: a nonzero multiple of 4, the whole \
+             buffer within 32-bit addresses)",
         ),
         (
             Cause::NotAtSlotZero,

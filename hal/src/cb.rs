@@ -142,7 +142,10 @@ pub trait CircularBuffer: ErrorType {
     fn pop(&mut self, pages: u16) -> Result<(), Self::Error>;
 
     /// Consumer: copies `buf.len()` bytes at `offset` of page `page` (counted from the read
-    /// pointer) into `buf`.
+    /// pointer, round the buffer: the page in slot [`slot_after`]`(read slot, page, capacity)`)
+    /// into `buf`. A page that is not ready (`page >= pages_ready()`) is
+    /// [`ErrorKind::Underflow`]; bytes beyond the page (`offset + buf.len() > page_size()`) are
+    /// [`ErrorKind::OutOfRange`]. Nothing is copied then.
     fn read_page(&mut self, page: u16, offset: u32, buf: &mut [u8]) -> Result<(), Self::Error>;
 
     /// Consumer: lends the whole words of page `page` (counted from the read pointer), each the

@@ -12,10 +12,12 @@
 //!   [`ErrorKind::Misaligned`]) up to the local memory's size, whatever the NoC's largest
 //!   packet: splitting a transfer into packets is
 //!   the backend's job (the broadcast multicasts a whole slot, up to 65,535 pages, in one
-//!   call). [`ErrorKind::InvalidLength`] is for a length no transfer can have (0, or beyond
-//!   the memory). A backend may hand the packets after the first to the NoC later, from its
-//!   observers: until the last has gone, `reads_done`, `writes_sent` and `writes_acked` say
-//!   false, and each call of them may issue more of it (the Blackhole backend does).
+//!   call). [`ErrorKind::InvalidLength`] is for a length no transfer can have (0); a transfer
+//!   that runs past the end of its source's or destination's memory, however long, is
+//!   [`ErrorKind::InvalidAddress`] (the silicon backend and the simulator refuse it so). A
+//!   backend may hand the packets after the first to the NoC later, from its observers: until
+//!   the last has gone, `reads_done`, `writes_sent` and `writes_acked` say false, and each call
+//!   of them may issue more of it (the Blackhole backend does).
 //! * **Reads.** [`NocMulticast::reads_done`] is true when every read this core issued on this NoC
 //!   has landed in local L1 and is visible to the core's own loads.
 //! * **Writes sent.** [`NocMulticast::writes_sent`] is true when every write and multicast this
@@ -75,12 +77,16 @@
 //!   does not hold a read back at that count, so a caller that could issue more with one tag
 //!   (a block of 256 pages or more read under one tag: a core issues them faster than DRAM
 //!   answers) must wait on `reads_done` instead.
-//! * **Resync.** `resync` forgets every transfer issued so far: afterwards the observers count
-//!   only transfers issued after it. A runtime calls it where nothing it cares about can still be
-//!   in flight (the start of a command), so an acknowledgement lost on the NoC in an earlier
-//!   command does not keep `writes_acked` false for ever. A transfer of before that completes
-//!   late never makes a later one look unfinished, but can make it look finished early, so do
-//!   not resync with transfers of interest in flight.
+//! * **Resync.** `resync` forgets every transfer issued so far: afterwards `reads_done` and
+//!   `writes_acked` count only transfers issued after it. A runtime calls it where nothing it
+//!   cares about can still be in flight (the start of a command), so an acknowledgement lost on
+//!   the NoC in an earlier command does not keep `writes_acked` false for ever. A transfer of
+//!   before that completes late never makes a later one look unfinished to those two, but can
+//!   make it look finished early, so do not resync with transfers of interest in flight.
+//!   `writes_sent` and `tagged_reads_done` may still wait for transfers issued before it: the
+//!   silicon backend reads them from the NIU's counts of requests outstanding, which software
+//!   cannot reset (the simulator does the same for `tagged_reads_done`), so a read of a tag
+//!   lost on the NoC keeps that tag unfinished after a resync.
 //! * **Stronger is allowed.** A backend may deliver a stronger mode than asked (an acked write
 //!   where posted was asked; Blackhole must, since posted multicast is broken there), never a
 //!   weaker one.
@@ -96,11 +102,14 @@ use crate::types::{L1Addr, NocAddr, NocId, Rect, Xy};
 pub enum ErrorKind {
     /// The backend cannot take a request now; nothing was issued. Try again.
     Busy,
-    /// A coordinate or local address this NoC has no node or memory for.
+    /// A coordinate or local address this NoC has no node or memory for, or a transfer that
+    /// runs past the end of its source's or destination's memory.
     InvalidAddress,
     /// An address or length that is not a multiple of what the NoC needs.
     Misaligned,
-    /// A zero length, or one larger than the backend can transfer at once.
+    /// A zero length. (A length longer than the NoC's largest packet is not an error: the
+    /// backend splits the transfer, see "Any length" in the module docs; one that runs past the
+    /// end of a memory is [`InvalidAddress`](Self::InvalidAddress).)
     InvalidLength,
     /// A request the hardware would carry out wrongly (e.g. an inline write to L1 on Blackhole).
     HardwareHazard,
@@ -121,7 +130,7 @@ impl core::fmt::Display for ErrorKind {
             Self::Busy => "the NoC cannot take a request now",
             Self::InvalidAddress => "no such node or local address on this NoC",
             Self::Misaligned => "address or length not aligned as the NoC requires",
-            Self::InvalidLength => "transfer length is zero or too large",
+            Self::InvalidLength => "transfer length is zero",
             Self::HardwareHazard => "request would trigger a known hardware bug",
             Self::Fault => "NoC fault",
             Self::InvalidMode => "mode not allowed for this request, or a linked run is open",
@@ -434,7 +443,8 @@ pub trait NocMulticast: ErrorType {
     /// True when every acked write issued so far is acknowledged by all its destinations.
     fn writes_acked(&mut self) -> Result<bool, Self::Error>;
 
-    /// Forgets every transfer issued so far (see the module docs).
+    /// Forgets every transfer issued so far, as far as `reads_done` and `writes_acked` see
+    /// (see "Resync" in the module docs).
     fn resync(&mut self) -> Result<(), Self::Error>;
 }
 

@@ -17,6 +17,13 @@
 use crate::control::{self, ControlBlock, Error as _};
 
 /// How a waiting kernel lets time pass between two polls of its condition.
+///
+/// In the blocking build (`--cfg komorebi_blocking`) `pause` is a plain
+/// `fn pause(&mut self, deadline: u64)`, so a backend's impl must compile both ways: mark an
+/// `async fn` impl `#[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]`, as this
+/// crate's `&mut T` impl is, or write one impl for each build behind `cfg`s, as [`Spin`]'s and
+/// `komorebi_silicon::Poll`'s are. (Declare the cfg to the `unexpected_cfgs` lint, as the
+/// workspace's `Cargo.toml` does.)
 #[cfg_attr(komorebi_blocking, maybe_async::must_be_sync)]
 pub trait Pause {
     /// Returns when the condition may have changed or cycle `deadline` has come, whichever is

@@ -36,7 +36,7 @@ pub enum Cause {
         /// Pages the buffer has.
         capacity: u16,
     },
-    /// The buffer's pages cannot be slots: a page size that is not whole words (the next slot
+    /// The buffer's pages cannot be slots: a page size of 0, or not whole words (the next slot
     /// would not be word-aligned), or a buffer too large for 32-bit addresses.
     PageSize {
         /// The buffer's page size in bytes.
@@ -91,8 +91,8 @@ impl core::fmt::Display for Cause {
             ),
             Self::PageSize { bytes } => write!(
                 f,
-                "broadcast buffer has pages of {bytes} bytes (allowed: a multiple of 4, the \
-                 whole buffer within 32-bit addresses)"
+                "broadcast buffer has pages of {bytes} bytes (allowed: a nonzero multiple of 4, \
+                 the whole buffer within 32-bit addresses)"
             ),
             Self::NotAtSlotZero => f.write_str("broadcast buffer does not start at slot 0"),
             Self::BufferNotEmpty { pages } => write!(

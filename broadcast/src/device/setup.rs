@@ -19,6 +19,10 @@ impl<C: CircularBuffer> Broadcast<C> {
     /// Reads this core's broadcast words at `words[first..first + 11]` and checks them against
     /// the command, this kernel's NoC and core, and the buffer `cb`. On any mismatch the
     /// broadcast is not [`ok`](Self::ok) and a `broadcast_begin` give-up is recorded.
+    ///
+    /// The broadcast keeps `cb` (lent back by [`buffer`](Self::buffer)) and never returns it: a
+    /// kernel that keeps one buffer handle across commands passes `&mut` it, a
+    /// [`CircularBuffer`] too.
     pub fn new<N, K, P>(
         dm: &mut DataMovement<N, K, P>,
         cb: C,
@@ -147,9 +151,11 @@ impl<C: CircularBuffer> Broadcast<C> {
         }
         // The whole buffer's bytes, not only a slot's: every slot's offset then fits (the
         // window's slots are `capacity` pages), and a slot must keep the next one word-aligned.
+        // A page of no bytes would put every slot at the base, and only the first read or
+        // multicast of one (a zero length, refused by the NoC) would give up, in the wrong place.
         let page = self.cb.page_size();
         match expected.checked_mul(page) {
-            Some(_) if page % 4 == 0 => self.slot_bytes = args.pages as u32 * page,
+            Some(_) if page != 0 && page % 4 == 0 => self.slot_bytes = args.pages as u32 * page,
             _ => return Err(Cause::PageSize { bytes: page }),
         }
         self.tags_fit = ReadTag::fits(args.pages as u32, page);
