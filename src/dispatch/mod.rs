@@ -469,7 +469,8 @@ impl<W, M> Drop for AbortOnUnwind<'_, W, M> {
     }
 }
 
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+/// What a panic's payload says: its message, when it is a string.
+pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| p.downcast_ref::<String>().cloned())
