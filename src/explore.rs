@@ -203,7 +203,10 @@ pub fn case(seed: u64, chip: ChipKind, device: &DeviceChoice) -> BroadcastConfig
 }
 
 /// The `komorebi broadcast` command that replays a case: through the test feeder, as the case
-/// ran ([`check_case`] runs `broadcast::run`), with the device's path quoted for a POSIX shell.
+/// ran ([`check_case`] runs `broadcast::run`), with the device's path quoted for a POSIX shell,
+/// and with the faults and the other settings of what runs that a configuration built by hand
+/// may change (`--fault`, `--check`, `--protocol`, `--kernel-costs`, `--fused-dram`, `--exec`,
+/// `--firmware`).
 pub fn replay_command(cfg: &BroadcastConfig) -> String {
     let along = match (cfg.rows, cfg.columns) {
         (true, false) => "row",
@@ -237,7 +240,41 @@ pub fn replay_command(cfg: &BroadcastConfig) -> String {
             let quoted = shlex::try_quote(&d).map_or(d.clone(), |q| q.into_owned());
             format!(" --device {quoted}")
         }
+    } + &set_flags(cfg)
+}
+
+/// The flags of what a run does that `explore`'s cases leave at their defaults but a caller's
+/// configuration may set (a fault, no checking, the handshake, other kernel costs, a fused
+/// bank, the other `--exec`, a firmware directory): without them a replay of a failing case
+/// built by hand ran another case, one that passed.
+fn set_flags(cfg: &BroadcastConfig) -> String {
+    let quote = |p: &std::path::Path| {
+        let p = p.to_string_lossy();
+        shlex::try_quote(&p).map_or(p.to_string(), |q| q.into_owned())
+    };
+    let mut out = String::new();
+    for fault in &cfg.faults {
+        out += &format!(" --fault {fault}");
     }
+    if cfg.check == broadcast::Check::None {
+        out += " --check none";
+    }
+    if cfg.protocol != broadcast::Protocol::default() {
+        out += &format!(" --protocol {}", cfg.protocol.name());
+    }
+    if cfg.kernel_costs != komorebi_sim::KernelCosts::default() {
+        out += &format!(" --kernel-costs {}", cfg.kernel_costs.name());
+    }
+    if let Some(bank) = cfg.fused_dram {
+        out += &format!(" --fused-dram {bank}");
+    }
+    if cfg.exec != cfg.device.default_exec() {
+        out += &format!(" --exec {}", cfg.exec);
+    }
+    if let Some(dir) = &cfg.firmware {
+        out += &format!(" --firmware {}", quote(dir));
+    }
+    out
 }
 
 /// One failing case.
