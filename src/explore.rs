@@ -203,7 +203,10 @@ pub fn case(seed: u64, chip: ChipKind, device: &DeviceChoice) -> BroadcastConfig
 }
 
 /// The `komorebi broadcast` command that replays a case: through the test feeder, as the case
-/// ran ([`check_case`] runs `broadcast::run`), with the device's path quoted for a POSIX shell.
+/// ran ([`check_case`] runs `broadcast::run`), with the device's path quoted for a POSIX shell,
+/// and with the faults and the other settings of what runs that a configuration built by hand
+/// may change (`--fault`, `--check`, `--protocol`, `--kernel-costs`, `--fused-dram`, `--exec`,
+/// `--firmware`).
 pub fn replay_command(cfg: &BroadcastConfig) -> String {
     let along = match (cfg.rows, cfg.columns) {
         (true, false) => "row",
@@ -237,7 +240,41 @@ pub fn replay_command(cfg: &BroadcastConfig) -> String {
             let quoted = shlex::try_quote(&d).map_or(d.clone(), |q| q.into_owned());
             format!(" --device {quoted}")
         }
+    } + &set_flags(cfg)
+}
+
+/// The flags of what a run does that `explore`'s cases leave at their defaults but a caller's
+/// configuration may set (a fault, no checking, the handshake, other kernel costs, a fused
+/// bank, the other `--exec`, a firmware directory): without them a replay of a failing case
+/// built by hand ran another case, one that passed.
+fn set_flags(cfg: &BroadcastConfig) -> String {
+    let quote = |p: &std::path::Path| {
+        let p = p.to_string_lossy();
+        shlex::try_quote(&p).map_or(p.to_string(), |q| q.into_owned())
+    };
+    let mut out = String::new();
+    for fault in &cfg.faults {
+        out += &format!(" --fault {fault}");
     }
+    if cfg.check == broadcast::Check::None {
+        out += " --check none";
+    }
+    if cfg.protocol != broadcast::Protocol::default() {
+        out += &format!(" --protocol {}", cfg.protocol.name());
+    }
+    if cfg.kernel_costs != komorebi_sim::KernelCosts::default() {
+        out += &format!(" --kernel-costs {}", cfg.kernel_costs.name());
+    }
+    if let Some(bank) = cfg.fused_dram {
+        out += &format!(" --fused-dram {bank}");
+    }
+    if cfg.exec != cfg.device.default_exec() {
+        out += &format!(" --exec {}", cfg.exec);
+    }
+    if let Some(dir) = &cfg.firmware {
+        out += &format!(" --firmware {}", quote(dir));
+    }
+    out
 }
 
 /// One failing case.
@@ -356,12 +393,26 @@ pub fn check_range(start: u64, count: u64) -> Result<(), String> {
 }
 
 /// Runs `count` cases from seed `start` on `chip` (seeds past `u64::MAX` are not run: see
-/// [`check_range`]); `progress(done)` after each.
+/// [`check_range`]); `progress(done)` after each. A case whose run panics (a bug in the
+/// simulator or the host's code, not in the flags) is a failure like any other, with its seed
+/// and the command that replays it, and the cases after it still run.
 pub fn explore(
     start: u64,
     count: u64,
     device: &DeviceChoice,
     chip: ChipKind,
+    progress: impl FnMut(u64),
+) -> Exploration {
+    explore_with(start, count, device, chip, check_case, progress)
+}
+
+/// [`explore`] with `check` judging each case (the tests give one that panics).
+fn explore_with(
+    start: u64,
+    count: u64,
+    device: &DeviceChoice,
+    chip: ChipKind,
+    mut check: impl FnMut(&BroadcastConfig) -> Result<broadcast::BroadcastSummary, String>,
     mut progress: impl FnMut(u64),
 ) -> Exploration {
     let mut out = Exploration {
@@ -373,7 +424,18 @@ pub fn explore(
     };
     for seed in (0..count).map_while(|i| start.checked_add(i)) {
         let cfg = case(seed, chip, device);
-        match check_case(&cfg) {
+        // A panic would end the whole exploration with neither this case's seed nor the
+        // failures found before it (they are printed at the end): caught, it is this case's
+        // failure. Nothing outlives a case (each opens its own session), so the next one
+        // starts clean; the panic hook has printed the panic's place already.
+        let judged = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&cfg)))
+            .unwrap_or_else(|p| {
+                Err(format!(
+                    "panicked: {}",
+                    crate::dispatch::panic_message(p.as_ref())
+                ))
+            });
+        match judged {
             Ok(s) => {
                 out.cycles += s.cycles;
                 out.checked_bytes += s.checked_bytes;
@@ -408,5 +470,52 @@ impl std::fmt::Display for Exploration {
             self.cycles,
             self.clock.unit()
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A case that panics is reported with its seed and its replay, and the cases after it
+    /// still run and are counted (a panic ended the exploration, naming no seed and losing the
+    /// failures found before it).
+    #[test]
+    fn a_case_that_panics_is_a_failure_with_its_seed_and_the_rest_run() {
+        let mut judged = Vec::new();
+        let out = explore_with(
+            40,
+            4,
+            &DeviceChoice::Sim,
+            ChipKind::Blackhole,
+            |cfg| {
+                judged.push(cfg.seed);
+                match cfg.seed {
+                    41 => panic!("a simulator bug at seed 41"),
+                    42 => Err("data mismatch".into()),
+                    _ => check_case(cfg),
+                }
+            },
+            |_| {},
+        );
+        assert_eq!(judged, [40, 41, 42, 43]);
+        assert_eq!(out.cases, 4);
+        // The two sound cases counted, around the panic.
+        assert!(out.cycles > 0 && out.checked_bytes > 0, "{out}");
+        let seeds: Vec<(u64, &str)> = out
+            .failures
+            .iter()
+            .map(|f| (f.seed, f.what.as_str()))
+            .collect();
+        assert_eq!(
+            seeds,
+            [
+                (41, "panicked: a simulator bug at seed 41"),
+                (42, "data mismatch")
+            ]
+        );
+        let replay = replay_command(&case(41, ChipKind::Blackhole, &DeviceChoice::Sim));
+        assert_eq!(out.failures[0].replay, replay);
+        assert!(replay.contains(" --seed 41 --adversarial"), "{replay}");
     }
 }

@@ -154,6 +154,11 @@ fn a_failing_case_is_reported_with_what_replays_it() {
         "{replay}"
     );
     assert!(replay.contains(&format!("--seed {}", cfg.seed)) && replay.contains("--adversarial"));
+    // Without its fault the command ran a case that passes.
+    assert!(
+        replay.ends_with(" --feeder --fault bad-words:1,1"),
+        "{replay}"
+    );
 }
 
 /// Each of a case's checks fails on a run that breaks it: the same passing run with one thing
@@ -322,6 +327,53 @@ fn a_replay_parses_back_into_the_case_it_replays() {
                 "the case ran through the feeder: {replay}"
             );
         }
+    }
+}
+
+/// A case built by hand replays too: its faults, no checking, the handshake, other kernel
+/// costs, a fused bank, the firmware on the simulated card and its directory are in the
+/// command (they were left out: the replay of a faulted case that failed ran it without the
+/// fault, and passed).
+#[test]
+fn a_replay_carries_the_faults_and_settings_of_a_case_built_by_hand() {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Broadcast {
+        #[command(flatten)]
+        flags: komorebi::cli::BroadcastFlags,
+        #[command(flatten)]
+        run: komorebi::cli::RunFlags,
+    }
+    let faulted = komorebi::app::broadcast::BroadcastConfig {
+        faults: vec![
+            FaultSpec {
+                kind: FaultKind::BadWords,
+                core: komorebi_hal::LogicalXy::new(1, 1),
+                block: 0,
+            },
+            FaultSpec {
+                kind: FaultKind::StallDm,
+                core: komorebi_hal::LogicalXy::new(1, 2),
+                block: 3,
+            },
+        ],
+        check: komorebi::app::broadcast::Check::None,
+        kernel_costs: komorebi_sim::KernelCosts::Firmware,
+        fused_dram: Some(3),
+        ..case(3, ChipKind::Blackhole, &DeviceChoice::Sim)
+    };
+    let handshake = komorebi::app::broadcast::BroadcastConfig {
+        protocol: komorebi::app::broadcast::Protocol::Handshake,
+        exec: komorebi::host::pcie::Exec::Firmware,
+        firmware: Some("/opt/tt firmware/images".into()),
+        ..case(5, ChipKind::Blackhole, &DeviceChoice::PcieSim)
+    };
+    for cfg in [faulted, handshake] {
+        let replay = replay_command(&cfg);
+        let args = shlex::split(&replay).expect("a command a shell splits");
+        let parsed =
+            Broadcast::try_parse_from(&args[1..]).unwrap_or_else(|e| panic!("{replay}: {e}"));
+        assert_eq!(parsed.flags.config().unwrap(), cfg, "{replay}");
     }
 }
 

@@ -470,8 +470,9 @@ impl<W, M> Drop for AbortOnUnwind<'_, W, M> {
     }
 }
 
-/// The message of a panic's payload (`panic!`'s text), for a worker's or a device thread's panic.
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+/// The message of a panic's payload (`panic!`'s text), for a worker's, a device thread's or an
+/// `explore` case's panic.
+pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| p.downcast_ref::<String>().cloned())
