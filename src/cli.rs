@@ -596,7 +596,15 @@ pub fn explore(
         return ExitCode::from(2);
     }
     let bar = progress_bar(seeds, "cases", !json);
-    let out = crate::explore::explore(start, seeds, device, chip, |_| {
+    // Each failure on standard error as it is found (above the bar), so that a run stopped
+    // part way (a time limit, Ctrl-C) keeps what it found; the report lists them all again.
+    let out = crate::explore::explore(start, seeds, device, chip, |_, failure| {
+        if let Some(f) = failure {
+            match &bar {
+                Some(b) => b.println(f.to_string()),
+                None => eprintln!("{f}"),
+            }
+        }
         if let Some(b) = &bar {
             b.inc(1);
         }

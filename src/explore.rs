@@ -393,7 +393,9 @@ pub fn check_range(start: u64, count: u64) -> Result<(), String> {
 }
 
 /// Runs `count` cases from seed `start` on `chip` (seeds past `u64::MAX` are not run: see
-/// [`check_range`]); `progress(done)` after each. A case whose run panics (a bug in the
+/// [`check_range`]); `progress(done, failure)` after each, with the number of cases run and the
+/// case's failure if it failed (so that a caller can show it at once: a run stopped part way
+/// keeps what it found). A case whose run panics (a bug in the
 /// simulator or the host's code, not in the flags) is a failure like any other, with its seed
 /// and the command that replays it, and the cases after it still run.
 pub fn explore(
@@ -401,7 +403,7 @@ pub fn explore(
     count: u64,
     device: &DeviceChoice,
     chip: ChipKind,
-    progress: impl FnMut(u64),
+    progress: impl FnMut(u64, Option<&Failure>),
 ) -> Exploration {
     explore_with(start, count, device, chip, check_case, progress)
 }
@@ -413,7 +415,7 @@ fn explore_with(
     device: &DeviceChoice,
     chip: ChipKind,
     mut check: impl FnMut(&BroadcastConfig) -> Result<broadcast::BroadcastSummary, String>,
-    mut progress: impl FnMut(u64),
+    mut progress: impl FnMut(u64, Option<&Failure>),
 ) -> Exploration {
     let mut out = Exploration {
         cases: 0,
@@ -435,31 +437,42 @@ fn explore_with(
                     crate::dispatch::panic_message(p.as_ref())
                 ))
             });
-        match judged {
+        let failed = match judged {
             Ok(s) => {
                 out.cycles += s.cycles;
                 out.checked_bytes += s.checked_bytes;
+                false
             }
-            Err(what) => out.failures.push(Failure {
-                seed,
-                what,
-                replay: replay_command(&cfg),
-            }),
-        }
+            Err(what) => {
+                out.failures.push(Failure {
+                    seed,
+                    what,
+                    replay: replay_command(&cfg),
+                });
+                true
+            }
+        };
         out.cases += 1;
-        progress(out.cases);
+        progress(out.cases, out.failures.last().filter(|_| failed));
     }
     out
+}
+
+/// `FAIL seed S: WHAT` and, indented on the next line, `replay: COMMAND`.
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "FAIL seed {}: {}\n  replay: {}",
+            self.seed, self.what, self.replay
+        )
+    }
 }
 
 impl std::fmt::Display for Exploration {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for fail in &self.failures {
-            writeln!(
-                f,
-                "FAIL seed {}: {}\n  replay: {}",
-                fail.seed, fail.what, fail.replay
-            )?;
+            writeln!(f, "{fail}")?;
         }
         write!(
             f,
@@ -483,6 +496,7 @@ mod tests {
     #[test]
     fn a_case_that_panics_is_a_failure_with_its_seed_and_the_rest_run() {
         let mut judged = Vec::new();
+        let mut shown = Vec::new();
         let out = explore_with(
             40,
             4,
@@ -496,9 +510,11 @@ mod tests {
                     _ => check_case(cfg),
                 }
             },
-            |_| {},
+            |done, failure| shown.push((done, failure.map(|f| f.seed))),
         );
         assert_eq!(judged, [40, 41, 42, 43]);
+        // Each failure is handed over as its case ends, not only in the report.
+        assert_eq!(shown, [(1, None), (2, Some(41)), (3, Some(42)), (4, None)]);
         assert_eq!(out.cases, 4);
         // The two sound cases counted, around the panic.
         assert!(out.cycles > 0 && out.checked_bytes > 0, "{out}");

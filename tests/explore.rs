@@ -7,7 +7,13 @@ use komorebi::explore::{case, check_case, explore, judge, replay_command, shape,
 
 #[test]
 fn a_sample_of_random_shapes_and_seeds_passes() {
-    let out = explore(10_000, 40, &DeviceChoice::Sim, ChipKind::Blackhole, |_| {});
+    let out = explore(
+        10_000,
+        40,
+        &DeviceChoice::Sim,
+        ChipKind::Blackhole,
+        |_, _| {},
+    );
     assert_eq!(out.cases, 40);
     assert!(out.failures.is_empty(), "{out}");
     assert!(out.checked_bytes > 0);
@@ -16,7 +22,13 @@ fn a_sample_of_random_shapes_and_seeds_passes() {
 /// A Wormhole B0's cases: its shapes, on its grid, through the same checks.
 #[test]
 fn a_sample_of_wormhole_shapes_passes() {
-    let out = explore(30_000, 30, &DeviceChoice::Sim, ChipKind::Wormhole, |_| {});
+    let out = explore(
+        30_000,
+        30,
+        &DeviceChoice::Sim,
+        ChipKind::Wormhole,
+        |_, _| {},
+    );
     assert_eq!(out.cases, 30);
     assert!(out.failures.is_empty(), "{out}");
     assert!(out.checked_bytes > 0);
@@ -37,7 +49,7 @@ fn a_sample_passes_through_the_host_path_too() {
         6,
         &DeviceChoice::PcieSim,
         ChipKind::Blackhole,
-        |_| {},
+        |_, _| {},
     );
     assert_eq!(out.cases, 6);
     assert!(out.failures.is_empty(), "{out}");
@@ -422,7 +434,7 @@ fn an_exploration_counts_in_its_devices_clock() {
         (ttsim, ClockKind::TtsimSteps),
         ("/dev/tenstorrent/9".parse().unwrap(), ClockKind::Card),
     ] {
-        let out = explore(0, 0, &device, ChipKind::Blackhole, |_| {});
+        let out = explore(0, 0, &device, ChipKind::Blackhole, |_, _| {});
         assert_eq!((out.cases, out.clock), (0, clock), "{device}");
     }
 }
