@@ -101,11 +101,15 @@ impl<'c, B: Bar> HostNoc<'c, B> {
         }
     }
 
-    /// Refuses a length of 0 or beyond L1 (every transfer has an end in L1) before any buffer
-    /// of that length is made.
+    /// Refuses a length of 0 (`InvalidLength`) or beyond L1 (every transfer has an end in L1,
+    /// so it runs past the end of that memory: `InvalidAddress`, as the HAL's "Any length"
+    /// says) before any buffer of that length is made.
     fn check_len(&self, len: u32) -> Result<(), ProxyError<noc::ErrorKind>> {
-        if len == 0 || len > self.card.chip().kind().l1_size() {
+        if len == 0 {
             return Err(noc_err(noc::ErrorKind::InvalidLength));
+        }
+        if len > self.card.chip().kind().l1_size() {
+            return Err(noc_err(noc::ErrorKind::InvalidAddress));
         }
         Ok(())
     }

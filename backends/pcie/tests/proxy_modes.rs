@@ -178,9 +178,12 @@ fn lengths_and_buffers_beyond_l1_are_refused_before_any_buffer_is_made() {
     let card = card();
     let me = Xy::new(2, 4).unwrap();
     let mut noc = HostNoc::new(&card, NocId::Noc0, me);
-    // 4 GiB - 1 bytes: refused by its length, not by an allocation that fails.
+    // 4 GiB - 1 bytes: refused by its length, not by an allocation that fails; it runs past
+    // the end of L1, which the HAL says is `InvalidAddress` (`InvalidLength` is a zero length).
     let dram = NocAddr::new(xy(0, 11), 0).unwrap();
     let e = noc.read(dram, l1(0x2_0000), u32::MAX).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InvalidAddress);
+    let e = noc.read(dram, l1(0x2_0000), 0).unwrap_err();
     assert_eq!(e.kind, ErrorKind::InvalidLength);
     let rect = Rect::new(xy(3, 5), xy(3, 6)).unwrap();
     let e = noc
@@ -192,7 +195,7 @@ fn lengths_and_buffers_beyond_l1_are_refused_before_any_buffer_is_made() {
             WriteMode::ORDERED,
         )
         .unwrap_err();
-    assert_eq!(e.kind, ErrorKind::InvalidLength);
+    assert_eq!(e.kind, ErrorKind::InvalidAddress);
     // Buffers whose page 0 does not fit L1 (a 4 GiB page, and a 2 GiB one).
     for (page_size, pages) in [(u32::MAX, 2), (0x8000_0000, 4)] {
         let mut cb = HostCb::new(&card, me, l1(0x2_0000), page_size, pages, |_, _| {});
