@@ -95,6 +95,9 @@ pub use park::Sleep;
 pub use plugin::{Cx, Finished, GroupInfo, Outcome, Place, Plugin, Ready, Refusal, SlotView};
 pub use reserve::{Blocked, Held, Reservations};
 pub use target::{Drive, NullTarget, PostHook, Posting, SimTarget, Target};
+// In `target`, which the device thread's panic needs it in: `target` importing it from here
+// made an import circle (`tests/house.rs`).
+pub(crate) use target::panic_message;
 
 use shared::{Inbound, Shared, regions};
 use sync::{AtomicBool, AtomicUsize};
@@ -468,13 +471,4 @@ impl<W, M> Drop for AbortOnUnwind<'_, W, M> {
             self.0.abort();
         }
     }
-}
-
-/// The message of a panic's payload (`panic!`'s text), for a worker's, a device thread's or an
-/// `explore` case's panic.
-pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(no message)".into())
 }

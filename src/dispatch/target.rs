@@ -213,10 +213,7 @@ impl SimTarget {
                 if let Err(payload) = ran {
                     let mut lost = lost_on_thread.lock().unwrap_or_else(|p| p.into_inner());
                     lost.get_or_insert_with(|| {
-                        format!(
-                            "its device thread panicked: {}",
-                            super::panic_message(&*payload)
-                        )
+                        format!("its device thread panicked: {}", panic_message(&*payload))
                     });
                 }
                 drop(rx);
@@ -478,4 +475,13 @@ fn drive(session: &mut Session, watched: &mut Vec<Watched>) -> Result<Drive, Ses
     } else {
         Drive::Idle
     })
+}
+
+/// The message of a panic's payload (`panic!`'s text), for a worker's, a device thread's or an
+/// `explore` case's panic.
+pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
 }
