@@ -253,13 +253,23 @@ impl SimTarget {
 
     /// Waits (at most a second) for a device thread whose channels closed to end: a panic in
     /// the middle of a drive drops that drive's reply while unwinding, before the thread
-    /// records why it ended.
+    /// records why it ended. Not once the reason is recorded (a panic between drives): the
+    /// thread may still be dropping its session, which on ttsim or a card takes a while.
     fn await_end(&self) {
         let Some(thread) = &self.thread else {
             return;
         };
+        let known = || {
+            self.lost
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_some()
+        };
         let since = std::time::Instant::now();
-        while !thread.is_finished() && since.elapsed() < std::time::Duration::from_secs(1) {
+        while !known()
+            && !thread.is_finished()
+            && since.elapsed() < std::time::Duration::from_secs(1)
+        {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
     }
