@@ -5,33 +5,24 @@ use komorebi::app::broadcast::{DeviceChoice, FaultKind, FaultSpec};
 use komorebi::chip::ChipKind;
 use komorebi::explore::{case, check_case, explore, judge, replay_command, shape, shape_on};
 
-#[test]
-fn a_sample_of_random_shapes_and_seeds_passes() {
-    let out = explore(
-        10_000,
-        40,
-        &DeviceChoice::Sim,
-        ChipKind::Blackhole,
-        |_, _| {},
-    );
-    assert_eq!(out.cases, 40);
+/// Runs `count` cases from seed `start` and checks that every one ran and passed, checking
+/// bytes.
+fn all_pass(start: u64, count: u64, device: &DeviceChoice, chip: ChipKind) {
+    let out = explore(start, count, device, chip, |_, _| {});
+    assert_eq!(out.cases, count);
     assert!(out.failures.is_empty(), "{out}");
     assert!(out.checked_bytes > 0);
+}
+
+#[test]
+fn a_sample_of_random_shapes_and_seeds_passes() {
+    all_pass(10_000, 40, &DeviceChoice::Sim, ChipKind::Blackhole);
 }
 
 /// A Wormhole B0's cases: its shapes, on its grid, through the same checks.
 #[test]
 fn a_sample_of_wormhole_shapes_passes() {
-    let out = explore(
-        30_000,
-        30,
-        &DeviceChoice::Sim,
-        ChipKind::Wormhole,
-        |_, _| {},
-    );
-    assert_eq!(out.cases, 30);
-    assert!(out.failures.is_empty(), "{out}");
-    assert!(out.checked_bytes > 0);
+    all_pass(30_000, 30, &DeviceChoice::Sim, ChipKind::Wormhole);
     let shapes: Vec<_> = (0..2000).map(|s| shape(s, ChipKind::Wormhole)).collect();
     // Inside a panel of 4 columns (NoC0 x 1..=4 or 6..=9), columns of up to all 10 rows.
     assert!(shapes.iter().all(|s| s.chip == ChipKind::Wormhole
@@ -44,16 +35,7 @@ fn a_sample_of_wormhole_shapes_passes() {
 
 #[test]
 fn a_sample_passes_through_the_host_path_too() {
-    let out = explore(
-        20_000,
-        6,
-        &DeviceChoice::PcieSim,
-        ChipKind::Blackhole,
-        |_, _| {},
-    );
-    assert_eq!(out.cases, 6);
-    assert!(out.failures.is_empty(), "{out}");
-    assert!(out.checked_bytes > 0);
+    all_pass(20_000, 6, &DeviceChoice::PcieSim, ChipKind::Blackhole);
     let cfg = komorebi::app::broadcast::BroadcastConfig {
         device: DeviceChoice::PcieSim,
         ..shape(20_000, ChipKind::Blackhole)
