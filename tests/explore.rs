@@ -269,18 +269,30 @@ fn simulated_cases_run_on_other_harvesting_too() {
     );
 }
 
+/// `komorebi broadcast`'s flags, as its command line parses them (a replay's words after
+/// `komorebi`).
+#[derive(clap::Parser)]
+struct Broadcast {
+    #[command(flatten)]
+    flags: komorebi::cli::BroadcastFlags,
+    #[command(flatten)]
+    run: komorebi::cli::RunFlags,
+}
+
+/// A replay split as a shell splits it and parsed as `komorebi broadcast` parses it.
+fn parse_replay(replay: &str) -> Result<Broadcast, String> {
+    use clap::Parser;
+    let args = shlex::split(replay).ok_or("a command a shell cannot split")?;
+    if args.get(..2) != Some(&["komorebi".to_string(), "broadcast".to_string()][..]) {
+        return Err("not a `komorebi broadcast` command".into());
+    }
+    Broadcast::try_parse_from(&args[1..]).map_err(|e| e.to_string())
+}
+
 /// A replay is the case: `replay_command`'s flags, parsed as `komorebi broadcast` parses them,
 /// give back the configuration the case ran (on the simulator and through the host path).
 #[test]
 fn a_replay_parses_back_into_the_case_it_replays() {
-    use clap::Parser;
-    #[derive(Parser)]
-    struct Broadcast {
-        #[command(flatten)]
-        flags: komorebi::cli::BroadcastFlags,
-        #[command(flatten)]
-        run: komorebi::cli::RunFlags,
-    }
     for seed in 0..200 {
         for (device, chip) in [
             (DeviceChoice::Sim, ChipKind::Blackhole),
@@ -305,11 +317,8 @@ fn a_replay_parses_back_into_the_case_it_replays() {
             // simulators.
             let case = case(seed, chip, &device);
             let replay = replay_command(&case);
-            // As a shell splits it.
-            let args = shlex::split(&replay).expect("a command a shell splits");
-            assert_eq!(args[..2], ["komorebi", "broadcast"], "{replay}");
-            let parsed = Broadcast::try_parse_from(&args[1..])
-                .unwrap_or_else(|e| panic!("seed {seed}: {replay}: {e}"));
+            let parsed =
+                parse_replay(&replay).unwrap_or_else(|e| panic!("seed {seed}: {replay}: {e}"));
             let cfg = parsed.flags.config().unwrap();
             assert_eq!(cfg, case, "seed {seed}: {replay}");
             // And the run takes it: no flag the device refuses (ttsim takes no seed, no
@@ -330,14 +339,6 @@ fn a_replay_parses_back_into_the_case_it_replays() {
 /// fault, and passed).
 #[test]
 fn a_replay_carries_the_faults_and_settings_of_a_case_built_by_hand() {
-    use clap::Parser;
-    #[derive(Parser)]
-    struct Broadcast {
-        #[command(flatten)]
-        flags: komorebi::cli::BroadcastFlags,
-        #[command(flatten)]
-        run: komorebi::cli::RunFlags,
-    }
     let faulted = komorebi::app::broadcast::BroadcastConfig {
         faults: vec![
             FaultSpec {
@@ -364,9 +365,7 @@ fn a_replay_carries_the_faults_and_settings_of_a_case_built_by_hand() {
     };
     for cfg in [faulted, handshake] {
         let replay = replay_command(&cfg);
-        let args = shlex::split(&replay).expect("a command a shell splits");
-        let parsed =
-            Broadcast::try_parse_from(&args[1..]).unwrap_or_else(|e| panic!("{replay}: {e}"));
+        let parsed = parse_replay(&replay).unwrap_or_else(|e| panic!("{replay}: {e}"));
         assert_eq!(parsed.flags.config().unwrap(), cfg, "{replay}");
     }
 }
