@@ -395,9 +395,9 @@ pub fn check_range(start: u64, count: u64) -> Result<(), String> {
 /// Runs `count` cases from seed `start` on `chip` (seeds past `u64::MAX` are not run: see
 /// [`check_range`]); `progress(done, failure)` after each, with the number of cases run and the
 /// case's failure if it failed (so that a caller can show it at once: a run stopped part way
-/// keeps what it found). A case whose run panics (a bug in the
-/// simulator or the host's code, not in the flags) is a failure like any other, with its seed
-/// and the command that replays it, and the cases after it still run.
+/// keeps what it found). A case whose run panics (a bug in the simulator or the host's code,
+/// not in the flags) is a failure like any other, with its seed and the command that replays
+/// it, and the cases after it still run.
 pub fn explore(
     start: u64,
     count: u64,
@@ -427,7 +427,7 @@ fn explore_with(
     for seed in (0..count).map_while(|i| start.checked_add(i)) {
         let cfg = case(seed, chip, device);
         // A panic would end the whole exploration with neither this case's seed nor the
-        // failures found before it (they are printed at the end): caught, it is this case's
+        // failures found before it (the report lists them at the end): caught, it is this case's
         // failure. Nothing outlives a case (each opens its own session), so the next one
         // starts clean; the panic hook has printed the panic's place already.
         let judged = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&cfg)))

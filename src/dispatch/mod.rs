@@ -95,8 +95,8 @@ pub use park::Sleep;
 pub use plugin::{Cx, Finished, GroupInfo, Outcome, Place, Plugin, Ready, Refusal, SlotView};
 pub use reserve::{Blocked, Held, Reservations};
 pub use target::{Drive, NullTarget, PostHook, Posting, SimTarget, Target};
-// In `target`, which the device thread's panic needs it in: `target` importing it from here
-// made an import circle (`tests/house.rs`).
+// Defined in `target`, whose device thread needs it: `target` importing it from here made an
+// import circle (`tests/house.rs`).
 pub(crate) use target::panic_message;
 
 use shared::{Inbound, Shared, regions};
