@@ -1052,6 +1052,18 @@ fn a_device_thread_that_ends_ends_the_run_with_device_lost() {
 }
 
 #[test]
+fn a_session_whose_open_panics_is_refused_with_the_panic_s_message() {
+    let e = komorebi::dispatch::SimTarget::spawn(|| panic!("no chip answers"), None)
+        .err()
+        .map(|e| e.to_string());
+    let e = e.expect("a target whose session never opened");
+    assert!(
+        e.ends_with("the session's open panicked: no chip answers"),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_device_lost_among_several_chips_is_named_by_its_chip() {
     // Chip 1's post hook panics, ending its simulator's thread; chip 0 runs its commands.
     let e = within(

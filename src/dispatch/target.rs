@@ -181,7 +181,8 @@ struct Watched {
 
 impl SimTarget {
     /// Opens a session with `open` on a new device thread; `hook`, if any, runs after every
-    /// post on that thread (the broadcast program's host-stop fault uses it).
+    /// post on that thread (the broadcast program's host-stop fault uses it). `open`'s error,
+    /// or its panic's message, is the error.
     pub fn spawn<F>(open: F, hook: Option<PostHook>) -> Result<Self, SessionError>
     where
         F: FnOnce() -> Result<Session, SessionError> + Send + 'static,
@@ -193,7 +194,15 @@ impl SimTarget {
         let thread = std::thread::Builder::new()
             .name("komorebi-sim".into())
             .spawn(move || {
-                let mut session = match open() {
+                // A panic while opening is the open's error, with its message (without the
+                // catch the caller heard only that the thread ended).
+                let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(open))
+                    .unwrap_or_else(|payload| {
+                        Err(SessionError::Device(crate::host::device::DeviceError::new(
+                            format!("the session's open panicked: {}", panic_message(&*payload)),
+                        )))
+                    });
+                let mut session = match opened {
                     Ok(s) => s,
                     Err(e) => {
                         let _ = ready_tx.send(Err(e));
