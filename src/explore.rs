@@ -234,13 +234,14 @@ pub fn replay_command(cfg: &BroadcastConfig) -> String {
         ChipKind::Wormhole => " --chip wormhole",
     } + &match cfg.device {
         DeviceChoice::Sim => String::new(),
-        ref d => {
-            let d = d.to_string();
-            // A path with a NUL byte cannot be quoted (nor given on a command line).
-            let quoted = shlex::try_quote(&d).map_or(d.clone(), |q| q.into_owned());
-            format!(" --device {quoted}")
-        }
+        ref d => format!(" --device {}", shell_word(&d.to_string())),
     } + &set_flags(cfg)
+}
+
+/// `word` quoted for a POSIX shell (a device or a directory path); as it is when it cannot be
+/// (a NUL byte, which no command line can carry either).
+fn shell_word(word: &str) -> String {
+    shlex::try_quote(word).map_or(word.to_string(), |q| q.into_owned())
 }
 
 /// The flags of what a run does that `explore`'s cases leave at their defaults but a caller's
@@ -248,10 +249,6 @@ pub fn replay_command(cfg: &BroadcastConfig) -> String {
 /// bank, the other `--exec`, a firmware directory): without them a replay of a failing case
 /// built by hand ran another case, one that passed.
 fn set_flags(cfg: &BroadcastConfig) -> String {
-    let quote = |p: &std::path::Path| {
-        let p = p.to_string_lossy();
-        shlex::try_quote(&p).map_or(p.to_string(), |q| q.into_owned())
-    };
     let mut out = String::new();
     for fault in &cfg.faults {
         out += &format!(" --fault {fault}");
@@ -272,7 +269,7 @@ fn set_flags(cfg: &BroadcastConfig) -> String {
         out += &format!(" --exec {}", cfg.exec);
     }
     if let Some(dir) = &cfg.firmware {
-        out += &format!(" --firmware {}", quote(dir));
+        out += &format!(" --firmware {}", shell_word(&dir.to_string_lossy()));
     }
     out
 }
